@@ -1,0 +1,50 @@
+package auth
+
+import (
+	"context"
+	"slices"
+)
+
+// Permission names an API family a principal may call.
+type Permission string
+
+// The permissions, one per API family.
+const (
+	PermKM        Permission = "km"
+	PermOData     Permission = "odata"
+	PermSCIM      Permission = "scim"
+	PermReporting Permission = "reporting"
+)
+
+// Principal is the authenticated caller of a request.
+type Principal struct {
+	// Name identifies the caller in logs and rate limits: a key's name or digest prefix,
+	// or a token's subject. Never the key itself.
+	Name string
+	// Team scopes the KM and SCIM APIs.
+	Team string
+	// Tenant is the reporting tenant (a UUID in canonical lower-case form), or "".
+	Tenant string
+	// Permissions lists the API families the caller may use.
+	Permissions []Permission
+	// RatePerWindow overrides the limiter's budget for this principal when positive.
+	RatePerWindow int
+}
+
+// Can reports whether p holds permission perm.
+func (p *Principal) Can(perm Permission) bool {
+	return p != nil && slices.Contains(p.Permissions, perm)
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns a copy of ctx carrying p.
+func WithPrincipal(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFrom returns the principal stored in ctx by WithPrincipal (or by the middleware).
+func PrincipalFrom(ctx context.Context) (*Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(*Principal)
+	return p, ok && p != nil
+}
