@@ -1,0 +1,74 @@
+// Package problem writes RFC 9457 problem bodies in the shape the Knowledge Model API uses:
+// {title, status, detail, errorCode, type}, served as application/problem+json.
+//
+// Every errorCode has a stable type URI, "urn:kmkit:problem:" followed by the code, so that
+// clients can tell problems apart without parsing the detail text.
+package problem
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+)
+
+// ContentType is the media type of problem bodies.
+const ContentType = "application/problem+json"
+
+// TypePrefix starts the type URI of every problem; the errorCode follows it.
+const TypePrefix = "urn:kmkit:problem:"
+
+// Error codes shared by the APIs. Packages add their own codes of the same style.
+const (
+	CodeParameterMissing  = "GENERAL_PARAMETER_MISSING"
+	CodeConstraint        = "GENERAL_CONSTRAINT_VIOLATION"
+	CodeParameterMismatch = "GENERAL_PARAMETER_MISSMATCH" // spelled as the real service spells it
+	CodeParameterIllegal  = "GENERAL_PARAMETER_ILLEGAL"
+	CodeNotFoundPath      = "GENERAL_NOTFOUND_PATH"
+	CodeMethodNotAllowed  = "GENERAL_METHOD_NOT_ALLOWED"
+	CodeAccess            = "ADMIN_ACCESS_ERROR"
+	CodeFatal             = "ADMIN_FATAL_ERROR"
+	CodeRateExceeded      = "LIMIT_RATE_EXCEEDED"
+	CodeUnsupportedMedia  = "GENERAL_UNSUPPORTED_MEDIA_TYPE"
+)
+
+// Problem is one problem body.
+type Problem struct {
+	Title     string `json:"title"`
+	Status    int    `json:"status"`
+	Detail    string `json:"detail"`
+	ErrorCode string `json:"errorCode"`
+	Type      string `json:"type"`
+}
+
+// New returns the problem for status and code with the given detail; its title is the
+// status text and its type the code's URI.
+func New(status int, code, detail string) *Problem {
+	return &Problem{
+		Title:     http.StatusText(status),
+		Status:    status,
+		Detail:    detail,
+		ErrorCode: code,
+		Type:      TypePrefix + code,
+	}
+}
+
+// Error returns the detail, so that a *Problem can travel as an error.
+func (p *Problem) Error() string { return p.ErrorCode + ": " + p.Detail }
+
+// Write sends p as the response.
+func (p *Problem) Write(w http.ResponseWriter) {
+	body, err := json.Marshal(p)
+	if err != nil { // unreachable: every member is a string or an int
+		body = []byte(`{"title":"Internal Server Error","status":500,"errorCode":"` + CodeFatal + `"}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", ContentType)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(p.Status)
+	_, _ = w.Write(body)
+}
+
+// Write sends a problem with status, code and detail.
+func Write(w http.ResponseWriter, status int, code, detail string) {
+	New(status, code, detail).Write(w)
+}

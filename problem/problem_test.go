@@ -1,0 +1,35 @@
+package problem
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestWrite(t *testing.T) {
+	rec := httptest.NewRecorder()
+	Write(rec, http.StatusBadRequest, "SORT_IS_EMPTY", "sort: no field given")
+	if rec.Code != http.StatusBadRequest {
+		t.Fatalf("status = %d, want 400", rec.Code)
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != ContentType {
+		t.Fatalf("Content-Type = %q, want %q", ct, ContentType)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"title":     "Bad Request",
+		"status":    float64(400),
+		"detail":    "sort: no field given",
+		"errorCode": "SORT_IS_EMPTY",
+		"type":      "urn:kmkit:problem:SORT_IS_EMPTY",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("body (-want +got):\n%s", diff)
+	}
+}
