@@ -1,0 +1,280 @@
+package reporting
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/problem"
+)
+
+// The paths the handler serves, relative to where it is mounted.
+const (
+	ElementsPath = "/api/v1/elements"
+	FacetsPath   = "/api/v1/facets"
+)
+
+// TenantHeader names the request header that carries the tenant id.
+const TenantHeader = "x-tenant-id"
+
+// Paging limits used unless WithPaging sets others.
+const (
+	DefaultTake = 100
+	MaxTake     = 100
+)
+
+// ErrUnauthenticated is returned by HeaderTenant when the request carries no principal;
+// a TenantFunc returns it (or wraps it) to have the handler answer 401.
+var ErrUnauthenticated = errors.New("no authenticated principal")
+
+// TenantFunc returns the tenant whose data a request may see. An error that is (or wraps)
+// a *problem.Problem is written as that problem; ErrUnauthenticated becomes a 401 with body
+// {"error": "..."}; any other error becomes a 403 ADMIN_ACCESS_ERROR naming it.
+type TenantFunc func(*http.Request) (tenant string, err error)
+
+// HeaderTenant is the default TenantFunc. The request must carry an auth.Principal that
+// holds the reporting permission and a tenant (else 401 without a principal, 403 without
+// permission or tenant), and a TenantHeader with a UUID (400 when missing or malformed,
+// or given twice with different values) that equals the principal's tenant (else 403).
+// It returns the tenant in canonical lower-case form.
+func HeaderTenant(r *http.Request) (string, error) {
+	p, ok := auth.PrincipalFrom(r.Context())
+	if !ok {
+		return "", ErrUnauthenticated
+	}
+	if !p.Can(auth.PermReporting) {
+		return "", problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials do not grant access to the reporting API")
+	}
+	if p.Tenant == "" {
+		return "", problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials are not bound to a reporting tenant")
+	}
+	values := r.Header.Values(TenantHeader)
+	if len(values) == 0 || values[0] == "" {
+		return "", problem.New(http.StatusBadRequest, problem.CodeParameterMissing, "header x-tenant-id is required")
+	}
+	for _, v := range values[1:] {
+		if v != values[0] {
+			return "", problem.New(http.StatusBadRequest, problem.CodeParameterIllegal, "header x-tenant-id is given more than once with different values")
+		}
+	}
+	if !isUUID(values[0]) {
+		return "", problem.New(http.StatusBadRequest, problem.CodeParameterIllegal,
+			fmt.Sprintf("header x-tenant-id must be a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx), got %q", values[0]))
+	}
+	tenant := strings.ToLower(values[0])
+	if tenant != strings.ToLower(p.Tenant) {
+		return "", problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials do not grant access to tenant "+tenant)
+	}
+	return tenant, nil
+}
+
+// Option configures NewHandler.
+type Option func(*config)
+
+type config struct {
+	tenant      TenantFunc
+	defaultTake int
+	maxTake     int
+	log         *slog.Logger
+}
+
+// WithTenant replaces HeaderTenant as the way the handler finds a request's tenant.
+func WithTenant(f TenantFunc) Option {
+	return func(c *config) { c.tenant = f }
+}
+
+// WithPaging sets the Take used when a request gives none and the largest Take accepted.
+// It panics unless 0 <= defaultTake <= maxTake.
+func WithPaging(defaultTake, maxTake int) Option {
+	if defaultTake < 0 || defaultTake > maxTake {
+		panic(fmt.Sprintf("reporting.WithPaging(%d, %d): want 0 <= defaultTake <= maxTake", defaultTake, maxTake))
+	}
+	return func(c *config) { c.defaultTake, c.maxTake = defaultTake, maxTake }
+}
+
+// WithLogger sets where the handler logs store failures (default slog.Default()).
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.log = l }
+}
+
+// NewHandler returns the handler of GET (and HEAD) ElementsPath and FacetsPath, serving
+// each request's tenant's data from store.
+func NewHandler(store Store, opts ...Option) http.Handler {
+	c := config{tenant: HeaderTenant, defaultTake: DefaultTake, maxTake: MaxTake, log: slog.Default()}
+	for _, o := range opts {
+		o(&c)
+	}
+	return &handler{store: store, config: c}
+}
+
+type handler struct {
+	store Store
+	config
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	elements := r.URL.Path == ElementsPath
+	if !elements && r.URL.Path != FacetsPath {
+		problem.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, fmt.Sprintf("no resource at %s", r.URL.Path))
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		problem.Write(w, http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
+			fmt.Sprintf("method %s is not allowed on %s; use GET", r.Method, r.URL.Path))
+		return
+	}
+	tenant, err := h.tenant(r)
+	if err != nil {
+		writeTenantError(w, err)
+		return
+	}
+	q, err := parseQuery(r.URL.RawQuery, elements, h.defaultTake, h.maxTake)
+	if err != nil {
+		writeTenantError(w, err) // always a *problem.Problem
+		return
+	}
+	var body any
+	if elements {
+		page, total, err := h.store.Elements(r.Context(), tenant, q)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		if page == nil {
+			page = []Element{}
+		}
+		body = List[Element]{Items: [][]Element{page}, Skip: q.Skip, Take: q.Take, TotalCount: total}
+	} else {
+		page, total, err := h.store.Facets(r.Context(), tenant, q.Skip, q.Take)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		if page == nil {
+			page = []Facet{}
+		}
+		body = List[Facet]{Items: [][]Facet{page}, Skip: q.Skip, Take: q.Take, TotalCount: total}
+	}
+	data, err := json.Marshal(body)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/json; charset=utf-8")
+	hdr.Set("Content-Length", strconv.Itoa(len(data)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(data)
+}
+
+// fail answers 500 with a support id that it also logs with err, unless the client has gone.
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		return
+	}
+	id := uuid.NewString()
+	h.log.ErrorContext(r.Context(), "reporting: request failed", "supportId", id, "path", r.URL.Path, "err", err)
+	problem.Write(w, http.StatusInternalServerError, problem.CodeFatal, "internal error; support id "+id)
+}
+
+func writeTenantError(w http.ResponseWriter, err error) {
+	if p, ok := errors.AsType[*problem.Problem](err); ok {
+		p.Write(w)
+		return
+	}
+	if errors.Is(err, ErrUnauthenticated) {
+		body, _ := json.Marshal(map[string]string{"error": err.Error()})
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write(body)
+		return
+	}
+	problem.Write(w, http.StatusForbidden, problem.CodeAccess, err.Error())
+}
+
+// parseQuery reads FacetName (when elements), Skip and Take from a raw query string. Names
+// match case-insensitively; other parameters are ignored; an empty value counts as absent.
+// The raw string is split on '&' only, so a ';' in a value is kept.
+func parseQuery(raw string, elements bool, defaultTake, maxTake int) (ElementQuery, error) {
+	q := ElementQuery{Take: defaultTake}
+	var facetSeen, skipSeen, takeSeen bool
+	for part := range strings.SplitSeq(raw, "&") {
+		if part == "" {
+			continue
+		}
+		rawName, rawValue, _ := strings.Cut(part, "=")
+		name, err := url.QueryUnescape(rawName)
+		if err != nil {
+			return q, problem.New(http.StatusBadRequest, problem.CodeParameterIllegal,
+				fmt.Sprintf("query parameter name %q is not properly percent-encoded", rawName))
+		}
+		var seen *bool
+		switch {
+		case elements && strings.EqualFold(name, "FacetName"):
+			name, seen = "FacetName", &facetSeen
+		case strings.EqualFold(name, "Skip"):
+			name, seen = "Skip", &skipSeen
+		case strings.EqualFold(name, "Take"):
+			name, seen = "Take", &takeSeen
+		default:
+			continue
+		}
+		if *seen {
+			return q, problem.New(http.StatusBadRequest, problem.CodeParameterIllegal,
+				fmt.Sprintf("query parameter %s is given more than once", name))
+		}
+		*seen = true
+		value, err := url.QueryUnescape(rawValue)
+		if err != nil {
+			return q, problem.New(http.StatusBadRequest, problem.CodeParameterIllegal,
+				fmt.Sprintf("query parameter %s: value %q is not properly percent-encoded", name, rawValue))
+		}
+		if value == "" {
+			continue
+		}
+		switch name {
+		case "FacetName":
+			q.FacetName = value
+		case "Skip":
+			q.Skip, err = parseCount(name, value, -1)
+		case "Take":
+			q.Take, err = parseCount(name, value, maxTake)
+		}
+		if err != nil {
+			return q, err
+		}
+	}
+	return q, nil
+}
+
+// parseCount parses a non-negative integer no larger than limit (no limit when limit < 0).
+func parseCount(name, value string, limit int) (int, error) {
+	n, err := strconv.ParseInt(value, 10, 0)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, problem.New(http.StatusBadRequest, problem.CodeParameterMismatch,
+			fmt.Sprintf("query parameter %s must be an integer, got %q", name, value))
+	}
+	switch {
+	case limit >= 0 && (err != nil || n < 0 || n > int64(limit)):
+		return 0, problem.New(http.StatusBadRequest, problem.CodeConstraint,
+			fmt.Sprintf("query parameter %s must be between 0 and %d, got %s", name, limit, value))
+	case err != nil && value[0] != '-':
+		return 0, problem.New(http.StatusBadRequest, problem.CodeConstraint,
+			fmt.Sprintf("query parameter %s must be at most %d, got %s", name, int64(^uint(0)>>1), value))
+	case err != nil || n < 0:
+		return 0, problem.New(http.StatusBadRequest, problem.CodeConstraint,
+			fmt.Sprintf("query parameter %s must not be negative, got %s", name, value))
+	}
+	return int(n), nil
+}

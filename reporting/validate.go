@@ -1,0 +1,162 @@
+package reporting
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// ElementError reports an invalid element of a tenant's element list.
+type ElementError struct {
+	// File names the file the element came from, or is "" when it came from elsewhere.
+	File string
+	// Index is the element's position in its list, from 0.
+	Index int
+	// ID is the element's id as given, or "" when it has none.
+	ID string
+	// Path locates the offending member inside the element, e.g. "variants[0].versionId";
+	// it is "" when the element as a whole is at fault.
+	Path string
+	// Reason says what is wrong.
+	Reason string
+}
+
+// Error returns "file: element N (id X): path: reason", leaving out the parts that are empty.
+func (e *ElementError) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		b.WriteString(": ")
+	}
+	fmt.Fprintf(&b, "element %d", e.Index)
+	if e.ID != "" {
+		fmt.Fprintf(&b, " (id %s)", e.ID)
+	}
+	b.WriteString(": ")
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Reason)
+	return b.String()
+}
+
+// Validate checks a tenant's element list and returns an *ElementError for the first
+// element at fault. Every element and every nested element, reference, variant and version
+// needs an id in UUID form; creationId, variantDefinitionId, variantId and versionId must be
+// UUIDs where given; relation names must not be empty; the listed elements need a
+// facetName, and no two of them may share id, variantId and versionId.
+func Validate(elements []Element) error {
+	type key struct{ id, variant, version string }
+	seen := make(map[key]int, len(elements))
+	for i := range elements {
+		e := &elements[i]
+		fail := func(path, reason string) error {
+			return &ElementError{Index: i, ID: e.ID, Path: path, Reason: reason}
+		}
+		if e.FacetName == "" {
+			return fail("facetName", "missing")
+		}
+		if path, reason := checkElement(e, ""); reason != "" {
+			return fail(path, reason)
+		}
+		k := key{e.ID, e.VariantID, e.VersionID}
+		if j, dup := seen[k]; dup {
+			return fail("", fmt.Sprintf("same id, variantId and versionId as element %d", j))
+		}
+		seen[k] = i
+	}
+	return nil
+}
+
+// checkElement returns the path of the first invalid member of e (prefixed by at) and the
+// reason, or a "" reason when e is valid.
+func checkElement(e *Element, at string) (path, reason string) {
+	if path, reason := checkIdentity(&e.Identity, at); reason != "" {
+		return path, reason
+	}
+	for i := range e.Content {
+		c := &e.Content[i]
+		if c.Element == nil {
+			continue
+		}
+		if path, reason := checkElement(c.Element, fmt.Sprintf("%scontent[%d].", at, i)); reason != "" {
+			return path, reason
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(e.Related)) {
+		refs := e.Related[name]
+		if name == "" {
+			return at + "related", "relation name is empty"
+		}
+		if path, reason := checkReferences(refs, fmt.Sprintf("%srelated[%q]", at, name)); reason != "" {
+			return path, reason
+		}
+	}
+	if path, reason := checkReferences(e.Children, at+"children"); reason != "" {
+		return path, reason
+	}
+	if path, reason := checkReferences(e.RootPath, at+"rootPath"); reason != "" {
+		return path, reason
+	}
+	for i := range e.Variants {
+		if path, reason := checkElement(&e.Variants[i], fmt.Sprintf("%svariants[%d].", at, i)); reason != "" {
+			return path, reason
+		}
+	}
+	for i := range e.Versions {
+		if path, reason := checkElement(&e.Versions[i], fmt.Sprintf("%sversions[%d].", at, i)); reason != "" {
+			return path, reason
+		}
+	}
+	return "", ""
+}
+
+func checkReferences(refs []Reference, at string) (path, reason string) {
+	for i := range refs {
+		if path, reason := checkIdentity(&refs[i].Identity, fmt.Sprintf("%s[%d].", at, i)); reason != "" {
+			return path, reason
+		}
+	}
+	return "", ""
+}
+
+func checkIdentity(id *Identity, at string) (path, reason string) {
+	if id.ID == "" {
+		return at + "id", "missing"
+	}
+	for _, m := range [...]struct{ name, value string }{
+		{"id", id.ID},
+		{"creationId", id.CreationID},
+		{"variantDefinitionId", id.VariantDefinitionID},
+		{"variantId", id.VariantID},
+		{"versionId", id.VersionID},
+	} {
+		if m.value != "" && !isUUID(m.value) {
+			return at + m.name, fmt.Sprintf("%q is not a UUID (want the form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)", m.value)
+		}
+	}
+	return "", ""
+}
+
+// isUUID reports whether s has the 8-4-4-4-12 hexadecimal form of a UUID, in either case.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
