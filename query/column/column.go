@@ -1,0 +1,229 @@
+// Package column holds tables in memory by column: typed value slices with a null bitmap,
+// strings dictionary-encoded, built by appending values or by loading a CSV file.
+//
+// Behaviours chosen where the specification is silent:
+//
+//   - Integer, date, datetime, timestamp and time columns share one representation, [Int64s]:
+//     dates are days since 1970-01-01, instants microseconds since the Unix epoch (UTC), times
+//     microseconds since midnight, as query.Value holds them.
+//   - A null cell keeps the zero value in the value slice (code 0 in a string column); only
+//     the null bitmap says it is null. A column without nulls has a nil bitmap.
+//   - String dictionaries hold each distinct value once, in order of first appearance; codes
+//     are uint32, so a string column costs 4 bytes per cell plus its dictionary.
+//   - The CSV loader rejects NaN and infinite floats (they have no JSON form) and integers
+//     outside int64; it accepts "true"/"false" only, in that spelling, for booleans.
+//
+// Columns and tables are immutable once built and safe for concurrent use.
+package column
+
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+	"sync"
+	"unsafe"
+
+	"github.com/kmkit/kmkit/query"
+)
+
+// Column is one typed column of a table. The concrete types are [*Strings], [*Int64s],
+// [*Float64s] and [*Bools]; executors switch on them to read the value slices directly.
+type Column interface {
+	// Type is the field type of the column.
+	Type() query.Type
+	// Len is the number of cells.
+	Len() int
+	// IsNull reports whether the cell at row is null.
+	IsNull(row int) bool
+	// Value returns the cell at row as a query.Value.
+	Value(row int) query.Value
+	// Bytes is the memory the column holds: value slices, bitmap and dictionary.
+	Bytes() int
+	// RawBytes is the natural size of the non-null values: 8 bytes per integer, float,
+	// date, datetime or time cell, 1 per boolean, the length of each string.
+	RawBytes() int
+}
+
+// Bitmap is a set of row numbers, one bit per row. A nil Bitmap is empty.
+type Bitmap []uint64
+
+// NewBitmap returns an empty bitmap with room for n rows.
+func NewBitmap(n int) Bitmap { return make(Bitmap, (n+63)/64) }
+
+// Get reports whether row i is in the set. Rows beyond the bitmap are not.
+func (b Bitmap) Get(i int) bool {
+	w := i >> 6
+	return w < len(b) && b[w]&(1<<(uint(i)&63)) != 0
+}
+
+// Set adds row i; the bitmap must have room for it.
+func (b Bitmap) Set(i int) { b[i>>6] |= 1 << (uint(i) & 63) }
+
+func growBitmap(b Bitmap, n int) Bitmap {
+	for len(b) < (n+63)/64 {
+		b = append(b, 0)
+	}
+	return b
+}
+
+func bitmapBytes(b Bitmap) int { return cap(b) * 8 }
+
+// Strings is a dictionary-encoded string column: cell i is Dict[Codes[i]] unless Nulls has i.
+type Strings struct {
+	Codes []uint32
+	Dict  []string
+	Nulls Bitmap
+
+	rankOnce sync.Once
+	ranks    []uint32
+}
+
+// Type implements Column.
+func (c *Strings) Type() query.Type { return query.TypeString }
+
+// Len implements Column.
+func (c *Strings) Len() int { return len(c.Codes) }
+
+// IsNull implements Column.
+func (c *Strings) IsNull(row int) bool { return c.Nulls.Get(row) }
+
+// Value implements Column.
+func (c *Strings) Value(row int) query.Value {
+	if c.Nulls.Get(row) {
+		return query.Null(query.TypeString)
+	}
+	return query.String(c.Dict[c.Codes[row]])
+}
+
+// Bytes implements Column.
+func (c *Strings) Bytes() int {
+	n := cap(c.Codes)*4 + bitmapBytes(c.Nulls) + cap(c.Dict)*int(unsafe.Sizeof(""))
+	for _, s := range c.Dict {
+		n += len(s)
+	}
+	return n
+}
+
+// RawBytes implements Column.
+func (c *Strings) RawBytes() int {
+	n := 0
+	for i, code := range c.Codes {
+		if !c.Nulls.Get(i) {
+			n += len(c.Dict[code])
+		}
+	}
+	return n
+}
+
+// Ranks returns, for each dictionary code, the position of its value in byte-wise sorted
+// order; comparing ranks compares the strings. It is computed once, on first use.
+func (c *Strings) Ranks() []uint32 {
+	c.rankOnce.Do(func() {
+		order := make([]uint32, len(c.Dict))
+		for i := range order {
+			order[i] = uint32(i)
+		}
+		slices.SortFunc(order, func(a, b uint32) int { return cmp.Compare(c.Dict[a], c.Dict[b]) })
+		c.ranks = make([]uint32, len(c.Dict))
+		for r, code := range order {
+			c.ranks[code] = uint32(r)
+		}
+	})
+	return c.ranks
+}
+
+// Int64s is a column of integers, dates, datetimes, timestamps or times (see
+// query.Value for the units).
+type Int64s struct {
+	T     query.Type
+	Vals  []int64
+	Nulls Bitmap
+}
+
+// Type implements Column.
+func (c *Int64s) Type() query.Type { return c.T }
+
+// Len implements Column.
+func (c *Int64s) Len() int { return len(c.Vals) }
+
+// IsNull implements Column.
+func (c *Int64s) IsNull(row int) bool { return c.Nulls.Get(row) }
+
+// Value implements Column.
+func (c *Int64s) Value(row int) query.Value {
+	if c.Nulls.Get(row) {
+		return query.Null(c.T)
+	}
+	return query.Value{Type: c.T, Int: c.Vals[row]}
+}
+
+// Bytes implements Column.
+func (c *Int64s) Bytes() int { return cap(c.Vals)*8 + bitmapBytes(c.Nulls) }
+
+// RawBytes implements Column.
+func (c *Int64s) RawBytes() int { return 8 * nonNull(len(c.Vals), c.Nulls) }
+
+// Float64s is a column of floats.
+type Float64s struct {
+	Vals  []float64
+	Nulls Bitmap
+}
+
+// Type implements Column.
+func (c *Float64s) Type() query.Type { return query.TypeFloat }
+
+// Len implements Column.
+func (c *Float64s) Len() int { return len(c.Vals) }
+
+// IsNull implements Column.
+func (c *Float64s) IsNull(row int) bool { return c.Nulls.Get(row) }
+
+// Value implements Column.
+func (c *Float64s) Value(row int) query.Value {
+	if c.Nulls.Get(row) {
+		return query.Null(query.TypeFloat)
+	}
+	return query.Float(c.Vals[row])
+}
+
+// Bytes implements Column.
+func (c *Float64s) Bytes() int { return cap(c.Vals)*8 + bitmapBytes(c.Nulls) }
+
+// RawBytes implements Column.
+func (c *Float64s) RawBytes() int { return 8 * nonNull(len(c.Vals), c.Nulls) }
+
+// Bools is a column of booleans.
+type Bools struct {
+	Vals  []bool
+	Nulls Bitmap
+}
+
+// Type implements Column.
+func (c *Bools) Type() query.Type { return query.TypeBoolean }
+
+// Len implements Column.
+func (c *Bools) Len() int { return len(c.Vals) }
+
+// IsNull implements Column.
+func (c *Bools) IsNull(row int) bool { return c.Nulls.Get(row) }
+
+// Value implements Column.
+func (c *Bools) Value(row int) query.Value {
+	if c.Nulls.Get(row) {
+		return query.Null(query.TypeBoolean)
+	}
+	return query.Bool(c.Vals[row])
+}
+
+// Bytes implements Column.
+func (c *Bools) Bytes() int { return cap(c.Vals) + bitmapBytes(c.Nulls) }
+
+// RawBytes implements Column.
+func (c *Bools) RawBytes() int { return nonNull(len(c.Vals), c.Nulls) }
+
+func nonNull(n int, nulls Bitmap) int {
+	for _, w := range nulls {
+		n -= bits.OnesCount64(w)
+	}
+	return n
+}
