@@ -67,7 +67,7 @@ var (
 	steps     = []string{"Create Sales Order", "Change Price", "Approve Credit", "Ship Goods", "Create Invoice", "Receive Payment"}
 	// lastStep is the last activity (index into steps) of an order of each status.
 	lastStep = [...]int{0, 3, 4, 5, 0}
-	epoch     = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	epoch    = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 )
 
 // Generate emits the rows of every source for n orders (n >= 1), source by source in the
