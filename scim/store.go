@@ -1,0 +1,217 @@
+package scim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// MaxGroupsPerUser is the number of groups of one team a user may belong to.
+const MaxGroupsPerUser = 50
+
+// MaxUserNameLength is the longest userName accepted, in characters.
+const MaxUserNameLength = 100
+
+// Role is the role of a user or a group in a team.
+type Role string
+
+// The roles a user or group may have.
+const (
+	RoleMember  Role = "MEMBER"
+	RoleAnalyst Role = "ANALYST"
+	RoleAdmin   Role = "ADMIN"
+)
+
+// ParseRole returns the role named s, ignoring case.
+func ParseRole(s string) (Role, bool) {
+	switch r := Role(strings.ToUpper(s)); r {
+	case RoleMember, RoleAnalyst, RoleAdmin:
+		return r, true
+	}
+	return "", false
+}
+
+// User is one user of a team as a Store keeps it.
+type User struct {
+	// ID is assigned by the store on creation.
+	ID         string
+	ExternalID string
+	// UserName is an e-mail address, unique in the team regardless of case.
+	UserName    string
+	DisplayName string
+	// Active users occupy a seat of the team's license.
+	Active bool
+	Role   Role
+	// SendEmailOnInvitation asks for an invitation e-mail when the user is created.
+	SendEmailOnInvitation bool
+	// Attributes holds the other core attributes (name, emails, title, ...) as JSON values
+	// keyed by their schema names.
+	Attributes map[string]any
+	// Created, LastModified and Version are maintained by the store.
+	Created      time.Time
+	LastModified time.Time
+	Version      int64
+}
+
+// Clone returns a deep copy of u, sharing no map or slice with it.
+func (u User) Clone() User {
+	u.Attributes = CloneAttributes(u.Attributes)
+	return u
+}
+
+// Member is one member of a group: a user of the same team.
+type Member struct {
+	// Value is the user's id.
+	Value string
+	// Display is filled by the store on reads: the user's displayName, else its userName.
+	Display string
+}
+
+// Group is one group of a team as a Store keeps it.
+type Group struct {
+	ID          string
+	ExternalID  string
+	DisplayName string
+	// Role is optional for groups: "" when none was given.
+	Role    Role
+	Members []Member
+	// Created, LastModified and Version are maintained by the store.
+	Created      time.Time
+	LastModified time.Time
+	Version      int64
+}
+
+// Clone returns a deep copy of g.
+func (g Group) Clone() Group {
+	g.Members = append([]Member(nil), g.Members...)
+	return g
+}
+
+// CloneAttributes returns a deep copy of a JSON object (maps, slices and scalars).
+func CloneAttributes(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = cloneJSON(v)
+	}
+	return out
+}
+
+func cloneJSON(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		return CloneAttributes(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = cloneJSON(e)
+		}
+		return out
+	case []map[string]any:
+		out := make([]map[string]any, len(v))
+		for i, e := range v {
+			out[i] = CloneAttributes(e)
+		}
+		return out
+	default:
+		return v
+	}
+}
+
+// Equal is one term of a filter: the attribute equals the value. Attributes are "id",
+// "externalId" (both compared exactly), "userName" and "displayName" (compared ignoring
+// case, as their schemas declare caseExact false).
+type Equal struct {
+	Attr  string
+	Value string
+}
+
+// Matches reports whether value, the resource's value of e.Attr, satisfies e.
+func (e Equal) Matches(value string) bool {
+	switch e.Attr {
+	case "userName", "displayName":
+		return strings.EqualFold(value, e.Value)
+	}
+	return value == e.Value
+}
+
+// ListQuery selects a page of users or groups.
+type ListQuery struct {
+	// Filter is a conjunction: a resource is listed when it matches every term.
+	Filter []Equal
+	// StartIndex is the 1-based position of the first resource of the page.
+	StartIndex int
+	// Count is the largest number of resources in the page; 0 asks only for the total.
+	Count int
+}
+
+// Store keeps the users and groups of teams. Every method acts on one team; the same user
+// name may exist in several teams as separate users. Implementations must be safe for
+// concurrent use and enforce, atomically with the write, these rules:
+//
+//   - userName unique in the team ignoring case (ErrUniqueness); it cannot change on replace
+//     except in case (ErrMutability);
+//   - group displayName unique in the team ignoring case (ErrUniqueness);
+//   - group members are users of the team (ErrNoSuchMember), each in at most
+//     MaxGroupsPerUser groups (ErrTooManyGroups);
+//   - the seat limit of the team (ErrLicenseExceeded), see the backend's documentation for
+//     how it is configured; active users occupy seats, and a write that would leave more
+//     active users than seats fails unless it lowers their number;
+//   - ifVersion > 0 on replace and delete requires the stored version (ErrVersionMismatch).
+//
+// Deleting a user removes it from the team's groups; deleting a group leaves its members
+// in the team. Lists are in creation order. Missing resources are ErrNotFound. Returned
+// values must not share maps or slices with the store's own state.
+type Store interface {
+	CreateUser(ctx context.Context, team string, u User) (User, error)
+	GetUser(ctx context.Context, team, id string) (User, error)
+	ReplaceUser(ctx context.Context, team string, u User, ifVersion int64) (User, error)
+	DeleteUser(ctx context.Context, team, id string, ifVersion int64) error
+	ListUsers(ctx context.Context, team string, q ListQuery) (page []User, total int, err error)
+
+	CreateGroup(ctx context.Context, team string, g Group) (Group, error)
+	GetGroup(ctx context.Context, team, id string) (Group, error)
+	ReplaceGroup(ctx context.Context, team string, g Group, ifVersion int64) (Group, error)
+	DeleteGroup(ctx context.Context, team, id string, ifVersion int64) error
+	ListGroups(ctx context.Context, team string, q ListQuery) (page []Group, total int, err error)
+}
+
+// Errors a Store reports. Wrap them with Errorf to add a detail for the client.
+var (
+	ErrNotFound        = errors.New("resource not found")
+	ErrUniqueness      = errors.New("value already in use")
+	ErrMutability      = errors.New("attribute cannot be changed")
+	ErrNoSuchMember    = errors.New("group member does not exist")
+	ErrTooManyGroups   = errors.New("too many groups for a user")
+	ErrLicenseExceeded = errors.New("license of the team exceeded")
+	ErrVersionMismatch = errors.New("version does not match")
+)
+
+// RuleError is a Store error with a detail meant for the client.
+type RuleError struct {
+	Err    error // one of the Err* values
+	Detail string
+}
+
+// Error returns the detail.
+func (e *RuleError) Error() string { return e.Detail }
+
+// Unwrap returns the rule that was broken.
+func (e *RuleError) Unwrap() error { return e.Err }
+
+// Errorf returns a *RuleError for err with a formatted detail.
+func Errorf(err error, format string, args ...any) error {
+	return &RuleError{Err: err, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Page cuts the 1-based page of q out of n items: the half-open range [lo, hi).
+func (q ListQuery) Page(n int) (lo, hi int) {
+	lo = max(q.StartIndex, 1) - 1
+	lo = min(lo, n)
+	hi = lo + min(max(q.Count, 0), n-lo)
+	return lo, hi
+}

@@ -1,0 +1,496 @@
+package memory
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/kmkit/kmkit/scim"
+)
+
+// SCIMStore is the in-memory scim.Store. Each team has its own lock, so teams never wait
+// for each other. Seats are unlimited unless SetSeatLimit or SetDefaultSeatLimit says
+// otherwise.
+type SCIMStore struct {
+	mu           sync.Mutex
+	teams        map[string]*scimTeam
+	seatLimits   map[string]int
+	defaultSeats int
+	now          func() time.Time
+}
+
+// NewSCIMStore returns an empty store.
+func NewSCIMStore() *SCIMStore {
+	return &SCIMStore{
+		teams:      map[string]*scimTeam{},
+		seatLimits: map[string]int{},
+		now:        func() time.Time { return time.Now().UTC() },
+	}
+}
+
+// SetSeatLimit sets the number of active users team may have; 0 or less means unlimited.
+// Lowering it below the team's active users makes every write that does not deactivate or
+// delete a user fail until the team is back within its license.
+func (s *SCIMStore) SetSeatLimit(team string, seats int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seatLimits[team] = seats
+}
+
+// SetDefaultSeatLimit sets the seat limit of the teams without their own; 0 or less means
+// unlimited.
+func (s *SCIMStore) SetDefaultSeatLimit(seats int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.defaultSeats = seats
+}
+
+// scimTeam is the state of one team, guarded by its own mutex.
+type scimTeam struct {
+	mu     sync.RWMutex
+	seq    int64 // last version handed out
+	active int   // active users
+
+	users      map[string]*scim.User
+	userOrder  []string
+	userByName map[string]string // lower-case userName -> id
+
+	groups      map[string]*scimGroup
+	groupOrder  []string
+	groupByName map[string]string         // lower-case displayName -> id
+	memberOf    map[string]map[string]bool // user id -> group ids
+}
+
+// scimGroup is a stored group; members hold user ids only, displays are added on reads.
+type scimGroup struct {
+	scim.Group
+}
+
+// team returns the state of team, creating it when create is set; nil otherwise.
+func (s *SCIMStore) team(name string, create bool) (*scimTeam, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.teams[name]
+	if t == nil && create {
+		t = &scimTeam{
+			users:       map[string]*scim.User{},
+			userByName:  map[string]string{},
+			groups:      map[string]*scimGroup{},
+			groupByName: map[string]string{},
+			memberOf:    map[string]map[string]bool{},
+		}
+		s.teams[name] = t
+	}
+	limit, ok := s.seatLimits[name]
+	if !ok {
+		limit = s.defaultSeats
+	}
+	return t, limit
+}
+
+// checkSeats fails when a write changing the active users by delta would leave the team
+// above its limit, unless the write lowers their number.
+func (t *scimTeam) checkSeats(limit, delta int) error {
+	if limit <= 0 || delta < 0 || t.active+delta <= limit {
+		return nil
+	}
+	return scim.Errorf(scim.ErrLicenseExceeded,
+		"The license of the team is exceeded: %d of %d seats are in use.", t.active, limit)
+}
+
+func (t *scimTeam) nextVersion() int64 {
+	t.seq++
+	return t.seq
+}
+
+func scimNotFound(kind, id string) error {
+	return scim.Errorf(scim.ErrNotFound, "%s %s not found.", kind, id)
+}
+
+func scimCheckVersion(kind, id string, stored, want int64) error {
+	if want > 0 && stored != want {
+		return scim.Errorf(scim.ErrVersionMismatch, "%s %s has changed: its version is %d.", kind, id, stored)
+	}
+	return nil
+}
+
+// CreateUser implements scim.Store.
+func (s *SCIMStore) CreateUser(_ context.Context, team string, u scim.User) (scim.User, error) {
+	t, limit := s.team(team, true)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	key := strings.ToLower(u.UserName)
+	if _, dup := t.userByName[key]; dup {
+		return scim.User{}, scim.Errorf(scim.ErrUniqueness, "userName %q is already in use.", u.UserName)
+	}
+	if u.Active {
+		if err := t.checkSeats(limit, 1); err != nil {
+			return scim.User{}, err
+		}
+	} else if err := t.checkSeats(limit, 0); err != nil {
+		return scim.User{}, err
+	}
+	u = u.Clone()
+	u.ID = uuid.NewString()
+	u.Created = s.now()
+	u.LastModified = u.Created
+	u.Version = t.nextVersion()
+	t.users[u.ID] = &u
+	t.userOrder = append(t.userOrder, u.ID)
+	t.userByName[key] = u.ID
+	if u.Active {
+		t.active++
+	}
+	return u.Clone(), nil
+}
+
+// GetUser implements scim.Store.
+func (s *SCIMStore) GetUser(_ context.Context, team, id string) (scim.User, error) {
+	t, _ := s.team(team, false)
+	if t == nil {
+		return scim.User{}, scimNotFound("User", id)
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	u, ok := t.users[id]
+	if !ok {
+		return scim.User{}, scimNotFound("User", id)
+	}
+	return u.Clone(), nil
+}
+
+// ReplaceUser implements scim.Store.
+func (s *SCIMStore) ReplaceUser(_ context.Context, team string, u scim.User, ifVersion int64) (scim.User, error) {
+	t, limit := s.team(team, false)
+	if t == nil {
+		return scim.User{}, scimNotFound("User", u.ID)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old, ok := t.users[u.ID]
+	if !ok {
+		return scim.User{}, scimNotFound("User", u.ID)
+	}
+	if err := scimCheckVersion("User", u.ID, old.Version, ifVersion); err != nil {
+		return scim.User{}, err
+	}
+	if !strings.EqualFold(old.UserName, u.UserName) {
+		return scim.User{}, scim.Errorf(scim.ErrMutability,
+			"userName cannot be changed: it is %q, the request has %q.", old.UserName, u.UserName)
+	}
+	delta := 0
+	switch {
+	case u.Active && !old.Active:
+		delta = 1
+	case !u.Active && old.Active:
+		delta = -1
+	}
+	if err := t.checkSeats(limit, delta); err != nil {
+		return scim.User{}, err
+	}
+	u = u.Clone()
+	u.Created = old.Created
+	u.LastModified = s.now()
+	u.Version = t.nextVersion()
+	t.users[u.ID] = &u
+	t.active += delta
+	return u.Clone(), nil
+}
+
+// DeleteUser implements scim.Store: the user leaves the team and its groups.
+func (s *SCIMStore) DeleteUser(_ context.Context, team, id string, ifVersion int64) error {
+	t, _ := s.team(team, false)
+	if t == nil {
+		return scimNotFound("User", id)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	u, ok := t.users[id]
+	if !ok {
+		return scimNotFound("User", id)
+	}
+	if err := scimCheckVersion("User", id, u.Version, ifVersion); err != nil {
+		return err
+	}
+	now := s.now()
+	for gid := range t.memberOf[id] {
+		g := t.groups[gid]
+		g.Members = slices.DeleteFunc(g.Members, func(m scim.Member) bool { return m.Value == id })
+		g.LastModified = now
+		g.Version = t.nextVersion()
+	}
+	delete(t.memberOf, id)
+	delete(t.users, id)
+	delete(t.userByName, strings.ToLower(u.UserName))
+	t.userOrder = slices.DeleteFunc(t.userOrder, func(v string) bool { return v == id })
+	if u.Active {
+		t.active--
+	}
+	return nil
+}
+
+func scimUserAttr(u *scim.User, attr string) string {
+	switch attr {
+	case "id":
+		return u.ID
+	case "externalId":
+		return u.ExternalID
+	case "userName":
+		return u.UserName
+	case "displayName":
+		return u.DisplayName
+	}
+	return ""
+}
+
+// ListUsers implements scim.Store.
+func (s *SCIMStore) ListUsers(_ context.Context, team string, q scim.ListQuery) ([]scim.User, int, error) {
+	t, _ := s.team(team, false)
+	if t == nil {
+		return []scim.User{}, 0, nil
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	ids := t.userOrder
+	// The identity providers' existence check (userName eq ...) is answered from the index.
+	for _, e := range q.Filter {
+		if e.Attr == "userName" {
+			ids = nil
+			if id, ok := t.userByName[strings.ToLower(e.Value)]; ok {
+				ids = []string{id}
+			}
+			break
+		}
+	}
+	if len(q.Filter) > 0 {
+		matched := make([]string, 0, len(ids))
+		for _, id := range ids {
+			u := t.users[id]
+			if scimAll(q.Filter, func(e scim.Equal) bool { return e.Matches(scimUserAttr(u, e.Attr)) }) {
+				matched = append(matched, id)
+			}
+		}
+		ids = matched
+	}
+	lo, hi := q.Page(len(ids))
+	out := make([]scim.User, 0, hi-lo)
+	for _, id := range ids[lo:hi] {
+		out = append(out, t.users[id].Clone())
+	}
+	return out, len(ids), nil
+}
+
+func scimAll(terms []scim.Equal, f func(scim.Equal) bool) bool {
+	for _, e := range terms {
+		if !f(e) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkMembers validates the members of group gid (empty for a new group) and returns them
+// without duplicates, in their first order.
+func (t *scimTeam) checkMembers(gid string, members []scim.Member) ([]scim.Member, error) {
+	seen := make(map[string]bool, len(members))
+	out := make([]scim.Member, 0, len(members))
+	for _, m := range members {
+		if seen[m.Value] {
+			continue
+		}
+		seen[m.Value] = true
+		if _, ok := t.users[m.Value]; !ok {
+			return nil, scim.Errorf(scim.ErrNoSuchMember, "Group member %s does not exist in the team.", m.Value)
+		}
+		groups := t.memberOf[m.Value]
+		if !groups[gid] && len(groups) >= scim.MaxGroupsPerUser {
+			return nil, scim.Errorf(scim.ErrTooManyGroups,
+				"User %s would belong to more than %d groups.", m.Value, scim.MaxGroupsPerUser)
+		}
+		out = append(out, scim.Member{Value: m.Value})
+	}
+	return out, nil
+}
+
+func (t *scimTeam) checkGroupName(gid, name string) error {
+	if other, ok := t.groupByName[strings.ToLower(name)]; ok && other != gid {
+		return scim.Errorf(scim.ErrUniqueness, "displayName %q is already in use by another group.", name)
+	}
+	return nil
+}
+
+// readGroup returns a copy of g with member displays filled in.
+func (t *scimTeam) readGroup(g *scimGroup) scim.Group {
+	out := g.Clone()
+	for i := range out.Members {
+		u := t.users[out.Members[i].Value]
+		out.Members[i].Display = u.DisplayName
+		if u.DisplayName == "" {
+			out.Members[i].Display = u.UserName
+		}
+	}
+	return out
+}
+
+func (t *scimTeam) setMemberships(gid string, old, members []scim.Member) {
+	for _, m := range old {
+		delete(t.memberOf[m.Value], gid)
+		if len(t.memberOf[m.Value]) == 0 {
+			delete(t.memberOf, m.Value)
+		}
+	}
+	for _, m := range members {
+		set := t.memberOf[m.Value]
+		if set == nil {
+			set = map[string]bool{}
+			t.memberOf[m.Value] = set
+		}
+		set[gid] = true
+	}
+}
+
+// CreateGroup implements scim.Store.
+func (s *SCIMStore) CreateGroup(_ context.Context, team string, g scim.Group) (scim.Group, error) {
+	t, limit := s.team(team, true)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.checkGroupName("", g.DisplayName); err != nil {
+		return scim.Group{}, err
+	}
+	members, err := t.checkMembers("", g.Members)
+	if err != nil {
+		return scim.Group{}, err
+	}
+	if err := t.checkSeats(limit, 0); err != nil {
+		return scim.Group{}, err
+	}
+	g.ID = uuid.NewString()
+	g.Members = members
+	g.Created = s.now()
+	g.LastModified = g.Created
+	g.Version = t.nextVersion()
+	sg := &scimGroup{Group: g}
+	t.groups[g.ID] = sg
+	t.groupOrder = append(t.groupOrder, g.ID)
+	t.groupByName[strings.ToLower(g.DisplayName)] = g.ID
+	t.setMemberships(g.ID, nil, members)
+	return t.readGroup(sg), nil
+}
+
+// GetGroup implements scim.Store.
+func (s *SCIMStore) GetGroup(_ context.Context, team, id string) (scim.Group, error) {
+	t, _ := s.team(team, false)
+	if t == nil {
+		return scim.Group{}, scimNotFound("Group", id)
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	g, ok := t.groups[id]
+	if !ok {
+		return scim.Group{}, scimNotFound("Group", id)
+	}
+	return t.readGroup(g), nil
+}
+
+// ReplaceGroup implements scim.Store.
+func (s *SCIMStore) ReplaceGroup(_ context.Context, team string, g scim.Group, ifVersion int64) (scim.Group, error) {
+	t, limit := s.team(team, false)
+	if t == nil {
+		return scim.Group{}, scimNotFound("Group", g.ID)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old, ok := t.groups[g.ID]
+	if !ok {
+		return scim.Group{}, scimNotFound("Group", g.ID)
+	}
+	if err := scimCheckVersion("Group", g.ID, old.Version, ifVersion); err != nil {
+		return scim.Group{}, err
+	}
+	if err := t.checkGroupName(g.ID, g.DisplayName); err != nil {
+		return scim.Group{}, err
+	}
+	members, err := t.checkMembers(g.ID, g.Members)
+	if err != nil {
+		return scim.Group{}, err
+	}
+	if err := t.checkSeats(limit, 0); err != nil {
+		return scim.Group{}, err
+	}
+	t.setMemberships(g.ID, old.Members, members)
+	delete(t.groupByName, strings.ToLower(old.DisplayName))
+	t.groupByName[strings.ToLower(g.DisplayName)] = g.ID
+	g.Members = members
+	g.Created = old.Created
+	g.LastModified = s.now()
+	g.Version = t.nextVersion()
+	old.Group = g
+	return t.readGroup(old), nil
+}
+
+// DeleteGroup implements scim.Store: the members stay in the team.
+func (s *SCIMStore) DeleteGroup(_ context.Context, team, id string, ifVersion int64) error {
+	t, _ := s.team(team, false)
+	if t == nil {
+		return scimNotFound("Group", id)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	g, ok := t.groups[id]
+	if !ok {
+		return scimNotFound("Group", id)
+	}
+	if err := scimCheckVersion("Group", id, g.Version, ifVersion); err != nil {
+		return err
+	}
+	t.setMemberships(id, g.Members, nil)
+	delete(t.groups, id)
+	delete(t.groupByName, strings.ToLower(g.DisplayName))
+	t.groupOrder = slices.DeleteFunc(t.groupOrder, func(v string) bool { return v == id })
+	return nil
+}
+
+func scimGroupAttr(g *scimGroup, attr string) string {
+	switch attr {
+	case "id":
+		return g.ID
+	case "externalId":
+		return g.ExternalID
+	case "displayName":
+		return g.DisplayName
+	}
+	return ""
+}
+
+// ListGroups implements scim.Store.
+func (s *SCIMStore) ListGroups(_ context.Context, team string, q scim.ListQuery) ([]scim.Group, int, error) {
+	t, _ := s.team(team, false)
+	if t == nil {
+		return []scim.Group{}, 0, nil
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	ids := t.groupOrder
+	if len(q.Filter) > 0 {
+		matched := make([]string, 0)
+		for _, id := range ids {
+			g := t.groups[id]
+			if scimAll(q.Filter, func(e scim.Equal) bool { return e.Matches(scimGroupAttr(g, e.Attr)) }) {
+				matched = append(matched, id)
+			}
+		}
+		ids = matched
+	}
+	lo, hi := q.Page(len(ids))
+	out := make([]scim.Group, 0, hi-lo)
+	for _, id := range ids[lo:hi] {
+		out = append(out, t.readGroup(t.groups[id]))
+	}
+	return out, len(ids), nil
+}
+
+var _ scim.Store = (*SCIMStore)(nil)
