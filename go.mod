@@ -1,6 +1,6 @@
 module github.com/kmkit/kmkit
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/di-wu/parser v0.2.2 // indirect
@@ -12,6 +12,7 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/sahilm/fuzzy v0.1.3 // indirect
 	github.com/scim2/filter-parser/v2 v2.2.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 	gonum.org/v1/gonum v0.17.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
