@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -78,42 +77,44 @@ func load(fsys fs.FS, shown string) (map[string][]Element, error) {
 
 // DecodeElements decodes a JSON array of elements, refusing members Element has no field
 // for, and checks the result with Validate. An error about one element is an *ElementError
-// whose Reason gives the line (and column) in data.
+// whose Reason gives the line in data.
 func DecodeElements(data []byte) ([]Element, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	tok, err := dec.Token()
-	if err != nil || tok != json.Delim('[') {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(data, &raws); err != nil {
+		var syn *json.SyntaxError
+		if !errors.As(err, &syn) {
+			return nil, errors.New("want a JSON array of elements")
+		}
+		at := int(syn.Offset) - 1 // the offending byte; Offset counts the bytes read
+		if at >= len(data)-1 {
+			at = len(data) // the data ended early: no element is at fault
+		}
+		line, col := lineCol(data, at)
+		reason := fmt.Sprintf("line %d, column %d: %v", line, col, err)
+		starts := elementStarts(data)
+		i := len(starts) - 1
+		for i >= 0 && starts[i] > at {
+			i--
+		}
+		if i < 0 || at == len(data) {
+			return nil, errors.New(reason)
+		}
+		return nil, &ElementError{Index: i, Reason: reason}
+	}
+	if raws == nil {
 		return nil, errors.New("want a JSON array of elements")
 	}
-	elements := []Element{}
-	var starts []int
-	for i := 0; dec.More(); i++ {
-		start := skipSeparators(data, int(dec.InputOffset()))
-		starts = append(starts, start)
-		var e Element
-		if err := dec.Decode(&e); err != nil {
-			at := start
-			var syn *json.SyntaxError
-			var typ *json.UnmarshalTypeError
-			switch {
-			case errors.As(err, &syn):
-				at = int(syn.Offset)
-			case errors.As(err, &typ):
-				at = int(typ.Offset)
+	starts := elementStarts(data)
+	elements := make([]Element, len(raws))
+	for i, raw := range raws {
+		if err := strictUnmarshal(raw, &elements[i]); err != nil {
+			at := starts[i]
+			if typ, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+				at += int(typ.Offset)
 			}
-			line, col := lineCol(data, at)
-			return nil, &ElementError{Index: i, Reason: fmt.Sprintf("line %d, column %d: %v", line, col, err)}
+			line, _ := lineCol(data, at)
+			return nil, &ElementError{Index: i, Reason: fmt.Sprintf("line %d: %v", line, err)}
 		}
-		elements = append(elements, e)
-	}
-	if _, err := dec.Token(); err != nil {
-		line, col := lineCol(data, int(dec.InputOffset()))
-		return nil, fmt.Errorf("line %d, column %d: %v", line, col, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		line, col := lineCol(data, skipSeparators(data, int(dec.InputOffset())))
-		return nil, fmt.Errorf("line %d, column %d: data after the array of elements", line, col)
 	}
 	if err := Validate(elements); err != nil {
 		if ee, ok := errors.AsType[*ElementError](err); ok {
@@ -123,6 +124,24 @@ func DecodeElements(data []byte) ([]Element, error) {
 		return nil, err
 	}
 	return elements, nil
+}
+
+// elementStarts returns the offsets in data at which the members of its top-level array
+// start, as far as data is valid JSON.
+func elementStarts(data []byte) []int {
+	var starts []int
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil
+	}
+	for dec.More() {
+		starts = append(starts, skipSeparators(data, int(dec.InputOffset())))
+		var raw json.RawMessage
+		if dec.Decode(&raw) != nil {
+			break
+		}
+	}
+	return starts
 }
 
 // skipSeparators returns the offset of the first byte at or after off that is neither
