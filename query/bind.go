@@ -1,0 +1,226 @@
+package query
+
+import (
+	"fmt"
+)
+
+// Schema resolves the field names a filter may use to their types.
+type Schema interface {
+	// FieldType returns the type of the named field, and false when there is no such field.
+	FieldType(name string) (Type, bool)
+}
+
+// MapSchema is a Schema backed by a map from field name to type.
+type MapSchema map[string]Type
+
+// FieldType implements Schema.
+func (m MapSchema) FieldType(name string) (Type, bool) {
+	t, ok := m[name]
+	return t, ok
+}
+
+// Bind type-checks e against s and returns a bound copy: every FieldRef has its Type and
+// every Literal the Value the comparison needs (see the package documentation for the
+// conversions). e itself is not modified. Errors are *Error of kind KindType with code
+// KM_FIELD_NOTFOUND (unknown field) or FILTER_TYPE_MISMATCH; their Param and Char are
+// unset (ParseAndBind sets them).
+func Bind(e Expr, s Schema) (Expr, error) {
+	b, err := bind(e, s)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func bind(e Expr, s Schema) (Expr, *Error) {
+	switch e := e.(type) {
+	case *Logical:
+		l, err := bind(e.L, s)
+		if err != nil {
+			return nil, err
+		}
+		r, err := bind(e.R, s)
+		if err != nil {
+			return nil, err
+		}
+		return &Logical{At: e.At, Op: e.Op, L: l, R: r}, nil
+	case *Not:
+		x, err := bind(e.X, s)
+		if err != nil {
+			return nil, err
+		}
+		return &Not{At: e.At, X: x}, nil
+	case *Compare:
+		f, err := bindField(e.Field, s)
+		if err != nil {
+			return nil, err
+		}
+		v, err := bindLiteral(f, e.Value)
+		if err != nil {
+			return nil, err
+		}
+		return &Compare{At: e.At, Field: f, Op: e.Op, Value: v}, nil
+	case *In:
+		f, err := bindField(e.Field, s)
+		if err != nil {
+			return nil, err
+		}
+		vals := make([]Literal, len(e.Values))
+		for i, l := range e.Values {
+			if vals[i], err = bindLiteral(f, l); err != nil {
+				return nil, err
+			}
+		}
+		return &In{At: e.At, Field: f, Values: vals}, nil
+	case *Call:
+		f, err := bindField(e.Field, s)
+		if err != nil {
+			return nil, err
+		}
+		if f.Type != TypeString {
+			return nil, typeError(f.At, "%s needs a string field; %s is %s", funcNames[e.Func], f.Name, article(f.Type))
+		}
+		if e.Arg.Kind == LitNull {
+			return nil, typeError(e.Arg.At, "%s needs a text to look for, not null", funcNames[e.Func])
+		}
+		arg := e.Arg
+		arg.Value = String(arg.Raw)
+		return &Call{At: e.At, Func: e.Func, Field: f, Arg: arg}, nil
+	case *IsNull:
+		f, err := bindField(e.Field, s)
+		if err != nil {
+			return nil, err
+		}
+		return &IsNull{At: e.At, Field: f, Negated: e.Negated}, nil
+	}
+	panic(fmt.Sprintf("query: Bind of unknown node %T", e))
+}
+
+var funcNames = [...]string{Contains: "contains", StartsWith: "startswith", EndsWith: "endswith"}
+
+func typeError(at Pos, format string, args ...any) *Error {
+	return &Error{Kind: KindType, Code: CodeFilterTypeMismatch, Pos: at, Msg: fmt.Sprintf(format, args...)}
+}
+
+func bindField(f FieldRef, s Schema) (FieldRef, *Error) {
+	t, ok := s.FieldType(f.Name)
+	if !ok || t == TypeInvalid || t == TypeNull {
+		return f, &Error{Kind: KindType, Code: CodeFieldNotFound, Pos: f.At, Msg: fmt.Sprintf("unknown field %q", f.Name)}
+	}
+	f.Type = t
+	return f, nil
+}
+
+// article returns "a string", "an integer" ...
+func article(t Type) string {
+	switch t {
+	case TypeInteger:
+		return "an integer"
+	}
+	return "a " + t.String()
+}
+
+var kindNoun = [...]string{
+	LitString:   "the text",
+	LitInteger:  "the integer",
+	LitDecimal:  "the number",
+	LitBoolean:  "the boolean",
+	LitNull:     "null",
+	LitDate:     "the date",
+	LitDateTime: "the date-time",
+	LitTime:     "the time",
+	LitBare:     "the word",
+}
+
+// bindLiteral converts l to the value a comparison with field f needs.
+func bindLiteral(f FieldRef, l Literal) (Literal, *Error) {
+	mismatch := func(hint string) (Literal, *Error) {
+		lit := l.Raw
+		if l.Kind == LitString {
+			lit = quoteShort(l.Raw)
+		} else {
+			lit = short(lit)
+		}
+		return l, typeError(l.At, "%s is %s and cannot be compared with %s %s; %s", f.Name, article(f.Type), kindNoun[l.Kind], lit, hint)
+	}
+	switch f.Type {
+	case TypeString:
+		// Any unquoted value is taken as its text (legacy bare values): C eq DE, ZIP eq 01234.
+		if l.Kind == LitNull {
+			return mismatch("compare with null using eq null or ne null")
+		}
+		l.Value = String(l.Raw)
+	case TypeInteger:
+		switch l.Kind {
+		case LitInteger:
+		case LitDecimal:
+			// A decimal against an integer field compares numerically.
+		default:
+			return mismatch("write a number such as 42")
+		}
+	case TypeFloat:
+		switch l.Kind {
+		case LitInteger:
+			l.Value = Float(float64(l.Value.Int))
+		case LitDecimal:
+		default:
+			return mismatch("write a number such as 4.2")
+		}
+	case TypeBoolean:
+		if l.Kind != LitBoolean {
+			return mismatch("write true or false")
+		}
+	case TypeDate:
+		switch l.Kind {
+		case LitDate:
+		case LitBare:
+			return l, typeError(l.At, "%s is a date and %s is not a date: %s", f.Name, short(l.Raw), dateReason(l.Raw))
+		default:
+			return mismatch("write a date such as 2015-05-07")
+		}
+	case TypeDateTime, TypeTimestamp:
+		switch l.Kind {
+		case LitDateTime:
+			l.Value.Type = f.Type
+		case LitDate:
+			// A date against an instant means that whole day (UTC); it stays a date.
+		case LitBare:
+			return l, typeError(l.At, "%s is %s and %s is not a date-time: %s", f.Name, article(f.Type), short(l.Raw), dateTimeReason(l.Raw))
+		default:
+			return mismatch("write a date-time such as 2023-12-05T15:48:44Z or a date such as 2023-12-05")
+		}
+	case TypeTime:
+		switch l.Kind {
+		case LitTime:
+		case LitBare:
+			_, reason := parseTime(l.Raw)
+			return l, typeError(l.At, "%s is a time and %s is not a time: %s", f.Name, short(l.Raw), reason)
+		default:
+			return mismatch("write a time such as 15:48:44")
+		}
+	default:
+		return mismatch("the field type cannot be filtered")
+	}
+	return l, nil
+}
+
+func dateReason(s string) string {
+	if _, reason := parseDate(s); reason != "" && len(s) > 10 && s[10] == 'T' {
+		return "a date is written YYYY-MM-DD, without a time"
+	} else if reason != "" {
+		return reason
+	}
+	return "a date is written YYYY-MM-DD"
+}
+
+func dateTimeReason(s string) string {
+	if len(s) > 10 && s[10] == 'T' {
+		_, reason := parseDateTime(s)
+		return reason
+	}
+	_, reason := parseDate(s)
+	if reason == "" {
+		reason = "a date-time is written YYYY-MM-DDTHH:MM[:SS[.ffffff]] followed by Z or an offset ±hh:mm"
+	}
+	return reason
+}

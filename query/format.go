@@ -1,0 +1,127 @@
+package query
+
+import (
+	"fmt"
+	"strings"
+)
+
+var opNames = [...]string{Eq: "eq", Ne: "ne", Gt: "gt", Ge: "ge", Lt: "lt", Le: "le"}
+
+// String returns the operator's keyword ("eq", "ne" ...).
+func (op CompareOp) String() string {
+	if int(op) < len(opNames) && opNames[op] != "" {
+		return opNames[op]
+	}
+	return fmt.Sprintf("CompareOp(%d)", op)
+}
+
+// String returns "and" or "or".
+func (op LogicalOp) String() string {
+	switch op {
+	case And:
+		return "and"
+	case Or:
+		return "or"
+	}
+	return fmt.Sprintf("LogicalOp(%d)", op)
+}
+
+// String returns the function's name ("contains" ...).
+func (f FuncName) String() string {
+	if int(f) < len(funcNames) && funcNames[f] != "" {
+		return funcNames[f]
+	}
+	return fmt.Sprintf("FuncName(%d)", f)
+}
+
+// Format returns the canonical text of e: lowercase keywords, single spaces, parentheses
+// only where the tree needs them, literals as written (texts quoted with '' for a quote),
+// null tests as "eq null" / "ne null". Parse(Format(e)) returns e again, positions aside.
+func Format(e Expr) string {
+	var b strings.Builder
+	format(&b, e)
+	return b.String()
+}
+
+// prec is the binding strength of a node: or 1, and 2, everything else 3.
+func prec(e Expr) int {
+	if l, ok := e.(*Logical); ok {
+		if l.Op == Or {
+			return 1
+		}
+		return 2
+	}
+	return 3
+}
+
+func format(b *strings.Builder, e Expr) {
+	switch e := e.(type) {
+	case *Logical:
+		p := prec(e)
+		// Both operators group to the left: a right operand of the same strength needs
+		// parentheses to keep the tree's shape.
+		formatOperand(b, e.L, prec(e.L) < p)
+		b.WriteByte(' ')
+		b.WriteString(e.Op.String())
+		b.WriteByte(' ')
+		formatOperand(b, e.R, prec(e.R) <= p)
+	case *Not:
+		b.WriteString("not ")
+		formatOperand(b, e.X, prec(e.X) < 3)
+	case *Compare:
+		b.WriteString(e.Field.Name)
+		b.WriteByte(' ')
+		b.WriteString(e.Op.String())
+		b.WriteByte(' ')
+		formatLiteral(b, e.Value)
+	case *In:
+		b.WriteString(e.Field.Name)
+		b.WriteString(" in (")
+		for i, v := range e.Values {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			formatLiteral(b, v)
+		}
+		b.WriteByte(')')
+	case *Call:
+		b.WriteString(e.Func.String())
+		b.WriteByte('(')
+		b.WriteString(e.Field.Name)
+		b.WriteString(", ")
+		formatLiteral(b, e.Arg)
+		b.WriteByte(')')
+	case *IsNull:
+		b.WriteString(e.Field.Name)
+		if e.Negated {
+			b.WriteString(" ne null")
+		} else {
+			b.WriteString(" eq null")
+		}
+	default:
+		panic(fmt.Sprintf("query: Format of unknown node %T", e))
+	}
+}
+
+func formatOperand(b *strings.Builder, e Expr, paren bool) {
+	if paren {
+		b.WriteByte('(')
+	}
+	format(b, e)
+	if paren {
+		b.WriteByte(')')
+	}
+}
+
+func formatLiteral(b *strings.Builder, l Literal) {
+	switch l.Kind {
+	case LitString:
+		b.WriteByte('\'')
+		b.WriteString(strings.ReplaceAll(l.Raw, "'", "''"))
+		b.WriteByte('\'')
+	case LitNull:
+		b.WriteString("null")
+	default:
+		b.WriteString(l.Raw)
+	}
+}

@@ -1,0 +1,561 @@
+package query
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// The default Limits.
+const (
+	DefaultMaxLength = 8 << 10
+	DefaultMaxDepth  = 64
+	DefaultMaxIn     = 1000
+)
+
+// Limits bound what Parse accepts; beyond them it returns a KindLimit error. A zero field
+// takes its default.
+type Limits struct {
+	// MaxLength is the longest filter text in bytes (default 8 KiB).
+	MaxLength int
+	// MaxDepth is the deepest nesting of parentheses and "not" (default 64).
+	MaxDepth int
+	// MaxIn is the longest literal list of an "in" (default 1000).
+	MaxIn int
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxLength <= 0 {
+		l.MaxLength = DefaultMaxLength
+	}
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = DefaultMaxDepth
+	}
+	if l.MaxIn <= 0 {
+		l.MaxIn = DefaultMaxIn
+	}
+	return l
+}
+
+// Option configures Parse and ParseAndBind.
+type Option func(*config)
+
+type config struct {
+	limits Limits
+	param  string
+}
+
+// WithLimits sets the limits of the filter text.
+func WithLimits(l Limits) Option { return func(c *config) { c.limits = l } }
+
+// WithParam sets the parameter name errors start with (default "filterExpr"); the OData
+// handler passes "$filter".
+func WithParam(name string) Option { return func(c *config) { c.param = name } }
+
+func newConfig(opts []Option) config {
+	c := config{param: "filterExpr"}
+	for _, o := range opts {
+		o(&c)
+	}
+	c.limits = c.limits.withDefaults()
+	return c
+}
+
+// Parse parses a filter expression into an unbound tree: field types are unset, and
+// literals carry the value they denote as written (bare words none). See the package
+// documentation for the grammar. Errors are *Error of kind KindSyntax, KindUnsupported or
+// KindLimit.
+func Parse(src string, opts ...Option) (Expr, error) {
+	c := newConfig(opts)
+	e, err := parse(src, c.limits)
+	if err != nil {
+		err.Param = c.param
+		err.Char = CharPos(src, err.Pos)
+		return nil, err
+	}
+	return e, nil
+}
+
+// ParseAndBind parses src and binds it to s, reporting errors of both steps with the
+// parameter name and character position.
+func ParseAndBind(src string, s Schema, opts ...Option) (Expr, error) {
+	c := newConfig(opts)
+	e, err := parse(src, c.limits)
+	if err == nil {
+		var b Expr
+		if b, err = bind(e, s); err == nil {
+			return b, nil
+		}
+	}
+	err.Param = c.param
+	err.Char = CharPos(src, err.Pos)
+	return nil, err
+}
+
+func parse(src string, lim Limits) (e Expr, err *Error) {
+	if len(src) > lim.MaxLength {
+		return nil, &Error{Kind: KindLimit, Code: CodeConstraintViolation, Pos: NoPos,
+			Msg: fmt.Sprintf("the expression is %d bytes long; at most %d are allowed", len(src), lim.MaxLength)}
+	}
+	p := &parser{lx: lexer{src: src}, lim: lim}
+	defer func() {
+		if r := recover(); r != nil {
+			perr, ok := r.(*Error)
+			if !ok {
+				panic(r)
+			}
+			e, err = nil, perr
+		}
+	}()
+	p.tok = p.lx.at(0)
+	p.checkToken()
+	if p.tok.kind == tEOF {
+		p.fail(KindSyntax, p.tok.pos, "the expression is empty")
+	}
+	e = p.parseOr()
+	if p.tok.kind != tEOF {
+		if p.tok.kind == tRParen {
+			p.fail(KindSyntax, p.tok.pos, `this ")" has no matching "("`)
+		}
+		p.unexpected(`"and", "or" or the end of the expression`)
+	}
+	return e, nil
+}
+
+// parser is a recursive-descent parser. Errors abort the parse by panicking with *Error,
+// recovered in parse.
+type parser struct {
+	lx    lexer
+	tok   token // the lookahead token, scanned with the ordinary rules
+	depth int
+	lim   Limits
+}
+
+func (p *parser) fail(kind ErrorKind, pos int, format string, args ...any) {
+	code := CodeFilterSyntax
+	switch kind {
+	case KindUnsupported:
+		code = CodeFilterNotSupported
+	case KindLimit:
+		code = CodeConstraintViolation
+	}
+	panic(&Error{Kind: kind, Code: code, Pos: Pos(pos), Msg: fmt.Sprintf(format, args...)})
+}
+
+// next moves to the token after the current one.
+func (p *parser) next() {
+	p.tok = p.lx.at(p.tok.end)
+	p.checkToken()
+}
+
+// moveTo makes the token at position i current.
+func (p *parser) moveTo(i int) {
+	p.tok = p.lx.at(i)
+	p.checkToken()
+}
+
+func (p *parser) checkToken() {
+	if p.tok.kind == tString && p.tok.end < 0 {
+		p.fail(KindSyntax, p.tok.pos, "the text starting here has no closing quote")
+	}
+}
+
+// describe names the current token for a message.
+func (p *parser) describe() string { return describeToken(p.tok) }
+
+func describeToken(t token) string {
+	switch t.kind {
+	case tEOF:
+		return "the end of the expression"
+	case tString:
+		return "the text " + quoteShort(t.text)
+	}
+	return fmt.Sprintf("%q", short(t.text))
+}
+
+func short(s string) string {
+	const max = 24
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max]) + "…"
+}
+
+func quoteShort(s string) string { return "'" + strings.ReplaceAll(short(s), "'", "''") + "'" }
+
+func (p *parser) isWord(w string) bool { return p.tok.kind == tIdent && p.tok.text == w }
+
+// nextChar returns the byte right after the current token (0 at the end).
+func (p *parser) nextChar() byte {
+	if p.tok.end < len(p.lx.src) {
+		return p.lx.src[p.tok.end]
+	}
+	return 0
+}
+
+func (p *parser) enter(pos int) {
+	p.depth++
+	if p.depth > p.lim.MaxDepth {
+		p.fail(KindLimit, pos, "the expression nests deeper than %d levels of parentheses and \"not\"", p.lim.MaxDepth)
+	}
+}
+
+func (p *parser) leave() { p.depth-- }
+
+func (p *parser) parseOr() Expr {
+	l := p.parseAnd()
+	for p.isWord("or") {
+		p.next()
+		r := p.parseAnd()
+		l = &Logical{At: l.Position(), Op: Or, L: l, R: r}
+	}
+	return l
+}
+
+func (p *parser) parseAnd() Expr {
+	l := p.parseUnary()
+	for p.isWord("and") {
+		p.next()
+		r := p.parseUnary()
+		l = &Logical{At: l.Position(), Op: And, L: l, R: r}
+	}
+	return l
+}
+
+func (p *parser) parseUnary() Expr {
+	if p.isWord("not") {
+		at := p.tok.pos
+		p.enter(at)
+		p.next()
+		x := p.parseUnary()
+		p.leave()
+		return &Not{At: Pos(at), X: x}
+	}
+	return p.parsePrimary()
+}
+
+var compareOps = map[string]CompareOp{"eq": Eq, "ne": Ne, "gt": Gt, "ge": Ge, "lt": Lt, "le": Le}
+
+// keywords are the reserved words of the grammar; none of them is a field or a bare value.
+var keywords = map[string]bool{
+	"and": true, "or": true, "not": true, "eq": true, "ne": true, "gt": true, "ge": true,
+	"lt": true, "le": true, "in": true, "is": true, "has": true,
+}
+
+var arithmetic = map[string]bool{"add": true, "sub": true, "mul": true, "div": true, "divby": true, "mod": true}
+
+var functions = map[string]FuncName{"contains": Contains, "startswith": StartsWith, "endswith": EndsWith}
+
+func (p *parser) parsePrimary() Expr {
+	t := p.tok
+	switch t.kind {
+	case tLParen:
+		p.enter(t.pos)
+		p.next()
+		e := p.parseOr()
+		if p.tok.kind != tRParen {
+			p.unexpected(fmt.Sprintf(`")" to close the "(" at position %d`, CharPos(p.lx.src, Pos(t.pos))))
+		}
+		p.leave()
+		p.next()
+		return e
+	case tIdent:
+		switch t.text {
+		case "true", "false", "null":
+			return p.parseMirrored()
+		}
+		if keywords[t.text] {
+			p.fail(KindSyntax, t.pos, "expected a condition, found %s", p.describe())
+		}
+		if fn, ok := functions[t.text]; ok && p.nextChar() == '(' {
+			return p.parseCall(fn)
+		}
+		f := p.parseField("a condition")
+		return p.parseComparison(f)
+	case tString, tValue:
+		return p.parseMirrored()
+	case tOther:
+		p.unsupportedStart()
+	}
+	p.fail(KindSyntax, t.pos, "expected a condition, found %s", p.describe())
+	return nil
+}
+
+// unsupportedStart reports an operand that starts with a character of OData syntax outside
+// the subset, or a syntax error.
+func (p *parser) unsupportedStart() {
+	t := p.tok
+	switch t.text {
+	case "-":
+		p.fail(KindUnsupported, t.pos, "negation with - is not supported")
+	case "$":
+		name := p.lx.at(t.end)
+		if name.kind == tIdent && name.pos == t.end {
+			p.fail(KindUnsupported, t.pos, "$%s is not supported", name.text)
+		}
+	case "@":
+		p.fail(KindUnsupported, t.pos, "parameter aliases and annotations (@...) are not supported")
+	case "[", "{", `"`:
+		p.fail(KindUnsupported, t.pos, "JSON arrays, objects and strings are not supported; write text as 'text' and lists as in ('a', 'b')")
+	}
+}
+
+// parseField reads the current identifier as a field name, reporting paths, function calls
+// and typed literals that OData allows there but the subset does not. what names the
+// expected construct for messages.
+func (p *parser) parseField(what string) FieldRef {
+	t := p.tok
+	if t.kind != tIdent || keywords[t.text] {
+		p.unsupportedStart()
+		p.fail(KindSyntax, t.pos, "expected %s, found %s", what, p.describe())
+	}
+	switch p.nextChar() {
+	case '(':
+		p.fail(KindUnsupported, t.pos, "the function %s is not supported; the functions are contains, startswith and endswith", short(t.text))
+	case '/':
+		seg := p.lx.at(t.end + 1)
+		switch {
+		case seg.kind == tIdent && (seg.text == "any" || seg.text == "all"):
+			p.fail(KindUnsupported, t.pos, "the lambda operator %s is not supported", seg.text)
+		case seg.kind == tOther && seg.text == "$":
+			p.fail(KindUnsupported, t.pos, "path segments such as /$count are not supported")
+		}
+		p.fail(KindUnsupported, t.pos, "paths with / are not supported; name a field as FIELD or RECORD.FIELD")
+	case '\'':
+		p.fail(KindUnsupported, t.pos, "typed literals such as %s'...' are not supported", short(t.text))
+	}
+	if strings.HasSuffix(t.text, ".") || strings.Contains(t.text, "..") {
+		p.fail(KindSyntax, t.pos, "%q is not a field name: a dot must separate two names", short(t.text))
+	}
+	p.next()
+	return FieldRef{At: Pos(t.pos), Name: t.text}
+}
+
+// unexpected fails at the current token, which is not what the parser expected: with
+// KindUnsupported when it is OData outside the subset, else with KindSyntax.
+func (p *parser) unexpected(expected string) {
+	t := p.tok
+	if t.kind == tIdent {
+		lower := strings.ToLower(t.text)
+		switch {
+		case arithmetic[lower]:
+			p.fail(KindUnsupported, t.pos, "the arithmetic operator %s is not supported", short(t.text))
+		case lower == "has":
+			p.fail(KindUnsupported, t.pos, "the has operator is not supported")
+		case (keywords[lower] || lower == "true" || lower == "false" || lower == "null") && t.text != lower:
+			p.fail(KindUnsupported, t.pos, "keywords are lower case: write %q, not %q", lower, t.text)
+		}
+	}
+	if t.kind == tOther {
+		p.unsupportedStart()
+	}
+	p.fail(KindSyntax, t.pos, "expected %s, found %s", expected, p.describe())
+}
+
+// parseComparison parses what follows a field: an operator and its operand.
+func (p *parser) parseComparison(f FieldRef) Expr {
+	t := p.tok
+	at := f.At
+	if t.kind == tIdent {
+		if op, ok := compareOps[t.text]; ok {
+			return p.compare(f, op, t.text)
+		}
+		switch t.text {
+		case "in":
+			return p.parseIn(f)
+		case "is":
+			p.next()
+			negated := false
+			if p.isWord("not") {
+				negated = true
+				p.next()
+			}
+			if !p.isWord("null") {
+				p.fail(KindSyntax, p.tok.pos, `expected "null" after "is", found %s`, p.describe())
+			}
+			p.next()
+			return &IsNull{At: at, Field: f, Negated: negated}
+		case "not":
+			p.next()
+			if !p.isWord("eq") {
+				p.fail(KindSyntax, p.tok.pos, `expected "eq" after "not", found %s`, p.describe())
+			}
+			return p.compare(f, Ne, "not eq")
+		}
+	}
+	if t.kind == tEOF || t.kind == tRParen || p.isWord("and") || p.isWord("or") {
+		p.fail(KindUnsupported, int(f.At), "a field on its own is not a condition; compare it, as in %s eq true", short(f.Name))
+	}
+	p.unexpected(fmt.Sprintf("an operator (eq, ne, gt, ge, lt, le, in, is) after the field %s", short(f.Name)))
+	return nil
+}
+
+// compare parses the value after the comparison operator (the current token) of f.
+func (p *parser) compare(f FieldRef, op CompareOp, opText string) Expr {
+	opPos := p.tok.pos
+	p.next()
+	v := p.parseValue(opText)
+	if v.Kind == LitNull {
+		switch op {
+		case Eq:
+			return &IsNull{At: f.At, Field: f}
+		case Ne:
+			return &IsNull{At: f.At, Field: f, Negated: true}
+		}
+		p.fail(KindUnsupported, opPos, "%s null is not supported: only eq null and ne null compare with null", opText)
+	}
+	return &Compare{At: f.At, Field: f, Op: op, Value: v}
+}
+
+// parseValue parses the operand after an operator: a quoted text or an unquoted value
+// (number, date, date-time, time, true, false, null, or a legacy bare word).
+func (p *parser) parseValue(after string) Literal {
+	t := p.tok
+	switch t.kind {
+	case tString:
+		p.next()
+		return Literal{At: Pos(t.pos), Kind: LitString, Raw: t.text, Value: String(t.text)}
+	case tIdent, tValue:
+		v := p.lx.value(t.pos)
+		if keywords[v.text] {
+			p.fail(KindSyntax, v.pos, "expected a value after %q, found %q", after, v.text)
+		}
+		if v.end < len(p.lx.src) {
+			switch p.lx.src[v.end] {
+			case '(':
+				p.fail(KindUnsupported, v.pos, "the function %s is not supported; the functions are contains, startswith and endswith", short(v.text))
+			case '\'':
+				p.fail(KindUnsupported, v.pos, "typed literals such as %s'...' are not supported", short(v.text))
+			case '/':
+				p.fail(KindUnsupported, v.pos, "paths with / are not supported")
+			}
+		}
+		kind, val := classify(v.text)
+		p.moveTo(v.end)
+		if kind == LitBare && p.tok.kind == tValue && p.tok.pos > v.end {
+			// "2023-12-05T15:48 03:00": a "+" that a URL decoder turned into a space.
+			if _, reason := parseDateTime(v.text + "+" + p.tok.text); reason == "" {
+				_, reason = parseDateTime(v.text)
+				p.fail(KindSyntax, v.pos, "%s", reason)
+			}
+		}
+		return Literal{At: Pos(v.pos), Kind: kind, Raw: v.text, Value: val}
+	case tLParen:
+		p.fail(KindSyntax, t.pos, "a parenthesised list may only follow \"in\"")
+	case tOther:
+		p.unsupportedStart()
+	}
+	p.fail(KindSyntax, t.pos, "expected a value after %q, found %s", after, p.describe())
+	return Literal{}
+}
+
+func (p *parser) parseIn(f FieldRef) Expr {
+	p.next()
+	if p.tok.kind != tLParen {
+		if p.tok.kind == tOther && p.tok.text == "[" {
+			p.fail(KindUnsupported, p.tok.pos, "JSON arrays are not supported; write the list as in ('a', 'b')")
+		}
+		p.fail(KindSyntax, p.tok.pos, `expected "(" after "in", found %s`, p.describe())
+	}
+	p.next()
+	in := &In{At: f.At, Field: f}
+	if p.tok.kind == tRParen {
+		p.next()
+		return in
+	}
+	for {
+		v := p.parseValue("in")
+		if v.Kind == LitNull {
+			p.fail(KindUnsupported, int(v.At), "null in an in list is not supported; add \"or %s eq null\"", short(f.Name))
+		}
+		if len(in.Values) == p.lim.MaxIn {
+			p.fail(KindLimit, int(v.At), "the in list has more than %d values", p.lim.MaxIn)
+		}
+		in.Values = append(in.Values, v)
+		switch p.tok.kind {
+		case tComma:
+			p.next()
+			continue
+		case tRParen:
+			p.next()
+			return in
+		}
+		p.unexpected(`"," or ")" in the in list`)
+	}
+}
+
+func (p *parser) parseCall(fn FuncName) Expr {
+	name := p.tok
+	p.next() // the name
+	p.next() // (
+	if p.tok.kind == tString || p.tok.kind == tValue || p.isWord("true") || p.isWord("false") || p.isWord("null") {
+		p.fail(KindUnsupported, p.tok.pos, "the first argument of %s must be a field", name.text)
+	}
+	f := p.parseField(fmt.Sprintf("a field as the first argument of %s", name.text))
+	if p.tok.kind != tComma {
+		p.unexpected(fmt.Sprintf(`"," after the field in %s`, name.text))
+	}
+	p.next()
+	arg := p.parseValue(name.text + "(")
+	if p.tok.kind != tRParen {
+		if p.tok.kind == tComma {
+			p.fail(KindSyntax, p.tok.pos, "%s takes two arguments: a field and a text", name.text)
+		}
+		p.unexpected(fmt.Sprintf(`")" to close %s(`, name.text))
+	}
+	p.next()
+	if p.tok.kind == tIdent {
+		if _, ok := compareOps[p.tok.text]; ok {
+			p.fail(KindUnsupported, p.tok.pos, "comparing the result of %s is not supported; write %s(...) or not %s(...)", name.text, name.text, name.text)
+		}
+	}
+	return &Call{At: Pos(name.pos), Func: fn, Field: f, Arg: arg}
+}
+
+var mirrored = [...]CompareOp{Eq: Eq, Ne: Ne, Gt: Lt, Ge: Le, Lt: Gt, Le: Ge}
+
+// parseMirrored parses a comparison written with the literal on the left, "5 lt A", and
+// returns it with the field on the left, "A gt 5".
+func (p *parser) parseMirrored() Expr {
+	t := p.tok
+	var lit Literal
+	if t.kind == tString {
+		lit = Literal{At: Pos(t.pos), Kind: LitString, Raw: t.text, Value: String(t.text)}
+		p.next()
+	} else {
+		v := p.lx.value(t.pos)
+		kind, val := classify(v.text)
+		if kind == LitBare {
+			p.fail(KindSyntax, t.pos, "expected a condition, found %q, which is neither a field nor a literal", short(v.text))
+		}
+		lit = Literal{At: Pos(v.pos), Kind: kind, Raw: v.text, Value: val}
+		p.moveTo(v.end)
+	}
+	opTok := p.tok
+	op, ok := compareOps[opTok.text]
+	if opTok.kind != tIdent || !ok {
+		switch {
+		case p.isWord("in"):
+			p.fail(KindUnsupported, opTok.pos, "the left side of in must be a field")
+		case opTok.kind == tEOF || opTok.kind == tRParen || p.isWord("and") || p.isWord("or"):
+			p.fail(KindUnsupported, t.pos, "a literal on its own is not a condition; compare a field with it")
+		}
+		p.unexpected("a comparison operator (eq, ne, gt, ge, lt, le) after the literal")
+	}
+	p.next()
+	if p.tok.kind == tString || p.tok.kind == tValue || p.isWord("true") || p.isWord("false") || p.isWord("null") {
+		p.fail(KindUnsupported, t.pos, "comparing two literals is not supported; compare a field with a literal")
+	}
+	f := p.parseField(fmt.Sprintf("a field after %q", opTok.text))
+	if lit.Kind == LitNull {
+		switch op {
+		case Eq:
+			return &IsNull{At: lit.At, Field: f}
+		case Ne:
+			return &IsNull{At: lit.At, Field: f, Negated: true}
+		}
+		p.fail(KindUnsupported, opTok.pos, "null %s is not supported: only eq null and ne null compare with null", opTok.text)
+	}
+	return &Compare{At: lit.At, Field: f, Op: mirrored[op], Value: lit}
+}
