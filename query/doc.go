@@ -25,7 +25,7 @@
 // "A gt 5"); "eq null" and "ne null" become *IsNull, as do the legacy "is null" and
 // "is not null"; the legacy "not eq" is "ne".
 //
-// Literals: 'text' with '' for a quote; integers (an integer beyond int64 is a decimal);
+// Literals: 'text' with a doubled quote standing for one quote; integers (an integer beyond int64 is a decimal);
 // decimals with optional fraction and exponent (1.5, -2e3; "42." and ".5" are not numbers);
 // dates YYYY-MM-DD (years 0000 to 9999); date-times YYYY-MM-DDTHH:MM[:SS[.fraction]]
 // with Z or ±hh:mm, normalised to UTC microseconds (fractions beyond the microsecond are

@@ -35,7 +35,7 @@ func (f FuncName) String() string {
 }
 
 // Format returns the canonical text of e: lowercase keywords, single spaces, parentheses
-// only where the tree needs them, literals as written (texts quoted with '' for a quote),
+// only where the tree needs them, literals as written (texts quoted, a quote in them doubled),
 // null tests as "eq null" / "ne null". Parse(Format(e)) returns e again, positions aside.
 func Format(e Expr) string {
 	var b strings.Builder

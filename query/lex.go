@@ -117,7 +117,7 @@ func (lx *lexer) value(i int) token {
 	return token{kind: tValue, pos: i, end: j, text: lx.src[i:j]}
 }
 
-// str scans the quoted text at i; '' stands for one quote.
+// str scans the quoted text at i; a doubled quote stands for one quote.
 func (lx *lexer) str(i int) token {
 	j := i + 1
 	start := j
