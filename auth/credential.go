@@ -58,7 +58,7 @@ func refusef(format string, args ...any) error {
 
 // Reasons for refusing the headers of a request.
 var (
-	errNoCredentials = refuse("missing credentials: send Authorization: AppKey <key>, Authorization: Bearer <token> or AppKey: <key>")
+	errNoCredentials = refuse("missing credentials: send the Authorization header with the AppKey or Bearer scheme, or the AppKey header")
 	errTwoHeaders    = refuse("send credentials in one header only, Authorization or AppKey")
 	errManyValues    = refuse("send one Authorization header")
 	errTooLong       = refuse(fmt.Sprintf("credentials longer than %d bytes", MaxCredentialLength))
@@ -96,7 +96,7 @@ func ParseAuthorization(h http.Header) (Credential, error) {
 	case strings.EqualFold(word, string(SchemeBearer)):
 		scheme = SchemeBearer
 	case rest == "" && !found:
-		return Credential{}, refuse(`Authorization header needs a scheme: "AppKey <key>" or "Bearer <token>"`)
+		return Credential{}, refuse("the Authorization header needs a scheme: AppKey or Bearer, a space, then the key or token")
 	default:
 		return Credential{}, refusef("unsupported authorization scheme %q: use AppKey or Bearer", clip(word))
 	}

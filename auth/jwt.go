@@ -188,16 +188,18 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 
 // Reasons for refusing a token.
 var (
-	errTokenMalformed = refuse("malformed bearer token")
-	errTokenExpired   = refuse("token is expired")
-	errTokenNotYet    = refuse("token is not valid yet")
-	errTokenIssuer    = refuse("token has the wrong issuer")
-	errTokenAudience  = refuse("token has the wrong audience")
-	errTokenNoExp     = refuse("token has no exp claim")
-	errTokenSignature = refuse("token signature is invalid")
-	errTokenClaims    = refuse("token has malformed claims")
-	errTokenNoSubject = refuse("token has no sub claim")
-	errTokenNoKid     = refuse("token has no kid header")
+	errTokenMalformed  = refuse("malformed bearer token")
+	errTokenExpired    = refuse("token is expired")
+	errTokenNotYet     = refuse("token is not valid yet")
+	errTokenIssuer     = refuse("token has the wrong issuer")
+	errTokenAudience   = refuse("token has the wrong audience")
+	errTokenNoExp      = refuse("token has no exp claim")
+	errTokenNoIssuer   = refuse("token has no iss claim")
+	errTokenNoAudience = refuse("token has no aud claim")
+	errTokenSignature  = refuse("token signature is invalid")
+	errTokenClaims     = refuse("token has malformed claims")
+	errTokenNoSubject  = refuse("token has no sub claim")
+	errTokenNoKid      = refuse("token has no kid header")
 )
 
 // Authenticate implements Authenticator for Bearer tokens.
@@ -216,7 +218,7 @@ func (v *JWTVerifier) Authenticate(_ context.Context, c Credential) (*Principal,
 	claims := jwt.MapClaims{}
 	token, err := v.parser.ParseWithClaims(c.Secret, claims, v.key)
 	if err != nil {
-		return nil, v.explain(token, err)
+		return nil, v.explain(token, claims, err)
 	}
 	p, err := v.principal(claims)
 	if err != nil {
@@ -253,7 +255,7 @@ func (v *JWTVerifier) key(t *jwt.Token) (any, error) {
 }
 
 // explain turns a parse error into the refusal the client sees.
-func (v *JWTVerifier) explain(t *jwt.Token, err error) error {
+func (v *JWTVerifier) explain(t *jwt.Token, claims jwt.MapClaims, err error) error {
 	var ce *CredentialError
 	switch {
 	case errors.As(err, &ce):
@@ -272,16 +274,33 @@ func (v *JWTVerifier) explain(t *jwt.Token, err error) error {
 			}
 		}
 		return refuse("token has no alg header")
-	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
+	case errors.Is(err, jwt.ErrTokenInvalidClaims):
+		return explainClaims(claims, err)
+	default:
+		return errTokenClaims
+	}
+}
+
+// explainClaims names the first failed claim check of a verified token, in the order in
+// which the parser checks them: exp, nbf, aud, iss.
+func explainClaims(claims jwt.MapClaims, err error) error {
+	aud, _ := claims.GetAudience()
+	iss, _ := claims.GetIssuer()
+	switch {
+	case claims["exp"] == nil:
 		return errTokenNoExp
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return errTokenExpired
 	case errors.Is(err, jwt.ErrTokenNotValidYet):
 		return errTokenNotYet
-	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
-		return errTokenIssuer
 	case errors.Is(err, jwt.ErrTokenInvalidAudience):
 		return errTokenAudience
+	case claims["aud"] == nil || len(aud) == 0 || len(aud) == 1 && aud[0] == "":
+		return errTokenNoAudience
+	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
+		return errTokenIssuer
+	case claims["iss"] == nil || iss == "":
+		return errTokenNoIssuer
 	default:
 		return errTokenClaims
 	}
