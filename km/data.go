@@ -1,0 +1,656 @@
+package km
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/query"
+)
+
+// dataParams are the parameters of a data or query request, from the query string (GET)
+// or the projection (POST), before they are checked against the KM.
+type dataParams struct {
+	fields      []string // split, trimmed, empty entries removed
+	fieldsGiven bool
+	filters     []string
+	filterExprs []string // one entry per expression
+	kpis        []string
+	kpisGiven   bool
+	options     []string
+	sort        []string // raw entries ("+A", "-B", "C")
+	sortGiven   bool
+	searchTerm  string
+	searchField []string
+	precision   int // -1: default
+	page, size  int
+	kpiParams   map[string]map[string]string // KPI id -> parameter id -> value
+}
+
+// column is one output column of a data request: a field or a KPI.
+type column struct {
+	name  string // as the request names it
+	field *Field // nil for a KPI
+	kpi   *KPI   // nil for a field
+}
+
+// plan is a checked data request ready for the store, with what shaping the answer needs.
+type plan struct {
+	q       Query
+	columns []column
+	sort    []string // as reported
+}
+
+func (h *Handler) serveData(w http.ResponseWriter, r *http.Request, m *KnowledgeModel, rec *Record, asQuery bool) {
+	var (
+		p   *dataParams
+		err error
+	)
+	if r.Method == http.MethodPost {
+		p, err = h.readProjection(w, r, rec != nil)
+	} else {
+		p, err = h.readQueryString(r.URL.RawQuery)
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	pl, err := h.plan(m, rec, p, asQuery)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	res, err := h.store.Query(r.Context(), m, &pl.q)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if len(res.Columns) != len(pl.columns) {
+		h.fail(w, r, fmt.Errorf("km: store returned %d columns for a request of %d", len(res.Columns), len(pl.columns)))
+		return
+	}
+	writeBody(w, encodePage(pl, res, asQuery))
+}
+
+// encodePage renders the result page: {page, pageSize, total, sort, content} with content
+// {headers, data} for the data endpoints and an array of rows for the query endpoints.
+func encodePage(pl *plan, res *query.Result, asQuery bool) []byte {
+	keys := make([][]byte, len(pl.columns))
+	for i, c := range pl.columns {
+		keys[i] = appendString(nil, c.name)
+	}
+	b := make([]byte, 0, 256+len(res.Rows)*len(pl.columns)*24)
+	b = append(b, `{"page":`...)
+	b = strconv.AppendInt(b, int64(pl.q.Page), 10)
+	b = append(b, `,"pageSize":`...)
+	b = strconv.AppendInt(b, int64(pl.q.PageSize), 10)
+	b = append(b, `,"total":`...)
+	b = strconv.AppendInt(b, int64(len(res.Rows)), 10)
+	b = append(b, `,"sort":[`...)
+	for i, s := range pl.sort {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, s)
+	}
+	b = append(b, `],"content":`...)
+	if !asQuery {
+		b = append(b, `{"headers":[`...)
+		for i, c := range pl.columns {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendHeader(b, c, res.Columns[i].Type)
+		}
+		b = append(b, `],"data":`...)
+	}
+	b = append(b, '[')
+	for i, row := range res.Rows {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendRow(b, keys, row)
+	}
+	b = append(b, ']')
+	if !asQuery {
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+// appendHeader appends a header entry; format and unit are left out when empty.
+func appendHeader(b []byte, c column, t query.Type) []byte {
+	name, format, unit, agg := "", "", "", c.kpi != nil
+	if c.field != nil {
+		name, format, unit, t = c.field.Name, c.field.Format, c.field.Unit, c.field.Type
+	} else {
+		name, format, unit = c.kpi.Name, c.kpi.Format, c.kpi.Unit
+		if t == query.TypeInvalid || t == query.TypeNull {
+			t = c.kpi.Type
+		}
+	}
+	b = append(b, `{"id":`...)
+	b = appendString(b, c.name)
+	b = append(b, `,"name":`...)
+	b = appendString(b, name)
+	b = append(b, `,"type":`...)
+	b = appendString(b, t.String())
+	if format != "" {
+		b = append(b, `,"format":`...)
+		b = appendString(b, format)
+	}
+	if unit != "" {
+		b = append(b, `,"unit":`...)
+		b = appendString(b, unit)
+	}
+	b = append(b, `,"aggregation":`...)
+	b = strconv.AppendBool(b, agg)
+	b = append(b, `,"filterable":`...)
+	b = strconv.AppendBool(b, !agg)
+	b = append(b, `,"sortable":true}`...)
+	return b
+}
+
+// readQueryString reads the parameters of a data GET. fields, filters, kpis and options
+// may be comma lists and repeated; filterExpr may be repeated and each value may hold
+// several expressions joined by top-level commas.
+func (h *Handler) readQueryString(raw string) (*dataParams, error) {
+	params, err := parseQueryString(raw)
+	if err != nil {
+		return nil, err
+	}
+	p := &dataParams{precision: -1}
+	p.page, p.size, err = h.paging(params)
+	if err != nil {
+		return nil, err
+	}
+	_, p.fieldsGiven = params["fields"]
+	p.fields = splitList(params["fields"])
+	p.filters = splitList(params["filters"])
+	_, p.kpisGiven = params["kpis"]
+	p.kpis = splitList(params["kpis"])
+	p.options = splitList(params["options"])
+	if vs, ok := params["sort"]; ok {
+		p.sortGiven = true
+		p.sort = splitRawList(vs)
+	}
+	for _, v := range params["filterExpr"] {
+		p.filterExprs = append(p.filterExprs, splitTopLevel(v)...)
+	}
+	if vs := params["searchTerm"]; len(vs) > 0 {
+		p.searchTerm = vs[len(vs)-1]
+	}
+	p.searchField = splitList(params["searchField"])
+	if vs := params["searchPrecision"]; len(vs) > 0 {
+		v := vs[len(vs)-1]
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return nil, badRequest(problem.CodeParameterMismatch, "searchPrecision %q is not an integer", v)
+		}
+		if n < 1 || n > 100 {
+			return nil, badRequest(problem.CodeConstraint, "searchPrecision %d is out of range: want 1 to 100", n)
+		}
+		p.precision = n
+	}
+	for _, v := range params["kpiParam"] {
+		if err := p.addKPIParam(v); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// addKPIParam reads one kpiParam value, "KPI_ID.param:value".
+func (p *dataParams) addKPIParam(v string) error {
+	name, value, ok := strings.Cut(v, ":")
+	kpi, param, ok2 := strings.Cut(name, ".")
+	if !ok || !ok2 || kpi == "" || param == "" {
+		return badRequest(problem.CodeParameterIllegal, "kpiParam %q: want KPI_ID.parameter:value", v)
+	}
+	p.setKPIParam(kpi, param, value)
+	return nil
+}
+
+func (p *dataParams) setKPIParam(kpi, param, value string) {
+	if p.kpiParams == nil {
+		p.kpiParams = map[string]map[string]string{}
+	}
+	if p.kpiParams[kpi] == nil {
+		p.kpiParams[kpi] = map[string]string{}
+	}
+	p.kpiParams[kpi][param] = value
+}
+
+// projection is the POST body's projection. Pointers tell absent members from empty ones.
+type projection struct {
+	Fields     *string `json:"fields"`
+	Filters    *struct {
+		KMFilterNames []string `json:"kmFilterNames"`
+		FilterExpr    []string `json:"filterExpr"`
+	} `json:"filters"`
+	Pagination *struct {
+		PageNumber *int64 `json:"pageNumber"`
+		PageSize   *int64 `json:"pageSize"`
+	} `json:"pagination"`
+	Sort    *string  `json:"sort"`
+	Options []string `json:"options"`
+	KPIs    []string `json:"kpis"`
+	Search  *struct {
+		Term      *string `json:"term"`
+		Field     *string `json:"field"`
+		Precision *int64  `json:"precision"`
+	} `json:"search"`
+	// KPIParameters overrides KPI parameter values: KPI id -> parameter id -> value.
+	KPIParameters map[string]map[string]string `json:"kpiParameters"`
+}
+
+// Projection member limits of the seed.
+const (
+	maxFieldsLen  = 2048
+	minSortLen    = 2
+	maxSortLen    = 2048
+	maxOptions    = 1
+	maxPrecision  = 100
+	maxPageNumber = 1<<31 - 1
+)
+
+// readProjection reads and checks a POST body {"projection": {...}}.
+func (h *Handler) readProjection(w http.ResponseWriter, r *http.Request, recordLevel bool) (*dataParams, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, problem.New(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
+				fmt.Sprintf("the request body exceeds %d bytes", mbe.Limit))
+		}
+		return nil, badRequest(problem.CodeParameterIllegal, "reading the request body: %v", err)
+	}
+	var env struct {
+		Projection *projection `json:"projection"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&env); err != nil {
+		return nil, jsonError(err)
+	}
+	if dec.More() {
+		return nil, badRequest(problem.CodeParameterIllegal, "the request body holds more than one JSON value")
+	}
+	pr := env.Projection
+	if pr == nil {
+		return nil, badRequest(problem.CodeParameterMissing, "the body needs a projection member: {\"projection\": {...}}")
+	}
+	p := &dataParams{precision: -1, page: 0, size: DefaultPageSize}
+	if pr.Fields != nil {
+		if n := len(*pr.Fields); n < 1 || n > maxFieldsLen {
+			return nil, badRequest(problem.CodeConstraint, "projection.fields is %d characters long: want 1 to %d", n, maxFieldsLen)
+		}
+		p.fieldsGiven = true
+		p.fields = splitList([]string{*pr.Fields})
+	} else if recordLevel {
+		return nil, badRequest(problem.CodeParameterMissing, "projection.fields is required")
+	}
+	if pr.Filters != nil {
+		p.filters = splitList(pr.Filters.KMFilterNames)
+		for _, e := range pr.Filters.FilterExpr {
+			p.filterExprs = append(p.filterExprs, splitTopLevel(e)...)
+		}
+	}
+	if pg := pr.Pagination; pg != nil {
+		if pg.PageNumber != nil {
+			if *pg.PageNumber < 0 || *pg.PageNumber > maxPageNumber {
+				return nil, badRequest(problem.CodeConstraint, "projection.pagination.pageNumber %d is out of range: want 0 to %d", *pg.PageNumber, maxPageNumber)
+			}
+			p.page = int(*pg.PageNumber)
+		}
+		if pg.PageSize != nil {
+			if *pg.PageSize < 1 || *pg.PageSize > int64(h.opts.MaxPageSize) {
+				return nil, badRequest(problem.CodeConstraint, "projection.pagination.pageSize %d is out of range: want 1 to %d", *pg.PageSize, h.opts.MaxPageSize)
+			}
+			p.size = int(*pg.PageSize)
+		}
+	}
+	if pr.Sort != nil {
+		if n := len(*pr.Sort); n < minSortLen || n > maxSortLen {
+			return nil, badRequest(problem.CodeConstraint, "projection.sort is %d characters long: want %d to %d", n, minSortLen, maxSortLen)
+		}
+		p.sortGiven = true
+		p.sort = splitRawList([]string{*pr.Sort})
+	}
+	if len(pr.Options) > maxOptions {
+		return nil, badRequest(problem.CodeConstraint, "projection.options has %d items: at most %d is allowed", len(pr.Options), maxOptions)
+	}
+	p.options = pr.Options
+	if pr.KPIs != nil {
+		if recordLevel {
+			return nil, badRequest(problem.CodeParameterIllegal, "projection.kpis is only accepted by the knowledge model data endpoint")
+		}
+		p.kpisGiven = true
+		p.kpis = splitList(pr.KPIs)
+	}
+	if s := pr.Search; s != nil {
+		if s.Term != nil {
+			p.searchTerm = *s.Term
+		}
+		if s.Field != nil {
+			p.searchField = splitList([]string{*s.Field})
+		}
+		if s.Precision != nil {
+			if *s.Precision < 0 || *s.Precision > maxPrecision {
+				return nil, badRequest(problem.CodeConstraint, "projection.search.precision %d is out of range: want 0 to %d", *s.Precision, maxPrecision)
+			}
+			p.precision = int(*s.Precision)
+		}
+	}
+	for kpi, vals := range pr.KPIParameters {
+		for param, v := range vals {
+			p.setKPIParam(kpi, param, v)
+		}
+	}
+	return p, nil
+}
+
+// jsonError turns a decoding error of the body into a 400 that says what was wrong.
+func jsonError(err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return badRequest(problem.CodeParameterIllegal, "the request body is not valid JSON: %v (at byte %d)", se, se.Offset)
+	case errors.As(err, &te):
+		where := te.Field
+		if where == "" {
+			where = "the body"
+		}
+		return badRequest(problem.CodeParameterMismatch, "%s: a JSON %s where %s is expected", where, te.Value, jsonKind(te.Type.String()))
+	case errors.Is(err, io.EOF):
+		return badRequest(problem.CodeParameterMissing, "the request body is empty; want {\"projection\": {...}}")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest(problem.CodeParameterIllegal, "the request body is truncated JSON")
+	}
+	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return badRequest(problem.CodeParameterIllegal, "unknown member %s in the request body", msg)
+	}
+	return badRequest(problem.CodeParameterIllegal, "the request body: %v", err)
+}
+
+func jsonKind(goType string) string {
+	switch {
+	case goType == "string" || goType == "*string":
+		return "a string"
+	case strings.Contains(goType, "int"):
+		return "an integer"
+	case strings.HasPrefix(goType, "[]"):
+		return "an array"
+	case strings.HasPrefix(goType, "map[") || strings.HasPrefix(goType, "struct") || strings.HasPrefix(goType, "*struct"):
+		return "an object"
+	}
+	return goType
+}
+
+// plan checks p against the KM (and record) and builds the store query.
+func (h *Handler) plan(m *KnowledgeModel, rec *Record, p *dataParams, asQuery bool) (*plan, error) {
+	pl := &plan{}
+	q := &pl.q
+	q.Page, q.PageSize = p.page, p.size
+	if rec != nil {
+		q.Record = rec.ID
+		if p.kpisGiven {
+			return nil, badRequest(problem.CodeParameterIllegal, "kpis are only accepted by the knowledge model endpoints")
+		}
+	}
+	// Fields.
+	fields := dedupKeepOrder(p.fields)
+	if len(fields) > MaxFields {
+		return nil, badRequest(problem.CodeConstraint, "%d fields requested: at most %d are allowed", len(fields), MaxFields)
+	}
+	if len(fields) == 0 && rec != nil {
+		if !asQuery {
+			return nil, badRequest(problem.CodeParameterMissing, "fields is required: name at least one field of record %s", rec.ID)
+		}
+		for _, f := range rec.Fields {
+			fields = append(fields, f.ID)
+		}
+	}
+	var unknown []string
+	for _, name := range fields {
+		f := resolveField(m, rec, name)
+		if f == nil {
+			unknown = append(unknown, name)
+			continue
+		}
+		pl.columns = append(pl.columns, column{name: name, field: f})
+		q.Fields = append(q.Fields, name)
+	}
+	if len(unknown) > 0 {
+		return nil, badRequest(CodeFieldNotFound, "unknown field%s: %s%s", plural(len(unknown)), strings.Join(unknown, ", "), fieldHint(rec))
+	}
+	// KPIs.
+	var unknownKPIs []string
+	for _, id := range dedupKeepOrder(p.kpis) {
+		k := m.KPI(id)
+		if k == nil {
+			unknownKPIs = append(unknownKPIs, id)
+			continue
+		}
+		metric := k.metric
+		if vals := p.kpiParams[id]; len(vals) > 0 {
+			var err error
+			if metric, err = m.kpiMetric(k, vals); err != nil {
+				return nil, badRequest(problem.CodeParameterIllegal, "kpiParam of %s: %v", id, err)
+			}
+		}
+		pl.columns = append(pl.columns, column{name: id, kpi: k})
+		q.KPIs = append(q.KPIs, query.KPI{ID: id, Metric: metric})
+	}
+	if len(unknownKPIs) > 0 {
+		return nil, badRequest(CodeFieldNotFound, "unknown KPI%s: %s", plural(len(unknownKPIs)), strings.Join(unknownKPIs, ", "))
+	}
+	for id := range p.kpiParams {
+		if !slices.Contains(p.kpis, id) {
+			return nil, badRequest(problem.CodeParameterIllegal, "kpiParam names KPI %s, which the request does not select", id)
+		}
+	}
+	if rec == nil && len(q.Fields) == 0 && len(q.KPIs) == 0 {
+		return nil, badRequest(problem.CodeParameterMissing, "name at least one field (RECORD.FIELD) in fields or one KPI in kpis")
+	}
+	// Filters: predefined ones and filterExpr entries, ANDed.
+	var conj []query.Expr
+	var unknownFilters []string
+	for _, id := range dedupKeepOrder(p.filters) {
+		f := m.Filter(id)
+		if f == nil {
+			unknownFilters = append(unknownFilters, id)
+			continue
+		}
+		e := f.bound
+		if rec != nil {
+			var err error
+			if e, err = toRecordLevel(e, rec.ID); err != nil {
+				return nil, badRequest(problem.CodeParameterIllegal, "filter %s cannot apply to record %s: %v", id, rec.ID, err)
+			}
+		}
+		conj = append(conj, e)
+	}
+	if len(unknownFilters) > 0 {
+		return nil, badRequest(CodeFilterNotFound, "unknown filter%s: %s", plural(len(unknownFilters)), strings.Join(unknownFilters, ", "))
+	}
+	schema := m.schema(rec)
+	for _, text := range p.filterExprs {
+		e, err := query.ParseAndBind(text, schema, query.WithLimits(h.opts.Limits))
+		if err != nil {
+			return nil, err
+		}
+		conj = append(conj, e)
+	}
+	q.Filter = andAll(conj)
+	// Options.
+	for _, o := range dedupKeepOrder(p.options) {
+		if o != "distinct" {
+			return nil, badRequest(problem.CodeParameterIllegal, "unknown option %q: the only option is distinct", o)
+		}
+		q.Distinct = true
+	}
+	// Search.
+	if p.searchTerm != "" || len(p.searchField) > 0 {
+		s, err := searchSpec(m, rec, p, q.Fields)
+		if err != nil {
+			return nil, err
+		}
+		q.Search = s
+	}
+	// Sort.
+	if p.sortGiven {
+		keys, reported, err := sortKeys(p.sort, pl.columns)
+		if err != nil {
+			return nil, err
+		}
+		q.Sort, pl.sort = keys, reported
+	}
+	if pl.sort == nil {
+		pl.sort = []string{}
+	}
+	// Joins.
+	if rec == nil {
+		recs, err := referencedRecords(m, q)
+		if err != nil {
+			return nil, err
+		}
+		if q.Join, err = m.Plan(recs); err != nil {
+			return nil, err
+		}
+	}
+	return pl, nil
+}
+
+// resolveField finds a field named as the endpoint names it.
+func resolveField(m *KnowledgeModel, rec *Record, name string) *Field {
+	if rec != nil {
+		return rec.Field(name)
+	}
+	_, f := m.Field(name)
+	return f
+}
+
+func fieldHint(rec *Record) string {
+	if rec == nil {
+		return " (knowledge model endpoints name fields RECORD.FIELD)"
+	}
+	return " (record " + rec.ID + ")"
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func andAll(es []query.Expr) query.Expr {
+	if len(es) == 0 {
+		return nil
+	}
+	e := es[0]
+	for _, x := range es[1:] {
+		e = &query.Logical{At: e.Position(), Op: query.And, L: e, R: x}
+	}
+	return e
+}
+
+func dedupKeepOrder(s []string) []string {
+	var out []string
+	for _, v := range s {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// searchSpec checks the search parameters. Without searchField the searched fields are the
+// string fields among the selected ones, or all string fields of the record (at record
+// level) when none are selected.
+func searchSpec(m *KnowledgeModel, rec *Record, p *dataParams, selected []string) (*query.Search, error) {
+	if p.searchTerm == "" {
+		return nil, badRequest(problem.CodeParameterMissing, "searchField is given but searchTerm is missing")
+	}
+	s := &query.Search{Term: p.searchTerm, Precision: p.precision}
+	if s.Precision < 0 {
+		s.Precision = DefaultSearchPrecision
+	}
+	if len(p.searchField) > 0 {
+		for _, name := range p.searchField {
+			f := resolveField(m, rec, name)
+			if f == nil {
+				return nil, badRequest(CodeFieldNotFound, "unknown searchField %s%s", name, fieldHint(rec))
+			}
+			if f.Type != query.TypeString {
+				return nil, badRequest(problem.CodeParameterIllegal, "searchField %s is a %s field; fuzzy search needs a string field", name, f.Type)
+			}
+			s.Fields = append(s.Fields, name)
+		}
+		return s, nil
+	}
+	for _, name := range selected {
+		if f := resolveField(m, rec, name); f != nil && f.Type == query.TypeString {
+			s.Fields = append(s.Fields, name)
+		}
+	}
+	if len(selected) == 0 && rec != nil {
+		for _, f := range rec.Fields {
+			if f.Type == query.TypeString {
+				s.Fields = append(s.Fields, f.ID)
+			}
+		}
+	}
+	if len(s.Fields) == 0 {
+		return nil, badRequest(problem.CodeParameterIllegal, "searchTerm needs a string field to search: select one or name it in searchField")
+	}
+	return s, nil
+}
+
+// sortKeys checks the data sort entries against the output columns.
+func sortKeys(entries []string, cols []column) ([]query.SortKey, []string, error) {
+	if len(entries) == 0 {
+		return nil, nil, badRequest(query.CodeSortIsEmpty, "sort is empty: name a field, +FIELD or -FIELD")
+	}
+	var keys []query.SortKey
+	var reported []string
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		desc := false
+		switch {
+		case strings.HasPrefix(e, "-"):
+			desc, e = true, e[1:]
+		case strings.HasPrefix(e, "+"):
+			e = e[1:]
+		}
+		e = strings.TrimSpace(e)
+		if e == "" {
+			return nil, nil, badRequest(query.CodeSortIsEmpty, "sort has an empty entry: name a field, +FIELD or -FIELD")
+		}
+		if !slices.ContainsFunc(cols, func(c column) bool { return c.name == e }) {
+			return nil, nil, badRequest(query.CodeSortUnknownField, "sort field %s is not among the selected fields and KPIs", e)
+		}
+		if i := slices.IndexFunc(keys, func(k query.SortKey) bool { return k.Field == e }); i >= 0 {
+			if keys[i].Desc != desc {
+				return nil, nil, badRequest(query.CodeSortHasOpposite, "sort names %s both ascending and descending", e)
+			}
+			continue
+		}
+		keys = append(keys, query.SortKey{Field: e, Desc: desc})
+		if desc {
+			reported = append(reported, "-"+e)
+		} else {
+			reported = append(reported, "+"+e)
+		}
+	}
+	return keys, reported, nil
+}

@@ -1,0 +1,165 @@
+package km
+
+import (
+	"fmt"
+
+	"github.com/kmkit/kmkit/query"
+)
+
+// kmSchema resolves KM-level field names "RECORD.FIELD".
+type kmSchema struct{ m *KnowledgeModel }
+
+func (s kmSchema) FieldType(name string) (query.Type, bool) {
+	if _, f := s.m.Field(name); f != nil {
+		return f.Type, true
+	}
+	return query.TypeInvalid, false
+}
+
+// recordSchema resolves the bare field ids of one record.
+type recordSchema struct{ r *Record }
+
+func (s recordSchema) FieldType(name string) (query.Type, bool) {
+	if f := s.r.Field(name); f != nil {
+		return f.Type, true
+	}
+	return query.TypeInvalid, false
+}
+
+// schema returns the filter schema of the KM (rec nil) or of one record.
+func (m *KnowledgeModel) schema(rec *Record) query.Schema {
+	if rec != nil {
+		return recordSchema{rec}
+	}
+	return kmSchema{m}
+}
+
+// parseCondition parses a condition of a KPI expression (unbound) found at offset off.
+func parseCondition(text string, off int) (query.Expr, error) {
+	e, err := query.Parse(text, query.WithParam("condition"))
+	return e, offsetError(err, off)
+}
+
+// compileCondition parses a condition or filter expression found at offset off of a
+// definition's text and binds it against the KM's fields.
+func (m *KnowledgeModel) compileCondition(text string, off int) (query.Expr, error) {
+	e, err := query.ParseAndBind(text, m.schema(nil), query.WithParam("condition"))
+	return e, offsetError(err, off)
+}
+
+// offsetError shifts the position of a *query.Error by off bytes, so that it points into
+// the whole KPI expression, and drops the parameter name (definitions have none).
+func offsetError(err error, off int) error {
+	qe, ok := err.(*query.Error)
+	if !ok {
+		return err
+	}
+	if qe.Pos < 0 {
+		return &ExprError{Pos: off, Reason: qe.Msg}
+	}
+	return &ExprError{Pos: off + int(qe.Pos), Reason: qe.Msg}
+}
+
+// toRecordLevel rewrites a KM-level bound filter ("REC.FIELD") for the record endpoint of
+// rec ("FIELD"). It fails when the filter names a field of another record.
+func toRecordLevel(e query.Expr, rec string) (query.Expr, error) {
+	prefix := rec + "."
+	var err error
+	field := func(f query.FieldRef) query.FieldRef {
+		if len(f.Name) > len(prefix) && f.Name[:len(prefix)] == prefix {
+			f.Name = f.Name[len(prefix):]
+		} else if err == nil {
+			err = fmt.Errorf("it uses field %s of another record", f.Name)
+		}
+		return f
+	}
+	var walk func(query.Expr) query.Expr
+	walk = func(e query.Expr) query.Expr {
+		switch e := e.(type) {
+		case *query.Logical:
+			return &query.Logical{At: e.At, Op: e.Op, L: walk(e.L), R: walk(e.R)}
+		case *query.Not:
+			return &query.Not{At: e.At, X: walk(e.X)}
+		case *query.Compare:
+			c := *e
+			c.Field = field(e.Field)
+			return &c
+		case *query.In:
+			c := *e
+			c.Field = field(e.Field)
+			return &c
+		case *query.Call:
+			c := *e
+			c.Field = field(e.Field)
+			return &c
+		case *query.IsNull:
+			c := *e
+			c.Field = field(e.Field)
+			return &c
+		}
+		return e
+	}
+	out := walk(e)
+	return out, err
+}
+
+// referencedRecords lists the records a KM-level query touches: its fields, its filter,
+// its search fields and the fields and conditions of its KPIs.
+func referencedRecords(m *KnowledgeModel, q *Query) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	add := func(name string) {
+		r, _ := m.Field(name)
+		if r != nil && !seen[r.ID] {
+			seen[r.ID] = true
+			out = append(out, r.ID)
+		}
+	}
+	for _, f := range q.Fields {
+		add(f)
+	}
+	exprFields(q.Filter, add)
+	if q.Search != nil {
+		for _, f := range q.Search.Fields {
+			add(f)
+		}
+	}
+	for _, k := range q.KPIs {
+		metricFields(k.Metric, add)
+	}
+	if len(out) == 0 {
+		return nil, badRequest("GENERAL_PARAMETER_ILLEGAL", "the request names no field of any record, so it has no rows to compute on: select a field or a KPI over a field")
+	}
+	return out, nil
+}
+
+func exprFields(e query.Expr, add func(string)) {
+	switch e := e.(type) {
+	case *query.Logical:
+		exprFields(e.L, add)
+		exprFields(e.R, add)
+	case *query.Not:
+		exprFields(e.X, add)
+	case *query.Compare:
+		add(e.Field.Name)
+	case *query.In:
+		add(e.Field.Name)
+	case *query.Call:
+		add(e.Field.Name)
+	case *query.IsNull:
+		add(e.Field.Name)
+	}
+}
+
+func metricFields(mt query.Metric, add func(string)) {
+	switch mt := mt.(type) {
+	case *query.Arith:
+		metricFields(mt.L, add)
+		metricFields(mt.R, add)
+	case *query.Aggregate:
+		if mt.Field != "" {
+			add(mt.Field)
+		}
+		exprFields(mt.Filter, add)
+	}
+}

@@ -1,0 +1,227 @@
+package km
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/query"
+)
+
+// Error codes the KM handler adds to those of the problem and query packages.
+const (
+	CodeModelNotFound   = "KM_MODEL_NOTFOUND"
+	CodeRecordNotFound  = "KM_RECORD_NOTFOUND"
+	CodeFieldNotFound   = "KM_FIELD_NOTFOUND"
+	CodeFilterNotFound  = "KM_FILTER_NOTFOUND"
+	CodeKPINotFound     = "KM_KPI_NOTFOUND"
+	CodeJoinNotPossible = "KM_JOIN_NOT_POSSIBLE"
+	CodePayloadTooLarge = "GENERAL_PAYLOAD_TOO_LARGE"
+)
+
+// BasePath is the path under which the handler serves the API. Mount the handler at it, or
+// under another prefix with http.StripPrefix.
+const BasePath = "/intelligence/api"
+
+// Defaults of Options.
+const (
+	DefaultMaxPageSize  = 5000
+	DefaultMaxBodyBytes = 1 << 20
+	DefaultPageSize     = 50
+	// MaxFields is the most fields one data request may select.
+	MaxFields = 200
+)
+
+// Options configure a Handler. The zero value gives the defaults.
+type Options struct {
+	// MaxPageSize bounds pageSize; above it requests fail with 400. Default 5000.
+	MaxPageSize int
+	// MaxBodyBytes bounds POST bodies; beyond it requests fail with 413. Default 1 MiB.
+	MaxBodyBytes int64
+	// Limits bound filter expressions (length, nesting, in-list size); zero members take
+	// the query package's defaults.
+	Limits query.Limits
+	// Logger receives internal errors with their support id. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Handler serves the Knowledge Model API (schema, data and query endpoints) from a Store.
+// Create it with NewHandler.
+type Handler struct {
+	store Store
+	opts  Options
+}
+
+// NewHandler returns the handler of the Knowledge Model API under BasePath, backed by
+// store. It expects the auth middleware (auth.Guard.KM) in front of it for authentication,
+// permissions and rate limits.
+func NewHandler(store Store, opts Options) *Handler {
+	if opts.MaxPageSize <= 0 {
+		opts.MaxPageSize = DefaultMaxPageSize
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Handler{store: store, opts: opts}
+}
+
+// endpoint identifies a route of the API.
+type endpoint uint8
+
+const (
+	epModels endpoint = iota + 1
+	epModel
+	epFilters
+	epRecords
+	epKPIs
+	epModelData
+	epModelQuery
+	epRecord
+	epRecordData
+	epRecordQuery
+)
+
+// route maps a path below BasePath to an endpoint and its path parameters.
+func route(path string) (ep endpoint, kmID, recID string, ok bool) {
+	rest, ok := strings.CutPrefix(path, BasePath+"/knowledge-models")
+	if !ok {
+		return 0, "", "", false
+	}
+	rest = strings.TrimSuffix(rest, "/")
+	if rest == "" {
+		return epModels, "", "", true
+	}
+	if rest[0] != '/' {
+		return 0, "", "", false
+	}
+	segs := strings.Split(rest[1:], "/")
+	for _, s := range segs {
+		if s == "" {
+			return 0, "", "", false
+		}
+	}
+	kmID = segs[0]
+	switch len(segs) {
+	case 1:
+		return epModel, kmID, "", true
+	case 2:
+		switch segs[1] {
+		case "filters":
+			return epFilters, kmID, "", true
+		case "records":
+			return epRecords, kmID, "", true
+		case "kpis":
+			return epKPIs, kmID, "", true
+		case "data":
+			return epModelData, kmID, "", true
+		case "query":
+			return epModelQuery, kmID, "", true
+		}
+	case 3:
+		if segs[1] == "records" {
+			return epRecord, kmID, segs[2], true
+		}
+	case 4:
+		if segs[1] == "records" {
+			switch segs[3] {
+			case "data":
+				return epRecordData, kmID, segs[2], true
+			case "query":
+				return epRecordQuery, kmID, segs[2], true
+			}
+		}
+	}
+	return 0, "", "", false
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ep, kmID, recID, ok := route(r.URL.Path)
+	if !ok {
+		problem.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at "+r.URL.Path)
+		return
+	}
+	allow := "GET"
+	if ep == epModelData || ep == epRecordData {
+		allow = "GET, POST"
+	}
+	if r.Method != http.MethodGet && !(r.Method == http.MethodPost && allow != "GET") {
+		w.Header().Set("Allow", allow)
+		problem.Write(w, http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
+			"method "+r.Method+" is not allowed on "+r.URL.Path+"; allowed: "+allow)
+		return
+	}
+	ctx := r.Context()
+	if ep == epModels {
+		h.serveModels(w, r)
+		return
+	}
+	m, err := h.store.Model(ctx, kmID)
+	if errors.Is(err, ErrNotFound) {
+		problem.Write(w, http.StatusNotFound, CodeModelNotFound, "no knowledge model "+strconv.Quote(kmID))
+		return
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	var rec *Record
+	if recID != "" {
+		if rec = m.Record(recID); rec == nil {
+			problem.Write(w, http.StatusNotFound, CodeRecordNotFound, "knowledge model "+m.ID+" has no record "+strconv.Quote(recID))
+			return
+		}
+	}
+	switch ep {
+	case epModel:
+		h.serveModel(w, r, m)
+	case epFilters:
+		h.serveFilters(w, r, m)
+	case epRecords:
+		h.serveRecords(w, r, m)
+	case epKPIs:
+		h.serveKPIs(w, r, m)
+	case epRecord:
+		h.serveRecord(w, r, rec)
+	case epModelData, epRecordData, epModelQuery, epRecordQuery:
+		h.serveData(w, r, m, rec, ep == epModelQuery || ep == epRecordQuery)
+	}
+}
+
+// fail answers err: client errors with their 4xx problem, anything else with 500 and a
+// support id that is logged with the error.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var p *problem.Problem
+	var qe *query.Error
+	var je *JoinError
+	switch {
+	case errors.As(err, &p):
+		p.Write(w)
+	case errors.As(err, &qe):
+		problem.Write(w, http.StatusBadRequest, qe.Code, qe.Error())
+	case errors.As(err, &je):
+		problem.Write(w, http.StatusBadRequest, CodeJoinNotPossible, je.Error())
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		// The client went away; nobody reads the answer.
+		problem.Write(w, http.StatusServiceUnavailable, problem.CodeFatal, "request canceled")
+	default:
+		id := uuid.NewString()
+		h.opts.Logger.ErrorContext(r.Context(), "km: internal error", "supportId", id, "method", r.Method, "path", r.URL.Path, "err", err)
+		problem.Write(w, http.StatusInternalServerError, problem.CodeFatal, "internal error; support id "+id)
+	}
+}
+
+// badRequest returns a 400 problem as an error.
+func badRequest(code, format string, args ...any) error {
+	return problem.New(http.StatusBadRequest, code, fmt.Sprintf(format, args...))
+}

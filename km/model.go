@@ -1,0 +1,174 @@
+package km
+
+import (
+	"time"
+
+	"github.com/kmkit/kmkit/query"
+)
+
+// KnowledgeModel is one Knowledge Model (KM): records with fields, the relationships that
+// join them, KPIs and predefined filters. A KM that extends another already holds what it
+// inherited: Records, Relationships, KPIs and Filters are the merged lists.
+//
+// A KnowledgeModel is immutable once loaded; stores and handlers share it between requests.
+type KnowledgeModel struct {
+	ID   string
+	Name string
+	// ExtendedKMID is the id of the base KM this one extends, or "".
+	ExtendedKMID string
+	// Published is the latest publication time; the zero time when unknown.
+	Published     time.Time
+	Records       []*Record
+	Relationships []Relationship
+	KPIs          []*KPI
+	Filters       []*Filter
+}
+
+// Record is a business concept of a KM: a table of rows with typed fields.
+type Record struct {
+	ID               string
+	Name             string
+	Description      string
+	ShortDisplayName string
+	InternalNote     string
+	// Curated is false for auto-generated records.
+	Curated bool
+	// Source names the data behind the record: data/<Source>.csv for the memory store, a
+	// table or view for SQL. It defaults to the record id.
+	Source string
+	// Key is the id of the record's key field, or "".
+	Key    string
+	Fields []*Field
+}
+
+// Field is one column of a record.
+type Field struct {
+	ID               string
+	Name             string
+	Description      string
+	ShortDisplayName string
+	InternalNote     string
+	// Type is the field's data type.
+	Type query.Type
+	// TypeName is the type as the definition declares it ("number" stays "number" in the
+	// record details; data headers report Type).
+	TypeName string
+	Format   string
+	Unit     string
+}
+
+// Relationship is a many-to-one join: each row of From's record refers to at most one row
+// of To's record, whose To field is its key.
+type Relationship struct {
+	From, To FieldPath
+}
+
+// FieldPath names a field of a record in a KM: RECORD.FIELD.
+type FieldPath struct {
+	Record, Field string
+}
+
+// String returns "RECORD.FIELD".
+func (p FieldPath) String() string { return p.Record + "." + p.Field }
+
+// KPI is a KM-level aggregation defined by an expression of the KPI language.
+type KPI struct {
+	ID          string
+	Name        string
+	Description string
+	Format      string
+	Unit        string
+	// Direction is the desired trend: "Up", "Down" or "None".
+	Direction string
+	// Target is the default target, or "".
+	Target     string
+	Parameters []Parameter
+	// Expr is the KPI expression as written, with ${param} placeholders.
+	Expr string
+	// Type is the type of the KPI's values (integer for counts, else float).
+	Type query.Type
+
+	metric query.Metric // compiled with the parameters' default values
+}
+
+// Parameter is a KPI parameter; Value is its initial (default) value.
+type Parameter struct {
+	ID, Name, Value string
+}
+
+// Filter is a predefined filter of a KM: a filter expression over KM-level field names.
+type Filter struct {
+	ID          string
+	Name        string
+	Description string
+	// Expr is the filter expression as written.
+	Expr string
+
+	bound query.Expr // bound against the KM's fields
+}
+
+// Record returns the record with the given id, or nil.
+func (m *KnowledgeModel) Record(id string) *Record {
+	for _, r := range m.Records {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// KPI returns the KPI with the given id, or nil.
+func (m *KnowledgeModel) KPI(id string) *KPI {
+	for _, k := range m.KPIs {
+		if k.ID == id {
+			return k
+		}
+	}
+	return nil
+}
+
+// Filter returns the predefined filter with the given id, or nil.
+func (m *KnowledgeModel) Filter(id string) *Filter {
+	for _, f := range m.Filters {
+		if f.ID == id {
+			return f
+		}
+	}
+	return nil
+}
+
+// Field returns the field with the given id, or nil.
+func (r *Record) Field(id string) *Field {
+	for _, f := range r.Fields {
+		if f.ID == id {
+			return f
+		}
+	}
+	return nil
+}
+
+// Field resolves a KM-level field name "RECORD.FIELD" to its record and field.
+func (m *KnowledgeModel) Field(name string) (*Record, *Field) {
+	for i := 0; i < len(name); i++ {
+		if name[i] != '.' {
+			continue
+		}
+		// Record ids may not contain dots, field ids may: split at the first dot.
+		r := m.Record(name[:i])
+		if r == nil {
+			return nil, nil
+		}
+		f := r.Field(name[i+1:])
+		if f == nil {
+			return nil, nil
+		}
+		return r, f
+	}
+	return nil, nil
+}
+
+// Metric returns the KPI's compiled expression with its parameters' default values.
+func (k *KPI) Metric() query.Metric { return k.metric }
+
+// Bound returns the filter's expression bound against its KM's fields.
+func (f *Filter) Bound() query.Expr { return f.bound }

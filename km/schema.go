@@ -1,0 +1,313 @@
+package km
+
+import (
+	"cmp"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/query"
+)
+
+// The JSON shapes of the schema endpoints.
+
+type modelItem struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Published string `json:"published,omitempty"`
+}
+
+type modelDetails struct {
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	ExtendedKMID string `json:"extendedKMId,omitempty"`
+}
+
+type filterItem struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+type recordItem struct {
+	ID               string `json:"id"`
+	Name             string `json:"name"`
+	Description      string `json:"description"`
+	ShortDisplayName string `json:"shortDisplayName"`
+	InternalNote     string `json:"internalNote"`
+}
+
+type recordDetails struct {
+	recordItem
+	Fields []fieldItem `json:"fields"`
+}
+
+type fieldItem struct {
+	ID               string `json:"id"`
+	Name             string `json:"name"`
+	Description      string `json:"description"`
+	ShortDisplayName string `json:"shortDisplayName"`
+	InternalNote     string `json:"internalNote"`
+	Type             string `json:"type"`
+	Format           string `json:"format,omitempty"`
+	Unit             string `json:"unit,omitempty"`
+}
+
+type kpiItem struct {
+	ID          string          `json:"id"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Format      string          `json:"format,omitempty"`
+	Unit        string          `json:"unit,omitempty"`
+	Direction   string          `json:"direction"`
+	Target      string          `json:"target,omitempty"`
+	Parameters  []parameterItem `json:"parameters"`
+}
+
+type parameterItem struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type schemaPage[T any] struct {
+	Page     int    `json:"page"`
+	PageSize int    `json:"pageSize"`
+	Total    int    `json:"total"`
+	Sort     string `json:"sort"`
+	Content  []T    `json:"content"`
+}
+
+// member returns the value of a list item's member by its JSON name, for sorting.
+type member[T any] func(item T, name string) (string, bool)
+
+func modelMember(it modelItem, name string) (string, bool) {
+	switch name {
+	case "id":
+		return it.ID, true
+	case "name":
+		return it.Name, true
+	case "published":
+		return it.Published, true
+	}
+	return "", false
+}
+
+func filterMember(it filterItem, name string) (string, bool) {
+	switch name {
+	case "id":
+		return it.ID, true
+	case "name":
+		return it.Name, true
+	case "description":
+		return it.Description, true
+	}
+	return "", false
+}
+
+func recordMember(it recordItem, name string) (string, bool) {
+	switch name {
+	case "id":
+		return it.ID, true
+	case "name":
+		return it.Name, true
+	case "description":
+		return it.Description, true
+	case "shortDisplayName":
+		return it.ShortDisplayName, true
+	case "internalNote":
+		return it.InternalNote, true
+	}
+	return "", false
+}
+
+func fieldMember(it fieldItem, name string) (string, bool) {
+	switch name {
+	case "id":
+		return it.ID, true
+	case "name":
+		return it.Name, true
+	case "description":
+		return it.Description, true
+	case "shortDisplayName":
+		return it.ShortDisplayName, true
+	case "internalNote":
+		return it.InternalNote, true
+	case "type":
+		return it.Type, true
+	case "format":
+		return it.Format, true
+	case "unit":
+		return it.Unit, true
+	}
+	return "", false
+}
+
+func kpiMember(it kpiItem, name string) (string, bool) {
+	switch name {
+	case "id":
+		return it.ID, true
+	case "name":
+		return it.Name, true
+	case "description":
+		return it.Description, true
+	case "format":
+		return it.Format, true
+	case "unit":
+		return it.Unit, true
+	case "direction":
+		return it.Direction, true
+	case "target":
+		return it.Target, true
+	}
+	return "", false
+}
+
+// sortItems sorts items by the single sort key of a schema endpoint, comparing values
+// case-insensitively (ties keep definition order), and returns the sort as reported.
+// Without a sort parameter items keep definition order and the reported sort is "".
+func sortItems[T any](items []T, sortParam []string, get member[T]) (string, error) {
+	key, desc, present, err := parseSchemaSort(sortParam)
+	if err != nil || !present {
+		return "", err
+	}
+	var zero T
+	if _, ok := get(zero, key); !ok {
+		return "", &query.Error{Kind: query.KindParameter, Code: query.CodeSortUnknownField, Param: "sort", Pos: query.NoPos,
+			Msg: "unknown sort field " + strconv.Quote(key)}
+	}
+	slices.SortStableFunc(items, func(a, b T) int {
+		va, _ := get(a, key)
+		vb, _ := get(b, key)
+		c := cmp.Compare(strings.ToLower(va), strings.ToLower(vb))
+		if desc {
+			return -c
+		}
+		return c
+	})
+	if desc {
+		return "-" + key, nil
+	}
+	return "+" + key, nil
+}
+
+// serveList sorts and pages items and writes the schema result page.
+func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, items []T, get member[T]) {
+	params, err := parseQueryString(r.URL.RawQuery)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	page, size, err := h.paging(params)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	sorted, err := sortItems(items, params["sort"], get)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	content := []T{}
+	if start := page * size; start < len(items) && start >= 0 {
+		content = items[start:min(len(items), start+size)]
+	}
+	writeJSON(w, schemaPage[T]{Page: page, PageSize: size, Total: len(content), Sort: sorted, Content: content})
+}
+
+func (h *Handler) serveModels(w http.ResponseWriter, r *http.Request) {
+	models, err := h.store.Models(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	items := make([]modelItem, len(models))
+	for i, m := range models {
+		items[i] = modelItem{ID: m.ID, Name: m.Name}
+		if !m.Published.IsZero() {
+			items[i].Published = m.Published.UTC().Format(time.RFC3339)
+		}
+	}
+	// Stores return models in any order; the unsorted list is ordered by id.
+	slices.SortFunc(items, func(a, b modelItem) int { return cmp.Compare(a.ID, b.ID) })
+	serveList(h, w, r, items, modelMember)
+}
+
+func (h *Handler) serveModel(w http.ResponseWriter, _ *http.Request, m *KnowledgeModel) {
+	writeJSON(w, modelDetails{ID: m.ID, Name: m.Name, ExtendedKMID: m.ExtendedKMID})
+}
+
+func (h *Handler) serveFilters(w http.ResponseWriter, r *http.Request, m *KnowledgeModel) {
+	items := make([]filterItem, len(m.Filters))
+	for i, f := range m.Filters {
+		items[i] = filterItem{ID: f.ID, Name: f.Name, Description: f.Description}
+	}
+	serveList(h, w, r, items, filterMember)
+}
+
+func (h *Handler) serveRecords(w http.ResponseWriter, r *http.Request, m *KnowledgeModel) {
+	items := make([]recordItem, len(m.Records))
+	for i, rec := range m.Records {
+		items[i] = toRecordItem(rec)
+	}
+	serveList(h, w, r, items, recordMember)
+}
+
+func toRecordItem(rec *Record) recordItem {
+	return recordItem{ID: rec.ID, Name: rec.Name, Description: rec.Description,
+		ShortDisplayName: rec.ShortDisplayName, InternalNote: rec.InternalNote}
+}
+
+func (h *Handler) serveKPIs(w http.ResponseWriter, r *http.Request, m *KnowledgeModel) {
+	items := make([]kpiItem, len(m.KPIs))
+	for i, k := range m.KPIs {
+		params := make([]parameterItem, len(k.Parameters))
+		for j, p := range k.Parameters {
+			params[j] = parameterItem(p)
+		}
+		items[i] = kpiItem{ID: k.ID, Name: k.Name, Description: k.Description, Format: k.Format, Unit: k.Unit,
+			Direction: k.Direction, Target: k.Target, Parameters: params}
+	}
+	serveList(h, w, r, items, kpiMember)
+}
+
+// serveRecord writes the record details; its sort parameter orders the fields.
+func (h *Handler) serveRecord(w http.ResponseWriter, r *http.Request, rec *Record) {
+	params, err := parseQueryString(r.URL.RawQuery)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	fields := make([]fieldItem, len(rec.Fields))
+	for i, f := range rec.Fields {
+		fields[i] = fieldItem{ID: f.ID, Name: f.Name, Description: f.Description, ShortDisplayName: f.ShortDisplayName,
+			InternalNote: f.InternalNote, Type: f.TypeName, Format: f.Format, Unit: f.Unit}
+	}
+	if _, err := sortItems(fields, params["sort"], fieldMember); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, recordDetails{recordItem: toRecordItem(rec), Fields: fields})
+}
+
+// writeJSON writes v as a 200 JSON response.
+func writeJSON(w http.ResponseWriter, v any) {
+	body, err := json.Marshal(v)
+	if err != nil { // only plain structs of strings and numbers reach here
+		problem.Write(w, http.StatusInternalServerError, problem.CodeFatal, "encoding the response: "+err.Error())
+		return
+	}
+	writeBody(w, body)
+}
+
+func writeBody(w http.ResponseWriter, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
