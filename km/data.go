@@ -230,8 +230,8 @@ func (p *dataParams) setKPIParam(kpi, param, value string) {
 
 // projection is the POST body's projection. Pointers tell absent members from empty ones.
 type projection struct {
-	Fields     *string `json:"fields"`
-	Filters    *struct {
+	Fields  *string `json:"fields"`
+	Filters *struct {
 		KMFilterNames []string `json:"kmFilterNames"`
 		FilterExpr    []string `json:"filterExpr"`
 	} `json:"filters"`
