@@ -178,7 +178,7 @@ func parseSecret(v, what string) (string, error) {
 
 // clip shortens client input quoted back in an error message.
 func clip(s string) string {
-	const max = 40
+	const max = 64
 	if len(s) <= max {
 		return s
 	}

@@ -83,8 +83,12 @@ func newTestKeySet(t testing.TB) *KeySet {
 	return s
 }
 
-func newTestVerifier(t testing.TB, cacheSize int) *JWTVerifier {
+// newTestVerifier returns the verifier of the test keys; now nil means testNow.
+func newTestVerifier(t testing.TB, cacheSize int, now func() time.Time) *JWTVerifier {
 	t.Helper()
+	if now == nil {
+		now = func() time.Time { return testNow }
+	}
 	hs, err := ParseJWTKey("hs", AlgHS256, string(testHS))
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +105,7 @@ func newTestVerifier(t testing.TB, cacheSize int) *JWTVerifier {
 		Issuer: testIssuer, Audience: testAudience,
 		Keys:      []JWTKey{rs, es, hs},
 		CacheSize: cacheSize,
-		Now:       func() time.Time { return testNow },
+		Now:       now,
 	})
 	if err != nil {
 		t.Fatal(err)

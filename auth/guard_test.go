@@ -53,7 +53,7 @@ func newTestGuard(t testing.TB, cfg Config) *Guard {
 	t.Helper()
 	if cfg.Authenticator == nil {
 		keys := newTestKeySet(t)
-		cfg.Authenticator = Schemes{SchemeAppKey: keys, SchemeAPIKey: keys, SchemeBearer: newTestVerifier(t, 0)}
+		cfg.Authenticator = Schemes{SchemeAppKey: keys, SchemeAPIKey: keys, SchemeBearer: newTestVerifier(t, 0, nil)}
 	}
 	if cfg.Now == nil {
 		cfg.Now = func() time.Time { return testNow }
