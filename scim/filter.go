@@ -1,0 +1,94 @@
+package scim
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/scim2/filter-parser/v2"
+)
+
+// maxFilterLength bounds the filter expression; identity providers send short ones.
+const maxFilterLength = 4096
+
+// filterAttrs are the attributes a filter may compare, by resource type, in canonical case.
+var filterAttrs = map[string][]string{
+	"User":  {"userName", "externalId", "id", "displayName"},
+	"Group": {"displayName", "externalId", "id"},
+}
+
+// parseFilter turns a SCIM filter on a resource type ("User" or "Group") into a conjunction
+// of equalities. Only eq and and are supported, on the attributes of filterAttrs; any other
+// construct is an error whose message says what is not supported.
+func parseFilter(s, resourceType string) ([]Equal, error) {
+	if len(s) > maxFilterLength {
+		return nil, fmt.Errorf("The filter is longer than %d bytes", maxFilterLength)
+	}
+	expr, err := filter.ParseFilter([]byte(s))
+	if err != nil {
+		return nil, fmt.Errorf("The filter %q is not valid SCIM filter syntax", s)
+	}
+	var out []Equal
+	if err := collectEqualities(expr, resourceType, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func collectEqualities(e filter.Expression, resourceType string, out *[]Equal) error {
+	switch e := e.(type) {
+	case *filter.LogicalExpression:
+		if e.Operator != filter.AND {
+			return fmt.Errorf("The operator %q is not supported: filters combine terms with \"and\" only", e.Operator)
+		}
+		if err := collectEqualities(e.Left, resourceType, out); err != nil {
+			return err
+		}
+		return collectEqualities(e.Right, resourceType, out)
+	case *filter.AttributeExpression:
+		name, err := filterAttribute(e.AttributePath, resourceType)
+		if err != nil {
+			return err
+		}
+		if e.Operator != filter.EQ {
+			return fmt.Errorf("The operator %q is not supported: filters compare with \"eq\" only", e.Operator)
+		}
+		v, ok := e.CompareValue.(string)
+		if !ok {
+			return fmt.Errorf("The attribute %s must be compared with a quoted string", name)
+		}
+		*out = append(*out, Equal{Attr: name, Value: v})
+		return nil
+	case *filter.NotExpression:
+		return fmt.Errorf("The operator \"not\" is not supported in filters")
+	case *filter.ValuePath:
+		return fmt.Errorf("The value filter on %s is not supported", e.AttributePath.AttributeName)
+	}
+	return fmt.Errorf("The filter is not supported")
+}
+
+func filterAttribute(p filter.AttributePath, resourceType string) (string, error) {
+	supported := filterAttrs[resourceType]
+	bad := func() error {
+		return fmt.Errorf("Filtering on %s is not supported: %s filters may use %s", p.String(), resourceType,
+			strings.Join(supported, ", "))
+	}
+	if p.SubAttribute != nil {
+		return "", bad()
+	}
+	if p.URIPrefix != nil && !strings.EqualFold(p.URI(), coreSchemaOf(resourceType)) {
+		return "", bad()
+	}
+	for _, a := range supported {
+		if strings.EqualFold(a, p.AttributeName) {
+			return a, nil
+		}
+	}
+	return "", bad()
+}
+
+func coreSchemaOf(resourceType string) string {
+	if resourceType == "Group" {
+		return GroupSchema
+	}
+	return UserSchema
+}

@@ -1,0 +1,392 @@
+package scim
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/mail"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	scimerrors "github.com/elimity-com/scim/errors"
+)
+
+type scimError = scimerrors.ScimError
+
+// decodeObject decodes a JSON object, keeping numbers as json.Number.
+func decodeObject(body []byte, what string) (map[string]any, *scimError) {
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		e := apiError(http.StatusBadRequest, TypeInvalidSyntax, "The %s is not valid JSON: %s.", what, jsonProblem(err))
+		return nil, &e
+	}
+	if d.More() {
+		e := apiError(http.StatusBadRequest, TypeInvalidSyntax, "The %s has data after its JSON object.", what)
+		return nil, &e
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		e := apiError(http.StatusBadRequest, TypeInvalidSyntax, "The %s must be a JSON object.", what)
+		return nil, &e
+	}
+	return m, nil
+}
+
+// normalizeBody checks a POST, PUT or PATCH body before the library validates it, so that
+// the errors name what is wrong, and rewrites what the library would reject although we
+// accept it: role and sendEmailOnInvitation at the top level of a user, booleans sent as
+// "true"/"false" strings.
+func (h *Handler) normalizeBody(c call) ([]byte, *scimError) {
+	m, e := decodeObject(c.body, "request body")
+	if e != nil {
+		return nil, e
+	}
+	user := c.rt == h.users
+	if c.method == http.MethodPatch {
+		if e := normalizePatch(m, user); e != nil {
+			return nil, e
+		}
+	} else {
+		core := GroupSchema
+		if user {
+			core = UserSchema
+		}
+		schemas, _ := m["schemas"].([]any)
+		if !containsString(schemas, core) {
+			e := apiError(http.StatusBadRequest, TypeInvalidSyntax, "schemas must contain %s.", core)
+			return nil, &e
+		}
+		if user {
+			e = normalizeUser(m)
+		} else {
+			e = checkGroupBody(m)
+		}
+		if e != nil {
+			return nil, e
+		}
+	}
+	body, err := json.Marshal(m)
+	if err != nil {
+		e := badValue("The request body cannot be encoded again: %v.", err)
+		return nil, &e
+	}
+	return body, nil
+}
+
+func containsString(list []any, want string) bool {
+	for _, v := range list {
+		if s, ok := v.(string); ok && strings.EqualFold(s, want) {
+			return true
+		}
+	}
+	return false
+}
+
+// lookup returns the key of m equal to name ignoring case.
+func lookup(m map[string]any, name string) (string, bool) {
+	if _, ok := m[name]; ok {
+		return name, true
+	}
+	for k := range m {
+		if strings.EqualFold(k, name) {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// extensionAttrs are the attributes of the vendor extension, in canonical case.
+var extensionAttrs = []string{"role", "sendEmailOnInvitation"}
+
+func canonicalExtAttr(name string) string {
+	for _, a := range extensionAttrs {
+		if strings.EqualFold(a, name) {
+			return a
+		}
+	}
+	return name
+}
+
+// normalizeUser gathers the extension's attributes into its object (the nested object,
+// then "URN:attr" keys, then top-level role and sendEmailOnInvitation, later ones winning),
+// checks them and turns boolean strings into booleans. It also requires userName.
+func normalizeUser(m map[string]any) *scimError {
+	ext := map[string]any{}
+	lowerURN := strings.ToLower(ExtensionSchema)
+	if k, ok := lookup(m, ExtensionSchema); ok {
+		switch v := m[k].(type) {
+		case map[string]any:
+			for ek, ev := range v {
+				ext[canonicalExtAttr(ek)] = ev
+			}
+		case nil:
+		default:
+			e := badValue("%s must be a JSON object.", ExtensionSchema)
+			return &e
+		}
+		delete(m, k)
+	}
+	for k, v := range m {
+		if rest, ok := strings.CutPrefix(strings.ToLower(k), lowerURN+":"); ok {
+			ext[canonicalExtAttr(rest)] = v
+			delete(m, k)
+		}
+	}
+	for _, a := range extensionAttrs {
+		if k, ok := lookup(m, a); ok {
+			ext[a] = m[k]
+			delete(m, k)
+		}
+	}
+	if v, ok := ext["role"]; ok {
+		role, e := roleValue(v)
+		if e != nil {
+			return e
+		}
+		if role == "" {
+			delete(ext, "role")
+		} else {
+			ext["role"] = string(role)
+		}
+	}
+	if e := boolValue(ext, "sendEmailOnInvitation"); e != nil {
+		return e
+	}
+	if len(ext) > 0 {
+		m[ExtensionSchema] = ext
+	}
+	if e := boolValue(m, "active"); e != nil {
+		return e
+	}
+	k, ok := lookup(m, "userName")
+	if !ok || m[k] == nil {
+		e := badValue("userName is required.")
+		return &e
+	}
+	if _, ok := m[k].(string); !ok {
+		e := badValue("userName must be a string.")
+		return &e
+	}
+	return nil
+}
+
+// roleValue checks a role; null gives "".
+func roleValue(v any) (Role, *scimError) {
+	if v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	role, valid := ParseRole(s)
+	if !ok || !valid {
+		e := badValue("role must be one of MEMBER, ANALYST or ADMIN, not %s.", jsonText(v))
+		return "", &e
+	}
+	return role, nil
+}
+
+// boolValue turns the attribute name of m (any case) into a boolean when it is the string
+// "true" or "false" (any case), drops it when null, and rejects other values.
+func boolValue(m map[string]any, name string) *scimError {
+	k, ok := lookup(m, name)
+	if !ok {
+		return nil
+	}
+	switch v := m[k].(type) {
+	case bool:
+	case nil:
+		delete(m, k)
+	case string:
+		switch {
+		case strings.EqualFold(v, "true"):
+			m[k] = true
+		case strings.EqualFold(v, "false"):
+			m[k] = false
+		default:
+			e := badValue("%s must be true or false, not %s.", name, jsonText(v))
+			return &e
+		}
+	default:
+		e := badValue("%s must be true or false, not %s.", name, jsonText(v))
+		return &e
+	}
+	return nil
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "an unsupported value"
+	}
+	return string(b)
+}
+
+// checkUserName enforces the rules on userName: an e-mail address of at most
+// MaxUserNameLength characters.
+func checkUserName(s string) *scimError {
+	var e scimError
+	switch {
+	case strings.TrimSpace(s) == "":
+		e = badValue("userName must not be empty.")
+	case utf8.RuneCountInString(s) > MaxUserNameLength:
+		e = badValue("userName must be at most %d characters long; it has %d.", MaxUserNameLength, utf8.RuneCountInString(s))
+	case !emailShaped(s):
+		e = badValue("userName must be an e-mail address such as name@example.com, not %q.", s)
+	default:
+		return nil
+	}
+	return &e
+}
+
+func emailShaped(s string) bool {
+	if strings.ContainsFunc(s, unicode.IsSpace) {
+		return false
+	}
+	local, domain, ok := strings.Cut(s, "@")
+	if !ok || local == "" || strings.Contains(domain, "@") {
+		return false
+	}
+	if i := strings.LastIndexByte(domain, '.'); i <= 0 || i == len(domain)-1 {
+		return false
+	}
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s
+}
+
+// checkGroupBody checks the attributes of a group body whose rules the library does not
+// know: displayName, role and members.
+func checkGroupBody(m map[string]any) *scimError {
+	k, ok := lookup(m, "displayName")
+	if !ok || m[k] == nil {
+		e := badValue("displayName is required.")
+		return &e
+	}
+	if s, ok := m[k].(string); !ok || strings.TrimSpace(s) == "" {
+		e := badValue("displayName must be a non-empty string.")
+		return &e
+	}
+	if k, ok := lookup(m, "role"); ok {
+		role, e := roleValue(m[k])
+		if e != nil {
+			return e
+		}
+		delete(m, k)
+		if role != "" {
+			m["role"] = string(role)
+		}
+	}
+	if k, ok := lookup(m, "members"); ok && m[k] != nil {
+		list, ok := m[k].([]any)
+		if !ok {
+			e := badValue("members must be an array.")
+			return &e
+		}
+		for i, v := range list {
+			if e := checkMember(i, v); e != nil {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+func checkMember(i int, v any) *scimError {
+	mm, ok := v.(map[string]any)
+	if !ok {
+		e := badValue("members[%d] must be an object with a value.", i)
+		return &e
+	}
+	vk, ok := lookup(mm, "value")
+	if s, isString := mm[vk].(string); !ok || !isString || s == "" {
+		e := badValue("members[%d].value must be the id of a user.", i)
+		return &e
+	}
+	if tk, ok := lookup(mm, "type"); ok && mm[tk] != nil {
+		if t, _ := mm[tk].(string); !strings.EqualFold(t, "User") {
+			e := badValue("members[%d] is of type %s: only users can be members of a group.", i, jsonText(mm[tk]))
+			return &e
+		}
+	}
+	return nil
+}
+
+// normalizePatch checks the PatchOp message and, for users, rewrites role and
+// sendEmailOnInvitation paths and keys to the extension and boolean strings to booleans.
+func normalizePatch(m map[string]any, user bool) *scimError {
+	schemas, _ := m["schemas"].([]any)
+	if !containsString(schemas, PatchOpSchema) {
+		e := apiError(http.StatusBadRequest, TypeInvalidSyntax, "schemas must contain %s.", PatchOpSchema)
+		return &e
+	}
+	k, _ := lookup(m, "Operations")
+	ops, ok := m[k].([]any)
+	if !ok || len(ops) == 0 {
+		e := badValue("Operations must be a non-empty array of PATCH operations.")
+		return &e
+	}
+	for i, o := range ops {
+		op, ok := o.(map[string]any)
+		if !ok {
+			e := badValue("Operations[%d] must be an object.", i)
+			return &e
+		}
+		ok2, _ := lookup(op, "op")
+		name, _ := op[ok2].(string)
+		switch strings.ToLower(name) {
+		case "add", "remove", "replace":
+		default:
+			e := badValue("Operations[%d].op must be add, remove or replace, not %s.", i, jsonText(op[ok2]))
+			return &e
+		}
+		if !user {
+			continue
+		}
+		pk, hasPath := lookup(op, "path")
+		vk, hasValue := lookup(op, "value")
+		path, _ := op[pk].(string)
+		if hasPath && path != "" {
+			if isExtAttr(path) {
+				path = ExtensionSchema + ":" + canonicalExtAttr(path)
+				op[pk] = path
+			}
+			if hasValue {
+				attr := strings.ToLower(path[strings.LastIndexByte(path, ':')+1:])
+				if attr == "active" || attr == "sendemailoninvitation" {
+					wrap := map[string]any{attr: op[vk]}
+					if e := boolValue(wrap, attr); e != nil {
+						return e
+					}
+					op[vk] = wrap[attr]
+				}
+			}
+			continue
+		}
+		if value, ok := op[vk].(map[string]any); ok && hasValue {
+			if e := boolValue(value, "active"); e != nil {
+				return e
+			}
+			if e := boolValue(value, "sendEmailOnInvitation"); e != nil {
+				return e
+			}
+			for _, a := range extensionAttrs {
+				if k, ok := lookup(value, a); ok {
+					value[ExtensionSchema+":"+a] = value[k]
+					delete(value, k)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// isExtAttr reports whether path is one of the extension's attributes without its URN.
+func isExtAttr(path string) bool {
+	for _, a := range extensionAttrs {
+		if strings.EqualFold(a, path) {
+			return true
+		}
+	}
+	return false
+}
