@@ -1,0 +1,297 @@
+// Package exec runs a query.Request over tables held in memory by package column: filter,
+// fuzzy search, sort, distinct, paging, projection, and KPIs grouped by the selected fields.
+//
+// How it works: a Request's filter is compiled once into closures over the frame's columns.
+// Each node evaluates over all rows at once into two bitmaps, the rows where it is true and
+// the rows where it is false; rows in neither are unknown, which gives SQL's three-valued
+// logic with word-wise and/or/not (see truth). Bitmaps beat selection vectors here: a leaf
+// is one tight loop over a column writing 64 rows per word, combining nodes costs n/64
+// word operations, and negation needs the false set that a selection vector cannot carry.
+// The surviving rows become a selection vector ([]int32) for search, sort and grouping.
+// String predicates (comparisons, in, contains/startswith/endswith) and search scores are
+// computed once per dictionary value and looked up by code per row. Columns of joined
+// tables are evaluated over their own rows and read through the frame's join index.
+//
+// Behaviours chosen where the specification is silent:
+//
+//   - A Request with neither Fields nor KPIs selects every column of the frame, in order.
+//   - Sort keys must name a selected field or a requested KPI (any column when no field is
+//     selected); otherwise Run returns an error wrapping ErrInvalidRequest.
+//   - Search: without Search.Fields the searched fields are the string fields among the
+//     selected fields, or every string column of the frame when none is selected. Searching
+//     a non-string field is an error. A null cell scores 0. Without Sort, rows come best
+//     score first, ties in row order; with Distinct a distinct row takes the best score of
+//     its rows; with KPIs a group takes the best score of its rows.
+//   - Distinct keeps the first row of each distinct combination in the result order.
+//   - KPIs: with no field selected there is exactly one group, also over zero rows (count()
+//     is then 0, sum null). Groups come in order of first appearance (after the search
+//     order), and a sort on them is stable. count and countdistinct give integers, min and
+//     max the field's type (strings compare byte-wise), everything else floats (sum of
+//     integers included); sum, avg and median need an integer or float field; median of an
+//     even count is the mean of the middle two. ratio over a group of no rows is null.
+//   - An integer field against a float literal, and a date field against a datetime, compare
+//     exactly; a datetime field against a date literal compares the day (UTC).
+//   - "in" with null in its list: rows matching no other value are unknown, as in SQL.
+//   - Page beyond the end: no rows and no error; Page < 0 or PageSize < 1 is an error.
+//
+// Run is safe for concurrent use on one Frame.
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/kmkit/kmkit/query"
+	"github.com/kmkit/kmkit/query/column"
+	"github.com/kmkit/kmkit/query/fuzzy"
+)
+
+// ErrUnknownField is wrapped by errors about names that are not columns of the frame.
+var ErrUnknownField = errors.New("unknown field")
+
+// ErrInvalidRequest is wrapped by errors about requests the executor cannot run: a literal
+// of the wrong type, a sort key that is not selected, an aggregate of a non-numeric field.
+var ErrInvalidRequest = errors.New("invalid request")
+
+// Run executes req over the frame f and returns the page of rows it asks for.
+func Run(f *Frame, req *query.Request) (*query.Result, error) {
+	if req.Page < 0 || req.PageSize < 1 {
+		return nil, fmt.Errorf("exec: %w: page %d, page size %d", ErrInvalidRequest, req.Page, req.PageSize)
+	}
+	fields := req.Fields
+	if len(fields) == 0 && len(req.KPIs) == 0 {
+		fields = f.names
+	}
+	refs := make([]ref, len(fields))
+	cols := make([]query.Column, 0, len(fields)+len(req.KPIs))
+	for i, name := range fields {
+		c, err := f.lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		refs[i] = c
+		cols = append(cols, query.Column{Name: name, Type: c.col.Type()})
+	}
+	metrics := make([]compiledMetric, len(req.KPIs))
+	for i, k := range req.KPIs {
+		m, err := f.compileMetric(k.Metric)
+		if err != nil {
+			return nil, fmt.Errorf("%w (KPI %s)", err, k.ID)
+		}
+		metrics[i] = m
+		cols = append(cols, query.Column{Name: k.ID, Type: m.typ, KPI: true})
+	}
+	// Sort keys as positions in the output columns.
+	sortCols := make([]int, len(req.Sort))
+	for i, k := range req.Sort {
+		j := slices.IndexFunc(cols, func(c query.Column) bool { return c.Name == k.Field })
+		if j < 0 {
+			if _, ok := f.refs[k.Field]; !ok {
+				return nil, fmt.Errorf("exec: %w %q", ErrUnknownField, k.Field)
+			}
+			return nil, fmt.Errorf("exec: %w: sort field %q is not selected", ErrInvalidRequest, k.Field)
+		}
+		sortCols[i] = j
+	}
+	var filter pred
+	if req.Filter != nil {
+		p, err := f.compileFilter(req.Filter)
+		if err != nil {
+			return nil, err
+		}
+		filter = p
+	}
+	var searched []ref
+	if req.Search != nil {
+		s, err := f.searchedColumns(req.Search, req.Fields)
+		if err != nil {
+			return nil, err
+		}
+		searched = s
+	}
+
+	// Rows that pass the filter, ascending.
+	var sel []int32
+	if filter != nil {
+		sel = selection(filter().t)
+	} else {
+		sel = make([]int32, f.rows)
+		for i := range sel {
+			sel[i] = int32(i)
+		}
+	}
+	// Rows that pass the search, and their order when no sort is given.
+	var order rowCmp
+	if req.Search != nil {
+		var score []uint8
+		sel, score = search(f.rows, sel, searched, req.Search)
+		order = func(a, b int32) int { return int(score[b]) - int(score[a]) }
+	}
+
+	res := &query.Result{Columns: cols}
+	if len(req.KPIs) > 0 {
+		if order != nil && len(req.Sort) == 0 {
+			slices.SortStableFunc(sel, order)
+		}
+		rows := runKPIs(refs, metrics, sel, len(fields) == 0)
+		if len(req.Sort) > 0 {
+			slices.SortStableFunc(rows, func(a, b []query.Value) int {
+				for i, k := range req.Sort {
+					if c := compareValues(a[sortCols[i]], b[sortCols[i]], k.Desc); c != 0 {
+						return c
+					}
+				}
+				return 0
+			})
+		}
+		res.Count = len(rows)
+		start, end := pageBounds(len(rows), req.Page, req.PageSize)
+		res.Rows = rows[start:end]
+		if !req.Count {
+			res.Count = 0
+		}
+		return res, nil
+	}
+
+	if len(req.Sort) > 0 {
+		keys := make([]rowCmp, len(req.Sort))
+		for i, k := range req.Sort {
+			keys[i] = keyCmp(refs[sortCols[i]], k.Desc)
+		}
+		order = chain(keys)
+	} else if order != nil {
+		order = chain([]rowCmp{order})
+	}
+	if req.Distinct {
+		parts := make([]keyPart, len(refs))
+		for i, c := range refs {
+			parts[i] = newKeyPart(c)
+		}
+		if order != nil && len(req.Sort) == 0 {
+			// Search order: the best-scoring row of each distinct combination represents it.
+			slices.SortFunc(sel, order)
+			order = nil
+		}
+		_, first := groupRows(parts, sel)
+		for i, p := range first {
+			first[i] = sel[p]
+		}
+		sel = first
+	}
+	start, end := pageBounds(len(sel), req.Page, req.PageSize)
+	if req.Count {
+		res.Count = len(sel)
+	}
+	if order != nil {
+		sel = sortTop(sel, order, end)
+	}
+	res.Rows = make([][]query.Value, 0, end-start)
+	for _, r := range sel[start:end] {
+		row := make([]query.Value, len(refs))
+		for i, c := range refs {
+			row[i] = c.value(r)
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	return res, nil
+}
+
+// pageBounds returns the slice bounds of page (0-based) of size rows out of n.
+func pageBounds(n, page, size int) (start, end int) {
+	if page > n/size {
+		return n, n
+	}
+	start = page * size
+	return start, min(start+size, n)
+}
+
+// runKPIs groups sel by the key columns and computes the metrics per group. With no key
+// column (all true) there is one group, also over no rows.
+func runKPIs(keys []ref, metrics []compiledMetric, sel []int32, all bool) [][]query.Value {
+	parts := make([]keyPart, len(keys))
+	for i, c := range keys {
+		parts[i] = newKeyPart(c)
+	}
+	gid, first := groupRows(parts, sel)
+	g := groups{sel: sel, gid: gid, n: len(first)}
+	if all {
+		g.n = 1
+	}
+	values := make([][]query.Value, len(metrics))
+	for i, m := range metrics {
+		values[i] = m.eval(g)
+	}
+	rows := make([][]query.Value, g.n)
+	for gi := range rows {
+		row := make([]query.Value, 0, len(keys)+len(metrics))
+		for _, c := range keys {
+			row = append(row, c.value(sel[first[gi]]))
+		}
+		for _, v := range values {
+			row = append(row, v[gi])
+		}
+		rows[gi] = row
+	}
+	return rows
+}
+
+// searchedColumns resolves the fields a search looks at.
+func (f *Frame) searchedColumns(s *query.Search, selected []string) ([]ref, error) {
+	var out []ref
+	if len(s.Fields) > 0 {
+		for _, name := range s.Fields {
+			c, err := f.lookup(name)
+			if err != nil {
+				return nil, err
+			}
+			if _, ok := c.col.(*column.Strings); !ok {
+				return nil, fmt.Errorf("exec: %w: search field %q is a %v field, not a string field", ErrInvalidRequest, name, c.col.Type())
+			}
+			out = append(out, c)
+		}
+		return out, nil
+	}
+	if len(selected) == 0 {
+		selected = f.names
+	}
+	for _, name := range selected {
+		c, err := f.lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := c.col.(*column.Strings); ok {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// search keeps the rows of sel whose best score over the columns reaches the precision.
+// Each column's dictionary is scored once. It returns the kept rows (in sel's order) and
+// the score of every frame row it kept, indexed by row.
+func search(n int, sel []int32, cols []ref, s *query.Search) ([]int32, []uint8) {
+	m := fuzzy.New(s.Term)
+	byCode := make([][]uint8, len(cols))
+	for i, c := range cols {
+		byCode[i] = m.ScoreAll(c.col.(*column.Strings).Dict)
+	}
+	score := make([]uint8, n)
+	kept := sel[:0:0]
+	for _, r := range sel {
+		best := 0
+		for i, c := range cols {
+			col := c.col.(*column.Strings)
+			cr := c.row(r)
+			if cr < 0 || col.Nulls.Get(int(cr)) {
+				continue
+			}
+			best = max(best, int(byCode[i][col.Codes[cr]]))
+		}
+		if best >= s.Precision {
+			score[r] = uint8(best)
+			kept = append(kept, r)
+		}
+	}
+	return kept, score
+}

@@ -1,0 +1,598 @@
+package exec
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"strings"
+
+	"github.com/kmkit/kmkit/query"
+	"github.com/kmkit/kmkit/query/column"
+)
+
+// truth is the value of a filter over all rows of a frame in SQL's three-valued logic: row r
+// is true when t has r, false when f has r, and unknown when neither has it. The two sets
+// never overlap. And, or and not are then word-wise: and = (t1&t2, f1|f2), or = (t1|t2,
+// f1&f2), not = (f, t).
+type truth struct{ t, f column.Bitmap }
+
+// pred evaluates a compiled filter node over the frame.
+type pred func() truth
+
+// compileFilter compiles a bound filter once into closures over the frame's columns.
+func (f *Frame) compileFilter(e query.Expr) (pred, error) {
+	switch e := e.(type) {
+	case *query.Logical:
+		l, err := f.compileFilter(e.L)
+		if err != nil {
+			return nil, err
+		}
+		r, err := f.compileFilter(e.R)
+		if err != nil {
+			return nil, err
+		}
+		if e.Op == query.And {
+			return func() truth {
+				a, b := l(), r()
+				for i := range a.t {
+					a.t[i] &= b.t[i]
+					a.f[i] |= b.f[i]
+				}
+				return a
+			}, nil
+		}
+		if e.Op == query.Or {
+			return func() truth {
+				a, b := l(), r()
+				for i := range a.t {
+					a.t[i] |= b.t[i]
+					a.f[i] &= b.f[i]
+				}
+				return a
+			}, nil
+		}
+		return nil, fmt.Errorf("exec: %w: logical operator %d", ErrInvalidRequest, e.Op)
+	case *query.Not:
+		x, err := f.compileFilter(e.X)
+		if err != nil {
+			return nil, err
+		}
+		return func() truth { v := x(); return truth{t: v.f, f: v.t} }, nil
+	case *query.IsNull:
+		c, err := f.lookup(e.Field.Name)
+		if err != nil {
+			return nil, err
+		}
+		return f.leaf(c, func(out column.Bitmap) unknownRule {
+			copy(out, nullsOf(c.col))
+			return allKnown
+		}, e.Negated, true), nil
+	case *query.Compare:
+		c, err := f.lookup(e.Field.Name)
+		if err != nil {
+			return nil, err
+		}
+		fill, err := compareKernel(c.col, e.Op, e.Value.Value, e.Field.Name)
+		if err != nil {
+			return nil, err
+		}
+		return f.leaf(c, fill, false, false), nil
+	case *query.In:
+		c, err := f.lookup(e.Field.Name)
+		if err != nil {
+			return nil, err
+		}
+		fill, err := inKernel(c.col, e.Values, e.Field.Name)
+		if err != nil {
+			return nil, err
+		}
+		return f.leaf(c, fill, false, false), nil
+	case *query.Call:
+		c, err := f.lookup(e.Field.Name)
+		if err != nil {
+			return nil, err
+		}
+		fill, err := callKernel(c.col, e)
+		if err != nil {
+			return nil, err
+		}
+		return f.leaf(c, fill, false, false), nil
+	case nil:
+		return nil, fmt.Errorf("exec: %w: nil filter node", ErrInvalidRequest)
+	}
+	return nil, fmt.Errorf("exec: %w: filter node %T", ErrInvalidRequest, e)
+}
+
+func (f *Frame) lookup(name string) (ref, error) {
+	c, ok := f.refs[name]
+	if !ok {
+		return ref{}, fmt.Errorf("exec: %w %q", ErrUnknownField, name)
+	}
+	return c, nil
+}
+
+// unknownRule says which rows a kernel leaves neither true nor false.
+type unknownRule uint8
+
+const (
+	nullsUnknown unknownRule = iota // null cells are unknown, all others true or false
+	allUnknown                      // every row is unknown (comparison with null)
+	notTrueUnknown                  // null cells and rows not set true are unknown ("in" with null)
+	allKnown                        // no row is unknown (is null)
+)
+
+// kernel sets in out (sized for the column's rows) the rows of the column where the
+// predicate is true, ignoring nulls, and says which rows are unknown.
+type kernel func(out column.Bitmap) unknownRule
+
+// leaf turns a kernel over a column into a node over the frame: it evaluates the kernel over
+// the column's own rows (once per dictionary value for strings), derives the false rows,
+// and reads both through the join index when the column is joined. negate swaps true and
+// false (is not null); noJoinUnknown makes unmatched join rows count as null cells that the
+// kernel decides (is null), instead of unknown.
+func (f *Frame) leaf(c ref, k kernel, negate, isNull bool) pred {
+	return func() truth {
+		n := c.col.Len()
+		t := column.NewBitmap(n)
+		rule := k(t)
+		var fb column.Bitmap
+		switch rule {
+		case allUnknown:
+			clear(t)
+			fb = column.NewBitmap(n)
+		case notTrueUnknown:
+			andNot(t, nullsOf(c.col))
+			fb = column.NewBitmap(n)
+		case nullsUnknown:
+			andNot(t, nullsOf(c.col))
+			fb = complement(t, nullsOf(c.col), n)
+		case allKnown:
+			fb = complement(t, nil, n)
+		}
+		if negate {
+			t, fb = fb, t
+		}
+		if c.index == nil {
+			return truth{t: t, f: fb}
+		}
+		out := truth{t: column.NewBitmap(f.rows), f: column.NewBitmap(f.rows)}
+		for r, cr := range c.index {
+			switch {
+			case cr < 0:
+				// No joined row: every cell reads null.
+				if isNull {
+					if negate {
+						out.f.Set(r)
+					} else {
+						out.t.Set(r)
+					}
+				}
+			case t.Get(int(cr)):
+				out.t.Set(r)
+			case fb.Get(int(cr)):
+				out.f.Set(r)
+			}
+		}
+		return out
+	}
+}
+
+// nullsOf returns the null bitmap of c (nil when it has no nulls).
+func nullsOf(c column.Column) column.Bitmap {
+	switch c := c.(type) {
+	case *column.Strings:
+		return c.Nulls
+	case *column.Int64s:
+		return c.Nulls
+	case *column.Float64s:
+		return c.Nulls
+	case *column.Bools:
+		return c.Nulls
+	}
+	return nil
+}
+
+func andNot(t, nulls column.Bitmap) {
+	for i, w := range nulls {
+		t[i] &^= w
+	}
+}
+
+// complement returns the rows below n in neither t nor nulls.
+func complement(t, nulls column.Bitmap, n int) column.Bitmap {
+	out := make(column.Bitmap, len(t))
+	for i, w := range t {
+		out[i] = ^w
+	}
+	andNot(out, nulls)
+	if r := n & 63; r != 0 {
+		out[len(out)-1] &= 1<<r - 1
+	}
+	return out
+}
+
+// setWhere sets in out the rows i where keep(vals[i]); the loop is specialised per type.
+func setWhere[T any](out column.Bitmap, vals []T, keep func(T) bool) {
+	for w := 0; w*64 < len(vals); w++ {
+		block := vals[w*64 : min(w*64+64, len(vals))]
+		var word uint64
+		for j, v := range block {
+			if keep(v) {
+				word |= 1 << uint(j)
+			}
+		}
+		out[w] = word
+	}
+}
+
+// cmpSet sets the rows whose value compares to x as op says.
+func cmpSet[T int64 | float64 | string](out column.Bitmap, vals []T, op query.CompareOp, x T) {
+	for w := 0; w*64 < len(vals); w++ {
+		block := vals[w*64 : min(w*64+64, len(vals))]
+		var word uint64
+		switch op {
+		case query.Eq:
+			for j, v := range block {
+				word |= b2u(v == x) << uint(j)
+			}
+		case query.Ne:
+			for j, v := range block {
+				word |= b2u(v != x) << uint(j)
+			}
+		case query.Gt:
+			for j, v := range block {
+				word |= b2u(v > x) << uint(j)
+			}
+		case query.Ge:
+			for j, v := range block {
+				word |= b2u(v >= x) << uint(j)
+			}
+		case query.Lt:
+			for j, v := range block {
+				word |= b2u(v < x) << uint(j)
+			}
+		case query.Le:
+			for j, v := range block {
+				word |= b2u(v <= x) << uint(j)
+			}
+		}
+		out[w] = word
+	}
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// codeSet sets the rows of a string column whose code is in match.
+func codeSet(out column.Bitmap, codes []uint32, match []bool) {
+	setWhere(out, codes, func(c uint32) bool { return match[c] })
+}
+
+func validOp(op query.CompareOp) bool { return op >= query.Eq && op <= query.Le }
+
+func compareOrdered[T int64 | float64 | string](a, b T, op query.CompareOp) bool {
+	switch op {
+	case query.Eq:
+		return a == b
+	case query.Ne:
+		return a != b
+	case query.Gt:
+		return a > b
+	case query.Ge:
+		return a >= b
+	case query.Lt:
+		return a < b
+	}
+	return a <= b
+}
+
+func typeError(name string, col query.Type, lit query.Value) error {
+	return fmt.Errorf("exec: %w: cannot compare %v field %q with a %v literal", ErrInvalidRequest, col, name, lit.Type)
+}
+
+// compareKernel compiles "field op literal" against column c.
+func compareKernel(c column.Column, op query.CompareOp, lit query.Value, name string) (kernel, error) {
+	if !validOp(op) {
+		return nil, fmt.Errorf("exec: %w: comparison operator %d", ErrInvalidRequest, op)
+	}
+	if lit.Null || lit.Type == query.TypeNull {
+		return func(column.Bitmap) unknownRule { return allUnknown }, nil
+	}
+	switch c := c.(type) {
+	case *column.Strings:
+		if lit.Type != query.TypeString {
+			return nil, typeError(name, c.Type(), lit)
+		}
+		return func(out column.Bitmap) unknownRule {
+			match := make([]bool, len(c.Dict))
+			for code, s := range c.Dict {
+				match[code] = compareOrdered(s, lit.Str, op)
+			}
+			codeSet(out, c.Codes, match)
+			return nullsUnknown
+		}, nil
+	case *column.Float64s:
+		var x float64
+		switch lit.Type {
+		case query.TypeFloat:
+			x = lit.Float
+		case query.TypeInteger:
+			x = float64(lit.Int)
+		default:
+			return nil, typeError(name, c.Type(), lit)
+		}
+		return func(out column.Bitmap) unknownRule {
+			cmpSet(out, c.Vals, op, x)
+			return nullsUnknown
+		}, nil
+	case *column.Bools:
+		if lit.Type != query.TypeBoolean {
+			return nil, typeError(name, c.Type(), lit)
+		}
+		x := int64(b2u(lit.Bool))
+		return func(out column.Bitmap) unknownRule {
+			setWhere(out, c.Vals, func(v bool) bool { return compareOrdered(int64(b2u(v)), x, op) })
+			return nullsUnknown
+		}, nil
+	case *column.Int64s:
+		return int64Kernel(c, op, lit, name)
+	}
+	return nil, fmt.Errorf("exec: %w: column type %T", ErrInvalidRequest, c)
+}
+
+// int64Kernel compiles a comparison against an integer, date, instant or time column. An
+// integer column against a float literal, and a date column against an instant, compare
+// exactly: the literal is turned into an integer bound (floor or ceiling) of the column's
+// unit. An instant column against a date literal compares the day of the instant.
+func int64Kernel(c *column.Int64s, op query.CompareOp, lit query.Value, name string) (kernel, error) {
+	ct, lt := c.T, lit.Type
+	set := func(op query.CompareOp, x int64) kernel {
+		return func(out column.Bitmap) unknownRule {
+			cmpSet(out, c.Vals, op, x)
+			return nullsUnknown
+		}
+	}
+	constant := func(v bool) kernel {
+		return func(out column.Bitmap) unknownRule {
+			if v {
+				for i := range out {
+					out[i] = ^uint64(0)
+				}
+				if r := c.Len() & 63; r != 0 {
+					out[len(out)-1] = 1<<r - 1
+				}
+			}
+			return nullsUnknown
+		}
+	}
+	switch {
+	case ct == lt, ct.Temporal() && lt.Temporal():
+		return set(op, lit.Int), nil
+	case ct == query.TypeInteger && lt == query.TypeFloat:
+		op2, x, k, isConst := intBound(op, lit.Float)
+		if isConst {
+			return constant(k), nil
+		}
+		return set(op2, x), nil
+	case ct == query.TypeDate && lt.Temporal():
+		// The day d compares as the instant of its midnight: d*day op x.
+		q, rem := floorDivMod(lit.Int, query.MicrosPerDay)
+		op2, x, k, isConst := ratBound(op, q, rem != 0)
+		if isConst {
+			return constant(k), nil
+		}
+		return set(op2, x), nil
+	case ct.Temporal() && lt == query.TypeDate:
+		day := lit.Int
+		return func(out column.Bitmap) unknownRule {
+			setWhere(out, c.Vals, func(v int64) bool { return compareOrdered(query.DayOfMicros(v), day, op) })
+			return nullsUnknown
+		}, nil
+	}
+	return nil, typeError(name, ct, lit)
+}
+
+// intBound rewrites "v op f" for integers v as "v op2 x" or a constant.
+func intBound(op query.CompareOp, f float64) (op2 query.CompareOp, x int64, k, isConst bool) {
+	switch {
+	case math.IsNaN(f):
+		return 0, 0, op == query.Ne, true
+	case f >= math.MaxInt64: // 2^63: above every int64
+		return 0, 0, op == query.Lt || op == query.Le || op == query.Ne, true
+	case f < math.MinInt64:
+		return 0, 0, op == query.Gt || op == query.Ge || op == query.Ne, true
+	}
+	fl := math.Floor(f)
+	return ratBound(op, int64(fl), fl != f)
+}
+
+// ratBound rewrites "v op (q + frac)" for integers v, where 0 <= frac < 1 and fractional
+// says whether frac > 0, as "v op2 x" or a constant.
+func ratBound(op query.CompareOp, q int64, fractional bool) (op2 query.CompareOp, x int64, k, isConst bool) {
+	if !fractional {
+		return op, q, false, false
+	}
+	switch op {
+	case query.Eq:
+		return 0, 0, false, true
+	case query.Ne:
+		return 0, 0, true, true
+	case query.Gt, query.Ge: // v > q+frac  <=>  v > q
+		return query.Gt, q, false, false
+	}
+	return query.Le, q, false, false // v < q+frac  <=>  v <= q
+}
+
+func floorDivMod(a, b int64) (q, r int64) {
+	q, r = a/b, a%b
+	if r != 0 && (r < 0) != (b < 0) {
+		q--
+		r += b
+	}
+	return q, r
+}
+
+// inKernel compiles "field in (...)". A null in the list makes rows that match no other
+// value unknown, as in SQL.
+func inKernel(c column.Column, lits []query.Literal, name string) (kernel, error) {
+	hasNull := false
+	var vals []query.Value
+	for _, l := range lits {
+		if l.Value.Null || l.Value.Type == query.TypeNull {
+			hasNull = true
+			continue
+		}
+		vals = append(vals, l.Value)
+	}
+	rule := nullsUnknown
+	if hasNull {
+		rule = notTrueUnknown
+	}
+	switch c := c.(type) {
+	case *column.Strings:
+		set := make(map[string]bool, len(vals))
+		for _, v := range vals {
+			if v.Type != query.TypeString {
+				return nil, typeError(name, c.Type(), v)
+			}
+			set[v.Str] = true
+		}
+		return func(out column.Bitmap) unknownRule {
+			match := make([]bool, len(c.Dict))
+			for code, s := range c.Dict {
+				match[code] = set[s]
+			}
+			codeSet(out, c.Codes, match)
+			return rule
+		}, nil
+	case *column.Bools:
+		var want [2]bool
+		for _, v := range vals {
+			if v.Type != query.TypeBoolean {
+				return nil, typeError(name, c.Type(), v)
+			}
+			want[b2u(v.Bool)] = true
+		}
+		return func(out column.Bitmap) unknownRule {
+			setWhere(out, c.Vals, func(v bool) bool { return want[b2u(v)] })
+			return rule
+		}, nil
+	case *column.Float64s:
+		var xs []float64
+		for _, v := range vals {
+			switch v.Type {
+			case query.TypeFloat:
+				xs = append(xs, v.Float)
+			case query.TypeInteger:
+				xs = append(xs, float64(v.Int))
+			default:
+				return nil, typeError(name, c.Type(), v)
+			}
+		}
+		return setKernel(c.Vals, xs, rule), nil
+	case *column.Int64s:
+		var xs []int64
+		var days []int64
+		for _, v := range vals {
+			switch {
+			case v.Type == c.T, c.T.Temporal() && v.Type.Temporal():
+				xs = append(xs, v.Int)
+			case c.T == query.TypeInteger && v.Type == query.TypeFloat:
+				if v.Float == math.Trunc(v.Float) && v.Float >= math.MinInt64 && v.Float < math.MaxInt64 {
+					xs = append(xs, int64(v.Float))
+				}
+			case c.T == query.TypeDate && v.Type.Temporal():
+				if q, r := floorDivMod(v.Int, query.MicrosPerDay); r == 0 {
+					xs = append(xs, q)
+				}
+			case c.T.Temporal() && v.Type == query.TypeDate:
+				days = append(days, v.Int)
+			default:
+				return nil, typeError(name, c.T, v)
+			}
+		}
+		if len(days) == 0 {
+			return setKernel(c.Vals, xs, rule), nil
+		}
+		slices.Sort(xs)
+		slices.Sort(days)
+		return func(out column.Bitmap) unknownRule {
+			setWhere(out, c.Vals, func(v int64) bool {
+				_, a := slices.BinarySearch(xs, v)
+				_, b := slices.BinarySearch(days, query.DayOfMicros(v))
+				return a || b
+			})
+			return rule
+		}, nil
+	}
+	return nil, fmt.Errorf("exec: %w: column type %T", ErrInvalidRequest, c)
+}
+
+// setKernel tests membership by a linear scan for short lists and binary search otherwise.
+func setKernel[T int64 | float64](vals, xs []T, rule unknownRule) kernel {
+	slices.Sort(xs)
+	xs = slices.Compact(xs)
+	return func(out column.Bitmap) unknownRule {
+		if len(xs) <= 8 {
+			setWhere(out, vals, func(v T) bool { return slices.Contains(xs, v) })
+		} else {
+			setWhere(out, vals, func(v T) bool { _, ok := slices.BinarySearch(xs, v); return ok })
+		}
+		return rule
+	}
+}
+
+// callKernel compiles contains, startswith and endswith: once per dictionary value.
+func callKernel(c column.Column, e *query.Call) (kernel, error) {
+	sc, ok := c.(*column.Strings)
+	if !ok {
+		return nil, fmt.Errorf("exec: %w: function on %v field %q", ErrInvalidRequest, c.Type(), e.Field.Name)
+	}
+	lit := e.Arg.Value
+	if lit.Null || lit.Type == query.TypeNull {
+		return func(column.Bitmap) unknownRule { return allUnknown }, nil
+	}
+	if lit.Type != query.TypeString {
+		return nil, typeError(e.Field.Name, c.Type(), lit)
+	}
+	var fn func(s, arg string) bool
+	switch e.Func {
+	case query.Contains:
+		fn = strings.Contains
+	case query.StartsWith:
+		fn = strings.HasPrefix
+	case query.EndsWith:
+		fn = strings.HasSuffix
+	default:
+		return nil, fmt.Errorf("exec: %w: function %d", ErrInvalidRequest, e.Func)
+	}
+	return func(out column.Bitmap) unknownRule {
+		match := make([]bool, len(sc.Dict))
+		for code, s := range sc.Dict {
+			match[code] = fn(s, lit.Str)
+		}
+		codeSet(out, sc.Codes, match)
+		return nullsUnknown
+	}, nil
+}
+
+// selection returns the rows set in b, ascending.
+func selection(b column.Bitmap) []int32 {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	sel := make([]int32, 0, n)
+	for i, w := range b {
+		for w != 0 {
+			sel = append(sel, int32(i*64+bits.TrailingZeros64(w)))
+			w &= w - 1
+		}
+	}
+	return sel
+}

@@ -1,0 +1,150 @@
+package exec
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/kmkit/kmkit/query/column"
+)
+
+// keyPart reads one column of a grouping key as a uint64 that is equal for equal values:
+// the dictionary code of a string (codes are unique per value), the bits of an integer or
+// float (-0 folded into 0), 0 or 1 for a boolean. null reports a null cell.
+type keyPart struct {
+	ref   ref
+	nulls column.Bitmap
+	get   func(r int32) uint64
+	// card is the number of distinct parts plus one for null when small (strings and
+	// booleans), else 0.
+	card int
+}
+
+func newKeyPart(c ref) keyPart {
+	k := keyPart{ref: c, nulls: nullsOf(c.col)}
+	switch col := c.col.(type) {
+	case *column.Strings:
+		k.get = func(r int32) uint64 { return uint64(col.Codes[r]) }
+		k.card = len(col.Dict) + 1
+	case *column.Int64s:
+		k.get = func(r int32) uint64 { return uint64(col.Vals[r]) }
+	case *column.Float64s:
+		k.get = func(r int32) uint64 {
+			v := col.Vals[r]
+			if v == 0 {
+				v = 0 // -0 groups with 0
+			}
+			if v != v {
+				return math.Float64bits(math.NaN())
+			}
+			return math.Float64bits(v)
+		}
+	case *column.Bools:
+		k.get = func(r int32) uint64 { return b2u(col.Vals[r]) }
+		k.card = 3
+	}
+	return k
+}
+
+// part returns the key part of frame row r and whether the cell is null.
+func (k *keyPart) part(r int32) (uint64, bool) {
+	cr := k.ref.row(r)
+	if cr < 0 || (k.nulls != nil && k.nulls.Get(int(cr))) {
+		return 0, true
+	}
+	return k.get(cr), false
+}
+
+// denseLimit bounds the product of key cardinalities for which grouping uses an array
+// indexed by the combined key instead of a hash map.
+const denseLimit = 1 << 22
+
+// groupRows gives each row of sel a group id, numbering groups in order of first
+// appearance in sel; equal keys (nulls equal to each other) share a group. It returns the
+// group id of each entry of sel and the sel position of each group's first row.
+func groupRows(parts []keyPart, sel []int32) (gid []int32, first []int32) {
+	gid = make([]int32, len(sel))
+	if len(parts) == 0 {
+		if len(sel) > 0 {
+			first = []int32{0}
+		}
+		return gid, first
+	}
+	dense := 1
+	for _, p := range parts {
+		if p.card == 0 || dense > denseLimit/p.card {
+			dense = 0
+			break
+		}
+		dense *= p.card
+	}
+	switch {
+	case dense > 0:
+		// Every part is small: combine them in mixed radix, null as the last digit.
+		ids := make([]int32, dense)
+		for i := range ids {
+			ids[i] = -1
+		}
+		for i, r := range sel {
+			key := 0
+			for _, p := range parts {
+				v, null := p.part(r)
+				if null {
+					v = uint64(p.card - 1)
+				}
+				key = key*p.card + int(v)
+			}
+			id := ids[key]
+			if id < 0 {
+				id = int32(len(first))
+				ids[key] = id
+				first = append(first, int32(i))
+			}
+			gid[i] = id
+		}
+	case len(parts) <= 3:
+		// The parts and a null mask in a fixed array key.
+		ids := make(map[[4]uint64]int32)
+		for i, r := range sel {
+			var key [4]uint64
+			for j, p := range parts {
+				v, null := p.part(r)
+				if null {
+					key[3] |= 1 << j
+				} else {
+					key[j] = v
+				}
+			}
+			id, ok := ids[key]
+			if !ok {
+				id = int32(len(first))
+				ids[key] = id
+				first = append(first, int32(i))
+			}
+			gid[i] = id
+		}
+	default:
+		// Any number of parts: their bytes and null flags as a string key.
+		ids := make(map[string]int32)
+		buf := make([]byte, 9*len(parts))
+		for i, r := range sel {
+			for j, p := range parts {
+				v, null := p.part(r)
+				if null {
+					buf[9*j] = 1
+					v = 0
+				} else {
+					buf[9*j] = 0
+				}
+				binary.LittleEndian.PutUint64(buf[9*j+1:], v)
+			}
+			id, ok := ids[string(buf)]
+			if !ok {
+				id = int32(len(first))
+				ids[string(buf)] = id
+				first = append(first, int32(i))
+			}
+			gid[i] = id
+		}
+	}
+	return gid, first
+}
