@@ -1,0 +1,378 @@
+package reporting
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/problem"
+)
+
+// sliceStore is a Store over fixed, already ordered element lists, with an optional error.
+type sliceStore struct {
+	tenants map[string][]Element
+	err     error
+}
+
+func (s *sliceStore) Elements(_ context.Context, tenant string, q ElementQuery) ([]Element, int, error) {
+	if s.err != nil {
+		return nil, 0, s.err
+	}
+	var matches []Element
+	for _, e := range s.tenants[tenant] {
+		if q.FacetName == "" || e.FacetName == q.FacetName {
+			matches = append(matches, e)
+		}
+	}
+	return window(matches, q.Skip, q.Take), len(matches), nil
+}
+
+func (s *sliceStore) Facets(_ context.Context, tenant string, skip, take int) ([]Facet, int, error) {
+	if s.err != nil {
+		return nil, 0, s.err
+	}
+	var facets []Facet
+	for _, e := range s.tenants[tenant] {
+		if !slices.Contains(facets, Facet{e.FacetName}) {
+			facets = append(facets, Facet{e.FacetName})
+		}
+	}
+	return window(facets, skip, take), len(facets), nil
+}
+
+func window[T any](s []T, skip, take int) []T {
+	start := min(skip, len(s))
+	return s[start:min(start+take, len(s))]
+}
+
+func element(facet string, ordering int, n int) Element {
+	return Element{
+		Identity:   Identity{FacetName: facet, Ordering: ordering, ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", n)},
+		Attributes: Attributes{"name": {"en": fmt.Sprintf("%s %d", facet, ordering), "de": fmt.Sprintf("%s %d (de)", facet, ordering)}},
+	}
+}
+
+var (
+	itSystem  = element("IT Systems", 0, 1)
+	planBuild = element("Plan;Build", 0, 2)
+	proc0     = element("Processes", 0, 3)
+	proc1     = element("Processes", 1, 4)
+	proc2     = element("Processes", 2, 5)
+	role0     = element("Roles", 0, 6)
+	role1     = element("Roles", 1, 7)
+	docB      = element("Documents", 0, 8)
+
+	elementsA = []Element{itSystem, planBuild, proc0, proc1, proc2, role0, role1}
+	facetsA   = []Facet{{"IT Systems"}, {"Plan;Build"}, {"Processes"}, {"Roles"}}
+
+	principalA = &auth.Principal{Name: "key-a", Tenant: tenantA, Permissions: []auth.Permission{auth.PermReporting}}
+	principalB = &auth.Principal{Name: "key-b", Tenant: tenantB, Permissions: []auth.Permission{auth.PermReporting, auth.PermKM}}
+)
+
+func testStore() *sliceStore {
+	return &sliceStore{tenants: map[string][]Element{tenantA: elementsA, tenantB: {docB}}}
+}
+
+type request struct {
+	method    string
+	target    string
+	tenant    []string // x-tenant-id header values
+	principal *auth.Principal
+}
+
+func serve(h http.Handler, r request) *httptest.ResponseRecorder {
+	method := r.method
+	if method == "" {
+		method = http.MethodGet
+	}
+	req := httptest.NewRequest(method, r.target, nil)
+	for _, v := range r.tenant {
+		req.Header.Add(TenantHeader, v)
+	}
+	if r.principal != nil {
+		req = req.WithContext(auth.WithPrincipal(req.Context(), r.principal))
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func bad(code, detail string) *problem.Problem {
+	return problem.New(http.StatusBadRequest, code, detail)
+}
+
+func TestHandler(t *testing.T) {
+	a := func(target string) request {
+		return request{target: target, tenant: []string{tenantA}, principal: principalA}
+	}
+	elements := func(skip, take, total int, page ...Element) List[Element] {
+		return List[Element]{Items: [][]Element{append([]Element{}, page...)}, Skip: skip, Take: take, TotalCount: total}
+	}
+	facets := func(skip, take, total int, page ...Facet) List[Facet] {
+		return List[Facet]{Items: [][]Facet{append([]Facet{}, page...)}, Skip: skip, Take: take, TotalCount: total}
+	}
+	tests := []struct {
+		name    string
+		req     request
+		want    any // List[Element], List[Facet] or *problem.Problem
+		opts    []Option
+		wantHdr map[string]string
+	}{
+		// Elements: defaults, facets, paging.
+		{name: "all elements", req: a("/api/v1/elements"), want: elements(0, 100, 7, elementsA...)},
+		{name: "one facet", req: a("/api/v1/elements?FacetName=Processes"), want: elements(0, 100, 3, proc0, proc1, proc2)},
+		{name: "names in any case", req: a("/api/v1/elements?FACETNAME=Roles&skip=1&tAkE=1"), want: elements(1, 1, 2, role1)},
+		{name: "facet value is case-sensitive", req: a("/api/v1/elements?FacetName=processes"), want: elements(0, 100, 0)},
+		{name: "unknown facet", req: a("/api/v1/elements?FacetName=Nope"), want: elements(0, 100, 0)},
+		{name: "plus is a space", req: a("/api/v1/elements?FacetName=IT+Systems"), want: elements(0, 100, 1, itSystem)},
+		{name: "escaped space", req: a("/api/v1/elements?FacetName=IT%20Systems"), want: elements(0, 100, 1, itSystem)},
+		{name: "semicolon kept", req: a("/api/v1/elements?FacetName=Plan;Build"), want: elements(0, 100, 1, planBuild)},
+		{name: "page in the middle", req: a("/api/v1/elements?Skip=2&Take=3"), want: elements(2, 3, 7, proc0, proc1, proc2)},
+		{name: "last partial page", req: a("/api/v1/elements?Skip=5&Take=3"), want: elements(5, 3, 7, role0, role1)},
+		{name: "skip past the end", req: a("/api/v1/elements?Skip=10"), want: elements(10, 100, 7)},
+		{name: "huge skip", req: a("/api/v1/elements?Skip=9223372036854775807"), want: elements(9223372036854775807, 100, 7)},
+		{name: "take zero counts", req: a("/api/v1/elements?Take=0&FacetName=Roles"), want: elements(0, 0, 2)},
+		{name: "take at the maximum", req: a("/api/v1/elements?Take=100"), want: elements(0, 100, 7, elementsA...)},
+		{name: "empty values are absent", req: a("/api/v1/elements?Skip=&Take=&FacetName="), want: elements(0, 100, 7, elementsA...)},
+		{name: "unknown parameters ignored", req: a("/api/v1/elements?foo=bar&FacetName=Roles&&x"), want: elements(0, 100, 2, role0, role1)},
+		{name: "plus sign", req: a("/api/v1/elements?Skip=%2B6"), want: elements(6, 100, 7, role1)},
+		{name: "HEAD", req: request{method: http.MethodHead, target: "/api/v1/elements?Take=1", tenant: []string{tenantA}, principal: principalA}, want: elements(0, 1, 7, itSystem)},
+
+		// Elements: bad parameters.
+		{name: "take above the maximum", req: a("/api/v1/elements?Take=101"),
+			want: bad(problem.CodeConstraint, "query parameter Take must be between 0 and 100, got 101")},
+		{name: "negative take", req: a("/api/v1/elements?Take=-1"),
+			want: bad(problem.CodeConstraint, "query parameter Take must be between 0 and 100, got -1")},
+		{name: "overflowing take", req: a("/api/v1/elements?Take=99999999999999999999"),
+			want: bad(problem.CodeConstraint, "query parameter Take must be between 0 and 100, got 99999999999999999999")},
+		{name: "negative skip", req: a("/api/v1/elements?Skip=-1"),
+			want: bad(problem.CodeConstraint, "query parameter Skip must not be negative, got -1")},
+		{name: "overflowing negative skip", req: a("/api/v1/elements?Skip=-99999999999999999999"),
+			want: bad(problem.CodeConstraint, "query parameter Skip must not be negative, got -99999999999999999999")},
+		{name: "overflowing skip", req: a("/api/v1/elements?Skip=99999999999999999999"),
+			want: bad(problem.CodeConstraint, "query parameter Skip must be at most 9223372036854775807, got 99999999999999999999")},
+		{name: "skip not a number", req: a("/api/v1/elements?Skip=abc"),
+			want: bad(problem.CodeParameterMismatch, `query parameter Skip must be an integer, got "abc"`)},
+		{name: "take a decimal", req: a("/api/v1/elements?take=1.5"),
+			want: bad(problem.CodeParameterMismatch, `query parameter Take must be an integer, got "1.5"`)},
+		{name: "take with a space", req: a("/api/v1/elements?Take=+5"),
+			want: bad(problem.CodeParameterMismatch, `query parameter Take must be an integer, got " 5"`)},
+		{name: "skip twice", req: a("/api/v1/elements?Skip=1&skip=1"),
+			want: bad(problem.CodeParameterIllegal, "query parameter Skip is given more than once")},
+		{name: "facet twice", req: a("/api/v1/elements?FacetName=Roles&FacetName=Processes"),
+			want: bad(problem.CodeParameterIllegal, "query parameter FacetName is given more than once")},
+		{name: "bad escape in value", req: a("/api/v1/elements?Take=%zz"),
+			want: bad(problem.CodeParameterIllegal, `query parameter Take: value "%zz" is not properly percent-encoded`)},
+		{name: "bad escape in name", req: a("/api/v1/elements?%zz=1"),
+			want: bad(problem.CodeParameterIllegal, `query parameter name "%zz" is not properly percent-encoded`)},
+
+		// Facets.
+		{name: "facets", req: a("/api/v1/facets"), want: facets(0, 100, 4, facetsA...)},
+		{name: "facets paged", req: a("/api/v1/facets?skip=1&take=2"), want: facets(1, 2, 4, facetsA[1:3]...)},
+		{name: "facets ignore FacetName", req: a("/api/v1/facets?FacetName=Roles&FacetName=x"), want: facets(0, 100, 4, facetsA...)},
+		{name: "facets past the end", req: a("/api/v1/facets?Skip=4"), want: facets(4, 100, 4)},
+		{name: "facets take too large", req: a("/api/v1/facets?Take=1000"),
+			want: bad(problem.CodeConstraint, "query parameter Take must be between 0 and 100, got 1000")},
+		{name: "facets negative skip", req: a("/api/v1/facets?Skip=-5"),
+			want: bad(problem.CodeConstraint, "query parameter Skip must not be negative, got -5")},
+
+		// Tenants.
+		{name: "tenant B sees only its own", req: request{target: "/api/v1/elements", tenant: []string{tenantB}, principal: principalB},
+			want: elements(0, 100, 1, docB)},
+		{name: "tenant B facets", req: request{target: "/api/v1/facets", tenant: []string{tenantB}, principal: principalB},
+			want: facets(0, 100, 1, Facet{"Documents"})},
+		{name: "tenant id in upper case", req: request{target: "/api/v1/facets?Take=1", tenant: []string{strings.ToUpper(tenantA)}, principal: principalA},
+			want: facets(0, 1, 4, facetsA[0])},
+		{name: "tenant header repeated alike", req: request{target: "/api/v1/facets?Take=1", tenant: []string{tenantA, tenantA}, principal: principalA},
+			want: facets(0, 1, 4, facetsA[0])},
+		{name: "another tenant's id", req: request{target: "/api/v1/elements", tenant: []string{tenantB}, principal: principalA},
+			want: problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials do not grant access to tenant "+tenantB)},
+		{name: "malformed tenant id", req: request{target: "/api/v1/elements", tenant: []string{"acme"}, principal: principalA},
+			want: bad(problem.CodeParameterIllegal, `header x-tenant-id must be a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx), got "acme"`)},
+		{name: "tenant id in braces", req: request{target: "/api/v1/elements", tenant: []string{"{" + tenantA + "}"}, principal: principalA},
+			want: bad(problem.CodeParameterIllegal, `header x-tenant-id must be a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx), got "{`+tenantA+`}"`)},
+		{name: "missing tenant id", req: request{target: "/api/v1/elements", principal: principalA},
+			want: bad(problem.CodeParameterMissing, "header x-tenant-id is required")},
+		{name: "empty tenant id", req: request{target: "/api/v1/elements", tenant: []string{""}, principal: principalA},
+			want: bad(problem.CodeParameterMissing, "header x-tenant-id is required")},
+		{name: "two tenant ids", req: request{target: "/api/v1/elements", tenant: []string{tenantA, tenantB}, principal: principalA},
+			want: bad(problem.CodeParameterIllegal, "header x-tenant-id is given more than once with different values")},
+		{name: "no reporting permission", req: request{target: "/api/v1/elements", tenant: []string{tenantA},
+			principal: &auth.Principal{Name: "km-only", Tenant: tenantA, Permissions: []auth.Permission{auth.PermKM}}},
+			want: problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials do not grant access to the reporting API")},
+		{name: "principal without tenant", req: request{target: "/api/v1/elements", tenant: []string{tenantA},
+			principal: &auth.Principal{Name: "no-tenant", Permissions: []auth.Permission{auth.PermReporting}}},
+			want: problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials are not bound to a reporting tenant")},
+		{name: "tenant is checked before parameters", req: request{target: "/api/v1/elements?Take=-1", tenant: []string{tenantB}, principal: principalA},
+			want: problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials do not grant access to tenant "+tenantB)},
+
+		// Paths and methods.
+		{name: "unknown path", req: a("/api/v1/element"),
+			want: problem.New(http.StatusNotFound, problem.CodeNotFoundPath, "no resource at /api/v1/element")},
+		{name: "trailing slash", req: a("/api/v1/facets/"),
+			want: problem.New(http.StatusNotFound, problem.CodeNotFoundPath, "no resource at /api/v1/facets/")},
+		{name: "POST", req: request{method: http.MethodPost, target: "/api/v1/elements", tenant: []string{tenantA}, principal: principalA},
+			want:    problem.New(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed, "method POST is not allowed on /api/v1/elements; use GET"),
+			wantHdr: map[string]string{"Allow": "GET, HEAD"}},
+		{name: "DELETE facets", req: request{method: http.MethodDelete, target: "/api/v1/facets"},
+			want:    problem.New(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed, "method DELETE is not allowed on /api/v1/facets; use GET"),
+			wantHdr: map[string]string{"Allow": "GET, HEAD"}},
+
+		// Options.
+		{name: "paging option default", opts: []Option{WithPaging(2, 5)}, req: a("/api/v1/elements"), want: elements(0, 2, 7, itSystem, planBuild)},
+		{name: "paging option maximum", opts: []Option{WithPaging(2, 5)}, req: a("/api/v1/facets?Take=6"),
+			want: bad(problem.CodeConstraint, "query parameter Take must be between 0 and 5, got 6")},
+		{name: "custom tenant", opts: []Option{WithTenant(func(*http.Request) (string, error) { return tenantB, nil })},
+			req: request{target: "/api/v1/facets"}, want: facets(0, 100, 1, Facet{"Documents"})},
+		{name: "custom tenant problem", opts: []Option{WithTenant(func(*http.Request) (string, error) {
+			return "", fmt.Errorf("lookup: %w", problem.New(http.StatusTooManyRequests, problem.CodeRateExceeded, "slow down"))
+		})}, req: request{target: "/api/v1/facets"}, want: problem.New(http.StatusTooManyRequests, problem.CodeRateExceeded, "slow down")},
+		{name: "custom tenant plain error", opts: []Option{WithTenant(func(*http.Request) (string, error) { return "", errors.New("tenant suspended") })},
+			req: request{target: "/api/v1/facets"}, want: problem.New(http.StatusForbidden, problem.CodeAccess, "tenant suspended")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := serve(NewHandler(testStore(), tt.opts...), tt.req)
+			var got any
+			wantStatus, wantType := http.StatusOK, "application/json; charset=utf-8"
+			switch want := tt.want.(type) {
+			case List[Element]:
+				got = decode[List[Element]](t, rec)
+			case List[Facet]:
+				got = decode[List[Facet]](t, rec)
+			case *problem.Problem:
+				got = decode[*problem.Problem](t, rec)
+				wantStatus, wantType = want.Status, problem.ContentType
+			}
+			if rec.Code != wantStatus {
+				t.Errorf("status = %d, want %d; body %s", rec.Code, wantStatus, rec.Body)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != wantType {
+				t.Errorf("Content-Type = %q, want %q", ct, wantType)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("body (-want +got):\n%s", diff)
+			}
+			for k, v := range tt.wantHdr {
+				if got := rec.Header().Get(k); got != v {
+					t.Errorf("header %s = %q, want %q", k, got, v)
+				}
+			}
+		})
+	}
+}
+
+func decode[T any](t *testing.T, rec *httptest.ResponseRecorder) T {
+	t.Helper()
+	var v T
+	dec := json.NewDecoder(rec.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("decoding %T: %v", v, err)
+	}
+	return v
+}
+
+// TestHandlerBodyShape pins the exact bytes of a list, including the inner array that
+// holds the page even when it is empty.
+func TestHandlerBodyShape(t *testing.T) {
+	tests := []struct{ target, want string }{
+		{"/api/v1/facets?Take=2", `{"items":[[{"name":"IT Systems"},{"name":"Plan;Build"}]],"skip":0,"take":2,"totalCount":4}`},
+		{"/api/v1/facets?Skip=9", `{"items":[[]],"skip":9,"take":100,"totalCount":4}`},
+		{"/api/v1/elements?FacetName=none", `{"items":[[]],"skip":0,"take":100,"totalCount":0}`},
+	}
+	for _, tt := range tests {
+		rec := serve(NewHandler(testStore()), request{target: tt.target, tenant: []string{tenantA}, principal: principalA})
+		if diff := cmp.Diff(tt.want, rec.Body.String()); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.target, diff)
+		}
+		if got, want := rec.Header().Get("Content-Length"), fmt.Sprint(len(tt.want)); got != want {
+			t.Errorf("%s: Content-Length = %s, want %s", tt.target, got, want)
+		}
+	}
+}
+
+func TestHandlerUnauthenticated(t *testing.T) {
+	for _, target := range []string{"/api/v1/elements", "/api/v1/facets?Take=-1"} {
+		rec := serve(NewHandler(testStore()), request{target: target, tenant: []string{tenantA}})
+		if rec.Code != http.StatusUnauthorized {
+			t.Errorf("%s: status = %d, want 401", target, rec.Code)
+		}
+		if diff := cmp.Diff(`{"error":"no authenticated principal"}`, rec.Body.String()); diff != "" {
+			t.Errorf("%s: body (-want +got):\n%s", target, diff)
+		}
+		if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+			t.Errorf("%s: Content-Type = %q", target, ct)
+		}
+	}
+	// A TenantFunc may report the same condition by wrapping ErrUnauthenticated.
+	h := NewHandler(testStore(), WithTenant(func(*http.Request) (string, error) {
+		return "", fmt.Errorf("token expired: %w", ErrUnauthenticated)
+	}))
+	rec := serve(h, request{target: "/api/v1/facets"})
+	if rec.Code != http.StatusUnauthorized || rec.Body.String() != `{"error":"token expired: no authenticated principal"}` {
+		t.Errorf("wrapped: %d %s", rec.Code, rec.Body)
+	}
+}
+
+func TestHandlerStoreFailure(t *testing.T) {
+	for _, target := range []string{"/api/v1/elements", "/api/v1/facets"} {
+		var logs bytes.Buffer
+		store := &sliceStore{err: errors.New("disk on fire")}
+		h := NewHandler(store, WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+		rec := serve(h, request{target: target, tenant: []string{tenantA}, principal: principalA})
+		p := decode[*problem.Problem](t, rec)
+		id, ok := strings.CutPrefix(p.Detail, "internal error; support id ")
+		if rec.Code != http.StatusInternalServerError || p.ErrorCode != problem.CodeFatal || !ok || !isUUID(id) {
+			t.Fatalf("%s: %d %+v, want a 500 ADMIN_FATAL_ERROR with a support id", target, rec.Code, p)
+		}
+		var entry map[string]any
+		if err := json.Unmarshal(logs.Bytes(), &entry); err != nil {
+			t.Fatalf("log %q: %v", logs.String(), err)
+		}
+		if entry["supportId"] != id || entry["err"] != "disk on fire" || entry["level"] != "ERROR" || entry["path"] != target {
+			t.Errorf("log entry = %v, want the support id %s, path and cause", entry, id)
+		}
+	}
+}
+
+// TestHandlerClientGone checks that a store error caused by the client going away is
+// neither logged nor answered.
+func TestHandlerClientGone(t *testing.T) {
+	var logs bytes.Buffer
+	store := &sliceStore{err: fmt.Errorf("query: %w", context.Canceled)}
+	h := NewHandler(store, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	ctx, cancel := context.WithCancel(auth.WithPrincipal(context.Background(), principalA))
+	cancel()
+	req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/api/v1/elements", nil)
+	req.Header.Set(TenantHeader, tenantA)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if logs.Len() != 0 || rec.Body.Len() != 0 {
+		t.Errorf("logged %q and answered %d %q; want silence", logs.String(), rec.Code, rec.Body)
+	}
+}
+
+func TestWithPagingPanics(t *testing.T) {
+	for _, c := range [][2]int{{-1, 5}, {6, 5}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("WithPaging(%d, %d) did not panic", c[0], c[1])
+				}
+			}()
+			WithPaging(c[0], c[1])
+		}()
+	}
+}
