@@ -1,0 +1,101 @@
+package stats
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+)
+
+// Categorical describes a string, date or timestamp column. Top and Freq mean something only
+// when Count > 0.
+type Categorical struct {
+	Count  int64  // non-null values
+	Unique int64  // distinct non-null values
+	Top    string // the most frequent value, the first in row order among equally frequent ones
+	Freq   int64  // how often Top occurs
+}
+
+// categoricalJSON is the summary body form of a Categorical: freq is a string, as the API
+// specification types it, and top and freq are null for a column without values.
+type categoricalJSON struct {
+	Count  int64   `json:"count"`
+	Unique int64   `json:"unique"`
+	Top    *string `json:"top"`
+	Freq   *string `json:"freq"`
+}
+
+// MarshalJSON encodes c as {"count", "unique", "top", "freq"}, with freq a decimal string,
+// and top and freq null when the column has no values.
+func (c Categorical) MarshalJSON() ([]byte, error) {
+	j := categoricalJSON{Count: c.Count, Unique: c.Unique}
+	if c.Count > 0 {
+		freq := strconv.FormatInt(c.Freq, 10)
+		j.Top, j.Freq = &c.Top, &freq
+	}
+	return json.Marshal(j)
+}
+
+// DescribeCategorical describes a column of comparable keys as pandas describes an object or
+// datetime Series: count, unique, and the most frequent key (formatted by format) with its
+// frequency. Ties go to the key that occurs first in row order (see the package documentation
+// for where pandas 1.5.3 differs).
+func DescribeCategorical[K comparable](values []K, nulls Nulls, format func(K) string) Categorical {
+	index := make(map[K]int32) // key -> position in keys and counts, in order of first occurrence
+	var keys []K
+	var counts []int64
+	var c Categorical
+	for i, v := range values {
+		if nulls != nil && nulls(i) {
+			continue
+		}
+		c.Count++
+		k, ok := index[v]
+		if !ok {
+			k = int32(len(keys))
+			index[v] = k
+			keys = append(keys, v)
+			counts = append(counts, 0)
+		}
+		counts[k]++
+	}
+	c.Unique = int64(len(keys))
+	top := -1
+	for k, n := range counts {
+		if top < 0 || n > counts[top] {
+			top = k
+		}
+	}
+	if top >= 0 {
+		c.Top, c.Freq = format(keys[top]), counts[top]
+	}
+	return c
+}
+
+// DescribeStrings describes a string column.
+func DescribeStrings(values []string, nulls Nulls) Categorical {
+	return DescribeCategorical(values, nulls, func(s string) string { return s })
+}
+
+// DescribeDates describes a date column given as days since 1970-01-01; top is YYYY-MM-DD.
+func DescribeDates(days []int64, nulls Nulls) Categorical {
+	return DescribeCategorical(days, nulls, FormatDate)
+}
+
+// DescribeInstants describes a datetime or timestamp column given as microseconds since the
+// Unix epoch; top is RFC 3339 in UTC.
+func DescribeInstants(micros []int64, nulls Nulls) Categorical {
+	return DescribeCategorical(micros, nulls, FormatInstant)
+}
+
+// FormatDate formats a day given as days since 1970-01-01 as YYYY-MM-DD, as the data
+// endpoints show dates.
+func FormatDate(days int64) string {
+	return time.Unix(days*24*60*60, 0).UTC().Format(time.DateOnly)
+}
+
+// FormatInstant formats an instant given as microseconds since the Unix epoch in RFC 3339
+// in UTC, with fractional seconds only when there are any, as the data endpoints show
+// instants.
+func FormatInstant(micros int64) string {
+	return time.UnixMicro(micros).UTC().Format(time.RFC3339Nano)
+}
