@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -25,7 +26,7 @@ type dataParams struct {
 	kpis        []string
 	kpisGiven   bool
 	options     []string
-	sort        []string // raw entries ("+A", "-B", "C")
+	sort        string // raw: "+A,-B,C"
 	sortGiven   bool
 	searchTerm  string
 	searchField []string
@@ -179,7 +180,7 @@ func (h *Handler) readQueryString(raw string) (*dataParams, error) {
 	p.options = splitList(params["options"])
 	if vs, ok := params["sort"]; ok {
 		p.sortGiven = true
-		p.sort = splitRawList(vs)
+		p.sort = strings.Join(vs, ",")
 	}
 	for _, v := range params["filterExpr"] {
 		p.filterExprs = append(p.filterExprs, splitTopLevel(v)...)
@@ -188,16 +189,8 @@ func (h *Handler) readQueryString(raw string) (*dataParams, error) {
 		p.searchTerm = vs[len(vs)-1]
 	}
 	p.searchField = splitList(params["searchField"])
-	if vs := params["searchPrecision"]; len(vs) > 0 {
-		v := vs[len(vs)-1]
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil {
-			return nil, badRequest(problem.CodeParameterMismatch, "searchPrecision %q is not an integer", v)
-		}
-		if n < 1 || n > 100 {
-			return nil, badRequest(problem.CodeConstraint, "searchPrecision %d is out of range: want 1 to 100", n)
-		}
-		p.precision = n
+	if p.precision, err = query.ParseSearchPrecision(last(params["searchPrecision"]), -1); err != nil {
+		return nil, err
 	}
 	for _, v := range params["kpiParam"] {
 		if err := p.addKPIParam(v); err != nil {
@@ -257,9 +250,13 @@ const (
 	minSortLen    = 2
 	maxSortLen    = 2048
 	maxOptions    = 1
-	maxPrecision  = 100
-	maxPageNumber = 1<<31 - 1
 )
+
+// clampInt converts a JSON integer to int, mapping values beyond int32 to the int32 bounds
+// so that the range checks report them.
+func clampInt(v int64) int {
+	return int(max(min(v, math.MaxInt32+1), math.MinInt32-1))
+}
 
 // readProjection reads and checks a POST body {"projection": {...}}.
 func (h *Handler) readProjection(w http.ResponseWriter, r *http.Request, recordLevel bool) (*dataParams, error) {
@@ -305,16 +302,13 @@ func (h *Handler) readProjection(w http.ResponseWriter, r *http.Request, recordL
 	}
 	if pg := pr.Pagination; pg != nil {
 		if pg.PageNumber != nil {
-			if *pg.PageNumber < 0 || *pg.PageNumber > maxPageNumber {
-				return nil, badRequest(problem.CodeConstraint, "projection.pagination.pageNumber %d is out of range: want 0 to %d", *pg.PageNumber, maxPageNumber)
-			}
-			p.page = int(*pg.PageNumber)
+			p.page = clampInt(*pg.PageNumber)
 		}
 		if pg.PageSize != nil {
-			if *pg.PageSize < 1 || *pg.PageSize > int64(h.opts.MaxPageSize) {
-				return nil, badRequest(problem.CodeConstraint, "projection.pagination.pageSize %d is out of range: want 1 to %d", *pg.PageSize, h.opts.MaxPageSize)
-			}
-			p.size = int(*pg.PageSize)
+			p.size = clampInt(*pg.PageSize)
+		}
+		if err := query.CheckPaging(p.page, p.size, h.opts.MaxPageSize); err != nil {
+			return nil, err
 		}
 	}
 	if pr.Sort != nil {
@@ -322,7 +316,7 @@ func (h *Handler) readProjection(w http.ResponseWriter, r *http.Request, recordL
 			return nil, badRequest(problem.CodeConstraint, "projection.sort is %d characters long: want %d to %d", n, minSortLen, maxSortLen)
 		}
 		p.sortGiven = true
-		p.sort = splitRawList([]string{*pr.Sort})
+		p.sort = *pr.Sort
 	}
 	if len(pr.Options) > maxOptions {
 		return nil, badRequest(problem.CodeConstraint, "projection.options has %d items: at most %d is allowed", len(pr.Options), maxOptions)
@@ -343,8 +337,8 @@ func (h *Handler) readProjection(w http.ResponseWriter, r *http.Request, recordL
 			p.searchField = splitList([]string{*s.Field})
 		}
 		if s.Precision != nil {
-			if *s.Precision < 0 || *s.Precision > maxPrecision {
-				return nil, badRequest(problem.CodeConstraint, "projection.search.precision %d is out of range: want 0 to %d", *s.Precision, maxPrecision)
+			if err := query.CheckSearchPrecision(clampInt(*s.Precision)); err != nil {
+				return nil, err
 			}
 			p.precision = int(*s.Precision)
 		}
@@ -492,11 +486,9 @@ func (h *Handler) plan(m *KnowledgeModel, rec *Record, p *dataParams, asQuery bo
 	}
 	q.Filter = andAll(conj)
 	// Options.
-	for _, o := range dedupKeepOrder(p.options) {
-		if o != "distinct" {
-			return nil, badRequest(problem.CodeParameterIllegal, "unknown option %q: the only option is distinct", o)
-		}
-		q.Distinct = true
+	var err error
+	if q.Distinct, err = query.ParseOptions(p.options); err != nil {
+		return nil, err
 	}
 	// Search.
 	if p.searchTerm != "" || len(p.searchField) > 0 {
@@ -507,15 +499,23 @@ func (h *Handler) plan(m *KnowledgeModel, rec *Record, p *dataParams, asQuery bo
 		q.Search = s
 	}
 	// Sort.
+	pl.sort = []string{}
 	if p.sortGiven {
-		keys, reported, err := sortKeys(p.sort, pl.columns)
+		keys, err := query.ParseSort(p.sort)
 		if err != nil {
 			return nil, err
 		}
-		q.Sort, pl.sort = keys, reported
-	}
-	if pl.sort == nil {
-		pl.sort = []string{}
+		allowed := make([]string, len(pl.columns))
+		for i, c := range pl.columns {
+			allowed[i] = c.name
+		}
+		if err := query.CheckSort(keys, allowed); err != nil {
+			return nil, err
+		}
+		q.Sort = keys
+		for _, k := range keys {
+			pl.sort = append(pl.sort, k.String())
+		}
 	}
 	// Joins.
 	if rec == nil {
@@ -614,43 +614,4 @@ func searchSpec(m *KnowledgeModel, rec *Record, p *dataParams, selected []string
 		return nil, badRequest(problem.CodeParameterIllegal, "searchTerm needs a string field to search: select one or name it in searchField")
 	}
 	return s, nil
-}
-
-// sortKeys checks the data sort entries against the output columns.
-func sortKeys(entries []string, cols []column) ([]query.SortKey, []string, error) {
-	if len(entries) == 0 {
-		return nil, nil, badRequest(query.CodeSortIsEmpty, "sort is empty: name a field, +FIELD or -FIELD")
-	}
-	var keys []query.SortKey
-	var reported []string
-	for _, e := range entries {
-		e = strings.TrimSpace(e)
-		desc := false
-		switch {
-		case strings.HasPrefix(e, "-"):
-			desc, e = true, e[1:]
-		case strings.HasPrefix(e, "+"):
-			e = e[1:]
-		}
-		e = strings.TrimSpace(e)
-		if e == "" {
-			return nil, nil, badRequest(query.CodeSortIsEmpty, "sort has an empty entry: name a field, +FIELD or -FIELD")
-		}
-		if !slices.ContainsFunc(cols, func(c column) bool { return c.name == e }) {
-			return nil, nil, badRequest(query.CodeSortUnknownField, "sort field %s is not among the selected fields and KPIs", e)
-		}
-		if i := slices.IndexFunc(keys, func(k query.SortKey) bool { return k.Field == e }); i >= 0 {
-			if keys[i].Desc != desc {
-				return nil, nil, badRequest(query.CodeSortHasOpposite, "sort names %s both ascending and descending", e)
-			}
-			continue
-		}
-		keys = append(keys, query.SortKey{Field: e, Desc: desc})
-		if desc {
-			reported = append(reported, "-"+e)
-		} else {
-			reported = append(reported, "+"+e)
-		}
-	}
-	return keys, reported, nil
 }

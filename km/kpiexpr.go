@@ -197,10 +197,11 @@ func (p *kpiParser) number() (query.Metric, error) {
 		}
 		break
 	}
-	v, err := strconv.ParseFloat(p.src[start:p.pos], 64)
+	text := p.src[start:p.pos]
+	v, err := strconv.ParseFloat(text, 64)
 	if err != nil {
 		p.pos = start
-		return nil, p.errf("bad number %q", p.src[start:p.pos])
+		return nil, p.errf("bad number %q", text)
 	}
 	return &query.Number{V: v}, nil
 }

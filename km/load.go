@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -445,9 +446,28 @@ func decodeNode(file string, n *yaml.Node, allowed []string, what string, v any)
 		}
 	}
 	if err := n.Decode(v); err != nil {
-		return &DefinitionError{File: file, Line: n.Line, Reason: fmt.Sprintf("%s: %v", what, yamlReason(err))}
+		line, reason := splitYAMLLine(yamlReason(err))
+		if line == 0 {
+			line = n.Line
+		}
+		return &DefinitionError{File: file, Line: line, Reason: what + ": " + reason}
 	}
 	return nil
+}
+
+// splitYAMLLine splits yaml.v3's "line N: reason" into N and the reason; 0 when the
+// message has no line.
+func splitYAMLLine(msg string) (int, string) {
+	rest, ok := strings.CutPrefix(msg, "line ")
+	if !ok {
+		return 0, msg
+	}
+	n, r, ok := strings.Cut(rest, ": ")
+	line, err := strconv.Atoi(n)
+	if !ok || err != nil {
+		return 0, msg
+	}
+	return line, r
 }
 
 // yamlReason strips the "yaml: " prefix and line numbers that yaml.v3 puts in its errors.
@@ -472,16 +492,7 @@ func keyLine(n *yaml.Node, key string) int {
 func parseDraft(file string, data []byte) (*draft, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		line := 0
-		msg := yamlReason(err)
-		// yaml.v3 syntax errors read "yaml: line N: reason".
-		if rest, ok := strings.CutPrefix(msg, "line "); ok {
-			if n, r, ok := strings.Cut(rest, ": "); ok {
-				if _, err := fmt.Sscanf(n, "%d", &line); err == nil {
-					msg = r
-				}
-			}
-		}
+		line, msg := splitYAMLLine(yamlReason(err))
 		return nil, &DefinitionError{File: file, Line: line, Reason: msg}
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {

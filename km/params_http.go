@@ -2,7 +2,6 @@ package km
 
 import (
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/kmkit/kmkit/problem"
@@ -105,54 +104,24 @@ func splitRawList(values []string) []string {
 // and parentheses). An empty value gives one empty expression, which the parser reports.
 func splitTopLevel(v string) []string { return query.SplitTopLevel(v) }
 
-// paging reads page and pageSize.
+// last returns the last value of a parameter, or "".
+func last(values []string) string {
+	if len(values) == 0 {
+		return ""
+	}
+	return strings.TrimSpace(values[len(values)-1])
+}
+
+// paging reads page and pageSize (the last value of each, when repeated).
 func (h *Handler) paging(params map[string][]string) (page, size int, err error) {
-	page, size = 0, DefaultPageSize
-	if vs := params["page"]; len(vs) > 0 {
-		v := strings.TrimSpace(vs[len(vs)-1])
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return 0, 0, badRequest(problem.CodeParameterMismatch, "page %q is not an integer", v)
-		}
-		if n < 0 || n > maxPageNumber {
-			return 0, 0, badRequest(problem.CodeConstraint, "page %d is out of range: want 0 or more", n)
-		}
-		page = n
-	}
-	if vs := params["pageSize"]; len(vs) > 0 {
-		v := strings.TrimSpace(vs[len(vs)-1])
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return 0, 0, badRequest(problem.CodeParameterMismatch, "pageSize %q is not an integer", v)
-		}
-		if n < 1 || n > h.opts.MaxPageSize {
-			return 0, 0, badRequest(problem.CodeConstraint, "pageSize %d is out of range: want 1 to %d", n, h.opts.MaxPageSize)
-		}
-		size = n
-	}
-	return page, size, nil
+	return query.ParsePaging(last(params["page"]), last(params["pageSize"]), h.opts.MaxPageSize)
 }
 
 // parseSchemaSort reads the sort of a schema endpoint: one field with an optional + or -.
-func parseSchemaSort(values []string) (key string, desc, present bool, err error) {
+func parseSchemaSort(values []string) (key query.SortKey, present bool, err error) {
 	if len(values) == 0 {
-		return "", false, false, nil
+		return query.SortKey{}, false, nil
 	}
-	if len(values) > 1 {
-		return "", false, false, badRequest(problem.CodeParameterIllegal, "sort takes exactly one field on this endpoint")
-	}
-	v := strings.TrimSpace(values[0])
-	if strings.Contains(v, ",") {
-		return "", false, false, badRequest(problem.CodeParameterIllegal, "sort takes exactly one field on this endpoint, got %q", v)
-	}
-	switch {
-	case strings.HasPrefix(v, "-"):
-		desc, v = true, v[1:]
-	case strings.HasPrefix(v, "+"):
-		v = v[1:]
-	}
-	if v = strings.TrimSpace(v); v == "" {
-		return "", false, false, badRequest(query.CodeSortIsEmpty, "sort is empty: name a field, +field or -field")
-	}
-	return v, desc, true, nil
+	key, err = query.ParseSchemaSort(strings.Join(values, ","))
+	return key, err == nil, err
 }

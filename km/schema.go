@@ -171,14 +171,14 @@ func kpiMember(it kpiItem, name string) (string, bool) {
 // case-insensitively (ties keep definition order), and returns the sort as reported.
 // Without a sort parameter items keep definition order and the reported sort is "".
 func sortItems[T any](items []T, sortParam []string, get member[T]) (string, error) {
-	key, desc, present, err := parseSchemaSort(sortParam)
+	sk, present, err := parseSchemaSort(sortParam)
 	if err != nil || !present {
 		return "", err
 	}
+	key, desc := sk.Field, sk.Desc
 	var zero T
 	if _, ok := get(zero, key); !ok {
-		return "", &query.Error{Kind: query.KindParameter, Code: query.CodeSortUnknownField, Param: "sort", Pos: query.NoPos,
-			Msg: "unknown sort field " + strconv.Quote(key)}
+		return "", query.CheckSort([]query.SortKey{sk}, members(get))
 	}
 	slices.SortStableFunc(items, func(a, b T) int {
 		va, _ := get(a, key)
@@ -189,10 +189,23 @@ func sortItems[T any](items []T, sortParam []string, get member[T]) (string, err
 		}
 		return c
 	})
-	if desc {
-		return "-" + key, nil
+	return sk.String(), nil
+}
+
+// memberNames are the sortable members of the schema list items.
+var memberNames = []string{"id", "name", "description", "shortDisplayName", "internalNote", "published",
+	"type", "format", "unit", "direction", "target"}
+
+// members lists the members get knows, for error messages.
+func members[T any](get member[T]) []string {
+	var zero T
+	var out []string
+	for _, n := range memberNames {
+		if _, ok := get(zero, n); ok {
+			out = append(out, n)
+		}
 	}
-	return "+" + key, nil
+	return out
 }
 
 // serveList sorts and pages items and writes the schema result page.

@@ -1,0 +1,249 @@
+package km
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/kmkit/kmkit/query"
+)
+
+const baseYAML = `id: base
+name: Base
+published: 2026-01-15T10:00:00Z
+records:
+  - id: ORDERS
+    name: Orders
+    key: ID
+    fields:
+      - {id: ID, type: string}
+      - {id: CUST, type: string}
+      - {id: V, name: Value, type: number, unit: EUR}
+      - {id: LATE, type: integer}
+  - id: CUSTOMERS
+    curated: false
+    source: customers_csv
+    fields:
+      - {id: ID, type: string}
+      - {id: COUNTRY, type: string}
+relationships:
+  - {from: ORDERS.CUST, to: CUSTOMERS.ID}
+kpis:
+  - id: LATE_SHARE
+    expr: ratio(ORDERS.LATE gt ${t})
+    parameters: [{id: t, name: Threshold, value: "0"}]
+  - {id: TOTAL, expr: sum(ORDERS.V), direction: Up}
+filters:
+  - {id: DE, expr: CUSTOMERS.COUNTRY eq 'DE'}
+`
+
+const childYAML = `id: child
+extends: base
+records:
+  - id: EVENTS
+    fields:
+      - {id: ORDER, type: string}
+      - {id: AT, type: datetime}
+relationships:
+  - {from: EVENTS.ORDER, to: ORDERS.ID}
+kpis:
+  - {id: TOTAL, name: Total override, expr: sum(ORDERS.V) * 2}
+  - {id: EVENTS_N, expr: count(EVENTS.ORDER)}
+`
+
+func TestLoadResolvesExtends(t *testing.T) {
+	ms, err := Load(fstest.MapFS{
+		"models/base.yaml":  {Data: []byte(baseYAML)},
+		"models/child.yml":  {Data: []byte(childYAML)},
+		"models/README.txt": {Data: []byte("not a model")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type summary struct {
+		ID, Extends string
+		Published   time.Time
+		Records     []string
+		KPIs        []string
+		Filters     []string
+		Rels        []string
+	}
+	sum := func(m *KnowledgeModel) summary {
+		s := summary{ID: m.ID, Extends: m.ExtendedKMID, Published: m.Published}
+		for _, r := range m.Records {
+			s.Records = append(s.Records, r.ID)
+		}
+		for _, k := range m.KPIs {
+			s.KPIs = append(s.KPIs, k.ID+"="+k.Name)
+		}
+		for _, f := range m.Filters {
+			s.Filters = append(s.Filters, f.ID)
+		}
+		for _, r := range m.Relationships {
+			s.Rels = append(s.Rels, r.From.String()+">"+r.To.String())
+		}
+		return s
+	}
+	var got []summary
+	for _, m := range ms {
+		got = append(got, sum(m))
+	}
+	want := []summary{
+		{ID: "base", Published: time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC), Records: []string{"ORDERS", "CUSTOMERS"},
+			KPIs: []string{"LATE_SHARE=LATE_SHARE", "TOTAL=TOTAL"}, Filters: []string{"DE"}, Rels: []string{"ORDERS.CUST>CUSTOMERS.ID"}},
+		{ID: "child", Extends: "base", Records: []string{"ORDERS", "CUSTOMERS", "EVENTS"},
+			KPIs:    []string{"LATE_SHARE=LATE_SHARE", "TOTAL=Total override", "EVENTS_N=EVENTS_N"},
+			Filters: []string{"DE"}, Rels: []string{"ORDERS.CUST>CUSTOMERS.ID", "EVENTS.ORDER>ORDERS.ID"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("models (-want +got):\n%s", diff)
+	}
+	base := ms[0]
+	cust := base.Record("CUSTOMERS")
+	if cust.Curated || cust.Source != "customers_csv" || base.Record("ORDERS").Source != "ORDERS" || !base.Record("ORDERS").Curated {
+		t.Errorf("curated/source defaults wrong: %+v", cust)
+	}
+	v := base.Record("ORDERS").Field("V")
+	if v.Type != query.TypeFloat || v.TypeName != "number" || v.Unit != "EUR" || v.Name != "Value" {
+		t.Errorf("field V = %+v", v)
+	}
+	if got := query.Format(base.Filter("DE").Bound()); got != "CUSTOMERS.COUNTRY eq 'DE'" {
+		t.Errorf("filter DE bound to %q", got)
+	}
+	if k := base.KPI("TOTAL"); k.Type != query.TypeFloat || k.Direction != "Up" {
+		t.Errorf("TOTAL: %+v", k)
+	}
+	if k := ms[1].KPI("EVENTS_N"); k.Type != query.TypeInteger || k.Direction != "None" {
+		t.Errorf("EVENTS_N: %+v", k)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{"no models", map[string]string{"data/x.csv": "a"}, []string{"models: no *.yaml model definitions"}},
+		{"yaml syntax", map[string]string{"models/a.yaml": "id: a\nrecords: [\n"},
+			[]string{"models/a.yaml:2: did not find expected node content"}},
+		{"unknown key", map[string]string{"models/a.yaml": "id: a\nrecrods: []\n"},
+			[]string{`models/a.yaml:2: unknown key "recrods" in the KM (allowed: id, name, extends, published, records, relationships, kpis, filters)`}},
+		{"bad type", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: R\n    fields:\n      - {id: F, type: money}\n"},
+			[]string{`models/a.yaml:5: field R.F: unknown type "money" (want string, integer, float, number, boolean, date, datetime, timestamp or time)`}},
+		{"bad kpi field", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: R\n    fields: [{id: F, type: string}]\nkpis:\n  - id: K\n    expr: sum(R.G)\n"},
+			[]string{"models/a.yaml:7: KPI K: unknown field R.G"}},
+		{"kpi of a string", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: R\n    fields: [{id: F, type: string}]\nkpis:\n  - {id: K, expr: avg(R.F)}\n"},
+			[]string{"models/a.yaml:6: KPI K: avg of R.F: the field is string, not numeric"}},
+		{"kpi condition", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: R\n    fields: [{id: F, type: integer}]\nkpis:\n  - {id: K, expr: \"ratio(R.F eq 'x')\"}\n"},
+			[]string{"models/a.yaml:6: KPI K: at position 14: " + bindMsg("R.F eq 'x'", query.MapSchema{"R.F": query.TypeInteger})}},
+		{"filter unknown field", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: R\n    fields: [{id: F, type: integer}]\nfilters:\n  - {id: X, expr: R.G gt 1}\n"},
+			[]string{"models/a.yaml:6: filter X: at position 1: " + bindMsg("R.G gt 1", query.MapSchema{"R.F": query.TypeInteger})}},
+		{"missing param", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: R\n    fields: [{id: F, type: integer}]\nkpis:\n  - {id: K, expr: 'ratio(R.F gt ${x})'}\n"},
+			[]string{"models/a.yaml:6: KPI K: at position 14: placeholder ${x} names no parameter of the KPI"}},
+		{"extends unknown", map[string]string{"models/a.yaml": "id: a\nextends: zz\n"},
+			[]string{`models/a.yaml:2: extends unknown KM "zz"`}},
+		{"extends cycle", map[string]string{"models/a.yaml": "id: a\nextends: b\n", "models/b.yaml": "id: b\nextends: a\n"},
+			[]string{`models/a.yaml:2: extends forms a cycle through KM "a"`}},
+		{"duplicate km", map[string]string{"models/a.yaml": "id: a\nrecords: [{id: R, fields: [{id: F, type: string}]}]\n", "models/b.yaml": "id: a\nrecords: [{id: R, fields: [{id: F, type: string}]}]\n"},
+			[]string{`models/b.yaml:1: KM id "a" is also defined in models/a.yaml`}},
+		{"relationship types", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - {id: A, fields: [{id: F, type: string}]}\n  - {id: B, fields: [{id: F, type: integer}]}\nrelationships:\n  - {from: A.F, to: B.F}\n"},
+			[]string{"models/a.yaml:6: relationship joins A.F (string) with B.F (integer): types differ"}},
+		{"relationship unknown", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - {id: A, fields: [{id: F, type: string}]}\nrelationships:\n  - {from: A.F, to: C.F}\n"},
+			[]string{"models/a.yaml:5: relationship to unknown field C.F"}},
+		{"bad key", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    key: X\n    fields: [{id: F, type: string}]\n"},
+			[]string{`models/a.yaml:4: key "X" is not a field of record A`}},
+		{"duplicate field", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    fields:\n      - {id: F, type: string}\n      - {id: F, type: string}\n"},
+			[]string{`models/a.yaml:6: duplicate field id "F" in record A`}},
+		{"bad direction and two errors", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - {id: A, fields: [{id: F, type: integer}]}\nkpis:\n  - {id: K, expr: sum(A.F), direction: Sideways}\n  - {id: L}\n"},
+			[]string{`models/a.yaml:5: KPI K: direction "Sideways" (want Up, Down or None)`, "models/a.yaml:6: KPI L has no expr"}},
+		{"wrong shape", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    fields: {id: F}\n"},
+			[]string{"models/a.yaml:4: a record: cannot unmarshal !!map into []yaml.Node"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fsys := fstest.MapFS{}
+			for name, data := range tt.files {
+				fsys[name] = &fstest.MapFile{Data: []byte(data)}
+			}
+			_, err := Load(fsys)
+			if err == nil {
+				t.Fatal("Load succeeded, want an error")
+			}
+			var de *DefinitionError
+			if !errors.As(err, &de) {
+				t.Fatalf("error %v is not a *DefinitionError", err)
+			}
+			got := strings.Split(err.Error(), "\n")
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// bindMsg is the filter binder's message for src, so the test follows its wording.
+func bindMsg(src string, s query.Schema) string {
+	_, err := query.ParseAndBind(src, s)
+	var qe *query.Error
+	if errors.As(err, &qe) {
+		return qe.Msg
+	}
+	return "no error"
+}
+
+func TestPlan(t *testing.T) {
+	ms, err := Load(fstest.MapFS{
+		"models/base.yaml":  {Data: []byte(baseYAML)},
+		"models/child.yaml": {Data: []byte(childYAML + "  - {id: X, expr: count(LONE.A)}\n" +
+			"" /* LONE is added below */)},
+	})
+	if err == nil {
+		t.Fatalf("count over an unknown record loaded: %v", ms)
+	}
+	ms, err = Load(fstest.MapFS{
+		"models/base.yaml":  {Data: []byte(baseYAML)},
+		"models/child.yaml": {Data: []byte(childYAML)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := ms[1]
+	tests := []struct {
+		records []string
+		want    string
+	}{
+		{[]string{"ORDERS"}, "ORDERS"},
+		{[]string{"CUSTOMERS", "ORDERS"}, "ORDERS ORDERS.CUST>CUSTOMERS.ID"},
+		{[]string{"CUSTOMERS", "EVENTS"}, "EVENTS EVENTS.ORDER>ORDERS.ID ORDERS.CUST>CUSTOMERS.ID"},
+		{[]string{"EVENTS", "ORDERS", "EVENTS"}, "EVENTS EVENTS.ORDER>ORDERS.ID"},
+	}
+	for _, tt := range tests {
+		p, err := child.Plan(tt.records)
+		if err != nil {
+			t.Errorf("Plan(%v): %v", tt.records, err)
+			continue
+		}
+		got := p.Root
+		for _, s := range p.Steps {
+			got += " " + s.From.String() + ">" + s.To.String()
+		}
+		if got != tt.want {
+			t.Errorf("Plan(%v) = %s, want %s", tt.records, got, tt.want)
+		}
+	}
+	// Two records that both point to ORDERS cannot be joined with each other.
+	m := *child
+	m.Records = append(m.Records, &Record{ID: "ITEMS", Fields: []*Field{{ID: "ORDER", Type: query.TypeString}}})
+	m.Relationships = append(m.Relationships, Relationship{From: FieldPath{"ITEMS", "ORDER"}, To: FieldPath{"ORDERS", "ID"}})
+	_, err = m.Plan([]string{"ITEMS", "EVENTS"})
+	var je *JoinError
+	if !errors.As(err, &je) || je.Error() != "records EVENTS and ITEMS are not joined by any relationship path of the knowledge model" {
+		t.Errorf("Plan(ITEMS, EVENTS) error = %v", err)
+	}
+}
