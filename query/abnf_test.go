@@ -74,7 +74,7 @@ var literalRules = map[string][]LiteralKind{
 	"doubleValue": {LitInteger, LitDecimal}, "doubleLiteral": {LitInteger, LitDecimal},
 	"singleValue": {LitInteger, LitDecimal}, "singleLiteral": {LitInteger, LitDecimal},
 	"byteValue": {LitInteger}, "sbyteValue": {LitInteger}, "sbyteLiteral": {LitInteger},
-	"stringLiteral": {LitString},
+	"stringLiteral":    {LitString},
 	"primitiveLiteral": {LitString, LitInteger, LitDecimal, LitBoolean, LitDate, LitDateTime, LitTime},
 }
 
@@ -212,4 +212,3 @@ func TestABNFConformance(t *testing.T) {
 		t.Errorf("only %d cases ran (%d accepted, %d unsupported); the selection has gone wrong", ran, accepted, unsupported)
 	}
 }
-

@@ -29,7 +29,9 @@ func litStr(s string) Literal { return Literal{Kind: LitString, Raw: s, Value: S
 
 func litInt(raw string, v int64) Literal { return Literal{Kind: LitInteger, Raw: raw, Value: Int(v)} }
 
-func litDec(raw string, v float64) Literal { return Literal{Kind: LitDecimal, Raw: raw, Value: Float(v)} }
+func litDec(raw string, v float64) Literal {
+	return Literal{Kind: LitDecimal, Raw: raw, Value: Float(v)}
+}
 
 func litBool(b bool) Literal {
 	raw := "false"
