@@ -246,10 +246,10 @@ type projection struct {
 
 // Projection member limits of the seed.
 const (
-	maxFieldsLen  = 2048
-	minSortLen    = 2
-	maxSortLen    = 2048
-	maxOptions    = 1
+	maxFieldsLen = 2048
+	minSortLen   = 2
+	maxSortLen   = 2048
+	maxOptions   = 1
 )
 
 // clampInt converts a JSON integer to int, mapping values beyond int32 to the int32 bounds

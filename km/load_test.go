@@ -199,7 +199,7 @@ func bindMsg(src string, s query.Schema) string {
 
 func TestPlan(t *testing.T) {
 	ms, err := Load(fstest.MapFS{
-		"models/base.yaml":  {Data: []byte(baseYAML)},
+		"models/base.yaml": {Data: []byte(baseYAML)},
 		"models/child.yaml": {Data: []byte(childYAML + "  - {id: X, expr: count(LONE.A)}\n" +
 			"" /* LONE is added below */)},
 	})
