@@ -2,6 +2,7 @@ package scim
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/scim2/filter-parser/v2"
@@ -21,11 +22,11 @@ var filterAttrs = map[string][]string{
 // construct is an error whose message says what is not supported.
 func parseFilter(s, resourceType string) ([]Equal, error) {
 	if len(s) > maxFilterLength {
-		return nil, fmt.Errorf("The filter is longer than %d bytes", maxFilterLength)
+		return nil, fmt.Errorf("the filter is longer than %d bytes", maxFilterLength)
 	}
 	expr, err := filter.ParseFilter([]byte(s))
 	if err != nil {
-		return nil, fmt.Errorf("The filter %q is not valid SCIM filter syntax", s)
+		return nil, fmt.Errorf("the filter %q is not valid SCIM filter syntax", s)
 	}
 	var out []Equal
 	if err := collectEqualities(expr, resourceType, &out); err != nil {
@@ -38,7 +39,7 @@ func collectEqualities(e filter.Expression, resourceType string, out *[]Equal) e
 	switch e := e.(type) {
 	case *filter.LogicalExpression:
 		if e.Operator != filter.AND {
-			return fmt.Errorf("The operator %q is not supported: filters combine terms with \"and\" only", e.Operator)
+			return fmt.Errorf("the operator %q is not supported: filters combine terms with \"and\" only", e.Operator)
 		}
 		if err := collectEqualities(e.Left, resourceType, out); err != nil {
 			return err
@@ -50,26 +51,26 @@ func collectEqualities(e filter.Expression, resourceType string, out *[]Equal) e
 			return err
 		}
 		if e.Operator != filter.EQ {
-			return fmt.Errorf("The operator %q is not supported: filters compare with \"eq\" only", e.Operator)
+			return fmt.Errorf("the operator %q is not supported: filters compare with \"eq\" only", e.Operator)
 		}
 		v, ok := e.CompareValue.(string)
 		if !ok {
-			return fmt.Errorf("The attribute %s must be compared with a quoted string", name)
+			return fmt.Errorf("the attribute %s must be compared with a quoted string", name)
 		}
 		*out = append(*out, Equal{Attr: name, Value: v})
 		return nil
 	case *filter.NotExpression:
-		return fmt.Errorf("The operator \"not\" is not supported in filters")
+		return fmt.Errorf("the operator \"not\" is not supported in filters")
 	case *filter.ValuePath:
-		return fmt.Errorf("The value filter on %s is not supported", e.AttributePath.AttributeName)
+		return fmt.Errorf("the value filter on %s is not supported", e.AttributePath.AttributeName)
 	}
-	return fmt.Errorf("The filter is not supported")
+	return fmt.Errorf("the filter is not supported")
 }
 
 func filterAttribute(p filter.AttributePath, resourceType string) (string, error) {
 	supported := filterAttrs[resourceType]
 	bad := func() error {
-		return fmt.Errorf("Filtering on %s is not supported: %s filters may use %s", p.String(), resourceType,
+		return fmt.Errorf("filtering on %s is not supported: %s filters may use %s", p.String(), resourceType,
 			strings.Join(supported, ", "))
 	}
 	if p.SubAttribute != nil {
@@ -84,6 +85,12 @@ func filterAttribute(p filter.AttributePath, resourceType string) (string, error
 		}
 	}
 	return "", bad()
+}
+
+// filterError is the 400 invalidFilter answer to a filter parseFilter refused.
+func filterError(err error) scimError {
+	msg := err.Error()
+	return apiError(http.StatusBadRequest, TypeInvalidFilter, "%s%s.", strings.ToUpper(msg[:1]), msg[1:])
 }
 
 func coreSchemaOf(resourceType string) string {

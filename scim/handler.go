@@ -459,7 +459,7 @@ func (h *Handler) do(ctx context.Context, root string, c call) *result {
 		}
 		if f := c.query.Get("filter"); strings.TrimSpace(f) != "" {
 			if _, err := parseFilter(f, c.rt.Name); err != nil {
-				return errorResult(apiError(http.StatusBadRequest, TypeInvalidFilter, "%s.", err.Error()))
+				return errorResult(filterError(err))
 			}
 		}
 	}

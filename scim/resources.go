@@ -241,7 +241,7 @@ func (uh userHandler) GetAll(r *http.Request, params elimity.ListRequestParams) 
 	if f := r.URL.Query().Get("filter"); strings.TrimSpace(f) != "" {
 		var err error
 		if terms, err = parseFilter(f, "User"); err != nil {
-			return elimity.Page{}, apiError(http.StatusBadRequest, TypeInvalidFilter, "%s.", err.Error())
+			return elimity.Page{}, filterError(err)
 		}
 	}
 	users, total, err := uh.h.store.ListUsers(r.Context(), teamFrom(r.Context()),
@@ -421,7 +421,7 @@ func (gh groupHandler) GetAll(r *http.Request, params elimity.ListRequestParams)
 	if f := r.URL.Query().Get("filter"); strings.TrimSpace(f) != "" {
 		var err error
 		if terms, err = parseFilter(f, "Group"); err != nil {
-			return elimity.Page{}, apiError(http.StatusBadRequest, TypeInvalidFilter, "%s.", err.Error())
+			return elimity.Page{}, filterError(err)
 		}
 	}
 	ctx, team, st := gh.store(r)

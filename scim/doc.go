@@ -1,0 +1,67 @@
+// Package scim serves SCIM 2.0 user and group provisioning (RFC 7643, RFC 7644) for the
+// teams of a host, so that identity providers such as Okta and Microsoft Entra ID can
+// provision through it.
+//
+// NewHandler returns an http.Handler mounted at {base}/user-provisioning/scim/v2 (see
+// DefaultPrefix and WithPrefix). Every request acts on the team of its caller, taken from
+// the auth.Principal in the request context (WithTeam changes that); a request without one
+// is answered 401. Users and groups live in a Store; storage/memory has the in-memory one.
+//
+// The handler is built on github.com/elimity-com/scim: its server routes the user and
+// group requests, validates bodies and PATCH operations against the schemas, applies
+// PATCH operations and serves /Schemas and /ResourceTypes. This package adds what the
+// library lacks: team scoping, the vendor extension and its rules, filter evaluation,
+// attributes/excludedAttributes, ETags with If-Match and If-None-Match, POST .search on
+// the same code path as GET, Bulk, a ServiceProviderConfig that says what is supported,
+// request size limits, and error bodies that say what was wrong.
+//
+// # Behaviour where the specifications are silent
+//
+//   - Errors are RFC 7644 Error bodies (status as a string, scimType where RFC 7644 has
+//     one), also for 401, 404, 405, 413 and 415. A duplicate userName or group displayName
+//     is 409 uniqueness; an exceeded license is 400 without scimType and a detail saying
+//     the license of the team is exceeded.
+//   - Seats: active users occupy the seats of the team's license. A write fails when it
+//     would leave more active users than seats, unless it lowers their number
+//     (deactivating or deleting a user always works).
+//   - userName must look like an e-mail address (local@domain.tld, no spaces, as
+//     net/mail parses it), be non-empty and at most 100 characters; it is compared ignoring
+//     case. It cannot change on PUT or PATCH, except in case (400 mutability).
+//   - role and sendEmailOnInvitation may be given in the extension object, as
+//     "URN:attribute" keys, or at the top level; when several are present the top level
+//     wins. sendEmailOnInvitation and active accept "true"/"false" strings in any case.
+//     A new user without role is a MEMBER, without active is active, without
+//     sendEmailOnInvitation gets no invitation. A PUT that omits role, active or
+//     sendEmailOnInvitation keeps their current values; it replaces every other attribute.
+//     The Notifier is called after a user with sendEmailOnInvitation true is stored; its
+//     failure is logged and does not undo the creation.
+//   - Groups may carry a role (MEMBER, ANALYST, ADMIN); a PUT without role clears it.
+//     Members must be users of the team (type "User" or no type); duplicates are merged.
+//     Group displayName is unique ignoring case.
+//   - Filters: eq combined with and, on userName, externalId, id and displayName for
+//     users and on displayName, externalId and id for groups; userName and displayName
+//     compare ignoring case, id and externalId exactly. Anything else is 400
+//     invalidFilter naming the unsupported part. sortBy is refused with 400 invalidValue
+//     (sorting is advertised as unsupported); lists are in creation order.
+//   - Lists: count defaults to 200 and larger counts are lowered to 200; a negative count
+//     is 0; startIndex below 1 is 1. itemsPerPage is the number of resources returned.
+//   - attributes/excludedAttributes apply to every user and group response (GET, POST,
+//     PUT, PATCH, lists and .search). id and schemas are always returned. Unknown names
+//     are ignored. Both may be given; excluded names are removed from the included ones.
+//   - ETags are weak, W/"n", n the resource's version. If-Match on PUT, PATCH and DELETE
+//     is checked atomically by the store (412 when it does not match); If-None-Match on
+//     GET of one resource answers 304. PUT and PATCH without If-Match retry when another
+//     write slips in between their read and their write, so no update is lost.
+//   - Bulk: operations run in order; without failOnErrors the run stops after the first
+//     failure, with failOnErrors N once N operations have failed. POST operations need a
+//     bulkId, unique in the request. "bulkId:x" in a path or anywhere in data is replaced
+//     with the id created by the earlier operation x; an unknown or failed x makes the
+//     operation fail with 409 invalidValue. An operation's version is its If-Match. More
+//     operations than maxOperations (1000) or a body above maxPayloadSize (1 MiB) is 413.
+//   - Request bodies must be application/scim+json or application/json (or carry no
+//     Content-Type), else 415; bodies above 1 MiB are 413.
+//   - The ServiceProviderConfig advertises patch, bulk, filter and etag as supported,
+//     sort and changePassword as unsupported, and the Bearer and AppKey schemes.
+//   - Deleting a user removes it from this team and its groups only; the same userName in
+//     another team is another user. Deleting a group leaves its members in the team.
+package scim
