@@ -16,13 +16,13 @@ func (h *Handler) serveSPC(w http.ResponseWriter, root string) {
 		schemes = []AuthenticationScheme{}
 	}
 	spc := map[string]any{
-		"schemas":        []string{SPCSchema},
-		"patch":          map[string]bool{"supported": true},
-		"bulk":           map[string]any{"supported": true, "maxOperations": h.maxOps, "maxPayloadSize": h.maxPayload},
-		"filter":         map[string]any{"supported": true, "maxResults": h.pageSize},
-		"changePassword": map[string]bool{"supported": false},
-		"sort":           map[string]bool{"supported": false},
-		"etag":           map[string]bool{"supported": true},
+		"schemas":               []string{SPCSchema},
+		"patch":                 map[string]bool{"supported": true},
+		"bulk":                  map[string]any{"supported": true, "maxOperations": h.maxOps, "maxPayloadSize": h.maxPayload},
+		"filter":                map[string]any{"supported": true, "maxResults": h.pageSize},
+		"changePassword":        map[string]bool{"supported": false},
+		"sort":                  map[string]bool{"supported": false},
+		"etag":                  map[string]bool{"supported": true},
 		"authenticationSchemes": schemes,
 		"meta": map[string]string{
 			"resourceType": "ServiceProviderConfig",

@@ -61,7 +61,7 @@ type scimTeam struct {
 
 	groups      map[string]*scimGroup
 	groupOrder  []string
-	groupByName map[string]string         // lower-case displayName -> id
+	groupByName map[string]string          // lower-case displayName -> id
 	memberOf    map[string]map[string]bool // user id -> group ids
 }
 
