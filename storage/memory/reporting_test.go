@@ -1,0 +1,268 @@
+package memory_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/reporting"
+	"github.com/kmkit/kmkit/storage/memory"
+)
+
+const (
+	reportingTenantA = "7d6c8f5e-2a4b-4c1d-9e3f-0a1b2c3d4e5f"
+	reportingTenantB = "c0ffee00-1234-4abc-8def-0123456789ab"
+)
+
+func reportingElement(facet string, ordering, n int) reporting.Element {
+	return reporting.Element{Identity: reporting.Identity{
+		FacetName: facet, Ordering: ordering, ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", n),
+	}}
+}
+
+func TestReportingStoreOrderAndPaging(t *testing.T) {
+	// Put out of order: the store sorts by facetName, ordering, id, variantId, versionId.
+	p0, p1, p1b := reportingElement("Processes", 0, 3), reportingElement("Processes", 1, 1), reportingElement("Processes", 1, 2)
+	r0, d0 := reportingElement("Roles", 0, 4), reportingElement("Documents", 7, 5)
+	p1v := p1
+	p1v.VariantID = "00000000-0000-4000-8000-000000000009"
+	s := memory.NewReportingStore()
+	if err := s.PutTenant(reportingTenantA, []reporting.Element{r0, p1v, p1b, p0, d0, p1}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tests := []struct {
+		q     reporting.ElementQuery
+		want  []reporting.Element
+		total int
+	}{
+		{reporting.ElementQuery{Take: 100}, []reporting.Element{d0, p0, p1, p1v, p1b, r0}, 6},
+		{reporting.ElementQuery{FacetName: "Processes", Take: 100}, []reporting.Element{p0, p1, p1v, p1b}, 4},
+		{reporting.ElementQuery{FacetName: "Processes", Skip: 1, Take: 2}, []reporting.Element{p1, p1v}, 4},
+		{reporting.ElementQuery{FacetName: "Processes", Skip: 3, Take: 2}, []reporting.Element{p1b}, 4},
+		{reporting.ElementQuery{FacetName: "Processes", Skip: 4, Take: 2}, []reporting.Element{}, 4},
+		{reporting.ElementQuery{FacetName: "Processes", Skip: 1 << 62, Take: 100}, []reporting.Element{}, 4},
+		{reporting.ElementQuery{FacetName: "Processes", Take: 0}, []reporting.Element{}, 4},
+		{reporting.ElementQuery{FacetName: "processes", Take: 100}, nil, 0},
+		{reporting.ElementQuery{FacetName: "Roles", Take: 1 << 62}, []reporting.Element{r0}, 1},
+	}
+	for _, tt := range tests {
+		got, total, err := s.Elements(ctx, reportingTenantA, tt.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total != tt.total || len(got) != len(tt.want) {
+			t.Errorf("Elements(%+v): %d elements of %d, want %d of %d", tt.q, len(got), total, len(tt.want), tt.total)
+		}
+		if diff := cmp.Diff(tt.want, got, cmpEmptyIsNil); diff != "" {
+			t.Errorf("Elements(%+v) (-want +got):\n%s", tt.q, diff)
+		}
+	}
+	facets := []struct {
+		skip, take int
+		want       []reporting.Facet
+	}{
+		{0, 100, []reporting.Facet{{Name: "Documents"}, {Name: "Processes"}, {Name: "Roles"}}},
+		{1, 1, []reporting.Facet{{Name: "Processes"}}},
+		{3, 1, nil},
+	}
+	for _, tt := range facets {
+		got, total, err := s.Facets(ctx, reportingTenantA, tt.skip, tt.take)
+		if err != nil || total != 3 {
+			t.Errorf("Facets(%d, %d): total %d, err %v; want 3", tt.skip, tt.take, total, err)
+		}
+		if diff := cmp.Diff(tt.want, got, cmpEmptyIsNil); diff != "" {
+			t.Errorf("Facets(%d, %d) (-want +got):\n%s", tt.skip, tt.take, diff)
+		}
+	}
+}
+
+// cmpEmptyIsNil treats an empty page and a nil one alike: the handler writes both as [].
+var cmpEmptyIsNil = cmpopts.EquateEmpty()
+
+func TestReportingStoreTenants(t *testing.T) {
+	s := memory.NewReportingStore()
+	a, b := reportingElement("Roles", 0, 1), reportingElement("Documents", 0, 2)
+	if err := s.PutTenant(strings.ToUpper(reportingTenantA), []reporting.Element{a}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutTenant(reportingTenantB, []reporting.Element{b}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	check := func(tenant string, want []reporting.Element) {
+		t.Helper()
+		got, total, err := s.Elements(ctx, tenant, reporting.ElementQuery{Take: 100})
+		if err != nil || total != len(want) {
+			t.Fatalf("Elements(%s): total %d, err %v; want %d", tenant, total, err, len(want))
+		}
+		if diff := cmp.Diff(want, got, cmpEmptyIsNil); diff != "" {
+			t.Fatalf("Elements(%s) (-want +got):\n%s", tenant, diff)
+		}
+	}
+	check(reportingTenantA, []reporting.Element{a})
+	check(strings.ToUpper(reportingTenantA), []reporting.Element{a})
+	check(reportingTenantB, []reporting.Element{b})
+	check("00000000-0000-0000-0000-000000000000", nil)
+
+	// A rejected list leaves the tenant's data as it was.
+	err := s.PutTenant(reportingTenantB, []reporting.Element{{Identity: reporting.Identity{ID: "x", FacetName: "R"}}})
+	if want := `element 0 (id x): id: "x" is not a UUID (want the form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)`; err == nil || err.Error() != want {
+		t.Fatalf("PutTenant of an invalid list: %v, want %q", err, want)
+	}
+	check(reportingTenantB, []reporting.Element{b})
+
+	// The store keeps its own list: changing the caller's slice or a returned page is harmless.
+	in := []reporting.Element{reportingElement("Roles", 1, 3)}
+	if err := s.PutTenant(reportingTenantB, in); err != nil {
+		t.Fatal(err)
+	}
+	in[0].FacetName = "Changed"
+	page, _, _ := s.Elements(ctx, reportingTenantB, reporting.ElementQuery{Take: 1})
+	page[0].FacetName = "Changed too"
+	check(reportingTenantB, []reporting.Element{reportingElement("Roles", 1, 3)})
+
+	s.DeleteTenant(strings.ToUpper(reportingTenantB))
+	check(reportingTenantB, nil)
+	check(reportingTenantA, []reporting.Element{a})
+	if facets, total, _ := s.Facets(ctx, reportingTenantB, 0, 100); len(facets) != 0 || total != 0 {
+		t.Fatalf("Facets of a deleted tenant = %v, %d", facets, total)
+	}
+}
+
+// TestReportingTwoTenantsOverHTTP serves the demo landscape through the handler: each key's
+// tenant sees only its own elements and facets, and asking for the other tenant is a 403.
+func TestReportingTwoTenantsOverHTTP(t *testing.T) {
+	data, err := reporting.LoadDir("../../examples/server/demodata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := memory.NewReportingStoreFrom(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := reporting.NewHandler(s)
+	principals := map[string]*auth.Principal{
+		reportingTenantA: {Name: "a", Tenant: reportingTenantA, Permissions: []auth.Permission{auth.PermReporting}},
+		reportingTenantB: {Name: "b", Tenant: reportingTenantB, Permissions: []auth.Permission{auth.PermReporting}},
+	}
+	get := func(p *auth.Principal, tenant, target string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, target, nil)
+		req.Header.Set(reporting.TenantHeader, tenant)
+		req = req.WithContext(auth.WithPrincipal(req.Context(), p))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	for tenant, p := range principals {
+		ids := map[string]bool{}
+		for _, e := range data[tenant] {
+			ids[e.ID] = true
+		}
+		// Page through everything the tenant sees, 7 at a time.
+		seen := 0
+		for skip := 0; ; skip += 7 {
+			rec := get(p, tenant, fmt.Sprintf("/api/v1/elements?Skip=%d&Take=7", skip))
+			var list reporting.List[reporting.Element]
+			if err := decodeJSON(rec, &list); err != nil || rec.Code != http.StatusOK {
+				t.Fatalf("%s: %d %v", tenant, rec.Code, err)
+			}
+			if list.TotalCount != len(data[tenant]) {
+				t.Fatalf("%s: totalCount %d, want %d", tenant, list.TotalCount, len(data[tenant]))
+			}
+			for _, e := range list.Items[0] {
+				if !ids[e.ID] {
+					t.Fatalf("tenant %s sees element %s of another tenant", tenant, e.ID)
+				}
+				seen++
+			}
+			if len(list.Items[0]) < 7 {
+				break
+			}
+		}
+		if seen != len(data[tenant]) {
+			t.Fatalf("%s: paged through %d elements, want %d", tenant, seen, len(data[tenant]))
+		}
+		other := reportingTenantB
+		if tenant == reportingTenantB {
+			other = reportingTenantA
+		}
+		for _, path := range []string{"/api/v1/elements", "/api/v1/facets"} {
+			if rec := get(p, other, path); rec.Code != http.StatusForbidden {
+				t.Fatalf("%s asking %s for %s: %d, want 403", tenant, other, path, rec.Code)
+			}
+		}
+	}
+	var facets reporting.List[reporting.Facet]
+	if err := decodeJSON(get(principals[reportingTenantB], reportingTenantB, "/api/v1/facets"), &facets); err != nil {
+		t.Fatal(err)
+	}
+	want := reporting.List[reporting.Facet]{Items: [][]reporting.Facet{{{Name: "Activities"}, {Name: "Documents"}, {Name: "Processes"}, {Name: "Roles"}}}, Take: 100, TotalCount: 4}
+	if diff := cmp.Diff(want, facets); diff != "" {
+		t.Fatalf("tenant B facets (-want +got):\n%s", diff)
+	}
+}
+
+// decodeJSON decodes a response body into v, refusing members v has no field for.
+func decodeJSON(rec *httptest.ResponseRecorder, v any) error {
+	dec := json.NewDecoder(rec.Body)
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// TestReportingStoreConcurrent replaces a tenant's data while readers page through it: each
+// read must see one whole data set, never a mix, and the race detector must stay quiet.
+func TestReportingStoreConcurrent(t *testing.T) {
+	set := func(facet string, n int) []reporting.Element {
+		els := make([]reporting.Element, n)
+		for i := range els {
+			els[i] = reportingElement(facet, i, i)
+		}
+		return els
+	}
+	sets := [][]reporting.Element{set("Old", 30), set("New", 50)}
+	s := memory.NewReportingStore()
+	if err := s.PutTenant(reportingTenantA, sets[0]); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 200 {
+				if w == 0 {
+					if err := s.PutTenant(reportingTenantA, sets[i%2]); err != nil {
+						t.Error(err)
+						return
+					}
+					continue
+				}
+				page, total, err := s.Elements(ctx, reportingTenantA, reporting.ElementQuery{Skip: i % 40, Take: 10})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for _, e := range page {
+					if (e.FacetName == "Old") != (total == 30) {
+						t.Errorf("element of facet %s in a result of %d", e.FacetName, total)
+						return
+					}
+				}
+				if _, _, err := s.Facets(ctx, reportingTenantA, 0, 10); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
