@@ -116,10 +116,10 @@ func (f *Frame) lookup(name string) (ref, error) {
 type unknownRule uint8
 
 const (
-	nullsUnknown unknownRule = iota // null cells are unknown, all others true or false
-	allUnknown                      // every row is unknown (comparison with null)
-	notTrueUnknown                  // null cells and rows not set true are unknown ("in" with null)
-	allKnown                        // no row is unknown (is null)
+	nullsUnknown   unknownRule = iota // null cells are unknown, all others true or false
+	allUnknown                        // every row is unknown (comparison with null)
+	notTrueUnknown                    // null cells and rows not set true are unknown ("in" with null)
+	allKnown                          // no row is unknown (is null)
 )
 
 // kernel sets in out (sized for the column's rows) the rows of the column where the
@@ -129,8 +129,8 @@ type kernel func(out column.Bitmap) unknownRule
 // leaf turns a kernel over a column into a node over the frame: it evaluates the kernel over
 // the column's own rows (once per dictionary value for strings), derives the false rows,
 // and reads both through the join index when the column is joined. negate swaps true and
-// false (is not null); noJoinUnknown makes unmatched join rows count as null cells that the
-// kernel decides (is null), instead of unknown.
+// false (is not null). A frame row without a joined row reads a null cell: unknown for
+// comparisons, true for is null (isNull set).
 func (f *Frame) leaf(c ref, k kernel, negate, isNull bool) pred {
 	return func() truth {
 		n := c.col.Len()
@@ -270,6 +270,9 @@ func b2u(b bool) uint64 {
 
 // codeSet sets the rows of a string column whose code is in match.
 func codeSet(out column.Bitmap, codes []uint32, match []bool) {
+	if len(match) == 0 {
+		return // an empty dictionary: every cell is null
+	}
 	setWhere(out, codes, func(c uint32) bool { return match[c] })
 }
 
