@@ -8,6 +8,7 @@ import (
 	"crypto/rsa"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,4 +170,26 @@ func TestParseJWTKeyErrors(t *testing.T) {
 			t.Errorf("ParseJWTKey(%s, %.10q): %v, want %q", tt.alg, tt.material, err, tt.want)
 		}
 	}
+}
+
+// FuzzJWTAuthenticate: any bearer token is verified or refused with a *CredentialError,
+// never a panic or another error.
+func FuzzJWTAuthenticate(f *testing.F) {
+	v := newTestVerifier(f, 0, nil)
+	f.Add(sign(f, jwt.SigningMethodRS256, testRSA, "rs", claims(nil)))
+	f.Add(sign(f, jwt.SigningMethodHS256, testHS, "hs", claims(map[string]any{"scp": []any{"km", 1}})))
+	f.Add(sign(f, jwt.SigningMethodHS256, []byte(rsaPubPEM), "rs", claims(nil)))
+	f.Add("eyJhbGciOiJub25lIn0.eyJzdWIiOiJhIn0.")
+	f.Add("a.b.c")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, token string) {
+		p, err := v.Authenticate(context.Background(), Credential{Scheme: SchemeBearer, Secret: token})
+		var ce *CredentialError
+		switch {
+		case err == nil && (p == nil || !strings.HasPrefix(p.Name, "sub:")):
+			t.Fatalf("principal %+v", p)
+		case err != nil && !errors.As(err, &ce):
+			t.Fatalf("error %T %v", err, err)
+		}
+	})
 }
