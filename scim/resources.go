@@ -103,10 +103,7 @@ func rootFrom(ctx context.Context) string {
 // the library validates request bodies (externalId included).
 func validateAttrs(m map[string]any, s schema.Schema, exts ...schema.Schema) (map[string]any, *scimError) {
 	m["schemas"] = []any{s.ID}
-	core := s
-	core.Attributes = append(core.Attributes[:len(core.Attributes):len(core.Attributes)],
-		schema.SimpleCoreAttribute(schema.SimpleStringParams(schema.StringParams{CaseExact: true, Name: "externalId"})))
-	out, e := core.Validate(m)
+	out, e := withExternalID(s).Validate(m)
 	if e != nil {
 		return nil, e
 	}
@@ -122,6 +119,14 @@ func validateAttrs(m map[string]any, s schema.Schema, exts ...schema.Schema) (ma
 		out[ext.ID] = attrs
 	}
 	return out, nil
+}
+
+// withExternalID adds the common attribute externalId to s, as the library does when it
+// validates request bodies.
+func withExternalID(s schema.Schema) schema.Schema {
+	s.Attributes = append(s.Attributes[:len(s.Attributes):len(s.Attributes)],
+		schema.SimpleCoreAttribute(schema.SimpleStringParams(schema.StringParams{CaseExact: true, Name: "externalId"})))
+	return s
 }
 
 // userFields says which of the attributes that a replacement keeps when absent were given.
@@ -291,7 +296,7 @@ func (uh userHandler) Patch(r *http.Request, id string, ops []elimity.PatchOpera
 			if cur.ExternalID != "" {
 				attrs["externalId"] = cur.ExternalID
 			}
-			patched, err := elimity.ApplyPatch(attrs, ops, userSchema(), extensionSchema())
+			patched, err := elimity.ApplyPatch(attrs, ops, withExternalID(userSchema()), extensionSchema())
 			if err != nil {
 				return User{}, patchError(err)
 			}
@@ -479,7 +484,7 @@ func (gh groupHandler) Patch(r *http.Request, id string, ops []elimity.PatchOper
 					continue
 				}
 				var err error
-				if attrs, err = elimity.ApplyPatch(attrs, []elimity.PatchOperation{op}, groupSchema()); err != nil {
+				if attrs, err = elimity.ApplyPatch(attrs, []elimity.PatchOperation{op}, withExternalID(groupSchema())); err != nil {
 					return Group{}, patchError(err)
 				}
 			}
