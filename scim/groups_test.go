@@ -144,7 +144,7 @@ func TestListGroups(t *testing.T) {
 		{"", []string{g1, g2}},
 		{"?count=1&startIndex=2", []string{g2}},
 		{"?filter=" + q(`displayName eq "one"`), []string{g1}},
-		{"?filter=" + q(`id eq "` + g2 + `" and displayName eq "Two"`), []string{g2}},
+		{"?filter=" + q(`id eq "`+g2+`" and displayName eq "Two"`), []string{g2}},
 		{"?filter=" + q(`externalId eq "x"`), []string{}},
 	}
 	for _, tt := range tests {
