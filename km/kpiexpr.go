@@ -332,29 +332,15 @@ func splitArgs(src string, start int) ([]arg, int, error) {
 	return nil, 0, &ExprError{Pos: start - 1, Reason: "missing )"}
 }
 
-// kpiType is the type of a metric's values: integer for counts and sums, mins and maxes of
-// integers, and for sums and differences of those; float otherwise. fieldType resolves a
-// KM-level field name.
+// kpiType is the type of a metric's values, as the executors compute them: integer for
+// count and countdistinct, the field's type for min and max, float for everything else.
 func kpiType(m query.Metric, fieldType func(string) query.Type) query.Type {
-	switch m := m.(type) {
-	case *query.Aggregate:
-		switch m.Func {
+	if a, ok := m.(*query.Aggregate); ok {
+		switch a.Func {
 		case query.AggCount, query.AggCountDistinct:
 			return query.TypeInteger
-		case query.AggSum, query.AggMin, query.AggMax:
-			if fieldType(m.Field) == query.TypeInteger {
-				return query.TypeInteger
-			}
-		}
-		return query.TypeFloat
-	case *query.Arith:
-		if m.Op != '/' && kpiType(m.L, fieldType) == query.TypeInteger && kpiType(m.R, fieldType) == query.TypeInteger {
-			return query.TypeInteger
-		}
-		return query.TypeFloat
-	case *query.Number:
-		if m.V == float64(int64(m.V)) {
-			return query.TypeInteger
+		case query.AggMin, query.AggMax:
+			return fieldType(a.Field)
 		}
 	}
 	return query.TypeFloat

@@ -1,0 +1,238 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/query"
+	"github.com/kmkit/kmkit/query/column"
+	"github.com/kmkit/kmkit/query/exec"
+)
+
+// KMStore is the in-memory km.Store: Knowledge Models and the tables behind their records,
+// queried with the columnar executor of package query/exec. Every KM is visible to every
+// caller (the store does not scope models by team).
+//
+// Tables are keyed by a record's Source, so that KMs sharing a record (a KM and the KM it
+// extends) share its data. The joined frames of KM-level queries are built on first use
+// and kept until a table changes. A KMStore is safe for concurrent use.
+type KMStore struct {
+	mu     sync.RWMutex
+	models map[string]*km.KnowledgeModel
+	tables map[string]*column.Table
+	frames map[string]*kmFrame
+}
+
+// kmFrame is a cached frame, built once by whichever query needs it first.
+type kmFrame struct {
+	once  sync.Once
+	frame *exec.Frame
+	err   error
+}
+
+// NewKMStore returns an empty store. Add tables with PutTable, then models with PutModel.
+func NewKMStore() *KMStore {
+	return &KMStore{models: map[string]*km.KnowledgeModel{}, tables: map[string]*column.Table{}, frames: map[string]*kmFrame{}}
+}
+
+// PutTable sets the table of a record source, replacing any previous one.
+func (s *KMStore) PutTable(source string, t *column.Table) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tables[source] = t
+	clear(s.frames)
+}
+
+// PutModel adds or replaces a KM. Every record's source must have a table holding each of
+// the record's fields with its type.
+func (s *KMStore) PutModel(m *km.KnowledgeModel) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range m.Records {
+		t, ok := s.tables[r.Source]
+		if !ok {
+			return fmt.Errorf("memory: KM %s: record %s: no table for source %q", m.ID, r.ID, r.Source)
+		}
+		for _, f := range r.Fields {
+			c, ok := t.Column(f.ID)
+			if !ok {
+				return fmt.Errorf("memory: KM %s: record %s: table %q has no column %s", m.ID, r.ID, r.Source, f.ID)
+			}
+			if c.Type() != f.Type {
+				return fmt.Errorf("memory: KM %s: record %s: column %s of table %q is %s, the field is %s", m.ID, r.ID, f.ID, r.Source, c.Type(), f.Type)
+			}
+		}
+	}
+	s.models[m.ID] = m
+	clear(s.frames)
+	return nil
+}
+
+// LoadKMStore reads a data directory: the KMs of models/*.yaml (see km.Load) and, for each
+// record source, data/<source>.csv, whose header must name exactly the fields of the
+// records using it. Errors name the file and, for definitions and cells, the line.
+func LoadKMStore(fsys fs.FS) (*KMStore, error) {
+	models, err := km.Load(fsys)
+	if err != nil {
+		return nil, err
+	}
+	schemas, err := kmSourceSchemas(models)
+	if err != nil {
+		return nil, err
+	}
+	s := NewKMStore()
+	sources := make([]string, 0, len(schemas))
+	for src := range schemas {
+		sources = append(sources, src)
+	}
+	slices.Sort(sources)
+	for _, src := range sources {
+		name := "data/" + src + ".csv"
+		f, err := fsys.Open(name)
+		if err != nil {
+			return nil, fmt.Errorf("memory: the data of source %s: %w", src, err)
+		}
+		t, err := column.LoadCSV(f, schemas[src])
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		s.PutTable(src, t)
+	}
+	for _, m := range models {
+		if err := s.PutModel(m); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// kmSourceSchemas returns the fields each source must hold: the union over the records
+// using it. Two records giving one field different types is an error.
+func kmSourceSchemas(models []*km.KnowledgeModel) (map[string]column.Schema, error) {
+	out := map[string]column.Schema{}
+	for _, m := range models {
+		for _, r := range m.Records {
+			sc := out[r.Source]
+			if sc == nil {
+				sc = column.Schema{}
+				out[r.Source] = sc
+			}
+			for _, f := range r.Fields {
+				if t, ok := sc[f.ID]; ok && t != f.Type {
+					return nil, fmt.Errorf("memory: source %s: field %s is %s in one record and %s in another (KM %s, record %s)", r.Source, f.ID, t, f.Type, m.ID, r.ID)
+				}
+				sc[f.ID] = f.Type
+			}
+		}
+	}
+	return out, nil
+}
+
+// Models implements km.Store.
+func (s *KMStore) Models(context.Context) ([]*km.KnowledgeModel, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]*km.KnowledgeModel, 0, len(s.models))
+	for _, m := range s.models {
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(a, b *km.KnowledgeModel) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// Model implements km.Store.
+func (s *KMStore) Model(_ context.Context, id string) (*km.KnowledgeModel, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	m, ok := s.models[id]
+	if !ok {
+		return nil, fmt.Errorf("memory: KM %q: %w", id, km.ErrNotFound)
+	}
+	return m, nil
+}
+
+// Query implements km.Store: it runs q on the record's table, or on the frame that joins
+// the tables of q.Join.
+func (s *KMStore) Query(ctx context.Context, m *km.KnowledgeModel, q *km.Query) (*query.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, err := s.frame(m, q)
+	if err != nil {
+		return nil, err
+	}
+	return exec.Run(f, &q.Request)
+}
+
+// frame returns the (cached) frame q runs on.
+func (s *KMStore) frame(m *km.KnowledgeModel, q *km.Query) (*exec.Frame, error) {
+	var key strings.Builder
+	key.WriteString(m.ID)
+	key.WriteByte(0)
+	if q.Join == nil {
+		key.WriteString(q.Record)
+	} else {
+		key.WriteString("*" + q.Join.Root)
+		for _, st := range q.Join.Steps {
+			key.WriteString(" " + st.From.String() + ">" + st.To.String())
+		}
+	}
+	k := key.String()
+	s.mu.Lock()
+	e, ok := s.frames[k]
+	if !ok {
+		e = &kmFrame{}
+		s.frames[k] = e
+	}
+	s.mu.Unlock()
+	e.once.Do(func() {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		e.frame, e.err = kmBuildFrame(m, q, s.tables)
+	})
+	return e.frame, e.err
+}
+
+func kmBuildFrame(m *km.KnowledgeModel, q *km.Query, tables map[string]*column.Table) (*exec.Frame, error) {
+	table := func(record string) (*column.Table, error) {
+		r := m.Record(record)
+		if r == nil {
+			return nil, fmt.Errorf("memory: KM %s has no record %s", m.ID, record)
+		}
+		t, ok := tables[r.Source]
+		if !ok {
+			return nil, fmt.Errorf("memory: no table for source %q of record %s", r.Source, record)
+		}
+		return t, nil
+	}
+	if q.Join == nil {
+		if q.Record == "" {
+			return nil, errors.New("memory: a KM-level query without a join plan")
+		}
+		t, err := table(q.Record)
+		if err != nil {
+			return nil, err
+		}
+		return exec.FromTable(t), nil
+	}
+	base, err := table(q.Join.Root)
+	if err != nil {
+		return nil, err
+	}
+	joins := make([]exec.Join, len(q.Join.Steps))
+	for i, st := range q.Join.Steps {
+		t, err := table(st.To.Record)
+		if err != nil {
+			return nil, err
+		}
+		joins[i] = exec.Join{From: st.From.String(), Record: st.To.Record, Table: t, Key: st.To.Field}
+	}
+	return exec.NewFrame(q.Join.Root, base, joins...)
+}
