@@ -1,0 +1,228 @@
+package exec
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/kmkit/kmkit/query"
+	"github.com/kmkit/kmkit/query/column"
+	"github.com/kmkit/kmkit/query/fuzzy"
+)
+
+const benchRows = 1_000_000
+
+var (
+	benchOnce  sync.Once
+	benchTable *column.Table
+	benchFrame *Frame
+)
+
+// benchData returns a 1,000,000-row, 10-column order table, generated once per process:
+// COUNTRY has 30 values, STATUS 5, MATERIAL 50,000; NET_VALUE is null in 1% of rows.
+func benchData(b *testing.B) *Frame {
+	benchOnce.Do(func() {
+		r := rand.New(rand.NewPCG(7, 7))
+		countries := make([]string, 30)
+		for i := range countries {
+			countries[i] = string(rune('A'+i%26)) + string(rune('A'+(i*7)%26))
+		}
+		countries[0], countries[1] = "DE", "FR"
+		statuses := []string{"OPEN", "SHIPPED", "INVOICED", "PAID", "CANCELLED"}
+		adjectives := []string{"Steel", "Copper", "Plastic", "Raw", "Coated", "Brass", "Oak", "Glass"}
+		nouns := []string{"Material", "Bolt", "Screw", "Washer", "Panel", "Pipe", "Valve", "Cable", "Hinge", "Bracket"}
+		materials := make([]string, 50_000)
+		for i := range materials {
+			materials[i] = fmt.Sprintf("%s %s %05d", adjectives[i%len(adjectives)], nouns[(i/8)%len(nouns)], i)
+		}
+		names := []string{"ORDER_ID", "COUNTRY", "NET_VALUE", "QUANTITY", "CREATED", "CHANGED_AT", "STATUS", "MATERIAL", "LATE", "SHIP_TIME"}
+		types := []query.Type{query.TypeInteger, query.TypeString, query.TypeFloat, query.TypeInteger, query.TypeDate,
+			query.TypeDateTime, query.TypeString, query.TypeString, query.TypeBoolean, query.TypeTime}
+		bs := make([]*column.Builder, len(types))
+		for i, t := range types {
+			bs[i] = column.NewBuilder(t)
+		}
+		for i := range benchRows {
+			bs[0].AppendInt(int64(i))
+			bs[1].AppendString(countries[r.IntN(len(countries))])
+			if r.IntN(100) == 0 {
+				bs[2].AppendNull()
+			} else {
+				bs[2].AppendFloat(float64(r.IntN(100_000)) / 100)
+			}
+			bs[3].AppendInt(int64(1 + r.IntN(100)))
+			day := int64(19_000 + r.IntN(1000))
+			bs[4].AppendInt(day)
+			bs[5].AppendInt(day*query.MicrosPerDay + r.Int64N(query.MicrosPerDay))
+			bs[6].AppendString(statuses[r.IntN(len(statuses))])
+			bs[7].AppendString(materials[r.IntN(len(materials))])
+			bs[8].AppendBool(r.IntN(10) == 0)
+			bs[9].AppendInt(r.Int64N(query.MicrosPerDay))
+		}
+		cols := make([]column.Column, len(bs))
+		for i, bl := range bs {
+			cols[i] = bl.Build()
+		}
+		t, err := column.NewTable(names, cols)
+		if err != nil {
+			panic(err)
+		}
+		benchTable, benchFrame = t, FromTable(t)
+	})
+	return benchFrame
+}
+
+func runBench(b *testing.B, req *query.Request) {
+	f := benchData(b)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Run(f, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
+}
+
+// rowScan is the peer of each benchmark: the same query row by row through Frame.Value,
+// one query.Value per cell, as an executor without columns would run it.
+func rowScan(f *Frame, fields []string, keep func(get func(string) query.Value) bool) [][]query.Value {
+	var out [][]query.Value
+	for r := range f.Rows() {
+		get := func(name string) query.Value { v, _ := f.Value(name, r); return v }
+		if !keep(get) {
+			continue
+		}
+		row := make([]query.Value, len(fields))
+		for i, name := range fields {
+			row[i] = get(name)
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+func BenchmarkFilterSortPage(b *testing.B) {
+	req := &query.Request{
+		Fields: []string{"ORDER_ID", "COUNTRY", "NET_VALUE"},
+		Filter: and(cmpx("NET_VALUE", query.TypeFloat, query.Gt, query.Float(500)),
+			&query.In{Field: field("COUNTRY", query.TypeString), Values: []query.Literal{lit(query.String("DE")), lit(query.String("FR"))}}),
+		Sort:     []query.SortKey{{Field: "NET_VALUE", Desc: true}},
+		PageSize: 50, Count: true,
+	}
+	b.Run("columnar", func(b *testing.B) { runBench(b, req) })
+	b.Run("rows", func(b *testing.B) {
+		f := benchData(b)
+		b.ResetTimer()
+		for b.Loop() {
+			rows := rowScan(f, req.Fields, func(get func(string) query.Value) bool {
+				n, c := get("NET_VALUE"), get("COUNTRY")
+				return !n.Null && n.Float > 500 && !c.Null && (c.Str == "DE" || c.Str == "FR")
+			})
+			slices.SortStableFunc(rows, func(x, y []query.Value) int { return compareValues(x[2], y[2], true) })
+			_ = rows[:50]
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
+	})
+}
+
+func BenchmarkGroupBy(b *testing.B) {
+	req := &query.Request{
+		Fields: []string{"COUNTRY"},
+		KPIs: []query.KPI{
+			{ID: "SUM", Metric: &query.Aggregate{Func: query.AggSum, Field: "NET_VALUE"}},
+			{ID: "AVG", Metric: &query.Aggregate{Func: query.AggAvg, Field: "NET_VALUE"}},
+			{ID: "N", Metric: &query.Aggregate{Func: query.AggCount}},
+		},
+		PageSize: 50, Count: true,
+	}
+	b.Run("columnar", func(b *testing.B) { runBench(b, req) })
+	b.Run("rows", func(b *testing.B) {
+		f := benchData(b)
+		b.ResetTimer()
+		for b.Loop() {
+			type acc struct {
+				sum  float64
+				n, k int
+			}
+			groups := map[string]*acc{}
+			for r := range f.Rows() {
+				c, _ := f.Value("COUNTRY", r)
+				v, _ := f.Value("NET_VALUE", r)
+				a := groups[c.Str]
+				if a == nil {
+					a = &acc{}
+					groups[c.Str] = a
+				}
+				a.k++
+				if !v.Null {
+					a.sum += v.Float
+					a.n++
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
+	})
+}
+
+func BenchmarkDistinct(b *testing.B) {
+	for _, fields := range [][]string{{"COUNTRY", "STATUS"}, {"COUNTRY", "QUANTITY"}} {
+		req := &query.Request{Fields: fields, Distinct: true, PageSize: 50, Count: true}
+		name := fields[0] + "+" + fields[1]
+		b.Run(name+"/columnar", func(b *testing.B) { runBench(b, req) })
+		b.Run(name+"/rows", func(b *testing.B) {
+			f := benchData(b)
+			b.ResetTimer()
+			for b.Loop() {
+				seen := map[[2]query.Value]bool{}
+				var out [][2]query.Value
+				for r := range f.Rows() {
+					var k [2]query.Value
+					k[0], _ = f.Value(fields[0], r)
+					k[1], _ = f.Value(fields[1], r)
+					if !seen[k] {
+						seen[k] = true
+						out = append(out, k)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
+		})
+	}
+}
+
+func BenchmarkSearch(b *testing.B) {
+	req := &query.Request{
+		Fields:   []string{"ORDER_ID", "MATERIAL"},
+		Search:   &query.Search{Term: "materail", Fields: []string{"MATERIAL"}, Precision: fuzzy.DefaultPrecision},
+		PageSize: 50, Count: true,
+	}
+	b.Run("columnar", func(b *testing.B) { runBench(b, req) })
+	// The peer scores every row instead of every dictionary value.
+	b.Run("rows", func(b *testing.B) {
+		f := benchData(b)
+		m := fuzzy.New(req.Search.Term)
+		b.ResetTimer()
+		for b.Loop() {
+			n := 0
+			for r := range f.Rows() {
+				v, _ := f.Value("MATERIAL", r)
+				if m.Score(v.Str) >= req.Search.Precision {
+					n++
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
+	})
+}
+
+func BenchmarkTableMemory(b *testing.B) {
+	benchData(b)
+	for b.Loop() {
+		_ = benchTable.Bytes()
+	}
+	b.ReportMetric(float64(benchTable.Bytes()), "bytes")
+	b.ReportMetric(float64(benchTable.RawBytes()), "raw-bytes")
+	b.ReportMetric(float64(benchTable.Bytes())/float64(benchTable.RawBytes()), "ratio")
+}
