@@ -404,6 +404,9 @@ func jsonProblem(err error) string {
 		return fmt.Sprintf("a JSON %s is not expected here", te.Value)
 	}
 	var se *json.SyntaxError
+	if errors.As(err, &se) && se.Error() == "unexpected end of JSON input" {
+		return "the JSON body is incomplete or empty"
+	}
 	if errors.As(err, &se) {
 		return fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, err)
 	}
