@@ -139,7 +139,9 @@ func userFromAttrs(attrs map[string]any) (User, userFields, error) {
 	u.Attributes = map[string]any{}
 	for k, v := range attrs {
 		switch k {
-		case "schemas", "id", "meta":
+		case "schemas", "id", "meta", "password", "groups":
+			// password is write-only and never returned: this service does not keep
+			// passwords. groups is read-only.
 		case "userName":
 			u.UserName, _ = v.(string)
 		case "displayName":
