@@ -29,9 +29,9 @@
 //     out is null, so data round-trips through the API unchanged.
 //   - Responses are JSON whatever the Accept header says. HEAD is answered like GET.
 //     Other methods get 405 with an Allow header, other paths 404 GENERAL_NOTFOUND_PATH.
-//   - A request without a principal gets 401 {"error": "..."}, the body the auth
-//     middleware uses; every other error is an RFC 9457 problem body (package problem).
-//     A store failure is a 500 ADMIN_FATAL_ERROR whose support id is logged with the cause.
+//   - Errors are RFC 9457 problem bodies (package problem); a request without a principal
+//     gets the 401 the auth middleware sends for this API (auth.FamilyReporting). A store
+//     failure is a 500 ADMIN_FATAL_ERROR whose support id is logged with the cause.
 //   - Element files are strict: a member Element has no field for is an error, so typos in
 //     hand-written data are caught at load time instead of silently dropped.
 package reporting

@@ -37,42 +37,37 @@ const (
 var ErrUnauthenticated = errors.New("no authenticated principal")
 
 // TenantFunc returns the tenant whose data a request may see. An error that is (or wraps)
-// a *problem.Problem is written as that problem; ErrUnauthenticated becomes a 401 with body
-// {"error": "..."}; any other error becomes a 403 ADMIN_ACCESS_ERROR naming it.
+// a *problem.Problem is written as that problem; ErrUnauthenticated becomes the 401 the
+// auth middleware sends (auth.FamilyReporting); any other error becomes a 403
+// ADMIN_ACCESS_ERROR naming it.
 type TenantFunc func(*http.Request) (tenant string, err error)
 
-// HeaderTenant is the default TenantFunc. The request must carry an auth.Principal that
-// holds the reporting permission and a tenant (else 401 without a principal, 403 without
-// permission or tenant), and a TenantHeader with a UUID (400 when missing or malformed,
-// or given twice with different values) that equals the principal's tenant (else 403).
-// It returns the tenant in canonical lower-case form.
+// HeaderTenant is the default TenantFunc. It repeats the checks of the auth middleware, so
+// that the handler is safe mounted without it: the request must carry an auth.Principal
+// (else 401) holding the reporting permission and a tenant (else 403), and one TenantHeader
+// with a UUID (else 400, as auth.ParseTenant decides) equal to the principal's tenant (else
+// 403). It returns the tenant in canonical lower-case form.
 func HeaderTenant(r *http.Request) (string, error) {
 	p, ok := auth.PrincipalFrom(r.Context())
 	if !ok {
 		return "", ErrUnauthenticated
 	}
 	if !p.Can(auth.PermReporting) {
-		return "", problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials do not grant access to the reporting API")
+		return "", problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials lack the reporting permission")
 	}
 	if p.Tenant == "" {
 		return "", problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials are not bound to a reporting tenant")
 	}
-	values := r.Header.Values(TenantHeader)
-	if len(values) == 0 || values[0] == "" {
-		return "", problem.New(http.StatusBadRequest, problem.CodeParameterMissing, "header x-tenant-id is required")
-	}
-	for _, v := range values[1:] {
-		if v != values[0] {
-			return "", problem.New(http.StatusBadRequest, problem.CodeParameterIllegal, "header x-tenant-id is given more than once with different values")
+	tenant, err := auth.ParseTenant(r.Header.Values(TenantHeader))
+	if err != nil {
+		code := problem.CodeParameterIllegal
+		if te, ok := errors.AsType[*auth.TenantError](err); ok && te.Missing {
+			code = problem.CodeParameterMissing
 		}
+		return "", problem.New(http.StatusBadRequest, code, err.Error())
 	}
-	if !isUUID(values[0]) {
-		return "", problem.New(http.StatusBadRequest, problem.CodeParameterIllegal,
-			fmt.Sprintf("header x-tenant-id must be a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx), got %q", values[0]))
-	}
-	tenant := strings.ToLower(values[0])
 	if tenant != strings.ToLower(p.Tenant) {
-		return "", problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials do not grant access to tenant "+tenant)
+		return "", problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials do not belong to tenant "+tenant)
 	}
 	return tenant, nil
 }
@@ -193,11 +188,7 @@ func writeTenantError(w http.ResponseWriter, err error) {
 		return
 	}
 	if errors.Is(err, ErrUnauthenticated) {
-		body, _ := json.Marshal(map[string]string{"error": err.Error()})
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = w.Write(body)
+		auth.FamilyReporting.WriteError(w, http.StatusUnauthorized, err.Error())
 		return
 	}
 	problem.Write(w, http.StatusForbidden, problem.CodeAccess, err.Error())

@@ -194,28 +194,30 @@ func TestHandler(t *testing.T) {
 			want: facets(0, 100, 1, Facet{"Documents"})},
 		{name: "tenant id in upper case", req: request{target: "/api/v1/facets?Take=1", tenant: []string{strings.ToUpper(tenantA)}, principal: principalA},
 			want: facets(0, 1, 4, facetsA[0])},
-		{name: "tenant header repeated alike", req: request{target: "/api/v1/facets?Take=1", tenant: []string{tenantA, tenantA}, principal: principalA},
+		{name: "tenant id with spaces around", req: request{target: "/api/v1/facets?Take=1", tenant: []string{" " + tenantA + "\t"}, principal: principalA},
 			want: facets(0, 1, 4, facetsA[0])},
+		{name: "tenant header repeated alike", req: request{target: "/api/v1/facets?Take=1", tenant: []string{tenantA, tenantA}, principal: principalA},
+			want: bad(problem.CodeParameterIllegal, "send one x-tenant-id header")},
 		{name: "another tenant's id", req: request{target: "/api/v1/elements", tenant: []string{tenantB}, principal: principalA},
-			want: problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials do not grant access to tenant "+tenantB)},
+			want: problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials do not belong to tenant "+tenantB)},
 		{name: "malformed tenant id", req: request{target: "/api/v1/elements", tenant: []string{"acme"}, principal: principalA},
-			want: bad(problem.CodeParameterIllegal, `header x-tenant-id must be a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx), got "acme"`)},
+			want: bad(problem.CodeParameterIllegal, `x-tenant-id "acme" is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)`)},
 		{name: "tenant id in braces", req: request{target: "/api/v1/elements", tenant: []string{"{" + tenantA + "}"}, principal: principalA},
-			want: bad(problem.CodeParameterIllegal, `header x-tenant-id must be a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx), got "{`+tenantA+`}"`)},
+			want: bad(problem.CodeParameterIllegal, `x-tenant-id "{`+tenantA+`}" is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)`)},
 		{name: "missing tenant id", req: request{target: "/api/v1/elements", principal: principalA},
-			want: bad(problem.CodeParameterMissing, "header x-tenant-id is required")},
+			want: bad(problem.CodeParameterMissing, "missing x-tenant-id header")},
 		{name: "empty tenant id", req: request{target: "/api/v1/elements", tenant: []string{""}, principal: principalA},
-			want: bad(problem.CodeParameterMissing, "header x-tenant-id is required")},
+			want: bad(problem.CodeParameterMissing, "empty x-tenant-id header")},
 		{name: "two tenant ids", req: request{target: "/api/v1/elements", tenant: []string{tenantA, tenantB}, principal: principalA},
-			want: bad(problem.CodeParameterIllegal, "header x-tenant-id is given more than once with different values")},
+			want: bad(problem.CodeParameterIllegal, "send one x-tenant-id header")},
 		{name: "no reporting permission", req: request{target: "/api/v1/elements", tenant: []string{tenantA},
 			principal: &auth.Principal{Name: "km-only", Tenant: tenantA, Permissions: []auth.Permission{auth.PermKM}}},
-			want: problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials do not grant access to the reporting API")},
+			want: problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials lack the reporting permission")},
 		{name: "principal without tenant", req: request{target: "/api/v1/elements", tenant: []string{tenantA},
 			principal: &auth.Principal{Name: "no-tenant", Permissions: []auth.Permission{auth.PermReporting}}},
 			want: problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials are not bound to a reporting tenant")},
 		{name: "tenant is checked before parameters", req: request{target: "/api/v1/elements?Take=-1", tenant: []string{tenantB}, principal: principalA},
-			want: problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials do not grant access to tenant "+tenantB)},
+			want: problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials do not belong to tenant "+tenantB)},
 
 		// Paths and methods.
 		{name: "unknown path", req: a("/api/v1/element"),
@@ -304,25 +306,38 @@ func TestHandlerBodyShape(t *testing.T) {
 }
 
 func TestHandlerUnauthenticated(t *testing.T) {
-	for _, target := range []string{"/api/v1/elements", "/api/v1/facets?Take=-1"} {
-		rec := serve(NewHandler(testStore()), request{target: target, tenant: []string{tenantA}})
-		if rec.Code != http.StatusUnauthorized {
-			t.Errorf("%s: status = %d, want 401", target, rec.Code)
-		}
-		if diff := cmp.Diff(`{"error":"no authenticated principal"}`, rec.Body.String()); diff != "" {
-			t.Errorf("%s: body (-want +got):\n%s", target, diff)
-		}
-		if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
-			t.Errorf("%s: Content-Type = %q", target, ct)
-		}
+	unauthenticated := func(detail string) *problem.Problem {
+		return problem.New(http.StatusUnauthorized, auth.CodeUnauthenticated, detail)
 	}
-	// A TenantFunc may report the same condition by wrapping ErrUnauthenticated.
-	h := NewHandler(testStore(), WithTenant(func(*http.Request) (string, error) {
-		return "", fmt.Errorf("token expired: %w", ErrUnauthenticated)
-	}))
-	rec := serve(h, request{target: "/api/v1/facets"})
-	if rec.Code != http.StatusUnauthorized || rec.Body.String() != `{"error":"token expired: no authenticated principal"}` {
-		t.Errorf("wrapped: %d %s", rec.Code, rec.Body)
+	tests := []struct {
+		name string
+		h    http.Handler
+		req  request
+		want *problem.Problem
+	}{
+		{"elements", NewHandler(testStore()), request{target: "/api/v1/elements", tenant: []string{tenantA}},
+			unauthenticated("no authenticated principal")},
+		{"before parameters", NewHandler(testStore()), request{target: "/api/v1/facets?Take=-1", tenant: []string{tenantA}},
+			unauthenticated("no authenticated principal")},
+		{"before the tenant header", NewHandler(testStore()), request{target: "/api/v1/facets"},
+			unauthenticated("no authenticated principal")},
+		{"wrapped by a TenantFunc", NewHandler(testStore(), WithTenant(func(*http.Request) (string, error) {
+			return "", fmt.Errorf("token expired: %w", ErrUnauthenticated)
+		})), request{target: "/api/v1/facets"}, unauthenticated("token expired: no authenticated principal")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := serve(tt.h, tt.req)
+			if rec.Code != http.StatusUnauthorized {
+				t.Errorf("status = %d, want 401", rec.Code)
+			}
+			if diff := cmp.Diff(tt.want, decode[*problem.Problem](t, rec)); diff != "" {
+				t.Errorf("body (-want +got):\n%s", diff)
+			}
+			if got := rec.Header().Get("WWW-Authenticate"); got == "" {
+				t.Error("no WWW-Authenticate header")
+			}
+		})
 	}
 }
 
