@@ -21,11 +21,13 @@ const (
 	SchemeAPIKey Scheme = "x-api-key"
 )
 
-// Header names read by this package.
+// Header names read by this package, in the canonical form of http.CanonicalHeaderKey (the
+// form of the keys of an http.Header), so that they index a header map directly.
 const (
-	HeaderAppKey   = "AppKey"
-	HeaderAPIKey   = "X-Api-Key"
-	HeaderTenantID = "X-Tenant-Id"
+	HeaderAuthorization = "Authorization"
+	HeaderAppKey        = "Appkey"
+	HeaderAPIKey        = "X-Api-Key"
+	HeaderTenantID      = "X-Tenant-Id"
 )
 
 // MaxCredentialLength bounds the length of a key or token; longer ones are refused unread.
@@ -67,9 +69,9 @@ var (
 
 // ParseAuthorization reads the credentials of a KM, OData or SCIM request: the Authorization
 // header with the scheme AppKey or Bearer (scheme word case-insensitive), or the AppKey
-// header. Sending both headers is refused as ambiguous. Errors are *CredentialError.
+// header. h must have canonical keys, as the headers of a request received by net/http do. Sending both headers is refused as ambiguous. Errors are *CredentialError.
 func ParseAuthorization(h http.Header) (Credential, error) {
-	authz, appKey := h.Values("Authorization"), h.Values(HeaderAppKey)
+	authz, appKey := h[HeaderAuthorization], h[HeaderAppKey]
 	switch {
 	case len(authz) == 0 && len(appKey) == 0:
 		return Credential{}, errNoCredentials
@@ -100,15 +102,19 @@ func ParseAuthorization(h http.Header) (Credential, error) {
 	default:
 		return Credential{}, refusef("unsupported authorization scheme %q: use AppKey or Bearer", clip(word))
 	}
-	secret, err := parseSecret(rest, string(scheme)+" credentials")
+	what := "AppKey credentials"
+	if scheme == SchemeBearer {
+		what = "Bearer credentials"
+	}
+	secret, err := parseSecret(rest, what)
 	return Credential{Scheme: scheme, Secret: secret}, err
 }
 
-// ParseAPIKey reads the credentials of a reporting request: the x-api-key header, and the
+// ParseAPIKey reads the credentials of a reporting request (h with canonical keys): the x-api-key header, and the
 // tenant named by x-tenant-id in canonical lower-case form. A missing or empty key is a
 // *CredentialError; a missing or malformed tenant id is a *TenantError.
 func ParseAPIKey(h http.Header) (Credential, string, error) {
-	keys := h.Values(HeaderAPIKey)
+	keys := h[HeaderAPIKey]
 	switch len(keys) {
 	case 0:
 		return Credential{}, "", errNoAPIKey
@@ -120,7 +126,7 @@ func ParseAPIKey(h http.Header) (Credential, string, error) {
 	if err != nil {
 		return Credential{}, "", err
 	}
-	tenant, err := ParseTenant(h.Values(HeaderTenantID))
+	tenant, err := ParseTenant(h[HeaderTenantID])
 	if err != nil {
 		return Credential{}, "", err
 	}

@@ -37,11 +37,12 @@ const (
 	DefaultConcurrent = 20
 )
 
-// Headers of the rate limit.
+// Headers of the rate limit, in canonical form (HTTP header names are case-insensitive; Go
+// writes "X-RateLimit-Limit" as "X-Ratelimit-Limit").
 const (
-	HeaderRateLimit     = "X-RateLimit-Limit"
-	HeaderRateRemaining = "X-RateLimit-Remaining"
-	HeaderRateReset     = "X-RateLimit-Reset"
+	HeaderRateLimit     = "X-Ratelimit-Limit"
+	HeaderRateRemaining = "X-Ratelimit-Remaining"
+	HeaderRateReset     = "X-Ratelimit-Reset"
 	HeaderRetryAfter    = "Retry-After"
 )
 
@@ -69,6 +70,7 @@ type Guard struct {
 	auth        Authenticator
 	limiter     ratelimit.Limiter
 	limits      Limits
+	limitText   string // the default budget as text
 	burst       *ratelimit.Burst
 	concurrency *ratelimit.Concurrency
 	log         *slog.Logger
@@ -87,7 +89,7 @@ func NewGuard(cfg Config) (*Guard, error) {
 	if l.Window <= 0 {
 		l.Window = DefaultWindow
 	}
-	g := &Guard{auth: cfg.Authenticator, limiter: cfg.Limiter, limits: l, log: cfg.Logger, now: cfg.Now}
+	g := &Guard{auth: cfg.Authenticator, limiter: cfg.Limiter, limits: l, limitText: strconv.Itoa(l.PerWindow), log: cfg.Logger, now: cfg.Now}
 	if g.limiter == nil {
 		g.limiter = ratelimit.NewMemory()
 	}
@@ -133,12 +135,12 @@ func (g *Guard) Wrap(f Family, next http.Handler) http.Handler {
 		if !ok {
 			return
 		}
-		release, ok := g.limit(r.Context(), w, f, p)
+		inFlight, ok := g.limit(r.Context(), w, f, p)
 		if !ok {
 			return
 		}
-		if release != nil {
-			defer release()
+		if inFlight {
+			defer g.concurrency.Release(p.Name)
 		}
 		if !p.Can(f.Permission()) {
 			f.WriteError(w, http.StatusForbidden, "the credentials lack the "+string(f.Permission())+" permission")
@@ -164,19 +166,11 @@ func (g *Guard) authenticate(w http.ResponseWriter, r *http.Request, f Family) (
 	if err == nil {
 		p, err = g.auth.Authenticate(r.Context(), cred)
 	}
-	var ce *CredentialError
-	var te *TenantError
 	switch {
-	case err == nil && p == nil:
-		g.fail(w, f, "authenticate", errors.New("the authenticator returned no principal"))
-	case errors.As(err, &ce):
-		f.WriteError(w, http.StatusUnauthorized, ce.Reason)
-	case errors.As(err, &te) && te.Missing:
-		f.writeError(w, http.StatusBadRequest, problem.CodeParameterMissing, te.Reason)
-	case errors.As(err, &te):
-		f.writeError(w, http.StatusBadRequest, problem.CodeParameterIllegal, te.Reason)
 	case err != nil:
-		g.fail(w, f, "authenticate", err)
+		g.refuse(w, f, err)
+	case p == nil:
+		g.fail(w, f, "authenticate", errors.New("the authenticator returned no principal"))
 	case f == FamilyReporting && p.Tenant != tenant:
 		f.WriteError(w, http.StatusForbidden, "the API key does not belong to tenant "+tenant)
 	default:
@@ -185,39 +179,60 @@ func (g *Guard) authenticate(w http.ResponseWriter, r *http.Request, f Family) (
 	return nil, false
 }
 
+// refuse answers a request whose credentials were not accepted.
+func (g *Guard) refuse(w http.ResponseWriter, f Family, err error) {
+	var ce *CredentialError
+	var te *TenantError
+	switch {
+	case errors.As(err, &ce):
+		f.WriteError(w, http.StatusUnauthorized, ce.Reason)
+	case errors.As(err, &te) && te.Missing:
+		f.writeError(w, http.StatusBadRequest, problem.CodeParameterMissing, te.Reason)
+	case errors.As(err, &te):
+		f.writeError(w, http.StatusBadRequest, problem.CodeParameterIllegal, te.Reason)
+	default:
+		g.fail(w, f, "authenticate", err)
+	}
+}
+
 // limit applies the budget, the burst allowance and the concurrency cap of p, in that
-// order, and sets the rate limit headers. On success it returns the function that ends the
-// request's concurrency slot (nil when there is no cap).
-func (g *Guard) limit(ctx context.Context, w http.ResponseWriter, f Family, p *Principal) (func(), bool) {
+// order, and sets the rate limit headers. On success it reports whether the request took a
+// concurrency slot, which the caller releases when the request ends.
+func (g *Guard) limit(ctx context.Context, w http.ResponseWriter, f Family, p *Principal) (inFlight, ok bool) {
 	now := g.now()
 	h := w.Header()
 	if budget := g.budget(p); budget > 0 {
 		d, err := g.limiter.Allow(ctx, p.Name, budget, g.limits.Window, now)
 		if err != nil {
 			g.fail(w, f, "rate limit", err)
-			return nil, false
+			return false, false
 		}
-		h.Set(HeaderRateLimit, strconv.Itoa(d.Limit))
-		h.Set(HeaderRateRemaining, strconv.Itoa(d.Remaining))
+		// One backing array for both values: the header map is on every request's path.
+		limit := g.limitText
+		if d.Limit != g.limits.PerWindow {
+			limit = strconv.Itoa(d.Limit)
+		}
+		v := [2]string{limit, strconv.Itoa(d.Remaining)}
+		h[HeaderRateLimit], h[HeaderRateRemaining] = v[0:1:1], v[1:2:2]
 		if !d.Allowed {
 			g.tooMany(w, f, now, d.Reset, "request limit of "+strconv.Itoa(d.Limit)+" per "+window(g.limits.Window)+" exceeded")
-			return nil, false
+			return false, false
 		}
 	}
 	if g.burst != nil {
 		if ok, wait := g.burst.Allow(p.Name, now); !ok {
 			g.tooMany(w, f, now, now.Add(wait), "more than "+strconv.Itoa(g.limits.Burst)+" requests per second")
-			return nil, false
+			return false, false
 		}
 	}
 	if g.concurrency != nil {
 		if !g.concurrency.Acquire(p.Name) {
 			g.tooMany(w, f, now, now.Add(time.Second), "more than "+strconv.Itoa(g.limits.Concurrent)+" requests at once")
-			return nil, false
+			return false, false
 		}
-		return func() { g.concurrency.Release(p.Name) }, true
+		return true, true
 	}
-	return nil, true
+	return false, true
 }
 
 func (g *Guard) budget(p *Principal) int {
