@@ -52,18 +52,25 @@ func (lx *lexer) runeAt(i int) (rune, int) {
 	return utf8.DecodeRuneInString(lx.src[i:])
 }
 
-func isIdentStart(r rune) bool { return r == '_' || unicode.IsLetter(r) }
+func isASCIILetter(r rune) bool { return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' }
+
+func isIdentStart(r rune) bool {
+	return isASCIILetter(r) || r == '_' || r >= utf8.RuneSelf && unicode.IsLetter(r)
+}
 
 func isIdentPart(r rune) bool {
-	return r == '_' || r == '.' || unicode.IsLetter(r) || unicode.IsDigit(r)
+	return isASCIILetter(r) || '0' <= r && r <= '9' || r == '_' || r == '.' ||
+		r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }
 
 // isValuePart reports whether r may appear in an unquoted value: letters, digits and
 // _ . - : + (numbers, dates, date-times with offsets, times, legacy bare words).
 func isValuePart(r rune) bool {
-	switch r {
-	case '_', '.', '-', ':', '+':
+	switch {
+	case isASCIILetter(r), '0' <= r && r <= '9':
 		return true
+	case r < utf8.RuneSelf:
+		return r == '_' || r == '.' || r == '-' || r == ':' || r == '+'
 	}
 	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }

@@ -235,17 +235,55 @@ func (p *parser) parseUnary() Expr {
 	return p.parsePrimary()
 }
 
-var compareOps = map[string]CompareOp{"eq": Eq, "ne": Ne, "gt": Gt, "ge": Ge, "lt": Lt, "le": Le}
-
-// keywords are the reserved words of the grammar; none of them is a field or a bare value.
-var keywords = map[string]bool{
-	"and": true, "or": true, "not": true, "eq": true, "ne": true, "gt": true, "ge": true,
-	"lt": true, "le": true, "in": true, "is": true, "has": true,
+// compareOp returns the comparison operator named s.
+func compareOp(s string) (CompareOp, bool) {
+	switch s {
+	case "eq":
+		return Eq, true
+	case "ne":
+		return Ne, true
+	case "gt":
+		return Gt, true
+	case "ge":
+		return Ge, true
+	case "lt":
+		return Lt, true
+	case "le":
+		return Le, true
+	}
+	return 0, false
 }
 
-var arithmetic = map[string]bool{"add": true, "sub": true, "mul": true, "div": true, "divby": true, "mod": true}
+// isKeyword reports whether s is a reserved word of the grammar; none of them is a field
+// or a bare value.
+func isKeyword(s string) bool {
+	switch s {
+	case "and", "or", "not", "eq", "ne", "gt", "ge", "lt", "le", "in", "is", "has":
+		return true
+	}
+	return false
+}
 
-var functions = map[string]FuncName{"contains": Contains, "startswith": StartsWith, "endswith": EndsWith}
+func isArithmetic(s string) bool {
+	switch s {
+	case "add", "sub", "mul", "div", "divby", "mod":
+		return true
+	}
+	return false
+}
+
+// function returns the string function named s.
+func function(s string) (FuncName, bool) {
+	switch s {
+	case "contains":
+		return Contains, true
+	case "startswith":
+		return StartsWith, true
+	case "endswith":
+		return EndsWith, true
+	}
+	return 0, false
+}
 
 func (p *parser) parsePrimary() Expr {
 	t := p.tok
@@ -265,10 +303,10 @@ func (p *parser) parsePrimary() Expr {
 		case "true", "false", "null":
 			return p.parseMirrored()
 		}
-		if keywords[t.text] {
+		if isKeyword(t.text) {
 			p.fail(KindSyntax, t.pos, "expected a condition, found %s", p.describe())
 		}
-		if fn, ok := functions[t.text]; ok && p.nextChar() == '(' {
+		if fn, ok := function(t.text); ok && p.nextChar() == '(' {
 			return p.parseCall(fn)
 		}
 		f := p.parseField("a condition")
@@ -306,7 +344,7 @@ func (p *parser) unsupportedStart() {
 // expected construct for messages.
 func (p *parser) parseField(what string) FieldRef {
 	t := p.tok
-	if t.kind != tIdent || keywords[t.text] {
+	if t.kind != tIdent || isKeyword(t.text) {
 		p.unsupportedStart()
 		p.fail(KindSyntax, t.pos, "expected %s, found %s", what, p.describe())
 	}
@@ -339,11 +377,11 @@ func (p *parser) unexpected(expected string) {
 	if t.kind == tIdent {
 		lower := strings.ToLower(t.text)
 		switch {
-		case arithmetic[lower]:
+		case isArithmetic(lower):
 			p.fail(KindUnsupported, t.pos, "the arithmetic operator %s is not supported", short(t.text))
 		case lower == "has":
 			p.fail(KindUnsupported, t.pos, "the has operator is not supported")
-		case (keywords[lower] || lower == "true" || lower == "false" || lower == "null") && t.text != lower:
+		case (isKeyword(lower) || lower == "true" || lower == "false" || lower == "null") && t.text != lower:
 			p.fail(KindUnsupported, t.pos, "keywords are lower case: write %q, not %q", lower, t.text)
 		}
 	}
@@ -358,7 +396,7 @@ func (p *parser) parseComparison(f FieldRef) Expr {
 	t := p.tok
 	at := f.At
 	if t.kind == tIdent {
-		if op, ok := compareOps[t.text]; ok {
+		if op, ok := compareOp(t.text); ok {
 			return p.compare(f, op, t.text)
 		}
 		switch t.text {
@@ -418,7 +456,7 @@ func (p *parser) parseValue(after string) Literal {
 		return Literal{At: Pos(t.pos), Kind: LitString, Raw: t.text, Value: String(t.text)}
 	case tIdent, tValue:
 		v := p.lx.value(t.pos)
-		if keywords[v.text] {
+		if isKeyword(v.text) {
 			p.fail(KindSyntax, v.pos, "expected a value after %q, found %q", after, v.text)
 		}
 		if v.end < len(p.lx.src) {
@@ -506,7 +544,7 @@ func (p *parser) parseCall(fn FuncName) Expr {
 	}
 	p.next()
 	if p.tok.kind == tIdent {
-		if _, ok := compareOps[p.tok.text]; ok {
+		if _, ok := compareOp(p.tok.text); ok {
 			p.fail(KindUnsupported, p.tok.pos, "comparing the result of %s is not supported; write %s(...) or not %s(...)", name.text, name.text, name.text)
 		}
 	}
@@ -533,7 +571,7 @@ func (p *parser) parseMirrored() Expr {
 		p.moveTo(v.end)
 	}
 	opTok := p.tok
-	op, ok := compareOps[opTok.text]
+	op, ok := compareOp(opTok.text)
 	if opTok.kind != tIdent || !ok {
 		switch {
 		case p.isWord("in"):
