@@ -176,7 +176,7 @@ func BenchmarkDistinct(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				seen := map[[2]query.Value]bool{}
-				var out [][2]query.Value
+				var out [][2]query.Value // the distinct rows, in order
 				for r := range f.Rows() {
 					var k [2]query.Value
 					k[0], _ = f.Value(fields[0], r)
@@ -185,6 +185,9 @@ func BenchmarkDistinct(b *testing.B) {
 						seen[k] = true
 						out = append(out, k)
 					}
+				}
+				if len(out) != len(seen) {
+					b.Fatal("distinct rows lost")
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")

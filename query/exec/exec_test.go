@@ -280,6 +280,7 @@ func TestSearch(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	f := orders(t)
+	de := cmpx("C", query.TypeString, query.Eq, query.String("DE"))
 	tests := []struct {
 		name string
 		req  query.Request
@@ -300,6 +301,10 @@ func TestErrors(t *testing.T) {
 		{"arithmetic on strings", query.Request{KPIs: []query.KPI{{ID: "K", Metric: &query.Arith{Op: '+', L: &query.Aggregate{Func: query.AggMin, Field: "C"}, R: &query.Number{V: 1}}}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: arithmetic on a string and a float KPI value (KPI K)`},
 		{"search non-string", query.Request{Search: &query.Search{Term: "a", Fields: []string{"N"}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: search field "N" is a float field, not a string field`},
 		{"nil filter node", query.Request{Filter: not(nil), PageSize: 1}, ErrInvalidRequest, "exec: invalid request: nil filter node"},
+		{"typed nil filter node", query.Request{Filter: and(de, (*query.Compare)(nil)), PageSize: 1}, ErrInvalidRequest, "exec: invalid request: nil filter node"},
+		{"nil KPI", query.Request{KPIs: []query.KPI{{ID: "K", Metric: &query.Arith{Op: '+', L: (*query.Aggregate)(nil), R: &query.Number{V: 1}}}}, PageSize: 1}, ErrInvalidRequest, "exec: invalid request: nil KPI expression (KPI K)"},
+		{"bad arithmetic operator", query.Request{KPIs: []query.KPI{{ID: "K", Metric: &query.Arith{Op: '%', L: &query.Number{V: 2}, R: &query.Number{V: 1}}}}, PageSize: 1}, ErrInvalidRequest, "exec: invalid request: arithmetic operator '%' (KPI K)"},
+		{"bad operator", query.Request{Filter: cmpx("N", query.TypeFloat, 0, query.Float(1)), PageSize: 1}, ErrInvalidRequest, "exec: invalid request: comparison operator 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

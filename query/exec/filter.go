@@ -22,6 +22,9 @@ type pred func() truth
 
 // compileFilter compiles a bound filter once into closures over the frame's columns.
 func (f *Frame) compileFilter(e query.Expr) (pred, error) {
+	if isNilNode(e) {
+		return nil, fmt.Errorf("exec: %w: nil filter node", ErrInvalidRequest)
+	}
 	switch e := e.(type) {
 	case *query.Logical:
 		l, err := f.compileFilter(e.L)
@@ -98,10 +101,29 @@ func (f *Frame) compileFilter(e query.Expr) (pred, error) {
 			return nil, err
 		}
 		return f.leaf(c, fill, false, false), nil
-	case nil:
-		return nil, fmt.Errorf("exec: %w: nil filter node", ErrInvalidRequest)
 	}
 	return nil, fmt.Errorf("exec: %w: filter node %T", ErrInvalidRequest, e)
+}
+
+// isNilNode reports a nil filter node, also a typed nil pointer in the interface.
+func isNilNode(e query.Expr) bool {
+	switch e := e.(type) {
+	case nil:
+		return true
+	case *query.Logical:
+		return e == nil
+	case *query.Not:
+		return e == nil
+	case *query.Compare:
+		return e == nil
+	case *query.In:
+		return e == nil
+	case *query.Call:
+		return e == nil
+	case *query.IsNull:
+		return e == nil
+	}
+	return false
 }
 
 func (f *Frame) lookup(name string) (ref, error) {

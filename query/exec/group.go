@@ -54,6 +54,36 @@ func (k *keyPart) part(r int32) (uint64, bool) {
 	return k.get(cr), false
 }
 
+// mix sets keys[i] = keys[i]*card + digit for each row sel[i], where the digit of a null
+// cell is card-1; card must be set. Dictionary columns read directly are the fast path.
+func (k *keyPart) mix(keys []int32, sel []int32) {
+	card := int32(k.card)
+	if col, ok := k.ref.col.(*column.Strings); ok && k.ref.index == nil {
+		if col.Nulls == nil {
+			for i, r := range sel {
+				keys[i] = keys[i]*card + int32(col.Codes[r])
+			}
+			return
+		}
+		for i, r := range sel {
+			d := int32(col.Codes[r])
+			if col.Nulls.Get(int(r)) {
+				d = card - 1
+			}
+			keys[i] = keys[i]*card + d
+		}
+		return
+	}
+	for i, r := range sel {
+		v, null := k.part(r)
+		d := int32(v)
+		if null {
+			d = card - 1
+		}
+		keys[i] = keys[i]*card + d
+	}
+}
+
 // denseLimit bounds the product of key cardinalities for which grouping uses an array
 // indexed by the combined key instead of a hash map.
 const denseLimit = 1 << 22
@@ -79,20 +109,17 @@ func groupRows(parts []keyPart, sel []int32) (gid []int32, first []int32) {
 	}
 	switch {
 	case dense > 0:
-		// Every part is small: combine them in mixed radix, null as the last digit.
+		// Every part is small: combine them in mixed radix, null as the last digit, one
+		// column at a time, then number the combined keys in order of first appearance.
+		keys := make([]int32, len(sel))
+		for _, p := range parts {
+			p.mix(keys, sel)
+		}
 		ids := make([]int32, dense)
 		for i := range ids {
 			ids[i] = -1
 		}
-		for i, r := range sel {
-			key := 0
-			for _, p := range parts {
-				v, null := p.part(r)
-				if null {
-					v = uint64(p.card - 1)
-				}
-				key = key*p.card + int(v)
-			}
+		for i, key := range keys {
 			id := ids[key]
 			if id < 0 {
 				id = int32(len(first))

@@ -25,6 +25,9 @@ type compiledMetric struct {
 func (f *Frame) compileMetric(m query.Metric) (compiledMetric, error) {
 	switch m := m.(type) {
 	case *query.Number:
+		if m == nil {
+			break
+		}
 		v := query.Float(m.V)
 		return compiledMetric{typ: query.TypeFloat, eval: func(g groups) []query.Value {
 			out := make([]query.Value, g.n)
@@ -34,6 +37,9 @@ func (f *Frame) compileMetric(m query.Metric) (compiledMetric, error) {
 			return out
 		}}, nil
 	case *query.Arith:
+		if m == nil {
+			break
+		}
 		l, err := f.compileMetric(m.L)
 		if err != nil {
 			return compiledMetric{}, err
@@ -62,11 +68,15 @@ func (f *Frame) compileMetric(m query.Metric) (compiledMetric, error) {
 			return out
 		}}, nil
 	case *query.Aggregate:
+		if m == nil {
+			break
+		}
 		return f.compileAggregate(m)
 	case nil:
-		return compiledMetric{}, fmt.Errorf("exec: %w: nil KPI expression", ErrInvalidRequest)
+	default:
+		return compiledMetric{}, fmt.Errorf("exec: %w: KPI expression %T", ErrInvalidRequest, m)
 	}
-	return compiledMetric{}, fmt.Errorf("exec: %w: KPI expression %T", ErrInvalidRequest, m)
+	return compiledMetric{}, fmt.Errorf("exec: %w: nil KPI expression", ErrInvalidRequest)
 }
 
 func arith(op byte) (func(a, b float64) query.Value, error) {
@@ -222,21 +232,20 @@ func (f *Frame) compileAggregate(a *query.Aggregate) (compiledMetric, error) {
 	}
 
 	// sum, avg, median: numeric fields only.
-	num := numeric(c)
-	if num == nil {
+	if !isNumeric(c.col) {
 		return compiledMetric{}, fmt.Errorf("exec: %w: %s of %v field %q", ErrInvalidRequest, aggName(a.Func), c.col.Type(), a.Field)
 	}
 	if a.Func == query.AggMedian {
 		return compiledMetric{typ: query.TypeFloat, eval: func(g groups) []query.Value {
-			b := passing()
-			vals := make([][]float64, g.n)
-			for i, r := range g.sel {
-				if v, ok := num(r); ok && pass(b, r) {
-					vals[g.gid[i]] = append(vals[g.gid[i]], v)
+			vals, valid := numbers(c, g.sel, passing())
+			byGroup := make([][]float64, g.n)
+			for i, v := range vals {
+				if valid[i] {
+					byGroup[g.gid[i]] = append(byGroup[g.gid[i]], v)
 				}
 			}
 			out := make([]query.Value, g.n)
-			for i, vs := range vals {
+			for i, vs := range byGroup {
 				out[i] = median(vs)
 			}
 			return out
@@ -244,11 +253,11 @@ func (f *Frame) compileAggregate(a *query.Aggregate) (compiledMetric, error) {
 	}
 	avg := a.Func == query.AggAvg
 	return compiledMetric{typ: query.TypeFloat, eval: func(g groups) []query.Value {
-		b := passing()
+		vals, valid := numbers(c, g.sel, passing())
 		sum := make([]float64, g.n)
 		n := make([]int, g.n)
-		for i, r := range g.sel {
-			if v, ok := num(r); ok && pass(b, r) {
+		for i, v := range vals {
+			if valid[i] {
 				sum[g.gid[i]] += v
 				n[g.gid[i]]++
 			}
@@ -268,31 +277,60 @@ func (f *Frame) compileAggregate(a *query.Aggregate) (compiledMetric, error) {
 	}}, nil
 }
 
-// numeric returns a reader of the numeric frame column c as float64 (ok false for null),
-// or nil when c is not an integer or float column.
-func numeric(c ref) func(r int32) (float64, bool) {
+// numbers gathers the numeric frame column c at the rows of sel as float64; valid[i] says
+// that the cell is not null and its row is in pass (nil: every row). Columns read directly
+// take tight typed loops.
+func numbers(c ref, sel []int32, pass column.Bitmap) (vals []float64, valid []bool) {
+	vals = make([]float64, len(sel))
+	valid = make([]bool, len(sel))
 	switch col := c.col.(type) {
 	case *column.Float64s:
-		return func(r int32) (float64, bool) {
-			cr := c.row(r)
-			if cr < 0 || col.Nulls.Get(int(cr)) {
-				return 0, false
+		if c.index == nil {
+			for i, r := range sel {
+				vals[i] = col.Vals[r]
 			}
-			return col.Vals[cr], true
+		} else {
+			for i, r := range sel {
+				if cr := c.index[r]; cr >= 0 {
+					vals[i] = col.Vals[cr]
+				}
+			}
 		}
 	case *column.Int64s:
-		if col.T != query.TypeInteger {
-			return nil
-		}
-		return func(r int32) (float64, bool) {
-			cr := c.row(r)
-			if cr < 0 || col.Nulls.Get(int(cr)) {
-				return 0, false
+		if c.index == nil {
+			for i, r := range sel {
+				vals[i] = float64(col.Vals[r])
 			}
-			return float64(col.Vals[cr]), true
+		} else {
+			for i, r := range sel {
+				if cr := c.index[r]; cr >= 0 {
+					vals[i] = float64(col.Vals[cr])
+				}
+			}
 		}
 	}
-	return nil
+	nulls := nullsOf(c.col)
+	for i, r := range sel {
+		ok := true
+		if c.index != nil {
+			r = c.index[r]
+			ok = r >= 0
+		}
+		if ok && nulls != nil {
+			ok = !nulls.Get(int(r))
+		}
+		valid[i] = ok
+	}
+	if pass != nil {
+		for i, r := range sel {
+			valid[i] = valid[i] && pass.Get(int(r))
+		}
+	}
+	return vals, valid
+}
+
+func isNumeric(c column.Column) bool {
+	return c.Type() == query.TypeInteger || c.Type() == query.TypeFloat
 }
 
 func median(vs []float64) query.Value {
