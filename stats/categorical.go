@@ -71,6 +71,48 @@ func DescribeCategorical[K comparable](values []K, nulls Nulls, format func(K) s
 	return c
 }
 
+// DescribeCodes describes a dictionary-encoded string column, where cell i is
+// dict[codes[i]]: the form the memory store keeps strings in. The dictionary must hold
+// distinct values and every code of a non-null cell must index it. Counting by code needs no
+// hashing, which makes this several times faster than DescribeStrings.
+func DescribeCodes(codes []uint32, dict []string, nulls Nulls) Categorical {
+	counts := make([]int64, len(dict))
+	var c Categorical
+	for i, code := range codes {
+		if nulls != nil && nulls(i) {
+			continue
+		}
+		counts[code]++
+		c.Count++
+	}
+	top, tied := -1, 0
+	for code, n := range counts {
+		switch {
+		case n == 0:
+			continue
+		case top < 0 || n > counts[top]:
+			top, tied = code, 1
+		case n == counts[top]:
+			tied++
+		}
+		c.Unique++
+	}
+	if top < 0 {
+		return c
+	}
+	if tied > 1 { // the first of the tied codes in row order wins, as in DescribeCategorical
+		freq := counts[top]
+		for i, code := range codes {
+			if counts[code] == freq && (nulls == nil || !nulls(i)) {
+				top = int(code)
+				break
+			}
+		}
+	}
+	c.Top, c.Freq = dict[top], counts[top]
+	return c
+}
+
 // DescribeStrings describes a string column.
 func DescribeStrings(values []string, nulls Nulls) Categorical {
 	return DescribeCategorical(values, nulls, func(s string) string { return s })

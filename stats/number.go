@@ -1,10 +1,10 @@
 package stats
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Number is one numeric statistic. pandas reports every statistic of a numeric column as a
@@ -51,7 +51,7 @@ func (n Number) appendJSON(b []byte) []byte {
 // UnmarshalJSON decodes a JSON number, or null as NaN. A number beyond the float64 range
 // decodes as ±Inf.
 func (n *Number) UnmarshalJSON(data []byte) error {
-	s := string(bytes.TrimSpace(data))
+	s := strings.Trim(string(data), " \t\r\n") // the whitespace JSON allows
 	if s == "null" {
 		*n = nan()
 		return nil

@@ -381,6 +381,12 @@ func TestPandasOracle(t *testing.T) {
 					}
 				case Categorical:
 					want := categoricalFromPandas(t, raw, col.kind)
+					if col.kind == kindString {
+						codes, dict := encode(col.s)
+						if diff := cmp.Diff(got, DescribeCodes(codes, dict, col.nulls())); diff != "" {
+							t.Errorf("DescribeCodes differs from DescribeStrings (-strings +codes):\n%s", diff)
+						}
+					}
 					if c.name == "wide_ties" {
 						checkWideTie(t, col, want, got)
 						return
@@ -463,4 +469,20 @@ func categoricalFromPandas(t *testing.T, raw map[string]json.RawMessage, k kind)
 		}
 	}
 	return c
+}
+
+// encode dictionary-encodes values in order of first appearance, as the memory store does.
+func encode(values []string) (codes []uint32, dict []string) {
+	index := map[string]uint32{}
+	codes = make([]uint32, len(values))
+	for i, v := range values {
+		code, ok := index[v]
+		if !ok {
+			code = uint32(len(dict))
+			index[v] = code
+			dict = append(dict, v)
+		}
+		codes[i] = code
+	}
+	return codes, dict
 }
