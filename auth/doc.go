@@ -2,5 +2,53 @@
 //
 // A request's caller becomes a *Principal carried in the request context; handlers read it
 // with PrincipalFrom. Hosts that authenticate requests themselves put their own principal
-// there with WithPrincipal and mount the handlers without this package's middleware.
+// there with WithPrincipal and mount the handlers without this package's middleware (and
+// may still answer in each API's error shape with Family.WriteError).
+//
+// The middleware is a Guard: NewGuard takes an Authenticator (KeySet for application keys,
+// JWTVerifier for Bearer tokens, Schemes to combine them, or the host's own), a
+// ratelimit.Limiter for request budgets, and the Limits. Its methods KM, OData, SCIM and
+// Reporting wrap the handler of each API family:
+//
+//   - KM, OData and SCIM read "Authorization: AppKey <key>", "Authorization: Bearer <JWT>"
+//     (scheme word in any case) or the header "AppKey: <key>"; reporting reads x-api-key
+//     and x-tenant-id.
+//   - Refused credentials are 401: {"error": "..."} (application/json) for KM and OData, an
+//     RFC 7644 Error body (application/scim+json, status as a string) for SCIM, a problem
+//     body with errorCode ADMIN_AUTHENTICATION_ERROR for reporting. 401 answers carry
+//     WWW-Authenticate.
+//   - A missing permission (km, odata, scim, reporting) is 403: a problem body with
+//     ADMIN_ACCESS_ERROR, or the SCIM Error body. For reporting, a key used with another
+//     tenant's id is 403, a missing or malformed x-tenant-id 400 (GENERAL_PARAMETER_MISSING
+//     or GENERAL_PARAMETER_ILLEGAL).
+//   - Limits give 429 (LIMIT_RATE_EXCEEDED, or the SCIM Error body) with X-RateLimit-Reset
+//     and Retry-After. A failing Authenticator or Limiter gives 500 with a support id that
+//     is logged with the error.
+//
+// Behaviours chosen where the specification is silent:
+//
+//   - Order of checks: credentials, then (reporting) the tenant, then the limits, then the
+//     permission. So every answer to an authenticated caller, 403 included, carries
+//     X-RateLimit-Limit and X-RateLimit-Remaining; answers to unauthenticated requests (401,
+//     400) carry neither, since there is no principal to count them against.
+//   - Limits apply in the order budget, burst, concurrency. A request refused by the burst
+//     allowance or the concurrency cap has already counted against the budget, so the
+//     headers stay exact on every answer; a request refused by the budget is not counted.
+//   - On a 429 from the budget, X-RateLimit-Reset is the end of the window; from the burst
+//     allowance, the moment a request will be accepted again; from the concurrency cap, one
+//     second later. It is rounded up to a whole second, and Retry-After is the number of
+//     seconds until then, at least 1.
+//   - Limits count per principal (Principal.Name) across all API families of one Guard.
+//   - Sending both Authorization and AppKey, or either twice, is refused as ambiguous. Keys
+//     and tokens are at most 8 KiB of visible ASCII.
+//   - Keys are stored only as SHA-256 digests. A key's principal is named by the key's name
+//     or "key:" and the first eight hexadecimal digits of its digest; a token's principal
+//     "sub:" and its subject. Errors and logs never contain a key or a token.
+//   - Bearer tokens must name a kid (unless exactly one key is configured) and the alg of
+//     that key; only RS256, ES256 and HS256 exist. exp is required; exp and nbf allow 30
+//     seconds of clock skew by default; iss and aud must match. Permissions are the words
+//     of scope and scp. A verified token is remembered by its SHA-256 digest until its
+//     expiry (bounded; default 10000 tokens), so repeated requests skip the signature check.
+//   - The tenant in x-tenant-id must be a hyphenated UUID (any case); a key belongs to at
+//     most one tenant.
 package auth
