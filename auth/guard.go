@@ -15,12 +15,13 @@ import (
 )
 
 // Limits configures the request limits per principal. Zero fields take the defaults; a
-// negative field disables its limit.
+// negative PerWindow, Burst or Concurrent disables that limit.
 type Limits struct {
-	// PerWindow is the request budget of a principal per Window (default 6000); a
-	// principal's RatePerWindow overrides it.
+	// PerWindow is the request budget of a principal per Window (default 6000). A
+	// principal's positive RatePerWindow overrides it, also when PerWindow is negative.
 	PerWindow int
-	// Window is the length of the budget's fixed window (default one hour).
+	// Window is the length of the budget's fixed window (default, and when not positive,
+	// one hour).
 	Window time.Duration
 	// Burst is the number of requests per second a principal may send, in bursts of as
 	// many (default 20).
@@ -235,14 +236,16 @@ func (g *Guard) limit(ctx context.Context, w http.ResponseWriter, f Family, p *P
 	return false, true
 }
 
+// budget returns the request budget of p, or 0 when p has none.
 func (g *Guard) budget(p *Principal) int {
-	if g.limits.PerWindow < 0 {
+	switch {
+	case p.RatePerWindow > 0:
+		return p.RatePerWindow
+	case g.limits.PerWindow > 0:
+		return g.limits.PerWindow
+	default:
 		return 0
 	}
-	if p.RatePerWindow > 0 {
-		return p.RatePerWindow
-	}
-	return g.limits.PerWindow
 }
 
 // tooMany answers 429 with X-RateLimit-Reset, the given reset time rounded up to a whole

@@ -535,4 +535,12 @@ func TestGuardLimitsDisabled(t *testing.T) {
 			t.Fatalf("(-want +got):\n%s", diff)
 		}
 	}
+	// A key's own budget still applies.
+	statuses := []int{}
+	for range 3 {
+		statuses = append(statuses, serve(g.KM(echo), hdr("AppKey", "small-budget")).Status)
+	}
+	if diff := cmp.Diff([]int{200, 200, 429}, statuses); diff != "" {
+		t.Errorf("key with its own budget of 2 (-want +got):\n%s", diff)
+	}
 }
