@@ -27,8 +27,8 @@
 //
 // Behaviours chosen where the specification is silent:
 //
-//   - Order of checks: credentials, then (reporting) the tenant, then the limits, then the
-//     permission. So every answer to an authenticated caller, 403 included, carries
+//   - Order of checks: credentials (with, for reporting, the form of x-tenant-id), then the
+//     limits, then (reporting) the key's tenant, then the permission. So every answer to an authenticated caller, 403 included, carries
 //     X-RateLimit-Limit and X-RateLimit-Remaining; answers to unauthenticated requests (401,
 //     400) carry neither, since there is no principal to count them against.
 //   - Limits apply in the order budget, burst, concurrency. A request refused by the burst

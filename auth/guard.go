@@ -132,7 +132,7 @@ func (g *Guard) Reporting(next http.Handler) http.Handler { return g.Wrap(Family
 // principal reaches next in the request context (PrincipalFrom).
 func (g *Guard) Wrap(f Family, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, ok := g.authenticate(w, r, f)
+		p, tenant, ok := g.authenticate(w, r, f)
 		if !ok {
 			return
 		}
@@ -143,6 +143,10 @@ func (g *Guard) Wrap(f Family, next http.Handler) http.Handler {
 		if inFlight {
 			defer g.concurrency.Release(p.Name)
 		}
+		if f == FamilyReporting && p.Tenant != tenant {
+			f.WriteError(w, http.StatusForbidden, "the API key does not belong to tenant "+tenant)
+			return
+		}
 		if !p.Can(f.Permission()) {
 			f.WriteError(w, http.StatusForbidden, "the credentials lack the "+string(f.Permission())+" permission")
 			return
@@ -151,8 +155,9 @@ func (g *Guard) Wrap(f Family, next http.Handler) http.Handler {
 	})
 }
 
-// authenticate reads and checks the credentials of r, or answers the request.
-func (g *Guard) authenticate(w http.ResponseWriter, r *http.Request, f Family) (*Principal, bool) {
+// authenticate reads and checks the credentials of r, or answers the request. For the
+// reporting family it also returns the tenant the request names.
+func (g *Guard) authenticate(w http.ResponseWriter, r *http.Request, f Family) (*Principal, string, bool) {
 	var (
 		cred   Credential
 		tenant string
@@ -172,12 +177,10 @@ func (g *Guard) authenticate(w http.ResponseWriter, r *http.Request, f Family) (
 		g.refuse(w, f, err)
 	case p == nil:
 		g.fail(w, f, "authenticate", errors.New("the authenticator returned no principal"))
-	case f == FamilyReporting && p.Tenant != tenant:
-		f.WriteError(w, http.StatusForbidden, "the API key does not belong to tenant "+tenant)
 	default:
-		return p, true
+		return p, tenant, true
 	}
-	return nil, false
+	return nil, "", false
 }
 
 // refuse answers a request whose credentials were not accepted.

@@ -299,9 +299,9 @@ func TestGuardReporting(t *testing.T) {
 			bad("GENERAL_PARAMETER_ILLEGAL", `x-tenant-id "acme" is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)`)},
 
 		{"tenant of another key", hdr("X-Api-Key", "report-key-0001", "X-Tenant-Id", tenantB),
-			response{403, map[string]string{"Content-Type": ctProblem}, problemBody(403, "ADMIN_ACCESS_ERROR", "the API key does not belong to tenant "+tenantB)}},
+			forbidden(FamilyReporting, "the API key does not belong to tenant "+tenantB)},
 		{"key without a tenant", hdr("X-Api-Key", "no-tenant-key", "X-Tenant-Id", tenantA),
-			response{403, map[string]string{"Content-Type": ctProblem}, problemBody(403, "ADMIN_ACCESS_ERROR", "the API key does not belong to tenant "+tenantA)}},
+			forbidden(FamilyReporting, "the API key does not belong to tenant "+tenantA)},
 		{"right tenant, no reporting permission", hdr("X-Api-Key", "report-key-b", "X-Tenant-Id", tenantB),
 			forbidden(FamilyReporting, "the credentials lack the reporting permission")},
 	}
