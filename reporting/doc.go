@@ -27,7 +27,8 @@
 //   - Facets are the distinct facetName values of a tenant's elements.
 //   - Members are always present in the JSON of an element; a collection the data leaves
 //     out is null, so data round-trips through the API unchanged.
-//   - Responses are JSON whatever the Accept header says. HEAD is answered like GET.
+//   - Responses are JSON whatever the Accept header says, with Cache-Control: no-store
+//     since they depend on the caller's key. HEAD is answered like GET.
 //     Other methods get 405 with an Allow header, other paths 404 GENERAL_NOTFOUND_PATH.
 //   - Errors are RFC 9457 problem bodies (package problem); a request without a principal
 //     gets the 401 the auth middleware sends for this API (auth.FamilyReporting). A store

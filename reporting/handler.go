@@ -163,7 +163,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body = List[Facet]{Items: [][]Facet{page}, Skip: q.Skip, Take: q.Take, TotalCount: total}
 	}
 	buf := bufferPool.Get().(*bytes.Buffer)
-	defer bufferPool.Put(buf)
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer {
+			bufferPool.Put(buf)
+		}
+	}()
 	buf.Reset()
 	if err := json.NewEncoder(buf).Encode(body); err != nil {
 		h.fail(w, r, err)
@@ -173,6 +177,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
 	hdr.Set("Content-Type", "application/json; charset=utf-8")
 	hdr.Set("Content-Length", strconv.Itoa(len(data)))
+	// The answer depends on headers (the key and tenant), not only on the URL: keep it
+	// out of shared caches.
+	hdr.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(data)
 }
@@ -180,6 +187,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // bufferPool holds response buffers, so that a page (some hundred kilobytes) is not a fresh
 // allocation, and garbage, on every request.
 var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuffer bounds the buffers kept for reuse, so that one very large page (possible
+// with WithPaging) does not pin its memory.
+const maxPooledBuffer = 4 << 20
 
 // fail answers 500 with a support id that it also logs with err, unless the client has gone.
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {

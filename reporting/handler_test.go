@@ -302,6 +302,9 @@ func TestHandlerBodyShape(t *testing.T) {
 		if got, want := rec.Header().Get("Content-Length"), fmt.Sprint(len(tt.want)); got != want {
 			t.Errorf("%s: Content-Length = %s, want %s", tt.target, got, want)
 		}
+		if got := rec.Header().Get("Cache-Control"); got != "no-store" {
+			t.Errorf("%s: Cache-Control = %q, want no-store", tt.target, got)
+		}
 	}
 }
 
