@@ -90,16 +90,6 @@ func splitList(values []string) []string {
 	return out
 }
 
-// splitRawList splits comma-separated values and keeps empty items, so that a sort such
-// as "A,,B" or "" can be reported.
-func splitRawList(values []string) []string {
-	var out []string
-	for _, v := range values {
-		out = append(out, strings.Split(v, ",")...)
-	}
-	return out
-}
-
 // splitTopLevel splits one filterExpr value into its expressions (commas outside quotes
 // and parentheses). An empty value gives one empty expression, which the parser reports.
 func splitTopLevel(v string) []string { return query.SplitTopLevel(v) }
