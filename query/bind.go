@@ -1,7 +1,9 @@
 package query
 
 import (
+	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Schema resolves the field names a filter may use to their types.
@@ -24,7 +26,12 @@ func (m MapSchema) FieldType(name string) (Type, bool) {
 // conversions). e itself is not modified. Errors are *Error of kind KindType with code
 // KM_FIELD_NOTFOUND (unknown field) or FILTER_TYPE_MISMATCH; their Param and Char are
 // unset (ParseAndBind sets them).
+//
+// Bind of a nil Expr (no filter) returns nil and no error.
 func Bind(e Expr, s Schema) (Expr, error) {
+	if e == nil {
+		return nil, nil
+	}
 	b, err := bind(e, s)
 	if err != nil {
 		return nil, err
@@ -93,7 +100,7 @@ func bind(e Expr, s Schema) (Expr, *Error) {
 		}
 		return &IsNull{At: e.At, Field: f, Negated: e.Negated}, nil
 	}
-	panic(fmt.Sprintf("query: Bind of unknown node %T", e))
+	return nil, &Error{Kind: KindSyntax, Code: CodeFilterSyntax, Pos: NoPos, Msg: fmt.Sprintf("the expression tree holds an invalid node %T", e)}
 }
 
 var funcNames = [...]string{Contains: "contains", StartsWith: "startswith", EndsWith: "endswith"}
@@ -155,6 +162,8 @@ func bindLiteral(f FieldRef, l Literal) (Literal, *Error) {
 		case LitInteger:
 		case LitDecimal:
 			// A decimal against an integer field compares numerically.
+		case LitBare:
+			return l, numberError(f, l)
 		default:
 			return mismatch("write a number such as 42")
 		}
@@ -163,6 +172,8 @@ func bindLiteral(f FieldRef, l Literal) (Literal, *Error) {
 		case LitInteger:
 			l.Value = Float(float64(l.Value.Int))
 		case LitDecimal:
+		case LitBare:
+			return l, numberError(f, l)
 		default:
 			return mismatch("write a number such as 4.2")
 		}
@@ -223,4 +234,13 @@ func dateTimeReason(s string) string {
 		reason = "a date-time is written YYYY-MM-DDTHH:MM[:SS[.ffffff]] followed by Z or an offset ±hh:mm"
 	}
 	return reason
+}
+
+// numberError explains why the bare word l is no number for the numeric field f.
+func numberError(f FieldRef, l Literal) *Error {
+	reason := "a number is written like 42, -7, 1.5 or 2e3"
+	if _, err := strconv.ParseFloat(l.Raw, 64); errors.Is(err, strconv.ErrRange) {
+		reason = "it is beyond the range of a 64-bit float"
+	}
+	return typeError(l.At, "%s is %s and %s is not a number: %s", f.Name, article(f.Type), short(l.Raw), reason)
 }

@@ -164,7 +164,11 @@ func TestBindErrors(t *testing.T) {
 		{"NULL eq 1", CodeFieldNotFound, `filterExpr: position 1: unknown field "NULL"`},
 		{"I eq 'x'", CodeFilterTypeMismatch, "filterExpr: position 6: I is an integer and cannot be compared with the text 'x'; write a number such as 42"},
 		{"I eq '5'", CodeFilterTypeMismatch, "filterExpr: position 6: I is an integer and cannot be compared with the text '5'; write a number such as 42"},
-		{"I eq DE", CodeFilterTypeMismatch, "filterExpr: position 6: I is an integer and cannot be compared with the word DE; write a number such as 42"},
+		{"I eq DE", CodeFilterTypeMismatch, "filterExpr: position 6: I is an integer and DE is not a number: a number is written like 42, -7, 1.5 or 2e3"},
+		{"F ge 42.", CodeFilterTypeMismatch, "filterExpr: position 6: F is a float and 42. is not a number: a number is written like 42, -7, 1.5 or 2e3"},
+		{"F lt 1e400", CodeFilterTypeMismatch, "filterExpr: position 6: F is a float and 1e400 is not a number: it is beyond the range of a 64-bit float"},
+		{"S eq 'x' and I in (1, -1e999)", CodeFilterTypeMismatch, "filterExpr: position 23: I is an integer and -1e999 is not a number: it is beyond the range of a 64-bit float"},
+		{"B eq yes", CodeFilterTypeMismatch, "filterExpr: position 6: B is a boolean and cannot be compared with the word yes; write true or false"},
 		{"I eq true", CodeFilterTypeMismatch, "filterExpr: position 6: I is an integer and cannot be compared with the boolean true; write a number such as 42"},
 		{"F eq 2015-05-07", CodeFilterTypeMismatch, "filterExpr: position 6: F is a float and cannot be compared with the date 2015-05-07; write a number such as 4.2"},
 		{"B eq 1", CodeFilterTypeMismatch, "filterExpr: position 6: B is a boolean and cannot be compared with the integer 1; write true or false"},
@@ -225,5 +229,20 @@ func TestBindErrorWithoutSource(t *testing.T) {
 	want := `position 12: unknown field "X"`
 	if err == nil || err.Error() != want {
 		t.Errorf("Bind = %v, want %s", err, want)
+	}
+}
+
+func TestBindAndFormatNil(t *testing.T) {
+	e, err := Bind(nil, testSchema)
+	if e != nil || err != nil {
+		t.Errorf("Bind(nil) = %v, %v; want nil, nil", e, err)
+	}
+	_, err = Bind(&Logical{Op: And, L: &IsNull{Field: fr("S")}}, testSchema)
+	var qe *Error
+	if !errors.As(err, &qe) || qe.Error() != "the expression tree holds an invalid node <nil>" {
+		t.Errorf("Bind of a tree with a nil operand = %v", err)
+	}
+	if got := Format(nil); got != "" {
+		t.Errorf("Format(nil) = %q", got)
 	}
 }

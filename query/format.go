@@ -37,7 +37,11 @@ func (f FuncName) String() string {
 // Format returns the canonical text of e: lowercase keywords, single spaces, parentheses
 // only where the tree needs them, literals as written (texts quoted, a quote in them doubled),
 // null tests as "eq null" / "ne null". Parse(Format(e)) returns e again, positions aside.
+// Format of a nil Expr is "".
 func Format(e Expr) string {
+	if e == nil {
+		return ""
+	}
 	var b strings.Builder
 	format(&b, e)
 	return b.String()
@@ -99,7 +103,7 @@ func format(b *strings.Builder, e Expr) {
 			b.WriteString(" eq null")
 		}
 	default:
-		panic(fmt.Sprintf("query: Format of unknown node %T", e))
+		fmt.Fprintf(b, "<%T>", e)
 	}
 }
 
