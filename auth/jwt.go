@@ -218,7 +218,7 @@ func (v *JWTVerifier) Authenticate(_ context.Context, c Credential) (*Principal,
 	claims := jwt.MapClaims{}
 	token, err := v.parser.ParseWithClaims(c.Secret, claims, v.key)
 	if err != nil {
-		return nil, v.explain(token, claims, err)
+		return nil, explain(token, claims, err)
 	}
 	p, err := v.principal(claims)
 	if err != nil {
@@ -255,7 +255,7 @@ func (v *JWTVerifier) key(t *jwt.Token) (any, error) {
 }
 
 // explain turns a parse error into the refusal the client sees.
-func (v *JWTVerifier) explain(t *jwt.Token, claims jwt.MapClaims, err error) error {
+func explain(t *jwt.Token, claims jwt.MapClaims, err error) error {
 	var ce *CredentialError
 	switch {
 	case errors.As(err, &ce):
@@ -263,7 +263,7 @@ func (v *JWTVerifier) explain(t *jwt.Token, claims jwt.MapClaims, err error) err
 	case errors.Is(err, jwt.ErrTokenMalformed):
 		return errTokenMalformed
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
-		if t != nil && t.Method != nil && !v.allowedAlg(t.Method.Alg()) {
+		if t != nil && t.Method != nil && !allowedAlg(t.Method.Alg()) {
 			return refusef("token alg %q is not allowed: use RS256, ES256 or HS256", clip(t.Method.Alg()))
 		}
 		return errTokenSignature
@@ -306,7 +306,7 @@ func explainClaims(claims jwt.MapClaims, err error) error {
 	}
 }
 
-func (v *JWTVerifier) allowedAlg(alg string) bool {
+func allowedAlg(alg string) bool {
 	return alg == AlgRS256 || alg == AlgES256 || alg == AlgHS256
 }
 
