@@ -38,10 +38,10 @@ const (
 // a TenantFunc returns it (or wraps it) to have the handler answer 401.
 var ErrUnauthenticated = errors.New("no authenticated principal")
 
-// TenantFunc returns the tenant whose data a request may see. An error that is (or wraps)
-// a *problem.Problem is written as that problem; ErrUnauthenticated becomes the 401 the
-// auth middleware sends (auth.FamilyReporting); any other error becomes a 403
-// ADMIN_ACCESS_ERROR naming it.
+// TenantFunc returns the tenant whose data a request may see; "" with a nil error is a 403.
+// An error that is (or wraps) a *problem.Problem is written as that problem;
+// ErrUnauthenticated becomes the 401 the auth middleware sends (auth.FamilyReporting); any
+// other error becomes a 403 ADMIN_ACCESS_ERROR naming it.
 type TenantFunc func(*http.Request) (tenant string, err error)
 
 // HeaderTenant is the default TenantFunc. It repeats the checks of the auth middleware, so
@@ -131,13 +131,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tenant, err := h.tenant(r)
+	if err == nil && tenant == "" {
+		err = errors.New("the request has no reporting tenant")
+	}
 	if err != nil {
-		writeTenantError(w, err)
+		writeError(w, err)
 		return
 	}
 	q, err := parseQuery(r.URL.RawQuery, elements, h.defaultTake, h.maxTake)
 	if err != nil {
-		writeTenantError(w, err) // always a *problem.Problem
+		writeError(w, err)
 		return
 	}
 	var body any
@@ -202,7 +205,8 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	problem.Write(w, http.StatusInternalServerError, problem.CodeFatal, "internal error; support id "+id)
 }
 
-func writeTenantError(w http.ResponseWriter, err error) {
+// writeError answers with err as TenantFunc describes.
+func writeError(w http.ResponseWriter, err error) {
 	if p, ok := errors.AsType[*problem.Problem](err); ok {
 		p.Write(w)
 		return

@@ -240,6 +240,8 @@ func TestHandler(t *testing.T) {
 		{name: "custom tenant problem", opts: []Option{WithTenant(func(*http.Request) (string, error) {
 			return "", fmt.Errorf("lookup: %w", problem.New(http.StatusTooManyRequests, problem.CodeRateExceeded, "slow down"))
 		})}, req: request{target: "/api/v1/facets"}, want: problem.New(http.StatusTooManyRequests, problem.CodeRateExceeded, "slow down")},
+		{name: "custom tenant empty", opts: []Option{WithTenant(func(*http.Request) (string, error) { return "", nil })},
+			req: request{target: "/api/v1/facets"}, want: problem.New(http.StatusForbidden, problem.CodeAccess, "the request has no reporting tenant")},
 		{name: "custom tenant plain error", opts: []Option{WithTenant(func(*http.Request) (string, error) { return "", errors.New("tenant suspended") })},
 			req: request{target: "/api/v1/facets"}, want: problem.New(http.StatusForbidden, problem.CodeAccess, "tenant suspended")},
 	}
