@@ -1,0 +1,85 @@
+package scim
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseFilter(t *testing.T) {
+	tests := []struct {
+		filter, resourceType string
+		want                 []Equal
+		err                  string
+	}{
+		{`userName eq "a@b.c"`, "User", []Equal{{"userName", "a@b.c"}}, ""},
+		{`USERNAME EQ "a"`, "User", []Equal{{"userName", "a"}}, ""},
+		{`urn:ietf:params:scim:schemas:core:2.0:User:userName eq "a"`, "User", []Equal{{"userName", "a"}}, ""},
+		{`externalId eq "x" and id eq "y" and displayName eq "z"`, "User",
+			[]Equal{{"externalId", "x"}, {"id", "y"}, {"displayName", "z"}}, ""},
+		{`(displayName eq "g")`, "Group", []Equal{{"displayName", "g"}}, ""},
+		{`userName eq "a"`, "Group", nil, "filtering on userName is not supported: Group filters may use displayName, externalId, id"},
+		{`urn:ietf:params:scim:schemas:core:2.0:Group:displayName eq "a"`, "User", nil,
+			"filtering on urn:ietf:params:scim:schemas:core:2.0:Group:displayName is not supported: User filters may use userName, externalId, id, displayName"},
+		{`userName pr`, "User", nil, `the operator "pr" is not supported: filters compare with "eq" only`},
+		{`userName eq null`, "User", nil, "the attribute userName must be compared with a quoted string"},
+		{`userName eq true`, "User", nil, "the attribute userName must be compared with a quoted string"},
+		{`members[value eq "x"]`, "Group", nil, "the value filter on members is not supported"},
+		{`userName eq "a" or id eq "b"`, "User", nil, `the operator "or" is not supported: filters combine terms with "and" only`},
+		{`not(id eq "b")`, "User", nil, `the operator "not" is not supported in filters`},
+		{`userName eq "a" and (id eq "b" or id eq "c")`, "User", nil, `the operator "or" is not supported: filters combine terms with "and" only`},
+		{`userName eq "unterminated`, "User", nil, `the filter "userName eq \"unterminated" is not valid SCIM filter syntax`},
+		{strings.Repeat("x", 5000), "User", nil, "the filter is longer than 4096 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.filter, func(t *testing.T) {
+			got, err := parseFilter(tt.filter, tt.resourceType)
+			var msg string
+			if err != nil {
+				msg = err.Error()
+			}
+			if diff := cmp.Diff(tt.err, msg); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("terms (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// FuzzParseFilter checks that any input gives either terms on supported attributes or an
+// error, never a panic.
+func FuzzParseFilter(f *testing.F) {
+	for _, s := range []string{
+		`userName eq "a@b.c"`, `externalId eq "x" and id eq "y"`, `displayName eq "g"`,
+		`members[value eq "x"]`, `not (id eq "1")`, `a eq 1 or b gt 2.5e3`, `title pr`,
+		`emails[type eq "work" and value co "@"].value`, `meta.lastModified gt "2011-05-13T04:42:34Z"`, `(`, `"`, ``,
+	} {
+		f.Add(s, true)
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, s string, user bool) {
+		rt := "Group"
+		if user {
+			rt = "User"
+		}
+		terms, err := parseFilter(s, rt)
+		if err != nil {
+			if terms != nil || err.Error() == "" {
+				t.Fatalf("error %v with terms %v", err, terms)
+			}
+			return
+		}
+		if len(terms) == 0 {
+			t.Fatalf("no terms and no error for %q", s)
+		}
+		for _, e := range terms {
+			if !slices.Contains(filterAttrs[rt], e.Attr) {
+				t.Fatalf("unsupported attribute %q accepted from %q", e.Attr, s)
+			}
+		}
+	})
+}
