@@ -17,7 +17,7 @@
 //	comparison = field op value | value op field | field "in" "(" [ value { "," value } ] ")"
 //	           | field "is" [ "not" ] "null" | field "not" "eq" value
 //	op         = "eq" | "ne" | "gt" | "ge" | "lt" | "le"
-//	field      = name { "." name }
+//	field      = name { "." name }            name: a letter or _, then letters, digits, _
 //	value      = 'text' | integer | decimal | true | false | null | date | date-time | time | bare word
 //
 // Keywords are lower case. "not" binds tighter than "and", which binds tighter than "or";
@@ -67,5 +67,25 @@
 // # Errors
 //
 // Every error is an *Error with a Kind, an API error Code and an HTTP status of 400;
-// filter errors carry the 1-based character position of the fault.
+// filter errors carry the 1-based character position of the fault:
+//
+//	KindSyntax       FILTER_SYNTAX_ERROR
+//	KindUnsupported  FILTER_NOT_SUPPORTED
+//	KindType         KM_FIELD_NOTFOUND (unknown field), FILTER_TYPE_MISMATCH
+//	KindLimit        GENERAL_CONSTRAINT_VIOLATION
+//	KindParameter    SORT_IS_EMPTY, SORT_HAS_OPPOSITE, SORT_HAS_DUPLICATE, SORT_UNKNOWN_FIELD,
+//	                 GENERAL_PARAMETER_MISSMATCH (not an integer), GENERAL_CONSTRAINT_VIOLATION
+//	                 (out of range), GENERAL_PARAMETER_ILLEGAL (unknown option, a list where
+//	                 one sort field is expected, a malformed percent-escape)
+//
+// # Request parameters
+//
+// ParseRawQuery splits a query string at "&" only and keeps "+" as a plus (clients encode
+// a space as %20): url.ParseQuery would drop pairs holding ";" and turn the "+" of a
+// date-time offset into a space. ParseList merges comma-separated and repeated values.
+// ParsePaging never clamps: a page size above the maximum is an error. ParseSort rejects
+// a field given twice (SORT_HAS_DUPLICATE) as well as one given both ways. Option names
+// are case-sensitive.
+//
+// Everything here is safe for concurrent use: parsing keeps no state between calls.
 package query

@@ -372,3 +372,29 @@ func TestCharPos(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentUse parses and binds from many goroutines at once (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	exprs := benchExpressions(t)
+	done := make(chan error)
+	for g := 0; g < 8; g++ {
+		go func() {
+			var err error
+			for i := 0; i < 50 && err == nil; i++ {
+				for _, s := range exprs {
+					var e Expr
+					if e, err = ParseAndBind(s, anySchemaStringsFirst{}); err != nil {
+						break
+					}
+					_ = Format(e)
+				}
+			}
+			done <- err
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
