@@ -25,16 +25,17 @@ const Dir = "reporting"
 // Validate reports fail the load with an error naming the file and, where one is at fault,
 // the element (its position, its id when known, and its line).
 func Load(fsys fs.FS) (map[string][]Element, error) {
-	return load(fsys, Dir)
+	return load(fsys, Dir, path.Join)
 }
 
 // LoadDir is Load on the directory dir of the operating system; errors name files by their
 // path under dir.
 func LoadDir(dir string) (map[string][]Element, error) {
-	return load(os.DirFS(dir), filepath.Join(dir, Dir))
+	return load(os.DirFS(dir), filepath.Join(dir, Dir), filepath.Join)
 }
 
-func load(fsys fs.FS, shown string) (map[string][]Element, error) {
+// load reads Dir of fsys; errors name its files join(shown, name).
+func load(fsys fs.FS, shown string, join func(...string) string) (map[string][]Element, error) {
 	entries, err := fs.ReadDir(fsys, Dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string][]Element{}, nil
@@ -49,7 +50,7 @@ func load(fsys fs.FS, shown string) (map[string][]Element, error) {
 		if !isJSON || entry.IsDir() {
 			continue
 		}
-		file := filepath.Join(shown, entry.Name())
+		file := join(shown, entry.Name())
 		if !isUUID(stem) {
 			return nil, fmt.Errorf("%s: file name is not a tenant UUID followed by .json", file)
 		}
