@@ -422,6 +422,9 @@ func (p *parser) parseComparison(f FieldRef) Expr {
 			return p.compare(f, Ne, "not eq")
 		}
 	}
+	if lower := strings.ToLower(f.Name); lower == "not" && f.Name != lower {
+		p.fail(KindUnsupported, int(f.At), "keywords are lower case: write %q, not %q", lower, f.Name)
+	}
 	if t.kind == tEOF || t.kind == tRParen || p.isWord("and") || p.isWord("or") {
 		p.fail(KindUnsupported, int(f.At), "a field on its own is not a condition; compare it, as in %s eq true", short(f.Name))
 	}

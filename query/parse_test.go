@@ -279,6 +279,7 @@ func TestParseErrors(t *testing.T) {
 		{"$it eq 'x'", KindUnsupported, CodeFilterNotSupported, "filterExpr: position 1: $it is not supported"},
 		{"A eq @p", KindUnsupported, CodeFilterNotSupported, "filterExpr: position 6: parameter aliases and annotations (@...) are not supported"},
 		{"A EQ 1", KindUnsupported, CodeFilterNotSupported, `filterExpr: position 3: keywords are lower case: write "eq", not "EQ"`},
+		{"NOT A eq 1", KindUnsupported, CodeFilterNotSupported, `filterExpr: position 1: keywords are lower case: write "not", not "NOT"`},
 		{"A eq 1 AND B eq 2", KindUnsupported, CodeFilterNotSupported, `filterExpr: position 8: keywords are lower case: write "and", not "AND"`},
 		{"Completed", KindUnsupported, CodeFilterNotSupported, "filterExpr: position 1: a field on its own is not a condition; compare it, as in Completed eq true"},
 		{"true", KindUnsupported, CodeFilterNotSupported, "filterExpr: position 1: a literal on its own is not a condition; compare a field with it"},
