@@ -11,6 +11,8 @@ const (
 	DefaultMaxLength = 8 << 10
 	DefaultMaxDepth  = 64
 	DefaultMaxIn     = 1000
+	// MaxDepthCap is the largest MaxDepth honoured.
+	MaxDepthCap = 10_000
 )
 
 // Limits bound what Parse accepts; beyond them it returns a KindLimit error. A zero field
@@ -18,7 +20,8 @@ const (
 type Limits struct {
 	// MaxLength is the longest filter text in bytes (default 8 KiB).
 	MaxLength int
-	// MaxDepth is the deepest nesting of parentheses and "not" (default 64).
+	// MaxDepth is the deepest nesting of parentheses and "not" (default 64). It bounds the
+	// parser's recursion, so values above MaxDepthCap are taken as MaxDepthCap.
 	MaxDepth int
 	// MaxIn is the longest literal list of an "in" (default 1000).
 	MaxIn int
@@ -31,6 +34,7 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxDepth <= 0 {
 		l.MaxDepth = DefaultMaxDepth
 	}
+	l.MaxDepth = min(l.MaxDepth, MaxDepthCap)
 	if l.MaxIn <= 0 {
 		l.MaxIn = DefaultMaxIn
 	}

@@ -332,6 +332,7 @@ func TestLimits(t *testing.T) {
 		{"nots above the limit", nots(65), Limits{}, `filterExpr: position 257: the expression nests deeper than 64 levels of parentheses and "not"`},
 		{"deep nesting does not blow the stack", nested(4000), Limits{MaxLength: 1 << 20}, `filterExpr: position 65: the expression nests deeper than 64 levels of parentheses and "not"`},
 		{"unclosed nesting", strings.Repeat("(", 8000), Limits{}, `filterExpr: position 65: the expression nests deeper than 64 levels of parentheses and "not"`},
+		{"depth is capped", nested(20000), Limits{MaxDepth: 1 << 30, MaxLength: 1 << 20}, `filterExpr: position 10001: the expression nests deeper than 10000 levels of parentheses and "not"`},
 		{"custom depth", nested(3), Limits{MaxDepth: 2}, `filterExpr: position 3: the expression nests deeper than 2 levels of parentheses and "not"`},
 		{"length at the limit", long, Limits{}, ""},
 		{"length above the limit", long + " ", Limits{}, "filterExpr: the expression is 8193 bytes long; at most 8192 are allowed"},
