@@ -268,28 +268,31 @@ func (f *Frame) searchedColumns(s *query.Search, selected []string) ([]ref, erro
 }
 
 // search keeps the rows of sel whose best score over the columns reaches the precision.
-// Each column's dictionary is scored once. It returns the kept rows (in sel's order) and
-// the score of every frame row it kept, indexed by row.
+// Each column's dictionary is scored once; rows look their score up by code. It returns
+// the kept rows (in sel's order) and the score of every kept row, indexed by frame row.
 func search(n int, sel []int32, cols []ref, s *query.Search) ([]int32, []uint8) {
 	m := fuzzy.New(s.Term)
-	byCode := make([][]uint8, len(cols))
-	for i, c := range cols {
-		byCode[i] = m.ScoreAll(c.col.(*column.Strings).Dict)
-	}
 	score := make([]uint8, n)
-	kept := sel[:0:0]
-	for _, r := range sel {
-		best := 0
-		for i, c := range cols {
-			col := c.col.(*column.Strings)
-			cr := c.row(r)
-			if cr < 0 || col.Nulls.Get(int(cr)) {
-				continue
+	for _, c := range cols {
+		col := c.col.(*column.Strings)
+		byCode := m.ScoreAll(col.Dict)
+		switch {
+		case c.index == nil && col.Nulls == nil:
+			for _, r := range sel {
+				score[r] = max(score[r], byCode[col.Codes[r]])
 			}
-			best = max(best, int(byCode[i][col.Codes[cr]]))
+		default:
+			for _, r := range sel {
+				cr := c.row(r)
+				if cr >= 0 && !col.Nulls.Get(int(cr)) {
+					score[r] = max(score[r], byCode[col.Codes[cr]])
+				}
+			}
 		}
-		if best >= s.Precision {
-			score[r] = uint8(best)
+	}
+	kept := make([]int32, 0, len(sel)/4)
+	for _, r := range sel {
+		if int(score[r]) >= s.Precision {
 			kept = append(kept, r)
 		}
 	}

@@ -27,6 +27,7 @@
 package fuzzy
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -84,9 +85,11 @@ func (m *Matcher) ScoreAll(values []string) []uint8 {
 	fuzzyTerm := len(m.pattern) <= MaxFuzzyRunes
 	var plains []string // accent-free forms of the values still below AccentScore
 	var index []int     // their positions in values
-	var d distance
-	for i, v := range values {
-		f := fold(v)
+	var bp *bitPattern
+	if fuzzyTerm {
+		bp = newBitPattern(m.pattern)
+	}
+	for i, f := range foldAll(values) {
 		if strings.Contains(f, m.folded) {
 			scores[i] = ExactScore
 			continue
@@ -99,7 +102,7 @@ func (m *Matcher) ScoreAll(values []string) []uint8 {
 		if !fuzzyTerm {
 			continue
 		}
-		scores[i] = typoScore(len(m.pattern), d.semiGlobal(m.pattern, p))
+		scores[i] = typoScore(len(m.pattern), bp.distance(p))
 		plains = append(plains, p)
 		index = append(index, i)
 	}
@@ -127,6 +130,49 @@ func typoScore(n, d int) uint8 {
 	}
 	s := (100*(n-d) + n/2) / n
 	return uint8(min(s, MaxTypoScore))
+}
+
+// foldAll returns fold of each value. ASCII values are lowered into one shared buffer, so
+// a dictionary costs two allocations, not one per value.
+func foldAll(values []string) []string {
+	size := 0
+	for _, v := range values {
+		size += len(v)
+	}
+	arena := make([]byte, 0, size)
+	ends := make([]int, len(values))
+	out := make([]string, len(values))
+	for i, v := range values {
+		ascii := true
+		for j := 0; j < len(v); j++ {
+			if v[j] >= utf8.RuneSelf {
+				ascii = false
+				break
+			}
+		}
+		if !ascii {
+			out[i] = fold(v)
+			ends[i] = -1
+			continue
+		}
+		for j := 0; j < len(v); j++ {
+			c := v[j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			arena = append(arena, c)
+		}
+		ends[i] = len(arena)
+	}
+	all := string(arena)
+	start := 0
+	for i, end := range ends {
+		if end >= 0 {
+			out[i] = all[start:end]
+			start = end
+		}
+	}
+	return out
 }
 
 // fold returns s with Unicode full case folding, in NFC.
@@ -174,50 +220,75 @@ func stripMarks(s string) string {
 	return s
 }
 
-// distance holds the rows of the dynamic programme, reused between values.
-type distance struct {
-	rows [3][]int
-	text []rune
+// bitPattern is a term prepared for the bit-parallel edit distance of Myers (1999) with
+// Hyyrö's (2003) transposition step: bit i of a mask stands for rune i of the term.
+type bitPattern struct {
+	n     int
+	high  uint64 // bit n-1
+	ascii [utf8.RuneSelf]uint64
+	other []runeMask
 }
 
-// semiGlobal returns the smallest optimal-string-alignment distance between pattern and
-// any substring of s.
-func (d *distance) semiGlobal(pattern []rune, s string) int {
-	d.text = d.text[:0]
+type runeMask struct {
+	r rune
+	m uint64
+}
+
+func newBitPattern(term []rune) *bitPattern {
+	p := &bitPattern{n: len(term), high: 1 << (len(term) - 1)}
+	for i, r := range term {
+		if r < utf8.RuneSelf {
+			p.ascii[r] |= 1 << i
+			continue
+		}
+		j := slices.IndexFunc(p.other, func(o runeMask) bool { return o.r == r })
+		if j < 0 {
+			p.other = append(p.other, runeMask{r: r})
+			j = len(p.other) - 1
+		}
+		p.other[j].m |= 1 << i
+	}
+	return p
+}
+
+// eq returns the positions of r in the term.
+func (p *bitPattern) eq(r rune) uint64 {
+	if r < utf8.RuneSelf {
+		return p.ascii[r]
+	}
+	for _, o := range p.other {
+		if o.r == r {
+			return o.m
+		}
+	}
+	return 0
+}
+
+// distance returns the smallest optimal-string-alignment distance (insertions, deletions,
+// substitutions, transpositions of adjacent runes) between the term and any substring of
+// s, in O(len(s)) word operations. The term has 1 to 64 runes.
+func (p *bitPattern) distance(s string) int {
+	vp, vn := ^uint64(0), uint64(0) // vertical deltas +1 / -1 of the current column
+	var d0, prevEq uint64
+	score, best := p.n, p.n
 	for _, r := range s {
-		d.text = append(d.text, r)
-	}
-	t := d.text
-	m := len(t)
-	for k := range d.rows {
-		if cap(d.rows[k]) < m+1 {
-			d.rows[k] = make([]int, m+1)
+		eq := p.eq(r)
+		tr := ((^d0 & eq) << 1) & prevEq
+		d0 = (((eq & vp) + vp) ^ vp) | eq | vn | tr
+		hp := vn | ^(d0 | vp)
+		hn := vp & d0
+		if hp&p.high != 0 {
+			score++
+		} else if hn&p.high != 0 {
+			score--
 		}
-		d.rows[k] = d.rows[k][:m+1]
-	}
-	prev2, prev, cur := d.rows[0], d.rows[1], d.rows[2]
-	for j := range prev {
-		prev[j] = 0 // a match may start anywhere in s
-	}
-	for i := 1; i <= len(pattern); i++ {
-		pc := pattern[i-1]
-		cur[0] = i
-		for j := 1; j <= m; j++ {
-			cost := 1
-			if t[j-1] == pc {
-				cost = 0
-			}
-			v := min(prev[j-1]+cost, prev[j]+1, cur[j-1]+1)
-			if i > 1 && j > 1 && pc == t[j-2] && pattern[i-2] == t[j-1] {
-				v = min(v, prev2[j-2]+1)
-			}
-			cur[j] = v
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	best := len(pattern)
-	for _, v := range prev { // a match may end anywhere in s
-		best = min(best, v)
+		// Row 0 is all zeros (a match may start anywhere): shift in no horizontal delta.
+		hp <<= 1
+		hn <<= 1
+		vp = hn | ^(d0 | hp)
+		vn = d0 & hp
+		prevEq = eq
+		best = min(best, score)
 	}
 	return best
 }

@@ -1,6 +1,7 @@
 package fuzzy
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -101,4 +102,77 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// semiGlobal is the textbook dynamic programme that bitPattern.distance must agree with.
+// distance holds the rows of the dynamic programme.
+type distance struct {
+	rows [3][]int
+	text []rune
+}
+
+// semiGlobal returns the smallest optimal-string-alignment distance between pattern and
+// any substring of s.
+func (d *distance) semiGlobal(pattern []rune, s string) int {
+	d.text = d.text[:0]
+	for _, r := range s {
+		d.text = append(d.text, r)
+	}
+	t := d.text
+	m := len(t)
+	for k := range d.rows {
+		if cap(d.rows[k]) < m+1 {
+			d.rows[k] = make([]int, m+1)
+		}
+		d.rows[k] = d.rows[k][:m+1]
+	}
+	prev2, prev, cur := d.rows[0], d.rows[1], d.rows[2]
+	for j := range prev {
+		prev[j] = 0 // a match may start anywhere in s
+	}
+	for i := 1; i <= len(pattern); i++ {
+		pc := pattern[i-1]
+		cur[0] = i
+		for j := 1; j <= m; j++ {
+			cost := 1
+			if t[j-1] == pc {
+				cost = 0
+			}
+			v := min(prev[j-1]+cost, prev[j]+1, cur[j-1]+1)
+			if i > 1 && j > 1 && pc == t[j-2] && pattern[i-2] == t[j-1] {
+				v = min(v, prev2[j-2]+1)
+			}
+			cur[j] = v
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	best := len(pattern)
+	for _, v := range prev { // a match may end anywhere in s
+		best = min(best, v)
+	}
+	return best
+}
+
+func TestBitParallelDistance(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := []rune("abcä")
+	word := func(max int) string {
+		rs := make([]rune, r.IntN(max+1))
+		for i := range rs {
+			rs[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		return string(rs)
+	}
+	var d distance
+	for range 20000 {
+		term := []rune(word(9))
+		if len(term) == 0 {
+			continue
+		}
+		s := word(12)
+		want := d.semiGlobal(term, s)
+		if got := newBitPattern(term).distance(s); got != want {
+			t.Fatalf("distance(%q, %q) = %d, want %d", string(term), s, got, want)
+		}
+	}
 }
