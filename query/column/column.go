@@ -138,6 +138,30 @@ type Int64s struct {
 	T     query.Type
 	Vals  []int64
 	Nulls Bitmap
+
+	rangeOnce sync.Once
+	lo, hi    int64
+	hasValue  bool
+}
+
+// Range returns the smallest and largest non-null value; ok is false when every cell is
+// null. It is computed once, on first use.
+func (c *Int64s) Range() (lo, hi int64, ok bool) {
+	c.rangeOnce.Do(func() {
+		for i, v := range c.Vals {
+			if c.Nulls != nil && c.Nulls.Get(i) {
+				continue
+			}
+			if !c.hasValue || v < c.lo {
+				c.lo = v
+			}
+			if !c.hasValue || v > c.hi {
+				c.hi = v
+			}
+			c.hasValue = true
+		}
+	})
+	return c.lo, c.hi, c.hasValue
 }
 
 // Type implements Column.

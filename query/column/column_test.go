@@ -273,3 +273,27 @@ func FuzzLoadCSV(f *testing.F) {
 		}
 	})
 }
+
+func TestInt64sRange(t *testing.T) {
+	tests := []struct {
+		vals   []query.Value
+		lo, hi int64
+		ok     bool
+	}{
+		{nil, 0, 0, false},
+		{[]query.Value{query.Null(query.TypeInteger)}, 0, 0, false},
+		{[]query.Value{query.Null(query.TypeInteger), query.Int(5), query.Int(-3), query.Null(query.TypeInteger), query.Int(4)}, -3, 5, true},
+	}
+	for _, tt := range tests {
+		b := NewBuilder(query.TypeInteger)
+		for _, v := range tt.vals {
+			if err := b.Append(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lo, hi, ok := b.Build().(*Int64s).Range()
+		if lo != tt.lo || hi != tt.hi || ok != tt.ok {
+			t.Errorf("Range of %v = %d, %d, %v; want %d, %d, %v", tt.vals, lo, hi, ok, tt.lo, tt.hi, tt.ok)
+		}
+	}
+}

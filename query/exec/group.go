@@ -14,9 +14,11 @@ type keyPart struct {
 	ref   ref
 	nulls column.Bitmap
 	get   func(r int32) uint64
-	// card is the number of distinct parts plus one for null when small (strings and
-	// booleans), else 0.
-	card int
+	// card is the number of digits of the part when it is small, else 0: the digit of a
+	// cell is its part minus offset, and card-1 is the digit of null. Strings have a digit
+	// per dictionary code, booleans two, integer-like columns one per value of their range.
+	card   int
+	offset int64
 }
 
 func newKeyPart(c ref) keyPart {
@@ -27,6 +29,11 @@ func newKeyPart(c ref) keyPart {
 		k.card = len(col.Dict) + 1
 	case *column.Int64s:
 		k.get = func(r int32) uint64 { return uint64(col.Vals[r]) }
+		if lo, hi, ok := col.Range(); ok && hi-lo >= 0 && hi-lo < denseLimit {
+			k.card, k.offset = int(hi-lo)+2, lo
+		} else if !ok {
+			k.card = 1 // only nulls
+		}
 	case *column.Float64s:
 		k.get = func(r int32) uint64 {
 			v := col.Vals[r]
@@ -74,9 +81,15 @@ func (k *keyPart) mix(keys []int32, sel []int32) {
 		}
 		return
 	}
+	if col, ok := k.ref.col.(*column.Int64s); ok && k.ref.index == nil && col.Nulls == nil {
+		for i, r := range sel {
+			keys[i] = keys[i]*card + int32(col.Vals[r]-k.offset)
+		}
+		return
+	}
 	for i, r := range sel {
 		v, null := k.part(r)
-		d := int32(v)
+		d := int32(int64(v) - k.offset)
 		if null {
 			d = card - 1
 		}

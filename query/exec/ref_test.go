@@ -586,7 +586,7 @@ func (g *gen) request(rf *refFrame) *query.Request {
 	r := g.r
 	req := &query.Request{PageSize: 1 + r.IntN(12), Page: r.IntN(4), Count: r.IntN(4) != 0}
 	if r.IntN(5) != 0 {
-		for range 1 + r.IntN(3) {
+		for range 1 + r.IntN(5) {
 			req.Fields = append(req.Fields, rf.names[r.IntN(len(rf.names))])
 		}
 	}
