@@ -2,6 +2,7 @@ package stats
 
 import (
 	"encoding/json"
+	"maps"
 	"strconv"
 	"time"
 )
@@ -40,35 +41,61 @@ func (c Categorical) MarshalJSON() ([]byte, error) {
 // frequency. Ties go to the key that occurs first in row order (see the package documentation
 // for where pandas 1.5.3 differs).
 func DescribeCategorical[K comparable](values []K, nulls Nulls, format func(K) string) Categorical {
-	index := make(map[K]int32) // key -> position in keys and counts, in order of first occurrence
-	var keys []K
-	var counts []int64
-	var c Categorical
-	for i, v := range values {
-		if nulls != nil && nulls(i) {
-			continue
+	var f frequencies[K]
+	f.index = make(map[K]int)
+	head := values[:min(len(values), sizingSample)]
+	f.add(head, 0, nulls)
+	if rest := values[len(head):]; len(rest) > 0 {
+		// Many distinct values in the head predict many in the rest: size the map for them
+		// once, rather than let it double (and rehash) again and again.
+		if distinct := len(f.keys); distinct > len(head)/4 {
+			sized := make(map[K]int, min(len(values), distinct*(len(values)/len(head))))
+			maps.Copy(sized, f.index)
+			f.index = sized
 		}
-		c.Count++
-		k, ok := index[v]
-		if !ok {
-			k = int32(len(keys))
-			index[v] = k
-			keys = append(keys, v)
-			counts = append(counts, 0)
-		}
-		counts[k]++
+		f.add(rest, len(head), nulls)
 	}
-	c.Unique = int64(len(keys))
+	c := Categorical{Count: f.count, Unique: int64(len(f.keys))}
 	top := -1
-	for k, n := range counts {
-		if top < 0 || n > counts[top] {
+	for k, n := range f.counts {
+		if top < 0 || n > f.counts[top] {
 			top = k
 		}
 	}
 	if top >= 0 {
-		c.Top, c.Freq = format(keys[top]), counts[top]
+		c.Top, c.Freq = format(f.keys[top]), f.counts[top]
 	}
 	return c
+}
+
+// sizingSample is the number of leading values whose distinct count sizes the map of the rest.
+const sizingSample = 1 << 16
+
+// frequencies counts the non-null values of a column by key, keys in order of first
+// occurrence.
+type frequencies[K comparable] struct {
+	index  map[K]int // key -> position in keys and counts
+	keys   []K
+	counts []int64
+	count  int64 // non-null values
+}
+
+// add counts values, the rows from start on.
+func (f *frequencies[K]) add(values []K, start int, nulls Nulls) {
+	for i, v := range values {
+		if nulls != nil && nulls(start+i) {
+			continue
+		}
+		f.count++
+		k, ok := f.index[v]
+		if !ok {
+			k = len(f.keys)
+			f.index[v] = k
+			f.keys = append(f.keys, v)
+			f.counts = append(f.counts, 0)
+		}
+		f.counts[k]++
+	}
 }
 
 // DescribeCodes describes a dictionary-encoded string column, where cell i is
