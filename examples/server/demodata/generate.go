@@ -17,9 +17,9 @@ import (
 	"github.com/kmkit/kmkit/query"
 )
 
-// FS holds models/*.yaml and data/*.csv.
+// FS holds models/*.yaml, data/*.csv and reporting/*.json (the reporting demo).
 //
-//go:embed models/*.yaml data/*.csv
+//go:embed models/*.yaml data/*.csv reporting/*.json
 var FS embed.FS
 
 // DefaultOrders is the number of orders in the embedded data.

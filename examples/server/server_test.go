@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want config
+		err  string
+	}{
+		{name: "defaults", want: config{addr: ":8080", maxPageSize: 5000, maxBody: 1 << 20}},
+		{name: "environment", env: map[string]string{"KMKIT_ADDR": ":9000", "KMKIT_DEMO_ROWS": "100", "KMKIT_MAX_PAGE_SIZE": "10", "KMKIT_LOG_LEVEL": "debug", "KMKIT_KEYS": "k.yaml"},
+			want: config{addr: ":9000", demoRows: 100, maxPageSize: 10, maxBody: 1 << 20, keysFile: "k.yaml", logLevel: slog.LevelDebug}},
+		{name: "flags win", args: []string{"-addr", ":1", "-max-page-size", "20", "-data", "dir"}, env: map[string]string{"KMKIT_ADDR": ":9000", "KMKIT_MAX_PAGE_SIZE": "10"},
+			want: config{addr: ":1", maxPageSize: 20, maxBody: 1 << 20, dataDir: "dir"}},
+		{name: "bad variable", env: map[string]string{"KMKIT_DEMO_ROWS": "many"}, err: `KMKIT_DEMO_ROWS="many" is not an integer`},
+		{name: "demo rows and data", args: []string{"-demo-rows", "5", "-data", "x"}, err: "-demo-rows and -data exclude each other"},
+		{name: "negative rows", args: []string{"-demo-rows", "-1"}, err: "-demo-rows must not be negative"},
+		{name: "page size", args: []string{"-max-page-size", "0"}, err: "-max-page-size must be at least 1"},
+		{name: "log level", args: []string{"-log-level", "loud"}, err: `-log-level "loud": want debug, info, warn or error`},
+		{name: "stray argument", args: []string{"serve"}, err: `unexpected arguments ["serve"]`},
+		{name: "unknown flag", args: []string{"-port", "1"}, err: "flag provided but not defined: -port"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := parseConfig(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Fatalf("error %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, *cfg, cmp.AllowUnexported(config{})); diff != "" {
+				t.Errorf("config (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// newTestApp assembles the server in process.
+func newTestApp(t *testing.T, cfg config) *app {
+	t.Helper()
+	if cfg.maxPageSize == 0 {
+		cfg.maxPageSize = 5000
+	}
+	if cfg.maxBody == 0 {
+		cfg.maxBody = 1 << 20
+	}
+	a, err := newApp(&cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func get(t *testing.T, h http.Handler, target, key string) *httptest.ResponseRecorder {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodGet, target, nil)
+	if key != "" {
+		r.Header.Set("Authorization", "AppKey "+key)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func TestDemoRowsGeneratesTheRequestedOrders(t *testing.T) {
+	a := newTestApp(t, config{demoRows: 3000})
+	w := get(t, a.handler, "/intelligence/api/knowledge-models/o2c-base/query?kpis=ORDER_COUNT", a.devKey)
+	if w.Code != 200 || w.Body.String() != `{"page":0,"pageSize":50,"total":1,"sort":[],"content":[{"ORDER_COUNT":3000}]}` {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	w = get(t, a.handler, "/intelligence/api/knowledge-models/o2c/records/CUSTOMERS/query?fields=CUSTOMER_ID&sort=-CUSTOMER_ID&pageSize=1", a.devKey)
+	if w.Code != 200 || w.Body.String() != `{"page":0,"pageSize":1,"total":1,"sort":["-CUSTOMER_ID"],"content":[{"CUSTOMER_ID":"C-000050"}]}` {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+}
+
+func TestDataDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS("../../km/testdata/shop")); err != nil {
+		t.Fatal(err)
+	}
+	a := newTestApp(t, config{dataDir: dir})
+	w := get(t, a.handler, "/intelligence/api/knowledge-models", a.devKey)
+	want := `{"page":0,"pageSize":50,"total":2,"sort":"","content":[{"id":"shop","name":"Shop"},{"id":"shop-base","name":"Shop (base)","published":"2026-01-15T10:00:00Z"}]}`
+	if w.Code != 200 || w.Body.String() != want {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	// A broken definition names the directory, the file and the line.
+	if err := os.WriteFile(filepath.Join(dir, "models", "shop.yaml"), []byte("id: shop\nextends: gone\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := newApp(&config{dataDir: dir, maxPageSize: 10, maxBody: 10}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if want := filepath.Clean(dir) + `: models/shop.yaml:2: extends unknown KM "gone"`; err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %s", err, want)
+	}
+}
+
+func TestRoutesOfTheServer(t *testing.T) {
+	a := newTestApp(t, config{})
+	tests := []struct {
+		target, key string
+		status      int
+		body        string // prefix
+	}{
+		{"/healthz", "", 200, "ok\n"},
+		{"/intelligence/api/knowledge-models", "", 401, `{"error":"missing credentials`},
+		{"/intelligence/api/knowledge-models", "wrong", 401, `{"error":"invalid application key"}`},
+		{"/intelligence/api/knowledge-models", a.devKey, 200, `{"page":0,"pageSize":50,"total":2,"sort":"","content":[{"id":"o2c","name":"Order to Cash","published":"2026-02-01T08:30:00Z"}`},
+		{"/intelligence/api/knowledge-models/o2c", a.devKey, 200, `{"id":"o2c","name":"Order to Cash","extendedKMId":"o2c-base"}`},
+		{"/nowhere", a.devKey, 404, `{"title":"Not Found","status":404,"detail":"no endpoint at /nowhere","errorCode":"GENERAL_NOTFOUND_PATH"`},
+		{"/user-provisioning/scim/v2/ServiceProviderConfig", a.devKey, 200, `{`},
+	}
+	for _, tt := range tests {
+		w := get(t, a.handler, tt.target, tt.key)
+		if w.Code != tt.status || !strings.HasPrefix(w.Body.String(), tt.body) {
+			t.Errorf("GET %s: %d %s; want %d %s...", tt.target, w.Code, w.Body, tt.status, tt.body)
+		}
+	}
+}
+
+// TestBinary builds the server, starts it without arguments (the address comes from
+// KMKIT_ADDR so the test can pick a free port), and uses the printed key.
+func TestBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the server binary")
+	}
+	bin := filepath.Join(t.TempDir(), "server")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin)
+	cmd.Env = append(os.Environ(), "KMKIT_ADDR=127.0.0.1:0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}()
+	var base, key string
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() && (base == "" || key == "") {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "kmkit listening on "); ok {
+			base = rest
+		}
+		if _, rest, ok := strings.Cut(line, "development key (valid until the server stops): "); ok {
+			key = rest
+		}
+	}
+	if base == "" || key == "" {
+		t.Fatalf("no address or key printed; stderr:\n%s", stderr.String())
+	}
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+
+	fetch := func(path, key string) (int, string) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if key != "" {
+			req.Header.Set("Authorization", "AppKey "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := fetch("/healthz", ""); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	if code, body := fetch("/intelligence/api/knowledge-models", ""); code != 401 || !strings.HasPrefix(body, `{"error":`) {
+		t.Errorf("without key: %d %s", code, body)
+	}
+	code, body := fetch("/intelligence/api/knowledge-models/o2c/data?fields=ORDERS.STATUS&kpis=ORDER_COUNT&sort=ORDERS.STATUS", key)
+	if code != 200 {
+		t.Fatalf("KM data: %d %s", code, body)
+	}
+	var page struct {
+		Total   int
+		Content struct {
+			Data []map[string]any
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &page); err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, row := range page.Content.Data {
+		sum += row["ORDER_COUNT"].(float64)
+	}
+	if page.Total != 5 || sum != 1000 {
+		t.Errorf("orders by status: %d groups, %v orders; want 5 and 1000: %s", page.Total, sum, body)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("server exit: %v\nstderr:\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "msg=stopped") || !strings.Contains(stderr.String(), "msg=request method=GET path=/healthz status=200") {
+		t.Errorf("log lacks the request or the shutdown:\n%s", stderr.String())
+	}
+}
