@@ -2,6 +2,7 @@ package exec
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -63,6 +64,14 @@ func orders(t testing.TB) *Frame {
 		}))
 }
 
+func floats(vs ...float64) []query.Literal {
+	var out []query.Literal
+	for _, v := range vs {
+		out = append(out, lit(query.Float(v)))
+	}
+	return out
+}
+
 func ids(t *testing.T, f *Frame, filter query.Expr) []string {
 	t.Helper()
 	res, err := Run(f, &query.Request{Fields: []string{"ID"}, Filter: filter, PageSize: 100})
@@ -99,6 +108,11 @@ func TestFilterSemantics(t *testing.T) {
 		{"integer eq fractional literal", cmpx("Q", query.TypeInteger, query.Eq, query.Float(2.5)), []string{}},
 		{"integer ne fractional literal", cmpx("Q", query.TypeInteger, query.Ne, query.Float(2.5)), []string{"o1", "o2", "o4", "o5"}},
 		{"integer eq integral float", cmpx("Q", query.TypeInteger, query.Eq, query.Float(2)), []string{"o2", "o5"}},
+		{"integer gt huge negative float", cmpx("Q", query.TypeInteger, query.Gt, query.Float(-1e300)), []string{"o1", "o2", "o4", "o5"}},
+		{"integer eq NaN", cmpx("Q", query.TypeInteger, query.Eq, query.Float(math.NaN())), []string{}},
+		{"integer ne NaN", cmpx("Q", query.TypeInteger, query.Ne, query.Float(math.NaN())), []string{"o1", "o2", "o4", "o5"}},
+		{"in a long list", &query.In{Field: field("N", query.TypeFloat), Values: floats(1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 20.5)}, []string{"o2", "o4", "o5"}},
+		{"integer in a long list", &query.In{Field: field("Q", query.TypeInteger), Values: append(floats(1.5, 2.5), lit(query.Int(3)), lit(query.Int(4)), lit(query.Int(5)), lit(query.Int(6)), lit(query.Int(7)), lit(query.Int(8)), lit(query.Int(9)), lit(query.Int(1)))}, []string{"o1", "o4"}},
 		{"integer lt huge float", cmpx("Q", query.TypeInteger, query.Lt, query.Float(1e300)), []string{"o1", "o2", "o4", "o5"}},
 		{"datetime eq date compares the day", cmpx("AT", query.TypeDateTime, query.Eq, query.Value{Type: query.TypeDate, Int: 100}), []string{"o1"}},
 		{"datetime lt date", cmpx("AT", query.TypeDateTime, query.Lt, query.Value{Type: query.TypeDate, Int: 100}), []string{"o4", "o5"}},

@@ -97,6 +97,12 @@ func TestFrameChain(t *testing.T) {
 	if _, ok := f.Value("CUSTOMERS.COUNTRY", 6); ok {
 		t.Error("Value beyond the last row is ok")
 	}
+	if f.Rows() != 6 {
+		t.Errorf("Rows = %d, want 6", f.Rows())
+	}
+	if _, ok := f.Type("ORDERS.NOPE"); ok {
+		t.Error("Type of an unknown column is ok")
+	}
 	if typ, ok := f.Type("ORDERS.NET"); !ok || typ != query.TypeFloat {
 		t.Errorf("Type = %v, %v", typ, ok)
 	}
