@@ -7,6 +7,11 @@
 // DescribeInstants, DescribeCategorical) give count, unique, top and freq. Nulls are left out
 // of every statistic.
 //
+// A column is a plain slice holding the rows to describe, in row order, with a Nulls function
+// marking the null rows. To describe the rows a filter keeps, gather them into one slice
+// first, nulls included: pandas describes the filtered frame, and where each value sits in it
+// (null rows as zeros, see below) decides the last bit of the mean.
+//
 // The results are bit-for-bit those of pandas 1.5.3 on numpy 1.24 with bottleneck off, which
 // the oracle test checks by running pandas itself. That takes reproducing three numpy details:
 //
