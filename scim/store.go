@@ -167,16 +167,27 @@ type ListQuery struct {
 // in the team. Lists are in creation order. Missing resources are ErrNotFound. Returned
 // values must not share maps or slices with the store's own state.
 type Store interface {
+	// CreateUser stores a new user and returns it with its ID, times and version.
 	CreateUser(ctx context.Context, team string, u User) (User, error)
+	// GetUser returns the user id.
 	GetUser(ctx context.Context, team, id string) (User, error)
+	// ReplaceUser replaces the user u.ID with u, keeping its Created time.
 	ReplaceUser(ctx context.Context, team string, u User, ifVersion int64) (User, error)
+	// DeleteUser removes the user id from the team and its groups.
 	DeleteUser(ctx context.Context, team, id string, ifVersion int64) error
+	// ListUsers returns one page of the users matching q and the number of all matches.
 	ListUsers(ctx context.Context, team string, q ListQuery) (page []User, total int, err error)
 
+	// CreateGroup stores a new group and returns it with its ID, times, version and
+	// member displays.
 	CreateGroup(ctx context.Context, team string, g Group) (Group, error)
+	// GetGroup returns the group id.
 	GetGroup(ctx context.Context, team, id string) (Group, error)
+	// ReplaceGroup replaces the group g.ID with g, keeping its Created time.
 	ReplaceGroup(ctx context.Context, team string, g Group, ifVersion int64) (Group, error)
+	// DeleteGroup removes the group id; its members stay in the team.
 	DeleteGroup(ctx context.Context, team, id string, ifVersion int64) error
+	// ListGroups returns one page of the groups matching q and the number of all matches.
 	ListGroups(ctx context.Context, team string, q ListQuery) (page []Group, total int, err error)
 }
 
