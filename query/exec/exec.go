@@ -22,7 +22,9 @@
 //     a non-string field is an error. A null cell scores 0. Without Sort, rows come best
 //     score first, ties in row order; with Distinct a distinct row takes the best score of
 //     its rows; with KPIs a group takes the best score of its rows.
-//   - Distinct keeps the first row of each distinct combination in the result order.
+//   - Distinct keeps the first row of each distinct combination in the result order. With
+//     KPIs it changes nothing: groups are distinct already.
+//   - Search.Precision is used as given: above 100 nothing matches, 0 or less everything.
 //   - KPIs: with no field selected there is exactly one group, also over zero rows (count()
 //     is then 0, sum null). Groups come in order of first appearance (after the search
 //     order), and a sort on them is stable. count and countdistinct give integers, min and
@@ -56,6 +58,9 @@ var ErrInvalidRequest = errors.New("invalid request")
 
 // Run executes req over the frame f and returns the page of rows it asks for.
 func Run(f *Frame, req *query.Request) (*query.Result, error) {
+	if f == nil || req == nil {
+		return nil, fmt.Errorf("exec: %w: nil frame or request", ErrInvalidRequest)
+	}
 	if req.Page < 0 || req.PageSize < 1 {
 		return nil, fmt.Errorf("exec: %w: page %d, page size %d", ErrInvalidRequest, req.Page, req.PageSize)
 	}

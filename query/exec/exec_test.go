@@ -329,3 +329,12 @@ func TestErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestRunNil(t *testing.T) {
+	if _, err := Run(nil, &query.Request{PageSize: 1}); !errors.Is(err, ErrInvalidRequest) {
+		t.Errorf("Run(nil frame) err = %v", err)
+	}
+	if _, err := Run(orders(t), nil); !errors.Is(err, ErrInvalidRequest) {
+		t.Errorf("Run(nil request) err = %v", err)
+	}
+}
