@@ -220,7 +220,7 @@ func (h *Handler) root(r *http.Request) string {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path, ok := strings.CutPrefix(r.URL.Path, h.prefix)
-	if !ok {
+	if !ok || (path != "" && path[0] != '/') {
 		WriteError(w, http.StatusNotFound, "", fmt.Sprintf("Specified endpoint %s does not exist.", r.URL.Path))
 		return
 	}

@@ -3,6 +3,7 @@ package scim_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kmkit/kmkit/scim"
+	"github.com/kmkit/kmkit/storage/memory"
 )
 
 func TestCreateUser(t *testing.T) {
@@ -423,6 +425,8 @@ func TestProtocolErrors(t *testing.T) {
 	s := newServer(t, scim.WithMaxBodyBytes(100))
 	s.call("", "GET", "/Users", nil).wantError(t, 401, "", "The request carries no valid credentials of a team.")
 	s.call("acme", "GET", "/Nope", nil).wantError(t, 404, "", "Specified endpoint /user-provisioning/scim/v2/Nope does not exist.")
+	s.call("acme", "GET", "Users", nil).wantError(t, 404, "", "Specified endpoint /user-provisioning/scim/v2Users does not exist.")
+	s.call("acme", "GET", "", nil).wantError(t, 404, "", "Specified endpoint /user-provisioning/scim/v2 does not exist.")
 	s.call("acme", "GET", "/Users/a/b", nil).wantError(t, 404, "", "User a/b not found.")
 	r := s.call("acme", "DELETE", "/Users", nil)
 	r.wantError(t, 405, "", "Method DELETE is not allowed on /user-provisioning/scim/v2/Users; use GET or POST.")
@@ -454,4 +458,18 @@ func TestTeamOption(t *testing.T) {
 func q(s string) string {
 	r := strings.NewReplacer(" ", "%20", `"`, "%22", "[", "%5B", "]", "%5D")
 	return r.Replace(s)
+}
+
+func TestMountOptions(t *testing.T) {
+	st := memory.NewSCIMStore()
+	h := scim.NewHandler(st, scim.WithPrefix(""), scim.WithBaseURL("https://idm.example.com/scim/v2/"),
+		scim.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
+	mux := http.NewServeMux()
+	mux.Handle("/scim/v2/", http.StripPrefix("/scim/v2", h))
+	r := httptest.NewRequest("POST", "http://internal:8080/scim/v2/Users", strings.NewReader(`{"schemas":["`+userURN+`"],"userName":"a@b.co"}`))
+	w := httptest.NewRecorder()
+	mux.ServeHTTP(w, r)
+	if w.Code != http.StatusCreated || !strings.HasPrefix(w.Header().Get("Location"), "https://idm.example.com/scim/v2/Users/") {
+		t.Errorf("status %d, Location %q", w.Code, w.Header().Get("Location"))
+	}
 }
