@@ -155,14 +155,23 @@ func TestListGroups(t *testing.T) {
 			}
 		})
 	}
-	r := s.call("acme", "GET", "/Groups?excludedAttributes=members", nil).must(t, http.StatusOK)
+	r := s.call("acme", "POST", "/Groups/.search", map[string]any{
+		"schemas": []any{"urn:ietf:params:scim:api:messages:2.0:SearchRequest"},
+		"filter":  `displayName eq "TWO"`, "excludedAttributes": []any{"members", "meta"},
+	}).must(t, http.StatusOK)
+	want := map[string]any{"schemas": []any{listURN}, "totalResults": 1.0, "startIndex": 1.0, "itemsPerPage": 1.0,
+		"Resources": []any{map[string]any{"id": g2, "schemas": []any{groupURN}, "displayName": "Two"}}}
+	if diff := cmp.Diff(want, r.body); diff != "" {
+		t.Errorf(".search (-want +got):\n%s", diff)
+	}
+	r = s.call("acme", "GET", "/Groups?excludedAttributes=members", nil).must(t, http.StatusOK)
 	for _, res := range r.body["Resources"].([]any) {
 		if _, ok := res.(map[string]any)["members"]; ok {
 			t.Errorf("members not excluded: %s", r.raw)
 		}
 	}
 	r = s.call("acme", "GET", "/Groups/"+g1+"?attributes=members.value", nil).must(t, http.StatusOK)
-	want := map[string]any{"id": g1, "schemas": []any{groupURN}, "members": []any{map[string]any{"value": a}}}
+	want = map[string]any{"id": g1, "schemas": []any{groupURN}, "members": []any{map[string]any{"value": a}}}
 	if diff := cmp.Diff(want, r.body); diff != "" {
 		t.Errorf("members.value (-want +got):\n%s", diff)
 	}
