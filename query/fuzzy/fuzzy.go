@@ -20,7 +20,8 @@
 // Lengths are counted in runes, never bytes. An empty term matches every value with 100.
 // Terms longer than [MaxFuzzyRunes] runes get only the two substring tiers: the
 // subsequence matcher's adjacency bonus triples with each adjacent match and overflows int
-// after about 40 of them, and the distance costs n times the value's length.
+// after about 40 of them, and the distance is computed bit-parallel (Myers' algorithm with
+// Hyyrö's transposition step) in one 64-bit word per text rune, which holds 64 term runes.
 //
 // [DefaultPrecision] (70) admits one typo in a term of 4 or more runes, two in 7 or more,
 // and compact subsequences; "materail" finds "Material" and "xyz" does not.
