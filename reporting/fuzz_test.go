@@ -86,12 +86,15 @@ func FuzzHandler(f *testing.F) {
 	})
 }
 
-// FuzzDecodeElements checks that DecodeElements never panics and that what it accepts
-// survives encoding and decoding unchanged.
+// FuzzDecodeElements checks that DecodeElements never panics, that what it accepts
+// survives encoding and decoding unchanged, and that the handler's encoder writes it
+// exactly as encoding/json does.
 func FuzzDecodeElements(f *testing.F) {
 	f.Add([]byte(`[]`))
 	f.Add([]byte(`[{"id":"` + uuid1 + `","facetName":"P","content":["a",{"id":"` + uuid2 + `"}],"variants":[{"id":"` + uuid1 + `","versions":[{"id":"` + uuid1 + `"}]}]}]`))
 	f.Add([]byte(`[{"id":"` + uuid1 + `","facetName":"P","related":{"r":[{"id":"` + uuid2 + `","isReference":true}]},"attributes":{"name":{"en":"x","de":"y"}}}]`))
+	f.Add([]byte(`[{"id":"` + uuid1 + `","facetName":"<R&D>\u2028\u0000","state":"\ud800","attributes":{"\u003c":{"b":"\t","a":null}},"related":{"z":null,"a":[]}}]`))
+	f.Add([]byte("[{\"id\":\"" + uuid1 + "\",\"facetName\":\"\xff\xfe\"}]"))
 	f.Add([]byte(`[{"id": 1}]`))
 	f.Add([]byte(`[{"id":"x"},]`))
 	f.Add([]byte("[\n{\"facetName\":\"P\"}\n"))
@@ -107,6 +110,13 @@ func FuzzDecodeElements(f *testing.F) {
 		encoded, err := json.Marshal(elements)
 		if err != nil {
 			t.Fatalf("encoding accepted elements: %v", err)
+		}
+		list, err := json.Marshal(List[Element]{Items: [][]Element{elements}, Skip: 1, Take: 2, TotalCount: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendElementList(nil, elements, 1, 2, 3); string(got) != string(list) {
+			t.Fatalf("appendElementList differs from encoding/json:\n%s\n%s", got, list)
 		}
 		again, err := DecodeElements(encoded)
 		if err != nil {

@@ -1,9 +1,7 @@
 package reporting
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -143,53 +141,40 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	var body any
+	bp := bufferPool.Get().(*[]byte)
+	body := (*bp)[:0]
 	if elements {
 		page, total, err := h.store.Elements(r.Context(), tenant, q)
 		if err != nil {
 			h.fail(w, r, err)
 			return
 		}
-		if page == nil {
-			page = []Element{}
-		}
-		body = List[Element]{Items: [][]Element{page}, Skip: q.Skip, Take: q.Take, TotalCount: total}
+		body = appendElementList(body, page, q.Skip, q.Take, total)
 	} else {
 		page, total, err := h.store.Facets(r.Context(), tenant, q.Skip, q.Take)
 		if err != nil {
 			h.fail(w, r, err)
 			return
 		}
-		if page == nil {
-			page = []Facet{}
-		}
-		body = List[Facet]{Items: [][]Facet{page}, Skip: q.Skip, Take: q.Take, TotalCount: total}
+		body = appendFacetList(body, page, q.Skip, q.Take, total)
 	}
-	buf := bufferPool.Get().(*bytes.Buffer)
-	defer func() {
-		if buf.Cap() <= maxPooledBuffer {
-			bufferPool.Put(buf)
-		}
-	}()
-	buf.Reset()
-	if err := json.NewEncoder(buf).Encode(body); err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	data := bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}) // Encode ends the value with a newline
 	hdr := w.Header()
 	hdr.Set("Content-Type", "application/json; charset=utf-8")
-	hdr.Set("Content-Length", strconv.Itoa(len(data)))
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	// The answer depends on headers (the key and tenant), not only on the URL: keep it
 	// out of shared caches.
 	hdr.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(data)
+	_, _ = w.Write(body)
+	if cap(body) <= maxPooledBuffer {
+		*bp = body
+		bufferPool.Put(bp)
+	}
 }
 
 // bufferPool holds response buffers, so that a page (some hundred kilobytes) is not a fresh
 // allocation, and garbage, on every request.
-var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var bufferPool = sync.Pool{New: func() any { return new([]byte) }}
 
 // maxPooledBuffer bounds the buffers kept for reuse, so that one very large page (possible
 // with WithPaging) does not pin its memory.
