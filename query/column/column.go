@@ -14,6 +14,8 @@
 //     included); RawBytes counts only non-null cells (8 bytes per number or temporal value, 1
 //     per boolean, the length of each string). Short, repetitive strings can cost more than
 //     their raw size (4-byte codes); a typical record stays well under 1.5 times.
+//   - In CSV, an empty cell is null whether quoted or not (encoding/csv does not tell them
+//     apart), so a CSV file cannot give a string column the empty string.
 //   - The CSV loader rejects NaN and infinite floats (they have no JSON form) and integers
 //     outside int64; it accepts "true"/"false" only, in that spelling, for booleans.
 //

@@ -109,7 +109,7 @@ var testSchema = Schema{
 func TestLoadCSV(t *testing.T) {
 	in := "\uFEFFID,NAME,NET,OK,DAY,AT,TS,T\n" +
 		"1,Alpha,1.5,true,2015-05-07,2023-12-05T15:48:44+03:00,2023-12-05T15:48:44.123456Z,15:48:44.5\n" +
-		"2,,,,,,,\n" +
+		"2,\"\",,,,,,\r\n" +
 		"-3,\"with, comma\",-2e3,false,1969-12-31,1970-01-01T00:00:00Z,1969-12-31T23:59:59Z,00:00:00\n"
 	tab, err := LoadCSV(strings.NewReader(in), testSchema)
 	if err != nil {
