@@ -182,7 +182,7 @@ func NewHandler(store Store, opts ...Option) *Handler {
 			Description:      optional.NewString("User of the team"),
 			Endpoint:         "/Users",
 			Schema:           userSchema(),
-			SchemaExtensions: []elimity.SchemaExtension{{Schema: extensionSchema()}},
+			SchemaExtensions: []elimity.SchemaExtension{{Schema: extensionSchema()}, {Schema: enterpriseSchema()}},
 			Handler:          userHandler{h},
 		},
 		{

@@ -129,6 +129,9 @@ func TestEntraFlow(t *testing.T) {
 		enterprise:   map[string]any{"department": "Finance"},
 	}).must(t, http.StatusCreated)
 	id := r.str("id")
+	if diff := cmp.Diff(map[string]any{"department": "Finance"}, r.body[enterprise]); diff != "" {
+		t.Errorf("enterprise extension on create (-want +got):\n%s", diff)
+	}
 
 	r = s.call("entra", "GET", "/Users?filter="+q(`externalId eq "0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef"`), nil).must(t, http.StatusOK)
 	if diff := cmp.Diff([]string{id}, r.ids()); diff != "" {
@@ -145,6 +148,22 @@ func TestEntraFlow(t *testing.T) {
 	wantEmails := []any{map[string]any{"primary": true, "type": "work", "value": "updatedEmail@microsoft.com"}}
 	if diff := cmp.Diff([]any{wantName, wantEmails, "Updated Name"}, []any{r.body["name"], r.body["emails"], r.body["displayName"]}); diff != "" {
 		t.Errorf("after PATCH replace (-want +got):\n%s", diff)
+	}
+
+	// Enterprise attributes of Entra's default mappings: department, and the manager as a bare id.
+	mgr := s.createUser("entra", "boss@contoso.com")
+	r = s.call("entra", "PATCH", "/Users/"+id, patch(
+		op("Replace", enterprise+":department", "Sales"),
+		op("Add", enterprise+":manager", mgr),
+		op("Add", enterprise+":employeeNumber", "42"),
+	)).must(t, http.StatusOK)
+	wantEnt := map[string]any{"department": "Sales", "employeeNumber": "42", "manager": map[string]any{"value": mgr}}
+	if diff := cmp.Diff(wantEnt, r.body[enterprise]); diff != "" {
+		t.Errorf("enterprise extension (-want +got):\n%s", diff)
+	}
+	r = s.call("entra", "GET", "/Users/"+id+"?attributes="+enterprise+":department", nil).must(t, http.StatusOK)
+	if diff := cmp.Diff(map[string]any{"department": "Sales"}, r.body[enterprise]); diff != "" {
+		t.Errorf("enterprise projection (-want +got):\n%s", diff)
 	}
 
 	// Changing userName is refused.

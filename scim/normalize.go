@@ -158,6 +158,9 @@ func normalizeUser(m map[string]any) *scimError {
 	if len(ext) > 0 {
 		m[ExtensionSchema] = ext
 	}
+	if e := normalizeEnterprise(m); e != nil {
+		return e
+	}
 	if e := boolValue(m, "active"); e != nil {
 		return e
 	}
@@ -169,6 +172,40 @@ func normalizeUser(m map[string]any) *scimError {
 	if _, ok := m[k].(string); !ok {
 		e := badValue("userName must be a string.")
 		return &e
+	}
+	return nil
+}
+
+// normalizeEnterprise gathers the enterprise extension's "URN:attr" keys (as PATCH leaves
+// them) into its object, and turns a manager given as a bare id, as Entra ID sends it, into
+// {"value": id}.
+func normalizeEnterprise(m map[string]any) *scimError {
+	ext := map[string]any{}
+	if k, ok := lookup(m, EnterpriseSchema); ok {
+		switch v := m[k].(type) {
+		case map[string]any:
+			ext = v
+		case nil:
+		default:
+			e := badValue("%s must be a JSON object.", EnterpriseSchema)
+			return &e
+		}
+		delete(m, k)
+	}
+	prefix := strings.ToLower(EnterpriseSchema) + ":"
+	for k, v := range m {
+		if rest, ok := strings.CutPrefix(strings.ToLower(k), prefix); ok {
+			ext[k[len(prefix):len(prefix)+len(rest)]] = v
+			delete(m, k)
+		}
+	}
+	if k, ok := lookup(ext, "manager"); ok {
+		if id, ok := ext[k].(string); ok {
+			ext[k] = map[string]any{"value": id}
+		}
+	}
+	if len(ext) > 0 {
+		m[EnterpriseSchema] = ext
 	}
 	return nil
 }
@@ -347,6 +384,9 @@ func normalizePatch(m map[string]any, user bool) *scimError {
 		vk, hasValue := lookup(op, "value")
 		path, _ := op[pk].(string)
 		if hasPath && path != "" {
+			if s, ok := op[vk].(string); ok && strings.EqualFold(path, EnterpriseSchema+":manager") {
+				op[vk] = map[string]any{"value": s}
+			}
 			if isExtAttr(path) {
 				path = ExtensionSchema + ":" + canonicalExtAttr(path)
 				op[pk] = path

@@ -64,12 +64,15 @@ func selections(names []string) map[string]*selection {
 // extension's URN for extension attributes) and the lower-case sub-attribute, if any.
 func attrKey(name string) (key, sub string, ok bool) {
 	lower := strings.ToLower(name)
-	ext := strings.ToLower(ExtensionSchema)
-	switch {
-	case lower == ext:
-		return ext, "", true
-	case strings.HasPrefix(lower, ext+":"):
-		return ext, lower[len(ext)+1:], lower[len(ext)+1:] != ""
+	for _, urn := range []string{ExtensionSchema, EnterpriseSchema} {
+		ext := strings.ToLower(urn)
+		if lower == ext {
+			return ext, "", true
+		}
+		if rest, ok := strings.CutPrefix(lower, ext+":"); ok {
+			key, _, _ := strings.Cut(rest, ".")
+			return ext, key, key != ""
+		}
 	}
 	for _, core := range []string{UserSchema, GroupSchema} {
 		if p := strings.ToLower(core) + ":"; strings.HasPrefix(lower, p) {

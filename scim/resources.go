@@ -298,14 +298,14 @@ func (uh userHandler) Patch(r *http.Request, id string, ops []elimity.PatchOpera
 			if cur.ExternalID != "" {
 				attrs["externalId"] = cur.ExternalID
 			}
-			patched, err := elimity.ApplyPatch(attrs, ops, withExternalID(userSchema()), extensionSchema())
+			patched, err := elimity.ApplyPatch(attrs, ops, withExternalID(userSchema()), userExtensions()...)
 			if err != nil {
 				return User{}, patchError(err)
 			}
 			if e := normalizeUser(patched); e != nil {
 				return User{}, *e
 			}
-			valid, e := validateAttrs(patched, userSchema(), extensionSchema())
+			valid, e := validateAttrs(patched, userSchema(), userExtensions()...)
 			if e != nil {
 				return User{}, *e
 			}

@@ -10,6 +10,7 @@ const (
 	UserSchema          = schema.UserSchema
 	GroupSchema         = schema.GroupSchema
 	ExtensionSchema     = "urn:celonis:params:scim:schemas:extension:2.0:User"
+	EnterpriseSchema    = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
 	ListResponseSchema  = "urn:ietf:params:scim:api:messages:2.0:ListResponse"
 	SearchRequestSchema = "urn:ietf:params:scim:api:messages:2.0:SearchRequest"
 	BulkRequestSchema   = "urn:ietf:params:scim:api:messages:2.0:BulkRequest"
@@ -44,6 +45,13 @@ func extensionSchema() schema.Schema {
 		},
 	}
 }
+
+// enterpriseSchema is RFC 7643's enterprise User extension, which Entra ID's default
+// attribute mappings send (department, employeeNumber, manager, ...).
+func enterpriseSchema() schema.Schema { return schema.ExtensionEnterpriseUser() }
+
+// userExtensions are the extensions of the User resource.
+func userExtensions() []schema.Schema { return []schema.Schema{extensionSchema(), enterpriseSchema()} }
 
 // userSchema is the core User schema.
 func userSchema() schema.Schema { return schema.CoreUserSchema() }
