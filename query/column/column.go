@@ -33,7 +33,8 @@ import (
 )
 
 // Column is one typed column of a table. The concrete types are [*Strings], [*Int64s],
-// [*Float64s] and [*Bools]; executors switch on them to read the value slices directly.
+// [*Float64s] and [*Bools], and no others: the interface is sealed, so executors can switch
+// on them exhaustively to read the value slices directly.
 type Column interface {
 	// Type is the field type of the column.
 	Type() query.Type
@@ -48,7 +49,14 @@ type Column interface {
 	// RawBytes is the natural size of the non-null values: 8 bytes per integer, float,
 	// date, datetime or time cell, 1 per boolean, the length of each string.
 	RawBytes() int
+
+	sealed()
 }
+
+func (*Strings) sealed()  {}
+func (*Int64s) sealed()   {}
+func (*Float64s) sealed() {}
+func (*Bools) sealed()    {}
 
 // Bitmap is a set of row numbers, one bit per row. A nil Bitmap is empty.
 type Bitmap []uint64

@@ -20,6 +20,9 @@ func keyCmp(c ref, desc bool) rowCmp {
 	}
 	nulls := nullsOf(c.col)
 	idx := c.index
+	if idx == nil && nulls == nil {
+		return directCmp(c.col, sign)
+	}
 	// pos maps a frame row to a column row, -1 for null.
 	pos := func(r int32) int32 {
 		if idx != nil {
@@ -57,6 +60,23 @@ func keyCmp(c ref, desc bool) rowCmp {
 		}
 		return sign * byRow(pa, pb)
 	}
+}
+
+// directCmp compares rows of a column read directly that has no nulls: one closure, no
+// null or index checks.
+func directCmp(c column.Column, sign int) rowCmp {
+	switch col := c.(type) {
+	case *column.Strings:
+		ranks := col.Ranks()
+		return func(a, b int32) int { return sign * cmp.Compare(ranks[col.Codes[a]], ranks[col.Codes[b]]) }
+	case *column.Int64s:
+		return func(a, b int32) int { return sign * cmp.Compare(col.Vals[a], col.Vals[b]) }
+	case *column.Float64s:
+		return func(a, b int32) int { return sign * cmp.Compare(col.Vals[a], col.Vals[b]) }
+	case *column.Bools:
+		return func(a, b int32) int { return sign * cmp.Compare(b2u(col.Vals[a]), b2u(col.Vals[b])) }
+	}
+	panic("exec: unknown column type")
 }
 
 // chain orders by the keys in turn, then by row number, so the order is total and ties
