@@ -1,6 +1,7 @@
 package reporting
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -11,16 +12,23 @@ import (
 // same bytes as json.Marshal (TestAppendMatchesEncodingJSON, FuzzAppendString and
 // FuzzDecodeElements hold them to it) several times faster and without allocating.
 
+// errTooDeep stops the encoding of elements nested deeper than MaxDepth, which only a
+// cycle of Content pointers built in memory can produce: Validate refuses such data.
+var errTooDeep = fmt.Errorf("reporting: elements nested more than %d levels deep (a cycle?)", MaxDepth)
+
 // appendElementList appends the JSON of a List of elements; a nil page is written as [].
-func appendElementList(b []byte, page []Element, skip, take, total int) []byte {
+func appendElementList(b []byte, page []Element, skip, take, total int) ([]byte, error) {
 	b = append(b, `{"items":[[`...)
 	for i := range page {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendElement(b, &page[i])
+		var err error
+		if b, err = appendElement(b, &page[i], 0); err != nil {
+			return b, err
+		}
 	}
-	return appendListEnd(b, skip, take, total)
+	return appendListEnd(b, skip, take, total), nil
 }
 
 // appendFacetList appends the JSON of a List of facets; a nil page is written as [].
@@ -48,7 +56,12 @@ func appendListEnd(b []byte, skip, take, total int) []byte {
 	return append(b, '}')
 }
 
-func appendElement(b []byte, e *Element) []byte {
+// appendElement appends e, which is nested depth levels deep.
+func appendElement(b []byte, e *Element, depth int) ([]byte, error) {
+	if depth > MaxDepth {
+		return b, errTooDeep
+	}
+	var err error
 	b = appendIdentity(b, &e.Identity)
 	b = append(b, `,"attributes":`...)
 	b = appendAttributes(b, e.Attributes)
@@ -62,7 +75,9 @@ func appendElement(b []byte, e *Element) []byte {
 				b = append(b, ',')
 			}
 			if c.Element != nil {
-				b = appendElement(b, c.Element)
+				if b, err = appendElement(b, c.Element, depth+1); err != nil {
+					return b, err
+				}
 			} else {
 				b = appendString(b, c.Text)
 			}
@@ -98,24 +113,31 @@ func appendElement(b []byte, e *Element) []byte {
 	b = append(b, `,"supportsVersions":`...)
 	b = strconv.AppendBool(b, e.SupportsVersions)
 	b = append(b, `,"variants":`...)
-	b = appendElements(b, e.Variants)
+	if b, err = appendElements(b, e.Variants, depth+1); err != nil {
+		return b, err
+	}
 	b = append(b, `,"versions":`...)
-	b = appendElements(b, e.Versions)
-	return append(b, '}')
+	if b, err = appendElements(b, e.Versions, depth+1); err != nil {
+		return b, err
+	}
+	return append(b, '}'), nil
 }
 
-func appendElements(b []byte, elements []Element) []byte {
+func appendElements(b []byte, elements []Element, depth int) ([]byte, error) {
 	if elements == nil {
-		return append(b, "null"...)
+		return append(b, "null"...), nil
 	}
 	b = append(b, '[')
 	for i := range elements {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendElement(b, &elements[i])
+		var err error
+		if b, err = appendElement(b, &elements[i], depth); err != nil {
+			return b, err
+		}
 	}
-	return append(b, ']')
+	return append(b, ']'), nil
 }
 
 // appendIdentity appends the opening brace and the identity members, without a closing brace.

@@ -1,8 +1,12 @@
 package reporting
 
 import (
+	"bytes"
 	"encoding/json"
+	"log/slog"
+	"net/http"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -31,7 +35,10 @@ func TestAppendMatchesEncodingJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := appendElementList(nil, []Element{e, e}, 3, 7, 1<<40)
+		got, err := appendElementList(nil, []Element{e, e}, 3, 7, 1<<40)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if diff := cmp.Diff(string(want), string(got)); diff != "" {
 			t.Errorf("%s (-encoding/json +append):\n%s", name, diff)
 		}
@@ -44,7 +51,11 @@ func TestAppendMatchesEncodingJSON(t *testing.T) {
 	if diff := cmp.Diff(string(want), string(appendFacetList(nil, facets, 1, 3, 4))); diff != "" {
 		t.Errorf("facets (-encoding/json +append):\n%s", diff)
 	}
-	for _, empty := range []string{string(appendElementList(nil, nil, 0, 1, 2)), string(appendFacetList(nil, nil, 0, 1, 2))} {
+	emptyElements, err := appendElementList(nil, nil, 0, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, empty := range []string{string(emptyElements), string(appendFacetList(nil, nil, 0, 1, 2))} {
 		if want := `{"items":[[]],"skip":0,"take":1,"totalCount":2}`; empty != want {
 			t.Errorf("empty page = %s, want %s", empty, want)
 		}
@@ -82,7 +93,7 @@ func BenchmarkEncodePage(b *testing.B) {
 	b.Run("append", func(b *testing.B) {
 		var buf []byte
 		for b.Loop() {
-			buf = appendElementList(buf[:0], page, 0, 100, 100)
+			buf, _ = appendElementList(buf[:0], page, 0, 100, 100)
 		}
 		b.SetBytes(int64(len(buf)))
 	})
@@ -97,4 +108,26 @@ func BenchmarkEncodePage(b *testing.B) {
 		}
 		b.SetBytes(int64(n))
 	})
+}
+
+// TestAppendCycle checks that a cycle of content pointers, which only a Store building
+// elements in memory can produce, ends in an error rather than a stack overflow, and that
+// Validate refuses it.
+func TestAppendCycle(t *testing.T) {
+	e := &Element{Identity: Identity{ID: uuid1, FacetName: "P"}}
+	e.Content = []Content{{Element: e}}
+	if _, err := appendElementList(nil, []Element{*e}, 0, 1, 1); err != errTooDeep {
+		t.Fatalf("appendElementList of a cycle: %v, want errTooDeep", err)
+	}
+	want := "element 0 (id " + uuid1 + "): content, variants and versions nest more than 1000 levels deep"
+	if err := Validate([]Element{*e}); err == nil || err.Error() != want {
+		t.Fatalf("Validate of a cycle: %v, want %q", err, want)
+	}
+
+	var logs bytes.Buffer
+	h := NewHandler(&sliceStore{tenants: map[string][]Element{tenantA: {*e}}}, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	rec := serve(h, request{target: "/api/v1/elements", tenant: []string{tenantA}, principal: principalA})
+	if rec.Code != http.StatusInternalServerError || !strings.Contains(logs.String(), "nested more than 1000 levels deep") {
+		t.Fatalf("handler: %d %s, log %q; want a logged 500", rec.Code, rec.Body, logs.String())
+	}
 }

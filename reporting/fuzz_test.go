@@ -115,7 +115,7 @@ func FuzzDecodeElements(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendElementList(nil, elements, 1, 2, 3); string(got) != string(list) {
+		if got, err := appendElementList(nil, elements, 1, 2, 3); err != nil || string(got) != string(list) {
 			t.Fatalf("appendElementList differs from encoding/json:\n%s\n%s", got, list)
 		}
 		again, err := DecodeElements(encoded)

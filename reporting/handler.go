@@ -149,7 +149,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, err)
 			return
 		}
-		body = appendElementList(body, page, q.Skip, q.Take, total)
+		if body, err = appendElementList(body, page, q.Skip, q.Take, total); err != nil {
+			h.fail(w, r, err)
+			return
+		}
 	} else {
 		page, total, err := h.store.Facets(r.Context(), tenant, q.Skip, q.Take)
 		if err != nil {

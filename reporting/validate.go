@@ -45,8 +45,8 @@ func (e *ElementError) Error() string {
 // Validate checks a tenant's element list and returns an *ElementError for the first
 // element at fault. Every element and every nested element, reference, variant and version
 // needs an id in UUID form; creationId, variantDefinitionId, variantId and versionId must be
-// UUIDs where given; relation names must not be empty; the listed elements need a
-// facetName, and no two of them may share id, variantId and versionId.
+// UUIDs where given; relation names must not be empty; elements nest at most MaxDepth
+// levels deep; the listed elements need a facetName, and no two of them may share id, variantId and versionId.
 func Validate(elements []Element) error {
 	type key struct{ id, variant, version string }
 	seen := make(map[key]int, len(elements))
@@ -58,7 +58,7 @@ func Validate(elements []Element) error {
 		if e.FacetName == "" {
 			return fail("facetName", "missing")
 		}
-		if path, reason := checkElement(e, ""); reason != "" {
+		if path, reason := checkElement(e, "", 0); reason != "" {
 			return fail(path, reason)
 		}
 		k := key{e.ID, e.VariantID, e.VersionID}
@@ -70,9 +70,15 @@ func Validate(elements []Element) error {
 	return nil
 }
 
-// checkElement returns the path of the first invalid member of e (prefixed by at) and the
-// reason, or a "" reason when e is valid.
-func checkElement(e *Element, at string) (path, reason string) {
+// MaxDepth is how deep elements may nest in one another's content, variants and versions.
+const MaxDepth = 1000
+
+// checkElement returns the path of the first invalid member of e (prefixed by at; e is
+// nested depth levels deep) and the reason, or a "" reason when e is valid.
+func checkElement(e *Element, at string, depth int) (path, reason string) {
+	if depth > MaxDepth {
+		return "", fmt.Sprintf("content, variants and versions nest more than %d levels deep", MaxDepth)
+	}
 	if path, reason := checkIdentity(&e.Identity, at); reason != "" {
 		return path, reason
 	}
@@ -81,7 +87,7 @@ func checkElement(e *Element, at string) (path, reason string) {
 		if c.Element == nil {
 			continue
 		}
-		if path, reason := checkElement(c.Element, fmt.Sprintf("%scontent[%d].", at, i)); reason != "" {
+		if path, reason := checkElement(c.Element, fmt.Sprintf("%scontent[%d].", at, i), depth+1); reason != "" {
 			return path, reason
 		}
 	}
@@ -101,12 +107,12 @@ func checkElement(e *Element, at string) (path, reason string) {
 		return path, reason
 	}
 	for i := range e.Variants {
-		if path, reason := checkElement(&e.Variants[i], fmt.Sprintf("%svariants[%d].", at, i)); reason != "" {
+		if path, reason := checkElement(&e.Variants[i], fmt.Sprintf("%svariants[%d].", at, i), depth+1); reason != "" {
 			return path, reason
 		}
 	}
 	for i := range e.Versions {
-		if path, reason := checkElement(&e.Versions[i], fmt.Sprintf("%sversions[%d].", at, i)); reason != "" {
+		if path, reason := checkElement(&e.Versions[i], fmt.Sprintf("%sversions[%d].", at, i), depth+1); reason != "" {
 			return path, reason
 		}
 	}
