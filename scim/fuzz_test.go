@@ -69,3 +69,51 @@ func FuzzListFilter(f *testing.F) {
 		}
 	})
 }
+
+// FuzzWrites sends arbitrary bodies to the create, replace and patch endpoints of users
+// and groups: the answer is a SCIM body with a 2xx or 4xx status, never a panic or a 500.
+func FuzzWrites(f *testing.F) {
+	seeds := []string{
+		`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"a@b.co","role":"ADMIN","sendEmailOnInvitation":"true","name":{"givenName":"A"}}`,
+		`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"u@b.co","urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"manager":"x"}}`,
+		`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"G","members":[{"value":"u"}],"role":"MEMBER"}`,
+		`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"Replace","path":"active","value":"False"},{"op":"add","value":{"role":"ADMIN","displayName":"X"}}]}`,
+		`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"remove","path":"members[value eq \"u\"]"},{"op":"Remove","path":"members","value":[{"value":"u"}]}]}`,
+		`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"add","path":"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager","value":"u"}]}`,
+		`{}`, `[]`, `{"schemas":null}`,
+	}
+	for _, s := range seeds {
+		for target := range uint8(6) {
+			f.Add(target, s)
+		}
+	}
+	f.Fuzz(func(t *testing.T, target uint8, body string) {
+		st := memory.NewSCIMStore()
+		h := scim.NewHandler(st, scim.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
+		send := func(method, path, body string) *httptest.ResponseRecorder {
+			r := httptest.NewRequest(method, "http://x"+scim.DefaultPrefix+path, strings.NewReader(body))
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			return w
+		}
+		u := send("POST", "/Users", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"u@b.co"}`)
+		var created struct{ ID string }
+		_ = json.Unmarshal(u.Body.Bytes(), &created)
+		g := send("POST", "/Groups", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"G0","members":[{"value":"`+created.ID+`"}]}`)
+		var group struct{ ID string }
+		_ = json.Unmarshal(g.Body.Bytes(), &group)
+		body = strings.ReplaceAll(body, `"u"`, `"`+created.ID+`"`)
+		targets := []struct{ method, path string }{
+			{"POST", "/Users"}, {"PUT", "/Users/" + created.ID}, {"PATCH", "/Users/" + created.ID},
+			{"POST", "/Groups"}, {"PUT", "/Groups/" + group.ID}, {"PATCH", "/Groups/" + group.ID},
+		}
+		tg := targets[int(target)%len(targets)]
+		w := send(tg.method, tg.path, body)
+		if w.Code >= 500 || w.Code < 200 {
+			t.Fatalf("%s %s %q: status %d %s", tg.method, tg.path, body, w.Code, w.Body)
+		}
+		if w.Header().Get("Content-Type") != scim.ContentType {
+			t.Fatalf("Content-Type %q", w.Header().Get("Content-Type"))
+		}
+	})
+}
