@@ -83,7 +83,7 @@ func (m *Matcher) ScoreAll(values []string) []uint8 {
 		}
 		return scores
 	}
-	fuzzyTerm := len(m.pattern) <= MaxFuzzyRunes
+	fuzzyTerm := len(m.pattern) > 0 && len(m.pattern) <= MaxFuzzyRunes
 	var plains []string // accent-free forms of the values still below AccentScore
 	var index []int     // their positions in values
 	var bp *bitPattern

@@ -31,6 +31,7 @@ func TestScore(t *testing.T) {
 		{"ölk", "Kölner", 67}, // one deletion (substring "köl"), counted in runes
 		{"köln", "Kln", 75},   // one deletion in 4 runes: the ö is one rune, not two bytes
 		{"kiwi", "", 0},
+		{"\u0301", "x", 95}, // only a combining mark: empty once accents are removed
 		{strings.Repeat("a", MaxFuzzyRunes+1), strings.Repeat("a", MaxFuzzyRunes) + "b", 0},
 		{strings.Repeat("a", MaxFuzzyRunes), strings.Repeat("a", MaxFuzzyRunes-1) + "b", 90},
 	}
