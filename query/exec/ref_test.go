@@ -728,3 +728,22 @@ func metricString(m query.Metric) string {
 	}
 	return "?"
 }
+
+// FuzzAgainstReference runs the property test from fuzzer-chosen seeds.
+func FuzzAgainstReference(f *testing.F) {
+	f.Add(uint64(1), uint64(2))
+	f.Add(uint64(42), uint64(0))
+	f.Fuzz(func(t *testing.T, s1, s2 uint64) {
+		g := &gen{r: rand.New(rand.NewPCG(s1, s2))}
+		fr, rf := g.tables(t)
+		req := g.request(rf)
+		want := rf.run(req)
+		got, err := Run(fr, req)
+		if err != nil {
+			t.Fatalf("%v\nrequest %s", err, describe(req))
+		}
+		if d := gocmp.Diff(want, got, cmpopts.EquateApprox(1e-9, 1e-9), cmpopts.EquateEmpty()); d != "" {
+			t.Fatalf("result differs from the reference (-want +got):\n%s\nrequest %s", d, describe(req))
+		}
+	})
+}
