@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/reporting"
+	"github.com/kmkit/kmkit/reporting/reportingtest"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
@@ -29,66 +29,17 @@ func reportingElement(facet string, ordering, n int) reporting.Element {
 	}}
 }
 
-func TestReportingStoreOrderAndPaging(t *testing.T) {
-	// Put out of order: the store sorts by facetName, ordering, id, variantId, versionId.
-	p0, p1, p1b := reportingElement("Processes", 0, 3), reportingElement("Processes", 1, 1), reportingElement("Processes", 1, 2)
-	r0, d0 := reportingElement("Roles", 0, 4), reportingElement("Documents", 7, 5)
-	p1v := p1
-	p1v.VariantID = "00000000-0000-4000-8000-000000000009"
-	s := memory.NewReportingStore()
-	if err := s.PutTenant(reportingTenantA, []reporting.Element{r0, p1v, p1b, p0, d0, p1}); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	tests := []struct {
-		q     reporting.ElementQuery
-		want  []reporting.Element
-		total int
-	}{
-		{reporting.ElementQuery{Take: 100}, []reporting.Element{d0, p0, p1, p1v, p1b, r0}, 6},
-		{reporting.ElementQuery{FacetName: "Processes", Take: 100}, []reporting.Element{p0, p1, p1v, p1b}, 4},
-		{reporting.ElementQuery{FacetName: "Processes", Skip: 1, Take: 2}, []reporting.Element{p1, p1v}, 4},
-		{reporting.ElementQuery{FacetName: "Processes", Skip: 3, Take: 2}, []reporting.Element{p1b}, 4},
-		{reporting.ElementQuery{FacetName: "Processes", Skip: 4, Take: 2}, []reporting.Element{}, 4},
-		{reporting.ElementQuery{FacetName: "Processes", Skip: 1 << 62, Take: 100}, []reporting.Element{}, 4},
-		{reporting.ElementQuery{FacetName: "Processes", Take: 0}, []reporting.Element{}, 4},
-		{reporting.ElementQuery{FacetName: "processes", Take: 100}, nil, 0},
-		{reporting.ElementQuery{FacetName: "Roles", Take: 1 << 62}, []reporting.Element{r0}, 1},
-	}
-	for _, tt := range tests {
-		got, total, err := s.Elements(ctx, reportingTenantA, tt.q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if total != tt.total || len(got) != len(tt.want) {
-			t.Errorf("Elements(%+v): %d elements of %d, want %d of %d", tt.q, len(got), total, len(tt.want), tt.total)
-		}
-		if diff := cmp.Diff(tt.want, got, cmpEmptyIsNil); diff != "" {
-			t.Errorf("Elements(%+v) (-want +got):\n%s", tt.q, diff)
-		}
-	}
-	facets := []struct {
-		skip, take int
-		want       []reporting.Facet
-	}{
-		{0, 100, []reporting.Facet{{Name: "Documents"}, {Name: "Processes"}, {Name: "Roles"}}},
-		{1, 1, []reporting.Facet{{Name: "Processes"}}},
-		{3, 1, nil},
-	}
-	for _, tt := range facets {
-		got, total, err := s.Facets(ctx, reportingTenantA, tt.skip, tt.take)
-		if err != nil || total != 3 {
-			t.Errorf("Facets(%d, %d): total %d, err %v; want 3", tt.skip, tt.take, total, err)
-		}
-		if diff := cmp.Diff(tt.want, got, cmpEmptyIsNil); diff != "" {
-			t.Errorf("Facets(%d, %d) (-want +got):\n%s", tt.skip, tt.take, diff)
-		}
-	}
+// TestReportingConformance runs the suite every reporting.Store passes.
+func TestReportingConformance(t *testing.T) {
+	reportingtest.Run(t, func(*testing.T) reportingtest.Store { return memory.NewReportingStore() })
 }
 
 // cmpEmptyIsNil treats an empty page and a nil one alike: the handler writes both as [].
 var cmpEmptyIsNil = cmpopts.EquateEmpty()
 
+// TestReportingStoreTenants checks what the memory store adds to the suite: tenant ids
+// match case-insensitively, DeleteTenant, and that neither the caller's list nor a
+// returned page shares its slice with the store.
 func TestReportingStoreTenants(t *testing.T) {
 	s := memory.NewReportingStore()
 	a, b := reportingElement("Roles", 0, 1), reportingElement("Documents", 0, 2)
@@ -217,52 +168,4 @@ func decodeJSON(rec *httptest.ResponseRecorder, v any) error {
 	dec := json.NewDecoder(rec.Body)
 	dec.DisallowUnknownFields()
 	return dec.Decode(v)
-}
-
-// TestReportingStoreConcurrent replaces a tenant's data while readers page through it: each
-// read must see one whole data set, never a mix, and the race detector must stay quiet.
-func TestReportingStoreConcurrent(t *testing.T) {
-	set := func(facet string, n int) []reporting.Element {
-		els := make([]reporting.Element, n)
-		for i := range els {
-			els[i] = reportingElement(facet, i, i)
-		}
-		return els
-	}
-	sets := [][]reporting.Element{set("Old", 30), set("New", 50)}
-	s := memory.NewReportingStore()
-	if err := s.PutTenant(reportingTenantA, sets[0]); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	var wg sync.WaitGroup
-	for w := range 4 {
-		wg.Go(func() {
-			for i := range 200 {
-				if w == 0 {
-					if err := s.PutTenant(reportingTenantA, sets[i%2]); err != nil {
-						t.Error(err)
-						return
-					}
-					continue
-				}
-				page, total, err := s.Elements(ctx, reportingTenantA, reporting.ElementQuery{Skip: i % 40, Take: 10})
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				for _, e := range page {
-					if (e.FacetName == "Old") != (total == 30) {
-						t.Errorf("element of facet %s in a result of %d", e.FacetName, total)
-						return
-					}
-				}
-				if _, _, err := s.Facets(ctx, reportingTenantA, 0, 10); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
 }
