@@ -1,0 +1,397 @@
+// Package scimtest is the conformance suite of scim.Store implementations: every backend
+// runs the same tests of the rules the Store documents, sequential and concurrent.
+//
+//	func TestSCIMStore(t *testing.T) {
+//		scimtest.Run(t, func(t *testing.T, seats map[string]int) scim.Store {
+//			return newStoreWithSeatLimits(seats)
+//		})
+//	}
+package scimtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/kmkit/kmkit/scim"
+)
+
+// Factory returns an empty store in which each team of seats has that seat limit; other
+// teams have no limit.
+type Factory func(t *testing.T, seats map[string]int) scim.Store
+
+// Run runs the suite against stores made by newStore.
+func Run(t *testing.T, newStore Factory) {
+	tests := []struct {
+		name string
+		f    func(*testing.T, Factory)
+	}{
+		{"Users", testUsers},
+		{"Errors", testErrors},
+		{"List", testList},
+		{"Groups", testGroups},
+		{"GroupsPerUser", testGroupsPerUser},
+		{"Seats", testSeats},
+		{"ParallelUniqueness", testParallelUniqueness},
+		{"ParallelMemberships", testParallelMemberships},
+		{"ParallelSeats", testParallelSeats},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.f(t, newStore) })
+	}
+}
+
+var ignoreMeta = cmpopts.IgnoreFields(scim.User{}, "ID", "Created", "LastModified", "Version")
+
+// result carries a store call's value and error until get checks them.
+type result[T any] struct {
+	v   T
+	err error
+}
+
+func must[T any](v T, err error) result[T] { return result[T]{v, err} }
+
+func (r result[T]) get(t *testing.T) T {
+	t.Helper()
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r.v
+}
+
+func testUsers(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+	s := newStore(t, nil)
+	in := scim.User{UserName: "a@example.com", Active: true, Role: scim.RoleMember, ExternalID: "e",
+		Attributes: map[string]any{"name": map[string]any{"givenName": "A"}}}
+	u := must(s.CreateUser(ctx, "t", in)).get(t)
+	if u.ID == "" || u.Version == 0 || u.Created.IsZero() || !u.Created.Equal(u.LastModified) {
+		t.Errorf("store-maintained fields: %+v", u)
+	}
+	if diff := cmp.Diff(in, u, ignoreMeta); diff != "" {
+		t.Errorf("created (-want +got):\n%s", diff)
+	}
+	// Returned values share nothing with the store.
+	u.Attributes["name"].(map[string]any)["givenName"] = "changed"
+	in.Attributes["name"].(map[string]any)["givenName"] = "changed too"
+	got := must(s.GetUser(ctx, "t", u.ID)).get(t)
+	if diff := cmp.Diff(map[string]any{"name": map[string]any{"givenName": "A"}}, got.Attributes); diff != "" {
+		t.Errorf("stored attributes changed through a returned value (-want +got):\n%s", diff)
+	}
+
+	r := must(s.ReplaceUser(ctx, "t", scim.User{ID: u.ID, UserName: "A@example.com", DisplayName: "A"}, u.Version)).get(t)
+	if r.Version == u.Version || !r.Created.Equal(u.Created) || r.UserName != "A@example.com" || r.Active {
+		t.Errorf("replaced: %+v", r)
+	}
+	if err := s.DeleteUser(ctx, "t", u.ID, r.Version); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetUser(ctx, "t", u.ID); !errors.Is(err, scim.ErrNotFound) {
+		t.Errorf("deleted user: %v", err)
+	}
+	if _, err := s.CreateUser(ctx, "t", scim.User{UserName: "a@example.com"}); err != nil {
+		t.Errorf("name not freed by the delete: %v", err)
+	}
+	// The same name in another team is another user.
+	other := must(s.CreateUser(ctx, "other", scim.User{UserName: "a@example.com"})).get(t)
+	if other.ID == u.ID {
+		t.Errorf("teams share a user id")
+	}
+}
+
+func testErrors(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+	s := newStore(t, nil)
+	u := must(s.CreateUser(ctx, "t", scim.User{UserName: "a@example.com"})).get(t)
+	g := must(s.CreateGroup(ctx, "t", scim.Group{DisplayName: "G"})).get(t)
+	tests := []struct {
+		name string
+		err  error
+		f    func() error
+	}{
+		{"duplicate name", scim.ErrUniqueness, func() error {
+			_, err := s.CreateUser(ctx, "t", scim.User{UserName: "A@EXAMPLE.COM"})
+			return err
+		}},
+		{"rename", scim.ErrMutability, func() error {
+			_, err := s.ReplaceUser(ctx, "t", scim.User{ID: u.ID, UserName: "b@example.com"}, 0)
+			return err
+		}},
+		{"stale replace", scim.ErrVersionMismatch, func() error {
+			_, err := s.ReplaceUser(ctx, "t", scim.User{ID: u.ID, UserName: "a@example.com"}, u.Version+100)
+			return err
+		}},
+		{"stale delete", scim.ErrVersionMismatch, func() error { return s.DeleteUser(ctx, "t", u.ID, u.Version+100) }},
+		{"missing user", scim.ErrNotFound, func() error {
+			_, err := s.GetUser(ctx, "t", "nope")
+			return err
+		}},
+		{"user of another team", scim.ErrNotFound, func() error {
+			_, err := s.GetUser(ctx, "other", u.ID)
+			return err
+		}},
+		{"missing replace", scim.ErrNotFound, func() error {
+			_, err := s.ReplaceUser(ctx, "t", scim.User{ID: "nope", UserName: "x@example.com"}, 0)
+			return err
+		}},
+		{"missing delete", scim.ErrNotFound, func() error { return s.DeleteUser(ctx, "t", "nope", 0) }},
+		{"duplicate group", scim.ErrUniqueness, func() error {
+			_, err := s.CreateGroup(ctx, "t", scim.Group{DisplayName: "g"})
+			return err
+		}},
+		{"missing member", scim.ErrNoSuchMember, func() error {
+			_, err := s.CreateGroup(ctx, "t", scim.Group{DisplayName: "H", Members: []scim.Member{{Value: "nope"}}})
+			return err
+		}},
+		{"member of another team", scim.ErrNoSuchMember, func() error {
+			_, err := s.CreateGroup(ctx, "other", scim.Group{DisplayName: "G", Members: []scim.Member{{Value: u.ID}}})
+			return err
+		}},
+		{"stale group", scim.ErrVersionMismatch, func() error {
+			_, err := s.ReplaceGroup(ctx, "t", scim.Group{ID: g.ID, DisplayName: "G"}, g.Version+100)
+			return err
+		}},
+		{"missing group", scim.ErrNotFound, func() error { return s.DeleteGroup(ctx, "t", "nope", 0) }},
+		{"group of another team", scim.ErrNotFound, func() error {
+			_, err := s.ReplaceGroup(ctx, "other", scim.Group{ID: g.ID, DisplayName: "G"}, 0)
+			return err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.f()
+			if !errors.Is(err, tt.err) {
+				t.Fatalf("error %v, want %v", err, tt.err)
+			}
+			var re *scim.RuleError
+			if !errors.As(err, &re) || re.Detail == "" {
+				t.Errorf("error %v carries no detail for the client", err)
+			}
+		})
+	}
+}
+
+func testList(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+	s := newStore(t, nil)
+	var names []string
+	for i := range 7 {
+		u := must(s.CreateUser(ctx, "t", scim.User{UserName: fmt.Sprintf("u%d@example.com", i),
+			ExternalID: fmt.Sprint(i % 2), DisplayName: fmt.Sprintf("User %d", i)})).get(t)
+		names = append(names, u.UserName)
+	}
+	must(s.CreateUser(ctx, "other", scim.User{UserName: "u1@example.com", ExternalID: "1"})).get(t)
+	eq := func(attr, v string) scim.Equal { return scim.Equal{Attr: attr, Value: v} }
+	tests := []struct {
+		q     scim.ListQuery
+		want  []string
+		total int
+	}{
+		{scim.ListQuery{StartIndex: 1, Count: 3}, names[:3], 7},
+		{scim.ListQuery{StartIndex: 6, Count: 3}, names[5:], 7},
+		{scim.ListQuery{StartIndex: 8, Count: 3}, []string{}, 7},
+		{scim.ListQuery{StartIndex: 0, Count: 0}, []string{}, 7},
+		{scim.ListQuery{StartIndex: 1, Count: 10, Filter: []scim.Equal{eq("externalId", "1")}}, []string{names[1], names[3], names[5]}, 3},
+		{scim.ListQuery{StartIndex: 2, Count: 1, Filter: []scim.Equal{eq("externalId", "1")}}, []string{names[3]}, 3},
+		{scim.ListQuery{StartIndex: 1, Count: 10, Filter: []scim.Equal{eq("userName", "U4@EXAMPLE.COM")}}, names[4:5], 1},
+		{scim.ListQuery{StartIndex: 1, Count: 10, Filter: []scim.Equal{eq("displayName", "user 2")}}, names[2:3], 1},
+		{scim.ListQuery{StartIndex: 1, Count: 10, Filter: []scim.Equal{eq("userName", "u4@example.com"), eq("externalId", "1")}}, []string{}, 0},
+	}
+	for _, tt := range tests {
+		users, total, err := s.ListUsers(ctx, "t", tt.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []string{}
+		for _, u := range users {
+			got = append(got, u.UserName)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" || total != tt.total {
+			t.Errorf("%+v: total %d, users (-want +got):\n%s", tt.q, total, diff)
+		}
+	}
+	users, total, err := s.ListUsers(ctx, "empty", scim.ListQuery{StartIndex: 1, Count: 5})
+	if err != nil || total != 0 || len(users) != 0 {
+		t.Errorf("empty team: %v %d %v", users, total, err)
+	}
+}
+
+func testGroups(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+	s := newStore(t, nil)
+	a := must(s.CreateUser(ctx, "t", scim.User{UserName: "a@example.com", DisplayName: "Ann"})).get(t)
+	b := must(s.CreateUser(ctx, "t", scim.User{UserName: "b@example.com"})).get(t)
+	g := must(s.CreateGroup(ctx, "t", scim.Group{DisplayName: "G", Role: scim.RoleAdmin,
+		Members: []scim.Member{{Value: a.ID}, {Value: b.ID}, {Value: a.ID}}})).get(t)
+	want := []scim.Member{{Value: a.ID, Display: "Ann"}, {Value: b.ID, Display: "b@example.com"}}
+	if diff := cmp.Diff(want, g.Members); diff != "" || g.Role != scim.RoleAdmin {
+		t.Errorf("role %q, members (-want +got):\n%s", g.Role, diff)
+	}
+	// Deleting a user takes it out of its groups and changes their version.
+	if err := s.DeleteUser(ctx, "t", b.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	after := must(s.GetGroup(ctx, "t", g.ID)).get(t)
+	if diff := cmp.Diff(want[:1], after.Members); diff != "" || after.Version == g.Version {
+		t.Errorf("after deleting a member: version %d -> %d, members (-want +got):\n%s", g.Version, after.Version, diff)
+	}
+	// Renaming frees the old name.
+	renamed := must(s.ReplaceGroup(ctx, "t", scim.Group{ID: g.ID, DisplayName: "H"}, after.Version)).get(t)
+	if len(renamed.Members) != 0 || renamed.Role != "" || !renamed.Created.Equal(g.Created) {
+		t.Errorf("replaced group: %+v", renamed)
+	}
+	must(s.CreateGroup(ctx, "t", scim.Group{DisplayName: "G"})).get(t)
+	// Deleting a group leaves its members in the team.
+	must(s.ReplaceGroup(ctx, "t", scim.Group{ID: g.ID, DisplayName: "H", Members: []scim.Member{{Value: a.ID}}}, 0)).get(t)
+	if err := s.DeleteGroup(ctx, "t", g.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	must(s.GetUser(ctx, "t", a.ID)).get(t)
+	groups, total, err := s.ListGroups(ctx, "t", scim.ListQuery{StartIndex: 1, Count: 10, Filter: []scim.Equal{{Attr: "displayName", Value: "g"}}})
+	if err != nil || total != 1 || len(groups) != 1 || groups[0].DisplayName != "G" {
+		t.Errorf("filtered groups: %d %+v %v", total, groups, err)
+	}
+}
+
+func testGroupsPerUser(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+	s := newStore(t, nil)
+	a := must(s.CreateUser(ctx, "t", scim.User{UserName: "a@example.com"})).get(t)
+	var first scim.Group
+	for i := range scim.MaxGroupsPerUser {
+		g := must(s.CreateGroup(ctx, "t", scim.Group{DisplayName: fmt.Sprint(i), Members: []scim.Member{{Value: a.ID}}})).get(t)
+		if i == 0 {
+			first = g
+		}
+	}
+	if _, err := s.CreateGroup(ctx, "t", scim.Group{DisplayName: "one too many", Members: []scim.Member{{Value: a.ID}}}); !errors.Is(err, scim.ErrTooManyGroups) {
+		t.Errorf("51st group: %v", err)
+	}
+	// Replacing a group the user is in does not count it twice.
+	must(s.ReplaceGroup(ctx, "t", scim.Group{ID: first.ID, DisplayName: "0", Members: []scim.Member{{Value: a.ID}}}, 0)).get(t)
+	if err := s.DeleteGroup(ctx, "t", first.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	must(s.CreateGroup(ctx, "t", scim.Group{DisplayName: "room again", Members: []scim.Member{{Value: a.ID}}})).get(t)
+}
+
+func testSeats(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+	s := newStore(t, map[string]int{"t": 1, "big": 3})
+	a := must(s.CreateUser(ctx, "t", scim.User{UserName: "a@example.com", Active: true})).get(t)
+	if _, err := s.CreateUser(ctx, "t", scim.User{UserName: "b@example.com", Active: true}); !errors.Is(err, scim.ErrLicenseExceeded) {
+		t.Errorf("second active user: %v", err)
+	}
+	inactive := must(s.CreateUser(ctx, "t", scim.User{UserName: "c@example.com"})).get(t)
+	inactive.Active = true
+	if _, err := s.ReplaceUser(ctx, "t", inactive, 0); !errors.Is(err, scim.ErrLicenseExceeded) {
+		t.Errorf("activation beyond the limit: %v", err)
+	}
+	a.Active = false
+	must(s.ReplaceUser(ctx, "t", a, 0)).get(t)
+	must(s.ReplaceUser(ctx, "t", inactive, 0)).get(t)
+	for i := range 3 {
+		must(s.CreateUser(ctx, "big", scim.User{UserName: fmt.Sprintf("%d@example.com", i), Active: true})).get(t)
+	}
+	for i := range 5 {
+		must(s.CreateUser(ctx, "unlimited", scim.User{UserName: fmt.Sprintf("%d@example.com", i), Active: true})).get(t)
+	}
+}
+
+// parallel runs f(i) for i in [0, n) at once and counts the errors by rule.
+func parallel(n int, f func(i int) error) map[string]int {
+	var mu sync.Mutex
+	out := map[string]int{}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := f(i)
+			key := "ok"
+			for _, rule := range []error{scim.ErrUniqueness, scim.ErrTooManyGroups, scim.ErrLicenseExceeded} {
+				if errors.Is(err, rule) {
+					key = rule.Error()
+				}
+			}
+			if err != nil && key == "ok" {
+				key = err.Error()
+			}
+			mu.Lock()
+			out[key]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func testParallelUniqueness(t *testing.T, newStore Factory) {
+	s := newStore(t, nil)
+	got := parallel(50, func(int) error {
+		_, err := s.CreateUser(context.Background(), "t", scim.User{UserName: "same@example.com"})
+		return err
+	})
+	if diff := cmp.Diff(map[string]int{"ok": 1, scim.ErrUniqueness.Error(): 49}, got); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+}
+
+func testParallelMemberships(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+	s := newStore(t, nil)
+	u := must(s.CreateUser(ctx, "t", scim.User{UserName: "busy@example.com"})).get(t)
+	var groups []scim.Group
+	for i := range 60 {
+		groups = append(groups, must(s.CreateGroup(ctx, "t", scim.Group{DisplayName: fmt.Sprint(i)})).get(t))
+	}
+	got := parallel(60, func(i int) error {
+		g := groups[i]
+		g.Members = []scim.Member{{Value: u.ID}}
+		_, err := s.ReplaceGroup(ctx, "t", g, 0)
+		return err
+	})
+	if diff := cmp.Diff(map[string]int{"ok": 50, scim.ErrTooManyGroups.Error(): 10}, got); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	in := 0
+	for _, g := range groups {
+		for _, m := range must(s.GetGroup(ctx, "t", g.ID)).get(t).Members {
+			if m.Value == u.ID {
+				in++
+			}
+		}
+	}
+	if in != scim.MaxGroupsPerUser {
+		t.Errorf("the user is in %d groups", in)
+	}
+}
+
+func testParallelSeats(t *testing.T, newStore Factory) {
+	s := newStore(t, map[string]int{"t": 7})
+	got := parallel(30, func(i int) error {
+		_, err := s.CreateUser(context.Background(), "t", scim.User{UserName: fmt.Sprintf("u%d@example.com", i), Active: true})
+		return err
+	})
+	if diff := cmp.Diff(map[string]int{"ok": 7, scim.ErrLicenseExceeded.Error(): 23}, got); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	users, total, err := s.ListUsers(context.Background(), "t", scim.ListQuery{StartIndex: 1, Count: 100})
+	if err != nil || total != 7 || len(users) != 7 {
+		t.Errorf("users: %d %v", total, err)
+	}
+	names := make([]string, len(users))
+	for i, u := range users {
+		names[i] = u.UserName
+	}
+	sort.Strings(names)
+	if len(names) > 1 && names[0] == names[1] {
+		t.Errorf("duplicate users: %v", names)
+	}
+}
