@@ -53,20 +53,22 @@ type AuthenticationScheme struct {
 	Primary          bool   `json:"primary"`
 }
 
-// DefaultAuthenticationSchemes are the two schemes the auth package accepts.
-var DefaultAuthenticationSchemes = []AuthenticationScheme{
-	{
-		Type:        "oauthbearertoken",
-		Name:        "OAuth Bearer Token",
-		Description: "A JSON Web Token in the header: Authorization: Bearer <token>.",
-		SpecURI:     "https://www.rfc-editor.org/info/rfc6750",
-		Primary:     true,
-	},
-	{
-		Type:        "appkey",
-		Name:        "Application key",
-		Description: "An application key in the header: Authorization: AppKey <key>.",
-	},
+// DefaultAuthenticationSchemes returns the two schemes the auth package accepts.
+func DefaultAuthenticationSchemes() []AuthenticationScheme {
+	return []AuthenticationScheme{
+		{
+			Type:        "oauthbearertoken",
+			Name:        "OAuth Bearer Token",
+			Description: "A JSON Web Token in the header: Authorization: Bearer <token>.",
+			SpecURI:     "https://www.rfc-editor.org/info/rfc6750",
+			Primary:     true,
+		},
+		{
+			Type:        "appkey",
+			Name:        "Application key",
+			Description: "An application key in the header: Authorization: AppKey <key>.",
+		},
+	}
 }
 
 // Handler serves SCIM 2.0 (RFC 7643, RFC 7644) for the team of each request's caller. It
@@ -170,7 +172,7 @@ func NewHandler(store Store, opts ...Option) *Handler {
 		maxOps:      DefaultMaxOperations,
 		maxPayload:  DefaultMaxPayload,
 		pageSize:    DefaultPageSize,
-		authSchemes: DefaultAuthenticationSchemes,
+		authSchemes: DefaultAuthenticationSchemes(),
 	}
 	for _, o := range opts {
 		o(h)
