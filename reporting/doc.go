@@ -24,7 +24,8 @@
 //     gives an empty page with totalCount 0, not a 404.
 //   - Elements come ordered by facetName, then ordering, then id, variantId and versionId
 //     (CompareElements); facets by name. Strings compare byte by byte, so paging is stable.
-//   - Facets are the distinct facetName values of a tenant's elements.
+//   - Facets are the distinct facetName values of a tenant's elements. A tenant without
+//     data has no elements and no facets: its pages are empty, not 404.
 //   - Members are always present in the JSON of an element; a collection the data leaves
 //     out is null, so data round-trips through the API unchanged.
 //   - Responses are JSON whatever the Accept header says, with Cache-Control: no-store
@@ -35,4 +36,6 @@
 //     failure is a 500 ADMIN_FATAL_ERROR whose support id is logged with the cause.
 //   - Element files are strict: a member Element has no field for is an error, so typos in
 //     hand-written data are caught at load time instead of silently dropped.
+//
+// Backends implement Store and run the conformance suite of package reportingtest.
 package reporting

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -394,5 +395,42 @@ func TestWithPagingPanics(t *testing.T) {
 			}()
 			WithPaging(c[0], c[1])
 		}()
+	}
+}
+
+// TestHandlerOverHTTP serves a real connection: HEAD gets GET's headers without a body.
+func TestHandlerOverHTTP(t *testing.T) {
+	h := NewHandler(testStore())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), principalA)))
+	}))
+	defer srv.Close()
+	lengths := map[string]string{}
+	for _, method := range []string{http.MethodGet, http.MethodHead} {
+		req, err := http.NewRequest(method, srv.URL+"/api/v1/facets?take=2", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("x-tenant-id", tenantA)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `{"items":[[{"name":"IT Systems"},{"name":"Plan;Build"}]],"skip":0,"take":2,"totalCount":4}`
+		if method == http.MethodHead {
+			want = ""
+		}
+		if resp.StatusCode != http.StatusOK || string(body) != want {
+			t.Errorf("%s: %d %q, want 200 %q", method, resp.StatusCode, body, want)
+		}
+		lengths[method] = resp.Header.Get("Content-Length")
+	}
+	if lengths[http.MethodGet] != "90" || lengths[http.MethodHead] != "90" {
+		t.Errorf("Content-Length of GET and HEAD = %v, want 90 for both", lengths)
 	}
 }
