@@ -20,8 +20,6 @@ import (
 	"github.com/kmkit/kmkit/examples/server/demodata"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/problem"
-	"github.com/kmkit/kmkit/query"
-	"github.com/kmkit/kmkit/query/column"
 	"github.com/kmkit/kmkit/reporting"
 	"github.com/kmkit/kmkit/scim"
 	"github.com/kmkit/kmkit/storage/memory"
@@ -113,13 +111,8 @@ func loadData(cfg *config, logger *slog.Logger) (*memory.KMStore, map[string][]r
 			return nil, nil, fmt.Errorf("%s: %w", filepath.Clean(cfg.dataDir), err)
 		}
 		tenants, err = reporting.LoadDir(cfg.dataDir)
-	case cfg.demoRows > 0:
-		if store, err = generatedDemo(cfg.demoRows); err != nil {
-			return nil, nil, err
-		}
-		tenants, err = reporting.Load(demodata.FS)
 	default:
-		if store, err = memory.LoadKMStore(demodata.FS); err != nil {
+		if store, err = demodata.Store(cfg.demoRows); err != nil {
 			return nil, nil, err
 		}
 		tenants, err = reporting.Load(demodata.FS)
@@ -130,51 +123,6 @@ func loadData(cfg *config, logger *slog.Logger) (*memory.KMStore, map[string][]r
 	models, _ := store.Models(context.Background())
 	logger.Info("data loaded", "models", len(models), "reportingTenants", len(tenants), "took", time.Since(start).Round(time.Millisecond))
 	return store, tenants, nil
-}
-
-// generatedDemo builds the demo KMs over n generated orders, straight into columns.
-func generatedDemo(n int) (*memory.KMStore, error) {
-	models, err := km.Load(demodata.FS)
-	if err != nil {
-		return nil, err
-	}
-	builders := map[string][]*column.Builder{}
-	for _, s := range demodata.Sources {
-		bs := make([]*column.Builder, len(s.Types))
-		for i, t := range s.Types {
-			bs[i] = column.NewBuilder(t)
-		}
-		builders[s.Name] = bs
-	}
-	err = demodata.Generate(n, func(source string, row []query.Value) error {
-		for i, v := range row {
-			if err := builders[source][i].Append(v); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	store := memory.NewKMStore()
-	for _, s := range demodata.Sources {
-		cols := make([]column.Column, len(s.Columns))
-		for i, b := range builders[s.Name] {
-			cols[i] = b.Build()
-		}
-		t, err := column.NewTable(s.Columns, cols)
-		if err != nil {
-			return nil, err
-		}
-		store.PutTable(s.Name, t)
-	}
-	for _, m := range models {
-		if err := store.PutModel(m); err != nil {
-			return nil, err
-		}
-	}
-	return store, nil
 }
 
 // developmentKey returns a random key allowed everything, for the team "demo" and the

@@ -83,3 +83,27 @@ func TestGenerateIsDeterministicAndTyped(t *testing.T) {
 		t.Error("Generate(0) succeeded, want an error")
 	}
 }
+
+// TestStoreSizes checks both ways of building the demo store: the embedded CSV files and
+// generated tables hold the same rows for DefaultOrders.
+func TestStoreSizes(t *testing.T) {
+	tables, err := Tables(DefaultOrders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range Sources {
+		data, err := FS.ReadFile("data/" + s.Name + ".csv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := bytes.Count(data, []byte("\n")) - 1
+		if got := tables[s.Name].Rows(); got != lines {
+			t.Errorf("%s: %d generated rows, %d in the CSV file", s.Name, got, lines)
+		}
+	}
+	for _, n := range []int{0, 500} {
+		if _, err := Store(n); err != nil {
+			t.Errorf("Store(%d): %v", n, err)
+		}
+	}
+}
