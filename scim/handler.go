@@ -477,6 +477,10 @@ func (h *Handler) do(ctx context.Context, root string, c call) *result {
 	}
 
 	ctx = context.WithValue(ctx, rootKey{}, root)
+	pageLen := -1
+	if isList {
+		ctx = context.WithValue(ctx, pageLenKey{}, &pageLen)
+	}
 	target := c.rt.Endpoint
 	if c.id != "" {
 		target += "/" + url.PathEscape(c.id)
@@ -512,13 +516,50 @@ func (h *Handler) do(ctx context.Context, root string, c call) *result {
 		}
 	}
 	p := newProjection(splitList(c.query.Get("attributes")), splitList(c.query.Get("excludedAttributes")))
-	if !isList && p.empty() {
+	if p.empty() {
+		if isList && !setItemsPerPage(res, pageLen) {
+			return errorResult(apiError(http.StatusInternalServerError, "", "The list response could not be shaped."))
+		}
 		return res
 	}
 	if err := reshape(res, isList, p); err != nil {
 		return errorResult(apiError(http.StatusInternalServerError, "", "The response could not be shaped: %v.", err))
 	}
 	return res
+}
+
+type pageLenKey struct{}
+
+// setPageLen records the number of resources of a list page for setItemsPerPage.
+func setPageLen(ctx context.Context, n int) {
+	if p, ok := ctx.Value(pageLenKey{}).(*int); ok {
+		*p = n
+	}
+}
+
+// setItemsPerPage sets itemsPerPage of the library's list response to n, the number of
+// resources returned (the library puts the requested count there), without decoding the
+// page. The library encodes the response as a map, so its keys are sorted and the
+// top-level itemsPerPage is the last one, after the Resources.
+func setItemsPerPage(res *result, n int) bool {
+	const key = `"itemsPerPage":`
+	i := bytes.LastIndex(res.body, []byte(key))
+	if n < 0 || i < 0 {
+		return false
+	}
+	j := i + len(key)
+	k := j
+	for k < len(res.body) && res.body[k] >= '0' && res.body[k] <= '9' {
+		k++
+	}
+	if k == j {
+		return false
+	}
+	body := make([]byte, 0, len(res.body)+8)
+	body = append(body, res.body[:j]...)
+	body = strconv.AppendInt(body, int64(n), 10)
+	res.body = append(body, res.body[k:]...)
+	return true
 }
 
 // reshape applies p to the resource or list in res and, for lists, sets itemsPerPage to

@@ -256,6 +256,7 @@ func (uh userHandler) GetAll(r *http.Request, params elimity.ListRequestParams) 
 	if err != nil {
 		return elimity.Page{}, storeError(uh.h.log, err)
 	}
+	setPageLen(r.Context(), len(users))
 	page := elimity.Page{TotalResults: total, Resources: make([]elimity.Resource, len(users))}
 	for i, u := range users {
 		page.Resources[i] = userResource(u)
@@ -436,6 +437,7 @@ func (gh groupHandler) GetAll(r *http.Request, params elimity.ListRequestParams)
 	if err != nil {
 		return elimity.Page{}, storeError(gh.h.log, err)
 	}
+	setPageLen(ctx, len(groups))
 	page := elimity.Page{TotalResults: total, Resources: make([]elimity.Resource, len(groups))}
 	for i, g := range groups {
 		page.Resources[i] = groupResource(g, rootFrom(ctx))
