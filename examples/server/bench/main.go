@@ -1,0 +1,211 @@
+// Command bench measures the Knowledge Model handler over the generated order-to-cash
+// demo, next to its peers measured in the same run:
+//
+//   - in process: the time a request spends in the handler next to the time it spends in
+//     the store's executor (km.Store.Query), over the same requests;
+//   - over loopback with wrk: the handler's latency and throughput next to a static handler
+//     that writes the same response bytes from memory.
+//
+// Usage (wrk is the Debian package of that name):
+//
+//	go run ./examples/server/bench -rows 1000000 -d 10s -c 8 -t 2
+//
+// It prints a Markdown table for BENCHMARKS.md.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/kmkit/kmkit/examples/server/demodata"
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/query"
+)
+
+// timedStore measures the time spent in Query.
+type timedStore struct {
+	km.Store
+	nanos atomic.Int64
+	calls atomic.Int64
+}
+
+func (s *timedStore) Query(ctx context.Context, m *km.KnowledgeModel, q *km.Query) (*query.Result, error) {
+	start := time.Now()
+	res, err := s.Store.Query(ctx, m, q)
+	s.nanos.Add(int64(time.Since(start)))
+	s.calls.Add(1)
+	return res, err
+}
+
+// discard is a ResponseWriter that keeps only the status and size.
+type discard struct {
+	h      http.Header
+	status int
+	n      int
+}
+
+func (d *discard) Header() http.Header         { return d.h }
+func (d *discard) WriteHeader(status int)      { d.status = status }
+func (d *discard) Write(b []byte) (int, error) { d.n += len(b); return len(b), nil }
+
+type benchQuery struct {
+	name, path string
+}
+
+func main() {
+	rows := flag.Int("rows", 1_000_000, "orders to generate (customers are rows/100)")
+	dur := flag.Duration("d", 10*time.Second, "wrk duration per run")
+	conns := flag.Int("c", 8, "wrk connections")
+	threads := flag.Int("t", 2, "wrk threads")
+	iters := flag.Int("n", 200, "in-process requests per query")
+	flag.Parse()
+
+	start := time.Now()
+	store, err := demodata.Store(*rows)
+	if err != nil {
+		log.Fatal(err)
+	}
+	runtime.GC()
+	ts := &timedStore{Store: store}
+	h := km.NewHandler(ts, km.Options{})
+	customers, _ := demodata.Sizes(*rows)
+	fmt.Printf("generated %d orders and %d customers in %v; GOMAXPROCS %d\n\n", *rows, customers, time.Since(start).Round(time.Millisecond), runtime.GOMAXPROCS(0))
+
+	base := km.BasePath + "/knowledge-models/o2c"
+	queries := []benchQuery{
+		{"(a) ORDERS page: filter + sort, pageSize 50", base + "/records/ORDERS/data?fields=ORDER_ID,CUSTOMER_ID,ORDER_DATE,STATUS,NET_VALUE,DAYS_LATE&filterExpr=STATUS%20eq%20'OPEN'&sort=-NET_VALUE&pageSize=50"},
+		{"(b) KM KPIs grouped by one field", base + "/data?fields=ORDERS.STATUS&kpis=TOTAL_NET,AVG_NET,LATE_SHARE&sort=-TOTAL_NET"},
+		{fmt.Sprintf("(c) CUSTOMERS page (%d rows): filter + sort, pageSize 50", customers), base + "/records/CUSTOMERS/data?fields=CUSTOMER_ID,CUSTOMER_NAME,COUNTRY,SEGMENT,CREDIT_LIMIT&filterExpr=SEGMENT%20eq%20'SMB'&sort=-CREDIT_LIMIT&pageSize=50"},
+	}
+
+	// In process: handler time next to executor time.
+	bodies := map[string][]byte{}
+	fmt.Println("| query | handler, in process | executor (Store.Query) | handler / executor |")
+	fmt.Println("|---|---|---|---|")
+	for _, q := range queries {
+		rec := &bytes.Buffer{}
+		req, _ := http.NewRequest(http.MethodGet, q.path, nil)
+		w := &recorder{h: http.Header{}, body: rec}
+		h.ServeHTTP(w, req)
+		if w.status != http.StatusOK {
+			log.Fatalf("%s: status %d: %s", q.name, w.status, rec)
+		}
+		bodies[q.path] = append([]byte(nil), rec.Bytes()...)
+		ts.nanos.Store(0)
+		ts.calls.Store(0)
+		t0 := time.Now()
+		for range *iters {
+			d := &discard{h: http.Header{}}
+			h.ServeHTTP(d, req)
+		}
+		total := time.Since(t0)
+		perReq := total / time.Duration(*iters)
+		perExec := time.Duration(ts.nanos.Load() / ts.calls.Load())
+		fmt.Printf("| %s | %v | %v | %.2f |\n", q.name, perReq.Round(time.Microsecond), perExec.Round(time.Microsecond), float64(perReq)/float64(perExec))
+	}
+
+	if _, err := exec.LookPath("wrk"); err != nil {
+		fmt.Println("\nwrk not found: skipping the loopback runs")
+		return
+	}
+	real := serve(h)
+	static := serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := bodies[r.URL.RequestURI()]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body)
+	}))
+	fmt.Printf("\nwrk -t%d -c%d -d%v --latency, loopback, same run:\n\n", *threads, *conns, *dur)
+	fmt.Println("| query | handler req/s | static req/s | handler/static | handler p50 | handler p99 | static p50 | static p99 | body bytes |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	for _, q := range queries {
+		hr := runWrk(*threads, *conns, *dur, "http://"+real+q.path)
+		sr := runWrk(*threads, *conns, *dur, "http://"+static+q.path)
+		fmt.Printf("| %s | %.0f | %.0f | %.2f | %s | %s | %s | %s | %d |\n", q.name, hr.rps, sr.rps, hr.rps/sr.rps,
+			hr.p50, hr.p99, sr.p50, sr.p99, len(bodies[q.path]))
+	}
+}
+
+// recorder keeps the response body.
+type recorder struct {
+	h      http.Header
+	status int
+	body   io.Writer
+}
+
+func (r *recorder) Header() http.Header { return r.h }
+func (r *recorder) WriteHeader(s int)   { r.status = s }
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(b)
+}
+
+// serve starts h on a loopback port and returns its address.
+func serve(h http.Handler) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			log.Fatal(err)
+		}
+	}()
+	return ln.Addr().String()
+}
+
+type wrkResult struct {
+	rps      float64
+	p50, p99 string
+}
+
+// runWrk runs wrk and reads requests per second and the 50th and 99th latency percentiles.
+func runWrk(threads, conns int, d time.Duration, url string) wrkResult {
+	cmd := exec.Command("wrk", "-t", strconv.Itoa(threads), "-c", strconv.Itoa(conns), "-d", d.String(), "--latency", url)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		log.Fatalf("wrk %s: %v", url, err)
+	}
+	var r wrkResult
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) == 2 && f[0] == "Requests/sec:":
+			r.rps, _ = strconv.ParseFloat(f[1], 64)
+		case len(f) == 2 && f[0] == "50%":
+			r.p50 = f[1]
+		case len(f) == 2 && f[0] == "99%":
+			r.p99 = f[1]
+		case len(f) >= 4 && f[0] == "Non-2xx":
+			log.Fatalf("wrk %s: %s", url, sc.Text())
+		}
+	}
+	if r.rps == 0 {
+		log.Fatalf("wrk %s: no result in\n%s", url, out)
+	}
+	return r
+}
