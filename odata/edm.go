@@ -1,0 +1,121 @@
+package odata
+
+import (
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/query"
+)
+
+// The names SPEC-NOTES fixes for every service.
+const (
+	// Namespace is the schema namespace of every service.
+	Namespace = "ODataKnowledgeModel"
+	// ContainerName is the name of the entity container.
+	ContainerName = "Container"
+	// EntitySetSuffix follows the record id in the name of its entity set.
+	EntitySetSuffix = "_entries"
+	// RowNumberKey is the name of the generated key property of a record that declares no
+	// key; underscores are prepended while a field of the record has the name.
+	RowNumberKey = "ROW_NUMBER"
+)
+
+// entityType is the OData view of one record: its entity type and entity set.
+type entityType struct {
+	rec  *km.Record
+	name string // the entity type's name: the record id
+	set  string // the entity set's name: record id + "_entries"
+	// props are the properties in the record's field order; a generated key comes first.
+	props []property
+	// key is the index of the key property in props.
+	key int
+	// generated is true when the key is the generated row number.
+	generated bool
+}
+
+// property is one property of an entity type.
+type property struct {
+	name  string
+	field *km.Field // nil for the generated key
+	typ   query.Type
+	edm   string // Edm.String ...
+	// nullable is false only for the key.
+	nullable bool
+}
+
+// newEntityType builds the entity type of rec. A record named like the container gets a
+// type name with a "_Type" suffix.
+func newEntityType(rec *km.Record) *entityType {
+	et := &entityType{rec: rec, name: rec.ID, set: rec.ID + EntitySetSuffix, key: -1}
+	if et.name == ContainerName {
+		// Entity types and the container share the schema's namespace.
+		et.name += "_Type"
+	}
+	if rec.Key == "" || rec.Field(rec.Key) == nil {
+		name := RowNumberKey
+		for rec.Field(name) != nil {
+			name = "_" + name
+		}
+		et.generated = true
+		et.key = 0
+		et.props = append(et.props, property{name: name, typ: query.TypeInteger, edm: "Edm.Int64"})
+	}
+	for _, f := range rec.Fields {
+		p := property{name: f.ID, field: f, typ: f.Type, edm: edmType(f.Type), nullable: true}
+		if !et.generated && f.ID == rec.Key {
+			p.nullable = false
+			et.key = len(et.props)
+		}
+		et.props = append(et.props, p)
+	}
+	return et
+}
+
+// entityTypes returns the entity types of every record of m, in record order.
+func entityTypes(m *km.KnowledgeModel) []*entityType {
+	out := make([]*entityType, len(m.Records))
+	for i, r := range m.Records {
+		out[i] = newEntityType(r)
+	}
+	return out
+}
+
+// prop returns the index of the property with the given name, or -1.
+func (et *entityType) prop(name string) int {
+	for i, p := range et.props {
+		if p.name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// qualified returns the type's qualified name.
+func (et *entityType) qualified() string { return Namespace + "." + et.name }
+
+// edmType maps a field type to its EDM primitive type.
+func edmType(t query.Type) string {
+	switch t {
+	case query.TypeInteger:
+		return "Edm.Int64"
+	case query.TypeFloat:
+		return "Edm.Double"
+	case query.TypeBoolean:
+		return "Edm.Boolean"
+	case query.TypeDate:
+		return "Edm.Date"
+	case query.TypeDateTime, query.TypeTimestamp:
+		return "Edm.DateTimeOffset"
+	case query.TypeTime:
+		return "Edm.TimeOfDay"
+	}
+	return "Edm.String"
+}
+
+// precision is the precision facet of temporal types: values carry microseconds, and the
+// facet's default (0) would forbid fractional seconds.
+func precision(t query.Type) int {
+	switch t {
+	case query.TypeDateTime, query.TypeTimestamp, query.TypeTime:
+		return 6
+	}
+	return -1
+}

@@ -1,0 +1,516 @@
+package odata
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/query"
+)
+
+// entityQuery is a checked entity set request: the store query and what shaping the
+// answer needs.
+type entityQuery struct {
+	et *entityType
+	q  km.Query
+	// out lists the properties of each entity in order (indexes into et.props); col
+	// gives, per entry of out, the result column holding it (-1 for the generated key).
+	out, col []int
+	// skip, n: the entities [skip, skip+n) are asked for; n < 0 means no limit.
+	skip, top int
+}
+
+// recordSchema resolves the field ids of one record for $filter.
+type recordSchema struct{ rec *km.Record }
+
+// FieldType implements query.Schema.
+func (s recordSchema) FieldType(name string) (query.Type, bool) {
+	if f := s.rec.Field(name); f != nil {
+		return f.Type, true
+	}
+	return query.TypeInvalid, false
+}
+
+// planEntities checks the options against the entity type and the KM and builds the
+// store query (without paging).
+func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOptions) (*entityQuery, error) {
+	eq := &entityQuery{et: et, skip: o.Skip, top: o.Top}
+	eq.q.Record = et.rec.ID
+	// Properties: the selected ones (all without $select), the key always among them.
+	if o.Select == nil {
+		for i := range et.props {
+			eq.out = append(eq.out, i)
+		}
+	} else {
+		var unknown []string
+		for _, name := range o.Select {
+			i := et.prop(name)
+			if i < 0 {
+				unknown = append(unknown, name)
+				continue
+			}
+			eq.out = append(eq.out, i)
+		}
+		if len(unknown) > 0 {
+			return nil, badOption(km.CodeFieldNotFound, "$select: entity type %s has no propert%s %s", et.name, plural(len(unknown), "y", "ies"), strings.Join(unknown, ", "))
+		}
+		if !containsInt(eq.out, et.key) {
+			eq.out = append([]int{et.key}, eq.out...)
+		}
+	}
+	fieldCol := map[string]int{}
+	addField := func(name string) int {
+		if c, ok := fieldCol[name]; ok {
+			return c
+		}
+		c := len(eq.q.Fields)
+		eq.q.Fields = append(eq.q.Fields, name)
+		fieldCol[name] = c
+		return c
+	}
+	eq.col = make([]int, len(eq.out))
+	for i, p := range eq.out {
+		if et.generated && p == et.key {
+			eq.col[i] = -1
+			continue
+		}
+		eq.col[i] = addField(et.props[p].name)
+	}
+	// $orderby: properties of the type; the store sorts by selected fields only, so
+	// sort fields join the query's fields without being written.
+	for _, k := range o.OrderBy {
+		i := et.prop(k.Field)
+		switch {
+		case i < 0:
+			return nil, &query.Error{Kind: query.KindParameter, Code: query.CodeSortUnknownField, Param: "$orderby", Pos: query.NoPos,
+				Msg: fmt.Sprintf("entity type %s has no property %s", et.name, k.Field)}
+		case et.generated && i == et.key:
+			return nil, badOption(problem.CodeParameterIllegal, "$orderby: %s is the generated row number; entities come in row order without $orderby", k.Field)
+		}
+		addField(k.Field)
+		eq.q.Sort = append(eq.q.Sort, k)
+	}
+	if len(eq.q.Fields) == 0 && len(et.rec.Fields) > 0 {
+		// Only the generated key was selected: the store still needs a column.
+		addField(et.rec.Fields[0].ID)
+	}
+	// Filters: filterid and $filter, ANDed.
+	var conj []query.Expr
+	for _, id := range o.FilterIDs {
+		f := m.Filter(id)
+		if f == nil {
+			return nil, badOption(CodeFilterNotFound, "filterid: knowledge model %s has no filter %s", m.ID, id)
+		}
+		e, err := recordLevel(f.Bound(), et.rec.ID)
+		if err != nil {
+			return nil, badOption(problem.CodeParameterIllegal, "filterid: filter %s cannot apply to entity set %s: %v", id, et.set, err)
+		}
+		conj = append(conj, e)
+	}
+	if o.Filter != nil {
+		e, err := query.Bind(o.Filter, recordSchema{et.rec})
+		if err != nil {
+			if qe, ok := err.(*query.Error); ok {
+				qe.Param = "$filter"
+				if qe.Pos >= 0 {
+					qe.Char = query.CharPos(o.FilterText, qe.Pos)
+				}
+			}
+			return nil, err
+		}
+		conj = append(conj, e)
+	}
+	for _, e := range conj {
+		if eq.q.Filter == nil {
+			eq.q.Filter = e
+		} else {
+			eq.q.Filter = &query.Logical{At: eq.q.Filter.Position(), Op: query.And, L: eq.q.Filter, R: e}
+		}
+	}
+	eq.q.Count = o.Count
+	return eq, nil
+}
+
+func containsInt(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// recordLevel rewrites a bound KM-level filter ("REC.FIELD") for the fields of record rec
+// ("FIELD"). It fails when the filter names a field of another record.
+func recordLevel(e query.Expr, rec string) (query.Expr, error) {
+	var err error
+	field := func(f query.FieldRef) query.FieldRef {
+		name, ok := strings.CutPrefix(f.Name, rec+".")
+		if !ok || name == "" {
+			if err == nil {
+				err = fmt.Errorf("it uses field %s of another record", f.Name)
+			}
+			return f
+		}
+		f.Name = name
+		return f
+	}
+	var walk func(query.Expr) query.Expr
+	walk = func(e query.Expr) query.Expr {
+		switch e := e.(type) {
+		case *query.Logical:
+			return &query.Logical{At: e.At, Op: e.Op, L: walk(e.L), R: walk(e.R)}
+		case *query.Not:
+			return &query.Not{At: e.At, X: walk(e.X)}
+		case *query.Compare:
+			c := *e
+			c.Field = field(e.Field)
+			return &c
+		case *query.In:
+			c := *e
+			c.Field = field(e.Field)
+			return &c
+		case *query.Call:
+			c := *e
+			c.Field = field(e.Field)
+			return &c
+		case *query.IsNull:
+			c := *e
+			c.Field = field(e.Field)
+			return &c
+		}
+		return e
+	}
+	out := walk(e)
+	return out, err
+}
+
+// window returns the page and page size that cover the rows [skip, skip+n) (n >= 1) in
+// one page of the store's paging, and the offset of row skip in that page. It picks the
+// smallest page size it finds, so that little more than n rows are read: a page of size
+// P >= n covers the range when skip mod P <= P-n. Such a P exists not far above
+// max(n, sqrt(2 skip)); page 0 of size skip+n always covers it and ends the search.
+func window(skip, n int) (page, size, off int) {
+	if skip == 0 {
+		return 0, n, 0
+	}
+	limit := n + 2*int(math.Sqrt(float64(skip))) + 2
+	for p := n; p <= limit && p <= skip; p++ {
+		if skip%p <= p-n {
+			return skip / p, p, skip % p
+		}
+	}
+	return 0, skip + n, skip
+}
+
+// preferredPageSize reads "Prefer: odata.maxpagesize=N" (also "maxpagesize", OData
+// 4.01); 0 when absent or not a positive integer.
+func preferredPageSize(r *http.Request) int {
+	for _, v := range r.Header.Values("Prefer") {
+		for item := range strings.SplitSeq(v, ",") {
+			k, val, ok := strings.Cut(strings.TrimSpace(item), "=")
+			k = strings.ToLower(strings.TrimSpace(k))
+			if !ok || (k != "odata.maxpagesize" && k != "maxpagesize") {
+				continue
+			}
+			if n, err := strconv.Atoi(strings.Trim(strings.TrimSpace(val), `"`)); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// serveEntities answers an entity set (or its /$count).
+func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.KnowledgeModel, et *entityType, root string, countOnly bool) {
+	o, err := ParseQueryOptions(r.URL.RawQuery)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	f, ieee, err := negotiate(o, r.Header.Get("Accept"), FormatJSON)
+	if countOnly {
+		// The count is plain text whatever the format; a bad $format is still an error.
+		f, ieee, err = FormatDefault, false, nil
+		if o.Format == FormatDefault && o.Select == nil && o.OrderBy == nil && o.Top < 0 && o.Skip == 0 {
+			o.Count = true
+		} else {
+			err = badOption(problem.CodeParameterIllegal, "/$count takes $filter and filterid only")
+		}
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	eq, err := h.planEntities(m, et, o)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	pageSize := h.opts.MaxPageSize
+	if n := preferredPageSize(r); n > 0 && n < pageSize {
+		pageSize = n
+		w.Header().Set("Preference-Applied", "odata.maxpagesize="+strconv.Itoa(n))
+	}
+	n := pageSize
+	if eq.top >= 0 && eq.top < n {
+		n = eq.top
+	}
+	more := eq.top < 0 || eq.top > n // a next page may exist
+	fetch := n
+	if more {
+		fetch++ // one row beyond the page tells whether there is a next one
+	}
+	if countOnly {
+		fetch = 0
+	}
+	var (
+		rows  [][]query.Value
+		count int
+	)
+	if fetch > 0 || o.Count {
+		var off int
+		eq.q.Page, eq.q.PageSize, off = window(eq.skip, max(fetch, 1))
+		res, err := h.store.Query(r.Context(), m, &eq.q)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		if len(res.Columns) != len(eq.q.Fields) {
+			h.fail(w, r, fmt.Errorf("odata: store returned %d columns for a request of %d", len(res.Columns), len(eq.q.Fields)))
+			return
+		}
+		count = res.Count
+		if fetch > 0 && off < len(res.Rows) {
+			rows = res.Rows[off:min(off+fetch, len(res.Rows))]
+		}
+	}
+	if countOnly {
+		write(w, "text/plain;charset=utf-8", strconv.AppendInt(nil, int64(count), 10))
+		return
+	}
+	next := ""
+	if more && len(rows) > n {
+		rows = rows[:n]
+		next = nextLink(root+et.set, r.URL.RawQuery, eq.skip+n, eq.top, n)
+	}
+	bp := bufPool.Get().(*[]byte)
+	b := (*bp)[:0]
+	pg := page{eq: eq, rows: rows, count: count, counted: o.Count, next: next, root: root, sel: o.Select, ieee754: ieee}
+	if f == FormatXML {
+		b = pg.appendAtom(b, h.now())
+		write(w, "application/atom+xml;type=feed;charset=utf-8", b)
+	} else {
+		b = pg.appendJSON(b)
+		write(w, jsonContentType(ieee), b)
+	}
+	if cap(b) <= maxPooled {
+		*bp = b[:0]
+		bufPool.Put(bp)
+	}
+}
+
+// nextLink returns the URL of the next page: the request's query string without $skip
+// and $top, then the new $skip and, when the client set $top, what remains of it.
+func nextLink(setURL, raw string, skip, top, served int) string {
+	var b strings.Builder
+	b.WriteString(setURL)
+	b.WriteByte('?')
+	for pair := range strings.SplitSeq(raw, "&") {
+		if pair == "" {
+			continue
+		}
+		k, _, _ := strings.Cut(pair, "=")
+		if name, ok := optionName(k); ok && (name == optSkip || name == optTop) {
+			continue
+		}
+		b.WriteString(pair)
+		b.WriteByte('&')
+	}
+	b.WriteString("$skip=")
+	b.WriteString(strconv.Itoa(skip))
+	if top >= 0 {
+		b.WriteString("&$top=")
+		b.WriteString(strconv.Itoa(top - served))
+	}
+	return b.String()
+}
+
+// page is one answer of an entity set, ready to encode.
+type page struct {
+	eq      *entityQuery
+	rows    [][]query.Value
+	count   int
+	counted bool
+	next    string
+	root    string
+	sel     []string
+	ieee754 bool
+}
+
+// rowNumber is the generated key of the i-th row of the page: its 1-based position in
+// the filtered and sorted entity set.
+func (pg *page) rowNumber(i int) query.Value {
+	return query.Int(int64(pg.eq.skip + i + 1))
+}
+
+// value returns property j (an index into eq.out) of row i.
+func (pg *page) value(i, j int) query.Value {
+	if c := pg.eq.col[j]; c >= 0 {
+		return pg.rows[i][c]
+	}
+	return pg.rowNumber(i)
+}
+
+// appendContext appends the context URL: the entity set, with the $select list.
+func (pg *page) appendContext(b []byte) []byte {
+	b = append(b, pg.root...)
+	b = append(b, "$metadata#"...)
+	b = append(b, pg.eq.et.set...)
+	if pg.sel != nil {
+		b = append(b, '(')
+		for i, s := range pg.sel {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, s...)
+		}
+		b = append(b, ')')
+	}
+	return b
+}
+
+// appendJSON appends the page as an OData JSON collection (minimal metadata).
+func (pg *page) appendJSON(b []byte) []byte {
+	et := pg.eq.et
+	keys := make([][]byte, len(pg.eq.out))
+	for j, p := range pg.eq.out {
+		keys[j] = append(appendJSONString(nil, et.props[p].name), ':')
+	}
+	b = append(b, `{"@odata.context":`...)
+	b = appendJSONString(b, string(pg.appendContext(nil)))
+	if pg.counted {
+		b = append(b, `,"@odata.count":`...)
+		b = strconv.AppendInt(b, int64(pg.count), 10)
+	}
+	b = append(b, `,"value":[`...)
+	for i := range pg.rows {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '{')
+		for j := range pg.eq.out {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, keys[j]...)
+			b = appendJSONValue(b, pg.value(i, j), pg.ieee754)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	if pg.next != "" {
+		b = append(b, `,"@odata.nextLink":`...)
+		b = appendJSONString(b, pg.next)
+	}
+	return append(b, '}')
+}
+
+// xmlTypeNames are the m:type attribute values of the non-string types.
+var xmlTypeNames = map[string]string{
+	"Edm.Int64": "Int64", "Edm.Double": "Double", "Edm.Boolean": "Boolean", "Edm.Date": "Date",
+	"Edm.DateTimeOffset": "DateTimeOffset", "Edm.TimeOfDay": "TimeOfDay",
+}
+
+// appendAtom appends the page as an Atom feed: m:context, m:count, one entry per entity
+// with its id (the canonical URL), category, updated time and m:properties, and a next
+// link.
+func (pg *page) appendAtom(b []byte, now time.Time) []byte {
+	et := pg.eq.et
+	updated := now.UTC().Truncate(time.Second).AppendFormat(nil, time.RFC3339)
+	// Property element names and type attributes, computed once per page.
+	open := make([][]byte, len(pg.eq.out))
+	openNull := make([][]byte, len(pg.eq.out))
+	closeTag := make([][]byte, len(pg.eq.out))
+	for j, p := range pg.eq.out {
+		prop := et.props[p]
+		t := ""
+		if name := xmlTypeNames[prop.edm]; name != "" {
+			t = ` m:type="` + name + `"`
+		}
+		open[j] = []byte("<d:" + prop.name + t + ">")
+		openNull[j] = []byte("<d:" + prop.name + t + ` m:null="true"/>`)
+		closeTag[j] = []byte("</d:" + prop.name + ">")
+	}
+	setURL := pg.root + et.set
+	b = append(b, xmlHeader...)
+	b = append(b, `<feed xmlns="http://www.w3.org/2005/Atom" xmlns:m="http://docs.oasis-open.org/odata/ns/metadata" xmlns:d="http://docs.oasis-open.org/odata/ns/data" xml:base="`...)
+	b = appendXMLText(b, pg.root, true)
+	b = append(b, `" m:context="`...)
+	b = appendXMLText(b, string(pg.appendContext(nil)), true)
+	b = append(b, `"><id>`...)
+	b = appendXMLText(b, setURL, false)
+	b = append(b, `</id><title type="text">`...)
+	b = append(b, et.set...)
+	b = append(b, `</title><updated>`...)
+	b = append(b, updated...)
+	b = append(b, `</updated><author><name/></author><link rel="self" href="`...)
+	b = append(b, et.set...)
+	b = append(b, `"/>`...)
+	if pg.counted {
+		b = append(b, `<m:count>`...)
+		b = strconv.AppendInt(b, int64(pg.count), 10)
+		b = append(b, `</m:count>`...)
+	}
+	keyCol := -1
+	for j, p := range pg.eq.out {
+		if p == et.key {
+			keyCol = j
+		}
+	}
+	var id []byte
+	for i := range pg.rows {
+		id = append(id[:0], setURL...)
+		id = append(id, '(')
+		id = appendKeyLiteral(id, pg.value(i, keyCol))
+		id = append(id, ')')
+		b = append(b, `<entry><id>`...)
+		b = appendXMLText(b, string(id), false)
+		b = append(b, `</id><category scheme="http://docs.oasis-open.org/odata/ns/scheme" term="#`...)
+		b = append(b, et.qualified()...)
+		b = append(b, `"/><link rel="edit" href="`...)
+		b = appendXMLText(b, string(id[len(pg.root):]), true)
+		b = append(b, `"/><title/><updated>`...)
+		b = append(b, updated...)
+		b = append(b, `</updated><author><name/></author><content type="application/xml"><m:properties>`...)
+		for j := range pg.eq.out {
+			v := pg.value(i, j)
+			if v.Null {
+				b = append(b, openNull[j]...)
+				continue
+			}
+			b = append(b, open[j]...)
+			b = appendXMLValue(b, v)
+			b = append(b, closeTag[j]...)
+		}
+		b = append(b, `</m:properties></content></entry>`...)
+	}
+	if pg.next != "" {
+		b = append(b, `<link rel="next" href="`...)
+		b = appendXMLText(b, pg.next, true)
+		b = append(b, `"/>`...)
+	}
+	return append(b, `</feed>`...)
+}

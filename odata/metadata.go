@@ -1,0 +1,131 @@
+package odata
+
+import (
+	"strconv"
+)
+
+// The versions of the two CSDL representations: CSDL JSON exists from 4.01 on; CSDL XML
+// is served as 4.0, the version BI tools and OData 4.0 clients read.
+const (
+	csdlJSONVersion = "4.01"
+	edmxVersion     = "4.0"
+)
+
+// metadataXML renders the CSDL XML (EDMX) document of the entity types.
+func metadataXML(types []*entityType) []byte {
+	b := make([]byte, 0, 512+len(types)*512)
+	b = append(b, xmlHeader...)
+	b = append(b, `<edmx:Edmx xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx" Version="`+edmxVersion+`">`...)
+	b = append(b, `<edmx:DataServices><Schema xmlns="http://docs.oasis-open.org/odata/ns/edm" Namespace="`+Namespace+`">`...)
+	for _, et := range types {
+		b = append(b, `<EntityType Name="`...)
+		b = appendXMLText(b, et.name, true)
+		b = append(b, `"><Key><PropertyRef Name="`...)
+		b = appendXMLText(b, et.props[et.key].name, true)
+		b = append(b, `"/></Key>`...)
+		for _, p := range et.props {
+			b = append(b, `<Property Name="`...)
+			b = appendXMLText(b, p.name, true)
+			b = append(b, `" Type="`...)
+			b = append(b, p.edm...)
+			b = append(b, `" Nullable="`...)
+			b = strconv.AppendBool(b, p.nullable)
+			if pr := precision(p.typ); pr >= 0 {
+				b = append(b, `" Precision="`...)
+				b = strconv.AppendInt(b, int64(pr), 10)
+			}
+			b = append(b, `"/>`...)
+		}
+		b = append(b, `</EntityType>`...)
+	}
+	b = append(b, `<EntityContainer Name="`+ContainerName+`">`...)
+	for _, et := range types {
+		b = append(b, `<EntitySet Name="`...)
+		b = appendXMLText(b, et.set, true)
+		b = append(b, `" EntityType="`...)
+		b = appendXMLText(b, et.qualified(), true)
+		b = append(b, `"/>`...)
+	}
+	b = append(b, `</EntityContainer></Schema></edmx:DataServices></edmx:Edmx>`...)
+	return b
+}
+
+// metadataJSON renders the CSDL JSON document of the entity types. Nullability is stated
+// on every property, and every property names its $Type, Edm.String included, although
+// both have defaults in CSDL JSON.
+func metadataJSON(types []*entityType) []byte {
+	b := make([]byte, 0, 256+len(types)*512)
+	b = append(b, `{"$Version":"`+csdlJSONVersion+`","$EntityContainer":"`+Namespace+"."+ContainerName+`","`+Namespace+`":{`...)
+	for _, et := range types {
+		b = appendJSONString(b, et.name)
+		b = append(b, `:{"$Kind":"EntityType","$Key":[`...)
+		b = appendJSONString(b, et.props[et.key].name)
+		b = append(b, ']')
+		for _, p := range et.props {
+			b = append(b, ',')
+			b = appendJSONString(b, p.name)
+			b = append(b, `:{"$Type":"`...)
+			b = append(b, p.edm...)
+			b = append(b, `","$Nullable":`...)
+			b = strconv.AppendBool(b, p.nullable)
+			if pr := precision(p.typ); pr >= 0 {
+				b = append(b, `,"$Precision":`...)
+				b = strconv.AppendInt(b, int64(pr), 10)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, `},`...)
+	}
+	b = append(b, `"`+ContainerName+`":{"$Kind":"EntityContainer"`...)
+	for _, et := range types {
+		b = append(b, ',')
+		b = appendJSONString(b, et.set)
+		b = append(b, `:{"$Collection":true,"$Type":`...)
+		b = appendJSONString(b, et.qualified())
+		b = append(b, '}')
+	}
+	return append(b, `}}}`...)
+}
+
+// serviceJSON renders the JSON service document: the context URL and one entity set per
+// record.
+func serviceJSON(root string, types []*entityType) []byte {
+	b := make([]byte, 0, 128+len(types)*96)
+	b = append(b, `{"@odata.context":`...)
+	b = appendJSONString(b, root+"$metadata")
+	b = append(b, `,"value":[`...)
+	for i, et := range types {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = appendJSONString(b, et.set)
+		b = append(b, `,"kind":"EntitySet","url":`...)
+		b = appendJSONString(b, et.set)
+		b = append(b, '}')
+	}
+	return append(b, `]}`...)
+}
+
+// serviceXML renders the AtomPub service document: one workspace titled with the
+// container's qualified name and one collection per entity set, with the seed's name
+// attribute beside href and atom:title.
+func serviceXML(root string, types []*entityType) []byte {
+	b := make([]byte, 0, 384+len(types)*160)
+	b = append(b, xmlHeader...)
+	b = append(b, `<app:service xmlns:app="http://www.w3.org/2007/app" xmlns:atom="http://www.w3.org/2005/Atom" xmlns:m="http://docs.oasis-open.org/odata/ns/metadata" xml:base="`...)
+	b = appendXMLText(b, root, true)
+	b = append(b, `" m:context="`...)
+	b = appendXMLText(b, root+"$metadata", true)
+	b = append(b, `"><app:workspace><atom:title type="text">`+Namespace+"."+ContainerName+`</atom:title>`...)
+	for _, et := range types {
+		b = append(b, `<app:collection href="`...)
+		b = appendXMLText(b, et.set, true)
+		b = append(b, `" name="`...)
+		b = appendXMLText(b, et.set, true)
+		b = append(b, `"><atom:title type="text">`...)
+		b = appendXMLText(b, et.set, false)
+		b = append(b, `</atom:title></app:collection>`...)
+	}
+	return append(b, `</app:workspace></app:service>`...)
+}

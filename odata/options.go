@@ -1,0 +1,341 @@
+package odata
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/query"
+)
+
+// Error codes the OData handler adds to those of the problem, query and km packages.
+const (
+	// CodeOptionNotSupported: a system query option, or a form of one, that valid OData
+	// allows and this service does not implement ($expand, $search, a path in $orderby ...).
+	CodeOptionNotSupported = "ODATA_OPTION_NOT_SUPPORTED"
+	// CodeOptionRepeated: a system query option given more than once.
+	CodeOptionRepeated = "ODATA_OPTION_REPEATED"
+)
+
+// Format is a representation of an OData answer.
+type Format uint8
+
+// The representations. FormatDefault means the request did not say: the Accept header,
+// then the resource's default decide.
+const (
+	FormatDefault Format = iota
+	FormatJSON           // JSON: OData JSON, CSDL JSON
+	FormatXML            // XML: Atom feeds, AtomPub service documents, CSDL XML
+)
+
+// String returns "default", "json" or "xml".
+func (f Format) String() string {
+	switch f {
+	case FormatJSON:
+		return "json"
+	case FormatXML:
+		return "xml"
+	}
+	return "default"
+}
+
+// QueryOptions are the query options of an OData request, checked for syntax but not yet
+// against an entity type.
+type QueryOptions struct {
+	// Format is what $format asks for; FormatDefault when absent.
+	Format Format
+	// IEEE754Compatible is set by $format=application/json;IEEE754Compatible=true: Int64
+	// values are then written as JSON strings.
+	IEEE754Compatible bool
+	// Select lists the properties of $select in order, duplicates dropped; nil when absent
+	// or "*" (every property).
+	Select []string
+	// Top is $top, or -1 when absent. Skip is $skip (0 when absent).
+	Top, Skip int
+	// Filter is the parsed (unbound) $filter, nil when absent; FilterText its source.
+	Filter     query.Expr
+	FilterText string
+	// OrderBy lists the keys of $orderby in priority order.
+	OrderBy []query.SortKey
+	// Count is $count=true.
+	Count bool
+	// FilterIDs are the predefined KM filters named by filterid (comma-separated and/or
+	// repeated), duplicates dropped.
+	FilterIDs []string
+}
+
+// system query options by their canonical name (lower case, without "$").
+const (
+	optFormat  = "format"
+	optSelect  = "select"
+	optTop     = "top"
+	optSkip    = "skip"
+	optFilter  = "filter"
+	optOrderBy = "orderby"
+	optCount   = "count"
+)
+
+// unsupportedOptions are valid OData system query options this service does not offer.
+var unsupportedOptions = map[string]string{
+	"expand":        "the entity types have no navigation properties",
+	"search":        "use $filter with contains(FIELD,'text')",
+	"apply":         "aggregation is served by the Knowledge Model API's KPIs",
+	"compute":       "computed properties are not offered",
+	"levels":        "the entity types have no navigation properties",
+	"index":         "ordinal access is not offered",
+	"schemaversion": "the service has one schema version",
+	"deltatoken":    "delta links are not offered",
+	"skiptoken":     "next links page with $skip",
+	"id":            "entity references are not offered",
+}
+
+// ParseQueryOptions reads the query options of a raw query string (the part of the URL
+// after "?"). It splits pairs at "&" only and keeps "+" as a plus, so ";" and "+" inside
+// $filter survive (query.ParseRawQuery); in $select and $orderby a "+" also separates,
+// since no name contains one.
+//
+// System option names are matched without regard to case, with or without the "$"
+// prefix, as OData 4.01 has it; each may occur once. filterid may be repeated and
+// comma-separated. Other names starting with "$" or "@" are errors; any other custom
+// option is ignored, as OData requires.
+//
+// Errors are *problem.Problem values (415 for an unknown $format, 400 otherwise) or
+// *query.Error values (400) for $filter and paging, each saying what was wrong.
+func ParseQueryOptions(raw string) (*QueryOptions, error) {
+	params, err := query.ParseRawQuery(raw)
+	if err != nil {
+		return nil, err
+	}
+	o := &QueryOptions{Top: -1}
+	seen := map[string]bool{}
+	for _, p := range params {
+		name, system := optionName(p.Key)
+		if !system {
+			switch {
+			case strings.HasPrefix(p.Key, "@"):
+				return nil, badOption(CodeOptionNotSupported, "parameter aliases such as %s are not supported; write the value into the expression", short(p.Key))
+			case strings.HasPrefix(p.Key, "$"):
+				return nil, badOption(problem.CodeParameterIllegal, "unknown system query option %s (supported: $select, $filter, $orderby, $top, $skip, $count, $format)", short(p.Key))
+			case strings.EqualFold(p.Key, "filterid"):
+				for _, id := range query.ParseList([]string{p.Value}) {
+					if !slices.Contains(o.FilterIDs, id) {
+						o.FilterIDs = append(o.FilterIDs, id)
+					}
+				}
+			}
+			continue
+		}
+		if why, ok := unsupportedOptions[name]; ok {
+			return nil, badOption(CodeOptionNotSupported, "$%s is not supported: %s", name, why)
+		}
+		if seen[name] {
+			return nil, badOption(CodeOptionRepeated, "$%s is given more than once", name)
+		}
+		seen[name] = true
+		if err := o.set(name, p.Value); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+// optionName returns the canonical name of a system query option, and whether key names
+// one (supported or not).
+func optionName(key string) (string, bool) {
+	name := strings.ToLower(strings.TrimPrefix(key, "$"))
+	switch name {
+	case optFormat, optSelect, optTop, optSkip, optFilter, optOrderBy, optCount:
+		return name, true
+	}
+	if _, ok := unsupportedOptions[name]; ok {
+		// Without "$" these are plain words a host may use as custom options.
+		return name, strings.HasPrefix(key, "$")
+	}
+	return "", false
+}
+
+func (o *QueryOptions) set(name, v string) error {
+	var err error
+	switch name {
+	case optFormat:
+		o.Format, o.IEEE754Compatible, err = parseFormat(v)
+	case optSelect:
+		o.Select, err = parseSelect(v)
+	case optTop:
+		o.Top, err = parseCount("$top", v)
+	case optSkip:
+		o.Skip, err = parseCount("$skip", v)
+	case optCount:
+		switch strings.TrimSpace(v) {
+		case "true":
+			o.Count = true
+		case "false":
+			o.Count = false
+		default:
+			err = badOption(problem.CodeParameterMismatch, "$count is %q: want true or false", short(v))
+		}
+	case optFilter:
+		o.FilterText = v
+		o.Filter, err = query.Parse(v, query.WithParam("$filter"))
+	case optOrderBy:
+		o.OrderBy, err = parseOrderBy(v)
+	}
+	return err
+}
+
+// parseFormat reads $format: json, xml, atom or a media type (parameters allowed).
+// Anything else is 415.
+func parseFormat(v string) (Format, bool, error) {
+	mt, params, _ := strings.Cut(strings.TrimSpace(v), ";")
+	f := formatOfMediaType(strings.ToLower(strings.TrimSpace(mt)))
+	if f == FormatDefault {
+		return 0, false, problem.New(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMedia,
+			fmt.Sprintf("$format %q is not supported: use json, xml, atom, application/json, application/xml or application/atom+xml", short(v)))
+	}
+	return f, f == FormatJSON && ieee754(params), nil
+}
+
+// formatOfMediaType maps a $format value or a media type (lower case, no parameters).
+func formatOfMediaType(mt string) Format {
+	switch mt {
+	case "json", "application/json":
+		return FormatJSON
+	case "xml", "atom", "application/xml", "application/atom+xml", "application/atomsvc+xml", "text/xml":
+		return FormatXML
+	}
+	return FormatDefault
+}
+
+// ieee754 reports whether media type parameters hold IEEE754Compatible=true.
+func ieee754(params string) bool {
+	for p := range strings.SplitSeq(params, ";") {
+		k, v, _ := strings.Cut(p, "=")
+		if strings.EqualFold(strings.TrimSpace(k), "IEEE754Compatible") && strings.EqualFold(strings.TrimSpace(v), "true") {
+			return true
+		}
+	}
+	return false
+}
+
+// parseCount reads $top or $skip: a non-negative decimal integer within int32.
+func parseCount(name, v string) (int, error) {
+	s := strings.TrimSpace(v)
+	n, err := strconv.ParseUint(s, 10, 31)
+	if err == nil {
+		return int(n), nil
+	}
+	if s != "" && strings.Trim(s, "0123456789") == "" {
+		return 0, badOption(problem.CodeConstraint, "%s is %s: at most %d is allowed", name, short(s), int32(^uint32(0)>>1))
+	}
+	return 0, badOption(problem.CodeParameterMismatch, "%s is %q: want a non-negative integer", name, short(v))
+}
+
+// spaceOrPlus reports whether c separates words in $select and $orderby.
+func spaceOrPlus(c rune) bool { return c == ' ' || c == '\t' || c == '+' }
+
+// parseSelect reads $select: "*" or a comma list of property names.
+func parseSelect(v string) ([]string, error) {
+	var out []string
+	all := false
+	for item := range strings.SplitSeq(v, ",") {
+		name := strings.TrimFunc(item, spaceOrPlus)
+		switch {
+		case name == "":
+			return nil, badOption(problem.CodeParameterIllegal, "$select has an empty item: %q", short(v))
+		case name == "*":
+			all = true
+		case isIdentifier(name):
+			if !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		case strings.ContainsAny(name, "/()"):
+			return nil, badOption(CodeOptionNotSupported, "$select item %q: paths and options in $select are not supported; name properties", short(name))
+		default:
+			return nil, badOption(problem.CodeParameterIllegal, "$select item %q is not a property name", short(name))
+		}
+	}
+	if all {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// parseOrderBy reads $orderby: a comma list of "property [asc|desc]".
+func parseOrderBy(v string) ([]query.SortKey, error) {
+	var keys []query.SortKey
+	for item := range strings.SplitSeq(v, ",") {
+		words := strings.FieldsFunc(item, spaceOrPlus)
+		if len(words) == 0 {
+			return nil, &query.Error{Kind: query.KindParameter, Code: query.CodeSortIsEmpty, Param: "$orderby", Pos: query.NoPos,
+				Msg: fmt.Sprintf("an item names no property: %q", short(v))}
+		}
+		k := query.SortKey{Field: words[0]}
+		if !isIdentifier(k.Field) {
+			return nil, badOption(CodeOptionNotSupported, "$orderby item %q: only property names can be sorted by, optionally followed by asc or desc", short(strings.TrimSpace(item)))
+		}
+		if len(words) > 2 {
+			return nil, badOption(problem.CodeParameterIllegal, "$orderby item %q: want a property name and optionally asc or desc", short(strings.TrimSpace(item)))
+		}
+		if len(words) == 2 {
+			switch words[1] {
+			case "asc":
+			case "desc":
+				k.Desc = true
+			default:
+				return nil, badOption(problem.CodeParameterIllegal, "$orderby item %q: the direction is asc or desc, not %q", short(strings.TrimSpace(item)), short(words[1]))
+			}
+		}
+		for _, prev := range keys {
+			if prev.Field != k.Field {
+				continue
+			}
+			code, msg := query.CodeSortHasDuplicate, "is given twice"
+			if prev.Desc != k.Desc {
+				code, msg = query.CodeSortHasOpposite, "is sorted both ascending and descending"
+			}
+			return nil, &query.Error{Kind: query.KindParameter, Code: code, Param: "$orderby", Pos: query.NoPos,
+				Msg: fmt.Sprintf("property %s %s", k.Field, msg)}
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+// isIdentifier reports whether s is an OData simple identifier in ASCII: a letter or "_",
+// then letters, digits and "_", at most 128 characters. Record and field ids are such.
+func isIdentifier(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// badOption returns a 400 problem.
+func badOption(code, format string, args ...any) *problem.Problem {
+	return problem.New(http.StatusBadRequest, code, fmt.Sprintf(format, args...))
+}
+
+// short cuts a user-supplied text for an error message.
+func short(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && s[cut]&0xC0 == 0x80 { // do not split a UTF-8 sequence
+		cut--
+	}
+	return s[:cut] + "…"
+}
