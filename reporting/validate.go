@@ -58,7 +58,7 @@ func Validate(elements []Element) error {
 		if e.FacetName == "" {
 			return fail("facetName", "missing")
 		}
-		if path, reason := checkElement(e, "", 0); reason != "" {
+		if path, reason := checkElement(e, 0); reason != "" {
 			return fail(path, reason)
 		}
 		k := key{e.ID, e.VariantID, e.VersionID}
@@ -73,64 +73,80 @@ func Validate(elements []Element) error {
 // MaxDepth is how deep elements may nest in one another's content, variants and versions.
 const MaxDepth = 1000
 
-// checkElement returns the path of the first invalid member of e (prefixed by at; e is
-// nested depth levels deep) and the reason, or a "" reason when e is valid.
-func checkElement(e *Element, at string, depth int) (path, reason string) {
+// checkElement returns the path of the first invalid member of e, which is nested depth
+// levels deep, and the reason; the reason is "" when e is valid. Paths are built only on
+// failure, so checking valid data costs no formatting.
+func checkElement(e *Element, depth int) (path, reason string) {
 	if depth > MaxDepth {
-		return "", fmt.Sprintf("content, variants and versions nest more than %d levels deep", MaxDepth)
+		return "", tooDeep
 	}
-	if path, reason := checkIdentity(&e.Identity, at); reason != "" {
-		return path, reason
+	if member, reason := checkIdentity(&e.Identity); reason != "" {
+		return member, reason
 	}
 	for i := range e.Content {
-		c := &e.Content[i]
-		if c.Element == nil {
-			continue
-		}
-		if path, reason := checkElement(c.Element, fmt.Sprintf("%scontent[%d].", at, i), depth+1); reason != "" {
-			return path, reason
+		if c := e.Content[i].Element; c != nil {
+			if path, reason := checkElement(c, depth+1); reason != "" {
+				return nest(fmt.Sprintf("content[%d]", i), path, reason)
+			}
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(e.Related)) {
-		refs := e.Related[name]
 		if name == "" {
-			return at + "related", "relation name is empty"
+			return "related", "relation name is empty"
 		}
-		if path, reason := checkReferences(refs, fmt.Sprintf("%srelated[%q]", at, name)); reason != "" {
-			return path, reason
+		if path, reason := checkReferences(e.Related[name]); reason != "" {
+			return fmt.Sprintf("related[%q]%s", name, path), reason
 		}
 	}
-	if path, reason := checkReferences(e.Children, at+"children"); reason != "" {
-		return path, reason
+	if path, reason := checkReferences(e.Children); reason != "" {
+		return "children" + path, reason
 	}
-	if path, reason := checkReferences(e.RootPath, at+"rootPath"); reason != "" {
-		return path, reason
+	if path, reason := checkReferences(e.RootPath); reason != "" {
+		return "rootPath" + path, reason
 	}
 	for i := range e.Variants {
-		if path, reason := checkElement(&e.Variants[i], fmt.Sprintf("%svariants[%d].", at, i), depth+1); reason != "" {
-			return path, reason
+		if path, reason := checkElement(&e.Variants[i], depth+1); reason != "" {
+			return nest(fmt.Sprintf("variants[%d]", i), path, reason)
 		}
 	}
 	for i := range e.Versions {
-		if path, reason := checkElement(&e.Versions[i], fmt.Sprintf("%sversions[%d].", at, i), depth+1); reason != "" {
-			return path, reason
+		if path, reason := checkElement(&e.Versions[i], depth+1); reason != "" {
+			return nest(fmt.Sprintf("versions[%d]", i), path, reason)
 		}
 	}
 	return "", ""
 }
 
-func checkReferences(refs []Reference, at string) (path, reason string) {
+// tooDeep is the reason checkElement gives for elements nested beyond MaxDepth; its path
+// is left out, as it would only repeat a member name a thousand times.
+var tooDeep = fmt.Sprintf("content, variants and versions nest more than %d levels deep", MaxDepth)
+
+// nest returns the path of a nested element's invalid member, path, below the member
+// outer that holds the element, with the reason unchanged.
+func nest(outer, path, reason string) (string, string) {
+	switch {
+	case reason == tooDeep:
+		return "", reason
+	case path == "":
+		return outer, reason
+	}
+	return outer + "." + path, reason
+}
+
+// checkReferences returns "[i].member" for the first invalid member of refs, and the reason.
+func checkReferences(refs []Reference) (path, reason string) {
 	for i := range refs {
-		if path, reason := checkIdentity(&refs[i].Identity, fmt.Sprintf("%s[%d].", at, i)); reason != "" {
-			return path, reason
+		if member, reason := checkIdentity(&refs[i].Identity); reason != "" {
+			return fmt.Sprintf("[%d].%s", i, member), reason
 		}
 	}
 	return "", ""
 }
 
-func checkIdentity(id *Identity, at string) (path, reason string) {
+// checkIdentity returns the name of the first invalid identity member of id, and the reason.
+func checkIdentity(id *Identity) (member, reason string) {
 	if id.ID == "" {
-		return at + "id", "missing"
+		return "id", "missing"
 	}
 	for _, m := range [...]struct{ name, value string }{
 		{"id", id.ID},
@@ -140,7 +156,7 @@ func checkIdentity(id *Identity, at string) (path, reason string) {
 		{"versionId", id.VersionID},
 	} {
 		if m.value != "" && !isUUID(m.value) {
-			return at + m.name, fmt.Sprintf("%q is not a UUID (want the form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)", m.value)
+			return m.name, fmt.Sprintf("%q is not a UUID (want the form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)", m.value)
 		}
 	}
 	return "", ""

@@ -52,8 +52,16 @@ func (s *ReportingStore) PutTenant(tenant string, elements []reporting.Element) 
 	if err := reporting.Validate(elements); err != nil {
 		return err
 	}
-	all := slices.Clone(elements)
-	slices.SortFunc(all, func(a, b reporting.Element) int { return reporting.CompareElements(&a, &b) })
+	// Sort pointers, not the elements themselves: an element is a few hundred bytes to move.
+	order := make([]*reporting.Element, len(elements))
+	for i := range elements {
+		order[i] = &elements[i]
+	}
+	slices.SortFunc(order, reporting.CompareElements)
+	all := make([]reporting.Element, len(order))
+	for i, e := range order {
+		all[i] = *e
+	}
 	t := &reportingTenant{all: all, byFacet: map[string][]reporting.Element{}}
 	// all is sorted by facetName first, so each facet is one run of it.
 	for start := 0; start < len(all); {
