@@ -2,6 +2,8 @@ package memory
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -33,12 +35,13 @@ func NewReportingStore() *ReportingStore {
 }
 
 // NewReportingStoreFrom returns a store holding the given tenants' elements, for example
-// the result of reporting.Load.
+// the result of reporting.Load. An error names the first tenant (in sorted order) whose
+// elements reporting.Validate refuses.
 func NewReportingStoreFrom(tenants map[string][]reporting.Element) (*ReportingStore, error) {
 	s := NewReportingStore()
-	for tenant, elements := range tenants {
-		if err := s.PutTenant(tenant, elements); err != nil {
-			return nil, err
+	for _, tenant := range slices.Sorted(maps.Keys(tenants)) {
+		if err := s.PutTenant(tenant, tenants[tenant]); err != nil {
+			return nil, fmt.Errorf("tenant %s: %w", tenant, err)
 		}
 	}
 	return s, nil

@@ -72,6 +72,14 @@ func TestReportingStoreTenants(t *testing.T) {
 	}
 	check(reportingTenantB, []reporting.Element{b})
 
+	_, err = memory.NewReportingStoreFrom(map[string][]reporting.Element{
+		reportingTenantA: {a},
+		reportingTenantB: {{Identity: reporting.Identity{FacetName: "R"}}},
+	})
+	if want := "tenant " + reportingTenantB + ": element 0: id: missing"; err == nil || err.Error() != want {
+		t.Fatalf("NewReportingStoreFrom with an invalid tenant: %v, want %q", err, want)
+	}
+
 	// The store keeps its own list: changing the caller's slice or a returned page is harmless.
 	in := []reporting.Element{reportingElement("Roles", 1, 3)}
 	if err := s.PutTenant(reportingTenantB, in); err != nil {
