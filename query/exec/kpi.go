@@ -253,15 +253,9 @@ func (f *Frame) compileAggregate(a *query.Aggregate) (compiledMetric, error) {
 	}
 	avg := a.Func == query.AggAvg
 	return compiledMetric{typ: query.TypeFloat, eval: func(g groups) []query.Value {
-		vals, valid := numbers(c, g.sel, passing())
 		sum := make([]float64, g.n)
 		n := make([]int, g.n)
-		for i, v := range vals {
-			if valid[i] {
-				sum[g.gid[i]] += v
-				n[g.gid[i]]++
-			}
-		}
+		accumulate(c, g, passing(), sum, n)
 		out := make([]query.Value, g.n)
 		for i := range out {
 			switch {
@@ -275,6 +269,45 @@ func (f *Frame) compileAggregate(a *query.Aggregate) (compiledMetric, error) {
 		}
 		return out
 	}}, nil
+}
+
+// accumulate adds the non-null values of the numeric frame column c at the rows of g that
+// are in pass (nil: every row) to sum and counts them in n, by group. A float or integer
+// column read directly takes one fused loop; other cases gather through numbers.
+func accumulate(c ref, g groups, pass column.Bitmap, sum []float64, n []int) {
+	if c.index == nil && pass == nil {
+		switch col := c.col.(type) {
+		case *column.Float64s:
+			addAll(col.Vals, col.Nulls, g, sum, n)
+			return
+		case *column.Int64s:
+			addAll(col.Vals, col.Nulls, g, sum, n)
+			return
+		}
+	}
+	vals, valid := numbers(c, g.sel, pass)
+	for i, v := range vals {
+		if valid[i] {
+			sum[g.gid[i]] += v
+			n[g.gid[i]]++
+		}
+	}
+}
+
+func addAll[T int64 | float64](vals []T, nulls column.Bitmap, g groups, sum []float64, n []int) {
+	if nulls == nil {
+		for i, r := range g.sel {
+			sum[g.gid[i]] += float64(vals[r])
+			n[g.gid[i]]++
+		}
+		return
+	}
+	for i, r := range g.sel {
+		if !nulls.Get(int(r)) {
+			sum[g.gid[i]] += float64(vals[r])
+			n[g.gid[i]]++
+		}
+	}
 }
 
 // numbers gathers the numeric frame column c at the rows of sel as float64; valid[i] says
