@@ -61,145 +61,176 @@ func Run(f *Frame, req *query.Request) (*query.Result, error) {
 	if f == nil || req == nil {
 		return nil, fmt.Errorf("exec: %w: nil frame or request", ErrInvalidRequest)
 	}
+	p, err := compile(f, req)
+	if err != nil {
+		return nil, err
+	}
+	sel, order := p.selectRows()
+	res := &query.Result{Columns: p.cols}
+	var count int
+	if len(p.metrics) > 0 {
+		res.Rows, count = p.groupPage(sel, order)
+	} else {
+		res.Rows, count = p.rowPage(sel, order)
+	}
+	if req.Count {
+		res.Count = count
+	}
+	return res, nil
+}
+
+// plan is a Request checked and compiled against a frame.
+type plan struct {
+	f        *Frame
+	req      *query.Request
+	refs     []ref          // the selected columns (the grouping keys with KPIs)
+	cols     []query.Column // the result columns: refs, then KPIs
+	metrics  []compiledMetric
+	sortCols []int // the result column of each sort key
+	filter   pred  // nil: every row
+	searched []ref // the columns a search looks at
+}
+
+func compile(f *Frame, req *query.Request) (*plan, error) {
 	if req.Page < 0 || req.PageSize < 1 {
 		return nil, fmt.Errorf("exec: %w: page %d, page size %d", ErrInvalidRequest, req.Page, req.PageSize)
 	}
+	p := &plan{f: f, req: req}
 	fields := req.Fields
 	if len(fields) == 0 && len(req.KPIs) == 0 {
 		fields = f.names
 	}
-	refs := make([]ref, len(fields))
-	cols := make([]query.Column, 0, len(fields)+len(req.KPIs))
+	p.refs = make([]ref, len(fields))
+	p.cols = make([]query.Column, 0, len(fields)+len(req.KPIs))
 	for i, name := range fields {
 		c, err := f.lookup(name)
 		if err != nil {
 			return nil, err
 		}
-		refs[i] = c
-		cols = append(cols, query.Column{Name: name, Type: c.col.Type()})
+		p.refs[i] = c
+		p.cols = append(p.cols, query.Column{Name: name, Type: c.col.Type()})
 	}
-	metrics := make([]compiledMetric, len(req.KPIs))
+	p.metrics = make([]compiledMetric, len(req.KPIs))
 	for i, k := range req.KPIs {
 		m, err := f.compileMetric(k.Metric)
 		if err != nil {
 			return nil, fmt.Errorf("%w (KPI %s)", err, k.ID)
 		}
-		metrics[i] = m
-		cols = append(cols, query.Column{Name: k.ID, Type: m.typ, KPI: true})
+		p.metrics[i] = m
+		p.cols = append(p.cols, query.Column{Name: k.ID, Type: m.typ, KPI: true})
 	}
-	// Sort keys as positions in the output columns.
-	sortCols := make([]int, len(req.Sort))
+	p.sortCols = make([]int, len(req.Sort))
 	for i, k := range req.Sort {
-		j := slices.IndexFunc(cols, func(c query.Column) bool { return c.Name == k.Field })
+		j := slices.IndexFunc(p.cols, func(c query.Column) bool { return c.Name == k.Field })
 		if j < 0 {
 			if _, ok := f.refs[k.Field]; !ok {
 				return nil, fmt.Errorf("exec: %w %q", ErrUnknownField, k.Field)
 			}
 			return nil, fmt.Errorf("exec: %w: sort field %q is not selected", ErrInvalidRequest, k.Field)
 		}
-		sortCols[i] = j
+		p.sortCols[i] = j
 	}
-	var filter pred
 	if req.Filter != nil {
-		p, err := f.compileFilter(req.Filter)
+		filter, err := f.compileFilter(req.Filter)
 		if err != nil {
 			return nil, err
 		}
-		filter = p
+		p.filter = filter
 	}
-	var searched []ref
 	if req.Search != nil {
-		s, err := f.searchedColumns(req.Search, req.Fields)
+		searched, err := f.searchedColumns(req.Search, req.Fields)
 		if err != nil {
 			return nil, err
 		}
-		searched = s
+		p.searched = searched
 	}
+	return p, nil
+}
 
-	// Rows that pass the filter, ascending.
-	var sel []int32
-	if filter != nil {
-		sel = selection(filter().t)
+// selectRows returns the rows that pass the filter and the search, ascending, and the
+// search order (best score first) when there is a search.
+func (p *plan) selectRows() (sel []int32, order rowCmp) {
+	if p.filter != nil {
+		sel = selection(p.filter().t)
 	} else {
-		sel = make([]int32, f.rows)
+		sel = make([]int32, p.f.rows)
 		for i := range sel {
 			sel[i] = int32(i)
 		}
 	}
-	// Rows that pass the search, and their order when no sort is given.
-	var order rowCmp
-	if req.Search != nil {
-		var score []uint8
-		sel, score = search(f.rows, sel, searched, req.Search)
-		order = func(a, b int32) int { return int(score[b]) - int(score[a]) }
+	if p.req.Search == nil {
+		return sel, nil
 	}
+	sel, score := search(p.f.rows, sel, p.searched, p.req.Search)
+	return sel, func(a, b int32) int { return int(score[b]) - int(score[a]) }
+}
 
-	res := &query.Result{Columns: cols}
-	if len(req.KPIs) > 0 {
-		if order != nil && len(req.Sort) == 0 {
-			slices.SortStableFunc(sel, order)
-		}
-		rows := runKPIs(refs, metrics, sel, len(fields) == 0)
-		if len(req.Sort) > 0 {
-			slices.SortStableFunc(rows, func(a, b []query.Value) int {
-				for i, k := range req.Sort {
-					if c := compareValues(a[sortCols[i]], b[sortCols[i]], k.Desc); c != 0 {
-						return c
-					}
+// groupPage computes the KPIs per group of sel and returns the requested page of groups
+// and the number of groups.
+func (p *plan) groupPage(sel []int32, searchOrder rowCmp) ([][]query.Value, int) {
+	if searchOrder != nil && len(p.req.Sort) == 0 {
+		slices.SortStableFunc(sel, searchOrder)
+	}
+	rows := runKPIs(p.refs, p.metrics, sel, len(p.refs) == 0)
+	if len(p.req.Sort) > 0 {
+		slices.SortStableFunc(rows, func(a, b []query.Value) int {
+			for i, k := range p.req.Sort {
+				if c := compareValues(a[p.sortCols[i]], b[p.sortCols[i]], k.Desc); c != 0 {
+					return c
 				}
-				return 0
-			})
-		}
-		res.Count = len(rows)
-		start, end := pageBounds(len(rows), req.Page, req.PageSize)
-		res.Rows = rows[start:end]
-		if !req.Count {
-			res.Count = 0
-		}
-		return res, nil
+			}
+			return 0
+		})
 	}
+	start, end := pageBounds(len(rows), p.req.Page, p.req.PageSize)
+	return rows[start:end], len(rows)
+}
 
-	if len(req.Sort) > 0 {
-		keys := make([]rowCmp, len(req.Sort))
-		for i, k := range req.Sort {
-			keys[i] = keyCmp(refs[sortCols[i]], k.Desc)
+// rowPage orders sel (sort keys, else the search order, else row order), removes
+// duplicates when asked, and returns the requested page and the number of rows before
+// paging. Only the rows up to the page's end are sorted when that is far fewer than all.
+func (p *plan) rowPage(sel []int32, order rowCmp) ([][]query.Value, int) {
+	if len(p.req.Sort) > 0 {
+		keys := make([]rowCmp, len(p.req.Sort))
+		for i, k := range p.req.Sort {
+			keys[i] = keyCmp(p.refs[p.sortCols[i]], k.Desc)
 		}
 		order = chain(keys)
 	} else if order != nil {
 		order = chain([]rowCmp{order})
 	}
-	if req.Distinct {
-		parts := make([]keyPart, len(refs))
-		for i, c := range refs {
+	if p.req.Distinct {
+		parts := make([]keyPart, len(p.refs))
+		for i, c := range p.refs {
 			parts[i] = newKeyPart(c)
 		}
-		if order != nil && len(req.Sort) == 0 {
+		if order != nil && len(p.req.Sort) == 0 {
 			// Search order: the best-scoring row of each distinct combination represents it.
 			slices.SortFunc(sel, order)
 			order = nil
 		}
+		// With sort keys, all selected, duplicates sort together: the first row of each
+		// combination in row order is also first in sorted order.
 		_, first := groupRows(parts, sel)
-		for i, p := range first {
-			first[i] = sel[p]
+		for i, pos := range first {
+			first[i] = sel[pos]
 		}
 		sel = first
 	}
-	start, end := pageBounds(len(sel), req.Page, req.PageSize)
-	if req.Count {
-		res.Count = len(sel)
-	}
+	start, end := pageBounds(len(sel), p.req.Page, p.req.PageSize)
+	count := len(sel)
 	if order != nil {
 		sel = sortTop(sel, order, end)
 	}
-	res.Rows = make([][]query.Value, 0, end-start)
+	rows := make([][]query.Value, 0, end-start)
 	for _, r := range sel[start:end] {
-		row := make([]query.Value, len(refs))
-		for i, c := range refs {
+		row := make([]query.Value, len(p.refs))
+		for i, c := range p.refs {
 			row[i] = c.value(r)
 		}
-		res.Rows = append(res.Rows, row)
+		rows = append(rows, row)
 	}
-	return res, nil
+	return rows, count
 }
 
 // pageBounds returns the slice bounds of page (0-based) of size rows out of n.
