@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // FuzzNumberUnmarshalJSON checks the JSON number parser: it never panics, accepts exactly
@@ -108,6 +110,65 @@ func floatBytes(values ...float64) []byte {
 	for i, v := range values {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 		b = append(b, byte(i%5/4)) // every fifth value null
+	}
+	return b
+}
+
+// FuzzDescribeInt checks the integer path the same way: 8 bytes per value and a ninth whose
+// low bit marks a null. With a null the column is described as floats.
+func FuzzDescribeInt(f *testing.F) {
+	f.Add([]byte{})
+	f.Add(floatBytes(1, 2, 3, 4, 5)) // any 8 bytes are an int64 too
+	f.Add(intBytes(math.MinInt64, math.MaxInt64, 0, 0, -1, 1<<60, 1<<60+255))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var values []int64
+		var nullRows []bool
+		anyNull := false
+		for len(data) >= 9 {
+			values = append(values, int64(binary.LittleEndian.Uint64(data)))
+			nullRows = append(nullRows, data[8]&1 == 1)
+			anyNull = anyNull || data[8]&1 == 1
+			data = data[9:]
+		}
+		got := DescribeInt(values, func(i int) bool { return nullRows[i] })
+		if anyNull {
+			floats := make([]float64, len(values))
+			for i, v := range values {
+				floats[i] = float64(v)
+			}
+			want := DescribeFloat(floats, func(i int) bool { return nullRows[i] })
+			if !cmp.Equal(got, want, numberComparer) {
+				t.Fatalf("DescribeInt with nulls = %+v, DescribeFloat of the same = %+v", got, want)
+			}
+			return
+		}
+		sorted := slices.Sorted(slices.Values(values))
+		want := [5]Number{nanN, nanN, nanN, nanN, nanN}
+		if n := len(sorted); n > 0 {
+			want[0], want[4] = Number(sorted[0]), Number(sorted[n-1])
+			for i, p := range quartiles {
+				h := float64(n-1) * p
+				lo, hi, t := int(math.Floor(h)), int(math.Floor(h))+1, h-math.Floor(h)
+				if h >= float64(n-1) {
+					lo, hi, t = n-1, n-1, h+1
+				}
+				want[i+1] = Number(lerpInt(sorted[lo], sorted[hi], t))
+			}
+		}
+		if g := [5]Number{got.Min, got.P25, got.P50, got.P75, got.Max}; !cmp.Equal(g, want, numberComparer) {
+			t.Errorf("min, quartiles, max = %v, want %v (sorted %v)", g, want, sorted)
+		}
+		if got.Count != int64(len(values)) {
+			t.Errorf("count = %d, want %d", got.Count, len(values))
+		}
+	})
+}
+
+func intBytes(values ...int64) []byte {
+	var b []byte
+	for _, v := range values {
+		b = binary.LittleEndian.AppendUint64(b, uint64(v))
+		b = append(b, 0)
 	}
 	return b
 }
