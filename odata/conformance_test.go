@@ -1,0 +1,310 @@
+package odata
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The tests here run real OData consumers against the handler on loopback: xmllint with
+// the OASIS EDMX/EDM XSDs and ajv with the CSDL JSON Schema (both shipped in the npm
+// package odata-csdl), odata-csdl's XML-to-JSON converter, @sap-ux/edmx-parser and the
+// @odata/client OData client. The npm packages live in conformance/ (npm ci there).
+//
+// Without them the tests skip, unless KMKIT_ODATA_TOOLS names the tools directory: CI
+// sets it after installing them, and then a missing tool fails the test.
+
+// conformanceTools returns the directory holding node_modules and probe.js.
+func conformanceTools(t *testing.T) string {
+	t.Helper()
+	dir, required := os.LookupEnv("KMKIT_ODATA_TOOLS")
+	if !required || dir == "" {
+		dir, required = "conformance", false
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := func(format string, args ...any) {
+		t.Helper()
+		if required {
+			t.Fatalf("KMKIT_ODATA_TOOLS=%s: "+format, append([]any{dir}, args...)...)
+		}
+		t.Skipf("conformance tools not installed (npm ci in odata/conformance): "+format, args...)
+	}
+	for _, pkg := range []string{"odata-csdl", "ajv", "@sap-ux/edmx-parser", "@odata/client"} {
+		if _, err := os.Stat(filepath.Join(abs, "node_modules", pkg, "package.json")); err != nil {
+			missing("npm package %s: %v", pkg, err)
+		}
+	}
+	for _, tool := range []string{"node", "xmllint"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing("%s: %v", tool, err)
+		}
+	}
+	return abs
+}
+
+// run runs a command in dir and returns its standard output; a failure is fatal and
+// shows standard error.
+func run(t *testing.T, dir string, name string, args ...string) []byte {
+	t.Helper()
+	out, err := runErr(dir, name, args...)
+	if err != nil {
+		t.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
+	}
+	return out
+}
+
+func runErr(dir string, name string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.Bytes(), &toolError{err: err, stderr: stderr.String()}
+	}
+	return stdout.Bytes(), nil
+}
+
+type toolError struct {
+	err    error
+	stderr string
+}
+
+func (e *toolError) Error() string { return e.err.Error() + "\n" + e.stderr }
+
+// probe runs conformance/probe.js and decodes its JSON answer into out.
+func probe(t *testing.T, tools string, out any, args ...string) {
+	t.Helper()
+	b := run(t, tools, "node", append([]string{"probe.js"}, args...)...)
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("probe %s: %v in %s", args[0], err, b)
+	}
+}
+
+// serveShop starts the handler over the test KM on a loopback server.
+func serveShop(t *testing.T) *httptest.Server {
+	mux := http.NewServeMux()
+	mux.Handle(BasePath+"/", testHandler(t, Options{MaxPageSize: 4}))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// fetch GETs url and writes the body to a file in dir.
+func fetch(t *testing.T, url, dir, name string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b.Bytes())
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestConformanceMetadata(t *testing.T) {
+	tools := conformanceTools(t)
+	srv := serveShop(t)
+	dir := t.TempDir()
+	root := srv.URL + BasePath + "/shop.svc/"
+	xmlFile := fetch(t, root+"$metadata", dir, "metadata.xml")
+	jsonFile := fetch(t, root+"$metadata?$format=json", dir, "metadata.json")
+
+	t.Run("XSD", func(t *testing.T) {
+		xsd := filepath.Join(tools, "node_modules", "odata-csdl", "schemas", "edmx.xsd")
+		run(t, dir, "xmllint", "--noout", "--nonet", "--schema", xsd, xmlFile)
+		// The check can fail: a broken facet is refused.
+		xml, err := os.ReadFile(xmlFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := filepath.Join(dir, "bad.xml")
+		if err := os.WriteFile(bad, bytes.Replace(xml, []byte(`Nullable="true"`), []byte(`Nullable="maybe"`), 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := runErr(dir, "xmllint", "--noout", "--nonet", "--schema", xsd, bad); err == nil {
+			t.Error("xmllint accepted Nullable=\"maybe\"")
+		}
+	})
+
+	t.Run("JSONSchema", func(t *testing.T) {
+		var got struct {
+			Valid  bool
+			Errors []any
+		}
+		probe(t, tools, &got, "csdl-schema", jsonFile)
+		if !got.Valid {
+			t.Errorf("CSDL JSON invalid: %v", got.Errors)
+		}
+		bad := filepath.Join(dir, "bad.json")
+		if err := os.WriteFile(bad, []byte(`{"$Version":4.01,"ODataKnowledgeModel":{"T":{"$Kind":"EntityType","$Key":"ID"}}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		probe(t, tools, &got, "csdl-schema", bad)
+		if got.Valid {
+			t.Error("the CSDL JSON Schema accepted a numeric $Version and a string $Key")
+		}
+	})
+
+	t.Run("XML2JSON", func(t *testing.T) {
+		var got struct {
+			JSON     map[string]any
+			Messages []string
+		}
+		probe(t, tools, &got, "xml2json", xmlFile)
+		if len(got.Messages) > 0 {
+			t.Errorf("xml2json reported: %q", got.Messages)
+		}
+		var ours map[string]any
+		b, err := os.ReadFile(jsonFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &ours); err != nil {
+			t.Fatal(err)
+		}
+		// The documents differ by design in the version (EDMX 4.0, CSDL JSON 4.01) and
+		// in that ours states the defaults $Type Edm.String and $Nullable false.
+		if ours["$Version"] != "4.01" || got.JSON["$Version"] != "4.0" {
+			t.Errorf("$Version: ours %v, converted %v; want 4.01 and 4.0", ours["$Version"], got.JSON["$Version"])
+		}
+		delete(ours, "$Version")
+		delete(got.JSON, "$Version")
+		dropDefaults(ours)
+		if diff := cmp.Diff(got.JSON, ours); diff != "" {
+			t.Errorf("converted XML (-) and our JSON (+) differ:\n%s", diff)
+		}
+	})
+
+	t.Run("EdmxParser", func(t *testing.T) {
+		type prop struct {
+			Name, Type string
+			Nullable   bool
+		}
+		type entityType struct {
+			Name       string
+			Keys       []string
+			Properties []prop
+		}
+		type set struct{ Name, EntityType string }
+		type schema struct {
+			Namespace, Container string
+			EntityTypes          []entityType
+			EntitySets           []set
+		}
+		var got schema
+		probe(t, tools, &got, "edmx", xmlFile)
+		// What the KM definition (testdata/shop/models/shop.yaml) says, written out.
+		str := func(n string, null bool) prop { return prop{n, "Edm.String", null} }
+		want := schema{
+			Namespace: "ODataKnowledgeModel",
+			Container: "Container",
+			EntityTypes: []entityType{
+				{"ODataKnowledgeModel.CUSTOMERS", []string{"ID"}, []prop{str("ID", false), str("NAME", true), str("COUNTRY", true)}},
+				{"ODataKnowledgeModel.ORDERS", []string{"ID"}, []prop{str("ID", false), str("CUST", true),
+					{"DAY", "Edm.Date", true}, {"CREATED", "Edm.DateTimeOffset", true}, {"SEEN", "Edm.DateTimeOffset", true},
+					{"SLOT", "Edm.TimeOfDay", true}, str("STATUS", true), {"NET", "Edm.Double", true},
+					{"LATE", "Edm.Int64", true}, {"EXPRESS", "Edm.Boolean", true}}},
+				{"ODataKnowledgeModel.EVENTS", []string{"ROW_NUMBER"}, []prop{{"ROW_NUMBER", "Edm.Int64", false},
+					str("ORDER_ID", true), str("ACTIVITY", true), {"AT", "Edm.DateTimeOffset", true}}},
+			},
+			EntitySets: []set{
+				{"CUSTOMERS_entries", "ODataKnowledgeModel.CUSTOMERS"},
+				{"ORDERS_entries", "ODataKnowledgeModel.ORDERS"},
+				{"EVENTS_entries", "ODataKnowledgeModel.EVENTS"},
+			},
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("@sap-ux/edmx-parser read (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// dropDefaults removes the members CSDL JSON lets a document leave out because they hold
+// the default: "$Type": "Edm.String" and "$Nullable": false.
+func dropDefaults(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		if v["$Type"] == "Edm.String" {
+			delete(v, "$Type")
+		}
+		if v["$Nullable"] == false {
+			delete(v, "$Nullable")
+		}
+		for _, x := range v {
+			dropDefaults(x)
+		}
+	case []any:
+		for _, x := range v {
+			dropDefaults(x)
+		}
+	}
+}
+
+func TestConformanceClient(t *testing.T) {
+	tools := conformanceTools(t)
+	srv := serveShop(t)
+	root := srv.URL + BasePath + "/shop.svc/"
+	type result struct {
+		Count int
+		Rows  []map[string]any
+	}
+	tests := []struct {
+		name, set, filter, orderby, top string
+		want                            result
+	}{
+		{"numbers", "ORDERS_entries", "NET gt 0 and STATUS ne 'SHIPPED'", "NET desc", "3", result{Count: 4, Rows: []map[string]any{
+			{"ID": "O4", "CUST": "C3", "DAY": "2025-03-01", "CREATED": "2025-03-01T09:15:00Z", "SEEN": "2025-03-01T09:15:00Z",
+				"SLOT": nil, "STATUS": "OPEN", "NET": 1200.0, "LATE": nil, "EXPRESS": false},
+			{"ID": "O2", "CUST": "C1", "DAY": "2025-02-10", "CREATED": "2025-02-10T08:30:00Z", "SEEN": "2025-02-10T08:30:00Z",
+				"SLOT": "12:00:00", "STATUS": "PAID", "NET": 250.0, "LATE": 2.0, "EXPRESS": true},
+			{"ID": "O1", "CUST": "C1", "DAY": "2025-01-05", "CREATED": "2025-01-05T10:00:00Z", "SEEN": "2025-01-05T10:00:00.25Z",
+				"SLOT": "08:30:00", "STATUS": "OPEN", "NET": 100.5, "LATE": nil, "EXPRESS": false},
+		}}},
+		{"text and dates", "CUSTOMERS_entries", "COUNTRY eq 'DE' or contains(NAME,'''')", "NAME asc", "10", result{Count: 3, Rows: []map[string]any{
+			{"ID": "C4", "NAME": "Berg+Co", "COUNTRY": "DE"},
+			{"ID": "C1", "NAME": "Müller & Söhne <GmbH>", "COUNTRY": "DE"},
+			{"ID": "C2", "NAME": `O'Brien "Ltd"`, "COUNTRY": "IE"},
+		}}},
+		// More rows than a server page (4): the answer is the first page.
+		{"keyless, paged", "EVENTS_entries", "AT ge 2025-02-01T00:00:00+01:00", "AT asc", "6", result{Count: 7, Rows: []map[string]any{
+			{"ROW_NUMBER": 1.0, "ORDER_ID": "O2", "ACTIVITY": "Create", "AT": "2025-02-10T08:30:00Z"},
+			{"ROW_NUMBER": 2.0, "ORDER_ID": "O3", "ACTIVITY": "Create", "AT": "2025-02-11T12:00:00Z"},
+			{"ROW_NUMBER": 3.0, "ORDER_ID": "O2", "ACTIVITY": "Ship", "AT": "2025-02-12T08:30:00Z"},
+			{"ROW_NUMBER": 4.0, "ORDER_ID": "O2", "ACTIVITY": "Pay", "AT": "2025-02-20T08:30:00Z"},
+		}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got result
+			probe(t, tools, &got, "client", root, tt.set, tt.filter, tt.orderby, tt.top)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("@odata/client got (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
