@@ -3,8 +3,8 @@
 // from describe(include='all') on the same rows.
 //
 // Numeric columns (DescribeFloat, DescribeInt) give count, mean, std, min, the 25th, 50th and
-// 75th percentiles and max; string, date and timestamp columns (DescribeStrings, DescribeDates,
-// DescribeInstants, DescribeCategorical) give count, unique, top and freq. Nulls are left out
+// 75th percentiles and max; string, date and timestamp columns (DescribeStrings, DescribeCodes,
+// DescribeDates, DescribeInstants, DescribeCategorical) give count, unique, top and freq. Nulls are left out
 // of every statistic.
 //
 // A column is a plain slice holding the rows to describe, in row order, with a Nulls function
@@ -29,8 +29,8 @@
 // its Variance adds a compensation term (both differ from pandas by about 1e-15 relative), its
 // Quantile offers Hyndman and Fan's methods 1 and 4 where numpy's linear method is their
 // method 7 (h = (n-1)p), and its Mode breaks ties at random. So they are written here, in a few
-// lines each; gonum's floats.Min and floats.Max give exactly numpy's minimum and maximum of the
-// non-null values and are used for those.
+// lines each; gonum's floats.Min and floats.Max give numpy's minimum and maximum of the
+// non-null values (up to the sign of a zero, below) and are used for those.
 //
 // Choices where pandas or the API specification leave room:
 //
@@ -51,6 +51,9 @@
 //     as YYYY-MM-DD and instants as RFC 3339 in UTC, as the data endpoints show them (pandas
 //     prints a Timestamp, "2024-01-05 00:00:00"; the instant is the same). An all-null column
 //     has top and freq null, as pandas has them NaN.
+//   - Between -0 and +0, which compare equal, a minimum, maximum or percentile may pick the
+//     other sign than numpy does (numpy's choice follows its SIMD reduction and partition
+//     order); the number is the same, and JSON shows it as -0 or 0.
 //   - pandas' describe of a timestamp column also reports first and last; the API has no
 //     members for them, so they are not computed.
 //
