@@ -21,7 +21,7 @@ func (h *Handler) serveSPC(w http.ResponseWriter, root string) {
 		"bulk":                  map[string]any{"supported": true, "maxOperations": h.maxOps, "maxPayloadSize": h.maxPayload},
 		"filter":                map[string]any{"supported": true, "maxResults": h.pageSize},
 		"changePassword":        map[string]bool{"supported": false},
-		"sort":                  map[string]bool{"supported": false},
+		"sort":                  map[string]bool{"supported": true},
 		"etag":                  map[string]bool{"supported": true},
 		"authenticationSchemes": schemes,
 		"meta": map[string]string{

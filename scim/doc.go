@@ -11,8 +11,8 @@
 // group requests, validates bodies and PATCH operations against the schemas, applies
 // PATCH operations and serves /Schemas and /ResourceTypes. This package adds what the
 // library lacks: team scoping, the vendor extension and its rules, filter evaluation,
-// attributes/excludedAttributes, ETags with If-Match and If-None-Match, POST .search on
-// the same code path as GET, Bulk, a ServiceProviderConfig that says what is supported,
+// sorting, attributes/excludedAttributes, ETags with If-Match and If-None-Match, POST
+// .search on the same code path as GET, Bulk, a ServiceProviderConfig that says what is supported,
 // request size limits, and error bodies that say what was wrong.
 //
 // # Behaviour where the specifications are silent
@@ -45,8 +45,11 @@
 //   - Filters: eq combined with and, on userName, externalId, id and displayName for
 //     users and on displayName, externalId and id for groups; userName and displayName
 //     compare ignoring case, id and externalId exactly. Anything else is 400
-//     invalidFilter naming the unsupported part. sortBy is refused with 400 invalidValue
-//     (sorting is advertised as unsupported); lists are in creation order.
+//     invalidFilter naming the unsupported part.
+//   - Sorting: sortBy on userName, displayName (both ignoring case), externalId, id,
+//     meta.created or meta.lastModified (groups: all but userName); other attributes are
+//     400 invalidValue. Resources without a value come last in both directions; ties and
+//     unsorted lists are in creation order. sortOrder without sortBy is ignored.
 //   - Lists: count defaults to 200 and larger counts are lowered to 200; a negative count
 //     is 0; startIndex below 1 is 1. itemsPerPage is the number of resources returned.
 //   - attributes/excludedAttributes apply to every user and group response (GET, POST,
@@ -64,8 +67,8 @@
 //     operations than maxOperations (1000) or a body above maxPayloadSize (1 MiB) is 413.
 //   - Request bodies must be application/scim+json or application/json (or carry no
 //     Content-Type), else 415; bodies above 1 MiB are 413.
-//   - The ServiceProviderConfig advertises patch, bulk, filter and etag as supported,
-//     sort and changePassword as unsupported, and the Bearer and AppKey schemes.
+//   - The ServiceProviderConfig advertises patch, bulk, filter, sort and etag as supported,
+//     changePassword as unsupported, and the Bearer and AppKey schemes.
 //   - Deleting a user removes it from this team and its groups only; the same userName in
 //     another team is another user. Deleting a group leaves its members in the team.
 package scim

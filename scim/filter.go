@@ -87,6 +87,60 @@ func filterAttribute(p filter.AttributePath, resourceType string) (string, error
 	return "", bad()
 }
 
+// sortAttrs are the attributes lists may be sorted by, by resource type.
+var sortAttrs = map[string][]string{
+	"User":  {"userName", "displayName", "externalId", "id", "meta.created", "meta.lastModified"},
+	"Group": {"displayName", "externalId", "id", "meta.created", "meta.lastModified"},
+}
+
+// parseSort reads sortBy and sortOrder (RFC 7644 section 3.4.2.3); sortOrder without
+// sortBy is ignored, as the RFC says.
+func parseSort(sortBy, sortOrder, resourceType string) (SortKey, *scimError) {
+	var k SortKey
+	switch strings.ToLower(sortOrder) {
+	case "", "ascending":
+	case "descending":
+		k.Descending = true
+	default:
+		e := badValue("sortOrder must be ascending or descending, not %q.", sortOrder)
+		return k, &e
+	}
+	if sortBy == "" {
+		return SortKey{}, nil
+	}
+	name := sortBy
+	if p := coreSchemaOf(resourceType) + ":"; len(name) > len(p) && strings.EqualFold(name[:len(p)], p) {
+		name = name[len(p):]
+	}
+	for _, a := range sortAttrs[resourceType] {
+		if strings.EqualFold(a, name) {
+			k.Attr = a
+			return k, nil
+		}
+	}
+	e := badValue("Sorting by %s is not supported: %s lists sort by %s.", sortBy, resourceType, strings.Join(sortAttrs[resourceType], ", "))
+	return k, &e
+}
+
+// listQuery builds the store's query from the list parameters of r, already checked.
+func listQuery(r *http.Request, resourceType string, startIndex, count int) (ListQuery, error) {
+	q := ListQuery{StartIndex: startIndex, Count: count}
+	v := r.URL.Query()
+	if f := v.Get("filter"); strings.TrimSpace(f) != "" {
+		terms, err := parseFilter(f, resourceType)
+		if err != nil {
+			return q, filterError(err)
+		}
+		q.Filter = terms
+	}
+	k, e := parseSort(v.Get("sortBy"), v.Get("sortOrder"), resourceType)
+	if e != nil {
+		return q, *e
+	}
+	q.Sort = k
+	return q, nil
+}
+
 // filterError is the 400 invalidFilter answer to a filter parseFilter refused.
 func filterError(err error) scimError {
 	msg := err.Error()

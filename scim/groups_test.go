@@ -322,7 +322,7 @@ func TestDiscovery(t *testing.T) {
 		"bulk":           map[string]any{"supported": true, "maxOperations": 1000.0, "maxPayloadSize": 1048576.0},
 		"filter":         map[string]any{"supported": true, "maxResults": 200.0},
 		"changePassword": map[string]any{"supported": false},
-		"sort":           map[string]any{"supported": false},
+		"sort":           map[string]any{"supported": true},
 		"etag":           map[string]any{"supported": true},
 		"authenticationSchemes": []any{
 			map[string]any{"type": "oauthbearertoken", "name": "OAuth Bearer Token", "primary": true,

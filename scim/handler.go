@@ -459,8 +459,8 @@ func errorResult(e scimError) *result {
 func (h *Handler) do(ctx context.Context, root string, c call) *result {
 	isList := c.method == http.MethodGet && c.id == ""
 	if isList {
-		if c.query.Get("sortBy") != "" {
-			return errorResult(badValue("Sorting is not supported: remove sortBy."))
+		if _, e := parseSort(c.query.Get("sortBy"), c.query.Get("sortOrder"), c.rt.Name); e != nil {
+			return errorResult(*e)
 		}
 		if f := c.query.Get("filter"); strings.TrimSpace(f) != "" {
 			if _, err := parseFilter(f, c.rt.Name); err != nil {

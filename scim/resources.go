@@ -244,15 +244,11 @@ func (uh userHandler) Get(r *http.Request, id string) (elimity.Resource, error) 
 }
 
 func (uh userHandler) GetAll(r *http.Request, params elimity.ListRequestParams) (elimity.Page, error) {
-	var terms []Equal
-	if f := r.URL.Query().Get("filter"); strings.TrimSpace(f) != "" {
-		var err error
-		if terms, err = parseFilter(f, "User"); err != nil {
-			return elimity.Page{}, filterError(err)
-		}
+	q, err := listQuery(r, "User", params.StartIndex, params.Count)
+	if err != nil {
+		return elimity.Page{}, err
 	}
-	users, total, err := uh.h.store.ListUsers(r.Context(), teamFrom(r.Context()),
-		ListQuery{Filter: terms, StartIndex: params.StartIndex, Count: params.Count})
+	users, total, err := uh.h.store.ListUsers(r.Context(), teamFrom(r.Context()), q)
 	if err != nil {
 		return elimity.Page{}, storeError(uh.h.log, err)
 	}
@@ -425,15 +421,12 @@ func (gh groupHandler) Get(r *http.Request, id string) (elimity.Resource, error)
 }
 
 func (gh groupHandler) GetAll(r *http.Request, params elimity.ListRequestParams) (elimity.Page, error) {
-	var terms []Equal
-	if f := r.URL.Query().Get("filter"); strings.TrimSpace(f) != "" {
-		var err error
-		if terms, err = parseFilter(f, "Group"); err != nil {
-			return elimity.Page{}, filterError(err)
-		}
+	q, err := listQuery(r, "Group", params.StartIndex, params.Count)
+	if err != nil {
+		return elimity.Page{}, err
 	}
 	ctx, team, st := gh.store(r)
-	groups, total, err := st.ListGroups(ctx, team, ListQuery{Filter: terms, StartIndex: params.StartIndex, Count: params.Count})
+	groups, total, err := st.ListGroups(ctx, team, q)
 	if err != nil {
 		return elimity.Page{}, storeError(gh.h.log, err)
 	}

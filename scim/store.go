@@ -139,10 +139,21 @@ func (e Equal) Matches(value string) bool {
 	return value == e.Value
 }
 
+// SortKey orders a list. Attr is "" (creation order), "id", "externalId", "userName",
+// "displayName" (the last two compared ignoring case), "meta.created" or
+// "meta.lastModified". Resources without a value come last in both directions; ties keep
+// creation order.
+type SortKey struct {
+	Attr       string
+	Descending bool
+}
+
 // ListQuery selects a page of users or groups.
 type ListQuery struct {
 	// Filter is a conjunction: a resource is listed when it matches every term.
 	Filter []Equal
+	// Sort orders the matches before the page is cut.
+	Sort SortKey
 	// StartIndex is the 1-based position of the first resource of the page.
 	StartIndex int
 	// Count is the largest number of resources in the page; 0 asks only for the total.
@@ -217,6 +228,31 @@ func (e *RuleError) Unwrap() error { return e.Err }
 // Errorf returns a *RuleError for err with a formatted detail.
 func Errorf(err error, format string, args ...any) error {
 	return &RuleError{Err: err, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Compare orders two resources by k, given their values of k.Attr (strings, or times
+// formatted by the caller so that they sort as strings): negative when a comes first.
+// Empty values come last in both directions.
+func (k SortKey) Compare(a, b string) int {
+	switch {
+	case a == "" && b == "":
+		return 0
+	case a == "":
+		return 1
+	case b == "":
+		return -1
+	}
+	var c int
+	if k.Attr == "userName" || k.Attr == "displayName" {
+		c = strings.Compare(strings.ToLower(a), strings.ToLower(b))
+	}
+	if c == 0 {
+		c = strings.Compare(a, b)
+	}
+	if k.Descending {
+		return -c
+	}
+	return c
 }
 
 // Page cuts the 1-based page of q out of n items: the half-open range [lo, hi).

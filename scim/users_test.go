@@ -230,6 +230,41 @@ func TestListUsers(t *testing.T) {
 	}
 }
 
+func TestListSort(t *testing.T) {
+	s := newServer(t)
+	c := s.createUser("acme", "c@example.com", "displayName", "bob", "externalId", "2")
+	a := s.createUser("acme", "A@example.com", "externalId", "10")
+	b := s.createUser("acme", "b@example.com", "displayName", "Alice", "externalId", "1")
+	s.call("acme", "PATCH", "/Users/"+c, patch(op("replace", "active", false))).must(t, http.StatusOK)
+	g2 := s.createGroup("acme", "beta")
+	g1 := s.createGroup("acme", "Alpha")
+	tests := []struct {
+		path string
+		want []string
+	}{
+		{"/Users?sortBy=userName", []string{a, b, c}},
+		{"/Users?sortBy=userName&sortOrder=descending", []string{c, b, a}},
+		{"/Users?sortBy=" + userURN + ":userName&sortOrder=DESCENDING", []string{c, b, a}},
+		{"/Users?sortBy=displayName", []string{b, c, a}},                              // a has none: last
+		{"/Users?sortBy=displayName&sortOrder=descending", []string{c, b, a}},         // still last
+		{"/Users?sortBy=externalId", []string{b, a, c}},                               // "1" < "10" < "2"
+		{"/Users?sortBy=meta.lastModified&sortOrder=descending&count=1", []string{c}}, // c was changed last
+		{"/Users?sortBy=userName&startIndex=2&count=1", []string{b}},                  // sorted, then paged
+		{"/Users?sortOrder=descending", []string{c, a, b}},                            // no sortBy: ignored
+		{"/Users?sortBy=userName&filter=" + q(`externalId eq "2"`), []string{c}},      // filtered, then sorted
+		{"/Groups?sortBy=displayName", []string{g1, g2}},
+		{"/Groups?sortBy=meta.created", []string{g2, g1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			r := s.call("acme", "GET", tt.path, nil).must(t, http.StatusOK)
+			if diff := cmp.Diff(tt.want, r.ids()); diff != "" {
+				t.Errorf("ids (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestListUsersPageSize(t *testing.T) {
 	s := newServer(t, scim.WithPageSize(3))
 	for _, n := range []string{"a", "b", "c", "d"} {
@@ -260,7 +295,10 @@ func TestListErrors(t *testing.T) {
 		{"/Users?filter=" + q(`userName eq 5`), "invalidFilter", "The attribute userName must be compared with a quoted string."},
 		{"/Users?filter=" + q(`userName eq`), "invalidFilter", `The filter "userName eq" is not valid SCIM filter syntax.`},
 		{"/Groups?filter=" + q(`userName eq "x"`), "invalidFilter", "Filtering on userName is not supported: Group filters may use displayName, externalId, id."},
-		{"/Users?sortBy=userName", "invalidValue", "Sorting is not supported: remove sortBy."},
+		{"/Users?sortBy=title", "invalidValue", "Sorting by title is not supported: User lists sort by userName, displayName, externalId, id, meta.created, meta.lastModified."},
+		{"/Groups?sortBy=userName", "invalidValue", "Sorting by userName is not supported: Group lists sort by displayName, externalId, id, meta.created, meta.lastModified."},
+		{"/Users?sortBy=userName&sortOrder=up", "invalidValue", `sortOrder must be ascending or descending, not "up".`},
+		{"/Users?sortOrder=sideways", "invalidValue", `sortOrder must be ascending or descending, not "sideways".`},
 		{"/Users?count=ten", "", "Bad Request. Invalid parameter provided in request: count."},
 		{"/Users?startIndex=x&count=y", "", "Bad Request. Invalid parameters provided in request: count, startIndex."},
 	}
@@ -363,8 +401,13 @@ func TestSearch(t *testing.T) {
 		wantError(t, 400, "invalidSyntax", "The search request is not valid: attributes must not be a JSON string.")
 	s.call("acme", "POST", "/Users/.search", search(map[string]any{"filter": `userName sw "a"`})).
 		wantError(t, 400, "invalidFilter", `The operator "sw" is not supported: filters compare with "eq" only.`)
-	s.call("acme", "POST", "/Users/.search", search(map[string]any{"sortBy": "userName"})).
-		wantError(t, 400, "invalidValue", "Sorting is not supported: remove sortBy.")
+	r = s.call("acme", "POST", "/Users/.search", search(map[string]any{"sortBy": "userName", "sortOrder": "descending"})).
+		must(t, http.StatusOK)
+	if diff := cmp.Diff([]string{b, a}, r.ids()); diff != "" {
+		t.Errorf("sorted search (-want +got):\n%s", diff)
+	}
+	s.call("acme", "POST", "/Users/.search", search(map[string]any{"sortBy": "name.givenName"})).
+		wantError(t, 400, "invalidValue", "Sorting by name.givenName is not supported: User lists sort by userName, displayName, externalId, id, meta.created, meta.lastModified.")
 	s.call("acme", "GET", "/Users/.search", nil).wantError(t, 405, "", "Method GET is not allowed on /user-provisioning/scim/v2/Users/.search; use POST.")
 }
 

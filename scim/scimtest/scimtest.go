@@ -181,10 +181,12 @@ func testList(t *testing.T, newStore Factory) {
 	ctx := context.Background()
 	s := newStore(t, nil)
 	var names []string
+	var users []scim.User
 	for i := range 7 {
-		u := must(s.CreateUser(ctx, "t", scim.User{UserName: fmt.Sprintf("u%d@example.com", i),
+		u := must(s.CreateUser(ctx, "t", scim.User{UserName: fmt.Sprintf("U%d@example.com", i),
 			ExternalID: fmt.Sprint(i % 2), DisplayName: fmt.Sprintf("User %d", i)})).get(t)
 		names = append(names, u.UserName)
+		users = append(users, u)
 	}
 	must(s.CreateUser(ctx, "other", scim.User{UserName: "u1@example.com", ExternalID: "1"})).get(t)
 	eq := func(attr, v string) scim.Equal { return scim.Equal{Attr: attr, Value: v} }
@@ -202,6 +204,10 @@ func testList(t *testing.T, newStore Factory) {
 		{scim.ListQuery{StartIndex: 1, Count: 10, Filter: []scim.Equal{eq("userName", "U4@EXAMPLE.COM")}}, names[4:5], 1},
 		{scim.ListQuery{StartIndex: 1, Count: 10, Filter: []scim.Equal{eq("displayName", "user 2")}}, names[2:3], 1},
 		{scim.ListQuery{StartIndex: 1, Count: 10, Filter: []scim.Equal{eq("userName", "u4@example.com"), eq("externalId", "1")}}, []string{}, 0},
+		{scim.ListQuery{StartIndex: 1, Count: 3, Sort: scim.SortKey{Attr: "userName", Descending: true}}, []string{names[6], names[5], names[4]}, 7},
+		{scim.ListQuery{StartIndex: 2, Count: 2, Sort: scim.SortKey{Attr: "externalId"}}, []string{names[2], names[4]}, 7},
+		{scim.ListQuery{StartIndex: 1, Count: 10, Filter: []scim.Equal{eq("externalId", "1")}, Sort: scim.SortKey{Attr: "id", Descending: true}},
+			sortedByID(users, "1"), 3},
 	}
 	for _, tt := range tests {
 		users, total, err := s.ListUsers(ctx, "t", tt.q)
@@ -220,6 +226,22 @@ func testList(t *testing.T, newStore Factory) {
 	if err != nil || total != 0 || len(users) != 0 {
 		t.Errorf("empty team: %v %d %v", users, total, err)
 	}
+}
+
+// sortedByID returns the names of the users with externalId ext, by descending id.
+func sortedByID(users []scim.User, ext string) []string {
+	var sel []scim.User
+	for _, u := range users {
+		if u.ExternalID == ext {
+			sel = append(sel, u)
+		}
+	}
+	sort.Slice(sel, func(i, j int) bool { return sel[i].ID > sel[j].ID })
+	out := make([]string, len(sel))
+	for i, u := range sel {
+		out[i] = u.UserName
+	}
+	return out
 }
 
 func testGroups(t *testing.T, newStore Factory) {

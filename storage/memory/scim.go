@@ -243,8 +243,29 @@ func scimUserAttr(u *scim.User, attr string) string {
 		return u.UserName
 	case "displayName":
 		return u.DisplayName
+	case "meta.created":
+		return scimSortTime(u.Created)
+	case "meta.lastModified":
+		return scimSortTime(u.LastModified)
 	}
 	return ""
+}
+
+// scimSortTime formats t so that times sort as strings.
+func scimSortTime(t time.Time) string { return t.UTC().Format("20060102150405.000000000") }
+
+// scimSorted returns ids ordered by k (a new slice; ties keep their order).
+func scimSorted(ids []string, k scim.SortKey, value func(id string) string) []string {
+	if k.Attr == "" {
+		return ids
+	}
+	vals := make(map[string]string, len(ids))
+	for _, id := range ids {
+		vals[id] = value(id)
+	}
+	out := slices.Clone(ids)
+	slices.SortStableFunc(out, func(a, b string) int { return k.Compare(vals[a], vals[b]) })
+	return out
 }
 
 // ListUsers implements scim.Store.
@@ -276,6 +297,7 @@ func (s *SCIMStore) ListUsers(_ context.Context, team string, q scim.ListQuery) 
 		}
 		ids = matched
 	}
+	ids = scimSorted(ids, q.Sort, func(id string) string { return scimUserAttr(t.users[id], q.Sort.Attr) })
 	lo, hi := q.Page(len(ids))
 	out := make([]scim.User, 0, hi-lo)
 	for _, id := range ids[lo:hi] {
@@ -462,6 +484,10 @@ func scimGroupAttr(g *scimGroup, attr string) string {
 		return g.ExternalID
 	case "displayName":
 		return g.DisplayName
+	case "meta.created":
+		return scimSortTime(g.Created)
+	case "meta.lastModified":
+		return scimSortTime(g.LastModified)
 	}
 	return ""
 }
@@ -485,6 +511,7 @@ func (s *SCIMStore) ListGroups(_ context.Context, team string, q scim.ListQuery)
 		}
 		ids = matched
 	}
+	ids = scimSorted(ids, q.Sort, func(id string) string { return scimGroupAttr(t.groups[id], q.Sort.Attr) })
 	lo, hi := q.Page(len(ids))
 	out := make([]scim.Group, 0, hi-lo)
 	for _, id := range ids[lo:hi] {
