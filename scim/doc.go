@@ -12,8 +12,8 @@
 // PATCH operations and serves /Schemas and /ResourceTypes. This package adds what the
 // library lacks: team scoping, the vendor extension and its rules, filter evaluation,
 // sorting, attributes/excludedAttributes, ETags with If-Match and If-None-Match, POST
-// .search on the same code path as GET, Bulk, a ServiceProviderConfig that says what is supported,
-// request size limits, and error bodies that say what was wrong.
+// .search on the same code path as GET, Bulk, a ServiceProviderConfig that says what is
+// supported, request size limits, and error bodies that say what was wrong.
 //
 // # Behaviour where the specifications are silent
 //
