@@ -32,7 +32,8 @@ const (
 )
 
 // Notifier is told about users created with sendEmailOnInvitation set, after they are
-// stored. Its error is logged; the user stays created.
+// stored. It is called in the request, so a notifier that sends mail should hand the work
+// to a queue and return. Its error is logged; the user stays created.
 type Notifier interface {
 	Invite(ctx context.Context, team string, u User) error
 }
@@ -111,7 +112,11 @@ func WithBaseURL(u string) Option {
 // WithTeam sets how a request's team is found. The default takes it from the
 // auth.Principal in the request context; a request without one is answered 401.
 func WithTeam(f func(*http.Request) (team string, ok bool)) Option {
-	return func(h *Handler) { h.team = f }
+	return func(h *Handler) {
+		if f != nil {
+			h.team = f
+		}
+	}
 }
 
 // WithNotifier sets who is told about invitations (default: nobody).
@@ -121,22 +126,44 @@ func WithNotifier(n Notifier) Option {
 
 // WithLogger sets the logger of store failures and notifier errors (default slog.Default()).
 func WithLogger(l *slog.Logger) Option {
-	return func(h *Handler) { h.log = l }
+	return func(h *Handler) {
+		if l != nil {
+			h.log = l
+		}
+	}
 }
 
-// WithMaxBodyBytes limits request bodies other than Bulk (default DefaultMaxBodyBytes).
+// WithMaxBodyBytes limits request bodies other than Bulk (default DefaultMaxBodyBytes);
+// values below 1 keep the default.
 func WithMaxBodyBytes(n int64) Option {
-	return func(h *Handler) { h.maxBody = n }
+	return func(h *Handler) {
+		if n > 0 {
+			h.maxBody = n
+		}
+	}
 }
 
-// WithBulkLimits sets maxOperations and maxPayloadSize of Bulk requests.
+// WithBulkLimits sets maxOperations and maxPayloadSize of Bulk requests; values below 1
+// keep the defaults.
 func WithBulkLimits(maxOperations int, maxPayloadBytes int64) Option {
-	return func(h *Handler) { h.maxOps, h.maxPayload = maxOperations, maxPayloadBytes }
+	return func(h *Handler) {
+		if maxOperations > 0 {
+			h.maxOps = maxOperations
+		}
+		if maxPayloadBytes > 0 {
+			h.maxPayload = maxPayloadBytes
+		}
+	}
 }
 
-// WithPageSize sets the default and largest count of list responses (default 200).
+// WithPageSize sets the default and largest count of list responses (default 200);
+// values below 1 keep the default.
 func WithPageSize(n int) Option {
-	return func(h *Handler) { h.pageSize = n }
+	return func(h *Handler) {
+		if n > 0 {
+			h.pageSize = n
+		}
+	}
 }
 
 // WithAuthenticationSchemes replaces the authenticationSchemes advertised in the
