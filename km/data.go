@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
@@ -77,17 +78,33 @@ func (h *Handler) serveData(w http.ResponseWriter, r *http.Request, m *Knowledge
 		h.fail(w, r, fmt.Errorf("km: store returned %d columns for a request of %d", len(res.Columns), len(pl.columns)))
 		return
 	}
-	writeBody(w, encodePage(pl, res, asQuery))
+	bp := pagePool.Get().(*[]byte)
+	body := encodePage((*bp)[:0], pl, res, asQuery)
+	writeBody(w, body)
+	if cap(body) <= maxPooledPage {
+		*bp = body[:0]
+		pagePool.Put(bp)
+	}
 }
+
+// pagePool recycles the buffers pages are encoded into; buffers above maxPooledPage are
+// left to the garbage collector, so one huge page does not pin its memory.
+var pagePool = sync.Pool{New: func() any {
+	b := make([]byte, 0, 16<<10)
+	return &b
+}}
+
+const maxPooledPage = 1 << 20
 
 // encodePage renders the result page: {page, pageSize, total, sort, content} with content
 // {headers, data} for the data endpoints and an array of rows for the query endpoints.
-func encodePage(pl *plan, res *query.Result, asQuery bool) []byte {
+// It appends to b and returns the extended buffer.
+func encodePage(b []byte, pl *plan, res *query.Result, asQuery bool) []byte {
 	keys := make([][]byte, len(pl.columns))
 	for i, c := range pl.columns {
 		keys[i] = appendString(nil, c.name)
 	}
-	b := make([]byte, 0, 256+len(res.Rows)*len(pl.columns)*24)
+	b = slices.Grow(b, 256+len(res.Rows)*len(pl.columns)*32)
 	b = append(b, `{"page":`...)
 	b = strconv.AppendInt(b, int64(pl.q.Page), 10)
 	b = append(b, `,"pageSize":`...)
