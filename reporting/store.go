@@ -18,7 +18,9 @@ type ElementQuery struct {
 // Both methods return the page asked for and the number of all matches, in the order
 // CompareElements defines for elements and by name (byte by byte) for facets. A tenant
 // the store knows nothing about has no elements and no facets; that is not an error.
-// Returned elements may share memory with the store and must not be modified.
+// Returned pages and their elements may share memory with the store (the memory store
+// returns views of its data, so that serving a page allocates nothing) and must not be
+// modified.
 type Store interface {
 	// Elements returns the page q asks of the tenant's elements and how many match q.
 	Elements(ctx context.Context, tenant string, q ElementQuery) (page []Element, total int, err error)

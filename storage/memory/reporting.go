@@ -109,7 +109,7 @@ func (s *ReportingStore) Elements(ctx context.Context, tenant string, q reportin
 	if q.FacetName != "" {
 		matches = t.byFacet[q.FacetName]
 	}
-	return slices.Clone(reportingPage(matches, q.Skip, q.Take)), len(matches), nil
+	return reportingPage(matches, q.Skip, q.Take), len(matches), nil
 }
 
 // Facets implements reporting.Store.
@@ -118,11 +118,12 @@ func (s *ReportingStore) Facets(ctx context.Context, tenant string, skip, take i
 	if t == nil {
 		return []reporting.Facet{}, 0, nil
 	}
-	return slices.Clone(reportingPage(t.facets, skip, take)), len(t.facets), nil
+	return reportingPage(t.facets, skip, take), len(t.facets), nil
 }
 
 // reportingPage returns the items of s after skipping skip of them, at most take; negative
-// arguments count as 0.
+// arguments count as 0. The result is a view of s without spare capacity, so that an
+// append to it cannot write into s; as the Store contract says, its items are read-only.
 func reportingPage[T any](s []T, skip, take int) []T {
 	start := min(max(skip, 0), len(s))
 	n := min(max(take, 0), len(s)-start)

@@ -38,8 +38,8 @@ func TestReportingConformance(t *testing.T) {
 var cmpEmptyIsNil = cmpopts.EquateEmpty()
 
 // TestReportingStoreTenants checks what the memory store adds to the suite: tenant ids
-// match case-insensitively, DeleteTenant, and that neither the caller's list nor a
-// returned page shares its slice with the store.
+// match case-insensitively, DeleteTenant, that the caller's list is not the store's, and
+// that appending to a returned page does not write into the store.
 func TestReportingStoreTenants(t *testing.T) {
 	s := memory.NewReportingStore()
 	a, b := reportingElement("Roles", 0, 1), reportingElement("Documents", 0, 2)
@@ -80,15 +80,23 @@ func TestReportingStoreTenants(t *testing.T) {
 		t.Fatalf("NewReportingStoreFrom with an invalid tenant: %v, want %q", err, want)
 	}
 
-	// The store keeps its own list: changing the caller's slice or a returned page is harmless.
-	in := []reporting.Element{reportingElement("Roles", 1, 3)}
+	// The store keeps its own list, and a returned page has no room to append into it.
+	r1, r2 := reportingElement("Roles", 1, 3), reportingElement("Roles", 2, 4)
+	in := []reporting.Element{r1, r2}
 	if err := s.PutTenant(reportingTenantB, in); err != nil {
 		t.Fatal(err)
 	}
 	in[0].FacetName = "Changed"
-	page, _, _ := s.Elements(ctx, reportingTenantB, reporting.ElementQuery{Take: 1})
-	page[0].FacetName = "Changed too"
-	check(reportingTenantB, []reporting.Element{reportingElement("Roles", 1, 3)})
+	for _, facet := range []string{"", "Roles"} {
+		page, _, _ := s.Elements(ctx, reportingTenantB, reporting.ElementQuery{FacetName: facet, Take: 1})
+		_ = append(page, reportingElement("Roles", 9, 9))
+	}
+	facets, _, _ := s.Facets(ctx, reportingTenantB, 0, 0)
+	_ = append(facets, reporting.Facet{Name: "Changed"})
+	check(reportingTenantB, []reporting.Element{r1, r2})
+	if facets, _, _ := s.Facets(ctx, reportingTenantB, 0, 1); len(facets) != 1 || facets[0].Name != "Roles" {
+		t.Fatalf("facets after an append to a page: %v", facets)
+	}
 
 	s.DeleteTenant(strings.ToUpper(reportingTenantB))
 	check(reportingTenantB, nil)
