@@ -74,7 +74,8 @@ func (c Content) MarshalJSON() ([]byte, error) {
 var errContentKind = errors.New("content item must be an element object or a string")
 
 // UnmarshalJSON decodes a JSON object into Element and a JSON string into Text; any other
-// JSON value is an error.
+// JSON value is an error, and so is a member the element type has no field for (as in
+// element files, which DecodeElements reads strictly).
 func (c *Content) UnmarshalJSON(data []byte) error {
 	data = bytes.TrimLeft(data, " \t\r\n")
 	if len(data) == 0 {
