@@ -182,9 +182,10 @@ func (f userFields) keep(u *User, cur User) {
 	}
 }
 
-// userAttrs is the SCIM representation of u without id, externalId and meta.
+// userAttrs is the SCIM representation of u without id, externalId and meta. It takes
+// u.Attributes over: u comes from the store, which hands out copies, and is not used again.
 func userAttrs(u User) map[string]any {
-	m := CloneAttributes(u.Attributes)
+	m := u.Attributes
 	if m == nil {
 		m = map[string]any{}
 	}
