@@ -1,0 +1,231 @@
+package odata
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kmkit/kmkit/problem"
+)
+
+const svc = BasePath + "/shop.svc"
+
+func problemBody(status int, code, detail string) string {
+	b, err := json.Marshal(problem.New(status, code, detail))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+type response struct {
+	Status      int
+	ContentType string
+	Body        string
+}
+
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name, target string
+		header       []string
+		want         response
+	}{
+		{"unknown KM", BasePath + "/nope.svc/ORDERS_entries", nil,
+			response{404, problem.ContentType, problemBody(404, "KM_MODEL_NOTFOUND", `no knowledge model "nope"`)}},
+		{"unknown KM metadata", BasePath + "/nope.svc/$metadata", nil,
+			response{404, problem.ContentType, problemBody(404, "KM_MODEL_NOTFOUND", `no knowledge model "nope"`)}},
+		{"unknown entity set", svc + "/NOPE_entries", nil,
+			response{404, problem.ContentType, problemBody(404, "KM_RECORD_NOTFOUND", `knowledge model shop has no entity set "NOPE_entries" (no record "NOPE")`)}},
+		{"record without suffix", svc + "/ORDERS", nil,
+			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/odata/shop.svc/ORDERS: a service has $metadata and entity sets named {record_id}_entries`)}},
+		{"no service", BasePath + "/shop", nil,
+			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/odata/shop: OData services live at /intelligence/api/odata/{km_id}.svc`)}},
+		{"outside the base path", "/intelligence/api/other", nil,
+			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/other: OData services live at /intelligence/api/odata/{km_id}.svc`)}},
+		{"entity by key", svc + "/ORDERS_entries('O1')", nil,
+			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/odata/shop.svc/ORDERS_entries('O1'): entities cannot be addressed by key; query the entity set ORDERS_entries with $filter`)}},
+		{"format", svc + "/ORDERS_entries?$format=csv", nil,
+			response{415, problem.ContentType, problemBody(415, "GENERAL_UNSUPPORTED_MEDIA_TYPE", `$format "csv" is not supported: use json, xml, atom, application/json, application/xml or application/atom+xml`)}},
+		{"format of metadata", svc + "/$metadata?$format=text/html", nil,
+			response{415, problem.ContentType, problemBody(415, "GENERAL_UNSUPPORTED_MEDIA_TYPE", `$format "text/html" is not supported: use json, xml, atom, application/json, application/xml or application/atom+xml`)}},
+		{"accept", svc + "/ORDERS_entries", []string{"Accept", "text/csv, text/html;q=0.5"},
+			response{415, problem.ContentType, problemBody(415, "GENERAL_UNSUPPORTED_MEDIA_TYPE", `no supported media type in Accept "text/csv, text/html;q=0.5": the service answers application/json and application/xml (or use $format)`)}},
+		{"accept refuses json", svc, []string{"Accept", "application/json;q=0"},
+			response{415, problem.ContentType, problemBody(415, "GENERAL_UNSUPPORTED_MEDIA_TYPE", `no supported media type in Accept "application/json;q=0": the service answers application/json and application/xml (or use $format)`)}},
+		{"select unknown", svc + "/ORDERS_entries?$select=ID,NOPE,NADA", nil,
+			response{400, problem.ContentType, problemBody(400, "KM_FIELD_NOTFOUND", `$select: entity type ORDERS has no properties NOPE, NADA`)}},
+		{"orderby unknown", svc + "/ORDERS_entries?$orderby=NOPE", nil,
+			response{400, problem.ContentType, problemBody(400, "SORT_UNKNOWN_FIELD", `$orderby: entity type ORDERS has no property NOPE`)}},
+		{"orderby generated key", svc + "/EVENTS_entries?$orderby=ROW_NUMBER%20desc", nil,
+			response{400, problem.ContentType, problemBody(400, "GENERAL_PARAMETER_ILLEGAL", `$orderby: ROW_NUMBER is the generated row number; entities come in row order without $orderby`)}},
+		{"filter type", svc + "/ORDERS_entries?$filter=NET%20eq%20'x'", nil,
+			response{400, problem.ContentType, problemBody(400, "FILTER_TYPE_MISMATCH", `$filter: position 8: NET is a float and cannot be compared with the text 'x'; write a number such as 4.2`)}},
+		{"filter field", svc + "/ORDERS_entries?$filter=STATUS%20eq%20'A'%20or%20NOPE%20eq%201", nil,
+			response{400, problem.ContentType, problemBody(400, "KM_FIELD_NOTFOUND", `$filter: position 18: unknown field "NOPE"`)}},
+		{"filter syntax", svc + "/ORDERS_entries?$filter=(NET%20gt%201", nil,
+			response{400, problem.ContentType, problemBody(400, "FILTER_SYNTAX_ERROR", `$filter: position 10: expected ")" to close the "(" at position 1, found the end of the expression`)}},
+		{"filter of another record", svc + "/ORDERS_entries?$filter=COUNTRY%20eq%20'DE'", nil,
+			response{400, problem.ContentType, problemBody(400, "KM_FIELD_NOTFOUND", `$filter: position 1: unknown field "COUNTRY"`)}},
+		{"filterid unknown", svc + "/ORDERS_entries?filterid=PAID,NOPE", nil,
+			response{400, problem.ContentType, problemBody(400, "KM_FILTER_NOTFOUND", `filterid: knowledge model shop has no filter NOPE`)}},
+		{"filterid of another record", svc + "/ORDERS_entries?filterid=GERMANY", nil,
+			response{400, problem.ContentType, problemBody(400, "GENERAL_PARAMETER_ILLEGAL", `filterid: filter GERMANY cannot apply to entity set ORDERS_entries: it uses field CUSTOMERS.COUNTRY of another record`)}},
+		{"top", svc + "/ORDERS_entries?$top=ten", nil,
+			response{400, problem.ContentType, problemBody(400, "GENERAL_PARAMETER_MISSMATCH", `$top is "ten": want a non-negative integer`)}},
+		{"expand", svc + "/ORDERS_entries?$expand=CUSTOMERS", nil,
+			response{400, problem.ContentType, problemBody(400, "ODATA_OPTION_NOT_SUPPORTED", `$expand is not supported: the entity types have no navigation properties`)}},
+		{"metadata takes format only", svc + "/$metadata?$top=1", nil,
+			response{400, problem.ContentType, problemBody(400, "GENERAL_PARAMETER_ILLEGAL", `$top applies to entity sets only; the service document and $metadata take $format`)}},
+		{"service document takes format only", svc + "?$filter=A%20eq%201", nil,
+			response{400, problem.ContentType, problemBody(400, "GENERAL_PARAMETER_ILLEGAL", `$filter applies to entity sets only; the service document and $metadata take $format`)}},
+		{"count takes filters only", svc + "/ORDERS_entries/$count?$top=1", nil,
+			response{400, problem.ContentType, problemBody(400, "GENERAL_PARAMETER_ILLEGAL", `/$count takes $filter and filterid only`)}},
+		{"bad escape", svc + "/ORDERS_entries?$filter=%zz", nil,
+			response{400, problem.ContentType, problemBody(400, "GENERAL_PARAMETER_ILLEGAL", `$filter: the value has a malformed percent-escape`)}},
+	}
+	h := testHandler(t, Options{})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := get(h, tt.target, tt.header...)
+			got := response{w.Code, w.Header().Get("Content-Type"), w.Body.String()}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("GET %s (-want +got):\n%s", tt.target, diff)
+			}
+			if v := w.Header().Get("OData-Version"); v != "4.0" {
+				t.Errorf("OData-Version %q, want 4.0", v)
+			}
+		})
+	}
+}
+
+func TestMethodNotAllowed(t *testing.T) {
+	h := testHandler(t, Options{})
+	for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		r := httptest.NewRequest(method, "http://example.com"+svc+"/ORDERS_entries", strings.NewReader("{}"))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		want := response{405, problem.ContentType, problemBody(405, "GENERAL_METHOD_NOT_ALLOWED",
+			"method "+method+" is not allowed: the OData services are read-only; allowed: GET")}
+		got := response{w.Code, w.Header().Get("Content-Type"), w.Body.String()}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", method, diff)
+		}
+		if w.Header().Get("Allow") != "GET" || w.Header().Get("OData-Version") != "4.0" {
+			t.Errorf("%s: headers %v", method, w.Header())
+		}
+	}
+}
+
+func TestServiceDocument(t *testing.T) {
+	const jsonDoc = `{"@odata.context":"http://example.com/intelligence/api/odata/shop.svc/$metadata","value":[` +
+		`{"name":"CUSTOMERS_entries","kind":"EntitySet","url":"CUSTOMERS_entries"},` +
+		`{"name":"ORDERS_entries","kind":"EntitySet","url":"ORDERS_entries"},` +
+		`{"name":"EVENTS_entries","kind":"EntitySet","url":"EVENTS_entries"}]}`
+	const xmlDoc = `<?xml version="1.0" encoding="utf-8"?><app:service xmlns:app="http://www.w3.org/2007/app" xmlns:atom="http://www.w3.org/2005/Atom" xmlns:m="http://docs.oasis-open.org/odata/ns/metadata"` +
+		` xml:base="http://example.com/intelligence/api/odata/shop.svc/" m:context="http://example.com/intelligence/api/odata/shop.svc/$metadata">` +
+		`<app:workspace><atom:title type="text">ODataKnowledgeModel.Container</atom:title>` +
+		`<app:collection href="CUSTOMERS_entries" name="CUSTOMERS_entries"><atom:title type="text">CUSTOMERS_entries</atom:title></app:collection>` +
+		`<app:collection href="ORDERS_entries" name="ORDERS_entries"><atom:title type="text">ORDERS_entries</atom:title></app:collection>` +
+		`<app:collection href="EVENTS_entries" name="EVENTS_entries"><atom:title type="text">EVENTS_entries</atom:title></app:collection>` +
+		`</app:workspace></app:service>`
+	jsonResp := response{200, "application/json;odata.metadata=minimal", jsonDoc}
+	xmlResp := response{200, "application/xml", xmlDoc}
+	tests := []struct {
+		target string
+		header []string
+		want   response
+	}{
+		{svc, nil, jsonResp},
+		{svc + "/", nil, jsonResp},
+		{svc + "?$format=json", nil, jsonResp},
+		{svc + "?$format=xml", nil, xmlResp},
+		{svc + "?$format=application/xml", nil, xmlResp},
+		{svc, []string{"Accept", "application/xml"}, xmlResp},
+		{svc, []string{"Accept", "application/atomsvc+xml"}, xmlResp},
+		{svc, []string{"Accept", "*/*"}, jsonResp},
+		{svc, []string{"Accept", "application/xml;q=0.5, application/json"}, jsonResp},
+		{svc, []string{"Accept", "application/json;q=0.5, application/xml;q=0.9"}, xmlResp},
+		{svc, []string{"Accept", "text/html, application/*;q=0.1"}, jsonResp},
+		// $format wins over Accept.
+		{svc + "?$format=json", []string{"Accept", "application/xml"}, jsonResp},
+		// Custom options are ignored.
+		{svc + "?sap-client=100", nil, jsonResp},
+	}
+	h := testHandler(t, Options{})
+	for _, tt := range tests {
+		t.Run(tt.target+strings.Join(tt.header, ":"), func(t *testing.T) {
+			w := get(h, tt.target, tt.header...)
+			got := response{w.Code, w.Header().Get("Content-Type"), w.Body.String()}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if w.Header().Get("OData-Version") != "4.0" {
+				t.Errorf("headers %v", w.Header())
+			}
+		})
+	}
+}
+
+func TestBaseURL(t *testing.T) {
+	h := testHandler(t, Options{BaseURL: "https://api.example.org/"})
+	w := get(h, svc)
+	const want = `{"@odata.context":"https://api.example.org/intelligence/api/odata/shop.svc/$metadata","value":[`
+	if !strings.HasPrefix(w.Body.String(), want) {
+		t.Errorf("body %s, want the prefix %s", w.Body.String(), want)
+	}
+	r := httptest.NewRequest(http.MethodGet, "https://secure.example.com"+svc, nil)
+	rec := httptest.NewRecorder()
+	testHandler(t, Options{}).ServeHTTP(rec, r)
+	const wantTLS = `{"@odata.context":"https://secure.example.com/intelligence/api/odata/shop.svc/$metadata","value":[`
+	if !strings.HasPrefix(rec.Body.String(), wantTLS) {
+		t.Errorf("body %s, want the prefix %s", rec.Body.String(), wantTLS)
+	}
+}
+
+// The metadata documents are compared with reviewed copies in testdata; the conformance
+// tests check them against the OASIS schemas and real parsers.
+func TestMetadata(t *testing.T) {
+	xmlDoc, err := os.ReadFile("testdata/metadata.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonDoc, err := os.ReadFile("testdata/metadata.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	xmlResp := response{200, "application/xml", strings.TrimSpace(string(xmlDoc))}
+	jsonResp := response{200, "application/json", strings.TrimSpace(string(jsonDoc))}
+	tests := []struct {
+		target string
+		header []string
+		want   response
+	}{
+		{svc + "/$metadata", nil, xmlResp},
+		{svc + "/$metadata", []string{"Accept", "*/*"}, xmlResp},
+		{svc + "/$metadata", []string{"Accept", "application/xml"}, xmlResp},
+		{svc + "/$metadata?$format=xml", nil, xmlResp},
+		{svc + "/$metadata?$format=json", nil, jsonResp},
+		{svc + "/$metadata?$format=application/json", nil, jsonResp},
+		{svc + "/$metadata", []string{"Accept", "application/json"}, jsonResp},
+	}
+	h := testHandler(t, Options{})
+	for _, tt := range tests {
+		t.Run(tt.target+strings.Join(tt.header, ":"), func(t *testing.T) {
+			w := get(h, tt.target, tt.header...)
+			got := response{w.Code, w.Header().Get("Content-Type"), w.Body.String()}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	// The JSON document is valid JSON.
+	var v map[string]any
+	if err := json.Unmarshal(jsonDoc, &v); err != nil {
+		t.Fatal(err)
+	}
+}
