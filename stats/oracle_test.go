@@ -188,6 +188,9 @@ func oracleCases() []oracleCase {
 		g.ints("i_nulls", kindInt, 0.3, func(int) int64 { return r.Int64N(200) - 100 }),
 		g.strings("s_ties", 0.2, func(i int) string { return words[[]int{0, 1, 2, 1, 0, 3, 2}[i%7]] }),
 		g.strings("s_words", 0, func(i int) string { return words[i%len(words)] }),
+		// "b" and "a" tie at 4: "b" occurs first, "a" sorts first.
+		g.strings("s_tie_first", 0, func(i int) string { return "baabcbacdbdae"[i : i+1] }),
+		g.ints("d_tie_first", kindDate, 0, func(i int) int64 { return int64("baabcbacdbdae"[i]) * 365 }),
 		g.ints("d_ties", kindDate, 0.2, day(19000, 3)),
 		g.ints("t_ties", kindInstant, 0.2, func(int) int64 { return 1_700_000_000_000_000 + r.Int64N(3)*1_500_000 }),
 	}})
