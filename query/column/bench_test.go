@@ -1,0 +1,56 @@
+package column
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/kmkit/kmkit/query"
+)
+
+// benchCSV is 100,000 rows of an order record in CSV.
+func benchCSV() []byte {
+	var b bytes.Buffer
+	b.WriteString("ORDER_ID,COUNTRY,NET_VALUE,QUANTITY,CREATED,CHANGED_AT,LATE,SHIP_TIME\n")
+	for i := range 100_000 {
+		fmt.Fprintf(&b, "O%07d,%s,%d.%02d,%d,2024-%02d-%02d,2024-%02d-%02dT%02d:%02d:00+02:00,%v,%02d:%02d:%02d\n",
+			i, []string{"DE", "FR", "IT", "ES"}[i%4], i%5000, i%100, 1+i%50, 1+i%12, 1+i%28, 1+i%12, 1+i%28, i%24, i%60, i%7 == 0, i%24, i%60, i%60)
+	}
+	return b.Bytes()
+}
+
+var benchSchema = Schema{"ORDER_ID": query.TypeString, "COUNTRY": query.TypeString, "NET_VALUE": query.TypeFloat,
+	"QUANTITY": query.TypeInteger, "CREATED": query.TypeDate, "CHANGED_AT": query.TypeDateTime,
+	"LATE": query.TypeBoolean, "SHIP_TIME": query.TypeTime}
+
+// BenchmarkLoadCSV loads 100,000 rows; its peer only splits them into records with
+// encoding/csv, the floor the loader's parsing and column building add to.
+func BenchmarkLoadCSV(b *testing.B) {
+	data := benchCSV()
+	b.Run("LoadCSV", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			if _, err := LoadCSV(bytes.NewReader(data), benchSchema); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
+	})
+	b.Run("csv.Reader", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			r := csv.NewReader(bytes.NewReader(data))
+			r.ReuseRecord = true
+			for {
+				if _, err := r.Read(); err == io.EOF {
+					break
+				} else if err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
+	})
+}
