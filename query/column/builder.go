@@ -2,6 +2,7 @@ package column
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kmkit/kmkit/query"
 )
@@ -56,10 +57,12 @@ func (b *Builder) AppendNull() {
 	b.n++
 }
 
-// AppendString appends s to a string column.
+// AppendString appends s to a string column. A value new to the dictionary is copied, so
+// the column never keeps the caller's buffer (a CSV record, a request body) alive.
 func (b *Builder) AppendString(s string) {
 	code, ok := b.lookup[s]
 	if !ok {
+		s = strings.Clone(s)
 		code = uint32(len(b.dict))
 		b.dict = append(b.dict, s)
 		b.lookup[s] = code

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kmkit/kmkit/query"
@@ -295,5 +296,16 @@ func TestInt64sRange(t *testing.T) {
 		if lo != tt.lo || hi != tt.hi || ok != tt.ok {
 			t.Errorf("Range of %v = %d, %d, %v; want %d, %d, %v", tt.vals, lo, hi, ok, tt.lo, tt.hi, tt.ok)
 		}
+	}
+}
+
+func TestAppendStringCopies(t *testing.T) {
+	buf := []byte("DE,FR")
+	b := NewBuilder(query.TypeString)
+	line := string(buf)
+	b.AppendString(line[:2])
+	c := b.Build().(*Strings)
+	if unsafe.StringData(c.Dict[0]) == unsafe.StringData(line) {
+		t.Error("the dictionary shares the caller's string")
 	}
 }
