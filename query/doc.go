@@ -25,28 +25,31 @@
 // "A gt 5"); "eq null" and "ne null" become *IsNull, as do the legacy "is null" and
 // "is not null"; the legacy "not eq" is "ne".
 //
-// Literals: 'text' with a doubled quote standing for one quote; integers (an integer beyond int64 is a decimal);
-// decimals with optional fraction and exponent (1.5, -2e3; "42." and ".5" are not numbers);
-// dates YYYY-MM-DD (years 0000 to 9999); date-times YYYY-MM-DDTHH:MM[:SS[.fraction]]
-// with Z or ±hh:mm, normalised to UTC microseconds (fractions beyond the microsecond are
-// cut; a leap second :60 counts as the next minute's first second; a date-time without a
-// zone is an error); times HH:MM[:SS[.fraction]]. An unquoted value that is none of these
-// (DE, O2C-17, 2015-13-01) is a bare word, typed by the field at binding. The "+" of an
-// offset must arrive as "+" or %2B: a query string decoded so that "+" became a space
-// gives an error that says so (ParseRawQuery keeps "+").
+// Literals: 'text' with a doubled quote standing for one quote; integers (an integer
+// beyond int64 is a decimal); decimals with optional fraction and exponent (1.5, -2e3;
+// "42." and ".5" are not numbers); dates YYYY-MM-DD (years 0000 to 9999); date-times
+// YYYY-MM-DDTHH:MM[:SS[.fraction]] with Z or ±hh:mm, normalised to UTC microseconds
+// (fractions beyond the microsecond are cut; a leap second :60 counts as the next minute's
+// first second; a date-time without a zone is no date-time but a bare word, which a
+// date-time field rejects with the reason); times HH:MM[:SS[.fraction]]. An unquoted value
+// that is none of these (DE, O2C-17, 2015-13-01) is a bare word, typed by the field at
+// binding. The "+" of an offset must arrive as "+" or %2B: a query string decoded so that
+// "+" became a space gives an error that says so (ParseRawQuery keeps "+").
 //
 // Valid OData outside this subset is reported with KindUnsupported: arithmetic (add, sub,
 // mul, div, divby, mod, unary -), has, lambdas (any, all), paths with /, other functions,
 // typed literals (duration'...', enum values), JSON arrays and objects, $it, $root, $this,
 // parameter aliases (@p), upper-case keywords, a field or literal on its own as a
-// condition, comparisons of two literals, comparisons with the result of a function, and
-// ordering comparisons with null. Leading and trailing white space is allowed, and any
-// ASCII white space separates tokens.
+// condition, comparisons of two literals, comparisons with the result of a function,
+// ordering comparisons with null, and null in an in list. Leading and trailing white space
+// is allowed, and any ASCII white space separates tokens.
 //
 // # Binding
 //
-// Bind resolves each field through the Schema (unknown: KM_FIELD_NOTFOUND) and converts
-// each literal to the field's type (mismatch: FILTER_TYPE_MISMATCH):
+// Parse already gives typed literals their Value as written (an integer an Int, a date its
+// day, a date-time its UTC instant); bare words get theirs from Bind. Bind resolves each
+// field through the Schema (unknown: KM_FIELD_NOTFOUND) and converts each literal to the
+// field's type (mismatch: FILTER_TYPE_MISMATCH):
 //
 //   - string fields take quoted texts, and any unquoted value as its text as written
 //     (the legacy bare values: C eq DE, ZIP eq 01234); null only through eq/ne null.
