@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -24,14 +25,43 @@ func benchHandler() http.Handler {
 	return scim.NewHandler(memory.NewSCIMStore(), scim.WithTeam(func(*http.Request) (string, bool) { return "bench", true }))
 }
 
-func benchSend(b *testing.B, h http.Handler, method, path string, body []byte, want int) *httptest.ResponseRecorder {
-	r := httptest.NewRequest(method, "http://bench"+scim.DefaultPrefix+path, bytes.NewReader(body))
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	if w.Code != want {
-		b.Fatalf("%s %s: %d %s", method, path, w.Code, w.Body)
+// sender sends one request and returns the response body.
+type sender func(b *testing.B, method, path string, body []byte, want int) []byte
+
+// inProcess calls the handler directly.
+func inProcess(h http.Handler) sender {
+	return func(b *testing.B, method, path string, body []byte, want int) []byte {
+		r := httptest.NewRequest(method, "http://bench"+scim.DefaultPrefix+path, bytes.NewReader(body))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != want {
+			b.Fatalf("%s %s: %d %s", method, path, w.Code, w.Body)
+		}
+		return w.Body.Bytes()
 	}
-	return w
+}
+
+// overHTTP serves the handler on a loopback listener and sends real HTTP requests.
+func overHTTP(b *testing.B, h http.Handler) (sender, func()) {
+	srv := httptest.NewServer(h)
+	client := srv.Client()
+	return func(b *testing.B, method, path string, body []byte, want int) []byte {
+		r, err := http.NewRequest(method, srv.URL+scim.DefaultPrefix+path, bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		r.Header.Set("Content-Type", scim.ContentType)
+		res, err := client.Do(r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer res.Body.Close()
+		out, err := io.ReadAll(res.Body)
+		if err != nil || res.StatusCode != want {
+			b.Fatalf("%s %s: %d %s %v", method, path, res.StatusCode, out, err)
+		}
+		return out
+	}, srv.Close
 }
 
 func benchUser(i int) map[string]any {
@@ -43,12 +73,12 @@ func benchUser(i int) map[string]any {
 }
 
 // listAll reads every user in pages of benchPageSize and returns how many it saw.
-func listAll(b *testing.B, h http.Handler) int {
+func listAll(b *testing.B, send sender) int {
 	seen := 0
 	for start := 1; start <= benchUsers; start += benchPageSize {
-		w := benchSend(b, h, "GET", fmt.Sprintf("/Users?startIndex=%d&count=%d", start, benchPageSize), nil, http.StatusOK)
+		body := send(b, "GET", fmt.Sprintf("/Users?startIndex=%d&count=%d", start, benchPageSize), nil, http.StatusOK)
 		var page struct{ Resources []json.RawMessage }
-		if err := json.Unmarshal(w.Body.Bytes(), &page); err != nil {
+		if err := json.Unmarshal(body, &page); err != nil {
 			b.Fatal(err)
 		}
 		seen += len(page.Resources)
@@ -61,8 +91,10 @@ func listAll(b *testing.B, h http.Handler) int {
 
 // BenchmarkProvision creates 10,000 users and lists them in pages of 200, on the memory
 // backend. "bulk" sends the users in Bulk requests of 1,000 operations; its peer "single"
-// sends one POST per user. Reported: total time, creations per second, users listed per
-// second, and operations (creations plus listed users) per second.
+// sends one POST per user. Both run in-process (the handler called directly) and, with
+// the -http suffix, over HTTP on a loopback listener. Reported: total time, creations per
+// second, users listed per second, and operations (creations plus listed users) per
+// second.
 func BenchmarkProvision(b *testing.B) {
 	bulkBodies := make([][]byte, 0, benchUsers/benchBulkSize)
 	for start := 0; start < benchUsers; start += benchBulkSize {
@@ -77,16 +109,30 @@ func BenchmarkProvision(b *testing.B) {
 	for i := range singleBodies {
 		singleBodies[i], _ = json.Marshal(benchUser(i))
 	}
-	run := func(b *testing.B, create func(h http.Handler)) {
+	bulk := func(b *testing.B, send sender) {
+		for _, body := range bulkBodies {
+			send(b, "POST", "/Bulk", body, http.StatusOK)
+		}
+	}
+	single := func(b *testing.B, send sender) {
+		for _, body := range singleBodies {
+			send(b, "POST", "/Users", body, http.StatusCreated)
+		}
+	}
+	run := func(b *testing.B, viaHTTP bool, create func(*testing.B, sender)) {
 		var createTime, listTime time.Duration
 		for b.Loop() {
-			h := benchHandler()
+			send, stop := inProcess(benchHandler()), func() {}
+			if viaHTTP {
+				send, stop = overHTTP(b, benchHandler())
+			}
 			t0 := time.Now()
-			create(h)
+			create(b, send)
 			t1 := time.Now()
-			listAll(b, h)
+			listAll(b, send)
 			createTime += t1.Sub(t0)
 			listTime += time.Since(t1)
+			stop()
 		}
 		n := float64(b.N)
 		total := (createTime + listTime).Seconds() / n
@@ -95,18 +141,8 @@ func BenchmarkProvision(b *testing.B) {
 		b.ReportMetric(benchUsers/(listTime.Seconds()/n), "listed/s")
 		b.ReportMetric(2*benchUsers/total, "ops/s")
 	}
-	b.Run("bulk", func(b *testing.B) {
-		run(b, func(h http.Handler) {
-			for _, body := range bulkBodies {
-				benchSend(b, h, "POST", "/Bulk", body, http.StatusOK)
-			}
-		})
-	})
-	b.Run("single", func(b *testing.B) {
-		run(b, func(h http.Handler) {
-			for _, body := range singleBodies {
-				benchSend(b, h, "POST", "/Users", body, http.StatusCreated)
-			}
-		})
-	})
+	b.Run("bulk", func(b *testing.B) { run(b, false, bulk) })
+	b.Run("single", func(b *testing.B) { run(b, false, single) })
+	b.Run("bulk-http", func(b *testing.B) { run(b, true, bulk) })
+	b.Run("single-http", func(b *testing.B) { run(b, true, single) })
 }
