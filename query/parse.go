@@ -57,12 +57,15 @@ func WithLimits(l Limits) Option { return func(c *config) { c.limits = l } }
 func WithParam(name string) Option { return func(c *config) { c.param = name } }
 
 func newConfig(opts []Option) config {
-	c := config{param: "filterExpr"}
+	if len(opts) == 0 { // the common case, without the allocation that &c costs below
+		return config{param: "filterExpr", limits: Limits{}.withDefaults()}
+	}
+	c := &config{param: "filterExpr"}
 	for _, o := range opts {
-		o(&c)
+		o(c)
 	}
 	c.limits = c.limits.withDefaults()
-	return c
+	return *c
 }
 
 // Parse parses a filter expression into an unbound tree: field types are unset, and
@@ -313,7 +316,7 @@ func (p *parser) parsePrimary() Expr {
 		if fn, ok := function(t.text); ok && p.nextChar() == '(' {
 			return p.parseCall(fn)
 		}
-		f := p.parseField("a condition")
+		f := p.parseField("a condition", "")
 		return p.parseComparison(f)
 	case tString, tValue:
 		return p.parseMirrored()
@@ -344,12 +347,15 @@ func (p *parser) unsupportedStart() {
 }
 
 // parseField reads the current identifier as a field name, reporting paths, function calls
-// and typed literals that OData allows there but the subset does not. what names the
-// expected construct for messages.
-func (p *parser) parseField(what string) FieldRef {
+// and typed literals that OData allows there but the subset does not. what and detail
+// name the expected construct for messages ("a field after", "eq").
+func (p *parser) parseField(what, detail string) FieldRef {
 	t := p.tok
 	if t.kind != tIdent || isKeyword(t.text) {
 		p.unsupportedStart()
+		if detail != "" {
+			what += " " + detail
+		}
 		p.fail(KindSyntax, t.pos, "expected %s, found %s", what, p.describe())
 	}
 	switch p.nextChar() {
@@ -530,6 +536,9 @@ func (p *parser) parseIn(f FieldRef) Expr {
 	}
 }
 
+// funcOpen is each function's name with its parenthesis, for messages.
+var funcOpen = [...]string{Contains: "contains(", StartsWith: "startswith(", EndsWith: "endswith("}
+
 func (p *parser) parseCall(fn FuncName) Expr {
 	name := p.tok
 	p.next() // the name
@@ -537,12 +546,12 @@ func (p *parser) parseCall(fn FuncName) Expr {
 	if p.tok.kind == tString || p.tok.kind == tValue || p.isWord("true") || p.isWord("false") || p.isWord("null") {
 		p.fail(KindUnsupported, p.tok.pos, "the first argument of %s must be a field", name.text)
 	}
-	f := p.parseField(fmt.Sprintf("a field as the first argument of %s", name.text))
+	f := p.parseField("a field as the first argument of", name.text)
 	if p.tok.kind != tComma {
 		p.unexpected(fmt.Sprintf(`"," after the field in %s`, name.text))
 	}
 	p.next()
-	arg := p.parseValue(name.text + "(")
+	arg := p.parseValue(funcOpen[fn])
 	if p.tok.kind != tRParen {
 		if p.tok.kind == tComma {
 			p.fail(KindSyntax, p.tok.pos, "%s takes two arguments: a field and a text", name.text)
@@ -592,7 +601,7 @@ func (p *parser) parseMirrored() Expr {
 	if p.tok.kind == tString || p.tok.kind == tValue || p.isWord("true") || p.isWord("false") || p.isWord("null") {
 		p.fail(KindUnsupported, t.pos, "comparing two literals is not supported; compare a field with a literal")
 	}
-	f := p.parseField(fmt.Sprintf("a field after %q", opTok.text))
+	f := p.parseField("a field after the operator", opTok.text)
 	if lit.Kind == LitNull {
 		switch op {
 		case Eq:
