@@ -1,0 +1,120 @@
+package odata
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/query"
+)
+
+var fuzzSeeds = []string{
+	"",
+	"$top=5&$skip=10&$count=true",
+	"$select=ID,NET&$orderby=NET%20desc,ID",
+	"$filter=NET%20gt%20100%20and%20STATUS%20eq%20'PAID'",
+	"$filter=CREATED%20ge%202023-12-05T15:48:44+03:00",
+	"$filter=contains(NAME,'a;b')%20or%20not%20(LATE%20is%20null)",
+	"$filter=NET%20in%20(1,2.5,-3e2)&filterid=PAID,LATE",
+	"$format=application/json;IEEE754Compatible=true",
+	"$format=atom&$select=*",
+	"$expand=X",
+	"@p=1&$filter=NET%20eq%20@p",
+	"$orderby=length(ID)",
+	"$top=1&$top=2",
+	"$filter=%zz",
+	"TOP=3&Skip=1&FILTER=LATE%20eq%200",
+	"$select=ROW_NUMBER,ACTIVITY&$orderby=AT",
+	"$skip=2147483647&$top=2147483647",
+}
+
+// checkClientError fails unless err is a 4xx problem or a *query.Error.
+func checkClientError(t *testing.T, err error) {
+	t.Helper()
+	var p *problem.Problem
+	var qe *query.Error
+	switch {
+	case errors.As(err, &p):
+		if p.Status != http.StatusBadRequest && p.Status != http.StatusUnsupportedMediaType {
+			t.Fatalf("status %d: %v", p.Status, err)
+		}
+		if p.Detail == "" {
+			t.Fatalf("a problem without detail: %+v", p)
+		}
+	case errors.As(err, &qe):
+		if qe.Msg == "" || qe.Code == "" {
+			t.Fatalf("a query error without message or code: %+v", qe)
+		}
+	default:
+		t.Fatalf("error %v (%T): neither a problem nor a query error", err, err)
+	}
+}
+
+// FuzzParseQueryOptions checks that any query string is either parsed or refused with a
+// client error, and that parsed options are either planned against an entity type or
+// refused with a client error.
+func FuzzParseQueryOptions(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	m, err := testStore(f).Model(f.Context(), "shop")
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := testHandler(f, Options{})
+	types := entityTypes(m)
+	f.Fuzz(func(t *testing.T, raw string) {
+		o, err := ParseQueryOptions(raw)
+		if err != nil {
+			checkClientError(t, err)
+			return
+		}
+		if o.Top < -1 || o.Skip < 0 {
+			t.Fatalf("top %d skip %d", o.Top, o.Skip)
+		}
+		for _, et := range types {
+			if _, err := h.planEntities(m, et, o); err != nil {
+				checkClientError(t, err)
+			}
+		}
+	})
+}
+
+// FuzzEntitySet serves any query string on an entity set: the answer is 200 with a JSON
+// or Atom body, or a 4xx problem; never a 5xx.
+func FuzzEntitySet(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s, "ORDERS_entries")
+		f.Add(s, "EVENTS_entries")
+	}
+	h := testHandler(f, Options{MaxPageSize: 3})
+	f.Fuzz(func(t *testing.T, raw, set string) {
+		if set != "ORDERS_entries" && set != "EVENTS_entries" && set != "CUSTOMERS_entries" {
+			set = "ORDERS_entries"
+		}
+		r := httptest.NewRequest(http.MethodGet, "http://example.com"+svc+"/"+set, nil)
+		r.URL.RawQuery = raw
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		switch {
+		case w.Code == http.StatusOK:
+			if strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") && !json.Valid(w.Body.Bytes()) {
+				t.Fatalf("invalid JSON for %q: %s", raw, w.Body)
+			}
+		case w.Code >= 400 && w.Code < 500:
+			var p problem.Problem
+			if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil || p.Status != w.Code || p.Detail == "" {
+				t.Fatalf("status %d for %q with body %s", w.Code, raw, w.Body)
+			}
+		default:
+			t.Fatalf("status %d for %q: %s", w.Code, raw, w.Body)
+		}
+		if w.Header().Get("OData-Version") != Version {
+			t.Fatalf("no OData-Version for %q", raw)
+		}
+	})
+}
