@@ -240,3 +240,28 @@ func TestBinary(t *testing.T) {
 		t.Errorf("log lacks the request or the shutdown:\n%s", stderr.String())
 	}
 }
+
+func TestKeysFile(t *testing.T) {
+	keys := filepath.Join(t.TempDir(), "keys.yaml")
+	data := "keys:\n  - key: \"analyst-key-0001\"\n    name: analyst\n    team: acme\n    permissions: [km]\n"
+	if err := os.WriteFile(keys, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := newTestApp(t, config{keysFile: keys})
+	if a.devKey != "" {
+		t.Errorf("a development key was made although a keys file is given")
+	}
+	if w := get(t, a.handler, "/intelligence/api/knowledge-models/o2c-base/kpis?pageSize=1", "analyst-key-0001"); w.Code != 200 {
+		t.Errorf("KM with the file's key: %d %s", w.Code, w.Body)
+	}
+	if w := get(t, a.handler, "/user-provisioning/scim/v2/Users", "analyst-key-0001"); w.Code != 403 {
+		t.Errorf("SCIM without the scim permission: %d %s", w.Code, w.Body)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("keys:\n  - key: x\n    permissions: [everything]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newApp(&config{keysFile: bad, maxPageSize: 10, maxBody: 10}, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil || !strings.Contains(err.Error(), "bad.yaml:3:") {
+		t.Errorf("bad keys file: %v", err)
+	}
+}
