@@ -247,3 +247,17 @@ func TestSchemaEndpoints(t *testing.T) {
 			wantProblem: &prob{"GENERAL_CONSTRAINT_VIOLATION", "pageSize: 101 is above the maximum page size 100"}},
 	})
 }
+
+// The handler serves under another prefix behind http.StripPrefix.
+func TestMountedUnderAPrefix(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/tenant-a/", http.StripPrefix("/tenant-a", shop(t)))
+	w := call(mux, http.MethodGet, "/tenant-a"+api+"/shop", "")
+	if w.Code != 200 || w.Body.String() != `{"id":"shop","name":"Shop","extendedKMId":"shop-base"}` {
+		t.Errorf("under a prefix: %d %s", w.Code, w.Body)
+	}
+	w = call(mux, http.MethodGet, "/tenant-a/intelligence/api/other", "")
+	if diff := jsonDiff(t, problemJSON(404, "GENERAL_NOTFOUND_PATH", "no endpoint at /intelligence/api/other"), w.Body.String()); w.Code != 404 || diff != "" {
+		t.Errorf("unknown path under a prefix: %d %s", w.Code, diff)
+	}
+}
