@@ -32,7 +32,7 @@ func FuzzAppendString(f *testing.F) {
 }
 
 func FuzzAppendFloat(f *testing.F) {
-	for _, v := range []float64{0, -0.0, 1, -2.5, 1e-7, 1e-6, 123456789.125, 1e20, 1e21, 5e-324, math.MaxFloat64} {
+	for _, v := range []float64{0, math.Copysign(0, -1), 1, -2.5, 1e-7, 1e-6, 123456789.125, 1e20, 1e21, 5e-324, math.MaxFloat64} {
 		f.Add(v)
 	}
 	f.Fuzz(func(t *testing.T, v float64) {
