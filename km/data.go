@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -441,7 +442,7 @@ func (h *Handler) plan(m *KnowledgeModel, rec *Record, p *dataParams, asQuery bo
 		q.Fields = append(q.Fields, name)
 	}
 	if len(unknown) > 0 {
-		return nil, badRequest(CodeFieldNotFound, "unknown field%s: %s%s", plural(len(unknown)), strings.Join(unknown, ", "), fieldHint(rec))
+		return nil, badRequest(CodeFieldNotFound, "unknown field%s: %s%s", plural(len(unknown)), nameList(unknown), fieldHint(rec))
 	}
 	// KPIs.
 	var unknownKPIs []string
@@ -462,9 +463,9 @@ func (h *Handler) plan(m *KnowledgeModel, rec *Record, p *dataParams, asQuery bo
 		q.KPIs = append(q.KPIs, query.KPI{ID: id, Metric: metric})
 	}
 	if len(unknownKPIs) > 0 {
-		return nil, badRequest(CodeFieldNotFound, "unknown KPI%s: %s", plural(len(unknownKPIs)), strings.Join(unknownKPIs, ", "))
+		return nil, badRequest(CodeFieldNotFound, "unknown KPI%s: %s", plural(len(unknownKPIs)), nameList(unknownKPIs))
 	}
-	for id := range p.kpiParams {
+	for _, id := range slices.Sorted(maps.Keys(p.kpiParams)) {
 		if !slices.Contains(p.kpis, id) {
 			return nil, badRequest(problem.CodeParameterIllegal, "kpiParam names KPI %s, which the request does not select", id)
 		}
@@ -491,7 +492,10 @@ func (h *Handler) plan(m *KnowledgeModel, rec *Record, p *dataParams, asQuery bo
 		conj = append(conj, e)
 	}
 	if len(unknownFilters) > 0 {
-		return nil, badRequest(CodeFilterNotFound, "unknown filter%s: %s", plural(len(unknownFilters)), strings.Join(unknownFilters, ", "))
+		return nil, badRequest(CodeFilterNotFound, "unknown filter%s: %s", plural(len(unknownFilters)), nameList(unknownFilters))
+	}
+	if n := len(p.filterExprs) + len(conj); n > MaxFilterExpressions {
+		return nil, badRequest(problem.CodeConstraint, "%d filter expressions: at most %d are allowed (combine conditions with and/or)", n, MaxFilterExpressions)
 	}
 	schema := m.schema(rec)
 	for _, text := range p.filterExprs {
@@ -581,14 +585,29 @@ func andAll(es []query.Expr) query.Expr {
 	return e
 }
 
+// dedupKeepOrder drops repeated values, keeping the first of each, in linear time (lists
+// come from clients and may be long).
 func dedupKeepOrder(s []string) []string {
-	var out []string
+	seen := make(map[string]bool, len(s))
+	out := s[:0:0]
 	for _, v := range s {
-		if !slices.Contains(out, v) {
+		if !seen[v] {
+			seen[v] = true
 			out = append(out, v)
 		}
 	}
 	return out
+}
+
+// maxListed bounds how many unknown names an error detail lists.
+const maxListed = 10
+
+// nameList joins names for an error detail, at most maxListed of them.
+func nameList(names []string) string {
+	if len(names) <= maxListed {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:maxListed], ", ") + fmt.Sprintf(" and %d more", len(names)-maxListed)
 }
 
 // searchSpec checks the search parameters. Without searchField the searched fields are the

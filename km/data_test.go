@@ -368,3 +368,19 @@ func TestPostProjection(t *testing.T) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// Long lists are handled in linear time and errors list a bounded number of names.
+func TestLongLists(t *testing.T) {
+	h := shop(t)
+	many := strings.Repeat("ID,", 100_000) + "ID"
+	w := call(h, "GET", rec("ORDERS", "fields="+many+"&pageSize=1"), "")
+	if w.Code != 200 {
+		t.Fatalf("repeated field: %d %s", w.Code, w.Body)
+	}
+	runExchanges(t, h, []exchange{
+		{name: "too many filter expressions", target: rec("ORDERS", "fields=ID&filters=LATE&filterExpr="+esc(strings.Repeat("NET gt 1,", 100)+"NET gt 1")), status: 400,
+			wantProblem: &prob{"GENERAL_CONSTRAINT_VIOLATION", "102 filter expressions: at most 100 are allowed (combine conditions with and/or)"}},
+		{name: "many unknown fields", target: rec("ORDERS", "fields=ID,"+manyFields(150)), status: 400,
+			wantProblem: &prob{"KM_FIELD_NOTFOUND", "unknown fields: F0, F1, F2, F3, F4, F5, F6, F7, F8, F9 and 140 more (record ORDERS)"}},
+	})
+}

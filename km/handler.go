@@ -37,6 +37,9 @@ const (
 	DefaultPageSize     = 50
 	// MaxFields is the most fields one data request may select.
 	MaxFields = 200
+	// MaxFilterExpressions is the most filter expressions (filterExpr entries and
+	// predefined filters together) one data request may combine.
+	MaxFilterExpressions = 100
 )
 
 // Options configure a Handler. The zero value gives the defaults.
