@@ -63,6 +63,9 @@
 //   - Fuzzy search: without searchField the searched fields are the selected string fields
 //     (at record level with no fields: all string fields); searching a non-string field is
 //     400. The default precision is DefaultSearchPrecision.
+//   - Limits beyond the seed's: at most MaxFields selected fields and MaxFilterExpressions
+//     filter expressions per request (400 GENERAL_CONSTRAINT_VIOLATION); error details
+//     list at most ten unknown names.
 //   - Store errors other than client errors are 500 ADMIN_FATAL_ERROR with a support id
 //     that is logged with the error.
 //
