@@ -19,6 +19,7 @@ import (
 	"github.com/kmkit/kmkit/auth/keysfile"
 	"github.com/kmkit/kmkit/examples/server/demodata"
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/odata"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/reporting"
 	"github.com/kmkit/kmkit/scim"
@@ -85,6 +86,9 @@ func newApp(cfg *config, logger *slog.Logger) (*app, error) {
 	})
 	mux.Handle(km.BasePath+"/", guard.KM(km.NewHandler(kmStore, km.Options{
 		MaxPageSize: cfg.maxPageSize, MaxBodyBytes: cfg.maxBody, Logger: logger,
+	})))
+	mux.Handle(odata.BasePath+"/", guard.OData(odata.NewHandler(kmStore, odata.Options{
+		MaxPageSize: cfg.maxPageSize, Logger: logger,
 	})))
 	mux.Handle(scim.DefaultPrefix+"/", guard.SCIM(scim.NewHandler(memory.NewSCIMStore(),
 		scim.WithNotifier(notifier), scim.WithLogger(logger), scim.WithMaxBodyBytes(cfg.maxBody))))

@@ -1,5 +1,5 @@
-// Command server is the kmkit reference server: the Knowledge Model API, SCIM 2.0
-// provisioning and the reporting API on one port, from an embedded order-to-cash demo or a
+// Command server is the kmkit reference server: the Knowledge Model API with its OData
+// service, SCIM 2.0 provisioning and the reporting API on one port, from an embedded order-to-cash demo or a
 // data directory.
 //
 //	go run ./examples/server

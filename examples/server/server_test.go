@@ -133,6 +133,8 @@ func TestRoutesOfTheServer(t *testing.T) {
 		{"/intelligence/api/knowledge-models/o2c", a.devKey, 200, `{"id":"o2c","name":"Order to Cash","extendedKMId":"o2c-base"}`},
 		{"/nowhere", a.devKey, 404, `{"title":"Not Found","status":404,"detail":"no endpoint at /nowhere","errorCode":"GENERAL_NOTFOUND_PATH"`},
 		{"/user-provisioning/scim/v2/ServiceProviderConfig", a.devKey, 200, `{`},
+		{"/intelligence/api/odata/o2c.svc", a.devKey, 200, `{"@odata.context":`},
+		{"/intelligence/api/odata/o2c.svc/ORDERS_entries?$top=1&$select=ORDER_ID", a.devKey, 200, `{"@odata.context":`},
 	}
 	for _, tt := range tests {
 		w := get(t, a.handler, tt.target, tt.key)
