@@ -58,9 +58,10 @@
 //   - Server-driven paging: at most Options.MaxPageSize entities per answer (or fewer
 //     when the client sends Prefer: odata.maxpagesize=N, acknowledged with
 //     Preference-Applied), then @odata.nextLink (Atom: link rel="next"): the same query
-//     string with $skip advanced and what remains of $top. The store is asked for one
-//     entity beyond the page to know whether there is a next one, and $skip that is no
-//     multiple of the page is served from the smallest store page that covers it.
+//     string with $skip advanced and what remains of $top. The store is asked for the
+//     full count alongside the page to know whether there is a next one, and a $skip
+//     that is no multiple of the page is served from the smallest store page that
+//     covers it.
 //   - The generated key of a record without a declared key is the entity's 1-based
 //     position in the filtered and sorted entity set, so it is unique within an answer
 //     and its next links; entities cannot be addressed by key (such paths are 404).

@@ -268,21 +268,22 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 	if eq.top >= 0 && eq.top < n {
 		n = eq.top
 	}
-	more := eq.top < 0 || eq.top > n // a next page may exist
-	fetch := n
-	if more {
-		fetch++ // one row beyond the page tells whether there is a next one
-	}
+	// A next page may exist when the client asked for more than one page; whether it
+	// does, the full count says (the memory store has it for free from the selection it
+	// pages). Asking for one row beyond the page instead would make a store page that is
+	// not aligned with $skip, and the store would read up to twice the rows.
+	more := !countOnly && (eq.top < 0 || eq.top > n)
+	eq.q.Count = eq.q.Count || more
 	if countOnly {
-		fetch = 0
+		n = 0
 	}
 	var (
 		rows  [][]query.Value
 		count int
 	)
-	if fetch > 0 || o.Count {
+	if n > 0 || eq.q.Count {
 		var off int
-		eq.q.Page, eq.q.PageSize, off = window(eq.skip, max(fetch, 1))
+		eq.q.Page, eq.q.PageSize, off = window(eq.skip, max(n, 1))
 		res, err := h.store.Query(r.Context(), m, &eq.q)
 		if err != nil {
 			h.fail(w, r, err)
@@ -293,8 +294,8 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 			return
 		}
 		count = res.Count
-		if fetch > 0 && off < len(res.Rows) {
-			rows = res.Rows[off:min(off+fetch, len(res.Rows))]
+		if n > 0 && off < len(res.Rows) {
+			rows = res.Rows[off:min(off+n, len(res.Rows))]
 		}
 	}
 	if countOnly {
@@ -302,8 +303,7 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 		return
 	}
 	next := ""
-	if more && len(rows) > n {
-		rows = rows[:n]
+	if more && eq.skip+n < count {
 		next = nextLink(root+et.set, r.URL.RawQuery, eq.skip+n, eq.top, n)
 	}
 	bp := bufPool.Get().(*[]byte)
