@@ -173,8 +173,10 @@ func (s *KMStore) Query(ctx context.Context, m *km.KnowledgeModel, q *km.Query) 
 
 // frame returns the (cached) frame q runs on.
 func (s *KMStore) frame(m *km.KnowledgeModel, q *km.Query) (*exec.Frame, error) {
+	// The key names the model by identity: a query still holding a replaced model must not
+	// leave its frame for the new one.
 	var key strings.Builder
-	key.WriteString(m.ID)
+	fmt.Fprintf(&key, "%p", m)
 	key.WriteByte(0)
 	if q.Join == nil {
 		key.WriteString(q.Record)
