@@ -305,3 +305,15 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 const maxPooled = 8 << 20
+
+// VersionHeader returns a handler that sets the OData-Version header and calls next. Wrap
+// the middleware in front of the OData handler with it, so that its answers (401, 403,
+// 429) carry the header too:
+//
+//	mux.Handle(odata.BasePath+"/", odata.VersionHeader(guard.OData(odata.NewHandler(store, odata.Options{}))))
+func VersionHeader(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("OData-Version", Version)
+		next.ServeHTTP(w, r)
+	})
+}

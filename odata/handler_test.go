@@ -229,3 +229,14 @@ func TestMetadata(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestVersionHeader(t *testing.T) {
+	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+	})
+	w := httptest.NewRecorder()
+	VersionHeader(inner).ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
+	if w.Code != http.StatusUnauthorized || w.Header().Get("OData-Version") != "4.0" {
+		t.Errorf("status %d, headers %v", w.Code, w.Header())
+	}
+}
