@@ -5,8 +5,8 @@ package query
 type Pos int
 
 // Expr is a node of a filter expression: one of *Logical, *Not, *Compare, *In, *Call,
-// *IsNull. Parse returns an unbound tree (field types and literal values unset); Bind
-// returns a bound copy that executors consume.
+// *IsNull. Parse returns an unbound tree (field types unset; literals carry only the value
+// they denote as written, bare words none); Bind returns a bound copy that executors consume.
 type Expr interface {
 	// Position is where the node starts in the source text.
 	Position() Pos
@@ -115,7 +115,7 @@ type FieldRef struct {
 	Type Type
 }
 
-// Literal is a constant as written. Value is set by Bind: the literal converted to the type
+// Literal is a constant as written. Value is final after Bind: the literal converted to the type
 // the comparison needs (for example an integer literal against a float field becomes a
 // float; a date literal against a datetime field stays a date, meaning "that day").
 type Literal struct {
