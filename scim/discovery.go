@@ -55,6 +55,16 @@ func (h *Handler) serveDiscovery(w http.ResponseWriter, r *http.Request, root, p
 	if res.status == 0 {
 		res.status = http.StatusOK
 	}
+	// The lists get the same shaping as user and group lists: itemsPerPage is the number of
+	// resources returned, and attributes/excludedAttributes apply to lists and single ones.
+	isList := path == "/Schemas" || path == "/ResourceTypes"
+	p := newProjection(splitList(r.URL.Query().Get("attributes")), splitList(r.URL.Query().Get("excludedAttributes")))
+	if res.status == http.StatusOK && (isList || !p.empty()) {
+		if err := reshape(res, isList, p); err != nil {
+			WriteError(w, http.StatusInternalServerError, "", "The response could not be shaped.")
+			return
+		}
+	}
 	res.writeTo(w)
 }
 

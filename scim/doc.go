@@ -51,10 +51,12 @@
 //     400 invalidValue. Resources without a value come last in both directions; ties and
 //     unsorted lists are in creation order. sortOrder without sortBy is ignored.
 //   - Lists: count defaults to 200 and larger counts are lowered to 200; a negative count
-//     is 0; startIndex below 1 is 1. itemsPerPage is the number of resources returned.
-//   - attributes/excludedAttributes apply to every user and group response (GET, POST,
-//     PUT, PATCH, lists and .search). id and schemas are always returned. Unknown names
-//     are ignored. Both may be given; excluded names are removed from the included ones.
+//     is 0; startIndex below 1 is 1. itemsPerPage is the number of resources returned
+//     (the library reports the count asked for).
+//   - attributes/excludedAttributes apply to every response carrying resources: users and
+//     groups (GET, POST, PUT, PATCH, lists and .search) and the Schemas and ResourceTypes
+//     lists and entries. id and schemas are always returned. Unknown names are ignored.
+//     Both may be given; excluded names are removed from the included ones.
 //   - ETags are weak, W/"n", n the resource's version. If-Match on PUT, PATCH and DELETE
 //     is checked atomically by the store (412 when it does not match); If-None-Match on
 //     GET of one resource answers 304. PUT and PATCH without If-Match retry when another

@@ -376,4 +376,22 @@ func TestDiscovery(t *testing.T) {
 		t.Errorf("ResourceTypes/Group: %s", r.raw)
 	}
 	s.call("acme", "GET", "/ResourceTypes/Device", nil).wantError(t, 404, "", "Resource Device not found.")
+
+	// Discovery lists honour attributes and count resources in itemsPerPage.
+	r = s.call("acme", "GET", "/ResourceTypes?attributes=name", nil).must(t, http.StatusOK)
+	want = map[string]any{
+		"schemas": []any{listURN}, "totalResults": 2.0, "startIndex": 1.0, "itemsPerPage": 2.0,
+		"Resources": []any{
+			map[string]any{"id": "User", "name": "User", "schemas": []any{"urn:ietf:params:scim:schemas:core:2.0:ResourceType"}},
+			map[string]any{"id": "Group", "name": "Group", "schemas": []any{"urn:ietf:params:scim:schemas:core:2.0:ResourceType"}},
+		},
+	}
+	if diff := cmp.Diff(want, r.body); diff != "" {
+		t.Errorf("ResourceTypes?attributes=name (-want +got):\n%s", diff)
+	}
+	r = s.call("acme", "GET", "/Schemas/"+extURN+"?excludedAttributes=attributes,description", nil).must(t, http.StatusOK)
+	want = map[string]any{"id": extURN, "name": "CelonisUser", "schemas": []any{"urn:ietf:params:scim:schemas:core:2.0:Schema"}}
+	if diff := cmp.Diff(want, r.body); diff != "" {
+		t.Errorf("Schemas/ext?excludedAttributes (-want +got):\n%s", diff)
+	}
 }
