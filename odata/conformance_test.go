@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kmkit/kmkit/examples/server/demodata"
 )
 
 // The tests here run real OData consumers against the handler on loopback: xmllint with
@@ -129,11 +131,106 @@ func fetch(t *testing.T, url, dir, name string) string {
 func TestConformanceMetadata(t *testing.T) {
 	tools := conformanceTools(t)
 	srv := serveShop(t)
-	dir := t.TempDir()
-	root := srv.URL + BasePath + "/shop.svc/"
-	xmlFile := fetch(t, root+"$metadata", dir, "metadata.xml")
-	jsonFile := fetch(t, root+"$metadata?$format=json", dir, "metadata.json")
+	xmlFile, _ := checkMetadata(t, tools, srv.URL+BasePath+"/shop.svc/")
+	// What the KM definition (testdata/shop/models/shop.yaml) says, written out.
+	str := func(n string, null bool) edmxProp { return edmxProp{n, "Edm.String", null} }
+	want := edmxSchema{
+		Namespace: "ODataKnowledgeModel",
+		Container: "Container",
+		EntityTypes: []edmxType{
+			{"ODataKnowledgeModel.CUSTOMERS", []string{"ID"}, []edmxProp{str("ID", false), str("NAME", true), str("COUNTRY", true)}},
+			{"ODataKnowledgeModel.ORDERS", []string{"ID"}, []edmxProp{str("ID", false), str("CUST", true),
+				{"DAY", "Edm.Date", true}, {"CREATED", "Edm.DateTimeOffset", true}, {"SEEN", "Edm.DateTimeOffset", true},
+				{"SLOT", "Edm.TimeOfDay", true}, str("STATUS", true), {"NET", "Edm.Double", true},
+				{"LATE", "Edm.Int64", true}, {"EXPRESS", "Edm.Boolean", true}}},
+			{"ODataKnowledgeModel.EVENTS", []string{"ROW_NUMBER"}, []edmxProp{{"ROW_NUMBER", "Edm.Int64", false},
+				str("ORDER_ID", true), str("ACTIVITY", true), {"AT", "Edm.DateTimeOffset", true}}},
+		},
+		EntitySets: []edmxSet{
+			{"CUSTOMERS_entries", "ODataKnowledgeModel.CUSTOMERS"},
+			{"ORDERS_entries", "ODataKnowledgeModel.ORDERS"},
+			{"EVENTS_entries", "ODataKnowledgeModel.EVENTS"},
+		},
+	}
+	var got edmxSchema
+	probe(t, tools, &got, "edmx", xmlFile)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("@sap-ux/edmx-parser read (-want +got):\n%s", diff)
+	}
+}
 
+// The demo KMs of the reference server pass the same checks, and @sap-ux/edmx-parser reads
+// from their $metadata what their definitions say.
+func TestConformanceDemoMetadata(t *testing.T) {
+	tools := conformanceTools(t)
+	store, err := demodata.Store(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(BasePath+"/", NewHandler(store, Options{}))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	models, err := store.Models(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The EDM type of each definition type, written out independently of edmType.
+	edm := map[string]string{"string": "Edm.String", "integer": "Edm.Int64", "float": "Edm.Double", "number": "Edm.Double",
+		"boolean": "Edm.Boolean", "date": "Edm.Date", "datetime": "Edm.DateTimeOffset", "timestamp": "Edm.DateTimeOffset", "time": "Edm.TimeOfDay"}
+	for _, m := range models {
+		t.Run(m.ID, func(t *testing.T) {
+			xmlFile, _ := checkMetadata(t, tools, srv.URL+BasePath+"/"+m.ID+".svc/")
+			want := edmxSchema{Namespace: "ODataKnowledgeModel", Container: "Container"}
+			for _, r := range m.Records {
+				et := edmxType{Name: "ODataKnowledgeModel." + r.ID, Keys: []string{r.Key}}
+				if r.Key == "" {
+					et.Keys = []string{"ROW_NUMBER"}
+					et.Properties = append(et.Properties, edmxProp{"ROW_NUMBER", "Edm.Int64", false})
+				}
+				for _, f := range r.Fields {
+					et.Properties = append(et.Properties, edmxProp{f.ID, edm[f.TypeName], f.ID != r.Key})
+				}
+				want.EntityTypes = append(want.EntityTypes, et)
+				want.EntitySets = append(want.EntitySets, edmxSet{r.ID + "_entries", "ODataKnowledgeModel." + r.ID})
+			}
+			var got edmxSchema
+			probe(t, tools, &got, "edmx", xmlFile)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("@sap-ux/edmx-parser read (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// What probe.js edmx prints.
+type (
+	edmxProp struct {
+		Name, Type string
+		Nullable   bool
+	}
+	edmxType struct {
+		Name       string
+		Keys       []string
+		Properties []edmxProp
+	}
+	edmxSet    struct{ Name, EntityType string }
+	edmxSchema struct {
+		Namespace, Container string
+		EntityTypes          []edmxType
+		EntitySets           []edmxSet
+	}
+)
+
+// checkMetadata fetches the CSDL XML and JSON of the service at root and checks them:
+// the XML against the OASIS EDMX/EDM XSDs (xmllint), the JSON against the CSDL JSON
+// Schema (ajv), and the XML converted by odata-csdl equal to the JSON. It returns the
+// files' paths.
+func checkMetadata(t *testing.T, tools, root string) (xmlFile, jsonFile string) {
+	t.Helper()
+	dir := t.TempDir()
+	xmlFile = fetch(t, root+"$metadata", dir, "metadata.xml")
+	jsonFile = fetch(t, root+"$metadata?$format=json", dir, "metadata.json")
 	t.Run("XSD", func(t *testing.T) {
 		xsd := filepath.Join(tools, "node_modules", "odata-csdl", "schemas", "edmx.xsd")
 		run(t, dir, "xmllint", "--noout", "--nonet", "--schema", xsd, xmlFile)
@@ -200,48 +297,7 @@ func TestConformanceMetadata(t *testing.T) {
 		}
 	})
 
-	t.Run("EdmxParser", func(t *testing.T) {
-		type prop struct {
-			Name, Type string
-			Nullable   bool
-		}
-		type entityType struct {
-			Name       string
-			Keys       []string
-			Properties []prop
-		}
-		type set struct{ Name, EntityType string }
-		type schema struct {
-			Namespace, Container string
-			EntityTypes          []entityType
-			EntitySets           []set
-		}
-		var got schema
-		probe(t, tools, &got, "edmx", xmlFile)
-		// What the KM definition (testdata/shop/models/shop.yaml) says, written out.
-		str := func(n string, null bool) prop { return prop{n, "Edm.String", null} }
-		want := schema{
-			Namespace: "ODataKnowledgeModel",
-			Container: "Container",
-			EntityTypes: []entityType{
-				{"ODataKnowledgeModel.CUSTOMERS", []string{"ID"}, []prop{str("ID", false), str("NAME", true), str("COUNTRY", true)}},
-				{"ODataKnowledgeModel.ORDERS", []string{"ID"}, []prop{str("ID", false), str("CUST", true),
-					{"DAY", "Edm.Date", true}, {"CREATED", "Edm.DateTimeOffset", true}, {"SEEN", "Edm.DateTimeOffset", true},
-					{"SLOT", "Edm.TimeOfDay", true}, str("STATUS", true), {"NET", "Edm.Double", true},
-					{"LATE", "Edm.Int64", true}, {"EXPRESS", "Edm.Boolean", true}}},
-				{"ODataKnowledgeModel.EVENTS", []string{"ROW_NUMBER"}, []prop{{"ROW_NUMBER", "Edm.Int64", false},
-					str("ORDER_ID", true), str("ACTIVITY", true), {"AT", "Edm.DateTimeOffset", true}}},
-			},
-			EntitySets: []set{
-				{"CUSTOMERS_entries", "ODataKnowledgeModel.CUSTOMERS"},
-				{"ORDERS_entries", "ODataKnowledgeModel.ORDERS"},
-				{"EVENTS_entries", "ODataKnowledgeModel.EVENTS"},
-			},
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("@sap-ux/edmx-parser read (-want +got):\n%s", diff)
-		}
-	})
+	return xmlFile, jsonFile
 }
 
 // dropDefaults removes the members CSDL JSON lets a document leave out because they hold
