@@ -33,8 +33,10 @@
 //     GENERAL_UNSUPPORTED_MEDIA_TYPE. Without $format the Accept header decides (q values
 //     honoured, */* meaning the default); an Accept header admitting neither JSON nor XML
 //     is 415 as well. Defaults: JSON for the service document and entity sets, XML for
-//     $metadata, as the OData protocol requires of $metadata (CSDL JSON exists only from
-//     4.01 on, and 4.0 clients ask for $metadata without naming a format).
+//     $metadata, as the OData protocol requires of $metadata. For $metadata, XML also wins
+//     over a preferred JSON whenever Accept admits XML at all: CSDL JSON exists only from
+//     4.01 on, and 4.0 clients send one Accept header listing JSON first for every
+//     request; only $format=json or an Accept header without XML gives CSDL JSON.
 //   - Versions: CSDL XML is EDMX 4.0; CSDL JSON is $Version 4.01, its first version.
 //     In CSDL JSON every property names its $Type and $Nullable although both have
 //     defaults there.

@@ -178,13 +178,18 @@ func (h *Handler) serveDocument(w http.ResponseWriter, r *http.Request, m *km.Kn
 		h.fail(w, r, err)
 		return
 	}
-	// $metadata is CSDL XML unless JSON is asked for, as OData requires; the service
-	// document is JSON unless XML is asked for.
+	// The service document is JSON unless XML is asked for. $metadata is CSDL XML unless
+	// JSON is asked for, as OData requires, and XML also wins whenever the Accept header
+	// admits it at all: CSDL JSON is new in 4.01, and 4.0 clients (Power Query among
+	// them) list JSON first in one Accept header for every request, $metadata included.
 	def := FormatJSON
 	if metadata {
 		def = FormatXML
 	}
 	f, _, err := negotiate(o, r.Header.Get("Accept"), def)
+	if metadata && o.Format == FormatDefault && err == nil && f == FormatJSON && admitsXML(r.Header.Get("Accept")) {
+		f = FormatXML
+	}
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -263,6 +268,18 @@ func negotiate(o *QueryOptions, accept string, def Format) (Format, bool, error)
 			fmt.Sprintf("no supported media type in Accept %q: the service answers application/json and application/xml (or use $format)", short(accept)))
 	}
 	return best, ieee, nil
+}
+
+// admitsXML reports whether an Accept header admits an XML media type (or any type).
+func admitsXML(accept string) bool {
+	for item := range strings.SplitSeq(accept, ",") {
+		mt, params, _ := strings.Cut(item, ";")
+		mt = strings.ToLower(strings.TrimSpace(mt))
+		if (formatOfMediaType(mt) == FormatXML || mt == "*/*" || mt == "application/*") && acceptQ(params) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // acceptQ returns the q parameter of an Accept entry (1 when absent or malformed).

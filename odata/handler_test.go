@@ -212,6 +212,11 @@ func TestMetadata(t *testing.T) {
 		{svc + "/$metadata?$format=json", nil, jsonResp},
 		{svc + "/$metadata?$format=application/json", nil, jsonResp},
 		{svc + "/$metadata", []string{"Accept", "application/json"}, jsonResp},
+		{svc + "/$metadata", []string{"Accept", "application/json;odata.metadata=minimal, application/xml;q=0"}, jsonResp},
+		// XML wins whenever it is admitted, as 4.0 clients expect.
+		{svc + "/$metadata", []string{"Accept", "application/json;odata.metadata=minimal;q=1.0,application/atomsvc+xml;q=0.8,application/xml;q=0.7,text/plain;q=0.7"}, xmlResp},
+		{svc + "/$metadata", []string{"Accept", "application/json, */*;q=0.1"}, xmlResp},
+		{svc + "/$metadata?$format=json", []string{"Accept", "application/xml"}, jsonResp},
 	}
 	h := testHandler(t, Options{})
 	for _, tt := range tests {
