@@ -480,18 +480,22 @@ func (pg *page) appendAtom(b []byte, now time.Time) []byte {
 			keyCol = j
 		}
 	}
-	var id []byte
+	// Entry ids are the canonical URLs set(key); key literals are percent-encoded ASCII,
+	// so only "&" (and, in the attribute, nothing else) needs escaping.
+	idPrefix := appendXMLText(nil, setURL+"(", false)
+	var key []byte
 	for i := range pg.rows {
-		id = append(id[:0], setURL...)
-		id = append(id, '(')
-		id = appendKeyLiteral(id, pg.value(i, keyCol))
-		id = append(id, ')')
+		key = appendKeyLiteral(key[:0], pg.value(i, keyCol))
 		b = append(b, `<entry><id>`...)
-		b = appendXMLText(b, string(id), false)
-		b = append(b, `</id><category scheme="http://docs.oasis-open.org/odata/ns/scheme" term="#`...)
+		b = append(b, idPrefix...)
+		b = appendEscapedASCII(b, key)
+		b = append(b, `)</id><category scheme="http://docs.oasis-open.org/odata/ns/scheme" term="#`...)
 		b = append(b, et.qualified()...)
 		b = append(b, `"/><link rel="edit" href="`...)
-		b = appendXMLText(b, string(id[len(pg.root):]), true)
+		b = append(b, et.set...)
+		b = append(b, '(')
+		b = appendEscapedASCII(b, key)
+		b = append(b, ')')
 		b = append(b, `"/><title/><updated>`...)
 		b = append(b, updated...)
 		b = append(b, `</updated><author><name/></author><content type="application/xml"><m:properties>`...)
@@ -513,4 +517,23 @@ func (pg *page) appendAtom(b []byte, now time.Time) []byte {
 		b = append(b, `"/>`...)
 	}
 	return append(b, `</feed>`...)
+}
+
+// appendEscapedASCII appends ASCII text escaped for XML character data and attribute values.
+func appendEscapedASCII(b, s []byte) []byte {
+	for _, c := range s {
+		switch c {
+		case '&':
+			b = append(b, "&amp;"...)
+		case '<':
+			b = append(b, "&lt;"...)
+		case '>':
+			b = append(b, "&gt;"...)
+		case '"':
+			b = append(b, "&quot;"...)
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
 }
