@@ -25,6 +25,8 @@ func TestEntitySetJSON(t *testing.T) {
 		{"select and orderby", svc + "/ORDERS_entries?$select=NET,STATUS&$orderby=NET%20desc&$top=3", nil, response{200, jsonCT,
 			`{"@odata.context":"` + ctxURL + `ORDERS_entries(NET,STATUS)","value":[` +
 				`{"ID":"O4","NET":1200,"STATUS":"OPEN"},{"ID":"O2","NET":250,"STATUS":"PAID"},{"ID":"O1","NET":100.5,"STATUS":"OPEN"}]}`}},
+		{"orderby a property not selected", svc + "/ORDERS_entries?$select=STATUS&$orderby=NET%20desc&$top=2", nil, response{200, jsonCT,
+			`{"@odata.context":"` + ctxURL + `ORDERS_entries(STATUS)","value":[{"ID":"O4","STATUS":"OPEN"},{"ID":"O2","STATUS":"PAID"}]}`}},
 		{"all properties and nulls", svc + "/ORDERS_entries?$filter=ID%20eq%20'O3'%20or%20ID%20eq%20'O7'", nil, response{200, jsonCT,
 			`{"@odata.context":"` + ctxURL + `ORDERS_entries","value":[` +
 				`{"ID":"O3","CUST":"C2","DAY":"2025-02-11","CREATED":"2025-02-11T12:00:00Z","SEEN":null,"SLOT":"14:15:30.5","STATUS":"PAID","NET":80,"LATE":0,"EXPRESS":false},` +
@@ -321,6 +323,18 @@ func TestAtomEscaping(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, entries); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// Keyless entities are identified by their row number.
+	w = get(h, svc+"/EVENTS_entries?$format=xml&$skip=7&$select=ACTIVITY")
+	_, entries = readAtom(t, w.Body.Bytes())
+	wantEvents := []atomEntry{
+		{base + "EVENTS_entries(8)", "2026-03-04T05:06:07Z", "#ODataKnowledgeModel.EVENTS", "application/xml", []atomProp{
+			{"ROW_NUMBER", "Int64", "", "8"}, {"ACTIVITY", "", "", "Create"}}},
+		{base + "EVENTS_entries(9)", "2026-03-04T05:06:07Z", "#ODataKnowledgeModel.EVENTS", "application/xml", []atomProp{
+			{"ROW_NUMBER", "Int64", "", "9"}, {"ACTIVITY", "", "", "Ship"}}},
+	}
+	if diff := cmp.Diff(wantEvents, entries); diff != "" {
+		t.Errorf("keyless (-want +got):\n%s", diff)
 	}
 	// Accept chooses Atom too.
 	w = get(h, svc+"/CUSTOMERS_entries", "Accept", "application/atom+xml")
