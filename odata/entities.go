@@ -235,7 +235,7 @@ func preferredPageSize(r *http.Request) int {
 
 // serveEntities answers an entity set (or its /$count).
 func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.KnowledgeModel, et *entityType, root string, countOnly bool) {
-	o, err := ParseQueryOptions(r.URL.RawQuery)
+	o, err := ParseQueryOptions(r.URL.RawQuery, query.WithLimits(h.opts.Limits))
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -170,7 +170,7 @@ func (h *Handler) serviceRoot(r *http.Request, kmID string) string {
 
 // serveDocument answers the service document or $metadata. Only $format is allowed.
 func (h *Handler) serveDocument(w http.ResponseWriter, r *http.Request, m *km.KnowledgeModel, root string, metadata bool) {
-	o, err := ParseQueryOptions(r.URL.RawQuery)
+	o, err := ParseQueryOptions(r.URL.RawQuery, query.WithLimits(h.opts.Limits))
 	if err == nil {
 		err = onlyFormat(r.URL.RawQuery)
 	}

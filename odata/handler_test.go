@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/query"
 )
 
 const svc = BasePath + "/shop.svc"
@@ -100,6 +101,22 @@ func TestErrors(t *testing.T) {
 				t.Errorf("OData-Version %q, want 4.0", v)
 			}
 		})
+	}
+}
+
+func TestFilterLimits(t *testing.T) {
+	h := testHandler(t, Options{Limits: query.Limits{MaxLength: 20, MaxIn: 2}})
+	tests := []struct{ target, want string }{
+		{svc + "/ORDERS_entries?$filter=STATUS%20eq%20'PAID'%20or%20LATE%20gt%201", problemBody(400, "GENERAL_CONSTRAINT_VIOLATION",
+			"$filter: the expression is 29 bytes long; at most 20 are allowed")},
+		{svc + "/ORDERS_entries?$filter=LATE%20in%20(1,2,3)", problemBody(400, "GENERAL_CONSTRAINT_VIOLATION",
+			"$filter: position 14: the in list has more than 2 values")},
+	}
+	for _, tt := range tests {
+		w := get(h, tt.target)
+		if w.Code != 400 || w.Body.String() != tt.want {
+			t.Errorf("GET %s: %d %s, want 400 %s", tt.target, w.Code, w.Body, tt.want)
+		}
 	}
 }
 

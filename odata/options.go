@@ -102,9 +102,11 @@ var unsupportedOptions = map[string]string{
 // comma-separated. Other names starting with "$" or "@" are errors; any other custom
 // option is ignored, as OData requires.
 //
+// Options for the filter parser (query.WithLimits) apply to $filter.
+//
 // Errors are *problem.Problem values (415 for an unknown $format, 400 otherwise) or
 // *query.Error values (400) for $filter and paging, each saying what was wrong.
-func ParseQueryOptions(raw string) (*QueryOptions, error) {
+func ParseQueryOptions(raw string, filterOpts ...query.Option) (*QueryOptions, error) {
 	params, err := query.ParseRawQuery(raw)
 	if err != nil {
 		return nil, err
@@ -135,7 +137,7 @@ func ParseQueryOptions(raw string) (*QueryOptions, error) {
 			return nil, badOption(CodeOptionRepeated, "$%s is given more than once", name)
 		}
 		seen[name] = true
-		if err := o.set(name, p.Value); err != nil {
+		if err := o.set(name, p.Value, filterOpts); err != nil {
 			return nil, err
 		}
 	}
@@ -157,7 +159,7 @@ func optionName(key string) (string, bool) {
 	return "", false
 }
 
-func (o *QueryOptions) set(name, v string) error {
+func (o *QueryOptions) set(name, v string, filterOpts []query.Option) error {
 	var err error
 	switch name {
 	case optFormat:
@@ -179,7 +181,7 @@ func (o *QueryOptions) set(name, v string) error {
 		}
 	case optFilter:
 		o.FilterText = v
-		o.Filter, err = query.Parse(v, query.WithParam("$filter"))
+		o.Filter, err = query.Parse(v, append([]query.Option{query.WithParam("$filter")}, filterOpts...)...)
 	case optOrderBy:
 		o.OrderBy, err = parseOrderBy(v)
 	}
