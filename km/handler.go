@@ -92,6 +92,8 @@ const (
 	epRecord
 	epRecordData
 	epRecordQuery
+	epRecordSummary
+	epSpec
 )
 
 // route maps a path below BasePath to an endpoint and its path parameters.
@@ -129,6 +131,8 @@ func route(path string) (ep endpoint, kmID, recID string, ok bool) {
 			return epModelData, kmID, "", true
 		case "query":
 			return epModelQuery, kmID, "", true
+		case "spec":
+			return epSpec, kmID, "", true
 		}
 	case 3:
 		if segs[1] == "records" {
@@ -141,6 +145,8 @@ func route(path string) (ep endpoint, kmID, recID string, ok bool) {
 				return epRecordData, kmID, segs[2], true
 			case "query":
 				return epRecordQuery, kmID, segs[2], true
+			case "summary":
+				return epRecordSummary, kmID, segs[2], true
 			}
 		}
 	}
@@ -198,6 +204,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveRecord(w, r, rec)
 	case epModelData, epRecordData, epModelQuery, epRecordQuery:
 		h.serveData(w, r, m, rec, ep == epModelQuery || ep == epRecordQuery)
+	case epRecordSummary:
+		h.serveSummary(w, r, m, rec)
+	case epSpec:
+		h.serveSpec(w, r, m)
 	}
 }
 

@@ -1,0 +1,330 @@
+package km
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/query"
+	"github.com/kmkit/kmkit/stats"
+)
+
+// DefaultSampleSize is the number of sample rows of a summary request that names none.
+const DefaultSampleSize = 10
+
+// Summarizer is an optional interface of a Store: a store that can compute record
+// statistics itself (in SQL, say) implements it, and the summary endpoint then asks it for
+// the statistics instead of reading every filtered row.
+//
+// Summarize describes the rows of record q.Record that pass q.Filter. q is record-level:
+// Record is set, Join is nil, Fields lists the fields to describe (bare ids, at least one),
+// Filter is the bound filter or nil; KPIs, Search, Sort and Distinct are unset, and Page
+// and PageSize mean nothing. The result holds Rows, the number of rows passing the filter,
+// and Fields[i], the statistics of q.Fields[i], which must be what DescribeResult computes
+// on the same rows in row order: pandas describe(include='all') (see package stats).
+// A store may return an error wrapping ErrUnsupported to leave a query to the handler,
+// which then reads the rows with Query and describes them itself.
+type Summarizer interface {
+	Summarize(ctx context.Context, m *KnowledgeModel, q *Query) (*Summary, error)
+}
+
+// ErrUnsupported is returned (possibly wrapped) by a Summarizer for a query it does not
+// compute natively.
+var ErrUnsupported = errors.New("km: not supported by this store")
+
+// Summary is the statistics of the filtered rows of a record.
+type Summary struct {
+	// Rows is the number of rows that pass the filter.
+	Rows int
+	// Fields holds the statistics of each described field, in the order of the query's
+	// fields.
+	Fields []FieldSummary
+}
+
+// FieldSummary is the statistics of one field: Numeric for integer and float fields,
+// Categorical for every other type (string, date, datetime, timestamp, boolean, time).
+// Exactly one of the two is set.
+type FieldSummary struct {
+	Numeric     *stats.Numeric
+	Categorical *stats.Categorical
+}
+
+// MarshalJSON encodes the set member: count, mean, std, min, 25_percentile,
+// 50_percentile, 75_percentile and max for numbers; count, unique, top and freq otherwise.
+func (s FieldSummary) MarshalJSON() ([]byte, error) {
+	switch {
+	case s.Numeric != nil:
+		return json.Marshal(s.Numeric)
+	case s.Categorical != nil:
+		return json.Marshal(s.Categorical)
+	}
+	return nil, fmt.Errorf("km: FieldSummary with no statistics")
+}
+
+// DescribeResult computes the statistics of every column of res over all its rows, as
+// pandas describe(include='all') does (package stats): integer and float columns get the
+// numeric statistics, all others count, unique, top and freq, with top formatted as the
+// data endpoints format values. Nulls are left out.
+func DescribeResult(res *query.Result) []FieldSummary {
+	out := make([]FieldSummary, len(res.Columns))
+	for j, c := range res.Columns {
+		out[j] = describeColumn(res.Rows, j, c.Type)
+	}
+	return out
+}
+
+// describeColumn gathers column j of rows into a typed slice and describes it.
+func describeColumn(rows [][]query.Value, j int, t query.Type) FieldSummary {
+	nulls := func(i int) bool { return rows[i][j].Null }
+	ints := func() []int64 {
+		vs := make([]int64, len(rows))
+		for i, r := range rows {
+			vs[i] = r[j].Int
+		}
+		return vs
+	}
+	var c stats.Categorical
+	switch t {
+	case query.TypeInteger:
+		n := stats.DescribeInt(ints(), nulls)
+		return FieldSummary{Numeric: &n}
+	case query.TypeFloat:
+		vs := make([]float64, len(rows))
+		for i, r := range rows {
+			vs[i] = r[j].Float
+		}
+		n := stats.DescribeFloat(vs, nulls)
+		return FieldSummary{Numeric: &n}
+	case query.TypeString:
+		vs := make([]string, len(rows))
+		for i, r := range rows {
+			vs[i] = r[j].Str
+		}
+		c = stats.DescribeStrings(vs, nulls)
+	case query.TypeDate:
+		c = stats.DescribeDates(ints(), nulls)
+	case query.TypeDateTime, query.TypeTimestamp:
+		c = stats.DescribeInstants(ints(), nulls)
+	case query.TypeTime:
+		c = stats.DescribeCategorical(ints(), nulls, FormatTime)
+	default: // boolean
+		vs := make([]bool, len(rows))
+		for i, r := range rows {
+			vs[i] = r[j].Bool
+		}
+		c = stats.DescribeCategorical(vs, nulls, strconv.FormatBool)
+	}
+	return FieldSummary{Categorical: &c}
+}
+
+// FormatTime formats a time of day given as microseconds since midnight as the data
+// endpoints show times: HH:MM:SS with fractional seconds only when there are any.
+func FormatTime(micros int64) string {
+	return time.UnixMicro(micros).UTC().Format("15:04:05.999999")
+}
+
+// summaryParams are the checked parameters of a summary request.
+type summaryParams struct {
+	fields     []*Field // the described fields, in order
+	filter     query.Expr
+	sampleSize int
+}
+
+// serveSummary answers GET .../records/{record_id}/summary.
+func (h *Handler) serveSummary(w http.ResponseWriter, r *http.Request, m *KnowledgeModel, rec *Record) {
+	p, err := h.readSummaryParams(r.URL.RawQuery, m, rec)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	q := &Query{Record: rec.ID}
+	q.Fields = make([]string, len(p.fields))
+	for i, f := range p.fields {
+		q.Fields[i] = f.ID
+	}
+	q.Filter = p.filter
+	sum, sample, err := h.summarize(r.Context(), m, q, p.sampleSize)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if len(sum.Fields) != len(p.fields) || len(sample.Columns) != len(p.fields) {
+		h.fail(w, r, fmt.Errorf("km: store summarized %d fields and sampled %d for a request of %d", len(sum.Fields), len(sample.Columns), len(p.fields)))
+		return
+	}
+	body, err := encodeSummary(p.fields, sum, sample.Rows)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeBody(w, body)
+}
+
+// summarize returns the statistics of q's rows and a result holding the first sampleSize
+// of them: from the store's Summarizer when it has one, else by describing every row.
+func (h *Handler) summarize(ctx context.Context, m *KnowledgeModel, q *Query, sampleSize int) (*Summary, *query.Result, error) {
+	if s, ok := h.store.(Summarizer); ok {
+		sum, err := s.Summarize(ctx, m, q)
+		switch {
+		case err == nil:
+			sq := *q
+			sq.Page, sq.PageSize = 0, sampleSize
+			sample, err := h.store.Query(ctx, m, &sq)
+			return sum, sample, err
+		case !errors.Is(err, ErrUnsupported):
+			return nil, nil, err
+		}
+	}
+	all := *q
+	all.Page, all.PageSize, all.Count = 0, math.MaxInt32, true
+	res, err := h.store.Query(ctx, m, &all)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(res.Columns) != len(q.Fields) {
+		return nil, nil, fmt.Errorf("km: store returned %d columns for a request of %d", len(res.Columns), len(q.Fields))
+	}
+	sum := &Summary{Rows: len(res.Rows), Fields: DescribeResult(res)}
+	res.Rows = res.Rows[:min(len(res.Rows), sampleSize)]
+	return sum, res, nil
+}
+
+// readSummaryParams reads and checks fields, excludeFields, filters, filterExpr and
+// sampleSize against the record.
+func (h *Handler) readSummaryParams(raw string, m *KnowledgeModel, rec *Record) (*summaryParams, error) {
+	params, err := parseQueryString(raw)
+	if err != nil {
+		return nil, err
+	}
+	p := &summaryParams{sampleSize: DefaultSampleSize}
+	if v := last(params["sampleSize"]); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if len(v) > 32 {
+			v = v[:32] + "..."
+		}
+		switch {
+		case errors.Is(err, strconv.ErrRange):
+			return nil, badRequest(problem.CodeConstraint, "sampleSize: %s is out of range: want 1 to %d", v, h.opts.MaxPageSize)
+		case err != nil:
+			return nil, badRequest(problem.CodeParameterMismatch, "sampleSize: %q is not an integer", v)
+		case n < 1:
+			return nil, badRequest(problem.CodeConstraint, "sampleSize: %d is below the minimum sample size 1", n)
+		case n > int64(h.opts.MaxPageSize):
+			return nil, badRequest(problem.CodeConstraint, "sampleSize: %d is above the maximum sample size %d", n, h.opts.MaxPageSize)
+		}
+		p.sampleSize = int(n)
+	}
+	// Fields: the named ones (all of the record's by default) less the excluded ones.
+	names := dedupKeepOrder(splitList(params["fields"]))
+	if len(names) > MaxFields {
+		return nil, badRequest(problem.CodeConstraint, "%d fields requested: at most %d are allowed", len(names), MaxFields)
+	}
+	excluded := dedupKeepOrder(splitList(params["excludeFields"]))
+	var unknown []string
+	for _, name := range append(names, excluded...) {
+		if rec.Field(name) == nil {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, badRequest(CodeFieldNotFound, "unknown field%s: %s%s", plural(len(unknown)), nameList(unknown), fieldHint(rec))
+	}
+	skip := make(map[string]bool, len(excluded))
+	for _, name := range excluded {
+		skip[name] = true
+	}
+	if len(names) == 0 {
+		for _, f := range rec.Fields {
+			names = append(names, f.ID)
+		}
+	}
+	for _, name := range names {
+		if !skip[name] {
+			p.fields = append(p.fields, rec.Field(name))
+		}
+	}
+	if len(p.fields) == 0 {
+		return nil, badRequest(problem.CodeParameterIllegal, "excludeFields leaves no field of record %s to summarize", rec.ID)
+	}
+	// Filters: predefined ones that apply to this record, and filterExpr entries, ANDed.
+	var conj []query.Expr
+	var unknownFilters []string
+	for _, id := range dedupKeepOrder(splitList(params["filters"])) {
+		f := m.Filter(id)
+		if f == nil {
+			unknownFilters = append(unknownFilters, id)
+			continue
+		}
+		e, err := toRecordLevel(f.bound, rec.ID)
+		if err != nil {
+			return nil, badRequest(problem.CodeParameterIllegal, "filter %s cannot apply to record %s: %v", id, rec.ID, err)
+		}
+		conj = append(conj, e)
+	}
+	if len(unknownFilters) > 0 {
+		return nil, badRequest(CodeFilterNotFound, "unknown filter%s: %s", plural(len(unknownFilters)), nameList(unknownFilters))
+	}
+	var exprs []string
+	for _, v := range params["filterExpr"] {
+		exprs = append(exprs, splitTopLevel(v)...)
+	}
+	if n := len(exprs) + len(conj); n > MaxFilterExpressions {
+		return nil, badRequest(problem.CodeConstraint, "%d filter expressions: at most %d are allowed (combine conditions with and/or)", n, MaxFilterExpressions)
+	}
+	for _, text := range exprs {
+		e, err := query.ParseAndBind(text, m.schema(rec), query.WithLimits(h.opts.Limits))
+		if err != nil {
+			return nil, err
+		}
+		conj = append(conj, e)
+	}
+	p.filter = andAll(conj)
+	return p, nil
+}
+
+// encodeSummary renders {content: {headers, data}, shape: [rows, columns], summary: {...}}.
+func encodeSummary(fields []*Field, sum *Summary, sample [][]query.Value) ([]byte, error) {
+	keys := make([][]byte, len(fields))
+	for i, f := range fields {
+		keys[i] = appendString(nil, f.ID)
+	}
+	b := make([]byte, 0, 512+len(fields)*(64+len(sample)*24))
+	b = append(b, `{"content":{"headers":[`...)
+	for i, f := range fields {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendHeader(b, column{name: f.ID, field: f}, f.Type)
+	}
+	b = append(b, `],"data":[`...)
+	for i, row := range sample {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendRow(b, keys, row)
+	}
+	b = append(b, `]},"shape":[`...)
+	b = strconv.AppendInt(b, int64(sum.Rows), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(len(fields)), 10)
+	b = append(b, `],"summary":{`...)
+	for i, fs := range sum.Fields {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, keys[i]...)
+		b = append(b, ':')
+		js, err := fs.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("%w (field %s)", err, fields[i].ID)
+		}
+		b = append(b, js...)
+	}
+	return append(b, "}}"...), nil
+}
