@@ -3,6 +3,7 @@ package odata
 import (
 	"context"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -46,6 +47,7 @@ func demoStore(b *testing.B) *timedStore {
 	benchOnce.Do(func() {
 		s, err := demodata.Store(benchOrders)
 		benchStore, benchErr = &timedStore{Store: s}, err
+		runtime.GC() // the generator's garbage is not the first benchmark's to collect
 	})
 	if benchErr != nil {
 		b.Fatal(benchErr)
@@ -71,9 +73,9 @@ func BenchmarkPage1000(b *testing.B) {
 		name, target string
 		odata        bool
 	}{
+		{"km-data-json", km.BasePath + "/knowledge-models/o2c/records/ORDERS/data?fields=" + fields + "&pageSize=1000&page=500", false},
 		{"odata-json", odataSet, true},
 		{"odata-atom", odataSet + "&$format=xml", true},
-		{"km-data-json", km.BasePath + "/knowledge-models/o2c/records/ORDERS/data?fields=" + fields + "&pageSize=1000&page=500", false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			store := demoStore(b)
