@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -182,6 +183,11 @@ func (o *QueryOptions) set(name, v string, filterOpts []query.Option) error {
 	case optFilter:
 		o.FilterText = v
 		o.Filter, err = query.Parse(v, append([]query.Option{query.WithParam("$filter")}, filterOpts...)...)
+		var qe *query.Error
+		if errors.As(err, &qe) && qe.Kind == query.KindSyntax && qe.Pos >= 0 && int(qe.Pos) < len(v) && v[qe.Pos] == '+' {
+			// A client that encoded spaces as "+" (form encoding) gets told so.
+			qe.Msg += `; spaces in $filter are sent as %20, since in OData URLs "+" is a plus sign`
+		}
 	case optOrderBy:
 		o.OrderBy, err = parseOrderBy(v)
 	}

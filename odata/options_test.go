@@ -101,6 +101,7 @@ func TestParseQueryOptionsErrors(t *testing.T) {
 		{"$orderby=A,A%20desc", wantErr{400, "SORT_HAS_OPPOSITE", `$orderby: property A is sorted both ascending and descending`}},
 		{"$orderby=A,A", wantErr{400, "SORT_HAS_DUPLICATE", `$orderby: property A is given twice`}},
 		{"$filter=A%20eq", wantErr{400, "FILTER_SYNTAX_ERROR", `$filter: position 5: expected a value after "eq", found the end of the expression`}},
+		{"$filter=A+eq+1", wantErr{400, "FILTER_SYNTAX_ERROR", `$filter: position 2: expected an operator (eq, ne, gt, ge, lt, le, in, is) after the field A, found "+"; spaces in $filter are sent as %20, since in OData URLs "+" is a plus sign`}},
 		{"$filter=A%20add%201%20eq%202", wantErr{400, "FILTER_NOT_SUPPORTED", ""}},
 		{"$filter=A%zz", wantErr{400, "GENERAL_PARAMETER_ILLEGAL", `$filter: the value has a malformed percent-escape`}},
 	}
