@@ -48,8 +48,8 @@
 //     The service document and $metadata take $format only.
 //   - The query string is split at "&" only and "+" stays a plus, so ";" and "+" inside
 //     $filter survive (date-time offsets such as +03:00 need no escaping); spaces are
-//     %20, as OData's URL rules have it. In $select and $orderby a "+" separates words
-//     too, since no property name holds one.
+//     %20, as OData's URL rules have it (a syntax error at a "+" says so). In $select and
+//     $orderby a "+" separates words too, since no property name holds one.
 //   - $select always yields the key property as well, so that every entity keeps its
 //     identity; the context URL lists the selection as asked. $orderby may name any
 //     property, selected or not; sorting by the generated row number is 400 (entities
