@@ -1,0 +1,119 @@
+package sqlstore_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/kmkit/kmkit/auth/ratelimit"
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/reporting/reportingtest"
+	"github.com/kmkit/kmkit/scim"
+	"github.com/kmkit/kmkit/storage/sqlstore"
+	"github.com/kmkit/kmkit/storage/storetest"
+)
+
+// PostgresEnv names the variable holding a PostgreSQL URL for the PostgreSQL suites. Without
+// it they skip; with it, an unreachable server fails them.
+const PostgresEnv = "KMKIT_POSTGRES_DSN"
+
+var schemaSeq atomic.Int64
+
+// openPostgres returns a DB in a fresh schema of the server named by PostgresEnv, dropped
+// when the test ends.
+func openPostgres(t testing.TB) *sqlstore.DB {
+	t.Helper()
+	dsn := os.Getenv(PostgresEnv)
+	if dsn == "" {
+		t.Skip(PostgresEnv + " is not set")
+	}
+	ctx := context.Background()
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	schema := fmt.Sprintf("kmkit_test_%d_%d", os.Getpid(), schemaSeq.Add(1))
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("%s: %v", PostgresEnv, err)
+	}
+	t.Cleanup(func() {
+		admin, err := sql.Open("pgx", dsn)
+		if err != nil {
+			return
+		}
+		defer admin.Close()
+		admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+	})
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return open(t, u.String())
+}
+
+func openSQLite(t testing.TB) *sqlstore.DB {
+	t.Helper()
+	return open(t, "sqlite:"+filepath.Join(t.TempDir(), "kmkit.db"))
+}
+
+func open(t testing.TB, dsn string) *sqlstore.DB {
+	t.Helper()
+	db, err := sqlstore.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func backend(open func(testing.TB) *sqlstore.DB) storetest.Backend {
+	return storetest.Backend{
+		KM: func(t *testing.T, data fs.FS) km.Store {
+			s := open(t).KM()
+			if err := s.Import(context.Background(), data); err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
+		SCIM: func(t *testing.T, seats map[string]int) scim.Store {
+			s := open(t).SCIM()
+			for team, n := range seats {
+				s.SetSeatLimit(team, n)
+			}
+			return s
+		},
+		Reporting: func(t *testing.T) reportingtest.Store { return open(t).Reporting() },
+		Limiter:   func(t *testing.T) ratelimit.Limiter { return open(t).Limiter() },
+	}
+}
+
+func TestSQLite(t *testing.T) { storetest.Run(t, backend(openSQLite)) }
+
+func TestPostgres(t *testing.T) { storetest.Run(t, backend(openPostgres)) }
+
+func TestOpenErrors(t *testing.T) {
+	for _, dsn := range []string{"", "mysql://x", "sqlite:", "postgres://nobody@127.0.0.1:1/x?connect_timeout=1"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := sqlstore.Open(ctx, dsn)
+		cancel()
+		if err == nil {
+			t.Errorf("Open(%q): no error", dsn)
+		} else if !strings.Contains(err.Error(), "sqlstore:") {
+			t.Errorf("Open(%q): %v, want an error naming the package", dsn, err)
+		}
+	}
+}

@@ -1,0 +1,193 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
+)
+
+// DB is an open kmkit database: SQLite or PostgreSQL with the kmkit schema applied. Its
+// stores (KM, SCIM, Reporting, Limiter) share the connection pool. A DB is safe for
+// concurrent use; several processes may open the same database.
+type DB struct {
+	sql *sql.DB
+	d   dialect
+}
+
+// Open opens the database named by dsn and applies the pending schema migrations:
+//
+//	sqlite:PATH              a SQLite file (created when missing), in WAL mode
+//	postgres://... or postgresql://...   a PostgreSQL server (pgx)
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	var (
+		db  *sql.DB
+		d   dialect
+		err error
+	)
+	switch {
+	case strings.HasPrefix(dsn, "sqlite:"):
+		path := strings.TrimPrefix(dsn, "sqlite:")
+		if path == "" {
+			return nil, errors.New("sqlstore: sqlite: empty path")
+		}
+		// _txlock=immediate: a write transaction takes the write lock when it begins, so
+		// that two writers never deadlock upgrading read locks; busy_timeout makes a
+		// waiting writer retry instead of failing at once.
+		q := url.Values{}
+		q.Add("_pragma", "busy_timeout(30000)")
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(FULL)")
+		q.Add("_pragma", "foreign_keys(1)")
+		q.Set("_txlock", "immediate")
+		db, err = sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+		d = sqliteDialect{}
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		db, err = sql.Open("pgx", dsn)
+		d = postgresDialect{}
+	default:
+		return nil, fmt.Errorf("sqlstore: unsupported database %q: want sqlite:PATH or a postgres:// URL", redact(dsn))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: open: %w", err)
+	}
+	s := &DB{sql: db, d: d}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlstore: connect to %s: %w", redact(dsn), err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// redact hides the password of a URL for error messages.
+func redact(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return dsn
+}
+
+// Close closes the connection pool.
+func (db *DB) Close() error { return db.sql.Close() }
+
+// SQL returns the underlying pool, for hosts that keep their own tables next to kmkit's.
+func (db *DB) SQL() *sql.DB { return db.sql }
+
+// Dialect returns "sqlite" or "postgres".
+func (db *DB) Dialect() string { return db.d.name() }
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// migration is one versioned schema change.
+type migration struct {
+	version    int
+	statements []string
+}
+
+// migrations returns the embedded migrations in version order, written for d.
+func migrations(d dialect) ([]migration, error) {
+	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, name := range names {
+		base := strings.TrimPrefix(name, "migrations/")
+		v, err := strconv.Atoi(base[:strings.IndexByte(base, '_')])
+		if err != nil {
+			return nil, fmt.Errorf("sqlstore: migration %s: no version number", name)
+		}
+		text, err := migrationFS.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		m := migration{version: v}
+		for _, stmt := range strings.Split(string(text), "\n--;\n") {
+			if stmt = strings.TrimSpace(d.types(stmt)); stmt != "" {
+				m.statements = append(m.statements, stmt)
+			}
+		}
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
+	return out, nil
+}
+
+// migrate applies the migrations not yet recorded in kmkit_migrations, each in its own
+// transaction together with its record. Replicas starting at once are safe: the insert of
+// the version row waits for (or conflicts with) the replica applying it.
+func (db *DB) migrate(ctx context.Context) error {
+	if _, err := db.sql.ExecContext(ctx, db.d.types(
+		`CREATE TABLE IF NOT EXISTS kmkit_migrations (version BIGINT PRIMARY KEY, applied_us BIGINT NOT NULL)`)); err != nil {
+		return fmt.Errorf("sqlstore: create kmkit_migrations: %w", err)
+	}
+	ms, err := migrations(db.d)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		err := db.tx(ctx, func(tx *sql.Tx) error {
+			res, err := tx.ExecContext(ctx, db.d.rebind(
+				`INSERT INTO kmkit_migrations (version, applied_us) VALUES (?, ?) ON CONFLICT (version) DO NOTHING`),
+				m.version, time.Now().UnixMicro())
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				return err // applied before
+			}
+			for _, stmt := range m.statements {
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return fmt.Errorf("%w\n%s", err, stmt)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("sqlstore: migration %d: %w", m.version, err)
+		}
+	}
+	return nil
+}
+
+// SchemaVersion returns the highest applied migration.
+func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
+	var v sql.NullInt64
+	err := db.sql.QueryRowContext(ctx, `SELECT max(version) FROM kmkit_migrations`).Scan(&v)
+	return int(v.Int64), err
+}
+
+// tx runs f in a transaction, committing when f returns nil. A PostgreSQL serialization
+// failure or deadlock is retried a few times.
+func (db *DB) tx(ctx context.Context, f func(*sql.Tx) error) error {
+	for attempt := 0; ; attempt++ {
+		tx, err := db.sql.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		err = f(tx)
+		if err == nil {
+			err = tx.Commit()
+		} else {
+			tx.Rollback()
+		}
+		if err == nil || attempt >= 5 || !db.d.retryable(err) {
+			return err
+		}
+	}
+}

@@ -1,0 +1,185 @@
+package sqlstore
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// dialect is what differs between SQLite and PostgreSQL. Everything else is one code path.
+type dialect interface {
+	name() string
+	// types replaces the type tokens of a migration (TEXT_C, BIGINT, BOOL, JSON_TEXT).
+	types(ddl string) string
+	// placeholder returns the n-th (1-based) parameter marker.
+	placeholder(n int) string
+	// rebind turns the ? markers of a fixed statement into the dialect's markers.
+	rebind(q string) string
+	// uniqueViolation reports whether err is a unique-constraint failure.
+	uniqueViolation(err error) bool
+	// retryable reports whether err is a transient conflict worth running the transaction again.
+	retryable(err error) bool
+	// greatest returns the largest of the SQL expressions.
+	greatest(exprs []string) string
+	// inArray tests expr against the values of an array parameter (a JSON array text for
+	// SQLite, a text[] for PostgreSQL).
+	inArray(expr, param string) string
+	// arrayArg converts a list of strings to the argument inArray expects.
+	arrayArg(vals []string) any
+	// bytewise makes a string expression compare byte by byte.
+	bytewise(expr string) string
+	// contains and startsWith are the case-sensitive string tests.
+	contains(expr, param string) string
+	startsWith(expr, param string) string
+	// toFloat converts a numeric expression to a double.
+	toFloat(expr string) string
+	// median is the median aggregate of a double expression: the middle value, or the
+	// mean of the middle two.
+	median(expr string) string
+	// castParam wraps a parameter marker so that the server knows its type.
+	castParam(marker string, v any) string
+}
+
+// quoteIdent quotes an identifier for both dialects (standard SQL double quotes).
+func quoteIdent(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+type sqliteDialect struct{}
+
+func (sqliteDialect) name() string { return "sqlite" }
+
+func (sqliteDialect) types(ddl string) string {
+	return strings.NewReplacer("TEXT_C", "TEXT", "JSON_TEXT", "TEXT", "BOOL", "INTEGER", "BIGINT", "INTEGER").Replace(ddl)
+}
+
+func (sqliteDialect) placeholder(n int) string { return "?" + strconv.Itoa(n) }
+func (sqliteDialect) rebind(q string) string   { return q }
+
+func (sqliteDialect) uniqueViolation(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && (e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || e.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
+}
+
+func (sqliteDialect) retryable(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && (e.Code()&0xff == sqlite3.SQLITE_BUSY)
+}
+
+func (sqliteDialect) greatest(exprs []string) string {
+	if len(exprs) == 1 {
+		return exprs[0]
+	}
+	return "max(" + strings.Join(exprs, ", ") + ")"
+}
+
+func (sqliteDialect) inArray(expr, param string) string {
+	return expr + " IN (SELECT value FROM json_each(" + param + "))"
+}
+
+func (sqliteDialect) arrayArg(vals []string) any {
+	b, _ := json.Marshal(vals) // cannot fail for strings
+	return string(b)
+}
+
+func (sqliteDialect) bytewise(expr string) string { return expr } // BINARY is the default collation
+
+func (sqliteDialect) contains(expr, param string) string {
+	return "(instr(" + expr + ", " + param + ") > 0)"
+}
+
+func (sqliteDialect) startsWith(expr, param string) string {
+	return "(substr(" + expr + ", 1, length(" + param + ")) = " + param + ")"
+}
+
+func (sqliteDialect) toFloat(expr string) string { return "CAST(" + expr + " AS REAL)" }
+
+func (sqliteDialect) median(expr string) string { return "kmkit_median(" + expr + ")" }
+
+func (sqliteDialect) castParam(marker string, _ any) string { return marker }
+
+type postgresDialect struct{}
+
+func (postgresDialect) name() string { return "postgres" }
+
+func (postgresDialect) types(ddl string) string {
+	return strings.NewReplacer("TEXT_C", `TEXT COLLATE "C"`, "JSON_TEXT", "TEXT", "BOOL", "BOOLEAN").Replace(ddl)
+}
+
+func (postgresDialect) placeholder(n int) string { return "$" + strconv.Itoa(n) }
+
+func (postgresDialect) rebind(q string) string {
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(q[i])
+	}
+	return b.String()
+}
+
+func (postgresDialect) uniqueViolation(err error) bool {
+	var e *pgconn.PgError
+	return errors.As(err, &e) && e.Code == "23505"
+}
+
+func (postgresDialect) retryable(err error) bool {
+	var e *pgconn.PgError
+	return errors.As(err, &e) && (e.Code == "40001" || e.Code == "40P01")
+}
+
+func (postgresDialect) greatest(exprs []string) string {
+	if len(exprs) == 1 {
+		return exprs[0]
+	}
+	return "greatest(" + strings.Join(exprs, ", ") + ")"
+}
+
+func (postgresDialect) inArray(expr, param string) string {
+	return expr + " = ANY(" + param + "::text[])"
+}
+
+func (postgresDialect) arrayArg(vals []string) any { return vals }
+
+func (postgresDialect) bytewise(expr string) string { return expr + ` COLLATE "C"` }
+
+func (postgresDialect) contains(expr, param string) string {
+	return "(strpos(" + expr + ", " + param + ") > 0)"
+}
+
+func (postgresDialect) startsWith(expr, param string) string {
+	return "starts_with(" + expr + ", " + param + ")"
+}
+
+func (postgresDialect) toFloat(expr string) string { return "CAST(" + expr + " AS DOUBLE PRECISION)" }
+
+// median takes the lower middle value from the ascending order and the upper from the
+// descending one, so that the mean of the two is computed exactly as the executor does
+// (percentile_cont interpolates with a different rounding).
+func (postgresDialect) median(expr string) string {
+	return "((percentile_disc(0.5) WITHIN GROUP (ORDER BY " + expr + ") + percentile_disc(0.5) WITHIN GROUP (ORDER BY " +
+		expr + " DESC)) / 2)"
+}
+
+func (postgresDialect) castParam(marker string, v any) string {
+	switch v.(type) {
+	case string:
+		return marker + "::text"
+	case int64:
+		return marker + "::bigint"
+	case float64:
+		return marker + "::float8"
+	case bool:
+		return marker + "::boolean"
+	}
+	return marker
+}

@@ -1,0 +1,62 @@
+// Package sqlstore is kmkit's database/sql backend: the km.Store, scim.Store,
+// reporting.Store and ratelimit.Limiter of one database, SQLite (modernc.org/sqlite, pure
+// Go, no cgo) or PostgreSQL (github.com/jackc/pgx/v5 through its database/sql driver), on
+// one code path with a small dialect layer. Open applies the embedded, versioned schema
+// migrations (migrations/*.sql, recorded in kmkit_migrations).
+//
+// Many replicas may share one PostgreSQL (or a PostgreSQL-compatible database): the stores
+// keep no state of their own besides configuration (KM definitions, seat limits), every
+// rule is enforced in the database, and the Limiter's counters live in it.
+//
+// # KM data
+//
+// A record's Source names a table or view; its fields are columns of the same names, and
+// RowColumn ("kmkit_row", an integer) gives the rows their natural order. A query is
+// translated from the bound AST into one SELECT with bound parameters (values never enter
+// the SQL text; identifiers come only from the KM definition and are quoted), plus one
+// count statement when asked. The results equal those of the memory backend's executor
+// (package query/exec) for the same request, which storage/storetest checks:
+//
+//   - three-valued logic is SQL's own; a date literal against a datetime compares the day
+//     (a half-open range of microseconds, which keeps an index usable); integer fields
+//     against decimal literals and date fields against instants compare exactly;
+//   - strings compare and sort byte by byte (COLLATE "C" on PostgreSQL, BINARY on SQLite)
+//     and contains/startswith/endswith are case-sensitive (instr/strpos, substr; never
+//     LIKE, which SQLite folds for ASCII and which would need escaping);
+//   - sorts put nulls last in both directions ("x IS NULL" first key) and break ties by
+//     RowColumn, so pages are deterministic; distinct keeps the first row of each
+//     combination in the result order (row_number() over the combination); KPI groups come
+//     in order of first appearance (min of the row order), also after a search;
+//   - aggregates: sums, averages and arithmetic in double precision like the executor
+//     (floats may differ from it in the last bits, as summation order differs); median is
+//     the middle value or the mean of the middle two (percentile_disc from both ends on
+//     PostgreSQL, a Go aggregate registered with SQLite); ratio is the average of 1/0.
+//   - search: the filter and the distinct values of the searched columns are computed by
+//     the database; each distinct value is scored once by query/fuzzy, the memory
+//     backend's scorer, and the values are sent back as one array parameter per score, so
+//     the database filters and orders rows by score. Only the distinct values of the
+//     searched columns travel to the server, never rows.
+//
+// Types are stored so that both databases compare them alike and pushdown stays a plain
+// indexed comparison: strings as text, integers as 64-bit integers, floats as double
+// precision, booleans as BOOLEAN (PostgreSQL) or 0/1 (SQLite), and dates, date-times,
+// timestamps and times as 64-bit integers in query.Value's encoding (days since 1970-01-01,
+// microseconds since the epoch, microseconds since midnight).
+//
+// Joins: each relationship step is a LEFT JOIN of the "one" side on its key; the key must
+// be unique in its source (as KM relationships declare), otherwise rows would multiply.
+//
+// Import (and LoadTable) create the tables of a data directory's CSV files: one
+// transaction per source, skipped when the file's SHA-256 digest is the one recorded in
+// km_imports, so that restarting a server is cheap and idempotent.
+//
+// # SCIM, reporting, rate limits
+//
+// SCIMStore serializes the writes of a team with a row lock on scim_teams (an upsert that
+// also hands out versions) and checks uniqueness, members, 50 groups per user and the seat
+// limit inside that transaction; unique indexes back the names up. SQLite write
+// transactions begin IMMEDIATE (one writer at a time, others wait up to the busy
+// timeout); WAL lets readers proceed. Reporting elements are JSON documents keyed by
+// tenant and their position in reporting.CompareElements order; a page and its total come
+// from one statement. The Limiter is one upsert per request.
+package sqlstore

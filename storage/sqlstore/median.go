@@ -1,0 +1,53 @@
+package sqlstore
+
+import (
+	"database/sql/driver"
+	"fmt"
+	"slices"
+
+	"modernc.org/sqlite"
+)
+
+// kmkit_median is the median aggregate for SQLite, which has none built in: the middle
+// value, or the mean of the middle two, nulls skipped; null over no value.
+func init() {
+	sqlite.MustRegisterFunction("kmkit_median", &sqlite.FunctionImpl{
+		NArgs:         1,
+		Deterministic: true,
+		MakeAggregate: func(sqlite.FunctionContext) (sqlite.AggregateFunction, error) { return &medianAgg{}, nil },
+	})
+}
+
+type medianAgg struct{ vals []float64 }
+
+func (m *medianAgg) Step(_ *sqlite.FunctionContext, args []driver.Value) error {
+	switch v := args[0].(type) {
+	case nil:
+	case float64:
+		m.vals = append(m.vals, v)
+	case int64:
+		m.vals = append(m.vals, float64(v))
+	default:
+		return fmt.Errorf("kmkit_median: %T value", v)
+	}
+	return nil
+}
+
+func (m *medianAgg) WindowInverse(*sqlite.FunctionContext, []driver.Value) error {
+	return fmt.Errorf("kmkit_median: not a window function")
+}
+
+func (m *medianAgg) WindowValue(*sqlite.FunctionContext) (driver.Value, error) {
+	n := len(m.vals)
+	if n == 0 {
+		return nil, nil
+	}
+	vs := slices.Clone(m.vals)
+	slices.Sort(vs)
+	if n%2 == 1 {
+		return vs[n/2], nil
+	}
+	return (vs[n/2-1] + vs[n/2]) / 2, nil
+}
+
+func (m *medianAgg) Final(*sqlite.FunctionContext) {}

@@ -1,0 +1,615 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/kmkit/kmkit/scim"
+)
+
+// SCIMStore is the scim.Store of a DB. Every write runs in one transaction that first
+// locks the team's row of scim_teams (an upsert that also hands out the next version), so
+// the writes of one team are serialized across goroutines and processes while other teams
+// proceed; the rules are checked inside that transaction, and unique indexes on the folded
+// userName and group displayName back them up. Seat limits are configuration, not data:
+// every process serving a team must be given the same limits.
+type SCIMStore struct {
+	db  *DB
+	now func() time.Time
+
+	mu           sync.RWMutex
+	seatLimits   map[string]int
+	defaultSeats int
+}
+
+// SCIM returns the DB's scim.Store. Seats are unlimited until SetSeatLimit or
+// SetDefaultSeatLimit says otherwise.
+func (db *DB) SCIM() *SCIMStore {
+	return &SCIMStore{db: db, now: func() time.Time { return time.Now().UTC() }, seatLimits: map[string]int{}}
+}
+
+// SetSeatLimit sets the number of active users team may have; 0 or less means unlimited.
+func (s *SCIMStore) SetSeatLimit(team string, seats int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seatLimits[team] = seats
+}
+
+// SetDefaultSeatLimit sets the seat limit of the teams without their own; 0 or less means
+// unlimited.
+func (s *SCIMStore) SetDefaultSeatLimit(seats int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.defaultSeats = seats
+}
+
+func (s *SCIMStore) seats(team string) int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if n, ok := s.seatLimits[team]; ok {
+		return n
+	}
+	return s.defaultSeats
+}
+
+// q rebinds a statement for the dialect.
+func (s *SCIMStore) q(stmt string) string { return s.db.d.rebind(stmt) }
+
+// write runs f in a transaction holding the team's lock; version is the version this
+// write hands out.
+func (s *SCIMStore) write(ctx context.Context, team string, f func(tx *sql.Tx, version int64) error) error {
+	return s.db.tx(ctx, func(tx *sql.Tx) error {
+		var version int64
+		err := tx.QueryRowContext(ctx, s.q(`INSERT INTO scim_teams (team, seq) VALUES (?, 1)
+			ON CONFLICT (team) DO UPDATE SET seq = scim_teams.seq + 1 RETURNING seq`), team).Scan(&version)
+		if err != nil {
+			return err
+		}
+		return f(tx, version)
+	})
+}
+
+// checkSeats fails when a write changing the active users by delta would leave the team
+// above its limit, unless the write lowers their number.
+func (s *SCIMStore) checkSeats(ctx context.Context, tx *sql.Tx, team string, delta int) error {
+	limit := s.seats(team)
+	if limit <= 0 || delta < 0 {
+		return nil
+	}
+	var active int
+	if err := tx.QueryRowContext(ctx, s.q(`SELECT count(*) FROM scim_users WHERE team = ? AND active`), team).Scan(&active); err != nil {
+		return err
+	}
+	if active+delta <= limit {
+		return nil
+	}
+	return scim.Errorf(scim.ErrLicenseExceeded,
+		"The license of the team is exceeded: %d of %d seats are in use.", active, limit)
+}
+
+func notFound(kind, id string) error {
+	return scim.Errorf(scim.ErrNotFound, "%s %s not found.", kind, id)
+}
+
+func checkVersion(kind, id string, stored, want int64) error {
+	if want > 0 && stored != want {
+		return scim.Errorf(scim.ErrVersionMismatch, "%s %s has changed: its version is %d.", kind, id, stored)
+	}
+	return nil
+}
+
+const userColumns = `id, external_id, user_name, display_name, active, role, send_email, attributes, created_us, modified_us, version`
+
+func scanUser(row interface{ Scan(...any) error }) (scim.User, error) {
+	var (
+		u         scim.User
+		role      string
+		attrs     string
+		created   int64
+		modified  int64
+		active    bool
+		sendEmail bool
+	)
+	if err := row.Scan(&u.ID, &u.ExternalID, &u.UserName, &u.DisplayName, &active, &role, &sendEmail, &attrs, &created, &modified, &u.Version); err != nil {
+		return scim.User{}, err
+	}
+	u.Active, u.SendEmailOnInvitation, u.Role = active, sendEmail, scim.Role(role)
+	u.Created, u.LastModified = time.UnixMicro(created).UTC(), time.UnixMicro(modified).UTC()
+	if attrs != "null" {
+		if err := json.Unmarshal([]byte(attrs), &u.Attributes); err != nil {
+			return scim.User{}, fmt.Errorf("sqlstore: attributes of user %s: %w", u.ID, err)
+		}
+	}
+	return u, nil
+}
+
+// times rounds t to the microsecond the database keeps.
+func micros(t time.Time) time.Time { return time.UnixMicro(t.UnixMicro()).UTC() }
+
+// CreateUser implements scim.Store.
+func (s *SCIMStore) CreateUser(ctx context.Context, team string, u scim.User) (scim.User, error) {
+	attrs, err := json.Marshal(u.Attributes)
+	if err != nil {
+		return scim.User{}, fmt.Errorf("sqlstore: attributes: %w", err)
+	}
+	u = u.Clone()
+	err = s.write(ctx, team, func(tx *sql.Tx, version int64) error {
+		var dup int
+		if err := tx.QueryRowContext(ctx, s.q(`SELECT count(*) FROM scim_users WHERE team = ? AND user_name_key = ?`),
+			team, strings.ToLower(u.UserName)).Scan(&dup); err != nil {
+			return err
+		}
+		if dup > 0 {
+			return scim.Errorf(scim.ErrUniqueness, "userName %q is already in use.", u.UserName)
+		}
+		delta := 0
+		if u.Active {
+			delta = 1
+		}
+		if err := s.checkSeats(ctx, tx, team, delta); err != nil {
+			return err
+		}
+		u.ID = uuid.NewString()
+		u.Created = micros(s.now())
+		u.LastModified = u.Created
+		u.Version = version
+		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO scim_users (team, id, seq, user_name, user_name_key, external_id,
+			display_name, display_name_key, active, role, send_email, attributes, created_us, modified_us, version)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			team, u.ID, version, u.UserName, strings.ToLower(u.UserName), u.ExternalID, u.DisplayName,
+			strings.ToLower(u.DisplayName), u.Active, string(u.Role), u.SendEmailOnInvitation, string(attrs),
+			u.Created.UnixMicro(), u.LastModified.UnixMicro(), u.Version)
+		if s.db.d.uniqueViolation(err) {
+			return scim.Errorf(scim.ErrUniqueness, "userName %q is already in use.", u.UserName)
+		}
+		return err
+	})
+	if err != nil {
+		return scim.User{}, err
+	}
+	return u.Clone(), nil
+}
+
+func (s *SCIMStore) getUser(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, team, id string) (scim.User, error) {
+	u, err := scanUser(q.QueryRowContext(ctx, s.q(`SELECT `+userColumns+` FROM scim_users WHERE team = ? AND id = ?`), team, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return scim.User{}, notFound("User", id)
+	}
+	return u, err
+}
+
+// GetUser implements scim.Store.
+func (s *SCIMStore) GetUser(ctx context.Context, team, id string) (scim.User, error) {
+	return s.getUser(ctx, s.db.sql, team, id)
+}
+
+// ReplaceUser implements scim.Store.
+func (s *SCIMStore) ReplaceUser(ctx context.Context, team string, u scim.User, ifVersion int64) (scim.User, error) {
+	attrs, err := json.Marshal(u.Attributes)
+	if err != nil {
+		return scim.User{}, fmt.Errorf("sqlstore: attributes: %w", err)
+	}
+	u = u.Clone()
+	err = s.write(ctx, team, func(tx *sql.Tx, version int64) error {
+		old, err := s.getUser(ctx, tx, team, u.ID)
+		if err != nil {
+			return err
+		}
+		if err := checkVersion("User", u.ID, old.Version, ifVersion); err != nil {
+			return err
+		}
+		if !strings.EqualFold(old.UserName, u.UserName) {
+			return scim.Errorf(scim.ErrMutability,
+				"userName cannot be changed: it is %q, the request has %q.", old.UserName, u.UserName)
+		}
+		delta := 0
+		switch {
+		case u.Active && !old.Active:
+			delta = 1
+		case !u.Active && old.Active:
+			delta = -1
+		}
+		if err := s.checkSeats(ctx, tx, team, delta); err != nil {
+			return err
+		}
+		u.Created = old.Created
+		u.LastModified = micros(s.now())
+		u.Version = version
+		_, err = tx.ExecContext(ctx, s.q(`UPDATE scim_users SET user_name = ?, user_name_key = ?, external_id = ?,
+			display_name = ?, display_name_key = ?, active = ?, role = ?, send_email = ?, attributes = ?,
+			modified_us = ?, version = ? WHERE team = ? AND id = ?`),
+			u.UserName, strings.ToLower(u.UserName), u.ExternalID, u.DisplayName, strings.ToLower(u.DisplayName),
+			u.Active, string(u.Role), u.SendEmailOnInvitation, string(attrs), u.LastModified.UnixMicro(), u.Version,
+			team, u.ID)
+		return err
+	})
+	if err != nil {
+		return scim.User{}, err
+	}
+	return u.Clone(), nil
+}
+
+// DeleteUser implements scim.Store: the user leaves the team and its groups, whose
+// versions change.
+func (s *SCIMStore) DeleteUser(ctx context.Context, team, id string, ifVersion int64) error {
+	return s.write(ctx, team, func(tx *sql.Tx, version int64) error {
+		old, err := s.getUser(ctx, tx, team, id)
+		if err != nil {
+			return err
+		}
+		if err := checkVersion("User", id, old.Version, ifVersion); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`UPDATE scim_groups SET modified_us = ?, version = ?
+			WHERE team = ? AND id IN (SELECT group_id FROM scim_members WHERE team = ? AND user_id = ?)`),
+			s.now().UnixMicro(), version, team, team, id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM scim_members WHERE team = ? AND user_id = ?`), team, id); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, s.q(`DELETE FROM scim_users WHERE team = ? AND id = ?`), team, id)
+		return err
+	})
+}
+
+// listClauses returns the WHERE conditions and arguments of a filter, and the ORDER BY of
+// a sort, over the columns of users or groups. Folded columns hold strings.ToLower of the
+// value, which is how the memory store and scim.Equal compare userName and displayName.
+func listClauses(q scim.ListQuery, users bool) (where string, args []any, order string, err error) {
+	var conds []string
+	for _, e := range q.Filter {
+		switch e.Attr {
+		case "id":
+			conds = append(conds, "id = ?")
+			args = append(args, e.Value)
+		case "externalId":
+			conds = append(conds, "external_id = ?")
+			args = append(args, e.Value)
+		case "displayName":
+			conds = append(conds, "display_name_key = ?")
+			args = append(args, strings.ToLower(e.Value))
+		case "userName":
+			if !users {
+				conds = append(conds, "1 = 0") // groups have no userName: nothing matches
+				continue
+			}
+			conds = append(conds, "user_name_key = ?")
+			args = append(args, strings.ToLower(e.Value))
+		default:
+			conds = append(conds, "1 = 0")
+		}
+	}
+	for _, c := range conds {
+		where += " AND " + c
+	}
+	dir := " ASC"
+	if q.Sort.Descending {
+		dir = " DESC"
+	}
+	switch q.Sort.Attr {
+	case "":
+		order = "seq"
+	case "id":
+		order = "id" + dir + ", seq"
+	case "externalId":
+		order = "external_id = ''" + ", external_id" + dir + ", seq"
+	case "userName":
+		if !users {
+			order = "seq"
+			break
+		}
+		order = "user_name_key" + dir + ", user_name" + dir + ", seq"
+	case "displayName":
+		order = "display_name = ''" + ", display_name_key" + dir + ", display_name" + dir + ", seq"
+	case "meta.created":
+		order = "created_us" + dir + ", seq"
+	case "meta.lastModified":
+		order = "modified_us" + dir + ", seq"
+	default:
+		return "", nil, "", fmt.Errorf("sqlstore: unknown sort attribute %q", q.Sort.Attr)
+	}
+	return where, args, order, nil
+}
+
+// ListUsers implements scim.Store.
+func (s *SCIMStore) ListUsers(ctx context.Context, team string, q scim.ListQuery) ([]scim.User, int, error) {
+	where, args, order, err := listClauses(q, true)
+	if err != nil {
+		return nil, 0, err
+	}
+	args = append([]any{team}, args...)
+	var total int
+	if err := s.db.sql.QueryRowContext(ctx, s.q(`SELECT count(*) FROM scim_users WHERE team = ?`+where), args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	lo, hi := q.Page(total)
+	out := make([]scim.User, 0, hi-lo)
+	if hi == lo {
+		return out, total, nil
+	}
+	rows, err := s.db.sql.QueryContext(ctx, s.q(`SELECT `+userColumns+` FROM scim_users WHERE team = ?`+where+
+		` ORDER BY `+order+` LIMIT ? OFFSET ?`), append(args, hi-lo, lo)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, u)
+	}
+	return out, total, rows.Err()
+}
+
+// checkMembers validates the members of group gid (empty for a new group) and returns them
+// without duplicates, in their first order.
+func (s *SCIMStore) checkMembers(ctx context.Context, tx *sql.Tx, team, gid string, members []scim.Member) ([]scim.Member, error) {
+	seen := make(map[string]bool, len(members))
+	out := make([]scim.Member, 0, len(members))
+	for _, m := range members {
+		if seen[m.Value] {
+			continue
+		}
+		seen[m.Value] = true
+		var exists, groups, inThis int
+		err := tx.QueryRowContext(ctx, s.q(`SELECT
+			(SELECT count(*) FROM scim_users WHERE team = ? AND id = ?),
+			(SELECT count(*) FROM scim_members WHERE team = ? AND user_id = ?),
+			(SELECT count(*) FROM scim_members WHERE team = ? AND user_id = ? AND group_id = ?)`),
+			team, m.Value, team, m.Value, team, m.Value, gid).Scan(&exists, &groups, &inThis)
+		if err != nil {
+			return nil, err
+		}
+		if exists == 0 {
+			return nil, scim.Errorf(scim.ErrNoSuchMember, "Group member %s does not exist in the team.", m.Value)
+		}
+		if inThis == 0 && groups >= scim.MaxGroupsPerUser {
+			return nil, scim.Errorf(scim.ErrTooManyGroups,
+				"User %s would belong to more than %d groups.", m.Value, scim.MaxGroupsPerUser)
+		}
+		out = append(out, scim.Member{Value: m.Value})
+	}
+	return out, nil
+}
+
+func (s *SCIMStore) checkGroupName(ctx context.Context, tx *sql.Tx, team, gid, name string) error {
+	var n int
+	err := tx.QueryRowContext(ctx, s.q(`SELECT count(*) FROM scim_groups WHERE team = ? AND display_name_key = ? AND id <> ?`),
+		team, strings.ToLower(name), gid).Scan(&n)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		return scim.Errorf(scim.ErrUniqueness, "displayName %q is already in use by another group.", name)
+	}
+	return nil
+}
+
+func (s *SCIMStore) setMembers(ctx context.Context, tx *sql.Tx, team, gid string, members []scim.Member) error {
+	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM scim_members WHERE team = ? AND group_id = ?`), team, gid); err != nil {
+		return err
+	}
+	for i, m := range members {
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO scim_members (team, group_id, user_id, pos) VALUES (?, ?, ?, ?)`),
+			team, gid, m.Value, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+const groupColumns = `id, external_id, display_name, role, created_us, modified_us, version`
+
+type querier interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}
+
+// readGroups returns the groups the query selects (columns groupColumns), with their
+// members and member displays.
+func (s *SCIMStore) readGroups(ctx context.Context, q querier, team, stmt string, args ...any) ([]scim.Group, error) {
+	rows, err := q.QueryContext(ctx, stmt, args...)
+	if err != nil {
+		return nil, err
+	}
+	var out []scim.Group
+	for rows.Next() {
+		var g scim.Group
+		var role string
+		var created, modified int64
+		if err := rows.Scan(&g.ID, &g.ExternalID, &g.DisplayName, &role, &created, &modified, &g.Version); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		g.Role = scim.Role(role)
+		g.Created, g.LastModified = time.UnixMicro(created).UTC(), time.UnixMicro(modified).UTC()
+		out = append(out, g)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		g := &out[i]
+		mrows, err := q.QueryContext(ctx, s.q(`SELECT m.user_id, u.display_name, u.user_name FROM scim_members m
+			JOIN scim_users u ON u.team = m.team AND u.id = m.user_id
+			WHERE m.team = ? AND m.group_id = ? ORDER BY m.pos`), team, g.ID)
+		if err != nil {
+			return nil, err
+		}
+		for mrows.Next() {
+			var m scim.Member
+			var display, name string
+			if err := mrows.Scan(&m.Value, &display, &name); err != nil {
+				mrows.Close()
+				return nil, err
+			}
+			m.Display = display
+			if display == "" {
+				m.Display = name
+			}
+			g.Members = append(g.Members, m)
+		}
+		mrows.Close()
+		if err := mrows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (s *SCIMStore) getGroup(ctx context.Context, q querier, team, id string) (scim.Group, error) {
+	gs, err := s.readGroups(ctx, q, team, s.q(`SELECT `+groupColumns+` FROM scim_groups WHERE team = ? AND id = ?`), team, id)
+	if err != nil {
+		return scim.Group{}, err
+	}
+	if len(gs) == 0 {
+		return scim.Group{}, notFound("Group", id)
+	}
+	return gs[0], nil
+}
+
+// CreateGroup implements scim.Store.
+func (s *SCIMStore) CreateGroup(ctx context.Context, team string, g scim.Group) (scim.Group, error) {
+	var out scim.Group
+	err := s.write(ctx, team, func(tx *sql.Tx, version int64) error {
+		if err := s.checkGroupName(ctx, tx, team, "", g.DisplayName); err != nil {
+			return err
+		}
+		members, err := s.checkMembers(ctx, tx, team, "", g.Members)
+		if err != nil {
+			return err
+		}
+		if err := s.checkSeats(ctx, tx, team, 0); err != nil {
+			return err
+		}
+		id := uuid.NewString()
+		now := s.now().UnixMicro()
+		_, err = tx.ExecContext(ctx, s.q(`INSERT INTO scim_groups (team, id, seq, display_name, display_name_key,
+			external_id, role, created_us, modified_us, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			team, id, version, g.DisplayName, strings.ToLower(g.DisplayName), g.ExternalID, string(g.Role), now, now, version)
+		if s.db.d.uniqueViolation(err) {
+			return scim.Errorf(scim.ErrUniqueness, "displayName %q is already in use by another group.", g.DisplayName)
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.setMembers(ctx, tx, team, id, members); err != nil {
+			return err
+		}
+		out, err = s.getGroup(ctx, tx, team, id)
+		return err
+	})
+	return out, err
+}
+
+// GetGroup implements scim.Store.
+func (s *SCIMStore) GetGroup(ctx context.Context, team, id string) (scim.Group, error) {
+	return s.getGroup(ctx, s.db.sql, team, id)
+}
+
+// ReplaceGroup implements scim.Store.
+func (s *SCIMStore) ReplaceGroup(ctx context.Context, team string, g scim.Group, ifVersion int64) (scim.Group, error) {
+	var out scim.Group
+	err := s.write(ctx, team, func(tx *sql.Tx, version int64) error {
+		var stored int64
+		err := tx.QueryRowContext(ctx, s.q(`SELECT version FROM scim_groups WHERE team = ? AND id = ?`), team, g.ID).Scan(&stored)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("Group", g.ID)
+		}
+		if err != nil {
+			return err
+		}
+		if err := checkVersion("Group", g.ID, stored, ifVersion); err != nil {
+			return err
+		}
+		if err := s.checkGroupName(ctx, tx, team, g.ID, g.DisplayName); err != nil {
+			return err
+		}
+		members, err := s.checkMembers(ctx, tx, team, g.ID, g.Members)
+		if err != nil {
+			return err
+		}
+		if err := s.checkSeats(ctx, tx, team, 0); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, s.q(`UPDATE scim_groups SET display_name = ?, display_name_key = ?, external_id = ?,
+			role = ?, modified_us = ?, version = ? WHERE team = ? AND id = ?`),
+			g.DisplayName, strings.ToLower(g.DisplayName), g.ExternalID, string(g.Role), s.now().UnixMicro(), version, team, g.ID)
+		if s.db.d.uniqueViolation(err) {
+			return scim.Errorf(scim.ErrUniqueness, "displayName %q is already in use by another group.", g.DisplayName)
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.setMembers(ctx, tx, team, g.ID, members); err != nil {
+			return err
+		}
+		out, err = s.getGroup(ctx, tx, team, g.ID)
+		return err
+	})
+	return out, err
+}
+
+// DeleteGroup implements scim.Store: the members stay in the team.
+func (s *SCIMStore) DeleteGroup(ctx context.Context, team, id string, ifVersion int64) error {
+	return s.write(ctx, team, func(tx *sql.Tx, _ int64) error {
+		var stored int64
+		err := tx.QueryRowContext(ctx, s.q(`SELECT version FROM scim_groups WHERE team = ? AND id = ?`), team, id).Scan(&stored)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("Group", id)
+		}
+		if err != nil {
+			return err
+		}
+		if err := checkVersion("Group", id, stored, ifVersion); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM scim_members WHERE team = ? AND group_id = ?`), team, id); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, s.q(`DELETE FROM scim_groups WHERE team = ? AND id = ?`), team, id)
+		return err
+	})
+}
+
+// ListGroups implements scim.Store.
+func (s *SCIMStore) ListGroups(ctx context.Context, team string, q scim.ListQuery) ([]scim.Group, int, error) {
+	where, args, order, err := listClauses(q, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	args = append([]any{team}, args...)
+	var total int
+	if err := s.db.sql.QueryRowContext(ctx, s.q(`SELECT count(*) FROM scim_groups WHERE team = ?`+where), args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	lo, hi := q.Page(total)
+	if hi == lo {
+		return []scim.Group{}, total, nil
+	}
+	out, err := s.readGroups(ctx, s.db.sql, team, s.q(`SELECT `+groupColumns+` FROM scim_groups WHERE team = ?`+where+
+		` ORDER BY `+order+` LIMIT ? OFFSET ?`), append(args, hi-lo, lo)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	if out == nil {
+		out = []scim.Group{}
+	}
+	return out, total, nil
+}
+
+var _ scim.Store = (*SCIMStore)(nil)

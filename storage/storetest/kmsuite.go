@@ -1,0 +1,359 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/query"
+)
+
+// kmCase is one query of the KM suite.
+type kmCase struct {
+	name     string
+	record   string   // record-level query; "" for KM level
+	join     []string // KM level: the records to join
+	fields   []string
+	kpis     []string
+	filter   string
+	ast      func() query.Expr // a bound filter the parser would not produce
+	search   *query.Search
+	sort     string
+	page     int
+	size     int // 0: 100
+	distinct bool
+	// want, when set, is the expected page as query.Value.Format renders it, checked in
+	// addition to the comparison with the reference executor.
+	want [][]any
+}
+
+var kmCases = []kmCase{
+	{name: "all fields", record: "ORDERS"},
+	{name: "projection", record: "ORDERS", fields: []string{"NET", "ID"}},
+	{name: "eq string", record: "ORDERS", fields: []string{"ID"}, filter: "STATUS eq 'PAID'",
+		want: [][]any{{"O2"}, {"O3"}, {"O6"}, {"O11"}}},
+	{name: "case-sensitive eq", record: "ORDERS", fields: []string{"ID"}, filter: "STATUS eq 'open'", want: [][]any{{"O9"}}},
+	{name: "ne leaves out nulls", record: "ORDERS", fields: []string{"ID"}, filter: "STATUS ne 'PAID'"},
+	{name: "not eq leaves out nulls", record: "ORDERS", fields: []string{"ID"}, filter: "not (STATUS eq 'PAID')"},
+	{name: "string order", record: "ORDERS", fields: []string{"ID", "STATUS"}, filter: "STATUS gt 'PAID' or STATUS le 'DELIVERED'"},
+	{name: "is null", record: "ORDERS", fields: []string{"ID"}, filter: "LATE is null", want: [][]any{{"O1"}, {"O4"}, {"O7"}, {"O10"}}},
+	{name: "is not null", record: "ORDERS", fields: []string{"ID"}, filter: "LATE ne null"},
+	{name: "integer compare", record: "ORDERS", fields: []string{"ID", "LATE"}, filter: "LATE ge 1 and LATE lt 5"},
+	{name: "integer vs decimal", record: "ORDERS", fields: []string{"ID", "LATE"}, filter: "LATE gt 1.5 or LATE eq 2.0 or LATE le -0.5"},
+	{name: "integer eq fraction", record: "ORDERS", fields: []string{"ID"}, filter: "LATE eq 1.5 or LATE ne 2.5"},
+	{name: "float compare", record: "ORDERS", fields: []string{"ID", "NET"}, filter: "NET ge 100 and NET lt 999.99"},
+	{name: "float vs integer literal", record: "ORDERS", fields: []string{"ID"}, filter: "NET eq 250"},
+	{name: "boolean", record: "ORDERS", fields: []string{"ID", "EXPRESS"}, filter: "EXPRESS eq true"},
+	{name: "boolean not", record: "ORDERS", fields: []string{"ID"}, filter: "not EXPRESS eq true"},
+	{name: "date", record: "ORDERS", fields: []string{"ID", "DAY"}, filter: "DAY ge 2025-02-11 and DAY le 2025-04-01"},
+	{name: "date before 1970", record: "ORDERS", fields: []string{"ID"}, filter: "DAY lt 1970-01-01", want: [][]any{{"O9"}}},
+	{name: "date vs datetime", record: "ORDERS", fields: []string{"ID"}, ast: func() query.Expr {
+		return or(cmpLit("DAY", query.TypeDate, query.Gt, instant("2025-03-31T12:00:00Z")),
+			cmpLit("DAY", query.TypeDate, query.Eq, instant("2025-02-10T00:00:00Z")),
+			cmpLit("DAY", query.TypeDate, query.Eq, instant("2025-02-11T00:00:01Z")),
+			cmpLit("DAY", query.TypeDate, query.Le, instant("1969-12-31T00:00:00Z")))
+	}},
+	{name: "integer vs huge float", record: "ORDERS", fields: []string{"ID"}, ast: func() query.Expr {
+		return or(cmpLit("LATE", query.TypeInteger, query.Lt, query.Float(1e300)),
+			cmpLit("LATE", query.TypeInteger, query.Gt, query.Float(math.NaN())))
+	}},
+	{name: "datetime eq day", record: "ORDERS", fields: []string{"ID"}, filter: "CREATED eq 2025-04-01", want: [][]any{{"O6"}, {"O11"}}},
+	{name: "datetime ne day", record: "ORDERS", fields: []string{"ID"}, filter: "CREATED ne 2025-04-01"},
+	{name: "datetime gt day", record: "ORDERS", fields: []string{"ID"}, filter: "CREATED gt 2025-04-01"},
+	{name: "datetime le day", record: "ORDERS", fields: []string{"ID"}, filter: "CREATED le 2025-03-01"},
+	{name: "datetime day before 1970", record: "ORDERS", fields: []string{"ID"}, filter: "CREATED eq 1969-12-31", want: [][]any{{"O9"}}},
+	{name: "datetime offset", record: "ORDERS", fields: []string{"ID"}, filter: "CREATED eq 2025-03-01T07:15:00Z", want: [][]any{{"O4"}}},
+	{name: "timestamp vs datetime", record: "ORDERS", fields: []string{"ID", "STAMP"}, filter: "STAMP gt 2025-02-10T08:30:00Z"},
+	{name: "time", record: "ORDERS", fields: []string{"ID", "AT"}, filter: "AT ge 11:00:00"},
+	{name: "in", record: "ORDERS", fields: []string{"ID"}, filter: "STATUS in ('OPEN', 'DELIVERED')"},
+	{name: "in with null", record: "ORDERS", fields: []string{"ID"}, ast: func() query.Expr {
+		return &query.Not{X: inLits("STATUS", query.TypeString, query.String("OPEN"), query.Null(query.TypeNull))}
+	}},
+	{name: "in with only null", record: "ORDERS", fields: []string{"ID"}, ast: func() query.Expr {
+		return or(inLits("STATUS", query.TypeString, query.Null(query.TypeNull)), cmpLit("ID", query.TypeString, query.Eq, query.String("O1")))
+	}},
+	{name: "in integers and decimals", record: "ORDERS", fields: []string{"ID"}, filter: "LATE in (2, 5.0, 1.5)"},
+	{name: "in days on datetime", record: "ORDERS", fields: []string{"ID"}, filter: "CREATED in (2025-04-01, 2025-01-05T10:00:00Z)"},
+	{name: "in datetimes on date", record: "ORDERS", fields: []string{"ID"}, ast: func() query.Expr {
+		return inLits("DAY", query.TypeDate, instant("2025-04-01T00:00:00Z"), instant("2025-02-10T01:00:00Z"))
+	}},
+	{name: "contains", record: "CUSTOMERS", fields: []string{"ID"}, filter: "contains(NAME, 'ü')", want: [][]any{{"C1"}, {"C4"}}},
+	{name: "contains is case-sensitive", record: "CUSTOMERS", fields: []string{"ID"}, filter: "contains(NAME, 'm')"},
+	{name: "startswith", record: "CUSTOMERS", fields: []string{"ID"}, filter: "startswith(NAME, 'M')", want: [][]any{{"C1"}, {"C4"}}},
+	{name: "startswith empty", record: "CUSTOMERS", fields: []string{"ID"}, filter: "startswith(COUNTRY, '')"},
+	{name: "endswith", record: "CUSTOMERS", fields: []string{"ID"}, filter: "endswith(NAME, 'GmbH') or endswith(NAME, 'a')"},
+	{name: "endswith longer than value", record: "CUSTOMERS", fields: []string{"ID"}, filter: "endswith(COUNTRY, 'XDE')"},
+	{name: "not contains keeps nulls out", record: "CUSTOMERS", fields: []string{"ID"}, filter: "not contains(COUNTRY, 'E')"},
+	{name: "like characters are literal", record: "ITEMS", fields: []string{"ID"}, filter: `contains(MATERIAL, '\_%') or startswith(MATERIAL, '_')`, want: [][]any{{"I11"}}},
+	{name: "sort nulls last asc", record: "ORDERS", fields: []string{"ID", "LATE"}, sort: "+LATE"},
+	{name: "sort nulls last desc", record: "ORDERS", fields: []string{"ID", "LATE"}, sort: "-LATE"},
+	{name: "sort ties in row order", record: "ORDERS", fields: []string{"STATUS", "ID"}, sort: "+STATUS"},
+	{name: "sort strings bytewise", record: "CUSTOMERS", fields: []string{"NAME"}, sort: "-NAME"},
+	{name: "sort two keys", record: "ORDERS", fields: []string{"EXPRESS", "DAY", "ID"}, sort: "-EXPRESS,+DAY"},
+	{name: "sort time", record: "ORDERS", fields: []string{"ID", "AT"}, sort: "-AT"},
+	{name: "page", record: "ORDERS", fields: []string{"ID", "NET"}, sort: "+NET", page: 1, size: 5},
+	{name: "page beyond end", record: "ORDERS", fields: []string{"ID"}, page: 10, size: 5, want: [][]any{}},
+	{name: "huge page", record: "ORDERS", fields: []string{"ID"}, page: math.MaxInt32, size: math.MaxInt32, want: [][]any{}},
+	{name: "distinct", record: "ORDERS", fields: []string{"CUST"}, distinct: true},
+	{name: "distinct with nulls", record: "ORDERS", fields: []string{"EXPRESS", "STATUS"}, distinct: true},
+	{name: "distinct sorted", record: "ORDERS", fields: []string{"STATUS", "NET"}, distinct: true, sort: "-NET"},
+	{name: "distinct paged", record: "ITEMS", fields: []string{"MATERIAL"}, distinct: true, page: 1, size: 3},
+	{name: "search", record: "ITEMS", fields: []string{"ID", "MATERIAL"}, search: &query.Search{Term: "materail", Precision: 70}},
+	{name: "search exact", record: "ITEMS", fields: []string{"ID"}, search: &query.Search{Term: "STEEL", Fields: []string{"MATERIAL"}, Precision: 100},
+		want: [][]any{{"I1"}, {"I3"}, {"I5"}, {"I12"}}},
+	{name: "search accents", record: "CUSTOMERS", fields: []string{"ID", "NAME"}, search: &query.Search{Term: "munchen", Precision: 70}},
+	{name: "search all strings", record: "CUSTOMERS", search: &query.Search{Term: "de", Precision: 50}},
+	{name: "search precision zero", record: "CUSTOMERS", fields: []string{"ID", "COUNTRY"}, search: &query.Search{Term: "fr", Precision: 0}},
+	{name: "search nothing", record: "ITEMS", fields: []string{"ID"}, search: &query.Search{Term: "xyz", Precision: 70}, want: [][]any{}},
+	{name: "search sorted", record: "ITEMS", fields: []string{"ID", "MATERIAL", "VALUE"}, search: &query.Search{Term: "steel", Precision: 60}, sort: "-VALUE"},
+	{name: "search filtered distinct", record: "ITEMS", fields: []string{"MATERIAL"}, filter: "QTY gt 1", distinct: true,
+		search: &query.Search{Term: "copper", Precision: 50}},
+	{name: "search quote", record: "CUSTOMERS", fields: []string{"ID"}, search: &query.Search{Term: "d'artagnan", Precision: 100}},
+	{name: "search injection", record: "CUSTOMERS", fields: []string{"ID"}, search: &query.Search{Term: "'; DROP TABLE st_orders; --", Precision: 60}},
+	{name: "search empty term", record: "CUSTOMERS", fields: []string{"ID"}, search: &query.Search{Term: "", Precision: 100}},
+	{name: "value injection", record: "ORDERS", fields: []string{"ID"}, filter: "STATUS eq 'x''; DROP TABLE st_items; --'", want: [][]any{{"O12"}}},
+	{name: "value injection comment", record: "CUSTOMERS", fields: []string{"ID"}, filter: "NAME eq 'Smith; DROP TABLE st_orders; --' or NAME eq '\"; --/*'", want: [][]any{{"C3"}}},
+	{name: "join fields", join: []string{"ITEMS", "ORDERS", "CUSTOMERS"}, fields: []string{"ITEMS.ID", "ORDERS.STATUS", "CUSTOMERS.COUNTRY"}},
+	{name: "join filter", join: []string{"ORDERS", "CUSTOMERS"}, fields: []string{"ORDERS.ID"}, filter: "CUSTOMERS.COUNTRY eq 'DE'",
+		want: [][]any{{"O1"}, {"O2"}, {"O6"}, {"O8"}, {"O11"}}},
+	{name: "join sort on joined", join: []string{"ITEMS", "ORDERS"}, fields: []string{"ITEMS.ID", "ORDERS.DAY"}, sort: "-ORDERS.DAY"},
+	{name: "kpi no fields", join: []string{"ORDERS"}, kpis: []string{"N", "NET", "AVG_NET", "MED_NET", "MED_LATE", "MIN_LATE", "MAX_NET", "LATE_SHARE", "PAID_NET", "LATE_N", "ORDERS_N"}},
+	{name: "kpi no rows", join: []string{"ORDERS"}, kpis: []string{"N", "NET", "MED_NET", "LATE_SHARE", "MIN_LATE"}, filter: "ORDERS.NET gt 1e9",
+		want: [][]any{{int64(0), nil, nil, nil, nil}}},
+	{name: "kpi grouped", join: []string{"ORDERS"}, fields: []string{"ORDERS.STATUS"}, kpis: []string{"N", "NET", "MED_NET", "LATE_SHARE"}},
+	{name: "kpi grouped sorted", join: []string{"ORDERS"}, fields: []string{"ORDERS.EXPRESS"}, kpis: []string{"NET", "LATE_N"}, sort: "-NET"},
+	{name: "kpi over join", join: []string{"ITEMS", "ORDERS", "CUSTOMERS"}, fields: []string{"CUSTOMERS.COUNTRY"}, kpis: []string{"QTY", "PER_ITEM", "ORDERS_N"}},
+	{name: "kpi filtered paged", join: []string{"ITEMS", "ORDERS"}, fields: []string{"ORDERS.CUST"}, kpis: []string{"QTY"}, filter: "ITEMS.QTY gt 1", page: 1, size: 2},
+	{name: "kpi search", join: []string{"ITEMS"}, fields: []string{"ITEMS.MATERIAL"}, kpis: []string{"N"}, search: &query.Search{Term: "steel", Precision: 60}},
+}
+
+func (c *kmCase) request(t *testing.T, m *km.KnowledgeModel) *km.Query {
+	t.Helper()
+	q := &km.Query{Record: c.record}
+	schema := query.MapSchema{}
+	if c.record != "" {
+		for _, f := range m.Record(c.record).Fields {
+			schema[f.ID] = f.Type
+		}
+	} else {
+		plan, err := m.Plan(c.join)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.Join = plan
+		for _, r := range m.Records {
+			for _, f := range r.Fields {
+				schema[r.ID+"."+f.ID] = f.Type
+			}
+		}
+	}
+	q.Fields = c.fields
+	for _, id := range c.kpis {
+		k := m.KPI(id)
+		if k == nil {
+			t.Fatalf("no KPI %s", id)
+		}
+		q.KPIs = append(q.KPIs, query.KPI{ID: id, Metric: k.Metric()})
+	}
+	if c.filter != "" {
+		e, err := query.ParseAndBind(c.filter, schema)
+		if err != nil {
+			t.Fatalf("filter %q: %v", c.filter, err)
+		}
+		q.Filter = e
+	}
+	if c.ast != nil {
+		q.Filter = c.ast()
+	}
+	if c.sort != "" {
+		keys, err := query.ParseSort(c.sort)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.Sort = keys
+	}
+	q.Search = c.search
+	q.Page, q.PageSize = c.page, c.size
+	if q.PageSize == 0 {
+		q.PageSize = 100
+	}
+	q.Distinct = c.distinct
+	q.Count = true
+	return q
+}
+
+// resultOpts compares results: floats within a relative 1e-9.
+var resultOpts = cmp.Options{
+	cmpopts.EquateApprox(1e-9, 0),
+	cmpopts.EquateEmpty(),
+}
+
+// RunKM runs the KM suite on stores from newStore, which must hold the KMs and data of Data().
+func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
+	ctx := context.Background()
+	s := newStore(t, Data())
+	ref := reference(t)
+	m := suiteModel(t, s)
+	refModel := suiteModel(t, ref)
+
+	t.Run("Models", func(t *testing.T) {
+		ms, err := s.Models(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, m := range ms {
+			ids = append(ids, m.ID)
+		}
+		if diff := cmp.Diff([]string{"suite"}, ids); diff != "" {
+			t.Errorf("Models (-want +got):\n%s", diff)
+		}
+		if _, err := s.Model(ctx, "nope"); !errors.Is(err, km.ErrNotFound) {
+			t.Errorf("Model(nope) = %v, want ErrNotFound", err)
+		}
+	})
+
+	for _, c := range kmCases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := s.Query(ctx, m, c.request(t, m))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := ref.Query(ctx, refModel, c.request(t, refModel))
+			if err != nil {
+				t.Fatalf("reference: %v", err)
+			}
+			if diff := cmp.Diff(want, got, resultOpts); diff != "" {
+				t.Errorf("result differs from the reference executor (-want +got):\n%s", diff)
+			}
+			if c.want != nil {
+				if diff := cmp.Diff(c.want, formatRows(got.Rows), resultOpts); diff != "" {
+					t.Errorf("rows (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+
+	t.Run("HostileNames", func(t *testing.T) {
+		for _, name := range []string{
+			`ID" FROM st_orders; DROP TABLE st_items; --`,
+			`ID'; DROP TABLE st_items; --`,
+			"ID\x00",
+			"ID/*",
+			"ΙD",
+		} {
+			q := &km.Query{Record: "ORDERS", Request: query.Request{Fields: []string{name}, PageSize: 10}}
+			if _, err := s.Query(ctx, m, q); err == nil {
+				t.Errorf("field %q: no error", name)
+			}
+			q = &km.Query{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, Sort: []query.SortKey{{Field: name}}, PageSize: 10}}
+			if _, err := s.Query(ctx, m, q); err == nil {
+				t.Errorf("sort key %q: no error", name)
+			}
+			q = &km.Query{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, PageSize: 10,
+				Filter: &query.IsNull{Field: query.FieldRef{Name: name, Type: query.TypeString}}}}
+			if _, err := s.Query(ctx, m, q); err == nil {
+				t.Errorf("filter field %q: no error", name)
+			}
+			q = &km.Query{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, PageSize: 10,
+				Search: &query.Search{Term: "x", Fields: []string{name}, Precision: 50}}}
+			if _, err := s.Query(ctx, m, q); err == nil {
+				t.Errorf("search field %q: no error", name)
+			}
+		}
+		// Every table is still there and whole.
+		for rec, n := range map[string]int{"ORDERS": 12, "ITEMS": 12, "CUSTOMERS": 6} {
+			res, err := s.Query(ctx, m, &km.Query{Record: rec, Request: query.Request{PageSize: 1, Count: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Count != n {
+				t.Errorf("%s has %d rows, want %d", rec, res.Count, n)
+			}
+		}
+	})
+
+	t.Run("Errors", func(t *testing.T) {
+		for name, req := range map[string]query.Request{
+			"unselected sort": {Fields: []string{"ID"}, Sort: []query.SortKey{{Field: "NET"}}, PageSize: 10},
+			"page size 0":     {Fields: []string{"ID"}, PageSize: 0},
+			"negative page":   {Fields: []string{"ID"}, Page: -1, PageSize: 10},
+			"number search":   {Fields: []string{"ID"}, PageSize: 10, Search: &query.Search{Term: "1", Fields: []string{"NET"}}},
+		} {
+			if _, err := s.Query(ctx, m, &km.Query{Record: "ORDERS", Request: req}); err == nil {
+				t.Errorf("%s: no error", name)
+			}
+		}
+	})
+
+	t.Run("Concurrent", func(t *testing.T) {
+		var wg sync.WaitGroup
+		errs := make(chan error, 8*len(kmCases))
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for _, c := range kmCases[:20] {
+					if _, err := s.Query(ctx, m, c.request(t, m)); err != nil {
+						errs <- fmt.Errorf("%s: %w", c.name, err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+	})
+}
+
+func or(es ...query.Expr) query.Expr {
+	out := es[0]
+	for _, e := range es[1:] {
+		out = &query.Logical{Op: query.Or, L: out, R: e}
+	}
+	return out
+}
+
+func cmpLit(field string, t query.Type, op query.CompareOp, v query.Value) query.Expr {
+	return &query.Compare{Field: query.FieldRef{Name: field, Type: t}, Op: op, Value: query.Literal{Value: v}}
+}
+
+func inLits(field string, t query.Type, vs ...query.Value) query.Expr {
+	in := &query.In{Field: query.FieldRef{Name: field, Type: t}}
+	for _, v := range vs {
+		in.Values = append(in.Values, query.Literal{Value: v})
+	}
+	return in
+}
+
+func instant(s string) query.Value {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return query.DateTime(t)
+}
+
+// formatRows renders rows as the data endpoints do.
+func formatRows(rows [][]query.Value) [][]any {
+	out := make([][]any, len(rows))
+	for i, r := range rows {
+		out[i] = make([]any, len(r))
+		for j, v := range r {
+			out[i][j] = v.Format()
+		}
+	}
+	return out
+}
