@@ -31,7 +31,11 @@ var schemaSeq atomic.Int64
 
 // openPostgres returns a DB in a fresh schema of the server named by PostgresEnv, dropped
 // when the test ends.
-func openPostgres(t testing.TB) *sqlstore.DB {
+func openPostgres(t testing.TB) *sqlstore.DB { return open(t, postgresDSN(t)) }
+
+// postgresDSN creates a fresh schema on the server named by PostgresEnv, dropped when the
+// test ends, and returns the URL that uses it.
+func postgresDSN(t testing.TB) string {
 	t.Helper()
 	dsn := os.Getenv(PostgresEnv)
 	if dsn == "" {
@@ -62,7 +66,7 @@ func openPostgres(t testing.TB) *sqlstore.DB {
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	return open(t, u.String())
+	return u.String()
 }
 
 func openSQLite(t testing.TB) *sqlstore.DB {

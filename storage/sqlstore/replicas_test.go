@@ -1,0 +1,142 @@
+package sqlstore_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/scim"
+)
+
+// replicas returns two SCIM handlers, each over its own connection pool on one database,
+// as two server processes would be; every team has seats seats.
+func replicas(t *testing.T, dsn string, seats int) [2]http.Handler {
+	var hs [2]http.Handler
+	for i := range hs {
+		st := open(t, dsn).SCIM()
+		st.SetDefaultSeatLimit(seats)
+		h := scim.NewHandler(st)
+		hs[i] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			p := &auth.Principal{Name: "idp", Team: "acme", Permissions: []auth.Permission{auth.PermSCIM}}
+			h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+		})
+	}
+	return hs
+}
+
+// send runs n requests, alternating between the replicas, all at once, and counts the
+// status codes.
+func send(t *testing.T, hs [2]http.Handler, n int, req func(i int) (method, path, body string)) map[int]int {
+	t.Helper()
+	var mu sync.Mutex
+	codes := map[int]int{}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			method, path, body := req(i)
+			r := httptest.NewRequest(method, "http://idm.example"+scim.DefaultPrefix+path, strings.NewReader(body))
+			r.Header.Set("Content-Type", "application/scim+json")
+			w := httptest.NewRecorder()
+			hs[i%2].ServeHTTP(w, r)
+			mu.Lock()
+			codes[w.Code]++
+			mu.Unlock()
+			if w.Code >= 500 {
+				t.Errorf("%s %s: %d %s", method, path, w.Code, w.Body)
+			}
+		}()
+	}
+	wg.Wait()
+	return codes
+}
+
+func userBody(name string) string {
+	return fmt.Sprintf(`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":%q,"active":true}`, name)
+}
+
+func testReplicas(t *testing.T, dsn func(t *testing.T) string) {
+	t.Run("Uniqueness", func(t *testing.T) {
+		hs := replicas(t, dsn(t), 0)
+		got := send(t, hs, 16, func(i int) (string, string, string) {
+			return "POST", "/Users", userBody([]string{"same@example.com", "Same@Example.com"}[i%2])
+		})
+		if diff := cmp.Diff(map[int]int{201: 1, 409: 15}, got); diff != "" {
+			t.Errorf("status codes (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("Seats", func(t *testing.T) {
+		hs := replicas(t, dsn(t), 5)
+		got := send(t, hs, 16, func(i int) (string, string, string) {
+			return "POST", "/Users", userBody(fmt.Sprintf("u%d@example.com", i))
+		})
+		if diff := cmp.Diff(map[int]int{201: 5, 400: 11}, got); diff != "" {
+			t.Errorf("status codes (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("GroupsPerUser", func(t *testing.T) {
+		d := dsn(t)
+		hs := replicas(t, d, 0)
+		user, err := open(t, d).SCIM().CreateUser(t.Context(), "acme", scim.User{UserName: "m@example.com", Active: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := scim.MaxGroupsPerUser + 6
+		got := send(t, hs, n, func(i int) (string, string, string) {
+			return "POST", "/Groups", fmt.Sprintf(`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],
+				"displayName":"g%d","members":[{"value":%q}]}`, i, user.ID)
+		})
+		if diff := cmp.Diff(map[int]int{201: scim.MaxGroupsPerUser, 400: 6}, got); diff != "" {
+			t.Errorf("status codes (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("MembersExist", func(t *testing.T) {
+		d := dsn(t)
+		hs := replicas(t, d, 0)
+		st := open(t, d).SCIM()
+		var ids []string
+		for i := range 8 {
+			u, err := st.CreateUser(t.Context(), "acme", scim.User{UserName: fmt.Sprintf("x%d@example.com", i), Active: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, u.ID)
+		}
+		// Deletes of users race with groups naming them: no group may keep a deleted member.
+		send(t, hs, 16, func(i int) (string, string, string) {
+			if i%2 == 0 {
+				return "DELETE", "/Users/" + ids[i/2], ""
+			}
+			return "POST", "/Groups", fmt.Sprintf(`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],
+				"displayName":"g%d","members":[{"value":%q}]}`, i, ids[i/2])
+		})
+		groups, _, err := st.ListGroups(t.Context(), "acme", scim.ListQuery{Count: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range groups {
+			if len(g.Members) > 0 {
+				t.Errorf("group %s keeps deleted member %v", g.DisplayName, g.Members)
+			}
+		}
+	})
+}
+
+// TestReplicasSQLite checks the SCIM rules under concurrent requests to two handlers,
+// each with its own connection pool, on one SQLite file.
+func TestReplicasSQLite(t *testing.T) {
+	testReplicas(t, func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "kmkit.db") })
+}
+
+// TestReplicasPostgres is TestReplicasSQLite on PostgreSQL.
+func TestReplicasPostgres(t *testing.T) {
+	testReplicas(t, func(t *testing.T) string { return postgresDSN(t) })
+}
