@@ -37,3 +37,20 @@ func ExampleNewHandler() {
 	// 200 OK 4.0
 	// {"@odata.context":"https://kmkit.example.com/intelligence/api/odata/shop.svc/$metadata#ORDERS_entries(NET)","@odata.count":2,"value":[{"ID":"O2","NET":250},{"ID":"O3","NET":80}]}
 }
+
+// Read the query options of an entity set request; a "+" in a date-time offset and a
+// ";" in a text survive.
+func ExampleParseQueryOptions() {
+	o, err := odata.ParseQueryOptions("$select=ID,NET&$filter=CREATED%20ge%202025-01-01T00:00:00+01:00%20and%20NAME%20ne%20'a;b'&$orderby=NET%20desc&$top=10&$count=true")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(o.Select, o.FilterText, o.OrderBy, o.Top, o.Skip, o.Count)
+
+	_, err = odata.ParseQueryOptions("$expand=CUSTOMERS")
+	fmt.Println(err)
+	// Output:
+	// [ID NET] CREATED ge 2025-01-01T00:00:00+01:00 and NAME ne 'a;b' [{NET true}] 10 0 true
+	// ODATA_OPTION_NOT_SUPPORTED: $expand is not supported: the entity types have no navigation properties
+}
