@@ -51,6 +51,6 @@ func ExampleParseQueryOptions() {
 	_, err = odata.ParseQueryOptions("$expand=CUSTOMERS")
 	fmt.Println(err)
 	// Output:
-	// [ID NET] CREATED ge 2025-01-01T00:00:00+01:00 and NAME ne 'a;b' [{NET true}] 10 0 true
+	// [ID NET] CREATED ge 2025-01-01T00:00:00+01:00 and NAME ne 'a;b' [-NET] 10 0 true
 	// ODATA_OPTION_NOT_SUPPORTED: $expand is not supported: the entity types have no navigation properties
 }
