@@ -1,6 +1,7 @@
 // Package km serves the Knowledge Model API from a host's data: the KM types, the loader of
 // KM definitions (models/*.yaml), the KPI expression language, the Store interface a host
-// implements, and NewHandler, the http.Handler for /intelligence/api.
+// implements (and the optional Summarizer), and NewHandler, the http.Handler for
+// /intelligence/api, including the record summary and the generated OpenAPI spec (Spec).
 //
 // A Knowledge Model (KM) holds records (tables with typed fields), relationships that join
 // them many-to-one, KPIs (aggregations written in the KPI language) and predefined filters
@@ -68,6 +69,28 @@
 //     list at most ten unknown names.
 //   - Store errors other than client errors are 500 ADMIN_FATAL_ERROR with a support id
 //     that is logged with the error.
+//   - Summary (records/{id}/summary): fields (default: all of the record's) less
+//     excludeFields are described, and the same fields make up the sample, so shape is
+//     [rows after filters, len(fields)]; excluding every field is 400
+//     GENERAL_PARAMETER_ILLEGAL. filters apply as on the record data endpoint, and
+//     filterExpr is accepted as there. sampleSize is 1 to MaxPageSize (default
+//     DefaultSampleSize); the sample is the first rows in row order. Statistics are pandas'
+//     describe(include='all') (package stats): integer and float fields numeric, all
+//     others, booleans and times included, count/unique/top/freq with top written as the
+//     data endpoints write the value ("true", "2025-01-05", RFC 3339, "10:30:00").
+//     Statistics pandas gives as NaN are null. A Store implementing Summarizer computes
+//     them itself; otherwise the handler reads all filtered rows and uses DescribeResult.
+//   - Spec (knowledge-models/{id}/spec): paths are the record query endpoints and the KM
+//     query endpoint, written out per record (no path parameters). info.version is the
+//     KM's published time (RFC 3339), "unpublished" without one. Row schemas list every
+//     field as nullable with additionalProperties false; KPIs join the KM row schema.
+//     With curated=true the KM query endpoint offers only the curated records' fields (all
+//     KPIs stay). servers is the request's base URL: scheme and host (X-Forwarded-Proto
+//     and X-Forwarded-Host when present) and any prefix http.StripPrefix removed. format
+//     json|yml|yaml (case-insensitive) wins over Accept; Accept picks YAML only when it
+//     ranks a YAML type above JSON; anything else gets JSON. Another format is 400
+//     GENERAL_PARAMETER_ILLEGAL, a curated that is not a boolean 400
+//     GENERAL_PARAMETER_MISSMATCH.
 //
 // The handler keeps no state between requests; authentication, permissions and rate
 // limits belong to the auth middleware in front of it.
