@@ -172,6 +172,8 @@ func (h *Handler) summarize(ctx context.Context, m *KnowledgeModel, q *Query, sa
 	if s, ok := h.store.(Summarizer); ok {
 		sum, err := s.Summarize(ctx, m, q)
 		switch {
+		case err == nil && sum == nil:
+			return nil, nil, errors.New("km: the store's Summarize returned no summary and no error")
 		case err == nil:
 			sq := *q
 			sq.Page, sq.PageSize = 0, sampleSize

@@ -321,6 +321,13 @@ func TestSummaryUsesTheStoreSummarizer(t *testing.T) {
 			t.Errorf("status %d, body (-want +got):\n%s", w.Code, d)
 		}
 	})
+	t.Run("no statistics and no error is a 500", func(t *testing.T) {
+		s := &summarizingStore{Store: mem}
+		w := call(km.NewHandler(s, km.Options{Logger: discardLogger()}), "GET", target, "")
+		if w.Code != 500 {
+			t.Errorf("status %d, body %s", w.Code, w.Body)
+		}
+	})
 	t.Run("statistics of the wrong number of fields are a 500", func(t *testing.T) {
 		s := &summarizingStore{Store: mem, sum: &km.Summary{Rows: 1, Fields: native.Fields[:1]}}
 		w := call(km.NewHandler(s, km.Options{Logger: discardLogger()}), "GET", target, "")
