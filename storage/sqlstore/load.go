@@ -207,6 +207,73 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 	if err != nil {
 		return err
 	}
+	schemas, sources, err := sourceSchemas(models)
+	if err != nil {
+		return err
+	}
+	for _, src := range sources {
+		name := "data/" + src + ".csv"
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return fmt.Errorf("sqlstore: the data of source %s: %w", src, err)
+		}
+		digest := sourceDigest(schemas[src], data)
+		if old, err := s.db.Imported(ctx, src); err != nil {
+			return err
+		} else if old == digest {
+			continue
+		}
+		t, err := column.LoadCSV(bytes.NewReader(data), schemas[src])
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if err := s.loadTable(ctx, src, schemas[src], t, digest); err != nil {
+			return fmt.Errorf("sqlstore: import %s: %w", name, err)
+		}
+	}
+	return s.putModels(ctx, models)
+}
+
+// ImportTables is Import for data already in memory: the tables of the models' sources,
+// each holding (at least) the fields of the records using it. version identifies the
+// data (for example how it was generated): a source already imported with the same
+// version and columns is not loaded again.
+func (s *KMStore) ImportTables(ctx context.Context, models []*km.KnowledgeModel, tables map[string]*column.Table, version string) error {
+	schemas, sources, err := sourceSchemas(models)
+	if err != nil {
+		return err
+	}
+	for _, src := range sources {
+		t, ok := tables[src]
+		if !ok {
+			return fmt.Errorf("sqlstore: no table for source %s", src)
+		}
+		digest := sourceDigest(schemas[src], []byte(version))
+		if old, err := s.db.Imported(ctx, src); err != nil {
+			return err
+		} else if old == digest {
+			continue
+		}
+		if err := s.loadTable(ctx, src, schemas[src], t, digest); err != nil {
+			return fmt.Errorf("sqlstore: import %s: %w", src, err)
+		}
+	}
+	return s.putModels(ctx, models)
+}
+
+func (s *KMStore) putModels(ctx context.Context, models []*km.KnowledgeModel) error {
+	for _, m := range models {
+		if err := s.PutModel(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sourceSchemas returns the fields each source must hold (the union over the records
+// using it) and the sources in order. Two records giving one field different types is an
+// error.
+func sourceSchemas(models []*km.KnowledgeModel) (map[string]column.Schema, []string, error) {
 	schemas := map[string]column.Schema{}
 	var sources []string
 	for _, m := range models {
@@ -219,7 +286,7 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 			}
 			for _, f := range r.Fields {
 				if t, ok := sc[f.ID]; ok && t != f.Type {
-					return fmt.Errorf("sqlstore: source %s: field %s is %s in one record and %s in another (KM %s, record %s)",
+					return nil, nil, fmt.Errorf("sqlstore: source %s: field %s is %s in one record and %s in another (KM %s, record %s)",
 						r.Source, f.ID, t, f.Type, m.ID, r.ID)
 				}
 				sc[f.ID] = f.Type
@@ -227,47 +294,44 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 		}
 	}
 	slices.Sort(sources)
-	for _, src := range sources {
-		name := "data/" + src + ".csv"
-		data, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			return fmt.Errorf("sqlstore: the data of source %s: %w", src, err)
-		}
-		var cols []Column
-		for f, t := range schemas[src] {
-			cols = append(cols, Column{Name: f, Type: t})
-		}
-		slices.SortFunc(cols, func(a, b Column) int { return strings.Compare(a.Name, b.Name) })
-		h := sha256.New()
-		for _, c := range cols {
-			fmt.Fprintf(h, "%s:%s\n", c.Name, c.Type)
-		}
-		h.Write(data)
-		digest := hex.EncodeToString(h.Sum(nil))
-		if old, err := s.db.Imported(ctx, src); err != nil {
-			return err
-		} else if old == digest {
-			continue
-		}
-		t, err := column.LoadCSV(bytes.NewReader(data), schemas[src])
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		rows := &tableRows{n: t.Rows(), vals: make([]any, len(cols))}
-		var indexed []string
-		for _, c := range cols {
-			col, _ := t.Column(c.Name)
-			rows.cols = append(rows.cols, col)
-			indexed = append(indexed, c.Name)
-		}
-		if err := s.db.LoadTable(ctx, src, cols, rows, indexed, digest); err != nil {
-			return fmt.Errorf("sqlstore: import %s: %w", name, err)
-		}
+	return schemas, sources, nil
+}
+
+// sortedColumns returns the columns of a schema by name.
+func sortedColumns(sc column.Schema) []Column {
+	cols := make([]Column, 0, len(sc))
+	for f, t := range sc {
+		cols = append(cols, Column{Name: f, Type: t})
 	}
-	for _, m := range models {
-		if err := s.PutModel(ctx, m); err != nil {
-			return err
-		}
+	slices.SortFunc(cols, func(a, b Column) int { return strings.Compare(a.Name, b.Name) })
+	return cols
+}
+
+// sourceDigest identifies a source's columns and data.
+func sourceDigest(sc column.Schema, data []byte) string {
+	h := sha256.New()
+	for _, c := range sortedColumns(sc) {
+		fmt.Fprintf(h, "%s:%s\n", c.Name, c.Type)
 	}
-	return nil
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// loadTable loads the schema's columns of t as table src, with an index on every column.
+func (s *KMStore) loadTable(ctx context.Context, src string, sc column.Schema, t *column.Table, digest string) error {
+	cols := sortedColumns(sc)
+	rows := &tableRows{n: t.Rows(), vals: make([]any, len(cols))}
+	var indexed []string
+	for _, c := range cols {
+		col, ok := t.Column(c.Name)
+		if !ok {
+			return fmt.Errorf("the table has no column %s", c.Name)
+		}
+		if col.Type() != c.Type {
+			return fmt.Errorf("column %s is %s, the field is %s", c.Name, col.Type(), c.Type)
+		}
+		rows.cols = append(rows.cols, col)
+		indexed = append(indexed, c.Name)
+	}
+	return s.db.LoadTable(ctx, src, cols, rows, indexed, digest)
 }
