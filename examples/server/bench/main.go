@@ -10,7 +10,8 @@
 //
 //	go run ./examples/server/bench -rows 1000000 -d 10s -c 8 -t 2
 //
-// It prints a Markdown table for BENCHMARKS.md.
+// It prints a Markdown table for BENCHMARKS.md. Like the reference server it runs the garbage
+// collector at GOGC=400 unless GOGC is set.
 package main
 
 import (
@@ -27,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -74,6 +76,9 @@ func main() {
 	threads := flag.Int("t", 2, "wrk threads")
 	iters := flag.Int("n", 200, "in-process requests per query")
 	flag.Parse()
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400) // as the reference server runs
+	}
 
 	start := time.Now()
 	store, err := demodata.Store(*rows)
