@@ -42,18 +42,22 @@ type app struct {
 	log     *slog.Logger
 	handler http.Handler
 	devKey  string // "" when a keys file is used
+	close   func() error
 }
 
-func newApp(cfg *config, logger *slog.Logger) (*app, error) {
+func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	a := &app{cfg: cfg, log: logger}
-	kmStore, tenants, err := loadData(cfg, logger)
+	st, err := openStores(cfg, logger)
 	if err != nil {
 		return nil, err
 	}
-	reportingStore, err := memory.NewReportingStoreFrom(tenants)
-	if err != nil {
-		return nil, err
-	}
+	a.close = st.close
+	defer func() {
+		if err != nil {
+			st.close()
+		}
+	}()
+	kmStore, tenants, reportingStore := st.km, st.tenants, st.reporting
 	var authn auth.Authenticator
 	if cfg.keysFile != "" {
 		f, err := keysfile.Load(cfg.keysFile)
@@ -70,7 +74,7 @@ func newApp(cfg *config, logger *slog.Logger) (*app, error) {
 		}
 		a.devKey, authn = key, keys
 	}
-	guard, err := auth.NewGuard(auth.Config{Authenticator: authn, Logger: logger})
+	guard, err := auth.NewGuard(auth.Config{Authenticator: authn, Logger: logger, Limiter: st.limiter})
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +94,7 @@ func newApp(cfg *config, logger *slog.Logger) (*app, error) {
 	mux.Handle(odata.BasePath+"/", guard.OData(odata.NewHandler(kmStore, odata.Options{
 		MaxPageSize: cfg.maxPageSize, Logger: logger,
 	})))
-	mux.Handle(scim.DefaultPrefix+"/", guard.SCIM(scim.NewHandler(memory.NewSCIMStore(),
+	mux.Handle(scim.DefaultPrefix+"/", guard.SCIM(scim.NewHandler(st.scim,
 		scim.WithNotifier(notifier), scim.WithLogger(logger), scim.WithMaxBodyBytes(cfg.maxBody))))
 	mux.Handle("/api/v1/", guard.Reporting(reporting.NewHandler(reportingStore, reporting.WithLogger(logger))))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -16,6 +16,7 @@ import (
 type config struct {
 	addr        string
 	dataDir     string
+	db          string
 	demoRows    int
 	keysFile    string
 	maxPageSize int
@@ -61,6 +62,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	var level string
 	fs.StringVar(&cfg.addr, "addr", env("KMKIT_ADDR", ":8080"), "listen address (KMKIT_ADDR)")
 	fs.StringVar(&cfg.dataDir, "data", env("KMKIT_DATA", ""), "serve this data directory instead of the demo (KMKIT_DATA)")
+	fs.StringVar(&cfg.db, "db", env("KMKIT_DB", "sqlite:kmkit.db"), "sqlite:PATH, memory: or a postgres:// URL (KMKIT_DB)")
 	fs.IntVar(&cfg.demoRows, "demo-rows", demoRows, "generate the demo with this many orders (KMKIT_DEMO_ROWS)")
 	fs.StringVar(&cfg.keysFile, "keys", env("KMKIT_KEYS", ""), "keys file; without it a development key is printed (KMKIT_KEYS)")
 	fs.IntVar(&cfg.maxPageSize, "max-page-size", maxPage, "largest pageSize of the KM API (KMKIT_MAX_PAGE_SIZE)")

@@ -27,11 +27,11 @@ func TestParseConfig(t *testing.T) {
 		want config
 		err  string
 	}{
-		{name: "defaults", want: config{addr: ":8080", maxPageSize: 5000, maxBody: 1 << 20}},
+		{name: "defaults", want: config{addr: ":8080", db: "sqlite:kmkit.db", maxPageSize: 5000, maxBody: 1 << 20}},
 		{name: "environment", env: map[string]string{"KMKIT_ADDR": ":9000", "KMKIT_DEMO_ROWS": "100", "KMKIT_MAX_PAGE_SIZE": "10", "KMKIT_LOG_LEVEL": "debug", "KMKIT_KEYS": "k.yaml"},
-			want: config{addr: ":9000", demoRows: 100, maxPageSize: 10, maxBody: 1 << 20, keysFile: "k.yaml", logLevel: slog.LevelDebug}},
+			want: config{addr: ":9000", db: "sqlite:kmkit.db", demoRows: 100, maxPageSize: 10, maxBody: 1 << 20, keysFile: "k.yaml", logLevel: slog.LevelDebug}},
 		{name: "flags win", args: []string{"-addr", ":1", "-max-page-size", "20", "-data", "dir"}, env: map[string]string{"KMKIT_ADDR": ":9000", "KMKIT_MAX_PAGE_SIZE": "10"},
-			want: config{addr: ":1", maxPageSize: 20, maxBody: 1 << 20, dataDir: "dir"}},
+			want: config{addr: ":1", db: "sqlite:kmkit.db", maxPageSize: 20, maxBody: 1 << 20, dataDir: "dir"}},
 		{name: "bad variable", env: map[string]string{"KMKIT_DEMO_ROWS": "many"}, err: `KMKIT_DEMO_ROWS="many" is not an integer`},
 		{name: "demo rows and data", args: []string{"-demo-rows", "5", "-data", "x"}, err: "-demo-rows and -data exclude each other"},
 		{name: "negative rows", args: []string{"-demo-rows", "-1"}, err: "-demo-rows must not be negative"},
@@ -158,6 +158,7 @@ func TestBinary(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin)
+	cmd.Dir = t.TempDir() // the default -db is sqlite:kmkit.db in the working directory
 	cmd.Env = append(os.Environ(), "KMKIT_ADDR=127.0.0.1:0")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

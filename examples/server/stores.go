@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/kmkit/kmkit/auth/ratelimit"
+	"github.com/kmkit/kmkit/examples/server/demodata"
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/reporting"
+	"github.com/kmkit/kmkit/scim"
+	"github.com/kmkit/kmkit/storage/memory"
+	"github.com/kmkit/kmkit/storage/sqlstore"
+)
+
+// stores are what the server serves: in memory (-db memory:) or in a database.
+type stores struct {
+	km        km.Store
+	scim      scim.Store
+	reporting reporting.Store
+	limiter   ratelimit.Limiter // nil: the guard's in-memory limiter
+	tenants   map[string][]reporting.Element
+	close     func() error
+}
+
+// openStores opens the stores cfg.db names and loads the KM data and reporting elements
+// (of -data, generated with -demo-rows, or the embedded demo) into them. Into a database
+// they are imported once: a restart, or a second replica, finds them there (see
+// sqlstore.KMStore.Import).
+func openStores(cfg *config, logger *slog.Logger) (*stores, error) {
+	if cfg.db == "" || cfg.db == "memory:" {
+		kmStore, tenants, err := loadData(cfg, logger)
+		if err != nil {
+			return nil, err
+		}
+		rep, err := memory.NewReportingStoreFrom(tenants)
+		if err != nil {
+			return nil, err
+		}
+		return &stores{km: kmStore, scim: memory.NewSCIMStore(), reporting: rep, tenants: tenants, close: func() error { return nil }}, nil
+	}
+	ctx := context.Background()
+	start := time.Now()
+	db, err := sqlstore.Open(ctx, cfg.db)
+	if err != nil {
+		return nil, err
+	}
+	st, err := importData(ctx, cfg, db)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	logger.Info("data loaded", "db", db.Dialect(), "reportingTenants", len(st.tenants), "took", time.Since(start).Round(time.Millisecond))
+	return st, nil
+}
+
+func importData(ctx context.Context, cfg *config, db *sqlstore.DB) (*stores, error) {
+	kmStore := db.KM()
+	var (
+		tenants map[string][]reporting.Element
+		err     error
+	)
+	switch {
+	case cfg.dataDir != "":
+		if err := kmStore.Import(ctx, os.DirFS(cfg.dataDir)); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Clean(cfg.dataDir), err)
+		}
+		tenants, err = reporting.LoadDir(cfg.dataDir)
+	case cfg.demoRows > 0:
+		models, err := km.Load(demodata.FS)
+		if err != nil {
+			return nil, err
+		}
+		tables, err := demodata.Tables(cfg.demoRows)
+		if err != nil {
+			return nil, err
+		}
+		if err := kmStore.ImportTables(ctx, models, tables, fmt.Sprintf("demo-rows=%d", cfg.demoRows)); err != nil {
+			return nil, err
+		}
+		tenants, err = reporting.Load(demodata.FS)
+		if err != nil {
+			return nil, err
+		}
+	default:
+		if err := kmStore.Import(ctx, demodata.FS); err != nil {
+			return nil, err
+		}
+		tenants, err = reporting.Load(demodata.FS)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep := db.Reporting()
+	for tenant, elements := range tenants {
+		if err := rep.PutTenantContext(ctx, tenant, elements); err != nil {
+			return nil, fmt.Errorf("reporting tenant %s: %w", tenant, err)
+		}
+	}
+	return &stores{km: kmStore, scim: db.SCIM(), reporting: rep, limiter: db.Limiter(), tenants: tenants, close: db.Close}, nil
+}
