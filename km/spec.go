@@ -113,6 +113,14 @@ type specBuilder struct {
 	doc *openapi3.T
 }
 
+// Component schema names: a record's rows and pages are "RECORD.Row" and "RECORD.Page";
+// the KM's use a name no record id can take (record ids hold no '-'), and the shared
+// schemas have no dot.
+const (
+	kmRowSchema  = "knowledge-model.Row"
+	kmPageSchema = "knowledge-model.Page"
+)
+
 const (
 	refSchemas    = "#/components/schemas/"
 	refParameters = "#/components/parameters/"
@@ -241,7 +249,7 @@ func (b *specBuilder) addRecord(r *Record) {
 			strs = append(strs, f.ID)
 		}
 	}
-	rowName, pageName := r.ID+"_Row", r.ID+"_Page"
+	rowName, pageName := r.ID+".Row", r.ID+".Page"
 	b.doc.Components.Schemas[rowName] = row.NewRef()
 	b.doc.Components.Schemas[pageName] = pageSchema(rowName, "Rows of record "+r.ID+".").NewRef()
 	var filters []string
@@ -295,8 +303,8 @@ func (b *specBuilder) addModel(records []*Record) {
 	for _, f := range b.m.Filters {
 		filters = append(filters, f.ID)
 	}
-	b.doc.Components.Schemas["KM_Row"] = row.NewRef()
-	b.doc.Components.Schemas["KM_Page"] = pageSchema("KM_Row", "Rows of the knowledge model.").NewRef()
+	b.doc.Components.Schemas[kmRowSchema] = row.NewRef()
+	b.doc.Components.Schemas[kmPageSchema] = pageSchema(kmRowSchema, "Rows of the knowledge model.").NewRef()
 	params := []*openapi3.Parameter{
 		listParam("fields", "Fields to return, named RECORD.FIELD; with KPIs, the KPIs are computed per distinct combination of them. At least one field or KPI is required.", fields),
 		listParam("kpis", "KPIs to compute.", kpis),
@@ -305,7 +313,7 @@ func (b *specBuilder) addModel(records []*Record) {
 		listParam("searchField", "String fields to search (RECORD.FIELD); the selected string fields when omitted.", strs),
 	}
 	op := b.operation("query_"+b.m.ID, "Rows of "+nameOr(b.m.Name, b.m.ID),
-		"Fields of related records joined through the knowledge model's relationships, and KPIs.", "KM_Page", params...)
+		"Fields of related records joined through the knowledge model's relationships, and KPIs.", kmPageSchema, params...)
 	b.doc.Paths.Set(queryPath(b.m, nil), &openapi3.PathItem{Get: op})
 }
 

@@ -162,7 +162,7 @@ func TestSpecValidationCatchesBadBodies(t *testing.T) {
 		if rec == "" {
 			continue
 		}
-		for name, s := range doc.Components.Schemas[rec+"_Row"].Value.Properties {
+		for name, s := range doc.Components.Schemas[rec+".Row"].Value.Properties {
 			if s.Value.Format == "date" || s.Value.Format == "date-time" {
 				path, dateField = p, name
 			}

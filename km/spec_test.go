@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
@@ -100,9 +101,9 @@ func TestSpecValidatesAndHoldsTheQueryPaths(t *testing.T) {
 			if doc.OpenAPI != "3.0.3" {
 				t.Errorf("openapi %q", doc.OpenAPI)
 			}
-			_, hasEvents := doc.Components.Schemas["EVENTS_Row"]
+			_, hasEvents := doc.Components.Schemas["EVENTS.Row"]
 			if hasEvents != strings.Contains(strings.Join(tt.paths, " "), "EVENTS") {
-				t.Errorf("components hold EVENTS_Row: %v", hasEvents)
+				t.Errorf("components hold EVENTS.Row: %v", hasEvents)
 			}
 			// The KM query endpoint offers only the fields of the listed records.
 			fields := paramEnum(t, doc, api+"/"+tt.kmID+"/query", "fields")
@@ -174,7 +175,7 @@ func TestSpecContent(t *testing.T) {
 			Type, Format, Title, Description, Unit string
 			Nullable                               bool
 		}
-		row := doc.Components.Schemas["ORDERS_Row"].Value
+		row := doc.Components.Schemas["ORDERS.Row"].Value
 		got := map[string]prop{}
 		for name, s := range row.Properties {
 			unit, _ := s.Value.Extensions["x-unit"].(string)
@@ -191,23 +192,23 @@ func TestSpecContent(t *testing.T) {
 			"EXPRESS": {"boolean", "", "Express", "", "", true},
 		}
 		if d := cmp.Diff(want, got); d != "" {
-			t.Errorf("ORDERS_Row properties (-want +got):\n%s", d)
+			t.Errorf("ORDERS.Row properties (-want +got):\n%s", d)
 		}
 		if row.Description != "Sales orders" || row.AdditionalProperties.Has == nil || *row.AdditionalProperties.Has {
-			t.Errorf("ORDERS_Row: description %q, additionalProperties %v", row.Description, row.AdditionalProperties.Has)
+			t.Errorf("ORDERS.Row: description %q, additionalProperties %v", row.Description, row.AdditionalProperties.Has)
 		}
-		if d := doc.Components.Schemas["EVENTS_Row"].Value.Description; d != "Process events (auto-generated record)" {
-			t.Errorf("EVENTS_Row description %q", d)
+		if d := doc.Components.Schemas["EVENTS.Row"].Value.Description; d != "Process events (auto-generated record)" {
+			t.Errorf("EVENTS.Row description %q", d)
 		}
-		name := doc.Components.Schemas["CUSTOMERS_Row"].Value.Properties["NAME"].Value
+		name := doc.Components.Schemas["CUSTOMERS.Row"].Value.Properties["NAME"].Value
 		if name.Description != "Legal name" {
 			t.Errorf("CUSTOMERS.NAME description %q", name.Description)
 		}
-		kpi := doc.Components.Schemas["KM_Row"].Value.Properties["NET"].Value
+		kpi := doc.Components.Schemas["knowledge-model.Row"].Value.Properties["NET"].Value
 		if (*kpi.Type)[0] != "number" || kpi.Title != "Net" || kpi.Extensions["x-unit"] != "EUR" {
 			t.Errorf("KPI NET schema %+v", kpi)
 		}
-		if n := doc.Components.Schemas["KM_Row"].Value.Properties["ORDERS_N"].Value; (*n.Type)[0] != "integer" {
+		if n := doc.Components.Schemas["knowledge-model.Row"].Value.Properties["ORDERS_N"].Value; (*n.Type)[0] != "integer" {
 			t.Errorf("KPI ORDERS_N type %v, want integer", *n.Type)
 		}
 	})
@@ -387,5 +388,24 @@ func TestSpecFunction(t *testing.T) {
 	body, _ = json.Marshal(doc)
 	if got := pathKeys(loadSpec(t, body)); !slices.Equal(got, []string{api + "/empty/query"}) {
 		t.Errorf("paths of an empty KM %v", got)
+	}
+
+	// A record whose id looks like a component name of the KM's own schemas.
+	odd := &km.KnowledgeModel{ID: "odd", Name: "Odd", Records: []*km.Record{
+		{ID: "KM", Fields: []*km.Field{{ID: "X", Type: query.TypeString}}},
+		{ID: "Problem", Fields: []*km.Field{{ID: "Y", Type: query.TypeInteger}}},
+	}}
+	if err := odd.Compile(); err != nil {
+		t.Fatal(err)
+	}
+	body, _ = json.Marshal(km.Spec(odd, "", false))
+	var schemas []string
+	for name := range loadSpec(t, body).Components.Schemas {
+		schemas = append(schemas, name)
+	}
+	slices.Sort(schemas)
+	want := []string{"AuthError", "KM.Page", "KM.Row", "Problem", "Problem.Page", "Problem.Row", "knowledge-model.Page", "knowledge-model.Row"}
+	if d := cmp.Diff(want, schemas); d != "" {
+		t.Errorf("schemas (-want +got):\n%s", d)
 	}
 }
