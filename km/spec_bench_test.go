@@ -7,13 +7,12 @@ import (
 
 	"github.com/kmkit/kmkit/examples/server/demodata"
 	"github.com/kmkit/kmkit/km"
-	"github.com/kmkit/kmkit/storage/memory"
 )
 
 // BenchmarkSpec measures the spec endpoint on the demo's o2c KM: building the document
 // (km.Spec) next to the whole request in JSON and in YAML, so the encoding cost shows.
 func BenchmarkSpec(b *testing.B) {
-	s, err := memory.LoadKMStore(demodata.FS)
+	s, err := demodata.Store(0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -53,7 +52,7 @@ func BenchmarkSpec(b *testing.B) {
 // fields, default sample) through the handler, with the memory store's native statistics
 // and with the handler's fallback over the rows Query returns.
 func BenchmarkSummaryEndpoint(b *testing.B) {
-	s, err := memory.LoadKMStore(demodata.FS)
+	s, err := demodata.Store(0)
 	if err != nil {
 		b.Fatal(err)
 	}

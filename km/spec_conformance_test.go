@@ -17,14 +17,14 @@ import (
 
 	"github.com/kmkit/kmkit/examples/server/demodata"
 	"github.com/kmkit/kmkit/km"
-	"github.com/kmkit/kmkit/storage/memory"
 )
 
-// The reference server's KM handler: the embedded order-to-cash demo in the memory store.
-// (This test reads the demo data set; no package imports examples.)
+// The reference server's KM handler: the embedded order-to-cash demo in the memory store,
+// built as examples/server builds it. (Only tests read the demo; no package imports
+// examples.)
 func demoHandler(t *testing.T) http.Handler {
 	t.Helper()
-	s, err := memory.LoadKMStore(demodata.FS)
+	s, err := demodata.Store(0)
 	if err != nil {
 		t.Fatal(err)
 	}
