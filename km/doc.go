@@ -67,6 +67,8 @@
 //   - Limits beyond the seed's: at most MaxFields selected fields and MaxFilterExpressions
 //     filter expressions per request (400 GENERAL_CONSTRAINT_VIOLATION); error details
 //     list at most ten unknown names.
+//   - Successful answers carry Cache-Control: private, no-store (they hold a team's data
+//     and are fetched with credentials).
 //   - Store errors other than client errors are 500 ADMIN_FATAL_ERROR with a support id
 //     that is logged with the error.
 //   - Summary (records/{id}/summary): fields (default: all of the record's) less

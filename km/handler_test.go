@@ -171,7 +171,8 @@ func TestRoutingAndErrors(t *testing.T) {
 		{name: "POST on query", method: "POST", target: api + "/shop/query", body: "{}", status: 405,
 			wantHeaders: map[string]string{"Allow": "GET"},
 			wantProblem: &prob{"GENERAL_METHOD_NOT_ALLOWED", "method POST is not allowed on " + api + "/shop/query; allowed: GET"}},
-		{name: "trailing slash", target: api + "/shop/", want: `{"id":"shop","name":"Shop","extendedKMId":"shop-base"}`},
+		{name: "trailing slash", target: api + "/shop/", want: `{"id":"shop","name":"Shop","extendedKMId":"shop-base"}`,
+			wantHeaders: map[string]string{"Cache-Control": "private, no-store"}},
 	})
 }
 

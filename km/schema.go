@@ -317,9 +317,12 @@ func writeJSON(w http.ResponseWriter, v any) {
 	writeBody(w, body)
 }
 
+// writeBody writes a 200 JSON body. Answers carry a team's data behind credentials, so
+// they are kept out of shared caches.
 func writeBody(w http.ResponseWriter, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "private, no-store")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
