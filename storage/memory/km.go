@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/query/column"
@@ -16,17 +17,35 @@ import (
 )
 
 // KMStore is the in-memory km.Store: Knowledge Models and the tables behind their records,
-// queried with the columnar executor of package query/exec. Every KM is visible to every
-// caller (the store does not scope models by team).
+// queried with the columnar executor of package query/exec.
+//
+// A KM put without teams is visible to every caller; a KM put for some teams only to
+// callers whose auth.Principal belongs to one of them (a request without a principal does
+// not see it).
 //
 // Tables are keyed by a record's Source, so that KMs sharing a record (a KM and the KM it
 // extends) share its data. The joined frames of KM-level queries are built on first use
 // and kept until a table changes. A KMStore is safe for concurrent use.
 type KMStore struct {
 	mu     sync.RWMutex
-	models map[string]*km.KnowledgeModel
+	models map[string]kmEntry
 	tables map[string]*column.Table
 	frames map[string]*kmFrame
+}
+
+// kmEntry is a stored KM and the teams that see it (nil: every team).
+type kmEntry struct {
+	model *km.KnowledgeModel
+	teams map[string]bool
+}
+
+// visible reports whether the caller of ctx sees e.
+func (e kmEntry) visible(ctx context.Context) bool {
+	if e.teams == nil {
+		return true
+	}
+	p, ok := auth.PrincipalFrom(ctx)
+	return ok && e.teams[p.Team]
 }
 
 // kmFrame is a cached frame, built once by whichever query needs it first.
@@ -38,7 +57,7 @@ type kmFrame struct {
 
 // NewKMStore returns an empty store. Add tables with PutTable, then models with PutModel.
 func NewKMStore() *KMStore {
-	return &KMStore{models: map[string]*km.KnowledgeModel{}, tables: map[string]*column.Table{}, frames: map[string]*kmFrame{}}
+	return &KMStore{models: map[string]kmEntry{}, tables: map[string]*column.Table{}, frames: map[string]*kmFrame{}}
 }
 
 // PutTable sets the table of a record source, replacing any previous one.
@@ -49,9 +68,10 @@ func (s *KMStore) PutTable(source string, t *column.Table) {
 	clear(s.frames)
 }
 
-// PutModel adds or replaces a KM. Every record's source must have a table holding each of
-// the record's fields with its type.
-func (s *KMStore) PutModel(m *km.KnowledgeModel) error {
+// PutModel adds or replaces a KM, visible to the given teams, or to every team when none is
+// given. Every record's source must have a table holding each of the record's fields with
+// its type.
+func (s *KMStore) PutModel(m *km.KnowledgeModel, teams ...string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range m.Records {
@@ -69,7 +89,14 @@ func (s *KMStore) PutModel(m *km.KnowledgeModel) error {
 			}
 		}
 	}
-	s.models[m.ID] = m
+	e := kmEntry{model: m}
+	if len(teams) > 0 {
+		e.teams = make(map[string]bool, len(teams))
+		for _, t := range teams {
+			e.teams[t] = true
+		}
+	}
+	s.models[m.ID] = e
 	clear(s.frames)
 	return nil
 }
@@ -135,27 +162,29 @@ func kmSourceSchemas(models []*km.KnowledgeModel) (map[string]column.Schema, err
 	return out, nil
 }
 
-// Models implements km.Store.
-func (s *KMStore) Models(context.Context) ([]*km.KnowledgeModel, error) {
+// Models implements km.Store: the KMs the caller sees.
+func (s *KMStore) Models(ctx context.Context) ([]*km.KnowledgeModel, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	out := make([]*km.KnowledgeModel, 0, len(s.models))
-	for _, m := range s.models {
-		out = append(out, m)
+	for _, e := range s.models {
+		if e.visible(ctx) {
+			out = append(out, e.model)
+		}
 	}
 	slices.SortFunc(out, func(a, b *km.KnowledgeModel) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
-// Model implements km.Store.
-func (s *KMStore) Model(_ context.Context, id string) (*km.KnowledgeModel, error) {
+// Model implements km.Store: a KM the caller does not see is not found.
+func (s *KMStore) Model(ctx context.Context, id string) (*km.KnowledgeModel, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	m, ok := s.models[id]
-	if !ok {
+	e, ok := s.models[id]
+	if !ok || !e.visible(ctx) {
 		return nil, fmt.Errorf("memory: KM %q: %w", id, km.ErrNotFound)
 	}
-	return m, nil
+	return e.model, nil
 }
 
 // Query implements km.Store: it runs q on the record's table, or on the frame that joins
