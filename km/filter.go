@@ -9,6 +9,7 @@ import (
 // kmSchema resolves KM-level field names "RECORD.FIELD".
 type kmSchema struct{ m *KnowledgeModel }
 
+// FieldType implements query.Schema.
 func (s kmSchema) FieldType(name string) (query.Type, bool) {
 	if _, f := s.m.Field(name); f != nil {
 		return f.Type, true
@@ -19,6 +20,7 @@ func (s kmSchema) FieldType(name string) (query.Type, bool) {
 // recordSchema resolves the bare field ids of one record.
 type recordSchema struct{ r *Record }
 
+// FieldType implements query.Schema.
 func (s recordSchema) FieldType(name string) (query.Type, bool) {
 	if f := s.r.Field(name); f != nil {
 		return f.Type, true
