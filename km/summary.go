@@ -178,6 +178,9 @@ func (h *Handler) summarize(ctx context.Context, m *KnowledgeModel, q *Query, sa
 			sq := *q
 			sq.Page, sq.PageSize = 0, sampleSize
 			sample, err := h.store.Query(ctx, m, &sq)
+			if err == nil && sample == nil {
+				err = errors.New("km: the store's Query returned no result and no error")
+			}
 			return sum, sample, err
 		case !errors.Is(err, ErrUnsupported):
 			return nil, nil, err
@@ -189,8 +192,14 @@ func (h *Handler) summarize(ctx context.Context, m *KnowledgeModel, q *Query, sa
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(res.Columns) != len(q.Fields) {
+	switch {
+	case res == nil:
+		return nil, nil, errors.New("km: the store's Query returned no result and no error")
+	case len(res.Columns) != len(q.Fields):
 		return nil, nil, fmt.Errorf("km: store returned %d columns for a request of %d", len(res.Columns), len(q.Fields))
+	case res.Count > len(res.Rows):
+		// Statistics of part of the rows would be wrong, not approximate.
+		return nil, nil, fmt.Errorf("km: store returned %d of %d rows for a whole-result query", len(res.Rows), res.Count)
 	}
 	sum := &Summary{Rows: len(res.Rows), Fields: DescribeResult(res)}
 	res.Rows = res.Rows[:min(len(res.Rows), sampleSize)]

@@ -274,6 +274,18 @@ func (s *summarizingStore) Summarize(_ context.Context, _ *km.KnowledgeModel, q 
 	return s.sum, s.err
 }
 
+// truncatingStore returns at most one row of any query, as a store capping page sizes
+// would, and reports the full count.
+type truncatingStore struct{ km.Store }
+
+func (s *truncatingStore) Query(ctx context.Context, m *km.KnowledgeModel, q *km.Query) (*query.Result, error) {
+	res, err := s.Store.Query(ctx, m, q)
+	if err == nil && len(res.Rows) > 1 {
+		res.Count, res.Rows = len(res.Rows), res.Rows[:1]
+	}
+	return res, err
+}
+
 func TestSummaryUsesTheStoreSummarizer(t *testing.T) {
 	mem, err := memory.LoadKMStore(os.DirFS("testdata/shop"))
 	if err != nil {
@@ -334,6 +346,13 @@ func TestSummaryUsesTheStoreSummarizer(t *testing.T) {
 	})
 	t.Run("no statistics and no error is a 500", func(t *testing.T) {
 		s := &summarizingStore{Store: mem}
+		w := call(km.NewHandler(s, km.Options{Logger: discardLogger()}), "GET", target, "")
+		if w.Code != 500 {
+			t.Errorf("status %d, body %s", w.Code, w.Body)
+		}
+	})
+	t.Run("a store that truncates the whole result is a 500", func(t *testing.T) {
+		s := &truncatingStore{Store: mem}
 		w := call(km.NewHandler(s, km.Options{Logger: discardLogger()}), "GET", target, "")
 		if w.Code != 500 {
 			t.Errorf("status %d, body %s", w.Code, w.Body)
