@@ -79,6 +79,12 @@ func (h *Handler) serveData(w http.ResponseWriter, r *http.Request, m *Knowledge
 		h.fail(w, r, fmt.Errorf("km: store returned %d columns for a request of %d", len(res.Columns), len(pl.columns)))
 		return
 	}
+	for i, row := range res.Rows {
+		if len(row) != len(pl.columns) {
+			h.fail(w, r, fmt.Errorf("km: store returned row %d with %d values for %d columns", i, len(row), len(pl.columns)))
+			return
+		}
+	}
 	bp := pagePool.Get().(*[]byte)
 	body := encodePage((*bp)[:0], pl, res, asQuery)
 	writeBody(w, body)

@@ -1,14 +1,17 @@
 package km_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
@@ -383,4 +386,42 @@ func TestLongLists(t *testing.T) {
 		{name: "many unknown fields", target: rec("ORDERS", "fields=ID,"+manyFields(150)), status: 400,
 			wantProblem: &prob{"KM_FIELD_NOTFOUND", "unknown fields: F0, F1, F2, F3, F4, F5, F6, F7, F8, F9 and 140 more (record ORDERS)"}},
 	})
+}
+
+// brokenStore returns results that do not match the request.
+type brokenStore struct {
+	km.Store
+	result *query.Result
+}
+
+func (b brokenStore) Query(context.Context, *km.KnowledgeModel, *km.Query) (*query.Result, error) {
+	return b.result, nil
+}
+
+// A store whose answer does not fit the request gets a 500 with a support id, never a panic.
+func TestStoreAnswerMismatch(t *testing.T) {
+	s, err := memory.LoadKMStore(os.DirFS("testdata/shop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range []*query.Result{
+		{Columns: []query.Column{{Name: "ID", Type: query.TypeString}}},
+		{Columns: []query.Column{{Name: "ID", Type: query.TypeString}, {Name: "NET", Type: query.TypeFloat}},
+			Rows: [][]query.Value{{query.String("O1"), query.Float(1), query.Int(3)}}},
+	} {
+		var logs strings.Builder
+		h := km.NewHandler(brokenStore{Store: s, result: res}, km.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		w := call(h, "GET", rec("ORDERS", "fields=ID,NET"), "")
+		var p struct {
+			Status            int
+			ErrorCode, Detail string
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil || w.Code != 500 || p.ErrorCode != "ADMIN_FATAL_ERROR" || !strings.HasPrefix(p.Detail, "internal error; support id ") {
+			t.Fatalf("status %d body %s", w.Code, w.Body)
+		}
+		id := strings.TrimPrefix(p.Detail, "internal error; support id ")
+		if !strings.Contains(logs.String(), "supportId="+id) {
+			t.Errorf("support id %s not logged: %s", id, logs.String())
+		}
+	}
 }
