@@ -425,3 +425,26 @@ func TestStoreAnswerMismatch(t *testing.T) {
 		}
 	}
 }
+
+// panicStore panics in Query.
+type panicStore struct{ km.Store }
+
+func (panicStore) Query(context.Context, *km.KnowledgeModel, *km.Query) (*query.Result, error) {
+	panic("store bug")
+}
+
+func TestStorePanicIsA500(t *testing.T) {
+	s, err := memory.LoadKMStore(os.DirFS("testdata/shop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	h := km.NewHandler(panicStore{s}, km.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	w := call(h, "GET", rec("ORDERS", "fields=ID"), "")
+	if w.Code != 500 || !strings.Contains(w.Body.String(), `"errorCode":"ADMIN_FATAL_ERROR"`) {
+		t.Fatalf("status %d body %s", w.Code, w.Body)
+	}
+	if !strings.Contains(logs.String(), "panic: store bug") {
+		t.Errorf("panic not logged: %s", logs.String())
+	}
+}

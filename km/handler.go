@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -153,8 +154,17 @@ func route(path string) (ep endpoint, kmID, recID string, ok bool) {
 	return 0, "", "", false
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. A panic below it (in a Store, say) is answered with
+// 500 ADMIN_FATAL_ERROR and logged with its support id and stack.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			h.fail(w, r, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
+		}
+	}()
 	ep, kmID, recID, ok := route(r.URL.Path)
 	if !ok {
 		problem.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at "+r.URL.Path)
