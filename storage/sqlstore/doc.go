@@ -27,10 +27,12 @@
 //     RowColumn, so pages are deterministic; distinct keeps the first row of each
 //     combination in the result order (row_number() over the combination); KPI groups come
 //     in order of first appearance (min of the row order), also after a search;
-//   - aggregates: sums, averages and arithmetic in double precision like the executor
-//     (floats may differ from it in the last bits, as summation order differs); median is
-//     the middle value or the mean of the middle two (percentile_disc from both ends on
-//     PostgreSQL, a Go aggregate registered with SQLite); ratio is the average of 1/0.
+//   - aggregates give the executor's results to the last bit: sums and averages add
+//     doubles naively in the executor's row order (an ORDER BY inside the aggregate; on
+//     SQLite a Go aggregate, as SQLite's own sum compensates rounding), which costs a sort
+//     per grouped query; median is the middle value or the mean of the middle two
+//     (percentile_disc from both ends on PostgreSQL, a Go aggregate on SQLite); ratio is
+//     the average of 1/0.
 //   - search: the filter and the distinct values of the searched columns are computed by
 //     the database; each distinct value is scored once by query/fuzzy, the memory
 //     backend's scorer, and the values are sent back as one array parameter per score, so

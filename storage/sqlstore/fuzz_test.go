@@ -74,7 +74,7 @@ func FuzzQuery(f *testing.F) {
 		if err != nil {
 			t.Fatalf("filter %q sort %q term %q: %v", filter, sort, term, err)
 		}
-		if diff := cmp.Diff(want, got, cmpopts.EquateApprox(1e-9, 0), cmpopts.EquateEmpty()); diff != "" {
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("filter %q sort %q term %q distinct %v: differs from the executor (-want +got):\n%s", filter, sort, term, distinct, diff)
 		}
 	})

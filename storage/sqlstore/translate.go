@@ -91,6 +91,9 @@ func (f *frame) lookup(name string) (frameCol, error) {
 type builder struct {
 	d    dialect
 	args []any
+	// order is the row order aggregates add in (the executor's), set before metrics
+	// are translated.
+	order string
 }
 
 // arg binds v and returns its marker.
@@ -435,12 +438,12 @@ func (b *builder) aggregate(f *frame, a *query.Aggregate) (string, query.Type, e
 		if err := numeric(); err != nil {
 			return "", 0, err
 		}
-		return "sum(" + b.d.toFloat(x) + ")", query.TypeFloat, nil
+		return b.d.sum(b.d.toFloat(x), b.order), query.TypeFloat, nil
 	case query.AggAvg:
 		if err := numeric(); err != nil {
 			return "", 0, err
 		}
-		return "avg(" + b.d.toFloat(x) + ")", query.TypeFloat, nil
+		return b.d.avg(b.d.toFloat(x), b.order), query.TypeFloat, nil
 	case query.AggMedian:
 		if err := numeric(); err != nil {
 			return "", 0, err
@@ -524,6 +527,18 @@ func translate(d dialect, f *frame, req *query.Request, score *searchScore) (*st
 		sel[i] = c.expr
 		st.cols = append(st.cols, query.Column{Name: name, Type: c.typ})
 	}
+	scoreSQL := ""
+	if score != nil {
+		scoreSQL = b.scoreExpr(score)
+		where += " AND " + scoreSQL + " >= " + b.arg(int64(req.Search.Precision))
+	}
+	// order is the row order before any sort key: best score first with a search and no
+	// sort, then the root's row order, as one integer.
+	order := f.rowKey
+	if score != nil && len(req.Sort) == 0 {
+		order = "((100 - " + scoreSQL + ") * " + strconv.Itoa(rowShift) + " + " + f.rowKey + ")"
+	}
+	b.order = order
 	var metrics []string
 	for _, k := range req.KPIs {
 		e, t, err := b.metric(f, k.Metric)
@@ -543,17 +558,6 @@ func translate(d dialect, f *frame, req *query.Request, score *searchScore) (*st
 			return nil, fmt.Errorf("%w: sort field %q is not selected", ErrInvalidRequest, k.Field)
 		}
 		sortCols[i] = j
-	}
-	scoreSQL := ""
-	if score != nil {
-		scoreSQL = b.scoreExpr(score)
-		where += " AND " + scoreSQL + " >= " + b.arg(int64(req.Search.Precision))
-	}
-	// order is the row order before any sort key: best score first with a search, then
-	// the root's row order, as one integer.
-	order := f.rowKey
-	if score != nil && len(req.Sort) == 0 {
-		order = "((100 - " + scoreSQL + ") * " + strconv.Itoa(rowShift) + " + " + f.rowKey + ")"
 	}
 	// Output column i of the inner query is c<i>; o is the order key.
 	var inner strings.Builder

@@ -17,8 +17,7 @@
 // distinct, search, joins, KPIs) and compares every result with the memory backend's
 // executor on the same data; a few results are also spelled out, and hostile inputs
 // (values, field ids, sort keys and search terms written to break out of SQL) must be
-// rejected or matched literally. Floats compare within a relative 1e-9: databases sum in
-// their own order. The SCIM, reporting and limiter suites are those of scim/scimtest,
+// rejected or matched literally. Results must be equal to the last bit of every float. The SCIM, reporting and limiter suites are those of scim/scimtest,
 // reporting/reportingtest and auth/ratelimit/limitertest.
 package storetest
 
