@@ -51,7 +51,8 @@ func (db *DB) sqlType(t query.Type) string {
 }
 
 // LoadTable replaces table with the given columns and rows, in one transaction, and
-// records digest for it (see Imported). RowColumn is added and numbered from 0 in the
+// records digest for it (see Imported); when the table was loaded with digest already
+// (by another replica, say), it does nothing. RowColumn is added and numbered from 0 in the
 // rows' order; indexed lists the columns to index. PostgreSQL loads with COPY, SQLite
 // with one prepared insert.
 func (db *DB) LoadTable(ctx context.Context, table string, cols []Column, rows Rows, indexed []string, digest string) error {
@@ -67,12 +68,23 @@ func (db *DB) LoadTable(ctx context.Context, table string, cols []Column, rows R
 	for _, c := range indexed {
 		after = append(after, "CREATE INDEX "+quoteIdent(table+"_"+c)+" ON "+quoteIdent(table)+" ("+quoteIdent(c)+")")
 	}
-	record := db.d.rebind(`INSERT INTO km_imports (source, digest, rows_loaded) VALUES (?, ?, ?)
-		ON CONFLICT (source) DO UPDATE SET digest = excluded.digest, rows_loaded = excluded.rows_loaded`)
+	record := db.d.rebind(`UPDATE km_imports SET digest = ?, rows_loaded = ? WHERE source = ?`)
+	// claim locks the table's row of km_imports for the transaction and returns the digest
+	// it holds, so that replicas starting at once load a table once: the second waits for
+	// the first and then finds its digest.
+	claim := db.d.rebind(`INSERT INTO km_imports (source, digest, rows_loaded) VALUES (?, '', 0)
+		ON CONFLICT (source) DO UPDATE SET source = excluded.source RETURNING digest`)
 	if db.d.name() == "postgres" {
-		return db.copyTable(ctx, table, names, ddl, after, rows, record, digest)
+		return db.copyTable(ctx, table, names, ddl, after, rows, claim, record, digest)
 	}
 	return db.tx(ctx, func(tx *sql.Tx) error {
+		var current string
+		if err := tx.QueryRowContext(ctx, claim, table).Scan(&current); err != nil {
+			return err
+		}
+		if current == digest {
+			return nil
+		}
 		for _, s := range ddl {
 			if _, err := tx.ExecContext(ctx, s); err != nil {
 				return err
@@ -106,13 +118,13 @@ func (db *DB) LoadTable(ctx context.Context, table string, cols []Column, rows R
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, record, table, digest, n)
+		_, err = tx.ExecContext(ctx, record, digest, n, table)
 		return err
 	})
 }
 
 // copyTable is LoadTable for PostgreSQL: one pgx transaction on a pooled connection.
-func (db *DB) copyTable(ctx context.Context, table string, names, ddl, after []string, rows Rows, record, digest string) error {
+func (db *DB) copyTable(ctx context.Context, table string, names, ddl, after []string, rows Rows, claim, record, digest string) error {
 	conn, err := db.sql.Conn(ctx)
 	if err != nil {
 		return err
@@ -125,6 +137,13 @@ func (db *DB) copyTable(ctx context.Context, table string, names, ddl, after []s
 			return err
 		}
 		defer tx.Rollback(ctx)
+		var current string
+		if err := tx.QueryRow(ctx, claim, table).Scan(&current); err != nil {
+			return err
+		}
+		if current == digest {
+			return tx.Commit(ctx)
+		}
 		for _, s := range ddl {
 			if _, err := tx.Exec(ctx, s); err != nil {
 				return err
@@ -147,7 +166,7 @@ func (db *DB) copyTable(ctx context.Context, table string, names, ddl, after []s
 				return err
 			}
 		}
-		if _, err := tx.Exec(ctx, record, table, digest, n); err != nil {
+		if _, err := tx.Exec(ctx, record, digest, n, table); err != nil {
 			return err
 		}
 		return tx.Commit(ctx)
