@@ -92,22 +92,23 @@ func Parse(name string, data []byte) (*File, error) {
 	return f, nil
 }
 
-// Authenticator returns the authenticator of the file: its keys for the AppKey and x-api-key
-// schemes, and its JWT configuration, if any, for Bearer tokens.
+// Authenticator returns the authenticator of the file (auth.KeysAndTokens): its keys for the
+// AppKey and x-api-key schemes and as Bearer tokens, and its JWT configuration, if any, for
+// Bearer JWTs.
 func (f *File) Authenticator() (auth.Authenticator, error) {
 	keys, err := auth.NewKeySet(f.Keys)
 	if err != nil {
 		return nil, err
 	}
-	s := auth.Schemes{auth.SchemeAppKey: keys, auth.SchemeAPIKey: keys}
+	var jwt auth.Authenticator
 	if f.JWT != nil {
 		v, err := auth.NewJWTVerifier(*f.JWT)
 		if err != nil {
 			return nil, err
 		}
-		s[auth.SchemeBearer] = v
+		jwt = v
 	}
-	return s, nil
+	return auth.KeysAndTokens(keys, jwt), nil
 }
 
 type parser struct {

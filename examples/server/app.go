@@ -72,7 +72,7 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 		if err != nil {
 			return nil, err
 		}
-		a.devKey, authn = key, keys
+		a.devKey, authn = key, auth.KeysAndTokens(keys, nil)
 	}
 	guard, err := auth.NewGuard(auth.Config{Authenticator: authn, Logger: logger, Limiter: st.limiter})
 	if err != nil {
