@@ -151,8 +151,11 @@ func TestAuthenticator(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ce *auth.CredentialError
-	if _, err := a.Authenticate(ctx, auth.Credential{Scheme: auth.SchemeBearer, Secret: signed}); !errors.As(err, &ce) || ce.Reason != "Bearer credentials are not accepted here" {
-		t.Errorf("Bearer without a jwt section: %v", err)
+	if _, err := a.Authenticate(ctx, auth.Credential{Scheme: auth.SchemeBearer, Secret: signed}); !errors.As(err, &ce) || ce.Reason != "Bearer tokens (JWT) are not accepted here: send an application key" {
+		t.Errorf("Bearer JWT without a jwt section: %v", err)
+	}
+	if p, err := a.Authenticate(ctx, auth.Credential{Scheme: auth.SchemeBearer, Secret: "k"}); err != nil || !p.Can(auth.PermKM) {
+		t.Errorf("key as a Bearer token: %+v, %v", p, err)
 	}
 }
 
