@@ -17,6 +17,14 @@ const xmlHeader = `<?xml version="1.0" encoding="utf-8"?>`
 
 const hexDigits = "0123456789abcdef"
 
+// plainJSON marks the ASCII bytes a JSON string holds as they are.
+var plainJSON = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
 func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
@@ -24,8 +32,11 @@ func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if plainJSON[c] {
 				i++
+				for i < len(s) && s[i] < utf8.RuneSelf && plainJSON[s[i]] {
+					i++
+				}
 				continue
 			}
 			b = append(b, s[start:i]...)
@@ -200,15 +211,82 @@ func appendFloat(b []byte, f float64) []byte {
 }
 
 // appendTemporal appends a date (2006-01-02), a date-time (RFC 3339 in UTC, fractional
-// seconds when present) or a time of day (15:04:05, fraction when present).
+// seconds when present) or a time of day (15:04:05, fraction when present). Years 0000
+// to 9999 are written digit by digit; others, which OData cannot carry in four digits,
+// as package time writes them.
 func appendTemporal(b []byte, v query.Value) []byte {
 	switch v.Type {
 	case query.TypeDate:
+		if y, m, d := civil(v.Int); 0 <= y && y <= 9999 {
+			return appendYMD(b, y, m, d)
+		}
 		return query.TimeOfDays(v.Int).AppendFormat(b, time.DateOnly)
 	case query.TypeTime:
+		if 0 <= v.Int && v.Int < query.MicrosPerDay {
+			return appendClock(b, v.Int)
+		}
 		return time.UnixMicro(v.Int).UTC().AppendFormat(b, "15:04:05.999999")
 	}
+	day := query.DayOfMicros(v.Int)
+	if y, m, d := civil(day); 0 <= y && y <= 9999 {
+		b = appendYMD(b, y, m, d)
+		b = append(b, 'T')
+		b = appendClock(b, v.Int-day*query.MicrosPerDay)
+		return append(b, 'Z')
+	}
 	return time.UnixMicro(v.Int).UTC().AppendFormat(b, time.RFC3339Nano)
+}
+
+// civil returns the proleptic Gregorian date of day d (days since 1970-01-01), by Howard
+// Hinnant's days-to-civil algorithm.
+func civil(d int64) (y, m, day int64) {
+	d += 719468
+	era := d / 146097
+	if d < 0 && d%146097 != 0 {
+		era--
+	}
+	doe := d - era*146097                                  // [0, 146096]
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // [0, 399]
+	doy := doe - (365*yoe + yoe/4 - yoe/100)               // [0, 365]
+	mp := (5*doy + 2) / 153                                // [0, 11]
+	day = doy - (153*mp+2)/5 + 1
+	m = mp + 3
+	if m > 12 {
+		m -= 12
+	}
+	y = yoe + era*400
+	if m <= 2 {
+		y++
+	}
+	return y, m, day
+}
+
+func appendYMD(b []byte, y, m, d int64) []byte {
+	return append(b, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+m/10), byte('0'+m%10), '-', byte('0'+d/10), byte('0'+d%10))
+}
+
+// appendClock appends hh:mm:ss of us microseconds since midnight (0 <= us < a day), with
+// the fraction of a second when there is one, trailing zeros cut.
+func appendClock(b []byte, us int64) []byte {
+	s := us / 1_000_000
+	h, mi, sec := s/3600, s/60%60, s%60
+	b = append(b, byte('0'+h/10), byte('0'+h%10), ':', byte('0'+mi/10), byte('0'+mi%10), ':', byte('0'+sec/10), byte('0'+sec%10))
+	frac := us % 1_000_000
+	if frac == 0 {
+		return b
+	}
+	var digits [7]byte
+	digits[0] = '.'
+	for i := 6; i >= 1; i-- {
+		digits[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	n := 7
+	for digits[n-1] == '0' {
+		n--
+	}
+	return append(b, digits[:n]...)
 }
 
 // appendKeyLiteral appends v as a key in an OData URL: 'text' with quotes doubled and
