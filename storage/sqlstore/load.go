@@ -53,11 +53,14 @@ func (db *DB) sqlType(t query.Type) string {
 // LoadTable replaces table with the given columns and rows, in one transaction, and
 // records digest for it (see Imported); when the table was loaded with digest already
 // (by another replica, say), it does nothing. RowColumn is added and numbered from 0 in the
-// rows' order; indexed lists the columns to index. PostgreSQL loads with COPY, SQLite
+// rows' order; indexed lists the columns to index (each with RowColumn after it, so that
+// rows of one key come in row order). PostgreSQL loads with COPY, SQLite
 // with one prepared insert.
 func (db *DB) LoadTable(ctx context.Context, table string, cols []Column, rows Rows, indexed []string, digest string) error {
 	ddl := []string{"DROP TABLE IF EXISTS " + quoteIdent(table)}
-	defs := []string{quoteIdent(RowColumn) + " BIGINT PRIMARY KEY"}
+	// On SQLite, INTEGER PRIMARY KEY makes RowColumn the rowid: every index then holds it,
+	// in order within equal keys, so a filtered page in row order streams from the index.
+	defs := []string{quoteIdent(RowColumn) + " " + db.d.types("BIGINT") + " PRIMARY KEY"}
 	names := []string{RowColumn}
 	for _, c := range cols {
 		defs = append(defs, quoteIdent(c.Name)+" "+db.sqlType(c.Type))
@@ -66,7 +69,7 @@ func (db *DB) LoadTable(ctx context.Context, table string, cols []Column, rows R
 	ddl = append(ddl, "CREATE TABLE "+quoteIdent(table)+" ("+strings.Join(defs, ", ")+")")
 	var after []string
 	for _, c := range indexed {
-		after = append(after, "CREATE INDEX "+quoteIdent(table+"_"+c)+" ON "+quoteIdent(table)+" ("+quoteIdent(c)+")")
+		after = append(after, "CREATE INDEX "+quoteIdent(table+"_"+c)+" ON "+quoteIdent(table)+" ("+quoteIdent(c)+", "+quoteIdent(RowColumn)+")")
 	}
 	record := db.d.rebind(`UPDATE km_imports SET digest = ?, rows_loaded = ? WHERE source = ?`)
 	// claim locks the table's row of km_imports for the transaction and returns the digest
