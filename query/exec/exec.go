@@ -65,13 +65,13 @@ func Run(f *Frame, req *query.Request) (*query.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	sel, order := p.selectRows()
+	rows, order := p.selectRows()
 	res := &query.Result{Columns: p.cols}
 	var count int
 	if len(p.metrics) > 0 {
-		res.Rows, count = p.groupPage(sel, order)
+		res.Rows, count = p.groupPage(rows.vector(), order)
 	} else {
-		res.Rows, count = p.rowPage(sel, order)
+		res.Rows, count = p.rowPage(rows, order)
 	}
 	if req.Count {
 		res.Count = count
@@ -147,22 +147,54 @@ func compile(f *Frame, req *query.Request) (*plan, error) {
 	return p, nil
 }
 
-// selectRows returns the rows that pass the filter and the search, ascending, and the
-// search order (best score first) when there is a search.
-func (p *plan) selectRows() (sel []int32, order rowCmp) {
+// rowSet is a set of frame rows: the rows set in bits, or, when bits is nil, the rows of
+// sel (ascending, or in search order).
+type rowSet struct {
+	bits column.Bitmap
+	sel  []int32
+}
+
+// len is the number of rows in the set.
+func (s rowSet) len() int {
+	if s.bits != nil {
+		return popcount(s.bits)
+	}
+	return len(s.sel)
+}
+
+// vector returns the rows as a selection vector.
+func (s rowSet) vector() []int32 {
+	if s.bits != nil {
+		return selection(s.bits)
+	}
+	return s.sel
+}
+
+// bitmap returns the rows as a bitmap over the n frame rows.
+func (s rowSet) bitmap(n int) column.Bitmap {
+	if s.bits != nil {
+		return s.bits
+	}
+	return bitmapOf(s.sel, n)
+}
+
+// selectRows returns the rows that pass the filter and the search, and the search order
+// (best score first) when there is a search. Without a search the rows are a bitmap.
+func (p *plan) selectRows() (rowSet, rowCmp) {
+	var in column.Bitmap
 	if p.filter != nil {
-		sel = selection(p.filter().t)
+		in = p.filter().t
 	} else {
-		sel = make([]int32, p.f.rows)
-		for i := range sel {
-			sel[i] = int32(i)
-		}
+		in = ones(p.f.rows)
+	}
+	if in == nil {
+		in = column.NewBitmap(p.f.rows)
 	}
 	if p.req.Search == nil {
-		return sel, nil
+		return rowSet{bits: in}, nil
 	}
-	sel, score := search(p.f.rows, sel, p.searched, p.req.Search)
-	return sel, func(a, b int32) int { return int(score[b]) - int(score[a]) }
+	sel, score := search(p.f.rows, selection(in), p.searched, p.req.Search)
+	return rowSet{sel: sel}, func(a, b int32) int { return int(score[b]) - int(score[a]) }
 }
 
 // groupPage computes the KPIs per group of sel and returns the requested page of groups
@@ -186,20 +218,19 @@ func (p *plan) groupPage(sel []int32, searchOrder rowCmp) ([][]query.Value, int)
 	return rows[start:end], len(rows)
 }
 
-// rowPage orders sel (sort keys, else the search order, else row order), removes
+// rowPage orders rows (sort keys, else the search order, else row order), removes
 // duplicates when asked, and returns the requested page and the number of rows before
-// paging. Only the rows up to the page's end are sorted when that is far fewer than all.
-func (p *plan) rowPage(sel []int32, order rowCmp) ([][]query.Value, int) {
+// paging. With sort keys it walks the first key's sort index when that is likely to find
+// the page's end early (see indexTop); otherwise only the rows up to the page's end are
+// sorted when that is far fewer than all.
+func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 	if len(p.req.Sort) > 0 {
-		keys := make([]rowCmp, len(p.req.Sort))
-		for i, k := range p.req.Sort {
-			keys[i] = keyCmp(p.refs[p.sortCols[i]], k.Desc)
-		}
-		order = chain(keys)
+		order = chain(p.keyCmps(0))
 	} else if order != nil {
 		order = chain([]rowCmp{order})
 	}
 	if p.req.Distinct {
+		sel := rows.vector()
 		parts := make([]keyPart, len(p.refs))
 		for i, c := range p.refs {
 			parts[i] = newKeyPart(c)
@@ -215,22 +246,104 @@ func (p *plan) rowPage(sel []int32, order rowCmp) ([][]query.Value, int) {
 		for i, pos := range first {
 			first[i] = sel[pos]
 		}
-		sel = first
+		rows = rowSet{sel: first}
 	}
-	start, end := pageBounds(len(sel), p.req.Page, p.req.PageSize)
-	count := len(sel)
+	count := rows.len()
+	start, end := pageBounds(count, p.req.Page, p.req.PageSize)
+	if len(p.req.Sort) > 0 && start < end {
+		if top, ok := p.indexTop(rows, count, end); ok {
+			return p.project(top[start:end]), count
+		}
+	}
+	sel := rows.vector()
 	if order != nil {
 		sel = sortTop(sel, order, end)
 	}
-	rows := make([][]query.Value, 0, end-start)
-	for _, r := range sel[start:end] {
-		row := make([]query.Value, len(p.refs))
-		for i, c := range p.refs {
-			row[i] = c.value(r)
-		}
-		rows = append(rows, row)
+	return p.project(sel[start:end]), count
+}
+
+// keyCmps compiles the sort keys from the from'th on over the selected columns.
+func (p *plan) keyCmps(from int) []rowCmp {
+	cmps := make([]rowCmp, 0, len(p.req.Sort)-from)
+	for i, k := range p.req.Sort[from:] {
+		cmps = append(cmps, keyCmp(p.refs[p.sortCols[from+i]], k.Desc))
 	}
-	return rows, count
+	return cmps
+}
+
+// indexTop returns the first end of the count rows in sort order, end <= count, by walking
+// the sort index of the first sort key: each run of equal values in turn, the rows of the
+// set in it ordered by the other keys, until end rows are found. Unless the filter favours
+// the rows at the far end of the order, the walk stops after about end*n/count index
+// entries, against count comparisons at least for sorting the rows. It is not tried when
+// that estimate exceeds 2*count, and gives up (false) past 4*count+end entries.
+func (p *plan) indexTop(rows rowSet, count, end int) ([]int32, bool) {
+	n := p.f.rows
+	if int64(end)*int64(n) > 2*int64(count)*int64(count) {
+		return nil, false
+	}
+	budget := 4*count + end
+	in := rows.bitmap(n)
+	j := p.sortCols[0]
+	ix := p.f.sortIndex(p.cols[j].Name, p.refs[j])
+	var rest rowCmp
+	if len(p.req.Sort) > 1 {
+		rest = chain(p.keyCmps(1))
+	}
+	out := make([]int32, 0, end)
+	var run []int32 // with rest: the rows of the set in the current run
+	seen, gaveUp := 0, false
+	ix.walk(p.req.Sort[0].Desc, func(r []int32) bool {
+		if rest == nil {
+			for _, row := range r {
+				seen++
+				if in[row>>6]&(1<<(uint32(row)&63)) != 0 {
+					out = append(out, row)
+					if len(out) == end {
+						return false
+					}
+				}
+			}
+		} else {
+			run = run[:0]
+			for _, row := range r {
+				if in[row>>6]&(1<<(uint32(row)&63)) != 0 {
+					run = append(run, row)
+				}
+			}
+			seen += len(r)
+			if len(run) > 0 {
+				out = append(out, sortTop(run, rest, end-len(out))...)
+				if len(out) == end {
+					return false
+				}
+			}
+		}
+		if seen > budget {
+			gaveUp = true
+			return false
+		}
+		return true
+	})
+	if gaveUp || len(out) != end {
+		return nil, false
+	}
+	return out, true
+}
+
+// project returns the selected columns of the rows sel, one allocation for all cells.
+func (p *plan) project(sel []int32) [][]query.Value {
+	k := len(p.refs)
+	rows := make([][]query.Value, len(sel))
+	cells := make([]query.Value, len(sel)*k)
+	for i, r := range sel {
+		row := cells[i*k : (i+1)*k : (i+1)*k]
+		for j, c := range p.refs {
+			row[j] = c.value(r)
+		}
+		rows[i] = row
+	}
+	return rows
 }
 
 // pageBounds returns the slice bounds of page (0-based) of size rows out of n.

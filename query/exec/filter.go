@@ -249,7 +249,7 @@ func setWhere[T any](out column.Bitmap, vals []T, keep func(T) bool) {
 }
 
 // cmpSet sets the rows whose value compares to x as op says.
-func cmpSet[T int64 | float64 | string](out column.Bitmap, vals []T, op query.CompareOp, x T) {
+func cmpSet[T int64 | float64 | string | uint32](out column.Bitmap, vals []T, op query.CompareOp, x T) {
 	for w := 0; w*64 < len(vals); w++ {
 		block := vals[w*64 : min(w*64+64, len(vals))]
 		var word uint64
@@ -290,12 +290,27 @@ func b2u(b bool) uint64 {
 	return 0
 }
 
-// codeSet sets the rows of a string column whose code is in match.
+// codeSet sets the rows of a string column whose code is in match. When one code matches
+// (an equality) or all but one do, it compares codes instead of looking each one up.
 func codeSet(out column.Bitmap, codes []uint32, match []bool) {
-	if len(match) == 0 {
-		return // an empty dictionary: every cell is null
+	in, last, lastOut := 0, 0, 0
+	for code, m := range match {
+		if m {
+			in, last = in+1, code
+		} else {
+			lastOut = code
+		}
 	}
-	setWhere(out, codes, func(c uint32) bool { return match[c] })
+	switch {
+	case in == 0:
+		clear(out) // also an empty dictionary: every cell is null
+	case in == 1:
+		cmpSet(out, codes, query.Eq, uint32(last))
+	case in == len(match)-1:
+		cmpSet(out, codes, query.Ne, uint32(lastOut))
+	default:
+		setWhere(out, codes, func(c uint32) bool { return match[c] })
+	}
 }
 
 func validOp(op query.CompareOp) bool { return op >= query.Eq && op <= query.Le }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/query/column"
@@ -16,6 +17,8 @@ type Frame struct {
 	rows  int
 	names []string
 	refs  map[string]ref
+	// indexes caches a *sortIndex per column name, built when a query first walks it.
+	indexes sync.Map
 }
 
 // ref is how a frame reads one column: cell r of the frame is cell index[r] of col, or

@@ -1,0 +1,163 @@
+package exec
+
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"slices"
+	"sync"
+
+	"github.com/kmkit/kmkit/query/column"
+)
+
+// sortIndex orders the rows of a frame by one column. It is built once per frame and
+// column, by the first query that walks it, and read without locks afterwards.
+type sortIndex struct {
+	once sync.Once
+	// perm holds the frame rows by the column's value ascending (the executor's order:
+	// strings byte-wise, NaN below every other float, -0 equal to 0), ties in row order,
+	// nulls last.
+	perm []int32
+	// bounds delimit the runs of equal values in perm: run k is perm[bounds[k]:bounds[k+1]].
+	// The nulls, if any, are the last run.
+	bounds []int32
+	// nonNull is the number of non-null rows: perm[:nonNull] are they, perm[nonNull:] the
+	// null rows.
+	nonNull int
+}
+
+// sortIndex returns the index of the frame column c named name, building it on first use.
+// It is safe for concurrent use: concurrent first users wait for one build.
+func (f *Frame) sortIndex(name string, c ref) *sortIndex {
+	v, ok := f.indexes.Load(name)
+	if !ok {
+		v, _ = f.indexes.LoadOrStore(name, &sortIndex{})
+	}
+	ix := v.(*sortIndex)
+	ix.once.Do(func() { ix.build(f.rows, c) })
+	return ix
+}
+
+// keyed is a frame row with its column value mapped to an unsigned integer of the same order.
+type keyed struct {
+	key uint64
+	row int32
+}
+
+// build sorts the n frame rows of c by order-preserving integer keys.
+func (ix *sortIndex) build(n int, c ref) {
+	nulls := nullsOf(c.col)
+	var keyOf func(cr int32) uint64
+	switch col := c.col.(type) {
+	case *column.Strings:
+		ranks := col.Ranks()
+		keyOf = func(cr int32) uint64 { return uint64(ranks[col.Codes[cr]]) }
+	case *column.Int64s:
+		keyOf = func(cr int32) uint64 { return uint64(col.Vals[cr]) ^ 1<<63 }
+	case *column.Float64s:
+		keyOf = func(cr int32) uint64 { return floatKey(col.Vals[cr]) }
+	case *column.Bools:
+		keyOf = func(cr int32) uint64 { return b2u(col.Vals[cr]) }
+	default:
+		panic("exec: unknown column type")
+	}
+	rows := make([]keyed, 0, n)
+	var nullRows []int32
+	for r := range int32(n) {
+		cr := c.row(r)
+		if cr < 0 || nulls.Get(int(cr)) {
+			nullRows = append(nullRows, r)
+			continue
+		}
+		rows = append(rows, keyed{keyOf(cr), r})
+	}
+	slices.SortFunc(rows, func(a, b keyed) int {
+		if c := cmp.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.row, b.row)
+	})
+	ix.perm = make([]int32, 0, n)
+	ix.nonNull = len(rows)
+	for i, k := range rows {
+		if i == 0 || k.key != rows[i-1].key {
+			ix.bounds = append(ix.bounds, int32(i))
+		}
+		ix.perm = append(ix.perm, k.row)
+	}
+	if len(nullRows) > 0 {
+		ix.bounds = append(ix.bounds, int32(len(rows)))
+		ix.perm = append(ix.perm, nullRows...)
+	}
+	ix.bounds = append(ix.bounds, int32(n))
+	ix.bounds = slices.Clip(ix.bounds)
+}
+
+// floatKey maps a float to an integer in cmp.Compare's order: every NaN lowest and equal,
+// -0 equal to 0.
+func floatKey(v float64) uint64 {
+	if v != v {
+		return 0
+	}
+	if v == 0 {
+		v = 0 // -0 too
+	}
+	b := math.Float64bits(v)
+	if b>>63 == 1 {
+		return ^b // negative: larger magnitudes lower
+	}
+	return b | 1<<63
+}
+
+// walk calls visit with the runs of equal values of the index in the order of a sort on
+// the column (desc: values descending), each run's rows ascending, nulls last, until
+// visit returns false.
+func (ix *sortIndex) walk(desc bool, visit func(run []int32) bool) {
+	runs := len(ix.bounds) - 1
+	nonNullRuns := runs
+	if ix.nonNull < len(ix.perm) {
+		nonNullRuns-- // the last run holds the nulls
+	}
+	for i := range nonNullRuns {
+		k := i
+		if desc {
+			k = nonNullRuns - 1 - i
+		}
+		if !visit(ix.perm[ix.bounds[k]:ix.bounds[k+1]]) {
+			return
+		}
+	}
+	if nonNullRuns < runs {
+		visit(ix.perm[ix.nonNull:])
+	}
+}
+
+// ones returns a bitmap of the first n rows.
+func ones(n int) column.Bitmap {
+	b := column.NewBitmap(n)
+	for i := range b {
+		b[i] = ^uint64(0)
+	}
+	if r := n & 63; r != 0 {
+		b[len(b)-1] = 1<<r - 1
+	}
+	return b
+}
+
+// bitmapOf returns the bitmap of the rows of sel, frame rows below n.
+func bitmapOf(sel []int32, n int) column.Bitmap {
+	b := column.NewBitmap(n)
+	for _, r := range sel {
+		b.Set(int(r))
+	}
+	return b
+}
+
+// popcount is the number of rows in b.
+func popcount(b column.Bitmap) int {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
