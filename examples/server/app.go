@@ -91,9 +91,9 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	mux.Handle(km.BasePath+"/", guard.KM(km.NewHandler(kmStore, km.Options{
 		MaxPageSize: cfg.maxPageSize, MaxBodyBytes: cfg.maxBody, Logger: logger,
 	})))
-	mux.Handle(odata.BasePath+"/", guard.OData(odata.NewHandler(kmStore, odata.Options{
+	mux.Handle(odata.BasePath+"/", odata.VersionHeader(guard.OData(odata.NewHandler(kmStore, odata.Options{
 		MaxPageSize: cfg.maxPageSize, Logger: logger,
-	})))
+	}))))
 	mux.Handle(scim.DefaultPrefix+"/", guard.SCIM(scim.NewHandler(st.scim,
 		scim.WithNotifier(notifier), scim.WithLogger(logger), scim.WithMaxBodyBytes(cfg.maxBody))))
 	mux.Handle("/api/v1/", guard.Reporting(reporting.NewHandler(reportingStore, reporting.WithLogger(logger))))

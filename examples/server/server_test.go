@@ -144,6 +144,18 @@ func TestRoutesOfTheServer(t *testing.T) {
 	}
 }
 
+// TestODataVersionOnRefusals checks that the OData service's answers carry OData-Version
+// also when the auth middleware refuses the request.
+func TestODataVersionOnRefusals(t *testing.T) {
+	a := newTestApp(t, config{})
+	for _, key := range []string{"", "wrong", a.devKey} {
+		w := get(t, a.handler, "/intelligence/api/odata/o2c.svc", key)
+		if got := w.Header().Get("OData-Version"); got != "4.0" {
+			t.Errorf("key %q: status %d, OData-Version %q, want 4.0", key, w.Code, got)
+		}
+	}
+}
+
 // TestBinary builds the server, starts it without arguments (the address comes from
 // KMKIT_ADDR so the test can pick a free port), and uses the printed key.
 func TestBinary(t *testing.T) {
