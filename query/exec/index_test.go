@@ -1,0 +1,268 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kmkit/kmkit/query"
+)
+
+// sortTable has a row id and a column of each type with ties and nulls; F also holds NaN,
+// both zeros and both infinities.
+func sortTable(t testing.TB) *Frame {
+	nan := math.NaN()
+	return FromTable(table(t,
+		[]string{"ID", "F", "I", "S", "B"},
+		[]query.Type{query.TypeInteger, query.TypeFloat, query.TypeInteger, query.TypeString, query.TypeBoolean},
+		[][]any{
+			{0, 2.0, 5, "b", true},
+			{1, nan, nil, "a", false},
+			{2, math.Copysign(0, -1), 5, nil, nil},
+			{3, 0.0, -3, "b", true},
+			{4, nil, 7, "c", false},
+			{5, -1.0, nil, "a", nil},
+			{6, 2.0, -3, "", true},
+			{7, math.Inf(1), 5, "c", false},
+			{8, math.Inf(-1), 0, nil, true},
+			{9, nan, 7, "b", false},
+			{10, nil, -3, "a", true},
+		}))
+}
+
+// pageIDs runs req and returns the ID column of the page.
+func pageIDs(t *testing.T, f *Frame, req *query.Request) []int64 {
+	t.Helper()
+	req.Fields = append([]string{"ID"}, req.Fields...)
+	res, err := Run(f, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []int64{}
+	for _, row := range res.Rows {
+		out = append(out, row[0].Int)
+	}
+	return out
+}
+
+// TestSortIndexOrder pins the order a sort on one column gives, through the sort index
+// (the whole table, pages of it, a filter) and through the comparator path: NaN below
+// every float, -0 equal to 0, ties in row order and nulls last in both directions.
+func TestSortIndexOrder(t *testing.T) {
+	tests := []struct {
+		field string
+		desc  bool
+		want  []int64
+	}{
+		{"F", false, []int64{1, 9, 8, 5, 2, 3, 0, 6, 7, 4, 10}},
+		{"F", true, []int64{7, 0, 6, 2, 3, 5, 8, 1, 9, 4, 10}},
+		{"I", false, []int64{3, 6, 10, 8, 0, 2, 7, 4, 9, 1, 5}},
+		{"I", true, []int64{4, 9, 0, 2, 7, 8, 3, 6, 10, 1, 5}},
+		{"S", false, []int64{6, 1, 5, 10, 0, 3, 9, 4, 7, 2, 8}},
+		{"S", true, []int64{4, 7, 0, 3, 9, 1, 5, 10, 6, 2, 8}},
+		{"B", false, []int64{1, 4, 7, 9, 0, 3, 6, 8, 10, 2, 5}},
+		{"B", true, []int64{0, 3, 6, 8, 10, 1, 4, 7, 9, 2, 5}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s desc=%v", tt.field, tt.desc), func(t *testing.T) {
+			f := sortTable(t)
+			sort := []query.SortKey{{Field: tt.field, Desc: tt.desc}}
+			got := pageIDs(t, f, &query.Request{Fields: []string{tt.field}, Sort: sort, PageSize: 100})
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("whole table (-want +got):\n%s", d)
+			}
+			// Pages of 3: page 1 is the 4th to 6th rows.
+			got = pageIDs(t, f, &query.Request{Fields: []string{tt.field}, Sort: sort, Page: 1, PageSize: 3})
+			if d := cmp.Diff(tt.want[3:6], got); d != "" {
+				t.Errorf("page 1 of 3 (-want +got):\n%s", d)
+			}
+			// Even IDs only: the same order without the odd rows.
+			var even []int64
+			for _, id := range tt.want {
+				if id%2 == 0 {
+					even = append(even, id)
+				}
+			}
+			filter := &query.In{Field: field("ID", query.TypeInteger)}
+			for id := int64(0); id <= 10; id += 2 {
+				filter.Values = append(filter.Values, lit(query.Int(id)))
+			}
+			got = pageIDs(t, f, &query.Request{Fields: []string{tt.field}, Filter: filter, Sort: sort, PageSize: 100})
+			if d := cmp.Diff(even, got); d != "" {
+				t.Errorf("even ids (-want +got):\n%s", d)
+			}
+			// The comparator path (sortTop) agrees with the index.
+			p, err := compile(f, &query.Request{Fields: []string{"ID", tt.field}, Sort: sort, PageSize: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all := make([]int32, f.Rows())
+			for i := range all {
+				all[i] = int32(i)
+			}
+			top := sortTop(all, chain(p.keyCmps(0)), f.Rows())
+			got = got[:0]
+			for _, r := range top {
+				got = append(got, int64(r))
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("comparator path (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestSortIndexKeysAndDistinct: a second sort key orders the rows within the first key's
+// runs, also across a page boundary inside a run; distinct keeps the first row of each
+// combination.
+func TestSortIndexKeysAndDistinct(t *testing.T) {
+	f := sortTable(t)
+	tests := []struct {
+		name string
+		req  *query.Request
+		want [][]query.Value
+	}{
+		{
+			name: "two keys",
+			req:  &query.Request{Fields: []string{"I", "S"}, Sort: []query.SortKey{{Field: "I", Desc: true}, {Field: "S"}}, PageSize: 6},
+			want: rowsOf(
+				[]any{7, "b"}, []any{7, "c"}, []any{5, "b"}, []any{5, "c"}, []any{5, nil}, []any{0, nil},
+			),
+		},
+		{
+			name: "two keys, second page inside a run",
+			req:  &query.Request{Fields: []string{"I", "ID"}, Sort: []query.SortKey{{Field: "I"}, {Field: "ID", Desc: true}}, Page: 1, PageSize: 2},
+			want: rowsOf([]any{-3, 3}, []any{0, 8}),
+		},
+		{
+			name: "distinct",
+			req:  &query.Request{Fields: []string{"S"}, Sort: []query.SortKey{{Field: "S", Desc: true}}, Distinct: true, PageSize: 10, Count: true},
+			want: rowsOf([]any{"c"}, []any{"b"}, []any{"a"}, []any{""}, []any{nil}),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Run(f, tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(typed(tt.want, res.Columns), res.Rows); d != "" {
+				t.Errorf("rows (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func rowsOf(rows ...[]any) [][]query.Value {
+	out := make([][]query.Value, len(rows))
+	for i, row := range rows {
+		for _, v := range row {
+			var qv query.Value
+			switch v := v.(type) {
+			case nil:
+				qv = query.Value{Null: true}
+			case int:
+				qv = query.Int(int64(v))
+			case string:
+				qv = query.String(v)
+			case bool:
+				qv = query.Bool(v)
+			}
+			out[i] = append(out[i], qv)
+		}
+	}
+	return out
+}
+
+// typed gives the nulls of want their column's type.
+func typed(want [][]query.Value, cols []query.Column) [][]query.Value {
+	for _, row := range want {
+		for j := range row {
+			if row[j].Null {
+				row[j] = query.Null(cols[j].Type)
+			}
+		}
+	}
+	return want
+}
+
+// TestIndexTopGivesUp: a filter that keeps only the rows at the far end of the sort order
+// makes the walk give up, and Run still returns the right page through the comparator
+// path; an unrelated filter of the same size is served by the walk.
+func TestIndexTopGivesUp(t *testing.T) {
+	rows := make([][]any, 1000)
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range rows {
+		rows[i] = []any{i, float64(i), r.IntN(10)}
+	}
+	f := FromTable(table(t, []string{"ID", "X", "M"}, []query.Type{query.TypeInteger, query.TypeFloat, query.TypeInteger}, rows))
+	tests := []struct {
+		name   string
+		filter query.Expr
+		walk   bool
+		want   []int64
+	}{
+		{"far end", cmpx("X", query.TypeFloat, query.Lt, query.Float(100)), false, []int64{99, 98, 97, 96, 95}},
+		{"unrelated", cmpx("M", query.TypeInteger, query.Eq, query.Int(3)), true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := &query.Request{Fields: []string{"ID", "X"}, Filter: tt.filter, Sort: []query.SortKey{{Field: "X", Desc: true}}, PageSize: 5}
+			p, err := compile(f, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sel, _ := p.selectRows()
+			count := sel.len()
+			_, ok := p.indexTop(sel, count, 5)
+			if ok != tt.walk {
+				t.Errorf("indexTop ok = %v, want %v (%d rows)", ok, tt.walk, count)
+			}
+			want := tt.want
+			if want == nil {
+				for i := 999; i >= 0 && len(want) < 5; i-- {
+					if rows[i][2] == 3 {
+						want = append(want, int64(i))
+					}
+				}
+			}
+			if d := cmp.Diff(want, pageIDs(t, f, &query.Request{Filter: tt.filter, Sort: req.Sort, PageSize: 5, Fields: []string{"X"}})); d != "" {
+				t.Errorf("page (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestSortIndexConcurrentBuild runs the first sorted queries of a fresh frame at once:
+// one goroutine builds the index, the others wait for it (run with -race).
+func TestSortIndexConcurrentBuild(t *testing.T) {
+	f := sortTable(t)
+	req := func() *query.Request {
+		return &query.Request{Fields: []string{"ID", "F"}, Sort: []query.SortKey{{Field: "F", Desc: true}}, PageSize: 4}
+	}
+	want, err := Run(sortTable(t), req())
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			got, err := Run(f, req())
+			if err == nil && !cmp.Equal(want, got, cmp.Comparer(sameFloat)) {
+				err = errors.New(cmp.Diff(want, got, cmp.Comparer(sameFloat)))
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// sameFloat treats NaNs as equal.
+func sameFloat(a, b float64) bool { return a == b || (a != a && b != b) }
