@@ -49,6 +49,10 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		q.Add("_pragma", "journal_mode(WAL)")
 		q.Add("_pragma", "synchronous(FULL)")
 		q.Add("_pragma", "foreign_keys(1)")
+		// Sorts and groupings of large tables stay in memory (64 MiB of page cache per
+		// connection, temporary b-trees in memory) instead of spilling to temporary files.
+		q.Add("_pragma", "cache_size(-65536)")
+		q.Add("_pragma", "temp_store(MEMORY)")
 		q.Set("_txlock", "immediate")
 		db, err = sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 		d = sqliteDialect{}

@@ -25,7 +25,8 @@
 //     LIKE, which SQLite folds for ASCII and which would need escaping);
 //   - sorts put nulls last in both directions ("x IS NULL" first key) and break ties by
 //     RowColumn, so pages are deterministic; distinct keeps the first row of each
-//     combination in the result order (row_number() over the combination); KPI groups come
+//     combination in the result order (GROUP BY the combination, ordered by the least
+//     order key of its rows); KPI groups come
 //     in order of first appearance (min of the row order), also after a search;
 //   - aggregates give the executor's results to the last bit: sums and averages add
 //     doubles naively in the executor's row order (an ORDER BY inside the aggregate; on

@@ -504,14 +504,25 @@ func translate(d dialect, f *frame, req *query.Request, score *searchScore) (*st
 	if req.Page < 0 || req.PageSize < 1 {
 		return nil, fmt.Errorf("%w: page %d, page size %d", ErrInvalidRequest, req.Page, req.PageSize)
 	}
-	b := &builder{d: d}
-	where := "1 = 1"
-	if req.Filter != nil {
-		w, err := b.filter(f, req.Filter)
-		if err != nil {
-			return nil, err
+	// conditions returns the WHERE condition of the request and the score expression of
+	// its search, with their arguments bound in b.
+	conditions := func(b *builder) (where, scoreSQL string, err error) {
+		where = "1 = 1"
+		if req.Filter != nil {
+			if where, err = b.filter(f, req.Filter); err != nil {
+				return "", "", err
+			}
 		}
-		where = w
+		if score != nil {
+			scoreSQL = b.scoreExpr(score)
+			where += " AND " + scoreSQL + " >= " + b.arg(int64(req.Search.Precision))
+		}
+		return where, scoreSQL, nil
+	}
+	b := &builder{d: d}
+	where, scoreSQL, err := conditions(b)
+	if err != nil {
+		return nil, err
 	}
 	fields := req.Fields
 	if len(fields) == 0 && len(req.KPIs) == 0 {
@@ -526,11 +537,6 @@ func translate(d dialect, f *frame, req *query.Request, score *searchScore) (*st
 		}
 		sel[i] = c.expr
 		st.cols = append(st.cols, query.Column{Name: name, Type: c.typ})
-	}
-	scoreSQL := ""
-	if score != nil {
-		scoreSQL = b.scoreExpr(score)
-		where += " AND " + scoreSQL + " >= " + b.arg(int64(req.Search.Precision))
 	}
 	// order is the row order before any sort key: best score first with a search and no
 	// sort, then the root's row order, as one integer.
@@ -592,15 +598,12 @@ func translate(d dialect, f *frame, req *query.Request, score *searchScore) (*st
 			inner.WriteString(" GROUP BY " + strings.Join(sel, ", "))
 		}
 	case req.Distinct:
-		var cols []string
+		// The first row of each combination in the result order represents it: the
+		// smallest order key of its rows (with sort keys, duplicates tie on all of them).
 		for i, e := range sel {
-			cols = append(cols, fmt.Sprintf("%s AS c%d", b.exprForOutput(e, st.cols[i].Type), i))
+			fmt.Fprintf(&inner, "%s AS c%d, ", b.exprForOutput(e, st.cols[i].Type), i)
 		}
-		// The first row of each combination in the result order represents it.
-		pre := "SELECT " + strings.Join(cols, ", ") + ", " + order + " AS o FROM " + f.from + " WHERE " + where
-		inner.Reset()
-		inner.WriteString("SELECT " + strings.Join(outCols, ", ") + ", o FROM (SELECT " + strings.Join(outCols, ", ") +
-			", o, row_number() OVER (PARTITION BY " + strings.Join(outCols, ", ") + " ORDER BY " + sortBy() + ") AS rn FROM (" + pre + ") p) d WHERE rn = 1")
+		inner.WriteString("min(" + order + ") AS o FROM " + f.from + " WHERE " + where + " GROUP BY " + strings.Join(sel, ", "))
 	default:
 		for i, e := range sel {
 			fmt.Fprintf(&inner, "%s AS c%d, ", b.exprForOutput(e, st.cols[i].Type), i)
@@ -610,6 +613,16 @@ func translate(d dialect, f *frame, req *query.Request, score *searchScore) (*st
 	innerSQL := inner.String()
 	st.count = "SELECT count(*) FROM (" + innerSQL + ") q"
 	st.countArgs = slices.Clone(b.args)
+	if len(sel) > 0 && (req.Distinct || len(req.KPIs) > 0) {
+		// Groups are counted without computing their aggregates.
+		cb := &builder{d: d}
+		cwhere, _, err := conditions(cb)
+		if err != nil {
+			return nil, err
+		}
+		st.count = "SELECT count(*) FROM (SELECT 1 AS one FROM " + f.from + " WHERE " + cwhere + " GROUP BY " + strings.Join(sel, ", ") + ") q"
+		st.countArgs = cb.args
+	}
 	if req.Page > (math.MaxInt64-req.PageSize)/req.PageSize {
 		st.empty = true
 		return st, nil
