@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -241,6 +242,41 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 			}
 		})
 	}
+
+	t.Run("Summary", func(t *testing.T) {
+		sz, ok := s.(km.Summarizer)
+		if !ok {
+			t.Skip("the store has no native summary")
+		}
+		for _, c := range []kmCase{
+			{record: "ORDERS", fields: []string{"ID", "CUST", "DAY", "CREATED", "STAMP", "AT", "STATUS", "NET", "LATE", "EXPRESS"}},
+			{record: "ORDERS", fields: []string{"NET", "LATE", "STATUS", "DAY"}, filter: "LATE ge 0 or STATUS eq 'PAID'"},
+			{record: "ITEMS", fields: []string{"QTY", "VALUE", "MATERIAL"}, filter: "QTY gt 1"},
+			{record: "CUSTOMERS", fields: []string{"COUNTRY", "SINCE"}, filter: "ID eq 'none'"},
+		} {
+			q := c.request(t, m)
+			q.Count, q.PageSize = false, math.MaxInt32
+			got, err := sz.Summarize(ctx, m, q)
+			if err != nil {
+				t.Fatalf("%s %v: %v", c.record, c.fields, err)
+			}
+			rows, err := ref.Query(ctx, refModel, c.request(t, refModel))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := &km.Summary{Rows: len(rows.Rows), Fields: km.DescribeResult(rows)}
+			wantJSON, _ := json.Marshal(want)
+			gotJSON, _ := json.Marshal(got)
+			if diff := cmp.Diff(string(wantJSON), string(gotJSON)); diff != "" {
+				t.Errorf("%s %v filter %q: summary differs from describing the rows (-want +got):\n%s", c.record, c.fields, c.filter, diff)
+			}
+		}
+		q := kmCases[0].request(t, m)
+		q.Search = &query.Search{Term: "x", Precision: 50}
+		if _, err := sz.Summarize(ctx, m, q); !errors.Is(err, km.ErrUnsupported) {
+			t.Errorf("Summarize of a search: %v, want ErrUnsupported", err)
+		}
+	})
 
 	t.Run("HostileNames", func(t *testing.T) {
 		for _, name := range []string{
