@@ -138,7 +138,11 @@ func migrations(d dialect) ([]migration, error) {
 func (db *DB) migrate(ctx context.Context) error {
 	if _, err := db.sql.ExecContext(ctx, db.d.types(
 		`CREATE TABLE IF NOT EXISTS kmkit_migrations (version BIGINT PRIMARY KEY, applied_us BIGINT NOT NULL)`)); err != nil {
-		return fmt.Errorf("sqlstore: create kmkit_migrations: %w", err)
+		// PostgreSQL can fail a CREATE TABLE IF NOT EXISTS that races another one; the
+		// table is there all the same.
+		if _, err2 := db.sql.ExecContext(ctx, `SELECT 1 FROM kmkit_migrations WHERE 1 = 0`); err2 != nil {
+			return fmt.Errorf("sqlstore: create kmkit_migrations: %w", err)
+		}
 	}
 	ms, err := migrations(db.d)
 	if err != nil {
