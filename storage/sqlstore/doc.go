@@ -40,6 +40,11 @@
 //     the database filters and orders rows by score. Only the distinct values of the
 //     searched columns travel to the server, never rows.
 //
+// Summaries (km.Summarizer): the row count and the count, distinct count and most
+// frequent value of non-numeric fields are computed by the database; numeric fields are
+// read one column at a time in row order, since pandas' mean and standard deviation
+// depend on numpy's pairwise summation over the rows in order.
+//
 // Types are stored so that both databases compare them alike and pushdown stays a plain
 // indexed comparison: strings as text, integers as 64-bit integers, floats as double
 // precision, booleans as BOOLEAN (PostgreSQL) or 0/1 (SQLite), and dates, date-times,
