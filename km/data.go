@@ -187,7 +187,7 @@ func appendHeader(b []byte, c column, t query.Type) []byte {
 // may be comma lists and repeated; filterExpr may be repeated and each value may hold
 // several expressions joined by top-level commas.
 func (h *Handler) readQueryString(raw string) (*dataParams, error) {
-	params, err := parseQueryString(raw)
+	params, err := query.ParseRawQuery(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -196,27 +196,27 @@ func (h *Handler) readQueryString(raw string) (*dataParams, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, p.fieldsGiven = params["fields"]
-	p.fields = splitList(params["fields"])
-	p.filters = splitList(params["filters"])
-	_, p.kpisGiven = params["kpis"]
-	p.kpis = splitList(params["kpis"])
-	p.options = splitList(params["options"])
-	if vs, ok := params["sort"]; ok {
+	p.fieldsGiven = params.Has("fields")
+	p.fields = query.ParseList(params.Values("fields"))
+	p.filters = query.ParseList(params.Values("filters"))
+	p.kpisGiven = params.Has("kpis")
+	p.kpis = query.ParseList(params.Values("kpis"))
+	p.options = query.ParseList(params.Values("options"))
+	if params.Has("sort") {
 		p.sortGiven = true
-		p.sort = strings.Join(vs, ",")
+		p.sort = strings.Join(params.Values("sort"), ",")
 	}
-	for _, v := range params["filterExpr"] {
-		p.filterExprs = append(p.filterExprs, splitTopLevel(v)...)
+	for _, v := range params.Values("filterExpr") {
+		p.filterExprs = append(p.filterExprs, query.SplitTopLevel(v)...)
 	}
-	if vs := params["searchTerm"]; len(vs) > 0 {
+	if vs := params.Values("searchTerm"); len(vs) > 0 {
 		p.searchTerm = vs[len(vs)-1]
 	}
-	p.searchField = splitList(params["searchField"])
-	if p.precision, err = query.ParseSearchPrecision(last(params["searchPrecision"]), -1); err != nil {
+	p.searchField = query.ParseList(params.Values("searchField"))
+	if p.precision, err = query.ParseSearchPrecision(last(params.Values("searchPrecision")), -1); err != nil {
 		return nil, err
 	}
-	for _, v := range params["kpiParam"] {
+	for _, v := range params.Values("kpiParam") {
 		if err := p.addKPIParam(v); err != nil {
 			return nil, err
 		}
@@ -314,14 +314,14 @@ func (h *Handler) readProjection(w http.ResponseWriter, r *http.Request, recordL
 			return nil, badRequest(problem.CodeConstraint, "projection.fields is %d characters long: want 1 to %d", n, maxFieldsLen)
 		}
 		p.fieldsGiven = true
-		p.fields = splitList([]string{*pr.Fields})
+		p.fields = query.ParseList([]string{*pr.Fields})
 	} else if recordLevel {
 		return nil, badRequest(problem.CodeParameterMissing, "projection.fields is required")
 	}
 	if pr.Filters != nil {
-		p.filters = splitList(pr.Filters.KMFilterNames)
+		p.filters = query.ParseList(pr.Filters.KMFilterNames)
 		for _, e := range pr.Filters.FilterExpr {
-			p.filterExprs = append(p.filterExprs, splitTopLevel(e)...)
+			p.filterExprs = append(p.filterExprs, query.SplitTopLevel(e)...)
 		}
 	}
 	if pg := pr.Pagination; pg != nil {
@@ -351,14 +351,14 @@ func (h *Handler) readProjection(w http.ResponseWriter, r *http.Request, recordL
 			return nil, badRequest(problem.CodeParameterIllegal, "projection.kpis is only accepted by the knowledge model data endpoint")
 		}
 		p.kpisGiven = true
-		p.kpis = splitList(pr.KPIs)
+		p.kpis = query.ParseList(pr.KPIs)
 	}
 	if s := pr.Search; s != nil {
 		if s.Term != nil {
 			p.searchTerm = *s.Term
 		}
 		if s.Field != nil {
-			p.searchField = splitList([]string{*s.Field})
+			p.searchField = query.ParseList([]string{*s.Field})
 		}
 		if s.Precision != nil {
 			if err := query.CheckSearchPrecision(clampInt(*s.Precision)); err != nil {

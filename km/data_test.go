@@ -161,7 +161,7 @@ func TestRecordData(t *testing.T) {
 		{name: "searchField without a term", target: rec("ORDERS", "fields=ID&searchField=ID"), status: 400,
 			wantProblem: &prob{"GENERAL_PARAMETER_MISSING", "searchField is given but searchTerm is missing"}},
 		{name: "bad escape", target: rec("ORDERS", "fields=ID&filterExpr=%zz"), status: 400,
-			wantProblem: &prob{"GENERAL_PARAMETER_ILLEGAL", `parameter filterExpr has a bad escape in "%zz"`}},
+			wantProblem: &prob{"GENERAL_PARAMETER_ILLEGAL", `filterExpr: the value has a malformed percent-escape`}},
 	})
 }
 

@@ -210,7 +210,7 @@ func members[T any](get member[T]) []string {
 
 // serveList sorts and pages items and writes the schema result page.
 func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, items []T, get member[T]) {
-	params, err := parseQueryString(r.URL.RawQuery)
+	params, err := query.ParseRawQuery(r.URL.RawQuery)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -220,7 +220,7 @@ func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, items 
 		h.fail(w, r, err)
 		return
 	}
-	sorted, err := sortItems(items, params["sort"], get)
+	sorted, err := sortItems(items, params.Values("sort"), get)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -290,7 +290,7 @@ func (h *Handler) serveKPIs(w http.ResponseWriter, r *http.Request, m *Knowledge
 
 // serveRecord writes the record details; its sort parameter orders the fields.
 func (h *Handler) serveRecord(w http.ResponseWriter, r *http.Request, rec *Record) {
-	params, err := parseQueryString(r.URL.RawQuery)
+	params, err := query.ParseRawQuery(r.URL.RawQuery)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -300,7 +300,7 @@ func (h *Handler) serveRecord(w http.ResponseWriter, r *http.Request, rec *Recor
 		fields[i] = fieldItem{ID: f.ID, Name: f.Name, Description: f.Description, ShortDisplayName: f.ShortDisplayName,
 			InternalNote: f.InternalNote, Type: f.TypeName, Format: f.Format, Unit: f.Unit}
 	}
-	if _, err := sortItems(fields, params["sort"], fieldMember); err != nil {
+	if _, err := sortItems(fields, params.Values("sort"), fieldMember); err != nil {
 		h.fail(w, r, err)
 		return
 	}

@@ -414,20 +414,20 @@ func typeSchema(t query.Type) *openapi3.Schema {
 
 // serveSpec answers GET .../knowledge-models/{km_id}/spec.
 func (h *Handler) serveSpec(w http.ResponseWriter, r *http.Request, m *KnowledgeModel) {
-	params, err := parseQueryString(r.URL.RawQuery)
+	params, err := query.ParseRawQuery(r.URL.RawQuery)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	curated := false
-	if v := last(params["curated"]); v != "" {
+	if v := last(params.Values("curated")); v != "" {
 		if curated, err = strconv.ParseBool(v); err != nil {
 			h.fail(w, r, badRequest(problem.CodeParameterMismatch, "curated: %q is not a boolean (true or false)", v))
 			return
 		}
 	}
 	asYAML := false
-	if v := last(params["format"]); v != "" {
+	if v := last(params.Values("format")); v != "" {
 		switch strings.ToLower(v) {
 		case "json":
 		case "yml", "yaml":

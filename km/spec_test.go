@@ -265,7 +265,7 @@ func TestSpecFormats(t *testing.T) {
 		{"curated=maybe", "", 400, "application/problem+json",
 			problemJSON(400, "GENERAL_PARAMETER_MISSMATCH", `curated: "maybe" is not a boolean (true or false)`)},
 		{"curated=%zz", "", 400, "application/problem+json",
-			problemJSON(400, "GENERAL_PARAMETER_ILLEGAL", `parameter curated has a bad escape in "%zz"`)},
+			problemJSON(400, "GENERAL_PARAMETER_ILLEGAL", `curated: the value has a malformed percent-escape`)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query+" Accept: "+tt.accept, func(t *testing.T) {

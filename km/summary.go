@@ -209,12 +209,12 @@ func (h *Handler) summarize(ctx context.Context, m *KnowledgeModel, q *Query, sa
 // readSummaryParams reads and checks fields, excludeFields, filters, filterExpr and
 // sampleSize against the record.
 func (h *Handler) readSummaryParams(raw string, m *KnowledgeModel, rec *Record) (*summaryParams, error) {
-	params, err := parseQueryString(raw)
+	params, err := query.ParseRawQuery(raw)
 	if err != nil {
 		return nil, err
 	}
 	p := &summaryParams{sampleSize: DefaultSampleSize}
-	if v := last(params["sampleSize"]); v != "" {
+	if v := last(params.Values("sampleSize")); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if len(v) > 32 {
 			v = v[:32] + "..."
@@ -232,11 +232,11 @@ func (h *Handler) readSummaryParams(raw string, m *KnowledgeModel, rec *Record) 
 		p.sampleSize = int(n)
 	}
 	// Fields: the named ones (all of the record's by default) less the excluded ones.
-	names := dedupKeepOrder(splitList(params["fields"]))
+	names := dedupKeepOrder(query.ParseList(params.Values("fields")))
 	if len(names) > MaxFields {
 		return nil, badRequest(problem.CodeConstraint, "%d fields requested: at most %d are allowed", len(names), MaxFields)
 	}
-	excluded := dedupKeepOrder(splitList(params["excludeFields"]))
+	excluded := dedupKeepOrder(query.ParseList(params.Values("excludeFields")))
 	var unknown []string
 	for _, name := range append(names, excluded...) {
 		if rec.Field(name) == nil {
@@ -266,7 +266,7 @@ func (h *Handler) readSummaryParams(raw string, m *KnowledgeModel, rec *Record) 
 	// Filters: predefined ones that apply to this record, and filterExpr entries, ANDed.
 	var conj []query.Expr
 	var unknownFilters []string
-	for _, id := range dedupKeepOrder(splitList(params["filters"])) {
+	for _, id := range dedupKeepOrder(query.ParseList(params.Values("filters"))) {
 		f := m.Filter(id)
 		if f == nil {
 			unknownFilters = append(unknownFilters, id)
@@ -282,8 +282,8 @@ func (h *Handler) readSummaryParams(raw string, m *KnowledgeModel, rec *Record) 
 		return nil, badRequest(CodeFilterNotFound, "unknown filter%s: %s", plural(len(unknownFilters)), nameList(unknownFilters))
 	}
 	var exprs []string
-	for _, v := range params["filterExpr"] {
-		exprs = append(exprs, splitTopLevel(v)...)
+	for _, v := range params.Values("filterExpr") {
+		exprs = append(exprs, query.SplitTopLevel(v)...)
 	}
 	if n := len(exprs) + len(conj); n > MaxFilterExpressions {
 		return nil, badRequest(problem.CodeConstraint, "%d filter expressions: at most %d are allowed (combine conditions with and/or)", n, MaxFilterExpressions)

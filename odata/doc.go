@@ -46,10 +46,12 @@
 //     aliases (@p) are 400 ODATA_OPTION_NOT_SUPPORTED; an unknown "$" option is 400
 //     GENERAL_PARAMETER_ILLEGAL; other custom options are ignored, as OData requires.
 //     The service document and $metadata take $format only.
-//   - The query string is split at "&" only and "+" stays a plus, so ";" and "+" inside
-//     $filter survive (date-time offsets such as +03:00 need no escaping); spaces are
-//     %20, as OData's URL rules have it (a syntax error at a "+" says so). In $select and
-//     $orderby a "+" separates words too, since no property name holds one.
+//   - The query string is split at "&" only, so a ";" inside $filter survives. A "+" is
+//     a space, as form encoding has it (clients that send $filter=A+eq+1 work), except as
+//     the sign of a time offset after a time of day (T15:48+03:00 needs no escaping); %2B
+//     is always a plus (query.ParseRawQuery, shared with the Knowledge Model API). In
+//     $select and $orderby a plus separates words too, since no property name holds one;
+//     $format=application/atom+xml works unencoded, since no media type holds a space.
 //   - $select always yields the key property as well, so that every entity keeps its
 //     identity; the context URL lists the selection as asked. $orderby may name any
 //     property, selected or not; sorting by the generated row number is 400 (entities

@@ -1,7 +1,6 @@
 package odata
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -94,9 +93,10 @@ var unsupportedOptions = map[string]string{
 }
 
 // ParseQueryOptions reads the query options of a raw query string (the part of the URL
-// after "?"). It splits pairs at "&" only and keeps "+" as a plus, so ";" and "+" inside
-// $filter survive (query.ParseRawQuery); in $select and $orderby a "+" also separates,
-// since no name contains one.
+// after "?") with query.ParseRawQuery: pairs split at "&" only, so a ";" inside $filter
+// survives; "+" is a space except as the sign of a time offset (T15:48+03:00), and %2B is
+// a plus. In $select and $orderby a plus also separates words, since no name contains
+// one; in $format a space stands for the "+" of a media type (application/atom+xml).
 //
 // System option names are matched without regard to case, with or without the "$"
 // prefix, as OData 4.01 has it; each may occur once. filterid may be repeated and
@@ -183,11 +183,6 @@ func (o *QueryOptions) set(name, v string, filterOpts []query.Option) error {
 	case optFilter:
 		o.FilterText = v
 		o.Filter, err = query.Parse(v, append([]query.Option{query.WithParam("$filter")}, filterOpts...)...)
-		var qe *query.Error
-		if errors.As(err, &qe) && qe.Kind == query.KindSyntax && qe.Pos >= 0 && int(qe.Pos) < len(v) && v[qe.Pos] == '+' {
-			// A client that encoded spaces as "+" (form encoding) gets told so.
-			qe.Msg += `; spaces in $filter are sent as %20, since in OData URLs "+" is a plus sign`
-		}
 	case optOrderBy:
 		o.OrderBy, err = parseOrderBy(v)
 	}
@@ -198,7 +193,8 @@ func (o *QueryOptions) set(name, v string, filterOpts []query.Option) error {
 // Anything else is 415.
 func parseFormat(v string) (Format, bool, error) {
 	mt, params, _ := strings.Cut(strings.TrimSpace(v), ";")
-	f := formatOfMediaType(strings.ToLower(strings.TrimSpace(mt)))
+	// No media type holds a space: one here is a "+" (atom+xml) decoded as form encoding.
+	f := formatOfMediaType(strings.ReplaceAll(strings.ToLower(strings.TrimSpace(mt)), " ", "+"))
 	if f == FormatDefault {
 		return 0, false, problem.New(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMedia,
 			fmt.Sprintf("$format %q is not supported: use json, xml, atom, application/json, application/xml or application/atom+xml", short(v)))

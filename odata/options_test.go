@@ -30,6 +30,11 @@ func TestParseQueryOptions(t *testing.T) {
 		{"$format=XML", QueryOptions{Top: -1, Format: FormatXML}},
 		{"$format=atom", QueryOptions{Top: -1, Format: FormatXML}},
 		{"$format=application%2Fatom%2Bxml", QueryOptions{Top: -1, Format: FormatXML}},
+		{"$format=application/atom+xml", QueryOptions{Top: -1, Format: FormatXML}},
+		// "+" is a space (form encoding) except as an offset's sign; %2B is a plus.
+		{"$filter=A+eq+1&$orderby=A+desc", QueryOptions{Top: -1, FilterText: "A eq 1", OrderBy: []query.SortKey{{Field: "A", Desc: true}}}},
+		{"$filter=T+ge+2023-12-05T15:48+03:00", QueryOptions{Top: -1, FilterText: "T ge 2023-12-05T15:48+03:00"}},
+		{"$filter=S%20eq%20'a%2Bb'", QueryOptions{Top: -1, FilterText: "S eq 'a+b'"}},
 		{"filterid=A,B&filterid=A&FilterId=C", QueryOptions{Top: -1, FilterIDs: []string{"A", "B", "C"}}},
 		// OData 4.01: names without regard to case, "$" optional.
 		{"$TOP=1&skip=2&Count=true", QueryOptions{Top: 1, Skip: 2, Count: true}},
@@ -101,7 +106,8 @@ func TestParseQueryOptionsErrors(t *testing.T) {
 		{"$orderby=A,A%20desc", wantErr{400, "SORT_HAS_OPPOSITE", `$orderby: property A is sorted both ascending and descending`}},
 		{"$orderby=A,A", wantErr{400, "SORT_HAS_DUPLICATE", `$orderby: property A is given twice`}},
 		{"$filter=A%20eq", wantErr{400, "FILTER_SYNTAX_ERROR", `$filter: position 5: expected a value after "eq", found the end of the expression`}},
-		{"$filter=A+eq+1", wantErr{400, "FILTER_SYNTAX_ERROR", `$filter: position 2: expected an operator (eq, ne, gt, ge, lt, le, in, is) after the field A, found "+"; spaces in $filter are sent as %20, since in OData URLs "+" is a plus sign`}},
+		{"$filter=A%2Beq%2B1", wantErr{400, "FILTER_SYNTAX_ERROR", `$filter: position 2: expected an operator (eq, ne, gt, ge, lt, le, in, is) after the field A, found "+"`}},
+		{"$format=application/atom+xml+x", wantErr{415, "GENERAL_UNSUPPORTED_MEDIA_TYPE", `$format "application/atom xml x" is not supported: use json, xml, atom, application/json, application/xml or application/atom+xml`}},
 		{"$filter=A%20add%201%20eq%202", wantErr{400, "FILTER_NOT_SUPPORTED", ""}},
 		{"$filter=A%zz", wantErr{400, "GENERAL_PARAMETER_ILLEGAL", `$filter: the value has a malformed percent-escape`}},
 	}

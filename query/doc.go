@@ -34,7 +34,8 @@
 // date-time field rejects with the reason); times HH:MM[:SS[.fraction]]. An unquoted value
 // that is none of these (DE, O2C-17, 2015-13-01) is a bare word, typed by the field at
 // binding. The "+" of an offset must arrive as "+" or %2B: a query string decoded so that
-// "+" became a space gives an error that says so (ParseRawQuery keeps "+").
+// "+" became a space gives an error that says so (ParseRawQuery keeps the "+" of an
+// offset).
 //
 // Valid OData outside this subset is reported with KindUnsupported: arithmetic (add, sub,
 // mul, div, divby, mod, unary -), has, lambdas (any, all), paths with /, other functions,
@@ -83,9 +84,10 @@
 //
 // # Request parameters
 //
-// ParseRawQuery splits a query string at "&" only and keeps "+" as a plus (clients encode
-// a space as %20): url.ParseQuery would drop pairs holding ";" and turn the "+" of a
-// date-time offset into a space. ParseList merges comma-separated and repeated values.
+// ParseRawQuery splits a query string at "&" only, where url.ParseQuery would drop pairs
+// holding ";". A "+" is a space, so clients that form-encode spaces work, except as the
+// sign of a time offset after a time of day (T15:48+03:00), which survives unencoded; %2B
+// is always a plus. ParseList merges comma-separated and repeated values.
 // ParsePaging never clamps: a page size above the maximum is an error. ParseSort rejects
 // a field given twice (SORT_HAS_DUPLICATE) as well as one given both ways. Option names
 // are case-sensitive.

@@ -3,7 +3,6 @@ package query
 import (
 	"errors"
 	"math"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -237,10 +236,12 @@ func (ps Params) Values(key string) []string {
 }
 
 // ParseRawQuery decodes a raw query string (the part of a URL after "?") into its pairs.
-// Unlike url.ParseQuery it splits only at "&", so a ";" inside a value is kept, and it
-// keeps "+" as a plus sign, so a date-time offset such as +03:00 survives unencoded;
-// clients encode spaces as %20. Empty pairs are skipped; a pair without "=" has an empty
-// value. A malformed percent-escape is GENERAL_PARAMETER_ILLEGAL.
+// Unlike url.ParseQuery it splits only at "&", so a ";" inside a value is kept. A "+" is a
+// space, as form encoding has it, except where it is the sign of a time offset: after a
+// time of day "Thh:mm", "Thh:mm:ss" or "Thh:mm:ss.fff" and before two digits
+// (2023-12-05T15:48:44+03:00), so offsets survive unencoded; %2B is always a plus. Empty
+// pairs are skipped; a pair without "=" has an empty value. A malformed percent-escape is
+// GENERAL_PARAMETER_ILLEGAL.
 func ParseRawQuery(raw string) (Params, error) {
 	var ps Params
 	for pair := range strings.SplitSeq(raw, "&") {
@@ -248,15 +249,71 @@ func ParseRawQuery(raw string) (Params, error) {
 			continue
 		}
 		k, v, _ := strings.Cut(pair, "=")
-		key, err := url.PathUnescape(k)
-		if err != nil {
+		key, ok := unescape(k)
+		if !ok {
 			return nil, paramError(CodeParameterIllegal, "query", "parameter name %q has a malformed percent-escape", short(k))
 		}
-		val, err := url.PathUnescape(v)
-		if err != nil {
+		val, ok := unescape(v)
+		if !ok {
 			return nil, paramError(CodeParameterIllegal, key, "the value has a malformed percent-escape")
 		}
 		ps = append(ps, Param{Key: key, Value: val})
 	}
 	return ps, nil
+}
+
+// unescape decodes the %XX escapes of s, and each "+" as a space unless it is the sign of
+// a time offset. ok is false for a "%" not followed by two hexadecimal digits.
+func unescape(s string) (_ string, ok bool) {
+	i := strings.IndexAny(s, "%+")
+	if i < 0 {
+		return s, true
+	}
+	b := make([]byte, i, len(s))
+	copy(b, s[:i])
+	for ; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '%':
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				return "", false
+			}
+			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+		case '+':
+			if isOffsetPlus(s, i) {
+				b = append(b, '+')
+			} else {
+				b = append(b, ' ')
+			}
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b), true
+}
+
+// isOffsetPlus reports whether the "+" at s[i] follows a time of day "Thh:mm", "Thh:mm:ss"
+// or "Thh:mm:ss.fff" (T in either case) and precedes the two digits of an offset hour. The
+// test looks at the text as sent, before decoding.
+func isOffsetPlus(s string, i int) bool {
+	if i+2 >= len(s) || !isDigit(s[i+1]) || !isDigit(s[i+2]) {
+		return false
+	}
+	j := i
+	for j > 0 && (isDigit(s[j-1]) || s[j-1] == '.' || s[j-1] == ':') {
+		j--
+	}
+	clock := s[j:i] // must start with hh:mm and follow a 'T'
+	return j > 0 && (s[j-1] == 'T' || s[j-1] == 't') && len(clock) >= 5 &&
+		isDigit(clock[0]) && isDigit(clock[1]) && clock[2] == ':' && isDigit(clock[3]) && isDigit(clock[4])
+}
+
+func isHex(c byte) bool { return isDigit(c) || 'a' <= c|0x20 && c|0x20 <= 'f' }
+
+// unhex returns the value of the hexadecimal digit c.
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return (c | 0x20) - 'a' + 10
 }

@@ -204,9 +204,15 @@ func TestParseRawQuery(t *testing.T) {
 		{"filterExpr=A%20eq%20'x;y'&fields=A", Params{{"filterExpr", "A eq 'x;y'"}, {"fields", "A"}}, "", ""},
 		{"a&&b=&=c", Params{{"a", ""}, {"b", ""}, {"", "c"}}, "", ""},
 		{"sort=%2BA,-B", Params{{"sort", "+A,-B"}}, "", ""},
+		{"sort=+A,-B", Params{{"sort", " A,-B"}}, "", ""},
+		{"filterExpr=A+eq+'x+y'", Params{{"filterExpr", "A eq 'x y'"}}, "", ""},
+		{"a+b=c", Params{{"a b", "c"}}, "", ""},
 		{"a=x=y", Params{{"a", "x=y"}}, "", ""},
 		{"%24filter=A%20eq%201", Params{{"$filter", "A eq 1"}}, "", ""},
 		{"a=%zz", nil, CodeParameterIllegal, "a: the value has a malformed percent-escape"},
+		{"a=%4", nil, CodeParameterIllegal, "a: the value has a malformed percent-escape"},
+		{"a=x%", nil, CodeParameterIllegal, "a: the value has a malformed percent-escape"},
+		{"a+b=%", nil, CodeParameterIllegal, "a b: the value has a malformed percent-escape"},
 		{"%g=1", nil, CodeParameterIllegal, `query: parameter name "%g" has a malformed percent-escape`},
 	}
 	for _, tt := range tests {
@@ -224,5 +230,42 @@ func TestParseRawQuery(t *testing.T) {
 	}
 	if ps.Get("x") != "1" || ps.Get("y") != "" || !ps.Has("x") || ps.Has("y") {
 		t.Errorf("Get/Has wrong on %v", ps)
+	}
+}
+
+// TestParseRawQueryPlus pins the rule for "+": a space, except as the sign of a time
+// offset after a time of day; %2B is always a plus.
+func TestParseRawQueryPlus(t *testing.T) {
+	tests := []struct{ raw, want string }{
+		{"A+eq+1", "A eq 1"},
+		{"+A", " A"},
+		{"A+", "A "},
+		{"1+2", "1 2"},
+		{"%2B1%2b2", "+1+2"},
+		{"T+gt+2023-12-05T15:48:44+03:00", "T gt 2023-12-05T15:48:44+03:00"},
+		{"T+gt+2023-12-05T15:48+03:00", "T gt 2023-12-05T15:48+03:00"},
+		{"T+gt+2023-12-05t15:48+03:00", "T gt 2023-12-05t15:48+03:00"},
+		{"T+gt+2023-12-05T15:48:44.123456+01:00", "T gt 2023-12-05T15:48:44.123456+01:00"},
+		{"T%20gt%202023-12-05T15:48:44%2B03:00", "T gt 2023-12-05T15:48:44+03:00"},
+		{"T+in+(2023-12-05T15:48+03:00,2023-12-06T00:00+01:00)", "T in (2023-12-05T15:48+03:00,2023-12-06T00:00+01:00)"},
+		// Not an offset: no T, a short clock, one digit after, or a clock not after T.
+		{"15:48+03:00", "15:48 03:00"},
+		{"T15:4+03:00", "T15:4 03:00"},
+		{"T15:48+3", "T15:48 3"},
+		{"T15:48+", "T15:48 "},
+		{"X15:48+03", "X15:48 03"},
+		{"T1548+03", "T1548 03"},
+		// The clock is judged as sent: an encoded colon does not make one.
+		{"T15%3A48+03:00", "T15:48 03:00"},
+	}
+	for _, tt := range tests {
+		ps, err := ParseRawQuery("v=" + tt.raw)
+		if err != nil {
+			t.Errorf("ParseRawQuery(v=%s): %v", tt.raw, err)
+			continue
+		}
+		if got := ps.Get("v"); got != tt.want {
+			t.Errorf("ParseRawQuery(v=%s) = %q, want %q", tt.raw, got, tt.want)
+		}
 	}
 }
