@@ -12,6 +12,14 @@
 // computed once per dictionary value and looked up by code per row. Columns of joined
 // tables are evaluated over their own rows and read through the frame's join index.
 //
+// A frame keeps two kinds of index, each built on first use and kept for the frame's life
+// (never results): per sorted column, the rows in sort order with the bounds of each run of
+// equal values (8 bytes a row, plus 4 a distinct value); per string column of at most 32
+// distinct values, the rows of each value as a bitmap (at most 4 bytes a row). A page
+// sorted on a column then walks its order, tests each row against the filter's bitmap and
+// stops at the page's end, when that is likely to be soon (see plan.indexTop); a string
+// predicate ORs the bitmaps of the values it accepts instead of reading every row's code.
+//
 // Behaviours chosen where the specification is silent:
 //
 //   - A Request with neither Fields nor KPIs selects every column of the frame, in order.
@@ -331,19 +339,52 @@ func (p *plan) indexTop(rows rowSet, count, end int) ([]int32, bool) {
 	return out, true
 }
 
-// project returns the selected columns of the rows sel, one allocation for all cells.
+// project returns the selected columns of the rows sel, one allocation for all cells,
+// filled column by column.
 func (p *plan) project(sel []int32) [][]query.Value {
 	k := len(p.refs)
 	rows := make([][]query.Value, len(sel))
 	cells := make([]query.Value, len(sel)*k)
-	for i, r := range sel {
-		row := cells[i*k : (i+1)*k : (i+1)*k]
-		for j, c := range p.refs {
-			row[j] = c.value(r)
-		}
-		rows[i] = row
+	for i := range rows {
+		rows[i] = cells[i*k : (i+1)*k : (i+1)*k]
+	}
+	if len(sel) == 0 {
+		return rows
+	}
+	for j, c := range p.refs {
+		fillColumn(cells[j:], k, sel, c)
 	}
 	return rows
+}
+
+// fillColumn sets out[i*stride] to the cell of c in row sel[i], as ref.value does, without
+// a method call per cell for the base table's string and float columns.
+func fillColumn(out []query.Value, stride int, sel []int32, c ref) {
+	if c.index == nil {
+		switch col := c.col.(type) {
+		case *column.Strings:
+			for i, r := range sel {
+				if col.Nulls.Get(int(r)) {
+					out[i*stride] = query.Null(query.TypeString)
+				} else {
+					out[i*stride] = query.String(col.Dict[col.Codes[r]])
+				}
+			}
+			return
+		case *column.Float64s:
+			for i, r := range sel {
+				if col.Nulls.Get(int(r)) {
+					out[i*stride] = query.Null(query.TypeFloat)
+				} else {
+					out[i*stride] = query.Float(col.Vals[r])
+				}
+			}
+			return
+		}
+	}
+	for i, r := range sel {
+		out[i*stride] = c.value(r)
+	}
 }
 
 // pageBounds returns the slice bounds of page (0-based) of size rows out of n.

@@ -76,7 +76,7 @@ func (f *Frame) compileFilter(e query.Expr) (pred, error) {
 		if err != nil {
 			return nil, err
 		}
-		fill, err := compareKernel(c.col, e.Op, e.Value.Value, e.Field.Name)
+		fill, err := f.compareKernel(c.col, e.Op, e.Value.Value, e.Field.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -86,7 +86,7 @@ func (f *Frame) compileFilter(e query.Expr) (pred, error) {
 		if err != nil {
 			return nil, err
 		}
-		fill, err := inKernel(c.col, e.Values, e.Field.Name)
+		fill, err := f.inKernel(c.col, e.Values, e.Field.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +96,7 @@ func (f *Frame) compileFilter(e query.Expr) (pred, error) {
 		if err != nil {
 			return nil, err
 		}
-		fill, err := callKernel(c.col, e)
+		fill, err := f.callKernel(c.col, e)
 		if err != nil {
 			return nil, err
 		}
@@ -290,9 +290,11 @@ func b2u(b bool) uint64 {
 	return 0
 }
 
-// codeSet sets the rows of a string column whose code is in match. When one code matches
-// (an equality) or all but one do, it compares codes instead of looking each one up.
-func codeSet(out column.Bitmap, codes []uint32, match []bool) {
+// codeSet sets the rows of a string column whose code is in match. A column of few
+// values has the rows of each code as a bitmap (see codeRows): their union is the answer.
+// Otherwise, when one code matches (an equality) or all but one do, it compares codes
+// instead of looking each one up.
+func (f *Frame) codeSet(out column.Bitmap, col *column.Strings, match []bool) {
 	in, last, lastOut := 0, 0, 0
 	for code, m := range match {
 		if m {
@@ -301,15 +303,28 @@ func codeSet(out column.Bitmap, codes []uint32, match []bool) {
 			lastOut = code
 		}
 	}
-	switch {
-	case in == 0:
+	if in == 0 {
 		clear(out) // also an empty dictionary: every cell is null
+		return
+	}
+	if byCode := f.codeRows(col); byCode != nil {
+		clear(out)
+		for code, m := range match {
+			if m {
+				for i, w := range byCode[code] {
+					out[i] |= w
+				}
+			}
+		}
+		return
+	}
+	switch {
 	case in == 1:
-		cmpSet(out, codes, query.Eq, uint32(last))
+		cmpSet(out, col.Codes, query.Eq, uint32(last))
 	case in == len(match)-1:
-		cmpSet(out, codes, query.Ne, uint32(lastOut))
+		cmpSet(out, col.Codes, query.Ne, uint32(lastOut))
 	default:
-		setWhere(out, codes, func(c uint32) bool { return match[c] })
+		setWhere(out, col.Codes, func(c uint32) bool { return match[c] })
 	}
 }
 
@@ -336,7 +351,7 @@ func typeError(name string, col query.Type, lit query.Value) error {
 }
 
 // compareKernel compiles "field op literal" against column c.
-func compareKernel(c column.Column, op query.CompareOp, lit query.Value, name string) (kernel, error) {
+func (f *Frame) compareKernel(c column.Column, op query.CompareOp, lit query.Value, name string) (kernel, error) {
 	if !validOp(op) {
 		return nil, fmt.Errorf("exec: %w: comparison operator %d", ErrInvalidRequest, op)
 	}
@@ -353,7 +368,7 @@ func compareKernel(c column.Column, op query.CompareOp, lit query.Value, name st
 			for code, s := range c.Dict {
 				match[code] = compareOrdered(s, lit.Str, op)
 			}
-			codeSet(out, c.Codes, match)
+			f.codeSet(out, c, match)
 			return nullsUnknown
 		}, nil
 	case *column.Float64s:
@@ -479,7 +494,7 @@ func floorDivMod(a, b int64) (q, r int64) {
 
 // inKernel compiles "field in (...)". A null in the list makes rows that match no other
 // value unknown, as in SQL.
-func inKernel(c column.Column, lits []query.Literal, name string) (kernel, error) {
+func (f *Frame) inKernel(c column.Column, lits []query.Literal, name string) (kernel, error) {
 	hasNull := false
 	var vals []query.Value
 	for _, l := range lits {
@@ -507,7 +522,7 @@ func inKernel(c column.Column, lits []query.Literal, name string) (kernel, error
 			for code, s := range c.Dict {
 				match[code] = set[s]
 			}
-			codeSet(out, c.Codes, match)
+			f.codeSet(out, c, match)
 			return rule
 		}, nil
 	case *column.Bools:
@@ -588,7 +603,7 @@ func setKernel[T int64 | float64](vals, xs []T, rule unknownRule) kernel {
 }
 
 // callKernel compiles contains, startswith and endswith: once per dictionary value.
-func callKernel(c column.Column, e *query.Call) (kernel, error) {
+func (f *Frame) callKernel(c column.Column, e *query.Call) (kernel, error) {
 	sc, ok := c.(*column.Strings)
 	if !ok {
 		return nil, fmt.Errorf("exec: %w: function on %v field %q", ErrInvalidRequest, c.Type(), e.Field.Name)
@@ -616,7 +631,7 @@ func callKernel(c column.Column, e *query.Call) (kernel, error) {
 		for code, s := range sc.Dict {
 			match[code] = fn(s, lit.Str)
 		}
-		codeSet(out, sc.Codes, match)
+		f.codeSet(out, sc, match)
 		return nullsUnknown
 	}, nil
 }

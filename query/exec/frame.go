@@ -19,6 +19,8 @@ type Frame struct {
 	refs  map[string]ref
 	// indexes caches a *sortIndex per column name, built when a query first walks it.
 	indexes sync.Map
+	// codeIndexes caches a *codeRowsIndex per string column (by pointer) of few values.
+	codeIndexes sync.Map
 }
 
 // ref is how a frame reads one column: cell r of the frame is cell index[r] of col, or

@@ -132,6 +132,40 @@ func (ix *sortIndex) walk(desc bool, visit func(run []int32) bool) {
 	}
 }
 
+// maxCodeRows is the most distinct values a string column may have for codeRows to index
+// it: the bitmaps then take at most as much memory as the column's codes.
+const maxCodeRows = 32
+
+// codeRowsIndex is the rows of each code of a string column, built once.
+type codeRowsIndex struct {
+	once   sync.Once
+	byCode []column.Bitmap
+}
+
+// codeRows returns the rows of each code of col as bitmaps over its rows, building them on
+// first use, or nil when col has more than maxCodeRows values. Null cells count under the
+// code they hold. It is safe for concurrent use.
+func (f *Frame) codeRows(col *column.Strings) []column.Bitmap {
+	if len(col.Dict) > maxCodeRows {
+		return nil
+	}
+	v, ok := f.codeIndexes.Load(col)
+	if !ok {
+		v, _ = f.codeIndexes.LoadOrStore(col, &codeRowsIndex{})
+	}
+	ix := v.(*codeRowsIndex)
+	ix.once.Do(func() {
+		ix.byCode = make([]column.Bitmap, len(col.Dict))
+		for code := range ix.byCode {
+			ix.byCode[code] = column.NewBitmap(len(col.Codes))
+		}
+		for r, code := range col.Codes {
+			ix.byCode[code].Set(r)
+		}
+	})
+	return ix.byCode
+}
+
 // ones returns a bitmap of the first n rows.
 func ones(n int) column.Bitmap {
 	b := column.NewBitmap(n)

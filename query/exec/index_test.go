@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kmkit/kmkit/query"
+	"github.com/kmkit/kmkit/query/column"
 )
 
 // sortTable has a row id and a column of each type with ties and nulls; F also holds NaN,
@@ -266,3 +267,106 @@ func TestSortIndexConcurrentBuild(t *testing.T) {
 
 // sameFloat treats NaNs as equal.
 func sameFloat(a, b float64) bool { return a == b || (a != a && b != b) }
+
+// TestStringFilterPaths checks string predicates on a column of few values (answered from
+// its per-value row bitmaps) and on one of more than maxCodeRows values (answered by
+// scanning codes: equality, all but one value, and the general lookup) against the
+// reference, with nulls and a join.
+func TestStringFilterPaths(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	n := 300
+	names := []string{"ID", "FEW", "MANY", "FK"}
+	types := []query.Type{query.TypeInteger, query.TypeString, query.TypeString, query.TypeString}
+	value := func(k int) query.Value { return query.String(fmt.Sprintf("v%02d", k)) }
+	var rows [][]query.Value
+	for i := range n {
+		row := []query.Value{query.Int(int64(i)), value(r.IntN(3)), value(r.IntN(maxCodeRows + 8)), query.String(fmt.Sprintf("k%d", r.IntN(4)))}
+		if i%7 == 3 {
+			row[1] = query.Null(query.TypeString)
+		}
+		if i%5 == 1 {
+			row[2] = query.Null(query.TypeString)
+		}
+		rows = append(rows, row)
+	}
+	a := build(t, names, types, rows)
+	// B: a joined table whose S column also has few values, read through the join index.
+	bRows := [][]query.Value{{query.String("k0"), value(1)}, {query.String("k1"), value(2)}, {query.String("k2"), query.Null(query.TypeString)}}
+	b := build(t, []string{"K", "S"}, []query.Type{query.TypeString, query.TypeString}, bRows)
+	f, err := NewFrame("A", a, Join{From: "A.FK", Record: "B", Table: b, Key: "K"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.codeRows(mustStrings(t, a, "FEW")) == nil || f.codeRows(mustStrings(t, a, "MANY")) != nil {
+		t.Fatal("FEW should have code bitmaps and MANY not")
+	}
+	rf := &refFrame{types: map[string]query.Type{}}
+	for i, name := range names {
+		rf.names = append(rf.names, "A."+name)
+		rf.types["A."+name] = types[i]
+	}
+	rf.names = append(rf.names, "B.K", "B.S")
+	rf.types["B.K"], rf.types["B.S"] = query.TypeString, query.TypeString
+	for _, ar := range rows {
+		row := map[string]query.Value{"B.K": query.Null(query.TypeString), "B.S": query.Null(query.TypeString)}
+		for i, name := range names {
+			row["A."+name] = ar[i]
+		}
+		for _, br := range bRows {
+			if br[0].Str == ar[3].Str {
+				row["B.K"], row["B.S"] = br[0], br[1]
+			}
+		}
+		rf.rows = append(rf.rows, row)
+	}
+	var all []query.Value
+	for k := range maxCodeRows + 8 {
+		all = append(all, value(k))
+	}
+	for _, col := range []string{"A.FEW", "A.MANY", "B.S"} {
+		fr := field(col, query.TypeString)
+		allBut := func(skip int) []query.Literal {
+			var out []query.Literal
+			for k, v := range all {
+				if k != skip {
+					out = append(out, lit(v))
+				}
+			}
+			return out
+		}
+		filters := map[string]query.Expr{
+			"eq":              cmpx(col, query.TypeString, query.Eq, value(1)),
+			"eq absent":       cmpx(col, query.TypeString, query.Eq, query.String("nope")),
+			"ne":              cmpx(col, query.TypeString, query.Ne, value(2)),
+			"gt":              cmpx(col, query.TypeString, query.Gt, value(1)),
+			"in two":          &query.In{Field: fr, Values: []query.Literal{lit(value(0)), lit(value(2))}},
+			"in all but one":  &query.In{Field: fr, Values: allBut(1)},
+			"in all":          &query.In{Field: fr, Values: allBut(-1)},
+			"not eq":          not(cmpx(col, query.TypeString, query.Eq, value(0))),
+			"contains":        &query.Call{Func: query.Contains, Field: fr, Arg: lit(query.String("1"))},
+			"eq or is null":   or(cmpx(col, query.TypeString, query.Eq, value(0)), &query.IsNull{Field: fr}),
+			"eq and id small": and(cmpx(col, query.TypeString, query.Eq, value(2)), cmpx("A.ID", query.TypeInteger, query.Lt, query.Int(150))),
+		}
+		for name, filter := range filters {
+			t.Run(col+" "+name, func(t *testing.T) {
+				req := &query.Request{Fields: []string{"A.ID", col}, Filter: filter, PageSize: n, Count: true}
+				got, err := Run(f, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := cmp.Diff(rf.run(req), got); d != "" {
+					t.Errorf("(-want +got):\n%s", d)
+				}
+			})
+		}
+	}
+}
+
+func mustStrings(t *testing.T, tab *column.Table, name string) *column.Strings {
+	t.Helper()
+	c, ok := tab.Column(name)
+	if !ok {
+		t.Fatalf("no column %s", name)
+	}
+	return c.(*column.Strings)
+}

@@ -10,6 +10,10 @@
 //
 //	go run ./examples/server/bench -rows 1000000 -d 10s -c 8 -t 2
 //
+// -q picks queries by letter (-q c runs query (c) only); -n sets the in-process requests
+// per query; -cpuprofile writes a CPU profile of the handler's wrk runs (the last query's
+// when there are several).
+//
 // It prints a Markdown table for BENCHMARKS.md. Like the reference server it runs the garbage
 // collector at GOGC=400 unless GOGC is set.
 package main
@@ -29,6 +33,8 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -75,6 +81,8 @@ func main() {
 	conns := flag.Int("c", 8, "wrk connections")
 	threads := flag.Int("t", 2, "wrk threads")
 	iters := flag.Int("n", 200, "in-process requests per query")
+	only := flag.String("q", "abc", "the queries to run, by letter")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the handler's wrk runs to this file")
 	flag.Parse()
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400) // as the reference server runs
@@ -97,6 +105,7 @@ func main() {
 		{"(b) KM KPIs grouped by one field", base + "/data?fields=ORDERS.STATUS&kpis=TOTAL_NET,AVG_NET,LATE_SHARE&sort=-TOTAL_NET"},
 		{fmt.Sprintf("(c) CUSTOMERS page (%d rows): filter + sort, pageSize 50", customers), base + "/records/CUSTOMERS/data?fields=CUSTOMER_ID,CUSTOMER_NAME,COUNTRY,SEGMENT,CREDIT_LIMIT&filterExpr=SEGMENT%20eq%20'SMB'&sort=-CREDIT_LIMIT&pageSize=50"},
 	}
+	queries = slices.DeleteFunc(queries, func(q benchQuery) bool { return !strings.Contains(*only, q.name[1:2]) })
 
 	// In process: handler time next to executor time.
 	bodies := map[string][]byte{}
@@ -143,7 +152,19 @@ func main() {
 	fmt.Println("| query | handler req/s | static req/s | handler/static | handler p50 | handler p99 | static p50 | static p99 | body bytes |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	for _, q := range queries {
+		if *cpuprofile != "" {
+			f, err := os.Create(*cpuprofile)
+			if err != nil {
+				log.Fatal(err)
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				log.Fatal(err)
+			}
+		}
 		hr := runWrk(*threads, *conns, *dur, "http://"+real+q.path)
+		if *cpuprofile != "" {
+			pprof.StopCPUProfile()
+		}
 		sr := runWrk(*threads, *conns, *dur, "http://"+static+q.path)
 		fmt.Printf("| %s | %.0f | %.0f | %.2f | %s | %s | %s | %s | %d |\n", q.name, hr.rps, sr.rps, hr.rps/sr.rps,
 			hr.p50, hr.p99, sr.p50, sr.p99, len(bodies[q.path]))
