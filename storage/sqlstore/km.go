@@ -93,37 +93,50 @@ func (s *KMStore) Query(ctx context.Context, m *km.KnowledgeModel, q *km.Query) 
 		return nil, err
 	}
 	res := &query.Result{Columns: st.cols, Rows: [][]query.Value{}}
-	if q.Count {
+	counted := false
+	if !st.empty {
+		if counted, err = s.page(ctx, st, res); err != nil {
+			return nil, err
+		}
+	}
+	if q.Count && !counted {
 		if err := s.db.sql.QueryRowContext(ctx, st.count, st.countArgs...).Scan(&res.Count); err != nil {
 			return nil, fmt.Errorf("sqlstore: count: %w", err)
 		}
 	}
-	if st.empty {
-		return res, nil
-	}
+	return res, nil
+}
+
+// page runs the page statement into res and reports whether it set res.Count (a page
+// that counts and has rows).
+func (s *KMStore) page(ctx context.Context, st *statement, res *query.Result) (bool, error) {
 	rows, err := s.db.sql.QueryContext(ctx, st.page, st.pageArgs...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlstore: query: %w", err)
+		return false, fmt.Errorf("sqlstore: query: %w", err)
 	}
 	defer rows.Close()
-	raw := make([]any, len(st.cols))
-	ptrs := make([]any, len(st.cols))
+	n := len(st.cols)
+	raw := make([]any, n, n+1)
+	ptrs := make([]any, n, n+1)
 	for i := range raw {
 		ptrs[i] = &raw[i]
 	}
+	if st.pageCounts {
+		ptrs = append(ptrs, &res.Count)
+	}
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
+			return false, err
 		}
-		row := make([]query.Value, len(st.cols))
+		row := make([]query.Value, n)
 		for i, c := range st.cols {
 			if row[i], err = toValue(raw[i], c.Type); err != nil {
-				return nil, fmt.Errorf("sqlstore: column %s: %w", c.Name, err)
+				return false, fmt.Errorf("sqlstore: column %s: %w", c.Name, err)
 			}
 		}
 		res.Rows = append(res.Rows, row)
 	}
-	return res, rows.Err()
+	return st.pageCounts && len(res.Rows) > 0, rows.Err()
 }
 
 // toValue converts a scanned cell to a value of type t.

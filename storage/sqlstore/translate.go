@@ -462,6 +462,8 @@ type statement struct {
 	countArgs []any
 	cols      []query.Column
 	empty     bool // the page is known to be empty (beyond the end of any result)
+	// pageCounts says that the page's rows end with the total number of rows.
+	pageCounts bool
 }
 
 // searchScore is the score expression of a search: per searched column, a CASE over the
@@ -627,7 +629,14 @@ func translate(d dialect, f *frame, req *query.Request, score *searchScore) (*st
 		st.empty = true
 		return st, nil
 	}
-	st.page = "SELECT " + strings.Join(outCols, ", ") + " FROM (" + innerSQL + ") q ORDER BY " + sortBy() +
+	counted := ""
+	if req.Count {
+		// The total rides along with the page (one pass, one snapshot); the count
+		// statement is needed only when the page is empty.
+		counted = ", count(*) OVER () AS total"
+		st.pageCounts = true
+	}
+	st.page = "SELECT " + strings.Join(outCols, ", ") + counted + " FROM (" + innerSQL + ") q ORDER BY " + sortBy() +
 		" LIMIT " + b.arg(int64(req.PageSize)) + " OFFSET " + b.arg(int64(req.Page)*int64(req.PageSize))
 	st.pageArgs = b.args
 	return st, nil
