@@ -14,7 +14,7 @@
 //
 // A frame keeps two kinds of index, each built on first use and kept for the frame's life
 // (never results): per sorted column, the rows in sort order with the bounds of each run of
-// equal values (8 bytes a row, plus 4 a distinct value); per string column of at most 32
+// equal values (4 bytes a row, plus 4 a distinct value); per string column of at most 32
 // distinct values, the rows of each value as a bitmap (at most 4 bytes a row). A page
 // sorted on a column then walks its order, tests each row against the filter's bitmap and
 // stops at the page's end, when that is likely to be soon (see plan.indexTop); a string
@@ -160,6 +160,7 @@ func compile(f *Frame, req *query.Request) (*plan, error) {
 type rowSet struct {
 	bits column.Bitmap
 	sel  []int32
+	all  bool // bits holds every row of the frame
 }
 
 // len is the number of rows in the set.
@@ -172,6 +173,13 @@ func (s rowSet) len() int {
 
 // vector returns the rows as a selection vector.
 func (s rowSet) vector() []int32 {
+	if s.all {
+		sel := make([]int32, popcount(s.bits))
+		for i := range sel {
+			sel[i] = int32(i)
+		}
+		return sel
+	}
 	if s.bits != nil {
 		return selection(s.bits)
 	}
@@ -189,19 +197,17 @@ func (s rowSet) bitmap(n int) column.Bitmap {
 // selectRows returns the rows that pass the filter and the search, and the search order
 // (best score first) when there is a search. Without a search the rows are a bitmap.
 func (p *plan) selectRows() (rowSet, rowCmp) {
-	var in column.Bitmap
+	rows := rowSet{bits: ones(p.f.rows), all: true}
 	if p.filter != nil {
-		in = p.filter().t
-	} else {
-		in = ones(p.f.rows)
-	}
-	if in == nil {
-		in = column.NewBitmap(p.f.rows)
+		rows = rowSet{bits: p.filter().t}
+		if rows.bits == nil {
+			rows.bits = column.NewBitmap(p.f.rows)
+		}
 	}
 	if p.req.Search == nil {
-		return rowSet{bits: in}, nil
+		return rows, nil
 	}
-	sel, score := search(p.f.rows, selection(in), p.searched, p.req.Search)
+	sel, score := search(p.f.rows, rows.vector(), p.searched, p.req.Search)
 	return rowSet{sel: sel}, func(a, b int32) int { return int(score[b]) - int(score[a]) }
 }
 

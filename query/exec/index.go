@@ -71,12 +71,7 @@ func (ix *sortIndex) build(n int, c ref) {
 		}
 		rows = append(rows, keyed{keyOf(cr), r})
 	}
-	slices.SortFunc(rows, func(a, b keyed) int {
-		if c := cmp.Compare(a.key, b.key); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.row, b.row)
-	})
+	rows = radixSort(rows)
 	ix.perm = make([]int32, 0, n)
 	ix.nonNull = len(rows)
 	for i, k := range rows {
@@ -91,6 +86,46 @@ func (ix *sortIndex) build(n int, c ref) {
 	}
 	ix.bounds = append(ix.bounds, int32(n))
 	ix.bounds = slices.Clip(ix.bounds)
+}
+
+// radixSort sorts rows by key, stably (rows come in row order, so ties stay in row order):
+// a least-significant-digit radix sort on bytes, skipping the bytes all keys share. Short
+// inputs use a comparison sort. It returns the sorted slice, rows or a scratch slice.
+func radixSort(rows []keyed) []keyed {
+	if len(rows) < 256 {
+		slices.SortFunc(rows, func(a, b keyed) int {
+			if c := cmp.Compare(a.key, b.key); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.row, b.row)
+		})
+		return rows
+	}
+	var counts [8][256]int
+	for _, k := range rows {
+		for d := range 8 {
+			counts[d][byte(k.key>>(8*d))]++
+		}
+	}
+	buf := make([]keyed, len(rows))
+	for d := range 8 {
+		c := &counts[d]
+		if c[byte(rows[0].key>>(8*d))] == len(rows) {
+			continue // every key has this byte
+		}
+		pos := 0
+		for i, n := range c {
+			c[i] = pos
+			pos += n
+		}
+		for _, k := range rows {
+			b := byte(k.key >> (8 * d))
+			buf[c[b]] = k
+			c[b]++
+		}
+		rows, buf = buf, rows
+	}
+	return rows
 }
 
 // floatKey maps a float to an integer in cmp.Compare's order: every NaN lowest and equal,

@@ -370,3 +370,78 @@ func mustStrings(t *testing.T, tab *column.Table, name string) *column.Strings {
 	}
 	return c.(*column.Strings)
 }
+
+// TestSortIndexBuild checks the index of columns long enough for the radix sort against
+// the comparator path: perm in the comparator's order (ties in row order, nulls last), and
+// bounds delimiting runs of equal values.
+func TestSortIndexBuild(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	n := 3000
+	specials := []float64{math.NaN(), math.Copysign(0, -1), 0, math.Inf(1), math.Inf(-1), -1e300, 5e-324, -5e-324}
+	rows := make([][]any, n)
+	for i := range rows {
+		var fv, iv, sv, bv any
+		switch r.IntN(4) {
+		case 0:
+			fv = specials[r.IntN(len(specials))]
+		case 1:
+			fv = float64(r.IntN(50)) - 25
+		default:
+			fv = r.NormFloat64() * 1e6
+		}
+		iv = r.Int64N(2000) - 1000
+		if r.IntN(3) == 0 {
+			iv = []int64{math.MinInt64, math.MaxInt64, -1, 0}[r.IntN(4)]
+		}
+		iv = int(iv.(int64))
+		sv = fmt.Sprintf("s%d", r.IntN(300))
+		bv = r.IntN(2) == 0
+		if r.IntN(9) == 0 {
+			fv = nil
+		}
+		if r.IntN(9) == 0 {
+			iv = nil
+		}
+		if r.IntN(9) == 0 {
+			sv = nil
+		}
+		if r.IntN(9) == 0 {
+			bv = nil
+		}
+		rows[i] = []any{fv, iv, sv, bv}
+	}
+	f := FromTable(table(t, []string{"F", "I", "S", "B"},
+		[]query.Type{query.TypeFloat, query.TypeInteger, query.TypeString, query.TypeBoolean}, rows))
+	for _, name := range []string{"F", "I", "S", "B"} {
+		t.Run(name, func(t *testing.T) {
+			c := f.refs[name]
+			ix := f.sortIndex(name, c)
+			key := keyCmp(c, false)
+			want := make([]int32, n)
+			for i := range want {
+				want[i] = int32(i)
+			}
+			want = sortTop(want, chain([]rowCmp{key}), n)
+			if d := cmp.Diff(want, ix.perm); d != "" {
+				t.Fatalf("perm (-want +got):\n%s", d)
+			}
+			if ix.bounds[0] != 0 || int(ix.bounds[len(ix.bounds)-1]) != n {
+				t.Fatalf("bounds %d..%d, want 0..%d", ix.bounds[0], ix.bounds[len(ix.bounds)-1], n)
+			}
+			for k := 0; k+1 < len(ix.bounds); k++ {
+				run := ix.perm[ix.bounds[k]:ix.bounds[k+1]]
+				if len(run) == 0 {
+					t.Fatalf("run %d is empty", k)
+				}
+				for _, r := range run[1:] {
+					if key(run[0], r) != 0 {
+						t.Fatalf("run %d: rows %d and %d differ", k, run[0], r)
+					}
+				}
+				if k+2 < len(ix.bounds) && key(run[0], ix.perm[ix.bounds[k+1]]) >= 0 {
+					t.Fatalf("runs %d and %d: %d is not below %d", k, k+1, run[0], ix.perm[ix.bounds[k+1]])
+				}
+			}
+		})
+	}
+}
