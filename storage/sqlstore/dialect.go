@@ -41,10 +41,9 @@ type dialect interface {
 	// median is the median aggregate of a double expression: the middle value, or the
 	// mean of the middle two.
 	median(expr string) string
-	// sum and avg add the double expression naively in the given order, as the executor
-	// does, so that results are identical to the last bit.
+	// sum adds the double expression naively in the given order, as the executor does,
+	// so that results are identical to the last bit.
 	sum(expr, order string) string
-	avg(expr, order string) string
 	// castParam wraps a parameter marker so that the server knows its type.
 	castParam(marker string, v any) string
 }
@@ -108,10 +107,6 @@ func (sqliteDialect) median(expr string) string { return "kmkit_median(" + expr 
 // sum uses a Go aggregate: SQLite's own sum compensates rounding (Kahan-Babuska).
 func (sqliteDialect) sum(expr, order string) string {
 	return "kmkit_sum(" + expr + " ORDER BY " + order + ")"
-}
-
-func (sqliteDialect) avg(expr, order string) string {
-	return "kmkit_avg(" + expr + " ORDER BY " + order + ")"
 }
 
 func (sqliteDialect) castParam(marker string, _ any) string { return marker }
@@ -183,13 +178,9 @@ func (postgresDialect) median(expr string) string {
 		expr + " DESC)) / 2)"
 }
 
-// sum and avg of float8 add naively (float8pl, float8_accum) in input order.
+// sum of float8 adds naively (float8pl) in input order.
 func (postgresDialect) sum(expr, order string) string {
 	return "sum(" + expr + " ORDER BY " + order + ")"
-}
-
-func (postgresDialect) avg(expr, order string) string {
-	return "avg(" + expr + " ORDER BY " + order + ")"
 }
 
 func (postgresDialect) castParam(marker string, v any) string {

@@ -18,24 +18,17 @@ func init() {
 	})
 }
 
-// kmkit_sum and kmkit_avg add doubles naively in input order, as query/exec does: SQLite's
-// sum and avg compensate rounding and so differ from it in the last bits.
+// kmkit_sum adds doubles naively in input order, as query/exec does: SQLite's sum
+// compensates rounding and so differs from it in the last bits.
 func init() {
-	for _, avg := range []bool{false, true} {
-		name := "kmkit_sum"
-		if avg {
-			name = "kmkit_avg"
-		}
-		sqlite.MustRegisterFunction(name, &sqlite.FunctionImpl{
-			NArgs:         1,
-			Deterministic: true,
-			MakeAggregate: func(sqlite.FunctionContext) (sqlite.AggregateFunction, error) { return &sumAgg{avg: avg}, nil },
-		})
-	}
+	sqlite.MustRegisterFunction("kmkit_sum", &sqlite.FunctionImpl{
+		NArgs:         1,
+		Deterministic: true,
+		MakeAggregate: func(sqlite.FunctionContext) (sqlite.AggregateFunction, error) { return &sumAgg{}, nil },
+	})
 }
 
 type sumAgg struct {
-	avg bool
 	sum float64
 	n   int64
 }
@@ -60,11 +53,8 @@ func (a *sumAgg) WindowInverse(*sqlite.FunctionContext, []driver.Value) error {
 }
 
 func (a *sumAgg) WindowValue(*sqlite.FunctionContext) (driver.Value, error) {
-	switch {
-	case a.n == 0:
+	if a.n == 0 {
 		return nil, nil
-	case a.avg:
-		return a.sum / float64(a.n), nil
 	}
 	return a.sum, nil
 }

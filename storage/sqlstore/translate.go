@@ -443,7 +443,9 @@ func (b *builder) aggregate(f *frame, a *query.Aggregate) (string, query.Type, e
 		if err := numeric(); err != nil {
 			return "", 0, err
 		}
-		return b.d.avg(b.d.toFloat(x), b.order), query.TypeFloat, nil
+		// The executor's average is its ordered sum over the count; written so, a sum and
+		// an average of one field share one ordered aggregate.
+		return "(" + b.d.sum(b.d.toFloat(x), b.order) + " / " + b.d.toFloat("NULLIF(count("+x+"), 0)") + ")", query.TypeFloat, nil
 	case query.AggMedian:
 		if err := numeric(); err != nil {
 			return "", 0, err
@@ -630,9 +632,10 @@ func translate(d dialect, f *frame, req *query.Request, score *searchScore) (*st
 		return st, nil
 	}
 	counted := ""
-	if req.Count {
-		// The total rides along with the page (one pass, one snapshot); the count
-		// statement is needed only when the page is empty.
+	if req.Count && len(sel) > 0 && (req.Distinct || len(req.KPIs) > 0) {
+		// Groups: the total rides along with the page, so the grouping runs once (the
+		// count statement is needed only when the page is empty). Plain rows are counted
+		// apart, which an index can answer without reading the rows.
 		counted = ", count(*) OVER () AS total"
 		st.pageCounts = true
 	}
