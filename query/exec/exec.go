@@ -197,12 +197,14 @@ func (s rowSet) bitmap(n int) column.Bitmap {
 // selectRows returns the rows that pass the filter and the search, and the search order
 // (best score first) when there is a search. Without a search the rows are a bitmap.
 func (p *plan) selectRows() (rowSet, rowCmp) {
-	rows := rowSet{bits: ones(p.f.rows), all: true}
+	var rows rowSet
 	if p.filter != nil {
-		rows = rowSet{bits: p.filter().t}
+		rows.bits = p.filter().t
 		if rows.bits == nil {
 			rows.bits = column.NewBitmap(p.f.rows)
 		}
+	} else {
+		rows = rowSet{bits: ones(p.f.rows), all: true}
 	}
 	if p.req.Search == nil {
 		return rows, nil
