@@ -13,8 +13,9 @@
 // A record's Source names a table or view; its fields are columns of the same names, and
 // RowColumn ("kmkit_row", an integer) gives the rows their natural order. A query is
 // translated from the bound AST into one SELECT with bound parameters (values never enter
-// the SQL text; identifiers come only from the KM definition and are quoted), plus one
-// count statement when asked. The results equal those of the memory backend's executor
+// the SQL text; identifiers come only from the KM definition and are quoted). A count,
+// when asked, is a second statement for rows (which an index may answer) and rides along
+// with the page for groups (count(*) OVER (), so the grouping runs once). The results equal those of the memory backend's executor
 // (package query/exec) for the same request, which storage/storetest checks:
 //
 //   - three-valued logic is SQL's own; a date literal against a datetime compares the day
@@ -26,12 +27,12 @@
 //   - sorts put nulls last in both directions ("x IS NULL" first key) and break ties by
 //     RowColumn, so pages are deterministic; distinct keeps the first row of each
 //     combination in the result order (GROUP BY the combination, ordered by the least
-//     order key of its rows); KPI groups come
-//     in order of first appearance (min of the row order), also after a search;
-//   - aggregates give the executor's results to the last bit: sums and averages add
-//     doubles naively in the executor's row order (an ORDER BY inside the aggregate; on
-//     SQLite a Go aggregate, as SQLite's own sum compensates rounding), which costs a sort
-//     per grouped query; median is the middle value or the mean of the middle two
+//     order key of its rows); KPI groups come in order of first appearance (the least
+//     order key), also after a search;
+//   - aggregates give the executor's results to the last bit: sums add doubles naively
+//     in the executor's row order (an ORDER BY inside the aggregate; on SQLite a Go
+//     aggregate, as SQLite's own sum compensates rounding), which costs a sort per grouped
+//     query, and an average is that sum over the count; median is the middle value or the mean of the middle two
 //     (percentile_disc from both ends on PostgreSQL, a Go aggregate on SQLite); ratio is
 //     the average of 1/0.
 //   - search: the filter and the distinct values of the searched columns are computed by
