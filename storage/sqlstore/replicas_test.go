@@ -8,10 +8,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/auth/ratelimit"
 	"github.com/kmkit/kmkit/scim"
 )
 
@@ -140,3 +142,42 @@ func TestReplicasSQLite(t *testing.T) {
 func TestReplicasPostgres(t *testing.T) {
 	testReplicas(t, func(t *testing.T) string { return postgresDSN(t) })
 }
+
+// testLimiterReplicas counts requests through two limiters, each with its own pool on one
+// database: the budget is shared, exactly limit requests pass.
+func testLimiterReplicas(t *testing.T, dsn string) {
+	ls := [2]ratelimit.Limiter{open(t, dsn).Limiter(), open(t, dsn).Limiter()}
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	const limit, requests = 30, 80
+	var (
+		mu      sync.Mutex
+		allowed int
+		wg      sync.WaitGroup
+	)
+	for i := range requests {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, err := ls[i%2].Allow(t.Context(), "key", limit, time.Hour, now)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if d.Allowed {
+				mu.Lock()
+				allowed++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if allowed != limit {
+		t.Errorf("%d requests allowed through two replicas, want %d", allowed, limit)
+	}
+}
+
+func TestLimiterReplicasSQLite(t *testing.T) {
+	testLimiterReplicas(t, "sqlite:"+filepath.Join(t.TempDir(), "kmkit.db"))
+}
+
+func TestLimiterReplicasPostgres(t *testing.T) { testLimiterReplicas(t, postgresDSN(t)) }
