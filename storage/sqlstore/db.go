@@ -25,6 +25,9 @@ type DB struct {
 	d   dialect
 }
 
+// DefaultMaxConns bounds the PostgreSQL connections of one DB (one server process).
+const DefaultMaxConns = 16
+
 // Open opens the database named by dsn and applies the pending schema migrations:
 //
 //	sqlite:PATH              a SQLite file (created when missing), in WAL mode
@@ -59,6 +62,13 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		db, err = sql.Open("pgx", dsn)
 		d = postgresDialect{}
+		if err == nil {
+			// A bounded pool: database/sql's default is unbounded, and many replicas
+			// each opening a connection per concurrent request would exhaust the server's
+			// max_connections. Hosts tune it through SQL().
+			db.SetMaxOpenConns(DefaultMaxConns)
+			db.SetMaxIdleConns(DefaultMaxConns / 2)
+		}
 	default:
 		return nil, fmt.Errorf("sqlstore: unsupported database %q: want sqlite:PATH or a postgres:// URL", redact(dsn))
 	}
