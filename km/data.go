@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kmkit/kmkit/internal/jsonenc"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 )
@@ -109,7 +110,7 @@ const maxPooledPage = 1 << 20
 func encodePage(b []byte, pl *plan, res *query.Result, asQuery bool) []byte {
 	keys := make([][]byte, len(pl.columns))
 	for i, c := range pl.columns {
-		keys[i] = appendString(nil, c.name)
+		keys[i] = jsonenc.AppendStringNoHTMLEscape(nil, c.name)
 	}
 	b = slices.Grow(b, 256+len(res.Rows)*len(pl.columns)*32)
 	b = append(b, `{"page":`...)
@@ -123,7 +124,7 @@ func encodePage(b []byte, pl *plan, res *query.Result, asQuery bool) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, s)
+		b = jsonenc.AppendStringNoHTMLEscape(b, s)
 	}
 	b = append(b, `],"content":`...)
 	if !asQuery {
@@ -162,18 +163,18 @@ func appendHeader(b []byte, c column, t query.Type) []byte {
 		}
 	}
 	b = append(b, `{"id":`...)
-	b = appendString(b, c.name)
+	b = jsonenc.AppendStringNoHTMLEscape(b, c.name)
 	b = append(b, `,"name":`...)
-	b = appendString(b, name)
+	b = jsonenc.AppendStringNoHTMLEscape(b, name)
 	b = append(b, `,"type":`...)
-	b = appendString(b, t.String())
+	b = jsonenc.AppendStringNoHTMLEscape(b, t.String())
 	if format != "" {
 		b = append(b, `,"format":`...)
-		b = appendString(b, format)
+		b = jsonenc.AppendStringNoHTMLEscape(b, format)
 	}
 	if unit != "" {
 		b = append(b, `,"unit":`...)
-		b = appendString(b, unit)
+		b = jsonenc.AppendStringNoHTMLEscape(b, unit)
 	}
 	b = append(b, `,"aggregation":`...)
 	b = strconv.AppendBool(b, agg)

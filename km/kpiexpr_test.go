@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kmkit/kmkit/internal/jsonenc"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -30,7 +31,7 @@ func metricText(m query.Metric) string {
 	return "?"
 }
 
-func formatNum(v float64) string { return string(appendFloat(nil, v)) }
+func formatNum(v float64) string { return string(jsonenc.AppendFloat(nil, v)) }
 
 func TestParseKPIExpr(t *testing.T) {
 	tests := []struct {

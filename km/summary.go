@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kmkit/kmkit/internal/jsonenc"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/stats"
@@ -303,7 +304,7 @@ func (h *Handler) readSummaryParams(raw string, m *KnowledgeModel, rec *Record) 
 func encodeSummary(fields []*Field, sum *Summary, sample [][]query.Value) ([]byte, error) {
 	keys := make([][]byte, len(fields))
 	for i, f := range fields {
-		keys[i] = appendString(nil, f.ID)
+		keys[i] = jsonenc.AppendStringNoHTMLEscape(nil, f.ID)
 	}
 	b := make([]byte, 0, 512+len(fields)*(64+len(sample)*24))
 	b = append(b, `{"content":{"headers":[`...)

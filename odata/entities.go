@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kmkit/kmkit/internal/jsonenc"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
@@ -397,10 +398,10 @@ func (pg *page) appendJSON(b []byte) []byte {
 	et := pg.eq.et
 	keys := make([][]byte, len(pg.eq.out))
 	for j, p := range pg.eq.out {
-		keys[j] = append(appendJSONString(nil, et.props[p].name), ':')
+		keys[j] = append(jsonenc.AppendStringNoHTMLEscape(nil, et.props[p].name), ':')
 	}
 	b = append(b, `{"@odata.context":`...)
-	b = appendJSONString(b, string(pg.appendContext(nil)))
+	b = jsonenc.AppendStringNoHTMLEscape(b, string(pg.appendContext(nil)))
 	if pg.counted {
 		b = append(b, `,"@odata.count":`...)
 		b = strconv.AppendInt(b, int64(pg.count), 10)
@@ -423,7 +424,7 @@ func (pg *page) appendJSON(b []byte) []byte {
 	b = append(b, ']')
 	if pg.next != "" {
 		b = append(b, `,"@odata.nextLink":`...)
-		b = appendJSONString(b, pg.next)
+		b = jsonenc.AppendStringNoHTMLEscape(b, pg.next)
 	}
 	return append(b, '}')
 }

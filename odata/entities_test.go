@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"math"
-	"math/rand/v2"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -400,34 +398,6 @@ func TestEncodeValues(t *testing.T) {
 	} {
 		if got := string(appendKeyLiteral(nil, c.v)); got != c.want {
 			t.Errorf("key of %+v: %s, want %s", c.v, got, c.want)
-		}
-	}
-}
-
-// The digit-by-digit temporal formats agree with package time's, over years 0000 to
-// 9999 and beyond them.
-func TestTemporalFormats(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	const maxUS = 253402300799999999 // 9999-12-31T23:59:59.999999Z
-	const minUS = -62167219200000000 // 0000-01-01T00:00:00Z
-	micros := []int64{0, -1, 1, minUS, minUS - 1, maxUS, maxUS + 1, 951782400000000 /* 2000-02-29 */, -86400000000}
-	for range 20000 {
-		micros = append(micros, minUS+rng.Int64N(maxUS-minUS), rng.Int64N(3_000_000_000)*1_000_000, rng.Int64())
-	}
-	for _, us := range micros {
-		tm := time.UnixMicro(us).UTC()
-		checks := []struct {
-			v    query.Value
-			want string
-		}{
-			{query.Value{Type: query.TypeDateTime, Int: us}, tm.Format(time.RFC3339Nano)},
-			{query.Value{Type: query.TypeDate, Int: query.DayOfMicros(us)}, tm.Format(time.DateOnly)},
-			{query.Value{Type: query.TypeTime, Int: us - query.DayOfMicros(us)*query.MicrosPerDay}, tm.Format("15:04:05.999999")},
-		}
-		for _, c := range checks {
-			if got := string(appendTemporal(nil, c.v)); got != c.want {
-				t.Fatalf("%s of %d: %s, want %s", c.v.Type, c.v.Int, got, c.want)
-			}
 		}
 	}
 }

@@ -2,6 +2,8 @@ package odata
 
 import (
 	"strconv"
+
+	"github.com/kmkit/kmkit/internal/jsonenc"
 )
 
 // The versions of the two CSDL representations: CSDL JSON exists from 4.01 on; CSDL XML
@@ -57,13 +59,13 @@ func metadataJSON(types []*entityType) []byte {
 	b := make([]byte, 0, 256+len(types)*512)
 	b = append(b, `{"$Version":"`+csdlJSONVersion+`","$EntityContainer":"`+Namespace+"."+ContainerName+`","`+Namespace+`":{`...)
 	for _, et := range types {
-		b = appendJSONString(b, et.name)
+		b = jsonenc.AppendStringNoHTMLEscape(b, et.name)
 		b = append(b, `:{"$Kind":"EntityType","$Key":[`...)
-		b = appendJSONString(b, et.props[et.key].name)
+		b = jsonenc.AppendStringNoHTMLEscape(b, et.props[et.key].name)
 		b = append(b, ']')
 		for _, p := range et.props {
 			b = append(b, ',')
-			b = appendJSONString(b, p.name)
+			b = jsonenc.AppendStringNoHTMLEscape(b, p.name)
 			b = append(b, `:{"$Type":"`...)
 			b = append(b, p.edm...)
 			b = append(b, `","$Nullable":`...)
@@ -79,9 +81,9 @@ func metadataJSON(types []*entityType) []byte {
 	b = append(b, `"`+ContainerName+`":{"$Kind":"EntityContainer"`...)
 	for _, et := range types {
 		b = append(b, ',')
-		b = appendJSONString(b, et.set)
+		b = jsonenc.AppendStringNoHTMLEscape(b, et.set)
 		b = append(b, `:{"$Collection":true,"$Type":`...)
-		b = appendJSONString(b, et.qualified())
+		b = jsonenc.AppendStringNoHTMLEscape(b, et.qualified())
 		b = append(b, '}')
 	}
 	return append(b, `}}}`...)
@@ -92,16 +94,16 @@ func metadataJSON(types []*entityType) []byte {
 func serviceJSON(root string, types []*entityType) []byte {
 	b := make([]byte, 0, 128+len(types)*96)
 	b = append(b, `{"@odata.context":`...)
-	b = appendJSONString(b, root+"$metadata")
+	b = jsonenc.AppendStringNoHTMLEscape(b, root+"$metadata")
 	b = append(b, `,"value":[`...)
 	for i, et := range types {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, `{"name":`...)
-		b = appendJSONString(b, et.set)
+		b = jsonenc.AppendStringNoHTMLEscape(b, et.set)
 		b = append(b, `,"kind":"EntitySet","url":`...)
-		b = appendJSONString(b, et.set)
+		b = jsonenc.AppendStringNoHTMLEscape(b, et.set)
 		b = append(b, '}')
 	}
 	return append(b, `]}`...)

@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/kmkit/kmkit/internal/jsonenc"
 )
 
 // The handler encodes pages with the append functions below instead of encoding/json's
 // reflection: a page of elements is most of the work of a request, and these write the
-// same bytes as json.Marshal (TestAppendMatchesEncodingJSON, FuzzAppendString and
-// FuzzDecodeElements hold them to it) several times faster and without allocating.
+// same bytes as json.Marshal (TestAppendMatchesEncodingJSON and FuzzDecodeElements hold
+// them to it; strings are jsonenc.AppendString's, which escapes as json.Marshal does) several times faster and without allocating.
 
 // errTooDeep stops the encoding of elements nested deeper than MaxDepth, which only a
 // cycle of Content pointers built in memory can produce: Validate refuses such data.
@@ -39,7 +40,7 @@ func appendFacetList(b []byte, page []Facet, skip, take, total int) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"name":`...)
-		b = appendString(b, page[i].Name)
+		b = jsonenc.AppendString(b, page[i].Name)
 		b = append(b, '}')
 	}
 	return appendListEnd(b, skip, take, total)
@@ -79,7 +80,7 @@ func appendElement(b []byte, e *Element, depth int) ([]byte, error) {
 					return b, err
 				}
 			} else {
-				b = appendString(b, c.Text)
+				b = jsonenc.AppendString(b, c.Text)
 			}
 		}
 		b = append(b, ']')
@@ -94,7 +95,7 @@ func appendElement(b []byte, e *Element, depth int) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, name)
+			b = jsonenc.AppendString(b, name)
 			b = append(b, ':')
 			b = appendReferences(b, e.Related[name])
 		}
@@ -143,29 +144,29 @@ func appendElements(b []byte, elements []Element, depth int) ([]byte, error) {
 // appendIdentity appends the opening brace and the identity members, without a closing brace.
 func appendIdentity(b []byte, id *Identity) []byte {
 	b = append(b, `{"containerPermaLink":`...)
-	b = appendString(b, id.ContainerPermaLink)
+	b = jsonenc.AppendString(b, id.ContainerPermaLink)
 	b = append(b, `,"creationId":`...)
-	b = appendString(b, id.CreationID)
+	b = jsonenc.AppendString(b, id.CreationID)
 	b = append(b, `,"facetName":`...)
-	b = appendString(b, id.FacetName)
+	b = jsonenc.AppendString(b, id.FacetName)
 	b = append(b, `,"id":`...)
-	b = appendString(b, id.ID)
+	b = jsonenc.AppendString(b, id.ID)
 	b = append(b, `,"ordering":`...)
 	b = strconv.AppendInt(b, int64(id.Ordering), 10)
 	b = append(b, `,"permaLink":`...)
-	b = appendString(b, id.PermaLink)
+	b = jsonenc.AppendString(b, id.PermaLink)
 	b = append(b, `,"state":`...)
-	b = appendString(b, id.State)
+	b = jsonenc.AppendString(b, id.State)
 	b = append(b, `,"stereotype":`...)
-	b = appendString(b, id.Stereotype)
+	b = jsonenc.AppendString(b, id.Stereotype)
 	b = append(b, `,"type":`...)
-	b = appendString(b, id.Type)
+	b = jsonenc.AppendString(b, id.Type)
 	b = append(b, `,"variantDefinitionId":`...)
-	b = appendString(b, id.VariantDefinitionID)
+	b = jsonenc.AppendString(b, id.VariantDefinitionID)
 	b = append(b, `,"variantId":`...)
-	b = appendString(b, id.VariantID)
+	b = jsonenc.AppendString(b, id.VariantID)
 	b = append(b, `,"versionId":`...)
-	return appendString(b, id.VersionID)
+	return jsonenc.AppendString(b, id.VersionID)
 }
 
 func appendReferences(b []byte, refs []Reference) []byte {
@@ -197,7 +198,7 @@ func appendAttributes(b []byte, attrs Attributes) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, name)
+		b = jsonenc.AppendString(b, name)
 		b = append(b, ':')
 		values := attrs[name]
 		if values == nil {
@@ -209,9 +210,9 @@ func appendAttributes(b []byte, attrs Attributes) []byte {
 			if j > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, k)
+			b = jsonenc.AppendString(b, k)
 			b = append(b, ':')
-			b = appendString(b, values[k])
+			b = jsonenc.AppendString(b, values[k])
 		}
 		b = append(b, '}')
 	}
@@ -227,58 +228,4 @@ func sortedKeys[V any](dst []string, m map[string]V) []string {
 	}
 	slices.Sort(dst)
 	return dst
-}
-
-// appendString appends s as a JSON string escaped exactly as encoding/json escapes it:
-// quotes, backslashes, control characters, <, > and & (for HTML safety), U+2028 and
-// U+2029, and invalid UTF-8 as U+FFFD.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

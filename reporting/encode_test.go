@@ -62,22 +62,6 @@ func TestAppendMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-// FuzzAppendString holds appendString to encoding/json's escaping for any string.
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "plain", "<>&", "\"\\", "\x00\x1f\b\f\n\r\t", "é✓", "\u2028\u2029", "\xff", "a\xe2\x80", "\xed\xa0\x80"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := appendString(nil, s); string(got) != string(want) {
-			t.Fatalf("appendString(%q) = %s, want %s", s, got, want)
-		}
-	})
-}
-
 // BenchmarkEncodePage encodes a page of 100 elements of the demo landscape (each demo
 // element four times) with the handler's encoder, next to encoding/json on the same page.
 func BenchmarkEncodePage(b *testing.B) {

@@ -1,0 +1,110 @@
+// Package jsonenc appends JSON strings and numbers to byte slices, byte for byte as
+// encoding/json writes them, for encoders that write their documents by hand (rows in
+// column order, pages without a map or a reflection walk per item).
+//
+// AppendString escapes as json.Marshal does: quotes, backslashes and control characters
+// (\b, \f, \n, \r and \t in their short forms, others as \u00XX), <, > and & as \u003c,
+// \u003e and \u0026, U+2028 and U+2029 as \u2028 and \u2029, and each byte of invalid
+// UTF-8 as \ufffd. AppendStringNoHTMLEscape does the same except for <, > and &, which it
+// keeps, as an Encoder with SetEscapeHTML(false) does. AppendFloat formats a float64 as
+// encoding/json does; NaN and the infinities, which encoding/json refuses and JSON cannot
+// carry, are written as null.
+package jsonenc
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+const hexDigits = "0123456789abcdef"
+
+// safe and htmlSafe mark the ASCII bytes a JSON string holds as they are, without and
+// with HTML escaping.
+var safe, htmlSafe = func() (s, h [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		s[c] = c != '"' && c != '\\'
+		h[c] = s[c] && c != '<' && c != '>' && c != '&'
+	}
+	return s, h
+}()
+
+// AppendString appends s as a JSON string, escaped exactly as json.Marshal escapes it.
+func AppendString(b []byte, s string) []byte { return appendString(b, s, &htmlSafe) }
+
+// AppendStringNoHTMLEscape appends s as a JSON string, escaped exactly as an
+// encoding/json Encoder with SetEscapeHTML(false) escapes it: <, > and & stay as they are.
+func AppendStringNoHTMLEscape(b []byte, s string) []byte { return appendString(b, s, &safe) }
+
+func appendString(b []byte, s string, plain *[utf8.RuneSelf]bool) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if plain[c] {
+				i++
+				for i < len(s) && s[i] < utf8.RuneSelf && plain[s[i]] {
+					i++
+				}
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default: // other control characters, and <, > and & when escaping HTML
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// AppendFloat appends f as encoding/json formats a float64: the shortest representation
+// that reads back as f, in exponent form (1e-7, 1e+21) below 1e-6 and from 1e21 on. NaN
+// and the infinities are written as null.
+func AppendFloat(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	abs := math.Abs(f)
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		b = strconv.AppendFloat(b, f, 'e', -1, 64)
+		// Shorten e-07 to e-7, as encoding/json does.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+		return b
+	}
+	return strconv.AppendFloat(b, f, 'f', -1, 64)
+}

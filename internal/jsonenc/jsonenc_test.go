@@ -1,0 +1,119 @@
+package jsonenc
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"testing"
+)
+
+// noHTML encodes v as an encoding/json Encoder with SetEscapeHTML(false) does.
+func noHTML(t *testing.T, v any) string {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return string(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+}
+
+func marshal(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestAppendString(t *testing.T) {
+	tests := []struct{ in, html, noHTML string }{
+		{"", `""`, `""`},
+		{"plain text", `"plain text"`, `"plain text"`},
+		{`q"uote\back`, `"q\"uote\\back"`, `"q\"uote\\back"`},
+		{"\b\f\n\r\t\x00\x1f\x7f", `"\b\f\n\r\t\u0000\u001f` + "\x7f" + `"`, `"\b\f\n\r\t\u0000\u001f` + "\x7f" + `"`},
+		{"<a & b>", `"\u003ca \u0026 b\u003e"`, `"<a & b>"`},
+		{"Müller € 日本 😀", `"Müller € 日本 😀"`, `"Müller € 日本 😀"`},
+		{"\u2028\u2029", `"\u2028\u2029"`, `"\u2028\u2029"`},
+		{"a\xffb\xe2\x80", `"a\ufffdb\ufffd\ufffd"`, `"a\ufffdb\ufffd\ufffd"`},
+		{"\xed\xa0\x80", `"\ufffd\ufffd\ufffd"`, `"\ufffd\ufffd\ufffd"`},
+	}
+	for _, tt := range tests {
+		if got := string(AppendString(nil, tt.in)); got != tt.html {
+			t.Errorf("AppendString(%q) = %s, want %s", tt.in, got, tt.html)
+		}
+		if got := string(AppendStringNoHTMLEscape(nil, tt.in)); got != tt.noHTML {
+			t.Errorf("AppendStringNoHTMLEscape(%q) = %s, want %s", tt.in, got, tt.noHTML)
+		}
+		// The table agrees with encoding/json.
+		if got := marshal(t, tt.in); got != tt.html {
+			t.Errorf("json.Marshal(%q) = %s, the table says %s", tt.in, got, tt.html)
+		}
+	}
+	if got := string(AppendString([]byte("x:"), "y")); got != `x:"y"` {
+		t.Errorf("AppendString appends to %q, got %q", "x:", got)
+	}
+}
+
+func TestAppendFloat(t *testing.T) {
+	tests := []struct {
+		f    float64
+		want string
+	}{
+		{0, "0"},
+		{math.Copysign(0, -1), "-0"},
+		{-2.5, "-2.5"},
+		{1e-6, "0.000001"},
+		{1e-7, "1e-7"},
+		{1.5e-300, "1.5e-300"},
+		{1e20, "100000000000000000000"},
+		{1e21, "1e+21"},
+		{123456789.125, "123456789.125"},
+		{0.1, "0.1"},
+		{math.MaxFloat64, "1.7976931348623157e+308"},
+		{math.SmallestNonzeroFloat64, "5e-324"},
+		{math.NaN(), "null"},
+		{math.Inf(1), "null"},
+		{math.Inf(-1), "null"},
+	}
+	for _, tt := range tests {
+		if got := string(AppendFloat(nil, tt.f)); got != tt.want {
+			t.Errorf("AppendFloat(%v) = %s, want %s", tt.f, got, tt.want)
+		}
+	}
+}
+
+// FuzzAppendString holds both string appenders to encoding/json for any string.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "<>&", `"\`, "\x00\x1f\b\f\n\r\t\x7f", "é✓ 日本", "\u2028\u2029", "\xff", "a\xe2\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := string(AppendString(nil, s)), marshal(t, s); got != want {
+			t.Fatalf("AppendString(%q) = %s, json.Marshal gives %s", s, got, want)
+		}
+		if got, want := string(AppendStringNoHTMLEscape(nil, s)), noHTML(t, s); got != want {
+			t.Fatalf("AppendStringNoHTMLEscape(%q) = %s, encoding/json gives %s", s, got, want)
+		}
+	})
+}
+
+// FuzzAppendFloat holds AppendFloat to encoding/json for every finite float64.
+func FuzzAppendFloat(f *testing.F) {
+	for _, v := range []float64{0, math.Copysign(0, -1), 1, -2.5, 1e-7, 1e-6, 9.999999e-7, 123456789.125, 1e20, 1e21, 5e-324, math.MaxFloat64, math.NaN()} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v float64) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			if got := string(AppendFloat(nil, v)); got != "null" {
+				t.Fatalf("AppendFloat(%v) = %s, want null", v, got)
+			}
+			return
+		}
+		if got, want := string(AppendFloat(nil, v)), marshal(t, v); got != want {
+			t.Fatalf("AppendFloat(%v) = %s, json.Marshal gives %s", v, got, want)
+		}
+	})
+}
