@@ -492,7 +492,7 @@ func (h *Handler) plan(m *KnowledgeModel, rec *Record, p *dataParams, asQuery bo
 		e := f.bound
 		if rec != nil {
 			var err error
-			if e, err = toRecordLevel(e, rec.ID); err != nil {
+			if e, err = f.RecordLevel(rec.ID); err != nil {
 				return nil, badRequest(problem.CodeParameterIllegal, "filter %s cannot apply to record %s: %v", id, rec.ID, err)
 			}
 		}

@@ -2,6 +2,7 @@ package km
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kmkit/kmkit/query"
 )
@@ -62,47 +63,19 @@ func offsetError(err error, off int) error {
 	return &ExprError{Pos: off + int(qe.Pos), Reason: qe.Msg}
 }
 
-// toRecordLevel rewrites a KM-level bound filter ("REC.FIELD") for the record endpoint of
-// rec ("FIELD"). It fails when the filter names a field of another record.
-func toRecordLevel(e query.Expr, rec string) (query.Expr, error) {
+// RecordLevel returns the filter's bound expression rewritten for the fields of record
+// rec: "REC.FIELD" becomes "FIELD", as a record endpoint names them. It fails, saying
+// which, when the filter uses a field of another record.
+func (f *Filter) RecordLevel(rec string) (query.Expr, error) {
 	prefix := rec + "."
-	var err error
-	field := func(f query.FieldRef) query.FieldRef {
-		if len(f.Name) > len(prefix) && f.Name[:len(prefix)] == prefix {
-			f.Name = f.Name[len(prefix):]
-		} else if err == nil {
-			err = fmt.Errorf("it uses field %s of another record", f.Name)
+	return query.MapFields(f.bound, func(r query.FieldRef) (query.FieldRef, error) {
+		name, ok := strings.CutPrefix(r.Name, prefix)
+		if !ok || name == "" {
+			return r, fmt.Errorf("it uses field %s of another record", r.Name)
 		}
-		return f
-	}
-	var walk func(query.Expr) query.Expr
-	walk = func(e query.Expr) query.Expr {
-		switch e := e.(type) {
-		case *query.Logical:
-			return &query.Logical{At: e.At, Op: e.Op, L: walk(e.L), R: walk(e.R)}
-		case *query.Not:
-			return &query.Not{At: e.At, X: walk(e.X)}
-		case *query.Compare:
-			c := *e
-			c.Field = field(e.Field)
-			return &c
-		case *query.In:
-			c := *e
-			c.Field = field(e.Field)
-			return &c
-		case *query.Call:
-			c := *e
-			c.Field = field(e.Field)
-			return &c
-		case *query.IsNull:
-			c := *e
-			c.Field = field(e.Field)
-			return &c
-		}
-		return e
-	}
-	out := walk(e)
-	return out, err
+		r.Name = name
+		return r, nil
+	})
 }
 
 // referencedRecords lists the records a KM-level query touches: its fields, its filter,

@@ -254,7 +254,7 @@ func (b *specBuilder) addRecord(r *Record) {
 	b.doc.Components.Schemas[pageName] = pageSchema(rowName, "Rows of record "+r.ID+".").NewRef()
 	var filters []string
 	for _, f := range b.m.Filters {
-		if _, err := toRecordLevel(f.bound, r.ID); err == nil {
+		if _, err := f.RecordLevel(r.ID); err == nil {
 			filters = append(filters, f.ID)
 		}
 	}

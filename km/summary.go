@@ -273,7 +273,7 @@ func (h *Handler) readSummaryParams(raw string, m *KnowledgeModel, rec *Record) 
 			unknownFilters = append(unknownFilters, id)
 			continue
 		}
-		e, err := toRecordLevel(f.bound, rec.ID)
+		e, err := f.RecordLevel(rec.ID)
 		if err != nil {
 			return nil, badRequest(problem.CodeParameterIllegal, "filter %s cannot apply to record %s: %v", id, rec.ID, err)
 		}

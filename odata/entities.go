@@ -107,7 +107,7 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 		if f == nil {
 			return nil, badOption(CodeFilterNotFound, "filterid: knowledge model %s has no filter %s", m.ID, id)
 		}
-		e, err := recordLevel(f.Bound(), et.rec.ID)
+		e, err := f.RecordLevel(et.rec.ID)
 		if err != nil {
 			return nil, badOption(problem.CodeParameterIllegal, "filterid: filter %s cannot apply to entity set %s: %v", id, et.set, err)
 		}
@@ -151,51 +151,6 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-// recordLevel rewrites a bound KM-level filter ("REC.FIELD") for the fields of record rec
-// ("FIELD"). It fails when the filter names a field of another record.
-func recordLevel(e query.Expr, rec string) (query.Expr, error) {
-	var err error
-	field := func(f query.FieldRef) query.FieldRef {
-		name, ok := strings.CutPrefix(f.Name, rec+".")
-		if !ok || name == "" {
-			if err == nil {
-				err = fmt.Errorf("it uses field %s of another record", f.Name)
-			}
-			return f
-		}
-		f.Name = name
-		return f
-	}
-	var walk func(query.Expr) query.Expr
-	walk = func(e query.Expr) query.Expr {
-		switch e := e.(type) {
-		case *query.Logical:
-			return &query.Logical{At: e.At, Op: e.Op, L: walk(e.L), R: walk(e.R)}
-		case *query.Not:
-			return &query.Not{At: e.At, X: walk(e.X)}
-		case *query.Compare:
-			c := *e
-			c.Field = field(e.Field)
-			return &c
-		case *query.In:
-			c := *e
-			c.Field = field(e.Field)
-			return &c
-		case *query.Call:
-			c := *e
-			c.Field = field(e.Field)
-			return &c
-		case *query.IsNull:
-			c := *e
-			c.Field = field(e.Field)
-			return &c
-		}
-		return e
-	}
-	out := walk(e)
-	return out, err
 }
 
 // window returns the page and page size that cover the rows [skip, skip+n) (n >= 1) in

@@ -7,7 +7,7 @@
 // Parse turns a filter text into a tree of *Logical, *Not, *Compare, *In, *Call and
 // *IsNull nodes with byte positions; Bind checks it against a Schema and converts its
 // literals once, so executors compare typed values. Format prints a tree back as canonical
-// text. The grammar, lowest precedence first:
+// text; MapFields copies a tree with its field names rewritten (KM level to record level). The grammar, lowest precedence first:
 //
 //	expr       = and { "or" and }
 //	and        = unary { "and" unary }
@@ -91,6 +91,13 @@
 // ParsePaging never clamps: a page size above the maximum is an error. ParseSort rejects
 // a field given twice (SORT_HAS_DUPLICATE) as well as one given both ways. Option names
 // are case-sensitive.
+//
+// # Values in JSON
+//
+// Value.Format defines how the data endpoints show a value; AppendJSON writes the same
+// JSON without a detour through encoding/json (strings without HTML escaping; NaN and the
+// infinities, which JSON cannot carry, as null), and AppendTemporal the text of a date,
+// date-time or time.
 //
 // Everything here is safe for concurrent use: parsing keeps no state between calls.
 package query

@@ -1,0 +1,47 @@
+package query
+
+// MapFields returns a copy of e in which every FieldRef is replaced by f's result, for
+// example to rewrite the KM-level names of a bound filter ("ORDERS.NET") to record level
+// ("NET"). It copies every node and never changes e; the copy shares its literals and in
+// lists with e. The first error f returns ends the walk and is returned with a nil Expr.
+// A nil e gives nil.
+func MapFields(e Expr, f func(FieldRef) (FieldRef, error)) (Expr, error) {
+	var err error
+	field := func(r FieldRef) FieldRef {
+		if err == nil {
+			r, err = f(r)
+		}
+		return r
+	}
+	var walk func(Expr) Expr
+	walk = func(e Expr) Expr {
+		switch e := e.(type) {
+		case *Logical:
+			return &Logical{At: e.At, Op: e.Op, L: walk(e.L), R: walk(e.R)}
+		case *Not:
+			return &Not{At: e.At, X: walk(e.X)}
+		case *Compare:
+			c := *e
+			c.Field = field(e.Field)
+			return &c
+		case *In:
+			c := *e
+			c.Field = field(e.Field)
+			return &c
+		case *Call:
+			c := *e
+			c.Field = field(e.Field)
+			return &c
+		case *IsNull:
+			c := *e
+			c.Field = field(e.Field)
+			return &c
+		}
+		return e
+	}
+	out := walk(e)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
