@@ -481,40 +481,11 @@ func (h *Handler) plan(m *KnowledgeModel, rec *Record, p *dataParams, asQuery bo
 		return nil, badRequest(problem.CodeParameterMissing, "name at least one field (RECORD.FIELD) in fields or one KPI in kpis")
 	}
 	// Filters: predefined ones and filterExpr entries, ANDed.
-	var conj []query.Expr
-	var unknownFilters []string
-	for _, id := range dedupKeepOrder(p.filters) {
-		f := m.Filter(id)
-		if f == nil {
-			unknownFilters = append(unknownFilters, id)
-			continue
-		}
-		e := f.bound
-		if rec != nil {
-			var err error
-			if e, err = f.RecordLevel(rec.ID); err != nil {
-				return nil, badRequest(problem.CodeParameterIllegal, "filter %s cannot apply to record %s: %v", id, rec.ID, err)
-			}
-		}
-		conj = append(conj, e)
-	}
-	if len(unknownFilters) > 0 {
-		return nil, badRequest(CodeFilterNotFound, "unknown filter%s: %s", plural(len(unknownFilters)), nameList(unknownFilters))
-	}
-	if n := len(p.filterExprs) + len(conj); n > MaxFilterExpressions {
-		return nil, badRequest(problem.CodeConstraint, "%d filter expressions: at most %d are allowed (combine conditions with and/or)", n, MaxFilterExpressions)
-	}
-	schema := m.schema(rec)
-	for _, text := range p.filterExprs {
-		e, err := query.ParseAndBind(text, schema, query.WithLimits(h.opts.Limits))
-		if err != nil {
-			return nil, err
-		}
-		conj = append(conj, e)
-	}
-	q.Filter = andAll(conj)
-	// Options.
 	var err error
+	if q.Filter, err = h.compileFilters(m, rec, p.filters, p.filterExprs); err != nil {
+		return nil, err
+	}
+	// Options.
 	if q.Distinct, err = query.ParseOptions(p.options); err != nil {
 		return nil, err
 	}

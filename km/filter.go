@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -76,6 +77,47 @@ func (f *Filter) RecordLevel(rec string) (query.Expr, error) {
 		r.Name = name
 		return r, nil
 	})
+}
+
+// compileFilters turns the predefined filters (by id, duplicates dropped) and filterExpr
+// texts of a request into one bound filter over the KM's fields (rec nil) or rec's, all
+// ANDed; nil when there is none. An unknown filter is KM_FILTER_NOTFOUND, a predefined
+// filter using fields of another record GENERAL_PARAMETER_ILLEGAL, more than
+// MaxFilterExpressions in all GENERAL_CONSTRAINT_VIOLATION; texts are parsed within the
+// handler's limits.
+func (h *Handler) compileFilters(m *KnowledgeModel, rec *Record, ids, texts []string) (query.Expr, error) {
+	var conj []query.Expr
+	var unknown []string
+	for _, id := range dedupKeepOrder(ids) {
+		f := m.Filter(id)
+		if f == nil {
+			unknown = append(unknown, id)
+			continue
+		}
+		e := f.bound
+		if rec != nil {
+			var err error
+			if e, err = f.RecordLevel(rec.ID); err != nil {
+				return nil, badRequest(problem.CodeParameterIllegal, "filter %s cannot apply to record %s: %v", id, rec.ID, err)
+			}
+		}
+		conj = append(conj, e)
+	}
+	if len(unknown) > 0 {
+		return nil, badRequest(CodeFilterNotFound, "unknown filter%s: %s", plural(len(unknown)), nameList(unknown))
+	}
+	if n := len(texts) + len(conj); n > MaxFilterExpressions {
+		return nil, badRequest(problem.CodeConstraint, "%d filter expressions: at most %d are allowed (combine conditions with and/or)", n, MaxFilterExpressions)
+	}
+	schema := m.schema(rec)
+	for _, text := range texts {
+		e, err := query.ParseAndBind(text, schema, query.WithLimits(h.opts.Limits))
+		if err != nil {
+			return nil, err
+		}
+		conj = append(conj, e)
+	}
+	return andAll(conj), nil
 }
 
 // referencedRecords lists the records a KM-level query touches: its fields, its filter,

@@ -265,38 +265,13 @@ func (h *Handler) readSummaryParams(raw string, m *KnowledgeModel, rec *Record) 
 		return nil, badRequest(problem.CodeParameterIllegal, "excludeFields leaves no field of record %s to summarize", rec.ID)
 	}
 	// Filters: predefined ones that apply to this record, and filterExpr entries, ANDed.
-	var conj []query.Expr
-	var unknownFilters []string
-	for _, id := range dedupKeepOrder(query.ParseList(params.Values("filters"))) {
-		f := m.Filter(id)
-		if f == nil {
-			unknownFilters = append(unknownFilters, id)
-			continue
-		}
-		e, err := f.RecordLevel(rec.ID)
-		if err != nil {
-			return nil, badRequest(problem.CodeParameterIllegal, "filter %s cannot apply to record %s: %v", id, rec.ID, err)
-		}
-		conj = append(conj, e)
-	}
-	if len(unknownFilters) > 0 {
-		return nil, badRequest(CodeFilterNotFound, "unknown filter%s: %s", plural(len(unknownFilters)), nameList(unknownFilters))
-	}
 	var exprs []string
 	for _, v := range params.Values("filterExpr") {
 		exprs = append(exprs, query.SplitTopLevel(v)...)
 	}
-	if n := len(exprs) + len(conj); n > MaxFilterExpressions {
-		return nil, badRequest(problem.CodeConstraint, "%d filter expressions: at most %d are allowed (combine conditions with and/or)", n, MaxFilterExpressions)
+	if p.filter, err = h.compileFilters(m, rec, query.ParseList(params.Values("filters")), exprs); err != nil {
+		return nil, err
 	}
-	for _, text := range exprs {
-		e, err := query.ParseAndBind(text, m.schema(rec), query.WithLimits(h.opts.Limits))
-		if err != nil {
-			return nil, err
-		}
-		conj = append(conj, e)
-	}
-	p.filter = andAll(conj)
 	return p, nil
 }
 
