@@ -362,34 +362,29 @@ func recordDescription(r *Record) string {
 // fieldSchema types a field's values as the data endpoints write them; every value may
 // be null.
 func fieldSchema(f *Field) *openapi3.Schema {
-	s := typeSchema(f.Type)
-	s.Title = f.Name
-	s.Nullable = true
-	desc := f.Description
-	if f.Unit != "" {
-		desc = strings.TrimSpace(desc + " Unit: " + f.Unit + ".")
-		s.Extensions = map[string]any{"x-unit": f.Unit}
-	}
-	if f.Format != "" {
-		desc = strings.TrimSpace(desc + " Display format: " + f.Format + ".")
-	}
-	s.Description = desc
+	return valueSchema(f.Type, f.Name, f.Description, f.Unit, f.Format)
+}
+
+// kpiSchema types a KPI's values; the description ends with the KPI's expression.
+func kpiSchema(k *KPI) *openapi3.Schema {
+	s := valueSchema(k.Type, k.Name, k.Description, k.Unit, k.Format)
+	s.Description = strings.TrimSpace(s.Description + " KPI: " + k.Expr)
 	return s
 }
 
-// kpiSchema types a KPI's values.
-func kpiSchema(k *KPI) *openapi3.Schema {
-	s := typeSchema(k.Type)
-	s.Title, s.Nullable = k.Name, true
-	desc := k.Description
-	if k.Unit != "" {
-		desc = strings.TrimSpace(desc + " Unit: " + k.Unit + ".")
-		s.Extensions = map[string]any{"x-unit": k.Unit}
+// valueSchema types the nullable values of a field or KPI, naming its unit (also as
+// x-unit) and display format in the description.
+func valueSchema(t query.Type, title, desc, unit, format string) *openapi3.Schema {
+	s := typeSchema(t)
+	s.Title, s.Nullable = title, true
+	if unit != "" {
+		desc = strings.TrimSpace(desc + " Unit: " + unit + ".")
+		s.Extensions = map[string]any{"x-unit": unit}
 	}
-	if k.Format != "" {
-		desc = strings.TrimSpace(desc + " Display format: " + k.Format + ".")
+	if format != "" {
+		desc = strings.TrimSpace(desc + " Display format: " + format + ".")
 	}
-	s.Description = strings.TrimSpace(desc + " KPI: " + k.Expr)
+	s.Description = desc
 	return s
 }
 
