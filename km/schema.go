@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -82,109 +83,50 @@ type schemaPage[T any] struct {
 	Content  []T    `json:"content"`
 }
 
-// member returns the value of a list item's member by its JSON name, for sorting.
-type member[T any] func(item T, name string) (string, bool)
-
-func modelMember(it modelItem, name string) (string, bool) {
-	switch name {
-	case "id":
-		return it.ID, true
-	case "name":
-		return it.Name, true
-	case "published":
-		return it.Published, true
-	}
-	return "", false
+// sortKeys are the members a schema list can be sorted by: the string fields of its item
+// type T, by their JSON names, so that the names to sort by are those the answer shows.
+type sortKeys[T any] struct {
+	names []string         // in field order, for error messages
+	index map[string][]int // JSON name to field index
 }
 
-func filterMember(it filterItem, name string) (string, bool) {
-	switch name {
-	case "id":
-		return it.ID, true
-	case "name":
-		return it.Name, true
-	case "description":
-		return it.Description, true
-	}
-	return "", false
-}
+// Sort keys of the schema lists.
+var (
+	modelSort  = sortKeysOf[modelItem]()
+	filterSort = sortKeysOf[filterItem]()
+	recordSort = sortKeysOf[recordItem]()
+	fieldSort  = sortKeysOf[fieldItem]()
+	kpiSort    = sortKeysOf[kpiItem]()
+)
 
-func recordMember(it recordItem, name string) (string, bool) {
-	switch name {
-	case "id":
-		return it.ID, true
-	case "name":
-		return it.Name, true
-	case "description":
-		return it.Description, true
-	case "shortDisplayName":
-		return it.ShortDisplayName, true
-	case "internalNote":
-		return it.InternalNote, true
+func sortKeysOf[T any]() sortKeys[T] {
+	k := sortKeys[T]{index: map[string][]int{}}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[T]()) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Type.Kind() == reflect.String && name != "" && name != "-" {
+			k.names = append(k.names, name)
+			k.index[name] = f.Index
+		}
 	}
-	return "", false
-}
-
-func fieldMember(it fieldItem, name string) (string, bool) {
-	switch name {
-	case "id":
-		return it.ID, true
-	case "name":
-		return it.Name, true
-	case "description":
-		return it.Description, true
-	case "shortDisplayName":
-		return it.ShortDisplayName, true
-	case "internalNote":
-		return it.InternalNote, true
-	case "type":
-		return it.Type, true
-	case "format":
-		return it.Format, true
-	case "unit":
-		return it.Unit, true
-	}
-	return "", false
-}
-
-func kpiMember(it kpiItem, name string) (string, bool) {
-	switch name {
-	case "id":
-		return it.ID, true
-	case "name":
-		return it.Name, true
-	case "description":
-		return it.Description, true
-	case "format":
-		return it.Format, true
-	case "unit":
-		return it.Unit, true
-	case "direction":
-		return it.Direction, true
-	case "target":
-		return it.Target, true
-	}
-	return "", false
+	return k
 }
 
 // sortItems sorts items by the single sort key of a schema endpoint, comparing values
 // case-insensitively (ties keep definition order), and returns the sort as reported.
 // Without a sort parameter items keep definition order and the reported sort is "".
-func sortItems[T any](items []T, sortParam []string, get member[T]) (string, error) {
+func sortItems[T any](items []T, sortParam []string, keys sortKeys[T]) (string, error) {
 	sk, present, err := parseSchemaSort(sortParam)
 	if err != nil || !present {
 		return "", err
 	}
-	key, desc := sk.Field, sk.Desc
-	var zero T
-	if _, ok := get(zero, key); !ok {
-		return "", query.CheckSort([]query.SortKey{sk}, members(get))
+	field, ok := keys.index[sk.Field]
+	if !ok {
+		return "", query.CheckSort([]query.SortKey{sk}, keys.names)
 	}
+	value := func(it *T) string { return strings.ToLower(reflect.ValueOf(it).Elem().FieldByIndex(field).String()) }
 	slices.SortStableFunc(items, func(a, b T) int {
-		va, _ := get(a, key)
-		vb, _ := get(b, key)
-		c := cmp.Compare(strings.ToLower(va), strings.ToLower(vb))
-		if desc {
+		c := cmp.Compare(value(&a), value(&b))
+		if sk.Desc {
 			return -c
 		}
 		return c
@@ -192,24 +134,8 @@ func sortItems[T any](items []T, sortParam []string, get member[T]) (string, err
 	return sk.String(), nil
 }
 
-// memberNames are the sortable members of the schema list items.
-var memberNames = []string{"id", "name", "description", "shortDisplayName", "internalNote", "published",
-	"type", "format", "unit", "direction", "target"}
-
-// members lists the members get knows, for error messages.
-func members[T any](get member[T]) []string {
-	var zero T
-	var out []string
-	for _, n := range memberNames {
-		if _, ok := get(zero, n); ok {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // serveList sorts and pages items and writes the schema result page.
-func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, items []T, get member[T]) {
+func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, items []T, keys sortKeys[T]) {
 	params, err := query.ParseRawQuery(r.URL.RawQuery)
 	if err != nil {
 		h.fail(w, r, err)
@@ -220,7 +146,7 @@ func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, items 
 		h.fail(w, r, err)
 		return
 	}
-	sorted, err := sortItems(items, params.Values("sort"), get)
+	sorted, err := sortItems(items, params.Values("sort"), keys)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -247,7 +173,7 @@ func (h *Handler) serveModels(w http.ResponseWriter, r *http.Request) {
 	}
 	// Stores return models in any order; the unsorted list is ordered by id.
 	slices.SortFunc(items, func(a, b modelItem) int { return cmp.Compare(a.ID, b.ID) })
-	serveList(h, w, r, items, modelMember)
+	serveList(h, w, r, items, modelSort)
 }
 
 func (h *Handler) serveModel(w http.ResponseWriter, _ *http.Request, m *KnowledgeModel) {
@@ -259,7 +185,7 @@ func (h *Handler) serveFilters(w http.ResponseWriter, r *http.Request, m *Knowle
 	for i, f := range m.Filters {
 		items[i] = filterItem{ID: f.ID, Name: f.Name, Description: f.Description}
 	}
-	serveList(h, w, r, items, filterMember)
+	serveList(h, w, r, items, filterSort)
 }
 
 func (h *Handler) serveRecords(w http.ResponseWriter, r *http.Request, m *KnowledgeModel) {
@@ -267,7 +193,7 @@ func (h *Handler) serveRecords(w http.ResponseWriter, r *http.Request, m *Knowle
 	for i, rec := range m.Records {
 		items[i] = toRecordItem(rec)
 	}
-	serveList(h, w, r, items, recordMember)
+	serveList(h, w, r, items, recordSort)
 }
 
 func toRecordItem(rec *Record) recordItem {
@@ -285,7 +211,7 @@ func (h *Handler) serveKPIs(w http.ResponseWriter, r *http.Request, m *Knowledge
 		items[i] = kpiItem{ID: k.ID, Name: k.Name, Description: k.Description, Format: k.Format, Unit: k.Unit,
 			Direction: k.Direction, Target: k.Target, Parameters: params}
 	}
-	serveList(h, w, r, items, kpiMember)
+	serveList(h, w, r, items, kpiSort)
 }
 
 // serveRecord writes the record details; its sort parameter orders the fields.
@@ -300,7 +226,7 @@ func (h *Handler) serveRecord(w http.ResponseWriter, r *http.Request, rec *Recor
 		fields[i] = fieldItem{ID: f.ID, Name: f.Name, Description: f.Description, ShortDisplayName: f.ShortDisplayName,
 			InternalNote: f.InternalNote, Type: f.TypeName, Format: f.Format, Unit: f.Unit}
 	}
-	if _, err := sortItems(fields, params.Values("sort"), fieldMember); err != nil {
+	if _, err := sortItems(fields, params.Values("sort"), fieldSort); err != nil {
 		h.fail(w, r, err)
 		return
 	}
