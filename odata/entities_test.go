@@ -62,14 +62,7 @@ func TestEntitySetJSON(t *testing.T) {
 	h := testHandler(t, Options{})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := get(h, tt.target, tt.header...)
-			got := response{w.Code, w.Header().Get("Content-Type"), w.Body.String()}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("GET %s (-want +got):\n%s", tt.target, diff)
-			}
-			if w.Header().Get("OData-Version") != "4.0" {
-				t.Errorf("headers %v", w.Header())
-			}
+			checkGET(t, h, tt.target, tt.header, tt.want)
 		})
 	}
 }

@@ -30,6 +30,20 @@ type response struct {
 	Body        string
 }
 
+// checkGET sends GET target with header (name, value pairs) to h and compares the status,
+// Content-Type and body with want; every answer carries OData-Version 4.0.
+func checkGET(t *testing.T, h http.Handler, target string, header []string, want response) {
+	t.Helper()
+	w := get(h, target, header...)
+	got := response{w.Code, w.Header().Get("Content-Type"), w.Body.String()}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("GET %s %q (-want +got):\n%s", target, header, diff)
+	}
+	if v := w.Header().Get("OData-Version"); v != "4.0" {
+		t.Errorf("GET %s: OData-Version %q, want 4.0", target, v)
+	}
+}
+
 func TestErrors(t *testing.T) {
 	tests := []struct {
 		name, target string
@@ -92,14 +106,7 @@ func TestErrors(t *testing.T) {
 	h := testHandler(t, Options{})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := get(h, tt.target, tt.header...)
-			got := response{w.Code, w.Header().Get("Content-Type"), w.Body.String()}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("GET %s (-want +got):\n%s", tt.target, diff)
-			}
-			if v := w.Header().Get("OData-Version"); v != "4.0" {
-				t.Errorf("OData-Version %q, want 4.0", v)
-			}
+			checkGET(t, h, tt.target, tt.header, tt.want)
 		})
 	}
 }
@@ -176,14 +183,7 @@ func TestServiceDocument(t *testing.T) {
 	h := testHandler(t, Options{})
 	for _, tt := range tests {
 		t.Run(tt.target+strings.Join(tt.header, ":"), func(t *testing.T) {
-			w := get(h, tt.target, tt.header...)
-			got := response{w.Code, w.Header().Get("Content-Type"), w.Body.String()}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-			if w.Header().Get("OData-Version") != "4.0" {
-				t.Errorf("headers %v", w.Header())
-			}
+			checkGET(t, h, tt.target, tt.header, tt.want)
 		})
 	}
 }
@@ -238,11 +238,7 @@ func TestMetadata(t *testing.T) {
 	h := testHandler(t, Options{})
 	for _, tt := range tests {
 		t.Run(tt.target+strings.Join(tt.header, ":"), func(t *testing.T) {
-			w := get(h, tt.target, tt.header...)
-			got := response{w.Code, w.Header().Get("Content-Type"), w.Body.String()}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
+			checkGET(t, h, tt.target, tt.header, tt.want)
 		})
 	}
 	// The JSON document is valid JSON.
