@@ -632,10 +632,11 @@ func translate(d dialect, f *frame, req *query.Request, score *searchScore) (*st
 		return st, nil
 	}
 	counted := ""
-	if req.Count && len(sel) > 0 && (req.Distinct || len(req.KPIs) > 0) {
-		// Groups: the total rides along with the page, so the grouping runs once (the
-		// count statement is needed only when the page is empty). Plain rows are counted
-		// apart, which an index can answer without reading the rows.
+	if req.Count && (score != nil || len(sel) > 0 && (req.Distinct || len(req.KPIs) > 0)) {
+		// Groups and searches: the total rides along with the page, so the grouping or
+		// the scoring runs once (the count statement is needed only when the page is
+		// empty). Plain rows are counted apart, which an index can answer without reading
+		// the rows.
 		counted = ", count(*) OVER () AS total"
 		st.pageCounts = true
 	}
