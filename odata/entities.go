@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,7 +61,7 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 		if len(unknown) > 0 {
 			return nil, badOption(km.CodeFieldNotFound, "$select: entity type %s has no propert%s %s", et.name, plural(len(unknown), "y", "ies"), strings.Join(unknown, ", "))
 		}
-		if !containsInt(eq.out, et.key) {
+		if !slices.Contains(eq.out, et.key) {
 			eq.out = append([]int{et.key}, eq.out...)
 		}
 	}
@@ -135,15 +136,6 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 	}
 	eq.q.Count = o.Count
 	return eq, nil
-}
-
-func containsInt(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func plural(n int, one, many string) string {
