@@ -27,8 +27,10 @@ func FuzzQuery(f *testing.F) {
 		{"AT lt 12:00:00 and STAMP ge 2025-02-10T08:30:00.5Z", "", "delivred"},
 		{"NET ne 999.99 and not startswith(ID, 'O1')", "+STATUS", ""},
 	} {
-		f.Add(s.filter, s.sort, s.term, false)
+		f.Add(s.filter, s.sort, s.term, false, uint8(0))
 	}
+	f.Add("LATE gt 0", "", "", false, uint8(3))
+	f.Add("", "-K2", "pa", false, uint8(7))
 	ctx := context.Background()
 	db := open(f, "sqlite:"+filepath.Join(f.TempDir(), "fuzz.db"))
 	s := db.KM()
@@ -47,8 +49,27 @@ func FuzzQuery(f *testing.F) {
 		schema[fl.ID] = fl.Type
 		fields = append(fields, fl.ID)
 	}
-	f.Fuzz(func(t *testing.T, filter, sort, term string, distinct bool) {
+	kpis := []query.KPI{
+		{ID: "K0", Metric: &query.Aggregate{Func: query.AggCount}},
+		{ID: "K1", Metric: &query.Aggregate{Func: query.AggSum, Field: "NET"}},
+		{ID: "K2", Metric: &query.Arith{Op: '/', L: &query.Aggregate{Func: query.AggAvg, Field: "LATE"}, R: &query.Aggregate{Func: query.AggMedian, Field: "NET"}}},
+		{ID: "K3", Metric: &query.Aggregate{Func: query.AggCountDistinct, Field: "STATUS"}},
+		{ID: "K4", Metric: &query.Aggregate{Func: query.AggMax, Field: "NET"}},
+		{ID: "K5", Metric: &query.Aggregate{Func: query.AggMin, Field: "LATE", Filter: &query.IsNull{Field: query.FieldRef{Name: "AT", Type: query.TypeTime}, Negated: true}}},
+	}
+	// group > 0 asks for the KPIs grouped by field group-1 (none when group-1 is past the
+	// fields), instead of the rows.
+	f.Fuzz(func(t *testing.T, filter, sort, term string, distinct bool, group uint8) {
 		req := query.Request{Fields: fields, PageSize: 7, Count: true, Distinct: distinct}
+		allowed := fields
+		if group > 0 {
+			req.Fields = nil
+			if g := int(group - 1); g < len(fields) {
+				req.Fields = []string{fields[g]}
+			}
+			req.KPIs = kpis
+			allowed = append(append([]string{}, req.Fields...), "K0", "K1", "K2", "K3", "K4", "K5")
+		}
 		if filter != "" {
 			e, err := query.ParseAndBind(filter, schema)
 			if err != nil {
@@ -58,7 +79,7 @@ func FuzzQuery(f *testing.F) {
 		}
 		if sort != "" {
 			keys, err := query.ParseSort(sort)
-			if err != nil || query.CheckSort(keys, fields) != nil {
+			if err != nil || query.CheckSort(keys, allowed) != nil {
 				return
 			}
 			req.Sort = keys

@@ -481,6 +481,9 @@ type scoreBucket struct {
 }
 
 func (b *builder) scoreExpr(s *searchScore) string {
+	if len(s.cols) == 0 {
+		return "0" // nothing searched: every row scores 0, as in the executor
+	}
 	var exprs []string
 	for i, c := range s.cols {
 		if len(s.buckets[i]) == 0 {

@@ -135,6 +135,7 @@ var kmCases = []kmCase{
 	{name: "kpi grouped sorted", join: []string{"ORDERS"}, fields: []string{"ORDERS.EXPRESS"}, kpis: []string{"NET", "LATE_N"}, sort: "-NET"},
 	{name: "kpi over join", join: []string{"ITEMS", "ORDERS", "CUSTOMERS"}, fields: []string{"CUSTOMERS.COUNTRY"}, kpis: []string{"QTY", "PER_ITEM", "ORDERS_N"}},
 	{name: "kpi filtered paged", join: []string{"ITEMS", "ORDERS"}, fields: []string{"ORDERS.CUST"}, kpis: []string{"QTY"}, filter: "ITEMS.QTY gt 1", page: 1, size: 2},
+	{name: "search of no string field", join: []string{"ORDERS"}, fields: []string{"ORDERS.LATE"}, kpis: []string{"N"}, search: &query.Search{Term: "x", Precision: 0}},
 	{name: "kpi search", join: []string{"ITEMS"}, fields: []string{"ITEMS.MATERIAL"}, kpis: []string{"N"}, search: &query.Search{Term: "steel", Precision: 60}},
 }
 
