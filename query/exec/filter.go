@@ -429,19 +429,18 @@ func int64Kernel(c *column.Int64s, op query.CompareOp, lit query.Value, name str
 	case ct == lt, ct.Temporal() && lt.Temporal():
 		return set(op, lit.Int), nil
 	case ct == query.TypeInteger && lt == query.TypeFloat:
-		op2, x, k, isConst := intBound(op, lit.Float)
-		if isConst {
-			return constant(k), nil
+		ic := query.CompareIntegerWithFloat(op, lit.Float)
+		if ic.Constant {
+			return constant(ic.Result), nil
 		}
-		return set(op2, x), nil
+		return set(ic.Op, ic.X), nil
 	case ct == query.TypeDate && lt.Temporal():
 		// The day d compares as the instant of its midnight: d*day op x.
-		q, rem := floorDivMod(lit.Int, query.MicrosPerDay)
-		op2, x, k, isConst := ratBound(op, q, rem != 0)
-		if isConst {
-			return constant(k), nil
+		ic := query.CompareDayWithInstant(op, lit.Int)
+		if ic.Constant {
+			return constant(ic.Result), nil
 		}
-		return set(op2, x), nil
+		return set(ic.Op, ic.X), nil
 	case ct.Temporal() && lt == query.TypeDate:
 		day := lit.Int
 		return func(out column.Bitmap) unknownRule {
@@ -450,46 +449,6 @@ func int64Kernel(c *column.Int64s, op query.CompareOp, lit query.Value, name str
 		}, nil
 	}
 	return nil, typeError(name, ct, lit)
-}
-
-// intBound rewrites "v op f" for integers v as "v op2 x" or a constant.
-func intBound(op query.CompareOp, f float64) (op2 query.CompareOp, x int64, k, isConst bool) {
-	switch {
-	case math.IsNaN(f):
-		return 0, 0, op == query.Ne, true
-	case f >= math.MaxInt64: // 2^63: above every int64
-		return 0, 0, op == query.Lt || op == query.Le || op == query.Ne, true
-	case f < math.MinInt64:
-		return 0, 0, op == query.Gt || op == query.Ge || op == query.Ne, true
-	}
-	fl := math.Floor(f)
-	return ratBound(op, int64(fl), fl != f)
-}
-
-// ratBound rewrites "v op (q + frac)" for integers v, where 0 <= frac < 1 and fractional
-// says whether frac > 0, as "v op2 x" or a constant.
-func ratBound(op query.CompareOp, q int64, fractional bool) (op2 query.CompareOp, x int64, k, isConst bool) {
-	if !fractional {
-		return op, q, false, false
-	}
-	switch op {
-	case query.Eq:
-		return 0, 0, false, true
-	case query.Ne:
-		return 0, 0, true, true
-	case query.Gt, query.Ge: // v > q+frac  <=>  v > q
-		return query.Gt, q, false, false
-	}
-	return query.Le, q, false, false // v < q+frac  <=>  v <= q
-}
-
-func floorDivMod(a, b int64) (q, r int64) {
-	q, r = a/b, a%b
-	if r != 0 && (r < 0) != (b < 0) {
-		q--
-		r += b
-	}
-	return q, r
 }
 
 // inKernel compiles "field in (...)". A null in the list makes rows that match no other
@@ -562,8 +521,8 @@ func (f *Frame) inKernel(c column.Column, lits []query.Literal, name string) (ke
 					xs = append(xs, int64(v.Float))
 				}
 			case c.T == query.TypeDate && v.Type.Temporal():
-				if q, r := floorDivMod(v.Int, query.MicrosPerDay); r == 0 {
-					xs = append(xs, q)
+				if d := query.DayOfMicros(v.Int); d*query.MicrosPerDay == v.Int { // midnight only
+					xs = append(xs, d)
 				}
 			case c.T.Temporal() && v.Type == query.TypeDate:
 				days = append(days, v.Int)

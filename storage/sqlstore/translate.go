@@ -220,18 +220,18 @@ func (b *builder) compare(c frameCol, name string, op query.CompareOp, lit query
 	case ct == lt, ct.Temporal() && lt.Temporal():
 		return simple(op, lit.Int), nil
 	case ct == query.TypeInteger && lt == query.TypeFloat:
-		op2, x, k, isConst := intBound(op, lit.Float)
-		if isConst {
-			return notNullIs(c.expr, k), nil
+		ic := query.CompareIntegerWithFloat(op, lit.Float)
+		if ic.Constant {
+			return notNullIs(c.expr, ic.Result), nil
 		}
-		return simple(op2, x), nil
+		return simple(ic.Op, ic.X), nil
 	case ct == query.TypeDate && lt.Temporal():
-		q, rem := floorDivMod(lit.Int, query.MicrosPerDay)
-		op2, x, k, isConst := ratBound(op, q, rem != 0)
-		if isConst {
-			return notNullIs(c.expr, k), nil
+		// The day d compares as the instant of its midnight: d*day op x.
+		ic := query.CompareDayWithInstant(op, lit.Int)
+		if ic.Constant {
+			return notNullIs(c.expr, ic.Result), nil
 		}
-		return simple(op2, x), nil
+		return simple(ic.Op, ic.X), nil
 	case ct.Temporal() && lt == query.TypeDate:
 		lo, hi := lit.Int*query.MicrosPerDay, (lit.Int+1)*query.MicrosPerDay
 		switch op {
@@ -310,45 +310,6 @@ func (b *builder) call(c frameCol, e *query.Call) (string, error) {
 			") - length(" + p + ") + 1) = " + p + ")", nil
 	}
 	return "", fmt.Errorf("%w: function %d", ErrInvalidRequest, e.Func)
-}
-
-// intBound rewrites "v op f" for integers v as "v op2 x" or a constant (as query/exec does).
-func intBound(op query.CompareOp, f float64) (op2 query.CompareOp, x int64, k, isConst bool) {
-	switch {
-	case math.IsNaN(f):
-		return 0, 0, op == query.Ne, true
-	case f >= math.MaxInt64:
-		return 0, 0, op == query.Lt || op == query.Le || op == query.Ne, true
-	case f < math.MinInt64:
-		return 0, 0, op == query.Gt || op == query.Ge || op == query.Ne, true
-	}
-	fl := math.Floor(f)
-	return ratBound(op, int64(fl), fl != f)
-}
-
-// ratBound rewrites "v op (q + frac)" for integers v, 0 <= frac < 1.
-func ratBound(op query.CompareOp, q int64, fractional bool) (op2 query.CompareOp, x int64, k, isConst bool) {
-	if !fractional {
-		return op, q, false, false
-	}
-	switch op {
-	case query.Eq:
-		return 0, 0, false, true
-	case query.Ne:
-		return 0, 0, true, true
-	case query.Gt, query.Ge:
-		return query.Gt, q, false, false
-	}
-	return query.Le, q, false, false
-}
-
-func floorDivMod(a, b int64) (q, r int64) {
-	q, r = a/b, a%b
-	if r != 0 && (r < 0) != (b < 0) {
-		q--
-		r += b
-	}
-	return q, r
 }
 
 // metric translates a KPI expression into an aggregate expression and its result type.
