@@ -230,6 +230,28 @@ func Errorf(err error, format string, args ...any) error {
 	return &RuleError{Err: err, Detail: fmt.Sprintf(format, args...)}
 }
 
+// The errors below are worded once here so that every Store reports them alike.
+
+// NotFound returns the ErrNotFound error of the resource of kind ("User", "Group") and id.
+func NotFound(kind, id string) error {
+	return Errorf(ErrNotFound, "%s %s not found.", kind, id)
+}
+
+// CheckVersion returns the ErrVersionMismatch error of the resource when want is positive
+// and differs from its stored version, and nil otherwise.
+func CheckVersion(kind, id string, stored, want int64) error {
+	if want > 0 && stored != want {
+		return Errorf(ErrVersionMismatch, "%s %s has changed: its version is %d.", kind, id, stored)
+	}
+	return nil
+}
+
+// LicenseExceeded returns the ErrLicenseExceeded error of a team whose active users occupy
+// active of its limit seats.
+func LicenseExceeded(active, limit int) error {
+	return Errorf(ErrLicenseExceeded, "The license of the team is exceeded: %d of %d seats are in use.", active, limit)
+}
+
 // Compare orders two resources by k, given their values of k.Attr (strings, or times
 // formatted by the caller so that they sort as strings): negative when a comes first.
 // Empty values come last in both directions.

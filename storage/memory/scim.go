@@ -98,24 +98,12 @@ func (t *scimTeam) checkSeats(limit, delta int) error {
 	if limit <= 0 || delta < 0 || t.active+delta <= limit {
 		return nil
 	}
-	return scim.Errorf(scim.ErrLicenseExceeded,
-		"The license of the team is exceeded: %d of %d seats are in use.", t.active, limit)
+	return scim.LicenseExceeded(t.active, limit)
 }
 
 func (t *scimTeam) nextVersion() int64 {
 	t.seq++
 	return t.seq
-}
-
-func scimNotFound(kind, id string) error {
-	return scim.Errorf(scim.ErrNotFound, "%s %s not found.", kind, id)
-}
-
-func scimCheckVersion(kind, id string, stored, want int64) error {
-	if want > 0 && stored != want {
-		return scim.Errorf(scim.ErrVersionMismatch, "%s %s has changed: its version is %d.", kind, id, stored)
-	}
-	return nil
 }
 
 // CreateUser implements scim.Store.
@@ -152,13 +140,13 @@ func (s *SCIMStore) CreateUser(_ context.Context, team string, u scim.User) (sci
 func (s *SCIMStore) GetUser(_ context.Context, team, id string) (scim.User, error) {
 	t, _ := s.team(team, false)
 	if t == nil {
-		return scim.User{}, scimNotFound("User", id)
+		return scim.User{}, scim.NotFound("User", id)
 	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	u, ok := t.users[id]
 	if !ok {
-		return scim.User{}, scimNotFound("User", id)
+		return scim.User{}, scim.NotFound("User", id)
 	}
 	return u.Clone(), nil
 }
@@ -167,15 +155,15 @@ func (s *SCIMStore) GetUser(_ context.Context, team, id string) (scim.User, erro
 func (s *SCIMStore) ReplaceUser(_ context.Context, team string, u scim.User, ifVersion int64) (scim.User, error) {
 	t, limit := s.team(team, false)
 	if t == nil {
-		return scim.User{}, scimNotFound("User", u.ID)
+		return scim.User{}, scim.NotFound("User", u.ID)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	old, ok := t.users[u.ID]
 	if !ok {
-		return scim.User{}, scimNotFound("User", u.ID)
+		return scim.User{}, scim.NotFound("User", u.ID)
 	}
-	if err := scimCheckVersion("User", u.ID, old.Version, ifVersion); err != nil {
+	if err := scim.CheckVersion("User", u.ID, old.Version, ifVersion); err != nil {
 		return scim.User{}, err
 	}
 	if !strings.EqualFold(old.UserName, u.UserName) {
@@ -205,15 +193,15 @@ func (s *SCIMStore) ReplaceUser(_ context.Context, team string, u scim.User, ifV
 func (s *SCIMStore) DeleteUser(_ context.Context, team, id string, ifVersion int64) error {
 	t, _ := s.team(team, false)
 	if t == nil {
-		return scimNotFound("User", id)
+		return scim.NotFound("User", id)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	u, ok := t.users[id]
 	if !ok {
-		return scimNotFound("User", id)
+		return scim.NotFound("User", id)
 	}
-	if err := scimCheckVersion("User", id, u.Version, ifVersion); err != nil {
+	if err := scim.CheckVersion("User", id, u.Version, ifVersion); err != nil {
 		return err
 	}
 	now := s.now()
@@ -407,13 +395,13 @@ func (s *SCIMStore) CreateGroup(_ context.Context, team string, g scim.Group) (s
 func (s *SCIMStore) GetGroup(_ context.Context, team, id string) (scim.Group, error) {
 	t, _ := s.team(team, false)
 	if t == nil {
-		return scim.Group{}, scimNotFound("Group", id)
+		return scim.Group{}, scim.NotFound("Group", id)
 	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	g, ok := t.groups[id]
 	if !ok {
-		return scim.Group{}, scimNotFound("Group", id)
+		return scim.Group{}, scim.NotFound("Group", id)
 	}
 	return t.readGroup(g), nil
 }
@@ -422,15 +410,15 @@ func (s *SCIMStore) GetGroup(_ context.Context, team, id string) (scim.Group, er
 func (s *SCIMStore) ReplaceGroup(_ context.Context, team string, g scim.Group, ifVersion int64) (scim.Group, error) {
 	t, limit := s.team(team, false)
 	if t == nil {
-		return scim.Group{}, scimNotFound("Group", g.ID)
+		return scim.Group{}, scim.NotFound("Group", g.ID)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	old, ok := t.groups[g.ID]
 	if !ok {
-		return scim.Group{}, scimNotFound("Group", g.ID)
+		return scim.Group{}, scim.NotFound("Group", g.ID)
 	}
-	if err := scimCheckVersion("Group", g.ID, old.Version, ifVersion); err != nil {
+	if err := scim.CheckVersion("Group", g.ID, old.Version, ifVersion); err != nil {
 		return scim.Group{}, err
 	}
 	if err := t.checkGroupName(g.ID, g.DisplayName); err != nil {
@@ -458,15 +446,15 @@ func (s *SCIMStore) ReplaceGroup(_ context.Context, team string, g scim.Group, i
 func (s *SCIMStore) DeleteGroup(_ context.Context, team, id string, ifVersion int64) error {
 	t, _ := s.team(team, false)
 	if t == nil {
-		return scimNotFound("Group", id)
+		return scim.NotFound("Group", id)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	g, ok := t.groups[id]
 	if !ok {
-		return scimNotFound("Group", id)
+		return scim.NotFound("Group", id)
 	}
-	if err := scimCheckVersion("Group", id, g.Version, ifVersion); err != nil {
+	if err := scim.CheckVersion("Group", id, g.Version, ifVersion); err != nil {
 		return err
 	}
 	t.setMemberships(id, g.Members, nil)

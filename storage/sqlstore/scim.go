@@ -91,19 +91,7 @@ func (s *SCIMStore) checkSeats(ctx context.Context, tx *sql.Tx, team string, del
 	if active+delta <= limit {
 		return nil
 	}
-	return scim.Errorf(scim.ErrLicenseExceeded,
-		"The license of the team is exceeded: %d of %d seats are in use.", active, limit)
-}
-
-func notFound(kind, id string) error {
-	return scim.Errorf(scim.ErrNotFound, "%s %s not found.", kind, id)
-}
-
-func checkVersion(kind, id string, stored, want int64) error {
-	if want > 0 && stored != want {
-		return scim.Errorf(scim.ErrVersionMismatch, "%s %s has changed: its version is %d.", kind, id, stored)
-	}
-	return nil
+	return scim.LicenseExceeded(active, limit)
 }
 
 const userColumns = `id, external_id, user_name, display_name, active, role, send_email, attributes, created_us, modified_us, version`
@@ -183,7 +171,7 @@ func (s *SCIMStore) getUser(ctx context.Context, q interface {
 }, team, id string) (scim.User, error) {
 	u, err := scanUser(q.QueryRowContext(ctx, s.q(`SELECT `+userColumns+` FROM scim_users WHERE team = ? AND id = ?`), team, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return scim.User{}, notFound("User", id)
+		return scim.User{}, scim.NotFound("User", id)
 	}
 	return u, err
 }
@@ -205,7 +193,7 @@ func (s *SCIMStore) ReplaceUser(ctx context.Context, team string, u scim.User, i
 		if err != nil {
 			return err
 		}
-		if err := checkVersion("User", u.ID, old.Version, ifVersion); err != nil {
+		if err := scim.CheckVersion("User", u.ID, old.Version, ifVersion); err != nil {
 			return err
 		}
 		if !strings.EqualFold(old.UserName, u.UserName) {
@@ -247,7 +235,7 @@ func (s *SCIMStore) DeleteUser(ctx context.Context, team, id string, ifVersion i
 		if err != nil {
 			return err
 		}
-		if err := checkVersion("User", id, old.Version, ifVersion); err != nil {
+		if err := scim.CheckVersion("User", id, old.Version, ifVersion); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, s.q(`UPDATE scim_groups SET modified_us = ?, version = ?
@@ -477,7 +465,7 @@ func (s *SCIMStore) getGroup(ctx context.Context, q querier, team, id string) (s
 		return scim.Group{}, err
 	}
 	if len(gs) == 0 {
-		return scim.Group{}, notFound("Group", id)
+		return scim.Group{}, scim.NotFound("Group", id)
 	}
 	return gs[0], nil
 }
@@ -528,12 +516,12 @@ func (s *SCIMStore) ReplaceGroup(ctx context.Context, team string, g scim.Group,
 		var stored int64
 		err := tx.QueryRowContext(ctx, s.q(`SELECT version FROM scim_groups WHERE team = ? AND id = ?`), team, g.ID).Scan(&stored)
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound("Group", g.ID)
+			return scim.NotFound("Group", g.ID)
 		}
 		if err != nil {
 			return err
 		}
-		if err := checkVersion("Group", g.ID, stored, ifVersion); err != nil {
+		if err := scim.CheckVersion("Group", g.ID, stored, ifVersion); err != nil {
 			return err
 		}
 		if err := s.checkGroupName(ctx, tx, team, g.ID, g.DisplayName); err != nil {
@@ -570,12 +558,12 @@ func (s *SCIMStore) DeleteGroup(ctx context.Context, team, id string, ifVersion 
 		var stored int64
 		err := tx.QueryRowContext(ctx, s.q(`SELECT version FROM scim_groups WHERE team = ? AND id = ?`), team, id).Scan(&stored)
 		if errors.Is(err, sql.ErrNoRows) {
-			return notFound("Group", id)
+			return scim.NotFound("Group", id)
 		}
 		if err != nil {
 			return err
 		}
-		if err := checkVersion("Group", id, stored, ifVersion); err != nil {
+		if err := scim.CheckVersion("Group", id, stored, ifVersion); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM scim_members WHERE team = ? AND group_id = ?`), team, id); err != nil {
