@@ -8,11 +8,12 @@ import (
 	"testing"
 
 	"github.com/kmkit/kmkit/query"
+	"github.com/kmkit/kmkit/query/benchdata"
 	"github.com/kmkit/kmkit/query/column"
 	"github.com/kmkit/kmkit/query/fuzzy"
 )
 
-const benchRows = 1_000_000
+const benchRows = benchdata.Rows
 
 var (
 	benchOnce  sync.Once
@@ -20,52 +21,10 @@ var (
 	benchFrame *Frame
 )
 
-// benchData returns a 1,000,000-row, 10-column order table, generated once per process:
-// COUNTRY has 30 values, STATUS 5, MATERIAL 50,000; NET_VALUE is null in 1% of rows.
+// benchData returns the frame of benchdata.Orders, generated once per process.
 func benchData(b *testing.B) *Frame {
 	benchOnce.Do(func() {
-		r := rand.New(rand.NewPCG(7, 7))
-		countries := make([]string, 30)
-		for i := range countries {
-			countries[i] = string(rune('A'+i%26)) + string(rune('A'+(i*7)%26))
-		}
-		countries[0], countries[1] = "DE", "FR"
-		statuses := []string{"OPEN", "SHIPPED", "INVOICED", "PAID", "CANCELLED"}
-		adjectives := []string{"Steel", "Copper", "Plastic", "Raw", "Coated", "Brass", "Oak", "Glass"}
-		nouns := []string{"Material", "Bolt", "Screw", "Washer", "Panel", "Pipe", "Valve", "Cable", "Hinge", "Bracket"}
-		materials := make([]string, 50_000)
-		for i := range materials {
-			materials[i] = fmt.Sprintf("%s %s %05d", adjectives[i%len(adjectives)], nouns[(i/8)%len(nouns)], i)
-		}
-		names := []string{"ORDER_ID", "COUNTRY", "NET_VALUE", "QUANTITY", "CREATED", "CHANGED_AT", "STATUS", "MATERIAL", "LATE", "SHIP_TIME"}
-		types := []query.Type{query.TypeInteger, query.TypeString, query.TypeFloat, query.TypeInteger, query.TypeDate,
-			query.TypeDateTime, query.TypeString, query.TypeString, query.TypeBoolean, query.TypeTime}
-		bs := make([]*column.Builder, len(types))
-		for i, t := range types {
-			bs[i] = column.NewBuilder(t)
-		}
-		for i := range benchRows {
-			bs[0].AppendInt(int64(i))
-			bs[1].AppendString(countries[r.IntN(len(countries))])
-			if r.IntN(100) == 0 {
-				bs[2].AppendNull()
-			} else {
-				bs[2].AppendFloat(float64(r.IntN(100_000)) / 100)
-			}
-			bs[3].AppendInt(int64(1 + r.IntN(100)))
-			day := int64(19_000 + r.IntN(1000))
-			bs[4].AppendInt(day)
-			bs[5].AppendInt(day*query.MicrosPerDay + r.Int64N(query.MicrosPerDay))
-			bs[6].AppendString(statuses[r.IntN(len(statuses))])
-			bs[7].AppendString(materials[r.IntN(len(materials))])
-			bs[8].AppendBool(r.IntN(10) == 0)
-			bs[9].AppendInt(r.Int64N(query.MicrosPerDay))
-		}
-		cols := make([]column.Column, len(bs))
-		for i, bl := range bs {
-			cols[i] = bl.Build()
-		}
-		t, err := column.NewTable(names, cols)
+		t, err := benchdata.Orders(benchRows)
 		if err != nil {
 			panic(err)
 		}

@@ -3,8 +3,6 @@ package sqlstore_test
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
+	"github.com/kmkit/kmkit/query/benchdata"
 	"github.com/kmkit/kmkit/query/column"
 	"github.com/kmkit/kmkit/query/fuzzy"
 	"github.com/kmkit/kmkit/storage/memory"
@@ -30,7 +29,7 @@ import (
 // timing, each backend's result is checked against the memory backend's. CREATED is the
 // only indexed column; IndexedCount is the query only pushdown makes fast.
 
-const benchRows = 1_000_000
+const benchRows = benchdata.Rows
 
 type benchBackend struct {
 	name  string
@@ -71,52 +70,6 @@ records:
       - {id: LATE, name: Late, type: boolean}
       - {id: SHIP_TIME, name: Ship time, type: time}
 `
-
-// benchTable generates query/exec's benchmark table.
-func benchTable() (*column.Table, error) {
-	r := rand.New(rand.NewPCG(7, 7))
-	countries := make([]string, 30)
-	for i := range countries {
-		countries[i] = string(rune('A'+i%26)) + string(rune('A'+(i*7)%26))
-	}
-	countries[0], countries[1] = "DE", "FR"
-	statuses := []string{"OPEN", "SHIPPED", "INVOICED", "PAID", "CANCELLED"}
-	adjectives := []string{"Steel", "Copper", "Plastic", "Raw", "Coated", "Brass", "Oak", "Glass"}
-	nouns := []string{"Material", "Bolt", "Screw", "Washer", "Panel", "Pipe", "Valve", "Cable", "Hinge", "Bracket"}
-	materials := make([]string, 50_000)
-	for i := range materials {
-		materials[i] = fmt.Sprintf("%s %s %05d", adjectives[i%len(adjectives)], nouns[(i/8)%len(nouns)], i)
-	}
-	names := []string{"ORDER_ID", "COUNTRY", "NET_VALUE", "QUANTITY", "CREATED", "CHANGED_AT", "STATUS", "MATERIAL", "LATE", "SHIP_TIME"}
-	types := []query.Type{query.TypeInteger, query.TypeString, query.TypeFloat, query.TypeInteger, query.TypeDate,
-		query.TypeDateTime, query.TypeString, query.TypeString, query.TypeBoolean, query.TypeTime}
-	bs := make([]*column.Builder, len(types))
-	for i, t := range types {
-		bs[i] = column.NewBuilder(t)
-	}
-	for i := range benchRows {
-		bs[0].AppendInt(int64(i))
-		bs[1].AppendString(countries[r.IntN(len(countries))])
-		if r.IntN(100) == 0 {
-			bs[2].AppendNull()
-		} else {
-			bs[2].AppendFloat(float64(r.IntN(100_000)) / 100)
-		}
-		bs[3].AppendInt(int64(1 + r.IntN(100)))
-		day := int64(19_000 + r.IntN(1000))
-		bs[4].AppendInt(day)
-		bs[5].AppendInt(day*query.MicrosPerDay + r.Int64N(query.MicrosPerDay))
-		bs[6].AppendString(statuses[r.IntN(len(statuses))])
-		bs[7].AppendString(materials[r.IntN(len(materials))])
-		bs[8].AppendBool(r.IntN(10) == 0)
-		bs[9].AppendInt(r.Int64N(query.MicrosPerDay))
-	}
-	cols := make([]column.Column, len(bs))
-	for i, b := range bs {
-		cols[i] = b.Build()
-	}
-	return column.NewTable(names, cols)
-}
 
 // tableSource yields a column.Table's rows for LoadTable.
 type tableSource struct {
@@ -173,7 +126,7 @@ func loadBench(b *testing.B, db *sqlstore.DB, t *column.Table, models []*km.Know
 
 func benchSetup(b *testing.B) []benchBackend {
 	benchOnce.Do(func() {
-		t, err := benchTable()
+		t, err := benchdata.Orders(benchRows)
 		if err != nil {
 			benchErr = err
 			return
