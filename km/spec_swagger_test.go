@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kmkit/kmkit/internal/nodetools"
 )
 
 // The generated specs must also pass @apidevtools/swagger-parser (npm), the validator many
@@ -19,28 +21,7 @@ import (
 // swaggerParserDir returns the directory holding validate.js and its node_modules.
 func swaggerParserDir(t *testing.T) string {
 	t.Helper()
-	dir, required := os.LookupEnv("KMKIT_SPEC_TOOLS")
-	if !required || dir == "" {
-		dir, required = "swaggerparser", false
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	missing := func(format string, args ...any) {
-		t.Helper()
-		if required {
-			t.Fatalf("KMKIT_SPEC_TOOLS=%s: "+format, append([]any{dir}, args...)...)
-		}
-		t.Skipf("swagger-parser not installed (npm ci in km/swaggerparser): "+format, args...)
-	}
-	if _, err := os.Stat(filepath.Join(abs, "node_modules", "@apidevtools", "swagger-parser", "package.json")); err != nil {
-		missing("npm package @apidevtools/swagger-parser: %v", err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		missing("node: %v", err)
-	}
-	return abs
+	return nodetools.Dir(t, "KMKIT_SPEC_TOOLS", "swaggerparser", []string{"@apidevtools/swagger-parser"})
 }
 
 func TestSpecPassesSwaggerParser(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kmkit/kmkit/examples/server/demodata"
+	"github.com/kmkit/kmkit/internal/nodetools"
 )
 
 // The tests here run real OData consumers against the handler on loopback: xmllint with
@@ -29,32 +30,8 @@ import (
 // conformanceTools returns the directory holding node_modules and probe.js.
 func conformanceTools(t *testing.T) string {
 	t.Helper()
-	dir, required := os.LookupEnv("KMKIT_ODATA_TOOLS")
-	if !required || dir == "" {
-		dir, required = "conformance", false
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	missing := func(format string, args ...any) {
-		t.Helper()
-		if required {
-			t.Fatalf("KMKIT_ODATA_TOOLS=%s: "+format, append([]any{dir}, args...)...)
-		}
-		t.Skipf("conformance tools not installed (npm ci in odata/conformance): "+format, args...)
-	}
-	for _, pkg := range []string{"odata-csdl", "ajv", "@sap-ux/edmx-parser", "@odata/client"} {
-		if _, err := os.Stat(filepath.Join(abs, "node_modules", pkg, "package.json")); err != nil {
-			missing("npm package %s: %v", pkg, err)
-		}
-	}
-	for _, tool := range []string{"node", "xmllint"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			missing("%s: %v", tool, err)
-		}
-	}
-	return abs
+	return nodetools.Dir(t, "KMKIT_ODATA_TOOLS", "conformance",
+		[]string{"odata-csdl", "ajv", "@sap-ux/edmx-parser", "@odata/client"}, "xmllint")
 }
 
 // run runs a command in dir and returns its standard output; a failure is fatal and
