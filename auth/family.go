@@ -22,6 +22,9 @@ const (
 	FamilySCIM
 	// FamilyReporting is the reporting API: x-api-key with x-tenant-id; problem bodies.
 	FamilyReporting
+	// FamilyMetrics is an operator's endpoint, such as Prometheus metrics, with the KM
+	// API's credentials and error bodies and the metrics permission.
+	FamilyMetrics
 )
 
 // Permission returns the permission a principal needs to call the family.
@@ -33,6 +36,8 @@ func (f Family) Permission() Permission {
 		return PermSCIM
 	case FamilyReporting:
 		return PermReporting
+	case FamilyMetrics:
+		return PermMetrics
 	default:
 		return PermKM
 	}

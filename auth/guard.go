@@ -61,7 +61,18 @@ type Config struct {
 	Logger *slog.Logger
 	// Now returns the current time; default time.Now.
 	Now func() time.Time
+	// Refused, when set, is called for every request a limit refuses with 429, with the
+	// request's family and the limit: RefusedBudget, RefusedBurst or RefusedConcurrency.
+	// Metrics count refusals with it; it must be quick and safe for concurrent use.
+	Refused func(f Family, reason string)
 }
+
+// The limits a request can be refused by, as Config.Refused reports them.
+const (
+	RefusedBudget      = "budget"
+	RefusedBurst       = "burst"
+	RefusedConcurrency = "concurrency"
+)
 
 // Guard is the middleware that authenticates requests, limits them per principal and checks
 // the permission of their API family. One Guard serves every family, so a principal's
@@ -76,6 +87,7 @@ type Guard struct {
 	concurrency *ratelimit.Concurrency
 	log         *slog.Logger
 	now         func() time.Time
+	refused     func(Family, string)
 }
 
 // NewGuard returns the Guard of cfg.
@@ -90,7 +102,7 @@ func NewGuard(cfg Config) (*Guard, error) {
 	if l.Window <= 0 {
 		l.Window = DefaultWindow
 	}
-	g := &Guard{auth: cfg.Authenticator, limiter: cfg.Limiter, limits: l, limitText: strconv.Itoa(l.PerWindow), log: cfg.Logger, now: cfg.Now}
+	g := &Guard{auth: cfg.Authenticator, limiter: cfg.Limiter, limits: l, limitText: strconv.Itoa(l.PerWindow), log: cfg.Logger, now: cfg.Now, refused: cfg.Refused}
 	if g.limiter == nil {
 		g.limiter = ratelimit.NewMemory()
 	}
@@ -219,19 +231,19 @@ func (g *Guard) limit(ctx context.Context, w http.ResponseWriter, f Family, p *P
 		v := [2]string{limit, strconv.Itoa(d.Remaining)}
 		h[HeaderRateLimit], h[HeaderRateRemaining] = v[0:1:1], v[1:2:2]
 		if !d.Allowed {
-			g.tooMany(w, f, now, d.Reset, "request limit of "+strconv.Itoa(d.Limit)+" per "+window(g.limits.Window)+" exceeded")
+			g.tooMany(w, f, RefusedBudget, now, d.Reset, "request limit of "+strconv.Itoa(d.Limit)+" per "+window(g.limits.Window)+" exceeded")
 			return false, false
 		}
 	}
 	if g.burst != nil {
 		if ok, wait := g.burst.Allow(p.Name, now); !ok {
-			g.tooMany(w, f, now, now.Add(wait), "more than "+strconv.Itoa(g.limits.Burst)+" requests per second")
+			g.tooMany(w, f, RefusedBurst, now, now.Add(wait), "more than "+strconv.Itoa(g.limits.Burst)+" requests per second")
 			return false, false
 		}
 	}
 	if g.concurrency != nil {
 		if !g.concurrency.Acquire(p.Name) {
-			g.tooMany(w, f, now, now.Add(time.Second), "more than "+strconv.Itoa(g.limits.Concurrent)+" requests at once")
+			g.tooMany(w, f, RefusedConcurrency, now, now.Add(time.Second), "more than "+strconv.Itoa(g.limits.Concurrent)+" requests at once")
 			return false, false
 		}
 		return true, true
@@ -252,8 +264,12 @@ func (g *Guard) budget(p *Principal) int {
 }
 
 // tooMany answers 429 with X-RateLimit-Reset, the given reset time rounded up to a whole
-// second in RFC 3339 UTC, and Retry-After, the seconds until then (at least 1).
-func (g *Guard) tooMany(w http.ResponseWriter, f Family, now, reset time.Time, detail string) {
+// second in RFC 3339 UTC, and Retry-After, the seconds until then (at least 1). It reports
+// the refusal to Config.Refused.
+func (g *Guard) tooMany(w http.ResponseWriter, f Family, reason string, now, reset time.Time, detail string) {
+	if g.refused != nil {
+		g.refused(f, reason)
+	}
 	reset = reset.UTC()
 	if t := reset.Truncate(time.Second); !t.Equal(reset) {
 		reset = t.Add(time.Second)

@@ -14,6 +14,8 @@ const (
 	PermOData     Permission = "odata"
 	PermSCIM      Permission = "scim"
 	PermReporting Permission = "reporting"
+	// PermMetrics allows reading the server's metrics (FamilyMetrics).
+	PermMetrics Permission = "metrics"
 )
 
 // Principal is the authenticated caller of a request.

@@ -6,7 +6,7 @@
 //	    name: ci-pipeline          # optional; default "key:" and 8 hex digits of the digest
 //	    team: acme                 # SCIM and KM scope
 //	    tenant: 3f1c5a2e-...       # reporting tenant (UUID)
-//	    permissions: [km, odata, scim, reporting]
+//	    permissions: [km, odata, scim, reporting]   # and metrics: GET /metrics
 //	    ratePerHour: 6000          # optional budget of the key per limit window
 //	jwt:                           # optional
 //	  issuer: https://idp.example
@@ -247,7 +247,7 @@ func (p *parser) keys(n *yaml.Node) ([]auth.Key, error) {
 	return keys, nil
 }
 
-var knownPermissions = []auth.Permission{auth.PermKM, auth.PermOData, auth.PermSCIM, auth.PermReporting}
+var knownPermissions = []auth.Permission{auth.PermKM, auth.PermOData, auth.PermSCIM, auth.PermReporting, auth.PermMetrics}
 
 func (p *parser) key(n *yaml.Node) (auth.Key, error) {
 	var k auth.Key
@@ -306,7 +306,7 @@ func (p *parser) permissions(n *yaml.Node) ([]auth.Permission, error) {
 		return nil, p.errorf(n, "permissions must be a list, found %s", kind(n))
 	}
 	if len(n.Content) == 0 {
-		return nil, p.errorf(n, "permissions is empty: name at least one of km, odata, scim, reporting")
+		return nil, p.errorf(n, "permissions is empty: name at least one of km, odata, scim, reporting, metrics")
 	}
 	var perms []auth.Permission
 	for _, item := range n.Content {
@@ -321,7 +321,7 @@ func (p *parser) permissions(n *yaml.Node) ([]auth.Permission, error) {
 			known = known || k == perm
 		}
 		if !known {
-			return nil, p.errorf(item, "unknown permission %q: use km, odata, scim or reporting", clip(s))
+			return nil, p.errorf(item, "unknown permission %q: use km, odata, scim, reporting or metrics", clip(s))
 		}
 		for _, o := range perms {
 			if o == perm {

@@ -15,10 +15,16 @@ import (
 	"slices"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/auth/keysfile"
+	"github.com/kmkit/kmkit/cors"
 	"github.com/kmkit/kmkit/examples/server/demodata"
+	"github.com/kmkit/kmkit/head"
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/metrics"
 	"github.com/kmkit/kmkit/odata"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/reporting"
@@ -43,6 +49,9 @@ type app struct {
 	handler http.Handler
 	devKey  string // "" when a keys file is used
 	close   func() error
+	// registry holds the metrics served at MetricsPath (and on -metrics-addr).
+	registry *prometheus.Registry
+	routes   routes
 }
 
 func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
@@ -57,7 +66,22 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 			st.close()
 		}
 	}()
-	kmStore, tenants, reportingStore := st.km, st.tenants, st.reporting
+	a.registry = prometheus.NewRegistry()
+	if err := metrics.RegisterRuntime(a.registry); err != nil {
+		return nil, err
+	}
+	if st.db != nil {
+		if err := metrics.RegisterSQL(a.registry, st.db, st.backend); err != nil {
+			return nil, err
+		}
+	}
+	m, err := metrics.New(a.registry)
+	if err != nil {
+		return nil, err
+	}
+	kmStore := m.KMStore(st.backend, st.km)
+	reportingStore := m.ReportingStore(st.backend, st.reporting)
+	tenants := st.tenants
 	var authn auth.Authenticator
 	if cfg.keysFile != "" {
 		f, err := keysfile.Load(cfg.keysFile)
@@ -74,7 +98,7 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 		}
 		a.devKey, authn = key, auth.KeysAndTokens(keys, nil)
 	}
-	guard, err := auth.NewGuard(auth.Config{Authenticator: authn, Logger: logger, Limiter: st.limiter})
+	guard, err := auth.NewGuard(auth.Config{Authenticator: authn, Logger: logger, Limiter: st.limiter, Limits: cfg.limits, Refused: m.LimitRefused})
 	if err != nil {
 		return nil, err
 	}
@@ -82,26 +106,42 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 		logger.InfoContext(ctx, "scim: invitation e-mail", "team", team, "userName", u.UserName)
 		return nil
 	})
+	scimHandler := scim.NewHandler(m.SCIMStore(st.backend, st.scim),
+		scim.WithNotifier(notifier), scim.WithLogger(logger), scim.WithMaxBodyBytes(cfg.maxBody))
+	a.routes = routes{scim: scimHandler}
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok\n")
 	})
-	mux.Handle(km.BasePath+"/", guard.KM(km.NewHandler(kmStore, km.Options{
+	mux.Handle(km.BasePath+"/", guard.KM(notePrincipal(km.NewHandler(kmStore, km.Options{
 		MaxPageSize: cfg.maxPageSize, MaxBodyBytes: cfg.maxBody, Logger: logger,
-	})))
-	mux.Handle(odata.BasePath+"/", odata.VersionHeader(guard.OData(odata.NewHandler(kmStore, odata.Options{
-		MaxPageSize: cfg.maxPageSize, Logger: logger,
 	}))))
-	mux.Handle(scim.DefaultPrefix+"/", guard.SCIM(scim.NewHandler(st.scim,
-		scim.WithNotifier(notifier), scim.WithLogger(logger), scim.WithMaxBodyBytes(cfg.maxBody))))
-	mux.Handle("/api/v1/", guard.Reporting(reporting.NewHandler(reportingStore, reporting.WithLogger(logger))))
+	mux.Handle(odata.BasePath+"/", odata.VersionHeader(guard.OData(notePrincipal(odata.NewHandler(kmStore, odata.Options{
+		MaxPageSize: cfg.maxPageSize, Logger: logger,
+	})))))
+	mux.Handle(scim.DefaultPrefix+"/", guard.SCIM(notePrincipal(scimHandler)))
+	mux.Handle("/api/v1/", guard.Reporting(notePrincipal(reporting.NewHandler(reportingStore, reporting.WithLogger(logger)))))
+	mux.Handle("GET "+MetricsPath, guard.Wrap(auth.FamilyMetrics, notePrincipal(a.metricsHandler())))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at "+r.URL.Path)
 	})
-	a.handler = logRequests(logger, limitBody(cfg.maxBody, mux))
+	// From the outside in: the access log and the metrics see every request as the client
+	// sent it; CORS answers preflights before authentication; HEAD runs the GET routes.
+	inner := cors.Handler(cfg.corsOrigins, head.Handler(limitBody(cfg.maxBody, mux)))
+	a.handler = logRequests(logger, a.routes.of, m.Handler(routeOf, inner))
 	return a, nil
+}
+
+// MetricsPath is where the server serves its Prometheus metrics.
+const MetricsPath = "/metrics"
+
+// metricsHandler serves the registry in Prometheus' formats.
+func (a *app) metricsHandler() http.Handler {
+	return promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{
+		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelError), ErrorHandling: promhttp.ContinueOnError,
+	})
 }
 
 // loadData returns the KM store and the reporting tenants: from -data, generated with
@@ -151,7 +191,7 @@ func developmentKey(tenants map[string][]reporting.Element) (string, *auth.KeySe
 	}
 	keys, err := auth.NewKeySet([]auth.Key{{
 		Digest: auth.DigestOf(key), Name: "development", Team: "demo", Tenant: tenant,
-		Permissions: []auth.Permission{auth.PermKM, auth.PermOData, auth.PermSCIM, auth.PermReporting},
+		Permissions: []auth.Permission{auth.PermKM, auth.PermOData, auth.PermSCIM, auth.PermReporting, auth.PermMetrics},
 	}})
 	return key, keys, err
 }
@@ -176,21 +216,48 @@ func (a *app) serve(ctx context.Context, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "development key (valid until the server stops): %s\n", a.devKey)
 		fmt.Fprintf(stdout, "try: curl -H 'Authorization: AppKey %s' http://%s%s/knowledge-models\n", a.devKey, ln.Addr(), km.BasePath)
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	servers := []*http.Server{srv}
+	listeners := []net.Listener{ln}
+	if a.cfg.metricsAddr != "" {
+		mln, err := net.Listen("tcp", a.cfg.metricsAddr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("-metrics-addr: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET "+MetricsPath, a.metricsHandler())
+		msrv := &http.Server{
+			Handler: mux, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout,
+			WriteTimeout: writeTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes,
+			ErrorLog: srv.ErrorLog,
+		}
+		servers, listeners = append(servers, msrv), append(listeners, mln)
+		fmt.Fprintf(stdout, "metrics without credentials on http://%s%s\n", mln.Addr(), MetricsPath)
+	}
+	errc := make(chan error, len(servers))
+	for i, s := range servers {
+		go func() { errc <- s.Serve(listeners[i]) }()
+	}
+	var serveErr error
 	select {
-	case err := <-errc:
-		return err
+	case serveErr = <-errc:
 	case <-ctx.Done():
 	}
 	a.log.Info("shutting down", "grace", shutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+	for _, s := range servers {
+		if err := s.Shutdown(sctx); err != nil {
+			return fmt.Errorf("shutdown: %w", err)
+		}
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
+	if serveErr != nil {
+		return serveErr
+	}
+	for range servers {
+		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
 	}
 	a.log.Info("stopped")
 	return nil

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/cors"
 	"github.com/kmkit/kmkit/km"
 )
 
@@ -22,6 +24,10 @@ type config struct {
 	maxPageSize int
 	maxBody     int64
 	logLevel    slog.Level
+	corsOrigins []string    // -cors-origins: origins allowed to call from a browser
+	metricsAddr string      // -metrics-addr: a second listener serving /metrics without auth
+	version     bool        // -version: print the build and exit
+	limits      auth.Limits // the guard's limits (zero: auth's defaults)
 }
 
 // parseConfig reads the flags of args; every flag's default comes from its environment
@@ -59,7 +65,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	if err != nil {
 		return nil, err
 	}
-	var level string
+	var level, origins string
 	fs.StringVar(&cfg.addr, "addr", env("KMKIT_ADDR", ":8080"), "listen address (KMKIT_ADDR)")
 	fs.StringVar(&cfg.dataDir, "data", env("KMKIT_DATA", ""), "serve this data directory instead of the demo (KMKIT_DATA)")
 	fs.StringVar(&cfg.db, "db", env("KMKIT_DB", "sqlite:kmkit.db"), "sqlite:PATH, memory: or a postgres:// URL (KMKIT_DB)")
@@ -68,6 +74,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.IntVar(&cfg.maxPageSize, "max-page-size", maxPage, "largest pageSize of the KM API (KMKIT_MAX_PAGE_SIZE)")
 	fs.Int64Var(&cfg.maxBody, "max-body", int64(maxBody), "largest request body in bytes (KMKIT_MAX_BODY)")
 	fs.StringVar(&level, "log-level", env("KMKIT_LOG_LEVEL", "info"), "debug, info, warn or error (KMKIT_LOG_LEVEL)")
+	fs.StringVar(&origins, "cors-origins", env("KMKIT_CORS_ORIGINS", ""), "comma-separated origins browsers may call from, or * (KMKIT_CORS_ORIGINS)")
+	fs.StringVar(&cfg.metricsAddr, "metrics-addr", env("KMKIT_METRICS_ADDR", ""), "also serve /metrics, without credentials, on this address (KMKIT_METRICS_ADDR)")
+	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -83,6 +92,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 		return nil, errors.New("-max-page-size must be at least 1")
 	case cfg.maxBody < 1:
 		return nil, errors.New("-max-body must be at least 1")
+	}
+	if cfg.corsOrigins, err = cors.ParseOrigins(origins); err != nil {
+		return nil, fmt.Errorf("-cors-origins: %w", err)
 	}
 	if err := cfg.logLevel.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
 		return nil, fmt.Errorf("-log-level %q: want debug, info, warn or error", level)

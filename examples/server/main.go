@@ -18,14 +18,24 @@
 //	-max-page-size N    KMKIT_MAX_PAGE_SIZE  largest pageSize of the KM API (default 5000)
 //	-max-body BYTES     KMKIT_MAX_BODY       largest request body (default 1 MiB)
 //	-log-level LEVEL    KMKIT_LOG_LEVEL      debug, info, warn or error (default info)
+//	-cors-origins LIST  KMKIT_CORS_ORIGINS   comma-separated origins browser apps may call from, or *
+//	-metrics-addr ADDR  KMKIT_METRICS_ADDR   also serve /metrics on ADDR, without credentials
+//	-version                                 print the version and the VCS revision, and exit
 //
 // Unless GOGC is set, the server runs the garbage collector at GOGC=400 (DefaultGCPercent):
 // its data sets are large, live for the whole process and are never written, so collecting
 // at every doubling of the heap spends CPU on marking the same tables over and over.
 //
-// The server logs every request with log/slog (text to stderr), answers GET /healthz
-// without credentials, sets read, write and idle timeouts, and on SIGINT or SIGTERM stops
-// accepting connections and lets running requests finish (up to 15 seconds).
+// The server logs every request with log/slog (text to stderr): one line with the method,
+// the API and route template (never the raw path or query, which carry ids and filter
+// values), the status, the body bytes, the duration, the principal's name and, on a 5xx,
+// the support id of the answer; 5xx lines are at level error, the others at info, so
+// -log-level warn leaves only failures. It answers GET /healthz without credentials, HEAD
+// on every GET route (package head), CORS preflights before authentication when
+// -cors-origins is set (package cors), and Prometheus metrics at GET /metrics to keys
+// holding the metrics permission (package metrics; the development key holds it). It sets
+// read, write and idle timeouts, and on SIGINT or SIGTERM stops accepting connections and
+// lets running requests finish (up to 15 seconds).
 package main
 
 import (
@@ -56,6 +66,11 @@ func main() {
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
+		return err
+	}
+	if cfg.version {
+		info, ok := debug.ReadBuildInfo()
+		_, err := fmt.Fprintln(stdout, versionText(info, ok))
 		return err
 	}
 	if getenv("GOGC") == "" {

@@ -251,7 +251,8 @@ func TestBinary(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("server exit: %v\nstderr:\n%s", err, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "msg=stopped") || !strings.Contains(stderr.String(), "msg=request method=GET path=/healthz status=200") {
+	if !strings.Contains(stderr.String(), "msg=stopped") || !strings.Contains(stderr.String(), "msg=request method=GET api=health route=/healthz status=200") ||
+		!strings.Contains(stderr.String(), "route=/intelligence/api/knowledge-models/{km_id}/data status=200") || !strings.Contains(stderr.String(), "principal=development") {
 		t.Errorf("log lacks the request or the shutdown:\n%s", stderr.String())
 	}
 }

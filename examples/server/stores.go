@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"os"
@@ -25,6 +26,8 @@ type stores struct {
 	limiter   ratelimit.Limiter // nil: the guard's in-memory limiter
 	tenants   map[string][]reporting.Element
 	close     func() error
+	backend   string  // memory, sqlite or postgres: the backend label of the metrics
+	db        *sql.DB // the database's pool, or nil in memory
 }
 
 // openStores opens the stores cfg.db names and loads the KM data and reporting elements
@@ -41,7 +44,7 @@ func openStores(cfg *config, logger *slog.Logger) (*stores, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &stores{km: kmStore, scim: memory.NewSCIMStore(), reporting: rep, tenants: tenants, close: func() error { return nil }}, nil
+		return &stores{km: kmStore, scim: memory.NewSCIMStore(), reporting: rep, tenants: tenants, close: func() error { return nil }, backend: "memory"}, nil
 	}
 	ctx := context.Background()
 	start := time.Now()
@@ -101,5 +104,5 @@ func importData(ctx context.Context, cfg *config, db *sqlstore.DB) (*stores, err
 			return nil, fmt.Errorf("reporting tenant %s: %w", tenant, err)
 		}
 	}
-	return &stores{km: kmStore, scim: db.SCIM(), reporting: rep, limiter: db.Limiter(), tenants: tenants, close: db.Close}, nil
+	return &stores{km: kmStore, scim: db.SCIM(), reporting: rep, limiter: db.Limiter(), tenants: tenants, close: db.Close, backend: db.Dialect(), db: db.SQL()}, nil
 }

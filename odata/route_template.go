@@ -1,0 +1,22 @@
+package odata
+
+// RouteTemplate returns the template of the resource the Handler serves path by, such as
+// BasePath+"/{km_id}.svc/{entity_set}", or "" when no resource has the path. Metrics and
+// logs label requests with it: a fixed set of values, never a model or record id.
+func RouteTemplate(path string) string {
+	res, _, _, err := route(path)
+	if err != nil {
+		return ""
+	}
+	switch res {
+	case resService:
+		return BasePath + "/{km_id}.svc/"
+	case resMetadata:
+		return BasePath + "/{km_id}.svc/$metadata"
+	case resEntitySet:
+		return BasePath + "/{km_id}.svc/{entity_set}"
+	case resCount:
+		return BasePath + "/{km_id}.svc/{entity_set}/$count"
+	}
+	return BasePath + "/{km_id}.svc/{resource}"
+}
