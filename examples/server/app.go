@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,6 +31,8 @@ import (
 	"github.com/kmkit/kmkit/reporting"
 	"github.com/kmkit/kmkit/scim"
 	"github.com/kmkit/kmkit/storage/memory"
+	"github.com/kmkit/kmkit/storage/sqlstore"
+	"github.com/kmkit/kmkit/storage/swap"
 )
 
 // Server timeouts.
@@ -52,6 +55,11 @@ type app struct {
 	// registry holds the metrics served at MetricsPath (and on -metrics-addr).
 	registry *prometheus.Registry
 	routes   routes
+	// live is the KM store the APIs serve; reload swaps a new one in.
+	live     *swap.KMStore
+	sqlDB    *sqlstore.DB // the database, or nil in memory
+	reloadMu sync.Mutex   // one reload at a time
+	reloads  *prometheus.CounterVec
 }
 
 func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
@@ -79,7 +87,16 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	if err != nil {
 		return nil, err
 	}
-	kmStore := m.KMStore(st.backend, st.km)
+	a.live = swap.NewKMStore(st.km)
+	a.sqlDB = st.sqlDB
+	a.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "kmkit", Name: "reloads_total",
+		Help: "Reloads of the Knowledge Models (SIGHUP, -watch), by result: ok or failed.",
+	}, []string{"result"})
+	if err := a.registry.Register(a.reloads); err != nil {
+		return nil, err
+	}
+	kmStore := m.KMStore(st.backend, a.live)
 	reportingStore := m.ReportingStore(st.backend, st.reporting)
 	tenants := st.tenants
 	var authn auth.Authenticator
@@ -115,12 +132,14 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok\n")
 	})
-	mux.Handle(km.BasePath+"/", guard.KM(notePrincipal(km.NewHandler(kmStore, km.Options{
+	// Each request of the KM API and OData is pinned to the KM store current at its start,
+	// so a reload never mixes two generations of data in one answer.
+	mux.Handle(km.BasePath+"/", guard.KM(notePrincipal(a.live.Handler(km.NewHandler(kmStore, km.Options{
 		MaxPageSize: cfg.maxPageSize, MaxBodyBytes: cfg.maxBody, Logger: logger,
-	}))))
-	mux.Handle(odata.BasePath+"/", odata.VersionHeader(guard.OData(notePrincipal(odata.NewHandler(kmStore, odata.Options{
-		MaxPageSize: cfg.maxPageSize, Logger: logger,
 	})))))
+	mux.Handle(odata.BasePath+"/", odata.VersionHeader(guard.OData(notePrincipal(a.live.Handler(odata.NewHandler(kmStore, odata.Options{
+		MaxPageSize: cfg.maxPageSize, Logger: logger,
+	}))))))
 	mux.Handle(scim.DefaultPrefix+"/", guard.SCIM(notePrincipal(scimHandler)))
 	mux.Handle("/api/v1/", guard.Reporting(notePrincipal(reporting.NewHandler(reportingStore, reporting.WithLogger(logger)))))
 	mux.Handle("GET "+MetricsPath, guard.Wrap(auth.FamilyMetrics, notePrincipal(a.metricsHandler())))
@@ -233,6 +252,10 @@ func (a *app) serve(ctx context.Context, stdout io.Writer) error {
 		}
 		servers, listeners = append(servers, msrv), append(listeners, mln)
 		fmt.Fprintf(stdout, "metrics without credentials on http://%s%s\n", mln.Addr(), MetricsPath)
+	}
+	go a.reloadOnSignal(ctx)
+	if a.cfg.watch > 0 {
+		go a.watch(ctx, a.cfg.watch)
 	}
 	errc := make(chan error, len(servers))
 	for i, s := range servers {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/cors"
@@ -24,10 +25,11 @@ type config struct {
 	maxPageSize int
 	maxBody     int64
 	logLevel    slog.Level
-	corsOrigins []string    // -cors-origins: origins allowed to call from a browser
-	metricsAddr string      // -metrics-addr: a second listener serving /metrics without auth
-	version     bool        // -version: print the build and exit
-	limits      auth.Limits // the guard's limits (zero: auth's defaults)
+	corsOrigins []string      // -cors-origins: origins allowed to call from a browser
+	metricsAddr string        // -metrics-addr: a second listener serving /metrics without auth
+	watch       time.Duration // -watch: poll the data directory this often (0: never)
+	version     bool          // -version: print the build and exit
+	limits      auth.Limits   // the guard's limits (zero: auth's defaults)
 }
 
 // parseConfig reads the flags of args; every flag's default comes from its environment
@@ -66,6 +68,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 		return nil, err
 	}
 	var level, origins string
+	watch := env("KMKIT_WATCH", "0s")
 	fs.StringVar(&cfg.addr, "addr", env("KMKIT_ADDR", ":8080"), "listen address (KMKIT_ADDR)")
 	fs.StringVar(&cfg.dataDir, "data", env("KMKIT_DATA", ""), "serve this data directory instead of the demo (KMKIT_DATA)")
 	fs.StringVar(&cfg.db, "db", env("KMKIT_DB", "sqlite:kmkit.db"), "sqlite:PATH, memory: or a postgres:// URL (KMKIT_DB)")
@@ -76,6 +79,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&level, "log-level", env("KMKIT_LOG_LEVEL", "info"), "debug, info, warn or error (KMKIT_LOG_LEVEL)")
 	fs.StringVar(&origins, "cors-origins", env("KMKIT_CORS_ORIGINS", ""), "comma-separated origins browsers may call from, or * (KMKIT_CORS_ORIGINS)")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", env("KMKIT_METRICS_ADDR", ""), "also serve /metrics, without credentials, on this address (KMKIT_METRICS_ADDR)")
+	fs.StringVar(&watch, "watch", watch, "poll the -data directory this often and reload on change, e.g. 10s (KMKIT_WATCH)")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -95,6 +99,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	}
 	if cfg.corsOrigins, err = cors.ParseOrigins(origins); err != nil {
 		return nil, fmt.Errorf("-cors-origins: %w", err)
+	}
+	if cfg.watch, err = time.ParseDuration(watch); err != nil || cfg.watch < 0 {
+		return nil, fmt.Errorf("-watch %q: want a duration such as 10s", watch)
+	}
+	if cfg.watch > 0 && cfg.dataDir == "" {
+		return nil, errors.New("-watch needs -data")
 	}
 	if err := cfg.logLevel.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
 		return nil, fmt.Errorf("-log-level %q: want debug, info, warn or error", level)

@@ -20,6 +20,7 @@
 //	-log-level LEVEL    KMKIT_LOG_LEVEL      debug, info, warn or error (default info)
 //	-cors-origins LIST  KMKIT_CORS_ORIGINS   comma-separated origins browser apps may call from, or *
 //	-metrics-addr ADDR  KMKIT_METRICS_ADDR   also serve /metrics on ADDR, without credentials
+//	-watch DURATION     KMKIT_WATCH          poll the -data directory this often and reload on change
 //	-version                                 print the version and the VCS revision, and exit
 //
 // Unless GOGC is set, the server runs the garbage collector at GOGC=400 (DefaultGCPercent):
@@ -36,6 +37,13 @@
 // holding the metrics permission (package metrics; the development key holds it). It sets
 // read, write and idle timeouts, and on SIGINT or SIGTERM stops accepting connections and
 // lets running requests finish (up to 15 seconds).
+//
+// On SIGHUP (and, with -watch, when a file under the -data directory changes) the server
+// reloads the Knowledge Models and their data into a new store and swaps it in at once
+// (package storage/swap): requests already running finish on the old data. A definition or
+// data error keeps the old data serving and logs file:line: reason. On a database the new
+// data is imported with sqlstore.KMStore.Import, one transaction per changed source, before
+// the swap. Reporting elements are read at start only.
 package main
 
 import (

@@ -28,6 +28,7 @@ type stores struct {
 	close     func() error
 	backend   string  // memory, sqlite or postgres: the backend label of the metrics
 	db        *sql.DB // the database's pool, or nil in memory
+	sqlDB     *sqlstore.DB
 }
 
 // openStores opens the stores cfg.db names and loads the KM data and reporting elements
@@ -104,5 +105,5 @@ func importData(ctx context.Context, cfg *config, db *sqlstore.DB) (*stores, err
 			return nil, fmt.Errorf("reporting tenant %s: %w", tenant, err)
 		}
 	}
-	return &stores{km: kmStore, scim: db.SCIM(), reporting: rep, limiter: db.Limiter(), tenants: tenants, close: db.Close, backend: db.Dialect(), db: db.SQL()}, nil
+	return &stores{km: kmStore, scim: db.SCIM(), reporting: rep, limiter: db.Limiter(), tenants: tenants, close: db.Close, backend: db.Dialect(), db: db.SQL(), sqlDB: db}, nil
 }
