@@ -17,7 +17,8 @@
 //     RFC 7644 Error body (application/scim+json, status as a string) for SCIM, a problem
 //     body with errorCode ADMIN_AUTHENTICATION_ERROR for reporting. 401 answers carry
 //     WWW-Authenticate.
-//   - A missing permission (km, odata, scim, reporting) is 403: a problem body with
+//   - A missing permission (km, odata, scim, reporting, and metrics for FamilyMetrics,
+//     an operator's endpoint such as the reference server's /metrics) is 403: a problem body with
 //     ADMIN_ACCESS_ERROR, or the SCIM Error body. For reporting, a key used with another
 //     tenant's id is 403, a missing or malformed x-tenant-id 400 (GENERAL_PARAMETER_MISSING
 //     or GENERAL_PARAMETER_ILLEGAL).
@@ -39,6 +40,8 @@
 //     second later. It is rounded up to a whole second, and Retry-After is the number of
 //     seconds until then, at least 1.
 //   - Limits count per principal (Principal.Name) across all API families of one Guard.
+//   - Config.Refused, when set, hears of every 429 with the limit that refused it
+//     (RefusedBudget, RefusedBurst, RefusedConcurrency); package metrics counts them.
 //   - Sending both Authorization and AppKey, or either twice, is refused as ambiguous. Keys
 //     and tokens are at most 8 KiB of visible ASCII.
 //   - Keys are stored only as SHA-256 digests. A key's principal is named by the key's name
