@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bufio"
@@ -171,7 +171,7 @@ func TestBinary(t *testing.T) {
 		t.Skip("builds and runs the server binary")
 	}
 	bin := filepath.Join(t.TempDir(), "server")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	build := exec.Command("go", "build", "-o", bin, "../../cmd/kmkit")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bytes"
@@ -45,7 +45,7 @@ func TestVersionFlag(t *testing.T) {
 	dir := t.TempDir()
 	for _, vcs := range []string{"false", "auto"} {
 		bin := filepath.Join(dir, "kmkit-"+vcs)
-		build := exec.Command("go", "build", "-buildvcs="+vcs, "-o", bin, ".")
+		build := exec.Command("go", "build", "-buildvcs="+vcs, "-o", bin, "../../cmd/kmkit")
 		if out, err := build.CombinedOutput(); err != nil {
 			t.Fatalf("build: %v\n%s", err, out)
 		}

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bufio"
@@ -107,7 +107,7 @@ func TestCrashSafety(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "server")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/kmkit").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	srv := startCrashServer(t, bin, dir)

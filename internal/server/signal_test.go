@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bufio"
@@ -23,7 +23,7 @@ func TestBinaryReloadsOnSIGHUP(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "server")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/kmkit").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	dir := filepath.Join(tmp, "data")

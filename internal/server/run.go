@@ -1,0 +1,98 @@
+// Package server is the kmkit reference server, the command kmkit (cmd/kmkit, also run as
+// examples/server): the Knowledge Model API with its OData service, SCIM 2.0 provisioning
+// and the reporting API on one port, from an embedded order-to-cash demo or a data
+// directory.
+//
+//	go run ./examples/server   # or: go install github.com/kmkit/kmkit/cmd/kmkit@latest
+//
+// starts on :8080 with the demo and prints a development key, valid for every API:
+//
+//	curl -H "Authorization: AppKey $KEY" localhost:8080/intelligence/api/knowledge-models
+//
+// Flags, each also read from an environment variable (the flag wins):
+//
+//	-addr ADDR          KMKIT_ADDR           listen address (default :8080)
+//	-data DIR           KMKIT_DATA           serve DIR (models/*.yaml, data/*.csv, reporting/*.json)
+//	-db DSN             KMKIT_DB             sqlite:PATH (default sqlite:kmkit.db), memory: or postgres://...
+//	-demo-rows N        KMKIT_DEMO_ROWS      generate the demo with N orders instead of the embedded one
+//	-keys FILE          KMKIT_KEYS           keys file (see package auth/keysfile); default: a printed development key
+//	-max-page-size N    KMKIT_MAX_PAGE_SIZE  largest pageSize of the KM API (default 5000)
+//	-max-body BYTES     KMKIT_MAX_BODY       largest request body (default 1 MiB)
+//	-log-level LEVEL    KMKIT_LOG_LEVEL      debug, info, warn or error (default info)
+//	-cors-origins LIST  KMKIT_CORS_ORIGINS   comma-separated origins browser apps may call from, or *
+//	-metrics-addr ADDR  KMKIT_METRICS_ADDR   also serve /metrics on ADDR, without credentials
+//	-watch DURATION     KMKIT_WATCH          poll the -data directory this often and reload on change
+//	-version                                 print the version and the VCS revision, and exit
+//
+// Unless GOGC is set, the server runs the garbage collector at GOGC=400 (DefaultGCPercent):
+// its data sets are large, live for the whole process and are never written, so collecting
+// at every doubling of the heap spends CPU on marking the same tables over and over.
+//
+// The server logs every request with log/slog (text to stderr): one line with the method,
+// the API and route template (never the raw path or query, which carry ids and filter
+// values), the status, the body bytes, the duration, the principal's name and, on a 5xx,
+// the support id of the answer; 5xx lines are at level error, the others at info, so
+// -log-level warn leaves only failures. It answers GET /healthz without credentials, HEAD
+// on every GET route (package head), CORS preflights before authentication when
+// -cors-origins is set (package cors), and Prometheus metrics at GET /metrics to keys
+// holding the metrics permission (package metrics; the development key holds it). It sets
+// read, write and idle timeouts, and on SIGINT or SIGTERM stops accepting connections and
+// lets running requests finish (up to 15 seconds).
+//
+// On SIGHUP (and, with -watch, when a file under the -data directory changes) the server
+// reloads the Knowledge Models and their data into a new store and swaps it in at once
+// (package storage/swap): requests already running finish on the old data. A definition or
+// data error keeps the old data serving and logs file:line: reason. On a database the new
+// data is imported with sqlstore.KMStore.Import, one transaction per changed source, before
+// the swap. Reporting elements are read at start only.
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+)
+
+// DefaultGCPercent is the garbage collector's target percentage unless GOGC says otherwise.
+const DefaultGCPercent = 400
+
+// Main runs the server with the process's arguments, environment and standard output,
+// until SIGINT or SIGTERM, and returns the exit code; an error goes to stderr after name.
+func Main(name string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := Run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		return 1
+	}
+	return 0
+}
+
+// Run starts the server with the given arguments and environment and serves until ctx is
+// done. It prints the address and, without a keys file, the development key to stdout.
+func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	if cfg.version {
+		info, ok := debug.ReadBuildInfo()
+		_, err := fmt.Fprintln(stdout, versionText(info, ok))
+		return err
+	}
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(DefaultGCPercent)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+	app, err := newApp(cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer app.close()
+	return app.serve(ctx, stdout)
+}
