@@ -29,6 +29,7 @@ type config struct {
 	metricsAddr string        // -metrics-addr: a second listener serving /metrics without auth
 	watch       time.Duration // -watch: poll the data directory this often (0: never)
 	version     bool          // -version: print the build and exit
+	healthcheck bool          // -healthcheck: ask a running server's /healthz and exit
 	limits      auth.Limits   // the guard's limits (zero: auth's defaults)
 }
 
@@ -81,6 +82,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", env("KMKIT_METRICS_ADDR", ""), "also serve /metrics, without credentials, on this address (KMKIT_METRICS_ADDR)")
 	fs.StringVar(&watch, "watch", watch, "poll the -data directory this often and reload on change, e.g. 10s (KMKIT_WATCH)")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
+	fs.BoolVar(&cfg.healthcheck, "healthcheck", false, "ask the server listening on -addr for /healthz; exit 0 when it answers 200 (container health checks)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@
 //	-metrics-addr ADDR  KMKIT_METRICS_ADDR   also serve /metrics on ADDR, without credentials
 //	-watch DURATION     KMKIT_WATCH          poll the -data directory this often and reload on change
 //	-version                                 print the version and the VCS revision, and exit
+//	-healthcheck                             GET /healthz of the server on -addr; exit 0 on 200 (for images without a shell)
 //
 // Unless GOGC is set, the server runs the garbage collector at GOGC=400 (DefaultGCPercent):
 // its data sets are large, live for the whole process and are never written, so collecting
@@ -79,6 +80,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		return err
+	}
+	if cfg.healthcheck {
+		return checkHealth(ctx, cfg.addr)
 	}
 	if cfg.version {
 		info, ok := debug.ReadBuildInfo()
