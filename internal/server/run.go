@@ -45,7 +45,8 @@
 // (package storage/swap): requests already running finish on the old data. A definition or
 // data error keeps the old data serving and logs file:line: reason. On a database the new
 // data is imported with sqlstore.KMStore.Import, one transaction per changed source, before
-// the swap. Reporting elements are read at start only.
+// the swap of the definitions, so there a query running during the import may already see
+// a source's new rows. Reporting elements are read at start only.
 package server
 
 import (
