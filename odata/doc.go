@@ -19,7 +19,10 @@
 // generated key property ROW_NUMBER (Edm.Int64), see below.
 //
 // Entity sets take $select, $filter (the grammar and code of the filterExpr parameter:
-// query.Parse and query.Bind), $orderby (property [asc|desc], comma list), $top, $skip,
+// query.Parse and query.Bind, with query.ODataSyntax: operators, functions and
+// true/false/null in any case as OData 4.01 has it, and numeric literals with the type
+// suffixes older clients write, 1000D, 5L, 1.5M, 2F), $orderby (property [asc|desc],
+// the direction in any case, comma list), $top, $skip,
 // $count=true, $format and filterid (ids of predefined KM filters, ANDed with $filter).
 // Answers are OData JSON with minimal metadata (@odata.context, @odata.count, value,
 // @odata.nextLink) or Atom feeds. The answer of every request, errors included, carries

@@ -182,7 +182,7 @@ func (o *QueryOptions) set(name, v string, filterOpts []query.Option) error {
 		}
 	case optFilter:
 		o.FilterText = v
-		o.Filter, err = query.Parse(v, append([]query.Option{query.WithParam("$filter")}, filterOpts...)...)
+		o.Filter, err = query.Parse(v, append([]query.Option{query.WithParam("$filter"), query.ODataSyntax()}, filterOpts...)...)
 	case optOrderBy:
 		o.OrderBy, err = parseOrderBy(v)
 	}
@@ -284,7 +284,7 @@ func parseOrderBy(v string) ([]query.SortKey, error) {
 			return nil, badOption(problem.CodeParameterIllegal, "$orderby item %q: want a property name and optionally asc or desc", short(strings.TrimSpace(item)))
 		}
 		if len(words) == 2 {
-			switch words[1] {
+			switch strings.ToLower(words[1]) { // OData 4.01: case-insensitive
 			case "asc":
 			case "desc":
 				k.Desc = true
