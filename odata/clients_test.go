@@ -57,3 +57,20 @@ func TestClientFilterSyntax(t *testing.T) {
 		t.Errorf("$orderby=NET DOWN: status %d, want 400", w.Code)
 	}
 }
+
+// TestErrorBodyBothShapes: an OData error answer is a problem body and an OData error in
+// one object, so that @odata/client, CAP and the SAP Cloud SDK (which read
+// error.message) show the server's detail.
+func TestErrorBodyBothShapes(t *testing.T) {
+	h := testHandler(t, Options{})
+	checkGET(t, h, svc+"/ORDERS_entries?$filter=NET%20eq%20'x'", nil, response{400, "application/problem+json",
+		`{"title":"Bad Request","status":400,` +
+			`"detail":"$filter: position 8: NET is a float and cannot be compared with the text 'x'; write a number such as 4.2",` +
+			`"errorCode":"FILTER_TYPE_MISMATCH","type":"urn:kmkit:problem:FILTER_TYPE_MISMATCH",` +
+			`"error":{"code":"FILTER_TYPE_MISMATCH",` +
+			`"message":"$filter: position 8: NET is a float and cannot be compared with the text 'x'; write a number such as 4.2",` +
+			`"target":"$filter","details":[]}}`})
+	checkGET(t, h, BasePath+"/nope.svc/", nil, response{404, "application/problem+json",
+		`{"title":"Not Found","status":404,"detail":"no knowledge model \"nope\"","errorCode":"KM_MODEL_NOTFOUND",` +
+			`"type":"urn:kmkit:problem:KM_MODEL_NOTFOUND","error":{"code":"KM_MODEL_NOTFOUND","message":"no knowledge model \"nope\"","details":[]}}`})
+}

@@ -26,8 +26,11 @@
 // $count=true, $format and filterid (ids of predefined KM filters, ANDed with $filter).
 // Answers are OData JSON with minimal metadata (@odata.context, @odata.count, value,
 // @odata.nextLink) or Atom feeds. The answer of every request, errors included, carries
-// OData-Version: 4.0; errors are the Knowledge Model API's problem bodies
-// (application/problem+json) whatever the format asked for.
+// OData-Version: 4.0. Errors, whatever the format asked for, are one JSON object
+// (application/problem+json) carrying both shapes: the Knowledge Model API's problem
+// members (title, status, detail, errorCode, type) and OData's error object,
+// "error": {"code" (the errorCode), "message" (the detail), "target" (the query option at
+// fault, when one is), "details" ([])}, so that OData clients show the message.
 //
 // # Behaviours chosen where the specification is silent
 //

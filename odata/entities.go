@@ -59,7 +59,7 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 			eq.out = append(eq.out, i)
 		}
 		if len(unknown) > 0 {
-			return nil, badOption(km.CodeFieldNotFound, "$select: entity type %s has no propert%s %s", et.name, plural(len(unknown), "y", "ies"), strings.Join(unknown, ", "))
+			return nil, withTarget(badOption(km.CodeFieldNotFound, "$select: entity type %s has no propert%s %s", et.name, plural(len(unknown), "y", "ies"), strings.Join(unknown, ", ")), "$select")
 		}
 		if !slices.Contains(eq.out, et.key) {
 			eq.out = append([]int{et.key}, eq.out...)
@@ -92,7 +92,7 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 			return nil, &query.Error{Kind: query.KindParameter, Code: query.CodeSortUnknownField, Param: "$orderby", Pos: query.NoPos,
 				Msg: fmt.Sprintf("entity type %s has no property %s", et.name, k.Field)}
 		case et.generated && i == et.key:
-			return nil, badOption(problem.CodeParameterIllegal, "$orderby: %s is the generated row number; entities come in row order without $orderby", k.Field)
+			return nil, withTarget(badOption(problem.CodeParameterIllegal, "$orderby: %s is the generated row number; entities come in row order without $orderby", k.Field), "$orderby")
 		}
 		addField(k.Field)
 		eq.q.Sort = append(eq.q.Sort, k)
@@ -106,11 +106,11 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 	for _, id := range o.FilterIDs {
 		f := m.Filter(id)
 		if f == nil {
-			return nil, badOption(CodeFilterNotFound, "filterid: knowledge model %s has no filter %s", m.ID, id)
+			return nil, withTarget(badOption(CodeFilterNotFound, "filterid: knowledge model %s has no filter %s", m.ID, id), "filterid")
 		}
 		e, err := f.RecordLevel(et.rec.ID)
 		if err != nil {
-			return nil, badOption(problem.CodeParameterIllegal, "filterid: filter %s cannot apply to entity set %s: %v", id, et.set, err)
+			return nil, withTarget(badOption(problem.CodeParameterIllegal, "filterid: filter %s cannot apply to entity set %s: %v", id, et.set, err), "filterid")
 		}
 		conj = append(conj, e)
 	}

@@ -1,7 +1,6 @@
 package odata
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/problem"
@@ -126,13 +123,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", "GET")
-		problem.Write(w, http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
+		writeProblem(w, http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
 			"method "+r.Method+" is not allowed: the OData services are read-only; allowed: GET")
 		return
 	}
 	m, err := h.store.Model(r.Context(), kmID)
 	if errors.Is(err, km.ErrNotFound) {
-		problem.Write(w, http.StatusNotFound, CodeModelNotFound, "no knowledge model "+strconv.Quote(kmID))
+		writeProblem(w, http.StatusNotFound, CodeModelNotFound, "no knowledge model "+strconv.Quote(kmID))
 		return
 	}
 	if err != nil {
@@ -147,7 +144,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		recID := strings.TrimSuffix(set, EntitySetSuffix)
 		rec := m.Record(recID)
 		if rec == nil {
-			problem.Write(w, http.StatusNotFound, CodeRecordNotFound,
+			writeProblem(w, http.StatusNotFound, CodeRecordNotFound,
 				"knowledge model "+m.ID+" has no entity set "+strconv.Quote(set)+" (no record "+strconv.Quote(recID)+")")
 			return
 		}
@@ -296,26 +293,6 @@ func acceptQ(params string) float64 {
 		return q
 	}
 	return 1
-}
-
-// fail answers err: client errors with their 4xx problem, anything else with 500 and a
-// support id that is logged with the error. Problem bodies are JSON whatever format the
-// request asked for.
-func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var p *problem.Problem
-	var qe *query.Error
-	switch {
-	case errors.As(err, &p):
-		p.Write(w)
-	case errors.As(err, &qe):
-		problem.Write(w, http.StatusBadRequest, qe.Code, qe.Error())
-	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
-		problem.Write(w, http.StatusServiceUnavailable, problem.CodeFatal, "request canceled")
-	default:
-		id := uuid.NewString()
-		h.opts.Logger.ErrorContext(r.Context(), "odata: internal error", "supportId", id, "method", r.Method, "path", r.URL.Path, "err", err)
-		problem.Write(w, http.StatusInternalServerError, problem.CodeFatal, "internal error; support id "+id)
-	}
 }
 
 // bufPool recycles answer buffers; buffers above maxPooled are left to the collector.
