@@ -1,9 +1,15 @@
 package odata
 
 import (
+	"encoding/json"
+	"encoding/xml"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // What real OData clients send (issue 16), each against the orders of testdata/shop; the
@@ -73,4 +79,188 @@ func TestErrorBodyBothShapes(t *testing.T) {
 	checkGET(t, h, BasePath+"/nope.svc/", nil, response{404, "application/problem+json",
 		`{"title":"Not Found","status":404,"detail":"no knowledge model \"nope\"","errorCode":"KM_MODEL_NOTFOUND",` +
 			`"type":"urn:kmkit:problem:KM_MODEL_NOTFOUND","error":{"code":"KM_MODEL_NOTFOUND","message":"no knowledge model \"nope\"","details":[]}}`})
+}
+
+func TestEntityByKey(t *testing.T) {
+	h := testHandler(t, Options{})
+	const ctx = `"@odata.context":"http://example.com` + svc + `/$metadata#ORDERS_entries`
+	tests := []struct {
+		name, target string
+		header       []string
+		want         response
+	}{
+		{"key literal", svc + "/ORDERS_entries('O2')?$select=STATUS,NET", nil, response{200, "application/json;odata.metadata=minimal",
+			`{` + ctx + `(STATUS,NET)/$entity","ID":"O2","STATUS":"PAID","NET":250}`}},
+		{"named key", svc + "/ORDERS_entries(ID='O2')?$select=STATUS", nil, response{200, "application/json;odata.metadata=minimal",
+			`{` + ctx + `(STATUS)/$entity","ID":"O2","STATUS":"PAID"}`}},
+		{"quote in the key, percent-encoded", svc + "/ORDERS_entries('O%27%276')?$select=LATE", nil, response{200, "application/json;odata.metadata=minimal",
+			`{` + ctx + `(LATE)/$entity","ID":"O'6","LATE":-1}`}},
+		{"every property", svc + "/ORDERS_entries('O3')", nil, response{200, "application/json;odata.metadata=minimal",
+			`{` + ctx + `/$entity","ID":"O3","CUST":"C2","DAY":"2025-02-11","CREATED":"2025-02-11T12:00:00Z","SEEN":null,` +
+				`"SLOT":"14:15:30.5","STATUS":"PAID","NET":80,"LATE":0,"EXPRESS":false}`}},
+		{"absent", svc + "/ORDERS_entries('NOPE')", nil, response{404, "application/problem+json",
+			problemBody(404, "ODATA_ENTITY_NOTFOUND", "entity set ORDERS_entries has no entity with the key ('NOPE')")}},
+		{"another property named", svc + "/ORDERS_entries(STATUS='PAID')", nil, response{400, "application/problem+json",
+			problemBody(400, "GENERAL_PARAMETER_ILLEGAL", "key predicate (STATUS='PAID'): entity type ORDERS has the key property ID, not STATUS")}},
+		{"not one value", svc + "/ORDERS_entries('O1'%20or%20ID%20eq%20'O2')", nil, response{400, "application/problem+json",
+			problemBody(400, "GENERAL_PARAMETER_MISSMATCH", "key predicate ('O1' or ID eq 'O2'): want one value of the key property ID")}},
+		{"collection options", svc + "/ORDERS_entries('O1')?$top=1", nil, response{400, "application/problem+json",
+			problemBody(400, "GENERAL_PARAMETER_ILLEGAL", "an entity addressed by key takes $select and $format only")}},
+		{"generated key", svc + "/EVENTS_entries(2)", nil, response{200, "application/json;odata.metadata=minimal",
+			`{"@odata.context":"http://example.com` + svc + `/$metadata#EVENTS_entries/$entity","ROW_NUMBER":2,"ORDER_ID":"O1","ACTIVITY":"Ship","AT":"2025-01-07T10:00:00Z"}`}},
+		{"generated key beyond the rows", svc + "/EVENTS_entries(ROW_NUMBER=99)", nil, response{404, "application/problem+json",
+			problemBody(404, "ODATA_ENTITY_NOTFOUND", "entity set EVENTS_entries has no entity with the key (ROW_NUMBER=99)")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { checkGET(t, h, tt.target, tt.header, tt.want) })
+	}
+}
+
+// TestEntityLinksResolve: the ids and edit links of the Atom entries, and the @odata.id
+// of full metadata, address the entities they came with.
+func TestEntityLinksResolve(t *testing.T) {
+	h := testHandler(t, Options{})
+	for _, set := range []string{"ORDERS_entries", "EVENTS_entries", "CUSTOMERS_entries"} {
+		w := get(h, svc+"/"+set+"?$format=atom")
+		var feed struct {
+			Base    string `xml:"base,attr"`
+			Entries []struct {
+				ID    string `xml:"id"`
+				Links []struct {
+					Rel  string `xml:"rel,attr"`
+					Href string `xml:"href,attr"`
+				} `xml:"link"`
+				Props struct {
+					Inner string `xml:",innerxml"`
+				} `xml:"content>properties"`
+			} `xml:"entry"`
+		}
+		if err := xml.Unmarshal(w.Body.Bytes(), &feed); err != nil || len(feed.Entries) == 0 {
+			t.Fatalf("%s: %v, %d entries", set, err, len(feed.Entries))
+		}
+		for _, e := range feed.Entries {
+			edit := ""
+			for _, l := range e.Links {
+				if l.Rel == "edit" {
+					edit = feed.Base + l.Href
+				}
+			}
+			if edit != e.ID {
+				t.Errorf("%s: edit link %s and id %s differ", set, edit, e.ID)
+			}
+			u, err := url.Parse(e.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := get(h, u.EscapedPath()+"?$format=atom")
+			if got.Code != 200 {
+				t.Errorf("GET %s: %d %s", e.ID, got.Code, got.Body)
+				continue
+			}
+			var entry struct {
+				ID    string `xml:"id"`
+				Props struct {
+					Inner string `xml:",innerxml"`
+				} `xml:"content>properties"`
+			}
+			if err := xml.Unmarshal(got.Body.Bytes(), &entry); err != nil {
+				t.Fatalf("GET %s: %v", e.ID, err)
+			}
+			if entry.ID != e.ID || entry.Props.Inner != e.Props.Inner {
+				t.Errorf("GET %s: entry %s with %s, want %s", e.ID, entry.ID, entry.Props.Inner, e.Props.Inner)
+			}
+		}
+		// JSON with full metadata: @odata.id resolves to the same entity.
+		c := decodeCollection(t, get(h, svc+"/"+set, "Accept", "application/json;odata.metadata=full").Body.Bytes())
+		for _, e := range c.Value {
+			id, _ := e["@odata.id"].(string)
+			u, err := url.Parse(id)
+			if err != nil || id == "" {
+				t.Fatalf("%s: @odata.id %q", set, id)
+			}
+			one := get(h, u.EscapedPath(), "Accept", "application/json;odata.metadata=full")
+			var got map[string]any
+			if err := json.Unmarshal(one.Body.Bytes(), &got); err != nil || one.Code != 200 {
+				t.Fatalf("GET %s: %d %s", id, one.Code, one.Body)
+			}
+			delete(got, "@odata.context")
+			want := map[string]any{}
+			b, _ := json.Marshal(e)
+			_ = json.Unmarshal(b, &want)
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("GET %s (-in the set +by key):\n%s", id, d)
+			}
+		}
+	}
+}
+
+// FuzzKeyPredicate: any key predicate on a keyed and a keyless entity set is answered
+// 200, 400 or 404 with a body, never a 500 or a panic.
+func FuzzKeyPredicate(f *testing.F) {
+	for _, s := range []string{"'O1'", "ID='O1'", "'O''6'", "5", "ROW_NUMBER=2", "2L", "'a' or ID eq 'b'", "", "ID=", "=",
+		"null", "ID eq 'O1'", "'", "ID='O1',X=1", "-1", "99999999999999999999", "2025-01-05", "true", "'\xff'"} {
+		f.Add(s)
+	}
+	h := testHandler(f, Options{})
+	f.Fuzz(func(t *testing.T, key string) {
+		for _, set := range []string{"ORDERS_entries", "EVENTS_entries"} {
+			r := httptest.NewRequest(http.MethodGet, "http://example.com/", nil)
+			r.URL.Path = svc + "/" + set + "(" + key + ")"
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			switch w.Code {
+			case 200, 400, 404:
+			default:
+				t.Fatalf("%s(%q): status %d: %s", set, key, w.Code, w.Body)
+			}
+			if w.Body.Len() == 0 {
+				t.Fatalf("%s(%q): empty body", set, key)
+			}
+		}
+	})
+}
+
+func TestMetadataLevelsAndVersions(t *testing.T) {
+	h := testHandler(t, Options{})
+	const root = "http://example.com" + svc + "/"
+	target := svc + "/ORDERS_entries?$select=DAY,LATE&$filter=ID%20eq%20'O2'&$count=true"
+	tests := []struct {
+		name   string
+		target string
+		header []string
+		want   response
+	}{
+		{"minimal", target, nil, response{200, "application/json;odata.metadata=minimal",
+			`{"@odata.context":"` + root + `$metadata#ORDERS_entries(DAY,LATE)","@odata.count":1,"value":[{"ID":"O2","DAY":"2025-02-10","LATE":2}]}`}},
+		{"none", target, []string{"Accept", "application/json;odata.metadata=none"}, response{200, "application/json;odata.metadata=none",
+			`{"@odata.count":1,"value":[{"ID":"O2","DAY":"2025-02-10","LATE":2}]}`}},
+		{"full", target + "&$format=application/json;odata.metadata=full", nil, response{200, "application/json;odata.metadata=full",
+			`{"@odata.context":"` + root + `$metadata#ORDERS_entries(DAY,LATE)","@odata.count":1,"value":[{"@odata.type":"#ODataKnowledgeModel.ORDERS",` +
+				`"@odata.id":"` + root + `ORDERS_entries('O2')","@odata.editLink":"ORDERS_entries('O2')",` +
+				`"ID":"O2","DAY@odata.type":"#Date","DAY":"2025-02-10","LATE@odata.type":"#Int64","LATE":2}]}`}},
+		{"IEEE754Compatible: Int64 and the count as strings", target, []string{"Accept", "application/json;IEEE754Compatible=true"},
+			response{200, "application/json;odata.metadata=minimal;IEEE754Compatible=true",
+				`{"@odata.context":"` + root + `$metadata#ORDERS_entries(DAY,LATE)","@odata.count":"1","value":[{"ID":"O2","DAY":"2025-02-10","LATE":"2"}]}`}},
+		{"bogus metadata in Accept", target, []string{"Accept", "application/json;odata.metadata=bogus"}, response{415, "application/problem+json",
+			problemBody(415, "GENERAL_UNSUPPORTED_MEDIA_TYPE", "odata.metadata=bogus is not supported: want none, minimal or full")}},
+		{"bogus metadata in $format", target + "&$format=application/json;odata.metadata=bogus", nil, response{415, "application/problem+json",
+			problemBody(415, "GENERAL_UNSUPPORTED_MEDIA_TYPE", "odata.metadata=bogus is not supported: want none, minimal or full")}},
+		{"service document without context", svc + "/", []string{"Accept", "application/json;odata.metadata=none"}, response{200, "application/json;odata.metadata=none",
+			`{"value":[{"name":"CUSTOMERS_entries","kind":"EntitySet","url":"CUSTOMERS_entries"},{"name":"ORDERS_entries","kind":"EntitySet","url":"ORDERS_entries"},{"name":"EVENTS_entries","kind":"EntitySet","url":"EVENTS_entries"}]}`}},
+		{"OData-MaxVersion 3.0", target, []string{"OData-MaxVersion", "3.0"}, response{400, "application/problem+json",
+			problemBodyAt(400, "ODATA_VERSION_NOT_SUPPORTED", "OData-MaxVersion 3.0: this service speaks OData 4.0 only (and accepts 4.01 option names); send OData-MaxVersion 4.0 or higher", "OData-MaxVersion")}},
+		{"OData-MaxVersion garbage", target, []string{"OData-MaxVersion", "four"}, response{400, "application/problem+json",
+			problemBodyAt(400, "GENERAL_PARAMETER_MISSMATCH", `OData-MaxVersion "four" is not a version such as 4.0`, "OData-MaxVersion")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { checkGET(t, h, tt.target, tt.header, tt.want) })
+	}
+	for _, v := range []string{"4.0", "4.01", "5.0"} {
+		if w := get(h, target, "OData-MaxVersion", v); w.Code != 200 {
+			t.Errorf("OData-MaxVersion %s: %d %s", v, w.Code, w.Body)
+		}
+	}
+	if w := get(h, svc+"/", "Accept", "application/atomsvc+xml"); w.Header().Get("Content-Type") != "application/atomsvc+xml;charset=utf-8" {
+		t.Errorf("AtomPub service document: Content-Type %q", w.Header().Get("Content-Type"))
+	}
 }

@@ -68,13 +68,13 @@ func TestErrors(t *testing.T) {
 		{"unknown entity set", svc + "/NOPE_entries", nil,
 			response{404, problem.ContentType, problemBody(404, "KM_RECORD_NOTFOUND", `knowledge model shop has no entity set "NOPE_entries" (no record "NOPE")`)}},
 		{"record without suffix", svc + "/ORDERS", nil,
-			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/odata/shop.svc/ORDERS: a service has $metadata and entity sets named {record_id}_entries`)}},
+			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/odata/shop.svc/ORDERS: a service has $metadata, $batch and entity sets named {record_id}_entries`)}},
 		{"no service", BasePath + "/shop", nil,
 			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/odata/shop: OData services live at /intelligence/api/odata/{km_id}.svc`)}},
 		{"outside the base path", "/intelligence/api/other", nil,
 			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/other: OData services live at /intelligence/api/odata/{km_id}.svc`)}},
-		{"entity by key", svc + "/ORDERS_entries('O1')", nil,
-			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/odata/shop.svc/ORDERS_entries('O1'): entities cannot be addressed by key; query the entity set ORDERS_entries with $filter`)}},
+		{"property of an entity", svc + "/ORDERS_entries('O1')/STATUS", nil,
+			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/odata/shop.svc/ORDERS_entries('O1')/STATUS: an entity is addressed as ORDERS_entries(key); its properties and navigation are not addressable`)}},
 		{"format", svc + "/ORDERS_entries?$format=csv", nil,
 			response{415, problem.ContentType, problemBody(415, "GENERAL_UNSUPPORTED_MEDIA_TYPE", `$format "csv" is not supported: use json, xml, atom, application/json, application/xml or application/atom+xml`)}},
 		{"format of metadata", svc + "/$metadata?$format=text/html", nil,
@@ -169,7 +169,7 @@ func TestServiceDocument(t *testing.T) {
 		`<app:collection href="EVENTS_entries" name="EVENTS_entries"><atom:title type="text">EVENTS_entries</atom:title></app:collection>` +
 		`</app:workspace></app:service>`
 	jsonResp := response{200, "application/json;odata.metadata=minimal", jsonDoc}
-	xmlResp := response{200, "application/xml", xmlDoc}
+	xmlResp := response{200, "application/atomsvc+xml;charset=utf-8", xmlDoc}
 	tests := []struct {
 		target string
 		header []string
