@@ -1,12 +1,18 @@
 package odata
 
 import (
+	"bufio"
 	"encoding/json"
 	"encoding/xml"
+	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -263,4 +269,204 @@ func TestMetadataLevelsAndVersions(t *testing.T) {
 	if w := get(h, svc+"/", "Accept", "application/atomsvc+xml"); w.Header().Get("Content-Type") != "application/atomsvc+xml;charset=utf-8" {
 		t.Errorf("AtomPub service document: Content-Type %q", w.Header().Get("Content-Type"))
 	}
+}
+
+// post sends POST target with a body and Content-Type to h.
+func post(h http.Handler, target, contentType, body string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodPost, "http://example.com"+target, strings.NewReader(body))
+	r.Header.Set("Content-Type", contentType)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// longIn is a $filter "ID in (...)" of n values, O1 to On: longer than the 1028
+// characters after which CAP wraps a GET into a batch.
+func longIn(n int) string {
+	vals := make([]string, n)
+	for i := range vals {
+		vals[i] = "'O" + strconv.Itoa(i+1) + "'"
+	}
+	return "ID in (" + strings.Join(vals, ",") + ")"
+}
+
+func TestBatchJSON(t *testing.T) {
+	h := testHandler(t, Options{})
+	long := "ORDERS_entries?$select=ID&$filter=" + url.QueryEscape(longIn(120))
+	if len(long) <= 1028 {
+		t.Fatalf("the long GET is only %d characters", len(long))
+	}
+	body := `{"requests":[
+		{"id":"1","method":"get","url":` + strconv.Quote(long) + `,"headers":{"accept":"application/json"}},
+		{"id":"2","method":"GET","url":"/intelligence/api/odata/shop.svc/ORDERS_entries('O2')?$select=NET"},
+		{"id":"3","method":"GET","url":"http://elsewhere.example/intelligence/api/odata/shop.svc/ORDERS_entries/$count"},
+		{"id":"4","method":"PATCH","url":"ORDERS_entries('O2')","body":{"NET":1}},
+		{"id":"5","method":"GET","url":"ORDERS_entries('NOPE')"}]}`
+	w := post(h, svc+"/$batch", "application/json", body)
+	if w.Code != 200 || w.Header().Get("Content-Type") != "application/json" {
+		t.Fatalf("status %d %q: %s", w.Code, w.Header().Get("Content-Type"), w.Body)
+	}
+	var got struct {
+		Responses []struct {
+			ID      string
+			Status  int
+			Headers map[string]string
+			Body    json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
+		t.Fatalf("%v: %s", err, w.Body)
+	}
+	if len(got.Responses) != 5 {
+		t.Fatalf("%d responses: %s", len(got.Responses), w.Body)
+	}
+	const root = "http://example.com" + svc + "/"
+	wantStatus := []int{200, 200, 200, 405, 404}
+	for i, rs := range got.Responses {
+		if rs.ID != strconv.Itoa(i+1) || rs.Status != wantStatus[i] {
+			t.Errorf("response %d: id %s status %d, want %d: %s", i, rs.ID, rs.Status, wantStatus[i], rs.Body)
+		}
+	}
+	// 120 ids O1..O120: the orders O1-O5 and O7 exist (O'6 is not among them).
+	var c collection
+	if err := json.Unmarshal(got.Responses[0].Body, &c); err != nil {
+		t.Fatal(err)
+	}
+	var gotIDs []string
+	for _, e := range c.Value {
+		gotIDs = append(gotIDs, e["ID"].(string))
+	}
+	if want := []string{"O1", "O2", "O3", "O4", "O5", "O7"}; !slices.Equal(gotIDs, want) {
+		t.Errorf("long GET in a batch: %v, want %v", gotIDs, want)
+	}
+	if d := jsonDiffOData(`{"@odata.context":"`+root+`$metadata#ORDERS_entries(NET)/$entity","ID":"O2","NET":250}`, string(got.Responses[1].Body)); d != "" {
+		t.Errorf("entity by key in a batch (-want +got):\n%s", d)
+	}
+	if string(got.Responses[2].Body) != `"7"` {
+		t.Errorf("$count in a batch: %s", got.Responses[2].Body)
+	}
+	var e struct{ Error struct{ Message string } }
+	_ = json.Unmarshal(got.Responses[4].Body, &e)
+	if e.Error.Message != "entity set ORDERS_entries has no entity with the key ('NOPE')" {
+		t.Errorf("error in a batch: %s", got.Responses[4].Body)
+	}
+}
+
+func TestBatchMultipart(t *testing.T) {
+	h := testHandler(t, Options{})
+	long := "ORDERS_entries?$select=ID&$filter=" + url.QueryEscape(longIn(120))
+	body := "--batch_1\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\nContent-ID: a\r\n\r\n" +
+		"GET " + long + " HTTP/1.1\r\nAccept: application/json\r\n\r\n\r\n" +
+		"--batch_1\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n" +
+		"GET ORDERS_entries('O3')?$format=atom HTTP/1.1\r\n\r\n\r\n" +
+		"--batch_1\r\nContent-Type: multipart/mixed;boundary=changeset_1\r\n\r\n" +
+		"--changeset_1\r\nContent-Type: application/http\r\n\r\nPOST ORDERS_entries HTTP/1.1\r\n\r\n{}\r\n--changeset_1--\r\n" +
+		"--batch_1--\r\n"
+	w := post(h, svc+"/$batch", "multipart/mixed; boundary=batch_1", body)
+	if w.Code != 200 {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	mt, params, err := mime.ParseMediaType(w.Header().Get("Content-Type"))
+	if err != nil || mt != "multipart/mixed" {
+		t.Fatalf("Content-Type %q", w.Header().Get("Content-Type"))
+	}
+	mr := multipart.NewReader(w.Body, params["boundary"])
+	var statuses []int
+	var bodies []string
+	var ids []string
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if part.Header.Get("Content-Type") != "application/http" {
+			t.Errorf("part Content-Type %q", part.Header.Get("Content-Type"))
+		}
+		ids = append(ids, part.Header.Get("Content-ID"))
+		resp, err := http.ReadResponse(bufio.NewReader(part), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		statuses = append(statuses, resp.StatusCode)
+		bodies = append(bodies, string(b))
+	}
+	if !slices.Equal(statuses, []int{200, 200, 400}) || !slices.Equal(ids, []string{"a", "", ""}) {
+		t.Fatalf("statuses %v, Content-IDs %q: %q", statuses, ids, bodies)
+	}
+	c := decodeCollection(t, []byte(bodies[0]))
+	if len(c.Value) != 6 {
+		t.Errorf("long GET in a multipart batch: %d entities: %s", len(c.Value), bodies[0])
+	}
+	if !strings.Contains(bodies[1], "<id>http://example.com"+svc+"/ORDERS_entries('O3')</id>") {
+		t.Errorf("Atom entry in a batch: %s", bodies[1])
+	}
+	if !strings.Contains(bodies[2], "change sets are not supported") {
+		t.Errorf("change set: %s", bodies[2])
+	}
+}
+
+func TestBatchErrors(t *testing.T) {
+	h := testHandler(t, Options{MaxBatchBytes: 200})
+	tests := []struct {
+		name, contentType, body string
+		status                  int
+		detail                  string
+	}{
+		{"media type", "text/plain", "x", 415, `$batch takes application/json or multipart/mixed;boundary=..., not "text/plain"`},
+		{"not JSON", "application/json", "{", 400, "the batch is not a JSON batch {\"requests\": [...]}: unexpected end of JSON input"},
+		{"no id", "application/json", `{"requests":[{"method":"GET","url":"ORDERS_entries"}]}`, 400, "request 1 of the batch has no id"},
+		{"no boundary", "multipart/mixed", "--x--", 400, "the multipart batch has no boundary parameter in its Content-Type"},
+		{"too large", "application/json", `{"requests":[` + strings.Repeat(" ", 300) + `]}`, 413, "the batch exceeds 200 bytes"},
+	}
+	for _, tt := range tests {
+		w := post(h, svc+"/$batch", tt.contentType, tt.body)
+		var e struct {
+			Detail string
+			Error  struct{ Message string }
+		}
+		_ = json.Unmarshal(w.Body.Bytes(), &e)
+		if w.Code != tt.status || e.Detail != tt.detail || e.Error.Message != tt.detail {
+			t.Errorf("%s: %d %s, want %d %q", tt.name, w.Code, w.Body, tt.status, tt.detail)
+		}
+	}
+	if w := get(h, svc+"/$batch"); w.Code != 405 || w.Header().Get("Allow") != "POST" {
+		t.Errorf("GET $batch: %d, Allow %q", w.Code, w.Header().Get("Allow"))
+	}
+}
+
+// FuzzBatch: any batch body, JSON or multipart, is answered 200 or 4xx, never a 500 or
+// a panic.
+func FuzzBatch(f *testing.F) {
+	f.Add(true, `{"requests":[{"id":"1","method":"GET","url":"ORDERS_entries?$top=1"}]}`)
+	f.Add(true, `{"requests":[{"id":"1","method":"GET","url":"$batch"},{"id":"2","method":"GET","url":"::"}]}`)
+	f.Add(false, "--b\r\nContent-Type: application/http\r\n\r\nGET ORDERS_entries('O1') HTTP/1.1\r\n\r\n\r\n--b--\r\n")
+	f.Add(false, "--b\r\nContent-Type: application/http\r\n\r\nGET  HTTP/1.1\r\n\r\n--b--")
+	f.Add(false, "--b\r\n\r\n--b--")
+	h := testHandler(f, Options{})
+	f.Fuzz(func(t *testing.T, asJSON bool, body string) {
+		ct := "multipart/mixed;boundary=b"
+		if asJSON {
+			ct = "application/json"
+		}
+		w := post(h, svc+"/$batch", ct, body)
+		if w.Code >= 500 {
+			t.Fatalf("%q: %d %s", body, w.Code, w.Body)
+		}
+	})
+}
+
+// jsonDiffOData compares two JSON texts by value.
+func jsonDiffOData(want, got string) string {
+	var w, g any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		return "bad expected JSON: " + err.Error()
+	}
+	if err := json.Unmarshal([]byte(got), &g); err != nil {
+		return "not JSON: " + got
+	}
+	return cmp.Diff(w, g)
 }

@@ -105,7 +105,17 @@
 //     the time of the answer and have the entity's canonical URL as their id.
 //   - Absolute URLs (context, next links, Atom ids) start with Options.BaseURL, or with
 //     the request's scheme and Host.
-//   - Only GET is allowed (405 with Allow: GET otherwise). An unknown KM is 404
+//   - $batch (POST) runs GET requests, which CAP sends for URLs longer than 1028
+//     characters: a JSON batch (application/json, {"requests": [{"id", "method", "url",
+//     "headers"}]}, OData 4.01) answered {"responses": [{"id", "status", "headers",
+//     "body"}]} with JSON bodies inline and others as strings, or a multipart batch
+//     (multipart/mixed, application/http parts, OData 4.0) answered part for part with
+//     their Content-IDs. Request URLs are relative to the service root, or absolute
+//     paths or URLs (whose host is ignored). Requests run in order with the batch's
+//     credentials; a method other than GET is 405 and a change set (atomicity group,
+//     nested multipart) 400 in its place, the batch itself 200. At most
+//     MaxBatchRequests requests and Options.MaxBatchBytes bytes (413 beyond).
+//   - Only GET is allowed elsewhere (405 with Allow: GET otherwise). An unknown KM is 404
 //     KM_MODEL_NOTFOUND, an unknown entity set 404 KM_RECORD_NOTFOUND, any other path 404
 //     GENERAL_NOTFOUND_PATH. Store failures are 500 ADMIN_FATAL_ERROR with a support id
 //     that is logged with the error.

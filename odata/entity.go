@@ -22,7 +22,7 @@ type entityKey struct {
 }
 
 // parseKey reads a key predicate, the text between the parentheses of SET(...): a key
-// literal as the payloads write it ('SO-1' with '' for a quote, 42, 2025-01-05, ...) or
+// literal as the payloads write it ('SO-1' with ” for a quote, 42, 2025-01-05, ...) or
 // NAME=literal naming the key property. For a declared key the literal is read by the
 // $filter grammar as the operand of "KEY eq", and must be exactly one literal of the key's
 // type; for a generated key it is a positive integer. Errors are 400 problems saying what

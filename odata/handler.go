@@ -42,6 +42,9 @@ type Options struct {
 	// next links, Atom ids), for example "https://api.example.com" behind a proxy. Empty:
 	// taken from the request (https when it came over TLS, its Host header).
 	BaseURL string
+	// MaxBatchBytes bounds the body of a $batch request; beyond it the answer is 413.
+	// Default DefaultMaxBatchBytes (1 MiB).
+	MaxBatchBytes int64
 	// Limits bound $filter expressions (length, nesting, in-list size); zero members take
 	// the query package's defaults.
 	Limits query.Limits
@@ -62,6 +65,9 @@ type Handler struct {
 func NewHandler(store km.Store, opts Options) *Handler {
 	if opts.MaxPageSize <= 0 {
 		opts.MaxPageSize = DefaultMaxPageSize
+	}
+	if opts.MaxBatchBytes <= 0 {
+		opts.MaxBatchBytes = DefaultMaxBatchBytes
 	}
 	opts.BaseURL = strings.TrimSuffix(opts.BaseURL, "/")
 	if opts.Logger == nil {
