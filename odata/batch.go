@@ -99,7 +99,7 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) runBatchRequest(outer *http.Request, br batchRequest) batchResponse {
 	rec := &recorder{header: http.Header{}}
 	fail := func(status int, code, detail string) batchResponse {
-		writeProblem(rec, status, code, detail)
+		writeProblem(rec, &http.Request{Header: br.header}, status, code, detail)
 		return batchResponse{id: br.id, status: rec.status, header: rec.header, body: rec.body.Bytes()}
 	}
 	switch {

@@ -82,6 +82,22 @@ func TestErrorBodyBothShapes(t *testing.T) {
 			`"error":{"code":"FILTER_TYPE_MISMATCH",` +
 			`"message":"$filter: position 8: NET is a float and cannot be compared with the text 'x'; write a number such as 4.2",` +
 			`"target":"$filter","details":[]}}`})
+	// The same body is application/json for a client that accepts only JSON (and
+	// parses only that, as @odata/client does).
+	for accept, want := range map[string]string{
+		"application/json":                                 "application/json",
+		"application/json;odata.metadata=minimal":          "application/json",
+		"application/problem+json, application/json":       "application/problem+json",
+		"application/json, application/problem+json;q=0.5": "application/json",
+		"*/*":             "application/problem+json",
+		"application/xml": "application/problem+json",
+		"":                "application/problem+json",
+	} {
+		w := get(h, svc+"/NOPE_entries", "Accept", accept)
+		if w.Code != 404 || w.Header().Get("Content-Type") != want {
+			t.Errorf("Accept %q: %d %q, want 404 %q", accept, w.Code, w.Header().Get("Content-Type"), want)
+		}
+	}
 	checkGET(t, h, BasePath+"/nope.svc/", nil, response{404, "application/problem+json",
 		`{"title":"Not Found","status":404,"detail":"no knowledge model \"nope\"","errorCode":"KM_MODEL_NOTFOUND",` +
 			`"type":"urn:kmkit:problem:KM_MODEL_NOTFOUND","error":{"code":"KM_MODEL_NOTFOUND","message":"no knowledge model \"nope\"","details":[]}}`})
@@ -247,7 +263,8 @@ func TestMetadataLevelsAndVersions(t *testing.T) {
 		{"IEEE754Compatible: Int64 and the count as strings", target, []string{"Accept", "application/json;IEEE754Compatible=true"},
 			response{200, "application/json;odata.metadata=minimal;IEEE754Compatible=true",
 				`{"@odata.context":"` + root + `$metadata#ORDERS_entries(DAY,LATE)","@odata.count":"1","value":[{"ID":"O2","DAY":"2025-02-10","LATE":"2"}]}`}},
-		{"bogus metadata in Accept", target, []string{"Accept", "application/json;odata.metadata=bogus"}, response{415, "application/problem+json",
+		// The error body is application/json here: the Accept header admits no other type.
+		{"bogus metadata in Accept", target, []string{"Accept", "application/json;odata.metadata=bogus"}, response{415, "application/json",
 			problemBody(415, "GENERAL_UNSUPPORTED_MEDIA_TYPE", "odata.metadata=bogus is not supported: want none, minimal or full")}},
 		{"bogus metadata in $format", target + "&$format=application/json;odata.metadata=bogus", nil, response{415, "application/problem+json",
 			problemBody(415, "GENERAL_UNSUPPORTED_MEDIA_TYPE", "odata.metadata=bogus is not supported: want none, minimal or full")}},

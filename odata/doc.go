@@ -32,7 +32,9 @@
 // (application/problem+json) carrying both shapes: the Knowledge Model API's problem
 // members (title, status, detail, errorCode, type) and OData's error object,
 // "error": {"code" (the errorCode), "message" (the detail), "target" (the query option at
-// fault, when one is), "details" ([])}, so that OData clients show the message.
+// fault, when one is), "details" ([])}, so that OData clients show the message. The
+// body goes as application/json instead when the Accept header admits application/json
+// but not problem+json (nor */*): OData clients such as @odata/client parse only that.
 //
 // # Behaviours chosen where the specification is silent
 //

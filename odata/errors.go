@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -53,8 +54,35 @@ func (t *targeted) Unwrap() error { return t.Problem }
 // withTarget attaches the name of the option or header at fault to a problem.
 func withTarget(p *problem.Problem, target string) error { return &targeted{p, target} }
 
-// writeError writes the combined problem and OData error body.
-func writeError(w http.ResponseWriter, p *problem.Problem, target string) {
+// errorContentType is the media type of an error body for a request with the given
+// Accept header: application/problem+json, unless the header admits application/json
+// but not problem+json (OData clients send Accept: application/json and parse only
+// answers of that type), in which case the same body goes as application/json.
+func errorContentType(accept string) string {
+	if strings.TrimSpace(accept) == "" {
+		return problem.ContentType
+	}
+	best, bestQ := problem.ContentType, 0.0
+	for item := range strings.SplitSeq(accept, ",") {
+		mt, params, _ := strings.Cut(item, ";")
+		mt = strings.ToLower(strings.TrimSpace(mt))
+		q := acceptQ(params)
+		switch {
+		case q <= 0:
+		case mt == problem.ContentType || mt == "*/*" || mt == "application/*":
+			if q >= bestQ {
+				best, bestQ = problem.ContentType, q
+			}
+		case mt == "application/json" && q > bestQ:
+			best, bestQ = "application/json", q
+		}
+	}
+	return best
+}
+
+// writeError writes the combined problem and OData error body, in the media type
+// errorContentType picks for the request r.
+func writeError(w http.ResponseWriter, r *http.Request, p *problem.Problem, target string) {
 	body, err := json.Marshal(errorBody{
 		Title: p.Title, Status: p.Status, Detail: p.Detail, ErrorCode: p.ErrorCode, Type: p.Type,
 		Error: odataError{Code: p.ErrorCode, Message: p.Detail, Target: target, Details: []errorDetail{}},
@@ -64,15 +92,15 @@ func writeError(w http.ResponseWriter, p *problem.Problem, target string) {
 		return
 	}
 	h := w.Header()
-	h.Set("Content-Type", problem.ContentType)
+	h.Set("Content-Type", errorContentType(r.Header.Get("Accept")))
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(p.Status)
 	_, _ = w.Write(body)
 }
 
 // writeProblem writes the error of status, code and detail.
-func writeProblem(w http.ResponseWriter, status int, code, detail string) {
-	writeError(w, problem.New(status, code, detail), "")
+func writeProblem(w http.ResponseWriter, r *http.Request, status int, code, detail string) {
+	writeError(w, r, problem.New(status, code, detail), "")
 }
 
 // fail answers err: client errors with their 4xx body, anything else with 500 and a
@@ -84,16 +112,16 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var qe *query.Error
 	switch {
 	case errors.As(err, &t):
-		writeError(w, t.Problem, t.target)
+		writeError(w, r, t.Problem, t.target)
 	case errors.As(err, &p):
-		writeError(w, p, "")
+		writeError(w, r, p, "")
 	case errors.As(err, &qe):
-		writeError(w, problem.New(http.StatusBadRequest, qe.Code, qe.Error()), qe.Param)
+		writeError(w, r, problem.New(http.StatusBadRequest, qe.Code, qe.Error()), qe.Param)
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
-		writeProblem(w, http.StatusServiceUnavailable, problem.CodeFatal, "request canceled")
+		writeProblem(w, r, http.StatusServiceUnavailable, problem.CodeFatal, "request canceled")
 	default:
 		id := uuid.NewString()
 		h.opts.Logger.ErrorContext(r.Context(), "odata: internal error", "supportId", id, "method", r.Method, "path", r.URL.Path, "err", err)
-		writeProblem(w, http.StatusInternalServerError, problem.CodeFatal, "internal error; support id "+id)
+		writeProblem(w, r, http.StatusInternalServerError, problem.CodeFatal, "internal error; support id "+id)
 	}
 }

@@ -142,7 +142,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if res == resBatch {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
-			writeProblem(w, http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
+			writeProblem(w, r, http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
 				"method "+r.Method+" is not allowed on $batch; allowed: POST")
 			return
 		}
@@ -151,13 +151,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", "GET")
-		writeProblem(w, http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
+		writeProblem(w, r, http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
 			"method "+r.Method+" is not allowed: the OData services are read-only; allowed: GET")
 		return
 	}
 	m, err := h.store.Model(r.Context(), kmID)
 	if errors.Is(err, km.ErrNotFound) {
-		writeProblem(w, http.StatusNotFound, CodeModelNotFound, "no knowledge model "+strconv.Quote(kmID))
+		writeProblem(w, r, http.StatusNotFound, CodeModelNotFound, "no knowledge model "+strconv.Quote(kmID))
 		return
 	}
 	if err != nil {
@@ -172,7 +172,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		recID := strings.TrimSuffix(set, EntitySetSuffix)
 		rec := m.Record(recID)
 		if rec == nil {
-			writeProblem(w, http.StatusNotFound, CodeRecordNotFound,
+			writeProblem(w, r, http.StatusNotFound, CodeRecordNotFound,
 				"knowledge model "+m.ID+" has no entity set "+strconv.Quote(set)+" (no record "+strconv.Quote(recID)+")")
 			return
 		}
