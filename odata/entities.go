@@ -506,6 +506,7 @@ type atomEncoder struct {
 	updated                  []byte
 	idPrefix                 []byte
 	keyCol                   int
+	key                      []byte // the key literal of the entry being written
 }
 
 func (pg *page) atomEncoder(now time.Time) *atomEncoder {
@@ -540,7 +541,8 @@ func (pg *page) atomEncoder(now time.Time) *atomEncoder {
 // declares the namespaces, the base and the context itself.
 func (enc *atomEncoder) appendEntry(b []byte, pg *page, i int, topLevel bool) []byte {
 	et := pg.eq.et
-	key := appendKeyLiteral(nil, pg.value(i, enc.keyCol))
+	enc.key = appendKeyLiteral(enc.key[:0], pg.value(i, enc.keyCol))
+	key := enc.key
 	if topLevel {
 		b = append(b, `<entry xmlns="http://www.w3.org/2005/Atom" xmlns:m="http://docs.oasis-open.org/odata/ns/metadata" xmlns:d="http://docs.oasis-open.org/odata/ns/data" xml:base="`...)
 		b = appendXMLText(b, pg.root, true)
