@@ -44,9 +44,9 @@ func connectorRequests() []connectorRequest {
 			want: `{"page":1,"pageSize":3,"total":1,"sort":"+id","content":[{"id":"ORDERS","name":"Orders","description":"Sales orders","shortDisplayName":"Ord","internalNote":""}]}`},
 		{operation: "getRecordDetails", path: "/api/knowledge-models/shop/records/EVENTS", status: 200,
 			want: `{"id":"EVENTS","name":"Events","description":"Process events","shortDisplayName":"","internalNote":"","fields":[
-				{"id":"ORDER_ID","name":"Order","description":"","shortDisplayName":"","internalNote":"","type":"string"},
-				{"id":"ACTIVITY","name":"Activity","description":"","shortDisplayName":"","internalNote":"","type":"string"},
-				{"id":"AT","name":"At","description":"","shortDisplayName":"","internalNote":"","type":"datetime"}]}`},
+				{"id":"ORDER_ID","name":"Order","description":"","shortDisplayName":"","internalNote":"","type":"string","format":"","unit":""},
+				{"id":"ACTIVITY","name":"Activity","description":"","shortDisplayName":"","internalNote":"","type":"string","format":"","unit":""},
+				{"id":"AT","name":"At","description":"","shortDisplayName":"","internalNote":"","type":"datetime","format":"","unit":""}]}`},
 		{operation: "getRecordDataResult", path: "/api/knowledge-models/shop/records/ORDERS/data",
 			query: []string{"filters=LATE%2CPAID", "fields=ID%2CSTATUS%2CNET", "page=0", "pageSize=50", "sort=-NET%2CID",
 				"filterExpr=" + esc("NET gt 50,STATUS ne 'OPEN',CREATED lt 2025-12-31T00:00:00+01:00")}, status: 200,

@@ -151,7 +151,8 @@ func encodePage(b []byte, pl *plan, res *query.Result, asQuery bool) []byte {
 	return append(b, '}')
 }
 
-// appendHeader appends a header entry; format and unit are left out when empty.
+// appendHeader appends a header entry; format and unit are always written ("" when the
+// field or KPI has none), as the real service writes them.
 func appendHeader(b []byte, c column, t query.Type) []byte {
 	name, format, unit, agg := "", "", "", c.kpi != nil
 	if c.field != nil {
@@ -168,14 +169,10 @@ func appendHeader(b []byte, c column, t query.Type) []byte {
 	b = jsonenc.AppendStringNoHTMLEscape(b, name)
 	b = append(b, `,"type":`...)
 	b = jsonenc.AppendStringNoHTMLEscape(b, t.String())
-	if format != "" {
-		b = append(b, `,"format":`...)
-		b = jsonenc.AppendStringNoHTMLEscape(b, format)
-	}
-	if unit != "" {
-		b = append(b, `,"unit":`...)
-		b = jsonenc.AppendStringNoHTMLEscape(b, unit)
-	}
+	b = append(b, `,"format":`...)
+	b = jsonenc.AppendStringNoHTMLEscape(b, format)
+	b = append(b, `,"unit":`...)
+	b = jsonenc.AppendStringNoHTMLEscape(b, unit)
 	b = append(b, `,"aggregation":`...)
 	b = strconv.AppendBool(b, agg)
 	b = append(b, `,"filterable":`...)
@@ -214,7 +211,11 @@ func (h *Handler) readQueryString(raw string) (*dataParams, error) {
 		p.searchTerm = vs[len(vs)-1]
 	}
 	p.searchField = query.ParseList(params.Values("searchField"))
-	if p.precision, err = query.ParseSearchPrecision(last(params.Values("searchPrecision")), -1); err != nil {
+	sp, err := lastValue(params, "searchPrecision", "an integer from 1 to 100")
+	if err != nil {
+		return nil, err
+	}
+	if p.precision, err = query.ParseSearchPrecision(sp, -1); err != nil {
 		return nil, err
 	}
 	for _, v := range params.Values("kpiParam") {
@@ -285,6 +286,9 @@ func clampInt(v int64) int {
 
 // readProjection reads and checks a POST body {"projection": {...}}.
 func (h *Handler) readProjection(w http.ResponseWriter, r *http.Request, recordLevel bool) (*dataParams, error) {
+	if err := checkJSONBody(r.Header.Values("Content-Type")); err != nil {
+		return nil, err
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError

@@ -37,16 +37,16 @@ func idPage(size int, sort string, header string, ids ...string) string {
 }
 
 const (
-	hOrderID  = `{"id":"ID","name":"Order","type":"string","aggregation":false,"filterable":true,"sortable":true}`
-	hCustID   = `{"id":"ID","name":"Customer","type":"string","aggregation":false,"filterable":true,"sortable":true}`
-	hStatus   = `{"id":"STATUS","name":"Status","type":"string","aggregation":false,"filterable":true,"sortable":true}`
-	hLate     = `{"id":"LATE","name":"Days late","type":"integer","aggregation":false,"filterable":true,"sortable":true}`
+	hOrderID  = `{"id":"ID","name":"Order","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}`
+	hCustID   = `{"id":"ID","name":"Customer","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}`
+	hStatus   = `{"id":"STATUS","name":"Status","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}`
+	hLate     = `{"id":"LATE","name":"Days late","type":"integer","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}`
 	hNet      = `{"id":"NET","name":"Net value","type":"float","format":",.2f","unit":"EUR","aggregation":false,"filterable":true,"sortable":true}`
 	hKMNet    = `{"id":"NET","name":"Net","type":"float","format":",.2f","unit":"EUR","aggregation":true,"filterable":false,"sortable":true}`
-	hOrdersN  = `{"id":"ORDERS_N","name":"Orders","type":"integer","aggregation":true,"filterable":false,"sortable":true}`
-	hLateSh   = `{"id":"LATE_SHARE","name":"Late share","type":"float","format":".0%","aggregation":true,"filterable":false,"sortable":true}`
-	hCountry  = `{"id":"CUSTOMERS.COUNTRY","name":"Country","type":"string","aggregation":false,"filterable":true,"sortable":true}`
-	hOrdersID = `{"id":"ORDERS.ID","name":"Order","type":"string","aggregation":false,"filterable":true,"sortable":true}`
+	hOrdersN  = `{"id":"ORDERS_N","name":"Orders","type":"integer","format":"","unit":"","aggregation":true,"filterable":false,"sortable":true}`
+	hLateSh   = `{"id":"LATE_SHARE","name":"Late share","type":"float","format":".0%","unit":"","aggregation":true,"filterable":false,"sortable":true}`
+	hCountry  = `{"id":"CUSTOMERS.COUNTRY","name":"Country","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}`
+	hOrdersID = `{"id":"ORDERS.ID","name":"Order","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}`
 )
 
 func TestRecordData(t *testing.T) {
@@ -56,9 +56,9 @@ func TestRecordData(t *testing.T) {
 	runExchanges(t, h, []exchange{
 		{name: "all value types", target: rec("ORDERS", "fields=ID,NET,DAY,CREATED,LATE,EXPRESS&sort=-NET&pageSize=3"),
 			want: `{"page":0,"pageSize":3,"total":3,"sort":["-NET"],"content":{"headers":[` + hOrderID + `,` + hNet + `,
-				{"id":"DAY","name":"Order day","type":"date","aggregation":false,"filterable":true,"sortable":true},
-				{"id":"CREATED","name":"Created","type":"datetime","aggregation":false,"filterable":true,"sortable":true},` + hLate + `,
-				{"id":"EXPRESS","name":"Express","type":"boolean","aggregation":false,"filterable":true,"sortable":true}],"data":[
+				{"id":"DAY","name":"Order day","type":"date","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true},
+				{"id":"CREATED","name":"Created","type":"datetime","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true},` + hLate + `,
+				{"id":"EXPRESS","name":"Express","type":"boolean","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}],"data":[
 				{"ID":"O4","NET":1200,"DAY":"2025-03-01","CREATED":"2025-03-01T09:15:00Z","LATE":null,"EXPRESS":false},
 				{"ID":"O6","NET":999.99,"DAY":"2025-04-01","CREATED":"2025-04-01T00:00:00Z","LATE":-1,"EXPRESS":false},
 				{"ID":"O8","NET":300,"DAY":"2025-04-03","CREATED":"2025-04-03T23:59:59Z","LATE":1,"EXPRESS":null}]}}`},
@@ -113,11 +113,11 @@ func TestRecordData(t *testing.T) {
 			want: `{"page":2,"pageSize":3,"total":2,"sort":[],"content":{"headers":[` + hOrderID + `],"data":[{"ID":"O7"},{"ID":"O8"}]}}`},
 		{name: "fuzzy search with a typo", target: rec("CUSTOMERS", "fields=ID,NAME&searchTerm=materail"),
 			want: `{"page":0,"pageSize":50,"total":1,"sort":[],"content":{"headers":[` + hCustID + `,
-				{"id":"NAME","name":"Customer name","type":"string","aggregation":false,"filterable":true,"sortable":true}],"data":[
+				{"id":"NAME","name":"Customer name","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}],"data":[
 				{"ID":"C3","NAME":"Material World Ltd"}]}}`},
 		{name: "fuzzy search without a match", target: rec("CUSTOMERS", "fields=ID,NAME&searchTerm=xyz"),
 			want: `{"page":0,"pageSize":50,"total":0,"sort":[],"content":{"headers":[` + hCustID + `,
-				{"id":"NAME","name":"Customer name","type":"string","aggregation":false,"filterable":true,"sortable":true}],"data":[]}}`},
+				{"id":"NAME","name":"Customer name","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}],"data":[]}}`},
 		{name: "search in a named field that is not selected", target: rec("CUSTOMERS", "fields=ID&searchTerm=fr&searchField=COUNTRY&searchPrecision=100"),
 			want: idPage(50, `[]`, hCustID, "C2")},
 		{name: "fields required", target: rec("ORDERS", "sort=ID"), status: 400,
@@ -195,11 +195,11 @@ func TestKMData(t *testing.T) {
 	lateShare := func(v string) string {
 		return `{"page":0,"pageSize":50,"total":1,"sort":[],"content":{"headers":[` + hLateSh + `],"data":[{"LATE_SHARE":` + v + `}]}}`
 	}
-	hQty := `{"id":"QTY","name":"Quantity","type":"float","aggregation":true,"filterable":false,"sortable":true}`
-	hMaterial := `{"id":"ITEMS.MATERIAL","name":"Material","type":"string","aggregation":false,"filterable":true,"sortable":true}`
-	hStatusNet := `{"id":"STATUS_NET","name":"Net in status","type":"float","aggregation":true,"filterable":false,"sortable":true}`
-	hActivity := `{"id":"EVENTS.ACTIVITY","name":"Activity","type":"string","aggregation":false,"filterable":true,"sortable":true}`
-	hEventsN := `{"id":"EVENTS_N","name":"Events","type":"integer","aggregation":true,"filterable":false,"sortable":true}`
+	hQty := `{"id":"QTY","name":"Quantity","type":"float","format":"","unit":"","aggregation":true,"filterable":false,"sortable":true}`
+	hMaterial := `{"id":"ITEMS.MATERIAL","name":"Material","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}`
+	hStatusNet := `{"id":"STATUS_NET","name":"Net in status","type":"float","format":"","unit":"","aggregation":true,"filterable":false,"sortable":true}`
+	hActivity := `{"id":"EVENTS.ACTIVITY","name":"Activity","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}`
+	hEventsN := `{"id":"EVENTS_N","name":"Events","type":"integer","format":"","unit":"","aggregation":true,"filterable":false,"sortable":true}`
 	runExchanges(t, h, []exchange{
 		{name: "KPIs grouped by a joined field", target: kmData("fields=CUSTOMERS.COUNTRY&kpis=NET,ORDERS_N,LATE_SHARE&sort=-NET"), want: byCountry},
 		{name: "kpis repeated", target: kmData("fields=CUSTOMERS.COUNTRY&kpis=NET&kpis=ORDERS_N,LATE_SHARE&sort=-NET"), want: byCountry},
@@ -227,11 +227,11 @@ func TestKMData(t *testing.T) {
 				{"ORDERS.ID":"O3"},{"ORDERS.ID":"O5"}]}}`},
 		{name: "fuzzy search over joined fields", target: kmData("fields=ORDERS.ID,CUSTOMERS.NAME&searchTerm=artagnan"),
 			want: `{"page":0,"pageSize":50,"total":2,"sort":[],"content":{"headers":[` + hOrdersID + `,
-				{"id":"CUSTOMERS.NAME","name":"Customer name","type":"string","aggregation":false,"filterable":true,"sortable":true}],"data":[
+				{"id":"CUSTOMERS.NAME","name":"Customer name","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}],"data":[
 				{"ORDERS.ID":"O3","CUSTOMERS.NAME":"D'Artagnan SA"},{"ORDERS.ID":"O5","CUSTOMERS.NAME":"D'Artagnan SA"}]}}`},
 		{name: "distinct at KM level", target: kmData("fields=ORDERS.STATUS&options=distinct&sort=-ORDERS.STATUS"),
 			want: `{"page":0,"pageSize":50,"total":4,"sort":["-ORDERS.STATUS"],"content":{"headers":[
-				{"id":"ORDERS.STATUS","name":"Status","type":"string","aggregation":false,"filterable":true,"sortable":true}],"data":[
+				{"id":"ORDERS.STATUS","name":"Status","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}],"data":[
 				{"ORDERS.STATUS":"PAID"},{"ORDERS.STATUS":"OPEN"},{"ORDERS.STATUS":"DELIVERED"},{"ORDERS.STATUS":"CANCELLED"}]}}`},
 		{name: "a KM that extends another joins its own record to inherited ones", target: kmData("fields=EVENTS.ACTIVITY,CUSTOMERS.COUNTRY&kpis=EVENTS_N&sort=EVENTS.ACTIVITY,CUSTOMERS.COUNTRY"),
 			want: `{"page":0,"pageSize":50,"total":5,"sort":["+EVENTS.ACTIVITY","+CUSTOMERS.COUNTRY"],"content":{"headers":[` + hActivity + `,` + hCountry + `,` + hEventsN + `],"data":[

@@ -39,6 +39,17 @@
 //     repeated; duplicates are dropped, order kept. filterExpr may be repeated and each
 //     value may hold several expressions joined by top-level commas. A repeated page,
 //     pageSize or searchPrecision takes its last value.
+//   - Single-valued parameters (page, pageSize, searchPrecision, sampleSize, curated,
+//     format): an empty value ("page=") stands for the default, as in the real service;
+//     a value that is present must parse, so a blank one ("page=%20") is 400
+//     GENERAL_PARAMETER_MISSMATCH, never taken as absent. curated takes only true or
+//     false (any case): "0" or "1" is 400 GENERAL_PARAMETER_MISSMATCH.
+//   - format and unit are always written in data headers, record fields and KPIs, ""
+//     when the field or KPI has none, as the real service writes them.
+//   - Record details (records/{id}) report a field's type as its definition declares it
+//     ("number" stays "number"), except a time field, reported as "string" there: the
+//     record-field enum of the API has no time (its values are "HH:MM:SS" strings). Data
+//     headers, whose enum has time, report "time".
 //   - Schema lists without sort keep definition order (KMs: by id) and report sort "";
 //     with sort they order case-insensitively by the named member (id, name, description,
 //     shortDisplayName, internalNote; published for KMs; format, unit, direction, target
@@ -57,7 +68,9 @@
 //     to KPIs the request selects.
 //   - Header type of a KPI is what the store computes (the memory store: integer for
 //     count and countdistinct, the field's type for min and max, float otherwise).
-//   - POST bodies: unknown members are 400 GENERAL_PARAMETER_ILLEGAL; a member of the wrong
+//   - POST bodies are JSON: a Content-Type other than application/json or a "+json"
+//     type (text/plain, application/xml, a form) is 415 GENERAL_UNSUPPORTED_MEDIA_TYPE;
+//     a missing Content-Type is read as JSON. Unknown members are 400 GENERAL_PARAMETER_ILLEGAL; a member of the wrong
 //     JSON type is 400 GENERAL_PARAMETER_MISSMATCH; beyond Options.MaxBodyBytes, 413
 //     GENERAL_PAYLOAD_TOO_LARGE. filterExpr entries of a POST are split at top-level
 //     commas as on GET.
@@ -75,8 +88,9 @@
 //     excludeFields are described, and the same fields make up the sample, so shape is
 //     [rows after filters, len(fields)]; excluding every field is 400
 //     GENERAL_PARAMETER_ILLEGAL. filters apply as on the record data endpoint, and
-//     filterExpr is accepted as there. sampleSize is 1 to MaxPageSize (default
-//     DefaultSampleSize); the sample is the first rows in row order. Statistics are pandas'
+//     filterExpr is accepted as there. sampleSize is 1 to Options.MaxSampleSize
+//     (default DefaultMaxSampleSize, 5000; the 400 beyond it names the option; default
+//     size DefaultSampleSize); the sample is the first rows in row order. Statistics are pandas'
 //     describe(include='all') (package stats): integer and float fields numeric, all
 //     others, booleans and times included, count/unique/top/freq with top written as the
 //     data endpoints write the value ("true", "2025-01-05", RFC 3339, "10:30:00").
@@ -86,8 +100,9 @@
 //     query endpoint, written out per record (no path parameters). info.version is the
 //     KM's published time (RFC 3339), "unpublished" without one. Row schemas list every
 //     field as nullable with additionalProperties false; KPIs join the KM row schema.
-//     With curated=true the KM query endpoint offers only the curated records' fields (all
-//     KPIs stay). servers is the request's base URL: scheme and host (X-Forwarded-Proto
+//     With curated=true the KM query endpoint offers only the curated records' fields,
+//     and only the KPIs and predefined filters that read a field of a curated record:
+//     those defined only over auto-generated records leave with them. servers is the request's base URL: scheme and host (X-Forwarded-Proto
 //     and X-Forwarded-Host when present) and any prefix http.StripPrefix removed. format
 //     json|yml|yaml (case-insensitive) wins over Accept; Accept picks YAML only when it
 //     ranks a YAML type above JSON; anything else gets JSON. Another format is 400

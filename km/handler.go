@@ -36,6 +36,8 @@ const (
 	DefaultMaxPageSize  = 5000
 	DefaultMaxBodyBytes = 1 << 20
 	DefaultPageSize     = 50
+	// DefaultMaxSampleSize is the default of Options.MaxSampleSize.
+	DefaultMaxSampleSize = 5000
 	// MaxFields is the most fields one data request may select.
 	MaxFields = 200
 	// MaxFilterExpressions is the most filter expressions (filterExpr entries and
@@ -47,6 +49,10 @@ const (
 type Options struct {
 	// MaxPageSize bounds pageSize; above it requests fail with 400. Default 5000.
 	MaxPageSize int
+	// MaxSampleSize bounds the sampleSize of the summary endpoint (the seed sets no
+	// maximum; the bound keeps one request from copying a whole record); above it
+	// requests fail with 400 naming the bound. Default DefaultMaxSampleSize (5000).
+	MaxSampleSize int
 	// MaxBodyBytes bounds POST bodies; beyond it requests fail with 413. Default 1 MiB.
 	MaxBodyBytes int64
 	// Limits bound filter expressions (length, nesting, in-list size); zero members take
@@ -69,6 +75,9 @@ type Handler struct {
 func NewHandler(store Store, opts Options) *Handler {
 	if opts.MaxPageSize <= 0 {
 		opts.MaxPageSize = DefaultMaxPageSize
+	}
+	if opts.MaxSampleSize <= 0 {
+		opts.MaxSampleSize = DefaultMaxSampleSize
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes

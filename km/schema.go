@@ -54,16 +54,16 @@ type fieldItem struct {
 	ShortDisplayName string `json:"shortDisplayName"`
 	InternalNote     string `json:"internalNote"`
 	Type             string `json:"type"`
-	Format           string `json:"format,omitempty"`
-	Unit             string `json:"unit,omitempty"`
+	Format           string `json:"format"`
+	Unit             string `json:"unit"`
 }
 
 type kpiItem struct {
 	ID          string          `json:"id"`
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
-	Format      string          `json:"format,omitempty"`
-	Unit        string          `json:"unit,omitempty"`
+	Format      string          `json:"format"`
+	Unit        string          `json:"unit"`
 	Direction   string          `json:"direction"`
 	Target      string          `json:"target,omitempty"`
 	Parameters  []parameterItem `json:"parameters"`
@@ -224,13 +224,24 @@ func (h *Handler) serveRecord(w http.ResponseWriter, r *http.Request, rec *Recor
 	fields := make([]fieldItem, len(rec.Fields))
 	for i, f := range rec.Fields {
 		fields[i] = fieldItem{ID: f.ID, Name: f.Name, Description: f.Description, ShortDisplayName: f.ShortDisplayName,
-			InternalNote: f.InternalNote, Type: f.TypeName, Format: f.Format, Unit: f.Unit}
+			InternalNote: f.InternalNote, Type: recordFieldType(f), Format: f.Format, Unit: f.Unit}
 	}
 	if _, err := sortItems(fields, params.Values("sort"), fieldSort); err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	writeJSON(w, recordDetails{recordItem: toRecordItem(rec), Fields: fields})
+}
+
+// recordFieldType is a field's type as the record details report it: the type as the
+// definition declares it ("number" stays "number"), except time, which the record-field
+// enum of the API (unlike the data header enum) does not have: a time field is reported as
+// "string" there, the form its values take ("HH:MM:SS").
+func recordFieldType(f *Field) string {
+	if f.Type == query.TypeTime {
+		return "string"
+	}
+	return f.TypeName
 }
 
 // writeJSON writes v as a 200 JSON response.

@@ -37,12 +37,13 @@ const (
 )
 
 // Spec returns the OpenAPI 3.0.3 document of m: one path per record query endpoint (only
-// curated records when curated is true) and the KM query endpoint, their parameters with
+// curated records when curated is true, and then only the KPIs and filters that read a
+// field of a curated record) and the KM query endpoint, their parameters with
 // field, filter and KPI ids as enums, response schemas typed from the fields, the security
 // schemes of the API, and server as the only server (the base URL the paths are relative
 // to; none when empty).
 func Spec(m *KnowledgeModel, server string, curated bool) *openapi3.T {
-	b := specBuilder{m: m, doc: &openapi3.T{
+	b := specBuilder{m: m, curated: curated, doc: &openapi3.T{
 		OpenAPI: SpecVersion,
 		Info: &openapi3.Info{
 			Title:       m.Name,
@@ -109,8 +110,24 @@ func specDescription(m *KnowledgeModel, curated bool) string {
 
 // specBuilder fills a document.
 type specBuilder struct {
-	m   *KnowledgeModel
-	doc *openapi3.T
+	m       *KnowledgeModel
+	doc     *openapi3.T
+	curated bool // only curated records, and the KPIs and filters that read one
+}
+
+// touchesCurated reports whether a KPI or filter, whose field names walk lists, reads a
+// field of a curated record, or reads no field at all (nothing ties it to an
+// auto-generated record). A curated spec leaves out KPIs and filters defined only over
+// auto-generated records: its paths could not name their fields.
+func touchesCurated(m *KnowledgeModel, walk func(add func(string))) bool {
+	named, curated := false, false
+	walk(func(name string) {
+		if r, _ := m.Field(name); r != nil {
+			named = true
+			curated = curated || r.Curated
+		}
+	})
+	return curated || !named
 }
 
 // Component schema names: a record's rows and pages are "RECORD.Row" and "RECORD.Page";
@@ -295,12 +312,18 @@ func (b *specBuilder) addModel(records []*Record) {
 	sortable = append(sortable, fields...)
 	var kpis []string
 	for _, k := range b.m.KPIs {
+		if b.curated && !touchesCurated(b.m, func(add func(string)) { metricFields(k.Metric(), add) }) {
+			continue
+		}
 		row.Properties[k.ID] = kpiSchema(k).NewRef()
 		kpis = append(kpis, k.ID)
 		sortable = append(sortable, k.ID)
 	}
 	var filters []string
 	for _, f := range b.m.Filters {
+		if b.curated && !touchesCurated(b.m, func(add func(string)) { exprFields(f.Bound(), add) }) {
+			continue
+		}
 		filters = append(filters, f.ID)
 	}
 	b.doc.Components.Schemas[kmRowSchema] = row.NewRef()
@@ -415,14 +438,26 @@ func (h *Handler) serveSpec(w http.ResponseWriter, r *http.Request, m *Knowledge
 		return
 	}
 	curated := false
-	if v := last(params.Values("curated")); v != "" {
-		if curated, err = strconv.ParseBool(v); err != nil {
-			h.fail(w, r, badRequest(problem.CodeParameterMismatch, "curated: %q is not a boolean (true or false)", v))
-			return
-		}
+	v, err := lastValue(params, "curated", "true or false")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	switch strings.ToLower(v) {
+	case "":
+	case "true":
+		curated = true
+	case "false":
+	default:
+		h.fail(w, r, badRequest(problem.CodeParameterMismatch, "curated: %q is not a boolean: want true or false", v))
+		return
 	}
 	asYAML := false
-	if v := last(params.Values("format")); v != "" {
+	if v, err = lastValue(params, "format", "json or yml"); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if v != "" {
 		switch strings.ToLower(v) {
 		case "json":
 		case "yml", "yaml":

@@ -263,7 +263,7 @@ func TestSpecFormats(t *testing.T) {
 		{"format=xml", "", 400, "application/problem+json",
 			problemJSON(400, "GENERAL_PARAMETER_ILLEGAL", `format: "xml" is not a spec format: want json or yml`)},
 		{"curated=maybe", "", 400, "application/problem+json",
-			problemJSON(400, "GENERAL_PARAMETER_MISSMATCH", `curated: "maybe" is not a boolean (true or false)`)},
+			problemJSON(400, "GENERAL_PARAMETER_MISSMATCH", `curated: "maybe" is not a boolean: want true or false`)},
 		{"curated=%zz", "", 400, "application/problem+json",
 			problemJSON(400, "GENERAL_PARAMETER_ILLEGAL", `curated: the value has a malformed percent-escape`)},
 	}

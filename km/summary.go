@@ -215,20 +215,24 @@ func (h *Handler) readSummaryParams(raw string, m *KnowledgeModel, rec *Record) 
 		return nil, err
 	}
 	p := &summaryParams{sampleSize: DefaultSampleSize}
-	if v := last(params.Values("sampleSize")); v != "" {
+	v, err := lastValue(params, "sampleSize", "an integer")
+	if err != nil {
+		return nil, err
+	}
+	if v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if len(v) > 32 {
 			v = v[:32] + "..."
 		}
 		switch {
 		case errors.Is(err, strconv.ErrRange):
-			return nil, badRequest(problem.CodeConstraint, "sampleSize: %s is out of range: want 1 to %d", v, h.opts.MaxPageSize)
+			return nil, badRequest(problem.CodeConstraint, "sampleSize: %s is out of range: want 1 to %d", v, h.opts.MaxSampleSize)
 		case err != nil:
 			return nil, badRequest(problem.CodeParameterMismatch, "sampleSize: %q is not an integer", v)
 		case n < 1:
 			return nil, badRequest(problem.CodeConstraint, "sampleSize: %d is below the minimum sample size 1", n)
-		case n > int64(h.opts.MaxPageSize):
-			return nil, badRequest(problem.CodeConstraint, "sampleSize: %d is above the maximum sample size %d", n, h.opts.MaxPageSize)
+		case n > int64(h.opts.MaxSampleSize):
+			return nil, badRequest(problem.CodeConstraint, "sampleSize: %d is above the maximum sample size %d (the server's MaxSampleSize option)", n, h.opts.MaxSampleSize)
 		}
 		p.sampleSize = int(n)
 	}

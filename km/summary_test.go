@@ -25,11 +25,11 @@ const ordersSummary = api + "/shop/records/ORDERS/summary"
 // Headers of the ORDERS fields the summary tests select.
 const (
 	hNET     = `{"id":"NET","name":"Net value","type":"float","format":",.2f","unit":"EUR","aggregation":false,"filterable":true,"sortable":true}`
-	hLATE    = `{"id":"LATE","name":"Days late","type":"integer","aggregation":false,"filterable":true,"sortable":true}`
-	hSTATUS  = `{"id":"STATUS","name":"Status","type":"string","aggregation":false,"filterable":true,"sortable":true}`
-	hEXPRESS = `{"id":"EXPRESS","name":"Express","type":"boolean","aggregation":false,"filterable":true,"sortable":true}`
-	hDAY     = `{"id":"DAY","name":"Order day","type":"date","aggregation":false,"filterable":true,"sortable":true}`
-	hCREATED = `{"id":"CREATED","name":"Created","type":"datetime","aggregation":false,"filterable":true,"sortable":true}`
+	hLATE    = `{"id":"LATE","name":"Days late","type":"integer","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}`
+	hSTATUS  = `{"id":"STATUS","name":"Status","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}`
+	hEXPRESS = `{"id":"EXPRESS","name":"Express","type":"boolean","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}`
+	hDAY     = `{"id":"DAY","name":"Order day","type":"date","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}`
+	hCREATED = `{"id":"CREATED","name":"Created","type":"datetime","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}`
 )
 
 // The expected statistics are pandas 1.5.3's describe(include='all') of
@@ -42,8 +42,8 @@ func TestSummary(t *testing.T) {
 	// The memory store computes the statistics itself (km.Summarizer); hiding that
 	// method makes the handler describe the rows Query returns. Both must answer alike.
 	handlers := map[string]http.Handler{
-		"native":   km.NewHandler(mem, km.Options{MaxPageSize: 100}),
-		"fallback": km.NewHandler(struct{ km.Store }{mem}, km.Options{MaxPageSize: 100}),
+		"native":   km.NewHandler(mem, km.Options{MaxPageSize: 100, MaxSampleSize: 100}),
+		"fallback": km.NewHandler(struct{ km.Store }{mem}, km.Options{MaxPageSize: 100, MaxSampleSize: 100}),
 	}
 	tests := []struct {
 		name   string
@@ -131,10 +131,10 @@ func TestSummary(t *testing.T) {
 		status: 400,
 		want:   problemJSON(400, "GENERAL_CONSTRAINT_VIOLATION", "sampleSize: 0 is below the minimum sample size 1"),
 	}, {
-		name:   "sampleSize above the maximum page size",
+		name:   "sampleSize above the MaxSampleSize option",
 		target: ordersSummary + "?sampleSize=101",
 		status: 400,
-		want:   problemJSON(400, "GENERAL_CONSTRAINT_VIOLATION", "sampleSize: 101 is above the maximum sample size 100"),
+		want:   problemJSON(400, "GENERAL_CONSTRAINT_VIOLATION", "sampleSize: 101 is above the maximum sample size 100 (the server's MaxSampleSize option)"),
 	}, {
 		name:   "sampleSize beyond int64",
 		target: ordersSummary + "?sampleSize=99999999999999999999",

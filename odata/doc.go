@@ -7,6 +7,8 @@
 //	GET /intelligence/api/odata/{km_id}.svc/$metadata               CSDL XML or CSDL JSON
 //	GET /intelligence/api/odata/{km_id}.svc/{record_id}_entries     entity set
 //	GET /intelligence/api/odata/{km_id}.svc/{record_id}_entries/$count
+//	GET /intelligence/api/odata/{km_id}.svc/{record_id}_entries(key)  entity by key
+//	POST /intelligence/api/odata/{km_id}.svc/$batch                  GET requests in a batch
 //
 // The schema has the namespace ODataKnowledgeModel and the container Container; each
 // record is an entity type named by the record id, with one property per field, and an
@@ -19,12 +21,20 @@
 // generated key property ROW_NUMBER (Edm.Int64), see below.
 //
 // Entity sets take $select, $filter (the grammar and code of the filterExpr parameter:
-// query.Parse and query.Bind), $orderby (property [asc|desc], comma list), $top, $skip,
+// query.Parse and query.Bind, with query.ODataSyntax: operators, functions and
+// true/false/null in any case as OData 4.01 has it, and numeric literals with the type
+// suffixes older clients write, 1000D, 5L, 1.5M, 2F), $orderby (property [asc|desc],
+// the direction in any case, comma list), $top, $skip,
 // $count=true, $format and filterid (ids of predefined KM filters, ANDed with $filter).
 // Answers are OData JSON with minimal metadata (@odata.context, @odata.count, value,
 // @odata.nextLink) or Atom feeds. The answer of every request, errors included, carries
-// OData-Version: 4.0; errors are the Knowledge Model API's problem bodies
-// (application/problem+json) whatever the format asked for.
+// OData-Version: 4.0. Errors, whatever the format asked for, are one JSON object
+// (application/problem+json) carrying both shapes: the Knowledge Model API's problem
+// members (title, status, detail, errorCode, type) and OData's error object,
+// "error": {"code" (the errorCode), "message" (the detail), "target" (the query option at
+// fault, when one is), "details" ([])}, so that OData clients show the message. The
+// body goes as application/json instead when the Accept header admits application/json
+// but not problem+json (nor */*): OData clients such as @odata/client parse only that.
 //
 // # Behaviours chosen where the specification is silent
 //
@@ -37,9 +47,21 @@
 //     over a preferred JSON whenever Accept admits XML at all: CSDL JSON exists only from
 //     4.01 on, and 4.0 clients send one Accept header listing JSON first for every
 //     request; only $format=json or an Accept header without XML gives CSDL JSON.
-//   - Versions: CSDL XML is EDMX 4.0; CSDL JSON is $Version 4.01, its first version.
-//     In CSDL JSON every property names its $Type and $Nullable although both have
-//     defaults there.
+//   - Versions: CSDL XML is EDMX 4.0, and CSDL JSON states $Version 4.0 too, the version
+//     of the payloads (the CSDL JSON Schema admits it). In CSDL JSON every property names
+//     its $Type and $Nullable although both have defaults there. A request whose
+//     OData-MaxVersion is below 4.0 (or not a version) is 400 ODATA_VERSION_NOT_SUPPORTED
+//     (GENERAL_PARAMETER_MISSMATCH); 4.01 and above are served 4.0.
+//   - Capabilities: $metadata references the OASIS Capabilities vocabulary and says what
+//     the service does: every entity set has InsertRestrictions/Insertable,
+//     UpdateRestrictions/Updatable and DeleteRestrictions/Deletable false; the container
+//     has BatchSupported true and FilterFunctions [contains, startswith, endswith].
+//   - JSON control information: odata.metadata=minimal (the default), none (no context
+//     URL) or full (also @odata.type, @odata.id and @odata.editLink per entity, and
+//     NAME@odata.type for Int64, Date, DateTimeOffset and TimeOfDay properties), from
+//     $format's or the Accept header's media type parameters, echoed in Content-Type.
+//     Another value is 415. IEEE754Compatible=true writes Int64 values and @odata.count
+//     as strings. The AtomPub service document is application/atomsvc+xml.
 //   - Query option names are matched case-insensitively, with or without "$" (OData
 //     4.01). A system option given twice is 400 ODATA_OPTION_REPEATED; a valid OData
 //     option the service lacks ($expand, $search, $apply, $compute, ...) and parameter
@@ -68,7 +90,15 @@
 //     covers it.
 //   - The generated key of a record without a declared key is the entity's 1-based
 //     position in the filtered and sorted entity set, so it is unique within an answer
-//     and its next links; entities cannot be addressed by key (such paths are 404).
+//     and its next links.
+//   - Entities by key: SET('SO-1') or SET(KEY='SO-1'), the key literal as the payloads
+//     write it (the ids and edit links of Atom entries, @odata.id of full metadata,
+//     resolve); the literal is read by the $filter grammar and must be one value of the
+//     key's type (400 otherwise). The answer is the entity (JSON with the context
+//     SET/$entity, or an Atom entry document); no row with the key is 404
+//     ODATA_ENTITY_NOTFOUND. Only $select and $format apply. For a generated key the
+//     number is the row's position in the record (the key unfiltered, unsorted answers
+//     carry). Properties of an entity and navigation are not addressable (404).
 //   - Values: Int64 and Double are JSON numbers (Int64 as strings with
 //     IEEE754Compatible=true in $format or Accept; NaN and infinities as "NaN", "INF",
 //     "-INF"); dates YYYY-MM-DD, date-times RFC 3339 in UTC, times of day hh:mm:ss with
@@ -77,7 +107,17 @@
 //     the time of the answer and have the entity's canonical URL as their id.
 //   - Absolute URLs (context, next links, Atom ids) start with Options.BaseURL, or with
 //     the request's scheme and Host.
-//   - Only GET is allowed (405 with Allow: GET otherwise). An unknown KM is 404
+//   - $batch (POST) runs GET requests, which CAP sends for URLs longer than 1028
+//     characters: a JSON batch (application/json, {"requests": [{"id", "method", "url",
+//     "headers"}]}, OData 4.01) answered {"responses": [{"id", "status", "headers",
+//     "body"}]} with JSON bodies inline and others as strings, or a multipart batch
+//     (multipart/mixed, application/http parts, OData 4.0) answered part for part with
+//     their Content-IDs. Request URLs are relative to the service root, or absolute
+//     paths or URLs (whose host is ignored). Requests run in order with the batch's
+//     credentials; a method other than GET is 405 and a change set (atomicity group,
+//     nested multipart) 400 in its place, the batch itself 200. At most
+//     MaxBatchRequests requests and Options.MaxBatchBytes bytes (413 beyond).
+//   - Only GET is allowed elsewhere (405 with Allow: GET otherwise). An unknown KM is 404
 //     KM_MODEL_NOTFOUND, an unknown entity set 404 KM_RECORD_NOTFOUND, any other path 404
 //     GENERAL_NOTFOUND_PATH. Store failures are 500 ADMIN_FATAL_ERROR with a support id
 //     that is logged with the error.

@@ -59,7 +59,7 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 			eq.out = append(eq.out, i)
 		}
 		if len(unknown) > 0 {
-			return nil, badOption(km.CodeFieldNotFound, "$select: entity type %s has no propert%s %s", et.name, plural(len(unknown), "y", "ies"), strings.Join(unknown, ", "))
+			return nil, withTarget(badOption(km.CodeFieldNotFound, "$select: entity type %s has no propert%s %s", et.name, plural(len(unknown), "y", "ies"), strings.Join(unknown, ", ")), "$select")
 		}
 		if !slices.Contains(eq.out, et.key) {
 			eq.out = append([]int{et.key}, eq.out...)
@@ -92,7 +92,7 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 			return nil, &query.Error{Kind: query.KindParameter, Code: query.CodeSortUnknownField, Param: "$orderby", Pos: query.NoPos,
 				Msg: fmt.Sprintf("entity type %s has no property %s", et.name, k.Field)}
 		case et.generated && i == et.key:
-			return nil, badOption(problem.CodeParameterIllegal, "$orderby: %s is the generated row number; entities come in row order without $orderby", k.Field)
+			return nil, withTarget(badOption(problem.CodeParameterIllegal, "$orderby: %s is the generated row number; entities come in row order without $orderby", k.Field), "$orderby")
 		}
 		addField(k.Field)
 		eq.q.Sort = append(eq.q.Sort, k)
@@ -106,11 +106,11 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 	for _, id := range o.FilterIDs {
 		f := m.Filter(id)
 		if f == nil {
-			return nil, badOption(CodeFilterNotFound, "filterid: knowledge model %s has no filter %s", m.ID, id)
+			return nil, withTarget(badOption(CodeFilterNotFound, "filterid: knowledge model %s has no filter %s", m.ID, id), "filterid")
 		}
 		e, err := f.RecordLevel(et.rec.ID)
 		if err != nil {
-			return nil, badOption(problem.CodeParameterIllegal, "filterid: filter %s cannot apply to entity set %s: %v", id, et.set, err)
+			return nil, withTarget(badOption(problem.CodeParameterIllegal, "filterid: filter %s cannot apply to entity set %s: %v", id, et.set, err), "filterid")
 		}
 		conj = append(conj, e)
 	}
@@ -188,10 +188,10 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 		h.fail(w, r, err)
 		return
 	}
-	f, ieee, err := negotiate(o, r.Header.Get("Accept"), FormatJSON)
+	rep, err := negotiate(o, r.Header.Get("Accept"), FormatJSON)
 	if countOnly {
 		// The count is plain text whatever the format; a bad $format is still an error.
-		f, ieee, err = FormatDefault, false, nil
+		rep, err = representation{}, nil
 		if o.Format == FormatDefault && o.Select == nil && o.OrderBy == nil && o.Top < 0 && o.Skip == 0 {
 			o.Count = true
 		} else {
@@ -256,13 +256,13 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 	}
 	bp := bufPool.Get().(*[]byte)
 	b := (*bp)[:0]
-	pg := page{eq: eq, rows: rows, count: count, counted: o.Count, next: next, root: root, sel: o.Select, ieee754: ieee}
-	if f == FormatXML {
+	pg := page{eq: eq, rows: rows, count: count, counted: o.Count, next: next, root: root, sel: o.Select, ieee754: rep.ieee754, meta: rep.metadata}
+	if rep.format == FormatXML {
 		b = pg.appendAtom(b, h.now())
 		write(w, "application/atom+xml;type=feed;charset=utf-8", b)
 	} else {
 		b = pg.appendJSON(b)
-		write(w, jsonContentType(ieee), b)
+		write(w, rep.jsonContentType(), b)
 	}
 	if cap(b) <= maxPooled {
 		*bp = b[:0]
@@ -306,6 +306,7 @@ type page struct {
 	root    string
 	sel     []string
 	ieee754 bool
+	meta    string // odata.metadata: minimal ("" too), none or full
 }
 
 // rowNumber is the generated key of the i-th row of the page: its 1-based position in
@@ -340,32 +341,35 @@ func (pg *page) appendContext(b []byte) []byte {
 	return b
 }
 
-// appendJSON appends the page as an OData JSON collection (minimal metadata).
+// appendJSON appends the page as an OData JSON collection: with odata.metadata=minimal
+// (the default) the context URL, the count and the next link; with none no context URL;
+// with full also each entity's control information (appendEntityBody).
 func (pg *page) appendJSON(b []byte) []byte {
-	et := pg.eq.et
-	keys := make([][]byte, len(pg.eq.out))
-	for j, p := range pg.eq.out {
-		keys[j] = append(jsonenc.AppendStringNoHTMLEscape(nil, et.props[p].name), ':')
+	keys := pg.jsonKeys()
+	b = append(b, '{')
+	if pg.meta != metaNone {
+		b = append(b, `"@odata.context":`...)
+		b = jsonenc.AppendStringNoHTMLEscape(b, string(pg.appendContext(nil)))
+		b = append(b, ',')
 	}
-	b = append(b, `{"@odata.context":`...)
-	b = jsonenc.AppendStringNoHTMLEscape(b, string(pg.appendContext(nil)))
 	if pg.counted {
-		b = append(b, `,"@odata.count":`...)
-		b = strconv.AppendInt(b, int64(pg.count), 10)
+		b = append(b, `"@odata.count":`...)
+		if pg.ieee754 {
+			b = append(b, '"')
+			b = strconv.AppendInt(b, int64(pg.count), 10)
+			b = append(b, '"')
+		} else {
+			b = strconv.AppendInt(b, int64(pg.count), 10)
+		}
+		b = append(b, ',')
 	}
-	b = append(b, `,"value":[`...)
+	b = append(b, `"value":[`...)
 	for i := range pg.rows {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, '{')
-		for j := range pg.eq.out {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, keys[j]...)
-			b = appendJSONValue(b, pg.value(i, j), pg.ieee754)
-		}
+		b = pg.appendEntityBody(b, keys, i)
 		b = append(b, '}')
 	}
 	b = append(b, ']')
@@ -374,6 +378,75 @@ func (pg *page) appendJSON(b []byte) []byte {
 		b = jsonenc.AppendStringNoHTMLEscape(b, pg.next)
 	}
 	return append(b, '}')
+}
+
+// appendEntityJSON appends entity i as a single-entity answer: its context URL
+// (SET/$entity) unless odata.metadata=none, then its properties.
+func (pg *page) appendEntityJSON(b []byte, i int) []byte {
+	b = append(b, '{')
+	if pg.meta != metaNone {
+		b = append(b, `"@odata.context":`...)
+		b = jsonenc.AppendStringNoHTMLEscape(b, string(pg.appendContext(nil))+"/$entity")
+		b = append(b, ',')
+	}
+	b = pg.appendEntityBody(b, pg.jsonKeys(), i)
+	return append(b, '}')
+}
+
+// jsonKeys returns the quoted property names of the page, each followed by ":".
+func (pg *page) jsonKeys() [][]byte {
+	et := pg.eq.et
+	keys := make([][]byte, len(pg.eq.out))
+	for j, p := range pg.eq.out {
+		keys[j] = append(jsonenc.AppendStringNoHTMLEscape(nil, et.props[p].name), ':')
+	}
+	return keys
+}
+
+// jsonTypeNames are the @odata.type annotations of full metadata for the property types
+// a JSON value does not tell (String, Boolean and Double it does).
+var jsonTypeNames = map[string]string{
+	"Edm.Int64": "#Int64", "Edm.Date": "#Date", "Edm.DateTimeOffset": "#DateTimeOffset", "Edm.TimeOfDay": "#TimeOfDay",
+}
+
+// appendEntityBody appends the members of entity i (without braces). With
+// odata.metadata=full they start with @odata.type, @odata.id (the canonical URL,
+// SET(key)) and @odata.editLink (the same, relative to the service root), and properties
+// of types JSON does not tell carry NAME@odata.type.
+func (pg *page) appendEntityBody(b []byte, keys [][]byte, i int) []byte {
+	et := pg.eq.et
+	if pg.meta == metaFull {
+		keyCol := -1
+		for j, p := range pg.eq.out {
+			if p == et.key {
+				keyCol = j
+			}
+		}
+		link := et.set + "(" + string(appendKeyLiteral(nil, pg.value(i, keyCol))) + ")"
+		b = append(b, `"@odata.type":`...)
+		b = jsonenc.AppendStringNoHTMLEscape(b, "#"+et.qualified())
+		b = append(b, `,"@odata.id":`...)
+		b = jsonenc.AppendStringNoHTMLEscape(b, pg.root+link)
+		b = append(b, `,"@odata.editLink":`...)
+		b = jsonenc.AppendStringNoHTMLEscape(b, link)
+		b = append(b, ',')
+	}
+	for j, p := range pg.eq.out {
+		if j > 0 {
+			b = append(b, ',')
+		}
+		if pg.meta == metaFull {
+			if t := jsonTypeNames[et.props[p].edm]; t != "" {
+				b = jsonenc.AppendStringNoHTMLEscape(b, et.props[p].name+"@odata.type")
+				b = append(b, ':')
+				b = jsonenc.AppendStringNoHTMLEscape(b, t)
+				b = append(b, ',')
+			}
+		}
+		b = append(b, keys[j]...)
+		b = appendJSONValue(b, pg.value(i, j), pg.ieee754)
+	}
+	return b
 }
 
 // xmlTypeNames are the m:type attribute values of the non-string types.
@@ -387,21 +460,7 @@ var xmlTypeNames = map[string]string{
 // link.
 func (pg *page) appendAtom(b []byte, now time.Time) []byte {
 	et := pg.eq.et
-	updated := now.UTC().Truncate(time.Second).AppendFormat(nil, time.RFC3339)
-	// Property element names and type attributes, computed once per page.
-	open := make([][]byte, len(pg.eq.out))
-	openNull := make([][]byte, len(pg.eq.out))
-	closeTag := make([][]byte, len(pg.eq.out))
-	for j, p := range pg.eq.out {
-		prop := et.props[p]
-		t := ""
-		if name := xmlTypeNames[prop.edm]; name != "" {
-			t = ` m:type="` + name + `"`
-		}
-		open[j] = []byte("<d:" + prop.name + t + ">")
-		openNull[j] = []byte("<d:" + prop.name + t + ` m:null="true"/>`)
-		closeTag[j] = []byte("</d:" + prop.name + ">")
-	}
+	enc := pg.atomEncoder(now)
 	setURL := pg.root + et.set
 	b = append(b, xmlHeader...)
 	b = append(b, `<feed xmlns="http://www.w3.org/2005/Atom" xmlns:m="http://docs.oasis-open.org/odata/ns/metadata" xmlns:d="http://docs.oasis-open.org/odata/ns/data" xml:base="`...)
@@ -413,7 +472,7 @@ func (pg *page) appendAtom(b []byte, now time.Time) []byte {
 	b = append(b, `</id><title type="text">`...)
 	b = append(b, et.set...)
 	b = append(b, `</title><updated>`...)
-	b = append(b, updated...)
+	b = append(b, enc.updated...)
 	b = append(b, `</updated><author><name/></author><link rel="self" href="`...)
 	b = append(b, et.set...)
 	b = append(b, `"/>`...)
@@ -422,42 +481,8 @@ func (pg *page) appendAtom(b []byte, now time.Time) []byte {
 		b = strconv.AppendInt(b, int64(pg.count), 10)
 		b = append(b, `</m:count>`...)
 	}
-	keyCol := -1
-	for j, p := range pg.eq.out {
-		if p == et.key {
-			keyCol = j
-		}
-	}
-	// Entry ids are the canonical URLs set(key); key literals are percent-encoded ASCII,
-	// so only "&" (and, in the attribute, nothing else) needs escaping.
-	idPrefix := appendXMLText(nil, setURL+"(", false)
-	var key []byte
 	for i := range pg.rows {
-		key = appendKeyLiteral(key[:0], pg.value(i, keyCol))
-		b = append(b, `<entry><id>`...)
-		b = append(b, idPrefix...)
-		b = appendEscapedASCII(b, key)
-		b = append(b, `)</id><category scheme="http://docs.oasis-open.org/odata/ns/scheme" term="#`...)
-		b = append(b, et.qualified()...)
-		b = append(b, `"/><link rel="edit" href="`...)
-		b = append(b, et.set...)
-		b = append(b, '(')
-		b = appendEscapedASCII(b, key)
-		b = append(b, ')')
-		b = append(b, `"/><title/><updated>`...)
-		b = append(b, updated...)
-		b = append(b, `</updated><author><name/></author><content type="application/xml"><m:properties>`...)
-		for j := range pg.eq.out {
-			v := pg.value(i, j)
-			if v.Null {
-				b = append(b, openNull[j]...)
-				continue
-			}
-			b = append(b, open[j]...)
-			b = appendXMLValue(b, v)
-			b = append(b, closeTag[j]...)
-		}
-		b = append(b, `</m:properties></content></entry>`...)
+		b = enc.appendEntry(b, pg, i, false)
 	}
 	if pg.next != "" {
 		b = append(b, `<link rel="next" href="`...)
@@ -465,6 +490,91 @@ func (pg *page) appendAtom(b []byte, now time.Time) []byte {
 		b = append(b, `"/>`...)
 	}
 	return append(b, `</feed>`...)
+}
+
+// appendAtomEntry appends entity i of the page as an Atom entry document (an entity
+// addressed by key).
+func (pg *page) appendAtomEntry(b []byte, now time.Time, i int) []byte {
+	b = append(b, xmlHeader...)
+	return pg.atomEncoder(now).appendEntry(b, pg, i, true)
+}
+
+// atomEncoder holds what every entry of a page shares: property element names and type
+// attributes, the updated time, the prefix of entry ids.
+type atomEncoder struct {
+	open, openNull, closeTag [][]byte
+	updated                  []byte
+	idPrefix                 []byte
+	keyCol                   int
+	key                      []byte // the key literal of the entry being written
+}
+
+func (pg *page) atomEncoder(now time.Time) *atomEncoder {
+	et := pg.eq.et
+	enc := &atomEncoder{
+		open:     make([][]byte, len(pg.eq.out)),
+		openNull: make([][]byte, len(pg.eq.out)),
+		closeTag: make([][]byte, len(pg.eq.out)),
+		updated:  now.UTC().Truncate(time.Second).AppendFormat(nil, time.RFC3339),
+		keyCol:   -1,
+	}
+	for j, p := range pg.eq.out {
+		prop := et.props[p]
+		t := ""
+		if name := xmlTypeNames[prop.edm]; name != "" {
+			t = ` m:type="` + name + `"`
+		}
+		enc.open[j] = []byte("<d:" + prop.name + t + ">")
+		enc.openNull[j] = []byte("<d:" + prop.name + t + ` m:null="true"/>`)
+		enc.closeTag[j] = []byte("</d:" + prop.name + ">")
+		if p == et.key {
+			enc.keyCol = j
+		}
+	}
+	// Entry ids are the canonical URLs set(key); key literals are percent-encoded ASCII,
+	// so only "&" (and, in the attribute, nothing else) needs escaping.
+	enc.idPrefix = appendXMLText(nil, pg.root+et.set+"(", false)
+	return enc
+}
+
+// appendEntry appends entity i as an Atom entry; a top-level entry (an entry document)
+// declares the namespaces, the base and the context itself.
+func (enc *atomEncoder) appendEntry(b []byte, pg *page, i int, topLevel bool) []byte {
+	et := pg.eq.et
+	enc.key = appendKeyLiteral(enc.key[:0], pg.value(i, enc.keyCol))
+	key := enc.key
+	if topLevel {
+		b = append(b, `<entry xmlns="http://www.w3.org/2005/Atom" xmlns:m="http://docs.oasis-open.org/odata/ns/metadata" xmlns:d="http://docs.oasis-open.org/odata/ns/data" xml:base="`...)
+		b = appendXMLText(b, pg.root, true)
+		b = append(b, `" m:context="`...)
+		b = appendXMLText(b, string(pg.appendContext(nil))+"/$entity", true)
+		b = append(b, `"><id>`...)
+	} else {
+		b = append(b, `<entry><id>`...)
+	}
+	b = append(b, enc.idPrefix...)
+	b = appendEscapedASCII(b, key)
+	b = append(b, `)</id><category scheme="http://docs.oasis-open.org/odata/ns/scheme" term="#`...)
+	b = append(b, et.qualified()...)
+	b = append(b, `"/><link rel="edit" href="`...)
+	b = append(b, et.set...)
+	b = append(b, '(')
+	b = appendEscapedASCII(b, key)
+	b = append(b, ')')
+	b = append(b, `"/><title/><updated>`...)
+	b = append(b, enc.updated...)
+	b = append(b, `</updated><author><name/></author><content type="application/xml"><m:properties>`...)
+	for j := range pg.eq.out {
+		v := pg.value(i, j)
+		if v.Null {
+			b = append(b, enc.openNull[j]...)
+			continue
+		}
+		b = append(b, enc.open[j]...)
+		b = appendXMLValue(b, v)
+		b = append(b, enc.closeTag[j]...)
+	}
+	return append(b, `</m:properties></content></entry>`...)
 }
 
 // appendEscapedASCII appends ASCII text escaped for XML character data and attribute values.

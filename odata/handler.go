@@ -1,7 +1,6 @@
 package odata
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/problem"
@@ -45,6 +42,9 @@ type Options struct {
 	// next links, Atom ids), for example "https://api.example.com" behind a proxy. Empty:
 	// taken from the request (https when it came over TLS, its Host header).
 	BaseURL string
+	// MaxBatchBytes bounds the body of a $batch request; beyond it the answer is 413.
+	// Default DefaultMaxBatchBytes (1 MiB).
+	MaxBatchBytes int64
 	// Limits bound $filter expressions (length, nesting, in-list size); zero members take
 	// the query package's defaults.
 	Limits query.Limits
@@ -66,6 +66,9 @@ func NewHandler(store km.Store, opts Options) *Handler {
 	if opts.MaxPageSize <= 0 {
 		opts.MaxPageSize = DefaultMaxPageSize
 	}
+	if opts.MaxBatchBytes <= 0 {
+		opts.MaxBatchBytes = DefaultMaxBatchBytes
+	}
 	opts.BaseURL = strings.TrimSuffix(opts.BaseURL, "/")
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -81,35 +84,43 @@ const (
 	resMetadata
 	resEntitySet
 	resCount
+	resEntity
+	resBatch
 )
 
-// route splits a path below BasePath into the resource, the KM id and the entity set.
+// route splits a path below BasePath into the resource, the KM id, the entity set and,
+// for an entity addressed by key, the key predicate (the text inside the parentheses).
 // A path it does not know gives a 404 problem saying why.
-func route(path string) (res resource, kmID, set string, err error) {
+func route(path string) (res resource, kmID, set, key string, err error) {
 	rest, ok := strings.CutPrefix(path, BasePath+"/")
 	if !ok {
-		return 0, "", "", notFoundPath(path, "OData services live at "+BasePath+"/{km_id}.svc")
+		return 0, "", "", "", notFoundPath(path, "OData services live at "+BasePath+"/{km_id}.svc")
 	}
 	svc, sub, _ := strings.Cut(rest, "/")
 	kmID, ok = strings.CutSuffix(svc, ".svc")
 	if !ok || kmID == "" {
-		return 0, "", "", notFoundPath(path, "OData services live at "+BasePath+"/{km_id}.svc")
+		return 0, "", "", "", notFoundPath(path, "OData services live at "+BasePath+"/{km_id}.svc")
 	}
 	switch {
 	case sub == "":
-		return resService, kmID, "", nil
+		return resService, kmID, "", "", nil
 	case sub == "$metadata":
-		return resMetadata, kmID, "", nil
+		return resMetadata, kmID, "", "", nil
+	case sub == "$batch":
+		return resBatch, kmID, "", "", nil
 	case strings.HasSuffix(sub, EntitySetSuffix) && isIdentifier(sub):
-		return resEntitySet, kmID, sub, nil
+		return resEntitySet, kmID, sub, "", nil
 	}
 	if set, ok := strings.CutSuffix(sub, "/$count"); ok && strings.HasSuffix(set, EntitySetSuffix) && isIdentifier(set) {
-		return resCount, kmID, set, nil
+		return resCount, kmID, set, "", nil
 	}
-	if i := strings.IndexByte(sub, '('); i > 0 && strings.HasSuffix(sub[:i], EntitySetSuffix) {
-		return 0, "", "", notFoundPath(path, "entities cannot be addressed by key; query the entity set "+sub[:i]+" with $filter")
+	if i := strings.IndexByte(sub, '('); i > 0 && strings.HasSuffix(sub[:i], EntitySetSuffix) && isIdentifier(sub[:i]) {
+		if key, ok := strings.CutSuffix(sub[i+1:], ")"); ok {
+			return resEntity, kmID, sub[:i], key, nil
+		}
+		return 0, "", "", "", notFoundPath(path, "an entity is addressed as "+sub[:i]+"(key); its properties and navigation are not addressable")
 	}
-	return 0, "", "", notFoundPath(path, "a service has $metadata and entity sets named {record_id}"+EntitySetSuffix)
+	return 0, "", "", "", notFoundPath(path, "a service has $metadata, $batch and entity sets named {record_id}"+EntitySetSuffix)
 }
 
 func notFoundPath(path, why string) error {
@@ -119,20 +130,34 @@ func notFoundPath(path, why string) error {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("OData-Version", Version)
-	res, kmID, set, err := route(r.URL.Path)
+	res, kmID, set, key, err := route(r.URL.Path)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
+	if err := checkMaxVersion(r.Header.Values("OData-MaxVersion")); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if res == resBatch {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST")
+			writeProblem(w, r, http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
+				"method "+r.Method+" is not allowed on $batch; allowed: POST")
+			return
+		}
+		h.serveBatch(w, r)
+		return
+	}
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", "GET")
-		problem.Write(w, http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
+		writeProblem(w, r, http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
 			"method "+r.Method+" is not allowed: the OData services are read-only; allowed: GET")
 		return
 	}
 	m, err := h.store.Model(r.Context(), kmID)
 	if errors.Is(err, km.ErrNotFound) {
-		problem.Write(w, http.StatusNotFound, CodeModelNotFound, "no knowledge model "+strconv.Quote(kmID))
+		writeProblem(w, r, http.StatusNotFound, CodeModelNotFound, "no knowledge model "+strconv.Quote(kmID))
 		return
 	}
 	if err != nil {
@@ -143,16 +168,39 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch res {
 	case resService, resMetadata:
 		h.serveDocument(w, r, m, root, res == resMetadata)
-	case resEntitySet, resCount:
+	case resEntitySet, resCount, resEntity:
 		recID := strings.TrimSuffix(set, EntitySetSuffix)
 		rec := m.Record(recID)
 		if rec == nil {
-			problem.Write(w, http.StatusNotFound, CodeRecordNotFound,
+			writeProblem(w, r, http.StatusNotFound, CodeRecordNotFound,
 				"knowledge model "+m.ID+" has no entity set "+strconv.Quote(set)+" (no record "+strconv.Quote(recID)+")")
+			return
+		}
+		if res == resEntity {
+			h.serveEntity(w, r, m, newEntityType(rec), root, key)
 			return
 		}
 		h.serveEntities(w, r, m, newEntityType(rec), root, res == resCount)
 	}
+}
+
+// checkMaxVersion reads the OData-MaxVersion request header: the answers are OData 4.0,
+// so a client whose maximum is below 4.0 (an OData 2 or 3 client) is refused with 400
+// ODATA_VERSION_NOT_SUPPORTED, and a value that is not a version number is 400 too.
+func checkMaxVersion(values []string) error {
+	for _, v := range values {
+		v = strings.TrimSpace(v)
+		major, minor, _ := strings.Cut(v, ".")
+		ma, err1 := strconv.Atoi(major)
+		_, err2 := strconv.Atoi(minor)
+		if err1 != nil || err2 != nil || ma < 0 {
+			return withTarget(badOption(problem.CodeParameterMismatch, "OData-MaxVersion %q is not a version such as 4.0", short(v)), "OData-MaxVersion")
+		}
+		if ma < 4 {
+			return withTarget(badOption(CodeVersionNotSupported, "OData-MaxVersion %s: this service speaks OData 4.0 only (and accepts 4.01 option names); send OData-MaxVersion 4.0 or higher", short(v)), "OData-MaxVersion")
+		}
+	}
+	return nil
 }
 
 // serviceRoot returns the absolute URL of the KM's service, ending in "/".
@@ -186,7 +234,8 @@ func (h *Handler) serveDocument(w http.ResponseWriter, r *http.Request, m *km.Kn
 	if metadata {
 		def = FormatXML
 	}
-	f, _, err := negotiate(o, r.Header.Get("Accept"), def)
+	rep, err := negotiate(o, r.Header.Get("Accept"), def)
+	f := rep.format
 	if metadata && o.Format == FormatDefault && err == nil && f == FormatJSON && admitsXML(r.Header.Get("Accept")) {
 		f = FormatXML
 	}
@@ -201,9 +250,9 @@ func (h *Handler) serveDocument(w http.ResponseWriter, r *http.Request, m *km.Kn
 	case metadata:
 		write(w, "application/json", metadataJSON(types))
 	case f == FormatXML:
-		write(w, "application/xml", serviceXML(root, types))
+		write(w, "application/atomsvc+xml;charset=utf-8", serviceXML(root, types))
 	default:
-		write(w, jsonContentType(false), serviceJSON(root, types))
+		write(w, rep.jsonContentType(), serviceJSON(root, types, rep.metadata != metaNone))
 	}
 }
 
@@ -219,13 +268,6 @@ func onlyFormat(raw string) error {
 	return nil
 }
 
-func jsonContentType(ieee754 bool) string {
-	if ieee754 {
-		return "application/json;odata.metadata=minimal;IEEE754Compatible=true"
-	}
-	return "application/json;odata.metadata=minimal"
-}
-
 // write sends a complete 200 answer.
 func write(w http.ResponseWriter, contentType string, body []byte) {
 	hd := w.Header()
@@ -235,18 +277,50 @@ func write(w http.ResponseWriter, contentType string, body []byte) {
 	_, _ = w.Write(body)
 }
 
+// representation is the chosen form of an answer.
+type representation struct {
+	format Format
+	// ieee754 is IEEE754Compatible=true: Int64 values and @odata.count as JSON strings.
+	ieee754 bool
+	// metadata is the odata.metadata level of JSON answers: "minimal" (the default),
+	// "none" or "full".
+	metadata string
+}
+
+// jsonContentType is the Content-Type of a JSON answer in this representation.
+func (rep representation) jsonContentType() string {
+	meta := rep.metadata
+	if meta == "" {
+		meta = metaMinimal
+	}
+	if rep.ieee754 {
+		return "application/json;odata.metadata=" + meta + ";IEEE754Compatible=true"
+	}
+	return "application/json;odata.metadata=" + meta
+}
+
+// The odata.metadata levels of JSON answers.
+const (
+	metaMinimal = "minimal"
+	metaNone    = "none"
+	metaFull    = "full"
+)
+
 // negotiate picks the representation: $format first, then the Accept header, then def.
-// It also says whether Int64 values are to be written as strings (IEEE754Compatible=true
-// in $format or the chosen Accept entry). An Accept header that admits neither JSON nor
-// XML is 415, as the seed has it for unsupported media types.
-func negotiate(o *QueryOptions, accept string, def Format) (Format, bool, error) {
+// It also reads the JSON parameters of the chosen media type: IEEE754Compatible=true
+// (Int64 values as strings) and odata.metadata (none, minimal or full). An Accept header
+// that admits neither JSON nor XML is 415, as the seed has it for unsupported media
+// types; so is one whose only JSON entries name an odata.metadata level that does not
+// exist.
+func negotiate(o *QueryOptions, accept string, def Format) (representation, error) {
 	if o.Format != FormatDefault {
-		return o.Format, o.IEEE754Compatible, nil
+		return representation{o.Format, o.IEEE754Compatible, o.Metadata}, nil
 	}
 	if strings.TrimSpace(accept) == "" {
-		return def, false, nil
+		return representation{format: def}, nil
 	}
-	best, bestQ, ieee := FormatDefault, 0.0, false
+	best, bestQ := representation{}, 0.0
+	var bad error
 	for item := range strings.SplitSeq(accept, ",") {
 		mt, params, _ := strings.Cut(item, ";")
 		mt = strings.ToLower(strings.TrimSpace(mt))
@@ -261,13 +335,24 @@ func negotiate(o *QueryOptions, accept string, def Format) (Format, bool, error)
 		if f == FormatDefault {
 			continue
 		}
-		best, bestQ, ieee = f, q, f == FormatJSON && ieee754(params)
+		rep := representation{format: f}
+		if f == FormatJSON {
+			var err error
+			if rep.ieee754, rep.metadata, err = jsonParams(params); err != nil {
+				bad = err
+				continue
+			}
+		}
+		best, bestQ = rep, q
 	}
-	if best == FormatDefault {
-		return 0, false, problem.New(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMedia,
+	if best.format == FormatDefault {
+		if bad != nil {
+			return representation{}, bad
+		}
+		return representation{}, problem.New(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMedia,
 			fmt.Sprintf("no supported media type in Accept %q: the service answers application/json and application/xml (or use $format)", short(accept)))
 	}
-	return best, ieee, nil
+	return best, nil
 }
 
 // admitsXML reports whether an Accept header admits an XML media type (or any type).
@@ -296,26 +381,6 @@ func acceptQ(params string) float64 {
 		return q
 	}
 	return 1
-}
-
-// fail answers err: client errors with their 4xx problem, anything else with 500 and a
-// support id that is logged with the error. Problem bodies are JSON whatever format the
-// request asked for.
-func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var p *problem.Problem
-	var qe *query.Error
-	switch {
-	case errors.As(err, &p):
-		p.Write(w)
-	case errors.As(err, &qe):
-		problem.Write(w, http.StatusBadRequest, qe.Code, qe.Error())
-	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
-		problem.Write(w, http.StatusServiceUnavailable, problem.CodeFatal, "request canceled")
-	default:
-		id := uuid.NewString()
-		h.opts.Logger.ErrorContext(r.Context(), "odata: internal error", "supportId", id, "method", r.Method, "path", r.URL.Path, "err", err)
-		problem.Write(w, http.StatusInternalServerError, problem.CodeFatal, "internal error; support id "+id)
-	}
 }
 
 // bufPool recycles answer buffers; buffers above maxPooled are left to the collector.

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,12 +17,22 @@ import (
 
 const svc = BasePath + "/shop.svc"
 
+// problemBody is the error body of an OData path: the problem members and OData's error
+// object with the same code and message.
 func problemBody(status int, code, detail string) string {
-	b, err := json.Marshal(problem.New(status, code, detail))
-	if err != nil {
-		panic(err)
+	return problemBodyAt(status, code, detail, "")
+}
+
+// problemBodyAt is problemBody with the error's target (the option at fault).
+func problemBodyAt(status int, code, detail, target string) string {
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	t := ""
+	if target != "" {
+		t = `,"target":` + q(target)
 	}
-	return string(b)
+	return `{"title":` + q(http.StatusText(status)) + `,"status":` + strconv.Itoa(status) + `,"detail":` + q(detail) +
+		`,"errorCode":` + q(code) + `,"type":` + q(problem.TypePrefix+code) +
+		`,"error":{"code":` + q(code) + `,"message":` + q(detail) + t + `,"details":[]}}`
 }
 
 type response struct {
@@ -57,13 +68,13 @@ func TestErrors(t *testing.T) {
 		{"unknown entity set", svc + "/NOPE_entries", nil,
 			response{404, problem.ContentType, problemBody(404, "KM_RECORD_NOTFOUND", `knowledge model shop has no entity set "NOPE_entries" (no record "NOPE")`)}},
 		{"record without suffix", svc + "/ORDERS", nil,
-			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/odata/shop.svc/ORDERS: a service has $metadata and entity sets named {record_id}_entries`)}},
+			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/odata/shop.svc/ORDERS: a service has $metadata, $batch and entity sets named {record_id}_entries`)}},
 		{"no service", BasePath + "/shop", nil,
 			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/odata/shop: OData services live at /intelligence/api/odata/{km_id}.svc`)}},
 		{"outside the base path", "/intelligence/api/other", nil,
 			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/other: OData services live at /intelligence/api/odata/{km_id}.svc`)}},
-		{"entity by key", svc + "/ORDERS_entries('O1')", nil,
-			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/odata/shop.svc/ORDERS_entries('O1'): entities cannot be addressed by key; query the entity set ORDERS_entries with $filter`)}},
+		{"property of an entity", svc + "/ORDERS_entries('O1')/STATUS", nil,
+			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/odata/shop.svc/ORDERS_entries('O1')/STATUS: an entity is addressed as ORDERS_entries(key); its properties and navigation are not addressable`)}},
 		{"format", svc + "/ORDERS_entries?$format=csv", nil,
 			response{415, problem.ContentType, problemBody(415, "GENERAL_UNSUPPORTED_MEDIA_TYPE", `$format "csv" is not supported: use json, xml, atom, application/json, application/xml or application/atom+xml`)}},
 		{"format of metadata", svc + "/$metadata?$format=text/html", nil,
@@ -73,23 +84,23 @@ func TestErrors(t *testing.T) {
 		{"accept refuses json", svc, []string{"Accept", "application/json;q=0"},
 			response{415, problem.ContentType, problemBody(415, "GENERAL_UNSUPPORTED_MEDIA_TYPE", `no supported media type in Accept "application/json;q=0": the service answers application/json and application/xml (or use $format)`)}},
 		{"select unknown", svc + "/ORDERS_entries?$select=ID,NOPE,NADA", nil,
-			response{400, problem.ContentType, problemBody(400, "KM_FIELD_NOTFOUND", `$select: entity type ORDERS has no properties NOPE, NADA`)}},
+			response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND", `$select: entity type ORDERS has no properties NOPE, NADA`, "$select")}},
 		{"orderby unknown", svc + "/ORDERS_entries?$orderby=NOPE", nil,
-			response{400, problem.ContentType, problemBody(400, "SORT_UNKNOWN_FIELD", `$orderby: entity type ORDERS has no property NOPE`)}},
+			response{400, problem.ContentType, problemBodyAt(400, "SORT_UNKNOWN_FIELD", `$orderby: entity type ORDERS has no property NOPE`, "$orderby")}},
 		{"orderby generated key", svc + "/EVENTS_entries?$orderby=ROW_NUMBER%20desc", nil,
-			response{400, problem.ContentType, problemBody(400, "GENERAL_PARAMETER_ILLEGAL", `$orderby: ROW_NUMBER is the generated row number; entities come in row order without $orderby`)}},
+			response{400, problem.ContentType, problemBodyAt(400, "GENERAL_PARAMETER_ILLEGAL", `$orderby: ROW_NUMBER is the generated row number; entities come in row order without $orderby`, "$orderby")}},
 		{"filter type", svc + "/ORDERS_entries?$filter=NET%20eq%20'x'", nil,
-			response{400, problem.ContentType, problemBody(400, "FILTER_TYPE_MISMATCH", `$filter: position 8: NET is a float and cannot be compared with the text 'x'; write a number such as 4.2`)}},
+			response{400, problem.ContentType, problemBodyAt(400, "FILTER_TYPE_MISMATCH", `$filter: position 8: NET is a float and cannot be compared with the text 'x'; write a number such as 4.2`, "$filter")}},
 		{"filter field", svc + "/ORDERS_entries?$filter=STATUS%20eq%20'A'%20or%20NOPE%20eq%201", nil,
-			response{400, problem.ContentType, problemBody(400, "KM_FIELD_NOTFOUND", `$filter: position 18: unknown field "NOPE"`)}},
+			response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND", `$filter: position 18: unknown field "NOPE"`, "$filter")}},
 		{"filter syntax", svc + "/ORDERS_entries?$filter=(NET%20gt%201", nil,
-			response{400, problem.ContentType, problemBody(400, "FILTER_SYNTAX_ERROR", `$filter: position 10: expected ")" to close the "(" at position 1, found the end of the expression`)}},
+			response{400, problem.ContentType, problemBodyAt(400, "FILTER_SYNTAX_ERROR", `$filter: position 10: expected ")" to close the "(" at position 1, found the end of the expression`, "$filter")}},
 		{"filter of another record", svc + "/ORDERS_entries?$filter=COUNTRY%20eq%20'DE'", nil,
-			response{400, problem.ContentType, problemBody(400, "KM_FIELD_NOTFOUND", `$filter: position 1: unknown field "COUNTRY"`)}},
+			response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND", `$filter: position 1: unknown field "COUNTRY"`, "$filter")}},
 		{"filterid unknown", svc + "/ORDERS_entries?filterid=PAID,NOPE", nil,
-			response{400, problem.ContentType, problemBody(400, "KM_FILTER_NOTFOUND", `filterid: knowledge model shop has no filter NOPE`)}},
+			response{400, problem.ContentType, problemBodyAt(400, "KM_FILTER_NOTFOUND", `filterid: knowledge model shop has no filter NOPE`, "filterid")}},
 		{"filterid of another record", svc + "/ORDERS_entries?filterid=GERMANY", nil,
-			response{400, problem.ContentType, problemBody(400, "GENERAL_PARAMETER_ILLEGAL", `filterid: filter GERMANY cannot apply to entity set ORDERS_entries: it uses field CUSTOMERS.COUNTRY of another record`)}},
+			response{400, problem.ContentType, problemBodyAt(400, "GENERAL_PARAMETER_ILLEGAL", `filterid: filter GERMANY cannot apply to entity set ORDERS_entries: it uses field CUSTOMERS.COUNTRY of another record`, "filterid")}},
 		{"top", svc + "/ORDERS_entries?$top=ten", nil,
 			response{400, problem.ContentType, problemBody(400, "GENERAL_PARAMETER_MISSMATCH", `$top is "ten": want a non-negative integer`)}},
 		{"expand", svc + "/ORDERS_entries?$expand=CUSTOMERS", nil,
@@ -101,7 +112,7 @@ func TestErrors(t *testing.T) {
 		{"count takes filters only", svc + "/ORDERS_entries/$count?$top=1", nil,
 			response{400, problem.ContentType, problemBody(400, "GENERAL_PARAMETER_ILLEGAL", `/$count takes $filter and filterid only`)}},
 		{"bad escape", svc + "/ORDERS_entries?$filter=%zz", nil,
-			response{400, problem.ContentType, problemBody(400, "GENERAL_PARAMETER_ILLEGAL", `$filter: the value has a malformed percent-escape`)}},
+			response{400, problem.ContentType, problemBodyAt(400, "GENERAL_PARAMETER_ILLEGAL", `$filter: the value has a malformed percent-escape`, "$filter")}},
 	}
 	h := testHandler(t, Options{})
 	for _, tt := range tests {
@@ -114,10 +125,10 @@ func TestErrors(t *testing.T) {
 func TestFilterLimits(t *testing.T) {
 	h := testHandler(t, Options{Limits: query.Limits{MaxLength: 20, MaxIn: 2}})
 	tests := []struct{ target, want string }{
-		{svc + "/ORDERS_entries?$filter=STATUS%20eq%20'PAID'%20or%20LATE%20gt%201", problemBody(400, "GENERAL_CONSTRAINT_VIOLATION",
-			"$filter: the expression is 29 bytes long; at most 20 are allowed")},
-		{svc + "/ORDERS_entries?$filter=LATE%20in%20(1,2,3)", problemBody(400, "GENERAL_CONSTRAINT_VIOLATION",
-			"$filter: position 14: the in list has more than 2 values")},
+		{svc + "/ORDERS_entries?$filter=STATUS%20eq%20'PAID'%20or%20LATE%20gt%201", problemBodyAt(400, "GENERAL_CONSTRAINT_VIOLATION",
+			"$filter: the expression is 29 bytes long; at most 20 are allowed", "$filter")},
+		{svc + "/ORDERS_entries?$filter=LATE%20in%20(1,2,3)", problemBodyAt(400, "GENERAL_CONSTRAINT_VIOLATION",
+			"$filter: position 14: the in list has more than 2 values", "$filter")},
 	}
 	for _, tt := range tests {
 		w := get(h, tt.target)
@@ -158,7 +169,7 @@ func TestServiceDocument(t *testing.T) {
 		`<app:collection href="EVENTS_entries" name="EVENTS_entries"><atom:title type="text">EVENTS_entries</atom:title></app:collection>` +
 		`</app:workspace></app:service>`
 	jsonResp := response{200, "application/json;odata.metadata=minimal", jsonDoc}
-	xmlResp := response{200, "application/xml", xmlDoc}
+	xmlResp := response{200, "application/atomsvc+xml;charset=utf-8", xmlDoc}
 	tests := []struct {
 		target string
 		header []string

@@ -6,18 +6,43 @@ import (
 	"github.com/kmkit/kmkit/internal/jsonenc"
 )
 
-// The versions of the two CSDL representations: CSDL JSON exists from 4.01 on; CSDL XML
-// is served as 4.0, the version BI tools and OData 4.0 clients read.
+// The versions of the two CSDL representations: both state 4.0, the version of the
+// payloads (OData-Version: 4.0), the one BI tools and OData 4.0 clients read; the CSDL
+// JSON Schema admits 4.0 as $Version.
 const (
-	csdlJSONVersion = "4.01"
+	csdlJSONVersion = "4.0"
 	edmxVersion     = "4.0"
 )
+
+// The Capabilities vocabulary, referenced by $metadata to say what the service supports:
+// read-only entity sets (no insert, update or delete), the functions $filter takes, and
+// $batch.
+const (
+	// The vocabulary in CSDL XML and CSDL JSON (the URIs OASIS publishes it at).
+	capabilitiesURI       = "https://oasis-tcs.github.io/odata-vocabularies/vocabularies/Org.OData.Capabilities.V1.xml"
+	capabilitiesJSONURI   = "https://oasis-tcs.github.io/odata-vocabularies/vocabularies/Org.OData.Capabilities.V1.json"
+	capabilitiesNamespace = "Org.OData.Capabilities.V1"
+	capabilitiesAlias     = "Capabilities"
+)
+
+// filterFunctions are the canonical functions $filter supports, as
+// Capabilities.FilterFunctions lists them.
+var filterFunctions = []string{"contains", "startswith", "endswith"}
+
+// readOnlyRestrictions are the restriction terms and their properties that make an
+// entity set read-only.
+var readOnlyRestrictions = [...][2]string{
+	{"InsertRestrictions", "Insertable"},
+	{"UpdateRestrictions", "Updatable"},
+	{"DeleteRestrictions", "Deletable"},
+}
 
 // metadataXML renders the CSDL XML (EDMX) document of the entity types.
 func metadataXML(types []*entityType) []byte {
 	b := make([]byte, 0, 512+len(types)*512)
 	b = append(b, xmlHeader...)
 	b = append(b, `<edmx:Edmx xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx" Version="`+edmxVersion+`">`...)
+	b = append(b, `<edmx:Reference Uri="`+capabilitiesURI+`"><edmx:Include Namespace="`+capabilitiesNamespace+`" Alias="`+capabilitiesAlias+`"/></edmx:Reference>`...)
 	b = append(b, `<edmx:DataServices><Schema xmlns="http://docs.oasis-open.org/odata/ns/edm" Namespace="`+Namespace+`">`...)
 	for _, et := range types {
 		b = append(b, `<EntityType Name="`...)
@@ -46,8 +71,18 @@ func metadataXML(types []*entityType) []byte {
 		b = appendXMLText(b, et.set, true)
 		b = append(b, `" EntityType="`...)
 		b = appendXMLText(b, et.qualified(), true)
-		b = append(b, `"/>`...)
+		b = append(b, `">`...)
+		for _, r := range readOnlyRestrictions {
+			b = append(b, `<Annotation Term="`+capabilitiesAlias+`.`+r[0]+`"><Record><PropertyValue Property="`+r[1]+`" Bool="false"/></Record></Annotation>`...)
+		}
+		b = append(b, `</EntitySet>`...)
 	}
+	b = append(b, `<Annotation Term="`+capabilitiesAlias+`.BatchSupported" Bool="true"/>`...)
+	b = append(b, `<Annotation Term="`+capabilitiesAlias+`.FilterFunctions"><Collection>`...)
+	for _, f := range filterFunctions {
+		b = append(b, `<String>`+f+`</String>`...)
+	}
+	b = append(b, `</Collection></Annotation>`...)
 	b = append(b, `</EntityContainer></Schema></edmx:DataServices></edmx:Edmx>`...)
 	return b
 }
@@ -57,7 +92,8 @@ func metadataXML(types []*entityType) []byte {
 // both have defaults in CSDL JSON.
 func metadataJSON(types []*entityType) []byte {
 	b := make([]byte, 0, 256+len(types)*512)
-	b = append(b, `{"$Version":"`+csdlJSONVersion+`","$EntityContainer":"`+Namespace+"."+ContainerName+`","`+Namespace+`":{`...)
+	b = append(b, `{"$Version":"`+csdlJSONVersion+`","$Reference":{"`+capabilitiesJSONURI+`":{"$Include":[{"$Namespace":"`+capabilitiesNamespace+`","$Alias":"`+capabilitiesAlias+`"}]}},`...)
+	b = append(b, `"$EntityContainer":"`+Namespace+"."+ContainerName+`","`+Namespace+`":{`...)
 	for _, et := range types {
 		b = jsonenc.AppendStringNoHTMLEscape(b, et.name)
 		b = append(b, `:{"$Kind":"EntityType","$Key":[`...)
@@ -84,18 +120,32 @@ func metadataJSON(types []*entityType) []byte {
 		b = jsonenc.AppendStringNoHTMLEscape(b, et.set)
 		b = append(b, `:{"$Collection":true,"$Type":`...)
 		b = jsonenc.AppendStringNoHTMLEscape(b, et.qualified())
+		for _, r := range readOnlyRestrictions {
+			b = append(b, `,"@`+capabilitiesAlias+`.`+r[0]+`":{"`+r[1]+`":false}`...)
+		}
 		b = append(b, '}')
 	}
-	return append(b, `}}}`...)
+	b = append(b, `,"@`+capabilitiesAlias+`.BatchSupported":true,"@`+capabilitiesAlias+`.FilterFunctions":[`...)
+	for i, f := range filterFunctions {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `"`+f+`"`...)
+	}
+	return append(b, `]}}}`...)
 }
 
-// serviceJSON renders the JSON service document: the context URL and one entity set per
-// record.
-func serviceJSON(root string, types []*entityType) []byte {
+// serviceJSON renders the JSON service document: the context URL (left out with
+// odata.metadata=none, when context is false) and one entity set per record.
+func serviceJSON(root string, types []*entityType, context bool) []byte {
 	b := make([]byte, 0, 128+len(types)*96)
-	b = append(b, `{"@odata.context":`...)
-	b = jsonenc.AppendStringNoHTMLEscape(b, root+"$metadata")
-	b = append(b, `,"value":[`...)
+	b = append(b, '{')
+	if context {
+		b = append(b, `"@odata.context":`...)
+		b = jsonenc.AppendStringNoHTMLEscape(b, root+"$metadata")
+		b = append(b, ',')
+	}
+	b = append(b, `"value":[`...)
 	for i, et := range types {
 		if i > 0 {
 			b = append(b, ',')

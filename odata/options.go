@@ -18,6 +18,9 @@ const (
 	CodeOptionNotSupported = "ODATA_OPTION_NOT_SUPPORTED"
 	// CodeOptionRepeated: a system query option given more than once.
 	CodeOptionRepeated = "ODATA_OPTION_REPEATED"
+	// CodeVersionNotSupported: the client's OData-MaxVersion is below the 4.0 the
+	// service speaks.
+	CodeVersionNotSupported = "ODATA_VERSION_NOT_SUPPORTED"
 )
 
 // Format is a representation of an OData answer.
@@ -48,8 +51,11 @@ type QueryOptions struct {
 	// Format is what $format asks for; FormatDefault when absent.
 	Format Format
 	// IEEE754Compatible is set by $format=application/json;IEEE754Compatible=true: Int64
-	// values are then written as JSON strings.
+	// values and @odata.count are then written as JSON strings.
 	IEEE754Compatible bool
+	// Metadata is the odata.metadata parameter of $format (none, minimal or full, lower
+	// case), "" when absent.
+	Metadata string
 	// Select lists the properties of $select in order, duplicates dropped; nil when absent
 	// or "*" (every property).
 	Select []string
@@ -164,7 +170,7 @@ func (o *QueryOptions) set(name, v string, filterOpts []query.Option) error {
 	var err error
 	switch name {
 	case optFormat:
-		o.Format, o.IEEE754Compatible, err = parseFormat(v)
+		o.Format, o.IEEE754Compatible, o.Metadata, err = parseFormat(v)
 	case optSelect:
 		o.Select, err = parseSelect(v)
 	case optTop:
@@ -182,7 +188,7 @@ func (o *QueryOptions) set(name, v string, filterOpts []query.Option) error {
 		}
 	case optFilter:
 		o.FilterText = v
-		o.Filter, err = query.Parse(v, append([]query.Option{query.WithParam("$filter")}, filterOpts...)...)
+		o.Filter, err = query.Parse(v, append([]query.Option{query.WithParam("$filter"), query.ODataSyntax()}, filterOpts...)...)
 	case optOrderBy:
 		o.OrderBy, err = parseOrderBy(v)
 	}
@@ -190,16 +196,24 @@ func (o *QueryOptions) set(name, v string, filterOpts []query.Option) error {
 }
 
 // parseFormat reads $format: json, xml, atom or a media type (parameters allowed).
-// Anything else is 415.
-func parseFormat(v string) (Format, bool, error) {
+// Anything else is 415, and so is an odata.metadata parameter other than none, minimal
+// or full.
+func parseFormat(v string) (Format, bool, string, error) {
 	mt, params, _ := strings.Cut(strings.TrimSpace(v), ";")
 	// No media type holds a space: one here is a "+" (atom+xml) decoded as form encoding.
 	f := formatOfMediaType(strings.ReplaceAll(strings.ToLower(strings.TrimSpace(mt)), " ", "+"))
 	if f == FormatDefault {
-		return 0, false, problem.New(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMedia,
+		return 0, false, "", problem.New(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMedia,
 			fmt.Sprintf("$format %q is not supported: use json, xml, atom, application/json, application/xml or application/atom+xml", short(v)))
 	}
-	return f, f == FormatJSON && ieee754(params), nil
+	if f != FormatJSON {
+		return f, false, "", nil
+	}
+	ieee, meta, err := jsonParams(params)
+	if err != nil {
+		return 0, false, "", err
+	}
+	return f, ieee, meta, nil
 }
 
 // formatOfMediaType maps a $format value or a media type (lower case, no parameters).
@@ -213,15 +227,27 @@ func formatOfMediaType(mt string) Format {
 	return FormatDefault
 }
 
-// ieee754 reports whether media type parameters hold IEEE754Compatible=true.
-func ieee754(params string) bool {
+// jsonParams reads the parameters of a JSON media type: IEEE754Compatible=true, and
+// odata.metadata (also "metadata", as OData 4.01 allows) none, minimal or full, any case;
+// "" when absent. Another odata.metadata value is 415.
+func jsonParams(params string) (ieee754 bool, metadata string, err error) {
 	for p := range strings.SplitSeq(params, ";") {
 		k, v, _ := strings.Cut(p, "=")
-		if strings.EqualFold(strings.TrimSpace(k), "IEEE754Compatible") && strings.EqualFold(strings.TrimSpace(v), "true") {
-			return true
+		k, v = strings.ToLower(strings.TrimSpace(k)), strings.Trim(strings.TrimSpace(v), `"`)
+		switch k {
+		case "ieee754compatible":
+			ieee754 = strings.EqualFold(v, "true")
+		case "odata.metadata", "metadata":
+			switch lv := strings.ToLower(v); lv {
+			case metaNone, metaMinimal, metaFull:
+				metadata = lv
+			default:
+				return false, "", problem.New(http.StatusUnsupportedMediaType, problem.CodeUnsupportedMedia,
+					fmt.Sprintf("odata.metadata=%s is not supported: want none, minimal or full", short(v)))
+			}
 		}
 	}
-	return false
+	return ieee754, metadata, nil
 }
 
 // parseCount reads $top or $skip: a non-negative decimal integer within int32.
@@ -284,7 +310,7 @@ func parseOrderBy(v string) ([]query.SortKey, error) {
 			return nil, badOption(problem.CodeParameterIllegal, "$orderby item %q: want a property name and optionally asc or desc", short(strings.TrimSpace(item)))
 		}
 		if len(words) == 2 {
-			switch words[1] {
+			switch strings.ToLower(words[1]) { // OData 4.01: case-insensitive
 			case "asc":
 			case "desc":
 				k.Desc = true

@@ -26,7 +26,7 @@ func TestParseQueryOptions(t *testing.T) {
 		{"$select=A,*", QueryOptions{Top: -1}},
 		{"$orderby=A%20desc,B,C+asc", QueryOptions{Top: -1, OrderBy: []query.SortKey{{Field: "A", Desc: true}, {Field: "B"}, {Field: "C"}}}},
 		{"$format=json", QueryOptions{Top: -1, Format: FormatJSON}},
-		{"$format=application/json;odata.metadata=minimal;IEEE754Compatible=true", QueryOptions{Top: -1, Format: FormatJSON, IEEE754Compatible: true}},
+		{"$format=application/json;odata.metadata=minimal;IEEE754Compatible=true", QueryOptions{Top: -1, Format: FormatJSON, IEEE754Compatible: true, Metadata: "minimal"}},
 		{"$format=XML", QueryOptions{Top: -1, Format: FormatXML}},
 		{"$format=atom", QueryOptions{Top: -1, Format: FormatXML}},
 		{"$format=application%2Fatom%2Bxml", QueryOptions{Top: -1, Format: FormatXML}},

@@ -47,6 +47,7 @@ type Option func(*config)
 type config struct {
 	limits Limits
 	param  string
+	odata  bool
 }
 
 // WithLimits sets the limits of the filter text.
@@ -55,6 +56,16 @@ func WithLimits(l Limits) Option { return func(c *config) { c.limits = l } }
 // WithParam sets the parameter name errors start with (default "filterExpr"); the OData
 // handler passes "$filter".
 func WithParam(name string) Option { return func(c *config) { c.param = name } }
+
+// ODataSyntax makes the parser read $filter as OData 4.01 clients write it: the operators
+// (eq ne gt ge lt le in is has and or not), the functions (contains, startswith,
+// endswith) and true, false and null in any case ("EQ", "Contains(", "True"), and numeric
+// literals with the type suffixes of OData 4.0's ABNF and older clients: D or d (double),
+// F or f (single), M or m (decimal) after an integer or decimal, L or l (Int64) after an
+// integer ("1000D", "1.5M", "5L"), read as the number without its suffix. The Knowledge
+// Model API's filterExpr stays without it: there keywords are lower case, and "5L" is a
+// bare word.
+func ODataSyntax() Option { return func(c *config) { c.odata = true } }
 
 func newConfig(opts []Option) config {
 	if len(opts) == 0 { // the common case, without the allocation that &c costs below
@@ -74,7 +85,7 @@ func newConfig(opts []Option) config {
 // KindLimit.
 func Parse(src string, opts ...Option) (Expr, error) {
 	c := newConfig(opts)
-	e, err := parse(src, c.limits)
+	e, err := parse(src, c.limits, c.odata)
 	if err != nil {
 		err.Param = c.param
 		err.Char = CharPos(src, err.Pos)
@@ -87,7 +98,7 @@ func Parse(src string, opts ...Option) (Expr, error) {
 // parameter name and character position.
 func ParseAndBind(src string, s Schema, opts ...Option) (Expr, error) {
 	c := newConfig(opts)
-	e, err := parse(src, c.limits)
+	e, err := parse(src, c.limits, c.odata)
 	if err == nil {
 		var b Expr
 		if b, err = bind(e, s); err == nil {
@@ -99,12 +110,12 @@ func ParseAndBind(src string, s Schema, opts ...Option) (Expr, error) {
 	return nil, err
 }
 
-func parse(src string, lim Limits) (e Expr, err *Error) {
+func parse(src string, lim Limits, odata bool) (e Expr, err *Error) {
 	if len(src) > lim.MaxLength {
 		return nil, &Error{Kind: KindLimit, Code: CodeConstraintViolation, Pos: NoPos,
 			Msg: fmt.Sprintf("the expression is %d bytes long; at most %d are allowed", len(src), lim.MaxLength)}
 	}
-	p := &parser{lx: lexer{src: src}, lim: lim}
+	p := &parser{lx: lexer{src: src}, lim: lim, odata: odata}
 	defer func() {
 		if r := recover(); r != nil {
 			perr, ok := r.(*Error)
@@ -114,8 +125,7 @@ func parse(src string, lim Limits) (e Expr, err *Error) {
 			e, err = nil, perr
 		}
 	}()
-	p.tok = p.lx.at(0)
-	p.checkToken()
+	p.moveTo(0)
 	if p.tok.kind == tEOF {
 		p.fail(KindSyntax, p.tok.pos, "the expression is empty")
 	}
@@ -136,6 +146,7 @@ type parser struct {
 	tok   token // the lookahead token, scanned with the ordinary rules
 	depth int
 	lim   Limits
+	odata bool // ODataSyntax: keywords in any case, suffixed numbers
 }
 
 func (p *parser) fail(kind ErrorKind, pos int, format string, args ...any) {
@@ -151,14 +162,75 @@ func (p *parser) fail(kind ErrorKind, pos int, format string, args ...any) {
 
 // next moves to the token after the current one.
 func (p *parser) next() {
-	p.tok = p.lx.at(p.tok.end)
-	p.checkToken()
+	p.moveTo(p.tok.end)
 }
 
 // moveTo makes the token at position i current.
 func (p *parser) moveTo(i int) {
 	p.tok = p.lx.at(i)
 	p.checkToken()
+	if p.odata && p.tok.kind == tIdent {
+		p.tok.text = p.foldWord(p.tok.text, p.tok.end)
+	}
+}
+
+// foldWord returns, under ODataSyntax, the lower-case form of a keyword, of true, false
+// and null, and of a function name followed by "(" (end is the position after the word);
+// any other word as it is.
+func (p *parser) foldWord(w string, end int) string {
+	lower := strings.ToLower(w)
+	if lower == w {
+		return w
+	}
+	if isKeyword(lower) || lower == "true" || lower == "false" || lower == "null" {
+		return lower
+	}
+	if _, ok := function(lower); ok && end < len(p.lx.src) && p.lx.src[end] == '(' {
+		return lower
+	}
+	return w
+}
+
+// valueText returns the text of an unquoted value as it is to be read: under ODataSyntax
+// true, false and null in any case are lower-cased, and a number with an OData type
+// suffix loses the suffix (D, F, M after a number; L after an integer).
+func (p *parser) valueText(s string) string {
+	if !p.odata {
+		return s
+	}
+	switch lower := strings.ToLower(s); lower {
+	case "true", "false", "null":
+		return lower
+	}
+	n := len(s)
+	if n < 2 {
+		return s
+	}
+	switch s[n-1] {
+	case 'd', 'D', 'f', 'F', 'm', 'M':
+		if _, ok := parseNumber(s[:n-1]); ok {
+			return s[:n-1]
+		}
+	case 'l', 'L':
+		if isInteger(s[:n-1]) {
+			return s[:n-1]
+		}
+	}
+	return s
+}
+
+// isInteger reports whether s is an optionally signed run of decimal digits.
+func isInteger(s string) bool {
+	s = strings.TrimLeft(s, "+-")
+	if len(s) == 0 || len(s) > 19 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *parser) checkToken() {
@@ -469,7 +541,8 @@ func (p *parser) parseValue(after string) Literal {
 		return Literal{At: Pos(t.pos), Kind: LitString, Raw: t.text, Value: String(t.text)}
 	case tIdent, tValue:
 		v := p.lx.value(t.pos)
-		if isKeyword(v.text) {
+		v.text = p.valueText(v.text)
+		if isKeyword(v.text) || p.odata && isKeyword(strings.ToLower(v.text)) {
 			p.fail(KindSyntax, v.pos, "expected a value after %q, found %q", after, v.text)
 		}
 		if v.end < len(p.lx.src) {
@@ -579,6 +652,7 @@ func (p *parser) parseMirrored() Expr {
 		p.next()
 	} else {
 		v := p.lx.value(t.pos)
+		v.text = p.valueText(v.text)
 		kind, val := classify(v.text)
 		if kind == LitBare {
 			p.fail(KindSyntax, t.pos, "expected a condition, found %q, which is neither a field nor a literal", short(v.text))

@@ -12,6 +12,18 @@
 //                                 query an entity set with @odata/client (OData V4), with
 //                                 $filter, $orderby ("FIELD asc|desc"), $top and $count:
 //                                 {"count", "rows"}
+//   probe.js client-error ROOT SET FILTER
+//                                 query an entity set with @odata/client's EntitySet.query
+//                                 and a $filter the service refuses: {"message"} of the
+//                                 error it throws (it reads the OData error.message)
+//   probe.js odatajs-pages URL    read an entity set with Apache Olingo odatajs, following
+//                                 @odata.nextLink to the end: {"pages", "rows"}
+//   probe.js node-version         {"major"}: the major version of node
+//   probe.js cds DIR ROOT KEY N   SAP CAP (@sap/cds) as a remote OData V4 service over the
+//                                 model DIR/shop.cds: SELECT.one by key KEY (CAP's
+//                                 getByKey, a SET('KEY') path) and SELECT with an "in" list
+//                                 of the N ids O1..ON (longer than CAP's 1028-character GET,
+//                                 so CAP sends it in a $batch): {"one", "rows"}
 "use strict";
 
 const fs = require("node:fs");
@@ -70,6 +82,51 @@ async function main(argv) {
         throw new Error(JSON.stringify(res.error));
       }
       return { count: res["@odata.count"], rows: res.value };
+    }
+    case "node-version":
+      return { major: Number(process.versions.node.split(".")[0]) };
+    case "client-error": {
+      const [root, set, filter] = args;
+      const { OData } = require("@odata/client");
+      const client = OData.New4({ serviceEndpoint: root });
+      try {
+        const rows = await client.getEntitySet(set).query(client.newParam().filter(filter));
+        return { message: null, rows: rows === undefined ? null : rows };
+      } catch (err) {
+        return { message: err.message };
+      }
+    }
+    case "odatajs-pages": {
+      const odatajs = require("odatajs/index.js");
+      let url = args[0];
+      const rows = [];
+      let pages = 0;
+      while (url) {
+        const data = await new Promise((resolve, reject) =>
+          odatajs.oData.read(
+            { requestUri: url, headers: { Accept: "application/json" } },
+            (d) => resolve(d),
+            (e) => reject(new Error(`${e.message}: ${e.response && e.response.body}`))
+          )
+        );
+        pages++;
+        rows.push(...data.value);
+        url = data["@odata.nextLink"];
+      }
+      return { pages, rows };
+    }
+    case "cds": {
+      const [dir, root, key, n] = args;
+      const cds = require("@sap/cds");
+      cds.log("remote", "error");
+      const csn = await cds.load(`${dir}/shop.cds`);
+      cds.model = cds.linked(cds.compile.for.nodejs(csn));
+      const srv = await cds.connect.to("shop", { kind: "odata", model: `${dir}/shop.cds`, credentials: { url: root } });
+      const { ORDERS_entries } = srv.entities;
+      const one = await srv.run(SELECT.one.from(ORDERS_entries, key).columns("ID", "STATUS", "NET"));
+      const ids = Array.from({ length: Number(n) }, (_, i) => `O${i + 1}`);
+      const rows = await srv.run(SELECT.from(ORDERS_entries).columns("ID").where({ ID: { in: ids } }));
+      return { one, rows };
     }
   }
   throw new Error(`unknown command ${cmd}`);

@@ -1,0 +1,146 @@
+package odata
+
+import (
+	"encoding/csv"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kmkit/kmkit/internal/nodetools"
+)
+
+// Real clients of issue 16 against the handler on loopback: @odata/client reading an
+// error message, Apache Olingo odatajs following @odata.nextLink, SAP CAP (@sap/cds)
+// addressing an entity by key and sending a long GET in a $batch. Their npm packages are
+// pinned in conformance/package-lock.json; the tests skip without them, unless
+// KMKIT_ODATA_TOOLS is set (CI), and then fail.
+
+func clientTools(t *testing.T) string {
+	t.Helper()
+	return nodetools.Dir(t, "KMKIT_ODATA_TOOLS", "conformance", []string{"@odata/client", "odatajs", "@sap/cds"})
+}
+
+// @odata/client's EntitySet.query throws the server's message (error.message of the
+// OData error body) instead of returning undefined.
+func TestClientReadsErrorMessage(t *testing.T) {
+	tools := clientTools(t)
+	srv := serveShop(t)
+	var got struct{ Message *string }
+	probe(t, tools, &got, "client-error", srv.URL+BasePath+"/shop.svc/", "ORDERS_entries", "NET eq 'x'")
+	want := "$filter: position 8: NET is a float and cannot be compared with the text 'x'; write a number such as 4.2"
+	if got.Message == nil || *got.Message != want {
+		t.Errorf("@odata/client error message %v, want %q", got.Message, want)
+	}
+}
+
+// odatajs follows the next links of pages of 4 (serveShop) to the end and gets every
+// event of testdata/shop/data/events.csv once, in file order.
+func TestOdatajsFollowsNextLinks(t *testing.T) {
+	tools := clientTools(t)
+	srv := serveShop(t)
+	f, err := os.Open("testdata/shop/data/events.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	records, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []map[string]any
+	for i, rec := range records[1:] {
+		want = append(want, map[string]any{"ROW_NUMBER": float64(i + 1), "ORDER_ID": rec[0], "ACTIVITY": rec[1], "AT": rec[2]})
+	}
+	var got struct {
+		Pages int
+		Rows  []map[string]any
+	}
+	probe(t, tools, &got, "odatajs-pages", srv.URL+BasePath+"/shop.svc/EVENTS_entries")
+	if wantPages := (len(want) + 3) / 4; got.Pages != wantPages {
+		t.Errorf("odatajs read %d pages, want %d", got.Pages, wantPages)
+	}
+	if d := cmp.Diff(want, got.Rows); d != "" {
+		t.Errorf("odatajs rows (-want +got):\n%s", d)
+	}
+}
+
+// The CDS model of the service as `cds import` writes it for the EDMX of testdata/shop
+// (the orders only).
+const shopCDS = `@cds.external: true
+service shop {
+  @cds.external: true
+  @cds.persistence.skip: true
+  entity ORDERS_entries {
+    key ID : LargeString not null;
+    CUST : LargeString;
+    DAY : Date;
+    CREATED : Timestamp;
+    SEEN : Timestamp;
+    SLOT : Time;
+    STATUS : LargeString;
+    NET : Double;
+    LATE : Int64;
+    EXPRESS : Boolean;
+  }
+}
+`
+
+// CAP reads an entity by key (SELECT.one.from(entity, key): ORDERS_entries('O2')) and a
+// query whose "in" list of 120 ids makes a GET longer than 1028 characters, which CAP
+// sends inside a $batch. The expected rows are those of testdata/shop/data/orders.csv.
+func TestCAPRemoteService(t *testing.T) {
+	tools := clientTools(t)
+	// @sap/cds 9 needs node 20 or later (Debian 12's nodejs is 18).
+	var v struct{ Major int }
+	probe(t, tools, &v, "node-version")
+	if v.Major < 20 {
+		if os.Getenv("KMKIT_ODATA_TOOLS") != "" {
+			t.Fatalf("node %d: @sap/cds 9.9.3 needs node 20 or later", v.Major)
+		}
+		t.Skipf("node %d: @sap/cds 9.9.3 needs node 20 or later", v.Major)
+	}
+	var paths []string
+	var mu sync.Mutex
+	h := testHandler(t, Options{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "shop.cds"), []byte(shopCDS), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		One  map[string]any
+		Rows []map[string]any
+	}
+	probe(t, tools, &got, "cds", dir, srv.URL+BasePath+"/shop.svc/", "O2", "120")
+	if d := cmp.Diff(map[string]any{"ID": "O2", "STATUS": "PAID", "NET": 250.0}, got.One); d != "" {
+		t.Errorf("CAP SELECT.one by key (-want +got):\n%s", d)
+	}
+	var ids []string
+	for _, r := range got.Rows {
+		id, _ := r["ID"].(string)
+		ids = append(ids, id)
+	}
+	if d := cmp.Diff([]string{"O1", "O2", "O3", "O4", "O5", "O7"}, ids); d != "" {
+		t.Errorf("CAP query with a 120-value in list (-want +got):\n%s", d)
+	}
+	// What CAP sent: the key path, and the long query in a batch.
+	mu.Lock()
+	defer mu.Unlock()
+	for _, want := range []string{"GET " + svc + "/ORDERS_entries('O2')", "POST " + svc + "/$batch"} {
+		if !slices.Contains(paths, want) {
+			t.Errorf("CAP sent %q, not %q", paths, want)
+		}
+	}
+}

@@ -1,0 +1,142 @@
+package odata
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/query"
+)
+
+// CodeEntityNotFound: an entity addressed by key does not exist.
+const CodeEntityNotFound = "ODATA_ENTITY_NOTFOUND"
+
+// entityKey is a parsed key predicate: the condition "key eq literal" for a declared
+// key, or the 1-based row number for a generated one.
+type entityKey struct {
+	cond query.Expr
+	row  int64
+}
+
+// parseKey reads a key predicate, the text between the parentheses of SET(...): a key
+// literal as the payloads write it ('SO-1' with ” for a quote, 42, 2025-01-05, ...) or
+// NAME=literal naming the key property. For a declared key the literal is read by the
+// $filter grammar as the operand of "KEY eq", and must be exactly one literal of the key's
+// type; for a generated key it is a positive integer. Errors are 400 problems saying what
+// was wrong.
+func parseKey(et *entityType, text string) (entityKey, error) {
+	keyName := et.props[et.key].name
+	lit := strings.TrimSpace(text)
+	if name, value, ok := cutKeyName(lit); ok {
+		if name != keyName {
+			return entityKey{}, badOption(problem.CodeParameterIllegal, "key predicate (%s): entity type %s has the key property %s, not %s", short(text), et.name, keyName, short(name))
+		}
+		lit = strings.TrimSpace(value)
+	}
+	if lit == "" {
+		return entityKey{}, badOption(problem.CodeParameterIllegal, "key predicate (%s): no key value", short(text))
+	}
+	if et.generated {
+		n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSuffix(lit, "L"), "l"), 10, 64)
+		if err != nil || n < 1 {
+			return entityKey{}, badOption(problem.CodeParameterMismatch, "key predicate (%s): %s is a row number, a positive integer", short(text), keyName)
+		}
+		return entityKey{row: n}, nil
+	}
+	src := keyName + " eq " + lit
+	e, err := query.ParseAndBind(src, recordSchema{et.rec}, query.ODataSyntax(), query.WithParam("key"))
+	if err != nil {
+		var msg string
+		if qe, ok := err.(*query.Error); ok {
+			msg = qe.Msg
+		} else {
+			msg = err.Error()
+		}
+		return entityKey{}, badOption(problem.CodeParameterMismatch, "key predicate (%s): %s", short(text), msg)
+	}
+	c, ok := e.(*query.Compare)
+	if !ok || c.Op != query.Eq || c.Field.Name != keyName {
+		return entityKey{}, badOption(problem.CodeParameterMismatch, "key predicate (%s): want one value of the key property %s", short(text), keyName)
+	}
+	return entityKey{cond: c}, nil
+}
+
+// cutKeyName splits NAME=value when the predicate starts with an identifier and "=".
+func cutKeyName(s string) (name, value string, ok bool) {
+	i := strings.IndexByte(s, '=')
+	if i <= 0 {
+		return "", "", false
+	}
+	name = strings.TrimSpace(s[:i])
+	if !isIdentifier(name) {
+		return "", "", false
+	}
+	return name, s[i+1:], true
+}
+
+// serveEntity answers an entity addressed by key: SET('SO-1') or SET(KEY='SO-1'). It takes
+// $select and $format; the entity is 404 ODATA_ENTITY_NOTFOUND when no row has the key.
+func (h *Handler) serveEntity(w http.ResponseWriter, r *http.Request, m *km.KnowledgeModel, et *entityType, root, keyText string) {
+	o, err := ParseQueryOptions(r.URL.RawQuery, query.WithLimits(h.opts.Limits))
+	if err == nil && (o.Filter != nil || o.OrderBy != nil || o.Top >= 0 || o.Skip != 0 || o.Count || o.FilterIDs != nil) {
+		err = badOption(problem.CodeParameterIllegal, "an entity addressed by key takes $select and $format only")
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	rep, err := negotiate(o, r.Header.Get("Accept"), FormatJSON)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	key, err := parseKey(et, keyText)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	eq, err := h.planEntities(m, et, o)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if et.generated {
+		// The row at that position of the record (the ids of unfiltered, unsorted
+		// answers).
+		if key.row > int64(^uint32(0)>>1) {
+			h.fail(w, r, notFoundEntity(et, keyText))
+			return
+		}
+		eq.skip = int(key.row - 1)
+		eq.q.Page, eq.q.PageSize = eq.skip, 1
+	} else {
+		eq.q.Filter = key.cond
+		eq.q.Page, eq.q.PageSize = 0, 1
+	}
+	res, err := h.store.Query(r.Context(), m, &eq.q)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if len(res.Columns) != len(eq.q.Fields) {
+		h.fail(w, r, fmt.Errorf("odata: store returned %d columns for a request of %d", len(res.Columns), len(eq.q.Fields)))
+		return
+	}
+	if len(res.Rows) == 0 {
+		h.fail(w, r, notFoundEntity(et, keyText))
+		return
+	}
+	pg := page{eq: eq, rows: res.Rows[:1], root: root, sel: o.Select, ieee754: rep.ieee754, meta: rep.metadata}
+	if rep.format == FormatXML {
+		write(w, "application/atom+xml;type=entry;charset=utf-8", pg.appendAtomEntry(nil, h.now(), 0))
+		return
+	}
+	write(w, rep.jsonContentType(), pg.appendEntityJSON(nil, 0))
+}
+
+func notFoundEntity(et *entityType, keyText string) error {
+	return problem.New(http.StatusNotFound, CodeEntityNotFound, "entity set "+et.set+" has no entity with the key ("+short(keyText)+")")
+}

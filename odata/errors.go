@@ -1,0 +1,127 @@
+package odata
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/query"
+)
+
+// errorBody is the body of every error answer on OData paths: the problem members the
+// seed requires (title, status, detail, errorCode, type) and, in the same object, OData's
+// JSON error (OData JSON Format 4.0, section 21.1), so that OData clients, which read
+// error.message, show the detail too.
+type errorBody struct {
+	Title     string     `json:"title"`
+	Status    int        `json:"status"`
+	Detail    string     `json:"detail"`
+	ErrorCode string     `json:"errorCode"`
+	Type      string     `json:"type"`
+	Error     odataError `json:"error"`
+}
+
+// odataError is OData's error object. Target names the query option or header at
+// fault, when one is; details is always an array (empty: one error per answer).
+type odataError struct {
+	Code    string        `json:"code"`
+	Message string        `json:"message"`
+	Target  string        `json:"target,omitempty"`
+	Details []errorDetail `json:"details"`
+}
+
+// errorDetail is an entry of odataError.Details.
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Target  string `json:"target,omitempty"`
+}
+
+// targeted is a problem with the query option or header it is about.
+type targeted struct {
+	*problem.Problem
+	target string
+}
+
+func (t *targeted) Unwrap() error { return t.Problem }
+
+// withTarget attaches the name of the option or header at fault to a problem.
+func withTarget(p *problem.Problem, target string) error { return &targeted{p, target} }
+
+// errorContentType is the media type of an error body for a request with the given
+// Accept header: application/problem+json, unless the header admits application/json
+// but not problem+json (OData clients send Accept: application/json and parse only
+// answers of that type), in which case the same body goes as application/json.
+func errorContentType(accept string) string {
+	if strings.TrimSpace(accept) == "" {
+		return problem.ContentType
+	}
+	best, bestQ := problem.ContentType, 0.0
+	for item := range strings.SplitSeq(accept, ",") {
+		mt, params, _ := strings.Cut(item, ";")
+		mt = strings.ToLower(strings.TrimSpace(mt))
+		q := acceptQ(params)
+		switch {
+		case q <= 0:
+		case mt == problem.ContentType || mt == "*/*" || mt == "application/*":
+			if q >= bestQ {
+				best, bestQ = problem.ContentType, q
+			}
+		case mt == "application/json" && q > bestQ:
+			best, bestQ = "application/json", q
+		}
+	}
+	return best
+}
+
+// writeError writes the combined problem and OData error body, in the media type
+// errorContentType picks for the request r.
+func writeError(w http.ResponseWriter, r *http.Request, p *problem.Problem, target string) {
+	body, err := json.Marshal(errorBody{
+		Title: p.Title, Status: p.Status, Detail: p.Detail, ErrorCode: p.ErrorCode, Type: p.Type,
+		Error: odataError{Code: p.ErrorCode, Message: p.Detail, Target: target, Details: []errorDetail{}},
+	})
+	if err != nil { // unreachable: strings and an int
+		p.Write(w)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", errorContentType(r.Header.Get("Accept")))
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(p.Status)
+	_, _ = w.Write(body)
+}
+
+// writeProblem writes the error of status, code and detail.
+func writeProblem(w http.ResponseWriter, r *http.Request, status int, code, detail string) {
+	writeError(w, r, problem.New(status, code, detail), "")
+}
+
+// fail answers err: client errors with their 4xx body, anything else with 500 and a
+// support id that is logged with the error. Error bodies are JSON whatever format the
+// request asked for.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var t *targeted
+	var p *problem.Problem
+	var qe *query.Error
+	switch {
+	case errors.As(err, &t):
+		writeError(w, r, t.Problem, t.target)
+	case errors.As(err, &p):
+		writeError(w, r, p, "")
+	case errors.As(err, &qe):
+		writeError(w, r, problem.New(http.StatusBadRequest, qe.Code, qe.Error()), qe.Param)
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		writeProblem(w, r, http.StatusServiceUnavailable, problem.CodeFatal, "request canceled")
+	default:
+		id := uuid.NewString()
+		h.opts.Logger.ErrorContext(r.Context(), "odata: internal error", "supportId", id, "method", r.Method, "path", r.URL.Path, "err", err)
+		writeProblem(w, r, http.StatusInternalServerError, problem.CodeFatal, "internal error; support id "+id)
+	}
+}
