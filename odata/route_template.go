@@ -4,7 +4,7 @@ package odata
 // BasePath+"/{km_id}.svc/{entity_set}", or "" when no resource has the path. Metrics and
 // logs label requests with it: a fixed set of values, never a model or record id.
 func RouteTemplate(path string) string {
-	res, _, _, err := route(path)
+	res, _, _, _, err := route(path)
 	if err != nil {
 		return ""
 	}
@@ -17,6 +17,10 @@ func RouteTemplate(path string) string {
 		return BasePath + "/{km_id}.svc/{entity_set}"
 	case resCount:
 		return BasePath + "/{km_id}.svc/{entity_set}/$count"
+	case resEntity:
+		return BasePath + "/{km_id}.svc/{entity_set}({key})"
+	case resBatch:
+		return BasePath + "/{km_id}.svc/$batch"
 	}
 	return BasePath + "/{km_id}.svc/{resource}"
 }

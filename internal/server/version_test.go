@@ -61,15 +61,19 @@ func TestVersionFlag(t *testing.T) {
 			t.Fatal(err)
 		}
 		settings := map[string]string{}
+		version := "(devel)"
 		for line := range strings.SplitSeq(string(meta), "\n") {
 			f := strings.Fields(line)
+			if len(f) >= 3 && f[0] == "mod" {
+				version = f[2] // stamped from VCS by Go 1.24 and later, (devel) otherwise
+			}
 			if len(f) == 2 && f[0] == "build" {
 				if k, v, ok := strings.Cut(f[1], "="); ok {
 					settings[k] = v
 				}
 			}
 		}
-		want := "kmkit (devel) (revision unknown: built without VCS information) " + runtime.Version()
+		want := "kmkit " + version + " (revision unknown: built without VCS information) " + runtime.Version()
 		if rev := settings["vcs.revision"]; rev != "" {
 			if vcs == "false" {
 				t.Fatalf("-buildvcs=false stamped revision %s", rev)
@@ -78,7 +82,7 @@ func TestVersionFlag(t *testing.T) {
 			if settings["vcs.modified"] == "true" {
 				mod = "+modified"
 			}
-			want = "kmkit (devel) (revision " + rev[:12] + mod + ", " + settings["vcs.time"] + ") " + runtime.Version()
+			want = "kmkit " + version + " (revision " + rev[:12] + mod + ", " + settings["vcs.time"] + ") " + runtime.Version()
 		}
 		if got != want {
 			t.Errorf("-buildvcs=%s: -version printed %q, want %q", vcs, got, want)
