@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kmkit/kmkit/internal/inputcheck"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -165,6 +166,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
 		}
 	}()
+	if err := inputcheck.Request(r, h.opts.MaxBodyBytes); err != nil {
+		problem.Write(w, http.StatusBadRequest, problem.CodeParameterIllegal, err.Error())
+		return
+	}
 	ep, kmID, recID, ok := route(r.URL.Path)
 	if !ok {
 		problem.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at "+r.URL.Path)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kmkit/kmkit/internal/inputcheck"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -119,6 +120,10 @@ func notFoundPath(path, why string) error {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("OData-Version", Version)
+	if err := inputcheck.Request(r, inputcheck.DefaultMaxBody); err != nil {
+		h.fail(w, r, problem.New(http.StatusBadRequest, problem.CodeParameterIllegal, err.Error()))
+		return
+	}
 	res, kmID, set, err := route(r.URL.Path)
 	if err != nil {
 		h.fail(w, r, err)

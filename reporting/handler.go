@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kmkit/kmkit/internal/inputcheck"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -117,6 +118,10 @@ type handler struct {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := inputcheck.Request(r, inputcheck.DefaultMaxBody); err != nil {
+		problem.Write(w, http.StatusBadRequest, problem.CodeParameterIllegal, err.Error())
+		return
+	}
 	elements := r.URL.Path == ElementsPath
 	if !elements && r.URL.Path != FacetsPath {
 		problem.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, fmt.Sprintf("no resource at %s", r.URL.Path))

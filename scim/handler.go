@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kmkit/kmkit/internal/inputcheck"
 	"io"
 	"log/slog"
 	"mime"
@@ -248,6 +249,10 @@ func (h *Handler) root(r *http.Request) string {
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := inputcheck.Request(r, h.maxBody); err != nil {
+		WriteError(w, http.StatusBadRequest, TypeInvalidValue, err.Error())
+		return
+	}
 	path, ok := strings.CutPrefix(r.URL.Path, h.prefix)
 	if !ok || (path != "" && path[0] != '/') {
 		WriteError(w, http.StatusNotFound, "", fmt.Sprintf("Specified endpoint %s does not exist.", r.URL.Path))
