@@ -397,7 +397,8 @@ func TestGuardBurst(t *testing.T) {
 		}
 	}
 	want := response{429, map[string]string{
-		"Content-Type": ctProblem, HeaderRateLimit: "6000", HeaderRateRemaining: "5996",
+		// 5997: the three served requests; the refused one does not spend the budget.
+		"Content-Type": ctProblem, HeaderRateLimit: "6000", HeaderRateRemaining: "5997",
 		HeaderRateReset: "2026-11-21T05:30:11Z", HeaderRetryAfter: "1",
 	}, problemBody(429, "LIMIT_RATE_EXCEEDED", "more than 3 requests per second")}
 	if diff := cmp.Diff(want, serve(h, hdr("AppKey", "km-key-0001"))); diff != "" {
@@ -425,7 +426,8 @@ func TestGuardConcurrency(t *testing.T) {
 		<-entered
 	}
 	want := response{429, map[string]string{
-		"Content-Type": ctSCIM, HeaderRateLimit: "6000", HeaderRateRemaining: "5997",
+		// 5998: the two requests in flight; the refused one does not spend the budget.
+		"Content-Type": ctSCIM, HeaderRateLimit: "6000", HeaderRateRemaining: "5998",
 		HeaderRateReset: "2026-11-21T05:30:11Z", HeaderRetryAfter: "1",
 	}, scimBody(429, "more than 2 requests at once")}
 	if diff := cmp.Diff(want, serve(slow, hdr("Authorization", "AppKey scim-key-0001"))); diff != "" {

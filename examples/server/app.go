@@ -74,7 +74,8 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 		}
 		a.devKey, authn = key, auth.KeysAndTokens(keys, nil)
 	}
-	guard, err := auth.NewGuard(auth.Config{Authenticator: authn, Logger: logger, Limiter: st.limiter})
+	guard, err := auth.NewGuard(auth.Config{Authenticator: authn, Logger: logger, Limiter: st.limiter,
+		Limits: auth.Limits{PerWindow: cfg.ratePerHour, Burst: cfg.burst, Concurrent: cfg.concurrency}})
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/km"
 )
 
@@ -22,6 +23,10 @@ type config struct {
 	maxPageSize int
 	maxBody     int64
 	logLevel    slog.Level
+	// Limits of every key that does not set its own in the keys file; negative disables.
+	ratePerHour int
+	burst       int
+	concurrency int
 }
 
 // parseConfig reads the flags of args; every flag's default comes from its environment
@@ -59,6 +64,18 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	if err != nil {
 		return nil, err
 	}
+	rate, err := envInt("KMKIT_RATE_PER_HOUR", auth.DefaultPerWindow)
+	if err != nil {
+		return nil, err
+	}
+	burst, err := envInt("KMKIT_BURST", auth.DefaultBurst)
+	if err != nil {
+		return nil, err
+	}
+	concurrency, err := envInt("KMKIT_CONCURRENCY", auth.DefaultConcurrent)
+	if err != nil {
+		return nil, err
+	}
 	var level string
 	fs.StringVar(&cfg.addr, "addr", env("KMKIT_ADDR", ":8080"), "listen address (KMKIT_ADDR)")
 	fs.StringVar(&cfg.dataDir, "data", env("KMKIT_DATA", ""), "serve this data directory instead of the demo (KMKIT_DATA)")
@@ -67,6 +84,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&cfg.keysFile, "keys", env("KMKIT_KEYS", ""), "keys file; without it a development key is printed (KMKIT_KEYS)")
 	fs.IntVar(&cfg.maxPageSize, "max-page-size", maxPage, "largest pageSize of the KM API (KMKIT_MAX_PAGE_SIZE)")
 	fs.Int64Var(&cfg.maxBody, "max-body", int64(maxBody), "largest request body in bytes (KMKIT_MAX_BODY)")
+	fs.IntVar(&cfg.ratePerHour, "rate-per-hour", rate, "requests per hour per key unless the keys file says otherwise; -1: no budget (KMKIT_RATE_PER_HOUR)")
+	fs.IntVar(&cfg.burst, "burst", burst, "requests per second per key unless the keys file says otherwise; -1: no limit (KMKIT_BURST)")
+	fs.IntVar(&cfg.concurrency, "concurrency", concurrency, "requests in flight per key unless the keys file says otherwise; -1: no limit (KMKIT_CONCURRENCY)")
 	fs.StringVar(&level, "log-level", env("KMKIT_LOG_LEVEL", "info"), "debug, info, warn or error (KMKIT_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -83,6 +103,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 		return nil, errors.New("-max-page-size must be at least 1")
 	case cfg.maxBody < 1:
 		return nil, errors.New("-max-body must be at least 1")
+	case cfg.ratePerHour == 0 || cfg.burst == 0 || cfg.concurrency == 0:
+		return nil, errors.New("-rate-per-hour, -burst and -concurrency must be positive, or -1 for no limit")
 	}
 	if err := cfg.logLevel.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
 		return nil, fmt.Errorf("-log-level %q: want debug, info, warn or error", level)

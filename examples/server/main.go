@@ -18,6 +18,13 @@
 //	-max-page-size N    KMKIT_MAX_PAGE_SIZE  largest pageSize of the KM API (default 5000)
 //	-max-body BYTES     KMKIT_MAX_BODY       largest request body (default 1 MiB)
 //	-log-level LEVEL    KMKIT_LOG_LEVEL      debug, info, warn or error (default info)
+//	-rate-per-hour N    KMKIT_RATE_PER_HOUR  requests per hour per key (default 6000)
+//	-burst N            KMKIT_BURST          requests per second per key, in bursts of as many (default 50)
+//	-concurrency N      KMKIT_CONCURRENCY    requests in flight per key (default 20)
+//
+// The three limits are defaults: a key of the keys file may set its own (ratePerHour, burst,
+// concurrency); -1 disables a limit for the keys that set none. A request refused because of
+// the burst or concurrency limit does not count against the hourly budget.
 //
 // Unless GOGC is set, the server runs the garbage collector at GOGC=400 (DefaultGCPercent):
 // its data sets are large, live for the whole process and are never written, so collecting
