@@ -155,18 +155,25 @@ func (g *Guard) Wrap(f Family, next http.Handler) http.Handler {
 // reporting family it also returns the tenant the request names.
 func (g *Guard) authenticate(w http.ResponseWriter, r *http.Request, f Family) (*Principal, string, bool) {
 	var (
-		cred   Credential
-		tenant string
-		err    error
+		cred      Credential
+		tenant    string
+		err       error
+		tenantErr *TenantError
 	)
 	if f == FamilyReporting {
 		cred, tenant, err = ParseAPIKey(r.Header)
+		if errors.As(err, &tenantErr) {
+			err = nil // the key is checked first: a wrong key is a 401 whatever the tenant
+		}
 	} else {
 		cred, err = ParseAuthorization(r.Header)
 	}
 	var p *Principal
 	if err == nil {
 		p, err = g.auth.Authenticate(r.Context(), cred)
+	}
+	if err == nil && tenantErr != nil {
+		err = tenantErr
 	}
 	switch {
 	case err != nil:

@@ -295,8 +295,10 @@ func TestGuardReporting(t *testing.T) {
 		{"tenant in braces", hdr("X-Api-Key", "report-key-0001", "X-Tenant-Id", "{"+tenantA+"}"),
 			bad("GENERAL_PARAMETER_ILLEGAL", `x-tenant-id "{`+tenantA+`}" is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)`)},
 		{"two tenants", hdr("X-Api-Key", "report-key-0001", "X-Tenant-Id", tenantA, "X-Tenant-Id", tenantB), bad("GENERAL_PARAMETER_ILLEGAL", "send one x-tenant-id header")},
-		{"unknown key and malformed tenant", hdr("X-Api-Key", "nope", "X-Tenant-Id", "acme"),
-			bad("GENERAL_PARAMETER_ILLEGAL", `x-tenant-id "acme" is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)`)},
+		// The key is checked before the tenant: 401 before 400.
+		{"unknown key and malformed tenant", hdr("X-Api-Key", "nope", "X-Tenant-Id", "acme"), unauthorized(FamilyReporting, "invalid application key")},
+		{"unknown key and no tenant", hdr("X-Api-Key", "nope"), unauthorized(FamilyReporting, "invalid application key")},
+		{"no key and no tenant", hdr(), unauthorized(FamilyReporting, "missing x-api-key header")},
 
 		{"tenant of another key", hdr("X-Api-Key", "report-key-0001", "X-Tenant-Id", tenantB),
 			forbidden(FamilyReporting, "the API key does not belong to tenant "+tenantB)},
