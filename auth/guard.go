@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"github.com/kmkit/kmkit/outage"
 	"log/slog"
 	"math"
 	"net/http"
@@ -309,8 +310,15 @@ func (g *Guard) tooMany(w http.ResponseWriter, f Family, now, reset time.Time, d
 	f.WriteError(w, http.StatusTooManyRequests, detail)
 }
 
-// fail answers 500 with a support id that is also logged with the error.
+// fail answers 500 with a support id that is also logged with the error, or 503 with
+// Retry-After when the error is an outage of the database (package outage).
 func (g *Guard) fail(w http.ResponseWriter, f Family, stage string, err error) {
+	if outage.Is(err) {
+		g.log.Warn("auth: "+stage+": database unavailable", "family", f.String(), "error", err)
+		w.Header().Set(HeaderRetryAfter, outage.RetryAfterSeconds)
+		f.writeError(w, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
+		return
+	}
 	id := uuid.NewString()
 	g.log.Error("auth: "+stage+" failed", "supportId", id, "family", f.String(), "error", err)
 	f.WriteError(w, http.StatusInternalServerError, "internal error; support id "+id)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/kmkit/kmkit/internal/inputcheck"
+	"github.com/kmkit/kmkit/outage"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -316,6 +317,10 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		problem.Write(w, http.StatusBadRequest, qe.Code, qe.Error())
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		problem.Write(w, http.StatusServiceUnavailable, problem.CodeFatal, "request canceled")
+	case outage.Is(err):
+		h.opts.Logger.WarnContext(r.Context(), "odata: database unavailable", "path", r.URL.Path, "err", err)
+		w.Header().Set("Retry-After", outage.RetryAfterSeconds)
+		problem.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
 	default:
 		id := uuid.NewString()
 		h.opts.Logger.ErrorContext(r.Context(), "odata: internal error", "supportId", id, "method", r.Method, "path", r.URL.Path, "err", err)

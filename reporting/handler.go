@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/kmkit/kmkit/internal/inputcheck"
+	"github.com/kmkit/kmkit/outage"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -191,6 +192,12 @@ const maxPooledBuffer = 4 << 20
 // fail answers 500 with a support id that it also logs with err, unless the client has gone.
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		return
+	}
+	if outage.Is(err) {
+		h.log.WarnContext(r.Context(), "reporting: database unavailable", "path", r.URL.Path, "err", err)
+		w.Header().Set("Retry-After", outage.RetryAfterSeconds)
+		problem.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
 		return
 	}
 	id := uuid.NewString()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/kmkit/kmkit/internal/inputcheck"
+	"github.com/kmkit/kmkit/outage"
 	"io"
 	"log/slog"
 	"mime"
@@ -475,6 +476,9 @@ func (res *result) writeTo(w http.ResponseWriter) {
 	if res.body != nil {
 		w.Header().Set("Content-Length", strconv.Itoa(len(res.body)))
 	}
+	if res.status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", outage.RetryAfterSeconds)
+	}
 	w.WriteHeader(res.status)
 	_, _ = w.Write(res.body)
 }
@@ -537,6 +541,9 @@ func (h *Handler) do(ctx context.Context, root string, c call) *result {
 	res := &result{status: rec.status, header: rec.header, body: rec.body.Bytes()}
 	if res.status == 0 {
 		res.status = http.StatusOK
+	}
+	if unavailable(res) {
+		return errorResult(apiError(http.StatusServiceUnavailable, "", "%s", outage.Detail))
 	}
 	if res.status/100 != 2 || len(res.body) == 0 {
 		return res

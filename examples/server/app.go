@@ -20,6 +20,7 @@ import (
 	"github.com/kmkit/kmkit/examples/server/demodata"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/odata"
+	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/reporting"
 	"github.com/kmkit/kmkit/scim"
@@ -34,6 +35,7 @@ const (
 	idleTimeout       = 120 * time.Second
 	shutdownTimeout   = 15 * time.Second
 	maxHeaderBytes    = 64 << 10
+	healthTimeout     = 2 * time.Second // for /healthz to reach the database
 )
 
 // app is the assembled server: stores, authentication and routes.
@@ -85,8 +87,19 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	})
 
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if st.ping != nil {
+			ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
+			defer cancel()
+			if err := st.ping(ctx); err != nil {
+				logger.Warn("healthz: database unavailable", "error", err)
+				w.Header().Set("Retry-After", outage.RetryAfterSeconds)
+				w.WriteHeader(http.StatusServiceUnavailable)
+				io.WriteString(w, "database unavailable\n")
+				return
+			}
+		}
 		io.WriteString(w, "ok\n")
 	})
 	mux.Handle(km.BasePath+"/", guard.KM(km.NewHandler(kmStore, km.Options{

@@ -31,7 +31,8 @@
 // at every doubling of the heap spends CPU on marking the same tables over and over.
 //
 // The server logs every request with log/slog (text to stderr), answers GET /healthz
-// without credentials, sets read, write and idle timeouts, and on SIGINT or SIGTERM stops
+// without credentials (503 with Retry-After while the database does not answer; every API
+// answers so too then, never 500), sets read, write and idle timeouts, and on SIGINT or SIGTERM stops
 // accepting connections and lets running requests finish (up to 15 seconds).
 package main
 

@@ -25,6 +25,8 @@ type stores struct {
 	limiter   ratelimit.Limiter // nil: the guard's in-memory limiter
 	tenants   map[string][]reporting.Element
 	close     func() error
+	// ping checks that the database answers; nil in memory.
+	ping func(context.Context) error
 }
 
 // openStores opens the stores cfg.db names and loads the KM data and reporting elements
@@ -101,5 +103,6 @@ func importData(ctx context.Context, cfg *config, db *sqlstore.DB) (*stores, err
 			return nil, fmt.Errorf("reporting tenant %s: %w", tenant, err)
 		}
 	}
-	return &stores{km: kmStore, scim: db.SCIM(), reporting: rep, limiter: db.Limiter(), tenants: tenants, close: db.Close}, nil
+	return &stores{km: kmStore, scim: db.SCIM(), reporting: rep, limiter: db.Limiter(), tenants: tenants, close: db.Close,
+		ping: db.SQL().PingContext}, nil
 }
