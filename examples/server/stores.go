@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -16,6 +17,9 @@ import (
 	"github.com/kmkit/kmkit/storage/memory"
 	"github.com/kmkit/kmkit/storage/sqlstore"
 )
+
+// limiterSweepEvery is how often the PostgreSQL limiter's ended windows are deleted.
+const limiterSweepEvery = time.Minute
 
 // stores are what the server serves: in memory (-db memory:) or in a database.
 type stores struct {
@@ -57,6 +61,19 @@ func openStores(cfg *config, logger *slog.Logger) (*stores, error) {
 		return nil, err
 	}
 	logger.Info("data loaded", "db", db.Dialect(), "reportingTenants", len(st.tenants), "took", time.Since(start).Round(time.Millisecond))
+	// Rate limits: on SQLite counted in memory and written every second, so that a request
+	// never waits for the database's one write lock; on PostgreSQL one upsert per request,
+	// exact across replicas. Either way ended windows are swept every minute.
+	if db.Dialect() == "sqlite" {
+		l := db.LocalLimiter(sqlstore.DefaultFlushEvery, logger)
+		st.limiter, st.close = l, func() error { return errors.Join(l.Close(), db.Close()) }
+	} else {
+		l := db.Limiter()
+		sweepCtx, stopSweep := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { l.SweepEvery(sweepCtx, limiterSweepEvery, logger); close(done) }()
+		st.limiter, st.close = l, func() error { stopSweep(); <-done; return db.Close() }
+	}
 	return st, nil
 }
 
@@ -103,6 +120,6 @@ func importData(ctx context.Context, cfg *config, db *sqlstore.DB) (*stores, err
 			return nil, fmt.Errorf("reporting tenant %s: %w", tenant, err)
 		}
 	}
-	return &stores{km: kmStore, scim: db.SCIM(), reporting: rep, limiter: db.Limiter(), tenants: tenants, close: db.Close,
+	return &stores{km: kmStore, scim: db.SCIM(), reporting: rep, tenants: tenants, close: db.Close,
 		ping: db.SQL().PingContext}, nil
 }

@@ -71,5 +71,8 @@
 // transactions begin IMMEDIATE (one writer at a time, others wait up to the busy
 // timeout); WAL lets readers proceed. Reporting elements are JSON documents keyed by
 // tenant and their position in reporting.CompareElements order; a page and its total come
-// from one statement. The Limiter is one upsert per request.
+// from one statement. The Limiter is one upsert per request, exact across replicas (for
+// PostgreSQL); LocalLimiter counts in memory and writes every second (for SQLite, where a
+// write per request would queue every request behind the one write lock). Ended windows are
+// deleted by Limiter.SweepEvery, or by the LocalLimiter itself.
 package sqlstore
