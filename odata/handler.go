@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/kmkit/kmkit/internal/inputcheck"
 	"github.com/kmkit/kmkit/outage"
+	"github.com/kmkit/kmkit/publicurl"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -164,6 +165,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serviceRoot returns the absolute URL of the KM's service, ending in "/".
 func (h *Handler) serviceRoot(r *http.Request, kmID string) string {
 	base := h.opts.BaseURL
+	if o, ok := publicurl.From(r); ok && base == "" {
+		base = o
+	}
 	if base == "" {
 		scheme := "http"
 		if r.TLS != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/kmkit/kmkit/internal/inputcheck"
 	"github.com/kmkit/kmkit/outage"
+	"github.com/kmkit/kmkit/publicurl"
 	"io"
 	"log/slog"
 	"mime"
@@ -240,6 +241,9 @@ func teamFrom(ctx context.Context) string {
 func (h *Handler) root(r *http.Request) string {
 	if h.baseURL != "" {
 		return h.baseURL
+	}
+	if o, ok := publicurl.From(r); ok {
+		return o + h.prefix
 	}
 	scheme := "http"
 	if r.TLS != nil {

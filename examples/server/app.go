@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/kmkit/kmkit/publicurl"
 	"io"
 	"log/slog"
 	"net"
@@ -114,7 +115,11 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at "+r.URL.Path)
 	})
-	a.handler = logRequests(logger, limitBody(cfg.maxBody, mux))
+	urls, err := publicurl.New(cfg.baseURL, cfg.trustedProxies)
+	if err != nil {
+		return nil, err
+	}
+	a.handler = logRequests(logger, limitBody(cfg.maxBody, urls.Wrap(mux)))
 	return a, nil
 }
 

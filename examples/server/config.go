@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/kmkit/kmkit/publicurl"
 	"io"
 	"log/slog"
 	"strconv"
@@ -27,6 +28,10 @@ type config struct {
 	ratePerHour int
 	burst       int
 	concurrency int
+	// baseURL is the public URL of absolute URLs in answers; trustedProxies the CIDRs whose
+	// X-Forwarded-* headers are honoured (see package publicurl).
+	baseURL        string
+	trustedProxies []string
 }
 
 // parseConfig reads the flags of args; every flag's default comes from its environment
@@ -76,7 +81,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	if err != nil {
 		return nil, err
 	}
-	var level string
+	var level, proxies string
 	fs.StringVar(&cfg.addr, "addr", env("KMKIT_ADDR", ":8080"), "listen address (KMKIT_ADDR)")
 	fs.StringVar(&cfg.dataDir, "data", env("KMKIT_DATA", ""), "serve this data directory instead of the demo (KMKIT_DATA)")
 	fs.StringVar(&cfg.db, "db", env("KMKIT_DB", "sqlite:kmkit.db"), "sqlite:PATH, memory: or a postgres:// URL (KMKIT_DB)")
@@ -87,6 +92,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.IntVar(&cfg.ratePerHour, "rate-per-hour", rate, "requests per hour per key unless the keys file says otherwise; -1: no budget (KMKIT_RATE_PER_HOUR)")
 	fs.IntVar(&cfg.burst, "burst", burst, "requests per second per key unless the keys file says otherwise; -1: no limit (KMKIT_BURST)")
 	fs.IntVar(&cfg.concurrency, "concurrency", concurrency, "requests in flight per key unless the keys file says otherwise; -1: no limit (KMKIT_CONCURRENCY)")
+	fs.StringVar(&cfg.baseURL, "base-url", env("KMKIT_BASE_URL", ""), "public URL of the server in absolute URLs, e.g. https://api.example.com; default: the listener's address (KMKIT_BASE_URL)")
+	fs.StringVar(&proxies, "trusted-proxies", env("KMKIT_TRUSTED_PROXIES", ""), "comma-separated CIDRs of proxies whose X-Forwarded-Proto and X-Forwarded-Host are honoured (KMKIT_TRUSTED_PROXIES)")
 	fs.StringVar(&level, "log-level", env("KMKIT_LOG_LEVEL", "info"), "debug, info, warn or error (KMKIT_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -105,6 +112,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 		return nil, errors.New("-max-body must be at least 1")
 	case cfg.ratePerHour == 0 || cfg.burst == 0 || cfg.concurrency == 0:
 		return nil, errors.New("-rate-per-hour, -burst and -concurrency must be positive, or -1 for no limit")
+	}
+	for s := range strings.SplitSeq(proxies, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			cfg.trustedProxies = append(cfg.trustedProxies, s)
+		}
+	}
+	if _, err := publicurl.New(cfg.baseURL, cfg.trustedProxies); err != nil {
+		return nil, fmt.Errorf("-base-url or -trusted-proxies: %w", err)
 	}
 	if err := cfg.logLevel.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
 		return nil, fmt.Errorf("-log-level %q: want debug, info, warn or error", level)

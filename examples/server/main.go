@@ -21,6 +21,12 @@
 //	-rate-per-hour N    KMKIT_RATE_PER_HOUR  requests per hour per key (default 6000)
 //	-burst N            KMKIT_BURST          requests per second per key, in bursts of as many (default 50)
 //	-concurrency N      KMKIT_CONCURRENCY    requests in flight per key (default 20)
+//	-base-url URL       KMKIT_BASE_URL       public URL in absolute URLs (OData context, SCIM locations, /spec servers)
+//	-trusted-proxies L  KMKIT_TRUSTED_PROXIES  CIDRs whose X-Forwarded-Proto/Host are honoured
+//
+// Without -base-url, absolute URLs use the address of the listener a request arrived at, or
+// what a trusted proxy sent in X-Forwarded-Proto and X-Forwarded-Host; never the Host
+// header (see package publicurl).
 //
 // The three limits are defaults: a key of the keys file may set its own (ratePerHour, burst,
 // concurrency); -1 disables a limit for the keys that set none. A request refused because of
