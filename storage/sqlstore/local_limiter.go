@@ -20,7 +20,8 @@ import (
 // counted since the last flush are added to the table in one transaction, and the counts
 // read back include those of other processes on the same file, which an exact budget
 // across processes needs Limiter for instead. Rows of ended windows are swept every
-// minute. Create it with DB.LocalLimiter and Close it before the DB.
+// minute. A crash loses the counts of at most the last FlushEvery (Close writes them on a
+// graceful stop). Create it with DB.LocalLimiter and Close it before the DB.
 type LocalLimiter struct {
 	db     *DB
 	every  time.Duration
