@@ -219,6 +219,8 @@ func TestGuardBearer(t *testing.T) {
 		{"expired within the leeway", FamilyKM, bearer(rs(map[string]any{"exp": testNow.Add(-29 * time.Second).Unix()})), okAlice("[km odata]")},
 		{"not yet valid within the leeway", FamilyKM, bearer(rs(map[string]any{"nbf": testNow.Add(29 * time.Second).Unix()})), okAlice("[km odata]")},
 		{"audience in an array", FamilyKM, bearer(rs(map[string]any{"aud": []string{"other", testAudience}})), okAlice("[km odata]")},
+		{"NUL in the subject", FamilyKM, bearer(rs(map[string]any{"sub": "al\x00ice"})), unauthorized(FamilyKM, "token subject or team claim contains a NUL character")},
+		{"NUL in the team", FamilySCIM, bearer(rs(map[string]any{"team": "ac\x00me"})), unauthorized(FamilySCIM, "token subject or team claim contains a NUL character")},
 		{"custom team claim absent", FamilyKM, bearer(rs(map[string]any{"team": nil, "tenant": nil})), ok("ok sub:alice team= tenant= perms=[km odata]")},
 
 		{"expired", FamilyKM, bearer(rs(map[string]any{"exp": testNow.Add(-31 * time.Second).Unix()})), unauthorized(FamilyKM, "token is expired")},
