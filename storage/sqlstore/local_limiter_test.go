@@ -3,6 +3,8 @@ package sqlstore_test
 import (
 	"context"
 	"path/filepath"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -106,4 +108,39 @@ func TestLimiterSweepEvery(t *testing.T) {
 			<-done
 		})
 	}
+}
+
+// BenchmarkLimiterSQLite counts requests of 8 parallel clients on SQLite with the upsert per
+// request (Limiter) and in memory with flushes (LocalLimiter), next to the in-memory
+// ratelimit.Memory as the peer; it reports each as a ratio to the peer.
+func BenchmarkLimiterSQLite(b *testing.B) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 10, 30, 0, 0, time.UTC)
+	run := func(b *testing.B, l ratelimit.Limiter) float64 {
+		b.SetParallelism(8)
+		var key atomic.Int64
+		start := time.Now()
+		b.RunParallel(func(pb *testing.PB) {
+			k := "client-" + strconv.FormatInt(key.Add(1), 10)
+			for pb.Next() {
+				if _, err := l.Allow(ctx, k, 1<<30, time.Hour, now); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+		return float64(time.Since(start).Nanoseconds()) / float64(b.N)
+	}
+	var peer float64
+	b.Run("memory", func(b *testing.B) { peer = run(b, ratelimit.NewMemory()) })
+	b.Run("upsert", func(b *testing.B) {
+		ns := run(b, openSQLite(b).Limiter())
+		b.ReportMetric(ns/peer, "x_memory")
+	})
+	b.Run("local", func(b *testing.B) {
+		l := openSQLite(b).LocalLimiter(sqlstore.DefaultFlushEvery, nil)
+		defer l.Close()
+		ns := run(b, l)
+		b.ReportMetric(ns/peer, "x_memory")
+	})
 }
