@@ -65,6 +65,10 @@ type Key struct {
 	Permissions []Permission
 	// RatePerWindow overrides the request budget of the key when positive.
 	RatePerWindow int
+	// Burst overrides the requests per second allowed to the key when positive.
+	Burst int
+	// Concurrent overrides the cap on the key's requests in flight when positive.
+	Concurrent int
 }
 
 // KeySet authenticates application keys (SchemeAppKey and SchemeAPIKey) against a fixed set
@@ -106,6 +110,8 @@ func NewKeySet(keys []Key) (*KeySet, error) {
 			Tenant:        k.Tenant,
 			Permissions:   slices.Clone(k.Permissions),
 			RatePerWindow: k.RatePerWindow,
+			Burst:         k.Burst,
+			Concurrent:    k.Concurrent,
 		}})
 	}
 	return s, nil

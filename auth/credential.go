@@ -112,7 +112,8 @@ func ParseAuthorization(h http.Header) (Credential, error) {
 
 // ParseAPIKey reads the credentials of a reporting request (h with canonical keys): the x-api-key header, and the
 // tenant named by x-tenant-id in canonical lower-case form. A missing or empty key is a
-// *CredentialError; a missing or malformed tenant id is a *TenantError.
+// *CredentialError; a missing or malformed tenant id is a *TenantError, returned with the
+// credential so that the caller can check the key first (401 before 400).
 func ParseAPIKey(h http.Header) (Credential, string, error) {
 	keys := h[HeaderAPIKey]
 	switch len(keys) {
@@ -126,11 +127,12 @@ func ParseAPIKey(h http.Header) (Credential, string, error) {
 	if err != nil {
 		return Credential{}, "", err
 	}
+	cred := Credential{Scheme: SchemeAPIKey, Secret: secret}
 	tenant, err := ParseTenant(h[HeaderTenantID])
 	if err != nil {
-		return Credential{}, "", err
+		return cred, "", err
 	}
-	return Credential{Scheme: SchemeAPIKey, Secret: secret}, tenant, nil
+	return cred, tenant, nil
 }
 
 // TenantError is a missing or malformed x-tenant-id header: the middleware answers 400.

@@ -235,7 +235,11 @@ func FuzzParseAPIKey(f *testing.F) {
 			if c.Scheme != SchemeAPIKey || c.Secret == "" || len(got) != 36 || got != strings.ToLower(got) {
 				t.Fatalf("ParseAPIKey = %v %q %q", c.Scheme, c.Secret, got)
 			}
-		case errors.As(err, &ce), errors.As(err, &te):
+		case errors.As(err, &te):
+			if c.Scheme != SchemeAPIKey || c.Secret == "" {
+				t.Fatalf("a tenant error without the credential: %v %q", c.Scheme, c.Secret)
+			}
+		case errors.As(err, &ce):
 		default:
 			t.Fatalf("error %T %v", err, err)
 		}

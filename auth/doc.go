@@ -24,17 +24,23 @@
 //     or GENERAL_PARAMETER_ILLEGAL).
 //   - Limits give 429 (LIMIT_RATE_EXCEEDED, or the SCIM Error body) with X-RateLimit-Reset
 //     and Retry-After. A failing Authenticator or Limiter gives 500 with a support id that
-//     is logged with the error.
+//     is logged with the error, or, when its database cannot be reached (package outage),
+//     503 GENERAL_SERVICE_UNAVAILABLE with Retry-After.
 //
 // Behaviours chosen where the specification is silent:
 //
-//   - Order of checks: credentials (with, for reporting, the form of x-tenant-id), then the
-//     limits, then (reporting) the key's tenant, then the permission. So every answer to an authenticated caller, 403 included, carries
+//   - Order of checks: credentials, then (reporting) the form of x-tenant-id, so that a wrong
+//     key is 401 whatever the tenant header, then the limits, then (reporting) the key's
+//     tenant, then the permission. So every answer to an authenticated caller, 403 included, carries
 //     X-RateLimit-Limit and X-RateLimit-Remaining; answers to unauthenticated requests (401,
 //     400) carry neither, since there is no principal to count them against.
-//   - Limits apply in the order budget, burst, concurrency. A request refused by the burst
-//     allowance or the concurrency cap has already counted against the budget, so the
-//     headers stay exact on every answer; a request refused by the budget is not counted.
+//   - Limits apply in the order burst, concurrency, budget, so that only requests that are
+//     served count against the budget: one refused by the burst allowance or the
+//     concurrency cap spends none of it (its rate limit headers are read without counting,
+//     from a ratelimit.Peeker), and one refused by the budget is not counted either.
+//   - Each limit has a default in Limits (budget 6000 per hour, burst 50 per second,
+//     concurrency 20) that a principal's own RatePerWindow, Burst or Concurrent overrides
+//     (the keys file's ratePerHour, burst and concurrency).
 //   - On a 429 from the budget, X-RateLimit-Reset is the end of the window; from the burst
 //     allowance, the moment a request will be accepted again; from the concurrency cap, one
 //     second later. It is rounded up to a whole second, and Retry-After is the number of

@@ -61,7 +61,7 @@ const (
 	challengeAPIKey        = `x-api-key realm="kmkit"`
 )
 
-// WriteError sends the error body of family f: status is 400, 401, 403, 429 or 500, and
+// WriteError sends the error body of family f: status is 400, 401, 403, 429, 500 or 503, and
 // detail the message for the client. Hosts mounting the handlers behind their own
 // authentication use it to answer in the shape clients of each API expect.
 func (f Family) WriteError(w http.ResponseWriter, status int, detail string) {
@@ -103,6 +103,8 @@ func problemCode(status int) string {
 		return problem.CodeAccess
 	case http.StatusTooManyRequests:
 		return problem.CodeRateExceeded
+	case http.StatusServiceUnavailable:
+		return problem.CodeUnavailable
 	default:
 		return problem.CodeFatal
 	}

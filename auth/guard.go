@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"github.com/kmkit/kmkit/outage"
 	"log/slog"
 	"math"
 	"net/http"
@@ -24,9 +25,11 @@ type Limits struct {
 	// one hour).
 	Window time.Duration
 	// Burst is the number of requests per second a principal may send, in bursts of as
-	// many (default 20).
+	// many (default 50). A principal's positive Burst overrides it, also when Burst is
+	// negative.
 	Burst int
-	// Concurrent caps the requests of a principal in flight at once (default 20).
+	// Concurrent caps the requests of a principal in flight at once (default 20). A
+	// principal's positive Concurrent overrides it, also when Concurrent is negative.
 	Concurrent int
 }
 
@@ -34,7 +37,7 @@ type Limits struct {
 const (
 	DefaultPerWindow  = 6000
 	DefaultWindow     = time.Hour
-	DefaultBurst      = 20
+	DefaultBurst      = 50
 	DefaultConcurrent = 20
 )
 
@@ -106,12 +109,8 @@ func NewGuard(cfg Config) (*Guard, error) {
 	if g.limiter == nil {
 		g.limiter = ratelimit.NewMemory()
 	}
-	if l.Burst > 0 {
-		g.burst = ratelimit.NewBurst(l.Burst)
-	}
-	if l.Concurrent > 0 {
-		g.concurrency = ratelimit.NewConcurrency(l.Concurrent)
-	}
+	g.burst = ratelimit.NewBurst(max(l.Burst, 1))
+	g.concurrency = ratelimit.NewConcurrency(max(l.Concurrent, 1))
 	if g.log == nil {
 		g.log = slog.Default()
 	}
@@ -152,9 +151,7 @@ func (g *Guard) Wrap(f Family, next http.Handler) http.Handler {
 		if !ok {
 			return
 		}
-		if inFlight {
-			defer g.concurrency.Release(p.Name)
-		}
+		defer g.release(inFlight, p)
 		if f == FamilyReporting && p.Tenant != tenant {
 			f.WriteError(w, http.StatusForbidden, "the API key does not belong to tenant "+tenant)
 			return
@@ -171,18 +168,25 @@ func (g *Guard) Wrap(f Family, next http.Handler) http.Handler {
 // reporting family it also returns the tenant the request names.
 func (g *Guard) authenticate(w http.ResponseWriter, r *http.Request, f Family) (*Principal, string, bool) {
 	var (
-		cred   Credential
-		tenant string
-		err    error
+		cred      Credential
+		tenant    string
+		err       error
+		tenantErr *TenantError
 	)
 	if f == FamilyReporting {
 		cred, tenant, err = ParseAPIKey(r.Header)
+		if errors.As(err, &tenantErr) {
+			err = nil // the key is checked first: a wrong key is a 401 whatever the tenant
+		}
 	} else {
 		cred, err = ParseAuthorization(r.Header)
 	}
 	var p *Principal
 	if err == nil {
 		p, err = g.auth.Authenticate(r.Context(), cred)
+	}
+	if err == nil && tenantErr != nil {
+		err = tenantErr
 	}
 	switch {
 	case err != nil:
@@ -211,44 +215,43 @@ func (g *Guard) refuse(w http.ResponseWriter, f Family, err error) {
 	}
 }
 
-// limit applies the budget, the burst allowance and the concurrency cap of p, in that
-// order, and sets the rate limit headers. On success it reports whether the request took a
-// concurrency slot, which the caller releases when the request ends.
+// limit applies the burst allowance, the concurrency cap and the budget of p, in that
+// order, so that a request refused by the first two does not spend the budget, and sets the
+// rate limit headers. On success it reports whether the request took a concurrency slot,
+// which the caller releases when the request ends.
 func (g *Guard) limit(ctx context.Context, w http.ResponseWriter, f Family, p *Principal) (inFlight, ok bool) {
 	now := g.now()
-	h := w.Header()
-	if budget := g.budget(p); budget > 0 {
+	budget := g.budget(p)
+	if burst := pick(p.Burst, g.limits.Burst); burst > 0 {
+		if ok, wait := g.burst.AllowRate(p.Name, burst, now); !ok {
+			g.peek(ctx, w, p, budget, now)
+			g.tooMany(w, f, RefusedBurst, now, now.Add(wait), "more than "+strconv.Itoa(burst)+" requests per second")
+			return false, false
+		}
+	}
+	if limit := pick(p.Concurrent, g.limits.Concurrent); limit > 0 {
+		if !g.concurrency.AcquireUpTo(p.Name, limit) {
+			g.peek(ctx, w, p, budget, now)
+			g.tooMany(w, f, RefusedConcurrency, now, now.Add(time.Second), "more than "+strconv.Itoa(limit)+" requests at once")
+			return false, false
+		}
+		inFlight = true
+	}
+	if budget > 0 {
 		d, err := g.limiter.Allow(ctx, p.Name, budget, g.limits.Window, now)
 		if err != nil {
+			g.release(inFlight, p)
 			g.fail(w, f, "rate limit", err)
 			return false, false
 		}
-		// One backing array for both values: the header map is on every request's path.
-		limit := g.limitText
-		if d.Limit != g.limits.PerWindow {
-			limit = strconv.Itoa(d.Limit)
-		}
-		v := [2]string{limit, strconv.Itoa(d.Remaining)}
-		h[HeaderRateLimit], h[HeaderRateRemaining] = v[0:1:1], v[1:2:2]
+		g.rateHeaders(w, d)
 		if !d.Allowed {
+			g.release(inFlight, p)
 			g.tooMany(w, f, RefusedBudget, now, d.Reset, "request limit of "+strconv.Itoa(d.Limit)+" per "+window(g.limits.Window)+" exceeded")
 			return false, false
 		}
 	}
-	if g.burst != nil {
-		if ok, wait := g.burst.Allow(p.Name, now); !ok {
-			g.tooMany(w, f, RefusedBurst, now, now.Add(wait), "more than "+strconv.Itoa(g.limits.Burst)+" requests per second")
-			return false, false
-		}
-	}
-	if g.concurrency != nil {
-		if !g.concurrency.Acquire(p.Name) {
-			g.tooMany(w, f, RefusedConcurrency, now, now.Add(time.Second), "more than "+strconv.Itoa(g.limits.Concurrent)+" requests at once")
-			return false, false
-		}
-		return true, true
-	}
-	return false, true
+	return inFlight, true
 }
 
 // budget returns the request budget of p, or 0 when p has none.
@@ -261,6 +264,48 @@ func (g *Guard) budget(p *Principal) int {
 	default:
 		return 0
 	}
+}
+
+// pick returns the principal's own limit when positive, else the default.
+func pick(own, def int) int {
+	if own > 0 {
+		return own
+	}
+	return def
+}
+
+func (g *Guard) release(inFlight bool, p *Principal) {
+	if inFlight {
+		g.concurrency.Release(p.Name)
+	}
+}
+
+// rateHeaders sets X-RateLimit-Limit and X-RateLimit-Remaining from d.
+func (g *Guard) rateHeaders(w http.ResponseWriter, d ratelimit.Decision) {
+	// One backing array for both values: the header map is on every request's path.
+	limit := g.limitText
+	if d.Limit != g.limits.PerWindow {
+		limit = strconv.Itoa(d.Limit)
+	}
+	v := [2]string{limit, strconv.Itoa(d.Remaining)}
+	h := w.Header()
+	h[HeaderRateLimit], h[HeaderRateRemaining] = v[0:1:1], v[1:2:2]
+}
+
+// peek sets the rate limit headers of a request refused before the budget, without
+// spending it: from the limiter when it is a ratelimit.Peeker, else the limit alone. A
+// failing peek only leaves the headers out (the answer is a 429 anyway).
+func (g *Guard) peek(ctx context.Context, w http.ResponseWriter, p *Principal, budget int, now time.Time) {
+	if budget <= 0 {
+		return
+	}
+	if pk, ok := g.limiter.(ratelimit.Peeker); ok {
+		if d, err := pk.Peek(ctx, p.Name, budget, g.limits.Window, now); err == nil {
+			g.rateHeaders(w, d)
+			return
+		}
+	}
+	w.Header().Set(HeaderRateLimit, strconv.Itoa(budget))
 }
 
 // tooMany answers 429 with X-RateLimit-Reset, the given reset time rounded up to a whole
@@ -281,8 +326,15 @@ func (g *Guard) tooMany(w http.ResponseWriter, f Family, reason string, now, res
 	f.WriteError(w, http.StatusTooManyRequests, detail)
 }
 
-// fail answers 500 with a support id that is also logged with the error.
+// fail answers 500 with a support id that is also logged with the error, or 503 with
+// Retry-After when the error is an outage of the database (package outage).
 func (g *Guard) fail(w http.ResponseWriter, f Family, stage string, err error) {
+	if outage.Is(err) {
+		g.log.Warn("auth: "+stage+": database unavailable", "family", f.String(), "error", err)
+		w.Header().Set(HeaderRetryAfter, outage.RetryAfterSeconds)
+		f.writeError(w, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
+		return
+	}
 	id := uuid.NewString()
 	g.log.Error("auth: "+stage+" failed", "supportId", id, "family", f.String(), "error", err)
 	f.WriteError(w, http.StatusInternalServerError, "internal error; support id "+id)

@@ -219,6 +219,8 @@ func TestGuardBearer(t *testing.T) {
 		{"expired within the leeway", FamilyKM, bearer(rs(map[string]any{"exp": testNow.Add(-29 * time.Second).Unix()})), okAlice("[km odata]")},
 		{"not yet valid within the leeway", FamilyKM, bearer(rs(map[string]any{"nbf": testNow.Add(29 * time.Second).Unix()})), okAlice("[km odata]")},
 		{"audience in an array", FamilyKM, bearer(rs(map[string]any{"aud": []string{"other", testAudience}})), okAlice("[km odata]")},
+		{"NUL in the subject", FamilyKM, bearer(rs(map[string]any{"sub": "al\x00ice"})), unauthorized(FamilyKM, "token subject or team claim contains a NUL character")},
+		{"NUL in the team", FamilySCIM, bearer(rs(map[string]any{"team": "ac\x00me"})), unauthorized(FamilySCIM, "token subject or team claim contains a NUL character")},
 		{"custom team claim absent", FamilyKM, bearer(rs(map[string]any{"team": nil, "tenant": nil})), ok("ok sub:alice team= tenant= perms=[km odata]")},
 
 		{"expired", FamilyKM, bearer(rs(map[string]any{"exp": testNow.Add(-31 * time.Second).Unix()})), unauthorized(FamilyKM, "token is expired")},
@@ -295,8 +297,10 @@ func TestGuardReporting(t *testing.T) {
 		{"tenant in braces", hdr("X-Api-Key", "report-key-0001", "X-Tenant-Id", "{"+tenantA+"}"),
 			bad("GENERAL_PARAMETER_ILLEGAL", `x-tenant-id "{`+tenantA+`}" is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)`)},
 		{"two tenants", hdr("X-Api-Key", "report-key-0001", "X-Tenant-Id", tenantA, "X-Tenant-Id", tenantB), bad("GENERAL_PARAMETER_ILLEGAL", "send one x-tenant-id header")},
-		{"unknown key and malformed tenant", hdr("X-Api-Key", "nope", "X-Tenant-Id", "acme"),
-			bad("GENERAL_PARAMETER_ILLEGAL", `x-tenant-id "acme" is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)`)},
+		// The key is checked before the tenant: 401 before 400.
+		{"unknown key and malformed tenant", hdr("X-Api-Key", "nope", "X-Tenant-Id", "acme"), unauthorized(FamilyReporting, "invalid application key")},
+		{"unknown key and no tenant", hdr("X-Api-Key", "nope"), unauthorized(FamilyReporting, "invalid application key")},
+		{"no key and no tenant", hdr(), unauthorized(FamilyReporting, "missing x-api-key header")},
 
 		{"tenant of another key", hdr("X-Api-Key", "report-key-0001", "X-Tenant-Id", tenantB),
 			forbidden(FamilyReporting, "the API key does not belong to tenant "+tenantB)},
@@ -397,7 +401,8 @@ func TestGuardBurst(t *testing.T) {
 		}
 	}
 	want := response{429, map[string]string{
-		"Content-Type": ctProblem, HeaderRateLimit: "6000", HeaderRateRemaining: "5996",
+		// 5997: the three served requests; the refused one does not spend the budget.
+		"Content-Type": ctProblem, HeaderRateLimit: "6000", HeaderRateRemaining: "5997",
 		HeaderRateReset: "2026-11-21T05:30:11Z", HeaderRetryAfter: "1",
 	}, problemBody(429, "LIMIT_RATE_EXCEEDED", "more than 3 requests per second")}
 	if diff := cmp.Diff(want, serve(h, hdr("AppKey", "km-key-0001"))); diff != "" {
@@ -425,7 +430,8 @@ func TestGuardConcurrency(t *testing.T) {
 		<-entered
 	}
 	want := response{429, map[string]string{
-		"Content-Type": ctSCIM, HeaderRateLimit: "6000", HeaderRateRemaining: "5997",
+		// 5998: the two requests in flight; the refused one does not spend the budget.
+		"Content-Type": ctSCIM, HeaderRateLimit: "6000", HeaderRateRemaining: "5998",
 		HeaderRateReset: "2026-11-21T05:30:11Z", HeaderRetryAfter: "1",
 	}, scimBody(429, "more than 2 requests at once")}
 	if diff := cmp.Diff(want, serve(slow, hdr("Authorization", "AppKey scim-key-0001"))); diff != "" {

@@ -323,6 +323,11 @@ func (v *JWTVerifier) principal(claims jwt.MapClaims) (*Principal, error) {
 	if p.Team, err = stringClaim(claims, v.cfg.TeamClaim); err != nil {
 		return nil, err
 	}
+	// The subject names the principal in the limiter's table and the team scopes the
+	// stores: text no database can hold (a NUL, from a \u0000 escape) is refused here.
+	if strings.ContainsRune(sub, 0) || strings.ContainsRune(p.Team, 0) {
+		return nil, refuse("token subject or team claim contains a NUL character")
+	}
 	tenant, err := stringClaim(claims, v.cfg.TenantClaim)
 	if err != nil {
 		return nil, err

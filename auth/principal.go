@@ -31,6 +31,10 @@ type Principal struct {
 	Permissions []Permission
 	// RatePerWindow overrides the limiter's budget for this principal when positive.
 	RatePerWindow int
+	// Burst overrides the requests per second allowed to this principal when positive.
+	Burst int
+	// Concurrent overrides the cap on this principal's requests in flight when positive.
+	Concurrent int
 }
 
 // Can reports whether p holds permission perm.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kmkit/kmkit/internal/inputcheck"
+	"github.com/kmkit/kmkit/outage"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -174,6 +176,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
 		}
 	}()
+	if err := inputcheck.Request(r, h.opts.MaxBodyBytes); err != nil {
+		problem.Write(w, http.StatusBadRequest, problem.CodeParameterIllegal, err.Error())
+		return
+	}
 	ep, kmID, recID, ok := route(r.URL.Path)
 	if !ok {
 		problem.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at "+r.URL.Path)
@@ -246,6 +252,10 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody reads the answer.
 		problem.Write(w, http.StatusServiceUnavailable, problem.CodeFatal, "request canceled")
+	case outage.Is(err):
+		h.opts.Logger.WarnContext(r.Context(), "km: database unavailable", "path", r.URL.Path, "err", err)
+		w.Header().Set("Retry-After", outage.RetryAfterSeconds)
+		problem.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
 	default:
 		id := uuid.NewString()
 		h.opts.Logger.ErrorContext(r.Context(), "km: internal error", "supportId", id, "method", r.Method, "path", r.URL.Path, "err", err)

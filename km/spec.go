@@ -3,6 +3,7 @@ package km
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/kmkit/kmkit/publicurl"
 	"mime"
 	"net/http"
 	"net/url"
@@ -518,9 +519,19 @@ func prefersYAML(accept []string) bool {
 }
 
 // baseURL is the URL the API's paths are relative to, as the client reached the handler:
-// scheme and host of the request (X-Forwarded-Proto and X-Forwarded-Host when a proxy set
-// them) and the prefix a mount under another path (http.StripPrefix) removed.
+// the public URL a publicurl.Resolver in front chose, else scheme and host of the request
+// (X-Forwarded-Proto and X-Forwarded-Host when a proxy set them), and the prefix a mount
+// under another path (http.StripPrefix) removed.
 func baseURL(r *http.Request) string {
+	prefix := ""
+	if u, err := url.ParseRequestURI(r.RequestURI); err == nil {
+		if p, ok := strings.CutSuffix(u.Path, r.URL.Path); ok {
+			prefix = strings.TrimSuffix(p, "/")
+		}
+	}
+	if o, ok := publicurl.From(r); ok {
+		return o + prefix
+	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
@@ -534,12 +545,6 @@ func baseURL(r *http.Request) string {
 	}
 	if host == "" {
 		return ""
-	}
-	prefix := ""
-	if u, err := url.ParseRequestURI(r.RequestURI); err == nil {
-		if p, ok := strings.CutSuffix(u.Path, r.URL.Path); ok {
-			prefix = strings.TrimSuffix(p, "/")
-		}
 	}
 	return (&url.URL{Scheme: scheme, Host: host, Path: prefix}).String()
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 )
@@ -119,6 +120,10 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, r, problem.New(http.StatusBadRequest, qe.Code, qe.Error()), qe.Param)
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		writeProblem(w, r, http.StatusServiceUnavailable, problem.CodeFatal, "request canceled")
+	case outage.Is(err):
+		h.opts.Logger.WarnContext(r.Context(), "odata: database unavailable", "path", r.URL.Path, "err", err)
+		w.Header().Set("Retry-After", outage.RetryAfterSeconds)
+		writeProblem(w, r, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
 	default:
 		id := uuid.NewString()
 		h.opts.Logger.ErrorContext(r.Context(), "odata: internal error", "supportId", id, "method", r.Method, "path", r.URL.Path, "err", err)

@@ -10,8 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kmkit/kmkit/internal/inputcheck"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/publicurl"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -130,6 +132,10 @@ func notFoundPath(path, why string) error {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("OData-Version", Version)
+	if err := inputcheck.Request(r, inputcheck.DefaultMaxBody); err != nil {
+		h.fail(w, r, problem.New(http.StatusBadRequest, problem.CodeParameterIllegal, err.Error()))
+		return
+	}
 	res, kmID, set, key, err := route(r.URL.Path)
 	if err != nil {
 		h.fail(w, r, err)
@@ -206,6 +212,9 @@ func checkMaxVersion(values []string) error {
 // serviceRoot returns the absolute URL of the KM's service, ending in "/".
 func (h *Handler) serviceRoot(r *http.Request, kmID string) string {
 	base := h.opts.BaseURL
+	if o, ok := publicurl.From(r); ok && base == "" {
+		base = o
+	}
 	if base == "" {
 		scheme := "http"
 		if r.TLS != nil {

@@ -29,6 +29,7 @@ const (
 	CodeFatal             = "ADMIN_FATAL_ERROR"
 	CodeRateExceeded      = "LIMIT_RATE_EXCEEDED"
 	CodeUnsupportedMedia  = "GENERAL_UNSUPPORTED_MEDIA_TYPE"
+	CodeUnavailable       = "GENERAL_SERVICE_UNAVAILABLE" // 503: the database cannot be reached; see package outage
 )
 
 // Problem is one problem body.

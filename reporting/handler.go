@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kmkit/kmkit/internal/inputcheck"
+	"github.com/kmkit/kmkit/outage"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -117,6 +119,10 @@ type handler struct {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := inputcheck.Request(r, inputcheck.DefaultMaxBody); err != nil {
+		problem.Write(w, http.StatusBadRequest, problem.CodeParameterIllegal, err.Error())
+		return
+	}
 	elements := r.URL.Path == ElementsPath
 	if !elements && r.URL.Path != FacetsPath {
 		problem.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, fmt.Sprintf("no resource at %s", r.URL.Path))
@@ -186,6 +192,12 @@ const maxPooledBuffer = 4 << 20
 // fail answers 500 with a support id that it also logs with err, unless the client has gone.
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		return
+	}
+	if outage.Is(err) {
+		h.log.WarnContext(r.Context(), "reporting: database unavailable", "path", r.URL.Path, "err", err)
+		w.Header().Set("Retry-After", outage.RetryAfterSeconds)
+		problem.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
 		return
 	}
 	id := uuid.NewString()

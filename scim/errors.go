@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kmkit/kmkit/outage"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -52,10 +53,23 @@ func errorBody(status int, scimType, detail string) []byte {
 func WriteError(w http.ResponseWriter, status int, scimType, detail string) {
 	body := errorBody(status, scimType, detail)
 	h := w.Header()
+	if status == http.StatusServiceUnavailable {
+		h.Set("Retry-After", outage.RetryAfterSeconds)
+	}
 	h.Set("Content-Type", ContentType)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// unavailable reports whether res is the library's answer to a store outage (storeError):
+// a 500 whose detail is outage.Detail.
+func unavailable(res *result) bool {
+	if res.status != http.StatusInternalServerError {
+		return false
+	}
+	var body struct{ Detail string }
+	return json.Unmarshal(res.body, &body) == nil && body.Detail == outage.Detail
 }
 
 func writeAPIError(w http.ResponseWriter, e scimerrors.ScimError) {
@@ -87,6 +101,12 @@ func storeError(log *slog.Logger, err error) scimerrors.ScimError {
 	var se scimerrors.ScimError
 	if errors.As(err, &se) {
 		return se
+	}
+	if outage.Is(err) {
+		// The library refuses 503 here; the handler turns this 500 back into a 503 with
+		// Retry-After (see unavailable).
+		log.Warn("scim: database unavailable", "error", err)
+		return apiError(http.StatusInternalServerError, "", "%s", outage.Detail)
 	}
 	log.Error("scim: store failure", "error", err)
 	return apiError(http.StatusInternalServerError, "", "The request failed on the server; the failure was logged.")

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kmkit/kmkit/internal/inputcheck"
+	"github.com/kmkit/kmkit/outage"
+	"github.com/kmkit/kmkit/publicurl"
 	"io"
 	"log/slog"
 	"mime"
@@ -239,6 +242,9 @@ func (h *Handler) root(r *http.Request) string {
 	if h.baseURL != "" {
 		return h.baseURL
 	}
+	if o, ok := publicurl.From(r); ok {
+		return o + h.prefix
+	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
@@ -248,6 +254,10 @@ func (h *Handler) root(r *http.Request) string {
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := inputcheck.Request(r, h.maxBody); err != nil {
+		WriteError(w, http.StatusBadRequest, TypeInvalidValue, err.Error())
+		return
+	}
 	path, ok := strings.CutPrefix(r.URL.Path, h.prefix)
 	if !ok || (path != "" && path[0] != '/') {
 		WriteError(w, http.StatusNotFound, "", fmt.Sprintf("Specified endpoint %s does not exist.", r.URL.Path))
@@ -470,6 +480,9 @@ func (res *result) writeTo(w http.ResponseWriter) {
 	if res.body != nil {
 		w.Header().Set("Content-Length", strconv.Itoa(len(res.body)))
 	}
+	if res.status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", outage.RetryAfterSeconds)
+	}
 	w.WriteHeader(res.status)
 	_, _ = w.Write(res.body)
 }
@@ -532,6 +545,9 @@ func (h *Handler) do(ctx context.Context, root string, c call) *result {
 	res := &result{status: rec.status, header: rec.header, body: rec.body.Bytes()}
 	if res.status == 0 {
 		res.status = http.StatusOK
+	}
+	if unavailable(res) {
+		return errorResult(apiError(http.StatusServiceUnavailable, "", "%s", outage.Detail))
 	}
 	if res.status/100 != 2 || len(res.body) == 0 {
 		return res

@@ -8,6 +8,8 @@
 //	    tenant: 3f1c5a2e-...       # reporting tenant (UUID)
 //	    permissions: [km, odata, scim, reporting]   # and metrics: GET /metrics
 //	    ratePerHour: 6000          # optional budget of the key per limit window
+//	    burst: 100                 # optional requests per second (bursts of as many)
+//	    concurrency: 40            # optional cap on the key's requests in flight
 //	jwt:                           # optional
 //	  issuer: https://idp.example
 //	  audience: kmkit
@@ -24,7 +26,9 @@
 // given twice, a key given twice, an unknown permission and a key that could never be sent
 // (empty, with spaces or non-ASCII characters) are errors; so is a file with neither keys
 // nor a jwt section. ratePerHour is the key's budget per window of the server's limits,
-// which is one hour unless the server says otherwise.
+// which is one hour unless the server says otherwise; burst and concurrency are the key's
+// own per-second allowance and cap on requests in flight. Each of the three, when absent or
+// 0, takes the server's default.
 package keysfile
 
 import (
@@ -270,6 +274,8 @@ func (p *parser) key(n *yaml.Node) (auth.Key, error) {
 		},
 		"permissions": func(v *yaml.Node) error { perms = v; return nil },
 		"ratePerHour": func(v *yaml.Node) (err error) { k.RatePerWindow, err = p.count(v, "ratePerHour"); return err },
+		"burst":       func(v *yaml.Node) (err error) { k.Burst, err = p.count(v, "burst"); return err },
+		"concurrency": func(v *yaml.Node) (err error) { k.Concurrent, err = p.count(v, "concurrency"); return err },
 	}, []string{"permissions"})
 	if err != nil {
 		return k, err

@@ -59,6 +59,8 @@ keys:
     tenant: ` + strings.ToUpper(tenant) + `
     permissions: [km, odata, scim, reporting]
     ratePerHour: 100
+    burst: 200
+    concurrency: 40
   - sha256: ` + auth.DigestOf("hashed-key-2").String() + `
     permissions:
       - reporting
@@ -83,7 +85,7 @@ func TestParse(t *testing.T) {
 	}
 	wantKeys := []auth.Key{
 		{Digest: auth.DigestOf("plain-key-1"), Name: "ci", Team: "acme", Tenant: tenant,
-			Permissions: []auth.Permission{"km", "odata", "scim", "reporting"}, RatePerWindow: 100},
+			Permissions: []auth.Permission{"km", "odata", "scim", "reporting"}, RatePerWindow: 100, Burst: 200, Concurrent: 40},
 		{Digest: auth.DigestOf("hashed-key-2"), Tenant: tenant, Permissions: []auth.Permission{"reporting"}},
 		{Digest: auth.DigestOf("12345"), Permissions: []auth.Permission{"km"}},
 	}
@@ -199,7 +201,7 @@ func TestParseErrors(t *testing.T) {
 		{"keys not a list", "keys: {key: a}\n", "k.yaml:1:7: keys must be a list, found a mapping"},
 		{"key entry not a mapping", "keys:\n  - abc\n", `k.yaml:2:5: expected a mapping of fields, found "abc"`},
 		{"unknown key field", "keys:\n  - key: a\n    permissions: [km]\n    role: admin\n",
-			`k.yaml:4:5: unknown field "role" (known: key, name, permissions, ratePerHour, sha256, team, tenant)`},
+			`k.yaml:4:5: unknown field "role" (known: burst, concurrency, key, name, permissions, ratePerHour, sha256, team, tenant)`},
 		{"field twice", "keys:\n  - key: a\n    key: b\n    permissions: [km]\n", `k.yaml:3:5: field "key" appears twice`},
 		{"no key or digest", "keys:\n  - team: acme\n    permissions: [km]\n",
 			"k.yaml:2:5: a key needs key (the key itself) or sha256 (the hex digest of the key)"},
@@ -219,6 +221,8 @@ func TestParseErrors(t *testing.T) {
 		{"bad tenant", "keys:\n  - key: a\n    tenant: acme\n    permissions: [km]\n", `k.yaml:3:13: tenant "acme" is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)`},
 		{"empty tenant", "keys:\n  - key: a\n    tenant: ''\n    permissions: [km]\n", `k.yaml:3:13: tenant "" is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)`},
 		{"negative rate", "keys:\n  - key: a\n    ratePerHour: -5\n    permissions: [km]\n", "k.yaml:3:18: ratePerHour must be a whole number from 0 to 9223372036854775807, found -5"},
+		{"negative burst", "keys:\n  - key: a\n    burst: -1\n    permissions: [km]\n", "k.yaml:3:12: burst must be a whole number from 0 to 9223372036854775807, found -1"},
+		{"concurrency not a number", "keys:\n  - key: a\n    concurrency: 2.5\n    permissions: [km]\n", `k.yaml:3:18: concurrency must be a whole number, found "2.5"`},
 		{"rate not a number", "keys:\n  - key: a\n    ratePerHour: lots\n    permissions: [km]\n", `k.yaml:3:18: ratePerHour must be a whole number, found "lots"`},
 		{"jwt without issuer", "jwt:\n  audience: a\n  keys: [" + hsKey + "]\n", `k.yaml:2:3: missing field "issuer"`},
 		{"jwt unknown field", "jwt:\n  issuer: i\n  audience: a\n  keys: [" + hsKey + "]\n  algorithms: [RS256]\n",

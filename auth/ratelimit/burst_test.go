@@ -67,3 +67,28 @@ func TestBurstParallel(t *testing.T) {
 		t.Errorf("allowed %d at one instant, want %d", got, rate)
 	}
 }
+
+// TestBurstRatePerKey: keys with their own rate share one Burst, each with its own bucket
+// size and refill.
+func TestBurstRatePerKey(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b := NewBurst(2)
+	served := map[string]int{}
+	for range 20 {
+		for key, rate := range map[string]int{"default": 0, "ten": 10} {
+			if ok, _ := b.AllowRate(key, rate, now); ok {
+				served[key]++
+			}
+		}
+	}
+	if served["default"] != 2 || served["ten"] != 10 {
+		t.Fatalf("served in one instant: %v, want default 2, ten 10", served)
+	}
+	ok, wait := b.AllowRate("ten", 10, now)
+	if ok || wait != 100*time.Millisecond {
+		t.Errorf("empty bucket at 10/s: %v, wait %v; want a refusal for 100ms", ok, wait)
+	}
+	if ok, _ := b.AllowRate("ten", 10, now.Add(100*time.Millisecond)); !ok {
+		t.Errorf("100ms later at 10/s: refused, want one token")
+	}
+}

@@ -17,11 +17,18 @@ func NewConcurrency(limit int) *Concurrency {
 
 // Acquire counts one more request in flight for key and reports whether it is within the cap.
 // After a true answer the caller must call Release(key) once the request is done.
-func (c *Concurrency) Acquire(key string) bool {
+func (c *Concurrency) Acquire(key string) bool { return c.AcquireUpTo(key, 0) }
+
+// AcquireUpTo is Acquire with a cap of limit requests in flight for this key (the cap given
+// to NewConcurrency when limit < 1).
+func (c *Concurrency) AcquireUpTo(key string, limit int) bool {
+	if limit < 1 {
+		limit = c.max
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := c.inflight[key]
-	if n >= c.max {
+	if n >= limit {
 		return false
 	}
 	c.inflight[key] = n + 1

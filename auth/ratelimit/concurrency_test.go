@@ -65,3 +65,18 @@ func TestConcurrencyParallel(t *testing.T) {
 		t.Errorf("InFlight = %d after all released", n)
 	}
 }
+
+func TestConcurrencyCapPerKey(t *testing.T) {
+	c := NewConcurrency(1)
+	for i := range 3 {
+		if !c.AcquireUpTo("wide", 3) {
+			t.Fatalf("request %d of a key with cap 3 refused", i+1)
+		}
+	}
+	if c.AcquireUpTo("wide", 3) {
+		t.Error("fourth request of a key with cap 3 allowed")
+	}
+	if !c.AcquireUpTo("narrow", 0) || c.AcquireUpTo("narrow", 0) {
+		t.Error("a key without its own cap does not get the default of 1")
+	}
+}

@@ -11,8 +11,10 @@
 //     windows.
 //   - A request refused by the budget is not counted: Remaining stays 0 and the count never
 //     exceeds the limit.
-//   - The burst allowance is a token bucket holding up to Burst tokens and refilling Burst
-//     tokens per second; one request takes one token.
+//   - The burst allowance is a token bucket holding up to rate tokens and refilling rate
+//     tokens per second; one request takes one token. Burst.AllowRate and
+//     Concurrency.AcquireUpTo take a caller's own rate and cap, so callers with their own
+//     limits share one Burst and one Concurrency.
 //   - Burst and Concurrency keep their state in process: they protect one server, not a
 //     cluster. Idle callers' state is dropped, so memory follows the number of active callers.
 package ratelimit

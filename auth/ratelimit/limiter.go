@@ -28,6 +28,16 @@ type Limiter interface {
 	Allow(ctx context.Context, key string, limit int, window time.Duration, now time.Time) (Decision, error)
 }
 
+// Peeker is a Limiter that can also report a key's budget without counting a request. The
+// middleware uses it for the rate limit headers of requests that it refuses before they
+// reach the budget (too many per second, or at once), which must not spend it.
+type Peeker interface {
+	Limiter
+	// Peek returns the Decision Allow would have returned before counting: Remaining is
+	// what is left of the window, Allowed whether one more request fits.
+	Peek(ctx context.Context, key string, limit int, window time.Duration, now time.Time) (Decision, error)
+}
+
 // WindowStart returns the start of the fixed window of length window that contains now.
 func WindowStart(now time.Time, window time.Duration) time.Time {
 	return now.Truncate(window)
@@ -78,6 +88,24 @@ func (m *Memory) Allow(_ context.Context, key string, limit int, window time.Dur
 	c.count++
 	d.Allowed = true
 	d.Remaining = limit - c.count
+	return d, nil
+}
+
+// Peek implements Peeker. It never returns an error.
+func (m *Memory) Peek(_ context.Context, key string, limit int, window time.Duration, now time.Time) (Decision, error) {
+	if window <= 0 {
+		window = 1
+	}
+	start := WindowStart(now, window)
+	d := Decision{Limit: limit, Reset: start.Add(window)}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	used := 0
+	if c := m.counters[key]; c != nil && c.start.Equal(start) && c.window == window {
+		used = c.count
+	}
+	d.Remaining = max(limit-used, 0)
+	d.Allowed = d.Remaining > 0
 	return d, nil
 }
 

@@ -26,7 +26,7 @@ func TestAccessLog(t *testing.T) {
 		}
 		w.Write([]byte("fine"))
 	})
-	a := newTestApp(t, config{limits: unlimited})
+	a := newTestApp(t, config{burst: -1, concurrency: -1})
 	route := a.routes.of
 	h := logRequests(logger, route, failing)
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/intelligence/api/knowledge-models/o2c/records/ORDERS/data?searchTerm=secret", nil))

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/kmkit/kmkit/publicurl"
 	"io"
 	"log/slog"
 	"net"
@@ -27,6 +28,7 @@ import (
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/metrics"
 	"github.com/kmkit/kmkit/odata"
+	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/reporting"
 	"github.com/kmkit/kmkit/scim"
@@ -43,6 +45,7 @@ const (
 	idleTimeout       = 120 * time.Second
 	shutdownTimeout   = 15 * time.Second
 	maxHeaderBytes    = 64 << 10
+	healthTimeout     = 2 * time.Second // for /healthz to reach the database
 )
 
 // app is the assembled server: stores, authentication and routes.
@@ -115,7 +118,9 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 		}
 		a.devKey, authn = key, auth.KeysAndTokens(keys, nil)
 	}
-	guard, err := auth.NewGuard(auth.Config{Authenticator: authn, Logger: logger, Limiter: st.limiter, Limits: cfg.limits, Refused: m.LimitRefused})
+	guard, err := auth.NewGuard(auth.Config{Authenticator: authn, Logger: logger, Limiter: st.limiter,
+		Limits:  auth.Limits{PerWindow: cfg.ratePerHour, Burst: cfg.burst, Concurrent: cfg.concurrency},
+		Refused: m.LimitRefused})
 	if err != nil {
 		return nil, err
 	}
@@ -128,8 +133,19 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	a.routes = routes{scim: scimHandler}
 
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if st.ping != nil {
+			ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
+			defer cancel()
+			if err := st.ping(ctx); err != nil {
+				logger.Warn("healthz: database unavailable", "error", err)
+				w.Header().Set("Retry-After", outage.RetryAfterSeconds)
+				w.WriteHeader(http.StatusServiceUnavailable)
+				io.WriteString(w, "database unavailable\n")
+				return
+			}
+		}
 		io.WriteString(w, "ok\n")
 	})
 	// Each request of the KM API and OData is pinned to the KM store current at its start,
@@ -146,9 +162,14 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at "+r.URL.Path)
 	})
+	urls, err := publicurl.New(cfg.baseURL, cfg.trustedProxies)
+	if err != nil {
+		return nil, err
+	}
 	// From the outside in: the access log and the metrics see every request as the client
-	// sent it; CORS answers preflights before authentication; HEAD runs the GET routes.
-	inner := cors.Handler(cfg.corsOrigins, head.Handler(limitBody(cfg.maxBody, mux)))
+	// sent it; CORS answers preflights before authentication; HEAD runs the GET routes;
+	// absolute URLs come from -base-url or a trusted proxy, never from the Host header.
+	inner := cors.Handler(cfg.corsOrigins, head.Handler(limitBody(cfg.maxBody, urls.Wrap(mux))))
 	a.handler = logRequests(logger, a.routes.of, m.Handler(routeOf, inner))
 	return a, nil
 }

@@ -10,9 +10,6 @@ import (
 	"github.com/kmkit/kmkit/auth"
 )
 
-// unlimited lifts the burst and concurrency caps, which tests sending many requests in a
-// row would hit.
-var unlimited = auth.Limits{Burst: -1, Concurrent: -1}
 
 // devTenant is the reporting tenant of the development key: the smallest tenant id of the
 // embedded demo.
@@ -67,7 +64,7 @@ var getRoutes = []struct {
 // TestHEADOnEveryGETRoute checks RFC 9110's rule: HEAD answers as GET would, the same
 // status and headers, without a body.
 func TestHEADOnEveryGETRoute(t *testing.T) {
-	a := newTestApp(t, config{limits: unlimited})
+	a := newTestApp(t, config{burst: -1, concurrency: -1})
 	for _, rt := range getRoutes {
 		get := request(a.handler, http.MethodGet, rt.target, a.devKey, nil)
 		head := request(a.handler, http.MethodHead, rt.target, a.devKey, nil)
@@ -101,7 +98,7 @@ func TestHEADOnEveryGETRoute(t *testing.T) {
 // TestAllowListsHEAD checks that 405 answers of GET routes list HEAD, and that a route
 // without GET refuses HEAD too.
 func TestAllowListsHEAD(t *testing.T) {
-	a := newTestApp(t, config{limits: unlimited})
+	a := newTestApp(t, config{burst: -1, concurrency: -1})
 	tests := []struct {
 		method, target string
 		allow          string
@@ -147,7 +144,7 @@ func varies(h http.Header, field string) bool {
 // (no credentials, no 401), for an allowed origin only, with Vary: Origin on every answer.
 func TestCORSPreflightOnEveryAPI(t *testing.T) {
 	const app = "https://app.example.com"
-	a := newTestApp(t, config{limits: unlimited, corsOrigins: []string{app, "https://*.partner.example"}})
+	a := newTestApp(t, config{burst: -1, concurrency: -1, corsOrigins: []string{app, "https://*.partner.example"}})
 	targets := []struct{ target, method, headers string }{
 		{"/intelligence/api/knowledge-models/o2c/data", http.MethodPost, "authorization, content-type"},
 		{"/intelligence/api/odata/o2c.svc/ORDERS_entries", http.MethodGet, "authorization, odata-maxversion"},
@@ -187,7 +184,7 @@ func TestCORSPreflightOnEveryAPI(t *testing.T) {
 // Vary: Origin on both; refusals (401) carry them too, so the browser app can read them.
 func TestCORSActualRequests(t *testing.T) {
 	const app = "https://app.example.com"
-	a := newTestApp(t, config{limits: unlimited, corsOrigins: []string{app}})
+	a := newTestApp(t, config{burst: -1, concurrency: -1, corsOrigins: []string{app}})
 	for _, rt := range getRoutes {
 		if rt.api == "server" {
 			continue
@@ -218,7 +215,7 @@ func TestCORSActualRequests(t *testing.T) {
 // TestNoCORSByDefault checks that without -cors-origins no CORS header is sent and a
 // preflight is not answered for the API (it reaches the guard, which wants credentials).
 func TestNoCORSByDefault(t *testing.T) {
-	a := newTestApp(t, config{limits: unlimited})
+	a := newTestApp(t, config{burst: -1, concurrency: -1})
 	w := preflight(a.handler, "/intelligence/api/knowledge-models", "https://app.example.com", http.MethodGet, "authorization")
 	if w.Code != http.StatusUnauthorized || w.Header().Get("Access-Control-Allow-Origin") != "" {
 		t.Errorf("preflight without CORS: %d %v", w.Code, w.Header())

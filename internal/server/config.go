@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/kmkit/kmkit/publicurl"
 	"io"
 	"log/slog"
 	"strconv"
@@ -30,7 +31,14 @@ type config struct {
 	watch       time.Duration // -watch: poll the data directory this often (0: never)
 	version     bool          // -version: print the build and exit
 	healthcheck bool          // -healthcheck: ask a running server's /healthz and exit
-	limits      auth.Limits   // the guard's limits (zero: auth's defaults)
+	// Limits of every key that does not set its own in the keys file; negative disables.
+	ratePerHour int
+	burst       int
+	concurrency int
+	// baseURL is the public URL of absolute URLs in answers; trustedProxies the CIDRs whose
+	// X-Forwarded-* headers are honoured (see package publicurl).
+	baseURL        string
+	trustedProxies []string
 }
 
 // parseConfig reads the flags of args; every flag's default comes from its environment
@@ -68,8 +76,20 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	if err != nil {
 		return nil, err
 	}
-	var level, origins string
 	watch := env("KMKIT_WATCH", "0s")
+	rate, err := envInt("KMKIT_RATE_PER_HOUR", auth.DefaultPerWindow)
+	if err != nil {
+		return nil, err
+	}
+	burst, err := envInt("KMKIT_BURST", auth.DefaultBurst)
+	if err != nil {
+		return nil, err
+	}
+	concurrency, err := envInt("KMKIT_CONCURRENCY", auth.DefaultConcurrent)
+	if err != nil {
+		return nil, err
+	}
+	var level, origins, proxies string
 	fs.StringVar(&cfg.addr, "addr", env("KMKIT_ADDR", ":8080"), "listen address (KMKIT_ADDR)")
 	fs.StringVar(&cfg.dataDir, "data", env("KMKIT_DATA", ""), "serve this data directory instead of the demo (KMKIT_DATA)")
 	fs.StringVar(&cfg.db, "db", env("KMKIT_DB", "sqlite:kmkit.db"), "sqlite:PATH, memory: or a postgres:// URL (KMKIT_DB)")
@@ -77,6 +97,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&cfg.keysFile, "keys", env("KMKIT_KEYS", ""), "keys file; without it a development key is printed (KMKIT_KEYS)")
 	fs.IntVar(&cfg.maxPageSize, "max-page-size", maxPage, "largest pageSize of the KM API (KMKIT_MAX_PAGE_SIZE)")
 	fs.Int64Var(&cfg.maxBody, "max-body", int64(maxBody), "largest request body in bytes (KMKIT_MAX_BODY)")
+	fs.IntVar(&cfg.ratePerHour, "rate-per-hour", rate, "requests per hour per key unless the keys file says otherwise; -1: no budget (KMKIT_RATE_PER_HOUR)")
+	fs.IntVar(&cfg.burst, "burst", burst, "requests per second per key unless the keys file says otherwise; -1: no limit (KMKIT_BURST)")
+	fs.IntVar(&cfg.concurrency, "concurrency", concurrency, "requests in flight per key unless the keys file says otherwise; -1: no limit (KMKIT_CONCURRENCY)")
+	fs.StringVar(&cfg.baseURL, "base-url", env("KMKIT_BASE_URL", ""), "public URL of the server in absolute URLs, e.g. https://api.example.com; default: the listener's address (KMKIT_BASE_URL)")
+	fs.StringVar(&proxies, "trusted-proxies", env("KMKIT_TRUSTED_PROXIES", ""), "comma-separated CIDRs of proxies whose X-Forwarded-Proto and X-Forwarded-Host are honoured (KMKIT_TRUSTED_PROXIES)")
 	fs.StringVar(&level, "log-level", env("KMKIT_LOG_LEVEL", "info"), "debug, info, warn or error (KMKIT_LOG_LEVEL)")
 	fs.StringVar(&origins, "cors-origins", env("KMKIT_CORS_ORIGINS", ""), "comma-separated origins browsers may call from, or * (KMKIT_CORS_ORIGINS)")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", env("KMKIT_METRICS_ADDR", ""), "also serve /metrics, without credentials, on this address (KMKIT_METRICS_ADDR)")
@@ -98,6 +123,16 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 		return nil, errors.New("-max-page-size must be at least 1")
 	case cfg.maxBody < 1:
 		return nil, errors.New("-max-body must be at least 1")
+	case cfg.ratePerHour == 0 || cfg.burst == 0 || cfg.concurrency == 0:
+		return nil, errors.New("-rate-per-hour, -burst and -concurrency must be positive, or -1 for no limit")
+	}
+	for s := range strings.SplitSeq(proxies, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			cfg.trustedProxies = append(cfg.trustedProxies, s)
+		}
+	}
+	if _, err := publicurl.New(cfg.baseURL, cfg.trustedProxies); err != nil {
+		return nil, fmt.Errorf("-base-url or -trusted-proxies: %w", err)
 	}
 	if cfg.corsOrigins, err = cors.ParseOrigins(origins); err != nil {
 		return nil, fmt.Errorf("-cors-origins: %w", err)

@@ -9,10 +9,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
+
+// schemaSeq numbers the schemas of one test process.
+var schemaSeq atomic.Int64
 
 // postgresSchemaDSN returns a URL for a fresh schema on the PostgreSQL server of
 // KMKIT_POSTGRES_DSN (dropped at the end of the test), or "" when the variable is unset.
@@ -26,7 +30,7 @@ func postgresSchemaDSN(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { admin.Close() })
-	schema := fmt.Sprintf("kmkit_server_test_%d", os.Getpid())
+	schema := fmt.Sprintf("kmkit_server_test_%d_%d", os.Getpid(), schemaSeq.Add(1))
 	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
 		t.Fatalf("KMKIT_POSTGRES_DSN: %v", err)
 	}

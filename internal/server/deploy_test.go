@@ -24,7 +24,7 @@ func TestDeployFiles(t *testing.T) {
 	if _, err := keys.Authenticator(); err != nil {
 		t.Fatal(err)
 	}
-	a := newTestApp(t, config{keysFile: "../../deploy/keys.yaml", limits: unlimited})
+	a := newTestApp(t, config{keysFile: "../../deploy/keys.yaml", burst: -1, concurrency: -1})
 	for _, target := range []string{"/intelligence/api/knowledge-models", "/intelligence/api/odata/o2c.svc/", "/user-provisioning/scim/v2/Users", "/api/v1/facets", "/metrics"} {
 		if w := request(a.handler, http.MethodGet, target, "change-me-kmkit-demo-key", nil); w.Code != 200 {
 			t.Errorf("GET %s with the compose key: %d %s", target, w.Code, w.Body)

@@ -10,7 +10,6 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/kmkit/kmkit/auth"
 )
 
 // scrape reads /metrics with key and parses it with Prometheus' own text parser.
@@ -58,7 +57,7 @@ next:
 
 // TestMetricsCountKnownRequests sends known requests and checks the counts scraped.
 func TestMetricsCountKnownRequests(t *testing.T) {
-	a := newTestApp(t, config{limits: auth.Limits{Burst: 1000, Concurrent: -1}})
+	a := newTestApp(t, config{burst: 1000, concurrency: -1})
 	h := a.handler
 	const (
 		records = "/intelligence/api/knowledge-models/{km_id}/records/{record_id}/data"
@@ -130,7 +129,7 @@ func TestMetricsCountKnownRequests(t *testing.T) {
 // TestMetricsCountRefusals checks limiter refusals by reason and that /metrics needs the
 // metrics permission.
 func TestMetricsCountRefusals(t *testing.T) {
-	a := newTestApp(t, config{limits: auth.Limits{Burst: 3, Concurrent: -1}})
+	a := newTestApp(t, config{burst: 3, concurrency: -1})
 	statuses := map[int]int{}
 	for range 5 {
 		statuses[request(a.handler, http.MethodGet, "/intelligence/api/knowledge-models", a.devKey, nil).Code]++

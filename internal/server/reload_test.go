@@ -44,7 +44,7 @@ func TestReloadWhileServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs syncBuffer
-	cfg := config{dataDir: dir, maxPageSize: 100, maxBody: 1 << 20, limits: unlimited}
+	cfg := config{dataDir: dir, maxPageSize: 100, maxBody: 1 << 20, burst: -1, concurrency: -1}
 	a, err := newApp(&cfg, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +139,7 @@ func TestWatchReloads(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS("../../km/testdata/shop")); err != nil {
 		t.Fatal(err)
 	}
-	cfg := config{dataDir: dir, maxPageSize: 100, maxBody: 1 << 20, limits: unlimited, watch: 20 * time.Millisecond}
+	cfg := config{dataDir: dir, maxPageSize: 100, maxBody: 1 << 20, burst: -1, concurrency: -1, watch: 20 * time.Millisecond}
 	a, err := newApp(&cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -19,11 +19,24 @@
 //	-max-page-size N    KMKIT_MAX_PAGE_SIZE  largest pageSize of the KM API (default 5000)
 //	-max-body BYTES     KMKIT_MAX_BODY       largest request body (default 1 MiB)
 //	-log-level LEVEL    KMKIT_LOG_LEVEL      debug, info, warn or error (default info)
+//	-rate-per-hour N    KMKIT_RATE_PER_HOUR  requests per hour per key (default 6000)
+//	-burst N            KMKIT_BURST          requests per second per key, in bursts of as many (default 50)
+//	-concurrency N      KMKIT_CONCURRENCY    requests in flight per key (default 20)
+//	-base-url URL       KMKIT_BASE_URL       public URL in absolute URLs (OData context, SCIM locations, /spec servers)
+//	-trusted-proxies L  KMKIT_TRUSTED_PROXIES  CIDRs whose X-Forwarded-Proto/Host are honoured
 //	-cors-origins LIST  KMKIT_CORS_ORIGINS   comma-separated origins browser apps may call from, or *
 //	-metrics-addr ADDR  KMKIT_METRICS_ADDR   also serve /metrics on ADDR, without credentials
 //	-watch DURATION     KMKIT_WATCH          poll the -data directory this often and reload on change
 //	-version                                 print the version and the VCS revision, and exit
 //	-healthcheck                             GET /healthz of the server on -addr; exit 0 on 200 (for images without a shell)
+//
+// Without -base-url, absolute URLs use the address of the listener a request arrived at, or
+// what a trusted proxy sent in X-Forwarded-Proto and X-Forwarded-Host; never the Host
+// header (see package publicurl).
+//
+// The three limits are defaults: a key of the keys file may set its own (ratePerHour, burst,
+// concurrency); -1 disables a limit for the keys that set none. A request refused because of
+// the burst or concurrency limit does not count against the hourly budget.
 //
 // Unless GOGC is set, the server runs the garbage collector at GOGC=400 (DefaultGCPercent):
 // its data sets are large, live for the whole process and are never written, so collecting
@@ -33,7 +46,9 @@
 // the API and route template (never the raw path or query, which carry ids and filter
 // values), the status, the body bytes, the duration, the principal's name and, on a 5xx,
 // the support id of the answer; 5xx lines are at level error, the others at info, so
-// -log-level warn leaves only failures. It answers GET /healthz without credentials, HEAD
+// -log-level warn leaves only failures. It answers GET /healthz without credentials (503
+// with Retry-After while the database does not answer; every API answers so too then,
+// never 500), HEAD
 // on every GET route (package head), CORS preflights before authentication when
 // -cors-origins is set (package cors), and Prometheus metrics at GET /metrics to keys
 // holding the metrics permission (package metrics; the development key holds it). It sets

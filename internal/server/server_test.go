@@ -27,11 +27,14 @@ func TestParseConfig(t *testing.T) {
 		want config
 		err  string
 	}{
-		{name: "defaults", want: config{addr: ":8080", db: "sqlite:kmkit.db", maxPageSize: 5000, maxBody: 1 << 20}},
+		{name: "defaults", want: config{addr: ":8080", db: "sqlite:kmkit.db", maxPageSize: 5000, maxBody: 1 << 20, ratePerHour: 6000, burst: 50, concurrency: 20}},
 		{name: "environment", env: map[string]string{"KMKIT_ADDR": ":9000", "KMKIT_DEMO_ROWS": "100", "KMKIT_MAX_PAGE_SIZE": "10", "KMKIT_LOG_LEVEL": "debug", "KMKIT_KEYS": "k.yaml"},
-			want: config{addr: ":9000", db: "sqlite:kmkit.db", demoRows: 100, maxPageSize: 10, maxBody: 1 << 20, keysFile: "k.yaml", logLevel: slog.LevelDebug}},
+			want: config{addr: ":9000", db: "sqlite:kmkit.db", demoRows: 100, maxPageSize: 10, maxBody: 1 << 20, ratePerHour: 6000, burst: 50, concurrency: 20, keysFile: "k.yaml", logLevel: slog.LevelDebug}},
 		{name: "flags win", args: []string{"-addr", ":1", "-max-page-size", "20", "-data", "dir"}, env: map[string]string{"KMKIT_ADDR": ":9000", "KMKIT_MAX_PAGE_SIZE": "10"},
-			want: config{addr: ":1", db: "sqlite:kmkit.db", maxPageSize: 20, maxBody: 1 << 20, dataDir: "dir"}},
+			want: config{addr: ":1", db: "sqlite:kmkit.db", maxPageSize: 20, maxBody: 1 << 20, ratePerHour: 6000, burst: 50, concurrency: 20, dataDir: "dir"}},
+		{name: "limits", args: []string{"-burst", "100", "-concurrency", "-1"}, env: map[string]string{"KMKIT_RATE_PER_HOUR": "20000", "KMKIT_BURST": "7"},
+			want: config{addr: ":8080", db: "sqlite:kmkit.db", maxPageSize: 5000, maxBody: 1 << 20, ratePerHour: 20000, burst: 100, concurrency: -1}},
+		{name: "zero burst", args: []string{"-burst", "0"}, err: "-rate-per-hour, -burst and -concurrency must be positive, or -1 for no limit"},
 		{name: "bad variable", env: map[string]string{"KMKIT_DEMO_ROWS": "many"}, err: `KMKIT_DEMO_ROWS="many" is not an integer`},
 		{name: "demo rows and data", args: []string{"-demo-rows", "5", "-data", "x"}, err: "-demo-rows and -data exclude each other"},
 		{name: "negative rows", args: []string{"-demo-rows", "-1"}, err: "-demo-rows must not be negative"},

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -18,6 +19,9 @@ import (
 	"github.com/kmkit/kmkit/storage/sqlstore"
 )
 
+// limiterSweepEvery is how often the PostgreSQL limiter's ended windows are deleted.
+const limiterSweepEvery = time.Minute
+
 // stores are what the server serves: in memory (-db memory:) or in a database.
 type stores struct {
 	km        km.Store
@@ -29,6 +33,8 @@ type stores struct {
 	backend   string  // memory, sqlite or postgres: the backend label of the metrics
 	db        *sql.DB // the database's pool, or nil in memory
 	sqlDB     *sqlstore.DB
+	// ping checks that the database answers; nil in memory.
+	ping func(context.Context) error
 }
 
 // openStores opens the stores cfg.db names and loads the KM data and reporting elements
@@ -59,6 +65,19 @@ func openStores(cfg *config, logger *slog.Logger) (*stores, error) {
 		return nil, err
 	}
 	logger.Info("data loaded", "db", db.Dialect(), "reportingTenants", len(st.tenants), "took", time.Since(start).Round(time.Millisecond))
+	// Rate limits: on SQLite counted in memory and written every second, so that a request
+	// never waits for the database's one write lock; on PostgreSQL one upsert per request,
+	// exact across replicas. Either way ended windows are swept every minute.
+	if db.Dialect() == "sqlite" {
+		l := db.LocalLimiter(sqlstore.DefaultFlushEvery, logger)
+		st.limiter, st.close = l, func() error { return errors.Join(l.Close(), db.Close()) }
+	} else {
+		l := db.Limiter()
+		sweepCtx, stopSweep := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { l.SweepEvery(sweepCtx, limiterSweepEvery, logger); close(done) }()
+		st.limiter, st.close = l, func() error { stopSweep(); <-done; return db.Close() }
+	}
 	return st, nil
 }
 
@@ -105,5 +124,6 @@ func importData(ctx context.Context, cfg *config, db *sqlstore.DB) (*stores, err
 			return nil, fmt.Errorf("reporting tenant %s: %w", tenant, err)
 		}
 	}
-	return &stores{km: kmStore, scim: db.SCIM(), reporting: rep, limiter: db.Limiter(), tenants: tenants, close: db.Close, backend: db.Dialect(), db: db.SQL(), sqlDB: db}, nil
+	return &stores{km: kmStore, scim: db.SCIM(), reporting: rep, tenants: tenants, close: db.Close,
+		backend: db.Dialect(), db: db.SQL(), sqlDB: db, ping: db.SQL().PingContext}, nil
 }

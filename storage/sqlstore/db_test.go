@@ -2,6 +2,8 @@ package sqlstore_test
 
 import (
 	"context"
+	"github.com/kmkit/kmkit/auth/ratelimit"
+	"github.com/kmkit/kmkit/auth/ratelimit/limitertest"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -67,6 +69,14 @@ func TestLimiterSweep(t *testing.T) {
 			if err != nil || !d.Allowed || d.Remaining != 4 {
 				t.Errorf("after the sweep: %+v, %v; want a fresh budget", d, err)
 			}
+		})
+	}
+}
+
+func TestLimiterConformance(t *testing.T) {
+	for name, open := range map[string]func(testing.TB) *sqlstore.DB{"sqlite": openSQLite, "postgres": openPostgres} {
+		t.Run(name, func(t *testing.T) {
+			limitertest.Run(t, func(t *testing.T) ratelimit.Limiter { return open(t).Limiter() })
 		})
 	}
 }

@@ -57,7 +57,11 @@
 //
 // Import (and LoadTable) create the tables of a data directory's CSV files: one
 // transaction per source, skipped when the file's SHA-256 digest is the one recorded in
-// km_imports, so that restarting a server is cheap and idempotent.
+// km_imports, so that restarting a server is cheap and idempotent. Every import claims
+// its row of km_imports first (a locking upsert), KM tables and reporting elements alike
+// (ReportingStore.PutTenant, source "reporting/<tenant>"), so replicas starting at once on
+// one database import each source once and all start; migrations are claimed the same way
+// by their row of kmkit_migrations.
 //
 // # SCIM, reporting, rate limits
 //
@@ -67,5 +71,8 @@
 // transactions begin IMMEDIATE (one writer at a time, others wait up to the busy
 // timeout); WAL lets readers proceed. Reporting elements are JSON documents keyed by
 // tenant and their position in reporting.CompareElements order; a page and its total come
-// from one statement. The Limiter is one upsert per request.
+// from one statement. The Limiter is one upsert per request, exact across replicas (for
+// PostgreSQL); LocalLimiter counts in memory and writes every second (for SQLite, where a
+// write per request would queue every request behind the one write lock). Ended windows are
+// deleted by Limiter.SweepEvery, or by the LocalLimiter itself.
 package sqlstore

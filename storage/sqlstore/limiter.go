@@ -54,6 +54,25 @@ func (l *Limiter) Allow(ctx context.Context, key string, limit int, window time.
 	return d, nil
 }
 
+// Peek implements ratelimit.Peeker: the key's budget left in the window of now, read
+// without counting a request.
+func (l *Limiter) Peek(ctx context.Context, key string, limit int, window time.Duration, now time.Time) (ratelimit.Decision, error) {
+	if window <= 0 {
+		window = 1
+	}
+	start := ratelimit.WindowStart(now, window)
+	d := ratelimit.Decision{Limit: limit, Reset: start.Add(window)}
+	var count int
+	err := l.db.sql.QueryRowContext(ctx, l.db.d.rebind(`SELECT count FROM rate_limits
+		WHERE key = ? AND window_start_ns = ? AND window_ns = ?`), key, start.UnixNano(), int64(window)).Scan(&count)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return d, err
+	}
+	d.Remaining = max(limit-count, 0)
+	d.Allowed = d.Remaining > 0
+	return d, nil
+}
+
 // Sweep deletes the counters whose window ended before now, and returns how many.
 // Run it now and then (the counters of idle keys are otherwise kept).
 func (l *Limiter) Sweep(ctx context.Context, now time.Time) (int64, error) {
@@ -64,4 +83,4 @@ func (l *Limiter) Sweep(ctx context.Context, now time.Time) (int64, error) {
 	return res.RowsAffected()
 }
 
-var _ ratelimit.Limiter = (*Limiter)(nil)
+var _ ratelimit.Peeker = (*Limiter)(nil)

@@ -71,12 +71,8 @@ func (db *DB) LoadTable(ctx context.Context, table string, cols []Column, rows R
 	for _, c := range indexed {
 		after = append(after, "CREATE INDEX "+quoteIdent(table+"_"+c)+" ON "+quoteIdent(table)+" ("+quoteIdent(c)+", "+quoteIdent(RowColumn)+")")
 	}
-	record := db.d.rebind(`UPDATE km_imports SET digest = ?, rows_loaded = ? WHERE source = ?`)
-	// claim locks the table's row of km_imports for the transaction and returns the digest
-	// it holds, so that replicas starting at once load a table once: the second waits for
-	// the first and then finds its digest.
-	claim := db.d.rebind(`INSERT INTO km_imports (source, digest, rows_loaded) VALUES (?, '', 0)
-		ON CONFLICT (source) DO UPDATE SET source = excluded.source RETURNING digest`)
+	record := db.d.rebind(recordImport)
+	claim := db.d.rebind(claimImport)
 	if db.d.name() == "postgres" {
 		return db.copyTable(ctx, table, names, ddl, after, rows, claim, record, digest)
 	}
@@ -125,6 +121,16 @@ func (db *DB) LoadTable(ctx context.Context, table string, cols []Column, rows R
 		return err
 	})
 }
+
+// claimImport locks the row of a source in km_imports for the transaction and returns the
+// digest it holds, so that replicas starting at once import a source once: the second waits
+// for the first and then finds its digest. Every import (KM tables, reporting elements)
+// claims its source this way.
+const claimImport = `INSERT INTO km_imports (source, digest, rows_loaded) VALUES (?, '', 0)
+	ON CONFLICT (source) DO UPDATE SET source = excluded.source RETURNING digest`
+
+// recordImport records the digest and row count of an imported source.
+const recordImport = `UPDATE km_imports SET digest = ?, rows_loaded = ? WHERE source = ?`
 
 // copyTable is LoadTable for PostgreSQL: one pgx transaction on a pooled connection.
 func (db *DB) copyTable(ctx context.Context, table string, names, ddl, after []string, rows Rows, claim, record, digest string) error {

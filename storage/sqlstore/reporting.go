@@ -2,7 +2,9 @@ package sqlstore
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -21,6 +23,11 @@ func (db *DB) Reporting() *ReportingStore { return &ReportingStore{db: db} }
 
 // PutTenant replaces the elements of tenant in one transaction, or returns the
 // reporting.Validate error of elements and changes nothing.
+//
+// The put takes part in the import claim of km_imports (source "reporting/" and the
+// tenant): it locks that row first and records the SHA-256 of the elements, so that
+// replicas starting at once with the same elements write them once and the others find
+// them there, and a put of unchanged elements writes nothing.
 func (s *ReportingStore) PutTenant(tenant string, elements []reporting.Element) error {
 	return s.PutTenantContext(context.Background(), tenant, elements)
 }
@@ -43,8 +50,22 @@ func (s *ReportingStore) PutTenantContext(ctx context.Context, tenant string, el
 		}
 		docs[i] = b
 	}
+	sum := sha256.New()
+	for _, doc := range docs {
+		sum.Write(doc)
+		sum.Write([]byte{'\n'})
+	}
+	digest := hex.EncodeToString(sum.Sum(nil))
+	source := reportingSource + tenant
 	d := s.db.d
 	return s.db.tx(ctx, func(tx *sql.Tx) error {
+		var current string
+		if err := tx.QueryRowContext(ctx, d.rebind(claimImport), source).Scan(&current); err != nil {
+			return err
+		}
+		if current == digest {
+			return nil
+		}
 		if _, err := tx.ExecContext(ctx, d.rebind(`DELETE FROM reporting_elements WHERE tenant = ?`), tenant); err != nil {
 			return err
 		}
@@ -58,9 +79,14 @@ func (s *ReportingStore) PutTenantContext(ctx context.Context, tenant string, el
 				return err
 			}
 		}
-		return nil
+		_, err = tx.ExecContext(ctx, d.rebind(recordImport), digest, len(sorted), source)
+		return err
 	})
 }
+
+// reportingSource prefixes the tenant in the km_imports source of its elements; no KM table
+// name holds a '/'.
+const reportingSource = "reporting/"
 
 // Elements implements reporting.Store. The page and the total come from one statement,
 // so they agree even while PutTenant replaces the tenant.

@@ -24,6 +24,44 @@ func Run(t *testing.T, newLimiter func(t *testing.T) ratelimit.Limiter) {
 	t.Run("Window", func(t *testing.T) { testWindow(t, newLimiter(t)) })
 	t.Run("KeysAndWindows", func(t *testing.T) { testKeysAndWindows(t, newLimiter(t)) })
 	t.Run("Parallel", func(t *testing.T) { testParallel(t, newLimiter(t)) })
+	t.Run("Peek", func(t *testing.T) {
+		p, ok := newLimiter(t).(ratelimit.Peeker)
+		if !ok {
+			t.Skip("not a ratelimit.Peeker")
+		}
+		testPeek(t, p)
+	})
+}
+
+// testPeek: Peek reports what is left without counting.
+func testPeek(t *testing.T, l ratelimit.Peeker) {
+	ctx := context.Background()
+	peek := func(key string) ratelimit.Decision {
+		t.Helper()
+		d, err := l.Peek(ctx, key, 3, time.Hour, start)
+		if err != nil {
+			t.Fatalf("Peek: %v", err)
+		}
+		return d
+	}
+	reset := time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC)
+	for range 5 {
+		if diff := cmp.Diff(ratelimit.Decision{Allowed: true, Limit: 3, Remaining: 3, Reset: reset}, peek("a")); diff != "" {
+			t.Fatalf("Peek of a fresh key (-want +got):\n%s", diff)
+		}
+	}
+	allow(t, l, "a", 3, time.Hour, start)
+	if diff := cmp.Diff(ratelimit.Decision{Allowed: true, Limit: 3, Remaining: 2, Reset: reset}, peek("a")); diff != "" {
+		t.Errorf("Peek after one request (-want +got):\n%s", diff)
+	}
+	allow(t, l, "a", 3, time.Hour, start)
+	allow(t, l, "a", 3, time.Hour, start)
+	if diff := cmp.Diff(ratelimit.Decision{Limit: 3, Remaining: 0, Reset: reset}, peek("a")); diff != "" {
+		t.Errorf("Peek of a spent budget (-want +got):\n%s", diff)
+	}
+	if d, err := l.Peek(ctx, "a", 3, time.Hour, reset); err != nil || d.Remaining != 3 {
+		t.Errorf("Peek in the next window: %+v, %v; want 3 remaining", d, err)
+	}
 }
 
 func allow(t *testing.T, l ratelimit.Limiter, key string, limit int, window time.Duration, now time.Time) ratelimit.Decision {
