@@ -6,10 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/kmkit/kmkit/auth"
 )
-
 
 // devTenant is the reporting tenant of the development key: the smallest tenant id of the
 // embedded demo.

@@ -9,7 +9,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-
 )
 
 // scrape reads /metrics with key and parses it with Prometheus' own text parser.
