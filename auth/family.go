@@ -85,6 +85,11 @@ func (f Family) writeError(w http.ResponseWriter, status int, code, detail strin
 		writeJSON(w, status, "application/json", struct {
 			Error string `json:"error"`
 		}{detail})
+	case f == FamilyOData:
+		if code == "" {
+			code = problemCode(status)
+		}
+		problem.New(status, code, detail).WriteOData(w, "", problem.ContentType)
 	default:
 		if code == "" {
 			code = problemCode(status)

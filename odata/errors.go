@@ -2,10 +2,8 @@ package odata
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -14,35 +12,6 @@ import (
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 )
-
-// errorBody is the body of every error answer on OData paths: the problem members the
-// seed requires (title, status, detail, errorCode, type) and, in the same object, OData's
-// JSON error (OData JSON Format 4.0, section 21.1), so that OData clients, which read
-// error.message, show the detail too.
-type errorBody struct {
-	Title     string     `json:"title"`
-	Status    int        `json:"status"`
-	Detail    string     `json:"detail"`
-	ErrorCode string     `json:"errorCode"`
-	Type      string     `json:"type"`
-	Error     odataError `json:"error"`
-}
-
-// odataError is OData's error object. Target names the query option or header at
-// fault, when one is; details is always an array (empty: one error per answer).
-type odataError struct {
-	Code    string        `json:"code"`
-	Message string        `json:"message"`
-	Target  string        `json:"target,omitempty"`
-	Details []errorDetail `json:"details"`
-}
-
-// errorDetail is an entry of odataError.Details.
-type errorDetail struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Target  string `json:"target,omitempty"`
-}
 
 // targeted is a problem with the query option or header it is about.
 type targeted struct {
@@ -81,22 +50,10 @@ func errorContentType(accept string) string {
 	return best
 }
 
-// writeError writes the combined problem and OData error body, in the media type
-// errorContentType picks for the request r.
+// writeError writes p with OData's error object, in the media type errorContentType
+// picks for the request r.
 func writeError(w http.ResponseWriter, r *http.Request, p *problem.Problem, target string) {
-	body, err := json.Marshal(errorBody{
-		Title: p.Title, Status: p.Status, Detail: p.Detail, ErrorCode: p.ErrorCode, Type: p.Type,
-		Error: odataError{Code: p.ErrorCode, Message: p.Detail, Target: target, Details: []errorDetail{}},
-	})
-	if err != nil { // unreachable: strings and an int
-		p.Write(w)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", errorContentType(r.Header.Get("Accept")))
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(p.Status)
-	_, _ = w.Write(body)
+	p.WriteOData(w, target, errorContentType(r.Header.Get("Accept")))
 }
 
 // writeProblem writes the error of status, code and detail.

@@ -73,3 +73,44 @@ func (p *Problem) Write(w http.ResponseWriter) {
 func Write(w http.ResponseWriter, status int, code, detail string) {
 	New(status, code, detail).Write(w)
 }
+
+// ODataBody is the body of error answers on OData paths: the problem members and, in the
+// same object, OData's JSON error (OData JSON Format 4.0, section 21.1), so that OData
+// clients, which read error.message, show the detail too.
+type ODataBody struct {
+	Problem
+	Error ODataError `json:"error"`
+}
+
+// ODataError is OData's error object. Target names the query option or header at fault,
+// when one is; Details is always an array (empty: one error per answer).
+type ODataError struct {
+	Code    string             `json:"code"`
+	Message string             `json:"message"`
+	Target  string             `json:"target,omitempty"`
+	Details []ODataErrorDetail `json:"details"`
+}
+
+// ODataErrorDetail is an entry of ODataError.Details.
+type ODataErrorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Target  string `json:"target,omitempty"`
+}
+
+// WriteOData sends p with OData's error object (target may be empty) as contentType,
+// ContentType or application/json.
+func (p *Problem) WriteOData(w http.ResponseWriter, target, contentType string) {
+	body, err := json.Marshal(ODataBody{Problem: *p, Error: ODataError{
+		Code: p.ErrorCode, Message: p.Detail, Target: target, Details: []ODataErrorDetail{},
+	}})
+	if err != nil { // unreachable: strings and an int
+		p.Write(w)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(p.Status)
+	_, _ = w.Write(body)
+}

@@ -29,6 +29,8 @@ func TestBadTextIsRefusedBeforeTheStore(t *testing.T) {
 		scimPath = "/user-provisioning/scim/v2"
 		suffix   = ": text in requests must be UTF-8 without NUL characters"
 		problem  = `{"title":"Bad Request","status":400,"detail":"%s","errorCode":"GENERAL_PARAMETER_ILLEGAL","type":"urn:kmkit:problem:GENERAL_PARAMETER_ILLEGAL"}`
+		// OData answers carry OData's error object next to the problem members.
+		odataErr = `{"title":"Bad Request","status":400,"detail":"%s","errorCode":"GENERAL_PARAMETER_ILLEGAL","type":"urn:kmkit:problem:GENERAL_PARAMETER_ILLEGAL","error":{"code":"GENERAL_PARAMETER_ILLEGAL","message":"%s","details":[]}}`
 		scimErr  = `{"schemas":["urn:ietf:params:scim:api:messages:2.0:Error"],"scimType":"invalidValue","detail":"%s","status":"400"}`
 	)
 	nul := ` contains a NUL character (U+0000)` + suffix
@@ -49,9 +51,9 @@ func TestBadTextIsRefusedBeforeTheStore(t *testing.T) {
 		{"POST", kmPath + "/data", "{\"projection\":{\"fields\":\"ORDERS.STATUS\",\"filters\":{\"filterExpr\":[\"ORDERS.STATUS eq '\xff'\"]}}}", "application/problem+json",
 			fmtBody(problem, `request body at byte 84`+notUTF8)},
 		{"GET", "/intelligence/api/odata/o2c.svc/ORDERS_entries?$filter=STATUS%20eq%20'%00'", "", "application/problem+json",
-			fmtBody(problem, `query parameter \"$filter\"`+nul)},
+			fmtBody(odataErr, `query parameter \"$filter\"`+nul)},
 		{"GET", "/intelligence/api/odata/o2c.svc/ORDERS_entries?$filter=STATUS%20eq%20'%C3'", "", "application/problem+json",
-			fmtBody(problem, `query parameter \"$filter\"`+notUTF8)},
+			fmtBody(odataErr, `query parameter \"$filter\"`+notUTF8)},
 		{"GET", "/api/v1/elements?FacetName=%00", "", "application/problem+json",
 			fmtBody(problem, `query parameter \"FacetName\"`+nul)},
 		{"GET", "/api/v1/elements?FacetName=%E2%82", "", "application/problem+json",
@@ -87,7 +89,8 @@ func TestBadTextIsRefusedBeforeTheStore(t *testing.T) {
 	}
 }
 
-func fmtBody(format, detail string) string { return strings.Replace(format, "%s", detail, 1) }
+// fmtBody puts detail in place of every %s of format.
+func fmtBody(format, detail string) string { return strings.ReplaceAll(format, "%s", detail) }
 
 // sendAll sends a request with the test key in the headers of every API.
 func sendAll(a *app, method, target, body string) *httptest.ResponseRecorder {

@@ -101,6 +101,10 @@ func TestDatabaseOutage(t *testing.T) {
 	)
 	problem := map[string]any{"title": "Service Unavailable", "status": 503.0, "detail": detail,
 		"errorCode": "GENERAL_SERVICE_UNAVAILABLE", "type": "urn:kmkit:problem:GENERAL_SERVICE_UNAVAILABLE"}
+	odataError := map[string]any{"error": map[string]any{"code": "GENERAL_SERVICE_UNAVAILABLE", "message": detail, "details": []any{}}}
+	for k, v := range problem {
+		odataError[k] = v
+	}
 	scimError := map[string]any{"schemas": []any{"urn:ietf:params:scim:api:messages:2.0:Error"}, "status": "503", "detail": detail}
 	requests := []struct {
 		method, target, body, contentType string
@@ -108,7 +112,7 @@ func TestDatabaseOutage(t *testing.T) {
 	}{
 		{"GET", kmData, "", "application/problem+json", problem},
 		{"POST", "/intelligence/api/knowledge-models/o2c/data", `{"projection":{"fields":"ORDERS.STATUS"}}`, "application/problem+json", problem},
-		{"GET", odataSet, "", "application/problem+json", problem},
+		{"GET", odataSet, "", "application/problem+json", odataError},
 		{"GET", users, "", "application/scim+json", scimError},
 		{"POST", users, `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"a@example.com"}`, "application/scim+json", scimError},
 		{"GET", users + "/2819c223-7f76-453a-919d-413861904646", "", "application/scim+json", scimError},
