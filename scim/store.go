@@ -122,9 +122,13 @@ func cloneJSON(v any) any {
 	}
 }
 
+// MemberFilter is the Equal attribute that selects the groups having the user whose id is
+// the value as a member.
+const MemberFilter = "members.value"
+
 // Equal is one term of a filter: the attribute equals the value. Attributes are "id",
 // "externalId" (both compared exactly), "userName" and "displayName" (compared ignoring
-// case, as their schemas declare caseExact false).
+// case, as their schemas declare caseExact false), and for groups MemberFilter.
 type Equal struct {
 	Attr  string
 	Value string

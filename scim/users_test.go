@@ -24,7 +24,7 @@ func TestCreateUser(t *testing.T) {
 	id := r.str("id")
 	loc := base + "/Users/" + id
 	want := map[string]any{
-		"schemas":     []any{userURN, extURN, entURN},
+		"schemas":     []any{userURN, extURN},
 		"id":          id,
 		"externalId":  "ext-1",
 		"userName":    "Jane.Doe@example.com",
@@ -324,7 +324,7 @@ func TestProjection(t *testing.T) {
 		}
 		return out
 	}
-	schemas := []any{userURN, extURN, entURN}
+	schemas := []any{userURN, extURN}
 	tests := []struct {
 		query string
 		want  map[string]any
@@ -385,7 +385,7 @@ func TestSearch(t *testing.T) {
 	})).must(t, http.StatusOK)
 	want := map[string]any{
 		"schemas": []any{listURN}, "totalResults": 1.0, "startIndex": 1.0, "itemsPerPage": 1.0,
-		"Resources": []any{map[string]any{"id": b, "schemas": []any{userURN, extURN, entURN}, "userName": "b@example.com"}},
+		"Resources": []any{map[string]any{"id": b, "schemas": []any{userURN, extURN}, "userName": "b@example.com"}},
 	}
 	if diff := cmp.Diff(want, r.body); diff != "" {
 		t.Errorf("search (-want +got):\n%s", diff)

@@ -493,7 +493,12 @@ func (s *SCIMStore) ListGroups(_ context.Context, team string, q scim.ListQuery)
 		matched := make([]string, 0)
 		for _, id := range ids {
 			g := t.groups[id]
-			if scimAll(q.Filter, func(e scim.Equal) bool { return e.Matches(scimGroupAttr(g, e.Attr)) }) {
+			if scimAll(q.Filter, func(e scim.Equal) bool {
+				if e.Attr == scim.MemberFilter {
+					return t.memberOf[e.Value][id]
+				}
+				return e.Matches(scimGroupAttr(g, e.Attr))
+			}) {
 				matched = append(matched, id)
 			}
 		}

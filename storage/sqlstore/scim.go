@@ -254,10 +254,17 @@ func (s *SCIMStore) DeleteUser(ctx context.Context, team, id string, ifVersion i
 // listClauses returns the WHERE conditions and arguments of a filter, and the ORDER BY of
 // a sort, over the columns of users or groups. Folded columns hold strings.ToLower of the
 // value, which is how the memory store and scim.Equal compare userName and displayName.
-func listClauses(q scim.ListQuery, users bool) (where string, args []any, order string, err error) {
+func listClauses(team string, q scim.ListQuery, users bool) (where string, args []any, order string, err error) {
 	var conds []string
 	for _, e := range q.Filter {
 		switch e.Attr {
+		case scim.MemberFilter:
+			if users {
+				conds = append(conds, "1 = 0")
+				continue
+			}
+			conds = append(conds, "id IN (SELECT group_id FROM scim_members WHERE team = ? AND user_id = ?)")
+			args = append(args, team, e.Value)
 		case "id":
 			conds = append(conds, "id = ?")
 			args = append(args, e.Value)
@@ -312,7 +319,7 @@ func listClauses(q scim.ListQuery, users bool) (where string, args []any, order 
 
 // ListUsers implements scim.Store.
 func (s *SCIMStore) ListUsers(ctx context.Context, team string, q scim.ListQuery) ([]scim.User, int, error) {
-	where, args, order, err := listClauses(q, true)
+	where, args, order, err := listClauses(team, q, true)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -576,7 +583,7 @@ func (s *SCIMStore) DeleteGroup(ctx context.Context, team, id string, ifVersion 
 
 // ListGroups implements scim.Store.
 func (s *SCIMStore) ListGroups(ctx context.Context, team string, q scim.ListQuery) ([]scim.Group, int, error) {
-	where, args, order, err := listClauses(q, false)
+	where, args, order, err := listClauses(team, q, false)
 	if err != nil {
 		return nil, 0, err
 	}
