@@ -197,6 +197,7 @@ func NewHandler(store Store, opts ...Option) *Handler {
 	}
 	h.users = newResourceType("User", "/Users", "User of the team", userSchema(), userExtensions()...)
 	h.groups = newResourceType("Group", "/Groups", "Group of users of the team", groupSchema())
+	h.groups.patch.computed = map[string]bool{"members.display": true, "members.$ref": true}
 	return h
 }
 

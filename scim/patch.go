@@ -29,6 +29,9 @@ type patchOp struct {
 type patchSchema struct {
 	core schema.Schema
 	exts []schema.Schema
+	// computed are the sub-attributes ("members.display", lower case) the service fills
+	// in itself, although the schema declares them writable.
+	computed map[string]bool
 }
 
 // patchTarget is a resolved path.
@@ -117,7 +120,7 @@ func (s patchSchema) resolve(path string) (patchTarget, *scimError) {
 		if !ok {
 			return t, invalidPath("The path %q names no sub-attribute of %s.", path, attr.Name())
 		}
-		if sa.Mutability() == "readOnly" {
+		if sa.Mutability() == "readOnly" || s.computed[strings.ToLower(attr.Name()+"."+sa.Name())] {
 			return t, mutabilityError("%s.%s is read-only: the service maintains it.", attr.Name(), sa.Name())
 		}
 		t.sub = sa.Name()

@@ -1,5 +1,6 @@
 // Package scimtest is the conformance suite of scim.Store implementations: every backend
-// runs the same tests of the rules the Store documents, sequential and concurrent.
+// runs the same tests of the rules the Store documents, sequential and concurrent, and the
+// PATCH operations of RFC 7644 section 3.5.2 sent through a scim.Handler over the store.
 //
 //	func TestSCIMStore(t *testing.T) {
 //		scimtest.Run(t, func(t *testing.T, seats map[string]int) scim.Store {
@@ -41,6 +42,9 @@ func Run(t *testing.T, newStore Factory) {
 		{"ParallelUniqueness", testParallelUniqueness},
 		{"ParallelMemberships", testParallelMemberships},
 		{"ParallelSeats", testParallelSeats},
+		{"Patch", testPatch},
+		{"PatchErrors", testPatchErrors},
+		{"PatchGroups", testPatchGroups},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.f(t, newStore) })
