@@ -80,6 +80,9 @@ func FuzzWrites(f *testing.F) {
 		`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"Replace","path":"active","value":"False"},{"op":"add","value":{"role":"ADMIN","displayName":"X"}}]}`,
 		`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"remove","path":"members[value eq \"u\"]"},{"op":"Remove","path":"members","value":[{"value":"u"}]}]}`,
 		`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"add","path":"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager","value":"u"}]}`,
+		`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"remove","path":"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager.value"},{"op":"Add","path":"phoneNumbers[type eq \"mobile\"].value","value":"555"}]}`,
+		`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"replace","value":{"displayName":"B","name.givenName":"K","urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"department":null}}},{"op":"Replace","path":"title","value":null}]}`,
+		`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"add","path":"emails[type eq \"work\" and primary eq true]","value":{"value":"a@b.co"}},{"op":"replace","path":"members[value eq \"u\"].value","value":"u"}]}`,
 		`{}`, `[]`, `{"schemas":null}`,
 	}
 	for _, s := range seeds {
