@@ -289,7 +289,7 @@ func TestListErrors(t *testing.T) {
 		{"/Users?filter=" + q(`userName eq "a" or userName eq "b"`), "invalidFilter", `The operator "or" is not supported: filters combine terms with "and" only.`},
 		{"/Users?filter=" + q(`title eq "x"`), "invalidFilter", "Filtering on title is not supported: User filters may use userName, externalId, id, displayName."},
 		{"/Users?filter=" + q(`name.givenName eq "x"`), "invalidFilter", "Filtering on name.givenName is not supported: User filters may use userName, externalId, id, displayName."},
-		{"/Users?filter=" + q(`emails[value eq "x"]`), "invalidFilter", "The value filter on emails is not supported."},
+		{"/Users?filter=" + q(`emails[value co "x"]`), "invalidFilter", `The value filter on emails is not supported: User filters may use emails[value eq "..."] with "and type eq \"...\"".`},
 		{"/Users?filter=" + q(`not (userName eq "x")`), "invalidFilter", `The operator "not" is not supported in filters.`},
 		{"/Users?filter=" + q(`active eq true`), "invalidFilter", "Filtering on active is not supported: User filters may use userName, externalId, id, displayName."},
 		{"/Users?filter=" + q(`userName eq 5`), "invalidFilter", "The attribute userName must be compared with a quoted string."},

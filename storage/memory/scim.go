@@ -246,7 +246,12 @@ func (s *SCIMStore) ListUsers(_ context.Context, team string, q scim.ListQuery) 
 		matched := make([]string, 0, len(ids))
 		for _, id := range ids {
 			u := t.users[id]
-			if scimAll(q.Filter, func(e scim.Equal) bool { return e.Matches(scimUserAttr(u, e.Attr)) }) {
+			if scimAll(q.Filter, func(e scim.Equal) bool {
+				if e.Attr == scim.EmailFilter {
+					return e.MatchesEmails(u.Attributes)
+				}
+				return e.Matches(scimUserAttr(u, e.Attr))
+			}) {
 				matched = append(matched, id)
 			}
 		}

@@ -216,10 +216,17 @@ func (s *SCIMStore) DeleteUser(ctx context.Context, team, id string, ifVersion i
 // listClauses returns the WHERE conditions and arguments of a filter, and the ORDER BY of
 // a sort, over the columns of users or groups. Folded columns hold strings.ToLower of the
 // value, which is how the memory store and scim.Equal compare userName and displayName.
-func listClauses(team string, q scim.ListQuery, users bool) (where string, args []any, order string, err error) {
+func (s *SCIMStore) listClauses(team string, q scim.ListQuery, users bool) (where string, args []any, order string, err error) {
 	var conds []string
 	for _, e := range q.Filter {
 		switch e.Attr {
+		case scim.EmailFilter:
+			if !users {
+				conds = append(conds, "1 = 0")
+				continue
+			}
+			conds = append(conds, s.emailCondition())
+			args = append(args, e.Value, e.Type, e.Type)
 		case scim.MemberFilter:
 			if users {
 				conds = append(conds, "1 = 0")
@@ -279,9 +286,24 @@ func listClauses(team string, q scim.ListQuery, users bool) (where string, args 
 	return where, args, order, nil
 }
 
+// emailCondition is the condition of an EmailFilter term on scim_users, with three
+// parameters: the address, then the type twice ("" for any). Both sides are folded with
+// lower(), which SQLite applies to ASCII letters only.
+func (s *SCIMStore) emailCondition() string {
+	elements := `json_each(scim_users.attributes, '$.emails') e`
+	value, typ := `json_extract(e.value, '$.value')`, `json_extract(e.value, '$.type')`
+	if s.db.d.name() == "postgres" {
+		elements = `jsonb_array_elements(CASE WHEN jsonb_typeof(scim_users.attributes::jsonb -> 'emails') = 'array'
+			THEN scim_users.attributes::jsonb -> 'emails' ELSE '[]'::jsonb END) e`
+		value, typ = `e ->> 'value'`, `e ->> 'type'`
+	}
+	return `EXISTS (SELECT 1 FROM ` + elements + ` WHERE lower(` + value + `) = lower(CAST(? AS TEXT))
+		AND (CAST(? AS TEXT) = '' OR lower(` + typ + `) = lower(CAST(? AS TEXT))))`
+}
+
 // ListUsers implements scim.Store.
 func (s *SCIMStore) ListUsers(ctx context.Context, team string, q scim.ListQuery) ([]scim.User, int, error) {
-	where, args, order, err := listClauses(team, q, true)
+	where, args, order, err := s.listClauses(team, q, true)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -541,7 +563,7 @@ func (s *SCIMStore) DeleteGroup(ctx context.Context, team, id string, ifVersion 
 
 // ListGroups implements scim.Store.
 func (s *SCIMStore) ListGroups(ctx context.Context, team string, q scim.ListQuery) ([]scim.Group, int, error) {
-	where, args, order, err := listClauses(team, q, false)
+	where, args, order, err := s.listClauses(team, q, false)
 	if err != nil {
 		return nil, 0, err
 	}
