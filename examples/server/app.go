@@ -36,6 +36,12 @@ const (
 	maxHeaderBytes    = 64 << 10
 )
 
+// seatLimits is the seat configuration of the SCIM stores (scim.SeatLimits).
+type seatLimits interface {
+	SetSeatLimit(team string, seats int)
+	SetDefaultSeatLimit(seats int)
+}
+
 // app is the assembled server: stores, authentication and routes.
 type app struct {
 	cfg     *config
@@ -59,6 +65,10 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	}()
 	kmStore, tenants, reportingStore := st.km, st.tenants, st.reporting
 	var authn auth.Authenticator
+	seats, _ := st.scim.(seatLimits)
+	if seats != nil {
+		seats.SetDefaultSeatLimit(cfg.seats)
+	}
 	if cfg.keysFile != "" {
 		f, err := keysfile.Load(cfg.keysFile)
 		if err != nil {
@@ -66,6 +76,11 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 		}
 		if authn, err = f.Authenticator(); err != nil {
 			return nil, err
+		}
+		for team, t := range f.Teams {
+			if t.Seats != nil && seats != nil {
+				seats.SetSeatLimit(team, *t.Seats)
+			}
 		}
 	} else {
 		key, keys, err := developmentKey(tenants)

@@ -21,6 +21,7 @@ type config struct {
 	keysFile    string
 	maxPageSize int
 	maxBody     int64
+	seats       int // default seat limit of a team's license; 0 is unlimited
 	logLevel    slog.Level
 }
 
@@ -59,6 +60,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	if err != nil {
 		return nil, err
 	}
+	seats, err := envInt("KMKIT_SEATS", 0)
+	if err != nil {
+		return nil, err
+	}
 	var level string
 	fs.StringVar(&cfg.addr, "addr", env("KMKIT_ADDR", ":8080"), "listen address (KMKIT_ADDR)")
 	fs.StringVar(&cfg.dataDir, "data", env("KMKIT_DATA", ""), "serve this data directory instead of the demo (KMKIT_DATA)")
@@ -67,6 +72,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&cfg.keysFile, "keys", env("KMKIT_KEYS", ""), "keys file; without it a development key is printed (KMKIT_KEYS)")
 	fs.IntVar(&cfg.maxPageSize, "max-page-size", maxPage, "largest pageSize of the KM API (KMKIT_MAX_PAGE_SIZE)")
 	fs.Int64Var(&cfg.maxBody, "max-body", int64(maxBody), "largest request body in bytes (KMKIT_MAX_BODY)")
+	fs.IntVar(&cfg.seats, "seats", seats, "seat limit of a team's license unless the keys file sets one; 0 is unlimited (KMKIT_SEATS)")
 	fs.StringVar(&level, "log-level", env("KMKIT_LOG_LEVEL", "info"), "debug, info, warn or error (KMKIT_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -83,6 +89,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 		return nil, errors.New("-max-page-size must be at least 1")
 	case cfg.maxBody < 1:
 		return nil, errors.New("-max-body must be at least 1")
+	case cfg.seats < 0:
+		return nil, errors.New("-seats must not be negative")
 	}
 	if err := cfg.logLevel.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
 		return nil, fmt.Errorf("-log-level %q: want debug, info, warn or error", level)
