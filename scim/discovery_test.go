@@ -85,3 +85,26 @@ func TestEmailFilter(t *testing.T) {
 		}
 	}
 }
+
+// attributes may carry a value filter, as Microsoft's test collection sends: the values
+// of the multi-valued attribute that match it are returned.
+func TestAttributesWithValueFilter(t *testing.T) {
+	s := newServer(t)
+	work := map[string]any{"value": "w@example.com", "type": "work"}
+	home := map[string]any{"value": "h@example.com", "type": "home"}
+	id := s.call("acme", "POST", "/Users", user("v@example.com", "emails", []any{work, home})).must(t, http.StatusCreated).str("id")
+	for query, want := range map[string]map[string]any{
+		"attributes=" + q(`emails[type eq "work"]`):                            {"emails": []any{work}},
+		"attributes=" + q(`emails[value eq "H@example.com"]`):                  {"emails": []any{home}},
+		"attributes=" + q(`emails[type eq "other"]`):                           {},
+		"attributes=" + q(`userName,emails[type eq "home" or type eq "work"]`): {"userName": "v@example.com", "emails": []any{work, home}},
+		"excludedAttributes=" + q(`emails[type eq "work"],meta,active,name,`+extURN): {
+			"userName": "v@example.com", "emails": []any{home}},
+	} {
+		r := s.call("acme", "GET", "/Users/"+id+"?"+query, nil).must(t, http.StatusOK)
+		want["id"], want["schemas"] = id, []any{userURN, extURN}
+		if diff := cmp.Diff(want, r.body); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", query, diff)
+		}
+	}
+}

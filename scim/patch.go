@@ -536,7 +536,8 @@ func matches(e filter.Expression, el map[string]any, subs schema.Attributes) boo
 		if sa, ok := subs.ContainsAttribute(name); ok {
 			name, caseExact = sa.Name(), sa.CaseExact()
 		}
-		v, present := el[name]
+		k, present := lookup(el, name)
+		v := el[k]
 		return compare(e.Operator, v, present && v != nil, e.CompareValue, caseExact)
 	}
 	return false
