@@ -332,3 +332,51 @@ func TestSeatLimitsFromKeysFile(t *testing.T) {
 		})
 	}
 }
+
+// One body-size setting: -max-body limits SCIM Bulk too and is what the
+// ServiceProviderConfig advertises as maxPayloadSize.
+func TestMaxBodyIsTheBulkLimit(t *testing.T) {
+	keys := filepath.Join(t.TempDir(), "keys.yaml")
+	if err := os.WriteFile(keys, []byte("keys:\n  - {key: acme-scim-key-01, team: acme, permissions: [scim]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := newTestApp(t, config{keysFile: keys, maxBody: 4096})
+	t.Cleanup(func() { a.close() })
+	send := func(method, path, body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(method, "/user-provisioning/scim/v2"+path, strings.NewReader(body))
+		r.Header.Set("Authorization", "AppKey acme-scim-key-01")
+		if body != "" {
+			r.Header.Set("Content-Type", "application/scim+json")
+		}
+		w := httptest.NewRecorder()
+		a.handler.ServeHTTP(w, r)
+		return w
+	}
+	var spc struct {
+		Bulk struct{ MaxPayloadSize int64 }
+	}
+	w := send("GET", "/ServiceProviderConfig", "")
+	if err := json.Unmarshal(w.Body.Bytes(), &spc); err != nil || spc.Bulk.MaxPayloadSize != 4096 {
+		t.Errorf("ServiceProviderConfig: %d %s", w.Code, w.Body)
+	}
+	bulk := func(n int) string {
+		ops := make([]string, n)
+		for i := range ops {
+			ops[i] = fmt.Sprintf(`{"method":"POST","path":"/Users","bulkId":"u%d","data":{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"user%03d@example.com","displayName":"%s"}}`, i, i, strings.Repeat("x", 40))
+		}
+		return `{"schemas":["urn:ietf:params:scim:api:messages:2.0:BulkRequest"],"failOnErrors":100,"Operations":[` + strings.Join(ops, ",") + `]}`
+	}
+	small := bulk(18)
+	if len(small) < 3000 || len(small) > 4096 {
+		t.Fatalf("the small Bulk has %d bytes", len(small))
+	}
+	if w := send("POST", "/Bulk", small); w.Code != http.StatusOK || strings.Count(w.Body.String(), `"status":"201"`) != 18 {
+		t.Errorf("a %d-byte Bulk under -max-body 4096: %d %s", len(small), w.Code, w.Body)
+	}
+	large := bulk(30)
+	w = send("POST", "/Bulk", large)
+	want := `{"schemas":["urn:ietf:params:scim:api:messages:2.0:Error"],"detail":"The bulk request exceeds maxPayloadSize (4096 bytes).","status":"413"}`
+	if w.Code != http.StatusRequestEntityTooLarge || strings.TrimSpace(w.Body.String()) != want {
+		t.Errorf("a %d-byte Bulk: %d %s", len(large), w.Code, w.Body)
+	}
+}
