@@ -191,25 +191,6 @@ func parseSort(sortBy, sortOrder, resourceType string) (SortKey, *scimError) {
 	return k, &e
 }
 
-// listQuery builds the store's query from the list parameters of r, already checked.
-func listQuery(r *http.Request, resourceType string, startIndex, count int) (ListQuery, error) {
-	q := ListQuery{StartIndex: startIndex, Count: count}
-	v := r.URL.Query()
-	if f := v.Get("filter"); strings.TrimSpace(f) != "" {
-		terms, err := parseFilter(f, resourceType)
-		if err != nil {
-			return q, filterError(err)
-		}
-		q.Filter = terms
-	}
-	k, e := parseSort(v.Get("sortBy"), v.Get("sortOrder"), resourceType)
-	if e != nil {
-		return q, *e
-	}
-	q.Sort = k
-	return q, nil
-}
-
 // filterError is the 400 invalidFilter answer to a filter parseFilter refused.
 func filterError(err error) scimError {
 	msg := err.Error()

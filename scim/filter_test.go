@@ -68,6 +68,7 @@ func FuzzParseFilter(f *testing.F) {
 		`userName eq "a@b.c"`, `externalId eq "x" and id eq "y"`, `displayName eq "g"`,
 		`members[value eq "x"]`, `not (id eq "1")`, `a eq 1 or b gt 2.5e3`, `title pr`,
 		`emails[type eq "work" and value co "@"].value`, `meta.lastModified gt "2011-05-13T04:42:34Z"`, `(`, `"`, ``,
+		`emails[type eq "work"].value eq "x@y.z"`, `emails[type eq "]"].value eq "[" and id eq "1"`, `emails.value eq "v"`, `members.value eq "m"`,
 	} {
 		f.Add(s, true)
 		f.Add(s, false)

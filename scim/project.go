@@ -36,8 +36,6 @@ func splitList(v string) []string {
 	return strings.Split(v, ",")
 }
 
-func (p projection) empty() bool { return p.include == nil && p.exclude == nil }
-
 func selections(names []string) map[string]*selection {
 	var out map[string]*selection
 	for _, n := range names {
