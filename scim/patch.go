@@ -92,7 +92,8 @@ func (s patchSchema) resolve(path string) (patchTarget, *scimError) {
 	for _, name := range readOnlyAttrs {
 		head, _, _ := strings.Cut(rest, ".")
 		head, _, _ = strings.Cut(head, "[")
-		if t.ext == "" && strings.EqualFold(head, name) {
+		_, inSchema := schema.Attributes(s.core.Attributes).ContainsAttribute(name)
+		if t.ext == "" && strings.EqualFold(head, name) && (name != "groups" || inSchema) {
 			return t, mutabilityError("%s is read-only: the service maintains it.", name)
 		}
 	}
@@ -131,9 +132,11 @@ func (s patchSchema) resolve(path string) (patchTarget, *scimError) {
 	return t, nil
 }
 
-// applyPatch applies ops in order to res (modified in place) and returns it.
+// applyPatch applies ops in order to res, which it modifies.
 func (s patchSchema) applyPatch(res map[string]any, ops []patchOp) *scimError {
 	for i, op := range ops {
+		// The value is copied: res keeps it, and a retried update applies ops again.
+		op.value = cloneJSON(op.value)
 		if e := s.apply(res, op); e != nil {
 			e.Detail = fmt.Sprintf("Operations[%d]: %s", i, e.Detail)
 			return e
