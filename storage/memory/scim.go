@@ -458,6 +458,22 @@ func (s *SCIMStore) ListGroups(_ context.Context, team string, q scim.ListQuery)
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	ids := t.groupOrder
+	// The groups of a user (the groups attribute of every User response) come from the
+	// membership index, in creation order.
+	for _, e := range q.Filter {
+		if e.Attr == scim.MemberFilter {
+			in := t.memberOf[e.Value]
+			ids = make([]string, 0, len(in))
+			if len(in) > 0 {
+				for _, id := range t.groupOrder {
+					if in[id] {
+						ids = append(ids, id)
+					}
+				}
+			}
+			break
+		}
+	}
 	if len(q.Filter) > 0 {
 		matched := make([]string, 0)
 		for _, id := range ids {
