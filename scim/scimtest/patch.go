@@ -196,6 +196,22 @@ func testPatch(t *testing.T, newStore Factory) {
 		{"core URN prefix and case-insensitive names",
 			`[{"op":"REPLACE","path":"urn:ietf:params:scim:schemas:core:2.0:User:NAME.GIVENNAME","value":"J"}]`,
 			janeWant(func(m map[string]any) { m["name"] = map[string]any{"givenName": "J", "familyName": "Doe"} })},
+		{"remove by a filter with or",
+			`[{"op":"add","path":"emails","value":[{"value":"j@work.example","type":"work"},{"value":"j@other.example","type":"other"}]},{"op":"remove","path":"emails[type eq \"home\" or type eq \"WORK\"]"}]`,
+			janeWant(func(m map[string]any) {
+				m["emails"] = []any{map[string]any{"value": "j@other.example", "type": "other"}}
+			})},
+		{"add does not repeat a value already there",
+			`[{"op":"add","path":"emails","value":{"value":"jane@example.com","type":"home"}}]`,
+			janeWant(nil)},
+		{"replace the values matching pr and ne",
+			`[{"op":"add","path":"emails","value":[{"value":"p@example.com","type":"work","primary":true}]},{"op":"replace","path":"emails[primary pr and type ne \"home\"].type","value":"office"}]`,
+			janeWant(func(m map[string]any) {
+				m["emails"] = []any{
+					map[string]any{"value": "jane@example.com", "type": "home"},
+					map[string]any{"value": "p@example.com", "type": "office", "primary": true},
+				}
+			})},
 		{"operations apply in order",
 			`[{"op":"add","path":"nickName","value":"JJ"},{"op":"remove","path":"nickName"},{"op":"add","path":"locale","value":"de-DE"}]`,
 			janeWant(func(m map[string]any) { m["locale"] = "de-DE" })},
