@@ -60,11 +60,11 @@ func parseBulk(body []byte, maxOps int) (bulkRequest, *scimError) {
 
 // serveBulk answers POST /Bulk: the operations run in order; without failOnErrors the run
 // stops after the first failure, with failOnErrors N once N operations have failed.
-func (h *Handler) serveBulk(w http.ResponseWriter, r *http.Request, root string) {
-	body, e := h.readBody(w, r, h.maxPayload)
+func (h *Handler) serveBulk(w http.ResponseWriter, r *http.Request, root, team string) {
+	body, e := h.readBody(w, r, h.maxBody)
 	if e != nil {
 		if e.Status == http.StatusRequestEntityTooLarge {
-			e.Detail = fmt.Sprintf("The bulk request exceeds maxPayloadSize (%d bytes).", h.maxPayload)
+			e.Detail = fmt.Sprintf("The bulk request exceeds maxPayloadSize (%d bytes).", h.maxBody)
 		}
 		writeAPIError(w, *e)
 		return
@@ -82,7 +82,7 @@ func (h *Handler) serveBulk(w http.ResponseWriter, r *http.Request, root string)
 	results := make([]bulkResult, 0, len(req.Operations))
 	failures := 0
 	for _, op := range req.Operations {
-		res := h.bulkOperation(r, root, op, ids)
+		res := h.bulkOperation(r, root, team, op, ids)
 		results = append(results, res)
 		if code, _ := strconv.Atoi(res.Status); code >= 400 {
 			failures++
@@ -95,7 +95,7 @@ func (h *Handler) serveBulk(w http.ResponseWriter, r *http.Request, root string)
 }
 
 // bulkOperation runs one operation and records the id it created under its bulkId.
-func (h *Handler) bulkOperation(r *http.Request, root string, op bulkOp, ids map[string]string) bulkResult {
+func (h *Handler) bulkOperation(r *http.Request, root, team string, op bulkOp, ids map[string]string) bulkResult {
 	method := strings.ToUpper(op.Method)
 	out := bulkResult{Method: method, BulkID: op.BulkID}
 	fail := func(e scimError) bulkResult {
@@ -118,10 +118,10 @@ func (h *Handler) bulkOperation(r *http.Request, root string, op bulkOp, ids map
 	}
 	c := call{method: method, query: url.Values{}, ifMatch: op.Version}
 	endpoint, id, _ := strings.Cut(strings.TrimPrefix(op.Path, "/"), "/")
-	switch endpoint {
-	case "Users":
+	switch strings.ToLower(endpoint) {
+	case "users":
 		c.rt = h.users
-	case "Groups":
+	case "groups":
 		c.rt = h.groups
 	default:
 		return fail(apiError(http.StatusBadRequest, TypeInvalidPath, "path must start with /Users or /Groups, not %q.", op.Path))
@@ -153,7 +153,7 @@ func (h *Handler) bulkOperation(r *http.Request, root string, op bulkOp, ids map
 			c.body = data
 		}
 	}
-	res := h.do(r.Context(), root, c)
+	res := h.do(r.Context(), root, team, c)
 	out.Status = strconv.Itoa(res.status)
 	if res.status >= 400 {
 		out.Response = res.body
@@ -170,7 +170,7 @@ func (h *Handler) bulkOperation(r *http.Request, root string, op bulkOp, ids map
 			}
 		}
 	case method != http.MethodDelete:
-		out.Location = root + c.rt.Endpoint + "/" + url.PathEscape(id)
+		out.Location = root + c.rt.endpoint + "/" + url.PathEscape(id)
 	}
 	return out
 }

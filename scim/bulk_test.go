@@ -172,7 +172,7 @@ func TestBulkOperationErrors(t *testing.T) {
 }
 
 func TestBulkRequestErrors(t *testing.T) {
-	s := newServer(t, scim.WithBulkLimits(2, 400))
+	s := newServer(t, scim.WithBulkMaxOperations(2), scim.WithMaxBodyBytes(400))
 	three := bulk(0, bop("DELETE", "/Users/a", "", nil), bop("DELETE", "/Users/b", "", nil), bop("DELETE", "/Users/c", "", nil))
 	s.call("acme", "POST", "/Bulk", three).wantError(t, 413, "", "The bulk request has 3 operations; maxOperations is 2.")
 	big := bulk(0, bop("POST", "/Users", "u", user(strings.Repeat("x", 400)+"@example.com")))

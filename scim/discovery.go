@@ -2,10 +2,13 @@ package scim
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
-	elimity "github.com/elimity-com/scim"
+	"github.com/elimity-com/scim/schema"
+	"github.com/google/uuid"
 )
 
 // serveSPC answers GET /ServiceProviderConfig with what this handler really supports. The
@@ -18,7 +21,7 @@ func (h *Handler) serveSPC(w http.ResponseWriter, root string) {
 	spc := map[string]any{
 		"schemas":               []string{SPCSchema},
 		"patch":                 map[string]bool{"supported": true},
-		"bulk":                  map[string]any{"supported": true, "maxOperations": h.maxOps, "maxPayloadSize": h.maxPayload},
+		"bulk":                  map[string]any{"supported": true, "maxOperations": h.maxOps, "maxPayloadSize": h.maxBody},
 		"filter":                map[string]any{"supported": true, "maxResults": h.pageSize},
 		"changePassword":        map[string]bool{"supported": false},
 		"sort":                  map[string]bool{"supported": true},
@@ -35,37 +38,123 @@ func (h *Handler) serveSPC(w http.ResponseWriter, root string) {
 	writeJSON(w, http.StatusOK, spc)
 }
 
-// serveDiscovery answers /Schemas and /ResourceTypes through the library's server, which
-// knows our resource types and their schemas.
-func (h *Handler) serveDiscovery(w http.ResponseWriter, r *http.Request, root, path string) {
-	server, err := elimity.NewServer(&elimity.ServerArgs{
-		ServiceProviderConfig: &elimity.ServiceProviderConfig{MaxResults: h.pageSize},
-		ResourceTypes:         h.resourceTypes,
-	}, elimity.WithBaseURL(root))
-	if err != nil {
-		WriteError(w, http.StatusInternalServerError, "", "The SCIM server could not be built.")
-		return
+// schemas are the schemas /Schemas lists: those of the discovery resources, then the
+// resource types' core schemas and extensions, as the library defines them.
+func (h *Handler) schemas() []schema.Schema {
+	out := []schema.Schema{schema.Definition(), schema.ResourceTypeSchema(), schema.ServiceProviderConfigSchema()}
+	for _, rt := range []*resourceType{h.users, h.groups} {
+		out = append(out, rt.schema)
+		out = append(out, rt.exts...)
 	}
-	req := r.Clone(r.Context())
-	req.URL.Path = path
-	req.URL.RawPath = ""
-	rec := &recorder{header: http.Header{}}
-	server.ServeHTTP(rec, req)
-	res := &result{status: rec.status, header: rec.header, body: rec.body.Bytes()}
-	if res.status == 0 {
-		res.status = http.StatusOK
+	return out
+}
+
+// resourceTypeJSON is the /ResourceTypes entry of rt (RFC 7643 section 6).
+func resourceTypeJSON(rt *resourceType, root string) map[string]any {
+	exts := make([]any, len(rt.exts))
+	for i, e := range rt.exts {
+		exts[i] = map[string]any{"schema": e.ID, "required": false}
 	}
-	// The lists get the same shaping as user and group lists: itemsPerPage is the number of
-	// resources returned, and attributes/excludedAttributes apply to lists and single ones.
-	isList := path == "/Schemas" || path == "/ResourceTypes"
-	p := newProjection(splitList(r.URL.Query().Get("attributes")), splitList(r.URL.Query().Get("excludedAttributes")))
-	if res.status == http.StatusOK && (isList || !p.empty()) {
-		if err := reshape(res, isList, p); err != nil {
-			WriteError(w, http.StatusInternalServerError, "", "The response could not be shaped.")
+	return map[string]any{
+		"schemas":          []any{resourceTypeSchema},
+		"id":               rt.name,
+		"name":             rt.name,
+		"description":      rt.description,
+		"endpoint":         rt.endpoint,
+		"schema":           rt.schema.ID,
+		"schemaExtensions": exts,
+		"meta":             map[string]any{"resourceType": "ResourceType", "location": root + "/ResourceTypes/" + rt.name},
+	}
+}
+
+const resourceTypeSchema = "urn:ietf:params:scim:schemas:core:2.0:ResourceType"
+
+// serveDiscovery answers /Schemas and /ResourceTypes (seg[0]) and their entries (seg[1]).
+// RFC 7644 section 4: filter, sorting, count and startIndex are ignored; every list holds
+// all entries. attributes and excludedAttributes apply as to users and groups.
+func (h *Handler) serveDiscovery(w http.ResponseWriter, r *http.Request, root string, seg []string) {
+	var all []map[string]any
+	ids := map[string]int{}
+	if strings.EqualFold(seg[0], "Schemas") {
+		for i, s := range h.schemas() {
+			all = append(all, s.ToMap())
+			ids[strings.ToLower(s.ID)] = i
+		}
+	} else {
+		for i, rt := range []*resourceType{h.users, h.groups} {
+			all = append(all, resourceTypeJSON(rt, root))
+			ids[strings.ToLower(rt.name)] = i
+		}
+	}
+	q := r.URL.Query()
+	for _, name := range append(splitList(q.Get("attributes")), splitList(q.Get("excludedAttributes"))...) {
+		if !validAttrName(strings.TrimSpace(name)) {
+			writeDiscoveryError(w, http.StatusBadRequest, "invalidAttributes",
+				fmt.Sprintf("The attribute name %q is not valid.", name), map[string]any{"attribute": name})
 			return
 		}
 	}
+	p := projectionOf(q)
+	if len(seg) == 2 {
+		i, ok := ids[strings.ToLower(seg[1])]
+		if !ok {
+			WriteError(w, http.StatusNotFound, "", fmt.Sprintf("Resource %s not found.", seg[1]))
+			return
+		}
+		p.apply(all[i])
+		writeJSON(w, http.StatusOK, all[i])
+		return
+	}
+	resources := make([]any, len(all))
+	for i, m := range all {
+		p.apply(m)
+		resources[i] = m
+	}
+	res, e := listResult(len(all), 1, resources)
+	if e != nil {
+		writeDiscoveryError(w, e.Status, "", e.Detail, nil)
+		return
+	}
 	res.writeTo(w)
+}
+
+// validAttrName reports whether name is an attribute name, optionally with a schema URN
+// and a sub-attribute (RFC 7644 section 3.10).
+func validAttrName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case strings.ContainsRune(":._-$", r):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// writeDiscoveryError writes an error of a discovery endpoint: the RFC 7644 Error body
+// with, as the seed describes them, the members of FrontendHandledBackendError (400:
+// frontendErrorKey, errorInformation) or ExceptionReference (500: reference, message,
+// shortMessage), so that SCIM clients and the seed's clients both read it.
+func writeDiscoveryError(w http.ResponseWriter, status int, key, detail string, info map[string]any) {
+	body := map[string]any{"schemas": []string{ErrorSchema}, "status": strconv.Itoa(status), "detail": detail}
+	switch {
+	case status == http.StatusBadRequest:
+		if info == nil {
+			info = map[string]any{}
+		}
+		info["message"] = detail
+		body["frontendErrorKey"] = key
+		body["errorInformation"] = info
+	case status >= 500:
+		body["reference"] = uuid.NewString()
+		body["message"] = detail
+		body["shortMessage"] = http.StatusText(status)
+	}
+	writeJSON(w, status, body)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

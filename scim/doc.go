@@ -7,13 +7,14 @@
 // the auth.Principal in the request context (WithTeam changes that); a request without one
 // is answered 401. Users and groups live in a Store; storage/memory has the in-memory one.
 //
-// The handler is built on github.com/elimity-com/scim: its server routes the user and
-// group requests, validates bodies and PATCH operations against the schemas, applies
-// PATCH operations and serves /Schemas and /ResourceTypes. This package adds what the
-// library lacks: team scoping, the vendor extension and its rules, filter evaluation,
-// sorting, attributes/excludedAttributes, ETags with If-Match and If-None-Match, POST
-// .search on the same code path as GET, Bulk, a ServiceProviderConfig that says what is
-// supported, request size limits, and error bodies that say what was wrong.
+// The handler uses github.com/elimity-com/scim as a library: its schemas describe the
+// resources (and are served by /Schemas) and validate request bodies and the result of
+// every PATCH. Requests are routed once, by this package, which applies PATCH operations
+// itself and adds what the library lacks: team scoping, the vendor extension and its
+// rules, filter evaluation, sorting, attributes/excludedAttributes, ETags with If-Match
+// and If-None-Match, POST .search on the same code path as GET, Bulk, a
+// ServiceProviderConfig that says what is supported, request size limits, and error
+// bodies that say what was wrong.
 //
 // # Behaviour where the specifications are silent
 //
@@ -44,8 +45,32 @@
 //     Group displayName is unique ignoring case.
 //   - Filters: eq combined with and, on userName, externalId, id and displayName for
 //     users and on displayName, externalId and id for groups; userName and displayName
-//     compare ignoring case, id and externalId exactly. Anything else is 400
+//     compare ignoring case, id and externalId exactly. Users also filter on e-mails as
+//     Entra ID sends it, emails[type eq "work"].value eq "x" (or emails[value eq "x" and
+//     type eq "work"], or emails.value eq "x"), address and type ignoring case; groups on
+//     members[value eq "id"] (or members.value eq "id"). Anything else is 400
 //     invalidFilter naming the unsupported part.
+//   - PATCH (RFC 7644 section 3.5.2): add, replace and remove on core and extension
+//     attributes ("urn:...:enterprise:2.0:User:manager.value"), sub-attributes, and
+//     multi-valued attributes with value filters (and, or, not, eq, ne, co, sw, ew, gt,
+//     ge, lt, le, pr). add on a filtered path that matches nothing creates the value the
+//     filter describes when it is eq terms joined by and (phoneNumbers[type eq
+//     "mobile"].value creates {"type": "mobile", "value": ...}); replace on such a path is
+//     400 noTarget. A path-less add or replace takes an object whose keys are paths:
+//     plain, dotted ("name.givenName") or URN-prefixed attributes, or an extension URN
+//     with an object. A null value on replace removes the attribute (RFC 7643 section
+//     2.5), as does remove; replacing a complex attribute keeps the sub-attributes not
+//     given. remove on a multi-valued attribute with a value list removes those values
+//     (Entra ID removes members that way). Operations apply in order and the result is
+//     validated against the schemas before it is stored; any operation that cannot have
+//     its effect fails the whole request with 400: noTarget, invalidPath (unknown
+//     attribute, sub-attribute or schema, malformed path, filter on a single value) or
+//     mutability (id, meta, groups, and sub-attributes the service fills in such as
+//     members.display and manager.displayName). A PATCH that leaves active without a value
+//     makes the user inactive, without role makes it a MEMBER.
+//   - groups on a User lists the groups of the team it is a member of (value, display,
+//     type "direct", $ref); it is read-only. schemas names an extension only when the
+//     resource has data of it.
 //   - Sorting: sortBy on userName, displayName (both ignoring case), externalId, id,
 //     meta.created or meta.lastModified (groups: all but userName); other attributes are
 //     400 invalidValue. Resources without a value come last in both directions; ties and
@@ -57,6 +82,11 @@
 //     groups (GET, POST, PUT, PATCH, lists and .search) and the Schemas and ResourceTypes
 //     lists and entries. id and schemas are always returned. Unknown names are ignored.
 //     Both may be given; excluded names are removed from the included ones.
+//   - Discovery (/Schemas, /ResourceTypes) ignores filter, sortBy, sortOrder, count and
+//     startIndex (RFC 7644 section 4) and always lists everything. Its 400 (an attribute
+//     name that is not one) carries, next to the RFC 7644 Error members, the seed's
+//     FrontendHandledBackendError members frontendErrorKey and errorInformation.
+//   - Endpoint names match ignoring case (/users is /Users).
 //   - ETags are weak, W/"n", n the resource's version. If-Match on PUT, PATCH and DELETE
 //     is checked atomically by the store (412 when it does not match); If-None-Match on
 //     GET of one resource answers 304. PUT and PATCH without If-Match retry when another
@@ -66,9 +96,11 @@
 //     bulkId, unique in the request. "bulkId:x" in a path or anywhere in data is replaced
 //     with the id created by the earlier operation x; an unknown or failed x makes the
 //     operation fail with 409 invalidValue. An operation's version is its If-Match. More
-//     operations than maxOperations (1000) or a body above maxPayloadSize (1 MiB) is 413.
+//     operations than maxOperations (1000) or a body above maxPayloadSize is 413.
 //   - Request bodies must be application/scim+json or application/json (or carry no
-//     Content-Type), else 415; bodies above 1 MiB are 413.
+//     Content-Type), else 415; bodies above the one body limit (WithMaxBodyBytes, 1 MiB
+//     by default), which is also Bulk's maxPayloadSize in the ServiceProviderConfig, are
+//     413.
 //   - The ServiceProviderConfig advertises patch, bulk, filter, sort and etag as supported,
 //     changePassword as unsupported, and the Bearer and AppKey schemes.
 //   - Deleting a user removes it from this team and its groups only; the same userName in

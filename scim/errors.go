@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/kmkit/kmkit/outage"
 	"log/slog"
 	"net/http"
 	"strconv"
+
+	"github.com/kmkit/kmkit/outage"
 
 	scimerrors "github.com/elimity-com/scim/errors"
 )
@@ -62,16 +63,6 @@ func WriteError(w http.ResponseWriter, status int, scimType, detail string) {
 	_, _ = w.Write(body)
 }
 
-// unavailable reports whether res is the library's answer to a store outage (storeError):
-// a 500 whose detail is outage.Detail.
-func unavailable(res *result) bool {
-	if res.status != http.StatusInternalServerError {
-		return false
-	}
-	var body struct{ Detail string }
-	return json.Unmarshal(res.body, &body) == nil && body.Detail == outage.Detail
-}
-
 func writeAPIError(w http.ResponseWriter, e scimerrors.ScimError) {
 	WriteError(w, e.Status, string(e.ScimType), e.Detail)
 }
@@ -103,10 +94,8 @@ func storeError(log *slog.Logger, err error) scimerrors.ScimError {
 		return se
 	}
 	if outage.Is(err) {
-		// The library refuses 503 here; the handler turns this 500 back into a 503 with
-		// Retry-After (see unavailable).
 		log.Warn("scim: database unavailable", "error", err)
-		return apiError(http.StatusInternalServerError, "", "%s", outage.Detail)
+		return apiError(http.StatusServiceUnavailable, "", "%s", outage.Detail)
 	}
 	log.Error("scim: store failure", "error", err)
 	return apiError(http.StatusInternalServerError, "", "The request failed on the server; the failure was logged.")

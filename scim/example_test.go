@@ -49,7 +49,7 @@ func ExampleNewHandler() {
 	send("wrong-key", "GET", "/Users", "")
 	send("km-key", "GET", "/Users", "")
 	// Output:
-	// 201 application/scim+json [urn:ietf:params:scim:schemas:core:2.0:User urn:celonis:params:scim:schemas:extension:2.0:User urn:ietf:params:scim:schemas:extension:enterprise:2.0:User] jane@example.com
+	// 201 application/scim+json [urn:ietf:params:scim:schemas:core:2.0:User urn:celonis:params:scim:schemas:extension:2.0:User] jane@example.com
 	// 401 application/scim+json [urn:ietf:params:scim:api:messages:2.0:Error] 401
 	// 403 application/scim+json [urn:ietf:params:scim:api:messages:2.0:Error] 403
 }

@@ -3,6 +3,7 @@ package scim
 import (
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/scim2/filter-parser/v2"
@@ -17,6 +18,12 @@ var filterAttrs = map[string][]string{
 	"Group": {"displayName", "externalId", "id"},
 }
 
+// valuePathCompare matches a comparison on a sub-attribute of a value path, as in
+// `emails[type eq "work"].value eq "x"` (which Entra ID sends and RFC 7644's grammar does
+// not have), so that it can be rewritten to the equivalent `emails[type eq "work" and
+// value eq "x"]`.
+var valuePathCompare = regexp.MustCompile(`(?i)([A-Za-z][\w$-]*)\[([^\[\]"]*(?:"(?:[^"\\]|\\.)*"[^\[\]"]*)*)\]\.([A-Za-z][\w$-]*)\s+(eq|ne|co|sw|ew|gt|ge|lt|le)\s+("(?:[^"\\]|\\.)*"|true|false|null|[-+.\deE]+)`)
+
 // parseFilter turns a SCIM filter on a resource type ("User" or "Group") into a conjunction
 // of equalities. Only eq and and are supported, on the attributes of filterAttrs; any other
 // construct is an error whose message says what is not supported.
@@ -24,7 +31,7 @@ func parseFilter(s, resourceType string) ([]Equal, error) {
 	if len(s) > maxFilterLength {
 		return nil, fmt.Errorf("the filter is longer than %d bytes", maxFilterLength)
 	}
-	expr, err := filter.ParseFilter([]byte(s))
+	expr, err := filter.ParseFilter([]byte(valuePathCompare.ReplaceAllString(s, "$1[$2 and $3 $4 $5]")))
 	if err != nil {
 		return nil, fmt.Errorf("the filter %q is not valid SCIM filter syntax", s)
 	}
@@ -62,13 +69,75 @@ func collectEqualities(e filter.Expression, resourceType string, out *[]Equal) e
 	case *filter.NotExpression:
 		return fmt.Errorf("the operator \"not\" is not supported in filters")
 	case *filter.ValuePath:
-		return fmt.Errorf("the value filter on %s is not supported", e.AttributePath.AttributeName)
+		return valuePathEqualities(e, resourceType, out)
 	}
 	return fmt.Errorf("the filter is not supported")
 }
 
+// valuePathEqualities reads the value filters this package supports: on users
+// emails[value eq "x" and type eq "t"] (type optional), on groups members[value eq "id"].
+func valuePathEqualities(e *filter.ValuePath, resourceType string, out *[]Equal) error {
+	multi, attr := "emails", EmailFilter
+	if resourceType == "Group" {
+		multi, attr = "members", MemberFilter
+	}
+	name := e.AttributePath.AttributeName
+	unsupported := fmt.Errorf("the value filter on %s is not supported: %s filters may use %s[value eq \"...\"]%s",
+		name, resourceType, multi, map[bool]string{true: ` with "and type eq \"...\""`, false: ""}[multi == "emails"])
+	if !strings.EqualFold(name, multi) || e.AttributePath.SubAttribute != nil {
+		return unsupported
+	}
+	if e.AttributePath.URIPrefix != nil && !strings.EqualFold(e.AttributePath.URI(), coreSchemaOf(resourceType)) {
+		return unsupported
+	}
+	var inner []*filter.AttributeExpression
+	var walk func(x filter.Expression) bool
+	walk = func(x filter.Expression) bool {
+		switch x := x.(type) {
+		case *filter.LogicalExpression:
+			return x.Operator == filter.AND && walk(x.Left) && walk(x.Right)
+		case *filter.AttributeExpression:
+			inner = append(inner, x)
+			return true
+		}
+		return false
+	}
+	if !walk(e.ValueFilter) {
+		return unsupported
+	}
+	t := Equal{Attr: attr}
+	var hasValue bool
+	for _, x := range inner {
+		v, ok := x.CompareValue.(string)
+		sub := strings.ToLower(x.AttributePath.AttributeName)
+		switch {
+		case x.Operator != filter.EQ || !ok || x.AttributePath.SubAttribute != nil:
+			return unsupported
+		case sub == "value" && !hasValue:
+			t.Value, hasValue = v, true
+		case sub == "type" && multi == "emails" && t.Type == "":
+			t.Type = v
+		default:
+			return unsupported
+		}
+	}
+	if !hasValue {
+		return unsupported
+	}
+	*out = append(*out, t)
+	return nil
+}
+
 func filterAttribute(p filter.AttributePath, resourceType string) (string, error) {
 	supported := filterAttrs[resourceType]
+	if sub := strings.ToLower(p.SubAttributeName()); sub == "value" && p.URIPrefix == nil {
+		switch {
+		case resourceType == "User" && strings.EqualFold(p.AttributeName, "emails"):
+			return EmailFilter, nil
+		case resourceType == "Group" && strings.EqualFold(p.AttributeName, "members"):
+			return MemberFilter, nil
+		}
+	}
 	bad := func() error {
 		return fmt.Errorf("filtering on %s is not supported: %s filters may use %s", p.String(), resourceType,
 			strings.Join(supported, ", "))
@@ -120,25 +189,6 @@ func parseSort(sortBy, sortOrder, resourceType string) (SortKey, *scimError) {
 	}
 	e := badValue("Sorting by %s is not supported: %s lists sort by %s.", sortBy, resourceType, strings.Join(sortAttrs[resourceType], ", "))
 	return k, &e
-}
-
-// listQuery builds the store's query from the list parameters of r, already checked.
-func listQuery(r *http.Request, resourceType string, startIndex, count int) (ListQuery, error) {
-	q := ListQuery{StartIndex: startIndex, Count: count}
-	v := r.URL.Query()
-	if f := v.Get("filter"); strings.TrimSpace(f) != "" {
-		terms, err := parseFilter(f, resourceType)
-		if err != nil {
-			return q, filterError(err)
-		}
-		q.Filter = terms
-	}
-	k, e := parseSort(v.Get("sortBy"), v.Get("sortOrder"), resourceType)
-	if e != nil {
-		return q, *e
-	}
-	q.Sort = k
-	return q, nil
 }
 
 // filterError is the 400 invalidFilter answer to a filter parseFilter refused.

@@ -14,19 +14,30 @@ func TestParseFilter(t *testing.T) {
 		want                 []Equal
 		err                  string
 	}{
-		{`userName eq "a@b.c"`, "User", []Equal{{"userName", "a@b.c"}}, ""},
-		{`USERNAME EQ "a"`, "User", []Equal{{"userName", "a"}}, ""},
-		{`urn:ietf:params:scim:schemas:core:2.0:User:userName eq "a"`, "User", []Equal{{"userName", "a"}}, ""},
+		{`userName eq "a@b.c"`, "User", []Equal{{Attr: "userName", Value: "a@b.c"}}, ""},
+		{`USERNAME EQ "a"`, "User", []Equal{{Attr: "userName", Value: "a"}}, ""},
+		{`urn:ietf:params:scim:schemas:core:2.0:User:userName eq "a"`, "User", []Equal{{Attr: "userName", Value: "a"}}, ""},
 		{`externalId eq "x" and id eq "y" and displayName eq "z"`, "User",
-			[]Equal{{"externalId", "x"}, {"id", "y"}, {"displayName", "z"}}, ""},
-		{`(displayName eq "g")`, "Group", []Equal{{"displayName", "g"}}, ""},
+			[]Equal{{Attr: "externalId", Value: "x"}, {Attr: "id", Value: "y"}, {Attr: "displayName", Value: "z"}}, ""},
+		{`(displayName eq "g")`, "Group", []Equal{{Attr: "displayName", Value: "g"}}, ""},
 		{`userName eq "a"`, "Group", nil, "filtering on userName is not supported: Group filters may use displayName, externalId, id"},
 		{`urn:ietf:params:scim:schemas:core:2.0:Group:displayName eq "a"`, "User", nil,
 			"filtering on urn:ietf:params:scim:schemas:core:2.0:Group:displayName is not supported: User filters may use userName, externalId, id, displayName"},
 		{`userName pr`, "User", nil, `the operator "pr" is not supported: filters compare with "eq" only`},
 		{`userName eq null`, "User", nil, "the attribute userName must be compared with a quoted string"},
 		{`userName eq true`, "User", nil, "the attribute userName must be compared with a quoted string"},
-		{`members[value eq "x"]`, "Group", nil, "the value filter on members is not supported"},
+		{`members[value eq "x"]`, "Group", []Equal{{Attr: MemberFilter, Value: "x"}}, ""},
+		{`id eq "g" and members[value eq "u"]`, "Group", []Equal{{Attr: "id", Value: "g"}, {Attr: MemberFilter, Value: "u"}}, ""},
+		{`members.value eq "u"`, "Group", []Equal{{Attr: MemberFilter, Value: "u"}}, ""},
+		{`emails[type eq "work"].value eq "x@y.example"`, "User", []Equal{{Attr: EmailFilter, Value: "x@y.example", Type: "work"}}, ""},
+		{`EMAILS[TYPE EQ "work"].VALUE EQ "x@y.example" and userName eq "u"`, "User",
+			[]Equal{{Attr: EmailFilter, Value: "x@y.example", Type: "work"}, {Attr: "userName", Value: "u"}}, ""},
+		{`emails[type eq "a]b" and value eq "x"]`, "User", []Equal{{Attr: EmailFilter, Value: "x", Type: "a]b"}}, ""},
+		{`emails.value eq "x"`, "User", []Equal{{Attr: EmailFilter, Value: "x"}}, ""},
+		{`emails[type eq "work"].value co "x"`, "User", nil, `the value filter on emails is not supported: User filters may use emails[value eq "..."] with "and type eq \"...\""`},
+		{`emails[type eq "work"]`, "User", nil, `the value filter on emails is not supported: User filters may use emails[value eq "..."] with "and type eq \"...\""`},
+		{`emails[value eq "x"]`, "Group", nil, `the value filter on emails is not supported: Group filters may use members[value eq "..."]`},
+		{`members[value eq "x" or value eq "y"]`, "Group", nil, `the value filter on members is not supported: Group filters may use members[value eq "..."]`},
 		{`userName eq "a" or id eq "b"`, "User", nil, `the operator "or" is not supported: filters combine terms with "and" only`},
 		{`not(id eq "b")`, "User", nil, `the operator "not" is not supported in filters`},
 		{`userName eq "a" and (id eq "b" or id eq "c")`, "User", nil, `the operator "or" is not supported: filters combine terms with "and" only`},
@@ -57,6 +68,7 @@ func FuzzParseFilter(f *testing.F) {
 		`userName eq "a@b.c"`, `externalId eq "x" and id eq "y"`, `displayName eq "g"`,
 		`members[value eq "x"]`, `not (id eq "1")`, `a eq 1 or b gt 2.5e3`, `title pr`,
 		`emails[type eq "work" and value co "@"].value`, `meta.lastModified gt "2011-05-13T04:42:34Z"`, `(`, `"`, ``,
+		`emails[type eq "work"].value eq "x@y.z"`, `emails[type eq "]"].value eq "[" and id eq "1"`, `emails.value eq "v"`, `members.value eq "m"`,
 	} {
 		f.Add(s, true)
 		f.Add(s, false)
@@ -77,7 +89,7 @@ func FuzzParseFilter(f *testing.F) {
 			t.Fatalf("no terms and no error for %q", s)
 		}
 		for _, e := range terms {
-			if !slices.Contains(filterAttrs[rt], e.Attr) {
+			if !slices.Contains(filterAttrs[rt], e.Attr) && e.Attr != map[bool]string{true: EmailFilter, false: MemberFilter}[user] {
 				t.Fatalf("unsupported attribute %q accepted from %q", e.Attr, s)
 			}
 		}

@@ -1,6 +1,7 @@
 package scim_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -53,15 +54,24 @@ func FuzzBulk(f *testing.F) {
 	})
 }
 
-// FuzzListFilter sends arbitrary filters to GET /Users: 200 or 400 invalidFilter only.
+// FuzzListFilter sends arbitrary filters and attributes to GET /Users: 200 or 400 only.
 func FuzzListFilter(f *testing.F) {
-	for _, s := range []string{`userName eq "a@b.co"`, `id eq "1" and externalId eq "2"`, `title co "x"`, `(`, `members[value eq "1"]`} {
-		f.Add(s)
+	for _, s := range []string{`userName eq "a@b.co"`, `id eq "1" and externalId eq "2"`, `title co "x"`, `(`, `members[value eq "1"]`,
+		`emails[type eq "work"].value eq "x@y.z"`, `emails[type eq "a]b\"c"].value eq "x" and userName eq "u"`, `emails.value eq "e"`} {
+		f.Add(s, "")
+		f.Add(`userName eq "a@b.co"`, s)
 	}
-	h := scim.NewHandler(memory.NewSCIMStore(), scim.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
-	f.Fuzz(func(t *testing.T, filter string) {
+	f.Add("", `emails[type eq "work"],name.givenName`)
+	st := memory.NewSCIMStore()
+	h := scim.NewHandler(st, scim.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
+	if _, err := st.CreateUser(context.Background(), "t", scim.User{UserName: "a@b.co", Attributes: map[string]any{
+		"emails": []any{map[string]any{"value": "x@y.z", "type": "work"}}}}); err != nil {
+		f.Fatal(err)
+	}
+	// filter goes to filter; attributes, a projection with value filters, to attributes.
+	f.Fuzz(func(t *testing.T, filter, attributes string) {
 		r := httptest.NewRequest("GET", "http://x"+scim.DefaultPrefix+"/Users", nil)
-		r.URL.RawQuery = "filter=" + url.QueryEscape(filter)
+		r.URL.RawQuery = "filter=" + url.QueryEscape(filter) + "&attributes=" + url.QueryEscape(attributes)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		if w.Code != http.StatusOK && w.Code != http.StatusBadRequest {
@@ -80,6 +90,9 @@ func FuzzWrites(f *testing.F) {
 		`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"Replace","path":"active","value":"False"},{"op":"add","value":{"role":"ADMIN","displayName":"X"}}]}`,
 		`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"remove","path":"members[value eq \"u\"]"},{"op":"Remove","path":"members","value":[{"value":"u"}]}]}`,
 		`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"add","path":"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager","value":"u"}]}`,
+		`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"remove","path":"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager.value"},{"op":"Add","path":"phoneNumbers[type eq \"mobile\"].value","value":"555"}]}`,
+		`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"replace","value":{"displayName":"B","name.givenName":"K","urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"department":null}}},{"op":"Replace","path":"title","value":null}]}`,
+		`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"add","path":"emails[type eq \"work\" and primary eq true]","value":{"value":"a@b.co"}},{"op":"replace","path":"members[value eq \"u\"].value","value":"u"}]}`,
 		`{}`, `[]`, `{"schemas":null}`,
 	}
 	for _, s := range seeds {

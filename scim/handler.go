@@ -1,14 +1,10 @@
 package scim
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/kmkit/kmkit/internal/inputcheck"
-	"github.com/kmkit/kmkit/outage"
-	"github.com/kmkit/kmkit/publicurl"
 	"io"
 	"log/slog"
 	"mime"
@@ -17,10 +13,10 @@ import (
 	"strconv"
 	"strings"
 
-	elimity "github.com/elimity-com/scim"
-	"github.com/elimity-com/scim/optional"
-
 	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/internal/inputcheck"
+	"github.com/kmkit/kmkit/outage"
+	"github.com/kmkit/kmkit/publicurl"
 )
 
 // DefaultPrefix is the path the handler serves under unless WithPrefix says otherwise.
@@ -28,9 +24,8 @@ const DefaultPrefix = "/user-provisioning/scim/v2"
 
 // Defaults of the limits, as advertised in the ServiceProviderConfig.
 const (
-	DefaultMaxBodyBytes  = 1 << 20 // request bodies other than Bulk
+	DefaultMaxBodyBytes  = 1 << 20 // request bodies, Bulk included (its maxPayloadSize)
 	DefaultMaxOperations = 1000    // operations in one Bulk request
-	DefaultMaxPayload    = 1 << 20 // bytes of one Bulk request
 	DefaultPageSize      = 200     // default and largest count of list responses
 )
 
@@ -87,13 +82,11 @@ type Handler struct {
 	log         *slog.Logger
 	maxBody     int64
 	maxOps      int
-	maxPayload  int64
 	pageSize    int
 	authSchemes []AuthenticationScheme
 	docURI      string
 
-	resourceTypes []elimity.ResourceType
-	users, groups *elimity.ResourceType
+	users, groups *resourceType
 }
 
 // Option configures a Handler.
@@ -136,8 +129,10 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithMaxBodyBytes limits request bodies other than Bulk (default DefaultMaxBodyBytes);
-// values below 1 keep the default.
+// WithMaxBodyBytes limits request bodies (default DefaultMaxBodyBytes), Bulk requests
+// included: it is the maxPayloadSize the ServiceProviderConfig advertises, so a host that
+// limits bodies in front of the handler gives the same number here. Values below 1 keep
+// the default.
 func WithMaxBodyBytes(n int64) Option {
 	return func(h *Handler) {
 		if n > 0 {
@@ -146,15 +141,12 @@ func WithMaxBodyBytes(n int64) Option {
 	}
 }
 
-// WithBulkLimits sets maxOperations and maxPayloadSize of Bulk requests; values below 1
-// keep the defaults.
-func WithBulkLimits(maxOperations int, maxPayloadBytes int64) Option {
+// WithBulkMaxOperations sets maxOperations of Bulk requests (default
+// DefaultMaxOperations); values below 1 keep the default.
+func WithBulkMaxOperations(n int) Option {
 	return func(h *Handler) {
-		if maxOperations > 0 {
-			h.maxOps = maxOperations
-		}
-		if maxPayloadBytes > 0 {
-			h.maxPayload = maxPayloadBytes
+		if n > 0 {
+			h.maxOps = n
 		}
 	}
 }
@@ -200,41 +192,16 @@ func NewHandler(store Store, opts ...Option) *Handler {
 		log:         slog.Default(),
 		maxBody:     DefaultMaxBodyBytes,
 		maxOps:      DefaultMaxOperations,
-		maxPayload:  DefaultMaxPayload,
 		pageSize:    DefaultPageSize,
 		authSchemes: DefaultAuthenticationSchemes(),
 	}
 	for _, o := range opts {
 		o(h)
 	}
-	h.resourceTypes = []elimity.ResourceType{
-		{
-			ID:               optional.NewString("User"),
-			Name:             "User",
-			Description:      optional.NewString("User of the team"),
-			Endpoint:         "/Users",
-			Schema:           userSchema(),
-			SchemaExtensions: []elimity.SchemaExtension{{Schema: extensionSchema()}, {Schema: enterpriseSchema()}},
-			Handler:          userHandler{h},
-		},
-		{
-			ID:          optional.NewString("Group"),
-			Name:        "Group",
-			Description: optional.NewString("Group of users of the team"),
-			Endpoint:    "/Groups",
-			Schema:      groupSchema(),
-			Handler:     groupHandler{h},
-		},
-	}
-	h.users, h.groups = &h.resourceTypes[0], &h.resourceTypes[1]
+	h.users = newResourceType("User", "/Users", "User of the team", userSchema(), userExtensions()...)
+	h.groups = newResourceType("Group", "/Groups", "Group of users of the team", groupSchema())
+	h.groups.patch.computed = map[string]bool{"members.display": true, "members.$ref": true}
 	return h
-}
-
-type teamKey struct{}
-
-func teamFrom(ctx context.Context) string {
-	t, _ := ctx.Value(teamKey{}).(string)
-	return t
 }
 
 // root returns the absolute URL of the SCIM root for r.
@@ -268,31 +235,30 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusUnauthorized, "", "The request carries no valid credentials of a team.")
 		return
 	}
-	ctx := context.WithValue(r.Context(), teamKey{}, team)
-	r = r.WithContext(ctx)
 	root := h.root(r)
 	path = strings.TrimSuffix(path, "/")
 
 	seg := strings.SplitN(strings.TrimPrefix(path, "/"), "/", 2)
-	var rt *elimity.ResourceType
-	switch seg[0] {
-	case "Users":
+	var rt *resourceType
+	// Resource endpoints are matched ignoring case: Microsoft's test collection sends /users.
+	switch strings.ToLower(seg[0]) {
+	case "users":
 		rt = h.users
-	case "Groups":
+	case "groups":
 		rt = h.groups
-	case "ServiceProviderConfig":
+	case "serviceproviderconfig":
 		if allow(w, r, len(seg) == 1, http.MethodGet) {
 			h.serveSPC(w, root)
 		}
 		return
-	case "Schemas", "ResourceTypes":
+	case "schemas", "resourcetypes":
 		if allow(w, r, true, http.MethodGet) {
-			h.serveDiscovery(w, r, root, path)
+			h.serveDiscovery(w, r, root, seg)
 		}
 		return
-	case "Bulk":
+	case "bulk":
 		if allow(w, r, len(seg) == 1, http.MethodPost) {
-			h.serveBulk(w, r, root)
+			h.serveBulk(w, r, root, team)
 		}
 		return
 	default:
@@ -307,7 +273,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !allow(w, r, true, http.MethodGet, http.MethodPost) {
 			return
 		}
-	case seg[1] == ".search":
+	case strings.EqualFold(seg[1], ".search"):
 		if !allow(w, r, true, http.MethodPost) {
 			return
 		}
@@ -334,8 +300,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		c.query, c.body = q, nil
 	}
-	res := h.do(ctx, root, c)
-	res.writeTo(w)
+	h.do(r.Context(), root, team, c).writeTo(w)
 }
 
 // allow answers 404 when the path is not ok and 405 when the method is not one of methods.
@@ -458,7 +423,7 @@ func jsonProblem(err error) string {
 // call is one request on /Users or /Groups after routing, from HTTP or from Bulk.
 type call struct {
 	method      string
-	rt          *elimity.ResourceType
+	rt          *resourceType
 	id          string // "" for the collection
 	query       url.Values
 	body        []byte
@@ -492,169 +457,5 @@ func errorResult(e scimError) *result {
 		status: e.Status,
 		header: http.Header{"Content-Type": {ContentType}},
 		body:   errorBody(e.Status, string(e.ScimType), e.Detail),
-	}
-}
-
-// do runs c through the library's server, with our checks before and our shaping after.
-func (h *Handler) do(ctx context.Context, root string, c call) *result {
-	isList := c.method == http.MethodGet && c.id == ""
-	if isList {
-		if _, e := parseSort(c.query.Get("sortBy"), c.query.Get("sortOrder"), c.rt.Name); e != nil {
-			return errorResult(*e)
-		}
-		if f := c.query.Get("filter"); strings.TrimSpace(f) != "" {
-			if _, err := parseFilter(f, c.rt.Name); err != nil {
-				return errorResult(filterError(err))
-			}
-		}
-	}
-	if c.body != nil {
-		body, e := h.normalizeBody(c)
-		if e != nil {
-			return errorResult(*e)
-		}
-		c.body = body
-	}
-
-	ctx = context.WithValue(ctx, rootKey{}, root)
-	pageLen := -1
-	if isList {
-		ctx = context.WithValue(ctx, pageLenKey{}, &pageLen)
-	}
-	target := c.rt.Endpoint
-	if c.id != "" {
-		target += "/" + url.PathEscape(c.id)
-	}
-	req, err := http.NewRequestWithContext(ctx, c.method, "http://scim"+target, bytes.NewReader(c.body))
-	if err != nil {
-		return errorResult(badValue("The resource path %q is not valid.", target))
-	}
-	req.URL.RawQuery = c.query.Encode()
-	if c.ifMatch != "" {
-		req.Header.Set("If-Match", c.ifMatch)
-	}
-	server, err := elimity.NewServer(&elimity.ServerArgs{
-		ServiceProviderConfig: &elimity.ServiceProviderConfig{MaxResults: h.pageSize, SupportFiltering: true, SupportPatch: true},
-		ResourceTypes:         h.resourceTypes,
-	}, elimity.WithBaseURL(root))
-	if err != nil {
-		return errorResult(apiError(http.StatusInternalServerError, "", "The SCIM server could not be built: %v.", err))
-	}
-	rec := &recorder{header: http.Header{}}
-	server.ServeHTTP(rec, req)
-	res := &result{status: rec.status, header: rec.header, body: rec.body.Bytes()}
-	if res.status == 0 {
-		res.status = http.StatusOK
-	}
-	if unavailable(res) {
-		return errorResult(apiError(http.StatusServiceUnavailable, "", "%s", outage.Detail))
-	}
-	if res.status/100 != 2 || len(res.body) == 0 {
-		return res
-	}
-	if c.method == http.MethodGet && c.id != "" && c.ifNoneMatch != "" {
-		if etagMatches(c.ifNoneMatch, res.header.Get("Etag")) {
-			res.header.Del("Content-Type")
-			return &result{status: http.StatusNotModified, header: res.header}
-		}
-	}
-	p := newProjection(splitList(c.query.Get("attributes")), splitList(c.query.Get("excludedAttributes")))
-	if p.empty() {
-		if isList && !setItemsPerPage(res, pageLen) {
-			return errorResult(apiError(http.StatusInternalServerError, "", "The list response could not be shaped."))
-		}
-		return res
-	}
-	if err := reshape(res, isList, p); err != nil {
-		return errorResult(apiError(http.StatusInternalServerError, "", "The response could not be shaped: %v.", err))
-	}
-	return res
-}
-
-type pageLenKey struct{}
-
-// setPageLen records the number of resources of a list page for setItemsPerPage.
-func setPageLen(ctx context.Context, n int) {
-	if p, ok := ctx.Value(pageLenKey{}).(*int); ok {
-		*p = n
-	}
-}
-
-// setItemsPerPage sets itemsPerPage of the library's list response to n, the number of
-// resources returned (the library puts the requested count there), without decoding the
-// page. The library encodes the response as a map, so its keys are sorted and the
-// top-level itemsPerPage is the last one, after the Resources.
-func setItemsPerPage(res *result, n int) bool {
-	const key = `"itemsPerPage":`
-	i := bytes.LastIndex(res.body, []byte(key))
-	if n < 0 || i < 0 {
-		return false
-	}
-	j := i + len(key)
-	k := j
-	for k < len(res.body) && res.body[k] >= '0' && res.body[k] <= '9' {
-		k++
-	}
-	if k == j {
-		return false
-	}
-	body := make([]byte, 0, len(res.body)+8)
-	body = append(body, res.body[:j]...)
-	body = strconv.AppendInt(body, int64(n), 10)
-	res.body = append(body, res.body[k:]...)
-	return true
-}
-
-// reshape applies p to the resource or list in res and, for lists, sets itemsPerPage to
-// the number of resources returned, as RFC 7644 section 3.4.2 defines it.
-func reshape(res *result, isList bool, p projection) error {
-	d := json.NewDecoder(bytes.NewReader(res.body))
-	d.UseNumber()
-	var m map[string]any
-	if err := d.Decode(&m); err != nil {
-		return err
-	}
-	if isList {
-		list, _ := m["Resources"].([]any)
-		if list == nil {
-			list = []any{}
-		}
-		for _, r := range list {
-			if rm, ok := r.(map[string]any); ok {
-				p.apply(rm)
-			}
-		}
-		m["Resources"] = list
-		m["itemsPerPage"] = len(list)
-	} else {
-		p.apply(m)
-	}
-	body, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	res.body = body
-	return nil
-}
-
-// recorder keeps what the library's server writes.
-type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (r *recorder) Header() http.Header { return r.header }
-
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.body.Write(b)
-}
-
-func (r *recorder) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
 	}
 }

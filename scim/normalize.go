@@ -35,47 +35,6 @@ func decodeObject(body []byte, what string) (map[string]any, *scimError) {
 	return m, nil
 }
 
-// normalizeBody checks a POST, PUT or PATCH body before the library validates it, so that
-// the errors name what is wrong, and rewrites what the library would reject although we
-// accept it: role and sendEmailOnInvitation at the top level of a user, booleans sent as
-// "true"/"false" strings.
-func (h *Handler) normalizeBody(c call) ([]byte, *scimError) {
-	m, e := decodeObject(c.body, "request body")
-	if e != nil {
-		return nil, e
-	}
-	user := c.rt == h.users
-	if c.method == http.MethodPatch {
-		if e := normalizePatch(m, user); e != nil {
-			return nil, e
-		}
-	} else {
-		core := GroupSchema
-		if user {
-			core = UserSchema
-		}
-		schemas, _ := m["schemas"].([]any)
-		if !containsString(schemas, core) {
-			e := apiError(http.StatusBadRequest, TypeInvalidSyntax, "schemas must contain %s.", core)
-			return nil, &e
-		}
-		if user {
-			e = normalizeUser(m)
-		} else {
-			e = checkGroupBody(m)
-		}
-		if e != nil {
-			return nil, e
-		}
-	}
-	body, err := json.Marshal(m)
-	if err != nil {
-		e := badValue("The request body cannot be encoded again: %v.", err)
-		return nil, &e
-	}
-	return body, nil
-}
-
 func containsString(list []any, want string) bool {
 	for _, v := range list {
 		if s, ok := v.(string); ok && strings.EqualFold(s, want) {

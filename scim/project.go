@@ -2,6 +2,8 @@ package scim
 
 import (
 	"strings"
+
+	"github.com/scim2/filter-parser/v2"
 )
 
 // projection applies attributes and excludedAttributes (RFC 7644 section 3.9) to resources.
@@ -17,6 +19,9 @@ type projection struct {
 type selection struct {
 	whole bool
 	subs  map[string]bool // lower-case sub-attribute names
+	// values are value filters ("emails[type eq \"work\"]"): of a multi-valued
+	// attribute, the values matching one of them.
+	values []filter.Expression
 }
 
 func newProjection(attributes, excluded []string) projection {
@@ -31,12 +36,20 @@ func splitList(v string) []string {
 	return strings.Split(v, ",")
 }
 
-func (p projection) empty() bool { return p.include == nil && p.exclude == nil }
-
 func selections(names []string) map[string]*selection {
 	var out map[string]*selection
 	for _, n := range names {
-		key, sub, ok := attrKey(strings.TrimSpace(n))
+		n = strings.TrimSpace(n)
+		var values filter.Expression
+		if i := strings.IndexByte(n, '['); i > 0 {
+			// A value filter, as Microsoft's test collection sends: attribute[filter].
+			p, err := filter.ParsePath([]byte(n[strings.LastIndexByte(n[:i], ':')+1:]))
+			if err != nil || p.ValueExpression == nil || p.SubAttribute != nil {
+				continue
+			}
+			n, values = n[:i], p.ValueExpression
+		}
+		key, sub, ok := attrKey(n)
 		if !ok {
 			continue
 		}
@@ -47,6 +60,10 @@ func selections(names []string) map[string]*selection {
 		if s == nil {
 			s = &selection{}
 			out[key] = s
+		}
+		if values != nil {
+			s.values = append(s.values, values)
+			continue
 		}
 		if sub == "" {
 			s.whole = true
@@ -99,6 +116,9 @@ func (p projection) apply(res map[string]any) {
 			case s == nil:
 				delete(res, k)
 				continue
+			case !s.whole && len(s.values) > 0 && len(s.subs) == 0:
+				res[k] = filterValues(v, s.values, true)
+				v = res[k]
 			case !s.whole:
 				res[k] = filterSubs(v, s.subs, true)
 				v = res[k]
@@ -109,9 +129,42 @@ func (p projection) apply(res map[string]any) {
 				delete(res, k)
 				continue
 			}
+			if len(s.values) > 0 {
+				v = filterValues(v, s.values, false)
+				res[k] = v
+			}
 			res[k] = filterSubs(v, s.subs, false)
 		}
+		if l, ok := res[k].([]any); ok && len(l) == 0 && p.filtersValues(lk) {
+			delete(res, k) // no value matched: the attribute has none to return
+		}
 	}
+}
+
+// filtersValues reports whether the projection filters the values of attribute key.
+func (p projection) filtersValues(key string) bool {
+	return (p.include[key] != nil && len(p.include[key].values) > 0) || (p.exclude[key] != nil && len(p.exclude[key].values) > 0)
+}
+
+// filterValues keeps (keep set) or drops the values of a multi-valued attribute that
+// match one of filters.
+func filterValues(v any, filters []filter.Expression, keep bool) any {
+	list, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	out := make([]any, 0, len(list))
+	for _, e := range list {
+		m, _ := e.(map[string]any)
+		hit := false
+		for _, f := range filters {
+			hit = hit || (m != nil && matches(f, m, nil))
+		}
+		if hit == keep {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // filterSubs keeps (keep set) or drops the named sub-attributes of a complex value or of

@@ -122,12 +122,39 @@ func cloneJSON(v any) any {
 	}
 }
 
+// MemberFilter is the Equal attribute that selects the groups having the user whose id is
+// the value as a member.
+const MemberFilter = "members.value"
+
+// EmailFilter is the Equal attribute that selects the users having an e-mail address
+// equal to the value, ignoring case, of the Equal's Type when it has one (also ignoring
+// case): `emails[type eq "work"].value eq "x"`, as Entra ID sends it.
+const EmailFilter = "emails.value"
+
 // Equal is one term of a filter: the attribute equals the value. Attributes are "id",
 // "externalId" (both compared exactly), "userName" and "displayName" (compared ignoring
-// case, as their schemas declare caseExact false).
+// case, as their schemas declare caseExact false), for users EmailFilter and for groups
+// MemberFilter.
 type Equal struct {
 	Attr  string
 	Value string
+	// Type restricts EmailFilter to the e-mails of this type; "" for any.
+	Type string
+}
+
+// MatchesEmails reports whether the emails attribute of a user's Attributes satisfies
+// an EmailFilter term.
+func (e Equal) MatchesEmails(attrs map[string]any) bool {
+	list, _ := attrs["emails"].([]any)
+	for _, v := range list {
+		m, _ := v.(map[string]any)
+		value, _ := m["value"].(string)
+		typ, _ := m["type"].(string)
+		if strings.EqualFold(value, e.Value) && (e.Type == "" || strings.EqualFold(typ, e.Type)) {
+			return true
+		}
+	}
+	return false
 }
 
 // Matches reports whether value, the resource's value of e.Attr, satisfies e.

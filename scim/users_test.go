@@ -24,7 +24,7 @@ func TestCreateUser(t *testing.T) {
 	id := r.str("id")
 	loc := base + "/Users/" + id
 	want := map[string]any{
-		"schemas":     []any{userURN, extURN, entURN},
+		"schemas":     []any{userURN, extURN},
 		"id":          id,
 		"externalId":  "ext-1",
 		"userName":    "Jane.Doe@example.com",
@@ -289,7 +289,7 @@ func TestListErrors(t *testing.T) {
 		{"/Users?filter=" + q(`userName eq "a" or userName eq "b"`), "invalidFilter", `The operator "or" is not supported: filters combine terms with "and" only.`},
 		{"/Users?filter=" + q(`title eq "x"`), "invalidFilter", "Filtering on title is not supported: User filters may use userName, externalId, id, displayName."},
 		{"/Users?filter=" + q(`name.givenName eq "x"`), "invalidFilter", "Filtering on name.givenName is not supported: User filters may use userName, externalId, id, displayName."},
-		{"/Users?filter=" + q(`emails[value eq "x"]`), "invalidFilter", "The value filter on emails is not supported."},
+		{"/Users?filter=" + q(`emails[value co "x"]`), "invalidFilter", `The value filter on emails is not supported: User filters may use emails[value eq "..."] with "and type eq \"...\"".`},
 		{"/Users?filter=" + q(`not (userName eq "x")`), "invalidFilter", `The operator "not" is not supported in filters.`},
 		{"/Users?filter=" + q(`active eq true`), "invalidFilter", "Filtering on active is not supported: User filters may use userName, externalId, id, displayName."},
 		{"/Users?filter=" + q(`userName eq 5`), "invalidFilter", "The attribute userName must be compared with a quoted string."},
@@ -324,7 +324,7 @@ func TestProjection(t *testing.T) {
 		}
 		return out
 	}
-	schemas := []any{userURN, extURN, entURN}
+	schemas := []any{userURN, extURN}
 	tests := []struct {
 		query string
 		want  map[string]any
@@ -385,7 +385,7 @@ func TestSearch(t *testing.T) {
 	})).must(t, http.StatusOK)
 	want := map[string]any{
 		"schemas": []any{listURN}, "totalResults": 1.0, "startIndex": 1.0, "itemsPerPage": 1.0,
-		"Resources": []any{map[string]any{"id": b, "schemas": []any{userURN, extURN, entURN}, "userName": "b@example.com"}},
+		"Resources": []any{map[string]any{"id": b, "schemas": []any{userURN, extURN}, "userName": "b@example.com"}},
 	}
 	if diff := cmp.Diff(want, r.body); diff != "" {
 		t.Errorf("search (-want +got):\n%s", diff)

@@ -20,6 +20,8 @@
 //	  keys:
 //	    - {kid: k1, alg: RS256, pem: "-----BEGIN PUBLIC KEY-----..."}
 //	    - {kid: k2, alg: HS256, secret: "at least 32 bytes"}
+//	teams:                         # optional settings per team
+//	  acme: {seats: 50}            # seat limit of the team's license; 0 is unlimited
 //
 // Plain keys are hashed as the file is read and only their digests are kept. Every error
 // names the file, the line and the column of the value at fault. Unknown fields, a field
@@ -50,6 +52,15 @@ type File struct {
 	Keys []auth.Key
 	// JWT configures Bearer tokens; nil when the file has no jwt section.
 	JWT *auth.JWTConfig
+	// Teams holds the settings of the teams the file names, by team.
+	Teams map[string]Team
+}
+
+// Team is the settings of one team.
+type Team struct {
+	// Seats is the seat limit of the team's license (active SCIM users); 0 is unlimited.
+	// nil when the file does not set it, so the server's default applies.
+	Seats *int
 }
 
 // Error is an error at a place in a keys file.
@@ -84,8 +95,9 @@ func Parse(name string, data []byte) (*File, error) {
 	f := &File{}
 	root := resolve(doc.Content[0])
 	err := p.fields(root, map[string]func(*yaml.Node) error{
-		"keys": func(n *yaml.Node) (err error) { f.Keys, err = p.keys(n); return err },
-		"jwt":  func(n *yaml.Node) (err error) { f.JWT, err = p.jwt(n); return err },
+		"keys":  func(n *yaml.Node) (err error) { f.Keys, err = p.keys(n); return err },
+		"jwt":   func(n *yaml.Node) (err error) { f.JWT, err = p.jwt(n); return err },
+		"teams": func(n *yaml.Node) (err error) { f.Teams, err = p.teams(n); return err },
 	}, nil)
 	if err != nil {
 		return nil, err
@@ -428,4 +440,34 @@ func (p *parser) jwtKey(n *yaml.Node) (auth.JWTKey, error) {
 		return k, p.errorf(material, "%v", err)
 	}
 	return k, nil
+}
+
+// teams reads the teams section: a mapping from team name to its settings.
+func (p *parser) teams(n *yaml.Node) (map[string]Team, error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, p.errorf(n, "teams must be a mapping from team name to its settings, found %s", kind(n))
+	}
+	out := make(map[string]Team, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		name, err := p.nonEmpty(n.Content[i], "a team name")
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := out[name]; dup {
+			return nil, p.errorf(n.Content[i], "team %q is given twice", name)
+		}
+		var t Team
+		err = p.fields(resolve(n.Content[i+1]), map[string]func(*yaml.Node) error{
+			"seats": func(v *yaml.Node) error {
+				seats, err := p.count(v, "seats")
+				t.Seats = &seats
+				return err
+			},
+		}, nil)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = t
+	}
+	return out, nil
 }

@@ -197,7 +197,7 @@ func TestParseErrors(t *testing.T) {
 		{"not a mapping", "- a\n", "k.yaml:1:1: expected a mapping of fields, found a list"},
 		{"nothing defined", "keys: []\n", "k.yaml:1:1: the keys file defines no keys and no jwt section"},
 		{"yaml syntax", "keys: [\n", "k.yaml: yaml: line 1: did not find expected node content"},
-		{"unknown top field", "keys: []\nlimits: {}\n", `k.yaml:2:1: unknown field "limits" (known: jwt, keys)`},
+		{"unknown top field", "keys: []\nlimits: {}\n", `k.yaml:2:1: unknown field "limits" (known: jwt, keys, teams)`},
 		{"keys not a list", "keys: {key: a}\n", "k.yaml:1:7: keys must be a list, found a mapping"},
 		{"key entry not a mapping", "keys:\n  - abc\n", `k.yaml:2:5: expected a mapping of fields, found "abc"`},
 		{"unknown key field", "keys:\n  - key: a\n    permissions: [km]\n    role: admin\n",
@@ -297,4 +297,31 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("parsed file has no authenticator: %v", err)
 		}
 	})
+}
+
+func TestParseTeams(t *testing.T) {
+	f, err := Parse("k.yaml", []byte("keys:\n  - {key: a, team: acme, permissions: [scim]}\nteams:\n  acme: {seats: 50}\n  beta:\n    seats: 0\n  gamma: {}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifty, zero := 50, 0
+	want := map[string]Team{"acme": {Seats: &fifty}, "beta": {Seats: &zero}, "gamma": {}}
+	if diff := cmp.Diff(want, f.Teams); diff != "" {
+		t.Errorf("teams (-want +got):\n%s", diff)
+	}
+	for _, tt := range []struct{ name, teams, err string }{
+		{"not a mapping", "teams: [acme]\n", "k.yaml:3:8: teams must be a mapping from team name to its settings, found a list"},
+		{"negative seats", "teams:\n  acme: {seats: -1}\n", "k.yaml:4:17: seats must be a whole number from 0 to 9223372036854775807, found -1"},
+		{"text seats", "teams:\n  acme: {seats: many}\n", `k.yaml:4:17: seats must be a whole number, found "many"`},
+		{"unknown field", "teams:\n  acme: {seat: 5}\n", `k.yaml:4:10: unknown field "seat" (known: seats)`},
+		{"team twice", "teams:\n  acme: {seats: 1}\n  acme: {seats: 2}\n", `k.yaml:5:3: team "acme" is given twice`},
+		{"empty name", "teams:\n  \"\": {seats: 1}\n", "k.yaml:4:3: a team name is empty"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("k.yaml", []byte("keys:\n  - {key: a, team: acme, permissions: [scim]}\n"+tt.teams))
+			if err == nil || err.Error() != tt.err {
+				t.Errorf("error %v, want %s", err, tt.err)
+			}
+		})
+	}
 }

@@ -48,6 +48,12 @@ const (
 	healthTimeout     = 2 * time.Second // for /healthz to reach the database
 )
 
+// seatLimits is the seat configuration of the SCIM stores (scim.SeatLimits).
+type seatLimits interface {
+	SetSeatLimit(team string, seats int)
+	SetDefaultSeatLimit(seats int)
+}
+
 // app is the assembled server: stores, authentication and routes.
 type app struct {
 	cfg     *config
@@ -103,6 +109,10 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	reportingStore := m.ReportingStore(st.backend, st.reporting)
 	tenants := st.tenants
 	var authn auth.Authenticator
+	seats, _ := st.scim.(seatLimits)
+	if seats != nil {
+		seats.SetDefaultSeatLimit(cfg.seats)
+	}
 	if cfg.keysFile != "" {
 		f, err := keysfile.Load(cfg.keysFile)
 		if err != nil {
@@ -110,6 +120,11 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 		}
 		if authn, err = f.Authenticator(); err != nil {
 			return nil, err
+		}
+		for team, t := range f.Teams {
+			if t.Seats != nil && seats != nil {
+				seats.SetSeatLimit(team, *t.Seats)
+			}
 		}
 	} else {
 		key, keys, err := developmentKey(tenants)

@@ -25,6 +25,7 @@ type config struct {
 	keysFile    string
 	maxPageSize int
 	maxBody     int64
+	seats       int // default seat limit of a team's license; 0 is unlimited
 	logLevel    slog.Level
 	corsOrigins []string      // -cors-origins: origins allowed to call from a browser
 	metricsAddr string        // -metrics-addr: a second listener serving /metrics without auth
@@ -77,6 +78,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 		return nil, err
 	}
 	watch := env("KMKIT_WATCH", "0s")
+	seats, err := envInt("KMKIT_SEATS", 0)
+	if err != nil {
+		return nil, err
+	}
 	rate, err := envInt("KMKIT_RATE_PER_HOUR", auth.DefaultPerWindow)
 	if err != nil {
 		return nil, err
@@ -97,6 +102,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&cfg.keysFile, "keys", env("KMKIT_KEYS", ""), "keys file; without it a development key is printed (KMKIT_KEYS)")
 	fs.IntVar(&cfg.maxPageSize, "max-page-size", maxPage, "largest pageSize of the KM API (KMKIT_MAX_PAGE_SIZE)")
 	fs.Int64Var(&cfg.maxBody, "max-body", int64(maxBody), "largest request body in bytes (KMKIT_MAX_BODY)")
+	fs.IntVar(&cfg.seats, "seats", seats, "seat limit of a team's license unless the keys file sets one; 0 is unlimited (KMKIT_SEATS)")
 	fs.IntVar(&cfg.ratePerHour, "rate-per-hour", rate, "requests per hour per key unless the keys file says otherwise; -1: no budget (KMKIT_RATE_PER_HOUR)")
 	fs.IntVar(&cfg.burst, "burst", burst, "requests per second per key unless the keys file says otherwise; -1: no limit (KMKIT_BURST)")
 	fs.IntVar(&cfg.concurrency, "concurrency", concurrency, "requests in flight per key unless the keys file says otherwise; -1: no limit (KMKIT_CONCURRENCY)")
@@ -123,6 +129,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 		return nil, errors.New("-max-page-size must be at least 1")
 	case cfg.maxBody < 1:
 		return nil, errors.New("-max-body must be at least 1")
+	case cfg.seats < 0:
+		return nil, errors.New("-seats must not be negative")
 	case cfg.ratePerHour == 0 || cfg.burst == 0 || cfg.concurrency == 0:
 		return nil, errors.New("-rate-per-hour, -burst and -concurrency must be positive, or -1 for no limit")
 	}

@@ -17,7 +17,8 @@
 //	-demo-rows N        KMKIT_DEMO_ROWS      generate the demo with N orders instead of the embedded one
 //	-keys FILE          KMKIT_KEYS           keys file (see package auth/keysfile); default: a printed development key
 //	-max-page-size N    KMKIT_MAX_PAGE_SIZE  largest pageSize of the KM API (default 5000)
-//	-max-body BYTES     KMKIT_MAX_BODY       largest request body (default 1 MiB)
+//	-max-body BYTES     KMKIT_MAX_BODY       largest request body, SCIM Bulk included (default 1 MiB)
+//	-seats N            KMKIT_SEATS          SCIM seat limit of a team unless the keys file's teams: sets one (default 0, unlimited)
 //	-log-level LEVEL    KMKIT_LOG_LEVEL      debug, info, warn or error (default info)
 //	-rate-per-hour N    KMKIT_RATE_PER_HOUR  requests per hour per key (default 6000)
 //	-burst N            KMKIT_BURST          requests per second per key, in bursts of as many (default 50)

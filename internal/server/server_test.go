@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -290,5 +291,104 @@ func TestKeysFile(t *testing.T) {
 	}
 	if _, err := newApp(&config{keysFile: bad, maxPageSize: 10, maxBody: 10}, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil || !strings.Contains(err.Error(), "bad.yaml:3:") {
 		t.Errorf("bad keys file: %v", err)
+	}
+}
+
+// The seed's license rule, reached end to end: seats per team from the keys file's teams
+// section, the -seats default for the others, on memory and SQLite.
+func TestSeatLimitsFromKeysFile(t *testing.T) {
+	for _, db := range []string{"memory:", "sqlite:" + filepath.Join(t.TempDir(), "k.db")} {
+		t.Run(db, func(t *testing.T) {
+			keys := filepath.Join(t.TempDir(), "keys.yaml")
+			data := "keys:\n" +
+				"  - {key: acme-scim-key-01, team: acme, permissions: [scim]}\n" +
+				"  - {key: beta-scim-key-01, team: beta, permissions: [scim]}\n" +
+				"  - {key: gamma-scim-key-1, team: gamma, permissions: [scim]}\n" +
+				"teams:\n  acme: {seats: 2}\n  gamma: {seats: 0}\n"
+			if err := os.WriteFile(keys, []byte(data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			a := newTestApp(t, config{keysFile: keys, db: db, seats: 1})
+			t.Cleanup(func() { a.close() })
+			create := func(key, name string) *httptest.ResponseRecorder {
+				body := `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"` + name + `"}`
+				r := httptest.NewRequest(http.MethodPost, "/user-provisioning/scim/v2/Users", strings.NewReader(body))
+				r.Header.Set("Authorization", "AppKey "+key)
+				r.Header.Set("Content-Type", "application/scim+json")
+				w := httptest.NewRecorder()
+				a.handler.ServeHTTP(w, r)
+				return w
+			}
+			exceeded := func(active, limit int) string {
+				return fmt.Sprintf(`{"schemas":["urn:ietf:params:scim:api:messages:2.0:Error"],"detail":"The license of the team is exceeded: %d of %d seats are in use.","status":"400"}`, active, limit)
+			}
+			steps := []struct {
+				key, name string
+				code      int
+				body      string
+			}{
+				{"acme-scim-key-01", "a1@example.com", 201, ""},
+				{"acme-scim-key-01", "a2@example.com", 201, ""},
+				{"acme-scim-key-01", "a3@example.com", 400, exceeded(2, 2)}, // teams: acme: {seats: 2}
+				{"beta-scim-key-01", "b1@example.com", 201, ""},
+				{"beta-scim-key-01", "b2@example.com", 400, exceeded(1, 1)}, // -seats 1
+				{"gamma-scim-key-1", "g1@example.com", 201, ""},
+				{"gamma-scim-key-1", "g2@example.com", 201, ""}, // seats: 0 is unlimited
+			}
+			for _, st := range steps {
+				w := create(st.key, st.name)
+				if w.Code != st.code || (st.body != "" && strings.TrimSpace(w.Body.String()) != st.body) {
+					t.Errorf("%s %s: %d %s", st.key, st.name, w.Code, w.Body)
+				}
+			}
+		})
+	}
+}
+
+// One body-size setting: -max-body limits SCIM Bulk too and is what the
+// ServiceProviderConfig advertises as maxPayloadSize.
+func TestMaxBodyIsTheBulkLimit(t *testing.T) {
+	keys := filepath.Join(t.TempDir(), "keys.yaml")
+	if err := os.WriteFile(keys, []byte("keys:\n  - {key: acme-scim-key-01, team: acme, permissions: [scim]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := newTestApp(t, config{keysFile: keys, maxBody: 4096})
+	t.Cleanup(func() { a.close() })
+	send := func(method, path, body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(method, "/user-provisioning/scim/v2"+path, strings.NewReader(body))
+		r.Header.Set("Authorization", "AppKey acme-scim-key-01")
+		if body != "" {
+			r.Header.Set("Content-Type", "application/scim+json")
+		}
+		w := httptest.NewRecorder()
+		a.handler.ServeHTTP(w, r)
+		return w
+	}
+	var spc struct {
+		Bulk struct{ MaxPayloadSize int64 }
+	}
+	w := send("GET", "/ServiceProviderConfig", "")
+	if err := json.Unmarshal(w.Body.Bytes(), &spc); err != nil || spc.Bulk.MaxPayloadSize != 4096 {
+		t.Errorf("ServiceProviderConfig: %d %s", w.Code, w.Body)
+	}
+	bulk := func(n int) string {
+		ops := make([]string, n)
+		for i := range ops {
+			ops[i] = fmt.Sprintf(`{"method":"POST","path":"/Users","bulkId":"u%d","data":{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"user%03d@example.com","displayName":"%s"}}`, i, i, strings.Repeat("x", 40))
+		}
+		return `{"schemas":["urn:ietf:params:scim:api:messages:2.0:BulkRequest"],"failOnErrors":100,"Operations":[` + strings.Join(ops, ",") + `]}`
+	}
+	small := bulk(18)
+	if len(small) < 3000 || len(small) > 4096 {
+		t.Fatalf("the small Bulk has %d bytes", len(small))
+	}
+	if w := send("POST", "/Bulk", small); w.Code != http.StatusOK || strings.Count(w.Body.String(), `"status":"201"`) != 18 {
+		t.Errorf("a %d-byte Bulk under -max-body 4096: %d %s", len(small), w.Code, w.Body)
+	}
+	large := bulk(30)
+	w = send("POST", "/Bulk", large)
+	want := `{"schemas":["urn:ietf:params:scim:api:messages:2.0:Error"],"detail":"The bulk request exceeds maxPayloadSize (4096 bytes).","status":"413"}`
+	if w.Code != http.StatusRequestEntityTooLarge || strings.TrimSpace(w.Body.String()) != want {
+		t.Errorf("a %d-byte Bulk: %d %s", len(large), w.Code, w.Body)
 	}
 }

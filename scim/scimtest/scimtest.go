@@ -1,5 +1,6 @@
 // Package scimtest is the conformance suite of scim.Store implementations: every backend
-// runs the same tests of the rules the Store documents, sequential and concurrent.
+// runs the same tests of the rules the Store documents, sequential and concurrent, and the
+// PATCH operations of RFC 7644 section 3.5.2 sent through a scim.Handler over the store.
 //
 //	func TestSCIMStore(t *testing.T) {
 //		scimtest.Run(t, func(t *testing.T, seats map[string]int) scim.Store {
@@ -41,6 +42,10 @@ func Run(t *testing.T, newStore Factory) {
 		{"ParallelUniqueness", testParallelUniqueness},
 		{"ParallelMemberships", testParallelMemberships},
 		{"ParallelSeats", testParallelSeats},
+		{"ValueFilters", testValueFilters},
+		{"Patch", testPatch},
+		{"PatchErrors", testPatchErrors},
+		{"PatchGroups", testPatchGroups},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.f(t, newStore) })
@@ -415,5 +420,72 @@ func testParallelSeats(t *testing.T, newStore Factory) {
 	sort.Strings(names)
 	if len(names) > 1 && names[0] == names[1] {
 		t.Errorf("duplicate users: %v", names)
+	}
+}
+
+// testValueFilters checks the filters on e-mails and group members: EmailFilter compares
+// address and type ignoring case, MemberFilter selects the groups of a user.
+func testValueFilters(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+	s := newStore(t, nil)
+	mail := func(v, typ string) map[string]any { return map[string]any{"value": v, "type": typ} }
+	a := must(s.CreateUser(ctx, "t", scim.User{UserName: "a@example.com", Attributes: map[string]any{
+		"emails": []any{mail("A@Work.example", "work"), mail("a@home.example", "home")}}})).get(t)
+	b := must(s.CreateUser(ctx, "t", scim.User{UserName: "b@example.com", Attributes: map[string]any{
+		"emails": []any{mail("a@home.example", "Work")}}})).get(t)
+	must(s.CreateUser(ctx, "t", scim.User{UserName: "c@example.com", Attributes: map[string]any{"title": "x"}})).get(t)
+	must(s.CreateUser(ctx, "other", scim.User{UserName: "a@example.com", Attributes: map[string]any{
+		"emails": []any{mail("a@work.example", "work")}}})).get(t)
+	email := func(v, typ string) []scim.Equal { return []scim.Equal{{Attr: scim.EmailFilter, Value: v, Type: typ}} }
+	users := []struct {
+		filter []scim.Equal
+		want   []string
+	}{
+		{email("a@work.example", "work"), []string{a.UserName}},
+		{email("a@work.example", "WORK"), []string{a.UserName}},
+		{email("a@work.example", "home"), []string{}},
+		{email("a@home.example", ""), []string{a.UserName, b.UserName}},
+		{email("a@home.example", "work"), []string{b.UserName}},
+		{append(email("a@home.example", ""), scim.Equal{Attr: "userName", Value: "B@example.com"}), []string{b.UserName}},
+		{email("nobody@example.com", ""), []string{}},
+	}
+	for _, tt := range users {
+		page, total, err := s.ListUsers(ctx, "t", scim.ListQuery{Filter: tt.filter, StartIndex: 1, Count: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []string{}
+		for _, u := range page {
+			got = append(got, u.UserName)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" || total != len(tt.want) {
+			t.Errorf("%+v: total %d, users (-want +got):\n%s", tt.filter, total, diff)
+		}
+	}
+	g1 := must(s.CreateGroup(ctx, "t", scim.Group{DisplayName: "G1", Members: []scim.Member{{Value: a.ID}, {Value: b.ID}}})).get(t)
+	g2 := must(s.CreateGroup(ctx, "t", scim.Group{DisplayName: "G2", Members: []scim.Member{{Value: b.ID}}})).get(t)
+	must(s.CreateGroup(ctx, "t", scim.Group{DisplayName: "G3"})).get(t)
+	member := func(id string) []scim.Equal { return []scim.Equal{{Attr: scim.MemberFilter, Value: id}} }
+	groups := []struct {
+		filter []scim.Equal
+		want   []string
+	}{
+		{member(a.ID), []string{g1.DisplayName}},
+		{member(b.ID), []string{g1.DisplayName, g2.DisplayName}},
+		{append(member(b.ID), scim.Equal{Attr: "id", Value: g2.ID}), []string{g2.DisplayName}},
+		{member("nobody"), []string{}},
+	}
+	for _, tt := range groups {
+		page, total, err := s.ListGroups(ctx, "t", scim.ListQuery{Filter: tt.filter, StartIndex: 1, Count: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []string{}
+		for _, g := range page {
+			got = append(got, g.DisplayName)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" || total != len(tt.want) {
+			t.Errorf("%+v: total %d, groups (-want +got):\n%s", tt.filter, total, diff)
+		}
 	}
 }

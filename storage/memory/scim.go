@@ -13,40 +13,21 @@ import (
 )
 
 // SCIMStore is the in-memory scim.Store. Each team has its own lock, so teams never wait
-// for each other. Seats are unlimited unless SetSeatLimit or SetDefaultSeatLimit says
-// otherwise.
+// for each other. Seats are unlimited unless SetSeatLimit or SetDefaultSeatLimit (of the
+// embedded scim.SeatLimits) says otherwise.
 type SCIMStore struct {
-	mu           sync.Mutex
-	teams        map[string]*scimTeam
-	seatLimits   map[string]int
-	defaultSeats int
-	now          func() time.Time
+	scim.SeatLimits
+	mu    sync.Mutex
+	teams map[string]*scimTeam
+	now   func() time.Time
 }
 
 // NewSCIMStore returns an empty store.
 func NewSCIMStore() *SCIMStore {
 	return &SCIMStore{
-		teams:      map[string]*scimTeam{},
-		seatLimits: map[string]int{},
-		now:        func() time.Time { return time.Now().UTC() },
+		teams: map[string]*scimTeam{},
+		now:   func() time.Time { return time.Now().UTC() },
 	}
-}
-
-// SetSeatLimit sets the number of active users team may have; 0 or less means unlimited.
-// Lowering it below the team's active users makes every write that does not deactivate or
-// delete a user fail until the team is back within its license.
-func (s *SCIMStore) SetSeatLimit(team string, seats int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.seatLimits[team] = seats
-}
-
-// SetDefaultSeatLimit sets the seat limit of the teams without their own; 0 or less means
-// unlimited.
-func (s *SCIMStore) SetDefaultSeatLimit(seats int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.defaultSeats = seats
 }
 
 // scimTeam is the state of one team, guarded by its own mutex.
@@ -85,20 +66,13 @@ func (s *SCIMStore) team(name string, create bool) (*scimTeam, int) {
 		}
 		s.teams[name] = t
 	}
-	limit, ok := s.seatLimits[name]
-	if !ok {
-		limit = s.defaultSeats
-	}
-	return t, limit
+	return t, s.Seats(name)
 }
 
 // checkSeats fails when a write changing the active users by delta would leave the team
 // above its limit, unless the write lowers their number.
 func (t *scimTeam) checkSeats(limit, delta int) error {
-	if limit <= 0 || delta < 0 || t.active+delta <= limit {
-		return nil
-	}
-	return scim.LicenseExceeded(t.active, limit)
+	return scim.CheckSeats(t.active, delta, limit)
 }
 
 func (t *scimTeam) nextVersion() int64 {
@@ -113,7 +87,7 @@ func (s *SCIMStore) CreateUser(_ context.Context, team string, u scim.User) (sci
 	defer t.mu.Unlock()
 	key := strings.ToLower(u.UserName)
 	if _, dup := t.userByName[key]; dup {
-		return scim.User{}, scim.Errorf(scim.ErrUniqueness, "userName %q is already in use.", u.UserName)
+		return scim.User{}, scim.DuplicateUserName(u.UserName)
 	}
 	if u.Active {
 		if err := t.checkSeats(limit, 1); err != nil {
@@ -166,17 +140,10 @@ func (s *SCIMStore) ReplaceUser(_ context.Context, team string, u scim.User, ifV
 	if err := scim.CheckVersion("User", u.ID, old.Version, ifVersion); err != nil {
 		return scim.User{}, err
 	}
-	if !strings.EqualFold(old.UserName, u.UserName) {
-		return scim.User{}, scim.Errorf(scim.ErrMutability,
-			"userName cannot be changed: it is %q, the request has %q.", old.UserName, u.UserName)
+	if err := scim.CheckUserNameChange(old.UserName, u.UserName); err != nil {
+		return scim.User{}, err
 	}
-	delta := 0
-	switch {
-	case u.Active && !old.Active:
-		delta = 1
-	case !u.Active && old.Active:
-		delta = -1
-	}
+	delta := scim.SeatDelta(old.Active, u.Active)
 	if err := t.checkSeats(limit, delta); err != nil {
 		return scim.User{}, err
 	}
@@ -279,7 +246,12 @@ func (s *SCIMStore) ListUsers(_ context.Context, team string, q scim.ListQuery) 
 		matched := make([]string, 0, len(ids))
 		for _, id := range ids {
 			u := t.users[id]
-			if scimAll(q.Filter, func(e scim.Equal) bool { return e.Matches(scimUserAttr(u, e.Attr)) }) {
+			if scimAll(q.Filter, func(e scim.Equal) bool {
+				if e.Attr == scim.EmailFilter {
+					return e.MatchesEmails(u.Attributes)
+				}
+				return e.Matches(scimUserAttr(u, e.Attr))
+			}) {
 				matched = append(matched, id)
 			}
 		}
@@ -313,13 +285,10 @@ func (t *scimTeam) checkMembers(gid string, members []scim.Member) ([]scim.Membe
 			continue
 		}
 		seen[m.Value] = true
-		if _, ok := t.users[m.Value]; !ok {
-			return nil, scim.Errorf(scim.ErrNoSuchMember, "Group member %s does not exist in the team.", m.Value)
-		}
+		_, exists := t.users[m.Value]
 		groups := t.memberOf[m.Value]
-		if !groups[gid] && len(groups) >= scim.MaxGroupsPerUser {
-			return nil, scim.Errorf(scim.ErrTooManyGroups,
-				"User %s would belong to more than %d groups.", m.Value, scim.MaxGroupsPerUser)
+		if err := scim.CheckMember(m.Value, exists, len(groups), groups[gid]); err != nil {
+			return nil, err
 		}
 		out = append(out, scim.Member{Value: m.Value})
 	}
@@ -328,7 +297,7 @@ func (t *scimTeam) checkMembers(gid string, members []scim.Member) ([]scim.Membe
 
 func (t *scimTeam) checkGroupName(gid, name string) error {
 	if other, ok := t.groupByName[strings.ToLower(name)]; ok && other != gid {
-		return scim.Errorf(scim.ErrUniqueness, "displayName %q is already in use by another group.", name)
+		return scim.DuplicateGroupName(name)
 	}
 	return nil
 }
@@ -489,11 +458,32 @@ func (s *SCIMStore) ListGroups(_ context.Context, team string, q scim.ListQuery)
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	ids := t.groupOrder
+	// The groups of a user (the groups attribute of every User response) come from the
+	// membership index, in creation order.
+	for _, e := range q.Filter {
+		if e.Attr == scim.MemberFilter {
+			in := t.memberOf[e.Value]
+			ids = make([]string, 0, len(in))
+			if len(in) > 0 {
+				for _, id := range t.groupOrder {
+					if in[id] {
+						ids = append(ids, id)
+					}
+				}
+			}
+			break
+		}
+	}
 	if len(q.Filter) > 0 {
 		matched := make([]string, 0)
 		for _, id := range ids {
 			g := t.groups[id]
-			if scimAll(q.Filter, func(e scim.Equal) bool { return e.Matches(scimGroupAttr(g, e.Attr)) }) {
+			if scimAll(q.Filter, func(e scim.Equal) bool {
+				if e.Attr == scim.MemberFilter {
+					return t.memberOf[e.Value][id]
+				}
+				return e.Matches(scimGroupAttr(g, e.Attr))
+			}) {
 				matched = append(matched, id)
 			}
 		}

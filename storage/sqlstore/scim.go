@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -22,42 +21,15 @@ import (
 // userName and group displayName back them up. Seat limits are configuration, not data:
 // every process serving a team must be given the same limits.
 type SCIMStore struct {
+	scim.SeatLimits
 	db  *DB
 	now func() time.Time
-
-	mu           sync.RWMutex
-	seatLimits   map[string]int
-	defaultSeats int
 }
 
 // SCIM returns the DB's scim.Store. Seats are unlimited until SetSeatLimit or
-// SetDefaultSeatLimit says otherwise.
+// SetDefaultSeatLimit (of the embedded scim.SeatLimits) says otherwise.
 func (db *DB) SCIM() *SCIMStore {
-	return &SCIMStore{db: db, now: func() time.Time { return time.Now().UTC() }, seatLimits: map[string]int{}}
-}
-
-// SetSeatLimit sets the number of active users team may have; 0 or less means unlimited.
-func (s *SCIMStore) SetSeatLimit(team string, seats int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.seatLimits[team] = seats
-}
-
-// SetDefaultSeatLimit sets the seat limit of the teams without their own; 0 or less means
-// unlimited.
-func (s *SCIMStore) SetDefaultSeatLimit(seats int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.defaultSeats = seats
-}
-
-func (s *SCIMStore) seats(team string) int {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if n, ok := s.seatLimits[team]; ok {
-		return n
-	}
-	return s.defaultSeats
+	return &SCIMStore{db: db, now: func() time.Time { return time.Now().UTC() }}
 }
 
 // q rebinds a statement for the dialect.
@@ -80,7 +52,7 @@ func (s *SCIMStore) write(ctx context.Context, team string, f func(tx *sql.Tx, v
 // checkSeats fails when a write changing the active users by delta would leave the team
 // above its limit, unless the write lowers their number.
 func (s *SCIMStore) checkSeats(ctx context.Context, tx *sql.Tx, team string, delta int) error {
-	limit := s.seats(team)
+	limit := s.Seats(team)
 	if limit <= 0 || delta < 0 {
 		return nil
 	}
@@ -88,10 +60,7 @@ func (s *SCIMStore) checkSeats(ctx context.Context, tx *sql.Tx, team string, del
 	if err := tx.QueryRowContext(ctx, s.q(`SELECT count(*) FROM scim_users WHERE team = ? AND active`), team).Scan(&active); err != nil {
 		return err
 	}
-	if active+delta <= limit {
-		return nil
-	}
-	return scim.LicenseExceeded(active, limit)
+	return scim.CheckSeats(active, delta, limit)
 }
 
 const userColumns = `id, external_id, user_name, display_name, active, role, send_email, attributes, created_us, modified_us, version`
@@ -136,7 +105,7 @@ func (s *SCIMStore) CreateUser(ctx context.Context, team string, u scim.User) (s
 			return err
 		}
 		if dup > 0 {
-			return scim.Errorf(scim.ErrUniqueness, "userName %q is already in use.", u.UserName)
+			return scim.DuplicateUserName(u.UserName)
 		}
 		delta := 0
 		if u.Active {
@@ -156,7 +125,7 @@ func (s *SCIMStore) CreateUser(ctx context.Context, team string, u scim.User) (s
 			strings.ToLower(u.DisplayName), u.Active, string(u.Role), u.SendEmailOnInvitation, string(attrs),
 			u.Created.UnixMicro(), u.LastModified.UnixMicro(), u.Version)
 		if s.db.d.uniqueViolation(err) {
-			return scim.Errorf(scim.ErrUniqueness, "userName %q is already in use.", u.UserName)
+			return scim.DuplicateUserName(u.UserName)
 		}
 		return err
 	})
@@ -196,17 +165,10 @@ func (s *SCIMStore) ReplaceUser(ctx context.Context, team string, u scim.User, i
 		if err := scim.CheckVersion("User", u.ID, old.Version, ifVersion); err != nil {
 			return err
 		}
-		if !strings.EqualFold(old.UserName, u.UserName) {
-			return scim.Errorf(scim.ErrMutability,
-				"userName cannot be changed: it is %q, the request has %q.", old.UserName, u.UserName)
+		if err := scim.CheckUserNameChange(old.UserName, u.UserName); err != nil {
+			return err
 		}
-		delta := 0
-		switch {
-		case u.Active && !old.Active:
-			delta = 1
-		case !u.Active && old.Active:
-			delta = -1
-		}
+		delta := scim.SeatDelta(old.Active, u.Active)
 		if err := s.checkSeats(ctx, tx, team, delta); err != nil {
 			return err
 		}
@@ -254,10 +216,24 @@ func (s *SCIMStore) DeleteUser(ctx context.Context, team, id string, ifVersion i
 // listClauses returns the WHERE conditions and arguments of a filter, and the ORDER BY of
 // a sort, over the columns of users or groups. Folded columns hold strings.ToLower of the
 // value, which is how the memory store and scim.Equal compare userName and displayName.
-func listClauses(q scim.ListQuery, users bool) (where string, args []any, order string, err error) {
+func (s *SCIMStore) listClauses(team string, q scim.ListQuery, users bool) (where string, args []any, order string, err error) {
 	var conds []string
 	for _, e := range q.Filter {
 		switch e.Attr {
+		case scim.EmailFilter:
+			if !users {
+				conds = append(conds, "1 = 0")
+				continue
+			}
+			conds = append(conds, s.emailCondition())
+			args = append(args, e.Value, e.Type, e.Type)
+		case scim.MemberFilter:
+			if users {
+				conds = append(conds, "1 = 0")
+				continue
+			}
+			conds = append(conds, "id IN (SELECT group_id FROM scim_members WHERE team = ? AND user_id = ?)")
+			args = append(args, team, e.Value)
 		case "id":
 			conds = append(conds, "id = ?")
 			args = append(args, e.Value)
@@ -310,9 +286,24 @@ func listClauses(q scim.ListQuery, users bool) (where string, args []any, order 
 	return where, args, order, nil
 }
 
+// emailCondition is the condition of an EmailFilter term on scim_users, with three
+// parameters: the address, then the type twice ("" for any). Both sides are folded with
+// lower(), which SQLite applies to ASCII letters only.
+func (s *SCIMStore) emailCondition() string {
+	elements := `json_each(scim_users.attributes, '$.emails') e`
+	value, typ := `json_extract(e.value, '$.value')`, `json_extract(e.value, '$.type')`
+	if s.db.d.name() == "postgres" {
+		elements = `jsonb_array_elements(CASE WHEN jsonb_typeof(scim_users.attributes::jsonb -> 'emails') = 'array'
+			THEN scim_users.attributes::jsonb -> 'emails' ELSE '[]'::jsonb END) e`
+		value, typ = `e ->> 'value'`, `e ->> 'type'`
+	}
+	return `EXISTS (SELECT 1 FROM ` + elements + ` WHERE lower(` + value + `) = lower(CAST(? AS TEXT))
+		AND (CAST(? AS TEXT) = '' OR lower(` + typ + `) = lower(CAST(? AS TEXT))))`
+}
+
 // ListUsers implements scim.Store.
 func (s *SCIMStore) ListUsers(ctx context.Context, team string, q scim.ListQuery) ([]scim.User, int, error) {
-	where, args, order, err := listClauses(q, true)
+	where, args, order, err := s.listClauses(team, q, true)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -361,12 +352,8 @@ func (s *SCIMStore) checkMembers(ctx context.Context, tx *sql.Tx, team, gid stri
 		if err != nil {
 			return nil, err
 		}
-		if exists == 0 {
-			return nil, scim.Errorf(scim.ErrNoSuchMember, "Group member %s does not exist in the team.", m.Value)
-		}
-		if inThis == 0 && groups >= scim.MaxGroupsPerUser {
-			return nil, scim.Errorf(scim.ErrTooManyGroups,
-				"User %s would belong to more than %d groups.", m.Value, scim.MaxGroupsPerUser)
+		if err := scim.CheckMember(m.Value, exists > 0, groups, inThis > 0); err != nil {
+			return nil, err
 		}
 		out = append(out, scim.Member{Value: m.Value})
 	}
@@ -381,7 +368,7 @@ func (s *SCIMStore) checkGroupName(ctx context.Context, tx *sql.Tx, team, gid, n
 		return err
 	}
 	if n > 0 {
-		return scim.Errorf(scim.ErrUniqueness, "displayName %q is already in use by another group.", name)
+		return scim.DuplicateGroupName(name)
 	}
 	return nil
 }
@@ -490,7 +477,7 @@ func (s *SCIMStore) CreateGroup(ctx context.Context, team string, g scim.Group) 
 			external_id, role, created_us, modified_us, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 			team, id, version, g.DisplayName, strings.ToLower(g.DisplayName), g.ExternalID, string(g.Role), now, now, version)
 		if s.db.d.uniqueViolation(err) {
-			return scim.Errorf(scim.ErrUniqueness, "displayName %q is already in use by another group.", g.DisplayName)
+			return scim.DuplicateGroupName(g.DisplayName)
 		}
 		if err != nil {
 			return err
@@ -538,7 +525,7 @@ func (s *SCIMStore) ReplaceGroup(ctx context.Context, team string, g scim.Group,
 			role = ?, modified_us = ?, version = ? WHERE team = ? AND id = ?`),
 			g.DisplayName, strings.ToLower(g.DisplayName), g.ExternalID, string(g.Role), s.now().UnixMicro(), version, team, g.ID)
 		if s.db.d.uniqueViolation(err) {
-			return scim.Errorf(scim.ErrUniqueness, "displayName %q is already in use by another group.", g.DisplayName)
+			return scim.DuplicateGroupName(g.DisplayName)
 		}
 		if err != nil {
 			return err
@@ -576,7 +563,7 @@ func (s *SCIMStore) DeleteGroup(ctx context.Context, team, id string, ifVersion 
 
 // ListGroups implements scim.Store.
 func (s *SCIMStore) ListGroups(ctx context.Context, team string, q scim.ListQuery) ([]scim.Group, int, error) {
-	where, args, order, err := listClauses(q, false)
+	where, args, order, err := s.listClauses(team, q, false)
 	if err != nil {
 		return nil, 0, err
 	}
