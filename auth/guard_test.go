@@ -27,6 +27,12 @@ func problemBody(status int, code, detail string) string {
 		http.StatusText(status), status, detail, code, code)
 }
 
+// odataBody is problemBody with OData's error object, as every error on OData paths.
+func odataBody(status int, code, detail string) string {
+	return fmt.Sprintf(`{"title":%q,"status":%d,"detail":%q,"errorCode":%q,"type":"urn:kmkit:problem:%s","error":{"code":%q,"message":%q,"details":[]}}`,
+		http.StatusText(status), status, detail, code, code, code, detail)
+}
+
 func scimBody(status int, detail string) string {
 	return fmt.Sprintf(`{"schemas":["urn:ietf:params:scim:api:messages:2.0:Error"],"status":"%d","detail":%q}`, status, detail)
 }
@@ -119,8 +125,11 @@ func rated(r response, limit, remaining int) response {
 }
 
 func forbidden(f Family, msg string) response {
-	if f == FamilySCIM {
+	switch f {
+	case FamilySCIM:
 		return rated(response{403, map[string]string{"Content-Type": ctSCIM}, scimBody(403, msg)}, 6000, 5999)
+	case FamilyOData:
+		return rated(response{403, map[string]string{"Content-Type": ctProblem}, odataBody(403, "ADMIN_ACCESS_ERROR", msg)}, 6000, 5999)
 	}
 	return rated(response{403, map[string]string{"Content-Type": ctProblem}, problemBody(403, "ADMIN_ACCESS_ERROR", msg)}, 6000, 5999)
 }
@@ -404,7 +413,7 @@ func TestGuardBurst(t *testing.T) {
 		// 5997: the three served requests; the refused one does not spend the budget.
 		"Content-Type": ctProblem, HeaderRateLimit: "6000", HeaderRateRemaining: "5997",
 		HeaderRateReset: "2026-11-21T05:30:11Z", HeaderRetryAfter: "1",
-	}, problemBody(429, "LIMIT_RATE_EXCEEDED", "more than 3 requests per second")}
+	}, odataBody(429, "LIMIT_RATE_EXCEEDED", "more than 3 requests per second")}
 	if diff := cmp.Diff(want, serve(h, hdr("AppKey", "km-key-0001"))); diff != "" {
 		t.Errorf("fourth request in the same instant (-want +got):\n%s", diff)
 	}
