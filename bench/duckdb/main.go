@@ -44,6 +44,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -98,10 +99,21 @@ func main() {
 	gogcList := flag.String("gogc", "400", "kmkit's GOGC (a comma-separated list repeats the load measurements)")
 	only := flag.String("q", "abcde", "the queries to run, by letter")
 	child := flag.String("child", "", "internal: measure one kmkit load (data or demo) in this process")
+	cpuprofile := flag.String("cpuprofile", "", "with -child: write a CPU profile of the load to this file")
 	flag.Parse()
 	log.SetFlags(0)
 	queries = slices.DeleteFunc(queries, func(q benchQuery) bool { return !strings.Contains(*only, q.name[1:2]) })
 	if *child != "" {
+		if *cpuprofile != "" {
+			f, err := os.Create(*cpuprofile)
+			if err != nil {
+				log.Fatal(err)
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				log.Fatal(err)
+			}
+			defer pprof.StopCPUProfile()
+		}
 		if err := runChild(*child, *dir, *orders); err != nil {
 			log.Fatal(err)
 		}

@@ -532,11 +532,13 @@ func assembleStrings(chunks []*parsedChunk, c, rows int, nulls Bitmap) *Strings 
 	return &Strings{Codes: codes, Dict: trim(d.dict), Nulls: nulls}
 }
 
-// dictBuilder assigns codes to strings in order of first appearance. New values are
-// copied into shared blocks of memory, not one allocation each.
+// dictBuilder assigns codes to strings in order of first appearance. While the values
+// come in strictly ascending byte order (ids of a file sorted by its key), a value greater
+// than the last one is new without a lookup; the map is built at the first value out of
+// order. New values are copied into shared blocks of memory, not one allocation each.
 type dictBuilder struct {
 	dict   []string
-	lookup map[string]uint32
+	lookup map[string]uint32 // nil while the values ascend
 	arena  []byte
 }
 
@@ -545,11 +547,22 @@ const arenaBlock = 64 << 10
 
 // code returns the code of b, adding it to the dictionary when it is new.
 func (d *dictBuilder) code(b []byte) uint32 {
+	if d.lookup == nil {
+		n := len(d.dict)
+		if n == 0 || string(b) > d.dict[n-1] {
+			d.dict = append(d.dict, d.clone(b))
+			return uint32(n)
+		}
+		if string(b) == d.dict[n-1] {
+			return uint32(n - 1)
+		}
+		d.lookup = make(map[string]uint32, 2*n)
+		for i, s := range d.dict {
+			d.lookup[s] = uint32(i)
+		}
+	}
 	if code, ok := d.lookup[string(b)]; ok {
 		return code
-	}
-	if d.lookup == nil {
-		d.lookup = make(map[string]uint32)
 	}
 	s := d.clone(b)
 	code := uint32(len(d.dict))
