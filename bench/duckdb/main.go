@@ -12,8 +12,10 @@
 //     memory.LoadKMStore), kmkit's generated demo (-demo-rows, demodata.Store), and DuckDB's
 //     CREATE TABLE ... AS SELECT * FROM read_csv(...) with the column types given, with 2
 //     and 1 threads; each in a fresh process, so that the resident set after the load, after
-//     a few runs of every query, and its peak, are the store's own (plus the runtime's: a
-//     Go process starts at about 8 MiB, Node.js at about 45 MiB, printed as "before");
+//     three runs of every query, and its peak, are the store's own (plus the runtime's:
+//     printed as "resident before loading"); kmkit's load ends, as the reference server's
+//     does, with debug.FreeOSMemory, and its figures include the live Go heap after the
+//     load and after the queries (what their caches keep), each measured after a collection;
 //   - queries: the Knowledge Model API's queries of BENCHMARKS.md's KM table (a, b, c) and
 //     KPIs grouped through the ORDERS-CUSTOMERS join, with and without countdistinct (d, e),
 //     through kmkit's HTTP handler in process (parsing, planning, executing, encoding the
@@ -239,8 +241,8 @@ type loadFigures struct {
 	RSS         int64 `json:"rss"`         // resident set after the load
 	AfterRSS    int64 `json:"afterRSS"`    // after three runs of every query
 	Peak        int64 `json:"peak"`        // peak resident set of the process
-	HeapInuse   int64 `json:"heapInuse"`   // kmkit only: the Go heap in use after the load
-	HeapInQuery int64 `json:"heapInQuery"` // kmkit only: the Go heap in use after the queries
+	HeapInuse   int64 `json:"heapInuse"`   // kmkit only: the live Go heap after the load
+	HeapInQuery int64 `json:"heapInQuery"` // kmkit only: the live Go heap after the queries (their caches)
 }
 
 // runChild loads the demo as kmkit's server would (what: "data" for the CSV files of dir,
@@ -263,8 +265,8 @@ func runChild(what, dir string, orders int) error {
 	if err != nil {
 		return err
 	}
+	debug.FreeOSMemory() // as the reference server does after loading
 	f.NS = int64(time.Since(start))
-	runtime.GC()
 	f.RSS = rss()
 	f.HeapInuse = heapInuse()
 	h := km.NewHandler(store, km.Options{})
@@ -276,6 +278,7 @@ func runChild(what, dir string, orders int) error {
 		}
 	}
 	f.AfterRSS, f.Peak = rss(), peakRSS()
+	runtime.GC()
 	f.HeapInQuery = heapInuse()
 	return json.NewEncoder(os.Stdout).Encode(f)
 }
@@ -399,7 +402,7 @@ func measureLoads(dir string, orders int, peerDir string, threads, gogcs []int, 
 		return v[len(v)/2]
 	}
 	peers := rows[len(rows)-len(threads):]
-	fmt.Println("| load | time | resident after load | after queries | peak | Go heap in use after load / after queries |")
+	fmt.Println("| load | time | resident after load | after queries | peak | live Go heap after load / after queries |")
 	fmt.Println("|---|---|---|---|---|---|")
 	for _, r := range rows {
 		heap := ""
