@@ -535,7 +535,8 @@ func assembleStrings(chunks []*parsedChunk, c, rows int, nulls Bitmap) *Strings 
 // dictBuilder assigns codes to strings in order of first appearance. While the values
 // come in strictly ascending byte order (ids of a file sorted by its key), a value greater
 // than the last one is new without a lookup; the map is built at the first value out of
-// order. New values are copied into shared blocks of memory, not one allocation each.
+// order. New values are copied into shared blocks of memory, not one allocation each
+// (values above a quarter of a block get their own).
 type dictBuilder struct {
 	dict   []string
 	lookup map[string]uint32 // nil while the values ascend
@@ -571,16 +572,18 @@ func (d *dictBuilder) code(b []byte) uint32 {
 	return code
 }
 
-// clone copies b into the current block and returns it as a string.
+// clone copies b into the current block and returns it as a string. Blocks start small
+// and double up to arenaBlock, so that a small column does not hold a large block.
 func (d *dictBuilder) clone(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	if len(b) > arenaBlock/8 {
-		return string(b)
-	}
 	if cap(d.arena)-len(d.arena) < len(b) {
-		d.arena = make([]byte, 0, arenaBlock)
+		size := min(arenaBlock, max(256, 2*cap(d.arena)))
+		if len(b) > size/4 {
+			return string(b)
+		}
+		d.arena = make([]byte, 0, size)
 	}
 	off := len(d.arena)
 	d.arena = append(d.arena, b...)
