@@ -280,6 +280,7 @@ func runChild(what, dir string, orders int) error {
 	f.AfterRSS, f.Peak = rss(), peakRSS()
 	runtime.GC()
 	f.HeapInQuery = heapInuse()
+	runtime.KeepAlive(store) // the live heap above includes the store
 	return json.NewEncoder(os.Stdout).Encode(f)
 }
 
