@@ -39,7 +39,8 @@ function ident(s) {
   return '"' + String(s).replaceAll('"', '""') + '"';
 }
 
-// json turns DuckDB's JSON-ready values into plain ones (bigints arrive as strings).
+// rowsOf reads a whole result as JSON-ready arrays (BIGINT and DECIMAL arrive as strings,
+// dates as YYYY-MM-DD).
 function rowsOf(reader) {
   return reader.getRowsJson();
 }
