@@ -2,7 +2,7 @@ package column
 
 import (
 	"fmt"
-	"strings"
+	"unsafe"
 
 	"github.com/kmkit/kmkit/query"
 )
@@ -17,8 +17,7 @@ type Builder struct {
 	floats []float64
 	bools  []bool
 	codes  []uint32
-	dict   []string
-	lookup map[string]uint32
+	dict   dictBuilder
 }
 
 // NewBuilder returns a builder of a column of type t. It panics if t is not a field type
@@ -26,7 +25,7 @@ type Builder struct {
 func NewBuilder(t query.Type) *Builder {
 	switch t {
 	case query.TypeString:
-		return &Builder{typ: t, lookup: make(map[string]uint32)}
+		return &Builder{typ: t}
 	case query.TypeInteger, query.TypeFloat, query.TypeBoolean, query.TypeDate,
 		query.TypeDateTime, query.TypeTimestamp, query.TypeTime:
 		return &Builder{typ: t}
@@ -60,14 +59,7 @@ func (b *Builder) AppendNull() {
 // AppendString appends s to a string column. A value new to the dictionary is copied, so
 // the column never keeps the caller's buffer (a CSV record, a request body) alive.
 func (b *Builder) AppendString(s string) {
-	code, ok := b.lookup[s]
-	if !ok {
-		s = strings.Clone(s)
-		code = uint32(len(b.dict))
-		b.dict = append(b.dict, s)
-		b.lookup[s] = code
-	}
-	b.codes = append(b.codes, code)
+	b.codes = append(b.codes, b.dict.code(unsafe.Slice(unsafe.StringData(s), len(s))))
 	b.n++
 }
 
@@ -122,8 +114,7 @@ func (b *Builder) Build() Column {
 	}
 	switch b.typ {
 	case query.TypeString:
-		b.lookup = nil
-		return &Strings{Codes: trim(b.codes), Dict: trim(b.dict), Nulls: nulls}
+		return &Strings{Codes: trim(b.codes), Dict: trim(b.dict.dict), Nulls: nulls}
 	case query.TypeFloat:
 		return &Float64s{Vals: trim(b.floats), Nulls: nulls}
 	case query.TypeBoolean:

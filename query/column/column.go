@@ -18,6 +18,16 @@
 //     apart), so a CSV file cannot give a string column the empty string.
 //   - The CSV loader rejects NaN and infinite floats (they have no JSON form) and integers
 //     outside int64; it accepts "true"/"false" only, in that spelling, for booleans.
+//   - LoadCSV reads the file whole, cuts it into chunks of about 1 MiB at record ends and
+//     parses the chunks on GOMAXPROCS goroutines straight into typed slices (numbers and
+//     dates from the file's bytes, no string per cell); string columns then get their
+//     dictionaries, one column per goroutine. A dictionary needs no map while its values
+//     come in strictly ascending order (ids of a file sorted by its key): the map is built
+//     at the first value out of order. Dictionary strings are copied into shared blocks (of
+//     up to 64 KiB) rather than allocated one by one. A file with an error, or in a form
+//     the parallel parser does not take, is read again by the sequential loader
+//     (encoding/csv), which reports the error with its line: both read the same files into
+//     the same tables.
 //
 // Columns and tables are immutable once built and safe for concurrent use.
 package column

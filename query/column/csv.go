@@ -1,10 +1,12 @@
 package column
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"slices"
 	"strconv"
@@ -39,17 +41,50 @@ func (e *CellError) Error() string {
 // A cell that is not of its type gives a *CellError; a header that is not the schema's set
 // of fields gives an error naming the unknown, duplicate or missing fields.
 func LoadCSV(r io.Reader, schema Schema) (*Table, error) {
-	cr := csv.NewReader(r)
-	cr.ReuseRecord = true
-	header, err := cr.Read()
-	if err == io.EOF {
-		return nil, errors.New("csv: no header row")
-	}
+	data, err := readAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("csv: %w", err)
 	}
+	if t, ok := loadParallel(data, schema); ok {
+		return t, nil
+	}
+	// The parallel loader gave up: on a file with an error, or a form it does not read
+	// (see parallel.go). The sequential loader reads it and says what is wrong, where.
+	return loadSequential(bytes.NewReader(data), schema)
+}
+
+// readAll reads r whole, sized by its Stat when it has one (a file).
+func readAll(r io.Reader) ([]byte, error) {
+	size := 0
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() < math.MaxInt32 {
+			size = int(fi.Size())
+		}
+	}
+	if size == 0 {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, 0, size+1) // one spare byte: the final Read sees EOF without growing
+	for {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
+}
+
+// checkHeader returns the field names of a CSV header and their types, or an error naming
+// the unknown, repeated and missing fields of schema.
+func checkHeader(header []string, schema Schema) ([]string, []query.Type, error) {
 	names := make([]string, len(header))
-	builders := make([]*Builder, len(header))
+	types := make([]query.Type, len(header))
 	seen := make(map[string]bool, len(header))
 	var unknown, dups []string
 	for i, h := range header {
@@ -64,9 +99,9 @@ func LoadCSV(r io.Reader, schema Schema) (*Table, error) {
 		case seen[h]:
 			dups = append(dups, strconv.Quote(h))
 		case t == query.TypeInvalid || t >= query.TypeNull:
-			return nil, fmt.Errorf("csv: field %q has type %v, which no column can hold", h, t)
+			return nil, nil, fmt.Errorf("csv: field %q has type %v, which no column can hold", h, t)
 		default:
-			builders[i] = NewBuilder(t)
+			types[i] = t
 		}
 		seen[h] = true
 	}
@@ -88,7 +123,30 @@ func LoadCSV(r io.Reader, schema Schema) (*Table, error) {
 			slices.Sort(missing)
 			parts = append(parts, "missing fields "+strings.Join(missing, ", "))
 		}
-		return nil, fmt.Errorf("csv: header: %s", strings.Join(parts, "; "))
+		return nil, nil, fmt.Errorf("csv: header: %s", strings.Join(parts, "; "))
+	}
+	return names, types, nil
+}
+
+// loadSequential is LoadCSV one record at a time through encoding/csv: the reference the
+// parallel loader must agree with, and the reader of files it does not take.
+func loadSequential(r io.Reader, schema Schema) (*Table, error) {
+	cr := csv.NewReader(r)
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err == io.EOF {
+		return nil, errors.New("csv: no header row")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("csv: %w", err)
+	}
+	names, types, err := checkHeader(header, schema)
+	if err != nil {
+		return nil, err
+	}
+	builders := make([]*Builder, len(types))
+	for i, t := range types {
+		builders[i] = NewBuilder(t)
 	}
 	for {
 		rec, err := cr.Read()

@@ -1,0 +1,738 @@
+// Command duckdb measures kmkit's memory backend next to DuckDB on the same data: the
+// order-to-cash demo generated for -orders orders, written as the CSV files a -data
+// directory holds, loaded by kmkit and by DuckDB (through its Node.js client, pinned in
+// package-lock.json beside this file; `npm install` here installs the locked versions with
+// DuckDB's native library; `npm ci` refuses where the registry, like this project's build
+// machine's mirror, does not serve the other platforms' optional packages).
+//
+//	(cd bench/duckdb && npm install) && go run ./bench/duckdb -orders 1000000
+//
+// It prints three Markdown tables, each kmkit figure next to DuckDB's with their ratio
+// (kmkit / DuckDB: below 1, kmkit is faster or smaller):
+//
+//   - load: from the CSV files to a queryable store (kmkit's -data path,
+//     memory.LoadKMStore), kmkit's generated demo (-demo-rows, demodata.Store), and DuckDB's
+//     CREATE TABLE ... AS SELECT * FROM read_csv(...) with the column types given, with 2
+//     and 1 threads; each in a fresh process, so that the resident set after the load, after
+//     three runs of every query, and its peak, are the store's own (plus the runtime's:
+//     printed as "resident before loading"); kmkit's load ends, as the reference server's
+//     does, with debug.FreeOSMemory, and its figures include the live Go heap after the
+//     load and after the queries (what their caches keep), each measured after a collection;
+//   - queries: the Knowledge Model API's queries of BENCHMARKS.md's KM table (a, b, c) and
+//     KPIs grouped through the ORDERS-CUSTOMERS join, with and without countdistinct (d, e),
+//     through kmkit's HTTP handler in process (parsing, planning, executing, encoding the
+//     JSON page) next to the same query in SQL on DuckDB (executing and reading the result
+//     into JavaScript values), interleaved: each round runs every query -n times on kmkit,
+//     then on each DuckDB; the figure is the median over all rounds. Before timing, every
+//     query's answer from kmkit is checked against DuckDB's (floats to 1e-9 relative).
+//
+// The kmkit side runs the garbage collector at GOGC=400, the reference server's setting,
+// unless -gogc says otherwise (a comma-separated list repeats the load measurements for
+// each value). -dir keeps the CSV files in a directory (reused when it already holds them).
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kmkit/kmkit/examples/server/demodata"
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/query"
+	"github.com/kmkit/kmkit/storage/memory"
+)
+
+// benchQuery is one query in both languages.
+type benchQuery struct {
+	name string
+	path string // the KM API request, relative to the o2c KM
+	sql  string
+}
+
+var queries = []benchQuery{
+	{"(a) ORDERS page: filter + sort, pageSize 50",
+		"/records/ORDERS/data?fields=ORDER_ID,CUSTOMER_ID,ORDER_DATE,STATUS,NET_VALUE,DAYS_LATE&filterExpr=STATUS%20eq%20'OPEN'&sort=-NET_VALUE&pageSize=50",
+		`SELECT ORDER_ID, CUSTOMER_ID, ORDER_DATE, STATUS, NET_VALUE, DAYS_LATE FROM orders
+		 WHERE STATUS = 'OPEN' ORDER BY NET_VALUE DESC NULLS LAST, rowid LIMIT 50`},
+	{"(b) KPIs grouped by ORDERS.STATUS",
+		"/data?fields=ORDERS.STATUS&kpis=TOTAL_NET,AVG_NET,LATE_SHARE&sort=-TOTAL_NET",
+		`SELECT STATUS, sum(NET_VALUE) AS TOTAL_NET, avg(NET_VALUE) AS AVG_NET,
+		 count(*) FILTER (WHERE DAYS_LATE > 0) / count(*) AS LATE_SHARE
+		 FROM orders GROUP BY STATUS ORDER BY TOTAL_NET DESC`},
+	{"(c) CUSTOMERS page: filter + sort, pageSize 50",
+		"/records/CUSTOMERS/data?fields=CUSTOMER_ID,CUSTOMER_NAME,COUNTRY,SEGMENT,CREDIT_LIMIT&filterExpr=SEGMENT%20eq%20'SMB'&sort=-CREDIT_LIMIT&pageSize=50",
+		`SELECT CUSTOMER_ID, CUSTOMER_NAME, COUNTRY, SEGMENT, CREDIT_LIMIT FROM customers
+		 WHERE SEGMENT = 'SMB' ORDER BY CREDIT_LIMIT DESC NULLS LAST, rowid LIMIT 50`},
+	{"(d) KPIs by CUSTOMERS.COUNTRY through the join, with countdistinct",
+		"/data?fields=CUSTOMERS.COUNTRY&kpis=ORDER_COUNT,TOTAL_NET&sort=CUSTOMERS.COUNTRY",
+		`SELECT c.COUNTRY, count(DISTINCT o.ORDER_ID) AS ORDER_COUNT, sum(o.NET_VALUE) AS TOTAL_NET
+		 FROM orders o JOIN customers c ON c.CUSTOMER_ID = o.CUSTOMER_ID
+		 GROUP BY c.COUNTRY ORDER BY c.COUNTRY NULLS LAST`},
+	{"(e) KPIs by CUSTOMERS.COUNTRY through the join, sum and avg",
+		"/data?fields=CUSTOMERS.COUNTRY&kpis=TOTAL_NET,AVG_NET&sort=CUSTOMERS.COUNTRY",
+		`SELECT c.COUNTRY, sum(o.NET_VALUE) AS TOTAL_NET, avg(o.NET_VALUE) AS AVG_NET
+		 FROM orders o JOIN customers c ON c.CUSTOMER_ID = o.CUSTOMER_ID
+		 GROUP BY c.COUNTRY ORDER BY c.COUNTRY NULLS LAST`},
+}
+
+func main() {
+	orders := flag.Int("orders", 1_000_000, "orders of the generated demo (customers are orders/100)")
+	dir := flag.String("dir", "", "keep the data directory here (default: a temporary one)")
+	rounds := flag.Int("rounds", 3, "interleaved rounds of the queries")
+	n := flag.Int("n", 5, "timed runs of each query per round and engine")
+	loadRounds := flag.Int("load-rounds", 1, "rounds of the load measurements (0: none)")
+	threadList := flag.String("threads", "2,1", "DuckDB thread counts")
+	gogcList := flag.String("gogc", "400", "kmkit's GOGC (a comma-separated list repeats the load measurements)")
+	only := flag.String("q", "abcde", "the queries to run, by letter")
+	child := flag.String("child", "", "internal: measure one kmkit load (data or demo) in this process")
+	cpuprofile := flag.String("cpuprofile", "", "with -child: write a CPU profile of the load to this file")
+	flag.Parse()
+	log.SetFlags(0)
+	queries = slices.DeleteFunc(queries, func(q benchQuery) bool { return !strings.Contains(*only, q.name[1:2]) })
+	if *child != "" {
+		if *cpuprofile != "" {
+			f, err := os.Create(*cpuprofile)
+			if err != nil {
+				log.Fatal(err)
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				log.Fatal(err)
+			}
+			defer pprof.StopCPUProfile()
+		}
+		if err := runChild(*child, *dir, *orders); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	threads, err := ints(*threadList)
+	if err != nil {
+		log.Fatalf("-threads: %v", err)
+	}
+	gogcs, err := ints(*gogcList)
+	if err != nil {
+		log.Fatalf("-gogc: %v", err)
+	}
+	debug.SetGCPercent(gogcs[0])
+	peerDir, err := peerDirectory()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if *dir == "" {
+		tmp, err := os.MkdirTemp("", "kmkit-duckdb-")
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer os.RemoveAll(tmp)
+		*dir = tmp
+	}
+	start := time.Now()
+	if err := writeDataDir(*dir, *orders); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%d orders as CSV in %s (%v); GOMAXPROCS %d; DuckDB threads %v\n\n", *orders, *dir,
+		time.Since(start).Round(time.Millisecond), runtime.GOMAXPROCS(0), threads)
+
+	if *loadRounds > 0 {
+		if err := measureLoads(*dir, *orders, peerDir, threads, gogcs, *loadRounds); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if len(queries) > 0 {
+		if err := measureQueries(*dir, peerDir, threads, *rounds, *n); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+func ints(list string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// peerDirectory finds bench/duckdb with its installed node_modules, from the working
+// directory (the repository root or bench/duckdb).
+func peerDirectory() (string, error) {
+	for _, d := range []string{"bench/duckdb", "."} {
+		if _, err := os.Stat(filepath.Join(d, "node_modules", "@duckdb", "node-api", "package.json")); err == nil {
+			return filepath.Abs(d)
+		}
+	}
+	return "", errors.New("@duckdb/node-api is not installed: run `npm install` in bench/duckdb, then run this from the repository root")
+}
+
+// writeDataDir writes the models and the generated CSV files of the demo into dir, in the
+// layout of the reference server's -data, unless they are there already.
+func writeDataDir(dir string, orders int) error {
+	stamp := filepath.Join(dir, "orders.txt")
+	if b, err := os.ReadFile(stamp); err == nil && string(b) == strconv.Itoa(orders) {
+		return nil
+	}
+	for _, sub := range []string{"models", "data"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return err
+		}
+	}
+	models, err := fs.Glob(demodata.FS, "models/*.yaml")
+	if err != nil {
+		return err
+	}
+	for _, m := range models {
+		b, err := demodata.FS.ReadFile(m)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, m), b, 0o644); err != nil {
+			return err
+		}
+	}
+	var files []*os.File
+	var bufs []*bufio.Writer
+	err = demodata.WriteCSV(orders, func(source string) (io.Writer, error) {
+		f, err := os.Create(filepath.Join(dir, "data", source+".csv"))
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+		bufs = append(bufs, bufio.NewWriterSize(f, 1<<20))
+		return bufs[len(bufs)-1], nil
+	})
+	for i, f := range files {
+		if ferr := bufs[i].Flush(); err == nil {
+			err = ferr
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(stamp, []byte(strconv.Itoa(orders)), 0o644)
+}
+
+// loadFigures is what one load measurement reports.
+type loadFigures struct {
+	NS          int64 `json:"ns"`          // the load
+	Before      int64 `json:"before"`      // resident set before the load
+	RSS         int64 `json:"rss"`         // resident set after the load
+	AfterRSS    int64 `json:"afterRSS"`    // after three runs of every query
+	Peak        int64 `json:"peak"`        // peak resident set of the process
+	HeapInuse   int64 `json:"heapInuse"`   // kmkit only: the live Go heap after the load
+	HeapInQuery int64 `json:"heapInQuery"` // kmkit only: the live Go heap after the queries (their caches)
+}
+
+// runChild loads the demo as kmkit's server would (what: "data" for the CSV files of dir,
+// "demo" for the generator), then runs every query three times, and prints its figures as
+// JSON.
+func runChild(what, dir string, orders int) error {
+	var f loadFigures
+	f.Before = rss()
+	start := time.Now()
+	var store *memory.KMStore
+	var err error
+	switch what {
+	case "data":
+		store, err = memory.LoadKMStore(os.DirFS(dir))
+	case "demo":
+		store, err = demodata.Store(orders)
+	default:
+		err = fmt.Errorf("-child %q: want data or demo", what)
+	}
+	if err != nil {
+		return err
+	}
+	debug.FreeOSMemory() // as the reference server does after loading
+	f.NS = int64(time.Since(start))
+	f.RSS = rss()
+	f.HeapInuse = heapInuse()
+	h := km.NewHandler(store, km.Options{})
+	for range 3 {
+		for _, q := range queries {
+			if _, err := serve(h, q.path); err != nil {
+				return err
+			}
+		}
+	}
+	f.AfterRSS, f.Peak = rss(), peakRSS()
+	runtime.GC()
+	f.HeapInQuery = heapInuse()
+	runtime.KeepAlive(store) // the live heap above includes the store
+	return json.NewEncoder(os.Stdout).Encode(f)
+}
+
+func heapInuse() int64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapInuse)
+}
+
+// procStatus reads a kB figure of /proc/self/status, in bytes (0 where there is no /proc).
+func procStatus(key string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, key+":"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+func rss() int64     { return procStatus("VmRSS") }
+func peakRSS() int64 { return procStatus("VmHWM") }
+
+// kmkitLoad runs a child process measuring one kmkit load.
+func kmkitLoad(what, dir string, orders, gogc int) (loadFigures, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return loadFigures{}, err
+	}
+	letters := ""
+	for _, q := range queries {
+		letters += q.name[1:2]
+	}
+	cmd := exec.Command(self, "-child", what, "-dir", dir, "-orders", strconv.Itoa(orders), "-q", letters)
+	cmd.Env = append(os.Environ(), "GOGC="+strconv.Itoa(gogc))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return loadFigures{}, fmt.Errorf("kmkit %s load: %w", what, err)
+	}
+	var f loadFigures
+	return f, json.Unmarshal(out, &f)
+}
+
+// duckLoad starts a DuckDB peer, loads the CSV files of dir, runs every query three times
+// and stops it.
+func duckLoad(peerDir, dir string, threads int) (loadFigures, error) {
+	p, err := startPeer(peerDir, threads)
+	if err != nil {
+		return loadFigures{}, err
+	}
+	defer p.close()
+	f, err := p.load(dir)
+	if err != nil {
+		return f, err
+	}
+	f.Before = p.before
+	for range 3 {
+		for _, q := range queries {
+			if _, err := p.query(q.sql, 0); err != nil {
+				return f, err
+			}
+		}
+	}
+	var m struct{ RSS, Peak int64 }
+	if err := p.call(map[string]any{"op": "memory"}, &m); err != nil {
+		return f, err
+	}
+	f.AfterRSS, f.Peak = m.RSS, m.Peak
+	return f, nil
+}
+
+func measureLoads(dir string, orders int, peerDir string, threads, gogcs []int, rounds int) error {
+	type row struct {
+		name string
+		figs []loadFigures
+	}
+	var rows []*row
+	get := func(name string) *row {
+		for _, r := range rows {
+			if r.name == name {
+				return r
+			}
+		}
+		r := &row{name: name}
+		rows = append(rows, r)
+		return r
+	}
+	for range rounds {
+		for _, g := range gogcs {
+			for _, what := range []string{"data", "demo"} {
+				f, err := kmkitLoad(what, dir, orders, g)
+				if err != nil {
+					return err
+				}
+				label := map[string]string{"data": "kmkit -data (CSV files)", "demo": "kmkit -demo-rows (generated)"}[what]
+				r := get(fmt.Sprintf("%s, GOGC=%d", label, g))
+				r.figs = append(r.figs, f)
+			}
+		}
+		for _, t := range threads {
+			f, err := duckLoad(peerDir, dir, t)
+			if err != nil {
+				return err
+			}
+			r := get(fmt.Sprintf("DuckDB, %d thread(s)", t))
+			r.figs = append(r.figs, f)
+		}
+	}
+	med := func(r *row, pick func(loadFigures) int64) int64 {
+		v := make([]int64, len(r.figs))
+		for i, f := range r.figs {
+			v[i] = pick(f)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	peers := rows[len(rows)-len(threads):]
+	fmt.Println("| load | time | resident after load | after queries | peak | live Go heap after load / after queries |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, r := range rows {
+		heap := ""
+		if strings.HasPrefix(r.name, "kmkit") {
+			heap = fmt.Sprintf("%s / %s", mib(med(r, func(f loadFigures) int64 { return f.HeapInuse })),
+				mib(med(r, func(f loadFigures) int64 { return f.HeapInQuery })))
+		}
+		fmt.Printf("| %s | %s | %s | %s | %s | %s |\n", r.name,
+			time.Duration(med(r, func(f loadFigures) int64 { return f.NS })).Round(time.Millisecond),
+			mib(med(r, func(f loadFigures) int64 { return f.RSS })),
+			mib(med(r, func(f loadFigures) int64 { return f.AfterRSS })),
+			mib(med(r, func(f loadFigures) int64 { return f.Peak })), heap)
+	}
+	fmt.Printf("\nresident before loading: kmkit %s, Node.js with DuckDB %s\n\n",
+		mib(med(rows[0], func(f loadFigures) int64 { return f.Before })),
+		mib(med(peers[0], func(f loadFigures) int64 { return f.Before })))
+	fmt.Println("| kmkit / DuckDB | " + strings.Join(mapSlice(peers, func(p *row) string { return "time, " + p.name[8:] + " | resident, " + p.name[8:] }), " | ") + " |")
+	fmt.Println("|---" + strings.Repeat("|---", 2*len(peers)) + "|")
+	for _, r := range rows[:len(rows)-len(peers)] {
+		cells := []string{}
+		for _, p := range peers {
+			cells = append(cells,
+				fmt.Sprintf("%.2f", float64(med(r, func(f loadFigures) int64 { return f.NS }))/float64(med(p, func(f loadFigures) int64 { return f.NS }))),
+				fmt.Sprintf("%.2f", float64(med(r, func(f loadFigures) int64 { return f.RSS }))/float64(med(p, func(f loadFigures) int64 { return f.RSS }))))
+		}
+		fmt.Printf("| %s | %s |\n", r.name, strings.Join(cells, " | "))
+	}
+	fmt.Println()
+	return nil
+}
+
+func mapSlice[T, U any](s []T, f func(T) U) []U {
+	out := make([]U, len(s))
+	for i, v := range s {
+		out[i] = f(v)
+	}
+	return out
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+// measureQueries loads the CSV files into kmkit in this process and into one DuckDB peer
+// per thread count, checks every query's answers agree, and times them interleaved.
+func measureQueries(dir, peerDir string, threads []int, rounds, n int) error {
+	store, err := memory.LoadKMStore(os.DirFS(dir))
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	h := km.NewHandler(store, km.Options{})
+	peers := make([]*peer, len(threads))
+	for i, t := range threads {
+		p, err := startPeer(peerDir, t)
+		if err != nil {
+			return err
+		}
+		defer p.close()
+		if _, err := p.load(dir); err != nil {
+			return err
+		}
+		peers[i] = p
+	}
+	for _, q := range queries {
+		body, err := serve(h, q.path)
+		if err != nil {
+			return err
+		}
+		got, err := kmkitRows(body)
+		if err != nil {
+			return fmt.Errorf("%s: %w", q.name, err)
+		}
+		for i, p := range peers {
+			want, err := p.query(q.sql, 0)
+			if err != nil {
+				return fmt.Errorf("%s: %w", q.name, err)
+			}
+			if err := sameRows(got, want.Rows); err != nil {
+				return fmt.Errorf("%s: kmkit and DuckDB (%d threads) disagree: %w", q.name, threads[i], err)
+			}
+		}
+	}
+	times := make([][][]int64, len(queries)) // query, engine (kmkit, then the peers), runs
+	for qi := range times {
+		times[qi] = make([][]int64, 1+len(peers))
+	}
+	for range rounds {
+		for qi, q := range queries {
+			for range n {
+				t0 := time.Now()
+				if _, err := serve(h, q.path); err != nil {
+					return err
+				}
+				times[qi][0] = append(times[qi][0], int64(time.Since(t0)))
+			}
+			for pi, p := range peers {
+				res, err := p.query(q.sql, n)
+				if err != nil {
+					return err
+				}
+				times[qi][1+pi] = append(times[qi][1+pi], res.NS...)
+			}
+		}
+	}
+	header := "| query | kmkit"
+	sep := "|---|---"
+	for _, t := range threads {
+		header += fmt.Sprintf(" | DuckDB %d thread(s) | kmkit / DuckDB %d", t, t)
+		sep += "|---|---"
+	}
+	fmt.Println(header + " |")
+	fmt.Println(sep + "|")
+	for qi, q := range queries {
+		k := median(times[qi][0])
+		line := fmt.Sprintf("| %s | %s", q.name, dur(k))
+		for pi := range peers {
+			d := median(times[qi][1+pi])
+			line += fmt.Sprintf(" | %s | %.2f", dur(d), float64(k)/float64(d))
+		}
+		fmt.Println(line + " |")
+	}
+	fmt.Printf("\nmedians of %d runs (%d rounds of %d), same process, same data\n", rounds*n, rounds, n)
+	return nil
+}
+
+func median(v []int64) int64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+func dur(ns int64) string {
+	d := time.Duration(ns)
+	switch {
+	case d >= 100*time.Millisecond:
+		return d.Round(time.Millisecond).String()
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.1fms", float64(d)/1e6)
+	}
+	return d.Round(time.Microsecond).String()
+}
+
+// recorder is a ResponseWriter that keeps the status and body.
+type recorder struct {
+	h      http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header         { return r.h }
+func (r *recorder) WriteHeader(status int)      { r.status = status }
+func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
+
+// serve sends one GET of the o2c KM to the handler and returns the body.
+func serve(h http.Handler, path string) ([]byte, error) {
+	req, err := http.NewRequest(http.MethodGet, km.BasePath+"/knowledge-models/o2c"+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	w := &recorder{h: http.Header{}, status: http.StatusOK}
+	h.ServeHTTP(w, req)
+	if w.status != http.StatusOK {
+		return nil, fmt.Errorf("%s: status %d: %s", path, w.status, w.body.Bytes())
+	}
+	return w.body.Bytes(), nil
+}
+
+// kmkitRows returns the rows of a data page, {"content":{"headers":[{"id":...}],"data":
+// [{id: value, ...}, ...]}}, as cells in header order.
+func kmkitRows(body []byte) ([][]any, error) {
+	var page struct {
+		Content struct {
+			Headers []struct {
+				ID string `json:"id"`
+			} `json:"headers"`
+			Data []map[string]any `json:"data"`
+		} `json:"content"`
+	}
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	if err := d.Decode(&page); err != nil {
+		return nil, err
+	}
+	rows := make([][]any, len(page.Content.Data))
+	for i, obj := range page.Content.Data {
+		for _, h := range page.Content.Headers {
+			rows[i] = append(rows[i], obj[h.ID])
+		}
+	}
+	return rows, nil
+}
+
+// sameRows compares kmkit's rows with DuckDB's JSON rows cell by cell: numbers to 1e-9
+// relative, dates and timestamps by their leading date, everything else as text.
+func sameRows(got [][]any, want [][]any) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%d rows, DuckDB %d", len(got), len(want))
+	}
+	for i := range got {
+		if len(got[i]) != len(want[i]) {
+			return fmt.Errorf("row %d: %d cells, DuckDB %d", i, len(got[i]), len(want[i]))
+		}
+		for j := range got[i] {
+			if !sameCell(got[i][j], want[i][j]) {
+				return fmt.Errorf("row %d cell %d: %v, DuckDB %v", i, j, got[i][j], want[i][j])
+			}
+		}
+	}
+	return nil
+}
+
+func sameCell(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	as, bs := fmt.Sprint(a), fmt.Sprint(b)
+	if as == bs {
+		return true
+	}
+	af, err1 := strconv.ParseFloat(as, 64)
+	bf, err2 := strconv.ParseFloat(bs, 64)
+	if err1 == nil && err2 == nil {
+		return math.Abs(af-bf) <= 1e-9*math.Max(math.Abs(af), math.Abs(bf))
+	}
+	return false
+}
+
+// peer is a running bench/duckdb/peer.mjs.
+type peer struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+
+	before int64 // resident set of the process before DuckDB started
+}
+
+func startPeer(dir string, threads int) (*peer, error) {
+	cmd := exec.Command("node", "peer.mjs")
+	cmd.Dir = dir
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("node peer.mjs: %w", err)
+	}
+	p := &peer{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
+	var opened struct{ Before struct{ RSS int64 } }
+	if err := p.call(map[string]any{"op": "open", "threads": threads}, &opened); err != nil {
+		p.close()
+		return nil, err
+	}
+	p.before = opened.Before.RSS
+	return p, nil
+}
+
+func (p *peer) close() {
+	p.in.Close()
+	_ = p.cmd.Wait()
+}
+
+// call sends one command and decodes the answer into v (nil: discard it).
+func (p *peer) call(cmd any, v any) error {
+	b, err := json.Marshal(cmd)
+	if err != nil {
+		return err
+	}
+	if _, err := p.in.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("DuckDB peer: %w", err)
+	}
+	line, err := p.out.ReadBytes('\n')
+	if err != nil {
+		return fmt.Errorf("DuckDB peer: %w", err)
+	}
+	var e struct{ Error string }
+	if err := json.Unmarshal(line, &e); err != nil {
+		return fmt.Errorf("DuckDB peer: %w", err)
+	}
+	if e.Error != "" {
+		return fmt.Errorf("DuckDB: %s", e.Error)
+	}
+	if v == nil {
+		return nil
+	}
+	return json.Unmarshal(line, v)
+}
+
+// duckTypes maps kmkit's field types to DuckDB's column types.
+var duckTypes = map[query.Type]string{
+	query.TypeString:   "VARCHAR",
+	query.TypeInteger:  "BIGINT",
+	query.TypeFloat:    "DOUBLE",
+	query.TypeBoolean:  "BOOLEAN",
+	query.TypeDate:     "DATE",
+	query.TypeDateTime: "TIMESTAMP",
+}
+
+func (p *peer) load(dir string) (loadFigures, error) {
+	type table struct {
+		Name    string      `json:"name"`
+		Columns [][2]string `json:"columns"`
+	}
+	var tables []table
+	for _, s := range demodata.Sources {
+		t := table{Name: s.Name}
+		for i, c := range s.Columns {
+			t.Columns = append(t.Columns, [2]string{c, duckTypes[s.Types[i]]})
+		}
+		tables = append(tables, t)
+	}
+	var f loadFigures
+	err := p.call(map[string]any{"op": "load", "dir": filepath.Join(dir, "data"), "tables": tables}, &f)
+	return f, err
+}
+
+// queryResult is the answer to a query command.
+type queryResult struct {
+	NS   []int64 `json:"ns"`
+	Rows [][]any `json:"rows"`
+}
+
+func (p *peer) query(sql string, n int) (queryResult, error) {
+	var r queryResult
+	err := p.call(map[string]any{"op": "query", "sql": sql, "n": n}, &r)
+	return r, err
+}
