@@ -394,7 +394,7 @@ type brokenStore struct {
 	result *query.Result
 }
 
-func (b brokenStore) Query(context.Context, *km.KnowledgeModel, *km.Query) (*query.Result, error) {
+func (b brokenStore) Query(context.Context, *km.Plan) (*query.Result, error) {
 	return b.result, nil
 }
 
@@ -429,7 +429,7 @@ func TestStoreAnswerMismatch(t *testing.T) {
 // panicStore panics in Query.
 type panicStore struct{ km.Store }
 
-func (panicStore) Query(context.Context, *km.KnowledgeModel, *km.Query) (*query.Result, error) {
+func (panicStore) Query(context.Context, *km.Plan) (*query.Result, error) {
 	panic("store bug")
 }
 

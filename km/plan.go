@@ -112,6 +112,8 @@ type PlanKPI struct {
 	// Type is the type of the KPI's values: integer for a lone count or countdistinct, the
 	// field's type for a lone min or max, float for everything else (see MetricType).
 	Type query.Type
+
+	source query.Metric // as the KPI language parsed it, for Legacy
 }
 
 // Metric is a node of a compiled KPI expression: *Aggregate, *Arith or *Number. Each group
@@ -359,7 +361,7 @@ func (c *compiler) kpis(ks []query.KPI) error {
 			return err
 		}
 		t := MetricType(pm)
-		c.p.KPIs = append(c.p.KPIs, PlanKPI{ID: k.ID, KPI: k, Metric: pm, Type: t})
+		c.p.KPIs = append(c.p.KPIs, PlanKPI{ID: k.ID, KPI: k, Metric: pm, Type: t, source: metric})
 		c.p.Columns = append(c.p.Columns, Column{Name: k.ID, Type: t, KPI: k})
 	}
 	if len(unknown) > 0 {

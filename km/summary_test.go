@@ -265,10 +265,10 @@ type summarizingStore struct {
 	sum   *km.Summary
 	err   error
 	calls atomic.Int32
-	got   *km.Query
+	got   *km.Plan
 }
 
-func (s *summarizingStore) Summarize(_ context.Context, _ *km.KnowledgeModel, q *km.Query) (*km.Summary, error) {
+func (s *summarizingStore) Summarize(_ context.Context, q *km.Plan) (*km.Summary, error) {
 	s.calls.Add(1)
 	s.got = q
 	return s.sum, s.err
@@ -278,8 +278,8 @@ func (s *summarizingStore) Summarize(_ context.Context, _ *km.KnowledgeModel, q 
 // would, and reports the full count.
 type truncatingStore struct{ km.Store }
 
-func (s *truncatingStore) Query(ctx context.Context, m *km.KnowledgeModel, q *km.Query) (*query.Result, error) {
-	res, err := s.Store.Query(ctx, m, q)
+func (s *truncatingStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
+	res, err := s.Store.Query(ctx, p)
 	if err == nil && len(res.Rows) > 1 {
 		res.Count, res.Rows = len(res.Rows), res.Rows[:1]
 	}
@@ -313,10 +313,10 @@ func TestSummaryUsesTheStoreSummarizer(t *testing.T) {
 			t.Fatalf("Summarize called %d times, want 1", s.calls.Load())
 		}
 		q := s.got
-		if q.Record != "ORDERS" || q.Join != nil || q.Filter == nil || len(q.KPIs) != 0 || q.Search != nil || len(q.Sort) != 0 {
-			t.Errorf("query given to Summarize: %+v", q)
+		if q.Record != "ORDERS" || q.Grain != "ORDERS" || len(q.Filter) == 0 || len(q.KPIs) != 0 || q.Search != nil || len(q.Sort) != 0 {
+			t.Errorf("plan given to Summarize: %+v", q)
 		}
-		if d := cmp.Diff([]string{"LATE", "STATUS"}, q.Fields); d != "" {
+		if d := cmp.Diff([]string{"LATE", "STATUS"}, []string{q.Columns[0].Name, q.Columns[1].Name}); d != "" {
 			t.Errorf("fields (-want +got):\n%s", d)
 		}
 	})

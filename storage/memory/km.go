@@ -187,12 +187,16 @@ func (s *KMStore) Model(ctx context.Context, id string) (*km.KnowledgeModel, err
 	return e.model, nil
 }
 
-// Query implements km.Store: it runs q on the record's table, or on the frame that joins
-// the tables of q.Join.
-func (s *KMStore) Query(ctx context.Context, m *km.KnowledgeModel, q *km.Query) (*query.Result, error) {
+// Query implements km.Store.
+func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	q, err := p.Legacy()
+	if err != nil {
+		return nil, err
+	}
+	m := p.KM
 	f, err := s.frame(m, q)
 	if err != nil {
 		return nil, err

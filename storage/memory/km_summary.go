@@ -20,7 +20,12 @@ import (
 // statistics are those km.DescribeResult computes on the same rows.
 //
 // KM-level queries, KPIs and searches are left to the handler (km.ErrUnsupported).
-func (s *KMStore) Summarize(ctx context.Context, m *km.KnowledgeModel, q *km.Query) (*km.Summary, error) {
+func (s *KMStore) Summarize(ctx context.Context, p *km.Plan) (*km.Summary, error) {
+	q, err := p.Legacy()
+	if err != nil {
+		return nil, err
+	}
+	m := p.KM
 	if q.Join != nil || q.Record == "" || len(q.KPIs) > 0 || q.Search != nil || q.Distinct {
 		return nil, fmt.Errorf("memory: summary of a KM-level, KPI, search or distinct query: %w", km.ErrUnsupported)
 	}
