@@ -199,7 +199,9 @@ type Conjunct struct {
 }
 
 // Search is a fuzzy search (package query/fuzzy): a row (or group) matches when the best
-// score of Term over Fields reaches Precision (0..100); a null cell scores 0.
+// score of Term over Fields reaches Precision (0..100); a null cell scores 0, and so does
+// every row when Fields is empty. A request naming no search field searches the selected
+// string fields.
 //
 // Without KPIs, Fields are fields of Grain or of records of RowJoin; rows that pass the
 // filter are scored and, without sort keys, come best score first, ties in row order; with
@@ -277,7 +279,13 @@ func newPlan(m *KnowledgeModel, r *PlanRequest) (*Plan, error) {
 		}
 	}
 	c.rec = rec
-	if err := c.fields(r.Fields); err != nil {
+	fields := r.Fields
+	if rec != nil && len(fields) == 0 {
+		for _, f := range rec.Fields {
+			fields = append(fields, f.ID)
+		}
+	}
+	if err := c.fields(fields); err != nil {
 		return nil, err
 	}
 	if err := c.kpis(r.KPIs); err != nil {
@@ -551,8 +559,12 @@ func (c *compiler) search(s *query.Search) error {
 		}
 		ps.Fields = append(ps.Fields, ref)
 	}
-	if len(ps.Fields) == 0 {
-		return badRequest(problem.CodeParameterIllegal, "searchTerm needs a string field to search: select one or name it in searchField")
+	if len(s.Fields) == 0 {
+		for _, f := range c.p.Fields {
+			if f.Type == query.TypeString && !slices.Contains(ps.Fields, f) {
+				ps.Fields = append(ps.Fields, f)
+			}
+		}
 	}
 	c.p.Search = ps
 	return nil
