@@ -1,7 +1,6 @@
 package km
 
 import (
-
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 )
