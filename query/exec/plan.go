@@ -384,12 +384,23 @@ func (s *Source) runKPIs(p *km.Plan, fs *filterState) (*query.Result, error) {
 		gs.vals, gs.first, gs.minG = [][]query.Value{{}}, []int{0}, []int32{-1}
 	}
 	all := make([]pairs, len(p.Aggregates))
+	byJoin := map[string]pairs{} // aggregates with the same grain and join share their pairs
 	for i, a := range p.Aggregates {
+		var key strings.Builder
+		key.WriteString(a.Grain)
+		for _, st := range a.Expand {
+			key.WriteString(" " + st.String())
+		}
+		if pr, ok := byJoin[key.String()]; ok {
+			all[i] = pr
+			continue
+		}
 		pr, err := s.expand(p, fs, a, gs)
 		if err != nil {
 			return nil, err
 		}
 		all[i] = pr
+		byJoin[key.String()] = pr
 	}
 	n := len(gs.vals)
 	values := make([][]query.Value, len(p.Aggregates))
