@@ -213,6 +213,7 @@ func (d *draft) inherit(base *draft) {
 // into copies, so the base KM keeps its own.
 func (d *draft) compile() error {
 	m := d.km
+	m.paths = &pathCache{}
 	var errs []error
 	seen := map[string]bool{}
 	for _, r := range m.Records {
@@ -285,12 +286,14 @@ func (m *KnowledgeModel) compileKPI(k *KPI, values map[string]string) error {
 		return err
 	}
 	k.metric = metric
-	k.Type = kpiType(metric, func(name string) query.Type {
-		if _, f := m.Field(name); f != nil {
-			return f.Type
-		}
-		return query.TypeInvalid
-	})
+	grains, err := m.metricGrains(k, metric)
+	if err != nil {
+		return err
+	}
+	k.Type = query.TypeFloat
+	if a, ok := metric.(*query.Aggregate); ok {
+		k.Type = grains[a].Type
+	}
 	return nil
 }
 
@@ -317,6 +320,12 @@ func (m *KnowledgeModel) kpiMetric(k *KPI, values map[string]string) (query.Metr
 		return nil, err
 	}
 	if err := m.checkMetric(metric); err != nil {
+		return nil, err
+	}
+	if k.Record != "" && m.Record(k.Record) == nil {
+		return nil, fmt.Errorf("record %s: no such record", k.Record)
+	}
+	if _, err := m.metricGrains(k, metric); err != nil {
 		return nil, err
 	}
 	return metric, nil
@@ -407,6 +416,7 @@ type rawKPI struct {
 	Unit        string      `yaml:"unit"`
 	Direction   string      `yaml:"direction"`
 	Target      string      `yaml:"target"`
+	Record      string      `yaml:"record"`
 	Parameters  []yaml.Node `yaml:"parameters"`
 }
 
@@ -429,7 +439,7 @@ var (
 	recordKeys       = []string{"id", "name", "description", "shortDisplayName", "internalNote", "curated", "source", "key", "fields"}
 	fieldKeys        = []string{"id", "name", "description", "shortDisplayName", "internalNote", "type", "format", "unit"}
 	relationshipKeys = []string{"from", "to"}
-	kpiKeys          = []string{"id", "name", "description", "expr", "format", "unit", "direction", "target", "parameters"}
+	kpiKeys          = []string{"id", "name", "description", "expr", "format", "unit", "direction", "target", "record", "parameters"}
 	parameterKeys    = []string{"id", "name", "value"}
 	filterKeys       = []string{"id", "name", "description", "expr"}
 )
@@ -669,7 +679,7 @@ func (d *draft) parseKPI(n *yaml.Node) (*KPI, error) {
 	}
 	k := &KPI{
 		ID: rk.ID, Name: orDefault(rk.Name, rk.ID), Description: rk.Description, Format: rk.Format,
-		Unit: rk.Unit, Direction: rk.Direction, Target: rk.Target, Expr: rk.Expr,
+		Unit: rk.Unit, Direction: rk.Direction, Target: rk.Target, Expr: rk.Expr, Record: rk.Record,
 	}
 	for i := range rk.Parameters {
 		pn := &rk.Parameters[i]

@@ -22,6 +22,10 @@ type KnowledgeModel struct {
 	Relationships []Relationship
 	KPIs          []*KPI
 	Filters       []*Filter
+
+	// paths caches the paths between records (see PathBetween); Load and Compile set it,
+	// and a copy of the KM shares it, so a copy must keep the relationships.
+	paths *pathCache
 }
 
 // Record is a business concept of a KM: a table of rows with typed fields.
@@ -87,6 +91,9 @@ type KPI struct {
 	Expr string
 	// Type is the type of the KPI's values (integer for counts, else float).
 	Type query.Type
+	// Record is the record whose rows a bare count() of the expression counts, or "" (then
+	// count() counts the rows of the only record the expression names).
+	Record string
 
 	metric query.Metric // compiled with the parameters' default values
 }

@@ -54,9 +54,9 @@ func (s kmStore) Model(ctx context.Context, id string) (*km.KnowledgeModel, erro
 	return m, err
 }
 
-func (s kmStore) Query(ctx context.Context, m *km.KnowledgeModel, q *km.Query) (*query.Result, error) {
+func (s kmStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
 	start := time.Now()
-	res, err := s.Store.Query(ctx, m, q)
+	res, err := s.Store.Query(ctx, p)
 	s.t.observe("query", start, err)
 	return res, err
 }
@@ -66,9 +66,9 @@ type kmSummarizer struct {
 	sum km.Summarizer
 }
 
-func (s kmSummarizer) Summarize(ctx context.Context, m *km.KnowledgeModel, q *km.Query) (*km.Summary, error) {
+func (s kmSummarizer) Summarize(ctx context.Context, p *km.Plan) (*km.Summary, error) {
 	start := time.Now()
-	res, err := s.sum.Summarize(ctx, m, q)
+	res, err := s.sum.Summarize(ctx, p)
 	s.t.observe("summarize", start, err)
 	return res, err
 }

@@ -27,7 +27,7 @@ type entityKey struct {
 // $filter grammar as the operand of "KEY eq", and must be exactly one literal of the key's
 // type; for a generated key it is a positive integer. Errors are 400 problems saying what
 // was wrong.
-func parseKey(et *entityType, text string) (entityKey, error) {
+func parseKey(m *km.KnowledgeModel, et *entityType, text string) (entityKey, error) {
 	keyName := et.props[et.key].name
 	lit := strings.TrimSpace(text)
 	if name, value, ok := cutKeyName(lit); ok {
@@ -47,7 +47,7 @@ func parseKey(et *entityType, text string) (entityKey, error) {
 		return entityKey{row: n}, nil
 	}
 	src := keyName + " eq " + lit
-	e, err := query.ParseAndBind(src, recordSchema{et.rec}, query.ODataSyntax(), query.WithParam("key"))
+	e, err := query.ParseAndBind(src, m.FilterSchema(et.rec.ID), query.ODataSyntax(), query.WithParam("key"))
 	if err != nil {
 		var msg string
 		if qe, ok := err.(*query.Error); ok {
@@ -58,7 +58,7 @@ func parseKey(et *entityType, text string) (entityKey, error) {
 		return entityKey{}, badOption(problem.CodeParameterMismatch, "key predicate (%s): %s", short(text), msg)
 	}
 	c, ok := e.(*query.Compare)
-	if !ok || c.Op != query.Eq || c.Field.Name != keyName {
+	if !ok || c.Op != query.Eq || (c.Field.Name != keyName && c.Field.Name != et.rec.ID+"."+keyName) {
 		return entityKey{}, badOption(problem.CodeParameterMismatch, "key predicate (%s): want one value of the key property %s", short(text), keyName)
 	}
 	return entityKey{cond: c}, nil
@@ -93,7 +93,7 @@ func (h *Handler) serveEntity(w http.ResponseWriter, r *http.Request, m *km.Know
 		h.fail(w, r, err)
 		return
 	}
-	key, err := parseKey(et, keyText)
+	key, err := parseKey(m, et, keyText)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -113,10 +113,15 @@ func (h *Handler) serveEntity(w http.ResponseWriter, r *http.Request, m *km.Know
 		eq.skip = int(key.row - 1)
 		eq.q.Page, eq.q.PageSize = eq.skip, 1
 	} else {
-		eq.q.Filter = key.cond
+		eq.q.Filters = append(eq.q.Filters, key.cond)
 		eq.q.Page, eq.q.PageSize = 0, 1
 	}
-	res, err := h.store.Query(r.Context(), m, &eq.q)
+	p, err := km.NewPlan(m, &eq.q)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	res, err := h.store.Query(r.Context(), p)
 	if err != nil {
 		h.fail(w, r, err)
 		return

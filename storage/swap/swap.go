@@ -85,14 +85,14 @@ func (k *KMStore) Model(ctx context.Context, id string) (*km.KnowledgeModel, err
 }
 
 // Query implements km.Store.
-func (k *KMStore) Query(ctx context.Context, m *km.KnowledgeModel, q *km.Query) (*query.Result, error) {
-	return k.store(ctx).Query(ctx, m, q)
+func (k *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
+	return k.store(ctx).Query(ctx, p)
 }
 
 // Summarize implements km.Summarizer.
-func (k *KMStore) Summarize(ctx context.Context, m *km.KnowledgeModel, q *km.Query) (*km.Summary, error) {
+func (k *KMStore) Summarize(ctx context.Context, p *km.Plan) (*km.Summary, error) {
 	if s, ok := k.store(ctx).(km.Summarizer); ok {
-		return s.Summarize(ctx, m, q)
+		return s.Summarize(ctx, p)
 	}
 	return nil, km.ErrUnsupported
 }

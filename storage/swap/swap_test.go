@@ -66,7 +66,7 @@ func TestPinnedRequestsKeepTheirStore(t *testing.T) {
 
 func TestSummarizeFollowsTheStore(t *testing.T) {
 	live := swap.NewKMStore(named{name: "x"})
-	if _, err := live.Summarize(context.Background(), nil, nil); !errors.Is(err, km.ErrUnsupported) {
+	if _, err := live.Summarize(context.Background(), nil); !errors.Is(err, km.ErrUnsupported) {
 		t.Errorf("Summarize on a store without it: %v, want km.ErrUnsupported", err)
 	}
 	mem := load(t)
@@ -77,9 +77,14 @@ func TestSummarizeFollowsTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := m.Records[0]
-	q := &km.Query{Record: rec.ID}
-	q.Fields = []string{rec.Fields[0].ID}
-	if _, err := live.Summarize(ctx, m, q); err != nil {
+	r := &km.PlanRequest{Record: rec.ID}
+	r.Fields = []string{rec.Fields[0].ID}
+	r.PageSize = 1
+	p, err := km.NewPlan(m, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := live.Summarize(ctx, p); err != nil {
 		t.Errorf("Summarize through the memory store: %v", err)
 	}
 }
