@@ -205,6 +205,9 @@ func fuzzRequest(f *fuzzKM, in []byte) RefRequest {
 		}
 		req.Fields = append(req.Fields, name)
 	}
+	if recordLevel && len(req.Fields) == 0 {
+		req.Fields = []string{"ID"} // the data endpoint needs a field
+	}
 	if !recordLevel {
 		for range next() % 4 {
 			req.KPIs = append(req.KPIs, f.kpis[next()%len(f.kpis)])

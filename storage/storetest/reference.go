@@ -1245,6 +1245,12 @@ func (ev *evaluation) kpiRows(refs []fieldRef, ids []string, params map[string]m
 				failure = refErr("KPI %s: count() names no single record", id)
 				return
 			}
+			if ag.cond != nil {
+				if _, err := ev.path(ag.grain, ag.cond.home); err != nil {
+					failure = err
+					return
+				}
+			}
 			aggs = append(aggs, ag)
 			byPtr[a] = ag
 		})
