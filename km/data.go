@@ -47,7 +47,7 @@ type column struct {
 
 // plan is a checked data request ready for the store, with what shaping the answer needs.
 type plan struct {
-	q       Query
+	p       *Plan
 	columns []column
 	sort    []string // as reported
 }
@@ -71,7 +71,7 @@ func (h *Handler) serveData(w http.ResponseWriter, r *http.Request, m *Knowledge
 		h.fail(w, r, err)
 		return
 	}
-	res, err := h.store.Query(r.Context(), m, &pl.q)
+	res, err := h.store.Query(r.Context(), pl.p)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -114,9 +114,9 @@ func encodePage(b []byte, pl *plan, res *query.Result, asQuery bool) []byte {
 	}
 	b = slices.Grow(b, 256+len(res.Rows)*len(pl.columns)*32)
 	b = append(b, `{"page":`...)
-	b = strconv.AppendInt(b, int64(pl.q.Page), 10)
+	b = strconv.AppendInt(b, int64(pl.p.Page), 10)
 	b = append(b, `,"pageSize":`...)
-	b = strconv.AppendInt(b, int64(pl.q.PageSize), 10)
+	b = strconv.AppendInt(b, int64(pl.p.PageSize), 10)
 	b = append(b, `,"total":`...)
 	b = strconv.AppendInt(b, int64(len(res.Rows)), 10)
 	b = append(b, `,"sort":[`...)
@@ -414,22 +414,19 @@ func jsonKind(goType string) string {
 	return goType
 }
 
-// plan checks p against the KM (and record) and builds the store query.
+// plan checks p against the KM (and record) and compiles the store plan (NewPlan).
 func (h *Handler) plan(m *KnowledgeModel, rec *Record, p *dataParams, asQuery bool) (*plan, error) {
 	pl := &plan{}
-	q := &pl.q
-	q.Page, q.PageSize = p.page, p.size
+	r := &PlanRequest{}
+	r.Page, r.PageSize = p.page, p.size
 	if rec != nil {
-		q.Record = rec.ID
+		r.Record = rec.ID
 		if p.kpisGiven {
 			return nil, badRequest(problem.CodeParameterIllegal, "kpis are only accepted by the knowledge model endpoints")
 		}
 	}
 	// Fields.
 	fields := dedupKeepOrder(p.fields)
-	if len(fields) > MaxFields {
-		return nil, badRequest(problem.CodeConstraint, "%d fields requested: at most %d are allowed", len(fields), MaxFields)
-	}
 	if len(fields) == 0 && rec != nil {
 		if !asQuery {
 			return nil, badRequest(problem.CodeParameterMissing, "fields is required: name at least one field of record %s", rec.ID)
@@ -438,25 +435,12 @@ func (h *Handler) plan(m *KnowledgeModel, rec *Record, p *dataParams, asQuery bo
 			fields = append(fields, f.ID)
 		}
 	}
-	var unknown []string
-	for _, name := range fields {
-		f := resolveField(m, rec, name)
-		if f == nil {
-			unknown = append(unknown, name)
-			continue
-		}
-		pl.columns = append(pl.columns, column{name: name, field: f})
-		q.Fields = append(q.Fields, name)
-	}
-	if len(unknown) > 0 {
-		return nil, badRequest(CodeFieldNotFound, "unknown field%s: %s%s", plural(len(unknown)), nameList(unknown), fieldHint(rec))
-	}
-	// KPIs.
-	var unknownKPIs []string
+	r.Fields = fields
+	// KPIs, with the request's parameter values.
 	for _, id := range dedupKeepOrder(p.kpis) {
 		k := m.KPI(id)
 		if k == nil {
-			unknownKPIs = append(unknownKPIs, id)
+			r.KPIs = append(r.KPIs, query.KPI{ID: id}) // NewPlan reports it
 			continue
 		}
 		metric := k.metric
@@ -466,36 +450,29 @@ func (h *Handler) plan(m *KnowledgeModel, rec *Record, p *dataParams, asQuery bo
 				return nil, badRequest(problem.CodeParameterIllegal, "kpiParam of %s: %v", id, err)
 			}
 		}
-		pl.columns = append(pl.columns, column{name: id, kpi: k})
-		q.KPIs = append(q.KPIs, query.KPI{ID: id, Metric: metric})
-	}
-	if len(unknownKPIs) > 0 {
-		return nil, badRequest(CodeFieldNotFound, "unknown KPI%s: %s", plural(len(unknownKPIs)), nameList(unknownKPIs))
+		r.KPIs = append(r.KPIs, query.KPI{ID: id, Metric: metric})
 	}
 	for _, id := range slices.Sorted(maps.Keys(p.kpiParams)) {
 		if !slices.Contains(p.kpis, id) {
 			return nil, badRequest(problem.CodeParameterIllegal, "kpiParam names KPI %s, which the request does not select", id)
 		}
 	}
-	if rec == nil && len(q.Fields) == 0 && len(q.KPIs) == 0 {
-		return nil, badRequest(problem.CodeParameterMissing, "name at least one field (RECORD.FIELD) in fields or one KPI in kpis")
-	}
 	// Filters: predefined ones and filterExpr entries, ANDed.
 	var err error
-	if q.Filter, err = h.compileFilters(m, rec, p.filters, p.filterExprs); err != nil {
+	if r.Filters, err = h.compileFilters(m, rec, p.filters, p.filterExprs); err != nil {
 		return nil, err
 	}
 	// Options.
-	if q.Distinct, err = query.ParseOptions(p.options); err != nil {
+	if r.Distinct, err = query.ParseOptions(p.options); err != nil {
 		return nil, err
 	}
 	// Search.
 	if p.searchTerm != "" || len(p.searchField) > 0 {
-		s, err := searchSpec(m, rec, p, q.Fields)
+		s, err := searchSpec(m, rec, p, fields)
 		if err != nil {
 			return nil, err
 		}
-		q.Search = s
+		r.Search = s
 	}
 	// Sort.
 	pl.sort = []string{}
@@ -504,27 +481,16 @@ func (h *Handler) plan(m *KnowledgeModel, rec *Record, p *dataParams, asQuery bo
 		if err != nil {
 			return nil, err
 		}
-		allowed := make([]string, len(pl.columns))
-		for i, c := range pl.columns {
-			allowed[i] = c.name
-		}
-		if err := query.CheckSort(keys, allowed); err != nil {
-			return nil, err
-		}
-		q.Sort = keys
+		r.Sort = keys
 		for _, k := range keys {
 			pl.sort = append(pl.sort, k.String())
 		}
 	}
-	// Joins.
-	if rec == nil {
-		recs, err := referencedRecords(m, q)
-		if err != nil {
-			return nil, err
-		}
-		if q.Join, err = m.Plan(recs); err != nil {
-			return nil, err
-		}
+	if pl.p, err = NewPlan(m, r); err != nil {
+		return nil, err
+	}
+	for _, c := range pl.p.Columns {
+		pl.columns = append(pl.columns, column{name: c.Name, field: c.Field, kpi: c.KPI})
 	}
 	return pl, nil
 }

@@ -130,8 +130,13 @@ func TestRecordData(t *testing.T) {
 			wantProblem: &prob{"GENERAL_CONSTRAINT_VIOLATION", "201 fields requested: at most 200 are allowed"}},
 		{name: "kpis at record level", target: rec("ORDERS", "fields=ID&kpis=NET"), status: 400,
 			wantProblem: &prob{"GENERAL_PARAMETER_ILLEGAL", "kpis are only accepted by the knowledge model endpoints"}},
-		{name: "filter of another record", target: rec("ORDERS", "fields=ID&filters=GERMANY"), status: 400,
-			wantProblem: &prob{"GENERAL_PARAMETER_ILLEGAL", "filter GERMANY cannot apply to record ORDERS: it uses field CUSTOMERS.COUNTRY of another record"}},
+		// The orders of customer C1, the only one in DE (customers.csv), are O1, O2 and O8.
+		{name: "filter of a parent record", target: rec("ORDERS", "fields=ID&filters=GERMANY"),
+			want: idPage(50, `[]`, hOrderID, "O1", "O2", "O8")},
+		{name: "filterExpr on a parent record", target: rec("ORDERS", "fields=ID&filterExpr=CUSTOMERS.COUNTRY%20eq%20'DE'"),
+			want: idPage(50, `[]`, hOrderID, "O1", "O2", "O8")},
+		{name: "bare names are the record's own", target: rec("ORDERS", "fields=ID&filterExpr=COUNTRY%20eq%20'DE'"), status: 400,
+			wantProblem: &prob{"KM_FIELD_NOTFOUND", `filterExpr: position 1: unknown field "COUNTRY"`}},
 		{name: "unknown filter", target: rec("ORDERS", "fields=ID&filters=LATE,NOPE"), status: 400,
 			wantProblem: &prob{"KM_FILTER_NOTFOUND", "unknown filter: NOPE"}},
 		{name: "filter type mismatch", target: rec("ORDERS", "fields=ID&filterExpr="+esc("NET eq 'x'")), status: 400,
@@ -249,7 +254,7 @@ func TestKMData(t *testing.T) {
 		{name: "bare field id at KM level", target: kmData("fields=ID"), status: 400,
 			wantProblem: &prob{"KM_FIELD_NOTFOUND", "unknown field: ID (knowledge model endpoints name fields RECORD.FIELD)"}},
 		{name: "records without a path", target: kmData("fields=EVENTS.ACTIVITY,ITEMS.MATERIAL"), status: 400,
-			wantProblem: &prob{"KM_JOIN_NOT_POSSIBLE", "records ITEMS and EVENTS are not joined by any relationship path of the knowledge model"}},
+			wantProblem: &prob{"KM_JOIN_NOT_POSSIBLE", "the rows of records EVENTS, ITEMS cannot be listed together: no one record has a row for each combination of theirs through relationships from the many side to the one side; KPIs can combine them (select the fields of one and a KPI over the other)"}},
 		{name: "sort by a KPI not requested", target: kmData("fields=CUSTOMERS.COUNTRY&kpis=NET&sort=ORDERS_N"), status: 400,
 			wantProblem: &prob{"SORT_UNKNOWN_FIELD", `sort: "ORDERS_N" is not among the fields that can be sorted: CUSTOMERS.COUNTRY, NET`}},
 		{name: "kpiParam of a KPI not selected", target: kmData("kpis=NET&kpiParam=LATE_SHARE.t:1"), status: 400,
@@ -394,7 +399,7 @@ type brokenStore struct {
 	result *query.Result
 }
 
-func (b brokenStore) Query(context.Context, *km.KnowledgeModel, *km.Query) (*query.Result, error) {
+func (b brokenStore) Query(context.Context, *km.Plan) (*query.Result, error) {
 	return b.result, nil
 }
 
@@ -429,7 +434,7 @@ func TestStoreAnswerMismatch(t *testing.T) {
 // panicStore panics in Query.
 type panicStore struct{ km.Store }
 
-func (panicStore) Query(context.Context, *km.KnowledgeModel, *km.Query) (*query.Result, error) {
+func (panicStore) Query(context.Context, *km.Plan) (*query.Result, error) {
 	panic("store bug")
 }
 

@@ -12,7 +12,7 @@ import (
 // describes.
 func BenchmarkEncodePage(b *testing.B) {
 	names := []string{"ORDER_ID", "CUSTOMER", "DAY", "STATUS", "NET_VALUE", "LATE"}
-	pl := &plan{q: Query{Request: query.Request{PageSize: 50}}, sort: []string{"-NET_VALUE"}}
+	pl := &plan{p: &Plan{PageSize: 50}, sort: []string{"-NET_VALUE"}}
 	res := &query.Result{}
 	for i, n := range names {
 		f := &Field{ID: n, Name: n, Type: []query.Type{query.TypeString, query.TypeString, query.TypeDate, query.TypeString, query.TypeFloat, query.TypeInteger}[i]}

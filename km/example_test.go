@@ -58,7 +58,11 @@ func (s *ticketStore) Model(_ context.Context, id string) (*km.KnowledgeModel, e
 	return s.model, nil
 }
 
-func (s *ticketStore) Query(_ context.Context, _ *km.KnowledgeModel, q *km.Query) (*query.Result, error) {
+func (s *ticketStore) Query(_ context.Context, p *km.Plan) (*query.Result, error) {
+	q, err := p.Legacy()
+	if err != nil {
+		return nil, err
+	}
 	if q.Join == nil {
 		return exec.Run(s.frame, &q.Request)
 	}

@@ -80,12 +80,11 @@ func (f *Filter) RecordLevel(rec string) (query.Expr, error) {
 }
 
 // compileFilters turns the predefined filters (by id, duplicates dropped) and filterExpr
-// texts of a request into one bound filter over the KM's fields (rec nil) or rec's, all
-// ANDed; nil when there is none. An unknown filter is KM_FILTER_NOTFOUND, a predefined
-// filter using fields of another record GENERAL_PARAMETER_ILLEGAL, more than
-// MaxFilterExpressions in all GENERAL_CONSTRAINT_VIOLATION; texts are parsed within the
-// handler's limits.
-func (h *Handler) compileFilters(m *KnowledgeModel, rec *Record, ids, texts []string) (query.Expr, error) {
+// texts of a request into bound filters over m.FilterSchema (rec's bare field ids and
+// RECORD.FIELD of any record), one per filter or text. An unknown filter is
+// KM_FILTER_NOTFOUND, more than MaxFilterExpressions in all GENERAL_CONSTRAINT_VIOLATION;
+// texts are parsed within the handler's limits.
+func (h *Handler) compileFilters(m *KnowledgeModel, rec *Record, ids, texts []string) ([]query.Expr, error) {
 	var conj []query.Expr
 	var unknown []string
 	for _, id := range dedupKeepOrder(ids) {
@@ -94,14 +93,7 @@ func (h *Handler) compileFilters(m *KnowledgeModel, rec *Record, ids, texts []st
 			unknown = append(unknown, id)
 			continue
 		}
-		e := f.bound
-		if rec != nil {
-			var err error
-			if e, err = f.RecordLevel(rec.ID); err != nil {
-				return nil, badRequest(problem.CodeParameterIllegal, "filter %s cannot apply to record %s: %v", id, rec.ID, err)
-			}
-		}
-		conj = append(conj, e)
+		conj = append(conj, f.bound)
 	}
 	if len(unknown) > 0 {
 		return nil, badRequest(CodeFilterNotFound, "unknown filter%s: %s", plural(len(unknown)), nameList(unknown))
@@ -109,7 +101,10 @@ func (h *Handler) compileFilters(m *KnowledgeModel, rec *Record, ids, texts []st
 	if n := len(texts) + len(conj); n > MaxFilterExpressions {
 		return nil, badRequest(problem.CodeConstraint, "%d filter expressions: at most %d are allowed (combine conditions with and/or)", n, MaxFilterExpressions)
 	}
-	schema := m.schema(rec)
+	schema := m.FilterSchema("")
+	if rec != nil {
+		schema = m.FilterSchema(rec.ID)
+	}
 	for _, text := range texts {
 		e, err := query.ParseAndBind(text, schema, query.WithLimits(h.opts.Limits))
 		if err != nil {
@@ -117,7 +112,7 @@ func (h *Handler) compileFilters(m *KnowledgeModel, rec *Record, ids, texts []st
 		}
 		conj = append(conj, e)
 	}
-	return andAll(conj), nil
+	return conj, nil
 }
 
 // referencedRecords lists the records a KM-level query touches: its fields, its filter,

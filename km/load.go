@@ -319,6 +319,12 @@ func (m *KnowledgeModel) kpiMetric(k *KPI, values map[string]string) (query.Metr
 	if err := m.checkMetric(metric); err != nil {
 		return nil, err
 	}
+	if k.Record != "" && m.Record(k.Record) == nil {
+		return nil, fmt.Errorf("record %s: no such record", k.Record)
+	}
+	if _, err := m.metricGrains(k, metric); err != nil {
+		return nil, err
+	}
 	return metric, nil
 }
 
@@ -407,6 +413,7 @@ type rawKPI struct {
 	Unit        string      `yaml:"unit"`
 	Direction   string      `yaml:"direction"`
 	Target      string      `yaml:"target"`
+	Record      string      `yaml:"record"`
 	Parameters  []yaml.Node `yaml:"parameters"`
 }
 
@@ -429,7 +436,7 @@ var (
 	recordKeys       = []string{"id", "name", "description", "shortDisplayName", "internalNote", "curated", "source", "key", "fields"}
 	fieldKeys        = []string{"id", "name", "description", "shortDisplayName", "internalNote", "type", "format", "unit"}
 	relationshipKeys = []string{"from", "to"}
-	kpiKeys          = []string{"id", "name", "description", "expr", "format", "unit", "direction", "target", "parameters"}
+	kpiKeys          = []string{"id", "name", "description", "expr", "format", "unit", "direction", "target", "record", "parameters"}
 	parameterKeys    = []string{"id", "name", "value"}
 	filterKeys       = []string{"id", "name", "description", "expr"}
 )
@@ -669,7 +676,7 @@ func (d *draft) parseKPI(n *yaml.Node) (*KPI, error) {
 	}
 	k := &KPI{
 		ID: rk.ID, Name: orDefault(rk.Name, rk.ID), Description: rk.Description, Format: rk.Format,
-		Unit: rk.Unit, Direction: rk.Direction, Target: rk.Target, Expr: rk.Expr,
+		Unit: rk.Unit, Direction: rk.Direction, Target: rk.Target, Expr: rk.Expr, Record: rk.Record,
 	}
 	for i := range rk.Parameters {
 		pn := &rk.Parameters[i]

@@ -87,6 +87,9 @@ type KPI struct {
 	Expr string
 	// Type is the type of the KPI's values (integer for counts, else float).
 	Type query.Type
+	// Record is the record whose rows a bare count() of the expression counts, or "" (then
+	// count() counts the rows of the only record the expression names).
+	Record string
 
 	metric query.Metric // compiled with the parameters' default values
 }

@@ -20,12 +20,14 @@ type Store interface {
 	Models(ctx context.Context) ([]*KnowledgeModel, error)
 	// Model returns the KM with the given id, or an error wrapping ErrNotFound.
 	Model(ctx context.Context, id string) (*KnowledgeModel, error)
-	// Query executes q against m. Result.Columns are q.Fields followed by q.KPIs, in order.
-	// Errors the store returns are answered with 500 unless they are a *query.Error (400).
-	Query(ctx context.Context, m *KnowledgeModel, q *Query) (*query.Result, error)
+	// Query executes the plan p against p.KM: Result.Columns are p.Columns (names and
+	// types), each row holding one value per column. A plan is valid by construction
+	// (NewPlan); errors the store returns are answered with 500.
+	Query(ctx context.Context, p *Plan) (*query.Result, error)
 }
 
-// Query is one query against a KM: a query.Request and the scope it runs in.
+// Query is one query against a KM in the form stores took before plans (see Plan.Legacy):
+// a query.Request and the scope it runs in.
 //
 // At record level (Record set, Join nil) the request names fields by their bare ids
 // ("NET_VALUE"), has no KPIs, and every row of the result is a row of the record.

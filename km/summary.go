@@ -23,16 +23,17 @@ const DefaultSampleSize = 10
 // statistics itself (in SQL, say) implements it, and the summary endpoint then asks it for
 // the statistics instead of reading every filtered row.
 //
-// Summarize describes the rows of record q.Record that pass q.Filter. q is record-level:
-// Record is set, Join is nil, Fields lists the fields to describe (bare ids, at least one),
-// Filter is the bound filter or nil; KPIs, Search, Sort and Distinct are unset, and Page
-// and PageSize mean nothing. The result holds Rows, the number of rows passing the filter,
-// and Fields[i], the statistics of q.Fields[i], which must be what DescribeResult computes
-// on the same rows in row order: pandas describe(include='all') (see package stats).
+// Summarize describes the rows of record p.Record that pass p.Filter. p is record-level:
+// Record (= Grain) is set, Fields lists the fields to describe (at least one), Filter holds
+// the conjuncts (possibly on other records, see Conjunct); KPIs, Search, Sort and Distinct
+// are unset, and Page and PageSize mean nothing. The result holds Rows, the number of rows
+// passing the filter, and Fields[i], the statistics of p.Fields[i], which must be what
+// DescribeResult computes on the same rows in row order: pandas describe(include='all')
+// (see package stats).
 // A store may return an error wrapping ErrUnsupported to leave a query to the handler,
 // which then reads the rows with Query and describes them itself.
 type Summarizer interface {
-	Summarize(ctx context.Context, m *KnowledgeModel, q *Query) (*Summary, error)
+	Summarize(ctx context.Context, p *Plan) (*Summary, error)
 }
 
 // ErrUnsupported is returned (possibly wrapped) by a Summarizer for a query it does not
@@ -133,7 +134,7 @@ func FormatTime(micros int64) string {
 // summaryParams are the checked parameters of a summary request.
 type summaryParams struct {
 	fields     []*Field // the described fields, in order
-	filter     query.Expr
+	filters    []query.Expr
 	sampleSize int
 }
 
@@ -144,12 +145,11 @@ func (h *Handler) serveSummary(w http.ResponseWriter, r *http.Request, m *Knowle
 		h.fail(w, r, err)
 		return
 	}
-	q := &Query{Record: rec.ID}
+	q := &PlanRequest{Record: rec.ID, Filters: p.filters}
 	q.Fields = make([]string, len(p.fields))
 	for i, f := range p.fields {
 		q.Fields[i] = f.ID
 	}
-	q.Filter = p.filter
 	sum, sample, err := h.summarize(r.Context(), m, q, p.sampleSize)
 	if err != nil {
 		h.fail(w, r, err)
@@ -169,16 +169,27 @@ func (h *Handler) serveSummary(w http.ResponseWriter, r *http.Request, m *Knowle
 
 // summarize returns the statistics of q's rows and a result holding the first sampleSize
 // of them: from the store's Summarizer when it has one, else by describing every row.
-func (h *Handler) summarize(ctx context.Context, m *KnowledgeModel, q *Query, sampleSize int) (*Summary, *query.Result, error) {
+func (h *Handler) summarize(ctx context.Context, m *KnowledgeModel, q *PlanRequest, sampleSize int) (*Summary, *query.Result, error) {
+	plan := func(page, size int, count bool) (*Plan, error) {
+		r := *q
+		r.Page, r.PageSize, r.Count = page, size, count
+		return NewPlan(m, &r)
+	}
 	if s, ok := h.store.(Summarizer); ok {
-		sum, err := s.Summarize(ctx, m, q)
+		p, err := plan(0, 1, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		sum, err := s.Summarize(ctx, p)
 		switch {
 		case err == nil && sum == nil:
 			return nil, nil, errors.New("km: the store's Summarize returned no summary and no error")
 		case err == nil:
-			sq := *q
-			sq.Page, sq.PageSize = 0, sampleSize
-			sample, err := h.store.Query(ctx, m, &sq)
+			sp, err := plan(0, sampleSize, false)
+			if err != nil {
+				return nil, nil, err
+			}
+			sample, err := h.store.Query(ctx, sp)
 			if err == nil && sample == nil {
 				err = errors.New("km: the store's Query returned no result and no error")
 			}
@@ -187,9 +198,11 @@ func (h *Handler) summarize(ctx context.Context, m *KnowledgeModel, q *Query, sa
 			return nil, nil, err
 		}
 	}
-	all := *q
-	all.Page, all.PageSize, all.Count = 0, math.MaxInt32, true
-	res, err := h.store.Query(ctx, m, &all)
+	all, err := plan(0, math.MaxInt32, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := h.store.Query(ctx, all)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -269,7 +282,7 @@ func (h *Handler) readSummaryParams(raw string, m *KnowledgeModel, rec *Record) 
 	for _, v := range params.Values("filterExpr") {
 		exprs = append(exprs, query.SplitTopLevel(v)...)
 	}
-	if p.filter, err = h.compileFilters(m, rec, query.ParseList(params.Values("filters")), exprs); err != nil {
+	if p.filters, err = h.compileFilters(m, rec, query.ParseList(params.Values("filters")), exprs); err != nil {
 		return nil, err
 	}
 	return p, nil

@@ -156,10 +156,12 @@ func TestSummary(t *testing.T) {
 		status: 400,
 		want:   problemJSON(400, "KM_FILTER_NOTFOUND", "unknown filter: NOPE"),
 	}, {
-		name:   "a predefined filter over another record",
-		target: ordersSummary + "?filters=GERMANY",
-		status: 400,
-		want:   problemJSON(400, "GENERAL_PARAMETER_ILLEGAL", "filter GERMANY cannot apply to record ORDERS: it uses field CUSTOMERS.COUNTRY of another record"),
+		// The orders of C1, the only customer in DE (customers.csv): O1, O2 and O8.
+		name:   "a predefined filter over a parent record",
+		target: ordersSummary + "?fields=ID&filters=GERMANY",
+		status: 200,
+		want: `{"content":{"headers":[{"id":"ID","name":"Order","type":"string","aggregation":false,"filterable":true,"sortable":true}],
+			"data":[{"ID":"O1"},{"ID":"O2"},{"ID":"O8"}]},"shape":[3,1],"summary":{"ID":{"count":3,"unique":3,"top":"O1","freq":"1"}}}`,
 	}, {
 		name:   "a filter expression of the wrong type",
 		target: ordersSummary + "?filterExpr=" + url.QueryEscape("NET eq 'x'"),
@@ -265,10 +267,10 @@ type summarizingStore struct {
 	sum   *km.Summary
 	err   error
 	calls atomic.Int32
-	got   *km.Query
+	got   *km.Plan
 }
 
-func (s *summarizingStore) Summarize(_ context.Context, _ *km.KnowledgeModel, q *km.Query) (*km.Summary, error) {
+func (s *summarizingStore) Summarize(_ context.Context, q *km.Plan) (*km.Summary, error) {
 	s.calls.Add(1)
 	s.got = q
 	return s.sum, s.err
@@ -278,8 +280,8 @@ func (s *summarizingStore) Summarize(_ context.Context, _ *km.KnowledgeModel, q 
 // would, and reports the full count.
 type truncatingStore struct{ km.Store }
 
-func (s *truncatingStore) Query(ctx context.Context, m *km.KnowledgeModel, q *km.Query) (*query.Result, error) {
-	res, err := s.Store.Query(ctx, m, q)
+func (s *truncatingStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
+	res, err := s.Store.Query(ctx, p)
 	if err == nil && len(res.Rows) > 1 {
 		res.Count, res.Rows = len(res.Rows), res.Rows[:1]
 	}
@@ -313,10 +315,10 @@ func TestSummaryUsesTheStoreSummarizer(t *testing.T) {
 			t.Fatalf("Summarize called %d times, want 1", s.calls.Load())
 		}
 		q := s.got
-		if q.Record != "ORDERS" || q.Join != nil || q.Filter == nil || len(q.KPIs) != 0 || q.Search != nil || len(q.Sort) != 0 {
-			t.Errorf("query given to Summarize: %+v", q)
+		if q.Record != "ORDERS" || q.Grain != "ORDERS" || len(q.Filter) == 0 || len(q.KPIs) != 0 || q.Search != nil || len(q.Sort) != 0 {
+			t.Errorf("plan given to Summarize: %+v", q)
 		}
-		if d := cmp.Diff([]string{"LATE", "STATUS"}, q.Fields); d != "" {
+		if d := cmp.Diff([]string{"LATE", "STATUS"}, []string{q.Columns[0].Name, q.Columns[1].Name}); d != "" {
 			t.Errorf("fields (-want +got):\n%s", d)
 		}
 	})

@@ -35,9 +35,9 @@ type timedStore struct {
 	nanos, calls atomic.Int64
 }
 
-func (s *timedStore) Query(ctx context.Context, m *km.KnowledgeModel, q *km.Query) (*query.Result, error) {
+func (s *timedStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
 	start := time.Now()
-	res, err := s.Store.Query(ctx, m, q)
+	res, err := s.Store.Query(ctx, p)
 	s.nanos.Add(int64(time.Since(start)))
 	s.calls.Add(1)
 	return res, err
@@ -125,7 +125,11 @@ func BenchmarkEncode1000(b *testing.B) {
 		b.Fatal(err)
 	}
 	eq.q.Page, eq.q.PageSize = 500, 1000
-	res, err := store.Query(b.Context(), m, &eq.q)
+	p, err := km.NewPlan(m, &eq.q)
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := store.Query(b.Context(), p)
 	if err != nil {
 		b.Fatal(err)
 	}

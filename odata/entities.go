@@ -19,23 +19,12 @@ import (
 // answer needs.
 type entityQuery struct {
 	et *entityType
-	q  km.Query
+	q  km.PlanRequest
 	// out lists the properties of each entity in order (indexes into et.props); col
 	// gives, per entry of out, the result column holding it (-1 for the generated key).
 	out, col []int
 	// skip, n: the entities [skip, skip+n) are asked for; n < 0 means no limit.
 	skip, top int
-}
-
-// recordSchema resolves the field ids of one record for $filter.
-type recordSchema struct{ rec *km.Record }
-
-// FieldType implements query.Schema.
-func (s recordSchema) FieldType(name string) (query.Type, bool) {
-	if f := s.rec.Field(name); f != nil {
-		return f.Type, true
-	}
-	return query.TypeInvalid, false
 }
 
 // planEntities checks the options against the entity type and the KM and builds the
@@ -101,21 +90,17 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 		// Only the generated key was selected: the store still needs a column.
 		addField(et.rec.Fields[0].ID)
 	}
-	// Filters: filterid and $filter, ANDed.
-	var conj []query.Expr
+	// Filters: filterid and $filter, ANDed; they may name fields of any record
+	// (RECORD.FIELD) and then apply through the relationships (see km.Conjunct).
 	for _, id := range o.FilterIDs {
 		f := m.Filter(id)
 		if f == nil {
 			return nil, badOption(CodeFilterNotFound, "filterid: knowledge model %s has no filter %s", m.ID, id)
 		}
-		e, err := f.RecordLevel(et.rec.ID)
-		if err != nil {
-			return nil, badOption(problem.CodeParameterIllegal, "filterid: filter %s cannot apply to entity set %s: %v", id, et.set, err)
-		}
-		conj = append(conj, e)
+		eq.q.Filters = append(eq.q.Filters, f.Bound())
 	}
 	if o.Filter != nil {
-		e, err := query.Bind(o.Filter, recordSchema{et.rec})
+		e, err := query.Bind(o.Filter, m.FilterSchema(et.rec.ID))
 		if err != nil {
 			if qe, ok := err.(*query.Error); ok {
 				qe.Param = "$filter"
@@ -125,14 +110,7 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 			}
 			return nil, err
 		}
-		conj = append(conj, e)
-	}
-	for _, e := range conj {
-		if eq.q.Filter == nil {
-			eq.q.Filter = e
-		} else {
-			eq.q.Filter = &query.Logical{At: eq.q.Filter.Position(), Op: query.And, L: eq.q.Filter, R: e}
-		}
+		eq.q.Filters = append(eq.q.Filters, e)
 	}
 	eq.q.Count = o.Count
 	return eq, nil
@@ -232,7 +210,12 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 	if n > 0 || eq.q.Count {
 		var off int
 		eq.q.Page, eq.q.PageSize, off = window(eq.skip, max(n, 1))
-		res, err := h.store.Query(r.Context(), m, &eq.q)
+		p, err := km.NewPlan(m, &eq.q)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		res, err := h.store.Query(r.Context(), p)
 		if err != nil {
 			h.fail(w, r, err)
 			return

@@ -89,8 +89,12 @@ func (s *store) Model(_ context.Context, id string) (*km.KnowledgeModel, error) 
 	return s.model, nil
 }
 
-func (s *store) Query(ctx context.Context, _ *km.KnowledgeModel, q *km.Query) (*query.Result, error) {
+func (s *store) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	q, err := p.Legacy()
+	if err != nil {
 		return nil, err
 	}
 	if q.Join != nil {

@@ -128,13 +128,13 @@ func TestSummarizeEqualsDescribeResult(t *testing.T) {
 	} {
 		t.Run(filter, func(t *testing.T) {
 			q := summaryQuery(t, filter)
-			got, err := s.Summarize(ctx, m, q)
+			got, err := legacySummarize(ctx, s, m, q)
 			if err != nil {
 				t.Fatal(err)
 			}
 			all := *q
 			all.PageSize = math.MaxInt32
-			res, err := s.Query(ctx, m, &all)
+			res, err := legacyQuery(ctx, s, m, &all)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,25 +152,28 @@ func TestSummarizeEqualsDescribeResult(t *testing.T) {
 func TestSummarizeLeavesOtherQueriesToTheHandler(t *testing.T) {
 	s, m := summaryStore(t, 10)
 	ctx := context.Background()
-	for name, q := range map[string]*km.Query{
-		"KM level": {Join: &km.JoinPlan{Root: "R"}, Request: query.Request{Fields: []string{"R.I"}}},
-		"KPIs":     {Record: "R", Request: query.Request{KPIs: []query.KPI{{ID: "N", Metric: &query.Aggregate{Func: query.AggCount}}}}},
-		"search":   {Record: "R", Request: query.Request{Fields: []string{"S"}, Search: &query.Search{Term: "v"}}},
-		"distinct": {Record: "R", Request: query.Request{Fields: []string{"S"}, Distinct: true}},
+	for name, r := range map[string]*km.PlanRequest{
+		"KM level": {Request: query.Request{Fields: []string{"R.I"}, PageSize: 1}},
+		"search":   {Record: "R", Request: query.Request{Fields: []string{"S"}, Search: &query.Search{Term: "v", Fields: []string{"S"}}, PageSize: 1}},
+		"distinct": {Record: "R", Request: query.Request{Fields: []string{"S"}, Distinct: true, PageSize: 1}},
 	} {
-		if _, err := s.Summarize(ctx, m, q); !errors.Is(err, km.ErrUnsupported) {
+		p, err := km.NewPlan(m, r)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := s.Summarize(ctx, p); !errors.Is(err, km.ErrUnsupported) {
 			t.Errorf("%s: error %v, want km.ErrUnsupported", name, err)
 		}
 	}
-	if _, err := s.Summarize(ctx, m, &km.Query{Record: "R", Request: query.Request{Fields: []string{"NOPE"}}}); err == nil {
+	if _, err := legacySummarize(ctx, s, m, &km.Query{Record: "R", Request: query.Request{Fields: []string{"NOPE"}}}); err == nil {
 		t.Error("unknown field: no error")
 	}
-	if _, err := s.Summarize(ctx, m, &km.Query{Record: "NOPE", Request: query.Request{Fields: []string{"I"}}}); err == nil {
+	if _, err := legacySummarize(ctx, s, m, &km.Query{Record: "NOPE", Request: query.Request{Fields: []string{"I"}}}); err == nil {
 		t.Error("unknown record: no error")
 	}
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := s.Summarize(canceled, m, summaryQuery(t, "")); !errors.Is(err, context.Canceled) {
+	if _, err := legacySummarize(canceled, s, m, summaryQuery(t, "")); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled context: error %v", err)
 	}
 }
@@ -187,7 +190,7 @@ func TestSummarizeConcurrently(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 5 {
-				sum, err := s.Summarize(context.Background(), m, summaryQuery(t, "I gt 0"))
+				sum, err := legacySummarize(context.Background(), s, m, summaryQuery(t, "I gt 0"))
 				if err != nil {
 					t.Error(err)
 					return
@@ -211,7 +214,7 @@ func BenchmarkSummary(b *testing.B) {
 		q := summaryQuery(b, filter)
 		b.Run("native/filter="+filter, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := s.Summarize(ctx, m, q); err != nil {
+				if _, err := legacySummarize(ctx, s, m, q); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -221,7 +224,7 @@ func BenchmarkSummary(b *testing.B) {
 			all := *q
 			all.PageSize = math.MaxInt32
 			for b.Loop() {
-				res, err := s.Query(ctx, m, &all)
+				res, err := legacyQuery(ctx, s, m, &all)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -29,7 +29,7 @@ records:
 relationships:
   - {from: A.B_ID, to: B.ID}
 kpis:
-  - {id: N, expr: count()}
+  - {id: N, expr: count(), record: A}
 `
 
 func kmTestFS(files map[string]string) fstest.MapFS {
@@ -134,7 +134,7 @@ func TestKMStoreConcurrent(t *testing.T) {
 	for i := range 16 {
 		wg.Go(func() {
 			for range 50 {
-				res, err := s.Query(ctx, m, kmQuery())
+				res, err := legacyQuery(ctx, s, m, kmQuery())
 				if err != nil {
 					errs <- err
 					return
@@ -143,7 +143,7 @@ func TestKMStoreConcurrent(t *testing.T) {
 					errs <- fmt.Errorf("KM query (-want +got):\n%s", diff)
 					return
 				}
-				res, err = s.Query(ctx, m, &km.Query{Record: "A", Request: query.Request{Fields: []string{"ID"}, Count: true, Page: 0, PageSize: 1}})
+				res, err = legacyQuery(ctx, s, m, &km.Query{Record: "A", Request: query.Request{Fields: []string{"ID"}, Count: true, Page: 0, PageSize: 1}})
 				if err != nil || res.Count != 4 {
 					errs <- fmt.Errorf("record query: %v %+v", err, res)
 					return
@@ -167,7 +167,7 @@ func TestKMStoreConcurrent(t *testing.T) {
 	}
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := s.Query(canceled, m, kmQuery()); !errors.Is(err, context.Canceled) {
+	if _, err := legacyQuery(canceled, s, m, kmQuery()); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled query: %v", err)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/kmkit/kmkit/query/fuzzy"
 	"github.com/kmkit/kmkit/storage/memory"
 	"github.com/kmkit/kmkit/storage/sqlstore"
+	"github.com/kmkit/kmkit/storage/storetest"
 )
 
 // The benchmarks run the query benchmarks of query/exec (same data: 1,000,000 generated
@@ -206,7 +207,7 @@ func runBenchQuery(b *testing.B, req query.Request) {
 	ctx := context.Background()
 	var want *query.Result
 	for _, be := range backends {
-		got, err := be.store.Query(ctx, be.model, &km.Query{Record: "ORDERS", Request: req})
+		got, err := storetest.Query(ctx, be.store, be.model, &km.Query{Record: "ORDERS", Request: req})
 		if err != nil {
 			b.Fatalf("%s: %v", be.name, err)
 		}
@@ -220,7 +221,7 @@ func runBenchQuery(b *testing.B, req query.Request) {
 		b.Run(be.name, func(b *testing.B) {
 			q := &km.Query{Record: "ORDERS", Request: req}
 			for b.Loop() {
-				if _, err := be.store.Query(ctx, be.model, q); err != nil {
+				if _, err := storetest.Query(ctx, be.store, be.model, q); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -87,11 +87,11 @@ func FuzzQuery(f *testing.F) {
 		if term != "" {
 			req.Search = &query.Search{Term: term, Precision: 60}
 		}
-		want, err := ref.Query(ctx, refM, &km.Query{Record: "ORDERS", Request: req})
+		want, err := storetest.Query(ctx, ref, refM, &km.Query{Record: "ORDERS", Request: req})
 		if err != nil {
 			return
 		}
-		got, err := s.Query(ctx, m, &km.Query{Record: "ORDERS", Request: req})
+		got, err := storetest.Query(ctx, s, m, &km.Query{Record: "ORDERS", Request: req})
 		if err != nil {
 			t.Fatalf("filter %q sort %q term %q: %v", filter, sort, term, err)
 		}

@@ -74,10 +74,20 @@ func (s *KMStore) Model(_ context.Context, id string) (*km.KnowledgeModel, error
 	return m, nil
 }
 
-// Query implements km.Store: one statement for the page and, when asked, one for the
-// count; a search first reads the distinct values of the searched columns among the
-// filtered rows and scores them with query/fuzzy (the memory backend's scorer).
-func (s *KMStore) Query(ctx context.Context, m *km.KnowledgeModel, q *km.Query) (*query.Result, error) {
+// Query implements km.Store by running the plan's legacy form (km.Plan.Legacy), which
+// does not have the plan's semantics yet (KPIs at their grain, filters across records).
+func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
+	q, err := p.Legacy()
+	if err != nil {
+		return nil, err
+	}
+	return s.query(ctx, p.KM, q)
+}
+
+// query runs a query of the legacy form: one statement for the page and, when asked, one
+// for the count; a search first reads the distinct values of the searched columns among
+// the filtered rows and scores them with query/fuzzy (the memory backend's scorer).
+func (s *KMStore) query(ctx context.Context, m *km.KnowledgeModel, q *km.Query) (*query.Result, error) {
 	f, err := newFrame(m, q, RowColumn)
 	if err != nil {
 		return nil, err

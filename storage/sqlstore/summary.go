@@ -16,8 +16,17 @@ import (
 // row key among equally frequent ones). Numeric fields need pandas' pairwise summation in
 // row order for the mean and the standard deviation: their values are read in row order,
 // one column at a time, and described by package stats, as the memory backend does.
-// Other queries are left to the handler (km.ErrUnsupported).
-func (s *KMStore) Summarize(ctx context.Context, m *km.KnowledgeModel, q *km.Query) (*km.Summary, error) {
+// Other queries are left to the handler (km.ErrUnsupported). It runs the plan's legacy
+// form (km.Plan.Legacy).
+func (s *KMStore) Summarize(ctx context.Context, p *km.Plan) (*km.Summary, error) {
+	q, err := p.Legacy()
+	if err != nil {
+		return nil, err
+	}
+	return s.summarize(ctx, p.KM, q)
+}
+
+func (s *KMStore) summarize(ctx context.Context, m *km.KnowledgeModel, q *km.Query) (*km.Summary, error) {
 	if q.Join != nil || q.Record == "" || len(q.KPIs) > 0 || q.Search != nil || q.Distinct {
 		return nil, fmt.Errorf("sqlstore: summary of a KM-level, KPI, search or distinct query: %w", km.ErrUnsupported)
 	}

@@ -225,11 +225,11 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 
 	for _, c := range kmCases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := s.Query(ctx, m, c.request(t, m))
+			got, err := Query(ctx, s, m, c.request(t, m))
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := ref.Query(ctx, refModel, c.request(t, refModel))
+			want, err := Query(ctx, ref, refModel, c.request(t, refModel))
 			if err != nil {
 				t.Fatalf("reference: %v", err)
 			}
@@ -259,11 +259,11 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 		} {
 			q := c.request(t, m)
 			q.Count, q.PageSize = false, math.MaxInt32
-			got, err := sz.Summarize(ctx, m, q)
+			got, err := Summarize(ctx, sz, m, q)
 			if err != nil {
 				t.Fatalf("%s %v: %v", c.record, c.fields, err)
 			}
-			rows, err := ref.Query(ctx, refModel, c.request(t, refModel))
+			rows, err := Query(ctx, ref, refModel, c.request(t, refModel))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -276,7 +276,7 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 		}
 		q := kmCases[0].request(t, m)
 		q.Search = &query.Search{Term: "x", Precision: 50}
-		if _, err := sz.Summarize(ctx, m, q); !errors.Is(err, km.ErrUnsupported) {
+		if _, err := Summarize(ctx, sz, m, q); !errors.Is(err, km.ErrUnsupported) {
 			t.Errorf("Summarize of a search: %v, want ErrUnsupported", err)
 		}
 	})
@@ -290,27 +290,27 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 			"ΙD",
 		} {
 			q := &km.Query{Record: "ORDERS", Request: query.Request{Fields: []string{name}, PageSize: 10}}
-			if _, err := s.Query(ctx, m, q); err == nil {
+			if _, err := Query(ctx, s, m, q); err == nil {
 				t.Errorf("field %q: no error", name)
 			}
 			q = &km.Query{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, Sort: []query.SortKey{{Field: name}}, PageSize: 10}}
-			if _, err := s.Query(ctx, m, q); err == nil {
+			if _, err := Query(ctx, s, m, q); err == nil {
 				t.Errorf("sort key %q: no error", name)
 			}
 			q = &km.Query{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, PageSize: 10,
 				Filter: &query.IsNull{Field: query.FieldRef{Name: name, Type: query.TypeString}}}}
-			if _, err := s.Query(ctx, m, q); err == nil {
+			if _, err := Query(ctx, s, m, q); err == nil {
 				t.Errorf("filter field %q: no error", name)
 			}
 			q = &km.Query{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, PageSize: 10,
 				Search: &query.Search{Term: "x", Fields: []string{name}, Precision: 50}}}
-			if _, err := s.Query(ctx, m, q); err == nil {
+			if _, err := Query(ctx, s, m, q); err == nil {
 				t.Errorf("search field %q: no error", name)
 			}
 		}
 		// Every table is still there and whole.
 		for rec, n := range map[string]int{"ORDERS": 12, "ITEMS": 12, "CUSTOMERS": 6} {
-			res, err := s.Query(ctx, m, &km.Query{Record: rec, Request: query.Request{PageSize: 1, Count: true}})
+			res, err := Query(ctx, s, m, &km.Query{Record: rec, Request: query.Request{PageSize: 1, Count: true}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -327,7 +327,7 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 			"negative page":   {Fields: []string{"ID"}, Page: -1, PageSize: 10},
 			"number search":   {Fields: []string{"ID"}, PageSize: 10, Search: &query.Search{Term: "1", Fields: []string{"NET"}}},
 		} {
-			if _, err := s.Query(ctx, m, &km.Query{Record: "ORDERS", Request: req}); err == nil {
+			if _, err := Query(ctx, s, m, &km.Query{Record: "ORDERS", Request: req}); err == nil {
 				t.Errorf("%s: no error", name)
 			}
 		}
@@ -341,7 +341,7 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 			go func() {
 				defer wg.Done()
 				for _, c := range kmCases[:20] {
-					if _, err := s.Query(ctx, m, c.request(t, m)); err != nil {
+					if _, err := Query(ctx, s, m, c.request(t, m)); err != nil {
 						errs <- fmt.Errorf("%s: %w", c.name, err)
 					}
 				}

@@ -52,9 +52,9 @@ type timedStore struct {
 	calls atomic.Int64
 }
 
-func (s *timedStore) Query(ctx context.Context, m *km.KnowledgeModel, q *km.Query) (*query.Result, error) {
+func (s *timedStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
 	start := time.Now()
-	res, err := s.Store.Query(ctx, m, q)
+	res, err := s.Store.Query(ctx, p)
 	s.nanos.Add(int64(time.Since(start)))
 	s.calls.Add(1)
 	return res, err

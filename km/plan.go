@@ -1,0 +1,771 @@
+package km
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/query"
+)
+
+// CodeJoinAmbiguous is the problem code of a request whose records are joined by several
+// shortest relationship paths; the detail names the candidates.
+const CodeJoinAmbiguous = "KM_JOIN_AMBIGUOUS"
+
+// Plan is one data request compiled against a KM: every name resolved to a typed column,
+// every KPI typed with its aggregates at their grain, the filter split into conjuncts each
+// placed on its home record with the paths that carry it, and sort, search, distinct and
+// paging checked. NewPlan builds it; it is the only step that rejects a request, so a store
+// executes a Plan without checking it again (a Plan is valid by construction). The
+// semantics a store implements are those of the package documentation ("What a query
+// means"), restated on each member below.
+//
+// Names: every column is a ColumnRef (record, field, type); every field of an expression
+// (filter conjuncts, aggregate conditions) is named "RECORD.FIELD", also at record level.
+// Output column names are as the request named them (bare field ids at record level).
+//
+// A Plan is immutable once built and may be shared between goroutines.
+type Plan struct {
+	// KM is the knowledge model the plan runs on.
+	KM *KnowledgeModel
+	// Record is the record of a record-level request (records/X/...), "" at KM level.
+	Record string
+
+	// Columns are the output columns in order: the selected fields, then the KPIs. A store's
+	// Result.Columns must have these names and types, and each row these many values.
+	Columns []Column
+	// Fields are the selected fields: Fields[i] is Columns[i].Ref. With KPIs they are the
+	// dimensions (grouping keys).
+	Fields []ColumnRef
+	// KPIs are the requested KPIs: KPIs[i] is the column Columns[len(Fields)+i].
+	KPIs []PlanKPI
+	// Aggregates are the aggregates of all KPIs, each once, in order of appearance (KPI
+	// order, left to right in each expression). Aggregates[i].Index is i. The order of
+	// groups without sort refers to it.
+	Aggregates []*Aggregate
+
+	// Grain is, for a request without KPIs, the record whose rows are listed (the row grain:
+	// the coarsest record that reaches every record of the selected and searched fields
+	// going only up; the record itself at record level). "" with KPIs.
+	Grain string
+	// RowJoin is, without KPIs, the tree of up steps from Grain to every other record of
+	// the selected and searched fields: each step's From is Grain or the To of an earlier
+	// step, each To appears once. A listed row of Grain reads the fields of another record
+	// from its one related row reached along these steps, or null where a parent row is
+	// missing (null or dangling foreign key). Nil with KPIs.
+	RowJoin []Step
+
+	// Filter is the request's filter (every predefined filter, filterExpr entry, OData
+	// $filter) split into its top-level AND conjuncts. A row of any record passes the
+	// filter when it passes every conjunct (see Conjunct). The filter applies to every row
+	// the query reads: the listed rows of Grain, the grain rows of every aggregate and every
+	// row reached while expanding an aggregate's join. Nil: every row passes.
+	Filter []*Conjunct
+	// Records lists every record the plan reads rows of, each once: Grain and the To of
+	// every RowJoin step (without KPIs); every aggregate's Grain and the To of each of its
+	// Expand steps (with KPIs). Every Conjunct of Filter has a Reach path for each of them.
+	Records []string
+
+	// Search is the fuzzy search, or nil (see Search).
+	Search *Search
+	// Sort are the sort keys in priority order, by output column (see SortKey).
+	Sort []SortKey
+	// Distinct keeps, without KPIs, the first row of each distinct combination of the
+	// selected fields in result order. With KPIs it changes nothing (groups are distinct).
+	Distinct bool
+	// Page (0-based) and PageSize (>= 1) select the page of rows or groups returned.
+	Page, PageSize int
+	// Count asks for Result.Count, the number of rows or groups before paging.
+	Count bool
+}
+
+// ColumnRef names a typed field of a record of the plan's KM.
+type ColumnRef struct {
+	Record, Field string
+	Type          query.Type
+}
+
+// Name returns "RECORD.FIELD", the name expressions of the plan use.
+func (c ColumnRef) Name() string { return c.Record + "." + c.Field }
+
+// Column is one output column: a selected field (KPI nil) or a KPI.
+type Column struct {
+	// Name is the column's name as the request named it: "FIELD" at record level,
+	// "RECORD.FIELD" at KM level, the KPI id for a KPI.
+	Name string
+	// Type is the type of the column's values: the field's type, or the KPI's result type.
+	Type query.Type
+	// Ref is the field of a field column (zero for a KPI).
+	Ref ColumnRef
+	// Field is the field definition of a field column, nil for a KPI.
+	Field *Field
+	// KPI is the definition of a KPI column, nil for a field.
+	KPI *KPI
+}
+
+// PlanKPI is a requested KPI: its metric with the request's parameter values, typed.
+type PlanKPI struct {
+	ID     string
+	KPI    *KPI
+	Metric Metric
+	// Type is the type of the KPI's values: integer for a lone count or countdistinct, the
+	// field's type for a lone min or max, float for everything else (see MetricType).
+	Type query.Type
+
+	source query.Metric // as the KPI language parsed it, for Legacy
+}
+
+// Metric is a node of a compiled KPI expression: *Aggregate, *Arith or *Number. Each group
+// of the result evaluates it from the values its aggregates take in that group.
+type Metric interface{ planMetric() }
+
+// Arith is "L Op R", Op one of + - * /, computed in float64. A null operand or a division
+// by zero gives null.
+type Arith struct {
+	Op   byte
+	L, R Metric
+}
+
+// Number is a numeric constant of a KPI expression.
+type Number struct{ V float64 }
+
+// Aggregate is one aggregate of a KPI, at its grain record.
+//
+// Semantics, per group of the result: the grain rows paired with the group (see Expand)
+// are taken each once (distinct rows of Grain); those failing Cond are dropped; then
+//
+//	count()        the number of rows                               (Field nil)
+//	count(F)       the number of rows where F is not null
+//	countdistinct  the number of distinct non-null values of F
+//	sum, avg       sum and mean of the non-null values of F (float), null when none
+//	min, max       the least / greatest non-null value of F (F's type), null when none
+//	median         the median of the non-null values (mean of the middle two), null when none
+//	ratio(cond)    (rows passing Cond) / (rows), before dropping; null when no rows
+//
+// A group with no grain rows paired: count and countdistinct 0, every other aggregate null.
+type Aggregate struct {
+	// Index is the aggregate's position in Plan.Aggregates.
+	Index int
+	Func  query.AggFunc
+	// Field is the aggregated field, nil for count() and ratio. Its Record is Grain.
+	Field *ColumnRef
+	// Cond is the aggregate's condition (for ratio: the condition counted), or nil. It is
+	// one conjunct (not split) with exactly one Reach path: Reach[Grain]. A row g of Grain
+	// passes it when some row of Cond.Home connected to g passes Cond.Expr. The request's
+	// filter does not restrict the rows of Cond.Home that are tested (it restricts the
+	// grain rows g themselves).
+	Cond *Conjunct
+	// Grain is the record whose rows the aggregate counts: the record of Field; for ratio
+	// the home of its condition; for count() the KPI's declared record, else the only
+	// record the KPI's expression names.
+	Grain string
+	// Expand is the tree of steps of the join rooted at Grain that reaches the record of
+	// every selected field (the union of the shortest paths from Grain to each): each step's
+	// From is Grain or the To of an earlier step, each To appears once, in breadth-first
+	// order. A tuple starts at a grain row that passes the filter; a step up adds the one
+	// related parent row, a step down every related child row; only rows that pass the
+	// filter take part, and where none does (no parent, no child, none passing) the tuple
+	// continues with one null row of To (left outer join). Each tuple gives a group (the
+	// selected fields read from the tuple's rows, null where the row is null) paired with
+	// its grain row. Empty when no field is selected (one group holding every grain row
+	// that passes the filter, present even when there is none).
+	Expand []Step
+	// Type is the type of the aggregate's values.
+	Type query.Type
+}
+
+// Conjunct is a filter condition placed on its home record.
+//
+// Evaluation on the home: for a row h of Home, Expr reads the fields of Home from h and
+// the fields of every other record it names from the one row reached from h along Reads
+// (null where a parent row is missing). SQL three-valued logic; h passes when Expr is true.
+//
+// Propagation: a row x of record X passes the conjunct when some row h of Home that is
+// connected to x passes it; x and h are connected when a chain of pairwise related rows
+// runs along Reach[X] (from Home to X; x = h when X is Home). Along a step up, that is "my
+// parent passes" read from the child; a step down an EXISTS over the children.
+type Conjunct struct {
+	// Expr is the bound condition; every field is named "RECORD.FIELD".
+	Expr query.Expr
+	// Home is the record from which every other record Expr names is reached going up.
+	Home string
+	// Reads is the tree of up steps from Home to every other record Expr names (each step's
+	// From is Home or the To of an earlier step), empty when Expr names Home only.
+	Reads []Step
+	// Reach holds, for every record of Plan.Records (for an aggregate condition: for its
+	// grain), the shortest path from Home to that record (empty for Home itself).
+	Reach map[string]Path
+}
+
+// Search is a fuzzy search (package query/fuzzy): a row (or group) matches when the best
+// score of Term over Fields reaches Precision (0..100); a null cell scores 0, and so does
+// every row when Fields is empty. A request naming no search field searches the selected
+// string fields.
+//
+// Without KPIs, Fields are fields of Grain or of records of RowJoin; rows that pass the
+// filter are scored and, without sort keys, come best score first, ties in row order; with
+// Distinct a distinct row keeps its best-scoring row's place.
+//
+// With KPIs, Fields are among the selected fields (dimensions): a group matches when the
+// best score over its values reaches Precision, and without sort keys groups come best
+// score first, ties in the natural group order.
+type Search struct {
+	Term      string
+	Fields    []ColumnRef
+	Precision int
+}
+
+// SortKey orders the rows or groups by output column Column (an index into
+// Plan.Columns), descending when Desc. Nulls sort last in both directions; strings compare
+// byte-wise. Ties: the next key, then the natural order (row order of Grain; for groups
+// the order described in Plan.Aggregates' documentation in the package doc).
+type SortKey struct {
+	Column int
+	Desc   bool
+}
+
+func (*Aggregate) planMetric() {}
+func (*Arith) planMetric()     {}
+func (*Number) planMetric()    {}
+
+// MetricType is the result type of a metric: integer for count and countdistinct, the
+// field's type for min and max, float for everything else (sum of integers included).
+func MetricType(m Metric) query.Type {
+	if a, ok := m.(*Aggregate); ok {
+		return a.Type
+	}
+	return query.TypeFloat
+}
+
+// PlanRequest is what NewPlan compiles: a query.Request and the scope it runs in.
+//
+// Request.Fields, Search.Fields and Sort keys are named as the endpoint names them ("FIELD"
+// at record level, "RECORD.FIELD" at KM level); Request.KPIs carry the KPI id and its metric
+// with the request's parameter values (nil: KPI.Metric()). Filters are one entry per
+// predefined filter (Filter.Bound()) or filterExpr entry, each bound against
+// m.FilterSchema(Record) (Request.Filter is ignored): at record level a filter may name
+// Record's fields bare or "RECORD.FIELD" of any record.
+type PlanRequest struct {
+	// Record is the record of a record-level endpoint, "" at KM level.
+	Record string
+	query.Request
+	// Filters are bound filter expressions, ANDed.
+	Filters []query.Expr
+}
+
+// NewPlan compiles r against m. Every error it returns is a client error: a
+// *problem.Problem (400) or a *query.Error (400).
+func NewPlan(m *KnowledgeModel, r *PlanRequest) (*Plan, error) {
+	p, err := newPlan(m, r)
+	if pe, ok := err.(*PathError); ok {
+		return nil, badRequest(pe.Code(), "%v", pe)
+	}
+	return p, err
+}
+
+func newPlan(m *KnowledgeModel, r *PlanRequest) (*Plan, error) {
+	c := &compiler{m: m, p: &Plan{KM: m, Record: r.Record, Page: r.Page, PageSize: r.PageSize, Distinct: r.Distinct, Count: r.Count}}
+	if r.Page < 0 || r.PageSize < 1 {
+		return nil, badRequest(problem.CodeConstraint, "page %d and pageSize %d: want page >= 0 and pageSize >= 1", r.Page, r.PageSize)
+	}
+	var rec *Record
+	if r.Record != "" {
+		if rec = m.Record(r.Record); rec == nil {
+			return nil, problem.New(404, CodeRecordNotFound, "knowledge model "+m.ID+" has no record "+r.Record)
+		}
+		if len(r.KPIs) > 0 {
+			return nil, badRequest(problem.CodeParameterIllegal, "kpis are only accepted by the knowledge model endpoints")
+		}
+	}
+	c.rec = rec
+	fields := r.Fields
+	if rec != nil && len(fields) == 0 {
+		for _, f := range rec.Fields {
+			fields = append(fields, f.ID)
+		}
+	}
+	if err := c.fields(fields); err != nil {
+		return nil, err
+	}
+	if err := c.kpis(r.KPIs); err != nil {
+		return nil, err
+	}
+	if rec == nil && len(c.p.Fields) == 0 && len(c.p.KPIs) == 0 {
+		return nil, badRequest(problem.CodeParameterMissing, "name at least one field (RECORD.FIELD) in fields or one KPI in kpis")
+	}
+	if err := c.search(r.Search); err != nil {
+		return nil, err
+	}
+	if err := c.sort(r.Sort); err != nil {
+		return nil, err
+	}
+	if err := c.shape(); err != nil {
+		return nil, err
+	}
+	if err := c.filter(r.Filters); err != nil {
+		return nil, err
+	}
+	return c.p, nil
+}
+
+type compiler struct {
+	m   *KnowledgeModel
+	rec *Record // record-level scope, or nil
+	p   *Plan
+}
+
+// ref resolves a field as the scope names it: bare at record level, RECORD.FIELD at KM
+// level.
+func (c *compiler) ref(name string) (ColumnRef, *Field, bool) {
+	if c.rec != nil {
+		f := c.rec.Field(name)
+		if f == nil {
+			return ColumnRef{}, nil, false
+		}
+		return ColumnRef{Record: c.rec.ID, Field: f.ID, Type: f.Type}, f, true
+	}
+	r, f := c.m.Field(name)
+	if f == nil {
+		return ColumnRef{}, nil, false
+	}
+	return ColumnRef{Record: r.ID, Field: f.ID, Type: f.Type}, f, true
+}
+
+func (c *compiler) fields(names []string) error {
+	if len(names) > MaxFields {
+		return badRequest(problem.CodeConstraint, "%d fields requested: at most %d are allowed", len(names), MaxFields)
+	}
+	var unknown []string
+	for _, name := range names {
+		ref, f, ok := c.ref(name)
+		if !ok {
+			unknown = append(unknown, name)
+			continue
+		}
+		c.p.Fields = append(c.p.Fields, ref)
+		c.p.Columns = append(c.p.Columns, Column{Name: name, Type: f.Type, Ref: ref, Field: f})
+	}
+	if len(unknown) > 0 {
+		return badRequest(CodeFieldNotFound, "unknown field%s: %s%s", plural(len(unknown)), nameList(unknown), fieldHint(c.rec))
+	}
+	return nil
+}
+
+func (c *compiler) kpis(ks []query.KPI) error {
+	var unknown []string
+	for _, qk := range ks {
+		k := c.m.KPI(qk.ID)
+		if k == nil {
+			unknown = append(unknown, qk.ID)
+			continue
+		}
+		metric := qk.Metric
+		if metric == nil {
+			metric = k.metric
+		}
+		pm, err := c.metric(k, metric)
+		if err != nil {
+			return err
+		}
+		t := MetricType(pm)
+		c.p.KPIs = append(c.p.KPIs, PlanKPI{ID: k.ID, KPI: k, Metric: pm, Type: t, source: metric})
+		c.p.Columns = append(c.p.Columns, Column{Name: k.ID, Type: t, KPI: k})
+	}
+	if len(unknown) > 0 {
+		return badRequest(CodeFieldNotFound, "unknown KPI%s: %s", plural(len(unknown)), nameList(unknown))
+	}
+	return nil
+}
+
+// metric compiles a KPI's (bound) metric.
+func (c *compiler) metric(k *KPI, mt query.Metric) (Metric, error) {
+	grains, err := c.m.metricGrains(k, mt)
+	if err != nil {
+		return nil, badRequest(problem.CodeParameterIllegal, "KPI %s: %v", k.ID, err)
+	}
+	var conv func(query.Metric) Metric
+	conv = func(mt query.Metric) Metric {
+		switch x := mt.(type) {
+		case *query.Arith:
+			return &Arith{Op: x.Op, L: conv(x.L), R: conv(x.R)}
+		case *query.Number:
+			return &Number{V: x.V}
+		case *query.Aggregate:
+			a := grains[x]
+			a.Index = len(c.p.Aggregates)
+			c.p.Aggregates = append(c.p.Aggregates, a)
+			return a
+		}
+		return &Number{V: 0} // unreachable: metrics are built by the KPI parser
+	}
+	return conv(mt), nil
+}
+
+// metricGrains places every aggregate of a (bound) metric of k on its grain record and
+// types it; errors say why a definition cannot be computed (the loader reports them with
+// file and line, NewPlan as 400s for parameter overrides).
+func (m *KnowledgeModel) metricGrains(k *KPI, mt query.Metric) (map[*query.Aggregate]*Aggregate, error) {
+	out := map[*query.Aggregate]*Aggregate{}
+	var named []string
+	addNamed := func(name string) {
+		if r, _ := m.Field(name); r != nil && !slices.Contains(named, r.ID) {
+			named = append(named, r.ID)
+		}
+	}
+	metricFields(mt, addNamed)
+	var walk func(query.Metric) error
+	walk = func(mt query.Metric) error {
+		switch x := mt.(type) {
+		case *query.Arith:
+			if err := walk(x.L); err != nil {
+				return err
+			}
+			return walk(x.R)
+		case *query.Aggregate:
+			a := &Aggregate{Func: x.Func}
+			switch {
+			case x.Field != "":
+				r, f := m.Field(x.Field)
+				if f == nil {
+					return fmt.Errorf("unknown field %s", x.Field)
+				}
+				a.Field = &ColumnRef{Record: r.ID, Field: f.ID, Type: f.Type}
+				a.Grain = r.ID
+			case x.Func == query.AggRatio:
+				home, _, err := m.home(x.Filter)
+				if err != nil {
+					return fmt.Errorf("ratio: %v", err)
+				}
+				a.Grain = home
+			case k != nil && k.Record != "":
+				a.Grain = k.Record
+			case len(named) == 1:
+				a.Grain = named[0]
+			case len(named) == 0:
+				return fmt.Errorf("count() names no record: declare the record it counts with record:")
+			default:
+				return fmt.Errorf("count() could count the rows of %s: declare the record it counts with record:", strings.Join(named, " or "))
+			}
+			switch x.Func {
+			case query.AggCount, query.AggCountDistinct:
+				a.Type = query.TypeInteger
+			case query.AggMin, query.AggMax:
+				a.Type = a.Field.Type
+			default:
+				a.Type = query.TypeFloat
+			}
+			if x.Filter != nil {
+				cj, err := m.conjunct(x.Filter, []string{a.Grain})
+				if err != nil {
+					return fmt.Errorf("condition: %v", err)
+				}
+				a.Cond = cj
+			}
+			out[x] = a
+		}
+		return nil
+	}
+	return out, walk(mt)
+}
+
+// home finds the home of a bound expression: the record among those it names from which
+// every other one is reached going only up. It returns the home and the records named.
+func (m *KnowledgeModel) home(e query.Expr) (string, []string, error) {
+	var named []string
+	exprFields(e, func(name string) {
+		if r, _ := m.Field(name); r != nil && !slices.Contains(named, r.ID) {
+			named = append(named, r.ID)
+		}
+	})
+	if len(named) == 0 {
+		return "", nil, fmt.Errorf("the condition names no field")
+	}
+	for _, cand := range m.Records {
+		if !slices.Contains(named, cand.ID) {
+			continue
+		}
+		ok := true
+		for _, o := range named {
+			if !m.reachesUp(cand.ID, o) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return cand.ID, named, nil
+		}
+	}
+	return "", named, fmt.Errorf("%s names fields of records %s, and no one of them reaches the others through relationships from the many side to the one side; write the conditions on each record as separate filter expressions", quoteExpr(e), strings.Join(named, ", "))
+}
+
+// quoteExpr formats an expression for an error detail, shortened.
+func quoteExpr(e query.Expr) string {
+	s := query.Format(e)
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return "the condition " + s
+}
+
+// conjunct places a bound expression (fields RECORD.FIELD) on its home and computes the
+// paths to the given records.
+func (m *KnowledgeModel) conjunct(e query.Expr, reach []string) (*Conjunct, error) {
+	home, named, err := m.home(e)
+	if err != nil {
+		return nil, err
+	}
+	cj := &Conjunct{Expr: e, Home: home, Reach: make(map[string]Path, len(reach))}
+	var ups []Path
+	for _, r := range named {
+		if r == home {
+			continue
+		}
+		p, err := m.UpPath(home, r)
+		if err != nil {
+			return nil, err
+		}
+		ups = append(ups, p)
+	}
+	var dup string
+	if cj.Reads, dup = tree(ups); dup != "" {
+		return nil, fmt.Errorf("record %s is reached from %s along two different paths", dup, home)
+	}
+	for _, r := range reach {
+		p, err := m.PathBetween(home, r)
+		if err != nil {
+			return nil, err
+		}
+		cj.Reach[r] = p
+	}
+	return cj, nil
+}
+
+func (c *compiler) search(s *query.Search) error {
+	if s == nil {
+		return nil
+	}
+	ps := &Search{Term: s.Term, Precision: s.Precision}
+	for _, name := range s.Fields {
+		ref, f, ok := c.ref(name)
+		if !ok {
+			return badRequest(CodeFieldNotFound, "unknown searchField %s%s", name, fieldHint(c.rec))
+		}
+		if f.Type != query.TypeString {
+			return badRequest(problem.CodeParameterIllegal, "searchField %s is a %s field; fuzzy search needs a string field", name, f.Type)
+		}
+		if len(c.p.KPIs) > 0 && !slices.Contains(c.p.Fields, ref) {
+			return badRequest(problem.CodeParameterIllegal, "searchField %s is not a selected field: with KPIs the search looks at the selected fields, which group the KPIs", name)
+		}
+		ps.Fields = append(ps.Fields, ref)
+	}
+	if len(s.Fields) == 0 {
+		for _, f := range c.p.Fields {
+			if f.Type == query.TypeString && !slices.Contains(ps.Fields, f) {
+				ps.Fields = append(ps.Fields, f)
+			}
+		}
+	}
+	c.p.Search = ps
+	return nil
+}
+
+func (c *compiler) sort(keys []query.SortKey) error {
+	allowed := make([]string, len(c.p.Columns))
+	for i, col := range c.p.Columns {
+		allowed[i] = col.Name
+	}
+	if err := query.CheckSort(keys, allowed); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		c.p.Sort = append(c.p.Sort, SortKey{Column: slices.Index(allowed, k.Field), Desc: k.Desc})
+	}
+	return nil
+}
+
+// shape computes the row grain and its joins (without KPIs) or every aggregate's
+// expansion (with KPIs), and Plan.Records.
+func (c *compiler) shape() error {
+	p := c.p
+	var dims []string
+	addDim := func(r string) {
+		if !slices.Contains(dims, r) {
+			dims = append(dims, r)
+		}
+	}
+	for _, f := range p.Fields {
+		addDim(f.Record)
+	}
+	addRecord := func(r string) {
+		if !slices.Contains(p.Records, r) {
+			p.Records = append(p.Records, r)
+		}
+	}
+	if len(p.KPIs) == 0 {
+		if p.Search != nil {
+			for _, f := range p.Search.Fields {
+				addDim(f.Record)
+			}
+		}
+		if c.rec != nil {
+			p.Grain = c.rec.ID
+		} else {
+			g, err := c.m.rowGrain(dims)
+			if err != nil {
+				return err
+			}
+			p.Grain = g
+		}
+		var ups []Path
+		for _, d := range dims {
+			up, err := c.m.UpPath(p.Grain, d)
+			if err != nil {
+				return err
+			}
+			ups = append(ups, up)
+		}
+		var dup string
+		if p.RowJoin, dup = tree(ups); dup != "" {
+			return badRequest(CodeJoinAmbiguous, "record %s is reached from %s along two different relationship paths", dup, p.Grain)
+		}
+		addRecord(p.Grain)
+		for _, s := range p.RowJoin {
+			addRecord(s.To)
+		}
+		return nil
+	}
+	for _, a := range p.Aggregates {
+		var paths []Path
+		for _, d := range dims {
+			path, err := c.m.PathBetween(a.Grain, d)
+			if err != nil {
+				return err
+			}
+			paths = append(paths, path)
+		}
+		var dup string
+		if a.Expand, dup = tree(paths); dup != "" {
+			return badRequest(CodeJoinAmbiguous, "record %s is reached from %s along two different relationship paths", dup, a.Grain)
+		}
+		addRecord(a.Grain)
+		for _, s := range a.Expand {
+			addRecord(s.To)
+		}
+	}
+	return nil
+}
+
+// rowGrain returns the coarsest record that reaches every record of dims going only up.
+func (m *KnowledgeModel) rowGrain(dims []string) (string, error) {
+	var cands []string
+	for _, r := range m.Records {
+		all := true
+		for _, d := range dims {
+			if !m.reachesUp(r.ID, d) {
+				all = false
+				break
+			}
+		}
+		if all {
+			cands = append(cands, r.ID)
+		}
+	}
+	var coarsest []string
+	for _, c := range cands {
+		all := true
+		for _, o := range cands {
+			if !m.reachesUp(o, c) {
+				all = false
+				break
+			}
+		}
+		if all {
+			coarsest = append(coarsest, c)
+		}
+	}
+	if len(coarsest) == 1 {
+		return coarsest[0], nil
+	}
+	return "", badRequest(CodeJoinNotPossible, "the rows of records %s cannot be listed together: no one record has a row for each combination of theirs through relationships from the many side to the one side; KPIs can combine them (select the fields of one and a KPI over the other)", strings.Join(dims, ", "))
+}
+
+// filter binds, splits and places the request's filters.
+func (c *compiler) filter(filters []query.Expr) error {
+	sch := planSchema{m: c.m, rec: c.rec}
+	for _, e := range filters {
+		b, err := query.MapFields(e, func(r query.FieldRef) (query.FieldRef, error) {
+			if _, ok := sch.FieldType(r.Name); !ok || r.Type == query.TypeInvalid {
+				return r, &query.Error{Kind: query.KindType, Code: query.CodeFieldNotFound, Pos: r.At, Msg: fmt.Sprintf("unknown field %q", r.Name)}
+			}
+			r.Name = sch.qualify(r.Name)
+			return r, nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, part := range conjuncts(b) {
+			cj, err := c.m.conjunct(part, c.p.Records)
+			if err != nil {
+				var pe *PathError
+				if asPathError(err, &pe) {
+					return badRequest(pe.Code(), "filter %s: %v", query.Format(part), err)
+				}
+				return badRequest(problem.CodeParameterIllegal, "%v", err)
+			}
+			c.p.Filter = append(c.p.Filter, cj)
+		}
+	}
+	return nil
+}
+
+func asPathError(err error, pe **PathError) bool {
+	p, ok := err.(*PathError)
+	if ok {
+		*pe = p
+	}
+	return ok
+}
+
+// conjuncts splits e at its top-level ANDs.
+func conjuncts(e query.Expr) []query.Expr {
+	if l, ok := e.(*query.Logical); ok && l.Op == query.And {
+		return append(conjuncts(l.L), conjuncts(l.R)...)
+	}
+	return []query.Expr{e}
+}
+
+// FilterSchema returns the schema filters of a request at the given record level ("": KM
+// level) are bound against: "RECORD.FIELD" of any record, and at record level also the
+// record's bare field ids.
+func (m *KnowledgeModel) FilterSchema(record string) query.Schema {
+	return planSchema{m: m, rec: m.Record(record)}
+}
+
+// planSchema resolves the field names of a filter: RECORD.FIELD of any record, and at
+// record level also the record's bare field ids.
+type planSchema struct {
+	m   *KnowledgeModel
+	rec *Record
+}
+
+// FieldType implements query.Schema.
+func (s planSchema) FieldType(name string) (query.Type, bool) {
+	if s.rec != nil {
+		if f := s.rec.Field(name); f != nil {
+			return f.Type, true
+		}
+	}
+	if _, f := s.m.Field(name); f != nil {
+		return f.Type, true
+	}
+	return query.TypeInvalid, false
+}
+
+// qualify returns the RECORD.FIELD form of a name FieldType accepted.
+func (s planSchema) qualify(name string) string {
+	if s.rec != nil && s.rec.Field(name) != nil {
+		return s.rec.ID + "." + name
+	}
+	return name
+}

@@ -1,0 +1,377 @@
+package km_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/query"
+)
+
+// demoKM loads the demo's o2c KM (records CUSTOMERS, MATERIALS, ORDERS, ORDER_ITEMS,
+// ACTIVITIES; ORDERS -> CUSTOMERS, ORDER_ITEMS -> ORDERS, ORDER_ITEMS -> MATERIALS,
+// ACTIVITIES -> ORDERS).
+func demoKM(t testing.TB) *km.KnowledgeModel {
+	t.Helper()
+	ms, err := km.Load(os.DirFS("../examples/server/demodata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.ID == "o2c" {
+			return m
+		}
+	}
+	t.Fatal("no o2c KM")
+	return nil
+}
+
+// planOf compiles a request; filters are filterExpr texts bound as the handler binds them.
+func planOf(t *testing.T, m *km.KnowledgeModel, record string, fields, kpis []string, filters ...string) (*km.Plan, error) {
+	t.Helper()
+	r := &km.PlanRequest{Record: record, Request: query.Request{Fields: fields, PageSize: 10}}
+	for _, k := range kpis {
+		r.KPIs = append(r.KPIs, query.KPI{ID: k})
+	}
+	for _, f := range filters {
+		if pf := m.Filter(f); pf != nil {
+			r.Filters = append(r.Filters, pf.Bound())
+			continue
+		}
+		e, err := query.ParseAndBind(f, m.FilterSchema(record))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		r.Filters = append(r.Filters, e)
+	}
+	return km.NewPlan(m, r)
+}
+
+func mustPlan(t *testing.T, m *km.KnowledgeModel, record string, fields, kpis []string, filters ...string) *km.Plan {
+	t.Helper()
+	p, err := planOf(t, m, record, fields, kpis, filters...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func steps(s []km.Step) string {
+	out := make([]string, len(s))
+	for i, st := range s {
+		out[i] = st.String()
+	}
+	return strings.Join(out, " ")
+}
+
+func TestPlanResolvesColumnsAndTypes(t *testing.T) {
+	m := demoKM(t)
+	p := mustPlan(t, m, "", []string{"CUSTOMERS.COUNTRY", "ORDERS.ORDER_DATE"}, []string{"TOTAL_NET", "ORDER_COUNT", "NET_PER_CUSTOMER"})
+	want := []struct {
+		name string
+		typ  query.Type
+	}{{"CUSTOMERS.COUNTRY", query.TypeString}, {"ORDERS.ORDER_DATE", query.TypeDate}, {"TOTAL_NET", query.TypeFloat}, {"ORDER_COUNT", query.TypeInteger}, {"NET_PER_CUSTOMER", query.TypeFloat}}
+	if len(p.Columns) != len(want) {
+		t.Fatalf("columns %+v", p.Columns)
+	}
+	for i, w := range want {
+		if p.Columns[i].Name != w.name || p.Columns[i].Type != w.typ {
+			t.Errorf("column %d: %s %s, want %s %s", i, p.Columns[i].Name, p.Columns[i].Type, w.name, w.typ)
+		}
+	}
+	if p.Fields[0] != (km.ColumnRef{Record: "CUSTOMERS", Field: "COUNTRY", Type: query.TypeString}) {
+		t.Errorf("field 0: %+v", p.Fields[0])
+	}
+	// NET_PER_CUSTOMER = sum(ORDERS.NET_VALUE) / countdistinct(ORDERS.CUSTOMER_ID): two aggregates.
+	if len(p.Aggregates) != 4 {
+		t.Fatalf("aggregates: %d", len(p.Aggregates))
+	}
+	for i, a := range p.Aggregates {
+		if a.Index != i || a.Grain != "ORDERS" {
+			t.Errorf("aggregate %d: index %d grain %s", i, a.Index, a.Grain)
+		}
+		// ORDERS reaches CUSTOMERS up; ORDERS itself needs no step.
+		if got := steps(a.Expand); got != "ORDERS.CUSTOMER_ID>CUSTOMERS.CUSTOMER_ID" {
+			t.Errorf("aggregate %d expands %s", i, got)
+		}
+	}
+	ar, ok := p.KPIs[2].Metric.(*km.Arith)
+	if !ok || ar.Op != '/' || ar.L.(*km.Aggregate) != p.Aggregates[2] || ar.R.(*km.Aggregate).Func != query.AggCountDistinct {
+		t.Errorf("NET_PER_CUSTOMER metric %#v", p.KPIs[2].Metric)
+	}
+	if p.Grain != "" || p.RowJoin != nil {
+		t.Errorf("KPI plan has row grain %q", p.Grain)
+	}
+	if strings.Join(p.Records, ",") != "ORDERS,CUSTOMERS" {
+		t.Errorf("records %v", p.Records)
+	}
+}
+
+func TestPlanGrains(t *testing.T) {
+	m := demoKM(t)
+	// Each aggregate at its own grain, expanding to the dimensions through any path.
+	p := mustPlan(t, m, "", []string{"MATERIALS.MATERIAL_GROUP"}, []string{"TOTAL_NET", "ITEM_QUANTITY", "ACTIVITY_COUNT", "ACTIVITY_SHARE"})
+	cases := []struct{ grain, expand string }{
+		{"ORDERS", "ORDERS.ORDER_ID<ORDER_ITEMS.ORDER_ID ORDER_ITEMS.MATERIAL_ID>MATERIALS.MATERIAL_ID"},
+		{"ORDER_ITEMS", "ORDER_ITEMS.MATERIAL_ID>MATERIALS.MATERIAL_ID"},
+		{"ACTIVITIES", "ACTIVITIES.ORDER_ID>ORDERS.ORDER_ID ORDERS.ORDER_ID<ORDER_ITEMS.ORDER_ID ORDER_ITEMS.MATERIAL_ID>MATERIALS.MATERIAL_ID"},
+		{"ACTIVITIES", "ACTIVITIES.ORDER_ID>ORDERS.ORDER_ID ORDERS.ORDER_ID<ORDER_ITEMS.ORDER_ID ORDER_ITEMS.MATERIAL_ID>MATERIALS.MATERIAL_ID"},
+	}
+	for i, c := range cases {
+		a := p.Aggregates[i]
+		if a.Grain != c.grain || steps(a.Expand) != c.expand {
+			t.Errorf("aggregate %d: grain %s expand %s; want %s %s", i, a.Grain, steps(a.Expand), c.grain, c.expand)
+		}
+	}
+	// ratio's grain is the home of its condition, which is on the grain itself.
+	share := p.Aggregates[3]
+	if share.Func != query.AggRatio || share.Cond == nil || share.Cond.Home != "ACTIVITIES" || len(share.Cond.Reach["ACTIVITIES"]) != 0 {
+		t.Errorf("ACTIVITY_SHARE: %+v", share)
+	}
+	// No dimensions: no expansion.
+	p = mustPlan(t, m, "", nil, []string{"TOTAL_NET", "ITEM_QUANTITY"})
+	if p.Aggregates[0].Grain != "ORDERS" || p.Aggregates[1].Grain != "ORDER_ITEMS" || len(p.Aggregates[0].Expand)+len(p.Aggregates[1].Expand) != 0 {
+		t.Errorf("no dimensions: %+v %+v", p.Aggregates[0], p.Aggregates[1])
+	}
+}
+
+func TestPlanRowGrain(t *testing.T) {
+	m := demoKM(t)
+	cases := []struct {
+		fields []string
+		grain  string
+		join   string
+	}{
+		{[]string{"ORDERS.ORDER_ID", "CUSTOMERS.COUNTRY"}, "ORDERS", "ORDERS.CUSTOMER_ID>CUSTOMERS.CUSTOMER_ID"},
+		{[]string{"CUSTOMERS.COUNTRY"}, "CUSTOMERS", ""},
+		{[]string{"ORDERS.ORDER_ID", "MATERIALS.MATERIAL_GROUP"}, "ORDER_ITEMS", "ORDER_ITEMS.ORDER_ID>ORDERS.ORDER_ID ORDER_ITEMS.MATERIAL_ID>MATERIALS.MATERIAL_ID"},
+		{[]string{"CUSTOMERS.COUNTRY", "MATERIALS.MATERIAL_GROUP"}, "ORDER_ITEMS", "ORDER_ITEMS.ORDER_ID>ORDERS.ORDER_ID ORDERS.CUSTOMER_ID>CUSTOMERS.CUSTOMER_ID ORDER_ITEMS.MATERIAL_ID>MATERIALS.MATERIAL_ID"},
+		{[]string{"ACTIVITIES.ACTIVITY", "CUSTOMERS.CITY"}, "ACTIVITIES", "ACTIVITIES.ORDER_ID>ORDERS.ORDER_ID ORDERS.CUSTOMER_ID>CUSTOMERS.CUSTOMER_ID"},
+	}
+	for _, c := range cases {
+		p := mustPlan(t, m, "", c.fields, nil)
+		if p.Grain != c.grain || steps(p.RowJoin) != c.join {
+			t.Errorf("%v: grain %s join %s; want %s %s", c.fields, p.Grain, steps(p.RowJoin), c.grain, c.join)
+		}
+	}
+	// Record level: the record is the grain, whatever the filter names.
+	p := mustPlan(t, m, "ORDER_ITEMS", []string{"ITEM_ID"}, nil, "OPEN_ORDERS")
+	if p.Grain != "ORDER_ITEMS" || len(p.RowJoin) != 0 || p.Columns[0].Name != "ITEM_ID" || p.Fields[0].Name() != "ORDER_ITEMS.ITEM_ID" {
+		t.Errorf("record level: %+v", p)
+	}
+}
+
+func TestPlanFilterHomes(t *testing.T) {
+	m := demoKM(t)
+	// Record level, a filter on the parent: home ORDERS, reaching ORDER_ITEMS down.
+	p := mustPlan(t, m, "ORDER_ITEMS", []string{"ITEM_ID"}, nil, "OPEN_ORDERS", "QUANTITY gt 2", "ACTIVITIES.ACTIVITY eq 'Ship' and MATERIALS.MATERIAL_GROUP eq 'X'")
+	if len(p.Filter) != 4 {
+		t.Fatalf("%d conjuncts", len(p.Filter))
+	}
+	want := []struct{ expr, home, reach string }{
+		{"ORDERS.STATUS eq 'OPEN'", "ORDERS", "ORDERS.ORDER_ID<ORDER_ITEMS.ORDER_ID"},
+		{"ORDER_ITEMS.QUANTITY gt 2", "ORDER_ITEMS", ""},
+		{"ACTIVITIES.ACTIVITY eq 'Ship'", "ACTIVITIES", "ACTIVITIES.ORDER_ID>ORDERS.ORDER_ID ORDERS.ORDER_ID<ORDER_ITEMS.ORDER_ID"},
+		{"MATERIALS.MATERIAL_GROUP eq 'X'", "MATERIALS", "MATERIALS.MATERIAL_ID<ORDER_ITEMS.MATERIAL_ID"},
+	}
+	for i, w := range want {
+		cj := p.Filter[i]
+		if got := query.Format(cj.Expr); got != w.expr || cj.Home != w.home || steps(cj.Reach["ORDER_ITEMS"]) != w.reach || len(cj.Reach) != 1 {
+			t.Errorf("conjunct %d: %s home %s reach %s (%d); want %s %s %s", i, got, cj.Home, steps(cj.Reach["ORDER_ITEMS"]), len(cj.Reach), w.expr, w.home, w.reach)
+		}
+	}
+	// A conjunct over a child and its parents: home the child, reading the parents up.
+	p = mustPlan(t, m, "", nil, []string{"TOTAL_NET"}, "ORDER_ITEMS.QUANTITY gt 2 or CUSTOMERS.COUNTRY eq 'DE' or MATERIALS.MATERIAL_GROUP eq 'X'")
+	cj := p.Filter[0]
+	if cj.Home != "ORDER_ITEMS" || steps(cj.Reads) != "ORDER_ITEMS.ORDER_ID>ORDERS.ORDER_ID ORDERS.CUSTOMER_ID>CUSTOMERS.CUSTOMER_ID ORDER_ITEMS.MATERIAL_ID>MATERIALS.MATERIAL_ID" {
+		t.Errorf("home %s reads %s", cj.Home, steps(cj.Reads))
+	}
+	if steps(cj.Reach["ORDERS"]) != "ORDER_ITEMS.ORDER_ID>ORDERS.ORDER_ID" {
+		t.Errorf("reach %v", cj.Reach)
+	}
+}
+
+// problemOf returns the status, code and detail of a plan error.
+func problemOf(t *testing.T, err error) (int, string, string) {
+	t.Helper()
+	switch e := err.(type) {
+	case *problem.Problem:
+		return e.Status, e.ErrorCode, e.Detail
+	case *query.Error:
+		return 400, e.Code, e.Error()
+	}
+	t.Fatalf("error %T %v", err, err)
+	return 0, "", ""
+}
+
+func TestPlanErrors(t *testing.T) {
+	m := demoKM(t)
+	cases := []struct {
+		name           string
+		record         string
+		fields, kpis   []string
+		filters        []string
+		code, contains string
+	}{
+		{"unknown fields", "", []string{"ORDERS.NOPE", "X"}, nil, nil, "KM_FIELD_NOTFOUND", "unknown fields: ORDERS.NOPE, X"},
+		{"unknown KPI", "", nil, []string{"NOPE"}, nil, "KM_FIELD_NOTFOUND", "unknown KPI: NOPE"},
+		{"nothing selected", "", nil, nil, nil, "GENERAL_PARAMETER_MISSING", "at least one field"},
+		{"KPIs at record level", "ORDERS", []string{"ORDER_ID"}, []string{"TOTAL_NET"}, nil, "GENERAL_PARAMETER_ILLEGAL", "only accepted by the knowledge model endpoints"},
+		{"sibling rows", "", []string{"ACTIVITIES.ACTIVITY", "ORDER_ITEMS.QUANTITY"}, nil, nil, "KM_JOIN_NOT_POSSIBLE", "ACTIVITIES, ORDER_ITEMS cannot be listed together"},
+		{"sibling conjunct", "", []string{"ORDERS.ORDER_ID"}, nil, []string{"ACTIVITIES.ACTIVITY eq 'Ship' or ORDER_ITEMS.QUANTITY gt 5"}, "GENERAL_PARAMETER_ILLEGAL", "records ACTIVITIES, ORDER_ITEMS"},
+		{"bare field of another record", "ORDER_ITEMS", []string{"ITEM_ID"}, nil, []string{"STATUS eq 'OPEN'"}, "KM_FIELD_NOTFOUND", `unknown field "STATUS"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := &km.PlanRequest{Record: c.record, Request: query.Request{Fields: c.fields, PageSize: 10}}
+			for _, k := range c.kpis {
+				r.KPIs = append(r.KPIs, query.KPI{ID: k})
+			}
+			for _, f := range c.filters {
+				e, err := query.ParseAndBind(f, m.FilterSchema(c.record))
+				if err != nil {
+					st, code, detail := problemOf(t, err)
+					if st != 400 || code != c.code || !strings.Contains(detail, c.contains) {
+						t.Fatalf("bind: %d %s %s", st, code, detail)
+					}
+					return
+				}
+				r.Filters = append(r.Filters, e)
+			}
+			_, err := km.NewPlan(m, r)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			st, code, detail := problemOf(t, err)
+			if st != 400 || code != c.code || !strings.Contains(detail, c.contains) {
+				t.Errorf("got %d %s %q; want %s containing %q", st, code, detail, c.code, c.contains)
+			}
+		})
+	}
+}
+
+// diamond is a KM where D reaches A through B and through C: the path is ambiguous.
+func diamond(t *testing.T) *km.KnowledgeModel {
+	t.Helper()
+	rec := func(id string, fields ...string) *km.Record {
+		r := &km.Record{ID: id, Key: "ID"}
+		for _, f := range append([]string{"ID"}, fields...) {
+			r.Fields = append(r.Fields, &km.Field{ID: f, Type: query.TypeString})
+		}
+		return r
+	}
+	m := &km.KnowledgeModel{ID: "diamond",
+		Records: []*km.Record{rec("A"), rec("B", "A_ID"), rec("C", "A_ID"), rec("D", "B_ID", "C_ID")},
+		Relationships: []km.Relationship{
+			{From: km.FieldPath{Record: "B", Field: "A_ID"}, To: km.FieldPath{Record: "A", Field: "ID"}},
+			{From: km.FieldPath{Record: "C", Field: "A_ID"}, To: km.FieldPath{Record: "A", Field: "ID"}},
+			{From: km.FieldPath{Record: "D", Field: "B_ID"}, To: km.FieldPath{Record: "B", Field: "ID"}},
+			{From: km.FieldPath{Record: "D", Field: "C_ID"}, To: km.FieldPath{Record: "C", Field: "ID"}},
+		},
+		KPIs: []*km.KPI{{ID: "N_D", Expr: "count(D.ID)"}},
+	}
+	if err := m.Compile(); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestPlanAmbiguousPath(t *testing.T) {
+	m := diamond(t)
+	if _, err := m.PathBetween("D", "A"); err == nil || !strings.Contains(err.Error(), "D-B-A or D-C-A") {
+		t.Errorf("PathBetween: %v", err)
+	}
+	_, err := planOf(t, m, "", []string{"A.ID"}, []string{"N_D"})
+	st, code, detail := problemOf(t, err)
+	if st != 400 || code != km.CodeJoinAmbiguous || !strings.Contains(detail, "D-B-A or D-C-A") {
+		t.Errorf("KPI through a diamond: %d %s %s", st, code, detail)
+	}
+	_, err = planOf(t, m, "", []string{"D.ID", "A.ID"}, nil)
+	st, code, detail = problemOf(t, err)
+	if st != 400 || code != km.CodeJoinAmbiguous || !strings.Contains(detail, "D-B-A or D-C-A") {
+		t.Errorf("rows through a diamond: %d %s %s", st, code, detail)
+	}
+	// A filter on A at record level D.
+	_, err = planOf(t, m, "D", []string{"ID"}, nil, "A.ID eq 'x'")
+	st, code, _ = problemOf(t, err)
+	if st != 400 || code != km.CodeJoinAmbiguous {
+		t.Errorf("filter through a diamond: %d %s", st, code)
+	}
+	// B to C: B-A-C and B-D-C both have length 2.
+	if _, err := m.PathBetween("B", "C"); err == nil {
+		t.Error("B to C should be ambiguous")
+	}
+	// D to B is one step.
+	if p, err := m.PathBetween("D", "B"); err != nil || p.String() != "D-B" {
+		t.Errorf("D to B: %v %v", p, err)
+	}
+}
+
+func TestCountGrainDefinitions(t *testing.T) {
+	base := func(expr, record string) *km.KnowledgeModel {
+		return &km.KnowledgeModel{ID: "k",
+			Records: []*km.Record{
+				{ID: "P", Key: "ID", Fields: []*km.Field{{ID: "ID", Type: query.TypeString}, {ID: "V", Type: query.TypeFloat}}},
+				{ID: "C", Key: "ID", Fields: []*km.Field{{ID: "ID", Type: query.TypeString}, {ID: "P_ID", Type: query.TypeString}, {ID: "V", Type: query.TypeFloat}}},
+			},
+			Relationships: []km.Relationship{{From: km.FieldPath{Record: "C", Field: "P_ID"}, To: km.FieldPath{Record: "P", Field: "ID"}}},
+			KPIs:          []*km.KPI{{ID: "K", Expr: expr, Record: record}},
+		}
+	}
+	cases := []struct {
+		expr, record, grain, err string
+	}{
+		{"count()", "C", "C", ""},
+		{"count()", "", "", "count() names no record"},
+		{"count() / sum(P.V)", "", "P", ""},
+		{"count() / sum(P.V) + sum(C.V)", "", "", "count() could count the rows of P or C"},
+		{"count() / sum(P.V) + sum(C.V)", "C", "C", ""},
+		{"count()", "NOPE", "", "record NOPE"},
+	}
+	for _, c := range cases {
+		m := base(c.expr, c.record)
+		err := m.Compile()
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s record %q: error %v, want %q", c.expr, c.record, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.expr, err)
+			continue
+		}
+		p := mustPlan(t, m, "", nil, []string{"K"})
+		if p.Aggregates[0].Grain != c.grain {
+			t.Errorf("%s record %q: grain %s, want %s", c.expr, c.record, p.Aggregates[0].Grain, c.grain)
+		}
+	}
+}
+
+func TestSortAndSearchChecked(t *testing.T) {
+	m := demoKM(t)
+	r := &km.PlanRequest{Request: query.Request{Fields: []string{"CUSTOMERS.COUNTRY"}, KPIs: []query.KPI{{ID: "TOTAL_NET"}}, PageSize: 5,
+		Sort: []query.SortKey{{Field: "TOTAL_NET", Desc: true}, {Field: "CUSTOMERS.COUNTRY"}}}}
+	p, err := km.NewPlan(m, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Sort) != 2 || p.Sort[0] != (km.SortKey{Column: 1, Desc: true}) || p.Sort[1] != (km.SortKey{Column: 0}) {
+		t.Errorf("sort %+v", p.Sort)
+	}
+	r.Sort = []query.SortKey{{Field: "ORDERS.STATUS"}}
+	if _, err := km.NewPlan(m, r); err == nil {
+		t.Error("sort on an unselected field accepted")
+	}
+	r.Sort = nil
+	r.Search = &query.Search{Term: "x", Fields: []string{"ORDERS.STATUS"}, Precision: 80}
+	if _, err := km.NewPlan(m, r); err == nil || !strings.Contains(err.Error(), "not a selected field") {
+		t.Errorf("search of an unselected field with KPIs: %v", err)
+	}
+	r.Search.Fields = []string{"CUSTOMERS.COUNTRY"}
+	if p, err = km.NewPlan(m, r); err != nil || p.Search.Fields[0].Name() != "CUSTOMERS.COUNTRY" {
+		t.Errorf("search: %v", err)
+	}
+}
