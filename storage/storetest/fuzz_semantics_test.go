@@ -30,12 +30,12 @@ var fuzzShapes = [][][2]int{
 
 // fuzzKM is one random KM with its data, loaded in the stores under test.
 type fuzzKM struct {
-	ref      *Reference
-	memory   http.Handler
-	sqlite   http.Handler
-	fields   []string // every RECORD.FIELD
-	kpis     []string
-	close    func() error
+	ref    *Reference
+	memory http.Handler
+	sqlite http.Handler
+	fields []string // every RECORD.FIELD
+	kpis   []string
+	close  func() error
 }
 
 // fuzzModels caches the variants a fuzz run has loaded; dir holds their databases.
