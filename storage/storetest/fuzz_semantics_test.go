@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -63,15 +62,15 @@ func fuzzData(v uint8) fstest.MapFS {
 		fmt.Fprintf(&y, "  - id: R%d\n    name: R%d\n    source: r%d\n    key: ID\n    fields:\n", i, i, i)
 		y.WriteString("      - {id: ID, name: Id, type: string}\n      - {id: S, name: S, type: string}\n")
 		y.WriteString("      - {id: N, name: N, type: integer}\n      - {id: F, name: F, type: float}\n")
-		for _, rel := range shape {
+		for n, rel := range shape {
 			if rel[0] == i {
-				fmt.Fprintf(&y, "      - {id: P%d, name: P%d, type: string}\n", rel[1], rel[1])
+				fmt.Fprintf(&y, "      - {id: P%d_%d, name: P%d_%d, type: string}\n", rel[1], n, rel[1], n)
 			}
 		}
 	}
 	y.WriteString("relationships:\n")
-	for _, rel := range shape {
-		fmt.Fprintf(&y, "  - {from: R%d.P%d, to: R%d.ID}\n", rel[0], rel[1], rel[1])
+	for n, rel := range shape {
+		fmt.Fprintf(&y, "  - {from: R%d.P%d_%d, to: R%d.ID}\n", rel[0], rel[1], n, rel[1])
 	}
 	y.WriteString("kpis:\n")
 	for i := range 3 {
@@ -98,9 +97,9 @@ func fuzzData(v uint8) fstest.MapFS {
 		var b strings.Builder
 		b.WriteString("ID,S,N,F")
 		var parents []int
-		for _, rel := range shape {
+		for n, rel := range shape {
 			if rel[0] == i {
-				b.WriteString(",P" + strconv.Itoa(rel[1]))
+				fmt.Fprintf(&b, ",P%d_%d", rel[1], n)
 				parents = append(parents, rel[1])
 			}
 		}
