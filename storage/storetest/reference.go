@@ -268,18 +268,20 @@ func (ev *evaluation) path(a, b string) ([]step, error) {
 	return nil, refErr("the path between %s and %s is ambiguous: %s", a, b, strings.Join(names, " or "))
 }
 
-// reachesUp reports whether b is reached from a going only up (a itself included).
+// reachesUp reports whether b is reached from a going only up (a itself included) along
+// a shortest path. When several shortest paths go up, it reports true and path, called
+// next, reports the ambiguity.
 func (ev *evaluation) reachesUp(a, b string) bool {
-	p, err := ev.path(a, b)
-	if err != nil {
-		return false
-	}
-	for _, s := range p {
-		if !s.up {
-			return false
+	for _, p := range ev.paths(a, b) {
+		up := true
+		for _, s := range p {
+			up = up && s.up
+		}
+		if up {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 func (ev *evaluation) fieldIndex(rec, field string) int {
@@ -436,7 +438,9 @@ func (ev *evaluation) newConjunct(e query.Expr) (*conjunct, error) {
 	c.home = homes[0]
 	c.up = map[string][]step{}
 	for _, r := range recs {
-		c.up[r], _ = ev.path(c.home, r)
+		if c.up[r], err = ev.path(c.home, r); err != nil {
+			return nil, err
+		}
 	}
 	// Evaluate on every row of the home.
 	c.homeP = make([]bool, len(ev.rows[c.home]))
@@ -1086,6 +1090,11 @@ func (ev *evaluation) kmRows(refs []fieldRef) ([][]query.Value, error) {
 		return nil, refErr("the rows of records %s cannot be listed together; KPIs can combine them", strings.Join(dims, ", "))
 	}
 	grain := grains[0]
+	for _, ref := range refs {
+		if _, err := ev.path(grain, ref.rec); err != nil {
+			return nil, err
+		}
+	}
 	pass, err := ev.passing(grain)
 	if err != nil {
 		return nil, err
