@@ -90,6 +90,9 @@ func fuzzData(v uint8) fstest.MapFS {
 		} {
 			fmt.Fprintf(&y, "  - {id: %s%d, name: %s%d, expr: %q}\n", k.id, i, k.id, i, k.expr)
 		}
+		// Bare count(): of the declared record, or of the only record the expression names.
+		fmt.Fprintf(&y, "  - {id: B%d, name: B%d, expr: \"count()\", record: R%d}\n", i, i, i)
+		fmt.Fprintf(&y, "  - {id: E%d, name: E%d, expr: \"sum(R%d.F) / count()\"}\n", i, i, i)
 	}
 	fsys := fstest.MapFS{"models/f.yaml": {Data: []byte(y.String())}}
 	sizes := [3]int{rng.IntN(7), rng.IntN(7), rng.IntN(9)}

@@ -1254,6 +1254,8 @@ func (ev *evaluation) kpiRows(refs []fieldRef, ids []string, params map[string]m
 					return
 				}
 				ag.field, ag.grain = f, f.rec
+			case k.Record != "":
+				ag.grain = k.Record
 			case len(named) == 1:
 				ag.grain = named[0]
 			default:
