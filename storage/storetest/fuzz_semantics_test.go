@@ -221,7 +221,8 @@ func fuzzRequest(f *fuzzKM, in []byte) RefRequest {
 	for range next() % 3 {
 		rec := fmt.Sprintf("R%d", next()%3)
 		var cond string
-		switch next() % 6 {
+		other := fmt.Sprintf("R%d", next()%3)
+		switch next() % 12 {
 		case 0:
 			cond = fmt.Sprintf("%s.S eq '%s'", rec, []string{"a", "b", "c"}[next()%3])
 		case 1:
@@ -232,8 +233,20 @@ func fuzzRequest(f *fuzzKM, in []byte) RefRequest {
 			cond = fmt.Sprintf("%s.S eq null", rec)
 		case 4:
 			cond = fmt.Sprintf("%s.N ne 1 or %s.S ne 'a'", rec, rec)
-		default:
+		case 5:
 			cond = fmt.Sprintf("not (%s.N lt 0)", rec)
+		case 6: // two records in one condition: a home, or a 400 for siblings
+			cond = fmt.Sprintf("%s.S eq 'b' or %s.N ge 1", rec, other)
+		case 7: // quoted literals read as the field's type
+			cond = fmt.Sprintf("%s.N eq '%d' or %s.F lt '%g'", rec, next()%4-1, rec, float64(next()%8)/4)
+		case 8: // ne '' on a number: not null
+			cond = fmt.Sprintf("%s.N ne ''", rec)
+		case 9:
+			cond = fmt.Sprintf("%s.N in (0, 1, 3) and %s.S in ('a', 'c')", rec, rec)
+		case 10:
+			cond = fmt.Sprintf("startswith(%s.ID, 'k1') or contains(%s.S, 'b')", rec, rec)
+		default:
+			cond = fmt.Sprintf("%s.F gt %s.F", rec, rec) // not a comparison of two fields: a 400
 		}
 		req.FilterExprs = append(req.FilterExprs, cond)
 	}
