@@ -897,12 +897,15 @@ func (r *Reference) Eval(req RefRequest) (*RefResult, error) {
 		}
 		exprs = append(exprs, e)
 	}
-	for _, text := range req.FilterExprs {
-		e, err := query.Parse(text)
-		if err != nil {
-			return nil, refErr("%v", err)
+	for _, value := range req.FilterExprs {
+		// One value may hold several expressions joined by top-level commas.
+		for _, text := range query.SplitTopLevel(value) {
+			e, err := query.Parse(text)
+			if err != nil {
+				return nil, refErr("%v", err)
+			}
+			exprs = append(exprs, e)
 		}
-		exprs = append(exprs, e)
 	}
 	var conj []query.Expr
 	var split func(query.Expr)

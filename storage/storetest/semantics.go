@@ -378,6 +378,13 @@ func semanticsCases(m *km.KnowledgeModel) (records, kmLevel []RefRequest) {
 	}
 	records = append(records,
 		RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID", "STATUS"}, FilterExprs: []string{"EXPRESS eq 'true'", "STATUS not eq ''"}},
+		// The Power Platform connector's documented filter, as it sends it: one value.
+		RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID", "EXPRESS"}, FilterExprs: []string{"EXPRESS eq 'true',STATUS not eq ''"}},
+		RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID", "DAYS_LATE"}, FilterExprs: []string{"DAYS_LATE not eq '',DAYS_LATE ge '3'"}},
+		RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID"}, FilterExprs: []string{"ORDER_DATE ge '2025-06-01' and CREATED_AT lt '2025-09-01T00:00:00Z'"}},
+		RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID"}, FilterExprs: []string{"NET_VALUE gt '1e4'"}},
+		RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID"}, FilterExprs: []string{"DAYS_LATE eq ''"}},
+		RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID"}, FilterExprs: []string{"ORDER_DATE eq '2025-13-01'"}},
 		RefRequest{Record: "ORDERS", Fields: []string{"STATUS"}, Distinct: true, Filters: []string{"GERMAN_CUSTOMERS"}, Sort: "-STATUS"},
 		RefRequest{Record: "ORDER_ITEMS", Fields: []string{"ITEM_ID", "QUANTITY"}, Filters: []string{"PRICE_CHANGES", "HIGH_VALUE"}, Sort: "+QUANTITY", Page: 1, PageSize: 7},
 		RefRequest{Record: "ORDER_ITEMS", Fields: []string{"ITEM_ID"}, FilterExprs: []string{"ACTIVITIES.ACTIVITY eq 'Ship Goods' or ORDER_ITEMS.QUANTITY gt 5"}},
