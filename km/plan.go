@@ -418,10 +418,15 @@ func (m *KnowledgeModel) metricGrains(k *KPI, mt query.Metric) (map[*query.Aggre
 	walk = func(mt query.Metric) error {
 		switch x := mt.(type) {
 		case *query.Arith:
-			if err := walk(x.L); err != nil {
-				return err
+			for _, side := range []query.Metric{x.L, x.R} {
+				if err := walk(side); err != nil {
+					return err
+				}
+				if a, ok := side.(*query.Aggregate); ok && !out[a].Type.Numeric() {
+					return fmt.Errorf("%s of %s is %s and cannot take part in arithmetic", aggName(a.Func), a.Field, article(out[a].Type))
+				}
 			}
-			return walk(x.R)
+			return nil
 		case *query.Aggregate:
 			a := &Aggregate{Func: x.Func}
 			switch {
@@ -443,9 +448,9 @@ func (m *KnowledgeModel) metricGrains(k *KPI, mt query.Metric) (map[*query.Aggre
 			case len(named) == 1:
 				a.Grain = named[0]
 			case len(named) == 0:
-				return fmt.Errorf("count() names no record: declare the record it counts with record:")
+				return fmt.Errorf("count() names no record: declare the record it counts (record: RECORD_ID)")
 			default:
-				return fmt.Errorf("count() could count the rows of %s: declare the record it counts with record:", strings.Join(named, " or "))
+				return fmt.Errorf("count() could count the rows of %s: declare the record it counts (record: RECORD_ID)", strings.Join(named, " or "))
 			}
 			switch x.Func {
 			case query.AggCount, query.AggCountDistinct:
@@ -497,6 +502,14 @@ func (m *KnowledgeModel) home(e query.Expr) (string, []string, error) {
 		}
 	}
 	return "", named, fmt.Errorf("%s names fields of records %s, and no one of them reaches the others through relationships from the many side to the one side; write the conditions on each record as separate filter expressions", quoteExpr(e), strings.Join(named, ", "))
+}
+
+// article returns "a string", "an integer" ...
+func article(t query.Type) string {
+	if t == query.TypeInteger {
+		return "an integer"
+	}
+	return "a " + t.String()
 }
 
 // quoteExpr formats an expression for an error detail, shortened.

@@ -2,6 +2,7 @@ package km_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"net/url"
@@ -9,9 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/odata"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
@@ -306,5 +309,150 @@ func TestKPIInvariance(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// pandasSemiJoin lists, for every record and predefined filter of the demo, the keys of
+// the record's rows that pass the filter (in row order), propagating each filter from its
+// record along the demo's relationships as semi-joins: from a child to its parent (some
+// child passes) and from a parent to its children (the parent passes). The graph and the
+// filters' homes are written out here, independently of the plan.
+const pandasSemiJoin = `
+import json, sys
+import pandas as pd
+d = sys.argv[1]
+def read(name):
+    return pd.read_csv(d + "/data/" + name + ".csv", dtype=str, keep_default_na=False, na_values=[""])
+t = {"CUSTOMERS": read("customers"), "MATERIALS": read("materials"), "ORDERS": read("orders"),
+     "ORDER_ITEMS": read("order_items"), "ACTIVITIES": read("activities")}
+key = {"CUSTOMERS": "CUSTOMER_ID", "MATERIALS": "MATERIAL_ID", "ORDERS": "ORDER_ID", "ORDER_ITEMS": "ITEM_ID", "ACTIVITIES": "ACTIVITY_ID"}
+# child, foreign key, parent, parent key
+rels = [("ORDERS", "CUSTOMER_ID", "CUSTOMERS", "CUSTOMER_ID"), ("ORDER_ITEMS", "ORDER_ID", "ORDERS", "ORDER_ID"),
+        ("ORDER_ITEMS", "MATERIAL_ID", "MATERIALS", "MATERIAL_ID"), ("ACTIVITIES", "ORDER_ID", "ORDERS", "ORDER_ID")]
+o = t["ORDERS"]
+filters = {
+    "LATE_ORDERS": ("ORDERS", pd.to_numeric(o.DAYS_LATE) > 0),
+    "OPEN_ORDERS": ("ORDERS", o.STATUS == "OPEN"),
+    "GERMAN_CUSTOMERS": ("CUSTOMERS", t["CUSTOMERS"].COUNTRY == "DE"),
+    "YEAR_2025": ("ORDERS", (o.ORDER_DATE >= "2025-01-01") & (o.ORDER_DATE < "2026-01-01")),
+    "HIGH_VALUE": ("ORDERS", pd.to_numeric(o.NET_VALUE) >= 10000),
+    "PRICE_CHANGES": ("ACTIVITIES", t["ACTIVITIES"].ACTIVITY == "Change Price"),
+}
+out = {}
+for f, (home, mask) in filters.items():
+    passing = {home: mask.fillna(False).to_numpy()}
+    frontier = [home]
+    while frontier:  # breadth-first over the tree of relationships
+        cur, frontier = frontier, []
+        for r in cur:
+            cur_rows = t[r][passing[r]]
+            for child, fk, parent, pk in rels:
+                if parent == r and child not in passing:
+                    passing[child] = t[child][fk].isin(cur_rows[pk].dropna()).to_numpy()
+                    frontier.append(child)
+                if child == r and parent not in passing:
+                    passing[parent] = t[parent][pk].isin(cur_rows[fk].dropna()).to_numpy()
+                    frontier.append(parent)
+    for r in t:
+        out[r + " " + f] = [str(k) for k in t[r][passing[r]][key[r]]]
+print(json.dumps(out))
+`
+
+// TestEveryRecordFilterPair asks every record of the demo for the rows that pass each
+// predefined filter, on /data, /query, POST /data, /summary and OData (filterid), and
+// compares the keys with pandas' semi-joins.
+func TestEveryRecordFilterPair(t *testing.T) {
+	if exec.Command(pandasPython, "-c", "import pandas").Run() != nil {
+		t.Skip(pandasPython + " cannot import pandas (Debian package python3-pandas)")
+	}
+	dir, err := filepath.Abs(demoDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := exec.Command(pandasPython, "-c", pandasSemiJoin, dir).Output()
+	if err != nil {
+		t.Fatalf("pandas: %v", err)
+	}
+	var want map[string][]string
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	s, err := memory.LoadKMStore(os.DirFS(demoDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := km.NewHandler(s, km.Options{MaxPageSize: 100_000})
+	oh := odata.NewHandler(s, odata.Options{MaxPageSize: 100_000})
+	keys := map[string]string{"CUSTOMERS": "CUSTOMER_ID", "MATERIALS": "MATERIAL_ID", "ORDERS": "ORDER_ID", "ORDER_ITEMS": "ITEM_ID", "ACTIVITIES": "ACTIVITY_ID"}
+	m := demoKM(t)
+	asStrings := func(vs []any) []string {
+		out := make([]string, len(vs))
+		for i, v := range vs {
+			switch v := v.(type) {
+			case float64:
+				out[i] = strconv.FormatFloat(v, 'f', -1, 64)
+			default:
+				out[i] = fmt.Sprint(v)
+			}
+		}
+		return out
+	}
+	pairs := 0
+	for rec, k := range keys {
+		for _, f := range m.Filters {
+			w, ok := want[rec+" "+f.ID]
+			if !ok {
+				t.Fatalf("pandas has no answer for %s %s", rec, f.ID)
+			}
+			pairs++
+			base := api + "/o2c/records/" + rec
+			got := asStrings(dataColumn(t, h, base+"/data?fields="+k+"&filters="+f.ID+"&pageSize=100000", k))
+			if !slices.Equal(got, w) {
+				t.Errorf("%s filters=%s /data: %d rows, pandas %d", rec, f.ID, len(got), len(w))
+			}
+			var q []any
+			for _, r := range queryRows(t, h, base+"/query?fields="+k+"&filters="+f.ID+"&pageSize=100000") {
+				q = append(q, r[k])
+			}
+			if got := asStrings(q); !slices.Equal(got, w) {
+				t.Errorf("%s filters=%s /query: %d rows, pandas %d", rec, f.ID, len(got), len(w))
+			}
+			body := `{"projection":{"fields":"` + k + `","filters":{"kmFilterNames":["` + f.ID + `"]},"pagination":{"pageNumber":0,"pageSize":100000}}}`
+			pw := call(h, "POST", base+"/data", body)
+			var post struct {
+				Content struct{ Data []map[string]any } `json:"content"`
+			}
+			if pw.Code != 200 || json.Unmarshal(pw.Body.Bytes(), &post) != nil {
+				t.Errorf("%s POST %s: %d %s", rec, f.ID, pw.Code, pw.Body)
+			} else {
+				var vs []any
+				for _, r := range post.Content.Data {
+					vs = append(vs, r[k])
+				}
+				if got := asStrings(vs); !slices.Equal(got, w) {
+					t.Errorf("%s filters=%s POST: %d rows, pandas %d", rec, f.ID, len(got), len(w))
+				}
+			}
+			sum := getJSON(t, h, base+"/summary?fields="+k+"&filters="+f.ID+"&sampleSize=5")
+			if shape := sum["shape"].([]any); int(shape[0].(float64)) != len(w) {
+				t.Errorf("%s filters=%s /summary: shape %v, pandas %d rows", rec, f.ID, shape, len(w))
+			}
+			ow := call(oh, "GET", "/intelligence/api/odata/o2c.svc/"+rec+"_entries?$select="+k+"&filterid="+f.ID, "")
+			var od struct{ Value []map[string]any }
+			if ow.Code != 200 || json.Unmarshal(ow.Body.Bytes(), &od) != nil {
+				t.Errorf("%s OData filterid=%s: %d %s", rec, f.ID, ow.Code, ow.Body)
+				continue
+			}
+			var vs []any
+			for _, r := range od.Value {
+				vs = append(vs, r[k])
+			}
+			if got := asStrings(vs); !slices.Equal(got, w) {
+				t.Errorf("%s OData filterid=%s: %d rows, pandas %d", rec, f.ID, len(got), len(w))
+			}
+		}
+	}
+	if pairs != 30 {
+		t.Errorf("%d record x filter pairs, want 30", pairs)
 	}
 }

@@ -153,7 +153,7 @@ func TestBindNullTests(t *testing.T) {
 }
 
 // TestBindQuotedLiterals reads quoted texts compared with non-string fields as values of
-// the field's type, and "ne ''" on such a field as "is not null".
+// the field's type, and ne with the empty quoted text on such a field as "is not null".
 func TestBindQuotedLiterals(t *testing.T) {
 	tests := []struct {
 		src  string
