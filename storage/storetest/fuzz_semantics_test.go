@@ -280,7 +280,7 @@ func FuzzSemantics(f *testing.F) {
 	f.Fuzz(func(t *testing.T, variant uint8, in []byte) {
 		fk := fm.get(t, variant%24)
 		req := fuzzRequest(fk, in)
-		checkAPI(t, fk.memory, fk.ref, "f", req, getData)
-		checkAPI(t, fk.sqlite, fk.ref, "f", req, getQuery)
+		t.Run("memory", func(t *testing.T) { checkAPI(t, fk.memory, fk.ref, "f", req, getData) })
+		t.Run("sqlite", func(t *testing.T) { checkAPI(t, fk.sqlite, fk.ref, "f", req, getQuery) })
 	})
 }
