@@ -718,10 +718,8 @@ func literalAs(l query.Literal, t query.Type) (typedLiteral, bool) {
 			return typedLiteral{v: val}, true
 		}
 	case query.TypeDate:
+		// A date field takes dates only (today's binder refuses a date-time against it).
 		if kind == query.LitDate {
-			return typedLiteral{v: val}, true
-		}
-		if kind == query.LitDateTime {
 			return typedLiteral{v: val}, true
 		}
 	case query.TypeDateTime, query.TypeTimestamp:
@@ -754,7 +752,11 @@ func readQuoted(s string, t query.Type) (query.LiteralKind, query.Value, bool) {
 			!strings.ContainsAny(s, "xXpP_") && !strings.EqualFold(s, "inf") {
 			return query.LitDecimal, query.Float(f), true
 		}
-	case query.TypeDate, query.TypeDateTime, query.TypeTimestamp:
+	case query.TypeDate:
+		if d, err := time.Parse(time.DateOnly, s); err == nil {
+			return query.LitDate, query.Date(d), true
+		}
+	case query.TypeDateTime, query.TypeTimestamp:
 		if d, err := time.Parse(time.DateOnly, s); err == nil {
 			return query.LitDate, query.Date(d), true
 		}
@@ -785,9 +787,6 @@ func compareLiteral(v query.Value, l query.Literal) int {
 	case query.TypeBoolean:
 		return cmpBool(v.Bool, tl.v.Bool)
 	case query.TypeDate:
-		if tl.v.Type == query.TypeDateTime { // the day's midnight against the instant
-			return cmpInt(v.Int*query.MicrosPerDay, tl.v.Int)
-		}
 		return cmpInt(v.Int, tl.v.Int)
 	case query.TypeDateTime, query.TypeTimestamp:
 		if tl.isDay {
