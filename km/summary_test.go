@@ -160,7 +160,7 @@ func TestSummary(t *testing.T) {
 		name:   "a predefined filter over a parent record",
 		target: ordersSummary + "?fields=ID&filters=GERMANY",
 		status: 200,
-		want: `{"content":{"headers":[{"id":"ID","name":"Order","type":"string","aggregation":false,"filterable":true,"sortable":true}],
+		want: `{"content":{"headers":[{"id":"ID","name":"Order","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}],
 			"data":[{"ID":"O1"},{"ID":"O2"},{"ID":"O8"}]},"shape":[3,1],"summary":{"ID":{"count":3,"unique":3,"top":"O1","freq":"1"}}}`,
 	}, {
 		name:   "a filter expression of the wrong type",
