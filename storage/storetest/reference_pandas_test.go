@@ -1,0 +1,504 @@
+package storetest_test
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"testing"
+
+	"github.com/kmkit/kmkit/storage/storetest"
+)
+
+// pandasPython is Debian's interpreter with python3-pandas (.ci/run installs it).
+const pandasPython = "/usr/bin/python3"
+
+// pandasKM is the KM of the pandas check: customers C, materials M, orders O (of a
+// customer), items I (of an order and a material) and activities A (of an order).
+const pandasKM = `id: p
+name: Pandas check
+records:
+  - id: C
+    name: Customers
+    source: c
+    key: CID
+    fields:
+      - {id: CID, name: Customer, type: string}
+      - {id: COUNTRY, name: Country, type: string}
+      - {id: SEG, name: Segment, type: string}
+  - id: M
+    name: Materials
+    source: m
+    key: MID
+    fields:
+      - {id: MID, name: Material, type: string}
+      - {id: GRP, name: Group, type: string}
+  - id: O
+    name: Orders
+    source: o
+    key: OID
+    fields:
+      - {id: OID, name: Order, type: string}
+      - {id: CID, name: Customer, type: string}
+      - {id: NET, name: Net, type: float}
+      - {id: LATE, name: Late, type: integer}
+      - {id: STATUS, name: Status, type: string}
+  - id: I
+    name: Items
+    source: i
+    key: IID
+    fields:
+      - {id: IID, name: Item, type: string}
+      - {id: OID, name: Order, type: string}
+      - {id: MID, name: Material, type: string}
+      - {id: QTY, name: Quantity, type: integer}
+  - id: A
+    name: Activities
+    source: a
+    key: AID
+    fields:
+      - {id: AID, name: Activity, type: integer}
+      - {id: OID, name: Order, type: string}
+      - {id: ACT, name: Activity, type: string}
+relationships:
+  - {from: O.CID, to: C.CID}
+  - {from: I.OID, to: O.OID}
+  - {from: I.MID, to: M.MID}
+  - {from: A.OID, to: O.OID}
+kpis:
+  - {id: NET, name: Net, expr: "sum(O.NET)"}
+  - {id: AVGNET, name: Average net, expr: "avg(O.NET)"}
+  - {id: MEDNET, name: Median net, expr: "median(O.NET)"}
+  - {id: NORD, name: Orders, expr: "count(O.OID)"}
+  - {id: NCUST, name: Customers, expr: "countdistinct(O.CID)"}
+  - {id: QTY, name: Quantity, expr: "sum(I.QTY)"}
+  - {id: NITEMS, name: Items, expr: "count(I.IID)"}
+  - {id: LATE, name: Late share, expr: "ratio(O.LATE gt 0)"}
+  - {id: BIGQ, name: Net of orders with a big item, expr: "sum(O.NET, I.QTY gt 4)"}
+  - {id: NSHIP, name: Shipments, expr: "count(A.AID, A.ACT eq 'Ship')"}
+  - {id: MAXQ_DE, name: Largest German quantity, expr: "max(I.QTY, C.COUNTRY eq 'DE')"}
+  - {id: SHIPSHARE, name: Share of shipments, expr: "ratio(A.ACT eq 'Ship')"}
+`
+
+// pandasKPIs describes the KPIs above to the pandas script: function, field, condition.
+var pandasKPIs = []map[string]any{
+	{"id": "NET", "fn": "sum", "field": []string{"O", "NET"}},
+	{"id": "AVGNET", "fn": "avg", "field": []string{"O", "NET"}},
+	{"id": "MEDNET", "fn": "median", "field": []string{"O", "NET"}},
+	{"id": "NORD", "fn": "count", "field": []string{"O", "OID"}},
+	{"id": "NCUST", "fn": "countdistinct", "field": []string{"O", "CID"}},
+	{"id": "QTY", "fn": "sum", "field": []string{"I", "QTY"}},
+	{"id": "NITEMS", "fn": "count", "field": []string{"I", "IID"}},
+	{"id": "LATE", "fn": "ratio", "cond": []any{"O", "LATE", "gt", 0}},
+	{"id": "BIGQ", "fn": "sum", "field": []string{"O", "NET"}, "cond": []any{"I", "QTY", "gt", 4}},
+	{"id": "NSHIP", "fn": "count", "field": []string{"A", "AID"}, "cond": []any{"A", "ACT", "eq", "Ship"}},
+	{"id": "MAXQ_DE", "fn": "max", "field": []string{"I", "QTY"}, "cond": []any{"C", "COUNTRY", "eq", "DE"}},
+	{"id": "SHIPSHARE", "fn": "ratio", "cond": []any{"A", "ACT", "eq", "Ship"}},
+}
+
+// pandasScript computes, from the CSV files, the KPIs per group and the rows of every
+// record that pass each filter, by merges, drop_duplicates on (group, grain row) and
+// groupby, written from the rules without looking at the evaluator.
+const pandasScript = `
+import json, sys
+import pandas as pd
+d, spec = sys.argv[1], json.loads(sys.argv[2])
+REL = [("O", "CID", "C", "CID"), ("I", "OID", "O", "OID"), ("I", "MID", "M", "MID"), ("A", "OID", "O", "OID")]
+STR = {"C": ["CID", "COUNTRY", "SEG"], "M": ["MID", "GRP"], "O": ["OID", "CID", "STATUS"], "I": ["IID", "OID", "MID"], "A": ["OID", "ACT"]}
+T = {}
+for r in ["C", "M", "O", "I", "A"]:
+    df = pd.read_csv(f"{d}/data/{r.lower()}.csv", dtype={c: object for c in STR[r]}, keep_default_na=False, na_values=[""], float_precision="round_trip")
+    df.columns = [f"{r}.{c}" for c in df.columns]
+    df[f"{r}#"] = range(len(df))
+    T[r] = df
+
+def steps(r):
+    for c, f, p, k in REL:
+        if c == r: yield (c, f, p, k, True)
+        if p == r: yield (c, f, p, k, False)
+
+def path(a, b):
+    # breadth first; the graph of this KM is a tree, so the path is unique
+    prev, todo = {a: None}, [a]
+    while todo:
+        r = todo.pop(0)
+        for s in steps(r):
+            nxt = s[2] if s[4] else s[0]
+            if nxt not in prev:
+                prev[nxt] = (r, s)
+                todo.append(nxt)
+    out, r = [], b
+    while prev[r] is not None:
+        r0, s = prev[r]
+        out.append((r0, r, s))
+        r = r0
+    return out[::-1]
+
+def merge(frame, frm, to, s, right, how):
+    c, f, p, k, up = s
+    right = right[right[f"{to}.{k if up else f}"].notna()]
+    if up:
+        return frame.merge(right, left_on=f"{c}.{f}", right_on=f"{p}.{k}", how=how)
+    return frame.merge(right, left_on=f"{p}.{k}", right_on=f"{c}.{f}", how=how)
+
+def test(col, op, v):
+    # a comparison with null is unknown: the row does not pass
+    return {"gt": col > v, "lt": col < v, "eq": col == v, "ne": col != v}[op] & col.notna()
+
+def home_pass(cond):
+    r, f, op, v = cond
+    df = T[r]
+    return set(df.loc[test(df[f"{r}.{f}"], op, v).fillna(False).astype(bool), f"{r}#"])
+
+CACHE = {}
+
+def propagate(cond, x):
+    k = json.dumps([cond, x])
+    if k not in CACHE:
+        CACHE[k] = propagate1(cond, x)
+    return CACHE[k]
+
+def propagate1(cond, x):
+    # rows of x connected to a row of the condition's record that passes it
+    h = cond[0]
+    ok = home_pass(cond)
+    if x == h:
+        return ok
+    frame = T[x][[f"{x}#"] + [c for c in T[x].columns if c != f"{x}#"]]
+    for frm, to, s in path(x, h):
+        frame = merge(frame, frm, to, s, T[to], "inner")
+    return set(frame.loc[frame[f"{h}#"].isin(ok), f"{x}#"])
+
+def passing(x, filters):
+    rows = set(T[x][f"{x}#"])
+    for c in filters or []:
+        rows &= propagate(c, x)
+    return rows
+
+def kpi_groups(k, dims, filters):
+    # {group: value} of one KPI (one aggregate) grouped by dims, under filters
+    if k["fn"] == "ratio":
+        g = k["cond"][0]
+    else:
+        g = k["field"][0]
+    frame = T[g][T[g][f"{g}#"].isin(passing(g, filters))]
+    for rec in dict.fromkeys(r for r, _ in dims):
+        for frm, to, s in path(g, rec):
+            if f"{to}#" in frame.columns:
+                continue
+            right = T[to][T[to][f"{to}#"].isin(passing(to, filters))]
+            frame = merge(frame, frm, to, s, right, "left")
+    cols = [f"{r}.{f}" for r, f in dims]
+    frame = frame.drop_duplicates(subset=cols + [f"{g}#"])
+    if "cond" in k:
+        ok = propagate(k["cond"], g)
+        frame = frame.assign(_ok=frame[f"{g}#"].isin(ok))
+    else:
+        frame = frame.assign(_ok=True)
+    if not cols:
+        frame = frame.assign(_all="")
+        cols = ["_all"]
+    out = {}
+    for key, part in frame.groupby(cols[0] if len(cols) == 1 else cols, dropna=False, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        key = json.dumps([None if (isinstance(x, float) and x != x) else x for x in key][:len(dims)], separators=(",", ":"))
+        if k["fn"] == "ratio":
+            out[key] = float(part["_ok"].sum()) / len(part)
+            continue
+        vals = part.loc[part["_ok"], f"{g}.{k['field'][1]}"].dropna()
+        fn = k["fn"]
+        if fn == "count": v = int(len(vals))
+        elif fn == "countdistinct": v = int(vals.nunique())
+        elif len(vals) == 0: v = None
+        elif fn == "sum": v = float(vals.astype(float).sum())
+        elif fn == "avg": v = float(vals.astype(float).mean())
+        elif fn == "median": v = float(vals.astype(float).median())
+        elif fn == "max": v = float(vals.max())
+        out[key] = v
+    if not dims and "[]" not in out:
+        out["[]"] = 0 if k["fn"] in ("count", "countdistinct") else None
+    return out
+
+result = {"queries": [], "rows": {}}
+for q in spec["queries"]:
+    dims, filters = [tuple(x) for x in q["dims"]], q["filters"]
+    per = {k["id"]: kpi_groups(k, dims, filters) for k in spec["kpis"]}
+    groups = set()
+    for v in per.values():
+        groups |= set(v)
+    table = {}
+    for gk in groups:
+        table[gk] = {}
+        for k in spec["kpis"]:
+            v = per[k["id"]].get(gk)
+            if gk not in per[k["id"]]:
+                v = 0 if k["fn"] in ("count", "countdistinct") else None
+            table[gk][k["id"]] = v
+    result["queries"].append(table)
+for i, filters in enumerate(spec["filters"]):
+    result["rows"][str(i)] = {r: sorted(int(x) for x in passing(r, filters)) for r in T}
+print(json.dumps(result))
+`
+
+// pandasFilters are the filters of the check: conditions on every record.
+var pandasFilters = [][][]any{
+	nil,
+	{{"I", "QTY", "gt", 3}},
+	{{"C", "COUNTRY", "eq", "DE"}},
+	{{"A", "ACT", "eq", "Pay"}},
+	{{"M", "GRP", "eq", "G1"}},
+	{{"O", "STATUS", "ne", "OPEN"}, {"I", "QTY", "lt", 5}},
+}
+
+var pandasDims = [][][]string{
+	nil,
+	{{"O", "STATUS"}},
+	{{"C", "COUNTRY"}},
+	{{"M", "GRP"}},
+	{{"A", "ACT"}},
+	{{"C", "SEG"}, {"M", "GRP"}},
+	{{"I", "MID"}},
+}
+
+func filterText(c []any) string {
+	v := fmt.Sprint(c[3])
+	if s, ok := c[3].(string); ok {
+		v = "'" + s + "'"
+	}
+	return fmt.Sprintf("%s.%s %s %s", c[0], c[1], c[2], v)
+}
+
+// writePandasData writes random rows with nulls and dangling references.
+func writePandasData(t *testing.T, dir string, rng *rand.Rand) {
+	pick := func(null float64, vs ...string) string {
+		if rng.Float64() < null {
+			return ""
+		}
+		return vs[rng.IntN(len(vs))]
+	}
+	ids := func(prefix string, n int) []string {
+		var out []string
+		for i := 1; i <= n; i++ {
+			out = append(out, prefix+strconv.Itoa(i))
+		}
+		return out
+	}
+	nc, nm, no, ni, na := 3+rng.IntN(4), 2+rng.IntN(3), 5+rng.IntN(8), 6+rng.IntN(14), 4+rng.IntN(12)
+	tables := map[string][][]string{
+		"c": {{"CID", "COUNTRY", "SEG"}},
+		"m": {{"MID", "GRP"}},
+		"o": {{"OID", "CID", "NET", "LATE", "STATUS"}},
+		"i": {{"IID", "OID", "MID", "QTY"}},
+		"a": {{"AID", "OID", "ACT"}},
+	}
+	for _, id := range ids("C", nc) {
+		tables["c"] = append(tables["c"], []string{id, pick(0.2, "DE", "FR", "IT"), pick(0.2, "S1", "S2")})
+	}
+	for _, id := range ids("M", nm) {
+		tables["m"] = append(tables["m"], []string{id, pick(0.2, "G1", "G2", "G3")})
+	}
+	num := func(null float64, lo, hi int) string {
+		if rng.Float64() < null {
+			return ""
+		}
+		return strconv.Itoa(lo + rng.IntN(hi-lo+1))
+	}
+	for _, id := range ids("O", no) {
+		net := ""
+		if rng.Float64() > 0.15 {
+			net = strconv.FormatFloat(float64(rng.IntN(100000))/100, 'f', -1, 64)
+		}
+		tables["o"] = append(tables["o"], []string{id, pick(0.1, ids("C", nc+1)...), net, num(0.2, -3, 6), pick(0.15, "OPEN", "PAID", "SHIPPED")})
+	}
+	for _, id := range ids("I", ni) {
+		tables["i"] = append(tables["i"], []string{id, pick(0.1, ids("O", no+1)...), pick(0.1, ids("M", nm+1)...), num(0.15, 1, 8)})
+	}
+	for i := 1; i <= na; i++ {
+		tables["a"] = append(tables["a"], []string{strconv.Itoa(i * 10), pick(0.1, ids("O", no+1)...), pick(0.15, "Ship", "Pay", "Change")})
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "models"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "models", "p.yaml"), []byte(pandasKM), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, rows := range tables {
+		f, err := os.Create(filepath.Join(dir, "data", name+".csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := csv.NewWriter(f)
+		w.WriteAll(rows)
+		if err := f.Close(); err != nil || w.Error() != nil {
+			t.Fatal(err, w.Error())
+		}
+	}
+}
+
+// TestReferenceAgainstPandas checks the reference evaluator against pandas on random data
+// sets: every KPI of pandasKM grouped by fields of the grain's own record, parents,
+// children and records reached through an intermediate one (order values by material
+// group: an order counts once in every group its items have), under filters on every
+// record, and the rows of every record that pass each filter.
+func TestReferenceAgainstPandas(t *testing.T) {
+	if exec.Command(pandasPython, "-c", "import pandas").Run() != nil {
+		t.Skip(pandasPython + " cannot import pandas (Debian package python3-pandas)")
+	}
+	var queries []map[string]any
+	for _, d := range pandasDims {
+		for _, f := range pandasFilters {
+			queries = append(queries, map[string]any{"dims": orEmpty(d), "filters": orEmpty(f)})
+		}
+	}
+	spec, err := json.Marshal(map[string]any{"kpis": pandasKPIs, "queries": queries, "filters": pandasFilters})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kpiIDs []string
+	for _, k := range pandasKPIs {
+		kpiIDs = append(kpiIDs, k["id"].(string))
+	}
+	for seed := range uint64(6) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			dir := t.TempDir()
+			writePandasData(t, dir, rand.New(rand.NewPCG(seed, 12)))
+			out, err := exec.Command(pandasPython, "-c", pandasScript, dir, string(spec)).Output()
+			if err != nil {
+				if ee, ok := err.(*exec.ExitError); ok {
+					t.Fatalf("pandas: %v\n%s", err, ee.Stderr[max(0, len(ee.Stderr)-3000):])
+				}
+				t.Fatal(err)
+			}
+			var want struct {
+				Queries []map[string]map[string]any
+				Rows    map[string]map[string][]int
+			}
+			if err := json.Unmarshal(out, &want); err != nil {
+				t.Fatal(err)
+			}
+			ref, err := storetest.LoadReference(os.DirFS(dir), "p")
+			if err != nil {
+				t.Fatal(err)
+			}
+			qi := 0
+			for _, d := range pandasDims {
+				for _, f := range pandasFilters {
+					req := storetest.RefRequest{KPIs: kpiIDs}
+					for _, x := range d {
+						req.Fields = append(req.Fields, x[0]+"."+x[1])
+					}
+					for _, c := range f {
+						req.FilterExprs = append(req.FilterExprs, filterText(c))
+					}
+					compareWithPandas(t, ref, req, len(d), want.Queries[qi])
+					qi++
+				}
+			}
+			// Record-level rows passing each filter.
+			for i, f := range pandasFilters {
+				var texts []string
+				for _, c := range f {
+					texts = append(texts, filterText(c))
+				}
+				for _, rec := range []string{"C", "M", "O", "I", "A"} {
+					got, err := ref.Eval(storetest.RefRequest{Record: rec, FilterExprs: texts})
+					if err != nil {
+						t.Fatal(err)
+					}
+					var keys []int
+					for _, row := range got.Rows {
+						keys = append(keys, rowNumber(t, ref, rec, row))
+					}
+					if w := want.Rows[strconv.Itoa(i)][rec]; !slices.Equal(keys, orEmptyInts(w)) && !(len(keys) == 0 && len(w) == 0) {
+						t.Errorf("record %s filter %v: rows %v, pandas %v", rec, texts, keys, w)
+					}
+				}
+			}
+		})
+	}
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func orEmptyInts(s []int) []int { return s }
+
+// rowNumber finds the position of a full row of rec (its key is its first field).
+func rowNumber(t *testing.T, ref *storetest.Reference, rec string, row []any) int {
+	for i, r := range ref.Rows[rec] {
+		if fmt.Sprint(r[0].Format()) == fmt.Sprint(row[0]) {
+			return i
+		}
+	}
+	t.Fatalf("no row %v in %s", row, rec)
+	return -1
+}
+
+// compareWithPandas compares the evaluator's groups and KPI values with pandas' table
+// (group as a JSON array of the dimension values -> KPI id -> value).
+func compareWithPandas(t *testing.T, ref *storetest.Reference, req storetest.RefRequest, ndims int, want map[string]map[string]any) {
+	t.Helper()
+	got, err := ref.Eval(req)
+	if err != nil {
+		t.Fatalf("%+v: %v", req, err)
+	}
+	seen := map[string]bool{}
+	for _, row := range got.Rows {
+		k, _ := json.Marshal(row[:ndims])
+		key := string(k)
+		if seen[key] {
+			t.Errorf("fields %v filters %v: group %s twice", req.Fields, req.FilterExprs, key)
+		}
+		seen[key] = true
+		w, ok := want[key]
+		if !ok {
+			t.Errorf("fields %v filters %v: group %s is not in pandas' answer", req.Fields, req.FilterExprs, key)
+			continue
+		}
+		for j, id := range got.Columns[ndims:] {
+			if !sameNumber(w[id], row[ndims+j]) {
+				t.Errorf("fields %v filters %v group %s KPI %s: evaluator %v, pandas %v", req.Fields, req.FilterExprs, key, id, row[ndims+j], w[id])
+			}
+		}
+	}
+	for key := range want {
+		if !seen[key] {
+			t.Errorf("fields %v filters %v: pandas has group %s, the evaluator not", req.Fields, req.FilterExprs, key)
+		}
+	}
+}
+
+// sameNumber compares a pandas JSON number (float64) or null with an evaluator cell.
+func sameNumber(want, got any) bool {
+	if want == nil || got == nil {
+		return want == nil && got == nil
+	}
+	w, ok := want.(float64)
+	if !ok {
+		return false
+	}
+	var g float64
+	switch x := got.(type) {
+	case int64:
+		g = float64(x)
+	case float64:
+		g = x
+	default:
+		return false
+	}
+	return w == g || math.Abs(w-g) <= 1e-9*math.Max(math.Abs(w), math.Abs(g))
+}

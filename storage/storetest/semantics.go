@@ -1,0 +1,463 @@
+package storetest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/kmkit/kmkit/examples/server/demodata"
+	"github.com/kmkit/kmkit/km"
+)
+
+// demoOrders is the size of the generated demo the semantics suite loads: small enough for
+// the reference evaluator's nested loops, large enough for every record to have rows with
+// and without relatives.
+const demoOrders = 40
+
+// DemoData returns the order-to-cash demo (examples/server/demodata) with n generated
+// orders in the layout the stores load: models/*.yaml and data/<source>.csv.
+func DemoData(n int) (fs.FS, error) {
+	out := fstest.MapFS{}
+	models, err := fs.Glob(demodata.FS, "models/*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range models {
+		b, err := fs.ReadFile(demodata.FS, name)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = &fstest.MapFile{Data: b}
+	}
+	bufs := map[string]*bytes.Buffer{}
+	err = demodata.WriteCSV(n, func(source string) (io.Writer, error) {
+		bufs[source] = &bytes.Buffer{}
+		return bufs[source], nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for source, b := range bufs {
+		out["data/"+source+".csv"] = &fstest.MapFile{Data: b.Bytes()}
+	}
+	return out, nil
+}
+
+// endpointKind is one way of asking the API for rows.
+type endpointKind string
+
+const (
+	getData   endpointKind = "GET data"
+	getQuery  endpointKind = "GET query"
+	postData  endpointKind = "POST data"
+	getSumm   endpointKind = "GET summary"
+	maxAnswer              = 5000 // pageSize that holds every row of the small demo
+)
+
+// apiCall is one HTTP request derived from a RefRequest.
+type apiCall struct {
+	method, target, body string
+}
+
+func (c apiCall) String() string {
+	if c.body != "" {
+		return c.method + " " + c.target + " " + c.body
+	}
+	return c.method + " " + c.target
+}
+
+// toCall renders req as a request of the given kind against KM kmID.
+func toCall(kmID string, req RefRequest, kind endpointKind) apiCall {
+	base := km.BasePath + "/knowledge-models/" + url.PathEscape(kmID)
+	if req.Record != "" {
+		base += "/records/" + url.PathEscape(req.Record)
+	}
+	if kind == postData {
+		pr := map[string]any{}
+		if len(req.Fields) > 0 {
+			pr["fields"] = strings.Join(req.Fields, ",")
+		}
+		if len(req.Filters)+len(req.FilterExprs) > 0 {
+			f := map[string]any{}
+			if len(req.Filters) > 0 {
+				f["kmFilterNames"] = req.Filters
+			}
+			if len(req.FilterExprs) > 0 {
+				f["filterExpr"] = req.FilterExprs
+			}
+			pr["filters"] = f
+		}
+		pr["pagination"] = map[string]int{"pageNumber": req.Page, "pageSize": pageSizeOf(req)}
+		if req.Sort != "" {
+			pr["sort"] = req.Sort
+		}
+		if req.Distinct {
+			pr["options"] = []string{"distinct"}
+		}
+		if len(req.KPIs) > 0 {
+			pr["kpis"] = req.KPIs
+		}
+		if len(req.KPIParams) > 0 {
+			pr["kpiParameters"] = req.KPIParams
+		}
+		b, _ := json.Marshal(map[string]any{"projection": pr})
+		return apiCall{method: http.MethodPost, target: base + "/data", body: string(b)}
+	}
+	v := url.Values{}
+	if len(req.Fields) > 0 {
+		v.Set("fields", strings.Join(req.Fields, ","))
+	}
+	if len(req.Filters) > 0 {
+		v.Set("filters", strings.Join(req.Filters, ","))
+	}
+	for _, e := range req.FilterExprs {
+		v.Add("filterExpr", e)
+	}
+	if kind == getSumm {
+		v.Set("sampleSize", strconv.Itoa(pageSizeOf(req)))
+		return apiCall{method: http.MethodGet, target: base + "/summary?" + v.Encode()}
+	}
+	if len(req.KPIs) > 0 {
+		v.Set("kpis", strings.Join(req.KPIs, ","))
+	}
+	for k, ps := range req.KPIParams {
+		for p, val := range ps {
+			v.Add("kpiParam", k+"."+p+":"+val)
+		}
+	}
+	if req.Sort != "" {
+		v.Set("sort", req.Sort)
+	}
+	if req.Distinct {
+		v.Set("options", "distinct")
+	}
+	v.Set("page", strconv.Itoa(req.Page))
+	v.Set("pageSize", strconv.Itoa(pageSizeOf(req)))
+	path := "/data"
+	if kind == getQuery {
+		path = "/query"
+	}
+	return apiCall{method: http.MethodGet, target: base + path + "?" + v.Encode()}
+}
+
+func pageSizeOf(req RefRequest) int {
+	if req.PageSize == 0 {
+		return maxAnswer
+	}
+	return req.PageSize
+}
+
+// checkAPI sends req to h as kind and compares the answer with the reference: the same
+// status class (200, or 400 where the reference refuses the request), the same columns
+// and the same rows in the same order, floats within 1e-9 relative.
+func checkAPI(t *testing.T, h http.Handler, ref *Reference, kmID string, req RefRequest, kind endpointKind) {
+	t.Helper()
+	call := toCall(kmID, req, kind)
+	evalReq := req
+	if kind == getSumm {
+		evalReq.Sort, evalReq.Page, evalReq.Distinct = "", 0, false
+		evalReq.PageSize = 0
+	}
+	want, werr := ref.Eval(evalReq)
+	if werr != nil {
+		if _, ok := werr.(*RefError); !ok {
+			t.Fatalf("%s: the reference failed: %v", call, werr)
+		}
+	}
+	var r *http.Request
+	if call.body != "" {
+		r = httptest.NewRequest(call.method, call.target, strings.NewReader(call.body))
+		r.Header.Set("Content-Type", "application/json")
+	} else {
+		r = httptest.NewRequest(call.method, call.target, nil)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	body := w.Body.String()
+	if werr != nil {
+		if w.Code != http.StatusBadRequest {
+			t.Errorf("%s\n  want 400 (%v)\n  got %d %s", call, werr, w.Code, short(body))
+		}
+		return
+	}
+	if w.Code != http.StatusOK {
+		t.Errorf("%s\n  want 200 with %d rows\n  got %d %s", call, len(want.Rows), w.Code, short(body))
+		return
+	}
+	got, total, err := decodeRows(body, kind, want.Columns)
+	if err != nil {
+		t.Errorf("%s: %v in %s", call, err, short(body))
+		return
+	}
+	wantRows := want.Rows
+	if kind == getSumm {
+		if total != len(want.Rows) {
+			t.Errorf("%s\n  shape: want %d rows, got %d", call, len(want.Rows), total)
+		}
+		wantRows = wantRows[:min(len(wantRows), pageSizeOf(req))]
+	}
+	if d := diffRows(wantRows, got); d != "" {
+		t.Errorf("%s\n  columns %v\n%s", call, want.Columns, d)
+	}
+}
+
+func short(s string) string {
+	if len(s) > 600 {
+		return s[:600] + "..."
+	}
+	return s
+}
+
+// decodeRows reads the rows of an answer in the order of columns; total is the summary's
+// row count (shape[0]).
+func decodeRows(body string, kind endpointKind, columns []string) ([][]any, int, error) {
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.UseNumber()
+	var objs []map[string]any
+	total := -1
+	switch kind {
+	case getQuery:
+		var v struct {
+			Content []map[string]any `json:"content"`
+		}
+		if err := dec.Decode(&v); err != nil {
+			return nil, 0, err
+		}
+		objs = v.Content
+	default:
+		var v struct {
+			Content struct {
+				Headers []struct {
+					ID string `json:"id"`
+				} `json:"headers"`
+				Data []map[string]any `json:"data"`
+			} `json:"content"`
+			Shape []int `json:"shape"`
+		}
+		if err := dec.Decode(&v); err != nil {
+			return nil, 0, err
+		}
+		var ids []string
+		for _, hd := range v.Content.Headers {
+			ids = append(ids, hd.ID)
+		}
+		if strings.Join(ids, ",") != strings.Join(columns, ",") {
+			return nil, 0, fmt.Errorf("headers %v, want %v", ids, columns)
+		}
+		objs = v.Content.Data
+		if len(v.Shape) > 0 {
+			total = v.Shape[0]
+		}
+	}
+	rows := make([][]any, len(objs))
+	for i, o := range objs {
+		if len(o) != len(columns) {
+			return nil, 0, fmt.Errorf("row %d has %d members, want %d", i, len(o), len(columns))
+		}
+		rows[i] = make([]any, len(columns))
+		for j, c := range columns {
+			v, ok := o[c]
+			if !ok {
+				return nil, 0, fmt.Errorf("row %d has no member %s", i, c)
+			}
+			rows[i][j] = v
+		}
+	}
+	return rows, total, nil
+}
+
+// sameCell compares a reference cell (nil, string, bool, int64, float64) with a decoded
+// JSON value (json.Number for numbers): numbers within 1e-9 relative.
+func sameCell(want, got any) bool {
+	switch want.(type) {
+	case nil:
+		return got == nil
+	case string, bool:
+		return want == got
+	}
+	n, ok := got.(json.Number)
+	if !ok {
+		return false
+	}
+	g, err := strconv.ParseFloat(string(n), 64)
+	if err != nil {
+		return false
+	}
+	var wf float64
+	switch w := want.(type) {
+	case int64:
+		if gi, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+			return gi == w
+		}
+		wf = float64(w)
+	case float64:
+		wf = w
+	default:
+		return false
+	}
+	return closeFloats(wf, g)
+}
+
+// closeFloats reports whether a and b agree within 1e-9 relative.
+func closeFloats(a, b float64) bool {
+	if a == b {
+		return true
+	}
+	return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
+}
+
+// diffRows describes the first differences between want and got, or "".
+func diffRows(want, got [][]any) string {
+	var b strings.Builder
+	if len(want) != len(got) {
+		fmt.Fprintf(&b, "  want %d rows, got %d\n", len(want), len(got))
+	}
+	shown := 0
+	for i := 0; i < max(len(want), len(got)) && shown < 8; i++ {
+		var w, g []any
+		if i < len(want) {
+			w = want[i]
+		}
+		if i < len(got) {
+			g = got[i]
+		}
+		same := len(w) == len(g)
+		for j := 0; same && j < len(w); j++ {
+			same = sameCell(w[j], g[j])
+		}
+		if !same {
+			fmt.Fprintf(&b, "  row %d: want %v, got %v\n", i, w, g)
+			shown++
+		}
+	}
+	return b.String()
+}
+
+// semanticsCases lists the requests of the semantics suite over the demo KM o2c.
+func semanticsCases(m *km.KnowledgeModel) (records, kmLevel []RefRequest) {
+	// Every record x predefined filter pair, at record level.
+	for _, r := range m.Records {
+		var fields []string
+		for _, f := range r.Fields {
+			fields = append(fields, f.ID)
+		}
+		records = append(records, RefRequest{Record: r.ID, Fields: fields})
+		for _, f := range m.Filters {
+			records = append(records, RefRequest{Record: r.ID, Fields: fields, Filters: []string{f.ID}})
+		}
+	}
+	// Filters on every record through filterExpr RECORD.FIELD, and together.
+	crossFilters := [][]string{
+		{"CUSTOMERS.COUNTRY eq 'DE'"},
+		{"MATERIALS.MATERIAL_GROUP eq 'Hardware'"},
+		{"ORDER_ITEMS.QUANTITY gt 10"},
+		{"ACTIVITIES.ACTIVITY eq 'Change Price'"},
+		{"ORDERS.STATUS eq 'OPEN' or ORDERS.DAYS_LATE gt 3"},
+		{"ORDERS.EXPRESS eq 'true'", "ORDERS.STATUS not eq ''"},
+		{"ORDER_ITEMS.QUANTITY gt 5 and ORDERS.STATUS ne 'CANCELLED' and CUSTOMERS.SEGMENT eq 'SMB'"},
+	}
+	for _, r := range []string{"ORDERS", "ORDER_ITEMS", "CUSTOMERS", "MATERIALS", "ACTIVITIES"} {
+		var fields []string
+		for _, f := range m.Record(r).Fields[:2] {
+			fields = append(fields, f.ID)
+		}
+		for _, fe := range crossFilters {
+			records = append(records, RefRequest{Record: r, Fields: fields, FilterExprs: fe})
+		}
+	}
+	records = append(records,
+		RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID", "STATUS"}, FilterExprs: []string{"EXPRESS eq 'true'", "STATUS not eq ''"}},
+		RefRequest{Record: "ORDERS", Fields: []string{"STATUS"}, Distinct: true, Filters: []string{"GERMAN_CUSTOMERS"}, Sort: "-STATUS"},
+		RefRequest{Record: "ORDER_ITEMS", Fields: []string{"ITEM_ID", "QUANTITY"}, Filters: []string{"PRICE_CHANGES", "HIGH_VALUE"}, Sort: "+QUANTITY", Page: 1, PageSize: 7},
+		RefRequest{Record: "ORDER_ITEMS", Fields: []string{"ITEM_ID"}, FilterExprs: []string{"ACTIVITIES.ACTIVITY eq 'Ship Goods' or ORDER_ITEMS.QUANTITY gt 5"}},
+		RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID"}, FilterExprs: []string{"EXPRESS eq 'yes'"}},
+	)
+
+	// KPIs: alone, with every other, grouped by fields of many records.
+	dims := [][]string{
+		nil,
+		{"ORDERS.STATUS"},
+		{"CUSTOMERS.COUNTRY"},
+		{"ORDER_ITEMS.MATERIAL_ID"},
+		{"ACTIVITIES.ACTIVITY"},
+		{"MATERIALS.MATERIAL_GROUP"},
+		{"CUSTOMERS.SEGMENT", "MATERIALS.MATERIAL_GROUP"},
+		{"ORDERS.EXPRESS", "ACTIVITIES.AUTOMATED"},
+	}
+	var all []string
+	for _, k := range m.KPIs {
+		all = append(all, k.ID)
+		for _, d := range dims {
+			kmLevel = append(kmLevel, RefRequest{Fields: d, KPIs: []string{k.ID}})
+		}
+	}
+	for _, d := range dims {
+		kmLevel = append(kmLevel, RefRequest{Fields: d, KPIs: all})
+	}
+	for _, fe := range crossFilters {
+		for _, d := range dims[:6] {
+			kmLevel = append(kmLevel, RefRequest{Fields: d, KPIs: all, FilterExprs: fe})
+		}
+	}
+	for _, f := range m.Filters {
+		kmLevel = append(kmLevel, RefRequest{Fields: []string{"MATERIALS.MATERIAL_GROUP"}, KPIs: all, Filters: []string{f.ID}})
+	}
+	kmLevel = append(kmLevel,
+		RefRequest{KPIs: []string{"TOTAL_NET", "ITEM_QUANTITY"}},
+		RefRequest{KPIs: []string{"TOTAL_NET", "ACTIVITY_COUNT"}},
+		RefRequest{Fields: []string{"CUSTOMERS.COUNTRY"}, KPIs: []string{"LATE_SHARE", "ITEM_QUANTITY", "AVG_NET"}, Sort: "-ITEM_QUANTITY"},
+		RefRequest{Fields: []string{"MATERIALS.MATERIAL_GROUP"}, KPIs: []string{"TOTAL_NET"}, Sort: "+TOTAL_NET", Page: 1, PageSize: 2},
+		RefRequest{Fields: []string{"ORDERS.STATUS"}, KPIs: []string{"LATE_SHARE", "STATUS_VALUE"},
+			KPIParams: map[string]map[string]string{"LATE_SHARE": {"threshold": "5"}, "STATUS_VALUE": {"status": "PAID"}}},
+		// Rows without KPIs.
+		RefRequest{Fields: []string{"ORDERS.ORDER_ID", "CUSTOMERS.COUNTRY"}},
+		RefRequest{Fields: []string{"ORDER_ITEMS.ITEM_ID", "MATERIALS.MATERIAL_GROUP", "ORDERS.STATUS", "CUSTOMERS.CITY"}, FilterExprs: []string{"ACTIVITIES.ACTIVITY eq 'Change Price'"}},
+		RefRequest{Fields: []string{"ORDERS.STATUS", "MATERIALS.MATERIAL_GROUP"}, Distinct: true, Sort: "+MATERIALS.MATERIAL_GROUP"},
+		RefRequest{Fields: []string{"CUSTOMERS.COUNTRY"}, Distinct: true, Filters: []string{"OPEN_ORDERS"}},
+		RefRequest{Fields: []string{"ACTIVITIES.ACTIVITY", "ORDER_ITEMS.QUANTITY"}},
+		RefRequest{Fields: []string{"ORDERS.STATUS"}, KPIs: []string{"TOTAL_NET"}, FilterExprs: []string{"ACTIVITIES.ACTIVITY eq 'Ship Goods' or ORDER_ITEMS.QUANTITY gt 5"}},
+	)
+	return records, kmLevel
+}
+
+// runSemantics checks the store, through the KM HTTP handler, against the reference
+// evaluator on a small generated demo.
+func runSemantics(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
+	fsys, err := DemoData(demoOrders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := LoadReference(fsys, "o2c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := km.NewHandler(newStore(t, fsys), km.Options{MaxPageSize: maxAnswer})
+	records, kmLevel := semanticsCases(ref.KM)
+	t.Run("Records", func(t *testing.T) {
+		for _, req := range records {
+			for _, kind := range []endpointKind{getData, getQuery, postData, getSumm} {
+				if kind == getSumm && (req.Sort != "" || req.Distinct || req.Page != 0) {
+					continue
+				}
+				checkAPI(t, h, ref, "o2c", req, kind)
+			}
+		}
+	})
+	t.Run("KnowledgeModel", func(t *testing.T) {
+		for _, req := range kmLevel {
+			for _, kind := range []endpointKind{getData, getQuery, postData} {
+				checkAPI(t, h, ref, "o2c", req, kind)
+			}
+		}
+	})
+}
