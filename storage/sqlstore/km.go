@@ -120,6 +120,10 @@ func (s *KMStore) page(ctx context.Context, st *statement, res *query.Result) (b
 	for i := range raw {
 		ptrs[i] = &raw[i]
 	}
+	if st.pad {
+		var pad any
+		ptrs = append([]any{&pad}, ptrs...)
+	}
 	if st.pageCounts {
 		ptrs = append(ptrs, &res.Count)
 	}

@@ -291,7 +291,8 @@ func (t *planner) rowStatement(st *statement, score *searchScore) (*statement, e
 		sorted[k.Column] = true
 	}
 	if len(sel) == 0 {
-		return nil, fmt.Errorf("%w: rows without fields", errInternal)
+		// A plan without columns lists rows of no values: SQL selects one constant.
+		exprs, sel, st.pad = []string{"1"}, []string{"1 AS c0"}, true
 	}
 	total := ""
 	if p.Count && (p.Distinct || score != nil) {
@@ -303,7 +304,7 @@ func (t *planner) rowStatement(st *statement, score *searchScore) (*statement, e
 	}
 	var page, count string
 	switch {
-	case p.Distinct && score == nil && !slices.Contains(sorted, false):
+	case p.Distinct && score == nil && len(p.Sort) > 0 && !slices.Contains(sorted, false):
 		page = "SELECT DISTINCT " + strings.Join(sel, ", ") + from + " ORDER BY " + strings.Join(keys, ", ")
 		count = "SELECT count(*) FROM (SELECT DISTINCT " + strings.Join(exprs, ", ") + from + ") q"
 		if total != "" {

@@ -252,6 +252,9 @@ type statement struct {
 	empty     bool // the page is known to be empty (beyond the end of any result)
 	// pageCounts says that the page's rows end with the total number of rows.
 	pageCounts bool
+	// pad says that the page's rows start with a constant that is not a column (a
+	// statement selects at least one value).
+	pad bool
 }
 
 // searchScore is the score expression of a search: per searched column, a CASE over the
