@@ -9,12 +9,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/query/fuzzy"
 	"github.com/kmkit/kmkit/storage/sqlstore"
 	"github.com/kmkit/kmkit/storage/storetest"
 )
@@ -130,7 +132,12 @@ func checkReference(t *testing.T, h http.Handler, ref *storetest.Reference, req 
 	if err != nil {
 		t.Fatalf("%+v: the reference refuses it: %v", req, err)
 	}
-	target := queryTarget(req)
+	checkRows(t, h, queryTarget(req), want.Columns, want.Rows)
+}
+
+// checkRows asks h for target and compares the content with rows (reference cells).
+func checkRows(t *testing.T, h http.Handler, target string, columns []string, rows [][]any) {
+	t.Helper()
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, target, nil))
 	if w.Code != http.StatusOK {
@@ -145,14 +152,14 @@ func checkReference(t *testing.T, h http.Handler, ref *storetest.Reference, req 
 	if err := dec.Decode(&got); err != nil {
 		t.Fatalf("%s: %v", target, err)
 	}
-	if len(got.Content) != len(want.Rows) {
-		t.Errorf("%s: %d rows, want %d:\n got %v\nwant %v", target, len(got.Content), len(want.Rows), got.Content, want.Rows)
+	if len(got.Content) != len(rows) {
+		t.Errorf("%s: %d rows, want %d:\n got %v\nwant %v", target, len(got.Content), len(rows), got.Content, rows)
 		return
 	}
-	for i, row := range want.Rows {
-		for j, c := range want.Columns {
+	for i, row := range rows {
+		for j, c := range columns {
 			if g := got.Content[i][c]; !sameValue(row[j], g) {
-				t.Errorf("%s: row %d column %s: got %v, want %v\n got %v\nwant %v", target, i, c, g, row[j], got.Content, want.Rows)
+				t.Errorf("%s: row %d column %s: got %v, want %v\n got %v\nwant %v", target, i, c, g, row[j], got.Content, rows)
 				return
 			}
 		}
@@ -207,3 +214,93 @@ func sameValue(want, got any) bool {
 }
 
 var _ fs.FS = fstest.MapFS{}
+
+// searchCase is a request with a fuzzy search over selected string fields.
+type searchCase struct {
+	req       storetest.RefRequest
+	term      string
+	fields    []string // searchField, all selected
+	precision int
+}
+
+// TestPlanSearch checks searches on SQLite and PostgreSQL: the expected rows are the
+// reference's rows of the same request without search and paging, kept where the best
+// fuzzy score (package query/fuzzy, the scorer both backends share) of the searched
+// values reaches the precision, best score first without sort keys (ties in the
+// reference's order), then paged.
+func TestPlanSearch(t *testing.T) {
+	fsys, err := storetest.DemoData(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := storetest.LoadReference(fsys, "o2c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []searchCase{
+		{req: storetest.RefRequest{Record: "CUSTOMERS", Fields: []string{"CUSTOMER_NAME", "CITY", "COUNTRY"}}, term: "ber", fields: []string{"CUSTOMER_NAME", "CITY"}, precision: 60},
+		{req: storetest.RefRequest{Record: "CUSTOMERS", Fields: []string{"CUSTOMER_NAME", "CITY"}, Sort: "+CITY", Page: 1, PageSize: 3}, term: "a", fields: []string{"CITY"}, precision: 50},
+		{req: storetest.RefRequest{Record: "ORDERS", Fields: []string{"STATUS", "CURRENCY"}, Distinct: true, FilterExprs: []string{"CUSTOMERS.COUNTRY ne 'DE'"}}, term: "pad", fields: []string{"STATUS"}, precision: 40},
+		{req: storetest.RefRequest{Fields: []string{"ORDERS.ORDER_ID", "CUSTOMERS.CITY"}, FilterExprs: crossConjuncts[1]}, term: "mun", fields: []string{"CUSTOMERS.CITY"}, precision: 60},
+		{req: storetest.RefRequest{Fields: []string{"MATERIALS.MATERIAL_GROUP", "CUSTOMERS.CITY"}, KPIs: []string{"TOTAL_NET", "ITEM_QUANTITY"}}, term: "hard", fields: []string{"MATERIALS.MATERIAL_GROUP"}, precision: 60},
+		{req: storetest.RefRequest{Fields: []string{"CUSTOMERS.COUNTRY", "ACTIVITIES.ACTIVITY"}, KPIs: []string{"ACTIVITY_COUNT", "ORDER_COUNT"}, Sort: "-ACTIVITY_COUNT", PageSize: 4}, term: "ship", fields: []string{"ACTIVITIES.ACTIVITY", "CUSTOMERS.COUNTRY"}, precision: 50},
+	}
+	for _, b := range []struct {
+		name string
+		open func(testing.TB) *sqlstore.DB
+	}{{"SQLite", openSQLite}, {"Postgres", openPostgres}} {
+		t.Run(b.name, func(t *testing.T) {
+			s := b.open(t).KM()
+			if err := s.Import(context.Background(), fsys); err != nil {
+				t.Fatal(err)
+			}
+			h := km.NewHandler(s, km.Options{MaxPageSize: 5000})
+			for _, c := range cases {
+				checkSearch(t, h, ref, c)
+			}
+		})
+	}
+}
+
+func checkSearch(t *testing.T, h http.Handler, ref *storetest.Reference, c searchCase) {
+	t.Helper()
+	all := c.req
+	all.Page, all.PageSize = 0, 0
+	want, err := ref.Eval(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := fuzzy.New(c.term)
+	type scored struct {
+		row   []any
+		score int
+	}
+	var kept []scored
+	for _, row := range want.Rows {
+		best := 0
+		for _, f := range c.fields {
+			if v, ok := row[slices.Index(want.Columns, f)].(string); ok {
+				best = max(best, m.Score(v))
+			}
+		}
+		if best >= c.precision {
+			kept = append(kept, scored{row, best})
+		}
+	}
+	if c.req.Sort == "" {
+		slices.SortStableFunc(kept, func(a, b scored) int { return b.score - a.score })
+	}
+	var rows [][]any
+	for _, k := range kept {
+		rows = append(rows, k.row)
+	}
+	if c.req.PageSize > 0 {
+		lo := min(len(rows), c.req.Page*c.req.PageSize)
+		rows = rows[lo:min(len(rows), lo+c.req.PageSize)]
+	}
+	if len(rows) == 0 || len(kept) == len(want.Rows) {
+		t.Fatalf("%+v: the search keeps %d of %d rows; pick a term that keeps some", c, len(kept), len(want.Rows))
+	}
+	v := url.Values{"searchTerm": {c.term}, "searchField": {strings.Join(c.fields, ",")}, "searchPrecision": {strconv.Itoa(c.precision)}}
+	checkRows(t, h, queryTarget(c.req)+"&"+v.Encode(), want.Columns, rows)
+}
