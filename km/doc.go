@@ -44,19 +44,17 @@
 //     shortDisplayName, internalNote; published for KMs; format, unit, direction, target
 //     for KPIs), ties in definition order. Record details take sort for their fields
 //     (also by type, format and unit).
-//   - Record endpoints are single-table: a predefined filter applies there only when all
-//     its fields belong to that record (400 GENERAL_PARAMETER_ILLEGAL otherwise). kpis at
-//     record level is 400 GENERAL_PARAMETER_ILLEGAL.
-//   - KM endpoints join the records a request touches (fields, filters, search, KPI fields
-//     and conditions) from the one record that reaches all others through relationships;
-//     the rows are that record's. Without such a record: 400 KM_JOIN_NOT_POSSIBLE naming
-//     two records that cannot be joined. Unknown fields and KPIs: 400 KM_FIELD_NOTFOUND
-//     listing them all; unknown filters: 400 KM_FILTER_NOTFOUND.
+//   - Every request is compiled once into a Plan (NewPlan; see "What a query means"),
+//     the only step that rejects a request: unknown fields and KPIs are 400
+//     KM_FIELD_NOTFOUND listing them all, unknown filters 400 KM_FILTER_NOTFOUND, records
+//     without a path 400 KM_JOIN_NOT_POSSIBLE, records joined by several shortest paths
+//     400 KM_JOIN_AMBIGUOUS naming the candidates ("ORDERS-ORDER_ITEMS-MATERIALS or
+//     ORDERS-PLANTS-MATERIALS"). kpis at record level is 400 GENERAL_PARAMETER_ILLEGAL.
 //   - KPI parameters can be set per request: GET kpiParam=KPI_ID.param:value (repeatable),
 //     POST projection member kpiParameters {"KPI_ID": {"param": "value"}}; they apply only
 //     to KPIs the request selects.
-//   - Header type of a KPI is what the store computes (the memory store: integer for
-//     count and countdistinct, the field's type for min and max, float otherwise).
+//   - The type of a KPI (headers, Plan.Columns) is integer for a lone count or
+//     countdistinct, the field's type for a lone min or max, float otherwise.
 //   - POST bodies: unknown members are 400 GENERAL_PARAMETER_ILLEGAL; a member of the wrong
 //     JSON type is 400 GENERAL_PARAMETER_MISSMATCH; beyond Options.MaxBodyBytes, 413
 //     GENERAL_PAYLOAD_TOO_LARGE. filterExpr entries of a POST are split at top-level
@@ -93,6 +91,64 @@
 //     ranks a YAML type above JSON; anything else gets JSON. Another format is 400
 //     GENERAL_PARAMETER_ILLEGAL, a curated that is not a boolean 400
 //     GENERAL_PARAMETER_MISSMATCH.
+//
+// # What a query means
+//
+// These rules make every backend (and the reference evaluator of storage/storetest) give
+// the same answers; Plan's documentation restates them member by member.
+//
+// Relationships and paths. A relationship {from: C.f, to: P.k} relates child rows of C to
+// the parent row of P with an equal, non-null key. The path between two records is the
+// shortest in the relationship graph taken as undirected; several shortest paths are a
+// 400 KM_JOIN_AMBIGUOUS naming them, none a 400 KM_JOIN_NOT_POSSIBLE. "Up" is from child
+// to parent.
+//
+// Filters. The filter of a request is the AND of its predefined filters and filterExpr
+// entries (OData: filterid and $filter), split into top-level AND conjuncts. A conjunct
+// lives on its home: the record it names from which every other record it names is
+// reached going up; it is evaluated on each home row, reading the other records' fields
+// from the chain of parent rows (null where a parent is missing), with SQL's
+// three-valued logic. A conjunct without a home (fields of sibling records) is a 400 that
+// asks for separate expressions. A row of any record passes a conjunct when some home row
+// connected to it along the path passes it: "my parent passes" going down from the home,
+// "some child passes" going up, and so on through common parents. A row passes the
+// filter when it passes every conjunct, and the filter applies to every row a query
+// reads. Record endpoints take their own fields bare and RECORD.FIELD of any record;
+// every predefined filter applies to every record it reaches.
+//
+// Rows without KPIs. At record level the rows are the record's rows that pass the
+// filter, in row order. At KM level the rows are those of the row grain: the coarsest
+// record that reaches every record of the selected fields (and of the searched fields)
+// going up (ORDERS for ORDERS and CUSTOMERS fields, ORDER_ITEMS for ORDERS and
+// MATERIALS), each with the fields of its parent chain. Fields of two sibling records
+// (ACTIVITIES and ORDER_ITEMS) have no such record: 400 KM_JOIN_NOT_POSSIBLE saying that
+// KPIs can combine them. A record-level request naming no field selects them all.
+//
+// KPIs. Each aggregate counts the rows of its grain: the record of its field; for ratio
+// the home of its condition; for count() the KPI's record: (else the only record its
+// expression names; otherwise the definition fails to load). Its tuples start at the
+// grain rows that pass the filter and expand along the shortest paths to the records of
+// the selected fields: one parent row going up, every child row going down, only rows
+// that pass the filter, one null row where none does. Each tuple pairs a group (the
+// selected fields' values) with a grain row, and each grain row counts once per group. An
+// aggregate's condition is one conjunct (not split) carried to the grain: a grain row
+// passes when some connected row of the condition's home passes it; the request's filter
+// restricts the grain rows, not the rows the condition reads (a choice: the condition
+// says which grain rows count, the filter which grain rows exist). Without fields there
+// is one group, also over no rows. The groups are those of all aggregates; an aggregate
+// without rows in a group is 0 for counts and null otherwise, and arithmetic with null or
+// a division by zero is null. Without sort, groups come by the first aggregate that has
+// rows in them, then by the least row number of those rows, then by their values
+// ascending, nulls last; sort keys break ties the same way.
+//
+// Search. Without KPIs the searched fields (by default the selected string fields)
+// belong to the row grain's records and rows come best score first. With KPIs a search
+// looks at the selected fields only (searchField naming another field is a 400): a group
+// matches when its values score enough, best score first.
+//
+// Quoted literals. A quoted text compared with a typed field is read as that type when
+// it is a value of it ('true', '42', '2025-03-01'); F not eq followed by the empty quoted
+// text, on a typed field, is "F is not null" (the Power Platform connector's "not empty"). See package query.
 //
 // The handler keeps no state between requests; authentication, permissions and rate
 // limits belong to the auth middleware in front of it.

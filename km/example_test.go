@@ -25,8 +25,7 @@ type ticket struct {
 // columnar executor.
 type ticketStore struct {
 	model *km.KnowledgeModel
-	frame *exec.Frame // record level: fields named by id
-	joint *exec.Frame // KM level: fields named RECORD.FIELD
+	src   *exec.Source // runs the handler's plans over the tickets' table
 }
 
 func newTicketStore(model *km.KnowledgeModel, tickets []ticket) (*ticketStore, error) {
@@ -40,11 +39,7 @@ func newTicketStore(model *km.KnowledgeModel, tickets []ticket) (*ticketStore, e
 	if err != nil {
 		return nil, err
 	}
-	joint, err := exec.NewFrame("TICKETS", table)
-	if err != nil {
-		return nil, err
-	}
-	return &ticketStore{model: model, frame: exec.FromTable(table), joint: joint}, nil
+	return &ticketStore{model: model, src: exec.NewSource(model, map[string]*column.Table{"TICKETS": table})}, nil
 }
 
 func (s *ticketStore) Models(context.Context) ([]*km.KnowledgeModel, error) {
@@ -59,14 +54,7 @@ func (s *ticketStore) Model(_ context.Context, id string) (*km.KnowledgeModel, e
 }
 
 func (s *ticketStore) Query(_ context.Context, p *km.Plan) (*query.Result, error) {
-	q, err := p.Legacy()
-	if err != nil {
-		return nil, err
-	}
-	if q.Join == nil {
-		return exec.Run(s.frame, &q.Request)
-	}
-	return exec.Run(s.joint, &q.Request) // one record: the join plan is that record alone
+	return s.src.Run(p)
 }
 
 const helpdeskYAML = `id: helpdesk

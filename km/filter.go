@@ -1,9 +1,6 @@
 package km
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 )
@@ -64,19 +61,15 @@ func offsetError(err error, off int) error {
 	return &ExprError{Pos: off + int(qe.Pos), Reason: qe.Msg}
 }
 
-// RecordLevel returns the filter's bound expression rewritten for the fields of record
-// rec: "REC.FIELD" becomes "FIELD", as a record endpoint names them. It fails, saying
-// which, when the filter uses a field of another record.
-func (f *Filter) RecordLevel(rec string) (query.Expr, error) {
-	prefix := rec + "."
-	return query.MapFields(f.bound, func(r query.FieldRef) (query.FieldRef, error) {
-		name, ok := strings.CutPrefix(r.Name, prefix)
-		if !ok || name == "" {
-			return r, fmt.Errorf("it uses field %s of another record", r.Name)
+// filterApplies reports whether the predefined filter f can filter the rows of record rec:
+// each of its conjuncts has a home and a path of relationships to rec.
+func (m *KnowledgeModel) filterApplies(f *Filter, rec string) bool {
+	for _, part := range conjuncts(f.bound) {
+		if _, err := m.conjunct(part, []string{rec}); err != nil {
+			return false
 		}
-		r.Name = name
-		return r, nil
-	})
+	}
+	return true
 }
 
 // compileFilters turns the predefined filters (by id, duplicates dropped) and filterExpr

@@ -331,17 +331,3 @@ func splitArgs(src string, start int) ([]arg, int, error) {
 	}
 	return nil, 0, &ExprError{Pos: start - 1, Reason: "missing )"}
 }
-
-// kpiType is the type of a metric's values, as the executors compute them: integer for
-// count and countdistinct, the field's type for min and max, float for everything else.
-func kpiType(m query.Metric, fieldType func(string) query.Type) query.Type {
-	if a, ok := m.(*query.Aggregate); ok {
-		switch a.Func {
-		case query.AggCount, query.AggCountDistinct:
-			return query.TypeInteger
-		case query.AggMin, query.AggMax:
-			return fieldType(a.Field)
-		}
-	}
-	return query.TypeFloat
-}

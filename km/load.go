@@ -285,12 +285,14 @@ func (m *KnowledgeModel) compileKPI(k *KPI, values map[string]string) error {
 		return err
 	}
 	k.metric = metric
-	k.Type = kpiType(metric, func(name string) query.Type {
-		if _, f := m.Field(name); f != nil {
-			return f.Type
-		}
-		return query.TypeInvalid
-	})
+	grains, err := m.metricGrains(k, metric)
+	if err != nil {
+		return err
+	}
+	k.Type = query.TypeFloat
+	if a, ok := metric.(*query.Aggregate); ok {
+		k.Type = grains[a].Type
+	}
 	return nil
 }
 

@@ -199,7 +199,9 @@ type Conjunct struct {
 }
 
 // Search is a fuzzy search (package query/fuzzy): a row (or group) matches when the best
-// score of Term over Fields reaches Precision (0..100); a null cell scores 0.
+// score of Term over Fields reaches Precision (0..100); a null cell scores 0, and so does
+// every row when Fields is empty. A request naming no search field searches the selected
+// string fields.
 //
 // Without KPIs, Fields are fields of Grain or of records of RowJoin; rows that pass the
 // filter are scored and, without sort keys, come best score first, ties in row order; with
@@ -277,7 +279,13 @@ func newPlan(m *KnowledgeModel, r *PlanRequest) (*Plan, error) {
 		}
 	}
 	c.rec = rec
-	if err := c.fields(r.Fields); err != nil {
+	fields := r.Fields
+	if rec != nil && len(fields) == 0 {
+		for _, f := range rec.Fields {
+			fields = append(fields, f.ID)
+		}
+	}
+	if err := c.fields(fields); err != nil {
 		return nil, err
 	}
 	if err := c.kpis(r.KPIs); err != nil {
@@ -410,10 +418,15 @@ func (m *KnowledgeModel) metricGrains(k *KPI, mt query.Metric) (map[*query.Aggre
 	walk = func(mt query.Metric) error {
 		switch x := mt.(type) {
 		case *query.Arith:
-			if err := walk(x.L); err != nil {
-				return err
+			for _, side := range []query.Metric{x.L, x.R} {
+				if err := walk(side); err != nil {
+					return err
+				}
+				if a, ok := side.(*query.Aggregate); ok && !out[a].Type.Numeric() {
+					return fmt.Errorf("%s of %s is %s and cannot take part in arithmetic", aggName(a.Func), a.Field, article(out[a].Type))
+				}
 			}
-			return walk(x.R)
+			return nil
 		case *query.Aggregate:
 			a := &Aggregate{Func: x.Func}
 			switch {
@@ -491,6 +504,14 @@ func (m *KnowledgeModel) home(e query.Expr) (string, []string, error) {
 	return "", named, fmt.Errorf("%s names fields of records %s, and no one of them reaches the others through relationships from the many side to the one side; write the conditions on each record as separate filter expressions", quoteExpr(e), strings.Join(named, ", "))
 }
 
+// article returns "a string", "an integer" ...
+func article(t query.Type) string {
+	if t == query.TypeInteger {
+		return "an integer"
+	}
+	return "a " + t.String()
+}
+
 // quoteExpr formats an expression for an error detail, shortened.
 func quoteExpr(e query.Expr) string {
 	s := query.Format(e)
@@ -551,8 +572,12 @@ func (c *compiler) search(s *query.Search) error {
 		}
 		ps.Fields = append(ps.Fields, ref)
 	}
-	if len(ps.Fields) == 0 {
-		return badRequest(problem.CodeParameterIllegal, "searchTerm needs a string field to search: select one or name it in searchField")
+	if len(s.Fields) == 0 {
+		for _, f := range c.p.Fields {
+			if f.Type == query.TypeString && !slices.Contains(ps.Fields, f) {
+				ps.Fields = append(ps.Fields, f)
+			}
+		}
 	}
 	c.p.Search = ps
 	return nil

@@ -329,6 +329,8 @@ func TestCountGrainDefinitions(t *testing.T) {
 		{"count() / sum(P.V) + sum(C.V)", "", "", "count() could count the rows of P or C"},
 		{"count() / sum(P.V) + sum(C.V)", "C", "C", ""},
 		{"count()", "NOPE", "", "record NOPE"},
+		{"min(C.ID) + 1", "", "", "min of C.ID: the field is string, not numeric"},
+		{"ratio(C.V gt 0 or P.V gt 0)", "", "C", ""},
 	}
 	for _, c := range cases {
 		m := base(c.expr, c.record)

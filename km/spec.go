@@ -254,7 +254,7 @@ func (b *specBuilder) addRecord(r *Record) {
 	b.doc.Components.Schemas[pageName] = pageSchema(rowName, "Rows of record "+r.ID+".").NewRef()
 	var filters []string
 	for _, f := range b.m.Filters {
-		if _, err := f.RecordLevel(r.ID); err == nil {
+		if b.m.filterApplies(f, r.ID) {
 			filters = append(filters, f.ID)
 		}
 	}
@@ -265,7 +265,7 @@ func (b *specBuilder) addRecord(r *Record) {
 		listParam("searchField", "String fields to search; the selected string fields when omitted.", strs),
 	}
 	if len(filters) == 0 {
-		params[1].Description = "Predefined filters of the knowledge model (none applies to this record alone)."
+		params[1].Description = "Predefined filters of the knowledge model (none reaches this record through relationships)."
 	}
 	op := b.operation("query_"+r.ID, "Rows of "+nameOr(r.Name, r.ID),
 		"Rows of record "+r.ID+" as objects mapping field ids to values. "+r.Description, pageName, params...)

@@ -38,6 +38,10 @@ func TestEntitySetJSON(t *testing.T) {
 			`{"@odata.context":"` + ctxURL + `ORDERS_entries","@odata.count":2,"value":[]}`}},
 		{"skip beyond the end", svc + "/ORDERS_entries?$skip=100&$count=true&$select=ID", nil, response{200, jsonCT,
 			`{"@odata.context":"` + ctxURL + `ORDERS_entries(ID)","@odata.count":7,"value":[]}`}},
+		// GERMANY is CUSTOMERS.COUNTRY eq 'DE': customers C1 and C4 (customers.csv), whose
+		// orders are O1, O2 and O5 (orders.csv).
+		{"filterid over a parent record", svc + "/ORDERS_entries?filterid=GERMANY&$select=ID", nil, response{200, jsonCT,
+			`{"@odata.context":"` + ctxURL + `ORDERS_entries(ID)","value":[{"ID":"O1"},{"ID":"O2"},{"ID":"O5"}]}`}},
 		{"filterid and filter", svc + "/ORDERS_entries?filterid=PAID&filterid=LATE&$filter=EXPRESS%20eq%20true&$select=ID", nil, response{200, jsonCT,
 			`{"@odata.context":"` + ctxURL + `ORDERS_entries(ID)","value":[{"ID":"O2"}]}`}},
 		{"offset with an unescaped plus", svc + "/ORDERS_entries?$filter=CREATED%20lt%202025-02-10T09:31:00+01:00&$select=ID&$orderby=CREATED%20desc", nil, response{200, jsonCT,

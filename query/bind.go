@@ -62,6 +62,11 @@ func bind(e Expr, s Schema) (Expr, *Error) {
 		if err != nil {
 			return nil, err
 		}
+		if f.Type != TypeString && e.Value.Kind == LitString && e.Value.Raw == "" && e.Op == Ne {
+			// "F ne ''" (the connector's "F not eq ''") on a field that has no empty
+			// value means "F is not empty": F is not null.
+			return &IsNull{At: e.At, Field: f, Negated: true}, nil
+		}
 		v, err := bindLiteral(f, e.Value)
 		if err != nil {
 			return nil, err
@@ -150,6 +155,9 @@ func bindLiteral(f FieldRef, l Literal) (Literal, *Error) {
 		}
 		return l, typeError(l.At, "%s is %s and cannot be compared with %s %s; %s", f.Name, article(f.Type), kindNoun[l.Kind], lit, hint)
 	}
+	if l.Kind == LitString && f.Type != TypeString && f.Type != TypeInvalid && f.Type != TypeNull {
+		l = quotedAs(f, l)
+	}
 	switch f.Type {
 	case TypeString:
 		// Any unquoted value is taken as its text (legacy bare values): C eq DE, ZIP eq 01234.
@@ -213,6 +221,34 @@ func bindLiteral(f FieldRef, l Literal) (Literal, *Error) {
 		return mismatch("the field type cannot be filtered")
 	}
 	return l, nil
+}
+
+// quotedAs reads the quoted literal l compared with the non-string field f as a value of
+// f's type when its text is one: 'true' for a boolean, '42' for an integer, '4.5' (or
+// '42') for a float, '2025-03-01' for a date, '2025-03-01T10:00:00Z' (or a date: that
+// day) for a date-time, '10:30:00' for a time. Otherwise it returns l unchanged, and the
+// caller reports the mismatch naming the field, its type and the text.
+func quotedAs(f FieldRef, l Literal) Literal {
+	k, v := classify(l.Raw)
+	ok := false
+	switch f.Type {
+	case TypeBoolean:
+		ok = k == LitBoolean
+	case TypeInteger:
+		ok = k == LitInteger
+	case TypeFloat:
+		ok = k == LitInteger || k == LitDecimal
+	case TypeDate:
+		ok = k == LitDate
+	case TypeDateTime, TypeTimestamp:
+		ok = k == LitDateTime || k == LitDate
+	case TypeTime:
+		ok = k == LitTime
+	}
+	if ok {
+		l.Kind, l.Value = k, v
+	}
+	return l
 }
 
 func dateReason(s string) string {

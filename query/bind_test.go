@@ -152,6 +152,56 @@ func TestBindNullTests(t *testing.T) {
 	}
 }
 
+// TestBindQuotedLiterals reads quoted texts compared with non-string fields as values of
+// the field's type, and ne with the empty quoted text on such a field as "is not null".
+func TestBindQuotedLiterals(t *testing.T) {
+	tests := []struct {
+		src  string
+		want Value
+	}{
+		{"B eq 'true'", Bool(true)},
+		{"B ne 'false'", Bool(false)},
+		{"I eq '42'", Int(42)},
+		{"I ge '-7'", Int(-7)},
+		{"F eq '4.5'", Float(4.5)},
+		{"F lt '42'", Float(42)},
+		{"D eq '2025-03-01'", Value{Type: TypeDate, Int: days("2025-03-01")}},
+		{"DT eq '2025-03-01T10:00:00Z'", Value{Type: TypeDateTime, Int: micros("2025-03-01T10:00:00Z")}},
+		{"TS gt '2025-03-01T10:00:00Z'", Value{Type: TypeTimestamp, Int: micros("2025-03-01T10:00:00Z")}},
+		{"DT eq '2025-03-01'", Value{Type: TypeDate, Int: days("2025-03-01")}},
+		{"T eq '10:30:00'", Value{Type: TypeTime, Int: (10*3600 + 30*60) * 1e6}},
+		{"S eq '42'", String("42")},
+	}
+	for _, tt := range tests {
+		e, err := ParseAndBind(tt.src, testSchema)
+		if err != nil {
+			t.Errorf("%s: %v", tt.src, err)
+			continue
+		}
+		if c, ok := e.(*Compare); !ok || c.Value.Value != tt.want {
+			t.Errorf("%s: got %#v, want value %+v", tt.src, e, tt.want)
+		}
+	}
+	e, err := ParseAndBind("I in ('1', 2)", testSchema)
+	if err != nil || e.(*In).Values[0].Value != Int(1) {
+		t.Errorf("in with a quoted integer: %#v %v", e, err)
+	}
+	for _, src := range []string{"B ne ''", "B not eq ''", "D ne ''", "I ne ''"} {
+		e, err := ParseAndBind(src, testSchema)
+		if err != nil {
+			t.Errorf("%s: %v", src, err)
+			continue
+		}
+		if n, ok := e.(*IsNull); !ok || !n.Negated {
+			t.Errorf("%s: got %#v, want is not null", src, e)
+		}
+	}
+	// On a string field '' is the empty text.
+	if e, err := ParseAndBind("S ne ''", testSchema); err != nil || e.(*Compare).Value.Value != String("") {
+		t.Errorf("S ne '': %#v %v", e, err)
+	}
+}
+
 func TestBindErrors(t *testing.T) {
 	tests := []struct {
 		src  string
@@ -163,7 +213,9 @@ func TestBindErrors(t *testing.T) {
 		{"BAD eq 1", CodeFieldNotFound, `filterExpr: position 1: unknown field "BAD"`},
 		{"NULL eq 1", CodeFieldNotFound, `filterExpr: position 1: unknown field "NULL"`},
 		{"I eq 'x'", CodeFilterTypeMismatch, "filterExpr: position 6: I is an integer and cannot be compared with the text 'x'; write a number such as 42"},
-		{"I eq '5'", CodeFilterTypeMismatch, "filterExpr: position 6: I is an integer and cannot be compared with the text '5'; write a number such as 42"},
+		{"I eq '5.5'", CodeFilterTypeMismatch, "filterExpr: position 6: I is an integer and cannot be compared with the text '5.5'; write a number such as 42"},
+		{"I eq ''", CodeFilterTypeMismatch, "filterExpr: position 6: I is an integer and cannot be compared with the text ''; write a number such as 42"},
+		{"B in ('true', '')", CodeFilterTypeMismatch, "filterExpr: position 15: B is a boolean and cannot be compared with the text ''; write true or false"},
 		{"I eq DE", CodeFilterTypeMismatch, "filterExpr: position 6: I is an integer and DE is not a number: a number is written like 42, -7, 1.5 or 2e3"},
 		{"F ge 42.", CodeFilterTypeMismatch, "filterExpr: position 6: F is a float and 42. is not a number: a number is written like 42, -7, 1.5 or 2e3"},
 		{"F lt 1e400", CodeFilterTypeMismatch, "filterExpr: position 6: F is a float and 1e400 is not a number: it is beyond the range of a 64-bit float"},
@@ -172,9 +224,9 @@ func TestBindErrors(t *testing.T) {
 		{"I eq true", CodeFilterTypeMismatch, "filterExpr: position 6: I is an integer and cannot be compared with the boolean true; write a number such as 42"},
 		{"F eq 2015-05-07", CodeFilterTypeMismatch, "filterExpr: position 6: F is a float and cannot be compared with the date 2015-05-07; write a number such as 4.2"},
 		{"B eq 1", CodeFilterTypeMismatch, "filterExpr: position 6: B is a boolean and cannot be compared with the integer 1; write true or false"},
-		{"B eq 'true'", CodeFilterTypeMismatch, "filterExpr: position 6: B is a boolean and cannot be compared with the text 'true'; write true or false"},
+		{"B eq 'yes'", CodeFilterTypeMismatch, "filterExpr: position 6: B is a boolean and cannot be compared with the text 'yes'; write true or false"},
 		{"D eq 2023-12-05T10:00Z", CodeFilterTypeMismatch, "filterExpr: position 6: D is a date and cannot be compared with the date-time 2023-12-05T10:00Z; write a date such as 2015-05-07"},
-		{"D eq '2015-05-07'", CodeFilterTypeMismatch, "filterExpr: position 6: D is a date and cannot be compared with the text '2015-05-07'; write a date such as 2015-05-07"},
+		{"D eq '2015-05-32'", CodeFilterTypeMismatch, "filterExpr: position 6: D is a date and cannot be compared with the text '2015-05-32'; write a date such as 2015-05-07"},
 		{"D eq 2015-13-01", CodeFilterTypeMismatch, "filterExpr: position 6: D is a date and 2015-13-01 is not a date: month 13 is not between 01 and 12"},
 		{"D eq 2015-02-29", CodeFilterTypeMismatch, "filterExpr: position 6: D is a date and 2015-02-29 is not a date: day 29 does not exist in 2015-02"},
 		{"D eq 2015-5-7", CodeFilterTypeMismatch, "filterExpr: position 6: D is a date and 2015-5-7 is not a date: a date is written YYYY-MM-DD"},

@@ -64,6 +64,16 @@
 //   - time fields take times.
 //   - contains, startswith and endswith need a string field; their argument is taken as
 //     text, quoted or not.
+//   - A quoted text compared with a boolean, integer, float, date, datetime, timestamp or
+//     time field is read as that type when its text is a value of it, as if written
+//     unquoted: 'true', '42', '4.5' (a float field also takes '42'), '2025-03-01',
+//     '2025-03-01T10:00:00Z' (or a date, that day), '10:30:00'. A quoted '4.5' against an
+//     integer field is a mismatch (unquoted, it compares numerically). Any other text is
+//     FILTER_TYPE_MISMATCH naming the field, its type and the text.
+//   - The empty quoted text against a non-string field is no value
+//     (FILTER_TYPE_MISMATCH), except with ne (and "not eq"): the Power Platform connector
+//     writes "not empty" as APPROVAL not eq followed by the empty quoted text, which reads
+//     as "APPROVAL is not null".
 //
 // Bare words that a typed field cannot read give a message saying why (for example
 // "month 13 is not between 01 and 12").

@@ -52,8 +52,8 @@ type item struct {
 
 // store is the host's km.Store: one KM whose single record is the items slice.
 type store struct {
-	model       *km.KnowledgeModel
-	byID, byKey *exec.Frame // record-level names (QTY) and KM-level names (STOCK.QTY)
+	model *km.KnowledgeModel
+	src   *exec.Source // runs the plans the handler compiles, over the items' table
 }
 
 func newStore(items []item) (*store, error) {
@@ -71,11 +71,8 @@ func newStore(items []item) (*store, error) {
 	if err != nil {
 		return nil, err
 	}
-	joint, err := exec.NewFrame("STOCK", table)
-	if err != nil {
-		return nil, err
-	}
-	return &store{model: models[0], byID: exec.FromTable(table), byKey: joint}, nil
+	m := models[0]
+	return &store{model: m, src: exec.NewSource(m, map[string]*column.Table{"STOCK": table})}, nil
 }
 
 func (s *store) Models(context.Context) ([]*km.KnowledgeModel, error) {
@@ -93,14 +90,7 @@ func (s *store) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	q, err := p.Legacy()
-	if err != nil {
-		return nil, err
-	}
-	if q.Join != nil {
-		return exec.Run(s.byKey, &q.Request)
-	}
-	return exec.Run(s.byID, &q.Request)
+	return s.src.Run(p)
 }
 
 // newMux is the host's existing mux with the KM API added under its base path.

@@ -1,5 +1,11 @@
-// Package exec runs a query.Request over tables held in memory by package column: filter,
-// fuzzy search, sort, distinct, paging, projection, and KPIs grouped by the selected fields.
+// Package exec runs queries over tables held in memory by package column: filter, fuzzy
+// search, sort, distinct, paging, projection, and KPIs grouped by the selected fields.
+//
+// A Source runs the km.Plans the Knowledge Model handlers compile, over the tables of a
+// KM's records, with the plan's semantics (filters carried across relationships, every
+// aggregate at its grain; see Source and package km). Run executes a bare query.Request
+// over one Frame (a table, or a table joined to its parents), the building block Source
+// uses for rows; it checks the Request itself, since nothing has compiled it.
 //
 // How it works: a Request's filter is compiled once into closures over the frame's columns.
 // Each node evaluates over all rows at once into two bitmaps, the rows where it is true and

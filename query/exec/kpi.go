@@ -114,6 +114,12 @@ func (f *Frame) compileAggregate(a *query.Aggregate) (compiledMetric, error) {
 		}
 		cond = p
 	}
+	return f.aggregateWith(a, cond)
+}
+
+// aggregateWith compiles an aggregate whose condition is cond (nil: none), ignoring
+// a.Filter.
+func (f *Frame) aggregateWith(a *query.Aggregate, cond pred) (compiledMetric, error) {
 	// passing returns the rows where the aggregate's filter is true (nil: every row).
 	passing := func() column.Bitmap {
 		if cond == nil {

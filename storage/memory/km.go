@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
@@ -24,13 +23,15 @@ import (
 // not see it).
 //
 // Tables are keyed by a record's Source, so that KMs sharing a record (a KM and the KM it
-// extends) share its data. The joined frames of KM-level queries are built on first use
-// and kept until a table changes. A KMStore is safe for concurrent use.
+// extends) share its data. The executor's frames and relationship indexes of a KM are
+// built on first use and kept until a table or model changes. A KMStore is safe for concurrent use.
 type KMStore struct {
 	mu     sync.RWMutex
 	models map[string]kmEntry
 	tables map[string]*column.Table
-	frames map[string]*kmFrame
+	// sources holds the executor source per KM (by identity: a query still holding a
+	// replaced model must not leave its source for the new one).
+	sources map[*km.KnowledgeModel]*kmSource
 }
 
 // kmEntry is a stored KM and the teams that see it (nil: every team).
@@ -48,16 +49,16 @@ func (e kmEntry) visible(ctx context.Context) bool {
 	return ok && e.teams[p.Team]
 }
 
-// kmFrame is a cached frame, built once by whichever query needs it first.
-type kmFrame struct {
-	once  sync.Once
-	frame *exec.Frame
-	err   error
+// kmSource is a cached executor source, built once by whichever query needs it first.
+type kmSource struct {
+	once sync.Once
+	src  *exec.Source
+	err  error
 }
 
 // NewKMStore returns an empty store. Add tables with PutTable, then models with PutModel.
 func NewKMStore() *KMStore {
-	return &KMStore{models: map[string]kmEntry{}, tables: map[string]*column.Table{}, frames: map[string]*kmFrame{}}
+	return &KMStore{models: map[string]kmEntry{}, tables: map[string]*column.Table{}, sources: map[*km.KnowledgeModel]*kmSource{}}
 }
 
 // PutTable sets the table of a record source, replacing any previous one.
@@ -65,7 +66,7 @@ func (s *KMStore) PutTable(source string, t *column.Table) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tables[source] = t
-	clear(s.frames)
+	clear(s.sources)
 }
 
 // PutModel adds or replaces a KM, visible to the given teams, or to every team when none is
@@ -97,7 +98,7 @@ func (s *KMStore) PutModel(m *km.KnowledgeModel, teams ...string) error {
 		}
 	}
 	s.models[m.ID] = e
-	clear(s.frames)
+	clear(s.sources)
 	return nil
 }
 
@@ -187,87 +188,41 @@ func (s *KMStore) Model(ctx context.Context, id string) (*km.KnowledgeModel, err
 	return e.model, nil
 }
 
-// Query implements km.Store.
+// Query implements km.Store: it runs the plan with the columnar executor (exec.Source)
+// over the tables of the plan's KM.
 func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	q, err := p.Legacy()
+	src, err := s.source(p.KM)
 	if err != nil {
 		return nil, err
 	}
-	m := p.KM
-	f, err := s.frame(m, q)
-	if err != nil {
-		return nil, err
-	}
-	return exec.Run(f, &q.Request)
+	return src.Run(p)
 }
 
-// frame returns the (cached) frame q runs on.
-func (s *KMStore) frame(m *km.KnowledgeModel, q *km.Query) (*exec.Frame, error) {
-	// The key names the model by identity: a query still holding a replaced model must not
-	// leave its frame for the new one.
-	var key strings.Builder
-	fmt.Fprintf(&key, "%p", m)
-	key.WriteByte(0)
-	if q.Join == nil {
-		key.WriteString(q.Record)
-	} else {
-		key.WriteString("*" + q.Join.Root)
-		for _, st := range q.Join.Steps {
-			key.WriteString(" " + st.From.String() + ">" + st.To.String())
-		}
-	}
-	k := key.String()
+// source returns the (cached) executor source of m's tables.
+func (s *KMStore) source(m *km.KnowledgeModel) (*exec.Source, error) {
 	s.mu.Lock()
-	e, ok := s.frames[k]
+	e, ok := s.sources[m]
 	if !ok {
-		e = &kmFrame{}
-		s.frames[k] = e
+		e = &kmSource{}
+		s.sources[m] = e
 	}
 	s.mu.Unlock()
 	e.once.Do(func() {
 		s.mu.RLock()
 		defer s.mu.RUnlock()
-		e.frame, e.err = kmBuildFrame(m, q, s.tables)
+		tables := make(map[string]*column.Table, len(m.Records))
+		for _, r := range m.Records {
+			t, ok := s.tables[r.Source]
+			if !ok {
+				e.err = fmt.Errorf("memory: no table for source %q of record %s", r.Source, r.ID)
+				return
+			}
+			tables[r.ID] = t
+		}
+		e.src = exec.NewSource(m, tables)
 	})
-	return e.frame, e.err
-}
-
-func kmBuildFrame(m *km.KnowledgeModel, q *km.Query, tables map[string]*column.Table) (*exec.Frame, error) {
-	table := func(record string) (*column.Table, error) {
-		r := m.Record(record)
-		if r == nil {
-			return nil, fmt.Errorf("memory: KM %s has no record %s", m.ID, record)
-		}
-		t, ok := tables[r.Source]
-		if !ok {
-			return nil, fmt.Errorf("memory: no table for source %q of record %s", r.Source, record)
-		}
-		return t, nil
-	}
-	if q.Join == nil {
-		if q.Record == "" {
-			return nil, errors.New("memory: a KM-level query without a join plan")
-		}
-		t, err := table(q.Record)
-		if err != nil {
-			return nil, err
-		}
-		return exec.FromTable(t), nil
-	}
-	base, err := table(q.Join.Root)
-	if err != nil {
-		return nil, err
-	}
-	joins := make([]exec.Join, len(q.Join.Steps))
-	for i, st := range q.Join.Steps {
-		t, err := table(st.To.Record)
-		if err != nil {
-			return nil, err
-		}
-		joins[i] = exec.Join{From: st.From.String(), Record: st.To.Record, Table: t, Key: st.To.Field}
-	}
-	return exec.NewFrame(q.Join.Root, base, joins...)
+	return e.src, e.err
 }

@@ -3,13 +3,11 @@ package memory
 import (
 	"context"
 	"fmt"
-	"math"
 	"strconv"
 
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/query/column"
-	"github.com/kmkit/kmkit/query/exec"
 	"github.com/kmkit/kmkit/stats"
 )
 
@@ -19,22 +17,21 @@ import (
 // selects the rows (as it does for Query) and only their cells are gathered. The
 // statistics are those km.DescribeResult computes on the same rows.
 //
-// KM-level queries, KPIs and searches are left to the handler (km.ErrUnsupported).
+// KM-level plans, KPIs, searches and distinct are left to the handler (km.ErrUnsupported).
 func (s *KMStore) Summarize(ctx context.Context, p *km.Plan) (*km.Summary, error) {
-	q, err := p.Legacy()
-	if err != nil {
-		return nil, err
-	}
-	m := p.KM
-	if q.Join != nil || q.Record == "" || len(q.KPIs) > 0 || q.Search != nil || q.Distinct {
+	if p.Record == "" || len(p.KPIs) > 0 || p.Search != nil || p.Distinct {
 		return nil, fmt.Errorf("memory: summary of a KM-level, KPI, search or distinct query: %w", km.ErrUnsupported)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rec := m.Record(q.Record)
+	src, err := s.source(p.KM)
+	if err != nil {
+		return nil, err
+	}
+	rec := p.KM.Record(p.Record)
 	if rec == nil {
-		return nil, fmt.Errorf("memory: KM %s has no record %s", m.ID, q.Record)
+		return nil, fmt.Errorf("memory: KM %s has no record %s", p.KM.ID, p.Record)
 	}
 	s.mu.RLock()
 	t, ok := s.tables[rec.Source]
@@ -42,20 +39,17 @@ func (s *KMStore) Summarize(ctx context.Context, p *km.Plan) (*km.Summary, error
 	if !ok {
 		return nil, fmt.Errorf("memory: no table for source %q of record %s", rec.Source, rec.ID)
 	}
-	cols := make([]column.Column, len(q.Fields))
-	for i, name := range q.Fields {
-		c, ok := t.Column(name)
+	cols := make([]column.Column, len(p.Fields))
+	for i, f := range p.Fields {
+		c, ok := t.Column(f.Field)
 		if !ok {
-			return nil, fmt.Errorf("memory: table %q has no column %s", rec.Source, name)
+			return nil, fmt.Errorf("memory: table %q has no column %s", rec.Source, f.Field)
 		}
 		cols[i] = c
 	}
-	var sel []int32 // nil: every row
-	if q.Filter != nil {
-		var err error
-		if sel, err = selectRows(t, q.Filter); err != nil {
-			return nil, err
-		}
+	sel, err := src.Selection(p) // nil: every row
+	if err != nil {
+		return nil, err
 	}
 	sum := &km.Summary{Rows: t.Rows(), Fields: make([]km.FieldSummary, len(cols))}
 	if sel != nil {
@@ -68,36 +62,6 @@ func (s *KMStore) Summarize(ctx context.Context, p *km.Plan) (*km.Summary, error
 		sum.Fields[i] = describe(c, sel)
 	}
 	return sum, nil
-}
-
-// rowColumn names the row-number column selectRows adds; no field id can take it (ids
-// are identifiers).
-const rowColumn = "\x00row"
-
-// selectRows returns the rows of t that pass filter, ascending. It runs the executor over
-// t plus a column of row numbers and reads that column back, so the filter has exactly
-// the semantics of Query.
-func selectRows(t *column.Table, filter query.Expr) ([]int32, error) {
-	n := t.Rows()
-	rows := make([]int64, n)
-	for i := range rows {
-		rows[i] = int64(i)
-	}
-	names := append(append(make([]string, 0, len(t.Names())+1), t.Names()...), rowColumn)
-	cols := append(append(make([]column.Column, 0, len(names)), t.Columns()...), &column.Int64s{T: query.TypeInteger, Vals: rows})
-	withRows, err := column.NewTable(names, cols)
-	if err != nil {
-		return nil, err
-	}
-	res, err := exec.Run(exec.FromTable(withRows), &query.Request{Fields: []string{rowColumn}, Filter: filter, PageSize: math.MaxInt32})
-	if err != nil {
-		return nil, err
-	}
-	sel := make([]int32, len(res.Rows))
-	for i, r := range res.Rows {
-		sel[i] = int32(r[0].Int)
-	}
-	return sel, nil
 }
 
 // describe computes the statistics of the cells sel of c (every cell when sel is nil).

@@ -152,13 +152,16 @@ func TestSummarizeEqualsDescribeResult(t *testing.T) {
 func TestSummarizeLeavesOtherQueriesToTheHandler(t *testing.T) {
 	s, m := summaryStore(t, 10)
 	ctx := context.Background()
-	for name, q := range map[string]*km.Query{
-		"KM level": {Join: &km.JoinPlan{Root: "R"}, Request: query.Request{Fields: []string{"R.I"}}},
-		"KPIs":     {Record: "R", Request: query.Request{KPIs: []query.KPI{{ID: "N", Metric: &query.Aggregate{Func: query.AggCount}}}}},
-		"search":   {Record: "R", Request: query.Request{Fields: []string{"S"}, Search: &query.Search{Term: "v"}}},
-		"distinct": {Record: "R", Request: query.Request{Fields: []string{"S"}, Distinct: true}},
+	for name, r := range map[string]*km.PlanRequest{
+		"KM level": {Request: query.Request{Fields: []string{"R.I"}, PageSize: 1}},
+		"search":   {Record: "R", Request: query.Request{Fields: []string{"S"}, Search: &query.Search{Term: "v", Fields: []string{"S"}}, PageSize: 1}},
+		"distinct": {Record: "R", Request: query.Request{Fields: []string{"S"}, Distinct: true, PageSize: 1}},
 	} {
-		if _, err := legacySummarize(ctx, s, m, q); !errors.Is(err, km.ErrUnsupported) {
+		p, err := km.NewPlan(m, r)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := s.Summarize(ctx, p); !errors.Is(err, km.ErrUnsupported) {
 			t.Errorf("%s: error %v, want km.ErrUnsupported", name, err)
 		}
 	}

@@ -29,7 +29,7 @@ records:
 relationships:
   - {from: A.B_ID, to: B.ID}
 kpis:
-  - {id: N, expr: count()}
+  - {id: N, expr: count(), record: A}
 `
 
 func kmTestFS(files map[string]string) fstest.MapFS {

@@ -1,0 +1,671 @@
+package exec
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/query"
+	"github.com/kmkit/kmkit/query/column"
+	"github.com/kmkit/kmkit/query/fuzzy"
+)
+
+// Source runs km.Plans over the tables of one KM's records. It keeps, each built on first
+// use, the frames filters are evaluated on and the indexes of the relationships (for each
+// child row its parent row; for each parent row its children). A Source is immutable once
+// built, safe for concurrent use, and valid while its tables do not change.
+//
+// How a plan runs (the semantics are km.Plan's):
+//
+//   - Filter: each conjunct is evaluated once over the rows of its home record (a frame
+//     joining the parents it reads) into a bitmap, then carried along its Reach path to
+//     every record the plan reads: a step up marks the parent of every marked child, a step
+//     down marks every child of a marked parent. A record's passing rows are the AND of
+//     its conjuncts' bitmaps.
+//   - Rows: a frame of the grain record joining its parents (RowJoin), with the passing
+//     rows as its selection; sort, search, distinct and paging are Run's.
+//   - KPIs: per aggregate, tuples of row numbers start at the passing grain rows and grow
+//     along Expand (a parent row, or every passing child, or one null); the tuples are
+//     grouped by the dimension columns' codes; the (group, grain row) pairs are made
+//     distinct; the aggregate runs over the grain table with those pairs. Groups of all
+//     aggregates are merged by their dimension values.
+type Source struct {
+	m      *km.KnowledgeModel
+	tables map[string]*column.Table // by record id
+	cache  sync.Map                 // string -> *lazy
+}
+
+// lazy is a cached value built once.
+type lazy struct {
+	once sync.Once
+	v    any
+	err  error
+}
+
+// NewSource returns the source of m's records; tables maps each record id to its table,
+// which holds a column per field of the record, named by the field id.
+func NewSource(m *km.KnowledgeModel, tables map[string]*column.Table) *Source {
+	return &Source{m: m, tables: tables}
+}
+
+// cached returns the value of key, building it with build on first use.
+func (s *Source) cached(key string, build func() (any, error)) (any, error) {
+	v, _ := s.cache.LoadOrStore(key, &lazy{})
+	l := v.(*lazy)
+	l.once.Do(func() { l.v, l.err = build() })
+	return l.v, l.err
+}
+
+func (s *Source) table(record string) (*column.Table, error) {
+	t, ok := s.tables[record]
+	if !ok {
+		return nil, fmt.Errorf("exec: no table for record %s", record)
+	}
+	return t, nil
+}
+
+// frame returns the frame of record root joined to its parents along steps (all up),
+// columns named "RECORD.FIELD".
+func (s *Source) frame(root string, steps []km.Step) (*Frame, error) {
+	var key strings.Builder
+	key.WriteString("frame " + root)
+	for _, st := range steps {
+		key.WriteString(" " + st.String())
+	}
+	v, err := s.cached(key.String(), func() (any, error) {
+		base, err := s.table(root)
+		if err != nil {
+			return nil, err
+		}
+		joins := make([]Join, len(steps))
+		for i, st := range steps {
+			if !st.Up {
+				return nil, fmt.Errorf("exec: frame of %s: step %s goes down", root, st)
+			}
+			t, err := s.table(st.To)
+			if err != nil {
+				return nil, err
+			}
+			joins[i] = Join{From: st.From + "." + st.FromField, Record: st.To, Table: t, Key: st.ToField}
+		}
+		return NewFrame(root, base, joins...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*Frame), nil
+}
+
+// parents returns, for each row of child, the row of parent whose key equals the child's
+// field, or -1.
+func (s *Source) parents(child, field, parent, key string) ([]int32, error) {
+	v, err := s.cached("parents "+child+"."+field+">"+parent+"."+key, func() (any, error) {
+		ct, err := s.table(child)
+		if err != nil {
+			return nil, err
+		}
+		pt, err := s.table(parent)
+		if err != nil {
+			return nil, err
+		}
+		fc, ok := ct.Column(field)
+		if !ok {
+			return nil, fmt.Errorf("exec: %w %q", ErrUnknownField, child+"."+field)
+		}
+		kc, ok := pt.Column(key)
+		if !ok {
+			return nil, fmt.Errorf("exec: %w %q", ErrUnknownField, parent+"."+key)
+		}
+		idx, err := joinIndex(ct.Rows(), ref{col: fc}, kc)
+		if err != nil {
+			return nil, fmt.Errorf("exec: relationship %s.%s to %s.%s: %w", child, field, parent, key, err)
+		}
+		return idx, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]int32), nil
+}
+
+// stepIndex returns the parent index of the relationship a step crosses, over the child's
+// rows.
+func (s *Source) stepIndex(st km.Step) ([]int32, error) {
+	if st.Up {
+		return s.parents(st.From, st.FromField, st.To, st.ToField)
+	}
+	return s.parents(st.To, st.ToField, st.From, st.FromField)
+}
+
+// children lists the children of every parent row of a step down: the children of parent
+// row p are rows[off[p]:off[p+1]], ascending.
+type children struct {
+	off  []int32
+	rows []int32
+}
+
+func (s *Source) children(st km.Step) (*children, error) {
+	v, err := s.cached("children "+st.String(), func() (any, error) {
+		idx, err := s.stepIndex(st)
+		if err != nil {
+			return nil, err
+		}
+		pt, err := s.table(st.From)
+		if err != nil {
+			return nil, err
+		}
+		c := &children{off: make([]int32, pt.Rows()+1), rows: make([]int32, 0, len(idx))}
+		for _, p := range idx {
+			if p >= 0 {
+				c.off[p+1]++
+			}
+		}
+		for i := 1; i < len(c.off); i++ {
+			c.off[i] += c.off[i-1]
+		}
+		c.rows = c.rows[:c.off[len(c.off)-1]]
+		next := slices.Clone(c.off[:len(c.off)-1])
+		for r, p := range idx {
+			if p >= 0 {
+				c.rows[next[p]] = int32(r)
+				next[p]++
+			}
+		}
+		return c, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*children), nil
+}
+
+// filterState holds the passing rows of every record a plan reads; a nil bitmap (or a
+// record absent) means every row passes.
+type filterState struct {
+	pass map[string]column.Bitmap
+}
+
+func (fs *filterState) passes(record string, row int32) bool {
+	b := fs.pass[record]
+	return b == nil || b.Get(int(row))
+}
+
+// holds evaluates a conjunct over its home rows: the rows where it is true.
+func (s *Source) holds(cj *km.Conjunct) (column.Bitmap, error) {
+	f, err := s.frame(cj.Home, cj.Reads)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := f.compileFilter(cj.Expr)
+	if err != nil {
+		return nil, err
+	}
+	t := pr().t
+	if t == nil {
+		t = column.NewBitmap(f.rows)
+	}
+	return t, nil
+}
+
+// carry moves a set of rows of path's first record along path to its last record.
+func (s *Source) carry(set column.Bitmap, path km.Path) (column.Bitmap, error) {
+	for _, st := range path {
+		idx, err := s.stepIndex(st)
+		if err != nil {
+			return nil, err
+		}
+		to, err := s.table(st.To)
+		if err != nil {
+			return nil, err
+		}
+		out := column.NewBitmap(to.Rows())
+		if st.Up {
+			for c, p := range idx {
+				if p >= 0 && set.Get(c) {
+					out.Set(int(p))
+				}
+			}
+		} else {
+			for c, p := range idx {
+				if p >= 0 && set.Get(int(p)) {
+					out.Set(c)
+				}
+			}
+		}
+		set = out
+	}
+	return set, nil
+}
+
+// filter computes the passing rows of every record of p.Records.
+func (s *Source) filter(p *km.Plan) (*filterState, error) {
+	fs := &filterState{pass: map[string]column.Bitmap{}}
+	for _, cj := range p.Filter {
+		home, err := s.holds(cj)
+		if err != nil {
+			return nil, err
+		}
+		for _, rec := range p.Records {
+			path, ok := cj.Reach[rec]
+			if !ok {
+				return nil, fmt.Errorf("exec: conjunct on %s has no path to %s", cj.Home, rec)
+			}
+			b, err := s.carry(home, path)
+			if err != nil {
+				return nil, err
+			}
+			if prev := fs.pass[rec]; prev != nil {
+				for i := range prev {
+					prev[i] &= b[i]
+				}
+			} else {
+				fs.pass[rec] = slices.Clone(b)
+			}
+		}
+	}
+	return fs, nil
+}
+
+// Selection returns the rows of p.Grain that pass p's filter, ascending, or nil when the
+// plan has no filter (every row). p must be a plan without KPIs.
+func (s *Source) Selection(p *km.Plan) ([]int32, error) {
+	if len(p.Filter) == 0 {
+		return nil, nil
+	}
+	fs, err := s.filter(p)
+	if err != nil {
+		return nil, err
+	}
+	return selection(fs.pass[p.Grain]), nil
+}
+
+// Run executes p and returns its page of rows (or groups).
+func (s *Source) Run(p *km.Plan) (*query.Result, error) {
+	fs, err := s.filter(p)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.KPIs) == 0 {
+		return s.runRows(p, fs)
+	}
+	return s.runKPIs(p, fs)
+}
+
+// runRows lists the rows of the grain with Run's machinery over the grain's frame.
+func (s *Source) runRows(p *km.Plan, fs *filterState) (*query.Result, error) {
+	f, err := s.frame(p.Grain, p.RowJoin)
+	if err != nil {
+		return nil, err
+	}
+	req := &query.Request{Page: p.Page, PageSize: p.PageSize, Distinct: p.Distinct, Count: p.Count}
+	for _, c := range p.Fields {
+		req.Fields = append(req.Fields, c.Name())
+	}
+	for _, k := range p.Sort {
+		req.Sort = append(req.Sort, query.SortKey{Field: p.Fields[k.Column].Name(), Desc: k.Desc})
+	}
+	if p.Search != nil {
+		req.Search = &query.Search{Term: p.Search.Term, Precision: p.Search.Precision}
+		for _, c := range p.Search.Fields {
+			req.Search.Fields = append(req.Search.Fields, c.Name())
+		}
+	}
+	pl, err := compile(f, req)
+	if err != nil {
+		return nil, err
+	}
+	if b := fs.pass[p.Grain]; b != nil {
+		pl.filter = func() truth { return truth{t: slices.Clone(b)} }
+	}
+	rows, order := pl.selectRows()
+	res := &query.Result{Columns: pl.cols}
+	var count int
+	res.Rows, count = pl.rowPage(rows, order)
+	if p.Count {
+		res.Count = count
+	}
+	for i := range res.Columns {
+		res.Columns[i].Name = p.Columns[i].Name
+	}
+	return res, nil
+}
+
+// groupSet numbers the groups of all aggregates by their dimension values.
+type groupSet struct {
+	ids   map[string]int32
+	vals  [][]query.Value // dimension values per group
+	first []int           // the first aggregate that found the group
+	minG  []int32         // the least grain row of that aggregate paired with the group
+	buf   []byte
+}
+
+// id returns the group of the dimension values read from tuple row r of the parts.
+func (gs *groupSet) id(parts []keyPart, r int32, agg int) int32 {
+	gs.buf = gs.buf[:0]
+	for _, k := range parts {
+		v, null := k.part(r)
+		if null {
+			gs.buf = append(gs.buf, 1)
+			v = 0
+		} else {
+			gs.buf = append(gs.buf, 0)
+		}
+		gs.buf = binary.LittleEndian.AppendUint64(gs.buf, v)
+	}
+	if id, ok := gs.ids[string(gs.buf)]; ok {
+		return id
+	}
+	id := int32(len(gs.vals))
+	gs.ids[string(gs.buf)] = id
+	vals := make([]query.Value, len(parts))
+	for i, k := range parts {
+		vals[i] = k.ref.value(r)
+	}
+	gs.vals = append(gs.vals, vals)
+	gs.first = append(gs.first, agg)
+	gs.minG = append(gs.minG, -1)
+	return id
+}
+
+// pairs are the distinct (group, grain row) pairs of one aggregate.
+type pairs struct {
+	g   []int32 // grain rows
+	gid []int32 // global group ids
+}
+
+// runKPIs computes the KPIs per group of the dimensions.
+func (s *Source) runKPIs(p *km.Plan, fs *filterState) (*query.Result, error) {
+	gs := &groupSet{ids: map[string]int32{}}
+	if len(p.Fields) == 0 {
+		gs.vals, gs.first, gs.minG = [][]query.Value{{}}, []int{0}, []int32{-1}
+	}
+	all := make([]pairs, len(p.Aggregates))
+	for i, a := range p.Aggregates {
+		pr, err := s.expand(p, fs, a, gs)
+		if err != nil {
+			return nil, err
+		}
+		all[i] = pr
+	}
+	n := len(gs.vals)
+	values := make([][]query.Value, len(p.Aggregates))
+	for i, a := range p.Aggregates {
+		v, err := s.aggregate(a, all[i], n)
+		if err != nil {
+			return nil, err
+		}
+		values[i] = v
+	}
+	k := len(p.Fields)
+	rows := make([][]query.Value, n)
+	for gi := range rows {
+		row := make([]query.Value, 0, len(p.Columns))
+		row = append(row, gs.vals[gi]...)
+		for _, kp := range p.KPIs {
+			row = append(row, metricValue(kp.Metric, values, gi, kp.Type))
+		}
+		rows[gi] = row
+	}
+	// Natural order: by the first aggregate that found the group, the least grain row it
+	// paired with it, then the dimension values ascending, nulls last.
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	natural := func(a, b int32) int {
+		if c := cmp.Compare(gs.first[a], gs.first[b]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(gs.minG[a], gs.minG[b]); c != 0 {
+			return c
+		}
+		for j := range k {
+			if c := compareValues(rows[a][j], rows[b][j], false); c != 0 {
+				return c
+			}
+		}
+		return 0
+	}
+	var score []uint8
+	if p.Search != nil {
+		order, score = searchGroups(p, rows, order)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int {
+		for _, sk := range p.Sort {
+			if c := compareValues(rows[a][sk.Column], rows[b][sk.Column], sk.Desc); c != 0 {
+				return c
+			}
+		}
+		if score != nil && len(p.Sort) == 0 {
+			if c := cmp.Compare(score[b], score[a]); c != 0 {
+				return c
+			}
+		}
+		return natural(a, b)
+	})
+	res := &query.Result{Columns: make([]query.Column, len(p.Columns))}
+	for i, c := range p.Columns {
+		res.Columns[i] = query.Column{Name: c.Name, Type: c.Type, KPI: c.KPI != nil}
+	}
+	start, end := pageBounds(len(order), p.Page, p.PageSize)
+	res.Rows = make([][]query.Value, 0, end-start)
+	for _, gi := range order[start:end] {
+		res.Rows = append(res.Rows, rows[gi])
+	}
+	if p.Count {
+		res.Count = len(order)
+	}
+	return res, nil
+}
+
+// searchGroups keeps the groups whose best score over the searched dimensions reaches the
+// precision, and returns them with every group's score.
+func searchGroups(p *km.Plan, rows [][]query.Value, order []int32) ([]int32, []uint8) {
+	m := fuzzy.New(p.Search.Term)
+	var cols []int
+	for _, f := range p.Search.Fields {
+		cols = append(cols, slices.Index(p.Fields, f))
+	}
+	score := make([]uint8, len(rows))
+	kept := order[:0]
+	for _, gi := range order {
+		for _, j := range cols {
+			if v := rows[gi][j]; !v.Null {
+				score[gi] = max(score[gi], uint8(m.Score(v.Str)))
+			}
+		}
+		if int(score[gi]) >= p.Search.Precision {
+			kept = append(kept, gi)
+		}
+	}
+	return kept, score
+}
+
+// expand builds the tuples of one aggregate, groups them, and returns its distinct
+// (group, grain row) pairs.
+func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupSet) (pairs, error) {
+	gt, err := s.table(a.Grain)
+	if err != nil {
+		return pairs{}, err
+	}
+	var grain []int32
+	if b := fs.pass[a.Grain]; b != nil {
+		grain = selection(b)
+	} else {
+		grain = make([]int32, gt.Rows())
+		for i := range grain {
+			grain[i] = int32(i)
+		}
+	}
+	if len(p.Fields) == 0 {
+		return pairs{g: grain, gid: make([]int32, len(grain))}, nil
+	}
+	// The tuples: one row number per record, -1 for null.
+	idx := map[string][]int32{a.Grain: grain}
+	recs := []string{a.Grain}
+	down := false
+	for _, st := range a.Expand {
+		from := idx[st.From]
+		if st.Up {
+			pi, err := s.stepIndex(st)
+			if err != nil {
+				return pairs{}, err
+			}
+			to := make([]int32, len(from))
+			for t, r := range from {
+				q := int32(-1)
+				if r >= 0 {
+					q = pi[r]
+				}
+				if q >= 0 && !fs.passes(st.To, q) {
+					q = -1
+				}
+				to[t] = q
+			}
+			idx[st.To] = to
+			recs = append(recs, st.To)
+			continue
+		}
+		down = true
+		ch, err := s.children(st)
+		if err != nil {
+			return pairs{}, err
+		}
+		// rep[t'] is the tuple t that tuple t' copies; to[t'] the child row.
+		rep := make([]int32, 0, len(from))
+		to := make([]int32, 0, len(from))
+		for t, r := range from {
+			n := 0
+			if r >= 0 {
+				for _, c := range ch.rows[ch.off[r]:ch.off[r+1]] {
+					if fs.passes(st.To, c) {
+						rep = append(rep, int32(t))
+						to = append(to, c)
+						n++
+					}
+				}
+			}
+			if n == 0 {
+				rep = append(rep, int32(t))
+				to = append(to, -1)
+			}
+		}
+		for _, rec := range recs {
+			old := idx[rec]
+			nw := make([]int32, len(rep))
+			for i, t := range rep {
+				nw[i] = old[t]
+			}
+			idx[rec] = nw
+		}
+		idx[st.To] = to
+		recs = append(recs, st.To)
+	}
+	// The tuple frame: the dimension columns read through the tuples' row numbers.
+	nt := len(idx[a.Grain])
+	parts := make([]keyPart, len(p.Fields))
+	for i, c := range p.Fields {
+		t, err := s.table(c.Record)
+		if err != nil {
+			return pairs{}, err
+		}
+		col, ok := t.Column(c.Field)
+		if !ok {
+			return pairs{}, fmt.Errorf("exec: %w %q", ErrUnknownField, c.Name())
+		}
+		rows, ok := idx[c.Record]
+		if !ok {
+			return pairs{}, fmt.Errorf("exec: aggregate at %s does not reach %s", a.Grain, c.Record)
+		}
+		parts[i] = newKeyPart(ref{col: col, index: rows})
+	}
+	sel := make([]int32, nt)
+	for i := range sel {
+		sel[i] = int32(i)
+	}
+	local, first := groupRows(parts, sel)
+	global := make([]int32, len(first))
+	for l, t := range first {
+		global[l] = gs.id(parts, t, a.Index)
+	}
+	g := idx[a.Grain]
+	out := pairs{g: g, gid: make([]int32, nt)}
+	for t, l := range local {
+		out.gid[t] = global[l]
+	}
+	if down {
+		// Distinct (group, grain row) pairs, ordered by grain row.
+		keys := make([]uint64, nt)
+		for t := range keys {
+			keys[t] = uint64(out.g[t])<<32 | uint64(uint32(out.gid[t]))
+		}
+		slices.Sort(keys)
+		keys = slices.Compact(keys)
+		out = pairs{g: make([]int32, len(keys)), gid: make([]int32, len(keys))}
+		for i, k := range keys {
+			out.g[i], out.gid[i] = int32(k>>32), int32(uint32(k))
+		}
+	}
+	for i, gi := range out.gid {
+		if gs.first[gi] == a.Index && (gs.minG[gi] < 0 || out.g[i] < gs.minG[gi]) {
+			gs.minG[gi] = out.g[i]
+		}
+	}
+	return out, nil
+}
+
+// aggregate computes one aggregate over its pairs for n groups.
+func (s *Source) aggregate(a *km.Aggregate, pr pairs, n int) ([]query.Value, error) {
+	gt, err := s.table(a.Grain)
+	if err != nil {
+		return nil, err
+	}
+	f := FromTable(gt)
+	qa := &query.Aggregate{Func: a.Func}
+	if a.Field != nil {
+		qa.Field = a.Field.Field
+	}
+	var cond pred
+	if a.Cond != nil {
+		home, err := s.holds(a.Cond)
+		if err != nil {
+			return nil, err
+		}
+		b, err := s.carry(home, a.Cond.Reach[a.Grain])
+		if err != nil {
+			return nil, err
+		}
+		cond = func() truth { return truth{t: b} }
+	}
+	cm, err := f.aggregateWith(qa, cond)
+	if err != nil {
+		return nil, err
+	}
+	return cm.eval(groups{sel: pr.g, gid: pr.gid, n: n}), nil
+}
+
+// metricValue computes a KPI's value in group gi from its aggregates' values.
+func metricValue(m km.Metric, values [][]query.Value, gi int, t query.Type) query.Value {
+	switch x := m.(type) {
+	case *km.Aggregate:
+		return values[x.Index][gi]
+	case *km.Number:
+		return query.Float(x.V)
+	case *km.Arith:
+		l := metricValue(x.L, values, gi, query.TypeFloat)
+		r := metricValue(x.R, values, gi, query.TypeFloat)
+		if l.Null || r.Null {
+			return query.Null(query.TypeFloat)
+		}
+		op, err := arith(x.Op)
+		if err != nil {
+			return query.Null(query.TypeFloat)
+		}
+		return op(asFloat(l), asFloat(r))
+	}
+	return query.Null(t)
+}
