@@ -488,6 +488,12 @@ func (ev *evaluation) passing(rec string) ([]bool, error) {
 	if p, ok := ev.passCache[rec]; ok {
 		return p, nil
 	}
+	// Every conjunct must reach rec, whether rec has rows or not.
+	for _, c := range ev.conjuncts {
+		if _, err := ev.path(rec, c.home); err != nil {
+			return nil, err
+		}
+	}
 	p := make([]bool, len(ev.rows[rec]))
 	for x := range p {
 		p[x] = true
@@ -1245,6 +1251,12 @@ func (ev *evaluation) kpiRows(refs []fieldRef, ids []string, params map[string]m
 				failure = refErr("KPI %s: count() names no single record", id)
 				return
 			}
+			if ag.cond != nil {
+				if _, err := ev.path(ag.grain, ag.cond.home); err != nil {
+					failure = err
+					return
+				}
+			}
 			aggs = append(aggs, ag)
 			byPtr[a] = ag
 		})
@@ -1337,6 +1349,11 @@ func (ev *evaluation) expand(ag *aggregate, refs []fieldRef, groups map[string][
 	gpass, err := ev.passing(ag.grain)
 	if err != nil {
 		return err
+	}
+	for _, s := range edges {
+		if _, err := ev.passing(s.to); err != nil {
+			return err
+		}
 	}
 	for g := range ev.rows[ag.grain] {
 		if !gpass[g] {

@@ -1,0 +1,270 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/storage/memory"
+	"github.com/kmkit/kmkit/storage/sqlstore"
+)
+
+// fuzzShapes are the relationship graphs of the random 3-record KMs: (child, parent)
+// pairs over records R0, R1, R2.
+var fuzzShapes = [][][2]int{
+	{{1, 0}, {2, 1}},         // a chain
+	{{1, 0}, {2, 0}},         // two children of one parent
+	{{0, 1}, {0, 2}},         // one child of two parents
+	{{1, 0}, {2, 1}, {2, 0}}, // a triangle
+	{{2, 0}},                 // R1 stands alone
+	{{0, 1}, {2, 1}},         // siblings under R1
+}
+
+// fuzzKM is one random KM with its data, loaded in the stores under test.
+type fuzzKM struct {
+	ref    *Reference
+	memory http.Handler
+	sqlite http.Handler
+	fields []string // every RECORD.FIELD
+	kpis   []string
+	close  func() error
+}
+
+// fuzzModels caches the variants a fuzz run has loaded; dir holds their databases.
+type fuzzModels struct {
+	mu    sync.Mutex
+	dir   string
+	cache map[uint8]*fuzzKM
+}
+
+// fuzzData builds the KM and rows of variant v: its shape, random rows with nulls and
+// dangling references, and KPIs with conditions on their own or a related record.
+func fuzzData(v uint8) fstest.MapFS {
+	rng := rand.New(rand.NewPCG(uint64(v), 3))
+	shape := fuzzShapes[int(v)%len(fuzzShapes)]
+	connected := func(a, b int) bool {
+		if a == b {
+			return true
+		}
+		// Every shape but the lone R1 connects all records.
+		return len(shape) > 1 || (a != 1 && b != 1)
+	}
+	var y strings.Builder
+	y.WriteString("id: f\nname: Fuzz\nrecords:\n")
+	for i := range 3 {
+		fmt.Fprintf(&y, "  - id: R%d\n    name: R%d\n    source: r%d\n    key: ID\n    fields:\n", i, i, i)
+		y.WriteString("      - {id: ID, name: Id, type: string}\n      - {id: S, name: S, type: string}\n")
+		y.WriteString("      - {id: N, name: N, type: integer}\n      - {id: F, name: F, type: float}\n")
+		for n, rel := range shape {
+			if rel[0] == i {
+				fmt.Fprintf(&y, "      - {id: P%d_%d, name: P%d_%d, type: string}\n", rel[1], n, rel[1], n)
+			}
+		}
+	}
+	y.WriteString("relationships:\n")
+	for n, rel := range shape {
+		fmt.Fprintf(&y, "  - {from: R%d.P%d_%d, to: R%d.ID}\n", rel[0], rel[1], n, rel[1])
+	}
+	y.WriteString("kpis:\n")
+	for i := range 3 {
+		j := (i + 1 + rng.IntN(2)) % 3
+		if !connected(i, j) {
+			j = i
+		}
+		for _, k := range []struct{ id, expr string }{
+			{"C", fmt.Sprintf("count(R%d.ID)", i)},
+			{"S", fmt.Sprintf("sum(R%d.N)", i)},
+			{"A", fmt.Sprintf("avg(R%d.F, R%d.S eq 'a')", i, j)},
+			{"D", fmt.Sprintf("countdistinct(R%d.S)", i)},
+			{"M", fmt.Sprintf("median(R%d.N, R%d.N ge 0)", i, j)},
+			{"R", fmt.Sprintf("ratio(R%d.N gt 0)", i)},
+			{"X", fmt.Sprintf("max(R%d.F, R%d.S ne 'b')", i, i)},
+			{"Q", fmt.Sprintf("sum(R%d.F) / count(R%d.ID)", i, i)},
+		} {
+			fmt.Fprintf(&y, "  - {id: %s%d, name: %s%d, expr: %q}\n", k.id, i, k.id, i, k.expr)
+		}
+	}
+	fsys := fstest.MapFS{"models/f.yaml": {Data: []byte(y.String())}}
+	sizes := [3]int{rng.IntN(7), rng.IntN(7), rng.IntN(9)}
+	for i := range 3 {
+		var b strings.Builder
+		b.WriteString("ID,S,N,F")
+		var parents []int
+		for n, rel := range shape {
+			if rel[0] == i {
+				fmt.Fprintf(&b, ",P%d_%d", rel[1], n)
+				parents = append(parents, rel[1])
+			}
+		}
+		b.WriteString("\n")
+		for r := range sizes[i] {
+			fmt.Fprintf(&b, "k%d", r)
+			b.WriteString("," + []string{"a", "b", "c", ""}[rng.IntN(4)])
+			if rng.IntN(5) == 0 {
+				b.WriteString(",")
+			} else {
+				fmt.Fprintf(&b, ",%d", rng.IntN(6)-2)
+			}
+			if rng.IntN(5) == 0 {
+				b.WriteString(",")
+			} else {
+				fmt.Fprintf(&b, ",%g", float64(rng.IntN(40))/8-1)
+			}
+			for _, p := range parents {
+				// A key of the parent, a dangling one, or null.
+				switch k := rng.IntN(sizes[p] + 2); {
+				case k < sizes[p]:
+					fmt.Fprintf(&b, ",k%d", k)
+				case k == sizes[p]:
+					b.WriteString(",k99")
+				default:
+					b.WriteString(",")
+				}
+			}
+			b.WriteString("\n")
+		}
+		fsys[fmt.Sprintf("data/r%d.csv", i)] = &fstest.MapFile{Data: []byte(b.String())}
+	}
+	return fsys
+}
+
+// fuzzModel returns variant v loaded in the reference, the memory store and SQLite.
+func (fm *fuzzModels) get(t *testing.T, v uint8) *fuzzKM {
+	fm.mu.Lock()
+	defer fm.mu.Unlock()
+	if f, ok := fm.cache[v]; ok {
+		return f
+	}
+	fsys := fuzzData(v)
+	ref, err := LoadReference(fsys, "f")
+	if err != nil {
+		t.Fatalf("variant %d: %v\n%s", v, err, fsys["models/f.yaml"].Data)
+	}
+	mem, err := memory.LoadKMStore(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The database outlives the input that opened it: it serves every later input.
+	db, err := sqlstore.Open(context.Background(), "sqlite:"+filepath.Join(fm.dir, fmt.Sprintf("fuzz%d.db", v)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lite := db.KM()
+	if err := lite.Import(context.Background(), fsys); err != nil {
+		t.Fatal(err)
+	}
+	f := &fuzzKM{
+		ref:    ref,
+		memory: km.NewHandler(mem, km.Options{MaxPageSize: maxAnswer}),
+		sqlite: km.NewHandler(lite, km.Options{MaxPageSize: maxAnswer}),
+		close:  db.Close,
+	}
+	for _, r := range ref.KM.Records {
+		for _, fl := range r.Fields {
+			f.fields = append(f.fields, r.ID+"."+fl.ID)
+		}
+	}
+	for _, k := range ref.KM.KPIs {
+		f.kpis = append(f.kpis, k.ID)
+	}
+	fm.cache[v] = f
+	return f
+}
+
+// fuzzRequest reads a request over f from the bytes of a fuzz input.
+func fuzzRequest(f *fuzzKM, in []byte) RefRequest {
+	next := func() int {
+		if len(in) == 0 {
+			return 0
+		}
+		b := in[0]
+		in = in[1:]
+		return int(b)
+	}
+	var req RefRequest
+	recordLevel := next()%3 == 0
+	if recordLevel {
+		req.Record = fmt.Sprintf("R%d", next()%3)
+	}
+	for range next() % 3 {
+		name := f.fields[next()%len(f.fields)]
+		if recordLevel {
+			rec, field, _ := strings.Cut(name, ".")
+			if rec != req.Record {
+				continue
+			}
+			name = field
+		}
+		req.Fields = append(req.Fields, name)
+	}
+	if recordLevel && len(req.Fields) == 0 {
+		req.Fields = []string{"ID"} // the data endpoint needs a field
+	}
+	if !recordLevel {
+		for range next() % 4 {
+			req.KPIs = append(req.KPIs, f.kpis[next()%len(f.kpis)])
+		}
+		if len(req.Fields) == 0 && len(req.KPIs) == 0 {
+			req.KPIs = []string{f.kpis[0]}
+		}
+	}
+	for range next() % 3 {
+		rec := fmt.Sprintf("R%d", next()%3)
+		var cond string
+		switch next() % 6 {
+		case 0:
+			cond = fmt.Sprintf("%s.S eq '%s'", rec, []string{"a", "b", "c"}[next()%3])
+		case 1:
+			cond = fmt.Sprintf("%s.N gt %d", rec, next()%5-2)
+		case 2:
+			cond = fmt.Sprintf("%s.F le %g", rec, float64(next()%16)/4-1)
+		case 3:
+			cond = fmt.Sprintf("%s.S eq null", rec)
+		case 4:
+			cond = fmt.Sprintf("%s.N ne 1 or %s.S ne 'a'", rec, rec)
+		default:
+			cond = fmt.Sprintf("not (%s.N lt 0)", rec)
+		}
+		req.FilterExprs = append(req.FilterExprs, cond)
+	}
+	cols := append(dedup(req.Fields), dedup(req.KPIs)...)
+	if len(cols) > 0 && next()%2 == 0 {
+		sign := "+"
+		if next()%2 == 0 {
+			sign = "-"
+		}
+		req.Sort = sign + cols[next()%len(cols)]
+	}
+	req.Distinct = next()%4 == 0
+	if next()%4 == 0 {
+		req.PageSize = 1 + next()%3
+		req.Page = next() % 3
+	}
+	return req
+}
+
+// FuzzSemantics generates requests over random 3-record KMs (random relationships, nulls,
+// dangling keys, KPIs with conditions, filters on any record) and compares the answers of
+// the memory store and SQLite, through the KM handler, with the reference evaluator.
+func FuzzSemantics(f *testing.F) {
+	f.Add(uint8(0), []byte{1, 2, 9, 13, 2, 3, 7, 1, 1, 2, 1, 0})
+	fm := &fuzzModels{dir: f.TempDir(), cache: map[uint8]*fuzzKM{}}
+	f.Cleanup(func() {
+		for _, fk := range fm.cache {
+			fk.close()
+		}
+	})
+	f.Fuzz(func(t *testing.T, variant uint8, in []byte) {
+		fk := fm.get(t, variant%24)
+		req := fuzzRequest(fk, in)
+		checkAPI(t, fk.memory, fk.ref, "f", req, getData)
+		checkAPI(t, fk.sqlite, fk.ref, "f", req, getQuery)
+	})
+}
