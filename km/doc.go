@@ -6,8 +6,8 @@
 // A Knowledge Model (KM) holds records (tables with typed fields), relationships that join
 // them many-to-one, KPIs (aggregations written in the KPI language) and predefined filters
 // (filter expressions). Load reads the definitions; a Store serves the catalog and executes
-// a Query; the handler turns GET query strings and POST projections into Queries, checks
-// them against the KM, and shapes the answers.
+// Plans; the handler turns GET query strings and POST projections into a PlanRequest,
+// compiles it against the KM into a Plan (NewPlan), and shapes the answers.
 //
 // # Definitions
 //
@@ -148,7 +148,8 @@
 //
 // Quoted literals. A quoted text compared with a typed field is read as that type when
 // it is a value of it ('true', '42', '2025-03-01'); F not eq followed by the empty quoted
-// text, on a typed field, is "F is not null" (the Power Platform connector's "not empty"). See package query.
+// text, on a typed field, is "F is not null" (the Power Platform connector's "not
+// empty"). See package query.
 //
 // The handler keeps no state between requests; authentication, permissions and rate
 // limits belong to the auth middleware in front of it.

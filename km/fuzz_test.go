@@ -61,6 +61,10 @@ func FuzzDataQuery(f *testing.F) {
 		"fields=CUSTOMERS.COUNTRY&kpis=NET,LATE_SHARE&kpiParam=LATE_SHARE.t:1&sort=-NET",
 		"fields=ID&filterExpr=CREATED%20gt%202025-04-01T01:00:00+02:00&searchTerm=o&searchPrecision=50",
 		"fields=ITEMS.MATERIAL,EVENTS.ACTIVITY", "filterExpr=(((", "sort=,,", "options=distinct&fields=STATUS",
+		// Filters across records, KPIs at their grain through joins down, quoted literals.
+		"fields=ID&filters=GERMANY,SHIPPED&filterExpr=ITEMS.QTY%20gt%201%20or%20CUSTOMERS.COUNTRY%20eq%20'DE'",
+		"fields=ITEMS.MATERIAL&kpis=NET,EVENTS_N,QTY&filterExpr=EVENTS.ACTIVITY%20eq%20'Ship'%20or%20ITEMS.QTY%20gt%201",
+		"fields=ID&filterExpr=EXPRESS%20eq%20'true',STATUS%20not%20eq%20'',LATE%20ne%20''",
 	} {
 		f.Add(s)
 	}

@@ -12,8 +12,9 @@ import (
 // record only). It fails for a plan that form cannot state: a record-level filter naming
 // another record.
 //
-// Deprecated: kept only so that a store not yet translating Plan keeps compiling; it
-// does not have the semantics of the plan. Execute the Plan itself.
+// Legacy is transitional, for a store that does not translate plans yet (sqlstore, until
+// it does): the legacy form does not have the plan's semantics. A store executes the Plan
+// itself.
 func (p *Plan) Legacy() (*Query, error) {
 	q := &Query{Record: p.Record}
 	for _, c := range p.Columns {

@@ -213,6 +213,7 @@ func (d *draft) inherit(base *draft) {
 // into copies, so the base KM keeps its own.
 func (d *draft) compile() error {
 	m := d.km
+	m.paths = &pathCache{}
 	var errs []error
 	seen := map[string]bool{}
 	for _, r := range m.Records {

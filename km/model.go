@@ -22,6 +22,10 @@ type KnowledgeModel struct {
 	Relationships []Relationship
 	KPIs          []*KPI
 	Filters       []*Filter
+
+	// paths caches the paths between records (see PathBetween); Load and Compile set it,
+	// and a copy of the KM shares it, so a copy must keep the relationships.
+	paths *pathCache
 }
 
 // Record is a business concept of a KM: a table of rows with typed fields.

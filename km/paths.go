@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Step is one relationship crossed while walking from one record to another.
@@ -82,40 +83,55 @@ func (e *PathError) Code() string {
 }
 
 // PathBetween returns the shortest path from record a to record b in the relationship
-// graph taken as undirected. Several shortest paths, or none, give a *PathError.
+// graph taken as undirected. Several shortest paths, or none, give a *PathError. The
+// returned path is shared: do not modify it.
 func (m *KnowledgeModel) PathBetween(a, b string) (Path, error) {
-	return m.shortest(a, b, false)
+	return m.cachedPath(a, b, false)
 }
 
 // UpPath returns the shortest path from record a to record b that only goes up (child to
 // parent): the chain of parent rows through which a row of a reads the fields of b.
-// Several shortest such paths, or none, give a *PathError.
+// Several shortest such paths, or none, give a *PathError. The returned path is shared:
+// do not modify it.
 func (m *KnowledgeModel) UpPath(a, b string) (Path, error) {
-	return m.shortest(a, b, true)
+	return m.cachedPath(a, b, true)
 }
 
-// reachesUp reports whether a reaches b going only up (a reaches itself).
+// pathKey and pathResult are the entries of KnowledgeModel.paths: the paths between two
+// records are computed once per KM (its relationships do not change once it is loaded).
+type pathKey struct {
+	a, b   string
+	upOnly bool
+}
+
+type pathResult struct {
+	p   Path
+	err error
+}
+
+// pathCache holds the paths between records of one KM, computed once each.
+type pathCache struct{ m sync.Map }
+
+func (m *KnowledgeModel) cachedPath(a, b string, upOnly bool) (Path, error) {
+	if m.paths == nil { // a KM built in code and not compiled
+		return m.shortest(a, b, upOnly)
+	}
+	k := pathKey{a, b, upOnly}
+	if v, ok := m.paths.m.Load(k); ok {
+		r := v.(pathResult)
+		return r.p, r.err
+	}
+	p, err := m.shortest(a, b, upOnly)
+	m.paths.m.Store(k, pathResult{p, err})
+	return p, err
+}
+
+// reachesUp reports whether a reaches b going only up (a reaches itself): whether an up
+// path exists, one or several.
 func (m *KnowledgeModel) reachesUp(a, b string) bool {
-	if a == b {
-		return true
-	}
-	seen := map[string]bool{a: true}
-	queue := []string{a}
-	for len(queue) > 0 {
-		cur := queue[0]
-		queue = queue[1:]
-		for _, rel := range m.Relationships {
-			if rel.From.Record != cur || seen[rel.To.Record] {
-				continue
-			}
-			if rel.To.Record == b {
-				return true
-			}
-			seen[rel.To.Record] = true
-			queue = append(queue, rel.To.Record)
-		}
-	}
-	return false
+	_, err := m.UpPath(a, b)
+	pe, ok := err.(*PathError)
+	return err == nil || ok && len(pe.Candidates) > 1
 }
 
 // steps returns the steps leaving record cur: up along every relationship from cur, and,

@@ -448,9 +448,9 @@ func (m *KnowledgeModel) metricGrains(k *KPI, mt query.Metric) (map[*query.Aggre
 			case len(named) == 1:
 				a.Grain = named[0]
 			case len(named) == 0:
-				return fmt.Errorf("count() names no record: declare the record it counts with record:")
+				return fmt.Errorf("count() names no record: declare the record it counts (record: RECORD_ID)")
 			default:
-				return fmt.Errorf("count() could count the rows of %s: declare the record it counts with record:", strings.Join(named, " or "))
+				return fmt.Errorf("count() could count the rows of %s: declare the record it counts (record: RECORD_ID)", strings.Join(named, " or "))
 			}
 			switch x.Func {
 			case query.AggCount, query.AggCountDistinct:

@@ -384,12 +384,23 @@ func (s *Source) runKPIs(p *km.Plan, fs *filterState) (*query.Result, error) {
 		gs.vals, gs.first, gs.minG = [][]query.Value{{}}, []int{0}, []int32{-1}
 	}
 	all := make([]pairs, len(p.Aggregates))
+	byJoin := map[string]pairs{} // aggregates with the same grain and join share their pairs
 	for i, a := range p.Aggregates {
+		var key strings.Builder
+		key.WriteString(a.Grain)
+		for _, st := range a.Expand {
+			key.WriteString(" " + st.String())
+		}
+		if pr, ok := byJoin[key.String()]; ok {
+			all[i] = pr
+			continue
+		}
 		pr, err := s.expand(p, fs, a, gs)
 		if err != nil {
 			return nil, err
 		}
 		all[i] = pr
+		byJoin[key.String()] = pr
 	}
 	n := len(gs.vals)
 	values := make([][]query.Value, len(p.Aggregates))
@@ -598,17 +609,19 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		out.gid[t] = global[l]
 	}
 	if down {
-		// Distinct (group, grain row) pairs, ordered by grain row.
-		keys := make([]uint64, nt)
-		for t := range keys {
-			keys[t] = uint64(out.g[t])<<32 | uint64(uint32(out.gid[t]))
+		// Distinct (group, grain row) pairs. The tuples of a grain row are contiguous (the
+		// expansion keeps the grain's order), so a group seen with the current grain row
+		// is remembered by stamping it with that row.
+		stamp := make([]int32, len(gs.vals))
+		kept := pairs{g: make([]int32, 0, nt), gid: make([]int32, 0, nt)}
+		for t, gi := range out.gid {
+			if g := out.g[t]; stamp[gi] != g+1 {
+				stamp[gi] = g + 1
+				kept.g = append(kept.g, g)
+				kept.gid = append(kept.gid, gi)
+			}
 		}
-		slices.Sort(keys)
-		keys = slices.Compact(keys)
-		out = pairs{g: make([]int32, len(keys)), gid: make([]int32, len(keys))}
-		for i, k := range keys {
-			out.g[i], out.gid[i] = int32(k>>32), int32(uint32(k))
-		}
+		out = kept
 	}
 	for i, gi := range out.gid {
 		if gs.first[gi] == a.Index && (gs.minG[gi] < 0 || out.g[i] < gs.minG[gi]) {

@@ -1,0 +1,113 @@
+package memory
+
+import (
+	"context"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/query"
+)
+
+// planKM is a parent P with children C: p1 has c1, c2, c3; p2 has c4; p3 none; c5 has no
+// parent (null key) and c6 a dangling one.
+var planKM = fstest.MapFS{
+	"models/m.yaml": {Data: []byte(`id: m
+records:
+  - id: P
+    key: ID
+    fields: [{id: ID, type: string}, {id: V, type: float}]
+  - id: C
+    key: ID
+    fields: [{id: ID, type: string}, {id: P_ID, type: string}, {id: G, type: string}, {id: Q, type: integer}]
+relationships:
+  - {from: C.P_ID, to: P.ID}
+kpis:
+  - {id: SUM_V, expr: sum(P.V)}
+  - {id: SUM_Q, expr: sum(C.Q)}
+  - {id: N_P, expr: count(), record: P}
+  - {id: SHARE_A, expr: ratio(C.G eq 'a')}
+  - {id: V_WITH_A, expr: "sum(P.V, C.G eq 'a')"}
+`)},
+	"data/P.csv": {Data: []byte("ID,V\np1,10\np2,20\np3,40\n")},
+	"data/C.csv": {Data: []byte("ID,P_ID,G,Q\nc1,p1,a,1\nc2,p1,b,2\nc3,p1,a,3\nc4,p2,b,4\nc5,,a,5\nc6,px,b,6\n")},
+}
+
+// TestPlanSemantics checks the plan's semantics on a KM small enough to work the answers
+// out by hand (written next to each case).
+func TestPlanSemantics(t *testing.T) {
+	s, err := LoadKMStore(planKM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.Model(context.Background(), "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	str, f, i := query.String, query.Float, query.Int
+	nullS, nullF := query.Null(query.TypeString), query.Null(query.TypeFloat)
+	cases := []struct {
+		name    string
+		record  string
+		fields  []string
+		kpis    []string
+		filters []string
+		want    [][]query.Value
+	}{
+		// p1 counts once in a and once in b; p3 has no child: the null group.
+		{"grain down", "", []string{"C.G"}, []string{"SUM_V"}, nil,
+			[][]query.Value{{str("a"), f(10)}, {str("b"), f(30)}, {nullS, f(40)}}},
+		{"grain down with a KPI of the child", "", []string{"C.G"}, []string{"SUM_V", "SUM_Q"}, nil,
+			[][]query.Value{{str("a"), f(10), f(9)}, {str("b"), f(30), f(12)}, {nullS, f(40), nullF}}},
+		{"child KPI alone", "", []string{"C.G"}, []string{"SUM_Q"}, nil,
+			[][]query.Value{{str("a"), f(9)}, {str("b"), f(12)}}},
+		// Children without a parent (c5, c6) fall in the null group of P.V.
+		{"grain up", "", []string{"P.V"}, []string{"SUM_Q", "N_P"}, nil,
+			[][]query.Value{{f(10), f(6), i(1)}, {f(20), f(4), i(1)}, {nullF, f(11), i(0)}, {f(40), nullF, i(1)}}},
+		// P.V gt 15 passes p2 and p3; of the children only c4 (child of p2).
+		{"filter on the parent", "", []string{"C.G"}, []string{"SUM_V", "SUM_Q"}, []string{"P.V gt 15"},
+			[][]query.Value{{str("b"), f(20), f(4)}, {nullS, f(40), nullF}}},
+		// C.Q ge 3 passes c3..c6; parents with a passing child: p1 (c3), p2 (c4).
+		{"filter on the child", "", []string{"C.G"}, []string{"SUM_V", "N_P"}, []string{"C.Q ge 3"},
+			[][]query.Value{{str("a"), f(10), i(1)}, {str("b"), f(20), i(1)}}},
+		{"no row passes", "", nil, []string{"SUM_V", "N_P"}, []string{"P.V gt 100"},
+			[][]query.Value{{nullF, i(0)}}},
+		// ratio over C: a in c1, c3, c5 of six; sum over P of the parents with an a child: p1.
+		{"conditions", "", nil, []string{"SHARE_A", "V_WITH_A"}, nil,
+			[][]query.Value{{f(0.5), f(10)}}},
+		{"record level, parent filter", "C", []string{"ID"}, nil, []string{"P.V gt 15"},
+			[][]query.Value{{str("c4")}}},
+		{"record level, child filter", "P", []string{"ID"}, nil, []string{"C.G eq 'a'"},
+			[][]query.Value{{str("p1")}}},
+		{"rows at the child grain", "", []string{"C.ID", "P.V"}, nil, nil,
+			[][]query.Value{{str("c1"), f(10)}, {str("c2"), f(10)}, {str("c3"), f(10)}, {str("c4"), f(20)}, {str("c5"), nullF}, {str("c6"), nullF}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := &km.PlanRequest{Record: c.record, Request: query.Request{Fields: c.fields, PageSize: 100}}
+			for _, k := range c.kpis {
+				r.KPIs = append(r.KPIs, query.KPI{ID: k})
+			}
+			for _, text := range c.filters {
+				e, err := query.ParseAndBind(text, m.FilterSchema(c.record))
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.Filters = append(r.Filters, e)
+			}
+			p, err := km.NewPlan(m, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.Query(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(c.want, res.Rows); d != "" {
+				t.Errorf("rows (-want +got):\n%s", d)
+			}
+		})
+	}
+}
