@@ -62,6 +62,7 @@ func fuzzData(v uint8) fstest.MapFS {
 		fmt.Fprintf(&y, "  - id: R%d\n    name: R%d\n    source: r%d\n    key: ID\n    fields:\n", i, i, i)
 		y.WriteString("      - {id: ID, name: Id, type: string}\n      - {id: S, name: S, type: string}\n")
 		y.WriteString("      - {id: N, name: N, type: integer}\n      - {id: F, name: F, type: float}\n")
+		y.WriteString("      - {id: T, name: T, type: datetime}\n      - {id: DAY, name: Day, type: date}\n")
 		for n, rel := range shape {
 			if rel[0] == i {
 				fmt.Fprintf(&y, "      - {id: P%d_%d, name: P%d_%d, type: string}\n", rel[1], n, rel[1], n)
@@ -87,15 +88,19 @@ func fuzzData(v uint8) fstest.MapFS {
 			{"R", fmt.Sprintf("ratio(R%d.N gt 0)", i)},
 			{"X", fmt.Sprintf("max(R%d.F, R%d.S ne 'b')", i, i)},
 			{"Q", fmt.Sprintf("sum(R%d.F) / count(R%d.ID)", i, i)},
+			{"T", fmt.Sprintf("min(R%d.N, R%d.DAY ge 2025-01-02)", i, j)},
 		} {
 			fmt.Fprintf(&y, "  - {id: %s%d, name: %s%d, expr: %q}\n", k.id, i, k.id, i, k.expr)
 		}
+		// Bare count(): of the declared record, or of the only record the expression names.
+		fmt.Fprintf(&y, "  - {id: B%d, name: B%d, expr: \"count()\", record: R%d}\n", i, i, i)
+		fmt.Fprintf(&y, "  - {id: E%d, name: E%d, expr: \"sum(R%d.F) / count()\"}\n", i, i, i)
 	}
 	fsys := fstest.MapFS{"models/f.yaml": {Data: []byte(y.String())}}
 	sizes := [3]int{rng.IntN(7), rng.IntN(7), rng.IntN(9)}
 	for i := range 3 {
 		var b strings.Builder
-		b.WriteString("ID,S,N,F")
+		b.WriteString("ID,S,N,F,T,DAY")
 		var parents []int
 		for n, rel := range shape {
 			if rel[0] == i {
@@ -116,6 +121,16 @@ func fuzzData(v uint8) fstest.MapFS {
 				b.WriteString(",")
 			} else {
 				fmt.Fprintf(&b, ",%g", float64(rng.IntN(40))/8-1)
+			}
+			if rng.IntN(5) == 0 {
+				b.WriteString(",")
+			} else {
+				fmt.Fprintf(&b, ",2025-01-%02dT%02d:%02d:00Z", 1+rng.IntN(3), rng.IntN(24), rng.IntN(2)*30)
+			}
+			if rng.IntN(5) == 0 {
+				b.WriteString(",")
+			} else {
+				fmt.Fprintf(&b, ",2025-01-%02d", 1+rng.IntN(3))
 			}
 			for _, p := range parents {
 				// A key of the parent, a dangling one, or null.
@@ -218,7 +233,8 @@ func fuzzRequest(f *fuzzKM, in []byte) RefRequest {
 	for range next() % 3 {
 		rec := fmt.Sprintf("R%d", next()%3)
 		var cond string
-		switch next() % 6 {
+		other := fmt.Sprintf("R%d", next()%3)
+		switch next() % 16 {
 		case 0:
 			cond = fmt.Sprintf("%s.S eq '%s'", rec, []string{"a", "b", "c"}[next()%3])
 		case 1:
@@ -229,8 +245,28 @@ func fuzzRequest(f *fuzzKM, in []byte) RefRequest {
 			cond = fmt.Sprintf("%s.S eq null", rec)
 		case 4:
 			cond = fmt.Sprintf("%s.N ne 1 or %s.S ne 'a'", rec, rec)
-		default:
+		case 5:
 			cond = fmt.Sprintf("not (%s.N lt 0)", rec)
+		case 6: // two records in one condition: a home, or a 400 for siblings
+			cond = fmt.Sprintf("%s.S eq 'b' or %s.N ge 1", rec, other)
+		case 7: // quoted literals read as the field's type
+			cond = fmt.Sprintf("%s.N eq '%d' or %s.F lt '%g'", rec, next()%4-1, rec, float64(next()%8)/4)
+		case 8: // ne '' on a number: not null
+			cond = fmt.Sprintf("%s.N ne ''", rec)
+		case 9:
+			cond = fmt.Sprintf("%s.N in (0, 1, 3) and %s.S in ('a', 'c')", rec, rec)
+		case 10:
+			cond = fmt.Sprintf("startswith(%s.ID, 'k1') or contains(%s.S, 'b')", rec, rec)
+		case 11: // a day against a datetime: that day
+			cond = fmt.Sprintf("%s.T %s 2025-01-%02d", rec, []string{"eq", "ne", "gt", "le"}[next()%4], 1+next()%3)
+		case 12:
+			cond = fmt.Sprintf("%s.T lt '2025-01-02T%02d:00:00Z' or %s.DAY eq '2025-01-0%d'", rec, next()%24, rec, 1+next()%3)
+		case 13:
+			cond = fmt.Sprintf("%s.DAY %s 2025-01-02T12:00:00Z", rec, []string{"eq", "lt", "gt"}[next()%3])
+		case 14:
+			cond = fmt.Sprintf("%s.T ge '2025-01-0%d'", rec, 1+next()%3)
+		default:
+			cond = fmt.Sprintf("%s.F gt %s.F", rec, rec) // not a comparison of two fields: a 400
 		}
 		req.FilterExprs = append(req.FilterExprs, cond)
 	}
@@ -264,7 +300,7 @@ func FuzzSemantics(f *testing.F) {
 	f.Fuzz(func(t *testing.T, variant uint8, in []byte) {
 		fk := fm.get(t, variant%24)
 		req := fuzzRequest(fk, in)
-		checkAPI(t, fk.memory, fk.ref, "f", req, getData)
-		checkAPI(t, fk.sqlite, fk.ref, "f", req, getQuery)
+		t.Run("memory", func(t *testing.T) { checkAPI(t, fk.memory, fk.ref, "f", req, getData) })
+		t.Run("sqlite", func(t *testing.T) { checkAPI(t, fk.sqlite, fk.ref, "f", req, getQuery) })
 	})
 }

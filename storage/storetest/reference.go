@@ -268,18 +268,20 @@ func (ev *evaluation) path(a, b string) ([]step, error) {
 	return nil, refErr("the path between %s and %s is ambiguous: %s", a, b, strings.Join(names, " or "))
 }
 
-// reachesUp reports whether b is reached from a going only up (a itself included).
+// reachesUp reports whether b is reached from a going only up (a itself included) along
+// a shortest path. When several shortest paths go up, it reports true and path, called
+// next, reports the ambiguity.
 func (ev *evaluation) reachesUp(a, b string) bool {
-	p, err := ev.path(a, b)
-	if err != nil {
-		return false
-	}
-	for _, s := range p {
-		if !s.up {
-			return false
+	for _, p := range ev.paths(a, b) {
+		up := true
+		for _, s := range p {
+			up = up && s.up
+		}
+		if up {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 func (ev *evaluation) fieldIndex(rec, field string) int {
@@ -436,7 +438,9 @@ func (ev *evaluation) newConjunct(e query.Expr) (*conjunct, error) {
 	c.home = homes[0]
 	c.up = map[string][]step{}
 	for _, r := range recs {
-		c.up[r], _ = ev.path(c.home, r)
+		if c.up[r], err = ev.path(c.home, r); err != nil {
+			return nil, err
+		}
 	}
 	// Evaluate on every row of the home.
 	c.homeP = make([]bool, len(ev.rows[c.home]))
@@ -714,10 +718,8 @@ func literalAs(l query.Literal, t query.Type) (typedLiteral, bool) {
 			return typedLiteral{v: val}, true
 		}
 	case query.TypeDate:
+		// A date field takes dates only (today's binder refuses a date-time against it).
 		if kind == query.LitDate {
-			return typedLiteral{v: val}, true
-		}
-		if kind == query.LitDateTime {
 			return typedLiteral{v: val}, true
 		}
 	case query.TypeDateTime, query.TypeTimestamp:
@@ -750,7 +752,11 @@ func readQuoted(s string, t query.Type) (query.LiteralKind, query.Value, bool) {
 			!strings.ContainsAny(s, "xXpP_") && !strings.EqualFold(s, "inf") {
 			return query.LitDecimal, query.Float(f), true
 		}
-	case query.TypeDate, query.TypeDateTime, query.TypeTimestamp:
+	case query.TypeDate:
+		if d, err := time.Parse(time.DateOnly, s); err == nil {
+			return query.LitDate, query.Date(d), true
+		}
+	case query.TypeDateTime, query.TypeTimestamp:
 		if d, err := time.Parse(time.DateOnly, s); err == nil {
 			return query.LitDate, query.Date(d), true
 		}
@@ -781,9 +787,6 @@ func compareLiteral(v query.Value, l query.Literal) int {
 	case query.TypeBoolean:
 		return cmpBool(v.Bool, tl.v.Bool)
 	case query.TypeDate:
-		if tl.v.Type == query.TypeDateTime { // the day's midnight against the instant
-			return cmpInt(v.Int*query.MicrosPerDay, tl.v.Int)
-		}
 		return cmpInt(v.Int, tl.v.Int)
 	case query.TypeDateTime, query.TypeTimestamp:
 		if tl.isDay {
@@ -893,12 +896,15 @@ func (r *Reference) Eval(req RefRequest) (*RefResult, error) {
 		}
 		exprs = append(exprs, e)
 	}
-	for _, text := range req.FilterExprs {
-		e, err := query.Parse(text)
-		if err != nil {
-			return nil, refErr("%v", err)
+	for _, value := range req.FilterExprs {
+		// One value may hold several expressions joined by top-level commas.
+		for _, text := range query.SplitTopLevel(value) {
+			e, err := query.Parse(text)
+			if err != nil {
+				return nil, refErr("%v", err)
+			}
+			exprs = append(exprs, e)
 		}
-		exprs = append(exprs, e)
 	}
 	var conj []query.Expr
 	var split func(query.Expr)
@@ -1086,6 +1092,11 @@ func (ev *evaluation) kmRows(refs []fieldRef) ([][]query.Value, error) {
 		return nil, refErr("the rows of records %s cannot be listed together; KPIs can combine them", strings.Join(dims, ", "))
 	}
 	grain := grains[0]
+	for _, ref := range refs {
+		if _, err := ev.path(grain, ref.rec); err != nil {
+			return nil, err
+		}
+	}
 	pass, err := ev.passing(grain)
 	if err != nil {
 		return nil, err
@@ -1245,6 +1256,8 @@ func (ev *evaluation) kpiRows(refs []fieldRef, ids []string, params map[string]m
 					return
 				}
 				ag.field, ag.grain = f, f.rec
+			case k.Record != "":
+				ag.grain = k.Record
 			case len(named) == 1:
 				ag.grain = named[0]
 			default:

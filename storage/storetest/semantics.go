@@ -17,6 +17,7 @@ import (
 
 	"github.com/kmkit/kmkit/examples/server/demodata"
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/odata"
 )
 
 // demoOrders is the size of the generated demo the semantics suite loads: small enough for
@@ -377,6 +378,13 @@ func semanticsCases(m *km.KnowledgeModel) (records, kmLevel []RefRequest) {
 	}
 	records = append(records,
 		RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID", "STATUS"}, FilterExprs: []string{"EXPRESS eq 'true'", "STATUS not eq ''"}},
+		// The Power Platform connector's documented filter, as it sends it: one value.
+		RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID", "EXPRESS"}, FilterExprs: []string{"EXPRESS eq 'true',STATUS not eq ''"}},
+		RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID", "DAYS_LATE"}, FilterExprs: []string{"DAYS_LATE not eq '',DAYS_LATE ge '3'"}},
+		RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID"}, FilterExprs: []string{"ORDER_DATE ge '2025-06-01' and CREATED_AT lt '2025-09-01T00:00:00Z'"}},
+		RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID"}, FilterExprs: []string{"NET_VALUE gt '1e4'"}},
+		RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID"}, FilterExprs: []string{"DAYS_LATE eq ''"}},
+		RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID"}, FilterExprs: []string{"ORDER_DATE eq '2025-13-01'"}},
 		RefRequest{Record: "ORDERS", Fields: []string{"STATUS"}, Distinct: true, Filters: []string{"GERMAN_CUSTOMERS"}, Sort: "-STATUS"},
 		RefRequest{Record: "ORDER_ITEMS", Fields: []string{"ITEM_ID", "QUANTITY"}, Filters: []string{"PRICE_CHANGES", "HIGH_VALUE"}, Sort: "+QUANTITY", Page: 1, PageSize: 7},
 		RefRequest{Record: "ORDER_ITEMS", Fields: []string{"ITEM_ID"}, FilterExprs: []string{"ACTIVITIES.ACTIVITY eq 'Ship Goods' or ORDER_ITEMS.QUANTITY gt 5"}},
@@ -460,4 +468,125 @@ func runSemantics(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store
 			}
 		}
 	})
+	t.Run("OData", func(t *testing.T) {
+		oh := odata.NewHandler(newStore(t, fsys), odata.Options{MaxPageSize: maxAnswer})
+		for _, req := range records {
+			if req.Sort != "" || req.Distinct || req.Page != 0 || len(req.FilterExprs) > 0 {
+				continue
+			}
+			checkOData(t, oh, ref, "o2c", req)
+		}
+	})
+	t.Run("AmbiguousPath", func(t *testing.T) { runAmbiguous(t, newStore) })
+}
+
+// checkOData asks the OData entity set of req.Record for the fields of req with its
+// predefined filters as filterid, and compares the entities with the reference's rows.
+func checkOData(t *testing.T, h http.Handler, ref *Reference, kmID string, req RefRequest) {
+	t.Helper()
+	v := url.Values{}
+	v.Set("$select", strings.Join(req.Fields, ","))
+	if len(req.Filters) > 0 {
+		v.Set("filterid", strings.Join(req.Filters, ","))
+	}
+	target := odata.BasePath + "/" + kmID + ".svc/" + req.Record + "_entries?" + v.Encode()
+	want, err := ref.Eval(req)
+	if err != nil {
+		t.Fatalf("%s: reference: %v", target, err)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, target, nil))
+	if w.Code != http.StatusOK {
+		t.Errorf("GET %s\n  want 200 with %d rows\n  got %d %s", target, len(want.Rows), w.Code, short(w.Body.String()))
+		return
+	}
+	dec := json.NewDecoder(strings.NewReader(w.Body.String()))
+	dec.UseNumber()
+	var body struct {
+		Value []map[string]any `json:"value"`
+	}
+	if err := dec.Decode(&body); err != nil {
+		t.Errorf("GET %s: %v", target, err)
+		return
+	}
+	got := make([][]any, len(body.Value))
+	for i, e := range body.Value {
+		got[i] = make([]any, len(want.Columns))
+		for j, c := range want.Columns {
+			got[i][j] = e[c]
+		}
+	}
+	if d := diffRows(want.Rows, got); d != "" {
+		t.Errorf("GET %s\n  columns %v\n%s", target, want.Columns, d)
+	}
+}
+
+// diamondKM relates A to D through B and through C: two shortest paths.
+const diamondKM = `id: diamond
+name: Diamond
+records:
+  - {id: A, name: A, source: a, key: ID, fields: [{id: ID, name: Id, type: string}, {id: B, name: B, type: string}, {id: C, name: C, type: string}]}
+  - {id: B, name: B, source: b, key: ID, fields: [{id: ID, name: Id, type: string}, {id: D, name: D, type: string}]}
+  - {id: C, name: C, source: c, key: ID, fields: [{id: ID, name: Id, type: string}, {id: D, name: D, type: string}]}
+  - {id: D, name: D, source: d, key: ID, fields: [{id: ID, name: Id, type: string}, {id: X, name: X, type: string}]}
+relationships:
+  - {from: A.B, to: B.ID}
+  - {from: A.C, to: C.ID}
+  - {from: B.D, to: D.ID}
+  - {from: C.D, to: D.ID}
+kpis:
+  - {id: NA, name: Rows of A, expr: count(A.ID)}
+filters:
+  - {id: DX, name: D is x, expr: D.X eq 'x'}
+`
+
+// runAmbiguous checks that a request needing the path between two records joined by two
+// shortest paths is a 400 that names both.
+func runAmbiguous(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
+	fsys := fstest.MapFS{
+		"models/diamond.yaml": {Data: []byte(diamondKM)},
+		"data/a.csv":          {Data: []byte("ID,B,C\na1,b1,c1\na2,b2,\n")},
+		"data/b.csv":          {Data: []byte("ID,D\nb1,d1\nb2,d2\n")},
+		"data/c.csv":          {Data: []byte("ID,D\nc1,d2\n")},
+		"data/d.csv":          {Data: []byte("ID,X\nd1,x\nd2,y\n")},
+	}
+	ref, err := LoadReference(fsys, "diamond")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := km.NewHandler(newStore(t, fsys), km.Options{MaxPageSize: maxAnswer})
+	for _, req := range []RefRequest{
+		{Fields: []string{"D.X"}, KPIs: []string{"NA"}},
+		{Fields: []string{"A.ID", "D.X"}},
+		{Record: "A", Fields: []string{"ID"}, Filters: []string{"DX"}},
+		{Record: "A", Fields: []string{"ID"}, FilterExprs: []string{"D.X eq 'x'"}},
+	} {
+		if _, err := ref.Eval(req); err == nil || !strings.Contains(err.Error(), "A-B-D or A-C-D") {
+			t.Fatalf("reference: %+v: %v, want the ambiguous paths", req, err)
+		}
+		for _, kind := range []endpointKind{getData, postData} {
+			call := toCall("diamond", req, kind)
+			var r *http.Request
+			if call.body != "" {
+				r = httptest.NewRequest(call.method, call.target, strings.NewReader(call.body))
+				r.Header.Set("Content-Type", "application/json")
+			} else {
+				r = httptest.NewRequest(call.method, call.target, nil)
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			body := w.Body.String()
+			names := func(a, b string) bool { return strings.Contains(body, a) || strings.Contains(body, b) }
+			if w.Code != http.StatusBadRequest || !names("A-B-D", "D-B-A") || !names("A-C-D", "D-C-A") {
+				t.Errorf("%s\n  want 400 naming the paths A-B-D and A-C-D (either way)\n  got %d %s", call, w.Code, short(body))
+			}
+		}
+	}
+	// Records whose paths are not in question still answer.
+	for _, req := range []RefRequest{
+		{Fields: []string{"B.D"}, KPIs: []string{"NA"}},
+		{Record: "B", Fields: []string{"ID"}, Filters: []string{"DX"}},
+	} {
+		checkAPI(t, h, ref, "diamond", req, getData)
+	}
 }

@@ -17,7 +17,30 @@
 // distinct, search, joins, KPIs) and compares every result with the memory backend's
 // executor on the same data; a few results are also spelled out, and hostile inputs
 // (values, field ids, sort keys and search terms written to break out of SQL) must be
-// rejected or matched literally. Results must be equal to the last bit of every float. The SCIM, reporting and limiter suites are those of scim/scimtest,
+// rejected or matched literally. Results must be equal to the last bit of every float.
+//
+// The semantics part of the KM suite (issue 12: KPIs at their grain, filters across
+// records, join paths, quoted literals) takes its expected answers from Reference, a
+// row-at-a-time evaluator written from the rules alone: nested-loop joins, one row at a
+// time, no code shared with the backends, the query executor or the km planner; it is
+// itself checked against pandas (TestReferenceAgainstPandas, skipped without
+// /usr/bin/python3 and pandas). The suite loads a small generated order-to-cash demo
+// (DemoData) and sends requests through the km HTTP handler and the OData handler: every
+// record x predefined filter pair on data, query, POST data, summary and OData (filterid),
+// every KPI alone and with all others grouped by fields of its own, parent, child and
+// farther records (MATERIALS.MATERIAL_GROUP through ORDER_ITEMS), filters on every record,
+// rows of several records without KPIs, and the 400s of sibling conditions, unlistable
+// records and ambiguous paths (a diamond KM). Answers are compared as rows: same columns,
+// same rows in the same order, floats within 1e-9 relative. FuzzSemantics does the same
+// with random requests over random 3-record KMs against the memory store and SQLite.
+//
+// Choices where the rules leave room, as the reference makes them: an aggregate's
+// condition is one conjunct (not split at its top-level "and") with its own home; the rows
+// of a KM-level request without KPIs carry their parents' fields whether or not the
+// parent rows pass the filter (only the listed rows must); a bare count() takes the only
+// record its KPI's expression names.
+//
+// The SCIM, reporting and limiter suites are those of scim/scimtest,
 // reporting/reportingtest and auth/ratelimit/limitertest.
 package storetest
 
