@@ -57,8 +57,11 @@
 //     property, selected or not; sorting by the generated row number is 400 (entities
 //     come in row order without $orderby). Nulls sort last in both directions and ties
 //     keep row order, as on the data endpoints.
-//   - filterid may be repeated or comma-separated; a filter that uses fields of another
-//     record is 400 GENERAL_PARAMETER_ILLEGAL, an unknown one 400 KM_FILTER_NOTFOUND.
+//   - filterid may be repeated or comma-separated; an unknown one is 400
+//     KM_FILTER_NOTFOUND. filterid and $filter may use fields of other records
+//     (RECORD.FIELD in $filter): they apply through the KM's relationships as on the
+//     record data endpoints (package km, "What a query means"), e.g. the orders of German
+//     customers with $filter=CUSTOMERS.COUNTRY eq 'DE' on ORDERS_entries.
 //   - Server-driven paging: at most Options.MaxPageSize entities per answer (or fewer
 //     when the client sends Prefer: odata.maxpagesize=N, acknowledged with
 //     Preference-Applied), then @odata.nextLink (Atom: link rel="next"): the same query

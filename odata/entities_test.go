@@ -42,6 +42,8 @@ func TestEntitySetJSON(t *testing.T) {
 		// orders are O1, O2 and O5 (orders.csv).
 		{"filterid over a parent record", svc + "/ORDERS_entries?filterid=GERMANY&$select=ID", nil, response{200, jsonCT,
 			`{"@odata.context":"` + ctxURL + `ORDERS_entries(ID)","value":[{"ID":"O1"},{"ID":"O2"},{"ID":"O5"}]}`}},
+		{"$filter on a parent record", svc + "/ORDERS_entries?$filter=CUSTOMERS.COUNTRY%20eq%20'DE'&$select=ID", nil, response{200, jsonCT,
+			`{"@odata.context":"` + ctxURL + `ORDERS_entries(ID)","value":[{"ID":"O1"},{"ID":"O2"},{"ID":"O5"}]}`}},
 		{"filterid and filter", svc + "/ORDERS_entries?filterid=PAID&filterid=LATE&$filter=EXPRESS%20eq%20true&$select=ID", nil, response{200, jsonCT,
 			`{"@odata.context":"` + ctxURL + `ORDERS_entries(ID)","value":[{"ID":"O2"}]}`}},
 		{"offset with an unescaped plus", svc + "/ORDERS_entries?$filter=CREATED%20lt%202025-02-10T09:31:00+01:00&$select=ID&$orderby=CREATED%20desc", nil, response{200, jsonCT,
