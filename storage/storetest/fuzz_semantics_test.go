@@ -25,7 +25,15 @@ var fuzzShapes = [][][2]int{
 	{{1, 0}, {2, 1}, {2, 0}}, // a triangle
 	{{2, 0}},                 // R1 stands alone
 	{{0, 1}, {2, 1}},         // siblings under R1
+	// Four records.
+	{{1, 0}, {2, 1}, {3, 1}},         // a parent, a child, two grandchildren
+	{{0, 1}, {0, 2}, {3, 1}},         // as the demo: items, orders, materials, activities
+	{{1, 0}, {2, 0}, {3, 1}, {3, 2}}, // a diamond: two shortest paths between R3 and R0
+	{{1, 0}, {1, 2}, {3, 2}},         // a child of two parents, one with another child
 }
+
+// diamondShape is the index of the shape whose paths between R3 and R0 are ambiguous.
+const diamondShape = 8
 
 // fuzzKM is one random KM with its data, loaded in the stores under test.
 type fuzzKM struct {
@@ -49,6 +57,10 @@ type fuzzModels struct {
 func fuzzData(v uint8) fstest.MapFS {
 	rng := rand.New(rand.NewPCG(uint64(v), 3))
 	shape := fuzzShapes[int(v)%len(fuzzShapes)]
+	nrec := 3
+	for _, rel := range shape {
+		nrec = max(nrec, rel[0]+1, rel[1]+1)
+	}
 	connected := func(a, b int) bool {
 		if a == b {
 			return true
@@ -58,7 +70,7 @@ func fuzzData(v uint8) fstest.MapFS {
 	}
 	var y strings.Builder
 	y.WriteString("id: f\nname: Fuzz\nrecords:\n")
-	for i := range 3 {
+	for i := range nrec {
 		fmt.Fprintf(&y, "  - id: R%d\n    name: R%d\n    source: r%d\n    key: ID\n    fields:\n", i, i, i)
 		y.WriteString("      - {id: ID, name: Id, type: string}\n      - {id: S, name: S, type: string}\n")
 		y.WriteString("      - {id: N, name: N, type: integer}\n      - {id: F, name: F, type: float}\n")
@@ -74,9 +86,9 @@ func fuzzData(v uint8) fstest.MapFS {
 		fmt.Fprintf(&y, "  - {from: R%d.P%d_%d, to: R%d.ID}\n", rel[0], rel[1], n, rel[1])
 	}
 	y.WriteString("kpis:\n")
-	for i := range 3 {
-		j := (i + 1 + rng.IntN(2)) % 3
-		if !connected(i, j) {
+	for i := range nrec {
+		j := (i + 1 + rng.IntN(nrec-1)) % nrec
+		if !connected(i, j) || int(v)%len(fuzzShapes) == diamondShape {
 			j = i
 		}
 		for _, k := range []struct{ id, expr string }{
@@ -97,8 +109,11 @@ func fuzzData(v uint8) fstest.MapFS {
 		fmt.Fprintf(&y, "  - {id: E%d, name: E%d, expr: \"sum(R%d.F) / count()\"}\n", i, i, i)
 	}
 	fsys := fstest.MapFS{"models/f.yaml": {Data: []byte(y.String())}}
-	sizes := [3]int{rng.IntN(7), rng.IntN(7), rng.IntN(9)}
-	for i := range 3 {
+	sizes := make([]int, nrec)
+	for i := range sizes {
+		sizes[i] = rng.IntN(7 + i)
+	}
+	for i := range nrec {
 		var b strings.Builder
 		b.WriteString("ID,S,N,F,T,DAY")
 		var parents []int
@@ -204,9 +219,10 @@ func fuzzRequest(f *fuzzKM, in []byte) RefRequest {
 		return int(b)
 	}
 	var req RefRequest
+	nrec := len(f.ref.KM.Records)
 	recordLevel := next()%3 == 0
 	if recordLevel {
-		req.Record = fmt.Sprintf("R%d", next()%3)
+		req.Record = fmt.Sprintf("R%d", next()%nrec)
 	}
 	for range next() % 3 {
 		name := f.fields[next()%len(f.fields)]
@@ -231,9 +247,9 @@ func fuzzRequest(f *fuzzKM, in []byte) RefRequest {
 		}
 	}
 	for range next() % 3 {
-		rec := fmt.Sprintf("R%d", next()%3)
+		rec := fmt.Sprintf("R%d", next()%nrec)
 		var cond string
-		other := fmt.Sprintf("R%d", next()%3)
+		other := fmt.Sprintf("R%d", next()%nrec)
 		switch next() % 16 {
 		case 0:
 			cond = fmt.Sprintf("%s.S eq '%s'", rec, []string{"a", "b", "c"}[next()%3])
@@ -286,8 +302,8 @@ func fuzzRequest(f *fuzzKM, in []byte) RefRequest {
 	return req
 }
 
-// FuzzSemantics generates requests over random 3-record KMs (random relationships, nulls,
-// dangling keys, KPIs with conditions, filters on any record) and compares the answers of
+// FuzzSemantics generates requests over random KMs of 3 and 4 records (random
+// relationships, a diamond among them, nulls, dangling keys, KPIs with conditions, filters on any record) and compares the answers of
 // the memory store and SQLite, through the KM handler, with the reference evaluator.
 func FuzzSemantics(f *testing.F) {
 	f.Add(uint8(0), []byte{1, 2, 9, 13, 2, 3, 7, 1, 1, 2, 1, 0})
