@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/kmkit/kmkit/query"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -41,9 +43,10 @@ type dialect interface {
 	// median is the median aggregate of a double expression: the middle value, or the
 	// mean of the middle two.
 	median(expr string) string
-	// sum adds the double expression naively in the given order, as the executor does,
-	// so that results are identical to the last bit.
-	sum(expr, order string) string
+	// minMax is the min (or max) aggregate of an expression of type t.
+	minMax(max bool, expr string, t query.Type) string
+	// typedNull is a null of type t, for a UNION branch that has no such column.
+	typedNull(t query.Type) string
 	// castParam wraps a parameter marker so that the server knows its type.
 	castParam(marker string, v any) string
 }
@@ -104,10 +107,15 @@ func (sqliteDialect) toFloat(expr string) string { return "CAST(" + expr + " AS 
 
 func (sqliteDialect) median(expr string) string { return "kmkit_median(" + expr + ")" }
 
-// sum uses a Go aggregate: SQLite's own sum compensates rounding (Kahan-Babuska).
-func (sqliteDialect) sum(expr, order string) string {
-	return "kmkit_sum(" + expr + " ORDER BY " + order + ")"
+// minMax: booleans are 0/1, so min and max serve every type.
+func (sqliteDialect) minMax(max bool, expr string, _ query.Type) string {
+	if max {
+		return "max(" + expr + ")"
+	}
+	return "min(" + expr + ")"
 }
+
+func (sqliteDialect) typedNull(query.Type) string { return "NULL" }
 
 func (sqliteDialect) castParam(marker string, _ any) string { return marker }
 
@@ -170,17 +178,35 @@ func (postgresDialect) startsWith(expr, param string) string {
 
 func (postgresDialect) toFloat(expr string) string { return "CAST(" + expr + " AS DOUBLE PRECISION)" }
 
-// median takes the lower middle value from the ascending order and the upper from the
-// descending one, so that the mean of the two is computed exactly as the executor does
-// (percentile_cont interpolates with a different rounding).
+// median is percentile_cont(0.5): the middle value, or the two middle values
+// interpolated half way (their mean, within rounding).
 func (postgresDialect) median(expr string) string {
-	return "((percentile_disc(0.5) WITHIN GROUP (ORDER BY " + expr + ") + percentile_disc(0.5) WITHIN GROUP (ORDER BY " +
-		expr + " DESC)) / 2)"
+	return "percentile_cont(0.5) WITHIN GROUP (ORDER BY " + expr + ")"
 }
 
-// sum of float8 adds naively (float8pl) in input order.
-func (postgresDialect) sum(expr, order string) string {
-	return "sum(" + expr + " ORDER BY " + order + ")"
+// minMax: PostgreSQL has no min or max of booleans; bool_and and bool_or are they.
+func (postgresDialect) minMax(max bool, expr string, t query.Type) string {
+	switch {
+	case t == query.TypeBoolean && max:
+		return "bool_or(" + expr + ")"
+	case t == query.TypeBoolean:
+		return "bool_and(" + expr + ")"
+	case max:
+		return "max(" + expr + ")"
+	}
+	return "min(" + expr + ")"
+}
+
+func (postgresDialect) typedNull(t query.Type) string {
+	switch t {
+	case query.TypeString:
+		return `CAST(NULL AS TEXT)`
+	case query.TypeFloat:
+		return "CAST(NULL AS DOUBLE PRECISION)"
+	case query.TypeBoolean:
+		return "CAST(NULL AS BOOLEAN)"
+	}
+	return "CAST(NULL AS BIGINT)"
 }
 
 func (postgresDialect) castParam(marker string, v any) string {

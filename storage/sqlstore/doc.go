@@ -11,38 +11,59 @@
 // # KM data
 //
 // A record's Source names a table or view; its fields are columns of the same names, and
-// RowColumn ("kmkit_row", an integer) gives the rows their natural order. A query is
-// translated from the bound AST into one SELECT with bound parameters (values never enter
-// the SQL text; identifiers come only from the KM definition and are quoted). A count,
-// when asked, is a second statement for rows (which an index may answer) and rides along
-// with the page for groups (count(*) OVER (), so the grouping runs once). The results equal those of the memory backend's executor
-// (package query/exec) for the same request, which storage/storetest checks:
+// RowColumn ("kmkit_row", a unique integer) gives the rows their natural order. A query
+// arrives as a km.Plan (compiled and checked by package km: the store does not validate
+// again) and is translated into one SELECT with bound parameters (values never enter the
+// SQL text; identifiers come only from the KM definition and are quoted), shaped so that
+// the database can use its indexes and its own aggregates. A count, when asked, is a
+// second statement for rows (which an index may answer) and rides along with the page for
+// groups, distinct rows and searches (count(*) OVER (), so the grouping runs once). The
+// results are those of the plan's semantics (package km, "What a query means"), which
+// storage/storetest checks against its reference evaluator:
 //
+//   - filters: each conjunct of the plan's filter is evaluated on its home record, the
+//     parents it reads joined with LEFT JOINs (nulls where a parent is missing), and
+//     carried to every record the query reads along the conjunct's path: a row whose walk
+//     to the home starts up (to its parent) passes when "fk IN (SELECT key ...)", one
+//     whose walk starts down (to its children) when a correlated EXISTS finds a passing
+//     child; the rest of the path is joined inside the sub-query;
+//   - rows without KPIs: the grain's rows that pass the filter, with a LEFT JOIN up to
+//     each record of the plan's RowJoin;
+//   - KPIs: per grain record, the distinct (group, grain row) pairs of the join rooted at
+//     the grain (LEFT JOINs of the rows that pass the filter along the aggregate's Expand
+//     steps; DISTINCT only when a step goes down), grouped with the database's count,
+//     count(DISTINCT), sum, avg, min and max; with several grains, the groups are united
+//     with UNION ALL and a GROUP BY on the keys (nulls equal), counts 0 where a grain has
+//     no row; a KPI's arithmetic is computed over the grouped values, null on a null
+//     operand or a division by zero;
 //   - three-valued logic is SQL's own; a date literal against a datetime compares the day
 //     (a half-open range of microseconds, which keeps an index usable); integer fields
 //     against decimal literals and date fields against instants compare exactly;
 //   - strings compare and sort byte by byte (COLLATE "C" on PostgreSQL, BINARY on SQLite)
 //     and contains/startswith/endswith are case-sensitive (instr/strpos, substr; never
 //     LIKE, which SQLite folds for ASCII and which would need escaping);
-//   - sorts put nulls last in both directions ("x IS NULL" first key) and break ties by
-//     RowColumn, so pages are deterministic; distinct keeps the first row of each
-//     combination in the result order (GROUP BY the combination, ordered by the least
-//     order key of its rows); KPI groups come in order of first appearance (the least
-//     order key), also after a search;
-//   - aggregates give the executor's results to the last bit: sums add doubles naively
-//     in the executor's row order (an ORDER BY inside the aggregate; on SQLite a Go
-//     aggregate, as SQLite's own sum compensates rounding), which costs a sort per grouped
-//     query, and an average is that sum over the count; median is the middle value or the mean of the middle two
-//     (percentile_disc from both ends on PostgreSQL, a Go aggregate on SQLite); ratio is
-//     the average of 1/0.
+//   - sorts are ORDER BY c ASC|DESC NULLS LAST (an index on c serves an ascending sort)
+//     with ties by RowColumn, so pages are deterministic; pages are LIMIT and OFFSET;
+//     distinct keeps the first row of each combination in the result order: SELECT
+//     DISTINCT when the sort keys cover every selected column, else a GROUP BY ordered
+//     by the least row key of each combination; groups of KPIs come in the plan's natural
+//     order (the first grain, in aggregate order, that has the group, then its least
+//     grain row, then the keys ascending with nulls last), after the sort keys and, with
+//     a search and no sort, the best score;
+//   - aggregates are the database's own: sums and averages of doubles agree with the
+//     other backends within 1e-9 relative, not to the last bit (each database adds in
+//     its own order; SQLite compensates rounding); median is percentile_cont(0.5) on
+//     PostgreSQL and a Go aggregate on SQLite (the middle value, or the mean of the
+//     middle two); ratio is the average of 1/0;
 //   - search: the filter and the distinct values of the searched columns are computed by
 //     the database; each distinct value is scored once by query/fuzzy, the memory
 //     backend's scorer, and the values are sent back as one array parameter per score, so
 //     the database filters and orders rows by score. Only the distinct values of the
 //     searched columns travel to the server, never rows.
 //
-// Summaries (km.Summarizer): the row count and the count, distinct count and most
-// frequent value of non-numeric fields are computed by the database; numeric fields are
+// Summaries (km.Summarizer) describe the rows a plan without KPIs, search or distinct
+// lists (the filter propagated as above): the row count and the count, distinct count and
+// most frequent value of non-numeric fields are computed by the database; numeric fields are
 // read one column at a time in row order, since pandas' mean and standard deviation
 // depend on numpy's pairwise summation over the rows in order.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -74,31 +75,19 @@ func (s *KMStore) Model(_ context.Context, id string) (*km.KnowledgeModel, error
 	return m, nil
 }
 
-// Query implements km.Store by running the plan's legacy form (km.Plan.Legacy), which
-// does not have the plan's semantics yet (KPIs at their grain, filters across records).
+// Query implements km.Store: the plan is translated into one statement for the page and,
+// when asked, one for the count (see the package documentation); a search first reads
+// the distinct values of the searched columns among the filtered rows and scores them
+// with query/fuzzy (the memory backend's scorer).
 func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
-	q, err := p.Legacy()
-	if err != nil {
-		return nil, err
-	}
-	return s.query(ctx, p.KM, q)
-}
-
-// query runs a query of the legacy form: one statement for the page and, when asked, one
-// for the count; a search first reads the distinct values of the searched columns among
-// the filtered rows and scores them with query/fuzzy (the memory backend's scorer).
-func (s *KMStore) query(ctx context.Context, m *km.KnowledgeModel, q *km.Query) (*query.Result, error) {
-	f, err := newFrame(m, q, RowColumn)
-	if err != nil {
-		return nil, err
-	}
 	var score *searchScore
-	if q.Search != nil {
-		if score, err = s.score(ctx, f, &q.Request); err != nil {
+	if p.Search != nil {
+		var err error
+		if score, err = s.score(ctx, p); err != nil {
 			return nil, err
 		}
 	}
-	st, err := translate(s.db.d, f, &q.Request, score)
+	st, err := translatePlan(s.db.d, p, score)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +98,7 @@ func (s *KMStore) query(ctx context.Context, m *km.KnowledgeModel, q *km.Query) 
 			return nil, err
 		}
 	}
-	if q.Count && !counted {
+	if p.Count && !counted {
 		if err := s.db.sql.QueryRowContext(ctx, st.count, st.countArgs...).Scan(&res.Count); err != nil {
 			return nil, fmt.Errorf("sqlstore: count: %w", err)
 		}
@@ -130,6 +119,10 @@ func (s *KMStore) page(ctx context.Context, st *statement, res *query.Result) (b
 	ptrs := make([]any, n, n+1)
 	for i := range raw {
 		ptrs[i] = &raw[i]
+	}
+	if st.pad {
+		var pad any
+		ptrs = append([]any{&pad}, ptrs...)
 	}
 	if st.pageCounts {
 		ptrs = append(ptrs, &res.Count)
@@ -196,59 +189,47 @@ func toValue(v any, t query.Type) (query.Value, error) {
 	return out, nil
 }
 
-// score resolves the searched columns and scores their distinct values among the filtered
-// rows: what SQL decides (the filter, the distinct values) is pushed down, and the same
-// scorer as the memory backend decides the score of each value.
-func (s *KMStore) score(ctx context.Context, f *frame, req *query.Request) (*searchScore, error) {
-	names := req.Search.Fields
-	explicit := len(names) > 0
-	if !explicit {
-		names = req.Fields
-		if len(names) == 0 {
-			names = f.names
-		}
-	}
+// score scores the distinct values of the searched columns: what SQL decides (the
+// filter, the distinct values) is pushed down, and the same scorer as the memory backend
+// decides the score of each value. Without KPIs the values are those of the listed rows;
+// with KPIs, those of the searched field's record among its rows that pass the filter (a
+// superset of the groups' values). The page statement then reads each column as the
+// expression of searchScore.cols.
+func (s *KMStore) score(ctx context.Context, p *km.Plan) (*searchScore, error) {
 	sc := &searchScore{}
-	for _, name := range names {
-		c, err := f.lookup(name)
-		if err != nil {
-			return nil, err
-		}
-		if c.typ != query.TypeString {
-			if explicit {
-				return nil, fmt.Errorf("%w: search field %q is a %v field, not a string field", ErrInvalidRequest, name, c.typ)
-			}
-			continue
-		}
-		sc.cols = append(sc.cols, c)
-	}
-	m := fuzzy.New(req.Search.Term)
-	for _, c := range sc.cols {
-		b := &builder{d: s.db.d}
-		where := c.expr + " IS NOT NULL"
-		if req.Filter != nil {
-			w, err := b.filter(f, req.Filter)
+	m := fuzzy.New(p.Search.Term)
+	for _, f := range p.Search.Fields {
+		t := newPlanner(s.db.d, p)
+		var values, expr string
+		if len(p.KPIs) == 0 {
+			rows, err := t.rows()
 			if err != nil {
 				return nil, err
 			}
-			where += " AND " + w
-		}
-		rows, err := s.db.sql.QueryContext(ctx, "SELECT DISTINCT "+c.expr+" FROM "+f.from+" WHERE "+where, b.args...)
-		if err != nil {
-			return nil, fmt.Errorf("sqlstore: search values: %w", err)
-		}
-		var vals []string
-		for rows.Next() {
-			var v string
-			if err := rows.Scan(&v); err != nil {
-				rows.Close()
+			c := col(t.rowAlias(f.Record), f.Field)
+			values = "SELECT DISTINCT " + c + " FROM " + rows.from.String() + " WHERE " + c + " IS NOT NULL AND " + rows.cond()
+			expr = c
+		} else {
+			i := slices.Index(p.Fields, f)
+			if i < 0 {
+				return nil, fmt.Errorf("%w: search field %s is not selected", errInternal, f.Name())
+			}
+			src, err := t.source(f.Record)
+			if err != nil {
 				return nil, err
 			}
-			vals = append(vals, v)
+			rows := &scope{}
+			rows.from.WriteString(src + " r0")
+			if rows.where, err = t.filter(f.Record, "r0", rows); err != nil {
+				return nil, err
+			}
+			c := col("r0", f.Field)
+			values = "SELECT DISTINCT " + c + " FROM " + rows.from.String() + " WHERE " + c + " IS NOT NULL AND " + rows.cond()
+			expr = "q.k" + strconv.Itoa(i)
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
+		vals, err := s.strings(ctx, values, t.b.args)
+		if err != nil {
+			return nil, fmt.Errorf("sqlstore: search values: %w", err)
 		}
 		byScore := map[int][]string{}
 		for i, sv := range m.ScoreAll(vals) {
@@ -261,9 +242,28 @@ func (s *KMStore) score(ctx context.Context, f *frame, req *query.Request) (*sea
 			buckets = append(buckets, scoreBucket{score: score, values: vs})
 		}
 		slices.SortFunc(buckets, func(a, b scoreBucket) int { return b.score - a.score })
+		sc.cols = append(sc.cols, frameCol{expr: expr, typ: query.TypeString})
 		sc.buckets = append(sc.buckets, buckets)
 	}
 	return sc, nil
+}
+
+// strings runs a statement of one string column and returns its values.
+func (s *KMStore) strings(ctx context.Context, stmt string, args []any) ([]string, error) {
+	rows, err := s.db.sql.QueryContext(ctx, stmt, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var vals []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		vals = append(vals, v)
+	}
+	return vals, rows.Err()
 }
 
 var _ km.Store = (*KMStore)(nil)

@@ -10,55 +10,40 @@ import (
 	"github.com/kmkit/kmkit/stats"
 )
 
-// Summarize implements km.Summarizer for record-level queries. The row count and the
-// statistics of string, date, date-time, time and boolean fields are computed by the
-// database (count, count of distinct values, and the most frequent value with the least
-// row key among equally frequent ones). Numeric fields need pandas' pairwise summation in
-// row order for the mean and the standard deviation: their values are read in row order,
-// one column at a time, and described by package stats, as the memory backend does.
-// Other queries are left to the handler (km.ErrUnsupported). It runs the plan's legacy
-// form (km.Plan.Legacy).
+// Summarize implements km.Summarizer for plans that list rows (record level, or KM level
+// without KPIs), without search or distinct: the rows of the plan's grain that pass its
+// filter (propagated from other records as for Query). The row count and the statistics
+// of string, date, date-time, time and boolean fields are computed by the database
+// (count, count of distinct values, and the most frequent value with the least row key
+// among equally frequent ones). Numeric fields need pandas' pairwise summation in row
+// order for the mean and the standard deviation: their values are read in row order, one
+// column at a time, and described by package stats, as the memory backend does. Other
+// plans are left to the handler (km.ErrUnsupported).
 func (s *KMStore) Summarize(ctx context.Context, p *km.Plan) (*km.Summary, error) {
-	q, err := p.Legacy()
+	if len(p.KPIs) > 0 || p.Search != nil || p.Distinct {
+		return nil, fmt.Errorf("sqlstore: summary of a KPI, search or distinct query: %w", km.ErrUnsupported)
+	}
+	t := newPlanner(s.db.d, p)
+	sc, err := t.rows()
 	if err != nil {
 		return nil, err
 	}
-	return s.summarize(ctx, p.KM, q)
-}
-
-func (s *KMStore) summarize(ctx context.Context, m *km.KnowledgeModel, q *km.Query) (*km.Summary, error) {
-	if q.Join != nil || q.Record == "" || len(q.KPIs) > 0 || q.Search != nil || q.Distinct {
-		return nil, fmt.Errorf("sqlstore: summary of a KM-level, KPI, search or distinct query: %w", km.ErrUnsupported)
-	}
-	f, err := newFrame(m, q, RowColumn)
-	if err != nil {
-		return nil, err
-	}
-	b := &builder{d: s.db.d}
-	where := "1 = 1"
-	if q.Filter != nil {
-		if where, err = b.filter(f, q.Filter); err != nil {
-			return nil, err
-		}
-	}
-	sum := &km.Summary{Fields: make([]km.FieldSummary, len(q.Fields))}
-	if err := s.db.sql.QueryRowContext(ctx, "SELECT count(*) FROM "+f.from+" WHERE "+where, b.args...).Scan(&sum.Rows); err != nil {
+	f := &rowSet{from: sc.from.String(), where: sc.cond(), args: t.b.args, rowKey: "r0." + quoteIdent(RowColumn)}
+	sum := &km.Summary{Fields: make([]km.FieldSummary, len(p.Fields))}
+	if err := s.db.sql.QueryRowContext(ctx, "SELECT count(*) FROM "+f.from+" WHERE "+f.where, f.args...).Scan(&sum.Rows); err != nil {
 		return nil, fmt.Errorf("sqlstore: summary: %w", err)
 	}
-	for i, name := range q.Fields {
-		c, err := f.lookup(name)
-		if err != nil {
-			return nil, err
-		}
+	for i, ref := range p.Fields {
+		c := frameCol{expr: col(t.rowAlias(ref.Record), ref.Field), typ: ref.Type}
 		if c.typ.Numeric() {
-			n, err := s.describeNumeric(ctx, f, c, where, b.args)
+			n, err := s.describeNumeric(ctx, f, c)
 			if err != nil {
 				return nil, err
 			}
 			sum.Fields[i].Numeric = n
 			continue
 		}
-		cat, err := s.describeCategorical(ctx, f, c, where, b.args)
+		cat, err := s.describeCategorical(ctx, f, c)
 		if err != nil {
 			return nil, err
 		}
@@ -67,9 +52,17 @@ func (s *KMStore) summarize(ctx context.Context, m *km.KnowledgeModel, q *km.Que
 	return sum, nil
 }
 
+// rowSet is the FROM clause, condition and arguments of the rows a summary describes,
+// and their row order.
+type rowSet struct {
+	from, where string
+	args        []any
+	rowKey      string
+}
+
 // describeNumeric reads the column's values of the filtered rows in row order.
-func (s *KMStore) describeNumeric(ctx context.Context, f *frame, c frameCol, where string, args []any) (*stats.Numeric, error) {
-	rows, err := s.db.sql.QueryContext(ctx, "SELECT "+c.expr+" FROM "+f.from+" WHERE "+where+" ORDER BY "+f.rowKey, args...)
+func (s *KMStore) describeNumeric(ctx context.Context, f *rowSet, c frameCol) (*stats.Numeric, error) {
+	rows, err := s.db.sql.QueryContext(ctx, "SELECT "+c.expr+" FROM "+f.from+" WHERE "+f.where+" ORDER BY "+f.rowKey, f.args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: summary: %w", err)
 	}
@@ -109,9 +102,9 @@ func (s *KMStore) describeNumeric(ctx context.Context, f *frame, c frameCol, whe
 }
 
 // describeCategorical computes count, unique, top and freq in the database.
-func (s *KMStore) describeCategorical(ctx context.Context, f *frame, c frameCol, where string, args []any) (*stats.Categorical, error) {
+func (s *KMStore) describeCategorical(ctx context.Context, f *rowSet, c frameCol) (*stats.Categorical, error) {
 	var cat stats.Categorical
-	err := s.db.sql.QueryRowContext(ctx, "SELECT count("+c.expr+"), count(DISTINCT "+c.expr+") FROM "+f.from+" WHERE "+where, args...).
+	err := s.db.sql.QueryRowContext(ctx, "SELECT count("+c.expr+"), count(DISTINCT "+c.expr+") FROM "+f.from+" WHERE "+f.where, f.args...).
 		Scan(&cat.Count, &cat.Unique)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: summary: %w", err)
@@ -124,7 +117,7 @@ func (s *KMStore) describeCategorical(ctx context.Context, f *frame, c frameCol,
 		rowN int64
 	)
 	err = s.db.sql.QueryRowContext(ctx, "SELECT "+c.expr+", count(*) AS n, min("+f.rowKey+") AS r FROM "+f.from+
-		" WHERE "+where+" AND "+c.expr+" IS NOT NULL GROUP BY "+c.expr+" ORDER BY n DESC, r ASC LIMIT 1", args...).
+		" WHERE "+f.where+" AND "+c.expr+" IS NOT NULL GROUP BY "+c.expr+" ORDER BY n DESC, r ASC LIMIT 1", f.args...).
 		Scan(&top, &cat.Freq, &rowN)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: summary: %w", err)

@@ -17,7 +17,7 @@
 // distinct, search, joins, KPIs) and compares every result with the memory backend's
 // executor on the same data; a few results are also spelled out, and hostile inputs
 // (values, field ids, sort keys and search terms written to break out of SQL) must be
-// rejected or matched literally. Results must be equal to the last bit of every float.
+// rejected or matched literally. Results must be equal, floats within 1e-9 relative.
 //
 // The semantics part of the KM suite (issue 12: KPIs at their grain, filters across
 // records, join paths, quoted literals) takes its expected answers from Reference, a

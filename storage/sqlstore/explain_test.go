@@ -1,0 +1,250 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/query"
+	"github.com/kmkit/kmkit/storage/storetest"
+)
+
+// explainOrders is the size of the demo the EXPLAIN test loads: enough rows for the
+// statistics to matter, few enough to import in a second or two.
+const explainOrders = 3000
+
+// TestPostgresPlanShapes checks with EXPLAIN that the statements a plan becomes leave
+// PostgreSQL an index where one fits (the import creates one per column, with the row
+// column after it): sequential scans are disabled for the session, so a "Seq Scan" in the
+// plan means that the statement's shape rules every index out for that table, and a
+// "Sort" above an ordered index means that the ORDER BY does not match it.
+func TestPostgresPlanShapes(t *testing.T) {
+	dsn := os.Getenv("KMKIT_POSTGRES_DSN")
+	if dsn == "" {
+		t.Skip("KMKIT_POSTGRES_DSN is not set")
+	}
+	ctx := context.Background()
+	db := openSchema(t, dsn)
+	m := loadDemo(t, db)
+	conn, err := db.sql.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{"ANALYZE", "SET enable_seqscan = off"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range planCases {
+		t.Run(c.name, func(t *testing.T) {
+			st := c.statement(t, db, m)
+			plan := explain(t, conn, st.page, st.pageArgs)
+			t.Logf("%s\n%s", st.page, plan)
+			for _, w := range c.want {
+				if !strings.Contains(plan, w) {
+					t.Errorf("the plan has no %s:\n%s\n%s", w, st.page, plan)
+				}
+			}
+			if strings.Contains(plan, "Seq Scan") {
+				t.Errorf("a table is read by a sequential scan:\n%s\n%s", st.page, plan)
+			}
+			if c.noSort && strings.Contains(plan, "Sort") {
+				t.Errorf("the rows are sorted, not read in index order:\n%s\n%s", st.page, plan)
+			}
+		})
+	}
+}
+
+// planCase is a request whose statement shape the EXPLAIN tests check.
+type planCase struct {
+	name    string
+	record  string
+	fields  []string
+	filters []string
+	sort    string
+	// want are texts the plan must contain; none of noSeq's tables may be read by a
+	// sequential scan, and noSort forbids a Sort node.
+	want     []string
+	noSort   bool
+	distinct bool
+	// sqlite are texts SQLite's EXPLAIN QUERY PLAN must contain.
+	sqlite []string
+}
+
+// planCases are the statements whose shape the EXPLAIN tests check.
+var planCases = []planCase{
+	{name: "sorted page", record: "ORDERS", fields: []string{"ORDER_ID", "NET_VALUE"}, sort: "+NET_VALUE",
+		want: []string{`Index Scan using "orders_NET_VALUE"`, "Limit"}, noSort: true,
+		sqlite: []string{"SCAN r0 USING INDEX orders_NET_VALUE"}},
+	{name: "filtered sorted page", record: "ORDERS", fields: []string{"ORDER_ID", "STATUS", "NET_VALUE"},
+		filters: []string{"STATUS eq 'OPEN'"}, sort: "+NET_VALUE", want: []string{"Index", "Limit"},
+		sqlite: []string{"USING INDEX orders_"}},
+	{name: "filtered page in row order", record: "ORDERS", fields: []string{"ORDER_ID", "STATUS"},
+		filters: []string{"STATUS eq 'OPEN'"}, want: []string{"Index", "Limit"}, noSort: true,
+		sqlite: []string{"SEARCH r0 USING INDEX orders_STATUS"}},
+	{name: "distinct sorted page", record: "ORDERS", fields: []string{"CUSTOMER_ID", "STATUS"}, sort: "+CUSTOMER_ID,+STATUS",
+		distinct: true, want: []string{`"orders_CUSTOMER_ID"`}, sqlite: []string{"USING INDEX orders_CUSTOMER_ID"}},
+	{name: "filter propagated up", record: "ORDER_ITEMS", fields: []string{"ITEM_ID", "QUANTITY"},
+		filters: []string{"ORDERS.CUSTOMER_ID eq 'C00007'"}, want: []string{`"orders_CUSTOMER_ID"`, `"order_items_ORDER_ID"`},
+		sqlite: []string{"SEARCH s1 USING INDEX orders_CUSTOMER_ID", "SEARCH r0 USING INDEX order_items_ORDER_ID"}},
+	{name: "filter propagated down", record: "ORDERS", fields: []string{"ORDER_ID", "STATUS"},
+		filters: []string{"ACTIVITIES.ACTIVITY eq 'Change Price'"}, want: []string{`"activities_ACTIVITY"`, "Semi Join"},
+		sqlite: []string{"SEARCH s1 USING INDEX activities_ORDER_ID"}},
+	{name: "filter propagated through a parent", record: "ACTIVITIES", fields: []string{"ACTIVITY_ID"},
+		filters: []string{"ORDER_ITEMS.MATERIAL_ID eq 'M0003'"}, want: []string{`"order_items_MATERIAL_ID"`},
+		sqlite: []string{"SEARCH s2 USING INDEX order_items_MATERIAL_ID", "SEARCH r0 USING INDEX activities_ORDER_ID"}},
+}
+
+// statement compiles the case against m and translates it for db.
+func (c planCase) statement(t *testing.T, db *DB, m *km.KnowledgeModel) *statement {
+	t.Helper()
+	r := &km.PlanRequest{Record: c.record, Request: query.Request{Fields: c.fields, PageSize: 50, Distinct: c.distinct}}
+	for _, f := range c.filters {
+		e, err := query.ParseAndBind(f, m.FilterSchema(c.record))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Filters = append(r.Filters, e)
+	}
+	var err error
+	if c.sort != "" {
+		if r.Sort, err = query.ParseSort(c.sort); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := km.NewPlan(m, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := translatePlan(db.d, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestSQLitePlanShapes checks with EXPLAIN QUERY PLAN that SQLite reads the same
+// statements through indexes: every table a case filters is searched through an index
+// (SEARCH ... USING INDEX), and the sorted pages need no temporary B-tree for ORDER BY.
+func TestSQLitePlanShapes(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "explain.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	m := loadDemo(t, db)
+	if _, err := db.sql.ExecContext(ctx, "ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range planCases {
+		t.Run(c.name, func(t *testing.T) {
+			st := c.statement(t, db, m)
+			rows, err := db.sql.QueryContext(ctx, "EXPLAIN QUERY PLAN "+st.page, st.pageArgs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var b strings.Builder
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				b.WriteString(detail + "\n")
+			}
+			plan := b.String()
+			t.Logf("%s\n%s", st.page, plan)
+			for _, w := range c.sqlite {
+				if !strings.Contains(plan, w) {
+					t.Errorf("the plan has no %s:\n%s\n%s", w, st.page, plan)
+				}
+			}
+			if c.noSort && strings.Contains(plan, "TEMP B-TREE FOR ORDER BY") {
+				t.Errorf("the rows are sorted, not read in index order:\n%s\n%s", st.page, plan)
+			}
+		})
+	}
+}
+
+// loadDemo imports the demo with explainOrders orders into db and returns its KM o2c.
+func loadDemo(t *testing.T, db *DB) *km.KnowledgeModel {
+	t.Helper()
+	ctx := context.Background()
+	s := db.KM()
+	data, err := storetest.DemoData(explainOrders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Import(ctx, data); err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.Model(ctx, "o2c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func explain(t *testing.T, conn *sql.Conn, stmt string, args []any) string {
+	t.Helper()
+	rows, err := conn.QueryContext(context.Background(), "EXPLAIN "+stmt, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", stmt, err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString(line + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// openSchema opens the PostgreSQL server of dsn in a fresh schema, dropped at the end.
+func openSchema(t *testing.T, dsn string) *DB {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	schema := fmt.Sprintf("kmkit_explain_%d", os.Getpid())
+	if _, err := admin.ExecContext(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE; CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if admin, err := sql.Open("pgx", dsn); err == nil {
+			admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+			admin.Close()
+		}
+	})
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := u.Query()
+	v.Set("search_path", schema)
+	u.RawQuery = v.Encode()
+	db, err := Open(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}

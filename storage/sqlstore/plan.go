@@ -1,0 +1,584 @@
+package sqlstore
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/query"
+)
+
+// errInternal wraps errors about a plan the translation does not expect. A plan is valid
+// by construction (km.NewPlan), so such an error is a bug, answered with 500.
+var errInternal = errors.New("sqlstore: unexpected plan")
+
+// planner translates one km.Plan into SQL. Values are bound in b; identifiers come only
+// from the KM definition and are quoted.
+type planner struct {
+	d dialect
+	p *km.Plan
+	b *builder
+	n int // sub-query aliases handed out
+}
+
+func newPlanner(d dialect, p *km.Plan) *planner {
+	return &planner{d: d, p: p, b: &builder{d: d}}
+}
+
+// alias returns a fresh alias for a record read inside a condition.
+func (t *planner) alias() string {
+	t.n++
+	return "s" + strconv.Itoa(t.n)
+}
+
+// source returns the quoted table or view of a record.
+func (t *planner) source(rec string) (string, error) {
+	r := t.p.KM.Record(rec)
+	if r == nil {
+		return "", fmt.Errorf("%w: KM %s has no record %s", errInternal, t.p.KM.ID, rec)
+	}
+	return quoteIdent(r.Source), nil
+}
+
+// scope is a FROM clause under construction and the conditions of its WHERE clause.
+type scope struct {
+	from  strings.Builder
+	where []string
+}
+
+func (s *scope) cond() string {
+	if len(s.where) == 0 {
+		return "1 = 1"
+	}
+	return strings.Join(s.where, " AND ")
+}
+
+// col returns the expression of a field of the record read as alias.
+func col(alias, field string) string { return alias + "." + quoteIdent(field) }
+
+// resolve returns the resolver of "RECORD.FIELD" names over the records read as aliases.
+func (t *planner) resolve(aliases map[string]string) resolver {
+	return func(name string) (frameCol, error) {
+		r, f := t.p.KM.Field(name)
+		if f == nil {
+			return frameCol{}, fmt.Errorf("%w: unknown field %s", errInternal, name)
+		}
+		a, ok := aliases[r.ID]
+		if !ok {
+			return frameCol{}, fmt.Errorf("%w: field %s of a record the condition does not read", errInternal, name)
+		}
+		return frameCol{expr: col(a, f.ID), typ: f.Type}, nil
+	}
+}
+
+// leftJoin adds "LEFT JOIN To ON related [AND on...]" for step s to sc, the From record
+// being read as aliases[s.From], and records the alias of To.
+func (t *planner) leftJoin(sc *scope, s km.Step, a string, aliases map[string]string, on ...string) error {
+	src, err := t.source(s.To)
+	if err != nil {
+		return err
+	}
+	from, ok := aliases[s.From]
+	if !ok {
+		return fmt.Errorf("%w: step %s starts at a record not read yet", errInternal, s)
+	}
+	conds := append([]string{col(a, s.ToField) + " = " + col(from, s.FromField)}, on...)
+	fmt.Fprintf(&sc.from, " LEFT JOIN %s %s ON %s", src, a, strings.Join(conds, " AND "))
+	aliases[s.To] = a
+	return nil
+}
+
+// atHome returns the condition that the row of cj.Home read as alias passes cj.Expr,
+// reading the other records it names through their parent rows (null where a parent is
+// missing). With a scope, the parents are LEFT JOINs added to it; without (a join
+// condition), a one-row sub-query joins them.
+func (t *planner) atHome(cj *km.Conjunct, alias string, sc *scope) (string, error) {
+	aliases := map[string]string{cj.Home: alias}
+	if len(cj.Reads) == 0 {
+		return t.b.filter(t.resolve(aliases), cj.Expr)
+	}
+	into := sc
+	if sc == nil {
+		into = &scope{}
+		into.from.WriteString("(SELECT 1 AS one) " + t.alias())
+	}
+	for _, s := range cj.Reads {
+		if err := t.leftJoin(into, s, t.alias(), aliases); err != nil {
+			return "", err
+		}
+	}
+	e, err := t.b.filter(t.resolve(aliases), cj.Expr)
+	if err != nil || sc != nil {
+		return e, err
+	}
+	return "EXISTS (SELECT 1 FROM " + into.from.String() + " WHERE " + e + ")", nil
+}
+
+// conjunct returns the condition that the row of rec read as alias passes cj: some row of
+// cj.Home connected to it along cj.Reach[rec] passes cj.Expr. The walk back from rec to
+// the home starts with an IN sub-query when its first step goes up (a semi-join on the
+// parent key) and with a correlated EXISTS when it goes down (over the children); the
+// rest of the path is joined inside. sc is the scope of alias, or nil in a join condition.
+func (t *planner) conjunct(cj *km.Conjunct, rec, alias string, sc *scope) (string, error) {
+	path, ok := cj.Reach[rec]
+	if !ok {
+		return "", fmt.Errorf("%w: the filter has no path to record %s", errInternal, rec)
+	}
+	if len(path) == 0 {
+		return t.atHome(cj, alias, sc)
+	}
+	sub := &scope{}
+	cur, first := "", ""
+	for i := len(path) - 1; i >= 0; i-- {
+		s := path[i]
+		src, err := t.source(s.From)
+		if err != nil {
+			return "", err
+		}
+		a := t.alias()
+		if first == "" {
+			first = a
+			sub.from.WriteString(src + " " + a)
+		} else {
+			fmt.Fprintf(&sub.from, " JOIN %s %s ON %s = %s", src, a, col(a, s.FromField), col(cur, s.ToField))
+		}
+		cur = a
+	}
+	e, err := t.atHome(cj, cur, sub)
+	if err != nil {
+		return "", err
+	}
+	sub.where = append(sub.where, e)
+	last := path[len(path)-1] // its To is rec
+	if last.Up {
+		// rec is the parent: some child passes.
+		sub.where = append([]string{col(first, last.FromField) + " = " + col(alias, last.ToField)}, sub.where...)
+		return "EXISTS (SELECT 1 FROM " + sub.from.String() + " WHERE " + sub.cond() + ")", nil
+	}
+	// rec is the child: its parent passes.
+	return "(" + col(alias, last.ToField) + " IN (SELECT " + col(first, last.FromField) + " FROM " + sub.from.String() +
+		" WHERE " + sub.cond() + "))", nil
+}
+
+// filter returns the conditions that the row of rec read as alias passes the plan's filter.
+func (t *planner) filter(rec, alias string, sc *scope) ([]string, error) {
+	var out []string
+	for _, cj := range t.p.Filter {
+		c, err := t.conjunct(cj, rec, alias, sc)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// rowAlias is the alias of a record in the statement that lists rows: the grain is r0
+// and the record of RowJoin step i is r<i+1>.
+func (t *planner) rowAlias(rec string) string {
+	if rec == t.p.Grain {
+		return "r0"
+	}
+	for i, s := range t.p.RowJoin {
+		if s.To == rec {
+			return "r" + strconv.Itoa(i+1)
+		}
+	}
+	return "r?" // unreachable for a valid plan: every field's record is the grain or joined
+}
+
+// rows returns the scope of the rows a plan without KPIs lists: the grain's rows that
+// pass the filter, with a LEFT JOIN up to every record of RowJoin.
+func (t *planner) rows() (*scope, error) {
+	src, err := t.source(t.p.Grain)
+	if err != nil {
+		return nil, err
+	}
+	sc := &scope{}
+	sc.from.WriteString(src + " r0")
+	aliases := map[string]string{t.p.Grain: "r0"}
+	for i, s := range t.p.RowJoin {
+		if err := t.leftJoin(sc, s, "r"+strconv.Itoa(i+1), aliases); err != nil {
+			return nil, err
+		}
+	}
+	if sc.where, err = t.filter(t.p.Grain, "r0", sc); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+// output returns the expression of a field as a statement returns, groups and sorts it:
+// strings byte by byte.
+func (t *planner) output(expr string, typ query.Type) string {
+	if typ == query.TypeString {
+		return t.d.bytewise(expr)
+	}
+	return expr
+}
+
+// orderBy returns the ORDER BY items of the plan's sort keys over output columns c<i>:
+// nulls last in both directions.
+func (t *planner) orderBy() []string {
+	var out []string
+	for _, k := range t.p.Sort {
+		dir := " ASC NULLS LAST"
+		if k.Desc {
+			dir = " DESC NULLS LAST"
+		}
+		out = append(out, "c"+strconv.Itoa(k.Column)+dir)
+	}
+	return out
+}
+
+// page appends LIMIT and OFFSET; it reports false when the page lies beyond any result.
+func (t *planner) page(sql string) (string, bool) {
+	p := t.p
+	if p.Page > (math.MaxInt64-p.PageSize)/p.PageSize {
+		return "", false
+	}
+	return sql + " LIMIT " + t.b.arg(int64(p.PageSize)) + " OFFSET " + t.b.arg(int64(p.Page)*int64(p.PageSize)), true
+}
+
+// translatePlan builds the statements of a plan. score is its search, already scored
+// (nil without one).
+func translatePlan(d dialect, p *km.Plan, score *searchScore) (*statement, error) {
+	t := newPlanner(d, p)
+	st := &statement{}
+	for _, c := range p.Columns {
+		st.cols = append(st.cols, query.Column{Name: c.Name, Type: c.Type, KPI: c.KPI != nil})
+	}
+	if len(p.KPIs) > 0 {
+		return t.kpiStatement(st, score)
+	}
+	return t.rowStatement(st, score)
+}
+
+// rowStatement lists rows (a plan without KPIs): the grain's passing rows in row order,
+// or by the sort keys with ties in row order; with a search and no sort, best score
+// first. Distinct keeps the first row of each combination: SELECT DISTINCT when the sort
+// keys order every selected column (ties between distinct rows are then impossible),
+// else a GROUP BY ordered by the least order key of each combination's rows.
+func (t *planner) rowStatement(st *statement, score *searchScore) (*statement, error) {
+	p := t.p
+	sc, err := t.rows()
+	if err != nil {
+		return nil, err
+	}
+	exprs := make([]string, len(p.Fields))
+	sel := make([]string, len(p.Fields))
+	for i, f := range p.Fields {
+		exprs[i] = t.output(col(t.rowAlias(f.Record), f.Field), f.Type)
+		sel[i] = exprs[i] + " AS c" + strconv.Itoa(i)
+	}
+	where := sc.cond()
+	order := "r0." + quoteIdent(RowColumn)
+	if score != nil {
+		s := t.b.scoreExpr(score)
+		where += " AND " + s + " >= " + t.b.arg(int64(p.Search.Precision))
+		if len(p.Sort) == 0 {
+			order = "((100 - " + s + ") * " + strconv.Itoa(rowShift) + " + " + order + ")"
+		}
+	}
+	from := " FROM " + sc.from.String() + " WHERE " + where
+	keys := t.orderBy()
+	sorted := make([]bool, len(p.Fields))
+	for _, k := range p.Sort {
+		sorted[k.Column] = true
+	}
+	if len(sel) == 0 {
+		// A plan without columns lists rows of no values: SQL selects one constant.
+		exprs, sel, st.pad = []string{"1"}, []string{"1 AS c0"}, true
+	}
+	total := ""
+	if p.Count && (p.Distinct || score != nil) {
+		// Groups and searches: the total rides along with the page, so the grouping or the
+		// scoring runs once (the count statement runs only when the page is empty). Plain
+		// rows are counted apart, which an index can answer without reading the rows.
+		total = ", count(*) OVER () AS total"
+		st.pageCounts = true
+	}
+	var page, count string
+	switch {
+	case p.Distinct && score == nil && len(p.Sort) > 0 && !slices.Contains(sorted, false):
+		page = "SELECT DISTINCT " + strings.Join(sel, ", ") + from + " ORDER BY " + strings.Join(keys, ", ")
+		count = "SELECT count(*) FROM (SELECT DISTINCT " + strings.Join(exprs, ", ") + from + ") q"
+		if total != "" {
+			page = "SELECT q.*" + total + " FROM (" + page + ") q ORDER BY " + strings.Join(keys, ", ")
+		}
+	case p.Distinct:
+		page = "SELECT " + strings.Join(sel, ", ") + total + from + " GROUP BY " + strings.Join(exprs, ", ") +
+			" ORDER BY " + strings.Join(append(keys, "min("+order+")"), ", ")
+		count = "SELECT count(*) FROM (SELECT 1 AS one" + from + " GROUP BY " + strings.Join(exprs, ", ") + ") q"
+	default:
+		page = "SELECT " + strings.Join(sel, ", ") + total + from + " ORDER BY " + strings.Join(append(keys, order), ", ")
+		count = "SELECT count(*)" + from
+	}
+	st.count, st.countArgs = count, slices.Clone(t.b.args)
+	var ok bool
+	if st.page, ok = t.page(page); !ok {
+		st.empty = true
+	}
+	st.pageArgs = t.b.args
+	return st, nil
+}
+
+// grainGroup is the aggregates of one grain record: they share the join that expands it
+// (Expand depends only on the grain and the selected fields).
+type grainGroup struct {
+	grain  string
+	expand []km.Step
+	aggs   []*km.Aggregate
+}
+
+func grainGroups(p *km.Plan) []*grainGroup {
+	var out []*grainGroup
+	for _, a := range p.Aggregates {
+		i := slices.IndexFunc(out, func(g *grainGroup) bool { return g.grain == a.Grain })
+		if i < 0 {
+			out = append(out, &grainGroup{grain: a.Grain, expand: a.Expand})
+			i = len(out) - 1
+		}
+		out[i].aggs = append(out[i].aggs, a)
+	}
+	return out
+}
+
+// aggregates returns the statement that computes the aggregates of one grain per group:
+// columns k<i> (the selected fields), x<j> (aggregate j of the plan) and o (the least
+// grain row of the group). Its input is the distinct (group, grain row) pairs of the join
+// rooted at the grain, expanded along the aggregate's steps with LEFT JOINs of the rows
+// that pass the filter; DISTINCT only when a step goes down (steps up add one row each).
+func (t *planner) aggregates(g *grainGroup) (string, error) {
+	p := t.p
+	src, err := t.source(g.grain)
+	if err != nil {
+		return "", err
+	}
+	sc := &scope{}
+	sc.from.WriteString(src + " g0")
+	aliases := map[string]string{g.grain: "g0"}
+	distinct := ""
+	for i, s := range g.expand {
+		a := "e" + strconv.Itoa(i+1)
+		on, err := t.filter(s.To, a, nil)
+		if err != nil {
+			return "", err
+		}
+		if err := t.leftJoin(sc, s, a, aliases, on...); err != nil {
+			return "", err
+		}
+		if !s.Up {
+			distinct = "DISTINCT "
+		}
+	}
+	if sc.where, err = t.filter(g.grain, "g0", sc); err != nil {
+		return "", err
+	}
+	var sel, keys []string
+	for i, f := range p.Fields {
+		k := "k" + strconv.Itoa(i)
+		sel = append(sel, t.output(col(aliases[f.Record], f.Field), f.Type)+" AS "+k)
+		keys = append(keys, k)
+	}
+	sel = append(sel, "g0."+quoteIdent(RowColumn)+" AS gr")
+	var aggs []string
+	for _, a := range g.aggs {
+		j := strconv.Itoa(a.Index)
+		v := ""
+		if a.Field != nil {
+			v = "v" + j
+			sel = append(sel, t.output(col("g0", a.Field.Field), a.Field.Type)+" AS "+v)
+		}
+		flag := ""
+		if a.Cond != nil {
+			c, err := t.conjunct(a.Cond, g.grain, "g0", sc)
+			if err != nil {
+				return "", err
+			}
+			flag = "f" + j
+			sel = append(sel, "CASE WHEN "+c+" THEN 1 ELSE 0 END AS "+flag)
+		}
+		e, err := t.aggregate(a, v, flag)
+		if err != nil {
+			return "", err
+		}
+		aggs = append(aggs, e+" AS x"+j)
+	}
+	tuples := "SELECT " + distinct + strings.Join(sel, ", ") + " FROM " + sc.from.String() + " WHERE " + sc.cond()
+	out := "SELECT " + strings.Join(append(append(slices.Clone(keys), aggs...), "min(gr) AS o"), ", ") + " FROM (" + tuples + ") q"
+	if len(keys) > 0 {
+		out += " GROUP BY " + strings.Join(keys, ", ")
+	}
+	return out, nil
+}
+
+// aggregate returns the SQL aggregate of a over the distinct grain rows of a group: v is
+// the column of its field, flag the column that is 1 where its condition holds ("" when
+// it has none).
+func (t *planner) aggregate(a *km.Aggregate, v, flag string) (string, error) {
+	only := func(x string) string {
+		if flag == "" {
+			return x
+		}
+		return "CASE WHEN " + flag + " = 1 THEN " + x + " END"
+	}
+	if a.Func == query.AggRatio {
+		if flag == "" {
+			return "", fmt.Errorf("%w: ratio without a condition", errInternal)
+		}
+		return "avg(" + t.d.toFloat("CASE WHEN "+flag+" = 1 THEN 1 ELSE 0 END") + ")", nil
+	}
+	if v == "" {
+		if a.Func != query.AggCount {
+			return "", fmt.Errorf("%w: aggregate %d without a field", errInternal, a.Func)
+		}
+		if flag == "" {
+			return "count(*)", nil
+		}
+		return "count(" + only("1") + ")", nil
+	}
+	x := only(v)
+	switch a.Func {
+	case query.AggCount:
+		return "count(" + x + ")", nil
+	case query.AggCountDistinct:
+		return "count(DISTINCT " + x + ")", nil
+	case query.AggMin:
+		return t.d.minMax(false, x, a.Field.Type), nil
+	case query.AggMax:
+		return t.d.minMax(true, x, a.Field.Type), nil
+	case query.AggSum:
+		return "sum(" + t.d.toFloat(x) + ")", nil
+	case query.AggAvg:
+		return "avg(" + t.d.toFloat(x) + ")", nil
+	case query.AggMedian:
+		return t.d.median(t.d.toFloat(x)), nil
+	}
+	return "", fmt.Errorf("%w: aggregate function %d", errInternal, a.Func)
+}
+
+// metric translates a KPI's metric over the aggregate columns x<j> of the groups.
+func (t *planner) metric(m km.Metric) (string, error) {
+	switch m := m.(type) {
+	case *km.Number:
+		return t.b.arg(m.V), nil
+	case *km.Aggregate:
+		return "x" + strconv.Itoa(m.Index), nil
+	case *km.Arith:
+		l, err := t.metric(m.L)
+		if err != nil {
+			return "", err
+		}
+		r, err := t.metric(m.R)
+		if err != nil {
+			return "", err
+		}
+		l, r = t.d.toFloat(l), t.d.toFloat(r)
+		switch m.Op {
+		case '+', '-', '*':
+			return "(" + l + " " + string(m.Op) + " " + r + ")", nil
+		case '/':
+			return "(" + l + " / NULLIF(" + r + ", 0))", nil
+		}
+		return "", fmt.Errorf("%w: arithmetic operator %q", errInternal, m.Op)
+	}
+	return "", fmt.Errorf("%w: metric %T", errInternal, m)
+}
+
+// kpiStatement computes the KPIs per group. Each grain's aggregates are grouped on their
+// own (see aggregates); with several grains, their groups are united (UNION ALL, then a
+// GROUP BY on the keys, which treats nulls as equal) and each aggregate taken from the
+// one branch that has it, counts 0 where no branch does. Groups come in the natural
+// order: by the first grain (in aggregate order) that has the group, then its least grain
+// row, then the keys ascending with nulls last; sort keys come first, and with a search
+// and no sort, the best score.
+func (t *planner) kpiStatement(st *statement, score *searchScore) (*statement, error) {
+	p := t.p
+	groups := grainGroups(p)
+	var keys []string
+	for i := range p.Fields {
+		keys = append(keys, "k"+strconv.Itoa(i))
+	}
+	var src string
+	if len(groups) == 1 {
+		s, err := t.aggregates(groups[0])
+		if err != nil {
+			return nil, err
+		}
+		src = s
+	} else {
+		var branches []string
+		for gi, g := range groups {
+			s, err := t.aggregates(g)
+			if err != nil {
+				return nil, err
+			}
+			cols := slices.Clone(keys)
+			for _, a := range p.Aggregates {
+				x := "x" + strconv.Itoa(a.Index)
+				if !slices.Contains(g.aggs, a) {
+					x = t.d.typedNull(a.Type) + " AS " + x
+				}
+				cols = append(cols, x)
+			}
+			cols = append(cols, "("+strconv.Itoa(gi)+" * "+strconv.Itoa(rowShift)+" + o) AS o")
+			branches = append(branches, "SELECT "+strings.Join(cols, ", ")+" FROM ("+s+") b"+strconv.Itoa(gi))
+		}
+		cols := slices.Clone(keys)
+		for _, a := range p.Aggregates {
+			x := "x" + strconv.Itoa(a.Index)
+			e := t.d.minMax(true, x, a.Type)
+			if a.Func == query.AggCount || a.Func == query.AggCountDistinct {
+				e = "COALESCE(" + e + ", 0)"
+			}
+			cols = append(cols, e+" AS "+x)
+		}
+		cols = append(cols, "min(o) AS o")
+		src = "SELECT " + strings.Join(cols, ", ") + " FROM (" + strings.Join(branches, " UNION ALL ") + ") u"
+		if len(keys) > 0 {
+			src += " GROUP BY " + strings.Join(keys, ", ")
+		}
+	}
+	var sel []string
+	for i, k := range keys {
+		sel = append(sel, "q."+k+" AS c"+strconv.Itoa(i))
+	}
+	for i, k := range p.KPIs {
+		e, err := t.metric(k.Metric)
+		if err != nil {
+			return nil, err
+		}
+		sel = append(sel, e+" AS c"+strconv.Itoa(len(keys)+i))
+	}
+	from := " FROM (" + src + ") q"
+	order := t.orderBy()
+	if score != nil {
+		s := t.b.scoreExpr(score)
+		from += " WHERE " + s + " >= " + t.b.arg(int64(p.Search.Precision))
+		if len(p.Sort) == 0 {
+			order = append(order, "(100 - "+s+")")
+		}
+	}
+	order = append(order, "q.o")
+	for _, k := range keys {
+		order = append(order, "q."+k+" ASC NULLS LAST")
+	}
+	st.count = "SELECT count(*)" + from
+	st.countArgs = slices.Clone(t.b.args)
+	cols := strings.Join(sel, ", ")
+	if p.Count {
+		st.pageCounts = true
+		cols += ", count(*) OVER () AS total"
+	}
+	var ok bool
+	if st.page, ok = t.page("SELECT " + cols + from + " ORDER BY " + strings.Join(order, ", ")); !ok {
+		st.empty = true
+	}
+	st.pageArgs = t.b.args
+	return st, nil
+}
