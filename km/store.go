@@ -26,7 +26,8 @@ type Store interface {
 	Query(ctx context.Context, p *Plan) (*query.Result, error)
 }
 
-// Query is one query against a KM in the form stores took before plans (see Plan.Legacy):
+// Query is one query against a KM in the form stores took before plans, kept for tests
+// that write requests this way (storetest.PlanOf compiles it with NewPlan):
 // a query.Request and the scope it runs in.
 //
 // At record level (Record set, Join nil) the request names fields by their bare ids
