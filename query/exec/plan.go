@@ -189,11 +189,6 @@ type filterState struct {
 	pass map[string]column.Bitmap
 }
 
-func (fs *filterState) passes(record string, row int32) bool {
-	b := fs.pass[record]
-	return b == nil || b.Get(int(row))
-}
-
 // holds evaluates a conjunct over its home rows: the rows where it is true.
 func (s *Source) holds(cj *km.Conjunct) (column.Bitmap, error) {
 	f, err := s.frame(cj.Home, cj.Reads)
@@ -527,12 +522,13 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 				return pairs{}, err
 			}
 			to := make([]int32, len(from))
+			pass := fs.pass[st.To]
 			for t, r := range from {
 				q := int32(-1)
 				if r >= 0 {
 					q = pi[r]
 				}
-				if q >= 0 && !fs.passes(st.To, q) {
+				if q >= 0 && pass != nil && !pass.Get(int(q)) {
 					q = -1
 				}
 				to[t] = q
@@ -549,11 +545,12 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		// rep[t'] is the tuple t that tuple t' copies; to[t'] the child row.
 		rep := make([]int32, 0, len(from))
 		to := make([]int32, 0, len(from))
+		pass := fs.pass[st.To]
 		for t, r := range from {
 			n := 0
 			if r >= 0 {
 				for _, c := range ch.rows[ch.off[r]:ch.off[r+1]] {
-					if fs.passes(st.To, c) {
+					if pass == nil || pass.Get(int(c)) {
 						rep = append(rep, int32(t))
 						to = append(to, c)
 						n++
