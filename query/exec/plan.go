@@ -54,7 +54,10 @@ func NewSource(m *km.KnowledgeModel, tables map[string]*column.Table) *Source {
 
 // cached returns the value of key, building it with build on first use.
 func (s *Source) cached(key string, build func() (any, error)) (any, error) {
-	v, _ := s.cache.LoadOrStore(key, &lazy{})
+	v, ok := s.cache.Load(key)
+	if !ok {
+		v, _ = s.cache.LoadOrStore(key, &lazy{})
+	}
 	l := v.(*lazy)
 	l.once.Do(func() { l.v, l.err = build() })
 	return l.v, l.err
@@ -258,7 +261,9 @@ func (s *Source) filter(p *km.Plan) (*filterState, error) {
 					prev[i] &= b[i]
 				}
 			} else {
-				fs.pass[rec] = slices.Clone(b)
+				// b is this request's own: a fresh bitmap of holds or carry (the home
+				// record's is holds' itself, which no later step of this loop changes).
+				fs.pass[rec] = b
 			}
 		}
 	}
@@ -314,7 +319,8 @@ func (s *Source) runRows(p *km.Plan, fs *filterState) (*query.Result, error) {
 		return nil, err
 	}
 	if b := fs.pass[p.Grain]; b != nil {
-		pl.filter = func() truth { return truth{t: slices.Clone(b)} }
+		// fs is this request's: its bitmap is the run's to change.
+		pl.filter = func() truth { return truth{t: b} }
 	}
 	rows, order := pl.selectRows()
 	res := &query.Result{Columns: pl.cols}
