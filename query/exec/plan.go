@@ -595,6 +595,9 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		if !ok {
 			return pairs{}, fmt.Errorf("exec: aggregate at %s does not reach %s", a.Grain, c.Record)
 		}
+		if c.Record == a.Grain && len(rows) == gt.Rows() && !down && fs.pass[a.Grain] == nil {
+			rows = nil // every grain row, in order: read the column directly
+		}
 		parts[i] = newKeyPart(ref{col: col, index: rows})
 	}
 	sel := make([]int32, nt)
@@ -607,9 +610,11 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		global[l] = gs.id(parts, t, a.Index)
 	}
 	g := idx[a.Grain]
-	out := pairs{g: g, gid: make([]int32, nt)}
-	for t, l := range local {
-		out.gid[t] = global[l]
+	out := pairs{g: g, gid: local}
+	if !isIdentity(global) {
+		for t, l := range local {
+			local[t] = global[l]
+		}
 	}
 	if down {
 		// Distinct (group, grain row) pairs. The tuples of a grain row are contiguous (the
@@ -632,6 +637,16 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		}
 	}
 	return out, nil
+}
+
+// isIdentity reports whether ids[i] == i for every i.
+func isIdentity(ids []int32) bool {
+	for i, id := range ids {
+		if id != int32(i) {
+			return false
+		}
+	}
+	return true
 }
 
 // aggregate computes one aggregate over its pairs for n groups.
