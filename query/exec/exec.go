@@ -26,6 +26,13 @@
 // stops at the page's end, when that is likely to be soon (see plan.indexTop); a string
 // predicate ORs the bitmaps of the values it accepts instead of reading every row's code.
 //
+// Grouping combines the dimension columns' dictionary codes (or small integer ranges) into
+// one key per row in mixed radix, column by column, gathering a parent's codes through the
+// relationship index in the same loop; the keys index an array of group ids. countdistinct
+// over such a column marks one bit per (group, code) in per-group bitmaps (up to 32 MiB of
+// them); over other columns, or past that size, it buckets the values by group, sorts each
+// bucket and counts the runs.
+//
 // Behaviours chosen where the specification is silent:
 //
 //   - A Request with neither Fields nor KPIs selects every column of the frame, in order.

@@ -81,6 +81,19 @@ func (k *keyPart) mix(keys []int32, sel []int32) {
 		}
 		return
 	}
+	if col, ok := k.ref.col.(*column.Strings); ok {
+		// A dictionary column read through a join index (a parent's column): gather the
+		// codes through the index, -1 (no parent) and nulls as the null digit.
+		nulls, index := col.Nulls, k.ref.index
+		for i, r := range sel {
+			d := card - 1
+			if cr := index[r]; cr >= 0 && (nulls == nil || !nulls.Get(int(cr))) {
+				d = int32(col.Codes[cr])
+			}
+			keys[i] = keys[i]*card + d
+		}
+		return
+	}
 	if col, ok := k.ref.col.(*column.Int64s); ok && k.ref.index == nil && col.Nulls == nil {
 		for i, r := range sel {
 			keys[i] = keys[i]*card + int32(col.Vals[r]-k.offset)

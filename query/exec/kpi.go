@@ -189,25 +189,7 @@ func (f *Frame) aggregateWith(a *query.Aggregate, cond pred) (compiledMetric, er
 		}}, nil
 	case query.AggCountDistinct:
 		return compiledMetric{typ: query.TypeInteger, eval: func(g groups) []query.Value {
-			b := passing()
-			k := newKeyPart(c)
-			seen := make(map[[2]uint64]struct{})
-			n := make([]int64, g.n)
-			for i, r := range g.sel {
-				if !pass(b, r) {
-					continue
-				}
-				v, null := k.part(r)
-				if null {
-					continue
-				}
-				key := [2]uint64{uint64(g.gid[i]), v}
-				if _, dup := seen[key]; !dup {
-					seen[key] = struct{}{}
-					n[g.gid[i]]++
-				}
-			}
-			return ints(n)
+			return ints(countDistinct(c, g, passing()))
 		}}, nil
 	case query.AggMin, query.AggMax:
 		order := keyCmp(c, a.Func == query.AggMax)

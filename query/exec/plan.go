@@ -54,7 +54,10 @@ func NewSource(m *km.KnowledgeModel, tables map[string]*column.Table) *Source {
 
 // cached returns the value of key, building it with build on first use.
 func (s *Source) cached(key string, build func() (any, error)) (any, error) {
-	v, _ := s.cache.LoadOrStore(key, &lazy{})
+	v, ok := s.cache.Load(key)
+	if !ok {
+		v, _ = s.cache.LoadOrStore(key, &lazy{})
+	}
 	l := v.(*lazy)
 	l.once.Do(func() { l.v, l.err = build() })
 	return l.v, l.err
@@ -189,11 +192,6 @@ type filterState struct {
 	pass map[string]column.Bitmap
 }
 
-func (fs *filterState) passes(record string, row int32) bool {
-	b := fs.pass[record]
-	return b == nil || b.Get(int(row))
-}
-
 // holds evaluates a conjunct over its home rows: the rows where it is true.
 func (s *Source) holds(cj *km.Conjunct) (column.Bitmap, error) {
 	f, err := s.frame(cj.Home, cj.Reads)
@@ -263,7 +261,9 @@ func (s *Source) filter(p *km.Plan) (*filterState, error) {
 					prev[i] &= b[i]
 				}
 			} else {
-				fs.pass[rec] = slices.Clone(b)
+				// b is this request's own: a fresh bitmap of holds or carry (the home
+				// record's is holds' itself, which no later step of this loop changes).
+				fs.pass[rec] = b
 			}
 		}
 	}
@@ -319,7 +319,8 @@ func (s *Source) runRows(p *km.Plan, fs *filterState) (*query.Result, error) {
 		return nil, err
 	}
 	if b := fs.pass[p.Grain]; b != nil {
-		pl.filter = func() truth { return truth{t: slices.Clone(b)} }
+		// fs is this request's: its bitmap is the run's to change.
+		pl.filter = func() truth { return truth{t: b} }
 	}
 	rows, order := pl.selectRows()
 	res := &query.Result{Columns: pl.cols}
@@ -527,12 +528,13 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 				return pairs{}, err
 			}
 			to := make([]int32, len(from))
+			pass := fs.pass[st.To]
 			for t, r := range from {
 				q := int32(-1)
 				if r >= 0 {
 					q = pi[r]
 				}
-				if q >= 0 && !fs.passes(st.To, q) {
+				if q >= 0 && pass != nil && !pass.Get(int(q)) {
 					q = -1
 				}
 				to[t] = q
@@ -549,11 +551,12 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		// rep[t'] is the tuple t that tuple t' copies; to[t'] the child row.
 		rep := make([]int32, 0, len(from))
 		to := make([]int32, 0, len(from))
+		pass := fs.pass[st.To]
 		for t, r := range from {
 			n := 0
 			if r >= 0 {
 				for _, c := range ch.rows[ch.off[r]:ch.off[r+1]] {
-					if fs.passes(st.To, c) {
+					if pass == nil || pass.Get(int(c)) {
 						rep = append(rep, int32(t))
 						to = append(to, c)
 						n++
@@ -592,6 +595,9 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		if !ok {
 			return pairs{}, fmt.Errorf("exec: aggregate at %s does not reach %s", a.Grain, c.Record)
 		}
+		if c.Record == a.Grain && len(rows) == gt.Rows() && !down && fs.pass[a.Grain] == nil {
+			rows = nil // every grain row, in order: read the column directly
+		}
 		parts[i] = newKeyPart(ref{col: col, index: rows})
 	}
 	sel := make([]int32, nt)
@@ -604,9 +610,11 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		global[l] = gs.id(parts, t, a.Index)
 	}
 	g := idx[a.Grain]
-	out := pairs{g: g, gid: make([]int32, nt)}
-	for t, l := range local {
-		out.gid[t] = global[l]
+	out := pairs{g: g, gid: local}
+	if !isIdentity(global) {
+		for t, l := range local {
+			local[t] = global[l]
+		}
 	}
 	if down {
 		// Distinct (group, grain row) pairs. The tuples of a grain row are contiguous (the
@@ -629,6 +637,16 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		}
 	}
 	return out, nil
+}
+
+// isIdentity reports whether ids[i] == i for every i.
+func isIdentity(ids []int32) bool {
+	for i, id := range ids {
+		if id != int32(i) {
+			return false
+		}
+	}
+	return true
 }
 
 // aggregate computes one aggregate over its pairs for n groups.

@@ -1,0 +1,105 @@
+package exec
+
+import (
+	"slices"
+
+	"github.com/kmkit/kmkit/query/column"
+)
+
+// distinctBitsLimit (a variable for tests) bounds the bits of the per-group bitmaps countDistinct allocates
+// (groups times the column's digits): 2^28 bits are 32 MiB. Beyond it, the values are
+// sorted per group instead.
+var distinctBitsLimit = 1 << 28
+
+// countDistinct counts, per group of g, the distinct non-null values of frame column c at
+// the rows of g that are in pass (nil: every row).
+//
+// A column of few digits (a dictionary's codes, a boolean, integers of a small range: see
+// keyPart) gets one bitmap per group indexed by the digit, so each row costs a bit test;
+// any other column has its values bucketed by group and sorted, and the runs counted.
+func countDistinct(c ref, g groups, pass column.Bitmap) []int64 {
+	n := make([]int64, g.n)
+	k := newKeyPart(c)
+	if k.card > 0 && g.n <= distinctBitsLimit/k.card {
+		countDistinctBits(k, g, pass, n)
+		return n
+	}
+	// Bucket the values by group (a counting sort), then sort each bucket.
+	off := make([]int32, g.n+1)
+	vals := make([]uint64, 0, len(g.sel))
+	gids := make([]int32, 0, len(g.sel))
+	for i, r := range g.sel {
+		if pass != nil && !pass.Get(int(r)) {
+			continue
+		}
+		v, null := k.part(r)
+		if null {
+			continue
+		}
+		vals = append(vals, v)
+		gids = append(gids, g.gid[i])
+		off[g.gid[i]+1]++
+	}
+	for i := 1; i < len(off); i++ {
+		off[i] += off[i-1]
+	}
+	next := slices.Clone(off[:g.n])
+	bucketed := make([]uint64, len(vals))
+	for i, v := range vals {
+		bucketed[next[gids[i]]] = v
+		next[gids[i]]++
+	}
+	for gi := range g.n {
+		b := bucketed[off[gi]:off[gi+1]]
+		slices.Sort(b)
+		for i := range b {
+			if i == 0 || b[i] != b[i-1] {
+				n[gi]++
+			}
+		}
+	}
+	return n
+}
+
+// countDistinctBits is countDistinct over per-group bitmaps of k's digits (k.card set).
+func countDistinctBits(k keyPart, g groups, pass column.Bitmap, n []int64) {
+	card := k.card
+	seen := make([]uint64, (g.n*card+63)/64)
+	mark := func(gi int32, d int) {
+		bit := int(gi)*card + d
+		w, m := bit>>6, uint64(1)<<(bit&63)
+		if seen[w]&m == 0 {
+			seen[w] |= m
+			n[gi]++
+		}
+	}
+	if col, ok := k.ref.col.(*column.Strings); ok {
+		// The common case: a dictionary column, read directly or through a join index.
+		nulls, index := col.Nulls, k.ref.index
+		for i, r := range g.sel {
+			if pass != nil && !pass.Get(int(r)) {
+				continue
+			}
+			if index != nil {
+				if r = index[r]; r < 0 {
+					continue
+				}
+			}
+			if nulls != nil && nulls.Get(int(r)) {
+				continue
+			}
+			mark(g.gid[i], int(col.Codes[r]))
+		}
+		return
+	}
+	for i, r := range g.sel {
+		if pass != nil && !pass.Get(int(r)) {
+			continue
+		}
+		v, null := k.part(r)
+		if null {
+			continue
+		}
+		mark(g.gid[i], int(int64(v)-k.offset))
+	}
+}
