@@ -44,8 +44,8 @@ type Options struct {
 	// KM configures the checks of the KM API the tools share (filter limits, sample
 	// size); its MaxPageSize is replaced by MaxRows.
 	KM km.Options
-	// SpecServer is the base URL the OpenAPI resources name as their server (the KM
-	// API's base, e.g. https://host/intelligence/api); none when empty.
+	// SpecServer is the URL the OpenAPI resources name as their server, the origin the
+	// KM API is served at (e.g. https://kmkit.example); none when empty.
 	SpecServer string
 	// Logger receives internal errors with their support id. Default slog.Default().
 	Logger *slog.Logger
