@@ -467,3 +467,49 @@ func TestFilterLanguagePrompt(t *testing.T) {
 		t.Errorf("%d examples", n)
 	}
 }
+
+// TestHandlerScopesByRequest checks that calls over Streamable HTTP run as the principal of
+// their HTTP request: each team sees its own KMs through the same handler.
+func TestHandlerScopesByRequest(t *testing.T) {
+	st := loadStore(t)
+	base, err := st.Model(context.Background(), "shop-base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := *base
+	secret.ID = "secret"
+	if err := st.PutModel(&secret, "blue"); err != nil {
+		t.Fatal(err)
+	}
+	h := mcp.New(st, mcp.Options{}).Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		team := r.Header.Get("X-Team")
+		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{Name: team, Team: team})))
+	}))
+	defer srv.Close()
+	for _, c := range []struct {
+		team string
+		sees bool
+	}{{"blue", true}, {"red", false}, {"blue", true}} {
+		client := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
+		cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL,
+			HTTPClient: &http.Client{Transport: teamTransport(c.team)}, DisableStandaloneSSE: true}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &fixture{cs: cs}
+		res := f.call(t, mcp.ToolDescribeModel, map[string]any{"km": "secret"})
+		if res.IsError == c.sees {
+			t.Errorf("team %s describes secret: %s", c.team, text(res))
+		}
+		cs.Close()
+	}
+}
+
+type teamTransport string
+
+func (tt teamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Team", string(tt))
+	return http.DefaultTransport.RoundTrip(r)
+}

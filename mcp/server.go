@@ -89,15 +89,14 @@ func (s *Server) MCPServer(p *auth.Principal) *sdk.Server {
 	return srv
 }
 
-// Handler returns the http.Handler speaking MCP over Streamable HTTP (stateless: every
-// POST is answered on its own, so each call runs as the principal the auth guard put in
-// that request's context). Mount it behind the auth guard (auth.Guard.Wrap with
-// auth.FamilyMCP).
+// Handler returns the http.Handler speaking MCP over Streamable HTTP (stateless, JSON
+// answers: every POST is answered on its own). Each call runs in the context of its HTTP
+// request, so with the principal the auth guard put there: mount the handler behind the
+// guard (auth.Guard.Wrap with auth.FamilyMCP). One SDK server serves every request.
 func (s *Server) Handler() http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
-		p, _ := auth.PrincipalFrom(r.Context())
-		return s.MCPServer(p)
-	}, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.opts.Logger})
+	srv := s.MCPServer(nil)
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.opts.Logger})
 }
 
 const instructions = `kmkit serves Knowledge Models (KMs): records (tables) with typed fields, relationships between them, KPIs (aggregations, some with parameters) and predefined filters. ` +
