@@ -96,7 +96,12 @@ func (s *Server) MCPServer(p *auth.Principal) *sdk.Server {
 func (s *Server) Handler() http.Handler {
 	srv := s.MCPServer(nil)
 	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
-		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.opts.Logger})
+		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.opts.Logger,
+			// The SDK refuses requests that reach a loopback address with another Host, a
+			// guard against DNS rebinding for servers without credentials. Calls here need
+			// an AppKey or a bearer token, which a rebinding page does not have, and the
+			// check would refuse every request a reverse proxy on the same host forwards.
+			DisableLocalhostProtection: true})
 }
 
 const instructions = `kmkit serves Knowledge Models (KMs): records (tables) with typed fields, relationships between them, KPIs (aggregations, some with parameters) and predefined filters. ` +
