@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/problem"
 )
 
 // Tool names.
@@ -374,14 +376,14 @@ func (s *Server) summarize(ctx context.Context, in *SummaryArgs) (map[string]any
 		v.Set("sampleSize", strconv.Itoa(in.SampleSize))
 	}
 	if in.Record == "" {
-		return nil, &ToolError{Status: 400, ErrorCode: "GENERAL_PARAMETER_MISSING", Detail: "record is required"}
+		return nil, &ToolError{Status: http.StatusBadRequest, ErrorCode: problem.CodeParameterMissing, Detail: "record is required"}
 	}
 	body, err := s.kmh.SummaryJSON(ctx, m, in.Record, v)
 	if err != nil {
 		return nil, err
 	}
 	if len(body) > s.opts.MaxBytes {
-		return nil, &ToolError{Status: 400, ErrorCode: "GENERAL_CONSTRAINT_VIOLATION",
+		return nil, &ToolError{Status: http.StatusBadRequest, ErrorCode: problem.CodeConstraint,
 			Detail: "the summary is " + strconv.Itoa(len(body)) + " bytes, above the server's cap of " + strconv.Itoa(s.opts.MaxBytes) + ": ask for fewer fields or a smaller sampleSize"}
 	}
 	return decodeObject(body)
@@ -391,7 +393,7 @@ func (s *Server) summarize(ctx context.Context, in *SummaryArgs) (map[string]any
 // search matches, best first.
 func (s *Server) find(ctx context.Context, in *FindArgs) (*FindResult, error) {
 	if in.Record == "" || in.Field == "" || in.Term == "" {
-		return nil, &ToolError{Status: 400, ErrorCode: "GENERAL_PARAMETER_MISSING", Detail: "record, field and term are required"}
+		return nil, &ToolError{Status: http.StatusBadRequest, ErrorCode: problem.CodeParameterMissing, Detail: "record, field and term are required"}
 	}
 	limit := in.Limit
 	if limit == 0 {
