@@ -25,6 +25,21 @@
 // {"status", "errorCode", "detail", ...}; arguments the tool's JSON Schema refuses (an
 // unknown argument, a wrong type) are tool errors from the SDK.
 //
+// # Resources and prompt
+//
+// Two resource templates: OpenAPIURITemplate (kmkit://knowledge-models/{km}/openapi.json,
+// the KM's generated OpenAPI document, km.Spec, naming Options.SpecServer as its server) and
+// SchemaURITemplate (kmkit://knowledge-models/{km}/schema.json, describe_knowledge_model's
+// answer). A KM the caller does not see is "resource not found". The filter_language prompt
+// (argument km) explains the filter language of filterExpr with examples built from the
+// KM's fields and a row of each record's data, each an expression the KM API accepts.
+//
+// # Callers
+//
+// Over Streamable HTTP every call runs in the context of its HTTP request, so a store sees
+// the principal the auth guard put there (team scope) and a store pinned per request
+// (storage/swap) stays pinned. MCPServer(p) runs every call as p instead (stdio).
+//
 // # Limits
 //
 // Options.MaxRows (default 500) bounds pageSize: above it a call fails with
