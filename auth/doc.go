@@ -17,7 +17,7 @@
 //     RFC 7644 Error body (application/scim+json, status as a string) for SCIM, a problem
 //     body with errorCode ADMIN_AUTHENTICATION_ERROR for reporting. 401 answers carry
 //     WWW-Authenticate.
-//   - A missing permission (km, odata, scim, reporting, and metrics for FamilyMetrics,
+//   - A missing permission (km, odata, scim, reporting, mcp for FamilyMCP, and metrics for FamilyMetrics,
 //     an operator's endpoint such as the reference server's /metrics) is 403: a problem body with
 //     ADMIN_ACCESS_ERROR, or the SCIM Error body. For reporting, a key used with another
 //     tenant's id is 403, a missing or malformed x-tenant-id 400 (GENERAL_PARAMETER_MISSING

@@ -25,6 +25,9 @@ const (
 	// FamilyMetrics is an operator's endpoint, such as Prometheus metrics, with the KM
 	// API's credentials and error bodies and the metrics permission.
 	FamilyMetrics
+	// FamilyMCP is the MCP server over the Knowledge Models (package mcp), with the KM
+	// API's credentials and error bodies and the mcp permission.
+	FamilyMCP
 )
 
 // Permission returns the permission a principal needs to call the family.
@@ -38,6 +41,8 @@ func (f Family) Permission() Permission {
 		return PermReporting
 	case FamilyMetrics:
 		return PermMetrics
+	case FamilyMCP:
+		return PermMCP
 	default:
 		return PermKM
 	}

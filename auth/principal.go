@@ -16,6 +16,8 @@ const (
 	PermReporting Permission = "reporting"
 	// PermMetrics allows reading the server's metrics (FamilyMetrics).
 	PermMetrics Permission = "metrics"
+	// PermMCP allows calling the MCP server over the Knowledge Models (FamilyMCP).
+	PermMCP Permission = "mcp"
 )
 
 // Principal is the authenticated caller of a request.

@@ -102,6 +102,8 @@ func apiOf(f auth.Family) string {
 		return "reporting"
 	case auth.FamilyMetrics:
 		return "metrics"
+	case auth.FamilyMCP:
+		return "mcp"
 	}
 	return "other"
 }

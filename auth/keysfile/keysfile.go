@@ -263,7 +263,7 @@ func (p *parser) keys(n *yaml.Node) ([]auth.Key, error) {
 	return keys, nil
 }
 
-var knownPermissions = []auth.Permission{auth.PermKM, auth.PermOData, auth.PermSCIM, auth.PermReporting, auth.PermMetrics}
+var knownPermissions = []auth.Permission{auth.PermKM, auth.PermOData, auth.PermSCIM, auth.PermReporting, auth.PermMetrics, auth.PermMCP}
 
 func (p *parser) key(n *yaml.Node) (auth.Key, error) {
 	var k auth.Key

@@ -27,6 +27,7 @@ import (
 	"github.com/kmkit/kmkit/examples/server/demodata"
 	"github.com/kmkit/kmkit/head"
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/mcp"
 	"github.com/kmkit/kmkit/metrics"
 	"github.com/kmkit/kmkit/odata"
 	"github.com/kmkit/kmkit/outage"
@@ -172,6 +173,11 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	mux.Handle(odata.BasePath+"/", odata.VersionHeader(guard.OData(notePrincipal(a.live.Handler(odata.NewHandler(kmStore, odata.Options{
 		MaxPageSize: cfg.maxPageSize, Logger: logger,
 	}))))))
+	// The MCP server answers with the KM API's plans and checks; an agent's pageSize is
+	// capped like a client's.
+	mux.Handle(mcp.Path, guard.Wrap(auth.FamilyMCP, notePrincipal(a.live.Handler(mcp.New(kmStore, mcp.Options{
+		MaxRows: min(cfg.maxPageSize, mcp.DefaultMaxRows), Logger: logger,
+	}).Handler()))))
 	mux.Handle(scim.DefaultPrefix+"/", guard.SCIM(notePrincipal(scimHandler)))
 	mux.Handle("/api/v1/", guard.Reporting(notePrincipal(reporting.NewHandler(reportingStore, reporting.WithLogger(logger)))))
 	mux.Handle("GET "+MetricsPath, guard.Wrap(auth.FamilyMetrics, notePrincipal(a.metricsHandler())))
@@ -251,7 +257,7 @@ func developmentKey(tenants map[string][]reporting.Element) (string, *auth.KeySe
 	}
 	keys, err := auth.NewKeySet([]auth.Key{{
 		Digest: auth.DigestOf(key), Name: "development", Team: "demo", Tenant: tenant,
-		Permissions: []auth.Permission{auth.PermKM, auth.PermOData, auth.PermSCIM, auth.PermReporting, auth.PermMetrics},
+		Permissions: []auth.Permission{auth.PermKM, auth.PermOData, auth.PermSCIM, auth.PermReporting, auth.PermMetrics, auth.PermMCP},
 	}})
 	return key, keys, err
 }

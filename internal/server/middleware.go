@@ -11,6 +11,7 @@ import (
 
 	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/mcp"
 	"github.com/kmkit/kmkit/metrics"
 	"github.com/kmkit/kmkit/odata"
 	"github.com/kmkit/kmkit/reporting"
@@ -54,6 +55,8 @@ func (rt routes) of(r *http.Request) (api, route string) {
 	switch {
 	case strings.HasPrefix(p, odata.BasePath+"/"):
 		return metrics.APIOData, odata.RouteTemplate(p)
+	case p == mcp.Path:
+		return "mcp", mcp.Path
 	case strings.HasPrefix(p, km.BasePath+"/"):
 		return metrics.APIKM, km.RouteTemplate(p)
 	case strings.HasPrefix(p, scim.DefaultPrefix+"/"):

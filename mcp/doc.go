@@ -1,0 +1,50 @@
+// Package mcp serves the Knowledge Models to AI agents over the Model Context Protocol,
+// built on the official Go SDK (github.com/modelcontextprotocol/go-sdk).
+//
+// New returns a Server over a km.Store; Server.Handler speaks MCP over Streamable HTTP
+// (stateless, JSON answers) and Server.MCPServer returns an SDK server for any other
+// transport (stdio for desktop hosts: see examples/mcpstdio). The reference server mounts
+// the handler at Path (/intelligence/api/mcp) behind the auth guard; callers need the
+// "mcp" permission, and the KMs they see are scoped to their team as for the KM API.
+//
+// # Tools
+//
+//   - list_knowledge_models: the KMs visible to the caller.
+//   - describe_knowledge_model: records, fields (types, descriptions), KPIs with their
+//     parameters, predefined filters, relationships.
+//   - query: the KM API's query endpoint (a record's rows, or the KM with fields named
+//     RECORD.FIELD and KPIs): fields, filters, filterExpr, kpis, kpiParameters, sort,
+//     distinct, search, page, pageSize. Rows come back as objects with the applied page.
+//   - summarize_record: the KM API's summary endpoint.
+//   - find_field_values: the distinct values of a string field the KM API's fuzzy search
+//     matches, best first, so that an agent can turn "munich" into the stored "München".
+//
+// Every tool goes through the KM API's own checks and compiled plan (km.Handler.QueryJSON,
+// km.Handler.SummaryJSON): the same question gets the same rows, and a bad one the same
+// error. A refused call is a tool error (isError) whose text is the KM API's problem body,
+// {"status", "errorCode", "detail", ...}; arguments the tool's JSON Schema refuses (an
+// unknown argument, a wrong type) are tool errors from the SDK.
+//
+// # Resources and prompt
+//
+// Two resource templates: OpenAPIURITemplate (kmkit://knowledge-models/{km}/openapi.json,
+// the KM's generated OpenAPI document, km.Spec, naming Options.SpecServer as its server) and
+// SchemaURITemplate (kmkit://knowledge-models/{km}/schema.json, describe_knowledge_model's
+// answer). A KM the caller does not see is "resource not found". The filter_language prompt
+// (argument km) explains the filter language of filterExpr with examples built from the
+// KM's fields and a row of each record's data, each an expression the KM API accepts.
+//
+// # Callers
+//
+// Over Streamable HTTP every call runs in the context of its HTTP request, so a store sees
+// the principal the auth guard put there (team scope) and a store pinned per request
+// (storage/swap) stays pinned. MCPServer(p) runs every call as p instead (stdio).
+//
+// # Limits
+//
+// Options.MaxRows (default 500) bounds pageSize: above it a call fails with
+// GENERAL_CONSTRAINT_VIOLATION, as the KM API does above its maximum page size.
+// Options.MaxBytes (default 256 KiB) bounds the JSON size of the rows of one answer: rows
+// beyond it are dropped from the end of the page and the answer says so (truncated, note).
+// A summary above MaxBytes is refused with GENERAL_CONSTRAINT_VIOLATION.
+package mcp
