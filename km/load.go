@@ -389,6 +389,7 @@ type rawRecord struct {
 	Source           string      `yaml:"source"`
 	Key              string      `yaml:"key"`
 	Fields           []yaml.Node `yaml:"fields"`
+	Indexes          yaml.Node   `yaml:"indexes"`
 }
 
 type rawField struct {
@@ -436,7 +437,7 @@ type rawFilter struct {
 // keysOf lists the YAML keys of a raw struct, for the unknown-key check.
 var (
 	modelKeys        = []string{"id", "name", "extends", "published", "records", "relationships", "kpis", "filters"}
-	recordKeys       = []string{"id", "name", "description", "shortDisplayName", "internalNote", "curated", "source", "key", "fields"}
+	recordKeys       = []string{"id", "name", "description", "shortDisplayName", "internalNote", "curated", "source", "key", "fields", "indexes"}
 	fieldKeys        = []string{"id", "name", "description", "shortDisplayName", "internalNote", "type", "format", "unit"}
 	relationshipKeys = []string{"from", "to"}
 	kpiKeys          = []string{"id", "name", "description", "expr", "format", "unit", "direction", "target", "record", "parameters"}
@@ -655,8 +656,44 @@ func (d *draft) parseRecord(n *yaml.Node) (*Record, error) {
 	if r.Key != "" && r.Field(r.Key) == nil {
 		return nil, d.errAt(keyLine(n, "key"), "key %q is not a field of record %s", r.Key, r.ID)
 	}
+	if rr.Indexes.Kind != 0 {
+		idx, err := d.parseIndexes(r, &rr.Indexes)
+		if err != nil {
+			return nil, err
+		}
+		r.Indexes = idx
+	}
 	d.recordAt[r] = at{d.file, n.Line}
 	return r, nil
+}
+
+// parseIndexes reads a record's indexes: a list of indexes, each a non-empty list of
+// distinct field ids of the record in column order.
+func (d *draft) parseIndexes(r *Record, n *yaml.Node) ([][]string, error) {
+	if n.Kind != yaml.SequenceNode {
+		return nil, d.errAt(n.Line, "indexes of record %s: want a list of indexes, each a list of field ids like [[STATUS, NET_VALUE], [CUSTOMER_ID]]", r.ID)
+	}
+	var out [][]string
+	for _, in := range n.Content {
+		if in.Kind != yaml.SequenceNode || len(in.Content) == 0 {
+			return nil, d.errAt(in.Line, "an index of record %s: want a non-empty list of field ids like [STATUS, NET_VALUE]", r.ID)
+		}
+		var cols []string
+		for _, fn := range in.Content {
+			if fn.Kind != yaml.ScalarNode {
+				return nil, d.errAt(fn.Line, "an index of record %s: want field ids, not a nested list or mapping", r.ID)
+			}
+			if r.Field(fn.Value) == nil {
+				return nil, d.errAt(fn.Line, "index field %q is not a field of record %s", fn.Value, r.ID)
+			}
+			if slices.Contains(cols, fn.Value) {
+				return nil, d.errAt(fn.Line, "index field %q of record %s appears twice in one index", fn.Value, r.ID)
+			}
+			cols = append(cols, fn.Value)
+		}
+		out = append(out, cols)
+	}
+	return out, nil
 }
 
 func (d *draft) parseKPI(n *yaml.Node) (*KPI, error) {

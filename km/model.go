@@ -43,6 +43,11 @@ type Record struct {
 	// Key is the id of the record's key field, or "".
 	Key    string
 	Fields []*Field
+	// Indexes are the indexes the definition declares for the record's sort and filter
+	// fields (its indexes: key), each a list of field ids in column order. SQL stores create
+	// them on import, next to those on the key and the relationship fields; the memory
+	// store ignores them.
+	Indexes [][]string
 }
 
 // Field is one column of a record.

@@ -13,6 +13,7 @@ import (
 	"github.com/kmkit/kmkit/auth/ratelimit"
 	"github.com/kmkit/kmkit/examples/server/demodata"
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/query/column"
 	"github.com/kmkit/kmkit/reporting"
 	"github.com/kmkit/kmkit/scim"
 	"github.com/kmkit/kmkit/storage/memory"
@@ -59,7 +60,7 @@ func openStores(cfg *config, logger *slog.Logger) (*stores, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := importData(ctx, cfg, db)
+	st, err := importData(ctx, cfg, db, logger)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -81,7 +82,7 @@ func openStores(cfg *config, logger *slog.Logger) (*stores, error) {
 	return st, nil
 }
 
-func importData(ctx context.Context, cfg *config, db *sqlstore.DB) (*stores, error) {
+func importData(ctx context.Context, cfg *config, db *sqlstore.DB, logger *slog.Logger) (*stores, error) {
 	kmStore := db.KM()
 	var (
 		tenants map[string][]reporting.Element
@@ -98,13 +99,14 @@ func importData(ctx context.Context, cfg *config, db *sqlstore.DB) (*stores, err
 		if err != nil {
 			return nil, err
 		}
-		tables, err := demodata.Tables(cfg.demoRows)
+		// The demo is generated only when the database does not hold it already: a
+		// restart with the same -demo-rows neither generates nor imports it.
+		generated, err := kmStore.ImportGenerated(ctx, models, fmt.Sprintf("demo-rows=%d", cfg.demoRows),
+			func() (map[string]*column.Table, error) { return demodata.Tables(cfg.demoRows) })
 		if err != nil {
 			return nil, err
 		}
-		if err := kmStore.ImportTables(ctx, models, tables, fmt.Sprintf("demo-rows=%d", cfg.demoRows)); err != nil {
-			return nil, err
-		}
+		logger.Info("demo data", "rows", cfg.demoRows, "generated", generated)
 		tenants, err = reporting.Load(demodata.FS)
 		if err != nil {
 			return nil, err

@@ -84,6 +84,14 @@
 // one database import each source once and all start; migrations are claimed the same way
 // by their row of kmkit_migrations.
 //
+// An imported table is indexed on the key of each record using it, on every field of a
+// relationship and on each index the records declare (km.Record.Indexes), every index
+// ending with RowColumn; when none of its records declares indexes, on every field. The
+// index set is part of the digest, so changing it reloads the table. PostgreSQL loads with
+// COPY (pgx CopyFrom), SQLite with prepared inserts of up to 512 rows each, in one
+// transaction, and the indexes are built after the rows. ImportGenerated skips even the
+// generation of data (the -demo-rows demo) that the database holds under the same version.
+//
 // # SCIM, reporting, rate limits
 //
 // SCIMStore serializes the writes of a team with a row lock on scim_teams (an upsert that

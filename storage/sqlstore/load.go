@@ -50,13 +50,22 @@ func (db *DB) sqlType(t query.Type) string {
 	return db.d.types("BIGINT")
 }
 
-// LoadTable replaces table with the given columns and rows, in one transaction, and
-// records digest for it (see Imported); when the table was loaded with digest already
-// (by another replica, say), it does nothing. RowColumn is added and numbered from 0 in the
-// rows' order; indexed lists the columns to index (each with RowColumn after it, so that
-// rows of one key come in row order). PostgreSQL loads with COPY, SQLite
-// with one prepared insert.
+// LoadTable is LoadIndexedTable with one single-column index per name in indexed.
 func (db *DB) LoadTable(ctx context.Context, table string, cols []Column, rows Rows, indexed []string, digest string) error {
+	indexes := make([][]string, len(indexed))
+	for i, c := range indexed {
+		indexes[i] = []string{c}
+	}
+	return db.LoadIndexedTable(ctx, table, cols, rows, indexes, digest)
+}
+
+// LoadIndexedTable replaces table with the given columns and rows, in one transaction,
+// and records digest for it (see Imported); when the table was loaded with digest already
+// (by another replica, say), it does nothing. RowColumn is added and numbered from 0 in
+// the rows' order; indexes lists the indexes to create after the rows are in, each a list
+// of columns in order, to which RowColumn is appended (so that rows of one key come in
+// row order). PostgreSQL loads with COPY; SQLite with prepared multi-row inserts.
+func (db *DB) LoadIndexedTable(ctx context.Context, table string, cols []Column, rows Rows, indexes [][]string, digest string) error {
 	ddl := []string{"DROP TABLE IF EXISTS " + quoteIdent(table)}
 	// On SQLite, INTEGER PRIMARY KEY makes RowColumn the rowid: every index then holds it,
 	// in order within equal keys, so a filtered page in row order streams from the index.
@@ -68,8 +77,13 @@ func (db *DB) LoadTable(ctx context.Context, table string, cols []Column, rows R
 	}
 	ddl = append(ddl, "CREATE TABLE "+quoteIdent(table)+" ("+strings.Join(defs, ", ")+")")
 	var after []string
-	for _, c := range indexed {
-		after = append(after, "CREATE INDEX "+quoteIdent(table+"_"+c)+" ON "+quoteIdent(table)+" ("+quoteIdent(c)+", "+quoteIdent(RowColumn)+")")
+	for _, idx := range indexes {
+		quoted := make([]string, 0, len(idx)+1)
+		for _, c := range idx {
+			quoted = append(quoted, quoteIdent(c))
+		}
+		quoted = append(quoted, quoteIdent(RowColumn))
+		after = append(after, "CREATE INDEX "+quoteIdent(IndexName(table, idx))+" ON "+quoteIdent(table)+" ("+strings.Join(quoted, ", ")+")")
 	}
 	record := db.d.rebind(recordImport)
 	claim := db.d.rebind(claimImport)
@@ -89,28 +103,9 @@ func (db *DB) LoadTable(ctx context.Context, table string, cols []Column, rows R
 				return err
 			}
 		}
-		marks := make([]string, len(names))
-		for i := range marks {
-			marks[i] = "?"
-		}
-		quoted := make([]string, len(names))
-		for i, n := range names {
-			quoted[i] = quoteIdent(n)
-		}
-		stmt, err := tx.PrepareContext(ctx, "INSERT INTO "+quoteIdent(table)+" ("+strings.Join(quoted, ", ")+") VALUES ("+strings.Join(marks, ", ")+")")
+		n, err := insertBatches(ctx, tx, table, names, rows)
 		if err != nil {
 			return err
-		}
-		defer stmt.Close()
-		n := int64(0)
-		args := make([]any, len(names))
-		for rows.Next() {
-			args[0] = n
-			copy(args[1:], rows.Values())
-			if _, err := stmt.ExecContext(ctx, args...); err != nil {
-				return fmt.Errorf("row %d: %w", n+1, err)
-			}
-			n++
 		}
 		for _, s := range after {
 			if _, err := tx.ExecContext(ctx, s); err != nil {
@@ -120,6 +115,75 @@ func (db *DB) LoadTable(ctx context.Context, table string, cols []Column, rows R
 		_, err = tx.ExecContext(ctx, record, digest, n, table)
 		return err
 	})
+}
+
+// IndexName is the name of the index LoadIndexedTable creates on the columns of table:
+// table_COL1_COL2..., or table_idx_<hash> when that is longer than PostgreSQL's 63 bytes.
+func IndexName(table string, cols []string) string {
+	name := table + "_" + strings.Join(cols, "_")
+	if len(name) <= 63 {
+		return name
+	}
+	h := sha256.Sum256([]byte(strings.Join(cols, "\x00")))
+	return table[:min(len(table), 40)] + "_idx_" + hex.EncodeToString(h[:8])
+}
+
+// maxInsertParams bounds the parameters of one SQLite insert (SQLite allows 32766), and
+// maxInsertRows its rows: larger statements no longer load faster.
+const (
+	maxInsertParams = 32000
+	maxInsertRows   = 512
+)
+
+// insertBatches inserts rows into table with prepared statements of many rows each (one
+// for full batches, one for the rest) and returns how many it inserted, numbering them
+// in the first column.
+func insertBatches(ctx context.Context, tx *sql.Tx, table string, names []string, rows Rows) (int64, error) {
+	per := max(1, min(maxInsertRows, maxInsertParams/len(names)))
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = quoteIdent(n)
+	}
+	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(names)), ", ") + ")"
+	insert := func(k int) string {
+		return "INSERT INTO " + quoteIdent(table) + " (" + strings.Join(quoted, ", ") + ") VALUES " +
+			strings.TrimSuffix(strings.Repeat(tuple+", ", k), ", ")
+	}
+	full, err := tx.PrepareContext(ctx, insert(per))
+	if err != nil {
+		return 0, err
+	}
+	defer full.Close()
+	args := make([]any, 0, per*len(names))
+	n := int64(0)
+	flush := func(stmt *sql.Stmt) error {
+		if _, err := stmt.ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("rows %d to %d: %w", n-int64(len(args)/len(names))+1, n, err)
+		}
+		args = args[:0]
+		return nil
+	}
+	for rows.Next() {
+		args = append(args, n)
+		args = append(args, rows.Values()...)
+		n++
+		if len(args) == cap(args) {
+			if err := flush(full); err != nil {
+				return n, err
+			}
+		}
+	}
+	if len(args) > 0 {
+		rest, err := tx.PrepareContext(ctx, insert(len(args)/len(names)))
+		if err != nil {
+			return n, err
+		}
+		defer rest.Close()
+		if err := flush(rest); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // claimImport locks the row of a source in km_imports for the transaction and returns the
@@ -158,12 +222,18 @@ func (db *DB) copyTable(ctx context.Context, table string, names, ddl, after []s
 				return err
 			}
 		}
+		// Index builds sort in memory up to maintenance_work_mem (64 MB by default).
+		if _, err := tx.Exec(ctx, "SET LOCAL maintenance_work_mem = '256MB'"); err != nil {
+			return err
+		}
 		n := int64(0)
+		row := make([]any, len(names))
 		src := pgx.CopyFromFunc(func() ([]any, error) {
 			if !rows.Next() {
 				return nil, nil
 			}
-			row := append([]any{n}, rows.Values()...)
+			row[0] = n
+			copy(row[1:], rows.Values())
 			n++
 			return row, nil
 		})
@@ -225,37 +295,37 @@ func (r *tableRows) Next() bool {
 func (r *tableRows) Values() []any { return r.vals }
 
 // Import loads a data directory, models/*.yaml (km.Load) and data/<source>.csv per record
-// source, into the database and registers its KMs. A source whose file and columns are
-// unchanged since it was last imported (same SHA-256 digest) is not loaded again, so
-// Import is idempotent and cheap on restart; a changed one is replaced in one
-// transaction. The table of a source gets RowColumn (the CSV row order) and an index on
-// every field.
+// source, into the database and registers its KMs. A source whose file, columns and
+// indexes are unchanged since it was last imported (same SHA-256 digest) is not loaded
+// again, so Import is idempotent and cheap on restart; a changed one is replaced in one
+// transaction. The table of a source gets RowColumn (the CSV row order) and the indexes
+// of sourceIndexes.
 func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 	models, err := km.Load(fsys)
 	if err != nil {
 		return err
 	}
-	schemas, sources, err := sourceSchemas(models)
+	srcs, err := sourceSchemas(models)
 	if err != nil {
 		return err
 	}
-	for _, src := range sources {
-		name := "data/" + src + ".csv"
+	for _, src := range srcs {
+		name := "data/" + src.name + ".csv"
 		data, err := fs.ReadFile(fsys, name)
 		if err != nil {
-			return fmt.Errorf("sqlstore: the data of source %s: %w", src, err)
+			return fmt.Errorf("sqlstore: the data of source %s: %w", src.name, err)
 		}
-		digest := sourceDigest(schemas[src], data)
-		if old, err := s.db.Imported(ctx, src); err != nil {
+		digest := src.digest(data)
+		if old, err := s.db.Imported(ctx, src.name); err != nil {
 			return err
 		} else if old == digest {
 			continue
 		}
-		t, err := column.LoadCSV(bytes.NewReader(data), schemas[src])
+		t, err := column.LoadCSV(bytes.NewReader(data), src.schema)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		if err := s.loadTable(ctx, src, schemas[src], t, digest); err != nil {
+		if err := s.loadTable(ctx, src, t, digest); err != nil {
 			return fmt.Errorf("sqlstore: import %s: %w", name, err)
 		}
 	}
@@ -265,28 +335,45 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 // ImportTables is Import for data already in memory: the tables of the models' sources,
 // each holding (at least) the fields of the records using it. version identifies the
 // data (for example how it was generated): a source already imported with the same
-// version and columns is not loaded again.
+// version, columns and indexes is not loaded again.
 func (s *KMStore) ImportTables(ctx context.Context, models []*km.KnowledgeModel, tables map[string]*column.Table, version string) error {
-	schemas, sources, err := sourceSchemas(models)
+	_, err := s.ImportGenerated(ctx, models, version, func() (map[string]*column.Table, error) { return tables, nil })
+	return err
+}
+
+// ImportGenerated is ImportTables for generated data: generate is called only when some
+// source of the models is not in the database with this version (a fingerprint of the
+// generator's parameters, such as "demo-rows=1000000"), columns and indexes, so that a
+// restart neither generates nor loads anything. It reports whether it called generate.
+func (s *KMStore) ImportGenerated(ctx context.Context, models []*km.KnowledgeModel, version string, generate func() (map[string]*column.Table, error)) (bool, error) {
+	srcs, err := sourceSchemas(models)
 	if err != nil {
-		return err
+		return false, err
 	}
-	for _, src := range sources {
-		t, ok := tables[src]
-		if !ok {
-			return fmt.Errorf("sqlstore: no table for source %s", src)
-		}
-		digest := sourceDigest(schemas[src], []byte(version))
-		if old, err := s.db.Imported(ctx, src); err != nil {
-			return err
-		} else if old == digest {
-			continue
-		}
-		if err := s.loadTable(ctx, src, schemas[src], t, digest); err != nil {
-			return fmt.Errorf("sqlstore: import %s: %w", src, err)
+	var stale []source
+	for _, src := range srcs {
+		if old, err := s.db.Imported(ctx, src.name); err != nil {
+			return false, err
+		} else if old != src.digest([]byte(version)) {
+			stale = append(stale, src)
 		}
 	}
-	return s.putModels(ctx, models)
+	if len(stale) > 0 {
+		tables, err := generate()
+		if err != nil {
+			return true, err
+		}
+		for _, src := range stale {
+			t, ok := tables[src.name]
+			if !ok {
+				return true, fmt.Errorf("sqlstore: no table for source %s", src.name)
+			}
+			if err := s.loadTable(ctx, src, t, src.digest([]byte(version))); err != nil {
+				return true, fmt.Errorf("sqlstore: import %s: %w", src.name, err)
+			}
+		}
+	}
+	return len(stale) > 0, s.putModels(ctx, models)
 }
 
 func (s *KMStore) putModels(ctx context.Context, models []*km.KnowledgeModel) error {
@@ -298,31 +385,75 @@ func (s *KMStore) putModels(ctx context.Context, models []*km.KnowledgeModel) er
 	return nil
 }
 
-// sourceSchemas returns the fields each source must hold (the union over the records
-// using it) and the sources in order. Two records giving one field different types is an
-// error.
-func sourceSchemas(models []*km.KnowledgeModel) (map[string]column.Schema, []string, error) {
-	schemas := map[string]column.Schema{}
-	var sources []string
+// source is one table to import: the fields it must hold (the union over the records
+// using it) and its indexes.
+type source struct {
+	name    string
+	schema  column.Schema
+	indexes [][]string
+}
+
+// sourceSchemas returns the sources of the models' records in name order. Two records
+// giving one field different types is an error.
+//
+// The indexes of a source are, over the records using it: the key, every field of a
+// relationship, and the indexes the records declare (km.Record.Indexes). When no record
+// of the source declares indexes, every field gets a single-column index instead, so that
+// definitions written before indexes: keep the indexes they had.
+func sourceSchemas(models []*km.KnowledgeModel) ([]source, error) {
+	bySource := map[string]*source{}
+	declared := map[string]bool{}
+	fields := map[string][]string{} // single-column candidates: keys and relationship fields
+	var names []string
 	for _, m := range models {
+		onRecord := map[string][]string{}
+		for _, rel := range m.Relationships {
+			onRecord[rel.From.Record] = append(onRecord[rel.From.Record], rel.From.Field)
+			onRecord[rel.To.Record] = append(onRecord[rel.To.Record], rel.To.Field)
+		}
 		for _, r := range m.Records {
-			sc := schemas[r.Source]
-			if sc == nil {
-				sc = column.Schema{}
-				schemas[r.Source] = sc
-				sources = append(sources, r.Source)
+			src := bySource[r.Source]
+			if src == nil {
+				src = &source{name: r.Source, schema: column.Schema{}}
+				bySource[r.Source] = src
+				names = append(names, r.Source)
 			}
 			for _, f := range r.Fields {
-				if t, ok := sc[f.ID]; ok && t != f.Type {
-					return nil, nil, fmt.Errorf("sqlstore: source %s: field %s is %s in one record and %s in another (KM %s, record %s)",
+				if t, ok := src.schema[f.ID]; ok && t != f.Type {
+					return nil, fmt.Errorf("sqlstore: source %s: field %s is %s in one record and %s in another (KM %s, record %s)",
 						r.Source, f.ID, t, f.Type, m.ID, r.ID)
 				}
-				sc[f.ID] = f.Type
+				src.schema[f.ID] = f.Type
 			}
+			if r.Key != "" {
+				fields[r.Source] = append(fields[r.Source], r.Key)
+			}
+			fields[r.Source] = append(fields[r.Source], onRecord[r.ID]...)
+			if len(r.Indexes) > 0 {
+				declared[r.Source] = true
+			}
+			src.indexes = append(src.indexes, r.Indexes...)
 		}
 	}
-	slices.Sort(sources)
-	return schemas, sources, nil
+	slices.Sort(names)
+	out := make([]source, 0, len(names))
+	for _, name := range names {
+		src := bySource[name]
+		if declared[name] {
+			for _, f := range fields[name] {
+				src.indexes = append(src.indexes, []string{f})
+			}
+		} else {
+			for _, c := range sortedColumns(src.schema) {
+				src.indexes = append(src.indexes, []string{c.Name})
+			}
+		}
+		// One index per list of columns, in a stable order.
+		slices.SortFunc(src.indexes, func(a, b []string) int { return slices.Compare(a, b) })
+		src.indexes = slices.CompactFunc(src.indexes, slices.Equal)
+		out = append(out, *src)
+	}
+	return out, nil
 }
 
 // sortedColumns returns the columns of a schema by name.
@@ -335,21 +466,23 @@ func sortedColumns(sc column.Schema) []Column {
 	return cols
 }
 
-// sourceDigest identifies a source's columns and data.
-func sourceDigest(sc column.Schema, data []byte) string {
+// digest identifies a source's columns, indexes and data.
+func (src source) digest(data []byte) string {
 	h := sha256.New()
-	for _, c := range sortedColumns(sc) {
+	for _, c := range sortedColumns(src.schema) {
 		fmt.Fprintf(h, "%s:%s\n", c.Name, c.Type)
+	}
+	for _, idx := range src.indexes {
+		fmt.Fprintf(h, "index:%s\n", strings.Join(idx, ","))
 	}
 	h.Write(data)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// loadTable loads the schema's columns of t as table src, with an index on every column.
-func (s *KMStore) loadTable(ctx context.Context, src string, sc column.Schema, t *column.Table, digest string) error {
-	cols := sortedColumns(sc)
+// loadTable loads the source's columns of t as its table, with its indexes.
+func (s *KMStore) loadTable(ctx context.Context, src source, t *column.Table, digest string) error {
+	cols := sortedColumns(src.schema)
 	rows := &tableRows{n: t.Rows(), vals: make([]any, len(cols))}
-	var indexed []string
 	for _, c := range cols {
 		col, ok := t.Column(c.Name)
 		if !ok {
@@ -359,7 +492,6 @@ func (s *KMStore) loadTable(ctx context.Context, src string, sc column.Schema, t
 			return fmt.Errorf("column %s is %s, the field is %s", c.Name, col.Type(), c.Type)
 		}
 		rows.cols = append(rows.cols, col)
-		indexed = append(indexed, c.Name)
 	}
-	return s.db.LoadTable(ctx, src, cols, rows, indexed, digest)
+	return s.db.LoadIndexedTable(ctx, src.name, cols, rows, src.indexes, digest)
 }

@@ -1,0 +1,247 @@
+// Command sqlimport measures how fast kmkit imports the demo data into SQLite and
+// PostgreSQL, next to the databases' own CSV loaders in the same run: the sqlite3 shell's
+// .import and psql's \copy, each into the same tables with the same indexes (read back
+// from the catalog after kmkit's import, without kmkit's row-order column). It prints the
+// times and their ratio, and the time of a second, unchanged import (a restart).
+//
+//	go run ./bench/sqlimport -rows 1000000 -pg 'postgres://kmkit@127.0.0.1:55432/db?sslmode=disable'
+//
+// Without -pg only SQLite is measured; without the sqlite3 or psql program, that peer is
+// left out.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kmkit/kmkit/examples/server/demodata"
+	"github.com/kmkit/kmkit/query"
+	"github.com/kmkit/kmkit/storage/sqlstore"
+)
+
+func main() {
+	rows := flag.Int("rows", 1_000_000, "orders to generate")
+	pg := flag.String("pg", "", "PostgreSQL URL (a database the benchmark may fill)")
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "kmkit-sqlimport-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := writeDemo(dir, *rows); err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	fmt.Printf("import of the demo with %d orders (all sources)\n", *rows)
+	fmt.Printf("%-10s %12s %12s %8s %12s\n", "database", "kmkit", "peer", "ratio", "restart")
+	run(ctx, "sqlite", "sqlite:"+filepath.Join(dir, "kmkit.db"), dir, func(idx map[string][][]string) (time.Duration, error) {
+		return sqlitePeer(dir, idx)
+	})
+	if *pg != "" {
+		run(ctx, "postgres", *pg, dir, func(idx map[string][][]string) (time.Duration, error) {
+			return postgresPeer(*pg, dir, idx)
+		})
+	}
+}
+
+// writeDemo writes the demo's models and generated CSV files as a data directory.
+func writeDemo(dir string, n int) error {
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		return err
+	}
+	models, err := fs.Sub(demodata.FS, "models")
+	if err != nil {
+		return err
+	}
+	if err := os.CopyFS(filepath.Join(dir, "models"), models); err != nil {
+		return err
+	}
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	return demodata.WriteCSV(n, func(source string) (io.Writer, error) {
+		f, err := os.Create(filepath.Join(dir, "data", source+".csv"))
+		files = append(files, f)
+		return f, err
+	})
+}
+
+// run imports the data directory through kmkit, twice, then runs the peer.
+func run(ctx context.Context, name, dsn, dir string, peer func(map[string][][]string) (time.Duration, error)) {
+	db, err := sqlstore.Open(ctx, dsn)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	if name == "postgres" {
+		// A fresh start: kmkit's tables and import records of earlier runs go.
+		for _, s := range demodata.Sources {
+			if _, err := db.SQL().ExecContext(ctx, "DROP TABLE IF EXISTS "+s.Name+", peer_"+s.Name); err != nil {
+				log.Fatal(err)
+			}
+		}
+		if _, err := db.SQL().ExecContext(ctx, "DELETE FROM km_imports"); err != nil {
+			log.Fatal(err)
+		}
+	}
+	start := time.Now()
+	if err := db.KM().Import(ctx, os.DirFS(dir)); err != nil {
+		log.Fatal(err)
+	}
+	took := time.Since(start)
+	start = time.Now()
+	if err := db.KM().Import(ctx, os.DirFS(dir)); err != nil {
+		log.Fatal(err)
+	}
+	restart := time.Since(start)
+	idx, err := indexes(ctx, db)
+	if err != nil {
+		log.Fatal(err)
+	}
+	peerTook, err := peer(idx)
+	peerText, ratio := "n/a", "n/a"
+	if err != nil {
+		log.Printf("%s peer: %v", name, err)
+	} else {
+		peerText, ratio = peerTook.Round(time.Millisecond).String(), fmt.Sprintf("%.2fx", took.Seconds()/peerTook.Seconds())
+	}
+	fmt.Printf("%-10s %12s %12s %8s %12s\n", name, took.Round(time.Millisecond), peerText, ratio, restart.Round(time.Millisecond))
+}
+
+// indexes reads the columns of kmkit's indexes on the demo tables from the catalog,
+// without the row-order column.
+func indexes(ctx context.Context, db *sqlstore.DB) (map[string][][]string, error) {
+	q := `SELECT m.tbl_name, m.name, ii.name FROM sqlite_master m, pragma_index_info(m.name) ii
+		WHERE m.type = 'index' AND m.sql IS NOT NULL ORDER BY m.name, ii.seqno`
+	if db.Dialect() == "postgres" {
+		q = `SELECT c.relname, i.relname, a.attname FROM pg_index x
+			JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class c ON c.oid = x.indrelid
+			JOIN pg_namespace n ON n.oid = c.relnamespace
+			CROSS JOIN LATERAL unnest(x.indkey) WITH ORDINALITY k(attnum, ord)
+			JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
+			WHERE n.nspname = current_schema() AND NOT x.indisprimary ORDER BY i.relname, k.ord`
+	}
+	rows, err := db.SQL().QueryContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	byIndex := map[string][]string{}
+	tableOf := map[string]string{}
+	var order []string
+	for rows.Next() {
+		var table, index, col string
+		if err := rows.Scan(&table, &index, &col); err != nil {
+			return nil, err
+		}
+		if col == sqlstore.RowColumn {
+			continue
+		}
+		if _, ok := byIndex[index]; !ok {
+			order = append(order, index)
+		}
+		byIndex[index] = append(byIndex[index], col)
+		tableOf[index] = table
+	}
+	out := map[string][][]string{}
+	for _, index := range order {
+		out[tableOf[index]] = append(out[tableOf[index]], byIndex[index])
+	}
+	return out, rows.Err()
+}
+
+// peerDDL returns the statements creating the peer tables (typed for the database) and
+// the index statements for after the load.
+func peerDDL(types func(query.Type) string, idx map[string][][]string) (tables, after []string) {
+	for _, s := range demodata.Sources {
+		var defs []string
+		for i, c := range s.Columns {
+			defs = append(defs, `"`+c+`" `+types(s.Types[i]))
+		}
+		tables = append(tables, "DROP TABLE IF EXISTS peer_"+s.Name+";", "CREATE TABLE peer_"+s.Name+" ("+strings.Join(defs, ", ")+");")
+		for i, cols := range idx[s.Name] {
+			after = append(after, fmt.Sprintf(`CREATE INDEX peer_%s_%d ON peer_%s ("%s");`, s.Name, i, s.Name, strings.Join(cols, `", "`)))
+		}
+	}
+	return tables, after
+}
+
+// sqlitePeer loads the CSV files with the sqlite3 shell's .import, in one transaction,
+// then creates the indexes.
+func sqlitePeer(dir string, idx map[string][][]string) (time.Duration, error) {
+	if _, err := exec.LookPath("sqlite3"); err != nil {
+		return 0, err
+	}
+	tables, after := peerDDL(func(t query.Type) string {
+		switch t {
+		case query.TypeString, query.TypeDate, query.TypeDateTime:
+			return "TEXT"
+		case query.TypeFloat:
+			return "REAL"
+		}
+		return "INTEGER"
+	}, idx)
+	var script strings.Builder
+	script.WriteString("PRAGMA journal_mode=WAL;\n")
+	script.WriteString(strings.Join(tables, "\n") + "\nBEGIN;\n")
+	for _, s := range demodata.Sources {
+		fmt.Fprintf(&script, ".import --csv --skip 1 %s peer_%s\n", filepath.Join(dir, "data", s.Name+".csv"), s.Name)
+	}
+	script.WriteString(strings.Join(after, "\n") + "\nCOMMIT;\n")
+	return timeCommand(script.String(), "sqlite3", filepath.Join(dir, "peer.db"))
+}
+
+// postgresPeer loads the CSV files with psql's \copy in one transaction, then creates the
+// indexes.
+func postgresPeer(dsn, dir string, idx map[string][][]string) (time.Duration, error) {
+	if _, err := exec.LookPath("psql"); err != nil {
+		return 0, err
+	}
+	tables, after := peerDDL(func(t query.Type) string {
+		switch t {
+		case query.TypeString:
+			return `TEXT COLLATE "C"`
+		case query.TypeFloat:
+			return "DOUBLE PRECISION"
+		case query.TypeBoolean:
+			return "BOOLEAN"
+		case query.TypeDate:
+			return "DATE"
+		case query.TypeDateTime:
+			return "TIMESTAMPTZ"
+		}
+		return "BIGINT"
+	}, idx)
+	var script strings.Builder
+	script.WriteString("BEGIN;\nSET LOCAL maintenance_work_mem = '256MB';\n" + strings.Join(tables, "\n") + "\n")
+	for _, s := range demodata.Sources {
+		fmt.Fprintf(&script, "\\copy peer_%s FROM '%s' WITH (FORMAT csv, HEADER true)\n", s.Name, filepath.Join(dir, "data", s.Name+".csv"))
+	}
+	script.WriteString(strings.Join(after, "\n") + "\nCOMMIT;\n")
+	return timeCommand(script.String(), "psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", dsn)
+}
+
+func timeCommand(script string, name string, args ...string) (time.Duration, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Stdin = bufio.NewReader(strings.NewReader(script))
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w\n%s", name, err, out)
+	}
+	return time.Since(start), nil
+}
