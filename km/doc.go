@@ -18,6 +18,17 @@
 // the reason; unknown keys are errors, so typos do not pass silently. Record and field ids
 // are identifiers (letters, digits, '_'); KM ids may also hold '.' and '-'.
 //
+// # Team scope
+//
+// A definition may list teams: [acme, ...] (KnowledgeModel.Teams); a KM without teams is
+// visible to every team, one with teams only to a principal (auth.PrincipalFrom) whose Team
+// is among them. A principal without a team, and a request without a principal (a host
+// mounting the handler with no auth in front), see only KMs without teams. A KM that
+// extends another and lists no teams has its base's. Stores hold every KM; the rule is
+// applied above them by LookupModel and VisibleModels, which the KM handler, the OData
+// handler and the MCP server use: a KM the caller may not see is 404 KM_MODEL_NOTFOUND with
+// the same body as a KM that does not exist, and the list of KMs leaves it out.
+//
 // # The KPI language
 //
 // count(), count(F), countdistinct(F), sum(F), avg(F), min(F), max(F), median(F), each with

@@ -200,7 +200,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveModels(w, r)
 		return
 	}
-	m, err := h.store.Model(ctx, kmID)
+	m, err := LookupModel(ctx, h.store, kmID)
 	if errors.Is(err, ErrNotFound) {
 		problem.Write(w, http.StatusNotFound, CodeModelNotFound, "no knowledge model "+strconv.Quote(kmID))
 		return

@@ -1,6 +1,7 @@
 package km
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -123,6 +125,53 @@ func TestLoadResolvesExtends(t *testing.T) {
 	}
 }
 
+func TestLoadTeams(t *testing.T) {
+	fsys := fstest.MapFS{
+		"models/a.yaml": {Data: []byte("id: a\nteams: [acme, beta]\nrecords: [{id: R, fields: [{id: F, type: string}]}]\n")},
+		"models/b.yaml": {Data: []byte("id: b\nextends: a\n")},
+		"models/c.yaml": {Data: []byte("id: c\nextends: a\nteams: [acme]\n")},
+		"models/d.yaml": {Data: []byte("id: d\nrecords: [{id: R, fields: [{id: F, type: string}]}]\n")},
+	}
+	ms, err := Load(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, m := range ms {
+		got[m.ID] = m.Teams
+	}
+	want := map[string][]string{"a": {"acme", "beta"}, "b": {"acme", "beta"}, "c": {"acme"}, "d": nil}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("teams (-want +got):\n%s", diff)
+	}
+}
+
+func TestVisibleTo(t *testing.T) {
+	scoped := &KnowledgeModel{ID: "s", Teams: []string{"acme", "beta"}}
+	open := &KnowledgeModel{ID: "o"}
+	as := func(team string) context.Context {
+		return auth.WithPrincipal(context.Background(), &auth.Principal{Name: "k", Team: team})
+	}
+	for _, tt := range []struct {
+		name       string
+		ctx        context.Context
+		seesScoped bool
+	}{
+		{"member", as("acme"), true},
+		{"other member", as("beta"), true},
+		{"other team", as("gamma"), false},
+		{"no team", as(""), false},
+		{"no principal", context.Background(), false},
+	} {
+		if got := scoped.VisibleTo(tt.ctx); got != tt.seesScoped {
+			t.Errorf("%s: scoped KM visible %v, want %v", tt.name, got, tt.seesScoped)
+		}
+		if !open.VisibleTo(tt.ctx) {
+			t.Errorf("%s: a KM without teams is hidden", tt.name)
+		}
+	}
+}
+
 func TestLoadErrors(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -133,7 +182,7 @@ func TestLoadErrors(t *testing.T) {
 		{"yaml syntax", map[string]string{"models/a.yaml": "id: a\nrecords: [\n"},
 			[]string{"models/a.yaml:2: did not find expected node content"}},
 		{"unknown key", map[string]string{"models/a.yaml": "id: a\nrecrods: []\n"},
-			[]string{`models/a.yaml:2: unknown key "recrods" in the KM (allowed: id, name, extends, published, records, relationships, kpis, filters)`}},
+			[]string{`models/a.yaml:2: unknown key "recrods" in the KM (allowed: id, name, extends, published, teams, records, relationships, kpis, filters)`}},
 		{"bad type", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: R\n    fields:\n      - {id: F, type: money}\n"},
 			[]string{`models/a.yaml:5: field R.F: unknown type "money" (want string, integer, float, number, boolean, date, datetime, timestamp or time)`}},
 		{"bad kpi field", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: R\n    fields: [{id: F, type: string}]\nkpis:\n  - id: K\n    expr: sum(R.G)\n"},
@@ -162,6 +211,10 @@ func TestLoadErrors(t *testing.T) {
 			[]string{`models/a.yaml:6: duplicate field id "F" in record A`}},
 		{"bad direction and two errors", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - {id: A, fields: [{id: F, type: integer}]}\nkpis:\n  - {id: K, expr: sum(A.F), direction: Sideways}\n  - {id: L}\n"},
 			[]string{`models/a.yaml:5: KPI K: direction "Sideways" (want Up, Down or None)`, "models/a.yaml:6: KPI L has no expr"}},
+		{"empty team", map[string]string{"models/a.yaml": "id: a\nteams: [acme, '']\nrecords: [{id: R, fields: [{id: F, type: string}]}]\n"},
+			[]string{`models/a.yaml:2: teams: "" is not a team name (want a non-empty name without surrounding spaces)`}},
+		{"team twice", map[string]string{"models/a.yaml": "id: a\nteams: [acme, beta, acme]\nrecords: [{id: R, fields: [{id: F, type: string}]}]\n"},
+			[]string{`models/a.yaml:2: teams: "acme" is listed twice`}},
 		{"wrong shape", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    fields: {id: F}\n"},
 			[]string{"models/a.yaml:4: a record: cannot unmarshal !!map into []yaml.Node"}},
 	}

@@ -161,7 +161,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"method "+r.Method+" is not allowed: the OData services are read-only; allowed: GET")
 		return
 	}
-	m, err := h.store.Model(r.Context(), kmID)
+	m, err := km.LookupModel(r.Context(), h.store, kmID)
 	if errors.Is(err, km.ErrNotFound) {
 		writeProblem(w, r, http.StatusNotFound, CodeModelNotFound, "no knowledge model "+strconv.Quote(kmID))
 		return
