@@ -54,6 +54,7 @@
 package exec
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -145,7 +146,7 @@ func compile(f *Frame, req *query.Request) (*plan, error) {
 		p.sortCols[i] = j
 	}
 	if req.Filter != nil {
-		filter, err := f.compileFilter(req.Filter)
+		filter, err := f.compileFilter(context.Background(), req.Filter)
 		if err != nil {
 			return nil, err
 		}

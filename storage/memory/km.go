@@ -162,7 +162,7 @@ func (s *KMStore) Model(_ context.Context, id string) (*km.KnowledgeModel, error
 }
 
 // Query implements km.Store: it runs the plan with the columnar executor (exec.Source)
-// over the tables of the plan's KM.
+// over the tables of the plan's KM, bounded by ctx (exec.Source.RunContext).
 func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -171,7 +171,7 @@ func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	return src.Run(p)
+	return src.RunContext(ctx, p)
 }
 
 // source returns the (cached) executor source of m's tables.
@@ -198,4 +198,20 @@ func (s *KMStore) source(m *km.KnowledgeModel) (*exec.Source, error) {
 		e.src = exec.NewSource(m, tables)
 	})
 	return e.src, e.err
+}
+
+// RowCount implements km.RowCounter: the rows of the table of a record of m, for the cost
+// estimate of a plan.
+func (s *KMStore) RowCount(_ context.Context, m *km.KnowledgeModel, record string) (int64, bool) {
+	r := m.Record(record)
+	if r == nil {
+		return 0, false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	t, ok := s.tables[r.Source]
+	if !ok {
+		return 0, false
+	}
+	return int64(t.Rows()), true
 }
