@@ -171,7 +171,7 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 		QueryTimeout: cfg.queryTimeout, MaxQueryCost: cfg.queryBudget,
 	})))))
 	mux.Handle(odata.BasePath+"/", odata.VersionHeader(guard.OData(notePrincipal(a.live.Handler(odata.NewHandler(kmStore, odata.Options{
-		MaxPageSize: cfg.maxPageSize, Logger: logger,
+		MaxPageSize: cfg.maxPageSize, Logger: logger, QueryTimeout: cfg.queryTimeout,
 	}))))))
 	mux.Handle(scim.DefaultPrefix+"/", guard.SCIM(notePrincipal(scimHandler)))
 	mux.Handle("/api/v1/", guard.Reporting(notePrincipal(reporting.NewHandler(reportingStore, reporting.WithLogger(logger)))))
