@@ -24,6 +24,9 @@ func (m *KnowledgeModel) Compile() error {
 		fail("KM id %q: want letters, digits, '.', '-' or '_'", m.ID)
 	}
 	m.Name = orDefault(m.Name, m.ID)
+	if err := checkTeams(m.Teams); err != nil {
+		fail("%v", err)
+	}
 	if len(m.Records) == 0 {
 		fail("a KM needs at least one record")
 	}

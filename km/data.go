@@ -71,6 +71,10 @@ func (h *Handler) serveData(w http.ResponseWriter, r *http.Request, m *Knowledge
 		h.fail(w, r, err)
 		return
 	}
+	if err := h.checkCost(r.Context(), pl.p); err != nil {
+		h.fail(w, r, err)
+		return
+	}
 	res, err := h.store.Query(r.Context(), pl.p)
 	if err != nil {
 		h.fail(w, r, err)

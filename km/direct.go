@@ -19,7 +19,7 @@ import (
 // Model returns the KM with the given id visible to the caller of ctx, or the 404 problem
 // KM_MODEL_NOTFOUND the API answers for an unknown id.
 func (h *Handler) Model(ctx context.Context, id string) (*KnowledgeModel, error) {
-	m, err := h.store.Model(ctx, id)
+	m, err := LookupModel(ctx, h.store, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil, problem.New(http.StatusNotFound, CodeModelNotFound, "no knowledge model "+strconv.Quote(id))
 	}
@@ -28,7 +28,7 @@ func (h *Handler) Model(ctx context.Context, id string) (*KnowledgeModel, error)
 
 // Models returns the KMs visible to the caller of ctx.
 func (h *Handler) Models(ctx context.Context) ([]*KnowledgeModel, error) {
-	return h.store.Models(ctx)
+	return VisibleModels(ctx, h.store)
 }
 
 // QueryJSON answers GET .../knowledge-models/{m}/query (record "") or

@@ -18,6 +18,17 @@
 // the reason; unknown keys are errors, so typos do not pass silently. Record and field ids
 // are identifiers (letters, digits, '_'); KM ids may also hold '.' and '-'.
 //
+// # Team scope
+//
+// A definition may list teams: [acme, ...] (KnowledgeModel.Teams); a KM without teams is
+// visible to every team, one with teams only to a principal (auth.PrincipalFrom) whose Team
+// is among them. A principal without a team, and a request without a principal (a host
+// mounting the handler with no auth in front), see only KMs without teams. A KM that
+// extends another and lists no teams has its base's. Stores hold every KM; the rule is
+// applied above them by LookupModel and VisibleModels, which the KM handler, the OData
+// handler and the MCP server use: a KM the caller may not see is 404 KM_MODEL_NOTFOUND with
+// the same body as a KM that does not exist, and the list of KMs leaves it out.
+//
 // # The KPI language
 //
 // count(), count(F), countdistinct(F), sum(F), avg(F), min(F), max(F), median(F), each with
@@ -78,6 +89,18 @@
 //   - Limits beyond the seed's: at most MaxFields selected fields and MaxFilterExpressions
 //     filter expressions per request (400 GENERAL_CONSTRAINT_VIOLATION); error details
 //     list at most ten unknown names.
+//   - Bounded work: the request's context reaches the store (Store.Query), so a client
+//     that goes away or a server shutting down stops the query (the memory store checks
+//     it per filter predicate and between phases, within 100 ms). Data, query and summary
+//     requests run under Options.QueryTimeout (default 30 s): longer work is stopped and
+//     answered 503 GENERAL_SERVICE_UNAVAILABLE "the query ran longer than the time limit
+//     of 30s and was stopped; ...". Before running, a data or query request's plan is
+//     costed (Plan.Cost: rows x predicates for the filters, rows x fields x aggregates for
+//     the grouping, rows from the store's RowCounter or AssumedRows) and refused beyond
+//     Options.MaxQueryCost (default DefaultMaxQueryCost) with 400
+//     GENERAL_CONSTRAINT_VIOLATION naming the estimate, the budget and the part that is
+//     too large (the filters or the grouping). An in list counts as one predicate: the
+//     memory executor tests it with one pass.
 //   - Successful answers carry Cache-Control: private, no-store (they hold a team's data
 //     and are fetched with credentials).
 //   - Store errors other than client errors are 500 ADMIN_FATAL_ERROR with a support id

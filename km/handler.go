@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -62,7 +63,18 @@ type Options struct {
 	Limits query.Limits
 	// Logger receives internal errors with their support id. Default slog.Default().
 	Logger *slog.Logger
+	// QueryTimeout bounds the time one data, query or summary request may run; longer work
+	// is stopped (the store's context is canceled) and answered with 503
+	// GENERAL_SERVICE_UNAVAILABLE saying so. Default DefaultQueryTimeout; negative: none.
+	QueryTimeout time.Duration
+	// MaxQueryCost is the budget of the cost estimate (Plan.Cost): a data or query request
+	// estimated beyond it is refused with 400 GENERAL_CONSTRAINT_VIOLATION naming the part
+	// that is too large. Default DefaultMaxQueryCost; negative: no budget.
+	MaxQueryCost int64
 }
+
+// DefaultQueryTimeout is the default of Options.QueryTimeout.
+const DefaultQueryTimeout = 30 * time.Second
 
 // Handler serves the Knowledge Model API (schema, data and query endpoints) from a Store.
 // Create it with NewHandler.
@@ -86,6 +98,15 @@ func NewHandler(store Store, opts Options) *Handler {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.QueryTimeout == 0 {
+		opts.QueryTimeout = DefaultQueryTimeout
+	}
+	switch {
+	case opts.MaxQueryCost == 0:
+		opts.MaxQueryCost = DefaultMaxQueryCost
+	case opts.MaxQueryCost < 0:
+		opts.MaxQueryCost = 1<<63 - 1
 	}
 	return &Handler{store: store, opts: opts}
 }
@@ -200,7 +221,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveModels(w, r)
 		return
 	}
-	m, err := h.store.Model(ctx, kmID)
+	m, err := LookupModel(ctx, h.store, kmID)
 	if errors.Is(err, ErrNotFound) {
 		problem.Write(w, http.StatusNotFound, CodeModelNotFound, "no knowledge model "+strconv.Quote(kmID))
 		return
@@ -228,13 +249,29 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case epRecord:
 		h.serveRecord(w, r, rec)
 	case epModelData, epRecordData, epModelQuery, epRecordQuery:
+		r, cancel := h.bounded(r)
+		defer cancel()
 		h.serveData(w, r, m, rec, ep == epModelQuery || ep == epRecordQuery)
 	case epRecordSummary:
+		r, cancel := h.bounded(r)
+		defer cancel()
 		h.serveSummary(w, r, m, rec)
 	case epSpec:
 		h.serveSpec(w, r, m)
 	}
 }
+
+// bounded returns r with the query time limit (Options.QueryTimeout) on its context.
+func (h *Handler) bounded(r *http.Request) (*http.Request, context.CancelFunc) {
+	if h.opts.QueryTimeout < 0 {
+		return r, func() {}
+	}
+	ctx, cancel := context.WithTimeoutCause(r.Context(), h.opts.QueryTimeout, errQueryTimeout)
+	return r.WithContext(ctx), cancel
+}
+
+// errQueryTimeout is the cause of a context ended by the query time limit.
+var errQueryTimeout = errors.New("km: query time limit")
 
 // fail answers err: client errors with their 4xx problem, anything else with 500 and a
 // support id that is logged with the error.
@@ -249,6 +286,9 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		problem.Write(w, http.StatusBadRequest, qe.Code, qe.Error())
 	case errors.As(err, &je):
 		problem.Write(w, http.StatusBadRequest, CodeJoinNotPossible, je.Error())
+	case context.Cause(r.Context()) == errQueryTimeout:
+		problem.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, fmt.Sprintf(
+			"the query ran longer than the time limit of %v and was stopped; narrow it (fewer filters, fields, KPIs or rows)", h.opts.QueryTimeout))
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody reads the answer.
 		problem.Write(w, http.StatusServiceUnavailable, problem.CodeFatal, "request canceled")

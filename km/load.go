@@ -169,6 +169,10 @@ func errAt(a at, format string, args ...any) *DefinitionError {
 // in base's order, and d's own parts follow.
 func (d *draft) inherit(base *draft) {
 	m, b := d.km, base.km
+	if len(m.Teams) == 0 {
+		// An extension must not publish what its base shows to some teams only.
+		m.Teams = b.Teams
+	}
 	var recs []*Record
 	for _, r := range b.Records {
 		if m.Record(r.ID) == nil {
@@ -373,6 +377,7 @@ type rawModel struct {
 	Name          string      `yaml:"name"`
 	Extends       string      `yaml:"extends"`
 	Published     string      `yaml:"published"`
+	Teams         []string    `yaml:"teams"`
 	Records       []yaml.Node `yaml:"records"`
 	Relationships []yaml.Node `yaml:"relationships"`
 	KPIs          []yaml.Node `yaml:"kpis"`
@@ -436,7 +441,7 @@ type rawFilter struct {
 
 // keysOf lists the YAML keys of a raw struct, for the unknown-key check.
 var (
-	modelKeys        = []string{"id", "name", "extends", "published", "records", "relationships", "kpis", "filters"}
+	modelKeys        = []string{"id", "name", "extends", "published", "teams", "records", "relationships", "kpis", "filters"}
 	recordKeys       = []string{"id", "name", "description", "shortDisplayName", "internalNote", "curated", "source", "key", "fields", "indexes"}
 	fieldKeys        = []string{"id", "name", "description", "shortDisplayName", "internalNote", "type", "format", "unit"}
 	relationshipKeys = []string{"from", "to"}
@@ -541,6 +546,10 @@ func parseDraft(file string, data []byte) (*draft, error) {
 		}
 		d.km.Published = t
 	}
+	if err := checkTeams(raw.Teams); err != nil {
+		fail(keyLine(root, "teams"), "%v", err)
+	}
+	d.km.Teams = raw.Teams
 	if len(raw.Records) == 0 && raw.Extends == "" {
 		fail(root.Line, "a KM needs at least one record")
 	}
@@ -772,4 +781,17 @@ func parseTime(s string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("bad time %q", s)
+}
+
+// checkTeams checks the teams of a KM: non-empty names without surrounding spaces, each once.
+func checkTeams(teams []string) error {
+	for i, t := range teams {
+		if t == "" || strings.TrimSpace(t) != t {
+			return fmt.Errorf("teams: %q is not a team name (want a non-empty name without surrounding spaces)", t)
+		}
+		if slices.Contains(teams[:i], t) {
+			return fmt.Errorf("teams: %q is listed twice", t)
+		}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package km
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -136,6 +138,53 @@ func TestLoadIndexes(t *testing.T) {
 	}
 }
 
+func TestLoadTeams(t *testing.T) {
+	fsys := fstest.MapFS{
+		"models/a.yaml": {Data: []byte("id: a\nteams: [acme, beta]\nrecords: [{id: R, fields: [{id: F, type: string}]}]\n")},
+		"models/b.yaml": {Data: []byte("id: b\nextends: a\n")},
+		"models/c.yaml": {Data: []byte("id: c\nextends: a\nteams: [acme]\n")},
+		"models/d.yaml": {Data: []byte("id: d\nrecords: [{id: R, fields: [{id: F, type: string}]}]\n")},
+	}
+	ms, err := Load(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, m := range ms {
+		got[m.ID] = m.Teams
+	}
+	want := map[string][]string{"a": {"acme", "beta"}, "b": {"acme", "beta"}, "c": {"acme"}, "d": nil}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("teams (-want +got):\n%s", diff)
+	}
+}
+
+func TestVisibleTo(t *testing.T) {
+	scoped := &KnowledgeModel{ID: "s", Teams: []string{"acme", "beta"}}
+	open := &KnowledgeModel{ID: "o"}
+	as := func(team string) context.Context {
+		return auth.WithPrincipal(context.Background(), &auth.Principal{Name: "k", Team: team})
+	}
+	for _, tt := range []struct {
+		name       string
+		ctx        context.Context
+		seesScoped bool
+	}{
+		{"member", as("acme"), true},
+		{"other member", as("beta"), true},
+		{"other team", as("gamma"), false},
+		{"no team", as(""), false},
+		{"no principal", context.Background(), false},
+	} {
+		if got := scoped.VisibleTo(tt.ctx); got != tt.seesScoped {
+			t.Errorf("%s: scoped KM visible %v, want %v", tt.name, got, tt.seesScoped)
+		}
+		if !open.VisibleTo(tt.ctx) {
+			t.Errorf("%s: a KM without teams is hidden", tt.name)
+		}
+	}
+}
+
 func TestLoadErrors(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -146,7 +195,7 @@ func TestLoadErrors(t *testing.T) {
 		{"yaml syntax", map[string]string{"models/a.yaml": "id: a\nrecords: [\n"},
 			[]string{"models/a.yaml:2: did not find expected node content"}},
 		{"unknown key", map[string]string{"models/a.yaml": "id: a\nrecrods: []\n"},
-			[]string{`models/a.yaml:2: unknown key "recrods" in the KM (allowed: id, name, extends, published, records, relationships, kpis, filters)`}},
+			[]string{`models/a.yaml:2: unknown key "recrods" in the KM (allowed: id, name, extends, published, teams, records, relationships, kpis, filters)`}},
 		{"bad type", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: R\n    fields:\n      - {id: F, type: money}\n"},
 			[]string{`models/a.yaml:5: field R.F: unknown type "money" (want string, integer, float, number, boolean, date, datetime, timestamp or time)`}},
 		{"bad kpi field", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: R\n    fields: [{id: F, type: string}]\nkpis:\n  - id: K\n    expr: sum(R.G)\n"},
@@ -187,6 +236,10 @@ func TestLoadErrors(t *testing.T) {
 			[]string{"models/a.yaml:5: an index of record A: want a non-empty list of field ids like [STATUS, NET_VALUE]"}},
 		{"index nested", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    fields: [{id: F, type: string}]\n    indexes: [[F, [F]]]\n"},
 			[]string{"models/a.yaml:5: an index of record A: want field ids, not a nested list or mapping"}},
+		{"empty team", map[string]string{"models/a.yaml": "id: a\nteams: [acme, '']\nrecords: [{id: R, fields: [{id: F, type: string}]}]\n"},
+			[]string{`models/a.yaml:2: teams: "" is not a team name (want a non-empty name without surrounding spaces)`}},
+		{"team twice", map[string]string{"models/a.yaml": "id: a\nteams: [acme, beta, acme]\nrecords: [{id: R, fields: [{id: F, type: string}]}]\n"},
+			[]string{`models/a.yaml:2: teams: "acme" is listed twice`}},
 		{"wrong shape", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    fields: {id: F}\n"},
 			[]string{"models/a.yaml:4: a record: cannot unmarshal !!map into []yaml.Node"}},
 	}

@@ -1,7 +1,11 @@
 package km
 
 import (
+	"context"
+	"slices"
 	"time"
+
+	"github.com/kmkit/kmkit/auth"
 
 	"github.com/kmkit/kmkit/query"
 )
@@ -17,7 +21,11 @@ type KnowledgeModel struct {
 	// ExtendedKMID is the id of the base KM this one extends, or "".
 	ExtendedKMID string
 	// Published is the latest publication time; the zero time when unknown.
-	Published     time.Time
+	Published time.Time
+	// Teams are the teams that see the KM (the `teams:` key of its definition; a KM that
+	// extends another and lists none has its base's). Empty: every team sees it. See
+	// VisibleTo for the rule every API applies.
+	Teams         []string
 	Records       []*Record
 	Relationships []Relationship
 	KPIs          []*KPI
@@ -184,3 +192,15 @@ func (k *KPI) Metric() query.Metric { return k.metric }
 
 // Bound returns the filter's expression bound against its KM's fields.
 func (f *Filter) Bound() query.Expr { return f.bound }
+
+// VisibleTo reports whether the caller of ctx sees the KM: a KM without Teams is visible to
+// every caller, one with Teams only to a principal (auth.PrincipalFrom) whose Team is one
+// of them. A request without a principal (a host serving the handler with no auth in
+// front) sees only KMs without Teams.
+func (m *KnowledgeModel) VisibleTo(ctx context.Context) bool {
+	if len(m.Teams) == 0 {
+		return true
+	}
+	p, ok := auth.PrincipalFrom(ctx)
+	return ok && p.Team != "" && slices.Contains(m.Teams, p.Team)
+}

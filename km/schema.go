@@ -159,7 +159,7 @@ func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, items 
 }
 
 func (h *Handler) serveModels(w http.ResponseWriter, r *http.Request) {
-	models, err := h.store.Models(r.Context())
+	models, err := VisibleModels(r.Context(), h.store)
 	if err != nil {
 		h.fail(w, r, err)
 		return

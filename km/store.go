@@ -3,6 +3,7 @@ package km
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/kmkit/kmkit/query"
 )
@@ -13,10 +14,10 @@ var ErrNotFound = errors.New("km: not found")
 
 // Store is what a host implements to serve its data: the catalog of Knowledge Models and
 // the execution of queries against them. Implementations must be safe for concurrent use.
-// The request context carries the caller (auth.PrincipalFrom), so a store can scope the
-// catalog per team.
+// Stores hold every KM: team scoping (KnowledgeModel.Teams) is applied above them, by
+// LookupModel and VisibleModels, so that every backend scopes alike.
 type Store interface {
-	// Models returns the KMs visible to the caller, in any order.
+	// Models returns the KMs of the store, in any order.
 	Models(ctx context.Context) ([]*KnowledgeModel, error)
 	// Model returns the KM with the given id, or an error wrapping ErrNotFound.
 	Model(ctx context.Context, id string) (*KnowledgeModel, error)
@@ -43,4 +44,34 @@ type Query struct {
 	Record string
 	Join   *JoinPlan
 	query.Request
+}
+
+// LookupModel returns the KM id of s as the caller of ctx sees it: a KM the caller may not
+// see (KnowledgeModel.VisibleTo) is an error wrapping ErrNotFound, exactly like a KM that
+// does not exist. Every API serving KMs (KM API, OData, MCP) looks KMs up with it.
+func LookupModel(ctx context.Context, s Store, id string) (*KnowledgeModel, error) {
+	m, err := s.Model(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !m.VisibleTo(ctx) {
+		return nil, fmt.Errorf("km: KM %q: %w", id, ErrNotFound)
+	}
+	return m, nil
+}
+
+// VisibleModels returns the KMs of s the caller of ctx sees (KnowledgeModel.VisibleTo), in
+// the store's order.
+func VisibleModels(ctx context.Context, s Store) ([]*KnowledgeModel, error) {
+	ms, err := s.Models(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := ms[:0:0]
+	for _, m := range ms {
+		if m.VisibleTo(ctx) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }

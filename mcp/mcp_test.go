@@ -376,7 +376,8 @@ func TestTeamScope(t *testing.T) {
 	}
 	secret := *base
 	secret.ID = "secret"
-	if err := st.PutModel(&secret, "blue"); err != nil {
+	secret.Teams = []string{"blue"}
+	if err := st.PutModel(&secret); err != nil {
 		t.Fatal(err)
 	}
 	s := mcp.New(st, mcp.Options{})
@@ -478,7 +479,8 @@ func TestHandlerScopesByRequest(t *testing.T) {
 	}
 	secret := *base
 	secret.ID = "secret"
-	if err := st.PutModel(&secret, "blue"); err != nil {
+	secret.Teams = []string{"blue"}
+	if err := st.PutModel(&secret); err != nil {
 		t.Fatal(err)
 	}
 	h := mcp.New(st, mcp.Options{}).Handler()

@@ -3,6 +3,7 @@ package odata
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -61,6 +62,9 @@ func writeProblem(w http.ResponseWriter, r *http.Request, status int, code, deta
 	writeError(w, r, problem.New(status, code, detail), "")
 }
 
+// errQueryTimeout is the cause of a context ended by Options.QueryTimeout.
+var errQueryTimeout = errors.New("odata: query time limit")
+
 // fail answers err: client errors with their 4xx body, anything else with 500 and a
 // support id that is logged with the error. Error bodies are JSON whatever format the
 // request asked for.
@@ -75,6 +79,9 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, r, p, "")
 	case errors.As(err, &qe):
 		writeError(w, r, problem.New(http.StatusBadRequest, qe.Code, qe.Error()), qe.Param)
+	case context.Cause(r.Context()) == errQueryTimeout:
+		writeProblem(w, r, http.StatusServiceUnavailable, problem.CodeUnavailable, fmt.Sprintf(
+			"the query ran longer than the time limit of %v and was stopped; narrow it (a simpler $filter, fewer rows)", h.opts.QueryTimeout))
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		writeProblem(w, r, http.StatusServiceUnavailable, problem.CodeFatal, "request canceled")
 	case outage.Is(err):

@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -52,6 +53,10 @@ type Options struct {
 	Limits query.Limits
 	// Logger receives internal errors with their support id. Default slog.Default().
 	Logger *slog.Logger
+	// QueryTimeout bounds the time one request may run (as km.Options.QueryTimeout):
+	// longer work is stopped and answered with 503 GENERAL_SERVICE_UNAVAILABLE saying so.
+	// Default km.DefaultQueryTimeout; negative: none.
+	QueryTimeout time.Duration
 }
 
 // Handler serves the OData services of the KMs of a km.Store. Create it with NewHandler.
@@ -74,6 +79,9 @@ func NewHandler(store km.Store, opts Options) *Handler {
 	opts.BaseURL = strings.TrimSuffix(opts.BaseURL, "/")
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.QueryTimeout == 0 {
+		opts.QueryTimeout = km.DefaultQueryTimeout
 	}
 	return &Handler{store: store, opts: opts, now: time.Now}
 }
@@ -161,7 +169,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"method "+r.Method+" is not allowed: the OData services are read-only; allowed: GET")
 		return
 	}
-	m, err := h.store.Model(r.Context(), kmID)
+	m, err := km.LookupModel(r.Context(), h.store, kmID)
 	if errors.Is(err, km.ErrNotFound) {
 		writeProblem(w, r, http.StatusNotFound, CodeModelNotFound, "no knowledge model "+strconv.Quote(kmID))
 		return
@@ -169,6 +177,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.fail(w, r, err)
 		return
+	}
+	if h.opts.QueryTimeout > 0 {
+		ctx, cancel := context.WithTimeoutCause(r.Context(), h.opts.QueryTimeout, errQueryTimeout)
+		defer cancel()
+		r = r.WithContext(ctx)
 	}
 	root := h.serviceRoot(r, m.ID)
 	switch res {

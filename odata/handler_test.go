@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -265,5 +266,17 @@ func TestVersionHeader(t *testing.T) {
 	VersionHeader(inner).ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
 	if w.Code != http.StatusUnauthorized || w.Header().Get("OData-Version") != "4.0" {
 		t.Errorf("status %d, headers %v", w.Code, w.Header())
+	}
+}
+
+func TestQueryTimeLimit(t *testing.T) {
+	h := testHandler(t, Options{QueryTimeout: time.Nanosecond})
+	detail := "the query ran longer than the time limit of 1ns and was stopped; narrow it (a simpler $filter, fewer rows)"
+	w := get(h, svc+"/ORDERS"+EntitySetSuffix+"?$filter=NET%20gt%201")
+	if w.Code != http.StatusServiceUnavailable {
+		t.Fatalf("status %d, want 503: %s", w.Code, w.Body.String())
+	}
+	if diff := cmp.Diff(problemBody(http.StatusServiceUnavailable, problem.CodeUnavailable, detail), w.Body.String()); diff != "" {
+		t.Errorf("body (-want +got):\n%s", diff)
 	}
 }

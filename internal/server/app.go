@@ -169,9 +169,10 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	// so a reload never mixes two generations of data in one answer.
 	mux.Handle(km.BasePath+"/", guard.KM(notePrincipal(a.live.Handler(km.NewHandler(kmStore, km.Options{
 		MaxPageSize: cfg.maxPageSize, MaxBodyBytes: cfg.maxBody, Logger: logger,
+		QueryTimeout: cfg.queryTimeout, MaxQueryCost: cfg.queryBudget,
 	})))))
 	mux.Handle(odata.BasePath+"/", odata.VersionHeader(guard.OData(notePrincipal(a.live.Handler(odata.NewHandler(kmStore, odata.Options{
-		MaxPageSize: cfg.maxPageSize, Logger: logger,
+		MaxPageSize: cfg.maxPageSize, Logger: logger, QueryTimeout: cfg.queryTimeout,
 	}))))))
 	// The MCP server answers with the KM API's plans and checks; an agent's pageSize is
 	// capped like a client's.

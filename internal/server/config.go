@@ -40,6 +40,9 @@ type config struct {
 	// X-Forwarded-* headers are honoured (see package publicurl).
 	baseURL        string
 	trustedProxies []string
+	// queryTimeout and queryBudget bound one KM query (km.Options.QueryTimeout, MaxQueryCost).
+	queryTimeout time.Duration
+	queryBudget  int64
 }
 
 // parseConfig reads the flags of args; every flag's default comes from its environment
@@ -95,6 +98,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 		return nil, err
 	}
 	var level, origins, proxies string
+	queryTimeout := env("KMKIT_QUERY_TIMEOUT", km.DefaultQueryTimeout.String())
+	queryBudget, err := envInt("KMKIT_QUERY_BUDGET", km.DefaultMaxQueryCost)
+	if err != nil {
+		return nil, err
+	}
 	fs.StringVar(&cfg.addr, "addr", env("KMKIT_ADDR", ":8080"), "listen address (KMKIT_ADDR)")
 	fs.StringVar(&cfg.dataDir, "data", env("KMKIT_DATA", ""), "serve this data directory instead of the demo (KMKIT_DATA)")
 	fs.StringVar(&cfg.db, "db", env("KMKIT_DB", "sqlite:kmkit.db"), "sqlite:PATH, memory: or a postgres:// URL (KMKIT_DB)")
@@ -108,6 +116,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.IntVar(&cfg.concurrency, "concurrency", concurrency, "requests in flight per key unless the keys file says otherwise; -1: no limit (KMKIT_CONCURRENCY)")
 	fs.StringVar(&cfg.baseURL, "base-url", env("KMKIT_BASE_URL", ""), "public URL of the server in absolute URLs, e.g. https://api.example.com; default: the listener's address (KMKIT_BASE_URL)")
 	fs.StringVar(&proxies, "trusted-proxies", env("KMKIT_TRUSTED_PROXIES", ""), "comma-separated CIDRs of proxies whose X-Forwarded-Proto and X-Forwarded-Host are honoured (KMKIT_TRUSTED_PROXIES)")
+	fs.StringVar(&queryTimeout, "query-timeout", queryTimeout, "longest run of one KM query before it is stopped with 503, e.g. 30s (KMKIT_QUERY_TIMEOUT)")
+	fs.Int64Var(&cfg.queryBudget, "query-budget", int64(queryBudget), "largest estimated cost (row operations) of one KM query; beyond it 400; -1: no budget (KMKIT_QUERY_BUDGET)")
 	fs.StringVar(&level, "log-level", env("KMKIT_LOG_LEVEL", "info"), "debug, info, warn or error (KMKIT_LOG_LEVEL)")
 	fs.StringVar(&origins, "cors-origins", env("KMKIT_CORS_ORIGINS", ""), "comma-separated origins browsers may call from, or * (KMKIT_CORS_ORIGINS)")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", env("KMKIT_METRICS_ADDR", ""), "also serve /metrics, without credentials, on this address (KMKIT_METRICS_ADDR)")
@@ -129,10 +139,15 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 		return nil, errors.New("-max-page-size must be at least 1")
 	case cfg.maxBody < 1:
 		return nil, errors.New("-max-body must be at least 1")
+	case cfg.queryBudget == 0:
+		return nil, errors.New("-query-budget must be positive, or -1 for no budget")
 	case cfg.seats < 0:
 		return nil, errors.New("-seats must not be negative")
 	case cfg.ratePerHour == 0 || cfg.burst == 0 || cfg.concurrency == 0:
 		return nil, errors.New("-rate-per-hour, -burst and -concurrency must be positive, or -1 for no limit")
+	}
+	if cfg.queryTimeout, err = time.ParseDuration(queryTimeout); err != nil || cfg.queryTimeout <= 0 {
+		return nil, fmt.Errorf("-query-timeout %q: want a positive duration such as 30s", queryTimeout)
 	}
 	for s := range strings.SplitSeq(proxies, ",") {
 		if s = strings.TrimSpace(s); s != "" {

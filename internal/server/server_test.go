@@ -49,6 +49,12 @@ func TestParseConfig(t *testing.T) {
 		{name: "bad origin", args: []string{"-cors-origins", "https://a.example/"}, err: "-cors-origins: cors: origin https://a.example/ is not scheme://host[:port] (no path, not even a trailing /)"},
 		{name: "bad watch", args: []string{"-data", "d", "-watch", "often"}, err: `-watch "often": want a duration such as 10s`},
 		{name: "watch without data", args: []string{"-watch", "1s"}, err: "-watch needs -data"},
+		{name: "query bounds", args: []string{"-query-timeout", "5s", "-query-budget", "-1"}, env: map[string]string{"KMKIT_QUERY_TIMEOUT": "1m", "KMKIT_QUERY_BUDGET": "7"},
+			want: config{addr: ":8080", db: "sqlite:kmkit.db", maxPageSize: 5000, maxBody: 1 << 20, ratePerHour: 6000, burst: 50, concurrency: 20, queryTimeout: 5 * time.Second, queryBudget: -1}},
+		{name: "query bounds from the environment", env: map[string]string{"KMKIT_QUERY_TIMEOUT": "1m", "KMKIT_QUERY_BUDGET": "7"},
+			want: config{addr: ":8080", db: "sqlite:kmkit.db", maxPageSize: 5000, maxBody: 1 << 20, ratePerHour: 6000, burst: 50, concurrency: 20, queryTimeout: time.Minute, queryBudget: 7}},
+		{name: "bad query timeout", args: []string{"-query-timeout", "0s"}, err: `-query-timeout "0s": want a positive duration such as 30s`},
+		{name: "zero query budget", args: []string{"-query-budget", "0"}, err: "-query-budget must be positive, or -1 for no budget"},
 		{name: "stray argument", args: []string{"serve"}, err: `unexpected arguments ["serve"]`},
 		{name: "unknown flag", args: []string{"-port", "1"}, err: "flag provided but not defined: -port"},
 	}
@@ -64,7 +70,14 @@ func TestParseConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, *cfg, cmp.AllowUnexported(config{})); diff != "" {
+			want := tt.want
+			if want.queryTimeout == 0 {
+				want.queryTimeout = 30 * time.Second // the defaults, given here once
+			}
+			if want.queryBudget == 0 {
+				want.queryBudget = 2_000_000_000
+			}
+			if diff := cmp.Diff(want, *cfg, cmp.AllowUnexported(config{})); diff != "" {
 				t.Errorf("config (-want +got):\n%s", diff)
 			}
 		})

@@ -61,6 +61,7 @@
 package exec
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -152,7 +153,7 @@ func compile(f *Frame, req *query.Request) (*plan, error) {
 		p.sortCols[i] = j
 	}
 	if req.Filter != nil {
-		filter, err := f.compileFilter(req.Filter)
+		filter, err := f.compileFilter(context.Background(), req.Filter)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/bits"
@@ -20,18 +21,20 @@ type truth struct{ t, f column.Bitmap }
 // pred evaluates a compiled filter node over the frame.
 type pred func() truth
 
-// compileFilter compiles a bound filter once into closures over the frame's columns.
-func (f *Frame) compileFilter(e query.Expr) (pred, error) {
+// compileFilter compiles a bound filter once into closures over the frame's columns. Once
+// ctx is done, the leaves skip their work (empty sets): the caller checks ctx after
+// evaluating, so a canceled query stops within one leaf's pass over its column.
+func (f *Frame) compileFilter(ctx context.Context, e query.Expr) (pred, error) {
 	if isNilNode(e) {
 		return nil, fmt.Errorf("exec: %w: nil filter node", ErrInvalidRequest)
 	}
 	switch e := e.(type) {
 	case *query.Logical:
-		l, err := f.compileFilter(e.L)
+		l, err := f.compileFilter(ctx, e.L)
 		if err != nil {
 			return nil, err
 		}
-		r, err := f.compileFilter(e.R)
+		r, err := f.compileFilter(ctx, e.R)
 		if err != nil {
 			return nil, err
 		}
@@ -57,7 +60,7 @@ func (f *Frame) compileFilter(e query.Expr) (pred, error) {
 		}
 		return nil, fmt.Errorf("exec: %w: logical operator %d", ErrInvalidRequest, e.Op)
 	case *query.Not:
-		x, err := f.compileFilter(e.X)
+		x, err := f.compileFilter(ctx, e.X)
 		if err != nil {
 			return nil, err
 		}
@@ -67,7 +70,7 @@ func (f *Frame) compileFilter(e query.Expr) (pred, error) {
 		if err != nil {
 			return nil, err
 		}
-		return f.leaf(c, func(out column.Bitmap) unknownRule {
+		return f.leaf(ctx, c, func(out column.Bitmap) unknownRule {
 			copy(out, nullsOf(c.col))
 			return allKnown
 		}, e.Negated, true), nil
@@ -80,7 +83,7 @@ func (f *Frame) compileFilter(e query.Expr) (pred, error) {
 		if err != nil {
 			return nil, err
 		}
-		return f.leaf(c, fill, false, false), nil
+		return f.leaf(ctx, c, fill, false, false), nil
 	case *query.In:
 		c, err := f.lookup(e.Field.Name)
 		if err != nil {
@@ -90,7 +93,7 @@ func (f *Frame) compileFilter(e query.Expr) (pred, error) {
 		if err != nil {
 			return nil, err
 		}
-		return f.leaf(c, fill, false, false), nil
+		return f.leaf(ctx, c, fill, false, false), nil
 	case *query.Call:
 		c, err := f.lookup(e.Field.Name)
 		if err != nil {
@@ -100,7 +103,7 @@ func (f *Frame) compileFilter(e query.Expr) (pred, error) {
 		if err != nil {
 			return nil, err
 		}
-		return f.leaf(c, fill, false, false), nil
+		return f.leaf(ctx, c, fill, false, false), nil
 	}
 	return nil, fmt.Errorf("exec: %w: filter node %T", ErrInvalidRequest, e)
 }
@@ -153,8 +156,11 @@ type kernel func(out column.Bitmap) unknownRule
 // and reads both through the join index when the column is joined. negate swaps true and
 // false (is not null). A frame row without a joined row reads a null cell: unknown for
 // comparisons, true for is null (isNull set).
-func (f *Frame) leaf(c ref, k kernel, negate, isNull bool) pred {
+func (f *Frame) leaf(ctx context.Context, c ref, k kernel, negate, isNull bool) pred {
 	return func() truth {
+		if ctx.Err() != nil {
+			return truth{t: column.NewBitmap(f.rows), f: column.NewBitmap(f.rows)}
+		}
 		n := c.col.Len()
 		t := column.NewBitmap(n)
 		rule := k(t)

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"cmp"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -193,16 +194,19 @@ type filterState struct {
 }
 
 // holds evaluates a conjunct over its home rows: the rows where it is true.
-func (s *Source) holds(cj *km.Conjunct) (column.Bitmap, error) {
+func (s *Source) holds(ctx context.Context, cj *km.Conjunct) (column.Bitmap, error) {
 	f, err := s.frame(cj.Home, cj.Reads)
 	if err != nil {
 		return nil, err
 	}
-	pr, err := f.compileFilter(cj.Expr)
+	pr, err := f.compileFilter(ctx, cj.Expr)
 	if err != nil {
 		return nil, err
 	}
 	t := pr().t
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if t == nil {
 		t = column.NewBitmap(f.rows)
 	}
@@ -240,10 +244,10 @@ func (s *Source) carry(set column.Bitmap, path km.Path) (column.Bitmap, error) {
 }
 
 // filter computes the passing rows of every record of p.Records.
-func (s *Source) filter(p *km.Plan) (*filterState, error) {
+func (s *Source) filter(ctx context.Context, p *km.Plan) (*filterState, error) {
 	fs := &filterState{pass: map[string]column.Bitmap{}}
 	for _, cj := range p.Filter {
-		home, err := s.holds(cj)
+		home, err := s.holds(ctx, cj)
 		if err != nil {
 			return nil, err
 		}
@@ -276,7 +280,7 @@ func (s *Source) Selection(p *km.Plan) ([]int32, error) {
 	if len(p.Filter) == 0 {
 		return nil, nil
 	}
-	fs, err := s.filter(p)
+	fs, err := s.filter(context.Background(), p)
 	if err != nil {
 		return nil, err
 	}
@@ -285,14 +289,24 @@ func (s *Source) Selection(p *km.Plan) ([]int32, error) {
 
 // Run executes p and returns its page of rows (or groups).
 func (s *Source) Run(p *km.Plan) (*query.Result, error) {
-	fs, err := s.filter(p)
+	return s.RunContext(context.Background(), p)
+}
+
+// RunContext is Run bounded by ctx: once ctx is done (client gone, time limit, shutdown)
+// the work stops at the next check, each at most one pass over a column or a chunk of
+// grain rows apart, and RunContext returns ctx.Err().
+func (s *Source) RunContext(ctx context.Context, p *km.Plan) (*query.Result, error) {
+	fs, err := s.filter(ctx, p)
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if len(p.KPIs) == 0 {
 		return s.runRows(p, fs)
 	}
-	return s.runKPIs(p, fs)
+	return s.runKPIs(ctx, p, fs)
 }
 
 // runRows lists the rows of the grain with Run's machinery over the grain's frame.
@@ -379,7 +393,7 @@ type pairs struct {
 }
 
 // runKPIs computes the KPIs per group of the dimensions.
-func (s *Source) runKPIs(p *km.Plan, fs *filterState) (*query.Result, error) {
+func (s *Source) runKPIs(ctx context.Context, p *km.Plan, fs *filterState) (*query.Result, error) {
 	gs := &groupSet{ids: map[string]int32{}}
 	if len(p.Fields) == 0 {
 		gs.vals, gs.first, gs.minG = [][]query.Value{{}}, []int{0}, []int32{-1}
@@ -396,6 +410,9 @@ func (s *Source) runKPIs(p *km.Plan, fs *filterState) (*query.Result, error) {
 			all[i] = pr
 			continue
 		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		pr, err := s.expand(p, fs, a, gs)
 		if err != nil {
 			return nil, err
@@ -406,7 +423,10 @@ func (s *Source) runKPIs(p *km.Plan, fs *filterState) (*query.Result, error) {
 	n := len(gs.vals)
 	values := make([][]query.Value, len(p.Aggregates))
 	for i, a := range p.Aggregates {
-		v, err := s.aggregate(a, all[i], n)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		v, err := s.aggregate(ctx, a, all[i], n)
 		if err != nil {
 			return nil, err
 		}
@@ -445,6 +465,9 @@ func (s *Source) runKPIs(p *km.Plan, fs *filterState) (*query.Result, error) {
 	var score []uint8
 	if p.Search != nil {
 		order, score = searchGroups(p, rows, order)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	slices.SortStableFunc(order, func(a, b int32) int {
 		for _, sk := range p.Sort {
@@ -650,7 +673,7 @@ func isIdentity(ids []int32) bool {
 }
 
 // aggregate computes one aggregate over its pairs for n groups.
-func (s *Source) aggregate(a *km.Aggregate, pr pairs, n int) ([]query.Value, error) {
+func (s *Source) aggregate(ctx context.Context, a *km.Aggregate, pr pairs, n int) ([]query.Value, error) {
 	gt, err := s.table(a.Grain)
 	if err != nil {
 		return nil, err
@@ -662,7 +685,7 @@ func (s *Source) aggregate(a *km.Aggregate, pr pairs, n int) ([]query.Value, err
 	}
 	var cond pred
 	if a.Cond != nil {
-		home, err := s.holds(a.Cond)
+		home, err := s.holds(ctx, a.Cond)
 		if err != nil {
 			return nil, err
 		}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/query/column"
@@ -18,35 +17,19 @@ import (
 // KMStore is the in-memory km.Store: Knowledge Models and the tables behind their records,
 // queried with the columnar executor of package query/exec.
 //
-// A KM put without teams is visible to every caller; a KM put for some teams only to
-// callers whose auth.Principal belongs to one of them (a request without a principal does
-// not see it).
+// The store holds every KM; which of them a caller sees is the KM's own rule
+// (km.KnowledgeModel.Teams, applied by km.LookupModel above every store).
 //
 // Tables are keyed by a record's Source, so that KMs sharing a record (a KM and the KM it
 // extends) share its data. The executor's frames and relationship indexes of a KM are
 // built on first use and kept until a table or model changes. A KMStore is safe for concurrent use.
 type KMStore struct {
 	mu     sync.RWMutex
-	models map[string]kmEntry
+	models map[string]*km.KnowledgeModel
 	tables map[string]*column.Table
 	// sources holds the executor source per KM (by identity: a query still holding a
 	// replaced model must not leave its source for the new one).
 	sources map[*km.KnowledgeModel]*kmSource
-}
-
-// kmEntry is a stored KM and the teams that see it (nil: every team).
-type kmEntry struct {
-	model *km.KnowledgeModel
-	teams map[string]bool
-}
-
-// visible reports whether the caller of ctx sees e.
-func (e kmEntry) visible(ctx context.Context) bool {
-	if e.teams == nil {
-		return true
-	}
-	p, ok := auth.PrincipalFrom(ctx)
-	return ok && e.teams[p.Team]
 }
 
 // kmSource is a cached executor source, built once by whichever query needs it first.
@@ -58,7 +41,7 @@ type kmSource struct {
 
 // NewKMStore returns an empty store. Add tables with PutTable, then models with PutModel.
 func NewKMStore() *KMStore {
-	return &KMStore{models: map[string]kmEntry{}, tables: map[string]*column.Table{}, sources: map[*km.KnowledgeModel]*kmSource{}}
+	return &KMStore{models: map[string]*km.KnowledgeModel{}, tables: map[string]*column.Table{}, sources: map[*km.KnowledgeModel]*kmSource{}}
 }
 
 // PutTable sets the table of a record source, replacing any previous one.
@@ -69,10 +52,9 @@ func (s *KMStore) PutTable(source string, t *column.Table) {
 	clear(s.sources)
 }
 
-// PutModel adds or replaces a KM, visible to the given teams, or to every team when none is
-// given. Every record's source must have a table holding each of the record's fields with
+// PutModel adds or replaces a KM. Every record's source must have a table holding each of the record's fields with
 // its type.
-func (s *KMStore) PutModel(m *km.KnowledgeModel, teams ...string) error {
+func (s *KMStore) PutModel(m *km.KnowledgeModel) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range m.Records {
@@ -90,14 +72,7 @@ func (s *KMStore) PutModel(m *km.KnowledgeModel, teams ...string) error {
 			}
 		}
 	}
-	e := kmEntry{model: m}
-	if len(teams) > 0 {
-		e.teams = make(map[string]bool, len(teams))
-		for _, t := range teams {
-			e.teams[t] = true
-		}
-	}
-	s.models[m.ID] = e
+	s.models[m.ID] = m
 	clear(s.sources)
 	return nil
 }
@@ -163,33 +138,31 @@ func kmSourceSchemas(models []*km.KnowledgeModel) (map[string]column.Schema, err
 	return out, nil
 }
 
-// Models implements km.Store: the KMs the caller sees.
-func (s *KMStore) Models(ctx context.Context) ([]*km.KnowledgeModel, error) {
+// Models implements km.Store: every KM of the store.
+func (s *KMStore) Models(context.Context) ([]*km.KnowledgeModel, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	out := make([]*km.KnowledgeModel, 0, len(s.models))
-	for _, e := range s.models {
-		if e.visible(ctx) {
-			out = append(out, e.model)
-		}
+	for _, m := range s.models {
+		out = append(out, m)
 	}
 	slices.SortFunc(out, func(a, b *km.KnowledgeModel) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
-// Model implements km.Store: a KM the caller does not see is not found.
-func (s *KMStore) Model(ctx context.Context, id string) (*km.KnowledgeModel, error) {
+// Model implements km.Store.
+func (s *KMStore) Model(_ context.Context, id string) (*km.KnowledgeModel, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	e, ok := s.models[id]
-	if !ok || !e.visible(ctx) {
+	m, ok := s.models[id]
+	if !ok {
 		return nil, fmt.Errorf("memory: KM %q: %w", id, km.ErrNotFound)
 	}
-	return e.model, nil
+	return m, nil
 }
 
 // Query implements km.Store: it runs the plan with the columnar executor (exec.Source)
-// over the tables of the plan's KM.
+// over the tables of the plan's KM, bounded by ctx (exec.Source.RunContext).
 func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -198,7 +171,7 @@ func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	return src.Run(p)
+	return src.RunContext(ctx, p)
 }
 
 // source returns the (cached) executor source of m's tables.
@@ -225,4 +198,20 @@ func (s *KMStore) source(m *km.KnowledgeModel) (*exec.Source, error) {
 		e.src = exec.NewSource(m, tables)
 	})
 	return e.src, e.err
+}
+
+// RowCount implements km.RowCounter: the rows of the table of a record of m, for the cost
+// estimate of a plan.
+func (s *KMStore) RowCount(_ context.Context, m *km.KnowledgeModel, record string) (int64, bool) {
+	r := m.Record(record)
+	if r == nil {
+		return 0, false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	t, ok := s.tables[r.Source]
+	if !ok {
+		return 0, false
+	}
+	return int64(t.Rows()), true
 }

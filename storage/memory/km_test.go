@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/query/column"
@@ -185,56 +184,5 @@ func TestLoadKMStoreShop(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"shop", "shop-base"}, ids); diff != "" {
 		t.Errorf("models (-want +got):\n%s", diff)
-	}
-}
-
-func TestKMStoreTeams(t *testing.T) {
-	s, err := LoadKMStore(os.DirFS("../../km/testdata/shop"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	base, err := s.Model(ctx, "shop-base")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.PutModel(base, "acme", "globex"); err != nil {
-		t.Fatal(err)
-	}
-	as := func(team string) context.Context {
-		return auth.WithPrincipal(ctx, &auth.Principal{Name: "t", Team: team, Permissions: []auth.Permission{auth.PermKM}})
-	}
-	ids := func(ctx context.Context) []string {
-		ms, err := s.Models(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, m := range ms {
-			out = append(out, m.ID)
-		}
-		return out
-	}
-	tests := []struct {
-		name string
-		ctx  context.Context
-		want []string
-	}{
-		{"member team", as("acme"), []string{"shop", "shop-base"}},
-		{"other member team", as("globex"), []string{"shop", "shop-base"}},
-		{"another team", as("initech"), []string{"shop"}},
-		{"no principal", ctx, []string{"shop"}},
-	}
-	for _, tt := range tests {
-		if diff := cmp.Diff(tt.want, ids(tt.ctx)); diff != "" {
-			t.Errorf("%s: models (-want +got):\n%s", tt.name, diff)
-		}
-		_, err := s.Model(tt.ctx, "shop-base")
-		if found := err == nil; found != (len(tt.want) == 2) {
-			t.Errorf("%s: Model(shop-base) error %v", tt.name, err)
-		}
-	}
-	if _, err := s.Model(as("initech"), "shop-base"); !errors.Is(err, km.ErrNotFound) {
-		t.Errorf("hidden model: %v, want ErrNotFound", err)
 	}
 }
