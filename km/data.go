@@ -526,17 +526,6 @@ func plural(n int) string {
 	return "s"
 }
 
-func andAll(es []query.Expr) query.Expr {
-	if len(es) == 0 {
-		return nil
-	}
-	e := es[0]
-	for _, x := range es[1:] {
-		e = &query.Logical{At: e.Position(), Op: query.And, L: e, R: x}
-	}
-	return e
-}
-
 // dedupKeepOrder drops repeated values, keeping the first of each, in linear time (lists
 // come from clients and may be long).
 func dedupKeepOrder(s []string) []string {

@@ -108,36 +108,6 @@ func (h *Handler) compileFilters(m *KnowledgeModel, rec *Record, ids, texts []st
 	return conj, nil
 }
 
-// referencedRecords lists the records a KM-level query touches: its fields, its filter,
-// its search fields and the fields and conditions of its KPIs.
-func referencedRecords(m *KnowledgeModel, q *Query) ([]string, error) {
-	seen := map[string]bool{}
-	var out []string
-	add := func(name string) {
-		r, _ := m.Field(name)
-		if r != nil && !seen[r.ID] {
-			seen[r.ID] = true
-			out = append(out, r.ID)
-		}
-	}
-	for _, f := range q.Fields {
-		add(f)
-	}
-	exprFields(q.Filter, add)
-	if q.Search != nil {
-		for _, f := range q.Search.Fields {
-			add(f)
-		}
-	}
-	for _, k := range q.KPIs {
-		metricFields(k.Metric, add)
-	}
-	if len(out) == 0 {
-		return nil, badRequest("GENERAL_PARAMETER_ILLEGAL", "the request names no field of any record, so it has no rows to compute on: select a field or a KPI over a field")
-	}
-	return out, nil
-}
-
 func exprFields(e query.Expr, add func(string)) {
 	switch e := e.(type) {
 	case *query.Logical:
