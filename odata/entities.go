@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -210,18 +211,9 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 	if n > 0 || eq.q.Count {
 		var off int
 		eq.q.Page, eq.q.PageSize, off = window(eq.skip, max(n, 1))
-		p, err := km.NewPlan(m, &eq.q)
+		res, err := h.query(r.Context(), m, eq)
 		if err != nil {
 			h.fail(w, r, err)
-			return
-		}
-		res, err := h.store.Query(r.Context(), p)
-		if err != nil {
-			h.fail(w, r, err)
-			return
-		}
-		if len(res.Columns) != len(eq.q.Fields) {
-			h.fail(w, r, fmt.Errorf("odata: store returned %d columns for a request of %d", len(res.Columns), len(eq.q.Fields)))
 			return
 		}
 		count = res.Count
@@ -577,4 +569,21 @@ func appendEscapedASCII(b, s []byte) []byte {
 		}
 	}
 	return b
+}
+
+// query compiles eq against m and runs it on the store, checking that the answer has the
+// columns asked for.
+func (h *Handler) query(ctx context.Context, m *km.KnowledgeModel, eq *entityQuery) (*query.Result, error) {
+	p, err := km.NewPlan(m, &eq.q)
+	if err != nil {
+		return nil, err
+	}
+	res, err := h.store.Query(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Columns) != len(eq.q.Fields) {
+		return nil, fmt.Errorf("odata: store returned %d columns for a request of %d", len(res.Columns), len(eq.q.Fields))
+	}
+	return res, nil
 }

@@ -1,7 +1,6 @@
 package odata
 
 import (
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -116,18 +115,9 @@ func (h *Handler) serveEntity(w http.ResponseWriter, r *http.Request, m *km.Know
 		eq.q.Filters = append(eq.q.Filters, key.cond)
 		eq.q.Page, eq.q.PageSize = 0, 1
 	}
-	p, err := km.NewPlan(m, &eq.q)
+	res, err := h.query(r.Context(), m, eq)
 	if err != nil {
 		h.fail(w, r, err)
-		return
-	}
-	res, err := h.store.Query(r.Context(), p)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	if len(res.Columns) != len(eq.q.Fields) {
-		h.fail(w, r, fmt.Errorf("odata: store returned %d columns for a request of %d", len(res.Columns), len(eq.q.Fields)))
 		return
 	}
 	if len(res.Rows) == 0 {
