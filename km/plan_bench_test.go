@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kmkit/kmkit/examples/server/demodata"
+	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 	qexec "github.com/kmkit/kmkit/query/exec"

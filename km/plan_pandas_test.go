@@ -19,7 +19,7 @@ import (
 )
 
 // demoDir is the demo's data directory: models/*.yaml and data/*.csv.
-const demoDir = "../examples/server/demodata"
+const demoDir = "../internal/demodata"
 
 // pandasDemo computes, from the demo's CSV files, the answers of the requests of issue 12.
 const pandasDemo = `

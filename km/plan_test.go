@@ -15,7 +15,7 @@ import (
 // ACTIVITIES -> ORDERS).
 func demoKM(t testing.TB) *km.KnowledgeModel {
 	t.Helper()
-	ms, err := km.Load(os.DirFS("../examples/server/demodata"))
+	ms, err := km.Load(os.DirFS("../internal/demodata"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 
-	"github.com/kmkit/kmkit/examples/server/demodata"
+	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/km"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kmkit/kmkit/examples/server/demodata"
+	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 )

@@ -65,7 +65,7 @@ func TestAppendMatchesEncodingJSON(t *testing.T) {
 // BenchmarkEncodePage encodes a page of 100 elements of the demo landscape (each demo
 // element four times) with the handler's encoder, next to encoding/json on the same page.
 func BenchmarkEncodePage(b *testing.B) {
-	tenants, err := LoadDir("../examples/server/demodata")
+	tenants, err := LoadDir("../internal/demodata")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -129,7 +129,7 @@ func TestElementErrorFields(t *testing.T) {
 // TestDemoData loads the reference server's demo landscape, so that it stays valid and
 // keeps what it is there to show.
 func TestDemoData(t *testing.T) {
-	tenants, err := LoadDir("../examples/server/demodata")
+	tenants, err := LoadDir("../internal/demodata")
 	if err != nil {
 		t.Fatal(err)
 	}

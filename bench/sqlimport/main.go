@@ -24,7 +24,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kmkit/kmkit/examples/server/demodata"
+	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/storage/sqlstore"
 )

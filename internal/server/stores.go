@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/kmkit/kmkit/auth/ratelimit"
-	"github.com/kmkit/kmkit/examples/server/demodata"
+	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query/column"
 	"github.com/kmkit/kmkit/reporting"

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kmkit/kmkit/examples/server/demodata"
+	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/km"
 )
 

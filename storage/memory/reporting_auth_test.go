@@ -17,7 +17,7 @@ import (
 // two tenants and checks the status and body of every credential case, and that each key
 // sees only its tenant.
 func TestReportingBehindGuard(t *testing.T) {
-	data, err := reporting.LoadDir("../../examples/server/demodata")
+	data, err := reporting.LoadDir("../../internal/demodata")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // ExampleReportingStore loads the demo landscape, serves it, and lists the first two facets
 // of one tenant as the holder of that tenant's key would.
 func ExampleReportingStore() {
-	data, err := reporting.LoadDir("../../examples/server/demodata")
+	data, err := reporting.LoadDir("../../internal/demodata")
 	if err != nil {
 		panic(err)
 	}

@@ -109,7 +109,7 @@ func TestReportingStoreTenants(t *testing.T) {
 // TestReportingTwoTenantsOverHTTP serves the demo landscape through the handler: each key's
 // tenant sees only its own elements and facets, and asking for the other tenant is a 403.
 func TestReportingTwoTenantsOverHTTP(t *testing.T) {
-	data, err := reporting.LoadDir("../../examples/server/demodata")
+	data, err := reporting.LoadDir("../../internal/demodata")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/kmkit/kmkit/examples/server/demodata"
+	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/odata"
 )
@@ -25,7 +25,7 @@ import (
 // and without relatives.
 const demoOrders = 40
 
-// DemoData returns the order-to-cash demo (examples/server/demodata) with n generated
+// DemoData returns the order-to-cash demo (internal/demodata) with n generated
 // orders in the layout the stores load: models/*.yaml and data/<source>.csv.
 func DemoData(n int) (fs.FS, error) {
 	out := fstest.MapFS{}

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kmkit/kmkit/examples/server/demodata"
+	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/km"
 )
 

@@ -40,7 +40,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kmkit/kmkit/examples/server/demodata"
+	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 )
