@@ -18,7 +18,8 @@ import (
 
 // Real clients of issue 16 against the handler on loopback: @odata/client reading an
 // error message, Apache Olingo odatajs following @odata.nextLink, SAP CAP (@sap/cds)
-// addressing an entity by key and sending a long GET in a $batch. Their npm packages are
+// addressing an entity by key and sending a long GET in a $batch (SAP Cloud SDK is in
+// sapsdk_conformance_test.go). Their npm packages are
 // pinned in conformance/package-lock.json; the tests skip without them, unless
 // KMKIT_ODATA_TOOLS is set (CI), and then fail.
 
