@@ -180,6 +180,25 @@ func sdkLate(r map[string]any) (int, bool) {
 	return n, err == nil
 }
 
+// sdkCases runs sapsdk.js with the cases that are the keys of outs and decodes the answer
+// of each into its value; a case whose request failed is an error.
+func sdkCases(t *testing.T, drive func(any, ...string), outs map[string]any) {
+	t.Helper()
+	names := slices.Sorted(maps.Keys(outs))
+	got := map[string]json.RawMessage{}
+	drive(&got, names...)
+	for _, n := range names {
+		var failed struct{ Error *string }
+		if json.Unmarshal(got[n], &failed) == nil && failed.Error != nil {
+			t.Errorf("%s: the SDK's request failed: %s", n, *failed.Error)
+			continue
+		}
+		if err := json.Unmarshal(got[n], outs[n]); err != nil {
+			t.Errorf("%s: %v in %s", n, err, got[n])
+		}
+	}
+}
+
 // sdkIDs is a filter case's answer: the ids, or the SDK's error.
 type sdkIDs struct {
 	IDs   []string
@@ -241,35 +260,33 @@ func TestSAPCloudSDK(t *testing.T) {
 	orders := sdkDemoOrders(t)
 
 	const pageSize = 150
-	var got struct {
-		Page struct {
-			Pages int
-			Rows  []map[string]any
-		} `json:"page:150"`
-		Key   map[string]any `json:"key:SO-0000002"`
-		Count any            `json:"count"`
+	var page struct {
+		Pages int
+		Rows  []map[string]any
 	}
-	drive(&got, fmt.Sprint("page:", pageSize), "key:SO-0000002", "count")
+	var key map[string]any
+	var count any
+	sdkCases(t, drive, map[string]any{fmt.Sprint("page:", pageSize): &page, "key:SO-0000002": &key, "count": &count})
 	// Every order exactly once, whatever the order of the pages.
 	byID := func(a, b map[string]any) int {
 		return strings.Compare(fmt.Sprint(a["ORDER_ID"]), fmt.Sprint(b["ORDER_ID"]))
 	}
-	rows := slices.SortedFunc(slices.Values(got.Page.Rows), byID)
+	rows := slices.SortedFunc(slices.Values(page.Rows), byID)
 	want := slices.SortedFunc(slices.Values(orders), byID)
 	if d := cmp.Diff(want, rows); d != "" {
 		t.Errorf("SDK getAll paged by %d (-want +got):\n%s", pageSize, d)
 	}
-	if wantPages := len(orders)/pageSize + 1; got.Page.Pages != wantPages {
-		t.Errorf("SDK read %d pages of %d, want %d", got.Page.Pages, pageSize, wantPages)
+	if wantPages := len(orders)/pageSize + 1; page.Pages != wantPages {
+		t.Errorf("SDK read %d pages of %d, want %d", page.Pages, pageSize, wantPages)
 	}
 	if i := slices.IndexFunc(orders, func(r map[string]any) bool { return r["ORDER_ID"] == "SO-0000002" }); i < 0 {
 		t.Fatal("SO-0000002 is not in orders.csv")
-	} else if d := cmp.Diff(orders[i], got.Key); d != "" {
+	} else if d := cmp.Diff(orders[i], key); d != "" {
 		t.Errorf("SDK getByKey (-want +got):\n%s", d)
 	}
 	paid := len(sdkOrderIDs(orders, func(r map[string]any) bool { return r["STATUS"] == "PAID" }))
-	if got.Count != float64(paid) {
-		t.Errorf("SDK count of PAID orders: %v, want %d", got.Count, paid)
+	if count != float64(paid) {
+		t.Errorf("SDK count of PAID orders: %v, want %d", count, paid)
 	}
 	for _, want := range []string{"GET " + BasePath + "/o2c.svc/ORDERS_entries(ORDER_ID='SO-0000002')", "GET " + BasePath + "/o2c.svc/ORDERS_entries/$count"} {
 		if !slices.Contains(paths(), want) {

@@ -12,7 +12,8 @@
 //
 // Cases, all over ORDERS_entries (the SDK's Orders_EntriesApi):
 //   page:N             getAll().top(N).skip(k) for k = 0, N, 2N... until a short page:
-//                      {"pages", "rows"}, every row converted to JSON (see row below)
+//                      {"pages", "rows"}, every row converted to JSON (see row below);
+//                      fails after 1000 full pages
 //   key:ID             getByKey(ID): the row
 //   count              getAll().filter(STATUS equals 'PAID').count(): a number
 //   double             NET_VALUE greaterThan 50000 (Edm.Double: the SDK writes 50000D)
@@ -85,6 +86,9 @@ async function main([gen, root, ...cases]) {
         rows.push(...page.map(row));
         if (page.length < n) {
           return { pages, rows };
+        }
+        if (pages === 1000) {
+          throw new Error(`still full pages of ${n} after ${pages} pages: $skip ignored?`);
         }
       }
     }
