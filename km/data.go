@@ -112,9 +112,18 @@ const maxPooledPage = 1 << 20
 // {headers, data} for the data endpoints and an array of rows for the query endpoints.
 // It appends to b and returns the extended buffer.
 func encodePage(b []byte, pl *plan, res *query.Result, asQuery bool) []byte {
+	// The quoted column names, in one allocation.
+	var keyBuf []byte
+	n := 0
+	for _, c := range pl.columns {
+		n += len(c.name) + 2
+	}
+	keyBuf = make([]byte, 0, n+8)
 	keys := make([][]byte, len(pl.columns))
 	for i, c := range pl.columns {
-		keys[i] = jsonenc.AppendStringNoHTMLEscape(nil, c.name)
+		start := len(keyBuf)
+		keyBuf = jsonenc.AppendStringNoHTMLEscape(keyBuf, c.name)
+		keys[i] = keyBuf[start:len(keyBuf):len(keyBuf)]
 	}
 	b = slices.Grow(b, 256+len(res.Rows)*len(pl.columns)*32)
 	b = append(b, `{"page":`...)

@@ -94,6 +94,11 @@ func Query(raw string) *Error {
 	if raw == "" {
 		return nil
 	}
+	if _, _, bad := check(raw); !bad && strings.IndexByte(raw, '%') < 0 {
+		// Nothing to decode: the names and values are parts of raw split at ASCII bytes,
+		// valid when raw is.
+		return nil
+	}
 	var buf []byte
 	for part := range strings.SplitSeq(raw, "&") {
 		name, value, _ := strings.Cut(part, "=")
