@@ -506,6 +506,7 @@ func (h *Handler) plan(m *KnowledgeModel, rec *Record, p *dataParams, asQuery bo
 	if pl.p, err = NewPlan(m, r); err != nil {
 		return nil, err
 	}
+	pl.columns = make([]column, 0, len(pl.p.Columns))
 	for _, c := range pl.p.Columns {
 		pl.columns = append(pl.columns, column{name: c.Name, field: c.Field, kpi: c.KPI})
 	}
@@ -538,6 +539,20 @@ func plural(n int) string {
 // dedupKeepOrder drops repeated values, keeping the first of each, in linear time (lists
 // come from clients and may be long).
 func dedupKeepOrder(s []string) []string {
+	if len(s) <= 16 {
+		// Short lists: compare pairwise, and return s itself when nothing repeats.
+		for i, v := range s {
+			if slices.Contains(s[:i], v) {
+				return dedupMap(s)
+			}
+		}
+		return s[:len(s):len(s)]
+	}
+	return dedupMap(s)
+}
+
+// dedupMap is dedupKeepOrder with a set of the values seen.
+func dedupMap(s []string) []string {
 	seen := make(map[string]bool, len(s))
 	out := s[:0:0]
 	for _, v := range s {

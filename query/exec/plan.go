@@ -319,11 +319,13 @@ func (s *Source) runRows(ctx context.Context, p *km.Plan) (*query.Result, error)
 		return nil, err
 	}
 	req := &query.Request{Page: p.Page, PageSize: p.PageSize, Distinct: p.Distinct, Count: p.Count}
-	for _, c := range p.Fields {
-		req.Fields = append(req.Fields, c.Name())
+	req.Fields = make([]string, len(p.Fields))
+	for i, c := range p.Fields {
+		req.Fields[i] = c.Name()
 	}
-	for _, k := range p.Sort {
-		req.Sort = append(req.Sort, query.SortKey{Field: p.Fields[k.Column].Name(), Desc: k.Desc})
+	req.Sort = make([]query.SortKey, len(p.Sort))
+	for i, k := range p.Sort {
+		req.Sort[i] = query.SortKey{Field: req.Fields[k.Column], Desc: k.Desc}
 	}
 	if p.Search != nil {
 		req.Search = &query.Search{Term: p.Search.Term, Precision: p.Search.Precision}
