@@ -11,7 +11,9 @@
 //	go run ./examples/server/bench -rows 1000000 -d 10s -c 8 -t 2
 //
 // -q picks queries by letter (-q c runs query (c) only); -n sets the in-process requests
-// per query; -cpuprofile writes a CPU profile of the handler's wrk runs (the last query's
+// per query; -rounds repeats the wrk runs of each query, handler and static handler
+// alternately, and prints the median ratio (the machine's load moves between runs);
+// -cpuprofile writes a CPU profile of the handler's wrk runs (the last query's
 // when there are several).
 //
 // It prints a Markdown table for BENCHMARKS.md. Like the reference server it runs the garbage
@@ -83,6 +85,7 @@ func main() {
 	iters := flag.Int("n", 200, "in-process requests per query")
 	only := flag.String("q", "abc", "the queries to run, by letter")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the handler's wrk runs to this file")
+	rounds := flag.Int("rounds", 1, "wrk runs of each query and peer, alternating")
 	flag.Parse()
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400) // as the reference server runs
@@ -151,23 +154,40 @@ func main() {
 	fmt.Printf("\nwrk -t%d -c%d -d%v --latency, loopback, same run:\n\n", *threads, *conns, *dur)
 	fmt.Println("| query | handler req/s | static req/s | handler/static | handler p50 | handler p99 | static p50 | static p99 | body bytes |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	medians := map[string]float64{}
 	for _, q := range queries {
-		if *cpuprofile != "" {
-			f, err := os.Create(*cpuprofile)
-			if err != nil {
-				log.Fatal(err)
+		var ratios []float64
+		for round := range max(*rounds, 1) {
+			if *cpuprofile != "" {
+				f, err := os.Create(*cpuprofile)
+				if err != nil {
+					log.Fatal(err)
+				}
+				if err := pprof.StartCPUProfile(f); err != nil {
+					log.Fatal(err)
+				}
 			}
-			if err := pprof.StartCPUProfile(f); err != nil {
-				log.Fatal(err)
+			hr := runWrk(*threads, *conns, *dur, "http://"+real+q.path)
+			if *cpuprofile != "" {
+				pprof.StopCPUProfile()
 			}
+			sr := runWrk(*threads, *conns, *dur, "http://"+static+q.path)
+			name := q.name
+			if *rounds > 1 {
+				name = fmt.Sprintf("%s, round %d", q.name, round+1)
+			}
+			fmt.Printf("| %s | %.0f | %.0f | %.2f | %s | %s | %s | %s | %d |\n", name, hr.rps, sr.rps, hr.rps/sr.rps,
+				hr.p50, hr.p99, sr.p50, sr.p99, len(bodies[q.path]))
+			ratios = append(ratios, hr.rps/sr.rps)
 		}
-		hr := runWrk(*threads, *conns, *dur, "http://"+real+q.path)
-		if *cpuprofile != "" {
-			pprof.StopCPUProfile()
+		slices.Sort(ratios)
+		medians[q.name] = ratios[len(ratios)/2]
+	}
+	if *rounds > 1 {
+		fmt.Println("\nmedian handler/static over the rounds:")
+		for _, q := range queries {
+			fmt.Printf("  %s: %.2f\n", q.name, medians[q.name])
 		}
-		sr := runWrk(*threads, *conns, *dur, "http://"+static+q.path)
-		fmt.Printf("| %s | %.0f | %.0f | %.2f | %s | %s | %s | %s | %d |\n", q.name, hr.rps, sr.rps, hr.rps/sr.rps,
-			hr.p50, hr.p99, sr.p50, sr.p99, len(bodies[q.path]))
 	}
 }
 
