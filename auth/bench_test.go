@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/kmkit/kmkit/principal"
 )
 
 // discardWriter is a ResponseWriter that keeps nothing, so that the benchmarks measure the
@@ -24,7 +25,7 @@ func BenchmarkGuard(b *testing.B) {
 	keys := newTestKeySet(b)
 	token := sign(b, jwt.SigningMethodRS256, testRSA, "rs", claims(nil))
 	noop := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := PrincipalFrom(r.Context()); !ok && r.Header.Get("X-Bare") == "" {
+		if _, ok := principal.FromContext(r.Context()); !ok && r.Header.Get("X-Bare") == "" {
 			b.Fatal("no principal")
 		}
 	})

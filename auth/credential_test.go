@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kmkit/kmkit/principal"
 )
 
 func TestParseAuthorization(t *testing.T) {
@@ -86,7 +87,7 @@ func TestKeySet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Principal{Name: "key:" + DigestOf("report-key-0001").String()[:8], Tenant: tenantA, Permissions: []Permission{PermReporting}}
+	want := &principal.Principal{Name: "key:" + DigestOf("report-key-0001").String()[:8], Tenant: tenantA, Permissions: []principal.Permission{principal.PermReporting}}
 	if diff := cmp.Diff(want, p); diff != "" {
 		t.Errorf("principal (-want +got):\n%s", diff)
 	}
@@ -114,7 +115,7 @@ func TestKeySetPrefixCollision(t *testing.T) {
 		t.Fatalf("%d buckets, want 1", n)
 	}
 	for _, k := range s.byPrefix[0] {
-		var found *Principal
+		var found *principal.Principal
 		for _, c := range s.byPrefix[prefixOf(k.digest)] {
 			if c.digest == k.digest {
 				found = c.principal

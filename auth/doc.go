@@ -1,8 +1,8 @@
 // Package auth authenticates requests to the kmkit APIs and limits their rate.
 //
-// A request's caller becomes a *Principal carried in the request context; handlers read it
-// with PrincipalFrom. Hosts that authenticate requests themselves put their own principal
-// there with WithPrincipal and mount the handlers without this package's middleware (and
+// A request's caller becomes a *principal.Principal carried in the request context; handlers read it
+// with principal.FromContext. Hosts that authenticate requests themselves put their own principal
+// there with principal.NewContext and mount the handlers without this package's middleware (and
 // may still answer in each API's error shape with Family.WriteError).
 //
 // The middleware is a Guard: NewGuard takes an Authenticator (KeySet for application keys,
@@ -45,7 +45,7 @@
 //     allowance, the moment a request will be accepted again; from the concurrency cap, one
 //     second later. It is rounded up to a whole second, and Retry-After is the number of
 //     seconds until then, at least 1.
-//   - Limits count per principal (Principal.Name) across all API families of one Guard.
+//   - Limits count per principal (principal.Principal.Name) across all API families of one Guard.
 //   - Config.Refused, when set, hears of every 429 with the limit that refused it
 //     (RefusedBudget, RefusedBurst, RefusedConcurrency); package metrics counts them.
 //   - Sending both Authorization and AppKey, or either twice, is refused as ambiguous. Keys

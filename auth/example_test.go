@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 
 	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/principal"
 )
 
 // A host mounts each API behind the Guard's middleware for its family.
@@ -14,7 +15,7 @@ func ExampleGuard() {
 		Digest:      auth.DigestOf("my-secret-key"),
 		Name:        "reporting-job",
 		Team:        "acme",
-		Permissions: []auth.Permission{auth.PermKM},
+		Permissions: []principal.Permission{principal.PermKM},
 	}})
 	if err != nil {
 		panic(err)
@@ -27,7 +28,7 @@ func ExampleGuard() {
 		panic(err)
 	}
 	models := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, _ := auth.PrincipalFrom(r.Context())
+		p, _ := principal.FromContext(r.Context())
 		fmt.Fprintf(w, "models of team %s", p.Team)
 	})
 	mux := http.NewServeMux()

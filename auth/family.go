@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
 )
 
@@ -31,20 +32,20 @@ const (
 )
 
 // Permission returns the permission a principal needs to call the family.
-func (f Family) Permission() Permission {
+func (f Family) Permission() principal.Permission {
 	switch f {
 	case FamilyOData:
-		return PermOData
+		return principal.PermOData
 	case FamilySCIM:
-		return PermSCIM
+		return principal.PermSCIM
 	case FamilyReporting:
-		return PermReporting
+		return principal.PermReporting
 	case FamilyMetrics:
-		return PermMetrics
+		return principal.PermMetrics
 	case FamilyMCP:
-		return PermMCP
+		return principal.PermMCP
 	default:
-		return PermKM
+		return principal.PermKM
 	}
 }
 

@@ -3,12 +3,14 @@ package auth
 import (
 	"context"
 	"errors"
-	"github.com/kmkit/kmkit/outage"
 	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/kmkit/kmkit/outage"
+	"github.com/kmkit/kmkit/principal"
 
 	"github.com/google/uuid"
 	"github.com/kmkit/kmkit/auth/ratelimit"
@@ -140,7 +142,7 @@ func (g *Guard) SCIM(next http.Handler) http.Handler { return g.Wrap(FamilySCIM,
 func (g *Guard) Reporting(next http.Handler) http.Handler { return g.Wrap(FamilyReporting, next) }
 
 // Wrap returns next behind authentication, limits and the permission of family f. The
-// principal reaches next in the request context (PrincipalFrom).
+// principal reaches next in the request context (principal.FromContext).
 func (g *Guard) Wrap(f Family, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, tenant, ok := g.authenticate(w, r, f)
@@ -160,13 +162,13 @@ func (g *Guard) Wrap(f Family, next http.Handler) http.Handler {
 			f.WriteError(w, http.StatusForbidden, "the credentials lack the "+string(f.Permission())+" permission")
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+		next.ServeHTTP(w, r.WithContext(principal.NewContext(r.Context(), p)))
 	})
 }
 
 // authenticate reads and checks the credentials of r, or answers the request. For the
 // reporting family it also returns the tenant the request names.
-func (g *Guard) authenticate(w http.ResponseWriter, r *http.Request, f Family) (*Principal, string, bool) {
+func (g *Guard) authenticate(w http.ResponseWriter, r *http.Request, f Family) (*principal.Principal, string, bool) {
 	var (
 		cred      Credential
 		tenant    string
@@ -181,7 +183,7 @@ func (g *Guard) authenticate(w http.ResponseWriter, r *http.Request, f Family) (
 	} else {
 		cred, err = ParseAuthorization(r.Header)
 	}
-	var p *Principal
+	var p *principal.Principal
 	if err == nil {
 		p, err = g.auth.Authenticate(r.Context(), cred)
 	}
@@ -219,7 +221,7 @@ func (g *Guard) refuse(w http.ResponseWriter, f Family, err error) {
 // order, so that a request refused by the first two does not spend the budget, and sets the
 // rate limit headers. On success it reports whether the request took a concurrency slot,
 // which the caller releases when the request ends.
-func (g *Guard) limit(ctx context.Context, w http.ResponseWriter, f Family, p *Principal) (inFlight, ok bool) {
+func (g *Guard) limit(ctx context.Context, w http.ResponseWriter, f Family, p *principal.Principal) (inFlight, ok bool) {
 	now := g.now()
 	budget := g.budget(p)
 	if burst := pick(p.Burst, g.limits.Burst); burst > 0 {
@@ -255,7 +257,7 @@ func (g *Guard) limit(ctx context.Context, w http.ResponseWriter, f Family, p *P
 }
 
 // budget returns the request budget of p, or 0 when p has none.
-func (g *Guard) budget(p *Principal) int {
+func (g *Guard) budget(p *principal.Principal) int {
 	switch {
 	case p.RatePerWindow > 0:
 		return p.RatePerWindow
@@ -274,7 +276,7 @@ func pick(own, def int) int {
 	return def
 }
 
-func (g *Guard) release(inFlight bool, p *Principal) {
+func (g *Guard) release(inFlight bool, p *principal.Principal) {
 	if inFlight {
 		g.concurrency.Release(p.Name)
 	}
@@ -295,7 +297,7 @@ func (g *Guard) rateHeaders(w http.ResponseWriter, d ratelimit.Decision) {
 // peek sets the rate limit headers of a request refused before the budget, without
 // spending it: from the limiter when it is a ratelimit.Peeker, else the limit alone. A
 // failing peek only leaves the headers out (the answer is a 429 anyway).
-func (g *Guard) peek(ctx context.Context, w http.ResponseWriter, p *Principal, budget int, now time.Time) {
+func (g *Guard) peek(ctx context.Context, w http.ResponseWriter, p *principal.Principal, budget int, now time.Time) {
 	if budget <= 0 {
 		return
 	}

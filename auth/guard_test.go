@@ -17,6 +17,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/go-cmp/cmp"
 	"github.com/kmkit/kmkit/auth/ratelimit"
+	"github.com/kmkit/kmkit/principal"
 )
 
 // Expected bodies, written out independently of the code that writes them.
@@ -46,7 +47,7 @@ const (
 
 // echo is the protected handler: it answers with the principal's name.
 var echo = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	p, ok := PrincipalFrom(r.Context())
+	p, ok := principal.FromContext(r.Context())
 	if !ok {
 		http.Error(w, "no principal", http.StatusInternalServerError)
 		return
@@ -471,9 +472,9 @@ func (failingLimiter) Allow(context.Context, string, int, time.Duration, time.Ti
 	return ratelimit.Decision{}, errors.New("database is down")
 }
 
-type failingAuthenticator struct{ p *Principal }
+type failingAuthenticator struct{ p *principal.Principal }
 
-func (a failingAuthenticator) Authenticate(context.Context, Credential) (*Principal, error) {
+func (a failingAuthenticator) Authenticate(context.Context, Credential) (*principal.Principal, error) {
 	if a.p != nil {
 		return a.p, nil
 	}
@@ -532,7 +533,7 @@ func TestGuardNilPrincipal(t *testing.T) {
 
 type nilAuthenticator struct{}
 
-func (nilAuthenticator) Authenticate(context.Context, Credential) (*Principal, error) {
+func (nilAuthenticator) Authenticate(context.Context, Credential) (*principal.Principal, error) {
 	return nil, nil
 }
 

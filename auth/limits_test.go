@@ -5,13 +5,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kmkit/kmkit/principal"
 )
 
 // limitKeys returns a guard over two keys: "default-key" with the server's limits and
 // "own-key" with its own burst, concurrency and budget.
 func limitKeys(t *testing.T, limits Limits, now *time.Time) *Guard {
 	t.Helper()
-	perms := []Permission{PermKM}
+	perms := []principal.Permission{principal.PermKM}
 	keys, err := NewKeySet([]Key{
 		{Digest: DigestOf("default-key"), Name: "default", Permissions: perms},
 		{Digest: DigestOf("own-key"), Name: "own", Permissions: perms, Burst: 6, Concurrent: 3, RatePerWindow: 8},

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/principal"
 )
 
 const connectorSwagger = "../../shared/reference/powerplatform-connector-swagger.json"
@@ -66,7 +67,7 @@ var outOfScope = []string{"createSubscription", "getSubscriptions", "unsubscribe
 	"nextPageFromRemainingData", "pauseSubscription", "resumeSubscription", "resumeSubscriptionNoHistory"}
 
 func TestPowerPlatformConnectorReplay(t *testing.T) {
-	keys, err := auth.NewKeySet([]auth.Key{{Digest: auth.DigestOf(connectorKey), Name: "connector", Team: "t", Permissions: []auth.Permission{auth.PermKM}}})
+	keys, err := auth.NewKeySet([]auth.Key{{Digest: auth.DigestOf(connectorKey), Name: "connector", Team: "t", Permissions: []principal.Permission{principal.PermKM}}})
 	if err != nil {
 		t.Fatal(err)
 	}

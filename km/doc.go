@@ -21,7 +21,7 @@
 // # Team scope
 //
 // A definition may list teams: [acme, ...] (KnowledgeModel.Teams); a KM without teams is
-// visible to every team, one with teams only to a principal (auth.PrincipalFrom) whose Team
+// visible to every team, one with teams only to a principal (principal.FromContext) whose Team
 // is among them. A principal without a team, and a request without a principal (a host
 // mounting the handler with no auth in front), see only KMs without teams. A KM that
 // extends another and lists no teams has its base's. Stores hold every KM; the rule is

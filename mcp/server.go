@@ -10,8 +10,8 @@ import (
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
 )
 
@@ -79,7 +79,7 @@ func New(store km.Store, opts Options) *Server {
 // MCPServer returns an SDK server with the tools, resources and prompts. Calls run as
 // principal p (nil: whatever the call's context carries), which scopes the KMs to p's team
 // as for the KM API. Connect it to any transport, e.g. sdk.StdioTransport.
-func (s *Server) MCPServer(p *auth.Principal) *sdk.Server {
+func (s *Server) MCPServer(p *principal.Principal) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "kmkit", Title: "kmkit Knowledge Models", Version: "1"}, &sdk.ServerOptions{
 		Instructions: instructions,
 	})
@@ -109,11 +109,11 @@ const instructions = `kmkit serves Knowledge Models (KMs): records (tables) with
 	`Before filtering on a text value a user typed, turn it into the stored value with find_field_values. The filter_language prompt explains filterExpr.`
 
 // scope returns ctx carrying p, when p is set.
-func scope(ctx context.Context, p *auth.Principal) context.Context {
+func scope(ctx context.Context, p *principal.Principal) context.Context {
 	if p == nil {
 		return ctx
 	}
-	return auth.WithPrincipal(ctx, p)
+	return principal.NewContext(ctx, p)
 }
 
 // ToolError is the error of a tool call the KM API answers with a problem: its text (the

@@ -5,7 +5,7 @@
 // "totalCount"}. It reads data from a Store, one data set per tenant; storage/memory holds
 // the in-memory Store, and Load reads a data directory's reporting/<tenant-uuid>.json files.
 //
-// The tenant of a request is the one of its auth.Principal, which must match the
+// The tenant of a request is the one of its principal.Principal, which must match the
 // x-tenant-id header (see HeaderTenant), so a handler mounted without the auth middleware
 // still serves nobody's data to the wrong caller. WithTenant plugs in another rule.
 //

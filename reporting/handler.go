@@ -4,14 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kmkit/kmkit/internal/inputcheck"
-	"github.com/kmkit/kmkit/outage"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/kmkit/kmkit/internal/inputcheck"
+	"github.com/kmkit/kmkit/outage"
+	"github.com/kmkit/kmkit/principal"
 
 	"github.com/google/uuid"
 
@@ -45,16 +47,16 @@ var ErrUnauthenticated = errors.New("no authenticated principal")
 type TenantFunc func(*http.Request) (tenant string, err error)
 
 // HeaderTenant is the default TenantFunc. It repeats the checks of the auth middleware, so
-// that the handler is safe mounted without it: the request must carry an auth.Principal
+// that the handler is safe mounted without it: the request must carry an principal.Principal
 // (else 401) holding the reporting permission and a tenant (else 403), and one TenantHeader
 // with a UUID (else 400, as auth.ParseTenant decides) equal to the principal's tenant (else
 // 403). It returns the tenant in canonical lower-case form.
 func HeaderTenant(r *http.Request) (string, error) {
-	p, ok := auth.PrincipalFrom(r.Context())
+	p, ok := principal.FromContext(r.Context())
 	if !ok {
 		return "", ErrUnauthenticated
 	}
-	if !p.Can(auth.PermReporting) {
+	if !p.Can(principal.PermReporting) {
 		return "", problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials lack the reporting permission")
 	}
 	if p.Tenant == "" {

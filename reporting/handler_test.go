@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
 )
 
@@ -77,8 +78,8 @@ var (
 	elementsA = []Element{itSystem, planBuild, proc0, proc1, proc2, role0, role1}
 	facetsA   = []Facet{{"IT Systems"}, {"Plan;Build"}, {"Processes"}, {"Roles"}}
 
-	principalA = &auth.Principal{Name: "key-a", Tenant: tenantA, Permissions: []auth.Permission{auth.PermReporting}}
-	principalB = &auth.Principal{Name: "key-b", Tenant: tenantB, Permissions: []auth.Permission{auth.PermReporting, auth.PermKM}}
+	principalA = &principal.Principal{Name: "key-a", Tenant: tenantA, Permissions: []principal.Permission{principal.PermReporting}}
+	principalB = &principal.Principal{Name: "key-b", Tenant: tenantB, Permissions: []principal.Permission{principal.PermReporting, principal.PermKM}}
 )
 
 func testStore() *sliceStore {
@@ -89,7 +90,7 @@ type request struct {
 	method    string
 	target    string
 	tenant    []string // x-tenant-id header values
-	principal *auth.Principal
+	principal *principal.Principal
 }
 
 func serve(h http.Handler, r request) *httptest.ResponseRecorder {
@@ -102,7 +103,7 @@ func serve(h http.Handler, r request) *httptest.ResponseRecorder {
 		req.Header.Add(TenantHeader, v)
 	}
 	if r.principal != nil {
-		req = req.WithContext(auth.WithPrincipal(req.Context(), r.principal))
+		req = req.WithContext(principal.NewContext(req.Context(), r.principal))
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
@@ -212,10 +213,10 @@ func TestHandler(t *testing.T) {
 		{name: "two tenant ids", req: request{target: "/api/v1/elements", tenant: []string{tenantA, tenantB}, principal: principalA},
 			want: bad(problem.CodeParameterIllegal, "send one x-tenant-id header")},
 		{name: "no reporting permission", req: request{target: "/api/v1/elements", tenant: []string{tenantA},
-			principal: &auth.Principal{Name: "km-only", Tenant: tenantA, Permissions: []auth.Permission{auth.PermKM}}},
+			principal: &principal.Principal{Name: "km-only", Tenant: tenantA, Permissions: []principal.Permission{principal.PermKM}}},
 			want: problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials lack the reporting permission")},
 		{name: "principal without tenant", req: request{target: "/api/v1/elements", tenant: []string{tenantA},
-			principal: &auth.Principal{Name: "no-tenant", Permissions: []auth.Permission{auth.PermReporting}}},
+			principal: &principal.Principal{Name: "no-tenant", Permissions: []principal.Permission{principal.PermReporting}}},
 			want: problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials are not bound to a reporting tenant")},
 		{name: "tenant is checked before parameters", req: request{target: "/api/v1/elements?Take=-1", tenant: []string{tenantB}, principal: principalA},
 			want: problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials do not belong to tenant "+tenantB)},
@@ -374,7 +375,7 @@ func TestHandlerClientGone(t *testing.T) {
 	var logs bytes.Buffer
 	store := &sliceStore{err: fmt.Errorf("query: %w", context.Canceled)}
 	h := NewHandler(store, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	ctx, cancel := context.WithCancel(auth.WithPrincipal(context.Background(), principalA))
+	ctx, cancel := context.WithCancel(principal.NewContext(context.Background(), principalA))
 	cancel()
 	req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/api/v1/elements", nil)
 	req.Header.Set(TenantHeader, tenantA)
@@ -402,7 +403,7 @@ func TestWithPagingPanics(t *testing.T) {
 func TestHandlerOverHTTP(t *testing.T) {
 	h := NewHandler(testStore())
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), principalA)))
+		h.ServeHTTP(w, r.WithContext(principal.NewContext(r.Context(), principalA)))
 	}))
 	defer srv.Close()
 	lengths := map[string]string{}

@@ -4,7 +4,7 @@
 //
 // NewHandler returns an http.Handler mounted at {base}/user-provisioning/scim/v2 (see
 // DefaultPrefix and WithPrefix). Every request acts on the team of its caller, taken from
-// the auth.Principal in the request context (WithTeam changes that); a request without one
+// the principal.Principal in the request context (WithTeam changes that); a request without one
 // is answered 401. Users and groups live in a Store; storage/memory has the in-memory one.
 //
 // The handler uses github.com/elimity-com/scim as a library: its schemas describe the

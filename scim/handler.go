@@ -13,9 +13,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/internal/inputcheck"
 	"github.com/kmkit/kmkit/outage"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/publicurl"
 )
 
@@ -106,7 +106,7 @@ func WithBaseURL(u string) Option {
 }
 
 // WithTeam sets how a request's team is found. The default takes it from the
-// auth.Principal in the request context; a request without one is answered 401.
+// principal.Principal in the request context; a request without one is answered 401.
 func WithTeam(f func(*http.Request) (team string, ok bool)) Option {
 	return func(h *Handler) {
 		if f != nil {
@@ -174,7 +174,7 @@ func WithDocumentationURI(u string) Option {
 
 // principalTeam is the default team lookup.
 func principalTeam(r *http.Request) (string, bool) {
-	p, ok := auth.PrincipalFrom(r.Context())
+	p, ok := principal.FromContext(r.Context())
 	if !ok || p.Team == "" {
 		return "", false
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/scim"
 	"github.com/kmkit/kmkit/storage/memory"
 )
@@ -34,8 +34,8 @@ const (
 func withTeamHeader(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if team := r.Header.Get("X-Test-Team"); team != "" {
-			p := &auth.Principal{Name: "test", Team: team, Permissions: []auth.Permission{auth.PermSCIM}}
-			r = r.WithContext(auth.WithPrincipal(r.Context(), p))
+			p := &principal.Principal{Name: "test", Team: team, Permissions: []principal.Permission{principal.PermSCIM}}
+			r = r.WithContext(principal.NewContext(r.Context(), p))
 		}
 		next.ServeHTTP(w, r)
 	})

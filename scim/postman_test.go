@@ -16,8 +16,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/internal/nodetools"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/scim"
 	"github.com/kmkit/kmkit/storage/memory"
 )
@@ -115,8 +115,8 @@ func postmanServer(t *testing.T) *httptest.Server {
 			scim.WriteError(w, http.StatusUnauthorized, "", "The request carries no valid credentials of a team.")
 			return
 		}
-		p := &auth.Principal{Name: "postman", Team: "microsoft", Permissions: []auth.Permission{auth.PermSCIM}}
-		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+		p := &principal.Principal{Name: "postman", Team: "microsoft", Permissions: []principal.Permission{principal.PermSCIM}}
+		h.ServeHTTP(w, r.WithContext(principal.NewContext(r.Context(), p)))
 	}))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)

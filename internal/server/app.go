@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/kmkit/kmkit/publicurl"
 	"io"
 	"log/slog"
 	"net"
@@ -17,6 +16,9 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/kmkit/kmkit/principal"
+	"github.com/kmkit/kmkit/publicurl"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -258,7 +260,7 @@ func developmentKey(tenants map[string][]reporting.Element) (string, *auth.KeySe
 	}
 	keys, err := auth.NewKeySet([]auth.Key{{
 		Digest: auth.DigestOf(key), Name: "development", Team: "demo", Tenant: tenant,
-		Permissions: []auth.Permission{auth.PermKM, auth.PermOData, auth.PermSCIM, auth.PermReporting, auth.PermMetrics, auth.PermMCP},
+		Permissions: []principal.Permission{principal.PermKM, principal.PermOData, principal.PermSCIM, principal.PermReporting, principal.PermMetrics, principal.PermMCP},
 	}})
 	return key, keys, err
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/reporting"
 	"github.com/kmkit/kmkit/storage/memory"
@@ -26,9 +27,9 @@ func TestReportingBehindGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys, err := auth.NewKeySet([]auth.Key{
-		{Digest: auth.DigestOf("key-of-a"), Name: "a", Tenant: reportingTenantA, Permissions: []auth.Permission{auth.PermReporting}},
-		{Digest: auth.DigestOf("key-of-b"), Name: "b", Tenant: reportingTenantB, Permissions: []auth.Permission{auth.PermReporting}},
-		{Digest: auth.DigestOf("km-key"), Name: "km", Tenant: reportingTenantA, Permissions: []auth.Permission{auth.PermKM}},
+		{Digest: auth.DigestOf("key-of-a"), Name: "a", Tenant: reportingTenantA, Permissions: []principal.Permission{principal.PermReporting}},
+		{Digest: auth.DigestOf("key-of-b"), Name: "b", Tenant: reportingTenantB, Permissions: []principal.Permission{principal.PermReporting}},
+		{Digest: auth.DigestOf("km-key"), Name: "km", Tenant: reportingTenantA, Permissions: []principal.Permission{principal.PermKM}},
 	})
 	if err != nil {
 		t.Fatal(err)

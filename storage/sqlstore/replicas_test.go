@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/auth/ratelimit"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/scim"
 )
 
@@ -26,8 +26,8 @@ func replicas(t *testing.T, dsn string, seats int) [2]http.Handler {
 		st.SetDefaultSeatLimit(seats)
 		h := scim.NewHandler(st)
 		hs[i] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			p := &auth.Principal{Name: "idp", Team: "acme", Permissions: []auth.Permission{auth.PermSCIM}}
-			h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+			p := &principal.Principal{Name: "idp", Team: "acme", Permissions: []principal.Permission{principal.PermSCIM}}
+			h.ServeHTTP(w, r.WithContext(principal.NewContext(r.Context(), p)))
 		})
 	}
 	return hs
