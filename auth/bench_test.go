@@ -32,7 +32,7 @@ func BenchmarkGuard(b *testing.B) {
 	limits := Limits{PerWindow: 1 << 40, Burst: 1 << 40, Concurrent: 1 << 20}
 	guard := func(v *JWTVerifier) http.Handler {
 		g := newTestGuard(b, Config{Authenticator: Schemes{SchemeAppKey: keys, SchemeBearer: v}, Limits: limits})
-		return g.KM(noop)
+		return g.Wrap(FamilyKM.policy(), noop)
 	}
 	cases := []struct {
 		name    string

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/principal"
 )
 
@@ -75,7 +76,7 @@ func TestPowerPlatformConnectorReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := guard.KM(shop(t))
+	h := guard.Wrap(auth.Policy{Permission: principal.PermKM, WriteError: km.WriteProblem}, shop(t))
 	for _, cr := range connectorRequests() {
 		target := "/intelligence" + cr.path
 		if len(cr.query) > 0 {

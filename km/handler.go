@@ -84,8 +84,8 @@ type Handler struct {
 }
 
 // NewHandler returns the handler of the Knowledge Model API under BasePath, backed by
-// store. It expects the auth middleware (auth.Guard.KM) in front of it for authentication,
-// permissions and rate limits.
+// store. It expects the auth middleware in front of it for authentication, permissions
+// and rate limits (auth.Guard.Wrap, with WriteProblem as the policy's error writer).
 func NewHandler(store Store, opts Options) *Handler {
 	if opts.MaxPageSize <= 0 {
 		opts.MaxPageSize = DefaultMaxPageSize

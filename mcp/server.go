@@ -92,7 +92,7 @@ func (s *Server) MCPServer(p *principal.Principal) *sdk.Server {
 // Handler returns the http.Handler speaking MCP over Streamable HTTP (stateless, JSON
 // answers: every POST is answered on its own). Each call runs in the context of its HTTP
 // request, so with the principal the auth guard put there: mount the handler behind the
-// guard (auth.Guard.Wrap with auth.FamilyMCP). One SDK server serves every request.
+// guard (auth.Guard.Wrap with the mcp permission). One SDK server serves every request.
 func (s *Server) Handler() http.Handler {
 	srv := s.MCPServer(nil)
 	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },

@@ -126,5 +126,6 @@
 //     that is logged with the error.
 //
 // The handler keeps no state between requests; authentication, permissions and rate
-// limits belong to the auth middleware in front of it (auth.Guard.OData).
+// limits belong to the auth middleware in front of it (auth.Guard.Wrap, with WriteProblem
+// as the policy's error writer).
 package odata

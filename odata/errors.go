@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
@@ -93,4 +94,16 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		h.opts.Logger.ErrorContext(r.Context(), "odata: internal error", "supportId", id, "method", r.Method, "path", r.URL.Path, "err", err)
 		writeProblem(w, r, http.StatusInternalServerError, problem.CodeFatal, "internal error; support id "+id)
 	}
+}
+
+// WriteProblem writes p in the error shape of OData paths: a 401 as the KM API's
+// {"error": detail}, anything else as the problem with OData's error object, served as
+// application/problem+json. It is the error writer to give the auth middleware
+// (auth.Policy.WriteError) in front of the handler.
+func WriteProblem(w http.ResponseWriter, p *problem.Problem) {
+	if p.Status == http.StatusUnauthorized {
+		km.WriteProblem(w, p)
+		return
+	}
+	p.WriteOData(w, "", problem.ContentType)
 }

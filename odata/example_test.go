@@ -19,7 +19,7 @@ func ExampleNewHandler() {
 		return
 	}
 	mux := http.NewServeMux()
-	// In a server, put the auth middleware in between: odata.VersionHeader(guard.OData(...)).
+	// In a server, put the auth middleware in between: odata.VersionHeader(guard.Wrap(odataPolicy, ...)).
 	mux.Handle(odata.BasePath+"/", odata.NewHandler(store, odata.Options{BaseURL: "https://kmkit.example.com"}))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()

@@ -67,8 +67,8 @@ type Handler struct {
 }
 
 // NewHandler returns the handler of the OData services under BasePath, backed by store.
-// It expects the auth middleware (auth.Guard.OData) in front of it for authentication,
-// permissions and rate limits.
+// It expects the auth middleware in front of it for authentication, permissions and rate
+// limits (auth.Guard.Wrap, with WriteProblem as the policy's error writer).
 func NewHandler(store km.Store, opts Options) *Handler {
 	if opts.MaxPageSize <= 0 {
 		opts.MaxPageSize = DefaultMaxPageSize
@@ -414,7 +414,7 @@ const maxPooled = 8 << 20
 // the middleware in front of the OData handler with it, so that its answers (401, 403,
 // 429) carry the header too:
 //
-//	mux.Handle(odata.BasePath+"/", odata.VersionHeader(guard.OData(odata.NewHandler(store, odata.Options{}))))
+//	mux.Handle(odata.BasePath+"/", odata.VersionHeader(guard.Wrap(odataPolicy, odata.NewHandler(store, odata.Options{}))))
 func VersionHeader(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("OData-Version", Version)

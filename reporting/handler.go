@@ -17,7 +17,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/problem"
 )
 
@@ -42,14 +41,14 @@ var ErrUnauthenticated = errors.New("no authenticated principal")
 
 // TenantFunc returns the tenant whose data a request may see; "" with a nil error is a 403.
 // An error that is (or wraps) a *problem.Problem is written as that problem;
-// ErrUnauthenticated becomes the 401 the auth middleware sends (auth.FamilyReporting); any
+// ErrUnauthenticated becomes the 401 the auth middleware sends for this API; any
 // other error becomes a 403 ADMIN_ACCESS_ERROR naming it.
 type TenantFunc func(*http.Request) (tenant string, err error)
 
 // HeaderTenant is the default TenantFunc. It repeats the checks of the auth middleware, so
 // that the handler is safe mounted without it: the request must carry an principal.Principal
 // (else 401) holding the reporting permission and a tenant (else 403), and one TenantHeader
-// with a UUID (else 400, as auth.ParseTenant decides) equal to the principal's tenant (else
+// with a UUID (else 400, as ParseTenant decides) equal to the principal's tenant (else
 // 403). It returns the tenant in canonical lower-case form.
 func HeaderTenant(r *http.Request) (string, error) {
 	p, ok := principal.FromContext(r.Context())
@@ -62,19 +61,56 @@ func HeaderTenant(r *http.Request) (string, error) {
 	if p.Tenant == "" {
 		return "", problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials are not bound to a reporting tenant")
 	}
-	tenant, err := auth.ParseTenant(r.Header.Values(TenantHeader))
+	tenant, err := RequestTenant(r)
 	if err != nil {
-		code := problem.CodeParameterIllegal
-		if te, ok := errors.AsType[*auth.TenantError](err); ok && te.Missing {
-			code = problem.CodeParameterMissing
-		}
-		return "", problem.New(http.StatusBadRequest, code, err.Error())
+		return "", err
 	}
 	if tenant != strings.ToLower(p.Tenant) {
 		return "", problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials do not belong to tenant "+tenant)
 	}
 	return tenant, nil
 }
+
+// RequestTenant returns the tenant that r names in its TenantHeader, as ParseTenant reads
+// it. It is the tenant reader to give the auth middleware (auth.Policy.Tenant) in front of
+// the handler.
+func RequestTenant(r *http.Request) (string, error) {
+	return ParseTenant(r.Header.Values(TenantHeader))
+}
+
+// ParseTenant checks the values of a TenantHeader: exactly one UUID in the hyphenated
+// 36-character form, any case, with optional blanks around it. It returns the UUID in
+// lower case; its error is a 400 *problem.Problem, GENERAL_PARAMETER_MISSING when the
+// header is absent or empty, else GENERAL_PARAMETER_ILLEGAL.
+func ParseTenant(values []string) (string, error) {
+	switch len(values) {
+	case 0:
+		return "", problem.New(http.StatusBadRequest, problem.CodeParameterMissing, "missing x-tenant-id header")
+	case 1:
+	default:
+		return "", problem.New(http.StatusBadRequest, problem.CodeParameterIllegal, "send one x-tenant-id header")
+	}
+	v := strings.Trim(values[0], " \t")
+	if v == "" {
+		return "", problem.New(http.StatusBadRequest, problem.CodeParameterMissing, "empty x-tenant-id header")
+	}
+	id, err := uuid.Parse(v)
+	if err != nil || len(v) != 36 {
+		if len(v) > 64 {
+			v = v[:64] + "…"
+		}
+		return "", problem.New(http.StatusBadRequest, problem.CodeParameterIllegal,
+			fmt.Sprintf("x-tenant-id %q is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)", v))
+	}
+	return id.String(), nil
+}
+
+// challenge is the WWW-Authenticate header of the API's 401 answers.
+const challenge = `x-api-key realm="kmkit"`
+
+// WriteProblem writes p as the reporting API's error body, a problem body. It is the error
+// writer to give the auth middleware (auth.Policy.WriteError) in front of the handler.
+func WriteProblem(w http.ResponseWriter, p *problem.Problem) { p.Write(w) }
 
 // Option configures NewHandler.
 type Option func(*config)
@@ -214,7 +250,8 @@ func writeError(w http.ResponseWriter, err error) {
 		return
 	}
 	if errors.Is(err, ErrUnauthenticated) {
-		auth.FamilyReporting.WriteError(w, http.StatusUnauthorized, err.Error())
+		w.Header().Set("WWW-Authenticate", challenge)
+		problem.Write(w, http.StatusUnauthorized, problem.CodeUnauthenticated, err.Error())
 		return
 	}
 	problem.Write(w, http.StatusForbidden, problem.CodeAccess, err.Error())

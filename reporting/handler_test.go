@@ -16,7 +16,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
 )
@@ -314,7 +313,7 @@ func TestHandlerBodyShape(t *testing.T) {
 
 func TestHandlerUnauthenticated(t *testing.T) {
 	unauthenticated := func(detail string) *problem.Problem {
-		return problem.New(http.StatusUnauthorized, auth.CodeUnauthenticated, detail)
+		return problem.New(http.StatusUnauthorized, problem.CodeUnauthenticated, detail)
 	}
 	tests := []struct {
 		name string

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/kmkit/kmkit/outage"
+	"github.com/kmkit/kmkit/problem"
 
 	scimerrors "github.com/elimity-com/scim/errors"
 )
@@ -61,6 +62,14 @@ func WriteError(w http.ResponseWriter, status int, scimType, detail string) {
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// WriteProblem writes p as an RFC 7644 Error body with p's status and detail (SCIM bodies
+// have no errorCode). It is the error writer to give the auth middleware
+// (auth.Policy.WriteError) in front of the handler, so that its 401, 403 and 429 answers
+// are SCIM errors too.
+func WriteProblem(w http.ResponseWriter, p *problem.Problem) {
+	WriteError(w, p.Status, "", p.Detail)
 }
 
 func writeAPIError(w http.ResponseWriter, e scimerrors.ScimError) {

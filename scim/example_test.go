@@ -30,7 +30,7 @@ func ExampleNewHandler() {
 	store := memory.NewSCIMStore()
 	store.SetSeatLimit("acme", 100)
 	mux := http.NewServeMux()
-	mux.Handle(scim.DefaultPrefix+"/", guard.SCIM(scim.NewHandler(store)))
+	mux.Handle(scim.DefaultPrefix+"/", guard.Wrap(auth.Policy{Permission: principal.PermSCIM, WriteError: scim.WriteProblem}, scim.NewHandler(store)))
 
 	send := func(key, method, path, body string) {
 		r := httptest.NewRequest(method, "https://idm.example.com"+scim.DefaultPrefix+path, strings.NewReader(body))

@@ -169,21 +169,21 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	})
 	// Each request of the KM API and OData is pinned to the KM store current at its start,
 	// so a reload never mixes two generations of data in one answer.
-	mux.Handle(km.BasePath+"/", guard.KM(notePrincipal(a.live.Handler(km.NewHandler(kmStore, km.Options{
+	mux.Handle(km.BasePath+"/", guard.Wrap(kmPolicy, notePrincipal(a.live.Handler(km.NewHandler(kmStore, km.Options{
 		MaxPageSize: cfg.maxPageSize, MaxBodyBytes: cfg.maxBody, Logger: logger,
 		QueryTimeout: cfg.queryTimeout, MaxQueryCost: cfg.queryBudget,
 	})))))
-	mux.Handle(odata.BasePath+"/", odata.VersionHeader(guard.OData(notePrincipal(a.live.Handler(odata.NewHandler(kmStore, odata.Options{
+	mux.Handle(odata.BasePath+"/", odata.VersionHeader(guard.Wrap(odataPolicy, notePrincipal(a.live.Handler(odata.NewHandler(kmStore, odata.Options{
 		MaxPageSize: cfg.maxPageSize, Logger: logger, QueryTimeout: cfg.queryTimeout,
 	}))))))
 	// The MCP server answers with the KM API's plans and checks; an agent's pageSize is
 	// capped like a client's.
-	mux.Handle(mcp.Path, guard.Wrap(auth.FamilyMCP, notePrincipal(a.live.Handler(mcp.New(kmStore, mcp.Options{
+	mux.Handle(mcp.Path, guard.Wrap(mcpPolicy, notePrincipal(a.live.Handler(mcp.New(kmStore, mcp.Options{
 		MaxRows: min(cfg.maxPageSize, mcp.DefaultMaxRows), Logger: logger,
 	}).Handler()))))
-	mux.Handle(scim.DefaultPrefix+"/", guard.SCIM(notePrincipal(scimHandler)))
-	mux.Handle("/api/v1/", guard.Reporting(notePrincipal(reporting.NewHandler(reportingStore, reporting.WithLogger(logger)))))
-	mux.Handle("GET "+MetricsPath, guard.Wrap(auth.FamilyMetrics, notePrincipal(a.metricsHandler())))
+	mux.Handle(scim.DefaultPrefix+"/", guard.Wrap(scimPolicy, notePrincipal(scimHandler)))
+	mux.Handle("/api/v1/", guard.Wrap(reportingPolicy, notePrincipal(reporting.NewHandler(reportingStore, reporting.WithLogger(logger)))))
+	mux.Handle("GET "+MetricsPath, guard.Wrap(metricsPolicy, notePrincipal(a.metricsHandler())))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at "+r.URL.Path)
 	})
@@ -198,6 +198,18 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	a.handler = logRequests(logger, a.routes.of, m.Handler(routeOf, inner))
 	return a, nil
 }
+
+// The policies the server guards the APIs with: each API's permission, credentials and
+// error shape. The MCP server and the metrics take the KM API's credentials and errors.
+var (
+	kmPolicy        = auth.Policy{Permission: principal.PermKM, WriteError: km.WriteProblem}
+	odataPolicy     = auth.Policy{Permission: principal.PermOData, WriteError: odata.WriteProblem}
+	scimPolicy      = auth.Policy{Permission: principal.PermSCIM, WriteError: scim.WriteProblem}
+	reportingPolicy = auth.Policy{Permission: principal.PermReporting, Credentials: auth.APIKeyHeader,
+		Tenant: reporting.RequestTenant, WriteError: reporting.WriteProblem}
+	mcpPolicy     = auth.Policy{Permission: principal.PermMCP, WriteError: km.WriteProblem}
+	metricsPolicy = auth.Policy{Permission: principal.PermMetrics, WriteError: km.WriteProblem}
+)
 
 // MetricsPath is where the server serves its Prometheus metrics.
 const MetricsPath = "/metrics"
