@@ -4,16 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kmkit/kmkit/internal/inputcheck"
-	"github.com/kmkit/kmkit/outage"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/kmkit/kmkit/internal/inputcheck"
+	"github.com/kmkit/kmkit/internal/routing"
+	"github.com/kmkit/kmkit/outage"
 
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
@@ -81,6 +80,8 @@ const DefaultQueryTimeout = 30 * time.Second
 type Handler struct {
 	store Store
 	opts  Options
+	api   *routing.API
+	entry http.Handler // serve behind the API's HEAD and panic handling
 }
 
 // NewHandler returns the handler of the Knowledge Model API under BasePath, backed by
@@ -108,7 +109,9 @@ func NewHandler(store Store, opts Options) *Handler {
 	case opts.MaxQueryCost < 0:
 		opts.MaxQueryCost = 1<<63 - 1
 	}
-	return &Handler{store: store, opts: opts}
+	h := &Handler{store: store, opts: opts, api: &routing.API{Name: "km", Write: writeProblem, Logger: opts.Logger}}
+	h.entry = h.api.Handler(h.serve)
+	return h
 }
 
 // endpoint identifies a route of the API.
@@ -186,34 +189,28 @@ func route(path string) (ep endpoint, kmID, recID string, ok bool) {
 	return 0, "", "", false
 }
 
-// ServeHTTP implements http.Handler. A panic below it (in a Store, say) is answered with
-// 500 ADMIN_FATAL_ERROR and logged with its support id and stack.
+// ServeHTTP implements http.Handler. HEAD is answered as GET without a body. A panic
+// below it (in a Store, say) is answered with 500 ADMIN_FATAL_ERROR and logged with its
+// support id and stack.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	defer func() {
-		if v := recover(); v != nil {
-			if v == http.ErrAbortHandler {
-				panic(v)
-			}
-			h.fail(w, r, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
-		}
-	}()
+	h.entry.ServeHTTP(w, r)
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if err := inputcheck.Request(r, h.opts.MaxBodyBytes); err != nil {
 		problem.Write(w, http.StatusBadRequest, problem.CodeParameterIllegal, err.Error())
 		return
 	}
 	ep, kmID, recID, ok := route(r.URL.Path)
 	if !ok {
-		problem.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at "+r.URL.Path)
+		h.api.NotFound(w, r, "")
 		return
 	}
-	allow := "GET"
+	methods := []string{http.MethodGet}
 	if ep == epModelData || ep == epRecordData {
-		allow = "GET, POST"
+		methods = append(methods, http.MethodPost)
 	}
-	if r.Method != http.MethodGet && !(r.Method == http.MethodPost && allow != "GET") {
-		w.Header().Set("Allow", allow)
-		problem.Write(w, http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
-			"method "+r.Method+" is not allowed on "+r.URL.Path+"; allowed: "+allow)
+	if !h.api.Allow(w, r, methods...) {
 		return
 	}
 	ctx := r.Context()
@@ -297,9 +294,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", outage.RetryAfterSeconds)
 		problem.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
 	default:
-		id := uuid.NewString()
-		h.opts.Logger.ErrorContext(r.Context(), "km: internal error", "supportId", id, "method", r.Method, "path", r.URL.Path, "err", err)
-		problem.Write(w, http.StatusInternalServerError, problem.CodeFatal, "internal error; support id "+id)
+		h.api.Internal(r.Context(), r, err).Write(w)
 	}
 }
 

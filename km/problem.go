@@ -8,6 +8,9 @@ import (
 	"github.com/kmkit/kmkit/problem"
 )
 
+// writeProblem is WriteProblem as the handler's routing.ErrorWriter.
+func writeProblem(w http.ResponseWriter, _ *http.Request, p *problem.Problem) { WriteProblem(w, p) }
+
 // WriteProblem writes p in the KM API's error shape: a 401 as {"error": detail}
 // (application/json), as the KM API's clients expect, anything else as a problem body. It
 // is the error writer to give the auth middleware (auth.Policy.WriteError) in front of the

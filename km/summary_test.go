@@ -255,8 +255,8 @@ func TestSummaryDefaults(t *testing.T) {
 
 func TestSummaryMethodNotAllowed(t *testing.T) {
 	w := call(shop(t), "POST", ordersSummary, `{}`)
-	if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != "GET" {
-		t.Fatalf("status %d, Allow %q; want 405 and GET", w.Code, w.Header().Get("Allow"))
+	if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != "GET, HEAD" {
+		t.Fatalf("status %d, Allow %q; want 405 and GET, HEAD", w.Code, w.Header().Get("Allow"))
 	}
 }
 

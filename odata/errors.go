@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/problem"
@@ -90,9 +88,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", outage.RetryAfterSeconds)
 		writeProblem(w, r, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
 	default:
-		id := uuid.NewString()
-		h.opts.Logger.ErrorContext(r.Context(), "odata: internal error", "supportId", id, "method", r.Method, "path", r.URL.Path, "err", err)
-		writeProblem(w, r, http.StatusInternalServerError, problem.CodeFatal, "internal error; support id "+id)
+		writeError(w, r, h.api.Internal(r.Context(), r, err), "")
 	}
 }
 

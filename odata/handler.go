@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kmkit/kmkit/internal/inputcheck"
+	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/publicurl"
@@ -64,6 +65,8 @@ type Handler struct {
 	store km.Store
 	opts  Options
 	now   func() time.Time
+	api   *routing.API
+	entry http.Handler // serve behind the API's HEAD and panic handling
 }
 
 // NewHandler returns the handler of the OData services under BasePath, backed by store.
@@ -83,7 +86,12 @@ func NewHandler(store km.Store, opts Options) *Handler {
 	if opts.QueryTimeout == 0 {
 		opts.QueryTimeout = km.DefaultQueryTimeout
 	}
-	return &Handler{store: store, opts: opts, now: time.Now}
+	h := &Handler{store: store, opts: opts, now: time.Now}
+	h.api = &routing.API{Name: "odata", Logger: opts.Logger, Write: func(w http.ResponseWriter, r *http.Request, p *problem.Problem) {
+		writeError(w, r, p, "")
+	}}
+	h.entry = h.api.Handler(h.serve)
+	return h
 }
 
 // resource is what a path addresses.
@@ -133,12 +141,16 @@ func route(path string) (res resource, kmID, set, key string, err error) {
 	return 0, "", "", "", notFoundPath(path, "a service has $metadata, $batch and entity sets named {record_id}"+EntitySetSuffix)
 }
 
-func notFoundPath(path, why string) error {
-	return problem.New(http.StatusNotFound, problem.CodeNotFoundPath, "no resource at "+short(path)+": "+why)
+func notFoundPath(path, why string) error { return routing.NotFoundProblem(path, why) }
+
+// ServeHTTP implements http.Handler. HEAD is answered as GET without a body. A panic
+// below it (in a Store, say) is answered with 500 ADMIN_FATAL_ERROR and logged with its
+// support id and stack.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.entry.ServeHTTP(w, r)
 }
 
-// ServeHTTP implements http.Handler.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("OData-Version", Version)
 	if err := inputcheck.Request(r, inputcheck.DefaultMaxBody); err != nil {
 		h.fail(w, r, problem.New(http.StatusBadRequest, problem.CodeParameterIllegal, err.Error()))
@@ -154,19 +166,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if res == resBatch {
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", "POST")
-			writeProblem(w, r, http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
-				"method "+r.Method+" is not allowed on $batch; allowed: POST")
-			return
+		if h.api.Allow(w, r, http.MethodPost) {
+			h.serveBatch(w, r)
 		}
-		h.serveBatch(w, r)
 		return
 	}
-	if r.Method != http.MethodGet {
-		w.Header().Set("Allow", "GET")
-		writeProblem(w, r, http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
-			"method "+r.Method+" is not allowed: the OData services are read-only; allowed: GET")
+	if !h.api.Allow(w, r, http.MethodGet) { // the OData services are read-only
 		return
 	}
 	m, err := km.LookupModel(r.Context(), h.store, kmID)

@@ -69,13 +69,13 @@ func TestErrors(t *testing.T) {
 		{"unknown entity set", svc + "/NOPE_entries", nil,
 			response{404, problem.ContentType, problemBody(404, "KM_RECORD_NOTFOUND", `knowledge model shop has no entity set "NOPE_entries" (no record "NOPE")`)}},
 		{"record without suffix", svc + "/ORDERS", nil,
-			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/odata/shop.svc/ORDERS: a service has $metadata, $batch and entity sets named {record_id}_entries`)}},
+			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no endpoint at /intelligence/api/odata/shop.svc/ORDERS: a service has $metadata, $batch and entity sets named {record_id}_entries`)}},
 		{"no service", BasePath + "/shop", nil,
-			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/odata/shop: OData services live at /intelligence/api/odata/{km_id}.svc`)}},
+			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no endpoint at /intelligence/api/odata/shop: OData services live at /intelligence/api/odata/{km_id}.svc`)}},
 		{"outside the base path", "/intelligence/api/other", nil,
-			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/other: OData services live at /intelligence/api/odata/{km_id}.svc`)}},
+			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no endpoint at /intelligence/api/other: OData services live at /intelligence/api/odata/{km_id}.svc`)}},
 		{"property of an entity", svc + "/ORDERS_entries('O1')/STATUS", nil,
-			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/odata/shop.svc/ORDERS_entries('O1')/STATUS: an entity is addressed as ORDERS_entries(key); its properties and navigation are not addressable`)}},
+			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no endpoint at /intelligence/api/odata/shop.svc/ORDERS_entries('O1')/STATUS: an entity is addressed as ORDERS_entries(key); its properties and navigation are not addressable`)}},
 		{"format", svc + "/ORDERS_entries?$format=csv", nil,
 			response{415, problem.ContentType, problemBody(415, "GENERAL_UNSUPPORTED_MEDIA_TYPE", `$format "csv" is not supported: use json, xml, atom, application/json, application/xml or application/atom+xml`)}},
 		{"format of metadata", svc + "/$metadata?$format=text/html", nil,
@@ -144,12 +144,12 @@ func TestMethodNotAllowed(t *testing.T) {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		want := response{405, problem.ContentType, problemBody(405, "GENERAL_METHOD_NOT_ALLOWED",
-			"method "+method+" is not allowed: the OData services are read-only; allowed: GET")}
+			"method "+method+" is not allowed on "+svc+"/ORDERS_entries; allowed: GET, HEAD")}
 		got := response{w.Code, w.Header().Get("Content-Type"), w.Body.String()}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", method, diff)
 		}
-		if w.Header().Get("Allow") != "GET" || w.Header().Get("OData-Version") != "4.0" {
+		if w.Header().Get("Allow") != "GET, HEAD" || w.Header().Get("OData-Version") != "4.0" {
 			t.Errorf("%s: headers %v", method, w.Header())
 		}
 	}

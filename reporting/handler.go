@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/kmkit/kmkit/internal/inputcheck"
+	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/principal"
 
@@ -148,28 +149,38 @@ func NewHandler(store Store, opts ...Option) http.Handler {
 	for _, o := range opts {
 		o(&c)
 	}
-	return &handler{store: store, config: c}
+	h := &handler{store: store, config: c}
+	h.api = &routing.API{Name: "reporting", Logger: c.log, Write: func(w http.ResponseWriter, _ *http.Request, p *problem.Problem) {
+		WriteProblem(w, p)
+	}}
+	h.entry = h.api.Handler(h.serve)
+	return h
 }
 
 type handler struct {
 	store Store
 	config
+	api   *routing.API
+	entry http.Handler // serve behind the API's HEAD and panic handling
 }
 
+// ServeHTTP implements http.Handler. HEAD is answered as GET without a body; a panic below
+// it is answered 500 ADMIN_FATAL_ERROR with a logged support id.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.entry.ServeHTTP(w, r)
+}
+
+func (h *handler) serve(w http.ResponseWriter, r *http.Request) {
 	if err := inputcheck.Request(r, inputcheck.DefaultMaxBody); err != nil {
 		problem.Write(w, http.StatusBadRequest, problem.CodeParameterIllegal, err.Error())
 		return
 	}
 	elements := r.URL.Path == ElementsPath
 	if !elements && r.URL.Path != FacetsPath {
-		problem.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, fmt.Sprintf("no resource at %s", r.URL.Path))
+		h.api.NotFound(w, r, "")
 		return
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		problem.Write(w, http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
-			fmt.Sprintf("method %s is not allowed on %s; use GET", r.Method, r.URL.Path))
+	if !h.api.Allow(w, r, http.MethodGet) {
 		return
 	}
 	tenant, err := h.tenant(r)
@@ -238,9 +249,7 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		problem.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
 		return
 	}
-	id := uuid.NewString()
-	h.log.ErrorContext(r.Context(), "reporting: request failed", "supportId", id, "path", r.URL.Path, "err", err)
-	problem.Write(w, http.StatusInternalServerError, problem.CodeFatal, "internal error; support id "+id)
+	h.api.Internal(r.Context(), r, err).Write(w)
 }
 
 // writeError answers with err as TenantFunc describes.

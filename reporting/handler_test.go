@@ -148,7 +148,6 @@ func TestHandler(t *testing.T) {
 		{name: "empty values are absent", req: a("/api/v1/elements?Skip=&Take=&FacetName="), want: elements(0, 100, 7, elementsA...)},
 		{name: "unknown parameters ignored", req: a("/api/v1/elements?foo=bar&FacetName=Roles&&x"), want: elements(0, 100, 2, role0, role1)},
 		{name: "plus sign", req: a("/api/v1/elements?Skip=%2B6"), want: elements(6, 100, 7, role1)},
-		{name: "HEAD", req: request{method: http.MethodHead, target: "/api/v1/elements?Take=1", tenant: []string{tenantA}, principal: principalA}, want: elements(0, 1, 7, itSystem)},
 
 		// Elements: bad parameters.
 		{name: "take above the maximum", req: a("/api/v1/elements?Take=101"),
@@ -222,14 +221,14 @@ func TestHandler(t *testing.T) {
 
 		// Paths and methods.
 		{name: "unknown path", req: a("/api/v1/element"),
-			want: problem.New(http.StatusNotFound, problem.CodeNotFoundPath, "no resource at /api/v1/element")},
+			want: problem.New(http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at /api/v1/element")},
 		{name: "trailing slash", req: a("/api/v1/facets/"),
-			want: problem.New(http.StatusNotFound, problem.CodeNotFoundPath, "no resource at /api/v1/facets/")},
+			want: problem.New(http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at /api/v1/facets/")},
 		{name: "POST", req: request{method: http.MethodPost, target: "/api/v1/elements", tenant: []string{tenantA}, principal: principalA},
-			want:    problem.New(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed, "method POST is not allowed on /api/v1/elements; use GET"),
+			want:    problem.New(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed, "method POST is not allowed on /api/v1/elements; allowed: GET, HEAD"),
 			wantHdr: map[string]string{"Allow": "GET, HEAD"}},
 		{name: "DELETE facets", req: request{method: http.MethodDelete, target: "/api/v1/facets"},
-			want:    problem.New(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed, "method DELETE is not allowed on /api/v1/facets; use GET"),
+			want:    problem.New(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed, "method DELETE is not allowed on /api/v1/facets; allowed: GET, HEAD"),
 			wantHdr: map[string]string{"Allow": "GET, HEAD"}},
 
 		// Options.
@@ -432,5 +431,23 @@ func TestHandlerOverHTTP(t *testing.T) {
 	}
 	if lengths[http.MethodGet] != "90" || lengths[http.MethodHead] != "90" {
 		t.Errorf("Content-Length of GET and HEAD = %v, want 90 for both", lengths)
+	}
+}
+
+// TestHead checks that HEAD is answered as GET: the same status and headers, no body.
+func TestHead(t *testing.T) {
+	h := NewHandler(testStore())
+	get := serve(h, request{target: "/api/v1/elements?Take=1", tenant: []string{tenantA}, principal: principalA})
+	head := serve(h, request{method: http.MethodHead, target: "/api/v1/elements?Take=1", tenant: []string{tenantA}, principal: principalA})
+	if get.Code != http.StatusOK || get.Body.Len() == 0 {
+		t.Fatalf("GET: %d, %d bytes", get.Code, get.Body.Len())
+	}
+	if head.Code != get.Code || head.Body.Len() != 0 {
+		t.Errorf("HEAD: %d with %d bytes, want %d and no body", head.Code, head.Body.Len(), get.Code)
+	}
+	for _, k := range []string{"Content-Type", "Content-Length", "Cache-Control"} {
+		if head.Header().Get(k) != get.Header().Get(k) {
+			t.Errorf("HEAD %s = %q, GET's %q", k, head.Header().Get(k), get.Header().Get(k))
+		}
 	}
 }

@@ -1,10 +1,10 @@
 package scim
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strconv"
 
@@ -78,7 +78,7 @@ func writeAPIError(w http.ResponseWriter, e scimerrors.ScimError) {
 
 // storeError turns a Store error into the error the client sees. Errors that are not
 // rules of the Store are logged and answered with 500 without their text.
-func storeError(log *slog.Logger, err error) scimerrors.ScimError {
+func (h *Handler) storeError(err error) scimerrors.ScimError {
 	detail := err.Error()
 	var re *RuleError
 	if errors.As(err, &re) {
@@ -103,9 +103,9 @@ func storeError(log *slog.Logger, err error) scimerrors.ScimError {
 		return se
 	}
 	if outage.Is(err) {
-		log.Warn("scim: database unavailable", "error", err)
+		h.log.Warn("scim: database unavailable", "error", err)
 		return apiError(http.StatusServiceUnavailable, "", "%s", outage.Detail)
 	}
-	log.Error("scim: store failure", "error", err)
-	return apiError(http.StatusInternalServerError, "", "The request failed on the server; the failure was logged.")
+	p := h.api.Internal(context.Background(), nil, err)
+	return apiError(p.Status, "", "%s", p.Detail)
 }

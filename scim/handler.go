@@ -14,8 +14,10 @@ import (
 	"strings"
 
 	"github.com/kmkit/kmkit/internal/inputcheck"
+	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/principal"
+	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/publicurl"
 )
 
@@ -87,6 +89,8 @@ type Handler struct {
 	docURI      string
 
 	users, groups *resourceType
+	api           *routing.API
+	entry         http.Handler // serve behind the API's HEAD and panic handling
 }
 
 // Option configures a Handler.
@@ -201,6 +205,10 @@ func NewHandler(store Store, opts ...Option) *Handler {
 	h.users = newResourceType("User", "/Users", "User of the team", userSchema(), userExtensions()...)
 	h.groups = newResourceType("Group", "/Groups", "Group of users of the team", groupSchema())
 	h.groups.patch.computed = map[string]bool{"members.display": true, "members.$ref": true}
+	h.api = &routing.API{Name: "scim", Logger: h.log, Write: func(w http.ResponseWriter, _ *http.Request, p *problem.Problem) {
+		WriteProblem(w, p)
+	}}
+	h.entry = h.api.Handler(h.serve)
 	return h
 }
 
@@ -219,15 +227,20 @@ func (h *Handler) root(r *http.Request) string {
 	return scheme + "://" + r.Host + h.prefix
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. HEAD is answered as GET without a body; a panic
+// below it is answered 500 with a support id that is logged with the panic.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.entry.ServeHTTP(w, r)
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if err := inputcheck.Request(r, h.maxBody); err != nil {
 		WriteError(w, http.StatusBadRequest, TypeInvalidValue, err.Error())
 		return
 	}
 	path, ok := strings.CutPrefix(r.URL.Path, h.prefix)
 	if !ok || (path != "" && path[0] != '/') {
-		WriteError(w, http.StatusNotFound, "", fmt.Sprintf("Specified endpoint %s does not exist.", r.URL.Path))
+		h.api.NotFound(w, r, "")
 		return
 	}
 	team, ok := h.team(r)
@@ -247,22 +260,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "groups":
 		rt = h.groups
 	case "serviceproviderconfig":
-		if allow(w, r, len(seg) == 1, http.MethodGet) {
+		if h.allow(w, r, len(seg) == 1, http.MethodGet) {
 			h.serveSPC(w, root)
 		}
 		return
 	case "schemas", "resourcetypes":
-		if allow(w, r, true, http.MethodGet) {
+		if h.allow(w, r, true, http.MethodGet) {
 			h.serveDiscovery(w, r, root, seg)
 		}
 		return
 	case "bulk":
-		if allow(w, r, len(seg) == 1, http.MethodPost) {
+		if h.allow(w, r, len(seg) == 1, http.MethodPost) {
 			h.serveBulk(w, r, root, team)
 		}
 		return
 	default:
-		WriteError(w, http.StatusNotFound, "", fmt.Sprintf("Specified endpoint %s does not exist.", r.URL.Path))
+		h.api.NotFound(w, r, "")
 		return
 	}
 
@@ -270,16 +283,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ifMatch: r.Header.Get("If-Match"), ifNoneMatch: r.Header.Get("If-None-Match")}
 	switch {
 	case len(seg) == 1:
-		if !allow(w, r, true, http.MethodGet, http.MethodPost) {
+		if !h.allow(w, r, true, http.MethodGet, http.MethodPost) {
 			return
 		}
 	case strings.EqualFold(seg[1], ".search"):
-		if !allow(w, r, true, http.MethodPost) {
+		if !h.allow(w, r, true, http.MethodPost) {
 			return
 		}
 		c.method = http.MethodGet
 	default:
-		if !allow(w, r, true, http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete) {
+		if !h.allow(w, r, true, http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete) {
 			return
 		}
 		c.id = seg[1]
@@ -304,20 +317,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // allow answers 404 when the path is not ok and 405 when the method is not one of methods.
-func allow(w http.ResponseWriter, r *http.Request, ok bool, methods ...string) bool {
+func (h *Handler) allow(w http.ResponseWriter, r *http.Request, ok bool, methods ...string) bool {
 	if !ok {
-		WriteError(w, http.StatusNotFound, "", fmt.Sprintf("Specified endpoint %s does not exist.", r.URL.Path))
+		h.api.NotFound(w, r, "")
 		return false
 	}
-	for _, m := range methods {
-		if r.Method == m {
-			return true
-		}
-	}
-	w.Header().Set("Allow", strings.Join(methods, ", "))
-	WriteError(w, http.StatusMethodNotAllowed, "",
-		fmt.Sprintf("Method %s is not allowed on %s; use %s.", r.Method, r.URL.Path, strings.Join(methods, " or ")))
-	return false
+	return h.api.Allow(w, r, methods...)
 }
 
 // readBody reads a JSON request body of at most limit bytes.
