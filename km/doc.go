@@ -80,7 +80,7 @@
 //   - POST bodies are JSON: a Content-Type other than application/json or a "+json"
 //     type (text/plain, application/xml, a form) is 415 GENERAL_UNSUPPORTED_MEDIA_TYPE;
 //     a missing Content-Type is read as JSON. Unknown members are 400 GENERAL_PARAMETER_ILLEGAL; a member of the wrong
-//     JSON type is 400 GENERAL_PARAMETER_MISSMATCH; beyond Options.MaxBodyBytes, 413
+//     JSON type is 400 GENERAL_PARAMETER_MISSMATCH; beyond WithMaxBodyBytes, 413
 //     GENERAL_PAYLOAD_TOO_LARGE. filterExpr entries of a POST are split at top-level
 //     commas as on GET.
 //   - Fuzzy search: without searchField the searched fields are the selected string fields
@@ -92,12 +92,12 @@
 //   - Bounded work: the request's context reaches the store (Store.Query), so a client
 //     that goes away or a server shutting down stops the query (the memory store checks
 //     it per filter predicate and between phases, within 100 ms). Data, query and summary
-//     requests run under Options.QueryTimeout (default 30 s): longer work is stopped and
+//     requests run under WithQueryTimeout (default 30 s): longer work is stopped and
 //     answered 503 GENERAL_SERVICE_UNAVAILABLE "the query ran longer than the time limit
 //     of 30s and was stopped; ...". Before running, a data or query request's plan is
 //     costed (Plan.Cost: rows x predicates for the filters, rows x fields x aggregates for
 //     the grouping, rows from the store's RowCounter or AssumedRows) and refused beyond
-//     Options.MaxQueryCost (default DefaultMaxQueryCost) with 400
+//     WithMaxQueryCost (default DefaultMaxQueryCost) with 400
 //     GENERAL_CONSTRAINT_VIOLATION naming the estimate, the budget and the part that is
 //     too large (the filters or the grouping). An in list counts as one predicate: the
 //     memory executor tests it with one pass.
@@ -109,7 +109,7 @@
 //     excludeFields are described, and the same fields make up the sample, so shape is
 //     [rows after filters, len(fields)]; excluding every field is 400
 //     GENERAL_PARAMETER_ILLEGAL. filters apply as on the record data endpoint, and
-//     filterExpr is accepted as there. sampleSize is 1 to Options.MaxSampleSize
+//     filterExpr is accepted as there. sampleSize is 1 to WithMaxSampleSize
 //     (default DefaultMaxSampleSize, 5000; the 400 beyond it names the option; default
 //     size DefaultSampleSize); the sample is the first rows in row order. Statistics are pandas'
 //     describe(include='all') (package stats): integer and float fields numeric, all

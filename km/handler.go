@@ -33,12 +33,12 @@ const (
 // under another prefix with http.StripPrefix.
 const BasePath = "/intelligence/api"
 
-// Defaults of Options.
+// Defaults of the options.
 const (
 	DefaultMaxPageSize  = 5000
 	DefaultMaxBodyBytes = 1 << 20
 	DefaultPageSize     = 50
-	// DefaultMaxSampleSize is the default of Options.MaxSampleSize.
+	// DefaultMaxSampleSize is the default of WithMaxSampleSize.
 	DefaultMaxSampleSize = 5000
 	// MaxFields is the most fields one data request may select.
 	MaxFields = 200
@@ -47,39 +47,60 @@ const (
 	MaxFilterExpressions = 100
 )
 
-// Options configure a Handler. The zero value gives the defaults.
-type Options struct {
-	// MaxPageSize bounds pageSize; above it requests fail with 400. Default 5000.
-	MaxPageSize int
-	// MaxSampleSize bounds the sampleSize of the summary endpoint (the seed sets no
-	// maximum; the bound keeps one request from copying a whole record); above it
-	// requests fail with 400 naming the bound. Default DefaultMaxSampleSize (5000).
+// options configure a Handler; the zero value gives the defaults.
+type options struct {
+	MaxPageSize   int
 	MaxSampleSize int
-	// MaxBodyBytes bounds POST bodies; beyond it requests fail with 413. Default 1 MiB.
-	MaxBodyBytes int64
-	// Limits bound filter expressions (length, nesting, in-list size); zero members take
-	// the query package's defaults.
-	Limits query.Limits
-	// Logger receives internal errors with their support id. Default slog.Default().
-	Logger *slog.Logger
-	// QueryTimeout bounds the time one data, query or summary request may run; longer work
-	// is stopped (the store's context is canceled) and answered with 503
-	// GENERAL_SERVICE_UNAVAILABLE saying so. Default DefaultQueryTimeout; negative: none.
-	QueryTimeout time.Duration
-	// MaxQueryCost is the budget of the cost estimate (Plan.Cost): a data or query request
-	// estimated beyond it is refused with 400 GENERAL_CONSTRAINT_VIOLATION naming the part
-	// that is too large. Default DefaultMaxQueryCost; negative: no budget.
-	MaxQueryCost int64
+	MaxBodyBytes  int64
+	Limits        query.Limits
+	Logger        *slog.Logger
+	QueryTimeout  time.Duration
+	MaxQueryCost  int64
 }
 
-// DefaultQueryTimeout is the default of Options.QueryTimeout.
+// Option configures NewHandler.
+type Option func(*options)
+
+// WithMaxPageSize bounds pageSize; above it requests fail with 400. Default
+// DefaultMaxPageSize (5000); values below 1 keep the default.
+func WithMaxPageSize(n int) Option { return func(o *options) { o.MaxPageSize = n } }
+
+// WithMaxSampleSize bounds the sampleSize of the summary endpoint (the seed sets no
+// maximum; the bound keeps one request from copying a whole record); above it requests
+// fail with 400 naming the bound. Default DefaultMaxSampleSize (5000); values below 1 keep
+// the default.
+func WithMaxSampleSize(n int) Option { return func(o *options) { o.MaxSampleSize = n } }
+
+// WithMaxBodyBytes bounds POST bodies; beyond it requests fail with 413. Default
+// DefaultMaxBodyBytes (1 MiB); values below 1 keep the default.
+func WithMaxBodyBytes(n int64) Option { return func(o *options) { o.MaxBodyBytes = n } }
+
+// WithLimits bounds filter expressions (length, nesting, in-list size); zero members take
+// the query package's defaults.
+func WithLimits(l query.Limits) Option { return func(o *options) { o.Limits = l } }
+
+// WithLogger sets where internal errors are logged with their support id. Default
+// slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.Logger = l } }
+
+// WithQueryTimeout bounds the time one data, query or summary request may run; longer
+// work is stopped (the store's context is canceled) and answered with 503
+// GENERAL_SERVICE_UNAVAILABLE saying so. Default DefaultQueryTimeout; negative: none.
+func WithQueryTimeout(d time.Duration) Option { return func(o *options) { o.QueryTimeout = d } }
+
+// WithMaxQueryCost sets the budget of the cost estimate (Plan.Cost): a data or query
+// request estimated beyond it is refused with 400 GENERAL_CONSTRAINT_VIOLATION naming the
+// part that is too large. Default DefaultMaxQueryCost; negative: no budget.
+func WithMaxQueryCost(n int64) Option { return func(o *options) { o.MaxQueryCost = n } }
+
+// DefaultQueryTimeout is the default of WithQueryTimeout.
 const DefaultQueryTimeout = 30 * time.Second
 
 // Handler serves the Knowledge Model API (schema, data and query endpoints) from a Store.
 // Create it with NewHandler.
 type Handler struct {
 	store Store
-	opts  Options
+	opts  options
 	api   *routing.API
 	entry http.Handler // serve behind the API's HEAD and panic handling
 }
@@ -87,7 +108,11 @@ type Handler struct {
 // NewHandler returns the handler of the Knowledge Model API under BasePath, backed by
 // store. It expects the auth middleware in front of it for authentication, permissions
 // and rate limits (auth.Guard.Wrap, with WriteProblem as the policy's error writer).
-func NewHandler(store Store, opts Options) *Handler {
+func NewHandler(store Store, opt ...Option) *Handler {
+	var opts options
+	for _, o := range opt {
+		o(&opts)
+	}
 	if opts.MaxPageSize <= 0 {
 		opts.MaxPageSize = DefaultMaxPageSize
 	}
@@ -258,7 +283,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// bounded returns r with the query time limit (Options.QueryTimeout) on its context.
+// bounded returns r with the query time limit (WithQueryTimeout) on its context.
 func (h *Handler) bounded(r *http.Request) (*http.Request, context.CancelFunc) {
 	if h.opts.QueryTimeout < 0 {
 		return r, func() {}

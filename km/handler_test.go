@@ -30,7 +30,7 @@ func shop(t testing.TB) *km.Handler {
 			shopErr = err
 			return
 		}
-		shopHandler = km.NewHandler(s, km.Options{MaxPageSize: 100})
+		shopHandler = km.NewHandler(s, km.WithMaxPageSize(100))
 	})
 	if shopErr != nil {
 		t.Fatal(shopErr)

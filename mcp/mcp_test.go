@@ -57,7 +57,7 @@ func connect(t testing.TB, srv *sdk.Server) *sdk.ClientSession {
 func newFixture(t *testing.T, opts mcp.Options) *fixture {
 	t.Helper()
 	st := loadStore(t)
-	return &fixture{cs: connect(t, mcp.New(st, opts).MCPServer(nil)), kmAPI: km.NewHandler(st, km.Options{})}
+	return &fixture{cs: connect(t, mcp.New(st, opts).MCPServer(nil)), kmAPI: km.NewHandler(st)}
 }
 
 // call calls a tool and returns its result.

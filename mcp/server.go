@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -42,8 +43,8 @@ type Options struct {
 	// DefaultMaxBytes.
 	MaxBytes int
 	// KM configures the checks of the KM API the tools share (filter limits, sample
-	// size); its MaxPageSize is replaced by MaxRows.
-	KM km.Options
+	// size); MaxRows and Logger replace its km.WithMaxPageSize and km.WithLogger.
+	KM []km.Option
 	// SpecServer is the URL the OpenAPI resources name as their server, the origin the
 	// KM API is served at (e.g. https://kmkit.example); none when empty.
 	SpecServer string
@@ -70,10 +71,8 @@ func New(store km.Store, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	kopts := opts.KM
-	kopts.MaxPageSize = opts.MaxRows
-	kopts.Logger = opts.Logger
-	return &Server{kmh: km.NewHandler(store, kopts), opts: opts}
+	kopts := append(slices.Clip(opts.KM), km.WithMaxPageSize(opts.MaxRows), km.WithLogger(opts.Logger))
+	return &Server{kmh: km.NewHandler(store, kopts...), opts: opts}
 }
 
 // MCPServer returns an SDK server with the tools, resources and prompts. Calls run as

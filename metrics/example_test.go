@@ -42,7 +42,7 @@ func Example() {
 		return "", ""
 	}
 	mux := http.NewServeMux()
-	mux.Handle(km.BasePath+"/", guard.Wrap(auth.Policy{Permission: principal.PermKM, WriteError: km.WriteProblem}, km.NewHandler(store, km.Options{})))
+	mux.Handle(km.BasePath+"/", guard.Wrap(auth.Policy{Permission: principal.PermKM, WriteError: km.WriteProblem}, km.NewHandler(store)))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	_ = http.Server{Handler: m.Handler(route, mux)}
 }

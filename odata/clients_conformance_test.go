@@ -107,7 +107,7 @@ func TestCAPRemoteService(t *testing.T) {
 	}
 	var paths []string
 	var mu sync.Mutex
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		paths = append(paths, r.Method+" "+r.URL.Path)

@@ -61,7 +61,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, status int, code, deta
 	writeError(w, r, problem.New(status, code, detail), "")
 }
 
-// errQueryTimeout is the cause of a context ended by Options.QueryTimeout.
+// errQueryTimeout is the cause of a context ended by WithQueryTimeout.
 var errQueryTimeout = errors.New("odata: query time limit")
 
 // fail answers err: client errors with their 4xx body, anything else with 500 and a
@@ -92,11 +92,12 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
-// WriteProblem writes p in the error shape of OData paths: a 401 as the KM API's
-// {"error": detail}, anything else as the problem with OData's error object, served as
-// application/problem+json. It is the error writer to give the auth middleware
-// (auth.Policy.WriteError) in front of the handler.
+// WriteProblem writes p in the error shape of OData paths, with the OData-Version header
+// of every OData answer: a 401 as the KM API's {"error": detail}, anything else as the
+// problem with OData's error object, served as application/problem+json. It is the error
+// writer to give the auth middleware (auth.Policy.WriteError) in front of the handler.
 func WriteProblem(w http.ResponseWriter, p *problem.Problem) {
+	w.Header().Set("OData-Version", Version)
 	if p.Status == http.StatusUnauthorized {
 		km.WriteProblem(w, p)
 		return

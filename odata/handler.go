@@ -26,7 +26,7 @@ const BasePath = "/intelligence/api/odata"
 // Version is the OData version of every answer, sent in the OData-Version header.
 const Version = "4.0"
 
-// DefaultMaxPageSize is the default of Options.MaxPageSize.
+// DefaultMaxPageSize is the default of WithMaxPageSize.
 const DefaultMaxPageSize = 5000
 
 // Error codes of unknown resources, shared with the Knowledge Model API.
@@ -36,34 +36,51 @@ const (
 	CodeFilterNotFound = km.CodeFilterNotFound
 )
 
-// Options configure a Handler. The zero value gives the defaults.
-type Options struct {
-	// MaxPageSize bounds the entities of one response (server-driven paging): a longer
-	// answer ends with @odata.nextLink. Default 5000. A client may ask for smaller pages
-	// with the header "Prefer: odata.maxpagesize=N".
-	MaxPageSize int
-	// BaseURL is the scheme and host of the absolute URLs the answers carry (context URLs,
-	// next links, Atom ids), for example "https://api.example.com" behind a proxy. Empty:
-	// taken from the request (https when it came over TLS, its Host header).
-	BaseURL string
-	// MaxBatchBytes bounds the body of a $batch request; beyond it the answer is 413.
-	// Default DefaultMaxBatchBytes (1 MiB).
+// options configure a Handler; the zero value gives the defaults.
+type options struct {
+	MaxPageSize   int
+	BaseURL       string
 	MaxBatchBytes int64
-	// Limits bound $filter expressions (length, nesting, in-list size); zero members take
-	// the query package's defaults.
-	Limits query.Limits
-	// Logger receives internal errors with their support id. Default slog.Default().
-	Logger *slog.Logger
-	// QueryTimeout bounds the time one request may run (as km.Options.QueryTimeout):
-	// longer work is stopped and answered with 503 GENERAL_SERVICE_UNAVAILABLE saying so.
-	// Default km.DefaultQueryTimeout; negative: none.
-	QueryTimeout time.Duration
+	Limits        query.Limits
+	Logger        *slog.Logger
+	QueryTimeout  time.Duration
 }
+
+// Option configures NewHandler.
+type Option func(*options)
+
+// WithMaxPageSize bounds the entities of one response (server-driven paging): a longer
+// answer ends with @odata.nextLink. Default DefaultMaxPageSize (5000); values below 1 keep
+// the default. A client may ask for smaller pages with the header
+// "Prefer: odata.maxpagesize=N".
+func WithMaxPageSize(n int) Option { return func(o *options) { o.MaxPageSize = n } }
+
+// WithBaseURL sets the scheme and host of the absolute URLs the answers carry (context
+// URLs, next links, Atom ids), for example "https://api.example.com" behind a proxy.
+// Default: taken from the request (https when it came over TLS, its Host header).
+func WithBaseURL(u string) Option { return func(o *options) { o.BaseURL = u } }
+
+// WithMaxBatchBytes bounds the body of a $batch request; beyond it the answer is 413.
+// Default DefaultMaxBatchBytes (1 MiB); values below 1 keep the default.
+func WithMaxBatchBytes(n int64) Option { return func(o *options) { o.MaxBatchBytes = n } }
+
+// WithLimits bounds $filter expressions (length, nesting, in-list size); zero members
+// take the query package's defaults.
+func WithLimits(l query.Limits) Option { return func(o *options) { o.Limits = l } }
+
+// WithLogger sets where internal errors are logged with their support id. Default
+// slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.Logger = l } }
+
+// WithQueryTimeout bounds the time one request may run (as km.WithQueryTimeout): longer
+// work is stopped and answered with 503 GENERAL_SERVICE_UNAVAILABLE saying so. Default
+// km.DefaultQueryTimeout; negative: none.
+func WithQueryTimeout(d time.Duration) Option { return func(o *options) { o.QueryTimeout = d } }
 
 // Handler serves the OData services of the KMs of a km.Store. Create it with NewHandler.
 type Handler struct {
 	store km.Store
-	opts  Options
+	opts  options
 	now   func() time.Time
 	api   *routing.API
 	entry http.Handler // serve behind the API's HEAD and panic handling
@@ -72,7 +89,11 @@ type Handler struct {
 // NewHandler returns the handler of the OData services under BasePath, backed by store.
 // It expects the auth middleware in front of it for authentication, permissions and rate
 // limits (auth.Guard.Wrap, with WriteProblem as the policy's error writer).
-func NewHandler(store km.Store, opts Options) *Handler {
+func NewHandler(store km.Store, opt ...Option) *Handler {
+	var opts options
+	for _, o := range opt {
+		o(&opts)
+	}
 	if opts.MaxPageSize <= 0 {
 		opts.MaxPageSize = DefaultMaxPageSize
 	}
@@ -414,15 +435,3 @@ func acceptQ(params string) float64 {
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 const maxPooled = 8 << 20
-
-// VersionHeader returns a handler that sets the OData-Version header and calls next. Wrap
-// the middleware in front of the OData handler with it, so that its answers (401, 403,
-// 429) carry the header too:
-//
-//	mux.Handle(odata.BasePath+"/", odata.VersionHeader(guard.Wrap(odataPolicy, odata.NewHandler(store, odata.Options{}))))
-func VersionHeader(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("OData-Version", Version)
-		next.ServeHTTP(w, r)
-	})
-}

@@ -113,7 +113,7 @@ func TestErrors(t *testing.T) {
 		{"bad escape", svc + "/ORDERS_entries?$filter=%zz", nil,
 			response{400, problem.ContentType, problemBodyAt(400, "GENERAL_PARAMETER_ILLEGAL", `$filter: the value has a malformed percent-escape`, "$filter")}},
 	}
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			checkGET(t, h, tt.target, tt.header, tt.want)
@@ -122,7 +122,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestFilterLimits(t *testing.T) {
-	h := testHandler(t, Options{Limits: query.Limits{MaxLength: 20, MaxIn: 2}})
+	h := testHandler(t, WithLimits(query.Limits{MaxLength: 20, MaxIn: 2}))
 	tests := []struct{ target, want string }{
 		{svc + "/ORDERS_entries?$filter=STATUS%20eq%20'PAID'%20or%20LATE%20gt%201", problemBodyAt(400, "GENERAL_CONSTRAINT_VIOLATION",
 			"$filter: the expression is 29 bytes long; at most 20 are allowed", "$filter")},
@@ -138,7 +138,7 @@ func TestFilterLimits(t *testing.T) {
 }
 
 func TestMethodNotAllowed(t *testing.T) {
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		r := httptest.NewRequest(method, "http://example.com"+svc+"/ORDERS_entries", strings.NewReader("{}"))
 		w := httptest.NewRecorder()
@@ -190,7 +190,7 @@ func TestServiceDocument(t *testing.T) {
 		// Custom options are ignored.
 		{svc + "?sap-client=100", nil, jsonResp},
 	}
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	for _, tt := range tests {
 		t.Run(tt.target+strings.Join(tt.header, ":"), func(t *testing.T) {
 			checkGET(t, h, tt.target, tt.header, tt.want)
@@ -199,7 +199,7 @@ func TestServiceDocument(t *testing.T) {
 }
 
 func TestBaseURL(t *testing.T) {
-	h := testHandler(t, Options{BaseURL: "https://api.example.org/"})
+	h := testHandler(t, WithBaseURL("https://api.example.org/"))
 	w := get(h, svc)
 	const want = `{"@odata.context":"https://api.example.org/intelligence/api/odata/shop.svc/$metadata","value":[`
 	if !strings.HasPrefix(w.Body.String(), want) {
@@ -207,7 +207,7 @@ func TestBaseURL(t *testing.T) {
 	}
 	r := httptest.NewRequest(http.MethodGet, "https://secure.example.com"+svc, nil)
 	rec := httptest.NewRecorder()
-	testHandler(t, Options{}).ServeHTTP(rec, r)
+	testHandler(t).ServeHTTP(rec, r)
 	const wantTLS = `{"@odata.context":"https://secure.example.com/intelligence/api/odata/shop.svc/$metadata","value":[`
 	if !strings.HasPrefix(rec.Body.String(), wantTLS) {
 		t.Errorf("body %s, want the prefix %s", rec.Body.String(), wantTLS)
@@ -245,7 +245,7 @@ func TestMetadata(t *testing.T) {
 		{svc + "/$metadata", []string{"Accept", "application/json, */*;q=0.1"}, xmlResp},
 		{svc + "/$metadata?$format=json", []string{"Accept", "application/xml"}, jsonResp},
 	}
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	for _, tt := range tests {
 		t.Run(tt.target+strings.Join(tt.header, ":"), func(t *testing.T) {
 			checkGET(t, h, tt.target, tt.header, tt.want)
@@ -258,19 +258,20 @@ func TestMetadata(t *testing.T) {
 	}
 }
 
-func TestVersionHeader(t *testing.T) {
-	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusUnauthorized)
-	})
-	w := httptest.NewRecorder()
-	VersionHeader(inner).ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
-	if w.Code != http.StatusUnauthorized || w.Header().Get("OData-Version") != "4.0" {
-		t.Errorf("status %d, headers %v", w.Code, w.Header())
+// TestWriteProblemVersion checks that the answers of the auth middleware, which
+// WriteProblem writes, carry OData-Version like the handler's.
+func TestWriteProblemVersion(t *testing.T) {
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests} {
+		w := httptest.NewRecorder()
+		WriteProblem(w, problem.New(status, "X", "refused"))
+		if w.Code != status || w.Header().Get("OData-Version") != "4.0" {
+			t.Errorf("%d: status %d, headers %v", status, w.Code, w.Header())
+		}
 	}
 }
 
 func TestQueryTimeLimit(t *testing.T) {
-	h := testHandler(t, Options{QueryTimeout: time.Nanosecond})
+	h := testHandler(t, WithQueryTimeout(time.Nanosecond))
 	detail := "the query ran longer than the time limit of 1ns and was stopped; narrow it (a simpler $filter, fewer rows)"
 	w := get(h, svc+"/ORDERS"+EntitySetSuffix+"?$filter=NET%20gt%201")
 	if w.Code != http.StatusServiceUnavailable {

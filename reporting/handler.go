@@ -21,10 +21,14 @@ import (
 	"github.com/kmkit/kmkit/problem"
 )
 
-// The paths the handler serves, relative to where it is mounted.
+// BasePath is the path under which the handler serves the API. Mount the handler at
+// BasePath + "/".
+const BasePath = "/api/v1"
+
+// The paths the handler serves.
 const (
-	ElementsPath = "/api/v1/elements"
-	FacetsPath   = "/api/v1/facets"
+	ElementsPath = BasePath + "/elements"
+	FacetsPath   = BasePath + "/facets"
 )
 
 // TenantHeader names the request header that carries the tenant id.
@@ -143,13 +147,16 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // NewHandler returns the handler of GET (and HEAD) ElementsPath and FacetsPath, serving
-// each request's tenant's data from store.
-func NewHandler(store Store, opts ...Option) http.Handler {
+// each request's tenant's data from store. It expects the auth middleware in front of it
+// for authentication and rate limits (auth.Guard.Wrap, with RequestTenant as the policy's
+// tenant reader and WriteProblem as its error writer), and repeats its checks of the
+// tenant (HeaderTenant) so that it is safe mounted without it.
+func NewHandler(store Store, opts ...Option) *Handler {
 	c := config{tenant: HeaderTenant, defaultTake: DefaultTake, maxTake: MaxTake, log: slog.Default()}
 	for _, o := range opts {
 		o(&c)
 	}
-	h := &handler{store: store, config: c}
+	h := &Handler{store: store, config: c}
 	h.api = &routing.API{Name: "reporting", Logger: c.log, Write: func(w http.ResponseWriter, _ *http.Request, p *problem.Problem) {
 		WriteProblem(w, p)
 	}}
@@ -157,7 +164,8 @@ func NewHandler(store Store, opts ...Option) http.Handler {
 	return h
 }
 
-type handler struct {
+// Handler serves the reporting API from a Store. Create it with NewHandler.
+type Handler struct {
 	store Store
 	config
 	api   *routing.API
@@ -166,11 +174,11 @@ type handler struct {
 
 // ServeHTTP implements http.Handler. HEAD is answered as GET without a body; a panic below
 // it is answered 500 ADMIN_FATAL_ERROR with a logged support id.
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.entry.ServeHTTP(w, r)
 }
 
-func (h *handler) serve(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if err := inputcheck.Request(r, inputcheck.DefaultMaxBody); err != nil {
 		problem.Write(w, http.StatusBadRequest, problem.CodeParameterIllegal, err.Error())
 		return
@@ -239,7 +247,7 @@ var bufferPool = sync.Pool{New: func() any { return new([]byte) }}
 const maxPooledBuffer = 4 << 20
 
 // fail answers 500 with a support id that it also logs with err, unless the client has gone.
-func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return
 	}

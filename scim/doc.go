@@ -3,7 +3,7 @@
 // provision through it.
 //
 // NewHandler returns an http.Handler mounted at {base}/user-provisioning/scim/v2 (see
-// DefaultPrefix and WithPrefix). Every request acts on the team of its caller, taken from
+// BasePath and WithPrefix). Every request acts on the team of its caller, taken from
 // the principal.Principal in the request context (WithTeam changes that); a request without one
 // is answered 401. Users and groups live in a Store; storage/memory has the in-memory one.
 //

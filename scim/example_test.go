@@ -30,10 +30,10 @@ func ExampleNewHandler() {
 	store := memory.NewSCIMStore()
 	store.SetSeatLimit("acme", 100)
 	mux := http.NewServeMux()
-	mux.Handle(scim.DefaultPrefix+"/", guard.Wrap(auth.Policy{Permission: principal.PermSCIM, WriteError: scim.WriteProblem}, scim.NewHandler(store)))
+	mux.Handle(scim.BasePath+"/", guard.Wrap(auth.Policy{Permission: principal.PermSCIM, WriteError: scim.WriteProblem}, scim.NewHandler(store)))
 
 	send := func(key, method, path, body string) {
-		r := httptest.NewRequest(method, "https://idm.example.com"+scim.DefaultPrefix+path, strings.NewReader(body))
+		r := httptest.NewRequest(method, "https://idm.example.com"+scim.BasePath+path, strings.NewReader(body))
 		r.Header.Set("Authorization", "AppKey "+key)
 		r.Header.Set("Content-Type", "application/scim+json")
 		w := httptest.NewRecorder()

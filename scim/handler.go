@@ -21,8 +21,9 @@ import (
 	"github.com/kmkit/kmkit/publicurl"
 )
 
-// DefaultPrefix is the path the handler serves under unless WithPrefix says otherwise.
-const DefaultPrefix = "/user-provisioning/scim/v2"
+// BasePath is the path under which the handler serves the API. Mount the handler at
+// BasePath + "/", or elsewhere with WithPrefix.
+const BasePath = "/user-provisioning/scim/v2"
 
 // Defaults of the limits, as advertised in the ServiceProviderConfig.
 const (
@@ -96,7 +97,7 @@ type Handler struct {
 // Option configures a Handler.
 type Option func(*Handler)
 
-// WithPrefix sets the URL path the handler is mounted at (default DefaultPrefix). Use ""
+// WithPrefix sets the URL path the handler is mounted at (default BasePath). Use ""
 // when the handler sits behind http.StripPrefix.
 func WithPrefix(prefix string) Option {
 	return func(h *Handler) { h.prefix = strings.TrimRight(prefix, "/") }
@@ -187,11 +188,11 @@ func principalTeam(r *http.Request) (string, bool) {
 
 // NewHandler returns the SCIM handler over store. Mount it at its prefix:
 //
-//	mux.Handle(scim.DefaultPrefix+"/", scim.NewHandler(store))
+//	mux.Handle(scim.BasePath+"/", scim.NewHandler(store))
 func NewHandler(store Store, opts ...Option) *Handler {
 	h := &Handler{
 		store:       store,
-		prefix:      DefaultPrefix,
+		prefix:      BasePath,
 		team:        principalTeam,
 		log:         slog.Default(),
 		maxBody:     DefaultMaxBodyBytes,

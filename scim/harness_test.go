@@ -18,7 +18,7 @@ import (
 
 const (
 	host     = "http://idm.example"
-	base     = host + scim.DefaultPrefix
+	base     = host + scim.BasePath
 	userURN  = "urn:ietf:params:scim:schemas:core:2.0:User"
 	groupURN = "urn:ietf:params:scim:schemas:core:2.0:Group"
 	extURN   = "urn:celonis:params:scim:schemas:extension:2.0:User"

@@ -167,23 +167,30 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 		}
 		io.WriteString(w, "ok\n")
 	})
-	// Each request of the KM API and OData is pinned to the KM store current at its start,
-	// so a reload never mixes two generations of data in one answer.
-	mux.Handle(km.BasePath+"/", guard.Wrap(kmPolicy, notePrincipal(a.live.Handler(km.NewHandler(kmStore, km.Options{
-		MaxPageSize: cfg.maxPageSize, MaxBodyBytes: cfg.maxBody, Logger: logger,
-		QueryTimeout: cfg.queryTimeout, MaxQueryCost: cfg.queryBudget,
-	})))))
-	mux.Handle(odata.BasePath+"/", odata.VersionHeader(guard.Wrap(odataPolicy, notePrincipal(a.live.Handler(odata.NewHandler(kmStore, odata.Options{
-		MaxPageSize: cfg.maxPageSize, Logger: logger, QueryTimeout: cfg.queryTimeout,
-	}))))))
-	// The MCP server answers with the KM API's plans and checks; an agent's pageSize is
-	// capped like a client's.
-	mux.Handle(mcp.Path, guard.Wrap(mcpPolicy, notePrincipal(a.live.Handler(mcp.New(kmStore, mcp.Options{
-		MaxRows: min(cfg.maxPageSize, mcp.DefaultMaxRows), Logger: logger,
-	}).Handler()))))
-	mux.Handle(scim.DefaultPrefix+"/", guard.Wrap(scimPolicy, notePrincipal(scimHandler)))
-	mux.Handle("/api/v1/", guard.Wrap(reportingPolicy, notePrincipal(reporting.NewHandler(reportingStore, reporting.WithLogger(logger)))))
-	mux.Handle("GET "+MetricsPath, guard.Wrap(metricsPolicy, notePrincipal(a.metricsHandler())))
+	// Every API is mounted the same way: its handler (NewHandler(store, options...)) at
+	// its BasePath, behind the guard with its policy. Each request of the KM API, OData
+	// and MCP is pinned to the KM store current at its start, so a reload never mixes two
+	// generations of data in one answer. The MCP server answers with the KM API's plans
+	// and checks; an agent's pageSize is capped like a client's.
+	for _, api := range []struct {
+		pattern string
+		policy  auth.Policy
+		handler http.Handler
+	}{
+		{km.BasePath + "/", kmPolicy, a.live.Handler(km.NewHandler(kmStore, km.WithMaxPageSize(cfg.maxPageSize),
+			km.WithMaxBodyBytes(cfg.maxBody), km.WithLogger(logger), km.WithQueryTimeout(cfg.queryTimeout),
+			km.WithMaxQueryCost(cfg.queryBudget)))},
+		{odata.BasePath + "/", odataPolicy, a.live.Handler(odata.NewHandler(kmStore, odata.WithMaxPageSize(cfg.maxPageSize),
+			odata.WithLogger(logger), odata.WithQueryTimeout(cfg.queryTimeout)))},
+		{scim.BasePath + "/", scimPolicy, scimHandler},
+		{reporting.BasePath + "/", reportingPolicy, reporting.NewHandler(reportingStore, reporting.WithLogger(logger))},
+		{mcp.Path, mcpPolicy, a.live.Handler(mcp.New(kmStore, mcp.Options{
+			MaxRows: min(cfg.maxPageSize, mcp.DefaultMaxRows), Logger: logger,
+		}).Handler())},
+		{"GET " + MetricsPath, metricsPolicy, a.metricsHandler()},
+	} {
+		mux.Handle(api.pattern, guard.Wrap(api.policy, notePrincipal(api.handler)))
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at "+r.URL.Path)
 	})

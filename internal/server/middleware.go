@@ -59,9 +59,9 @@ func (rt routes) of(r *http.Request) (api, route string) {
 		return "mcp", mcp.Path
 	case strings.HasPrefix(p, km.BasePath+"/"):
 		return metrics.APIKM, km.RouteTemplate(p)
-	case strings.HasPrefix(p, scim.DefaultPrefix+"/"):
+	case strings.HasPrefix(p, scim.BasePath+"/"):
 		return metrics.APISCIM, rt.scim.RouteTemplate(p)
-	case strings.HasPrefix(p, "/api/v1/"):
+	case strings.HasPrefix(p, reporting.BasePath+"/"):
 		return metrics.APIReporting, reporting.RouteTemplate(p)
 	case p == MetricsPath:
 		return "metrics", MetricsPath

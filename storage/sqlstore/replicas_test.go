@@ -45,7 +45,7 @@ func send(t *testing.T, hs [2]http.Handler, n int, req func(i int) (method, path
 		go func() {
 			defer wg.Done()
 			method, path, body := req(i)
-			r := httptest.NewRequest(method, "http://idm.example"+scim.DefaultPrefix+path, strings.NewReader(body))
+			r := httptest.NewRequest(method, "http://idm.example"+scim.BasePath+path, strings.NewReader(body))
 			r.Header.Set("Content-Type", "application/scim+json")
 			w := httptest.NewRecorder()
 			hs[i%2].ServeHTTP(w, r)

@@ -60,8 +60,8 @@ func runTeams(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 	if diff := cmp.Diff([]string{"acme", "globex"}, m.Teams); diff != "" {
 		t.Errorf("teams of scoped-ext, inherited from scoped (-want +got):\n%s", diff)
 	}
-	kmh := km.NewHandler(s, km.Options{})
-	odh := odata.NewHandler(s, odata.Options{})
+	kmh := km.NewHandler(s)
+	odh := odata.NewHandler(s)
 	as := func(team string) context.Context {
 		return principal.NewContext(ctx, &principal.Principal{Name: "k-" + team, Team: team, Permissions: []principal.Permission{principal.PermKM, principal.PermOData}})
 	}
