@@ -41,8 +41,9 @@
 // # Behaviours chosen where the specification is silent
 //
 //   - Routing: paths are matched below BasePath; a trailing slash is ignored; anything else
-//     is 404 GENERAL_NOTFOUND_PATH. Data endpoints take GET and POST, all others GET; another
-//     method is 405 GENERAL_METHOD_NOT_ALLOWED with an Allow header.
+//     is 404 GENERAL_NOTFOUND_PATH. Data endpoints take GET and POST, all others GET; HEAD
+//     is answered as GET without a body; another method is 405 GENERAL_METHOD_NOT_ALLOWED
+//     with an Allow header.
 //   - Query strings are split at "&" only (a ";" stays in its value). "+" is a space, as
 //     form encoding has it, except where it is the sign of a time offset after a time of
 //     day ("T15:48+03:00"); "%2B" is always a plus. A bad percent escape is 400.
@@ -103,8 +104,8 @@
 //     memory executor tests it with one pass.
 //   - Successful answers carry Cache-Control: private, no-store (they hold a team's data
 //     and are fetched with credentials).
-//   - Store errors other than client errors are 500 ADMIN_FATAL_ERROR with a support id
-//     that is logged with the error.
+//   - Store errors other than client errors, and panics, are 500 ADMIN_FATAL_ERROR with a
+//     support id that is logged with the error.
 //   - Summary (records/{id}/summary): fields (default: all of the record's) less
 //     excludeFields are described, and the same fields make up the sample, so shape is
 //     [rows after filters, len(fields)]; excluding every field is 400

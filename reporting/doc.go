@@ -33,7 +33,8 @@
 //     Other methods get 405 with an Allow header, other paths 404 GENERAL_NOTFOUND_PATH.
 //   - Errors are RFC 9457 problem bodies (package problem); a request without a principal
 //     gets the 401 the auth middleware sends for this API (ADMIN_AUTHENTICATION_ERROR). A store
-//     failure is a 500 ADMIN_FATAL_ERROR whose support id is logged with the cause.
+//     failure or a panic is a 500 ADMIN_FATAL_ERROR whose support id is logged with the
+//     cause.
 //   - Element files are strict: a member Element has no field for is an error, so typos in
 //     hand-written data are caught at load time instead of silently dropped.
 //
