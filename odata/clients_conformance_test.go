@@ -110,7 +110,7 @@ func capService(t *testing.T) (tools, dir, root string, requests func() []string
 	}
 	var paths []string
 	var mu sync.Mutex
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		paths = append(paths, r.Method+" "+r.URL.Path)

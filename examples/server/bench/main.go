@@ -105,7 +105,7 @@ func main() {
 	}
 	runtime.GC()
 	ts := &timedStore{Store: store}
-	h := km.NewHandler(ts, km.Options{})
+	h := km.NewHandler(ts)
 	customers, _ := demodata.Sizes(*rows)
 	fmt.Printf("generated %d orders and %d customers in %v; GOMAXPROCS %d\n\n", *rows, customers, time.Since(start).Round(time.Millisecond), runtime.GOMAXPROCS(0))
 
