@@ -42,7 +42,7 @@ func sapSDK(t *testing.T) (drive func(out any, cases ...string), filters func() 
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := NewHandler(store, Options{})
+	h := NewHandler(store)
 	var mu sync.Mutex
 	var gotFilters, gotPaths []string
 	mux := http.NewServeMux()
