@@ -24,8 +24,7 @@ type entityKey struct {
 // NAME=literal naming the key property. For a declared key the literal is read by the
 // $filter grammar as the operand of "KEY eq", and must be exactly one literal of the key's
 // type; for a generated key it is a positive integer (with an optional L suffix), the
-// row's position in the record. Errors are 400 problems saying what
-// was wrong.
+// row's position in the record. Errors are 400 problems saying what was wrong.
 func parseKey(m *km.KnowledgeModel, et *entityType, text string) (entityKey, error) {
 	keyName := et.props[et.key].name
 	lit := strings.TrimSpace(text)

@@ -116,24 +116,13 @@ func (f *Frame) add(record string, t *column.Table, index []int32) {
 	}
 }
 
-// addRowKey adds the base table's row key column (values 1..n in row order) as name,
-// with its sort index, the identity, so that sorting by it sorts nothing. It must be
-// called before the frame is shared.
+// addRowKey adds the base table's row key column (values 1..n in row order) as name.
+// Its sort index, built when a sort first walks it, is the identity: sorting by it sorts
+// nothing. It must be called before the frame is shared.
 func (f *Frame) addRowKey(name string, col *column.Int64s) {
 	f.names = append(f.names, name)
 	f.refs[name] = ref{col: col}
-	ix := &sortIndex{}
-	ix.once.Do(func() {
-		ix.perm = make([]int32, f.rows)
-		ix.bounds = make([]int32, f.rows+1)
-		for i := range ix.perm {
-			ix.perm[i] = int32(i)
-			ix.bounds[i] = int32(i)
-		}
-		ix.bounds[f.rows] = int32(f.rows)
-		ix.nonNull = f.rows
-	})
-	f.indexes.Store(name, ix)
+	f.indexes.Store(name, &sortIndex{identity: true})
 }
 
 // Rows is the number of rows of the frame (those of its base table).
