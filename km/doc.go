@@ -180,6 +180,12 @@
 // rows in them, then by the least row number of those rows, then by their values
 // ascending, nulls last; sort keys break ties the same way.
 //
+// Row key. A record-level request may ask for the record's row key (PlanRequest.RowKey;
+// the OData service does for records that declare no key, the KM API never): the field
+// RowField, an integer that is the row's 1-based position among all rows of its record
+// in row order, whatever the filter, sort and page. It is selected, filtered and sorted
+// like an integer field and is never null.
+//
 // Search. Without KPIs the searched fields (by default the selected string fields)
 // belong to the row grain's records and rows come best score first. With KPIs a search
 // looks at the selected fields only (searchField naming another field is a 400): a group

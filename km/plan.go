@@ -35,7 +35,8 @@ type Plan struct {
 	// Columns are the output columns in order: the selected fields, then the KPIs. A store's
 	// Result.Columns must have these names and types, and each row these many values.
 	Columns []Column
-	// Fields are the selected fields: Fields[i] is Columns[i].Ref. With KPIs they are the
+	// Fields are the selected fields: Fields[i] is Columns[i].Ref, the record's row key
+	// (RowField) among them when the request asks for it. With KPIs they are the
 	// dimensions (grouping keys).
 	Fields []ColumnRef
 	// KPIs are the requested KPIs: KPIs[i] is the column Columns[len(Fields)+i].
@@ -80,7 +81,30 @@ type Plan struct {
 	Count bool
 }
 
-// ColumnRef names a typed field of a record of the plan's KM.
+// RowField is the field id under which a plan names the row key of a record: the row's
+// 1-based position in its record (the order of the record's rows in its source), an
+// integer that is never null, and that no filter, sort or page changes. It is no field of
+// the KM (field ids are identifiers, and "#" is none): only a record-level request that
+// asks for it (PlanRequest.RowKey) may name it, as a field, a sort key or in a filter,
+// where it is named "RECORD.#row" like any field. The OData service uses it as the
+// generated key of records that declare no key; the KM API does not expose it.
+//
+// A store serves it from the row's position: the memory backend from the row index, the
+// SQL backend from the source's row-order column plus one.
+const RowField = "#row"
+
+// RowKeyRecord returns the record whose row key name (an expression's "RECORD.#row")
+// names, or "" when name names no row key.
+func RowKeyRecord(name string) string {
+	rec, ok := strings.CutSuffix(name, "."+RowField)
+	if !ok || rec == "" || strings.Contains(rec, ".") {
+		return ""
+	}
+	return rec
+}
+
+// ColumnRef names a typed field of a record of the plan's KM, or the row key of a record
+// (Field RowField, Type integer).
 type ColumnRef struct {
 	Record, Field string
 	Type          query.Type
@@ -98,7 +122,8 @@ type Column struct {
 	Type query.Type
 	// Ref is the field of a field column (zero for a KPI).
 	Ref ColumnRef
-	// Field is the field definition of a field column, nil for a KPI.
+	// Field is the field definition of a field column, nil for a KPI and for the row key
+	// (Ref.Field RowField).
 	Field *Field
 	// KPI is the definition of a KPI column, nil for a field.
 	KPI *KPI
@@ -252,6 +277,9 @@ type PlanRequest struct {
 	query.Request
 	// Filters are bound filter expressions, ANDed.
 	Filters []query.Expr
+	// RowKey lets a record-level request name the record's row key as RowField in Fields,
+	// Sort and Filters (bound against RowKeySchema). It is ignored at KM level.
+	RowKey bool
 }
 
 // NewPlan compiles r against m. Every error it returns is a client error: a
@@ -279,6 +307,7 @@ func newPlan(m *KnowledgeModel, r *PlanRequest) (*Plan, error) {
 		}
 	}
 	c.rec = rec
+	c.rowKey = r.RowKey && rec != nil
 	fields := r.Fields
 	if rec != nil && len(fields) == 0 {
 		for _, f := range rec.Fields {
@@ -312,14 +341,18 @@ func newPlan(m *KnowledgeModel, r *PlanRequest) (*Plan, error) {
 }
 
 type compiler struct {
-	m   *KnowledgeModel
-	rec *Record // record-level scope, or nil
-	p   *Plan
+	m      *KnowledgeModel
+	rec    *Record // record-level scope, or nil
+	rowKey bool    // RowField names the row key of rec
+	p      *Plan
 }
 
 // ref resolves a field as the scope names it: bare at record level, RECORD.FIELD at KM
-// level.
+// level; RowField, when the request asks for it, is the row key (no *Field).
 func (c *compiler) ref(name string) (ColumnRef, *Field, bool) {
+	if c.rowKey && name == RowField {
+		return ColumnRef{Record: c.rec.ID, Field: RowField, Type: query.TypeInteger}, nil, true
+	}
 	if c.rec != nil {
 		f := c.rec.Field(name)
 		if f == nil {
@@ -346,7 +379,7 @@ func (c *compiler) fields(names []string) error {
 			continue
 		}
 		c.p.Fields = append(c.p.Fields, ref)
-		c.p.Columns = append(c.p.Columns, Column{Name: name, Type: f.Type, Ref: ref, Field: f})
+		c.p.Columns = append(c.p.Columns, Column{Name: name, Type: ref.Type, Ref: ref, Field: f})
 	}
 	if len(unknown) > 0 {
 		return badRequest(CodeFieldNotFound, "unknown field%s: %s%s", plural(len(unknown)), nameList(unknown), fieldHint(c.rec))
@@ -481,8 +514,14 @@ func (m *KnowledgeModel) metricGrains(k *KPI, mt query.Metric) (map[*query.Aggre
 func (m *KnowledgeModel) home(e query.Expr) (string, []string, error) {
 	var named []string
 	exprFields(e, func(name string) {
-		if r, _ := m.Field(name); r != nil && !slices.Contains(named, r.ID) {
-			named = append(named, r.ID)
+		id := RowKeyRecord(name)
+		if r, _ := m.Field(name); r != nil {
+			id = r.ID
+		} else if m.Record(id) == nil {
+			id = ""
+		}
+		if id != "" && !slices.Contains(named, id) {
+			named = append(named, id)
 		}
 	})
 	if len(named) == 0 {
@@ -562,12 +601,12 @@ func (c *compiler) search(s *query.Search) error {
 	}
 	ps := &Search{Term: s.Term, Precision: s.Precision}
 	for _, name := range s.Fields {
-		ref, f, ok := c.ref(name)
+		ref, _, ok := c.ref(name)
 		if !ok {
 			return badRequest(CodeFieldNotFound, "unknown searchField %s%s", name, fieldHint(c.rec))
 		}
-		if f.Type != query.TypeString {
-			return badRequest(problem.CodeParameterIllegal, "searchField %s is a %s field; fuzzy search needs a string field", name, f.Type)
+		if ref.Type != query.TypeString {
+			return badRequest(problem.CodeParameterIllegal, "searchField %s is a %s field; fuzzy search needs a string field", name, ref.Type)
 		}
 		if len(c.p.KPIs) > 0 && !slices.Contains(c.p.Fields, ref) {
 			return badRequest(problem.CodeParameterIllegal, "searchField %s is not a selected field: with KPIs the search looks at the selected fields, which group the KPIs", name)
@@ -708,7 +747,7 @@ func (m *KnowledgeModel) rowGrain(dims []string) (string, error) {
 
 // filter binds, splits and places the request's filters.
 func (c *compiler) filter(filters []query.Expr) error {
-	sch := planSchema{m: c.m, rec: c.rec}
+	sch := planSchema{m: c.m, rec: c.rec, rowKey: c.rowKey}
 	for _, e := range filters {
 		b, err := query.MapFields(e, func(r query.FieldRef) (query.FieldRef, error) {
 			if _, ok := sch.FieldType(r.Name); !ok || r.Type == query.TypeInvalid {
@@ -758,15 +797,26 @@ func (m *KnowledgeModel) FilterSchema(record string) query.Schema {
 	return planSchema{m: m, rec: m.Record(record)}
 }
 
+// RowKeySchema is FilterSchema(record) for a request that names the record's row key
+// (PlanRequest.RowKey): it also resolves RowField, an integer.
+func (m *KnowledgeModel) RowKeySchema(record string) query.Schema {
+	rec := m.Record(record)
+	return planSchema{m: m, rec: rec, rowKey: rec != nil}
+}
+
 // planSchema resolves the field names of a filter: RECORD.FIELD of any record, and at
-// record level also the record's bare field ids.
+// record level also the record's bare field ids (and RowField with rowKey).
 type planSchema struct {
-	m   *KnowledgeModel
-	rec *Record
+	m      *KnowledgeModel
+	rec    *Record
+	rowKey bool
 }
 
 // FieldType implements query.Schema.
 func (s planSchema) FieldType(name string) (query.Type, bool) {
+	if s.rowKey && (name == RowField || name == s.rec.ID+"."+RowField) {
+		return query.TypeInteger, true
+	}
 	if s.rec != nil {
 		if f := s.rec.Field(name); f != nil {
 			return f.Type, true
@@ -780,7 +830,7 @@ func (s planSchema) FieldType(name string) (query.Type, bool) {
 
 // qualify returns the RECORD.FIELD form of a name FieldType accepted.
 func (s planSchema) qualify(name string) string {
-	if s.rec != nil && s.rec.Field(name) != nil {
+	if s.rec != nil && (s.rec.Field(name) != nil || (s.rowKey && name == RowField)) {
 		return s.rec.ID + "." + name
 	}
 	return name

@@ -23,7 +23,9 @@ type Store interface {
 	Model(ctx context.Context, id string) (*KnowledgeModel, error)
 	// Query executes the plan p against p.KM: Result.Columns are p.Columns (names and
 	// types), each row holding one value per column. A plan is valid by construction
-	// (NewPlan); errors the store returns are answered with 500.
+	// (NewPlan); errors the store returns are answered with 500. Plans of the OData
+	// service over records without a key name the record's row key (RowField), which the
+	// store serves from the row's position.
 	Query(ctx context.Context, p *Plan) (*query.Result, error)
 }
 

@@ -195,3 +195,46 @@ func TestCAPFunctions(t *testing.T) {
 		t.Errorf("CAP sent %q, no $batch", paths)
 	}
 }
+
+// @odata/client queries the keyless EVENTS with a filter and a sort, then retrieves each
+// entity by its generated key (EVENTS_entries(5) and EVENTS_entries(ROW_NUMBER=5)) and
+// gets the same entity; the key is the row's position in testdata/shop/data/events.csv.
+func TestClientRetrievesKeylessEntity(t *testing.T) {
+	tools := clientTools(t)
+	srv := serveShop(t)
+	root := srv.URL + BasePath + "/shop.svc/"
+	var page struct {
+		Count int
+		Rows  []map[string]any
+	}
+	probe(t, tools, &page, "client", root, "EVENTS_entries", "ACTIVITY ne 'Create'", "AT desc", "3")
+	rows := eventsCSV(t)
+	var keys []string
+	for _, r := range page.Rows {
+		k, _ := r["ROW_NUMBER"].(float64)
+		if k < 1 || int(k) > len(rows) || rows[int(k)-1][1] != r["ACTIVITY"] || rows[int(k)-1][0] != r["ORDER_ID"] {
+			t.Errorf("entity %v: not row %v of events.csv", r, k)
+		}
+		keys = append(keys, strconv.Itoa(int(k)))
+	}
+	if page.Count != 4 || !slices.Equal(keys, []string{"9", "5", "4"}) {
+		t.Fatalf("@odata/client query: count %d keys %v, want 4 and [9 5 4]", page.Count, keys)
+	}
+	var got struct {
+		ByKey, ByName []map[string]any
+		Missing       *string
+	}
+	probe(t, tools, &got, append([]string{"client-key", root, "EVENTS_entries", "ROW_NUMBER"}, keys...)...)
+	for i, want := range page.Rows {
+		for _, one := range []map[string]any{got.ByKey[i], got.ByName[i]} {
+			for _, p := range []string{"ROW_NUMBER", "ORDER_ID", "ACTIVITY", "AT"} {
+				if one[p] != want[p] {
+					t.Errorf("retrieve(%s): %s %v, the query's entity has %v", keys[i], p, one[p], want[p])
+				}
+			}
+		}
+	}
+	if want := "entity set EVENTS_entries has no entity with the key (1000000)"; got.Missing == nil || *got.Missing != want {
+		t.Errorf("retrieve(1000000) threw %v, want %q", got.Missing, want)
+	}
+}

@@ -220,7 +220,7 @@ func TestEntityLinksResolve(t *testing.T) {
 // 200, 400 or 404 with a body, never a 500 or a panic.
 func FuzzKeyPredicate(f *testing.F) {
 	for _, s := range []string{"'O1'", "ID='O1'", "'O''6'", "5", "ROW_NUMBER=2", "2L", "'a' or ID eq 'b'", "", "ID=", "=",
-		"null", "ID eq 'O1'", "'", "ID='O1',X=1", "-1", "99999999999999999999", "2025-01-05", "true", "'\xff'"} {
+		"null", "ID eq 'O1'", "'", "ID='O1',X=1", "-1", "99999999999999999999", "9223372036854775807", "ROW_NUMBER=9L", "2025-01-05", "true", "'\xff'"} {
 		f.Add(s)
 	}
 	h := testHandler(f)

@@ -321,12 +321,13 @@ func TestConformanceClient(t *testing.T) {
 			{"ID": "C1", "NAME": "Müller & Söhne <GmbH>", "COUNTRY": "DE"},
 			{"ID": "C2", "NAME": `O'Brien "Ltd"`, "COUNTRY": "IE"},
 		}}},
-		// More rows than a server page (4): the answer is the first page.
+		// More rows than a server page (4): the answer is the first page. The generated
+		// key is the row's position in events.csv.
 		{"keyless, paged", "EVENTS_entries", "AT ge 2025-02-01T00:00:00+01:00", "AT asc", "6", result{Count: 7, Rows: []map[string]any{
-			{"ROW_NUMBER": 1.0, "ORDER_ID": "O2", "ACTIVITY": "Create", "AT": "2025-02-10T08:30:00Z"},
-			{"ROW_NUMBER": 2.0, "ORDER_ID": "O3", "ACTIVITY": "Create", "AT": "2025-02-11T12:00:00Z"},
-			{"ROW_NUMBER": 3.0, "ORDER_ID": "O2", "ACTIVITY": "Ship", "AT": "2025-02-12T08:30:00Z"},
-			{"ROW_NUMBER": 4.0, "ORDER_ID": "O2", "ACTIVITY": "Pay", "AT": "2025-02-20T08:30:00Z"},
+			{"ROW_NUMBER": 3.0, "ORDER_ID": "O2", "ACTIVITY": "Create", "AT": "2025-02-10T08:30:00Z"},
+			{"ROW_NUMBER": 6.0, "ORDER_ID": "O3", "ACTIVITY": "Create", "AT": "2025-02-11T12:00:00Z"},
+			{"ROW_NUMBER": 4.0, "ORDER_ID": "O2", "ACTIVITY": "Ship", "AT": "2025-02-12T08:30:00Z"},
+			{"ROW_NUMBER": 5.0, "ORDER_ID": "O2", "ACTIVITY": "Pay", "AT": "2025-02-20T08:30:00Z"},
 		}}},
 	}
 	for _, tt := range tests {

@@ -18,7 +18,8 @@
 // Precision 6, the microseconds the values carry). Every property states its nullability:
 // the key is not nullable, every other property is, since any cell of a record may be
 // null. The key is the record's declared key field; a record that declares none gets a
-// generated key property ROW_NUMBER (Edm.Int64), see below.
+// generated key property ROW_NUMBER (Edm.Int64; _ROW_NUMBER, with as many underscores as
+// needed, when the record has a field of that name), see below.
 //
 // Entity sets take $select, $filter (the grammar and code of the filterExpr parameter:
 // query.Parse and query.Bind, with query.ODataSyntax: operators, functions and
@@ -76,9 +77,8 @@
 //     $format=application/atom+xml works unencoded, since no media type holds a space.
 //   - $select always yields the key property as well, so that every entity keeps its
 //     identity; the context URL lists the selection as asked. $orderby may name any
-//     property, selected or not; sorting by the generated row number is 400 (entities
-//     come in row order without $orderby). Nulls sort last in both directions and ties
-//     keep row order, as on the data endpoints.
+//     property, selected or not, the generated key too. Nulls sort last in both
+//     directions and ties keep row order, as on the data endpoints.
 //   - filterid may be repeated or comma-separated; an unknown one is 400
 //     KM_FILTER_NOTFOUND. filterid and $filter may use fields of other records
 //     (RECORD.FIELD in $filter): they apply through the KM's relationships as on the
@@ -91,17 +91,27 @@
 //     full count alongside the page to know whether there is a next one, and a $skip
 //     that is no multiple of the page is served from the smallest store page that
 //     covers it.
-//   - The generated key of a record without a declared key is the entity's 1-based
-//     position in the filtered and sorted entity set, so it is unique within an answer
-//     and its next links.
+//   - The generated key of a record without a declared key is the row's 1-based position
+//     in its record (row order: the order of the CSV file, or of the SQL source's
+//     kmkit_row), the same for a row whatever $filter, filterid, $orderby, $skip, $top or
+//     $count, so clients that cache entities by key never mix rows. It is the plan's row
+//     key (km.RowField), computed by the store: the memory backend from the row index,
+//     the SQL backend as kmkit_row + 1, which is the position when kmkit_row numbers the
+//     rows from 0 as sqlstore's import does (a host's own table must provide kmkit_row
+//     anyway; the generated key is then kmkit_row + 1, unique and stable, and the
+//     position only if kmkit_row is). It is an ordinary Edm.Int64 property for $filter
+//     (ROW_NUMBER gt 10, ROW_NUMBER in (3,5,7), comparisons with the other properties)
+//     and $orderby (ROW_NUMBER desc), never null. The Knowledge Model API does not expose
+//     it.
 //   - Entities by key: SET('SO-1') or SET(KEY='SO-1'), the key literal as the payloads
 //     write it (the ids and edit links of Atom entries, @odata.id of full metadata,
 //     resolve); the literal is read by the $filter grammar and must be one value of the
 //     key's type (400 otherwise). The answer is the entity (JSON with the context
 //     SET/$entity, or an Atom entry document); no row with the key is 404
-//     ODATA_ENTITY_NOTFOUND. Only $select and $format apply. For a generated key the
-//     number is the row's position in the record (the key unfiltered, unsorted answers
-//     carry). Properties of an entity and navigation are not addressable (404).
+//     ODATA_ENTITY_NOTFOUND. Only $select and $format apply. A generated key is a
+//     positive integer (5, 5L or ROW_NUMBER=5; 400 otherwise), the row at that position
+//     of the record, the entity every payload identifies by it. Properties of an entity
+//     and navigation are not addressable (404).
 //   - Values: Int64 and Double are JSON numbers (Int64 as strings with
 //     IEEE754Compatible=true in $format or Accept; NaN and infinities as "NaN", "INF",
 //     "-INF"); dates YYYY-MM-DD, date-times RFC 3339 in UTC, times of day hh:mm:ss with

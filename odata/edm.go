@@ -14,7 +14,9 @@ const (
 	// EntitySetSuffix follows the record id in the name of its entity set.
 	EntitySetSuffix = "_entries"
 	// RowNumberKey is the name of the generated key property of a record that declares no
-	// key; underscores are prepended while a field of the record has the name.
+	// key; underscores are prepended while a field of the record has the name. Its value
+	// is the row's 1-based position in its record (km.RowField), the same whatever the
+	// query; it can be selected, filtered and sorted like any Edm.Int64 property.
 	RowNumberKey = "ROW_NUMBER"
 )
 
@@ -67,6 +69,66 @@ func newEntityType(rec *km.Record) *entityType {
 		et.props = append(et.props, p)
 	}
 	return et
+}
+
+// fieldName returns the name the store query gives property i: the field id, or
+// km.RowField for the generated key.
+func (et *entityType) fieldName(i int) string {
+	if et.generated && i == et.key {
+		return km.RowField
+	}
+	return et.props[i].name
+}
+
+// bindFilter binds a parsed $filter against the record's fields, any RECORD.FIELD of the
+// KM and the generated key (an integer), which the store query names km.RowField.
+func (et *entityType) bindFilter(m *km.KnowledgeModel, e query.Expr) (query.Expr, error) {
+	b, err := query.Bind(e, et.filterSchema(m))
+	if err != nil {
+		return nil, err
+	}
+	return et.storeNames(b)
+}
+
+// filterSchema is the schema filters and key predicates of the entity set bind against.
+func (et *entityType) filterSchema(m *km.KnowledgeModel) query.Schema {
+	if !et.generated {
+		return m.FilterSchema(et.rec.ID)
+	}
+	return keySchema{Schema: m.RowKeySchema(et.rec.ID), key: et.props[et.key].name}
+}
+
+// storeNames renames the generated key in a bound expression to km.RowField.
+func (et *entityType) storeNames(e query.Expr) (query.Expr, error) {
+	if !et.generated {
+		return e, nil
+	}
+	keyName := et.props[et.key].name
+	return query.MapFields(e, func(r query.FieldRef) (query.FieldRef, error) {
+		if r.Name == keyName {
+			r.Name = km.RowField
+		}
+		return r, nil
+	})
+}
+
+// keySchema resolves the generated key property as an integer field besides the fields
+// of Schema.
+type keySchema struct {
+	query.Schema
+	key string
+}
+
+// FieldType implements query.Schema.
+func (s keySchema) FieldType(name string) (query.Type, bool) {
+	if name == s.key {
+		return query.TypeInteger, true
+	}
+	if name == km.RowField {
+		// Only under the property's name.
+		return query.TypeInvalid, false
+	}
+	return s.Schema.FieldType(name)
 }
 
 // entityTypes returns the entity types of every record of m, in record order.

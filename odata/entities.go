@@ -22,7 +22,7 @@ type entityQuery struct {
 	et *entityType
 	q  km.PlanRequest
 	// out lists the properties of each entity in order (indexes into et.props); col
-	// gives, per entry of out, the result column holding it (-1 for the generated key).
+	// gives, per entry of out, the result column holding it.
 	out, col []int
 	// skip, n: the entities [skip, skip+n) are asked for; n < 0 means no limit.
 	skip, top int
@@ -33,6 +33,8 @@ type entityQuery struct {
 func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOptions) (*entityQuery, error) {
 	eq := &entityQuery{et: et, skip: o.Skip, top: o.Top}
 	eq.q.Record = et.rec.ID
+	// A generated key is the plan's row key of the record (km.RowField).
+	eq.q.RowKey = et.generated
 	// Properties: the selected ones (all without $select), the key always among them.
 	if o.Select == nil {
 		for i := range et.props {
@@ -67,11 +69,7 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 	}
 	eq.col = make([]int, len(eq.out))
 	for i, p := range eq.out {
-		if et.generated && p == et.key {
-			eq.col[i] = -1
-			continue
-		}
-		eq.col[i] = addField(et.props[p].name)
+		eq.col[i] = addField(et.fieldName(p))
 	}
 	// $orderby: properties of the type; the store sorts by selected fields only, so
 	// sort fields join the query's fields without being written.
@@ -81,15 +79,10 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 		case i < 0:
 			return nil, &query.Error{Kind: query.KindParameter, Code: query.CodeSortUnknownField, Param: "$orderby", Pos: query.NoPos,
 				Msg: fmt.Sprintf("entity type %s has no property %s", et.name, k.Field)}
-		case et.generated && i == et.key:
-			return nil, withTarget(badOption(problem.CodeParameterIllegal, "$orderby: %s is the generated row number; entities come in row order without $orderby", k.Field), "$orderby")
 		}
+		k.Field = et.fieldName(i)
 		addField(k.Field)
 		eq.q.Sort = append(eq.q.Sort, k)
-	}
-	if len(eq.q.Fields) == 0 && len(et.rec.Fields) > 0 {
-		// Only the generated key was selected: the store still needs a column.
-		addField(et.rec.Fields[0].ID)
 	}
 	// Filters: filterid and $filter, ANDed; they may name fields of any record
 	// (RECORD.FIELD) and then apply through the relationships (see km.Conjunct).
@@ -101,7 +94,7 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 		eq.q.Filters = append(eq.q.Filters, f.Bound())
 	}
 	if o.Filter != nil {
-		e, err := query.Bind(o.Filter, m.FilterSchema(et.rec.ID))
+		e, err := et.bindFilter(m, o.Filter)
 		if err != nil {
 			if qe, ok := err.(*query.Error); ok {
 				qe.Param = "$filter"
@@ -284,18 +277,9 @@ type page struct {
 	meta    string // odata.metadata: minimal ("" too), none or full
 }
 
-// rowNumber is the generated key of the i-th row of the page: its 1-based position in
-// the filtered and sorted entity set.
-func (pg *page) rowNumber(i int) query.Value {
-	return query.Int(int64(pg.eq.skip + i + 1))
-}
-
 // value returns property j (an index into eq.out) of row i.
 func (pg *page) value(i, j int) query.Value {
-	if c := pg.eq.col[j]; c >= 0 {
-		return pg.rows[i][c]
-	}
-	return pg.rowNumber(i)
+	return pg.rows[i][pg.eq.col[j]]
 }
 
 // appendContext appends the context URL: the entity set, with the $select list.

@@ -13,19 +13,18 @@ import (
 // CodeEntityNotFound: an entity addressed by key does not exist.
 const CodeEntityNotFound = "ODATA_ENTITY_NOTFOUND"
 
-// entityKey is a parsed key predicate: the condition "key eq literal" for a declared
-// key, or the 1-based row number for a generated one.
+// entityKey is a parsed key predicate: the condition "key eq literal" (for a generated
+// key, "km.RowField eq row number").
 type entityKey struct {
 	cond query.Expr
-	row  int64
 }
 
 // parseKey reads a key predicate, the text between the parentheses of SET(...): a key
 // literal as the payloads write it ('SO-1' with ” for a quote, 42, 2025-01-05, ...) or
 // NAME=literal naming the key property. For a declared key the literal is read by the
 // $filter grammar as the operand of "KEY eq", and must be exactly one literal of the key's
-// type; for a generated key it is a positive integer. Errors are 400 problems saying what
-// was wrong.
+// type; for a generated key it is a positive integer (with an optional L suffix), the
+// row's position in the record. Errors are 400 problems saying what was wrong.
 func parseKey(m *km.KnowledgeModel, et *entityType, text string) (entityKey, error) {
 	keyName := et.props[et.key].name
 	lit := strings.TrimSpace(text)
@@ -43,10 +42,10 @@ func parseKey(m *km.KnowledgeModel, et *entityType, text string) (entityKey, err
 		if err != nil || n < 1 {
 			return entityKey{}, badOption(problem.CodeParameterMismatch, "key predicate (%s): %s is a row number, a positive integer", short(text), keyName)
 		}
-		return entityKey{row: n}, nil
+		lit = strconv.FormatInt(n, 10)
 	}
 	src := keyName + " eq " + lit
-	e, err := query.ParseAndBind(src, m.FilterSchema(et.rec.ID), query.ODataSyntax(), query.WithParam("key"))
+	e, err := query.ParseAndBind(src, et.filterSchema(m), query.ODataSyntax(), query.WithParam("key"))
 	if err != nil {
 		var msg string
 		if qe, ok := err.(*query.Error); ok {
@@ -60,7 +59,11 @@ func parseKey(m *km.KnowledgeModel, et *entityType, text string) (entityKey, err
 	if !ok || c.Op != query.Eq || (c.Field.Name != keyName && c.Field.Name != et.rec.ID+"."+keyName) {
 		return entityKey{}, badOption(problem.CodeParameterMismatch, "key predicate (%s): want one value of the key property %s", short(text), keyName)
 	}
-	return entityKey{cond: c}, nil
+	cond, err := et.storeNames(c)
+	if err != nil {
+		return entityKey{}, err
+	}
+	return entityKey{cond: cond}, nil
 }
 
 // cutKeyName splits NAME=value when the predicate starts with an identifier and "=".
@@ -102,19 +105,9 @@ func (h *Handler) serveEntity(w http.ResponseWriter, r *http.Request, m *km.Know
 		h.fail(w, r, err)
 		return
 	}
-	if et.generated {
-		// The row at that position of the record (the ids of unfiltered, unsorted
-		// answers).
-		if key.row > int64(^uint32(0)>>1) {
-			h.fail(w, r, notFoundEntity(et, keyText))
-			return
-		}
-		eq.skip = int(key.row - 1)
-		eq.q.Page, eq.q.PageSize = eq.skip, 1
-	} else {
-		eq.q.Filters = append(eq.q.Filters, key.cond)
-		eq.q.Page, eq.q.PageSize = 0, 1
-	}
+	// For a generated key, the row at that position of the record.
+	eq.q.Filters = append(eq.q.Filters, key.cond)
+	eq.q.Page, eq.q.PageSize = 0, 1
 	res, err := h.query(r.Context(), m, eq)
 	if err != nil {
 		h.fail(w, r, err)

@@ -29,6 +29,8 @@ var fuzzSeeds = []string{
 	"$filter=%zz",
 	"TOP=3&Skip=1&FILTER=LATE%20eq%200",
 	"$select=ROW_NUMBER,ACTIVITY&$orderby=AT",
+	"$filter=ROW_NUMBER%20gt%203%20and%20ROW_NUMBER%20in%20(4,9)&$orderby=ROW_NUMBER%20desc",
+	"$filter=ROW_NUMBER%20eq%209223372036854775807&$orderby=ACTIVITY,ROW_NUMBER",
 	"$skip=2147483647&$top=2147483647",
 }
 

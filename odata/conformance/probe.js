@@ -18,6 +18,11 @@
 //                                 error it throws (it reads the OData error.message)
 //   probe.js odatajs-pages URL    read an entity set with Apache Olingo odatajs, following
 //                                 @odata.nextLink to the end: {"pages", "rows"}
+//   probe.js client-key ROOT SET NAME KEY...
+//                                 retrieve entities by integer key with @odata/client's
+//                                 EntitySet.retrieve, as SET(KEY) and as SET(NAME=KEY), and
+//                                 an absent one (key 1000000): {"byKey", "byName", "missing"}
+//                                 (the message retrieve throws for the absent one)
 //   probe.js node-version         {"major"}: the major version of node
 //   probe.js cds DIR ROOT KEY N   SAP CAP (@sap/cds) as a remote OData V4 service over the
 //                                 model DIR/shop.cds: SELECT.one by key KEY (CAP's
@@ -101,6 +106,25 @@ async function main(argv) {
       } catch (err) {
         return { message: err.message };
       }
+    }
+    case "client-key": {
+      const [root, set, name, ...keys] = args;
+      const { OData } = require("@odata/client");
+      const client = OData.New4({ serviceEndpoint: root });
+      const es = client.getEntitySet(set);
+      const byKey = [];
+      const byName = [];
+      for (const k of keys) {
+        byKey.push(await es.retrieve(Number(k)));
+        byName.push(await es.retrieve({ [name]: Number(k) }));
+      }
+      let missing = null;
+      try {
+        await es.retrieve(1000000);
+      } catch (err) {
+        missing = err.message;
+      }
+      return { byKey, byName, missing };
     }
     case "odatajs-pages": {
       const odatajs = require("odatajs/index.js");

@@ -116,6 +116,15 @@ func (f *Frame) add(record string, t *column.Table, index []int32) {
 	}
 }
 
+// addRowKey adds the base table's row key column (values 1..n in row order) as name.
+// Its sort index, built when a sort first walks it, is the identity: sorting by it sorts
+// nothing. It must be called before the frame is shared.
+func (f *Frame) addRowKey(name string, col *column.Int64s) {
+	f.names = append(f.names, name)
+	f.refs[name] = ref{col: col}
+	f.indexes.Store(name, &sortIndex{identity: true})
+}
+
 // Rows is the number of rows of the frame (those of its base table).
 func (f *Frame) Rows() int { return f.rows }
 

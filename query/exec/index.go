@@ -24,6 +24,10 @@ type sortIndex struct {
 	// nonNull is the number of non-null rows: perm[:nonNull] are they, perm[nonNull:] the
 	// null rows.
 	nonNull int
+	// identity marks the index of a column whose values ascend with the row and are
+	// distinct and never null (a row key): build makes the identity permutation without
+	// sorting.
+	identity bool
 }
 
 // sortIndex returns the index of the frame column c named name, building it on first use.
@@ -46,6 +50,17 @@ type keyed struct {
 
 // build sorts the n frame rows of c by order-preserving integer keys.
 func (ix *sortIndex) build(n int, c ref) {
+	if ix.identity {
+		ix.perm = make([]int32, n)
+		ix.bounds = make([]int32, n+1)
+		for i := range ix.perm {
+			ix.perm[i] = int32(i)
+			ix.bounds[i] = int32(i)
+		}
+		ix.bounds[n] = int32(n)
+		ix.nonNull = n
+		return
+	}
 	nulls := nullsOf(c.col)
 	var keyOf func(cr int32) uint64
 	switch col := c.col.(type) {

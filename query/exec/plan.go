@@ -73,10 +73,14 @@ func (s *Source) table(record string) (*column.Table, error) {
 }
 
 // frame returns the frame of record root joined to its parents along steps (all up),
-// columns named "RECORD.FIELD".
-func (s *Source) frame(root string, steps []km.Step) (*Frame, error) {
+// columns named "RECORD.FIELD"; with rowKey it also has root's row key, "ROOT.#row"
+// (km.RowField).
+func (s *Source) frame(root string, steps []km.Step, rowKey bool) (*Frame, error) {
 	var key strings.Builder
 	key.WriteString("frame " + root)
+	if rowKey {
+		key.WriteString(" +" + km.RowField)
+	}
 	for _, st := range steps {
 		key.WriteString(" " + st.String())
 	}
@@ -96,12 +100,40 @@ func (s *Source) frame(root string, steps []km.Step) (*Frame, error) {
 			}
 			joins[i] = Join{From: st.From + "." + st.FromField, Record: st.To, Table: t, Key: st.ToField}
 		}
-		return NewFrame(root, base, joins...)
+		f, err := NewFrame(root, base, joins...)
+		if err == nil && rowKey {
+			f.addRowKey(root+"."+km.RowField, s.rowKeys(root, base.Rows()))
+		}
+		return f, err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return v.(*Frame), nil
+}
+
+// rowKeys returns the row key column of record, whose table has n rows: 1, 2, ... n, the
+// rows' 1-based positions (km.RowField). It is not part of the table: it is built on
+// first use, once per record, and shared by the frames that need it.
+func (s *Source) rowKeys(record string, n int) *column.Int64s {
+	v, _ := s.cached("rowkey "+record, func() (any, error) {
+		vals := make([]int64, n)
+		for i := range vals {
+			vals[i] = int64(i) + 1
+		}
+		return &column.Int64s{T: query.TypeInteger, Vals: vals}, nil
+	})
+	return v.(*column.Int64s)
+}
+
+// namesRowKey reports whether e names the row key of record.
+func namesRowKey(e query.Expr, record string) bool {
+	found := false
+	_, _ = query.MapFields(e, func(r query.FieldRef) (query.FieldRef, error) {
+		found = found || km.RowKeyRecord(r.Name) == record
+		return r, nil
+	})
+	return found
 }
 
 // parents returns, for each row of child, the row of parent whose key equals the child's
@@ -195,7 +227,7 @@ type filterState struct {
 
 // holds evaluates a conjunct over its home rows: the rows where it is true.
 func (s *Source) holds(ctx context.Context, cj *km.Conjunct) (column.Bitmap, error) {
-	f, err := s.frame(cj.Home, cj.Reads)
+	f, err := s.frame(cj.Home, cj.Reads, namesRowKey(cj.Expr, cj.Home))
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +346,8 @@ func (s *Source) RunContext(ctx context.Context, p *km.Plan) (*query.Result, err
 // (rowFilter); otherwise, or when the walk gives up, the filter's bitmap over the grain
 // rows selects them.
 func (s *Source) runRows(ctx context.Context, p *km.Plan) (*query.Result, error) {
-	f, err := s.frame(p.Grain, p.RowJoin)
+	rowKey := slices.ContainsFunc(p.Fields, func(c km.ColumnRef) bool { return c.Field == km.RowField && c.Record == p.Grain })
+	f, err := s.frame(p.Grain, p.RowJoin, rowKey)
 	if err != nil {
 		return nil, err
 	}
@@ -399,7 +432,7 @@ func (s *Source) rowFilter(p *km.Plan) (func(r int32) bool, error) {
 			}
 			up = append(up, idx)
 		}
-		f, err := s.frame(cj.Home, cj.Reads)
+		f, err := s.frame(cj.Home, cj.Reads, namesRowKey(cj.Expr, cj.Home))
 		if err != nil {
 			return nil, err
 		}

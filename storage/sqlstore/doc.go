@@ -11,7 +11,8 @@
 // # KM data
 //
 // A record's Source names a table or view; its fields are columns of the same names, and
-// RowColumn ("kmkit_row", a unique integer) gives the rows their natural order. A query
+// RowColumn ("kmkit_row", a unique integer) gives the rows their natural order, and plus
+// one it is the row key plans may select, filter and sort (km.RowField). A query
 // arrives as a km.Plan (compiled and checked by package km: the store does not validate
 // again) and is translated into one SELECT with bound parameters (values never enter the
 // SQL text; identifiers come only from the KM definition and are quoted), shaped so that

@@ -13,9 +13,13 @@ import (
 	"github.com/kmkit/kmkit/query/fuzzy"
 )
 
-// RowColumn is the column every record source must have: an integer that orders its rows
-// (ties of a sort keep this order, so paging is deterministic). Import creates it; a
-// host's own table or view provides it, for example as row_number() OVER (ORDER BY key).
+// RowColumn is the column every record source must have: a unique integer that orders
+// its rows (ties of a sort keep this order, so paging is deterministic). Import creates
+// it, numbering the rows from 0 in file order; a host's own table or view provides it,
+// for example as row_number() OVER (ORDER BY key) - 1. A plan's row key (km.RowField,
+// the OData service's generated key of a record without a key) is RowColumn + 1: the
+// row's 1-based position when RowColumn numbers the rows from 0 without gaps, and in any
+// case unique and stable while RowColumn is.
 const RowColumn = "kmkit_row"
 
 // KMStore is the km.Store of a DB: KM definitions are held in memory (they are small and

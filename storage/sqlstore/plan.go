@@ -57,12 +57,26 @@ func (s *scope) cond() string {
 	return strings.Join(s.where, " AND ")
 }
 
-// col returns the expression of a field of the record read as alias.
-func col(alias, field string) string { return alias + "." + quoteIdent(field) }
+// col returns the expression of a field of the record read as alias; the row key
+// (km.RowField) is RowColumn + 1, the row's 1-based position when RowColumn numbers the
+// rows from 0 in row order, as Import does.
+func col(alias, field string) string {
+	if field == km.RowField {
+		return "(" + alias + "." + quoteIdent(RowColumn) + " + 1)"
+	}
+	return alias + "." + quoteIdent(field)
+}
 
 // resolve returns the resolver of "RECORD.FIELD" names over the records read as aliases.
 func (t *planner) resolve(aliases map[string]string) resolver {
 	return func(name string) (frameCol, error) {
+		if rec := km.RowKeyRecord(name); rec != "" {
+			a, ok := aliases[rec]
+			if !ok {
+				return frameCol{}, fmt.Errorf("%w: row key of a record the condition does not read: %s", errInternal, name)
+			}
+			return frameCol{expr: col(a, km.RowField), typ: query.TypeInteger}, nil
+		}
 		r, f := t.p.KM.Field(name)
 		if f == nil {
 			return frameCol{}, fmt.Errorf("%w: unknown field %s", errInternal, name)

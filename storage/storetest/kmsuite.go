@@ -247,6 +247,8 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 
 	t.Run("Semantics", func(t *testing.T) { runSemantics(t, newStore) })
 
+	t.Run("RowKey", func(t *testing.T) { runRowKey(t, newStore) })
+
 	t.Run("Teams", func(t *testing.T) { runTeams(t, newStore) })
 
 	t.Run("Summary", func(t *testing.T) {

@@ -54,6 +54,11 @@ type RefRequest struct {
 	Page, PageSize int
 	// Distinct is options=distinct.
 	Distinct bool
+	// RowKey is, at record level, the name under which the request names the record's row
+	// key (the OData service's generated key of a record without a key): the row's 1-based
+	// position among all rows of the record, an integer that can be selected, filtered
+	// and sorted. "" for none.
+	RowKey string
 }
 
 // RefResult is the answer: column names (headers' ids) and rows whose cells are as
@@ -336,7 +341,9 @@ type evaluation struct {
 	m    *km.KnowledgeModel
 	rows map[string][][]query.Value
 	// scope is the record of a record-level request (bare field names), or "".
-	scope     string
+	scope string
+	// rowKey names the scope's row key (RefRequest.RowKey), or "".
+	rowKey    string
 	conjuncts []*conjunct
 	passCache map[string][]bool // record -> rows passing the whole filter
 }
@@ -344,9 +351,18 @@ type evaluation struct {
 // fieldRef is a resolved field of a condition.
 type fieldRef struct {
 	rec   string
-	index int
+	index int // in Record.Fields; -1 for the row key
 	typ   query.Type
 	name  string // as written
+}
+
+// of returns the value of the field in row x of rows, the rows of its record; the row key
+// is x+1.
+func (r fieldRef) of(rows [][]query.Value, x int) query.Value {
+	if r.index < 0 {
+		return query.Int(int64(x) + 1)
+	}
+	return rows[x][r.index]
 }
 
 // conjunct is a condition with its home record.
@@ -361,6 +377,9 @@ type conjunct struct {
 
 // resolve finds a field named as a request names it.
 func (ev *evaluation) resolve(name string) (fieldRef, error) {
+	if ev.scope != "" && ev.rowKey != "" && name == ev.rowKey {
+		return fieldRef{rec: ev.scope, index: -1, typ: query.TypeInteger, name: name}, nil
+	}
 	if ev.scope != "" {
 		if i := ev.fieldIndex(ev.scope, name); i >= 0 {
 			return fieldRef{rec: ev.scope, index: i, typ: ev.m.Record(ev.scope).Fields[i].Type, name: name}, nil
@@ -454,7 +473,7 @@ func (ev *evaluation) newConjunct(e query.Expr) (*conjunct, error) {
 				}
 				row = ps[0]
 			}
-			return ev.rows[ref.rec][row][ref.index]
+			return ref.of(ev.rows[ref.rec], row)
 		}
 		c.homeP[h] = ev.eval(e, c.refs, get) == yes
 	}
@@ -876,7 +895,7 @@ func key(vs []query.Value) string {
 // Eval answers the request as the API would (the rows of the requested page), or a
 // *RefError for a request the rules refuse.
 func (r *Reference) Eval(req RefRequest) (*RefResult, error) {
-	ev := &evaluation{m: r.KM, rows: r.Rows, scope: req.Record, passCache: map[string][]bool{}}
+	ev := &evaluation{m: r.KM, rows: r.Rows, scope: req.Record, rowKey: req.RowKey, passCache: map[string][]bool{}}
 	if req.Record != "" && r.KM.Record(req.Record) == nil {
 		return nil, refErr("unknown record %s", req.Record)
 	}
@@ -937,6 +956,10 @@ func (r *Reference) Eval(req RefRequest) (*RefResult, error) {
 	for i, name := range fields {
 		var err error
 		if req.Record != "" {
+			if req.RowKey != "" && name == req.RowKey {
+				refs[i] = fieldRef{rec: req.Record, index: -1, typ: query.TypeInteger, name: name}
+				continue
+			}
 			if j := ev.fieldIndex(req.Record, name); j >= 0 {
 				refs[i] = fieldRef{rec: req.Record, index: j, typ: r.KM.Record(req.Record).Fields[j].Type, name: name}
 				continue
@@ -1043,13 +1066,13 @@ func (ev *evaluation) recordRows(rec string, refs []fieldRef) ([][]query.Value, 
 		return nil, err
 	}
 	var out [][]query.Value
-	for x, row := range ev.rows[rec] {
+	for x := range ev.rows[rec] {
 		if !pass[x] {
 			continue
 		}
 		vals := make([]query.Value, len(refs))
 		for i, ref := range refs {
-			vals[i] = row[ref.index]
+			vals[i] = ref.of(ev.rows[rec], x)
 		}
 		out = append(out, vals)
 	}
@@ -1121,7 +1144,7 @@ func (ev *evaluation) kmRows(refs []fieldRef) ([][]query.Value, error) {
 			if row < 0 {
 				vals[i] = query.Null(ref.typ)
 			} else {
-				vals[i] = ev.rows[ref.rec][row][ref.index]
+				vals[i] = ref.of(ev.rows[ref.rec], row)
 			}
 		}
 		out = append(out, vals)
@@ -1407,7 +1430,7 @@ func (ev *evaluation) expand(ag *aggregate, refs []fieldRef, groups map[string][
 			vals := make([]query.Value, len(refs))
 			for i, ref := range refs {
 				if row := t[ref.rec]; row >= 0 {
-					vals[i] = ev.rows[ref.rec][row][ref.index]
+					vals[i] = ref.of(ev.rows[ref.rec], row)
 				} else {
 					vals[i] = query.Null(ref.typ)
 				}
