@@ -2,8 +2,12 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
@@ -12,119 +16,220 @@ import (
 
 // Summarize implements km.Summarizer for plans that list rows (record level, or KM level
 // without KPIs), without search or distinct: the rows of the plan's grain that pass its
-// filter (propagated from other records as for Query). The row count and the statistics
-// of string, date, date-time, time and boolean fields are computed by the database
-// (count, count of distinct values, and the most frequent value with the least row key
-// among equally frequent ones). Numeric fields need pandas' pairwise summation in row
-// order for the mean and the standard deviation: their values are read in row order, one
-// column at a time, and described by package stats, as the memory backend does. Other
-// plans are left to the handler (km.ErrUnsupported).
+// filter (propagated from other records as for Query). Everything is computed by the
+// database and every statement returns at most a few rows, whatever the number of rows
+// described; nothing reads a column into the server.
+//
+// One statement computes the row count and, for every field, the count of non-null values;
+// for string, date, date-time, time and boolean fields also the count of distinct values,
+// and for numeric fields the mean, minimum and maximum. The most frequent value of each
+// categorical field (the one with the least row key among equally frequent ones) is one
+// grouped statement per field that returns one row. Numeric fields then differ by
+// database:
+//
+//   - PostgreSQL computes the standard deviation (stddev_samp) and the three quartiles
+//     (percentile_cont, which is pandas' linear method h = (n-1)p) in the same first
+//     statement; integer columns are averaged and their deviation taken in numeric,
+//     exactly, before the conversion to double.
+//   - SQLite has neither: a second statement sums the squared deviations from the mean the
+//     first one found (the two-pass formula pandas uses), and one statement per field
+//     numbers the non-null values in order with row_number() and returns only the (at most
+//     six) values at the ranks the quartiles interpolate between, which are then
+//     interpolated as numpy does (stats.QuartileRanks, stats.LerpFloat, stats.LerpInt).
+//     SQLite sorts with its external sorter, which spills to temporary files: memory stays
+//     bounded by its page cache.
+//
+// Each database sums in its own order, so means and deviations agree with pandas within
+// 1e-9 relative, not to the last bit. Other plans are left to the handler
+// (km.ErrUnsupported).
 func (s *KMStore) Summarize(ctx context.Context, p *km.Plan) (*km.Summary, error) {
 	if len(p.KPIs) > 0 || p.Search != nil || p.Distinct {
 		return nil, fmt.Errorf("sqlstore: summary of a KPI, search or distinct query: %w", km.ErrUnsupported)
 	}
-	t := newPlanner(s.db.d, p)
-	sc, err := t.rows()
-	if err != nil {
-		return nil, err
-	}
-	f := &rowSet{from: sc.from.String(), where: sc.cond(), args: t.b.args, rowKey: "r0." + quoteIdent(RowColumn)}
-	sum := &km.Summary{Fields: make([]km.FieldSummary, len(p.Fields))}
-	if err := s.db.sql.QueryRowContext(ctx, "SELECT count(*) FROM "+f.from+" WHERE "+f.where, f.args...).Scan(&sum.Rows); err != nil {
-		return nil, fmt.Errorf("sqlstore: summary: %w", err)
-	}
-	for i, ref := range p.Fields {
-		c := frameCol{expr: col(t.rowAlias(ref.Record), ref.Field), typ: ref.Type}
-		if c.typ.Numeric() {
-			n, err := s.describeNumeric(ctx, f, c)
-			if err != nil {
-				return nil, err
-			}
-			sum.Fields[i].Numeric = n
-			continue
-		}
-		cat, err := s.describeCategorical(ctx, f, c)
-		if err != nil {
-			return nil, err
-		}
-		sum.Fields[i].Categorical = cat
-	}
-	return sum, nil
+	return summarize(ctx, s.db.d, s.db.sql, p)
+}
+
+// summaryQuerier runs the statements of a summary: the store's *sql.DB, or a test's recorder.
+type summaryQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
 // rowSet is the FROM clause, condition and arguments of the rows a summary describes,
-// and their row order.
+// and their row key.
 type rowSet struct {
 	from, where string
 	args        []any
 	rowKey      string
 }
 
-// describeNumeric reads the column's values of the filtered rows in row order.
-func (s *KMStore) describeNumeric(ctx context.Context, f *rowSet, c frameCol) (*stats.Numeric, error) {
-	rows, err := s.db.sql.QueryContext(ctx, "SELECT "+c.expr+" FROM "+f.from+" WHERE "+f.where+" ORDER BY "+f.rowKey, f.args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlstore: summary: %w", err)
-	}
-	defer rows.Close()
-	var (
-		ints   []int64
-		floats []float64
-		nulls  []bool
-		cell   any
-	)
-	for rows.Next() {
-		if err := rows.Scan(&cell); err != nil {
-			return nil, err
-		}
-		v, err := toValue(cell, c.typ)
-		if err != nil {
-			return nil, err
-		}
-		nulls = append(nulls, v.Null)
-		if c.typ == query.TypeInteger {
-			ints = append(ints, v.Int)
-		} else {
-			floats = append(floats, v.Float)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	isNull := func(i int) bool { return nulls[i] }
-	var n stats.Numeric
-	if c.typ == query.TypeInteger {
-		n = stats.DescribeInt(ints, isNull)
-	} else {
-		n = stats.DescribeFloat(floats, isNull)
-	}
-	return &n, nil
+// statement returns SELECT items FROM the rows WHERE their condition and extra.
+func (f *rowSet) statement(items []string, extra string) string {
+	return "SELECT " + strings.Join(items, ", ") + " FROM " + f.from + " WHERE " + f.where + extra
 }
 
-// describeCategorical computes count, unique, top and freq in the database.
-func (s *KMStore) describeCategorical(ctx context.Context, f *rowSet, c frameCol) (*stats.Categorical, error) {
-	var cat stats.Categorical
-	err := s.db.sql.QueryRowContext(ctx, "SELECT count("+c.expr+"), count(DISTINCT "+c.expr+") FROM "+f.from+" WHERE "+f.where, f.args...).
-		Scan(&cat.Count, &cat.Unique)
-	if err != nil {
-		return nil, fmt.Errorf("sqlstore: summary: %w", err)
-	}
-	if cat.Count == 0 {
-		return &cat, nil
-	}
-	var (
-		top  any
-		rowN int64
-	)
-	err = s.db.sql.QueryRowContext(ctx, "SELECT "+c.expr+", count(*) AS n, min("+f.rowKey+") AS r FROM "+f.from+
-		" WHERE "+f.where+" AND "+c.expr+" IS NOT NULL GROUP BY "+c.expr+" ORDER BY n DESC, r ASC LIMIT 1", f.args...).
-		Scan(&top, &cat.Freq, &rowN)
-	if err != nil {
-		return nil, fmt.Errorf("sqlstore: summary: %w", err)
-	}
-	v, err := toValue(top, c.typ)
+// summarize computes the summary of p's rows with the statements of dialect d, run by q.
+func summarize(ctx context.Context, d dialect, q summaryQuerier, p *km.Plan) (*km.Summary, error) {
+	t := newPlanner(d, p)
+	sc, err := t.rows()
 	if err != nil {
 		return nil, err
+	}
+	f := &rowSet{from: sc.from.String(), where: sc.cond(), args: t.b.args, rowKey: "r0." + quoteIdent(RowColumn)}
+	cols := make([]frameCol, len(p.Fields))
+	for i, ref := range p.Fields {
+		cols[i] = frameCol{expr: col(t.rowAlias(ref.Record), ref.Field), typ: ref.Type}
+	}
+	pg := d.name() == "postgres"
+
+	// The first statement: the row count, then each field's items in order.
+	items := []string{"count(*)"}
+	for _, c := range cols {
+		x := c.expr
+		if !c.typ.Numeric() {
+			items = append(items, "count("+x+")", "count(DISTINCT "+x+")")
+			continue
+		}
+		items = append(items, "count("+x+")", d.toFloat("avg("+x+")"), "min("+x+")", "max("+x+")")
+		if pg {
+			quartiles := "percentile_cont(ARRAY[0.25, 0.5, 0.75]) WITHIN GROUP (ORDER BY " + d.toFloat(x) + ")"
+			items = append(items, d.toFloat("stddev_samp("+x+")"),
+				"("+quartiles+")[1]", "("+quartiles+")[2]", "("+quartiles+")[3]")
+		}
+	}
+	cells := make([]any, len(items))
+	if err := queryRow(ctx, q, f.statement(items, ""), f.args, cells); err != nil {
+		return nil, err
+	}
+	sum := &km.Summary{Fields: make([]km.FieldSummary, len(cols))}
+	sum.Rows = int(asInt(cells[0]))
+	next := cells[1:]
+	var numeric []int // fields with a mean and at least two values, whose std SQLite computes
+	for i, c := range cols {
+		if !c.typ.Numeric() {
+			cat := &stats.Categorical{Count: asInt(next[0]), Unique: asInt(next[1])}
+			next = next[2:]
+			if cat.Count > 0 {
+				if err := topValue(ctx, q, f, c, cat); err != nil {
+					return nil, err
+				}
+			}
+			sum.Fields[i].Categorical = cat
+			continue
+		}
+		n := &stats.Numeric{Count: asInt(next[0]), Mean: asFloat(next[1]), Min: asFloat(next[2]), Max: asFloat(next[3]),
+			Std: stats.Number(math.NaN()), P25: stats.Number(math.NaN()), P50: stats.Number(math.NaN()), P75: stats.Number(math.NaN())}
+		next = next[4:]
+		if pg {
+			n.Std, n.P25, n.P50, n.P75 = asFloat(next[0]), asFloat(next[1]), asFloat(next[2]), asFloat(next[3])
+			next = next[4:]
+		} else if n.Count > 0 {
+			// pandas describes an integer column without nulls as int64 (the percentiles
+			// subtract neighbours as integers), with nulls as float64.
+			asInts := c.typ == query.TypeInteger && n.Count == int64(sum.Rows)
+			if err := quartiles(ctx, q, d, f, c, asInts, n); err != nil {
+				return nil, err
+			}
+			if n.Count > 1 {
+				numeric = append(numeric, i)
+			}
+		}
+		sum.Fields[i].Numeric = n
+	}
+	if len(numeric) > 0 {
+		if err := deviations(ctx, q, d, f, cols, numeric, sum); err != nil {
+			return nil, err
+		}
+	}
+	return sum, nil
+}
+
+// deviations sets the standard deviation of the numeric fields listed (each with at least
+// two values and its mean known) with one statement that sums each field's squared
+// deviations from its mean, as pandas does: sqrt(Σ(mean-x)² / (n-1)).
+func deviations(ctx context.Context, q summaryQuerier, d dialect, f *rowSet, cols []frameCol, fields []int, sum *km.Summary) error {
+	b := &builder{d: d, args: slices.Clone(f.args)}
+	items := make([]string, len(fields))
+	for j, i := range fields {
+		mean := b.arg(float64(sum.Fields[i].Numeric.Mean))
+		dev := "(" + mean + " - " + cols[i].expr + ")"
+		items[j] = "sum(" + dev + " * " + dev + ")"
+	}
+	cells := make([]any, len(items))
+	if err := queryRow(ctx, q, f.statement(items, ""), b.args, cells); err != nil {
+		return err
+	}
+	for j, i := range fields {
+		n := sum.Fields[i].Numeric
+		n.Std = stats.Number(math.Sqrt(float64(asFloat(cells[j])) / float64(n.Count-1)))
+	}
+	return nil
+}
+
+// quartiles sets the three quartiles of a numeric field with n.Count > 0 non-null values:
+// the values at the ranks numpy interpolates between, found by numbering the values in
+// order in the database, interpolated as numpy does (as int64 neighbours when asInts).
+func quartiles(ctx context.Context, q summaryQuerier, d dialect, f *rowSet, c frameCol, asInts bool, n *stats.Numeric) error {
+	lo, hi, weight := stats.QuartileRanks(int(n.Count))
+	ranks := append(lo[:], hi[:]...)
+	slices.Sort(ranks)
+	ranks = slices.Compact(ranks)
+	b := &builder{d: d, args: slices.Clone(f.args)}
+	marks := make([]string, len(ranks))
+	for i, r := range ranks {
+		marks[i] = b.arg(int64(r))
+	}
+	inner := f.statement([]string{c.expr + " AS x", "row_number() OVER (ORDER BY " + c.expr + ") - 1 AS i"}, " AND "+c.expr+" IS NOT NULL")
+	stmt := "SELECT i, x FROM (" + inner + ") AS ranked WHERE i IN (" + strings.Join(marks, ", ") + ")"
+	rows, err := q.QueryContext(ctx, stmt, b.args...)
+	if err != nil {
+		return fmt.Errorf("sqlstore: summary: %w", err)
+	}
+	defer rows.Close()
+	at := make(map[int]any, len(ranks))
+	for rows.Next() {
+		var (
+			i int64
+			x any
+		)
+		if err := rows.Scan(&i, &x); err != nil {
+			return fmt.Errorf("sqlstore: summary: %w", err)
+		}
+		at[int(i)] = x
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlstore: summary: %w", err)
+	}
+	var out [3]stats.Number
+	for k := range out {
+		a, aok := at[lo[k]]
+		z, zok := at[hi[k]]
+		if !aok || !zok {
+			return fmt.Errorf("sqlstore: summary: the values at ranks %d and %d of %d are missing", lo[k], hi[k], n.Count)
+		}
+		if asInts {
+			out[k] = stats.Number(stats.LerpInt(asInt(a), asInt(z), weight[k]))
+		} else {
+			out[k] = stats.Number(stats.LerpFloat(float64(asFloat(a)), float64(asFloat(z)), weight[k]))
+		}
+	}
+	n.P25, n.P50, n.P75 = out[0], out[1], out[2]
+	return nil
+}
+
+// topValue sets the most frequent value of a categorical field and its frequency: the one
+// with the least row key among equally frequent ones, by one grouped statement returning
+// one row.
+func topValue(ctx context.Context, q summaryQuerier, f *rowSet, c frameCol, cat *stats.Categorical) error {
+	cells := make([]any, 3)
+	stmt := f.statement([]string{c.expr, "count(*) AS n", "min(" + f.rowKey + ") AS r"},
+		" AND "+c.expr+" IS NOT NULL GROUP BY "+c.expr+" ORDER BY n DESC, r ASC LIMIT 1")
+	if err := queryRow(ctx, q, stmt, f.args, cells); err != nil {
+		return err
+	}
+	cat.Freq = asInt(cells[1])
+	v, err := toValue(cells[0], c.typ)
+	if err != nil {
+		return err
 	}
 	switch c.typ {
 	case query.TypeString:
@@ -138,7 +243,52 @@ func (s *KMStore) describeCategorical(ctx context.Context, f *rowSet, c frameCol
 	default:
 		cat.Top = strconv.FormatBool(v.Bool)
 	}
-	return &cat, nil
+	return nil
+}
+
+// queryRow runs a statement that returns one row and scans its cells into cells.
+func queryRow(ctx context.Context, q summaryQuerier, stmt string, args []any, cells []any) error {
+	rows, err := q.QueryContext(ctx, stmt, args...)
+	if err != nil {
+		return fmt.Errorf("sqlstore: summary: %w", err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("sqlstore: summary: %w", err)
+		}
+		return fmt.Errorf("sqlstore: summary: %w", sql.ErrNoRows)
+	}
+	dest := make([]any, len(cells))
+	for i := range cells {
+		dest[i] = &cells[i]
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return fmt.Errorf("sqlstore: summary: %w", err)
+	}
+	return rows.Close()
+}
+
+// asInt reads a count or an integer cell; null reads as 0.
+func asInt(v any) int64 {
+	switch v := v.(type) {
+	case int64:
+		return v
+	case float64:
+		return int64(v)
+	}
+	return 0
+}
+
+// asFloat reads a numeric cell as a statistic; null (no value) reads as NaN.
+func asFloat(v any) stats.Number {
+	switch v := v.(type) {
+	case int64:
+		return stats.Number(v)
+	case float64:
+		return stats.Number(v)
+	}
+	return stats.Number(math.NaN())
 }
 
 var _ km.Summarizer = (*KMStore)(nil)
