@@ -33,10 +33,11 @@ import (
 //     exactly, before the conversion to double.
 //   - SQLite has neither: a second statement sums the squared deviations from the mean the
 //     first one found (the two-pass formula pandas uses), and one statement per field
-//     numbers the non-null values in order with row_number() and returns only the (at most
-//     six) values at the ranks the quartiles interpolate between, which are then
-//     interpolated as numpy does (stats.QuartileRanks, stats.LerpFloat, stats.LerpInt).
-//     SQLite sorts with its external sorter, which spills to temporary files: memory stays
+//     returns only the (at most six) values at the ranks the quartiles interpolate
+//     between, which are then interpolated as numpy does (stats.QuartileRanks,
+//     stats.LerpFloat, stats.LerpInt): ORDER BY x LIMIT 2 OFFSET rank, which walks an
+//     index when x leads one, or else row_number() over one sort of the values. SQLite
+//     sorts with its external sorter, which spills to temporary files: memory stays
 //     bounded by its page cache.
 //
 // Each database sums in its own order, so means and deviations agree with pandas within
@@ -46,12 +47,29 @@ func (s *KMStore) Summarize(ctx context.Context, p *km.Plan) (*km.Summary, error
 	if len(p.KPIs) > 0 || p.Search != nil || p.Distinct {
 		return nil, fmt.Errorf("sqlstore: summary of a KPI, search or distinct query: %w", km.ErrUnsupported)
 	}
-	return summarize(ctx, s.db.d, s.db.sql, p)
+	return summarize(ctx, s.db.d, dbQuerier{s.db.sql}, p)
 }
 
-// summaryQuerier runs the statements of a summary: the store's *sql.DB, or a test's recorder.
+// summaryQuerier runs the statements of a summary: the store's database (dbQuerier), or a
+// test's recorder.
 type summaryQuerier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	query(ctx context.Context, stmt string, args []any) (resultRows, error)
+}
+
+// resultRows is what a summary reads of a statement's result: *sql.Rows, or a test's
+// counting wrapper of it.
+type resultRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close() error
+}
+
+// dbQuerier runs a summary's statements on a database.
+type dbQuerier struct{ db *sql.DB }
+
+func (q dbQuerier) query(ctx context.Context, stmt string, args []any) (resultRows, error) {
+	return q.db.QueryContext(ctx, stmt, args...)
 }
 
 // rowSet is the FROM clause, condition and arguments of the rows a summary describes,
@@ -126,7 +144,8 @@ func summarize(ctx context.Context, d dialect, q summaryQuerier, p *km.Plan) (*k
 			// pandas describes an integer column without nulls as int64 (the percentiles
 			// subtract neighbours as integers), with nulls as float64.
 			asInts := c.typ == query.TypeInteger && n.Count == int64(sum.Rows)
-			if err := quartiles(ctx, q, d, f, c, asInts, n); err != nil {
+			ref := p.Fields[i]
+			if err := quartiles(ctx, q, d, f, c, p.KM.Record(ref.Record).Source, ref.Field, asInts, n); err != nil {
 				return nil, err
 			}
 			if n.Count > 1 {
@@ -166,26 +185,47 @@ func deviations(ctx context.Context, q summaryQuerier, d dialect, f *rowSet, col
 }
 
 // quartiles sets the three quartiles of a numeric field with n.Count > 0 non-null values:
-// the values at the ranks numpy interpolates between, found by numbering the values in
-// order in the database, interpolated as numpy does (as int64 neighbours when asInts).
-func quartiles(ctx context.Context, q summaryQuerier, d dialect, f *rowSet, c frameCol, asInts bool, n *stats.Numeric) error {
+// the database finds the values at the ranks numpy interpolates between, which are then
+// interpolated as numpy does (as int64 neighbours when asInts). When the field's column
+// leads an index of table, each pair of neighbours is read by walking the index
+// (ORDER BY x LIMIT 2 OFFSET rank, three in one statement); otherwise one sort numbers the
+// values with row_number() and only the wanted ranks are returned.
+func quartiles(ctx context.Context, q summaryQuerier, d dialect, f *rowSet, c frameCol, table, column string, asInts bool, n *stats.Numeric) error {
 	lo, hi, weight := stats.QuartileRanks(int(n.Count))
-	ranks := append(lo[:], hi[:]...)
-	slices.Sort(ranks)
-	ranks = slices.Compact(ranks)
-	b := &builder{d: d, args: slices.Clone(f.args)}
-	marks := make([]string, len(ranks))
-	for i, r := range ranks {
-		marks[i] = b.arg(int64(r))
+	indexed, err := leadsIndex(ctx, q, table, column)
+	if err != nil {
+		return err
 	}
-	inner := f.statement([]string{c.expr + " AS x", "row_number() OVER (ORDER BY " + c.expr + ") - 1 AS i"}, " AND "+c.expr+" IS NOT NULL")
-	stmt := "SELECT i, x FROM (" + inner + ") AS ranked WHERE i IN (" + strings.Join(marks, ", ") + ")"
-	rows, err := q.QueryContext(ctx, stmt, b.args...)
+	b := &builder{d: d, args: slices.Clone(f.args)}
+	notNull := " AND " + c.expr + " IS NOT NULL"
+	var stmt string
+	if indexed {
+		firsts := slices.Compact(slices.Clone(lo[:]))
+		parts := make([]string, len(firsts))
+		for i, r := range firsts {
+			parts[i] = "SELECT * FROM (" + f.statement([]string{c.expr + " AS x", b.arg(int64(r)) + " AS i"},
+				notNull+" ORDER BY "+c.expr+" LIMIT 2 OFFSET "+b.arg(int64(r))) + ")"
+		}
+		// Rows of one offset come in order; the outer ORDER BY keeps them so.
+		stmt = "SELECT i, x FROM (" + strings.Join(parts, " UNION ALL ") + ") AS neighbours ORDER BY i, x"
+	} else {
+		ranks := append(lo[:], hi[:]...)
+		slices.Sort(ranks)
+		ranks = slices.Compact(ranks)
+		marks := make([]string, len(ranks))
+		for i, r := range ranks {
+			marks[i] = b.arg(int64(r))
+		}
+		inner := f.statement([]string{c.expr + " AS x", "row_number() OVER (ORDER BY " + c.expr + ") - 1 AS i"}, notNull)
+		stmt = "SELECT i, x FROM (" + inner + ") AS ranked WHERE i IN (" + strings.Join(marks, ", ") + ") ORDER BY i"
+	}
+	rows, err := q.query(ctx, stmt, b.args)
 	if err != nil {
 		return fmt.Errorf("sqlstore: summary: %w", err)
 	}
 	defer rows.Close()
-	at := make(map[int]any, len(ranks))
+	at := make(map[int]any, 6)
+	group, pos := int64(-1), 0
 	for rows.Next() {
 		var (
 			i int64
@@ -194,7 +234,15 @@ func quartiles(ctx context.Context, q summaryQuerier, d dialect, f *rowSet, c fr
 		if err := rows.Scan(&i, &x); err != nil {
 			return fmt.Errorf("sqlstore: summary: %w", err)
 		}
-		at[int(i)] = x
+		r := int(i)
+		if indexed { // the rows of LIMIT 2 OFFSET i are the values at ranks i and i+1
+			if i != group {
+				group, pos = i, 0
+			}
+			r += pos
+			pos++
+		}
+		at[r] = x
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("sqlstore: summary: %w", err)
@@ -214,6 +262,14 @@ func quartiles(ctx context.Context, q summaryQuerier, d dialect, f *rowSet, c fr
 	}
 	n.P25, n.P50, n.P75 = out[0], out[1], out[2]
 	return nil
+}
+
+// leadsIndex reports whether column is the first column of an index of SQLite table.
+func leadsIndex(ctx context.Context, q summaryQuerier, table, column string) (bool, error) {
+	cells := make([]any, 1)
+	err := queryRow(ctx, q, "SELECT count(*) FROM pragma_index_list(?1) AS l, pragma_index_info(l.name) AS c WHERE c.seqno = 0 AND c.name = ?2",
+		[]any{table, column}, cells)
+	return asInt(cells[0]) > 0, err
 }
 
 // topValue sets the most frequent value of a categorical field and its frequency: the one
@@ -248,7 +304,7 @@ func topValue(ctx context.Context, q summaryQuerier, f *rowSet, c frameCol, cat 
 
 // queryRow runs a statement that returns one row and scans its cells into cells.
 func queryRow(ctx context.Context, q summaryQuerier, stmt string, args []any, cells []any) error {
-	rows, err := q.QueryContext(ctx, stmt, args...)
+	rows, err := q.query(ctx, stmt, args)
 	if err != nil {
 		return fmt.Errorf("sqlstore: summary: %w", err)
 	}
