@@ -42,8 +42,10 @@
 //   - strings compare and sort byte by byte (COLLATE "C" on PostgreSQL, BINARY on SQLite)
 //     and contains/startswith/endswith are case-sensitive (instr/strpos, substr; never
 //     LIKE, which SQLite folds for ASCII and which would need escaping);
-//   - sorts are ORDER BY c ASC|DESC NULLS LAST (an index on c serves an ascending sort)
-//     with ties by RowColumn, so pages are deterministic; pages are LIMIT and OFFSET;
+//   - sorts are ORDER BY c ASC|DESC NULLS LAST with ties by RowColumn, so pages are
+//     deterministic: an index (c, RowColumn) serves the ascending sort and an index
+//     (c DESC NULLS LAST, RowColumn) the descending one (PostgreSQL reads the first
+//     backwards only as DESC NULLS FIRST with the rows reversed); pages are LIMIT and OFFSET;
 //     distinct keeps the first row of each combination in the result order: SELECT
 //     DISTINCT when the sort keys cover every selected column, else a GROUP BY ordered
 //     by the least row key of each combination; groups of KPIs come in the plan's natural
@@ -93,7 +95,9 @@
 //
 // An imported table is indexed on the key of each record using it, on every field of a
 // relationship and on each index the records declare (km.Record.Indexes), every index
-// ending with RowColumn; when none of its records declares indexes, on every field. The
+// ending with RowColumn; each declared index is created a second time with every column
+// descending, nulls last (see Index), so that sorts in both directions read it in order;
+// when none of its records declares indexes, on every field (ascending only). The
 // index set is part of the digest, so changing it reloads the table. PostgreSQL loads with
 // COPY (pgx CopyFrom), SQLite with prepared inserts of up to 512 rows each, in one
 // transaction, and the indexes are built after the rows. ImportGenerated skips even the
