@@ -222,7 +222,7 @@ func explain(t *testing.T, conn *sql.Conn, stmt string, args []any) string {
 }
 
 // openSchema opens the PostgreSQL server of dsn in a fresh schema, dropped at the end.
-func openSchema(t *testing.T, dsn string) *DB {
+func openSchema(t testing.TB, dsn string) *DB {
 	t.Helper()
 	ctx := context.Background()
 	admin, err := sql.Open("pgx", dsn)
