@@ -65,9 +65,10 @@
 //
 // Summaries (km.Summarizer) describe the rows a plan without KPIs, search or distinct
 // lists (the filter propagated as above), all in the database: no statement returns more
-// than six rows to the server, whatever the number of rows described. The row count, the
-// count, distinct count and most frequent value of non-numeric fields, and the count, mean,
-// minimum and maximum of numeric ones come from aggregates. PostgreSQL adds stddev_samp and
+// than six rows to the server, whatever the number of rows described. The row count and
+// the count, mean, minimum and maximum of numeric fields come from one statement of
+// aggregates; the count, distinct count and most frequent value of each non-numeric field
+// from one grouping of its values. PostgreSQL adds stddev_samp and
 // percentile_cont (pandas' linear method); SQLite, which has neither, sums squared
 // deviations from the mean in a second pass and reads the values the quartiles
 // interpolate between with ORDER BY x LIMIT 2 OFFSET rank (an index walk where x leads an

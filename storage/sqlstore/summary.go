@@ -20,12 +20,11 @@ import (
 // database and every statement returns at most a few rows, whatever the number of rows
 // described; nothing reads a column into the server.
 //
-// One statement computes the row count and, for every field, the count of non-null values;
-// for string, date, date-time, time and boolean fields also the count of distinct values,
-// and for numeric fields the mean, minimum and maximum. The most frequent value of each
-// categorical field (the one with the least row key among equally frequent ones) is one
-// grouped statement per field that returns one row. Numeric fields then differ by
-// database:
+// One statement computes the row count and, for every numeric field, the count of
+// non-null values, the mean, minimum and maximum. Each string, date, date-time, time and
+// boolean field is one grouped statement returning one row: its count, the number of
+// groups, and the most frequent value (the one with the least row key among equally
+// frequent ones) with its frequency. Numeric fields then differ by database:
 //
 //   - PostgreSQL computes the standard deviation (stddev_samp) and the three quartiles
 //     (percentile_cont, which is pandas' linear method h = (n-1)p) in the same first
@@ -104,8 +103,7 @@ func summarize(ctx context.Context, d dialect, q summaryQuerier, p *km.Plan) (*k
 	for _, c := range cols {
 		x := c.expr
 		if !c.typ.Numeric() {
-			items = append(items, "count("+x+")", "count(DISTINCT "+x+")")
-			continue
+			continue // described by describeCategorical
 		}
 		items = append(items, "count("+x+")", d.toFloat("avg("+x+")"), "min("+x+")", "max("+x+")")
 		if pg {
@@ -124,12 +122,9 @@ func summarize(ctx context.Context, d dialect, q summaryQuerier, p *km.Plan) (*k
 	var numeric []int // fields with a mean and at least two values, whose std SQLite computes
 	for i, c := range cols {
 		if !c.typ.Numeric() {
-			cat := &stats.Categorical{Count: asInt(next[0]), Unique: asInt(next[1])}
-			next = next[2:]
-			if cat.Count > 0 {
-				if err := topValue(ctx, q, f, c, cat); err != nil {
-					return nil, err
-				}
+			cat, err := describeCategorical(ctx, q, f, c)
+			if err != nil {
+				return nil, err
 			}
 			sum.Fields[i].Categorical = cat
 			continue
@@ -272,20 +267,31 @@ func leadsIndex(ctx context.Context, q summaryQuerier, table, column string) (bo
 	return asInt(cells[0]) > 0, err
 }
 
-// topValue sets the most frequent value of a categorical field and its frequency: the one
-// with the least row key among equally frequent ones, by one grouped statement returning
-// one row.
-func topValue(ctx context.Context, q summaryQuerier, f *rowSet, c frameCol, cat *stats.Categorical) error {
-	cells := make([]any, 3)
-	stmt := f.statement([]string{c.expr, "count(*) AS n", "min(" + f.rowKey + ") AS r"},
-		" AND "+c.expr+" IS NOT NULL GROUP BY "+c.expr+" ORDER BY n DESC, r ASC LIMIT 1")
-	if err := queryRow(ctx, q, stmt, f.args, cells); err != nil {
-		return err
+// describeCategorical computes the count, the number of distinct values and the most
+// frequent value of a categorical field with its frequency (the one with the least row key
+// among equally frequent ones) by one grouped statement returning one row: one hash or
+// sorted grouping of the values, where count(DISTINCT) would sort them once more.
+func describeCategorical(ctx context.Context, q summaryQuerier, f *rowSet, c frameCol) (*stats.Categorical, error) {
+	groups := f.statement([]string{c.expr + " AS x", "count(*) AS n", "min(" + f.rowKey + ") AS r"},
+		" AND "+c.expr+" IS NOT NULL GROUP BY "+c.expr)
+	stmt := "SELECT x, n, count(*) OVER (), CAST(sum(n) OVER () AS BIGINT) FROM (" + groups + ") AS g ORDER BY n DESC, r ASC LIMIT 1"
+	rows, err := q.query(ctx, stmt, f.args)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: summary: %w", err)
 	}
-	cat.Freq = asInt(cells[1])
+	defer rows.Close()
+	cat := &stats.Categorical{}
+	if !rows.Next() { // no value
+		return cat, rows.Err()
+	}
+	cells := make([]any, 4)
+	if err := rows.Scan(&cells[0], &cells[1], &cells[2], &cells[3]); err != nil {
+		return nil, fmt.Errorf("sqlstore: summary: %w", err)
+	}
+	cat.Freq, cat.Unique, cat.Count = asInt(cells[1]), asInt(cells[2]), asInt(cells[3])
 	v, err := toValue(cells[0], c.typ)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	switch c.typ {
 	case query.TypeString:
@@ -299,7 +305,7 @@ func topValue(ctx context.Context, q summaryQuerier, f *rowSet, c frameCol, cat 
 	default:
 		cat.Top = strconv.FormatBool(v.Bool)
 	}
-	return nil
+	return cat, rows.Close()
 }
 
 // queryRow runs a statement that returns one row and scans its cells into cells.
