@@ -98,13 +98,13 @@ func summarize(ctx context.Context, d dialect, q summaryQuerier, p *km.Plan) (*k
 	}
 	pg := d.name() == "postgres"
 
-	// The first statement: the row count, then each field's items in order.
+	// The first statement: the row count, then the aggregates of each numeric field in order.
 	items := []string{"count(*)"}
 	for _, c := range cols {
-		x := c.expr
 		if !c.typ.Numeric() {
 			continue // described by describeCategorical
 		}
+		x := c.expr
 		items = append(items, "count("+x+")", d.toFloat("avg("+x+")"), "min("+x+")", "max("+x+")")
 		if pg {
 			quartiles := "percentile_cont(ARRAY[0.25, 0.5, 0.75]) WITHIN GROUP (ORDER BY " + d.toFloat(x) + ")"
