@@ -83,7 +83,7 @@ func FuzzDescribeFloat(f *testing.F) {
 				if h >= float64(n-1) {
 					lo, hi, t = n-1, n-1, h+1
 				}
-				q := Number(lerpFloat(valid[lo], valid[hi], t))
+				q := Number(LerpFloat(valid[lo], valid[hi], t))
 				*[]*Number{&want.P25, &want.P50, &want.P75}[i] = q
 			}
 		}
@@ -152,7 +152,7 @@ func FuzzDescribeInt(f *testing.F) {
 				if h >= float64(n-1) {
 					lo, hi, t = n-1, n-1, h+1
 				}
-				want[i+1] = Number(lerpInt(sorted[lo], sorted[hi], t))
+				want[i+1] = Number(LerpInt(sorted[lo], sorted[hi], t))
 			}
 		}
 		if g := [5]Number{got.Min, got.P25, got.P50, got.P75, got.Max}; !cmp.Equal(g, want, numberComparer) {

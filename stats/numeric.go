@@ -41,7 +41,7 @@ func DescribeFloat(values []float64, nulls Nulls) Numeric {
 	if len(compact) > 0 {
 		d.Min, d.Max = Number(floats.Min(compact)), Number(floats.Max(compact))
 	}
-	q := percentiles(compact, lerpFloat)
+	q := percentiles(compact, LerpFloat)
 	d.P25, d.P50, d.P75 = Number(q[0]), Number(q[1]), Number(q[2])
 	return d
 }
@@ -68,7 +68,7 @@ func DescribeInt(values []int64, nulls Nulls) Numeric {
 	if len(values) > 0 {
 		d.Min, d.Max = Number(slices.Min(values)), Number(slices.Max(values))
 	}
-	q := percentiles(slices.Clone(values), lerpInt)
+	q := percentiles(slices.Clone(values), LerpInt)
 	d.P25, d.P50, d.P75 = Number(q[0]), Number(q[1]), Number(q[2])
 	return d
 }

@@ -25,17 +25,7 @@ func percentiles[T cmp.Ordered](x []T, lerp func(a, b T, t float64) float64) [3]
 	if n == 0 {
 		return [3]float64{math.NaN(), math.NaN(), math.NaN()}
 	}
-	var lo, hi [3]int
-	var t [3]float64
-	for i, p := range quartiles {
-		h := float64(n-1) * p
-		if h >= float64(n-1) {
-			lo[i], hi[i], t[i] = n-1, n-1, h+1
-			continue
-		}
-		f := math.Floor(h)
-		lo[i], hi[i], t[i] = int(f), int(f)+1, h-f
-	}
+	lo, hi, t := QuartileRanks(n)
 	ks := append(lo[:], hi[:]...)
 	slices.Sort(ks)
 	start := 0
@@ -50,10 +40,28 @@ func percentiles[T cmp.Ordered](x []T, lerp func(a, b T, t float64) float64) [3]
 	return q
 }
 
-// lerpFloat is numpy's _lerp for float64: a + (b-a)t below t = 0.5, b - (b-a)(1-t) from
+// QuartileRanks returns where the 25th, 50th and 75th percentiles of n values (n > 0) lie
+// among them sorted, as numpy.percentile's linear method places them: for each, the 0-based
+// ranks lo and hi of its two neighbours and the weight t, so that the percentile is
+// LerpFloat(x[lo], x[hi], t) (LerpInt for an int64 column without nulls). A store that
+// sorts in its database fetches the values at these ranks and interpolates with them.
+func QuartileRanks(n int) (lo, hi [3]int, t [3]float64) {
+	for i, p := range quartiles {
+		h := float64(n-1) * p
+		if h >= float64(n-1) {
+			lo[i], hi[i], t[i] = n-1, n-1, h+1
+			continue
+		}
+		f := math.Floor(h)
+		lo[i], hi[i], t[i] = int(f), int(f)+1, h-f
+	}
+	return lo, hi, t
+}
+
+// LerpFloat is numpy's _lerp for float64: a + (b-a)t below t = 0.5, b - (b-a)(1-t) from
 // there on. The float64 conversions keep Go from fusing a product and a sum into one FMA,
 // which rounds once where numpy rounds twice.
-func lerpFloat(a, b, t float64) float64 {
+func LerpFloat(a, b, t float64) float64 {
 	d := b - a
 	if t >= 0.5 {
 		return b - float64(d*(1-t))
@@ -61,10 +69,10 @@ func lerpFloat(a, b, t float64) float64 {
 	return a + float64(d*t)
 }
 
-// lerpInt is numpy's _lerp for int64 neighbours: the difference b-a is taken in integers
+// LerpInt is numpy's _lerp for int64 neighbours: the difference b-a is taken in integers
 // and only then converted, as numpy subtracts the int64 arrays before multiplying by t. Where
 // that difference would overflow int64 (numpy wraps around), it is taken in float64.
-func lerpInt(a, b int64, t float64) float64 {
+func LerpInt(a, b int64, t float64) float64 {
 	d := float64(b - a)
 	if b-a < 0 { // b >= a, so only an overflow makes it negative
 		d = float64(b) - float64(a)

@@ -50,22 +50,53 @@ func (db *DB) sqlType(t query.Type) string {
 	return db.d.types("BIGINT")
 }
 
-// LoadTable is LoadIndexedTable with one single-column index per name in indexed.
+// LoadTable is LoadIndexedTable with one ascending single-column index per name in indexed.
 func (db *DB) LoadTable(ctx context.Context, table string, cols []Column, rows Rows, indexed []string, digest string) error {
-	indexes := make([][]string, len(indexed))
+	indexes := make([]Index, len(indexed))
 	for i, c := range indexed {
-		indexes[i] = []string{c}
+		indexes[i] = Index{Columns: []string{c}}
 	}
 	return db.LoadIndexedTable(ctx, table, cols, rows, indexes, digest)
+}
+
+// Index is an index LoadIndexedTable creates: its columns in order, every one ascending
+// with nulls last or, when Descending, every one descending with nulls last, then
+// RowColumn ascending. An ascending index serves filters on a prefix of its columns and
+// sorts on the rest in ascending order; its descending twin serves the same filters with
+// the sorts descending, the API's nulls-last order in both directions (PostgreSQL reads an
+// ascending index backwards only as DESC NULLS FIRST, with the row order reversed too).
+type Index struct {
+	Columns    []string
+	Descending bool
+}
+
+// ddl returns the CREATE INDEX statement of idx on table for dialect d.
+func (idx Index) ddl(d dialect, table string) string {
+	dir := ""
+	if idx.Descending {
+		dir = " DESC" // SQLite sorts nulls first, so its descending order has them last
+		if d.name() == "postgres" {
+			dir = " DESC NULLS LAST"
+		}
+	}
+	quoted := make([]string, 0, len(idx.Columns)+1)
+	for _, c := range idx.Columns {
+		quoted = append(quoted, quoteIdent(c)+dir)
+	}
+	quoted = append(quoted, quoteIdent(RowColumn))
+	name := IndexName(table, idx.Columns)
+	if idx.Descending {
+		name = IndexName(table, append(slices.Clone(idx.Columns), "desc"))
+	}
+	return "CREATE INDEX " + quoteIdent(name) + " ON " + quoteIdent(table) + " (" + strings.Join(quoted, ", ") + ")"
 }
 
 // LoadIndexedTable replaces table with the given columns and rows, in one transaction,
 // and records digest for it (see Imported); when the table was loaded with digest already
 // (by another replica, say), it does nothing. RowColumn is added and numbered from 0 in
-// the rows' order; indexes lists the indexes to create after the rows are in, each a list
-// of columns in order, to which RowColumn is appended (so that rows of one key come in
-// row order). PostgreSQL loads with COPY; SQLite with prepared multi-row inserts.
-func (db *DB) LoadIndexedTable(ctx context.Context, table string, cols []Column, rows Rows, indexes [][]string, digest string) error {
+// the rows' order; indexes lists the indexes to create after the rows are in (see Index:
+// RowColumn is appended to each, so that rows of one key come in row order). PostgreSQL loads with COPY; SQLite with prepared multi-row inserts.
+func (db *DB) LoadIndexedTable(ctx context.Context, table string, cols []Column, rows Rows, indexes []Index, digest string) error {
 	ddl := []string{"DROP TABLE IF EXISTS " + quoteIdent(table)}
 	// On SQLite, INTEGER PRIMARY KEY makes RowColumn the rowid: every index then holds it,
 	// in order within equal keys, so a filtered page in row order streams from the index.
@@ -78,12 +109,7 @@ func (db *DB) LoadIndexedTable(ctx context.Context, table string, cols []Column,
 	ddl = append(ddl, "CREATE TABLE "+quoteIdent(table)+" ("+strings.Join(defs, ", ")+")")
 	var after []string
 	for _, idx := range indexes {
-		quoted := make([]string, 0, len(idx)+1)
-		for _, c := range idx {
-			quoted = append(quoted, quoteIdent(c))
-		}
-		quoted = append(quoted, quoteIdent(RowColumn))
-		after = append(after, "CREATE INDEX "+quoteIdent(IndexName(table, idx))+" ON "+quoteIdent(table)+" ("+strings.Join(quoted, ", ")+")")
+		after = append(after, idx.ddl(db.d, table))
 	}
 	record := db.d.rebind(recordImport)
 	claim := db.d.rebind(claimImport)
@@ -391,6 +417,9 @@ type source struct {
 	name    string
 	schema  column.Schema
 	indexes [][]string
+	// descending are the indexes created a second time, every column descending: the
+	// declared ones, whose columns the KM sorts on in either direction.
+	descending [][]string
 }
 
 // sourceSchemas returns the sources of the models' records in name order. Two records
@@ -399,7 +428,9 @@ type source struct {
 // The indexes of a source are, over the records using it: the key, every field of a
 // relationship, and the indexes the records declare (km.Record.Indexes). When no record
 // of the source declares indexes, every field gets a single-column index instead, so that
-// definitions written before indexes: keep the indexes they had.
+// definitions written before indexes: keep the indexes they had. Each declared index is
+// also created descending (source.descending), so that sorts in either direction read it
+// in order.
 func sourceSchemas(models []*km.KnowledgeModel) ([]source, error) {
 	bySource := map[string]*source{}
 	declared := map[string]bool{}
@@ -433,6 +464,7 @@ func sourceSchemas(models []*km.KnowledgeModel) ([]source, error) {
 				declared[r.Source] = true
 			}
 			src.indexes = append(src.indexes, r.Indexes...)
+			src.descending = append(src.descending, r.Indexes...)
 		}
 	}
 	slices.Sort(names)
@@ -451,6 +483,8 @@ func sourceSchemas(models []*km.KnowledgeModel) ([]source, error) {
 		// One index per list of columns, in a stable order.
 		slices.SortFunc(src.indexes, func(a, b []string) int { return slices.Compare(a, b) })
 		src.indexes = slices.CompactFunc(src.indexes, slices.Equal)
+		slices.SortFunc(src.descending, func(a, b []string) int { return slices.Compare(a, b) })
+		src.descending = slices.CompactFunc(src.descending, slices.Equal)
 		out = append(out, *src)
 	}
 	return out, nil
@@ -475,6 +509,9 @@ func (src source) digest(data []byte) string {
 	for _, idx := range src.indexes {
 		fmt.Fprintf(h, "index:%s\n", strings.Join(idx, ","))
 	}
+	for _, idx := range src.descending {
+		fmt.Fprintf(h, "index desc:%s\n", strings.Join(idx, ","))
+	}
 	h.Write(data)
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -493,5 +530,12 @@ func (s *KMStore) loadTable(ctx context.Context, src source, t *column.Table, di
 		}
 		rows.cols = append(rows.cols, col)
 	}
-	return s.db.LoadIndexedTable(ctx, src.name, cols, rows, src.indexes, digest)
+	indexes := make([]Index, 0, len(src.indexes)+len(src.descending))
+	for _, idx := range src.indexes {
+		indexes = append(indexes, Index{Columns: idx})
+	}
+	for _, idx := range src.descending {
+		indexes = append(indexes, Index{Columns: idx, Descending: true})
+	}
+	return s.db.LoadIndexedTable(ctx, src.name, cols, rows, indexes, digest)
 }

@@ -124,15 +124,21 @@ func dbOrders(t *testing.T, db *sqlstore.DB) [][]string {
 	return out
 }
 
-// indexColumns lists the indexes of table as their columns, from the database's catalog.
+// indexColumns lists the indexes of table as their columns, from the database's catalog:
+// a descending column is written "NAME desc" and, on PostgreSQL, one sorting nulls first
+// "NAME nulls first".
 func indexColumns(t *testing.T, db *sqlstore.DB, table string) [][]string {
 	t.Helper()
 	var q string
 	if db.Dialect() == "sqlite" {
-		q = `SELECT m.name, ii.name FROM sqlite_master m, pragma_index_info(m.name) ii
-			WHERE m.type = 'index' AND m.tbl_name = ? AND m.sql IS NOT NULL ORDER BY m.name, ii.seqno`
+		q = `SELECT m.name, ii.name || CASE WHEN ii.desc THEN ' desc' ELSE '' END
+			FROM sqlite_master m, pragma_index_xinfo(m.name) ii
+			WHERE m.type = 'index' AND m.tbl_name = ? AND m.sql IS NOT NULL AND ii.key ORDER BY m.name, ii.seqno`
 	} else {
-		q = `SELECT i.relname, a.attname FROM pg_index x
+		q = `SELECT i.relname, a.attname
+				|| CASE WHEN x.indoption[k.ord - 1] & 1 = 1 THEN ' desc' ELSE '' END
+				|| CASE WHEN x.indoption[k.ord - 1] & 2 = 2 THEN ' nulls first' ELSE '' END
+			FROM pg_index x
 			JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class c ON c.oid = x.indrelid
 			JOIN pg_namespace n ON n.oid = c.relnamespace
 			CROSS JOIN LATERAL unnest(x.indkey) WITH ORDINALITY k(attnum, ord)
@@ -186,8 +192,9 @@ func testLoad(t *testing.T, dsn string) {
 		t.Errorf("sum of NET %v, CSV %v", sumGot, sumWant)
 	}
 	// The key, the relationship field and the declared indexes, each ending with the
-	// row order; nothing else.
-	wantIdx := [][]string{{"CUST", "kmkit_row"}, {"ID", "kmkit_row"}, {"QTY", "kmkit_row"}, {"STATUS", "NET", "kmkit_row"}}
+	// row order, and the declared indexes again descending with nulls last; nothing else.
+	wantIdx := [][]string{{"CUST", "kmkit_row"}, {"ID", "kmkit_row"}, {"QTY", "kmkit_row"}, {"QTY desc", "kmkit_row"},
+		{"STATUS", "NET", "kmkit_row"}, {"STATUS desc", "NET desc", "kmkit_row"}}
 	if got := indexColumns(t, db, "ld_orders"); !slices.EqualFunc(got, wantIdx, slices.Equal) {
 		t.Errorf("indexes of ld_orders: %q, want %q", got, wantIdx)
 	}

@@ -10,6 +10,13 @@ import (
 
 // kmkit_median is the median aggregate for SQLite, which has none built in: the middle
 // value, or the mean of the middle two, nulls skipped; null over no value.
+//
+// It is the one place where the SQLite backend holds values in the server: a median needs
+// all the values of its group, so it keeps each group's non-null values (8 bytes each) until
+// the group ends and sorts them in place. SQLite aggregates one group at a time, so the
+// memory is that of the largest group: for a KPI without dimensions, every filtered row.
+// PostgreSQL computes medians itself (percentile_cont). The summary does not use it (see
+// Summarize).
 func init() {
 	sqlite.MustRegisterFunction("kmkit_median", &sqlite.FunctionImpl{
 		NArgs:         1,
@@ -42,7 +49,8 @@ func (m *medianAgg) WindowValue(*sqlite.FunctionContext) (driver.Value, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	vs := slices.Clone(m.vals)
+	// Sorting in place is safe: the median of the values does not depend on their order.
+	vs := m.vals
 	slices.Sort(vs)
 	if n%2 == 1 {
 		return vs[n/2], nil
