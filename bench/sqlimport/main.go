@@ -7,7 +7,12 @@
 //	go run ./bench/sqlimport -rows 1000000 -pg 'postgres://kmkit@127.0.0.1:55432/db?sslmode=disable'
 //
 // Without -pg only SQLite is measured; without the sqlite3 or psql program, that peer is
-// left out.
+// left out. -only picks one database, -peers=false leaves the peers out and -cpuprofile
+// profiles kmkit's imports. Next to the wall-clock times it prints the CPU time (user and
+// system) of this process during kmkit's import and of the peer's process: for SQLite,
+// which runs inside them, a figure that a busy machine disturbs less than the wall clock
+// (PostgreSQL's work is the server's and is not in it); and the load average before and
+// after, since other work on the machine slows both sides.
 package main
 
 import (
