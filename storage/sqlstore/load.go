@@ -451,8 +451,9 @@ func hashFile(h hash.Hash, fsys fs.FS, name string) error {
 // core. On SQLite (one writer at a time) the loads run one after the other; on
 // PostgreSQL up to ParallelLoads at once, each in its own transaction on its own
 // connection, so that the server copies and indexes several tables on several cores. The
-// first error stops the rest; the sources already loaded stay loaded (each is its own
-// transaction, and a rerun skips them by their digest).
+// first error stops the rest: a source that fails to prepare (a broken CSV file) lets the
+// loads under way finish, a failed load cancels them; the sources already loaded stay
+// loaded (each is its own transaction, and a rerun skips them by their digest).
 func (s *KMStore) loadSources(ctx context.Context, n int, prepare func(i int) (*column.Table, error), load func(ctx context.Context, i int, t *column.Table) error) error {
 	workers := 1
 	if s.db.d.name() == "postgres" {
@@ -465,12 +466,16 @@ func (s *KMStore) loadSources(ctx context.Context, n int, prepare func(i int) (*
 		firstErr error
 		loaded   int
 	)
-	fail := func(err error) {
+	// fail records the first error; a failed load cancels the loads under way, a failed
+	// preparation only stops the next ones (the sources before it stay imported).
+	fail := func(err error, stop bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		if firstErr == nil {
 			firstErr = err
-			cancel()
+			if stop {
+				cancel()
+			}
 		}
 	}
 	type ready struct {
@@ -483,7 +488,7 @@ func (s *KMStore) loadSources(ctx context.Context, n int, prepare func(i int) (*
 		for i := range n {
 			t, err := prepare(i)
 			if err != nil {
-				fail(err)
+				fail(err, false)
 				return
 			}
 			select {
@@ -501,7 +506,7 @@ func (s *KMStore) loadSources(ctx context.Context, n int, prepare func(i int) (*
 					continue // drain: the producer stops at the cancellation
 				}
 				if err := load(ctx, r.i, r.t); err != nil {
-					fail(err)
+					fail(err, true)
 					continue
 				}
 				mu.Lock()

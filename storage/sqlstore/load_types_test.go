@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -159,3 +161,47 @@ func TestLoadRestoresSQLiteSettings(t *testing.T) {
 		t.Errorf("after a load temp_store = %d, threads = %d; want 2 (MEMORY) and 0", store, threads)
 	}
 }
+
+// testBrokenSecond: a CSV error in one source leaves the sources before it imported, the
+// one loading while the broken file was parsed included, and names the file.
+func testBrokenSecond(t *testing.T, dsn string) {
+	ctx := context.Background()
+	dir := writeLoadData(t, 600)
+	db := open(t, dsn)
+	if err := db.KM().Import(ctx, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	// ld_customers (imported first, by name) gains a row; ld_orders breaks.
+	f, err := os.OpenFile(filepath.Join(dir, "data", "ld_customers.csv"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("C7,Customer 7\n")
+	f.Close()
+	f, err = os.OpenFile(filepath.Join(dir, "data", "ld_orders.csv"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("O99999,C1,OPEN,not a number,1\n")
+	f.Close()
+	err = db.KM().Import(ctx, os.DirFS(dir))
+	if err == nil || !strings.Contains(err.Error(), "ld_orders.csv") {
+		t.Fatalf("import of a broken ld_orders.csv: %v, want an error naming the file", err)
+	}
+	var customers, orders int
+	if err := db.SQL().QueryRow("SELECT count(*) FROM ld_customers").Scan(&customers); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SQL().QueryRow("SELECT count(*) FROM ld_orders").Scan(&orders); err != nil {
+		t.Fatal(err)
+	}
+	if customers != 8 || orders != 600 {
+		t.Errorf("after the failed import: %d customers (want the new 8), %d orders (want the old 600)", customers, orders)
+	}
+}
+
+func TestBrokenSecondSQLite(t *testing.T) {
+	testBrokenSecond(t, "sqlite:"+filepath.Join(t.TempDir(), "kmkit.db"))
+}
+
+func TestBrokenSecondPostgres(t *testing.T) { testBrokenSecond(t, postgresDSN(t)) }
