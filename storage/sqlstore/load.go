@@ -134,46 +134,48 @@ func (db *DB) insertTable(ctx context.Context, table string, names []string, typ
 			return err
 		}
 	}
+	// A busy database is retried, but only before the rows were read: they cannot be
+	// read twice.
 	for attempt := 0; ; attempt++ {
-		err := insertTx(ctx, conn, table, names, types, ddl, after, rows, claim, record, digest)
-		if err == nil || attempt >= 5 || !db.d.retryable(err) {
+		read, err := insertTx(ctx, conn, table, names, types, ddl, after, rows, claim, record, digest)
+		if err == nil || read || attempt >= 5 || !db.d.retryable(err) {
 			return err
 		}
 	}
 }
 
-// insertTx runs the transaction of insertTable.
-func insertTx(ctx context.Context, conn *sql.Conn, table string, names []string, types []query.Type, ddl, after []string, rows Rows, claim, record, digest string) error {
+// insertTx runs the transaction of insertTable and reports whether it began reading rows.
+func insertTx(ctx context.Context, conn *sql.Conn, table string, names []string, types []query.Type, ddl, after []string, rows Rows, claim, record, digest string) (bool, error) {
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer tx.Rollback()
 	var current string
 	if err := tx.QueryRowContext(ctx, claim, table).Scan(&current); err != nil {
-		return err
+		return false, err
 	}
 	if current == digest {
-		return tx.Commit()
+		return false, tx.Commit()
 	}
 	for _, s := range ddl {
 		if _, err := tx.ExecContext(ctx, s); err != nil {
-			return err
+			return false, err
 		}
 	}
 	n, err := insertBatches(ctx, tx, table, names, types, rows)
 	if err != nil {
-		return err
+		return true, err
 	}
 	for _, s := range after {
 		if _, err := tx.ExecContext(ctx, s); err != nil {
-			return err
+			return true, err
 		}
 	}
 	if _, err = tx.ExecContext(ctx, record, digest, n, table); err != nil {
-		return err
+		return true, err
 	}
-	return tx.Commit()
+	return true, tx.Commit()
 }
 
 // IndexName is the name of the index LoadIndexedTable creates on the columns of table:
