@@ -42,7 +42,7 @@ func typedRows() [][]any {
 		{"", math.MaxFloat64, int64(math.MaxInt64), false, int64(20_000), int64(-1)},
 		{"日本", int64(3), int64(0), nil, int64(0), int64(0)},
 	}
-	for i := range 20_000 {
+	for i := range 5_000 { // more than one COPY chunk (256 KiB) and insert batch
 		rows = append(rows, []any{strings.Repeat("x", i%40), float64(i) / 3, int64(i), i%2 == 0, int64(i), int64(i) * 1_000_003})
 	}
 	return rows
