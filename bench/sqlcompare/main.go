@@ -39,6 +39,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -56,6 +57,9 @@ import (
 // a few minutes.
 const roundBudget = 2 * time.Second
 
+// profile, when set, receives a CPU profile of the timed rounds.
+var profile *os.File
+
 // schema is the PostgreSQL schema the benchmark fills.
 const schema = "kmkit_sqlcompare"
 
@@ -67,7 +71,16 @@ func main() {
 	rounds := flag.Int("rounds", 3, "interleaved rounds")
 	n := flag.Int("n", 5, "runs of each query per round and side (fewer when a round of the query has taken 2 s)")
 	which := flag.String("q", "", "the queries to run, by id (comma-separated; default all)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed rounds (both sides; use with -q and -only)")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		profile = f
+		defer f.Close()
+	}
 	log.SetFlags(0)
 	if *which != "" {
 		ids := strings.Split(*which, ",")
@@ -184,6 +197,12 @@ func measure(ctx context.Context, w io.Writer, dialect, dsn string, rows, rounds
 		}
 	}
 	times := make([][2][]time.Duration, len(queries))
+	if profile != nil {
+		if err := pprof.StartCPUProfile(profile); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	for range rounds {
 		for qi, q := range queries {
 			begun := time.Now()
