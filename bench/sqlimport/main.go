@@ -7,12 +7,18 @@
 //	go run ./bench/sqlimport -rows 1000000 -pg 'postgres://kmkit@127.0.0.1:55432/db?sslmode=disable'
 //
 // Without -pg only SQLite is measured; without the sqlite3 or psql program, that peer is
-// left out.
+// left out. -only picks one database, -peers=false leaves the peers out and -cpuprofile
+// profiles kmkit's imports. Next to the wall-clock times it prints the CPU time (user and
+// system) of this process during kmkit's import and of the peer's process: for SQLite,
+// which runs inside them, a figure that a busy machine disturbs less than the wall clock
+// (PostgreSQL's work is the server's and is not in it); and the load average before and
+// after, since other work on the machine slows both sides.
 package main
 
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -21,7 +27,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/kmkit/kmkit/internal/demodata"
@@ -32,7 +40,17 @@ import (
 func main() {
 	rows := flag.Int("rows", 1_000_000, "orders to generate")
 	pg := flag.String("pg", "", "PostgreSQL URL (a database the benchmark may fill)")
+	peers := flag.Bool("peers", true, "measure the peers (sqlite3 .import, psql \\copy)")
+	only := flag.String("only", "", "measure one database only: sqlite or postgres")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of kmkit's imports to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		profile = f
+	}
 	dir, err := os.MkdirTemp("", "kmkit-sqlimport-")
 	if err != nil {
 		log.Fatal(err)
@@ -42,17 +60,56 @@ func main() {
 		log.Fatal(err)
 	}
 	ctx := context.Background()
-	fmt.Printf("import of the demo with %d orders (all sources)\n", *rows)
-	fmt.Printf("%-10s %12s %12s %8s %12s\n", "database", "kmkit", "peer", "ratio", "restart")
-	run(ctx, "sqlite", "sqlite:"+filepath.Join(dir, "kmkit.db"), dir, func(idx map[string][][]string) (time.Duration, error) {
-		return sqlitePeer(dir, idx)
-	})
-	if *pg != "" {
-		run(ctx, "postgres", *pg, dir, func(idx map[string][][]string) (time.Duration, error) {
+	fmt.Printf("import of the demo with %d orders (all sources); load average %s\n", *rows, loadAverage())
+	fmt.Printf("%-10s %12s %12s %8s %12s %12s %12s\n", "database", "kmkit", "peer", "ratio", "restart", "kmkit cpu", "peer cpu")
+	if *only != "postgres" {
+		run(ctx, "sqlite", "sqlite:"+filepath.Join(dir, "kmkit.db"), dir, func(idx map[string][][]string) (time.Duration, time.Duration, error) {
+			if !*peers {
+				return 0, 0, errNoPeer
+			}
+			return sqlitePeer(dir, idx)
+		})
+	}
+	if *pg != "" && *only != "sqlite" {
+		run(ctx, "postgres", *pg, dir, func(idx map[string][][]string) (time.Duration, time.Duration, error) {
+			if !*peers {
+				return 0, 0, errNoPeer
+			}
 			return postgresPeer(*pg, dir, idx)
 		})
 	}
+	if profile != nil {
+		profile.Close()
+	}
+	fmt.Printf("load average at the end %s; cpu: user+system seconds of this process during kmkit's import and of the peer's process (SQLite runs in them; PostgreSQL's work is the server's, not counted)\n", loadAverage())
 }
+
+// loadAverage returns the machine's 1, 5 and 15 minute load averages.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// cpuTime returns the user and system CPU time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// profile, when set, receives a CPU profile of kmkit's imports (not of the peers).
+var profile *os.File
+
+var errNoPeer = errors.New("not measured (-peers=false)")
 
 // writeDemo writes the demo's models and generated CSV files as a data directory.
 func writeDemo(dir string, n int) error {
@@ -80,7 +137,7 @@ func writeDemo(dir string, n int) error {
 }
 
 // run imports the data directory through kmkit, twice, then runs the peer.
-func run(ctx context.Context, name, dsn, dir string, peer func(map[string][][]string) (time.Duration, error)) {
+func run(ctx context.Context, name, dsn, dir string, peer func(map[string][][]string) (time.Duration, time.Duration, error)) {
 	db, err := sqlstore.Open(ctx, dsn)
 	if err != nil {
 		log.Fatal(err)
@@ -97,11 +154,19 @@ func run(ctx context.Context, name, dsn, dir string, peer func(map[string][][]st
 			log.Fatal(err)
 		}
 	}
-	start := time.Now()
+	if profile != nil {
+		if err := pprof.StartCPUProfile(profile); err != nil {
+			log.Fatal(err)
+		}
+	}
+	start, cpu0 := time.Now(), cpuTime()
 	if err := db.KM().Import(ctx, os.DirFS(dir)); err != nil {
 		log.Fatal(err)
 	}
-	took := time.Since(start)
+	took, cpu := time.Since(start), cpuTime()-cpu0
+	if profile != nil {
+		pprof.StopCPUProfile()
+	}
 	start = time.Now()
 	if err := db.KM().Import(ctx, os.DirFS(dir)); err != nil {
 		log.Fatal(err)
@@ -111,14 +176,16 @@ func run(ctx context.Context, name, dsn, dir string, peer func(map[string][][]st
 	if err != nil {
 		log.Fatal(err)
 	}
-	peerTook, err := peer(idx)
-	peerText, ratio := "n/a", "n/a"
+	peerTook, peerCPU, err := peer(idx)
+	peerText, ratio, peerCPUText := "n/a", "n/a", "n/a"
 	if err != nil {
 		log.Printf("%s peer: %v", name, err)
 	} else {
 		peerText, ratio = peerTook.Round(time.Millisecond).String(), fmt.Sprintf("%.2fx", took.Seconds()/peerTook.Seconds())
+		peerCPUText = peerCPU.Round(time.Millisecond).String()
 	}
-	fmt.Printf("%-10s %12s %12s %8s %12s\n", name, took.Round(time.Millisecond), peerText, ratio, restart.Round(time.Millisecond))
+	fmt.Printf("%-10s %12s %12s %8s %12s %12s %12s\n", name, took.Round(time.Millisecond), peerText, ratio, restart.Round(time.Millisecond),
+		cpu.Round(time.Millisecond), peerCPUText)
 }
 
 // indexes reads the columns of kmkit's indexes on the demo tables from the catalog,
@@ -181,9 +248,9 @@ func peerDDL(types func(query.Type) string, idx map[string][][]string) (tables, 
 
 // sqlitePeer loads the CSV files with the sqlite3 shell's .import, in one transaction,
 // then creates the indexes.
-func sqlitePeer(dir string, idx map[string][][]string) (time.Duration, error) {
+func sqlitePeer(dir string, idx map[string][][]string) (time.Duration, time.Duration, error) {
 	if _, err := exec.LookPath("sqlite3"); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	tables, after := peerDDL(func(t query.Type) string {
 		switch t {
@@ -206,9 +273,9 @@ func sqlitePeer(dir string, idx map[string][][]string) (time.Duration, error) {
 
 // postgresPeer loads the CSV files with psql's \copy in one transaction, then creates the
 // indexes.
-func postgresPeer(dsn, dir string, idx map[string][][]string) (time.Duration, error) {
+func postgresPeer(dsn, dir string, idx map[string][][]string) (time.Duration, time.Duration, error) {
 	if _, err := exec.LookPath("psql"); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	tables, after := peerDDL(func(t query.Type) string {
 		switch t {
@@ -234,14 +301,16 @@ func postgresPeer(dsn, dir string, idx map[string][][]string) (time.Duration, er
 	return timeCommand(script.String(), "psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", dsn)
 }
 
-func timeCommand(script string, name string, args ...string) (time.Duration, error) {
+// timeCommand runs a program with script as its input and returns its wall-clock and
+// CPU (user and system) time.
+func timeCommand(script string, name string, args ...string) (time.Duration, time.Duration, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Stdin = bufio.NewReader(strings.NewReader(script))
 	cmd.Stderr = os.Stderr
 	start := time.Now()
 	out, err := cmd.Output()
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w\n%s", name, err, out)
+		return 0, 0, fmt.Errorf("%s: %w\n%s", name, err, out)
 	}
-	return time.Since(start), nil
+	return time.Since(start), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
 }

@@ -100,10 +100,21 @@
 // ending with RowColumn; each declared index is created a second time with every column
 // descending, nulls last (see Index), so that sorts in both directions read it in order;
 // when none of its records declares indexes, on every field (ascending only). The
-// index set is part of the digest, so changing it reloads the table. PostgreSQL loads with
-// COPY (pgx CopyFrom), SQLite with prepared inserts of up to 512 rows each, in one
-// transaction, and the indexes are built after the rows. ImportGenerated skips even the
-// generation of data (the -demo-rows demo) that the database holds under the same version.
+// index set is part of the digest, so changing it reloads the table. Each table is one
+// transaction, and the indexes are built after the rows. PostgreSQL loads with COPY in its
+// binary format, encoded straight from the columns, with FREEZE (the rows are written
+// frozen and the pages all-visible, so index-only scans need no VACUUM first), up to
+// ParallelLoads tables at once on separate connections, each with maintenance_work_mem
+// raised for its index builds and ANALYZE at the end. The tables are logged from the start:
+// UNLOGGED and then SET LOGGED would write the whole table to the WAL again unless
+// wal_level is minimal, and an import that returned must survive a crash. SQLite loads
+// with prepared inserts of up to 512 rows each while the next source's CSV file is parsed
+// on another core, in WAL mode with the database's synchronous setting (the same
+// durability; journal_mode=OFF would only be safe into a new file renamed into place, and
+// the database holds more than the KM tables); its index builds sort in runs on worker
+// threads (temp_store=FILE and threads for the import's connection only). ImportGenerated
+// skips even the generation of data (the -demo-rows demo) that the database holds under
+// the same version.
 //
 // # SCIM, reporting, rate limits
 //

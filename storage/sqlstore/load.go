@@ -5,13 +5,17 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"fmt"
+	"hash"
+	"io"
 	"io/fs"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/kmkit/kmkit/km"
@@ -102,9 +106,11 @@ func (db *DB) LoadIndexedTable(ctx context.Context, table string, cols []Column,
 	// in order within equal keys, so a filtered page in row order streams from the index.
 	defs := []string{quoteIdent(RowColumn) + " " + db.d.types("BIGINT") + " PRIMARY KEY"}
 	names := []string{RowColumn}
-	for _, c := range cols {
+	types := make([]query.Type, len(cols))
+	for i, c := range cols {
 		defs = append(defs, quoteIdent(c.Name)+" "+db.sqlType(c.Type))
 		names = append(names, c.Name)
+		types[i] = c.Type
 	}
 	ddl = append(ddl, "CREATE TABLE "+quoteIdent(table)+" ("+strings.Join(defs, ", ")+")")
 	var after []string
@@ -114,33 +120,88 @@ func (db *DB) LoadIndexedTable(ctx context.Context, table string, cols []Column,
 	record := db.d.rebind(recordImport)
 	claim := db.d.rebind(claimImport)
 	if db.d.name() == "postgres" {
-		return db.copyTable(ctx, table, names, ddl, after, rows, claim, record, digest)
+		return db.copyTable(ctx, table, names, types, ddl, after, rows, claim, record, digest)
 	}
-	return db.tx(ctx, func(tx *sql.Tx) error {
-		var current string
-		if err := tx.QueryRowContext(ctx, claim, table).Scan(&current); err != nil {
-			return err
-		}
-		if current == digest {
-			return nil
-		}
-		for _, s := range ddl {
-			if _, err := tx.ExecContext(ctx, s); err != nil {
-				return err
-			}
-		}
-		n, err := insertBatches(ctx, tx, table, names, rows)
-		if err != nil {
-			return err
-		}
-		for _, s := range after {
-			if _, err := tx.ExecContext(ctx, s); err != nil {
-				return err
-			}
-		}
-		_, err = tx.ExecContext(ctx, record, digest, n, table)
+	return db.insertTable(ctx, table, names, types, ddl, after, rows, claim, record, digest)
+}
+
+// insertTable is LoadTable for SQLite: one IMMEDIATE transaction on a connection of its
+// own that creates the table, inserts the rows in batches (insertBatches) and builds the
+// indexes, in WAL mode with the database's synchronous setting, so that an import that
+// returned survives a crash and one that did not leaves the previous table.
+//
+// An index build sorts every row of the table. The pool's connections keep temporary data
+// in memory (temp_store=MEMORY), which makes SQLite sort a whole table as one list on one
+// thread; for its index builds the import's connection sorts in runs of the cache's size
+// (spilled to temporary files) on several threads and merges them (temp_store=FILE,
+// threads), and restores the pool's settings afterwards.
+func (db *DB) insertTable(ctx context.Context, table string, names []string, types []query.Type, ddl, after []string, rows Rows, claim, record, digest string) error {
+	conn, err := db.sql.Conn(ctx)
+	if err != nil {
 		return err
-	})
+	}
+	defer conn.Close()
+	restore := func() error {
+		for _, s := range []string{"PRAGMA temp_store = MEMORY", "PRAGMA threads = 0"} {
+			if _, err := conn.ExecContext(context.WithoutCancel(ctx), s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	defer func() {
+		if restore() != nil {
+			// A connection whose settings could not be restored leaves the pool.
+			conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
+	for _, s := range []string{"PRAGMA temp_store = FILE", fmt.Sprintf("PRAGMA threads = %d", min(4, runtime.GOMAXPROCS(0)))} {
+		if _, err := conn.ExecContext(ctx, s); err != nil {
+			return err
+		}
+	}
+	// A busy database is retried, but only before the rows were read: they cannot be
+	// read twice.
+	for attempt := 0; ; attempt++ {
+		read, err := insertTx(ctx, conn, table, names, types, ddl, after, rows, claim, record, digest)
+		if err == nil || read || attempt >= 5 || !db.d.retryable(err) {
+			return err
+		}
+	}
+}
+
+// insertTx runs the transaction of insertTable and reports whether it began reading rows.
+func insertTx(ctx context.Context, conn *sql.Conn, table string, names []string, types []query.Type, ddl, after []string, rows Rows, claim, record, digest string) (bool, error) {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	var current string
+	if err := tx.QueryRowContext(ctx, claim, table).Scan(&current); err != nil {
+		return false, err
+	}
+	if current == digest {
+		return false, tx.Commit()
+	}
+	for _, s := range ddl {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return false, err
+		}
+	}
+	n, err := insertBatches(ctx, tx, table, names, types, rows)
+	if err != nil {
+		return true, err
+	}
+	for _, s := range after {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return true, err
+		}
+	}
+	if _, err = tx.ExecContext(ctx, record, digest, n, table); err != nil {
+		return true, err
+	}
+	return true, tx.Commit()
 }
 
 // IndexName is the name of the index LoadIndexedTable creates on the columns of table:
@@ -163,8 +224,10 @@ const (
 
 // insertBatches inserts rows into table with prepared statements of many rows each (one
 // for full batches, one for the rest) and returns how many it inserted, numbering them
-// in the first column.
-func insertBatches(ctx context.Context, tx *sql.Tx, table string, names []string, rows Rows) (int64, error) {
+// in the first column. Values of rows that are not the import's own (cellRows) are
+// checked against the columns' types (SQLite would store a string in a REAL column).
+func insertBatches(ctx context.Context, tx *sql.Tx, table string, names []string, types []query.Type, rows Rows) (int64, error) {
+	_, checked := rows.(cellRows)
 	per := max(1, min(maxInsertRows, maxInsertParams/len(names)))
 	quoted := make([]string, len(names))
 	for i, n := range names {
@@ -190,8 +253,14 @@ func insertBatches(ctx context.Context, tx *sql.Tx, table string, names []string
 		return nil
 	}
 	for rows.Next() {
+		vals := rows.Values()
+		if !checked {
+			if err := checkValues(types, vals); err != nil {
+				return n, fmt.Errorf("row %d: %w", n+1, err)
+			}
+		}
 		args = append(args, n)
-		args = append(args, rows.Values()...)
+		args = append(args, vals...)
 		n++
 		if len(args) == cap(args) {
 			if err := flush(full); err != nil {
@@ -222,8 +291,17 @@ const claimImport = `INSERT INTO km_imports (source, digest, rows_loaded) VALUES
 // recordImport records the digest and row count of an imported source.
 const recordImport = `UPDATE km_imports SET digest = ?, rows_loaded = ? WHERE source = ?`
 
-// copyTable is LoadTable for PostgreSQL: one pgx transaction on a pooled connection.
-func (db *DB) copyTable(ctx context.Context, table string, names, ddl, after []string, rows Rows, claim, record, digest string) error {
+// copyTable is LoadTable for PostgreSQL: one pgx transaction on a pooled connection that
+// creates the table, streams the rows in COPY's binary format (encoded straight from the
+// values, see copyReader), builds the indexes and gathers the planner's statistics.
+//
+// COPY ... FREEZE writes the rows already frozen and marks the pages all-visible (the
+// table is created in the same transaction, which FREEZE requires), so that neither a later
+// VACUUM rewrites every page nor index-only scans wait for one. The table is an ordinary,
+// WAL-logged table from the start: an import the server has acknowledged survives a crash.
+// (Loading UNLOGGED and then SET LOGGED would not save the logging: SET LOGGED rewrites and
+// logs the whole table again unless wal_level is minimal.)
+func (db *DB) copyTable(ctx context.Context, table string, names []string, types []query.Type, ddl, after []string, rows Rows, claim, record, digest string) error {
 	conn, err := db.sql.Conn(ctx)
 	if err != nil {
 		return err
@@ -252,18 +330,14 @@ func (db *DB) copyTable(ctx context.Context, table string, names, ddl, after []s
 		if _, err := tx.Exec(ctx, "SET LOCAL maintenance_work_mem = '256MB'"); err != nil {
 			return err
 		}
-		n := int64(0)
-		row := make([]any, len(names))
-		src := pgx.CopyFromFunc(func() ([]any, error) {
-			if !rows.Next() {
-				return nil, nil
-			}
-			row[0] = n
-			copy(row[1:], rows.Values())
-			n++
-			return row, nil
-		})
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{table}, names, src); err != nil {
+		quoted := make([]string, len(names))
+		for i, n := range names {
+			quoted[i] = quoteIdent(n)
+		}
+		src := newCopyReader(types, rows)
+		tag, err := tx.Conn().PgConn().CopyFrom(ctx, src,
+			"COPY "+quoteIdent(table)+" ("+strings.Join(quoted, ", ")+") FROM STDIN (FORMAT binary, FREEZE)")
+		if err != nil {
 			return err
 		}
 		for _, s := range after {
@@ -271,7 +345,12 @@ func (db *DB) copyTable(ctx context.Context, table string, names, ddl, after []s
 				return err
 			}
 		}
-		if _, err := tx.Exec(ctx, record, digest, n, table); err != nil {
+		// Statistics now, so that the first queries are planned for the rows loaded
+		// rather than for an empty table (autovacuum would gather them later).
+		if _, err := tx.Exec(ctx, "ANALYZE "+quoteIdent(table)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, record, digest, tag.RowsAffected(), table); err != nil {
 			return err
 		}
 		return tx.Commit(ctx)
@@ -288,11 +367,12 @@ func (db *DB) Imported(ctx context.Context, table string) (string, error) {
 	return digest, err
 }
 
-// tableRows yields the rows of a column.Table.
+// tableRows yields the rows of a column.Table, as query.Values (Cells) or as Values.
 type tableRows struct {
-	cols []column.Column
-	n, i int
-	vals []any
+	cols  []column.Column
+	n, i  int
+	cells []query.Value
+	vals  []any
 }
 
 func (r *tableRows) Next() bool {
@@ -300,7 +380,18 @@ func (r *tableRows) Next() bool {
 		return false
 	}
 	for j, c := range r.cols {
-		v := c.Value(r.i)
+		r.cells[j] = c.Value(r.i)
+	}
+	r.i++
+	return true
+}
+
+// Cells returns the current row.
+func (r *tableRows) Cells() []query.Value { return r.cells }
+
+// Values returns the current row as Rows promises.
+func (r *tableRows) Values() []any {
+	for j, v := range r.cells {
 		switch {
 		case v.Null:
 			r.vals[j] = nil
@@ -314,11 +405,8 @@ func (r *tableRows) Next() bool {
 			r.vals[j] = v.Int
 		}
 	}
-	r.i++
-	return true
+	return r.vals
 }
-
-func (r *tableRows) Values() []any { return r.vals }
 
 // Import loads a data directory, models/*.yaml (km.Load) and data/<source>.csv per record
 // source, into the database and registers its KMs. A source whose file, columns and
@@ -335,28 +423,135 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 	if err != nil {
 		return err
 	}
+	// The sources whose digest changed, found by hashing the files (cheap next to parsing
+	// and loading them).
+	var stale []source
 	for _, src := range srcs {
 		name := "data/" + src.name + ".csv"
-		data, err := fs.ReadFile(fsys, name)
-		if err != nil {
+		h := src.hash()
+		if err := hashFile(h, fsys, name); err != nil {
 			return fmt.Errorf("sqlstore: the data of source %s: %w", src.name, err)
 		}
-		digest := src.digest(data)
 		if old, err := s.db.Imported(ctx, src.name); err != nil {
 			return err
-		} else if old == digest {
-			continue
+		} else if old != hex.EncodeToString(h.Sum(nil)) {
+			stale = append(stale, src)
 		}
-		t, err := column.LoadCSV(bytes.NewReader(data), src.schema)
+	}
+	digests := make([]string, len(stale))
+	err = s.loadSources(ctx, len(stale), func(i int) (*column.Table, error) {
+		name := "data/" + stale[i].name + ".csv"
+		data, err := fs.ReadFile(fsys, name)
 		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			return nil, fmt.Errorf("sqlstore: the data of source %s: %w", stale[i].name, err)
 		}
-		if err := s.loadTable(ctx, src, t, digest); err != nil {
-			return fmt.Errorf("sqlstore: import %s: %w", name, err)
+		digests[i] = stale[i].digest(data)
+		t, err := column.LoadCSV(bytes.NewReader(data), stale[i].schema)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
+		return t, nil
+	}, func(ctx context.Context, i int, t *column.Table) error {
+		if err := s.loadTable(ctx, stale[i], t, digests[i]); err != nil {
+			return fmt.Errorf("sqlstore: import data/%s.csv: %w", stale[i].name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return s.putModels(ctx, models)
 }
+
+// hashFile writes the file name of fsys into h.
+func hashFile(h hash.Hash, fsys fs.FS, name string) error {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(h, f)
+	return err
+}
+
+// loadSources loads n sources: prepare(i) makes the table of source i (parsing its file,
+// say) and load(i) loads it. Preparing runs one source ahead of the loads, on another
+// core. On SQLite (one writer at a time) the loads run one after the other; on
+// PostgreSQL up to ParallelLoads at once, each in its own transaction on its own
+// connection, so that the server copies and indexes several tables on several cores. The
+// first error stops the rest: a source that fails to prepare (a broken CSV file) lets the
+// loads under way finish, a failed load cancels them; the sources already loaded stay
+// loaded (each is its own transaction, and a rerun skips them by their digest).
+func (s *KMStore) loadSources(ctx context.Context, n int, prepare func(i int) (*column.Table, error), load func(ctx context.Context, i int, t *column.Table) error) error {
+	workers := 1
+	if s.db.d.name() == "postgres" {
+		workers = ParallelLoads
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		firstErr error
+		loaded   int
+	)
+	// fail records the first error; a failed load cancels the loads under way, a failed
+	// preparation only stops the next ones (the sources before it stay imported).
+	fail := func(err error, stop bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if firstErr == nil {
+			firstErr = err
+			if stop {
+				cancel()
+			}
+		}
+	}
+	type ready struct {
+		i int
+		t *column.Table
+	}
+	ch := make(chan ready)
+	go func() {
+		defer close(ch)
+		for i := range n {
+			t, err := prepare(i)
+			if err != nil {
+				fail(err, false)
+				return
+			}
+			select {
+			case ch <- ready{i, t}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for range min(workers, n) {
+		wg.Go(func() {
+			for r := range ch {
+				if ctx.Err() != nil {
+					continue // drain: the producer stops at the cancellation
+				}
+				if err := load(ctx, r.i, r.t); err != nil {
+					fail(err, true)
+					continue
+				}
+				mu.Lock()
+				loaded++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr == nil && loaded < n {
+		return ctx.Err()
+	}
+	return firstErr
+}
+
+// ParallelLoads is how many tables an import loads at once into PostgreSQL.
+const ParallelLoads = 3
 
 // ImportTables is Import for data already in memory: the tables of the models' sources,
 // each holding (at least) the fields of the records using it. version identifies the
@@ -389,14 +584,20 @@ func (s *KMStore) ImportGenerated(ctx context.Context, models []*km.KnowledgeMod
 		if err != nil {
 			return true, err
 		}
-		for _, src := range stale {
-			t, ok := tables[src.name]
+		err = s.loadSources(ctx, len(stale), func(i int) (*column.Table, error) {
+			t, ok := tables[stale[i].name]
 			if !ok {
-				return true, fmt.Errorf("sqlstore: no table for source %s", src.name)
+				return nil, fmt.Errorf("sqlstore: no table for source %s", stale[i].name)
 			}
-			if err := s.loadTable(ctx, src, t, src.digest([]byte(version))); err != nil {
-				return true, fmt.Errorf("sqlstore: import %s: %w", src.name, err)
+			return t, nil
+		}, func(ctx context.Context, i int, t *column.Table) error {
+			if err := s.loadTable(ctx, stale[i], t, stale[i].digest([]byte(version))); err != nil {
+				return fmt.Errorf("sqlstore: import %s: %w", stale[i].name, err)
 			}
+			return nil
+		})
+		if err != nil {
+			return true, err
 		}
 	}
 	return len(stale) > 0, s.putModels(ctx, models)
@@ -502,6 +703,13 @@ func sortedColumns(sc column.Schema) []Column {
 
 // digest identifies a source's columns, indexes and data.
 func (src source) digest(data []byte) string {
+	h := src.hash()
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// hash returns the hash of digest with the columns and indexes written, for the data.
+func (src source) hash() hash.Hash {
 	h := sha256.New()
 	for _, c := range sortedColumns(src.schema) {
 		fmt.Fprintf(h, "%s:%s\n", c.Name, c.Type)
@@ -512,14 +720,13 @@ func (src source) digest(data []byte) string {
 	for _, idx := range src.descending {
 		fmt.Fprintf(h, "index desc:%s\n", strings.Join(idx, ","))
 	}
-	h.Write(data)
-	return hex.EncodeToString(h.Sum(nil))
+	return h
 }
 
 // loadTable loads the source's columns of t as its table, with its indexes.
 func (s *KMStore) loadTable(ctx context.Context, src source, t *column.Table, digest string) error {
 	cols := sortedColumns(src.schema)
-	rows := &tableRows{n: t.Rows(), vals: make([]any, len(cols))}
+	rows := &tableRows{n: t.Rows(), cells: make([]query.Value, len(cols)), vals: make([]any, len(cols))}
 	for _, c := range cols {
 		col, ok := t.Column(c.Name)
 		if !ok {
