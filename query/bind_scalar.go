@@ -25,12 +25,12 @@ func (b *binder) bindScalar(s Scalar) (Scalar, *Error) {
 type typeClass uint8
 
 const (
-	classString   typeClass = iota + 1
-	classInteger            // an integer
-	classNumber             // integer or float
-	classDay                // date, datetime, timestamp
-	classClock              // datetime, timestamp, time
-	classInstant            // datetime, timestamp
+	classString  typeClass = iota + 1
+	classInteger           // an integer
+	classNumber            // integer or float
+	classDay               // date, datetime, timestamp
+	classClock             // datetime, timestamp, time
+	classInstant           // datetime, timestamp
 )
 
 func (c typeClass) accepts(t Type) bool {

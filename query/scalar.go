@@ -148,10 +148,10 @@ type Arithmetic struct {
 // types after Bind: numbers with numbers, strings with strings, date-times and timestamps
 // with each other, others with their own type.
 type ScalarCompare struct {
-	At   Pos
-	L    Scalar
-	Op   CompareOp
-	R    Scalar
+	At Pos
+	L  Scalar
+	Op CompareOp
+	R  Scalar
 }
 
 // ScalarMatch is contains, startswith or endswith where an argument is a function or
