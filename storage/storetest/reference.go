@@ -54,6 +54,9 @@ type RefRequest struct {
 	Page, PageSize int
 	// Distinct is options=distinct.
 	Distinct bool
+	// ODataFilter is an OData $filter text (record level), read with query.ODataSyntax:
+	// it may use the canonical functions and arithmetic.
+	ODataFilter string
 }
 
 // RefResult is the answer: column names (headers' ids) and rows whose cells are as
@@ -390,7 +393,17 @@ func exprFieldNames(e query.Expr, add func(string)) {
 		add(x.Field.Name)
 	case *query.IsNull:
 		add(x.Field.Name)
+	case *query.ScalarCompare:
+		scalarFieldNames(x.L, add)
+		scalarFieldNames(x.R, add)
+	case *query.ScalarMatch:
+		scalarFieldNames(x.X, add)
+		scalarFieldNames(x.Arg, add)
 	}
+}
+
+func scalarFieldNames(s query.Scalar, add func(string)) {
+	query.ScalarFields(s, func(f query.FieldRef) { add(f.Name) })
 }
 
 // newConjunct resolves the fields of e and finds its home.
@@ -627,6 +640,10 @@ func (ev *evaluation) eval(e query.Expr, refs map[string]fieldRef, get func(fiel
 			return yes
 		}
 		return no
+	case *query.ScalarCompare:
+		return ev.evalScalarCompare(x, refs, get)
+	case *query.ScalarMatch:
+		return ev.evalScalarMatch(x, refs, get)
 	}
 	panic(fmt.Sprintf("reference: unknown expression %T", e))
 }
@@ -905,6 +922,13 @@ func (r *Reference) Eval(req RefRequest) (*RefResult, error) {
 			}
 			exprs = append(exprs, e)
 		}
+	}
+	if req.ODataFilter != "" {
+		e, err := query.Parse(req.ODataFilter, query.ODataSyntax())
+		if err != nil {
+			return nil, refErr("%v", err)
+		}
+		exprs = append(exprs, e)
 	}
 	var conj []query.Expr
 	var split func(query.Expr)
