@@ -101,7 +101,8 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 		eq.q.Filters = append(eq.q.Filters, f.Bound())
 	}
 	if o.Filter != nil {
-		e, err := query.Bind(o.Filter, m.FilterSchema(et.rec.ID))
+		// now() is the request's instant, the one every backend compares with.
+		e, err := query.BindAt(o.Filter, m.FilterSchema(et.rec.ID), h.now())
 		if err != nil {
 			if qe, ok := err.(*query.Error); ok {
 				qe.Param = "$filter"
