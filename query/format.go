@@ -96,7 +96,16 @@ func format(b *strings.Builder, e Expr) {
 		formatLiteral(b, e.Arg)
 		b.WriteByte(')')
 	case *ScalarCompare:
-		formatScalar(b, e.L)
+		_, lf := e.L.(*FieldOperand)
+		_, rf := e.R.(*FieldOperand)
+		if lf && rf {
+			// "A lt B" would read B as a bare word: "(A) lt B" compares two fields.
+			b.WriteByte('(')
+			formatScalar(b, e.L)
+			b.WriteByte(')')
+		} else {
+			formatScalar(b, e.L)
+		}
 		b.WriteByte(' ')
 		b.WriteString(e.Op.String())
 		b.WriteByte(' ')

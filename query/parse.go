@@ -563,7 +563,11 @@ func (p *parser) parseComparison(f FieldRef) Expr {
 	if lower := strings.ToLower(f.Name); lower == "not" && f.Name != lower {
 		p.fail(KindUnsupported, int(f.At), "keywords are lower case: write %q, not %q", lower, f.Name)
 	}
-	if t.kind == tEOF || t.kind == tRParen || p.isWord("and") || p.isWord("or") {
+	if t.kind == tRParen {
+		// Under ODataSyntax "(A) eq 1" may follow: the scalar grammar reads it.
+		p.retry(KindUnsupported, int(f.At), "a field on its own is not a condition; compare it, as in %s eq true", short(f.Name))
+	}
+	if t.kind == tEOF || p.isWord("and") || p.isWord("or") {
 		p.fail(KindUnsupported, int(f.At), "a field on its own is not a condition; compare it, as in %s eq true", short(f.Name))
 	}
 	p.unexpected(fmt.Sprintf("an operator (eq, ne, gt, ge, lt, le, in, is) after the field %s", short(f.Name)))

@@ -59,6 +59,9 @@ func (p *parser) parseScalarCondition() Expr {
 	if m, ok := l.(*matchOperand); ok {
 		return matchExpr(m.m)
 	}
+	if f, ok := l.(*FieldOperand); ok && t.kind != tRParen && (t.kind == tEOF || p.isWord("and") || p.isWord("or")) {
+		p.fail(KindUnsupported, int(f.Field.At), "a field on its own is not a condition; compare it, as in %s eq true", short(f.Field.Name))
+	}
 	if t.kind == tRParen {
 		// "(A add 1) gt 3": the parenthesis holds an operand, not a condition; the
 		// enclosing condition is read again from its "(".

@@ -21,6 +21,10 @@ var ignorePos = cmp.Options{
 	cmpopts.IgnoreFields(IsNull{}, "At"),
 	cmpopts.IgnoreFields(FieldRef{}, "At"),
 	cmpopts.IgnoreFields(Literal{}, "At"),
+	cmpopts.IgnoreFields(ScalarCompare{}, "At"),
+	cmpopts.IgnoreFields(ScalarMatch{}, "At"),
+	cmpopts.IgnoreFields(Apply{}, "At"),
+	cmpopts.IgnoreFields(Arithmetic{}, "At"),
 }
 
 func fr(name string) FieldRef { return FieldRef{Name: name} }
