@@ -45,7 +45,7 @@ func ApplyFunc(fn ScalarFunc, args []Value) Value {
 	case FnSubstring:
 		n := int64(-1)
 		if len(args) > 2 {
-			n = args[2].Int
+			n = max(args[2].Int, 0) // a negative length takes nothing
 		}
 		return String(Substring(a.Str, args[1].Int, n))
 	case FnYear, FnMonth, FnDay, FnHour, FnMinute, FnSecond:
