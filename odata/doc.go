@@ -23,7 +23,9 @@
 // Entity sets take $select, $filter (the grammar and code of the filterExpr parameter:
 // query.Parse and query.Bind, with query.ODataSyntax: operators, functions and
 // true/false/null in any case as OData 4.01 has it, and numeric literals with the type
-// suffixes older clients write, 1000D, 5L, 1.5M, 2F), $orderby (property [asc|desc],
+// suffixes older clients write, 1000D, 5L, 1.5M, 2F; the canonical functions and
+// arithmetic, see "Functions" in the query package; now() is the handler's clock read once
+// per request), $orderby (property [asc|desc],
 // the direction in any case, comma list), $top, $skip,
 // $count=true, $format and filterid (ids of predefined KM filters, ANDed with $filter).
 // Answers are OData JSON with minimal metadata (@odata.context, @odata.count, value,
@@ -35,6 +37,10 @@
 // fault, when one is), "details" ([])}, so that OData clients show the message. The
 // body goes as application/json instead when the Accept header admits application/json
 // but not problem+json (nor */*): OData clients such as @odata/client parse only that.
+// Valid OData outside what the service implements (query.KindUnsupported: functions such
+// as matchesPattern, has, lambdas, parameter aliases ...) is 501 Not Implemented with
+// code FILTER_NOT_SUPPORTED, as OData's Minimal conformance level has it; every other
+// filter error is 400.
 //
 // # Behaviours chosen where the specification is silent
 //
