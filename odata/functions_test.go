@@ -108,3 +108,53 @@ func TestFilterFunctionErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestOrderByExpressions: $orderby items that are expressions, nulls last in both
+// directions, ties in row order (orders worked out by hand from orders.csv).
+func TestOrderByExpressions(t *testing.T) {
+	tests := []struct {
+		orderby string
+		want    []string
+	}{
+		// tolower(STATUS): cancelled O'6, open O1 O4, paid O2 O3, shipped O5, null O7
+		{"tolower(STATUS)", []string{"O'6", "O1", "O4", "O2", "O3", "O5", "O7"}},
+		{"tolower(STATUS) desc", []string{"O5", "O2", "O3", "O1", "O4", "O'6", "O7"}},
+		{"tolower(STATUS) DESC,ID desc", []string{"O5", "O3", "O2", "O4", "O1", "O'6", "O7"}},
+		// month(DAY): 1 O1, 2 O2 O3, 3 O4 O5, 4 O'6, null O7
+		{"month(DAY) desc,length(ID)", []string{"O'6", "O4", "O5", "O2", "O3", "O1", "O7"}},
+		// LATE mod 2: O2 0, O3 0, O5 1, O'6 -1, nulls O1 O4 O7
+		{"LATE mod 2", []string{"O'6", "O2", "O3", "O5", "O1", "O4", "O7"}},
+		{"NET mul -1", []string{"O4", "O2", "O1", "O3", "O5", "O'6", "O7"}},
+		{"(ID) desc", []string{"O7", "O5", "O4", "O3", "O2", "O1", "O'6"}},
+	}
+	h := testHandler(t, Options{})
+	for _, tt := range tests {
+		t.Run(tt.orderby, func(t *testing.T) {
+			target := svc + "/ORDERS_entries?$select=ID&$orderby=" + url.QueryEscape(tt.orderby)
+			w := get(h, target)
+			if w.Code != 200 {
+				t.Fatalf("GET %s: %d %s", target, w.Code, w.Body)
+			}
+			var body struct{ Value []struct{ ID string } }
+			if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range body.Value {
+				got = append(got, e.ID)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("GET %s (-want +got):\n%s", target, d)
+			}
+		})
+	}
+	for _, tt := range []struct {
+		orderby string
+		want    response
+	}{
+		{"year(STATUS)", response{400, problem.ContentType, problemBodyAt(400, "FILTER_TYPE_MISMATCH", `$orderby: year(STATUS): year needs a date, datetime or timestamp; STATUS is a string`, "$orderby")}},
+		{"matchesPattern(STATUS,'x')", response{501, problem.ContentType, problemBodyAt(501, "FILTER_NOT_SUPPORTED", `$orderby: position 1: the function matchesPattern is not supported`, "$orderby")}},
+	} {
+		checkGET(t, h, svc+"/ORDERS_entries?$orderby="+url.QueryEscape(tt.orderby), nil, tt.want)
+	}
+}

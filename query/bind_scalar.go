@@ -1,5 +1,7 @@
 package query
 
+import "time"
+
 // bindScalar types s: fields get their type, functions and arithmetic their result type;
 // constants stay as parsed (their consumer converts them, see convertConst); now() becomes
 // the request's instant.
@@ -303,4 +305,20 @@ func (b *binder) bindScalarMatch(e *ScalarMatch) (Expr, *Error) {
 		return nil, typeError(arg.Position(), "%s needs a string to look for; %s is %s", fn, short(FormatScalar(arg)), article(t))
 	}
 	return &ScalarMatch{At: e.At, Func: e.Func, X: x, Arg: arg}, nil
+}
+
+// BindScalar types a value expression as Bind types the sides of a condition: fields get
+// their types from sch, functions and arithmetic their result types, now() the instant
+// now (the current time when zero). A constant alone has no type to sort by and is an
+// error. Errors are *Error of kind KindType.
+func BindScalar(s Scalar, sch Schema, now time.Time) (Scalar, error) {
+	b := &binder{Schema: sch, now: now}
+	out, err := b.bindScalar(s)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := out.(*Const); ok {
+		return nil, typeError(c.Lit.At, "a literal is not a value to sort by")
+	}
+	return out, nil
 }

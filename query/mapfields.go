@@ -68,3 +68,12 @@ func MapFields(e Expr, f func(FieldRef) (FieldRef, error)) (Expr, error) {
 	}
 	return out, nil
 }
+
+// MapScalarFields is MapFields for a value expression.
+func MapScalarFields(s Scalar, f func(FieldRef) (FieldRef, error)) (Scalar, error) {
+	e, err := MapFields(&ScalarMatch{X: s, Arg: &Const{}}, f)
+	if err != nil {
+		return nil, err
+	}
+	return e.(*ScalarMatch).X, nil
+}

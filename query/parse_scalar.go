@@ -307,3 +307,40 @@ func (p *parser) noMatch(s Scalar, op ArithOp) {
 		p.fail(KindUnsupported, int(m.Position()), "%s as an operand of %s is not supported", m.m.Func, op)
 	}
 }
+
+// ParseScalar parses a value expression alone (an operand of the scalar grammar, see
+// Functions in the package documentation), as OData's $orderby items are written:
+// tolower(NAME), year(ORDER_DATE), NET mul 2. It is read with ODataSyntax's rules; a bare
+// field is a *FieldOperand. Errors are *Error as Parse returns them.
+func ParseScalar(src string, opts ...Option) (s Scalar, err error) {
+	c := newConfig(opts)
+	if len(src) > c.limits.MaxLength {
+		return nil, &Error{Kind: KindLimit, Code: CodeConstraintViolation, Param: c.param, Pos: NoPos,
+			Msg: fmt.Sprintf("the expression is %d bytes long; at most %d are allowed", len(src), c.limits.MaxLength)}
+	}
+	p := &parser{lx: lexer{src: src}, lim: c.limits, odata: true}
+	defer func() {
+		if r := recover(); r != nil {
+			perr, ok := r.(*Error)
+			if !ok {
+				panic(r)
+			}
+			perr.retry = false
+			perr.Param = c.param
+			perr.Char = CharPos(src, perr.Pos)
+			s, err = nil, perr
+		}
+	}()
+	p.moveTo(0)
+	if p.tok.kind == tEOF {
+		p.fail(KindSyntax, p.tok.pos, "the expression is empty")
+	}
+	s = p.parseOperand()
+	if m, ok := s.(*matchOperand); ok {
+		p.fail(KindUnsupported, int(m.Position()), "a condition is not a value to sort by")
+	}
+	if p.tok.kind != tEOF {
+		p.unexpected("the end of the expression")
+	}
+	return s, nil
+}

@@ -320,6 +320,10 @@ func (s *Source) runRows(p *km.Plan, fs *filterState) (*query.Result, error) {
 		req.Fields = append(req.Fields, c.Name())
 	}
 	for _, k := range p.Sort {
+		if k.Expr != nil {
+			req.Sort = append(req.Sort, query.SortKey{Field: query.FormatScalar(k.Expr), Desc: k.Desc, Expr: k.Expr})
+			continue
+		}
 		req.Sort = append(req.Sort, query.SortKey{Field: p.Fields[k.Column].Name(), Desc: k.Desc})
 	}
 	if p.Search != nil {

@@ -494,3 +494,23 @@ func (f *Frame) checkScalar(s query.Scalar) error {
 	}
 	return fmt.Errorf("exec: %w: scalar node %T", ErrInvalidRequest, s)
 }
+
+// scalarColumn computes s for every frame row into a column (a sort key's values).
+func (f *Frame) scalarColumn(s query.Scalar) (column.Column, error) {
+	if err := f.checkScalar(s); err != nil {
+		return nil, err
+	}
+	v, err := f.evalScalar(s)
+	if err != nil {
+		return nil, err
+	}
+	v = f.toFrame(v)
+	b := column.NewBuilder(s.ResultType())
+	for r := range f.rows {
+		x := v.get(r) // a constant's get ignores r
+		if err := b.Append(x); err != nil {
+			return nil, err
+		}
+	}
+	return b.Build(), nil
+}
