@@ -530,6 +530,15 @@ func oDataFunctionCases() []RefRequest {
 	for _, f := range filters {
 		out = append(out, RefRequest{Record: "ORDERS", Fields: orders, ODataFilter: f})
 	}
+	for _, o := range []string{
+		"tolower(STATUS) desc",
+		"year(ORDER_DATE),tolower(STATUS) desc",
+		"month(CREATED_AT) desc,substring(ORDER_ID,8),DAYS_LATE mod 3",
+		"NET_VALUE divby DAYS_LATE desc",
+		"length(concat(STATUS,CURRENCY)),hour(CREATED_AT) DESC",
+	} {
+		out = append(out, RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID", "STATUS"}, ODataFilter: "year(ORDER_DATE) ge 2025", ODataOrderBy: o})
+	}
 	out = append(out,
 		// a function on a parent's field, carried to the child rows
 		RefRequest{Record: "ORDER_ITEMS", Fields: []string{"ITEM_ID", "QUANTITY"}, ODataFilter: "tolower(ORDERS.STATUS) eq 'open' and QUANTITY mul 2 gt 10"},
@@ -554,6 +563,9 @@ func checkOData(t *testing.T, h http.Handler, ref *Reference, kmID string, req R
 	}
 	if req.ODataFilter != "" {
 		v.Set("$filter", req.ODataFilter)
+	}
+	if req.ODataOrderBy != "" {
+		v.Set("$orderby", req.ODataOrderBy)
 	}
 	target := odata.BasePath + "/" + kmID + ".svc/" + req.Record + "_entries?" + v.Encode()
 	want, err := ref.Eval(req)
