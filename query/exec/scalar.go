@@ -85,14 +85,6 @@ func (v *vec) set(i int, x query.Value) {
 	}
 }
 
-// rows is the number of table rows the vec covers.
-func (v *vec) rows() int {
-	if v.src != nil {
-		return len(v.src.Codes)
-	}
-	return v.n
-}
-
 // elem returns the element of table row r, or -1 where the row reads null.
 func (v *vec) elem(r int) int {
 	if v.src != nil {
