@@ -25,7 +25,8 @@
 // true/false/null in any case as OData 4.01 has it, and numeric literals with the type
 // suffixes older clients write, 1000D, 5L, 1.5M, 2F; the canonical functions and
 // arithmetic, see "Functions" in the query package; now() is the handler's clock read once
-// per request), $orderby (property [asc|desc],
+// per request), $orderby (property or value expression over the type's properties, such
+// as tolower(STATUS) or year(DAY) add 1, then [asc|desc],
 // the direction in any case, comma list), $top, $skip,
 // $count=true, $format and filterid (ids of predefined KM filters, ANDed with $filter).
 // Answers are OData JSON with minimal metadata (@odata.context, @odata.count, value,
