@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/kmkit/kmkit/query"
@@ -295,6 +296,20 @@ func datePartFast(s *query.Apply, args []*vec) *vec {
 		for i, x := range a.ints {
 			out.ints[i] = x - query.DayOfMicros(x)*query.MicrosPerDay
 		}
+	case query.FnYear, query.FnMonth, query.FnDay:
+		// One calendar computation per day of the column's span, then a lookup per row.
+		days := a.ints
+		if a.t != query.TypeDate {
+			days = make([]int64, len(a.ints))
+			for i, x := range a.ints {
+				days[i] = query.DayOfMicros(x)
+			}
+		}
+		if !dayTable(s.Func, days, out.ints) {
+			for i, d := range days {
+				out.ints[i] = query.DatePart(s.Func, query.Value{Type: query.TypeDate, Int: d})
+			}
+		}
 	default:
 		for i, x := range a.ints {
 			in.Int = x
@@ -302,6 +317,29 @@ func datePartFast(s *query.Apply, args []*vec) *vec {
 		}
 	}
 	return out
+}
+
+// maxDayTable is the longest span of days dayTable tabulates (about 180 years).
+const maxDayTable = 1 << 16
+
+// dayTable sets out[i] to the year, month or day of days[i] through a table of the span of
+// days, and reports false (doing nothing) when the span is too long for one.
+func dayTable(fn query.ScalarFunc, days, out []int64) bool {
+	if len(days) == 0 {
+		return true
+	}
+	lo, hi := slices.Min(days), slices.Max(days)
+	if hi-lo >= maxDayTable || hi-lo < 0 {
+		return false
+	}
+	table := make([]int64, hi-lo+1)
+	for d := range table {
+		table[d] = query.DatePart(fn, query.Value{Type: query.TypeDate, Int: lo + int64(d)})
+	}
+	for i, d := range days {
+		out[i] = table[d-lo]
+	}
+	return true
 }
 
 // arithFast computes add, sub and mul of a flat column and a constant in a loop.
@@ -344,79 +382,156 @@ func arithFast(s *query.Arithmetic, l, r *vec) *vec {
 // scalarLeaf evaluates a condition on scalars: test says, for the aligned elements of
 // args (all non-null), whether the condition holds. A null element is unknown, unless
 // nullIs is set: then the condition is whether the first argument is null (is null; ne:
-// is not null), never unknown.
-func (f *Frame) scalarLeaf(ctx context.Context, args []query.Scalar, test func([]query.Value) bool, nullIs, negated bool) pred {
+// is not null), never unknown. fast, when not nil, computes the true elements of a flat
+// first argument against a constant second one in a loop (nulls ignored); it reports
+// false when it does not apply.
+func (f *Frame) scalarLeaf(ctx context.Context, args []query.Scalar, test func([]query.Value) bool, fast func(out column.Bitmap, vs []*vec) bool, nullIs, negated bool) pred {
 	return func() truth {
-		out := truth{t: column.NewBitmap(f.rows), f: column.NewBitmap(f.rows)}
 		if ctx.Err() != nil {
-			return out
+			return truth{t: column.NewBitmap(f.rows), f: column.NewBitmap(f.rows)}
 		}
 		vs := make([]*vec, len(args))
 		for i, a := range args {
 			v, err := f.evalScalar(a)
-			if err != nil { // bound trees type-check; an error here is an executor bug
+			if err != nil { // compile checked every node and field: an executor bug
 				panic(err)
 			}
 			vs[i] = v
 		}
 		space := f.align(vs)
-		vals := make([]query.Value, len(vs))
-		// Per element: 1 true, 2 false, 0 unknown.
-		var res []uint8
 		n := 1
 		if space != nil {
 			n = space.n
 		}
-		res = make([]uint8, n)
-		for e := range n {
-			isNull := false
-			for i, v := range vs {
-				vals[i] = v.get(e)
-				isNull = isNull || vals[i].Null
-			}
-			switch {
-			case nullIs:
-				if vals[0].Null != negated {
-					res[e] = 1
-				} else {
-					res[e] = 2
+		// The true and false elements.
+		te, fe := column.NewBitmap(n), column.NewBitmap(n)
+		nulls := column.NewBitmap(n) // elements with a null argument
+		for _, v := range vs {
+			if v.konst != nil {
+				if v.konst.Null || v.konst.Type == query.TypeNull {
+					for i := range nulls {
+						nulls[i] = ^uint64(0)
+					}
 				}
-			case isNull:
-			case test(vals):
-				res[e] = 1
-			default:
-				res[e] = 2
+			} else if v.null != nil {
+				for i, w := range v.null {
+					nulls[i] |= w
+				}
 			}
 		}
-		nullRes := uint8(0) // what a row reading null (no joined row, null code) is
+		if r := n & 63; r != 0 {
+			nulls[len(nulls)-1] &= 1<<r - 1
+		}
+		switch {
+		case nullIs:
+			if negated {
+				copy(fe, nulls)
+				te = complement(nulls, nil, n)
+			} else {
+				copy(te, nulls)
+				fe = complement(nulls, nil, n)
+			}
+		case fast != nil && space != nil && fast(te, vs):
+			andNot(te, nulls)
+			fe = complement(te, nulls, n)
+		default:
+			vals := make([]query.Value, len(vs))
+			for e := range n {
+				if nulls.Get(e) {
+					continue
+				}
+				for i, v := range vs {
+					vals[i] = v.get(e)
+				}
+				if test(vals) {
+					te.Set(e)
+				} else {
+					fe.Set(e)
+				}
+			}
+		}
+		// A row that reads no element (no joined row, a null code) is null.
+		nullT, nullF := false, false
 		if nullIs {
-			nullRes = 2
-			if !negated {
-				nullRes = 1
-			}
+			nullT, nullF = !negated, negated
 		}
-		for r := range f.rows {
-			k := res[0]
-			if space != nil {
+		out := truth{t: column.NewBitmap(f.rows), f: column.NewBitmap(f.rows)}
+		switch {
+		case space == nil:
+			if te.Get(0) {
+				out.t = ones(f.rows)
+			} else if fe.Get(0) {
+				out.f = ones(f.rows)
+			}
+		case space.src != nil && space.index == nil:
+			// Codes of a column of the frame's own table: the codes' rows, as the plain
+			// comparisons read them.
+			src := space.src
+			matchT, matchF := make([]bool, n), make([]bool, n)
+			for e := range n {
+				matchT[e], matchF[e] = te.Get(e), fe.Get(e)
+			}
+			f.codeSet(out.t, src, matchT)
+			f.codeSet(out.f, src, matchF)
+			andNot(out.t, src.Nulls)
+			andNot(out.f, src.Nulls)
+			if nullT || nullF {
+				b := out.t
+				if nullF {
+					b = out.f
+				}
+				for i, w := range src.Nulls {
+					b[i] |= w
+				}
+			}
+		case space.src == nil && space.index == nil:
+			out.t, out.f = te, fe
+		default:
+			for r := range f.rows {
 				tr := r
 				if space.index != nil {
 					tr = int(space.index[r])
 				}
-				k = nullRes
+				e := -1
 				if tr >= 0 {
-					if e := space.elem(tr); e >= 0 {
-						k = res[e]
-					}
+					e = space.elem(tr)
 				}
-			}
-			switch k {
-			case 1:
-				out.t.Set(r)
-			case 2:
-				out.f.Set(r)
+				switch {
+				case e < 0:
+					if nullT {
+						out.t.Set(r)
+					} else if nullF {
+						out.f.Set(r)
+					}
+				case te.Get(e):
+					out.t.Set(r)
+				case fe.Get(e):
+					out.f.Set(r)
+				}
 			}
 		}
 		return out
+	}
+}
+
+// compareFast returns the loop kernel of "L op constant" over flat integer-like or float
+// elements (dates, times and instants compare as their integers).
+func compareFast(op query.CompareOp) func(out column.Bitmap, vs []*vec) bool {
+	return func(out column.Bitmap, vs []*vec) bool {
+		l, r := vs[0], vs[1]
+		if l.konst != nil || l.src != nil || r.konst == nil || r.konst.Null {
+			return false
+		}
+		k := *r.konst
+		switch {
+		case l.ints != nil && l.t != query.TypeBoolean && k.Type != query.TypeFloat && k.Type != query.TypeString:
+			cmpSet(out, l.ints, op, k.Int)
+			return true
+		case l.flts != nil && k.Type == query.TypeFloat:
+			cmpSet(out, l.flts, op, k.Float)
+			return true
+		}
+		return false
 	}
 }
 
@@ -432,13 +547,13 @@ func (f *Frame) compileScalarCompare(ctx context.Context, e *query.ScalarCompare
 		if e.Op != query.Eq && e.Op != query.Ne {
 			return func() truth { return truth{t: column.NewBitmap(f.rows), f: column.NewBitmap(f.rows)} }, nil
 		}
-		return f.scalarLeaf(ctx, []query.Scalar{e.L}, nil, true, e.Op == query.Ne), nil
+		return f.scalarLeaf(ctx, []query.Scalar{e.L}, nil, nil, true, e.Op == query.Ne), nil
 	}
 	if err := f.checkScalar(e.R); err != nil {
 		return nil, err
 	}
 	op := e.Op
-	return f.scalarLeaf(ctx, []query.Scalar{e.L, e.R}, func(v []query.Value) bool { return query.CompareValues(v[0], v[1], op) }, false, false), nil
+	return f.scalarLeaf(ctx, []query.Scalar{e.L, e.R}, func(v []query.Value) bool { return query.CompareValues(v[0], v[1], op) }, compareFast(op), false, false), nil
 }
 
 // compileScalarMatch compiles contains, startswith or endswith on scalars.
@@ -453,7 +568,7 @@ func (f *Frame) compileScalarMatch(ctx context.Context, e *query.ScalarMatch) (p
 	if fn < query.Contains || fn > query.EndsWith {
 		return nil, fmt.Errorf("exec: %w: function %d", ErrInvalidRequest, fn)
 	}
-	return f.scalarLeaf(ctx, []query.Scalar{e.X, e.Arg}, func(v []query.Value) bool { return query.MatchText(fn, v[0].Str, v[1].Str) }, false, false), nil
+	return f.scalarLeaf(ctx, []query.Scalar{e.X, e.Arg}, func(v []query.Value) bool { return query.MatchText(fn, v[0].Str, v[1].Str) }, nil, false, false), nil
 }
 
 // checkScalar checks, at compile time, that every field s reads is a column and every
