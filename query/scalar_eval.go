@@ -125,8 +125,8 @@ func DatePart(fn ScalarFunc, v Value) int64 {
 }
 
 // ApplyArith computes "a op b" for an operation of result type t (integer or float; the
-// operands are numbers, a float operation reads integers as floats). A null operand, and
-// a division or modulo by zero, give null. Integer operations wrap around on overflow.
+// operands are numbers, a float operation reads integers as floats). A null operand, a
+// division or modulo by zero, and an integer result beyond 64 bits give null.
 func ApplyArith(op ArithOp, t Type, a, b Value) Value {
 	if a.Null || b.Null || a.Type == TypeNull || b.Type == TypeNull {
 		return Null(t)
@@ -134,18 +134,14 @@ func ApplyArith(op ArithOp, t Type, a, b Value) Value {
 	if t == TypeInteger {
 		x, y := a.Int, b.Int
 		switch op {
-		case OpAdd:
-			return Int(x + y)
-		case OpSub:
-			return Int(x - y)
-		case OpMul:
-			return Int(x * y)
-		case OpDiv:
-			if y == 0 {
-				return Null(t)
+		case OpAdd, OpSub, OpMul:
+			if r, ok := IntArith(op, x, y); ok {
+				return Int(r)
 			}
-			if y == -1 {
-				return Int(-x) // x / -1 without the overflow trap of MinInt64
+			return Null(t)
+		case OpDiv:
+			if y == 0 || y == -1 && x == math.MinInt64 {
+				return Null(t)
 			}
 			return Int(x / y)
 		case OpMod:
@@ -153,7 +149,7 @@ func ApplyArith(op ArithOp, t Type, a, b Value) Value {
 				return Null(t)
 			}
 			if y == -1 {
-				return Int(0)
+				return Int(0) // also for MinInt64, whose % -1 traps
 			}
 			return Int(x % y)
 		}
@@ -257,4 +253,27 @@ func b2i(b bool) int64 {
 		return 1
 	}
 	return 0
+}
+
+// IntArith computes x add, sub or mul y, and reports false when the result does not fit
+// 64 bits.
+func IntArith(op ArithOp, x, y int64) (int64, bool) {
+	switch op {
+	case OpAdd:
+		r := x + y
+		return r, (x >= 0) != (y >= 0) || (r >= 0) == (x >= 0)
+	case OpSub:
+		r := x - y
+		return r, (x >= 0) == (y >= 0) || (r >= 0) == (x >= 0)
+	case OpMul:
+		if x == 0 || y == 0 {
+			return 0, true
+		}
+		r := x * y
+		if r/y != x || x == -1 && y == math.MinInt64 || y == -1 && x == math.MinInt64 {
+			return 0, false
+		}
+		return r, true
+	}
+	return 0, false
 }

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -59,7 +60,7 @@ func TestApplyFunc(t *testing.T) {
 }
 
 // TestApplyArith: integer operations truncate, a remainder has the dividend's sign, and a
-// division or modulo by zero is null.
+// division or modulo by zero, like an integer result beyond 64 bits, is null.
 func TestApplyArith(t *testing.T) {
 	tests := []struct {
 		op   ArithOp
@@ -80,6 +81,15 @@ func TestApplyArith(t *testing.T) {
 		{OpMod, TypeFloat, Float(-7.5), Float(2), Float(-1.5)},
 		{OpAdd, TypeFloat, Int(1), Float(0.5), Float(1.5)},
 		{OpAdd, TypeInteger, Null(TypeInteger), Int(1), Null(TypeInteger)},
+		{OpAdd, TypeInteger, Int(math.MaxInt64), Int(1), Null(TypeInteger)},
+		{OpSub, TypeInteger, Int(math.MinInt64), Int(1), Null(TypeInteger)},
+		{OpSub, TypeInteger, Int(-1), Int(math.MaxInt64), Int(math.MinInt64)},
+		{OpMul, TypeInteger, Int(3037000500), Int(3037000500), Null(TypeInteger)},
+		{OpMul, TypeInteger, Int(math.MinInt64), Int(-1), Null(TypeInteger)},
+		{OpMul, TypeInteger, Int(-1), Int(math.MinInt64), Null(TypeInteger)},
+		{OpMul, TypeInteger, Int(math.MinInt64), Int(1), Int(math.MinInt64)},
+		{OpDiv, TypeInteger, Int(math.MinInt64), Int(-1), Null(TypeInteger)},
+		{OpMod, TypeInteger, Int(math.MinInt64), Int(-1), Int(0)},
 	}
 	for _, tt := range tests {
 		if got := ApplyArith(tt.op, tt.t, tt.a, tt.b); !cmp.Equal(tt.want, got) {

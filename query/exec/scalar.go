@@ -351,15 +351,18 @@ func arithFast(s *query.Arithmetic, l, r *vec) *vec {
 	switch {
 	case s.Type == query.TypeInteger && l.ints != nil:
 		out := &vec{t: s.Type, n: l.n, ints: make([]int64, l.n), null: l.null, index: l.index}
+		copied := false
 		for i, x := range l.ints {
-			switch s.Op {
-			case query.OpAdd:
-				out.ints[i] = x + k.Int
-			case query.OpSub:
-				out.ints[i] = x - k.Int
-			default:
-				out.ints[i] = x * k.Int
+			r, ok := query.IntArith(s.Op, x, k.Int)
+			if !ok { // beyond 64 bits: null (the column's own null bitmap stays as it is)
+				if !copied {
+					out.null = column.NewBitmap(l.n)
+					copy(out.null, l.null)
+					copied = true
+				}
+				out.null.Set(i)
 			}
+			out.ints[i] = r
 		}
 		return out
 	case s.Type == query.TypeFloat && l.flts != nil && k.Type == query.TypeFloat:

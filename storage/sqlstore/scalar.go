@@ -17,7 +17,7 @@ import (
 // (PostgreSQL under the C.utf8 collation, SQLite by the Go functions registered below,
 // since its lower and upper map ASCII only), lengths and positions in characters, date
 // parts in UTC from the stored day and microsecond numbers, null for a division by zero
-// (NULLIF).
+// (NULLIF), and so does an integer result beyond 64 bits.
 
 // dayMicros is a day in microseconds, as SQL text.
 const dayMicros = "86400000000"
@@ -185,10 +185,21 @@ func (b *builder) arith(op query.ArithOp, t query.Type, l, r frameCol) string {
 			y = b.d.toFloat(y)
 		}
 	}
-	switch op {
-	case query.OpAdd, query.OpSub, query.OpMul:
+	switch {
+	case t == query.TypeInteger && op <= query.OpMul:
+		// Beyond 64 bits: null, as in the executor. PostgreSQL computes exactly in
+		// numeric; SQLite turns an overflowing integer result into a real.
+		if b.d.name() == "postgres" {
+			r := "(CAST(" + x + " AS NUMERIC) " + arithSQL[op] + " " + y + ")"
+			return "(CASE WHEN " + r + " BETWEEN -9223372036854775808 AND 9223372036854775807 THEN CAST(" + r + " AS BIGINT) END)"
+		}
+		r := "(" + x + " " + arithSQL[op] + " " + y + ")"
+		return "(CASE WHEN typeof(" + r + ") = 'integer' THEN " + r + " END)"
+	case op <= query.OpMul:
 		return "(" + x + " " + arithSQL[op] + " " + y + ")"
-	case query.OpDiv, query.OpDivBy:
+	case t == query.TypeInteger && op == query.OpDiv:
+		return "(CASE WHEN " + x + " = -9223372036854775808 AND " + y + " = -1 THEN NULL ELSE " + x + " / NULLIF(" + y + ", 0) END)"
+	case op == query.OpDiv || op == query.OpDivBy:
 		return "(" + x + " / NULLIF(" + y + ", 0))"
 	}
 	// mod

@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"strings"
 	"time"
 
@@ -45,23 +46,29 @@ func refArith(op query.ArithOp, a, b query.Value) query.Value {
 	}
 	if !isFloat {
 		x, y := a.Int, b.Int
+		// Exactly, then null when the result is beyond 64 bits.
+		var r big.Int
+		bx, by := big.NewInt(x), big.NewInt(y)
 		switch op {
 		case query.OpAdd:
-			return query.Int(x + y)
+			r.Add(bx, by)
 		case query.OpSub:
-			return query.Int(x - y)
+			r.Sub(bx, by)
 		case query.OpMul:
-			return query.Int(x * y)
+			r.Mul(bx, by)
+		default:
+			if y == 0 {
+				return query.Null(query.TypeInteger)
+			}
+			r.Quo(bx, by) // truncated; the remainder has the dividend's sign
+			if op == query.OpMod {
+				r.Sub(bx, new(big.Int).Mul(&r, by))
+			}
 		}
-		if y == 0 {
+		if !r.IsInt64() {
 			return query.Null(query.TypeInteger)
 		}
-		// Truncated division; the remainder has the dividend's sign.
-		q := x / y
-		if op == query.OpDiv {
-			return query.Int(q)
-		}
-		return query.Int(x - q*y)
+		return query.Int(r.Int64())
 	}
 	asFloat := func(v query.Value) float64 {
 		if v.Type == query.TypeInteger {
