@@ -87,8 +87,9 @@
 //
 // A null argument gives null, and so does a division or modulo by zero (not an error), in
 // every backend, as does an integer result beyond 64 bits; div and mod of integers
-// truncate toward zero (the remainder has the dividend's sign). Literal arguments are converted as a comparison converts them ('3' as an
-// integer argument reads 3; any literal is text where a string is wanted); null as an
+// truncate toward zero (the remainder has the dividend's sign). Literal arguments are
+// converted as a comparison converts them ('3' as an integer argument reads 3; any
+// literal is text where a string is wanted); null as an
 // argument and date or time arithmetic are type errors. Comparisons need comparable sides:
 // numbers with numbers, instants with instants, others with their own type. ApplyFunc,
 // ApplyArith, CompareValues and MatchText define the semantics row by row;
