@@ -2,13 +2,17 @@ package sqlstore
 
 import (
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
 
+	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -18,6 +22,17 @@ import (
 // since its lower and upper map ASCII only), lengths and positions in characters, date
 // parts in UTC from the stored day and microsecond numbers, null for a division by zero
 // (NULLIF), and so does an integer result beyond 64 bits.
+
+// outOfRange turns PostgreSQL's refusal of a float result beyond a double's range (a
+// filter's arithmetic such as NET mul 1e308) into a 400: the request asked for it.
+func outOfRange(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "22003" {
+		return problem.New(http.StatusBadRequest, query.CodeFilterNotSupported,
+			"the filter's arithmetic gives a number beyond the range of a 64-bit float, which the database refuses")
+	}
+	return err
+}
 
 // dayMicros is a day in microseconds, as SQL text.
 const dayMicros = "86400000000"
