@@ -6,8 +6,10 @@
 //
 //   - query: the filter language, the portable query.Request, and an in-memory columnar
 //     executor with fuzzy search.
-//   - auth: credentials (AppKey, Bearer JWT, x-api-key with x-tenant-id), principals in the
-//     request context, permissions and rate limits.
+//   - principal: the caller of a request in its context, which the handlers read.
+//   - auth: the guard in front of the handlers: credentials (AppKey, Bearer JWT,
+//     x-api-key), rate limits, and the permission and error shape each API's Policy
+//     names.
 //   - stats: column statistics equal to pandas' describe.
 //   - scim: SCIM 2.0 users and groups.
 //   - reporting: elements and facets per tenant.

@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+
+	"github.com/kmkit/kmkit/principal"
 )
 
 // Authenticator turns a credential into the principal it stands for.
@@ -17,7 +19,7 @@ import (
 // (answered 500 and logged). Implementations are safe for concurrent use, and the returned
 // principal may be shared between requests: callers must not modify it.
 type Authenticator interface {
-	Authenticate(ctx context.Context, c Credential) (*Principal, error)
+	Authenticate(ctx context.Context, c Credential) (*principal.Principal, error)
 }
 
 // Schemes is an Authenticator that hands each credential to the authenticator of its scheme.
@@ -25,7 +27,7 @@ type Authenticator interface {
 type Schemes map[Scheme]Authenticator
 
 // Authenticate implements Authenticator.
-func (s Schemes) Authenticate(ctx context.Context, c Credential) (*Principal, error) {
+func (s Schemes) Authenticate(ctx context.Context, c Credential) (*principal.Principal, error) {
 	a := s[c.Scheme]
 	if a == nil {
 		return nil, refusef("%s credentials are not accepted here", c.Scheme)
@@ -62,7 +64,7 @@ type Key struct {
 	Name        string
 	Team        string
 	Tenant      string
-	Permissions []Permission
+	Permissions []principal.Permission
 	// RatePerWindow overrides the request budget of the key when positive.
 	RatePerWindow int
 	// Burst overrides the requests per second allowed to the key when positive.
@@ -85,7 +87,7 @@ type KeySet struct {
 
 type storedKey struct {
 	digest    Digest
-	principal *Principal
+	principal *principal.Principal
 }
 
 func prefixOf(d Digest) uint64 { return binary.BigEndian.Uint64(d[:8]) }
@@ -104,7 +106,7 @@ func NewKeySet(keys []Key) (*KeySet, error) {
 		if name == "" {
 			name = "key:" + k.Digest.String()[:8]
 		}
-		s.byPrefix[prefix] = append(s.byPrefix[prefix], storedKey{k.Digest, &Principal{
+		s.byPrefix[prefix] = append(s.byPrefix[prefix], storedKey{k.Digest, &principal.Principal{
 			Name:          name,
 			Team:          k.Team,
 			Tenant:        k.Tenant,
@@ -120,7 +122,7 @@ func NewKeySet(keys []Key) (*KeySet, error) {
 var errUnknownKey = refuse("invalid application key")
 
 // Authenticate implements Authenticator for application keys.
-func (s *KeySet) Authenticate(_ context.Context, c Credential) (*Principal, error) {
+func (s *KeySet) Authenticate(_ context.Context, c Credential) (*principal.Principal, error) {
 	if c.Scheme != SchemeAppKey && c.Scheme != SchemeAPIKey {
 		return nil, refusef("%s credentials are not accepted here", c.Scheme)
 	}

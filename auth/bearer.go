@@ -3,6 +3,8 @@ package auth
 import (
 	"context"
 	"strings"
+
+	"github.com/kmkit/kmkit/principal"
 )
 
 // BearerKeys authenticates Bearer credentials. A token shaped like a JWT (three parts
@@ -17,7 +19,7 @@ type BearerKeys struct {
 }
 
 // Authenticate implements Authenticator.
-func (b BearerKeys) Authenticate(ctx context.Context, c Credential) (*Principal, error) {
+func (b BearerKeys) Authenticate(ctx context.Context, c Credential) (*principal.Principal, error) {
 	if c.Scheme != SchemeBearer {
 		return nil, refusef("%s credentials are not accepted here", c.Scheme)
 	}

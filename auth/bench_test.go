@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/kmkit/kmkit/principal"
 )
 
 // discardWriter is a ResponseWriter that keeps nothing, so that the benchmarks measure the
@@ -24,14 +25,14 @@ func BenchmarkGuard(b *testing.B) {
 	keys := newTestKeySet(b)
 	token := sign(b, jwt.SigningMethodRS256, testRSA, "rs", claims(nil))
 	noop := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := PrincipalFrom(r.Context()); !ok && r.Header.Get("X-Bare") == "" {
+		if _, ok := principal.FromContext(r.Context()); !ok && r.Header.Get("X-Bare") == "" {
 			b.Fatal("no principal")
 		}
 	})
 	limits := Limits{PerWindow: 1 << 40, Burst: 1 << 40, Concurrent: 1 << 20}
 	guard := func(v *JWTVerifier) http.Handler {
 		g := newTestGuard(b, Config{Authenticator: Schemes{SchemeAppKey: keys, SchemeBearer: v}, Limits: limits})
-		return g.KM(noop)
+		return g.Wrap(FamilyKM.policy(), noop)
 	}
 	cases := []struct {
 		name    string

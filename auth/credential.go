@@ -27,7 +27,6 @@ const (
 	HeaderAuthorization = "Authorization"
 	HeaderAppKey        = "Appkey"
 	HeaderAPIKey        = "X-Api-Key"
-	HeaderTenantID      = "X-Tenant-Id"
 )
 
 // MaxCredentialLength bounds the length of a key or token; longer ones are refused unread.
@@ -110,32 +109,27 @@ func ParseAuthorization(h http.Header) (Credential, error) {
 	return Credential{Scheme: scheme, Secret: secret}, err
 }
 
-// ParseAPIKey reads the credentials of a reporting request (h with canonical keys): the x-api-key header, and the
-// tenant named by x-tenant-id in canonical lower-case form. A missing or empty key is a
-// *CredentialError; a missing or malformed tenant id is a *TenantError, returned with the
-// credential so that the caller can check the key first (401 before 400).
-func ParseAPIKey(h http.Header) (Credential, string, error) {
+// ParseAPIKey reads the x-api-key header of a request (h with canonical keys), the
+// credentials of the reporting API. A missing, repeated or malformed key is a
+// *CredentialError. The tenant the request names (x-tenant-id) is the API's to read: see
+// Policy.Tenant.
+func ParseAPIKey(h http.Header) (Credential, error) {
 	keys := h[HeaderAPIKey]
 	switch len(keys) {
 	case 0:
-		return Credential{}, "", errNoAPIKey
+		return Credential{}, errNoAPIKey
 	case 1:
 	default:
-		return Credential{}, "", refuse("send one x-api-key header")
+		return Credential{}, refuse("send one x-api-key header")
 	}
 	secret, err := parseSecret(keys[0], "x-api-key header")
 	if err != nil {
-		return Credential{}, "", err
+		return Credential{}, err
 	}
-	cred := Credential{Scheme: SchemeAPIKey, Secret: secret}
-	tenant, err := ParseTenant(h[HeaderTenantID])
-	if err != nil {
-		return cred, "", err
-	}
-	return cred, tenant, nil
+	return Credential{Scheme: SchemeAPIKey, Secret: secret}, nil
 }
 
-// TenantError is a missing or malformed x-tenant-id header: the middleware answers 400.
+// TenantError is a missing or malformed tenant id.
 type TenantError struct {
 	// Missing is true when the header is absent.
 	Missing bool
@@ -145,8 +139,10 @@ type TenantError struct {
 // Error returns the reason.
 func (e *TenantError) Error() string { return e.Reason }
 
-// ParseTenant checks the values of an x-tenant-id header: exactly one UUID in the
-// hyphenated 36-character form, any case. It returns the UUID in lower case.
+// ParseTenant checks the tenant id of a key or a token, given as the values of a header
+// (x-tenant-id): exactly one UUID in the hyphenated 36-character form, any case. It returns
+// the UUID in lower case. The reporting API reads its x-tenant-id header by the same rules
+// (reporting.ParseTenant).
 func ParseTenant(values []string) (string, error) {
 	switch len(values) {
 	case 0:

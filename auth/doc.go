@@ -1,37 +1,42 @@
 // Package auth authenticates requests to the kmkit APIs and limits their rate.
 //
-// A request's caller becomes a *Principal carried in the request context; handlers read it
-// with PrincipalFrom. Hosts that authenticate requests themselves put their own principal
-// there with WithPrincipal and mount the handlers without this package's middleware (and
-// may still answer in each API's error shape with Family.WriteError).
+// A request's caller becomes a *principal.Principal (package principal) carried in the
+// request context; handlers read it with principal.FromContext. Hosts that authenticate
+// requests themselves put their own principal there with principal.NewContext and mount the
+// handlers without this package's middleware (and may still answer in each API's error
+// shape with the API's writer, such as scim.WriteProblem).
 //
 // The middleware is a Guard: NewGuard takes an Authenticator (KeySet for application keys,
 // JWTVerifier for Bearer tokens, Schemes to combine them, or the host's own), a
-// ratelimit.Limiter for request budgets, and the Limits. Its methods KM, OData, SCIM and
-// Reporting wrap the handler of each API family:
+// ratelimit.Limiter for request budgets, and the Limits. Guard.Wrap puts a handler behind it
+// with the Policy of the handler's API. The package knows no API: a Policy says which
+// permission the API needs, how its requests present credentials, how a request names its
+// tenant (when it does) and how the API writes its error bodies (an ErrorWriter, which each
+// API's package supplies: km.WriteProblem, odata.WriteProblem, scim.WriteProblem,
+// reporting.WriteProblem). The reference server (internal/server) guards the APIs so:
 //
-//   - KM, OData and SCIM read "Authorization: AppKey <key>", "Authorization: Bearer <JWT>"
-//     (scheme word in any case) or the header "AppKey: <key>"; reporting reads x-api-key
-//     and x-tenant-id.
-//   - Refused credentials are 401: {"error": "..."} (application/json) for KM and OData, an
-//     RFC 7644 Error body (application/scim+json, status as a string) for SCIM, a problem
-//     body with errorCode ADMIN_AUTHENTICATION_ERROR for reporting. 401 answers carry
-//     WWW-Authenticate.
-//   - A missing permission (km, odata, scim, reporting, mcp for FamilyMCP, and metrics for FamilyMetrics,
-//     an operator's endpoint such as the reference server's /metrics) is 403: a problem body with
-//     ADMIN_ACCESS_ERROR, or the SCIM Error body. For reporting, a key used with another
-//     tenant's id is 403, a missing or malformed x-tenant-id 400 (GENERAL_PARAMETER_MISSING
-//     or GENERAL_PARAMETER_ILLEGAL).
-//   - Limits give 429 (LIMIT_RATE_EXCEEDED, or the SCIM Error body) with X-RateLimit-Reset
-//     and Retry-After. A failing Authenticator or Limiter gives 500 with a support id that
-//     is logged with the error, or, when its database cannot be reached (package outage),
-//     503 GENERAL_SERVICE_UNAVAILABLE with Retry-After.
+//   - KM, OData, SCIM (and mcp and the metrics, with the KM API's errors) read
+//     "Authorization: AppKey <key>", "Authorization: Bearer <JWT>" (scheme word in any
+//     case) or the header "AppKey: <key>" (AuthorizationHeader); reporting reads x-api-key
+//     (APIKeyHeader) and its tenant from x-tenant-id (reporting.RequestTenant).
+//   - Refused credentials are 401, with WWW-Authenticate naming the credential form: the
+//     policy's writer receives a problem with errorCode ADMIN_AUTHENTICATION_ERROR, which
+//     the KM API and OData write as {"error": "..."} (application/json), SCIM as an RFC 7644
+//     Error body (application/scim+json, status as a string), reporting as a problem body.
+//   - A missing permission is 403 ADMIN_ACCESS_ERROR. With Policy.Tenant, a key used with
+//     another tenant's id is 403, and the reader's errors (for reporting, a missing or
+//     malformed x-tenant-id: 400 GENERAL_PARAMETER_MISSING or GENERAL_PARAMETER_ILLEGAL) are
+//     answered as it returns them.
+//   - Limits give 429 LIMIT_RATE_EXCEEDED with X-RateLimit-Reset and Retry-After. A failing
+//     Authenticator or Limiter gives 500 ADMIN_FATAL_ERROR with a support id that is logged
+//     with the error, or, when its database cannot be reached (package outage), 503
+//     GENERAL_SERVICE_UNAVAILABLE with Retry-After.
 //
 // Behaviours chosen where the specification is silent:
 //
-//   - Order of checks: credentials, then (reporting) the form of x-tenant-id, so that a wrong
-//     key is 401 whatever the tenant header, then the limits, then (reporting) the key's
-//     tenant, then the permission. So every answer to an authenticated caller, 403 included, carries
+//   - Order of checks: credentials, then (with Policy.Tenant) the tenant the request names,
+//     so that a wrong key is 401 whatever the tenant header, then the limits, then the
+//     key's tenant, then the permission. So every answer to an authenticated caller, 403 included, carries
 //     X-RateLimit-Limit and X-RateLimit-Remaining; answers to unauthenticated requests (401,
 //     400) carry neither, since there is no principal to count them against.
 //   - Limits apply in the order burst, concurrency, budget, so that only requests that are
@@ -45,7 +50,7 @@
 //     allowance, the moment a request will be accepted again; from the concurrency cap, one
 //     second later. It is rounded up to a whole second, and Retry-After is the number of
 //     seconds until then, at least 1.
-//   - Limits count per principal (Principal.Name) across all API families of one Guard.
+//   - Limits count per principal (principal.Principal.Name) across all the APIs of one Guard.
 //   - Config.Refused, when set, hears of every 429 with the limit that refused it
 //     (RefusedBudget, RefusedBurst, RefusedConcurrency); package metrics counts them.
 //   - Sending both Authorization and AppKey, or either twice, is refused as ambiguous. Keys

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/kmkit/kmkit/principal"
 )
 
 // The fixed clock of the tests: ten seconds past half past five, so that the hourly window
@@ -61,12 +62,12 @@ var testKeys = []struct {
 	plain string
 	key   Key
 }{
-	{"km-key-0001", Key{Name: "all", Team: "acme", Tenant: tenantA, Permissions: []Permission{PermKM, PermOData, PermSCIM, PermReporting}}},
-	{"scim-key-0001", Key{Team: "acme", Permissions: []Permission{PermSCIM}}},
-	{"report-key-0001", Key{Tenant: tenantA, Permissions: []Permission{PermReporting}}},
-	{"report-key-b", Key{Tenant: tenantB, Permissions: []Permission{PermKM}}},
-	{"no-tenant-key", Key{Permissions: []Permission{PermReporting}}},
-	{"small-budget", Key{Name: "small", Permissions: []Permission{PermKM}, RatePerWindow: 2}},
+	{"km-key-0001", Key{Name: "all", Team: "acme", Tenant: tenantA, Permissions: []principal.Permission{principal.PermKM, principal.PermOData, principal.PermSCIM, principal.PermReporting}}},
+	{"scim-key-0001", Key{Team: "acme", Permissions: []principal.Permission{principal.PermSCIM}}},
+	{"report-key-0001", Key{Tenant: tenantA, Permissions: []principal.Permission{principal.PermReporting}}},
+	{"report-key-b", Key{Tenant: tenantB, Permissions: []principal.Permission{principal.PermKM}}},
+	{"no-tenant-key", Key{Permissions: []principal.Permission{principal.PermReporting}}},
+	{"small-budget", Key{Name: "small", Permissions: []principal.Permission{principal.PermKM}, RatePerWindow: 2}},
 }
 
 func newTestKeySet(t testing.TB) *KeySet {

@@ -3,12 +3,14 @@ package auth
 import (
 	"context"
 	"errors"
-	"github.com/kmkit/kmkit/outage"
 	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/kmkit/kmkit/outage"
+	"github.com/kmkit/kmkit/principal"
 
 	"github.com/google/uuid"
 	"github.com/kmkit/kmkit/auth/ratelimit"
@@ -65,9 +67,10 @@ type Config struct {
 	// Now returns the current time; default time.Now.
 	Now func() time.Time
 	// Refused, when set, is called for every request a limit refuses with 429, with the
-	// request's family and the limit: RefusedBudget, RefusedBurst or RefusedConcurrency.
-	// Metrics count refusals with it; it must be quick and safe for concurrent use.
-	Refused func(f Family, reason string)
+	// name of the request's API (Policy.Name) and the limit: RefusedBudget, RefusedBurst or
+	// RefusedConcurrency. Metrics count refusals with it; it must be quick and safe for
+	// concurrent use.
+	Refused func(api, reason string)
 }
 
 // The limits a request can be refused by, as Config.Refused reports them.
@@ -78,8 +81,8 @@ const (
 )
 
 // Guard is the middleware that authenticates requests, limits them per principal and checks
-// the permission of their API family. One Guard serves every family, so a principal's
-// limits count its requests to all of them. Create it with NewGuard; it is safe for
+// the permission of their API, as the API's Policy asks. One Guard serves every API, so a
+// principal's limits count its requests to all of them. Create it with NewGuard; it is safe for
 // concurrent use.
 type Guard struct {
 	auth        Authenticator
@@ -90,7 +93,7 @@ type Guard struct {
 	concurrency *ratelimit.Concurrency
 	log         *slog.Logger
 	now         func() time.Time
-	refused     func(Family, string)
+	refused     func(string, string)
 }
 
 // NewGuard returns the Guard of cfg.
@@ -127,112 +130,102 @@ func orDefault(v, def int) int {
 	return v
 }
 
-// KM protects a Knowledge Model API handler.
-func (g *Guard) KM(next http.Handler) http.Handler { return g.Wrap(FamilyKM, next) }
-
-// OData protects an OData handler.
-func (g *Guard) OData(next http.Handler) http.Handler { return g.Wrap(FamilyOData, next) }
-
-// SCIM protects a SCIM handler.
-func (g *Guard) SCIM(next http.Handler) http.Handler { return g.Wrap(FamilySCIM, next) }
-
-// Reporting protects a reporting API handler.
-func (g *Guard) Reporting(next http.Handler) http.Handler { return g.Wrap(FamilyReporting, next) }
-
-// Wrap returns next behind authentication, limits and the permission of family f. The
-// principal reaches next in the request context (PrincipalFrom).
-func (g *Guard) Wrap(f Family, next http.Handler) http.Handler {
+// Wrap returns next behind authentication, limits and the permission of policy p. The
+// principal reaches next in the request context (principal.FromContext). Wrap panics when
+// p names no Permission.
+func (g *Guard) Wrap(p Policy, next http.Handler) http.Handler {
+	if p.Permission == "" {
+		panic("auth: Wrap needs a Policy with a Permission")
+	}
+	if p.WriteError == nil {
+		p.WriteError = WriteProblem
+	}
+	pol := &p
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, tenant, ok := g.authenticate(w, r, f)
+		caller, tenant, ok := g.authenticate(w, r, pol)
 		if !ok {
 			return
 		}
-		inFlight, ok := g.limit(r.Context(), w, f, p)
+		inFlight, ok := g.limit(r.Context(), w, pol, caller)
 		if !ok {
 			return
 		}
-		defer g.release(inFlight, p)
-		if f == FamilyReporting && p.Tenant != tenant {
-			f.WriteError(w, http.StatusForbidden, "the API key does not belong to tenant "+tenant)
+		defer g.release(inFlight, caller)
+		if pol.Tenant != nil && caller.Tenant != tenant {
+			pol.writeError(w, http.StatusForbidden, "", "the API key does not belong to tenant "+tenant)
 			return
 		}
-		if !p.Can(f.Permission()) {
-			f.WriteError(w, http.StatusForbidden, "the credentials lack the "+string(f.Permission())+" permission")
+		if !caller.Can(pol.Permission) {
+			pol.writeError(w, http.StatusForbidden, "", "the credentials lack the "+string(pol.Permission)+" permission")
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+		next.ServeHTTP(w, r.WithContext(principal.NewContext(r.Context(), caller)))
 	})
 }
 
-// authenticate reads and checks the credentials of r, or answers the request. For the
-// reporting family it also returns the tenant the request names.
-func (g *Guard) authenticate(w http.ResponseWriter, r *http.Request, f Family) (*Principal, string, bool) {
-	var (
-		cred      Credential
-		tenant    string
-		err       error
-		tenantErr *TenantError
-	)
-	if f == FamilyReporting {
-		cred, tenant, err = ParseAPIKey(r.Header)
-		if errors.As(err, &tenantErr) {
-			err = nil // the key is checked first: a wrong key is a 401 whatever the tenant
-		}
-	} else {
-		cred, err = ParseAuthorization(r.Header)
-	}
-	var p *Principal
+// authenticate reads and checks the credentials of r, or answers the request. When the
+// policy reads a tenant, it also returns the tenant the request names.
+func (g *Guard) authenticate(w http.ResponseWriter, r *http.Request, pol *Policy) (*principal.Principal, string, bool) {
+	cred, err := pol.Credentials.parse(r.Header)
+	var p *principal.Principal
 	if err == nil {
 		p, err = g.auth.Authenticate(r.Context(), cred)
 	}
-	if err == nil && tenantErr != nil {
-		err = tenantErr
+	var tenant string
+	if err == nil && p != nil && pol.Tenant != nil {
+		// The key is checked first: a wrong key is a 401 whatever the tenant.
+		if tenant, err = pol.Tenant(r); err != nil {
+			pol.writeTenantError(w, err)
+			return nil, "", false
+		}
 	}
 	switch {
 	case err != nil:
-		g.refuse(w, f, err)
+		g.refuse(w, pol, err)
 	case p == nil:
-		g.fail(w, f, "authenticate", errors.New("the authenticator returned no principal"))
+		g.fail(w, pol, "authenticate", errors.New("the authenticator returned no principal"))
 	default:
 		return p, tenant, true
 	}
 	return nil, "", false
 }
 
-// refuse answers a request whose credentials were not accepted.
-func (g *Guard) refuse(w http.ResponseWriter, f Family, err error) {
-	var ce *CredentialError
-	var te *TenantError
-	switch {
-	case errors.As(err, &ce):
-		f.WriteError(w, http.StatusUnauthorized, ce.Reason)
-	case errors.As(err, &te) && te.Missing:
-		f.writeError(w, http.StatusBadRequest, problem.CodeParameterMissing, te.Reason)
-	case errors.As(err, &te):
-		f.writeError(w, http.StatusBadRequest, problem.CodeParameterIllegal, te.Reason)
-	default:
-		g.fail(w, f, "authenticate", err)
+// writeTenantError answers a request whose tenant Policy.Tenant refused.
+func (p *Policy) writeTenantError(w http.ResponseWriter, err error) {
+	if pr, ok := errors.AsType[*problem.Problem](err); ok {
+		p.writeError(w, pr.Status, pr.ErrorCode, pr.Detail)
+		return
 	}
+	p.writeError(w, http.StatusBadRequest, problem.CodeParameterIllegal, err.Error())
+}
+
+// refuse answers a request whose credentials were not accepted.
+func (g *Guard) refuse(w http.ResponseWriter, pol *Policy, err error) {
+	if ce, ok := errors.AsType[*CredentialError](err); ok {
+		pol.writeError(w, http.StatusUnauthorized, "", ce.Reason)
+		return
+	}
+	g.fail(w, pol, "authenticate", err)
 }
 
 // limit applies the burst allowance, the concurrency cap and the budget of p, in that
 // order, so that a request refused by the first two does not spend the budget, and sets the
 // rate limit headers. On success it reports whether the request took a concurrency slot,
 // which the caller releases when the request ends.
-func (g *Guard) limit(ctx context.Context, w http.ResponseWriter, f Family, p *Principal) (inFlight, ok bool) {
+func (g *Guard) limit(ctx context.Context, w http.ResponseWriter, pol *Policy, p *principal.Principal) (inFlight, ok bool) {
 	now := g.now()
 	budget := g.budget(p)
 	if burst := pick(p.Burst, g.limits.Burst); burst > 0 {
 		if ok, wait := g.burst.AllowRate(p.Name, burst, now); !ok {
 			g.peek(ctx, w, p, budget, now)
-			g.tooMany(w, f, RefusedBurst, now, now.Add(wait), "more than "+strconv.Itoa(burst)+" requests per second")
+			g.tooMany(w, pol, RefusedBurst, now, now.Add(wait), "more than "+strconv.Itoa(burst)+" requests per second")
 			return false, false
 		}
 	}
 	if limit := pick(p.Concurrent, g.limits.Concurrent); limit > 0 {
 		if !g.concurrency.AcquireUpTo(p.Name, limit) {
 			g.peek(ctx, w, p, budget, now)
-			g.tooMany(w, f, RefusedConcurrency, now, now.Add(time.Second), "more than "+strconv.Itoa(limit)+" requests at once")
+			g.tooMany(w, pol, RefusedConcurrency, now, now.Add(time.Second), "more than "+strconv.Itoa(limit)+" requests at once")
 			return false, false
 		}
 		inFlight = true
@@ -241,13 +234,13 @@ func (g *Guard) limit(ctx context.Context, w http.ResponseWriter, f Family, p *P
 		d, err := g.limiter.Allow(ctx, p.Name, budget, g.limits.Window, now)
 		if err != nil {
 			g.release(inFlight, p)
-			g.fail(w, f, "rate limit", err)
+			g.fail(w, pol, "rate limit", err)
 			return false, false
 		}
 		g.rateHeaders(w, d)
 		if !d.Allowed {
 			g.release(inFlight, p)
-			g.tooMany(w, f, RefusedBudget, now, d.Reset, "request limit of "+strconv.Itoa(d.Limit)+" per "+window(g.limits.Window)+" exceeded")
+			g.tooMany(w, pol, RefusedBudget, now, d.Reset, "request limit of "+strconv.Itoa(d.Limit)+" per "+window(g.limits.Window)+" exceeded")
 			return false, false
 		}
 	}
@@ -255,7 +248,7 @@ func (g *Guard) limit(ctx context.Context, w http.ResponseWriter, f Family, p *P
 }
 
 // budget returns the request budget of p, or 0 when p has none.
-func (g *Guard) budget(p *Principal) int {
+func (g *Guard) budget(p *principal.Principal) int {
 	switch {
 	case p.RatePerWindow > 0:
 		return p.RatePerWindow
@@ -274,7 +267,7 @@ func pick(own, def int) int {
 	return def
 }
 
-func (g *Guard) release(inFlight bool, p *Principal) {
+func (g *Guard) release(inFlight bool, p *principal.Principal) {
 	if inFlight {
 		g.concurrency.Release(p.Name)
 	}
@@ -295,7 +288,7 @@ func (g *Guard) rateHeaders(w http.ResponseWriter, d ratelimit.Decision) {
 // peek sets the rate limit headers of a request refused before the budget, without
 // spending it: from the limiter when it is a ratelimit.Peeker, else the limit alone. A
 // failing peek only leaves the headers out (the answer is a 429 anyway).
-func (g *Guard) peek(ctx context.Context, w http.ResponseWriter, p *Principal, budget int, now time.Time) {
+func (g *Guard) peek(ctx context.Context, w http.ResponseWriter, p *principal.Principal, budget int, now time.Time) {
 	if budget <= 0 {
 		return
 	}
@@ -311,9 +304,9 @@ func (g *Guard) peek(ctx context.Context, w http.ResponseWriter, p *Principal, b
 // tooMany answers 429 with X-RateLimit-Reset, the given reset time rounded up to a whole
 // second in RFC 3339 UTC, and Retry-After, the seconds until then (at least 1). It reports
 // the refusal to Config.Refused.
-func (g *Guard) tooMany(w http.ResponseWriter, f Family, reason string, now, reset time.Time, detail string) {
+func (g *Guard) tooMany(w http.ResponseWriter, pol *Policy, reason string, now, reset time.Time, detail string) {
 	if g.refused != nil {
-		g.refused(f, reason)
+		g.refused(pol.name(), reason)
 	}
 	reset = reset.UTC()
 	if t := reset.Truncate(time.Second); !t.Equal(reset) {
@@ -323,21 +316,21 @@ func (g *Guard) tooMany(w http.ResponseWriter, f Family, reason string, now, res
 	h := w.Header()
 	h.Set(HeaderRateReset, reset.Format(time.RFC3339))
 	h.Set(HeaderRetryAfter, strconv.FormatInt(max(retry, 1), 10))
-	f.WriteError(w, http.StatusTooManyRequests, detail)
+	pol.writeError(w, http.StatusTooManyRequests, "", detail)
 }
 
 // fail answers 500 with a support id that is also logged with the error, or 503 with
 // Retry-After when the error is an outage of the database (package outage).
-func (g *Guard) fail(w http.ResponseWriter, f Family, stage string, err error) {
+func (g *Guard) fail(w http.ResponseWriter, pol *Policy, stage string, err error) {
 	if outage.Is(err) {
-		g.log.Warn("auth: "+stage+": database unavailable", "family", f.String(), "error", err)
+		g.log.Warn("auth: "+stage+": database unavailable", "api", pol.name(), "error", err)
 		w.Header().Set(HeaderRetryAfter, outage.RetryAfterSeconds)
-		f.writeError(w, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
+		pol.writeError(w, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
 		return
 	}
 	id := uuid.NewString()
-	g.log.Error("auth: "+stage+" failed", "supportId", id, "family", f.String(), "error", err)
-	f.WriteError(w, http.StatusInternalServerError, "internal error; support id "+id)
+	g.log.Error("auth: "+stage+" failed", "supportId", id, "api", pol.name(), "error", err)
+	pol.writeError(w, http.StatusInternalServerError, "", "internal error; support id "+id)
 }
 
 // window describes a window length in the detail of a 429 answer.

@@ -17,6 +17,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/go-cmp/cmp"
 	"github.com/kmkit/kmkit/auth/ratelimit"
+	"github.com/kmkit/kmkit/principal"
 )
 
 // Expected bodies, written out independently of the code that writes them.
@@ -34,7 +35,7 @@ func odataBody(status int, code, detail string) string {
 }
 
 func scimBody(status int, detail string) string {
-	return fmt.Sprintf(`{"schemas":["urn:ietf:params:scim:api:messages:2.0:Error"],"status":"%d","detail":%q}`, status, detail)
+	return fmt.Sprintf(`{"schemas":["urn:ietf:params:scim:api:messages:2.0:Error"],"detail":%q,"status":"%d"}`, detail, status)
 }
 
 const (
@@ -46,7 +47,7 @@ const (
 
 // echo is the protected handler: it answers with the principal's name.
 var echo = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	p, ok := PrincipalFrom(r.Context())
+	p, ok := principal.FromContext(r.Context())
 	if !ok {
 		http.Error(w, "no principal", http.StatusInternalServerError)
 		return
@@ -181,7 +182,7 @@ func TestGuardAuthorizationHeaders(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newTestGuard(t, Config{})
-			got := serve(g.Wrap(tt.family, echo), tt.header)
+			got := serve(g.Wrap(tt.family.policy(), echo), tt.header)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("response mismatch (-want +got):\n%s", diff)
 			}
@@ -270,7 +271,7 @@ func TestGuardBearer(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newTestGuard(t, Config{})
-			got := serve(g.Wrap(tt.family, echo), tt.header)
+			got := serve(g.Wrap(tt.family.policy(), echo), tt.header)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("response mismatch (-want +got):\n%s", diff)
 			}
@@ -321,7 +322,7 @@ func TestGuardReporting(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newTestGuard(t, Config{})
-			got := serve(g.Reporting(echo), tt.header)
+			got := serve(g.Wrap(FamilyReporting.policy(), echo), tt.header)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("response mismatch (-want +got):\n%s", diff)
 			}
@@ -334,7 +335,7 @@ func TestGuardReporting(t *testing.T) {
 func TestGuardBudgetParallel(t *testing.T) {
 	const budget, workers, each = 25, 8, 10
 	g := newTestGuard(t, Config{Limits: Limits{PerWindow: budget, Burst: -1, Concurrent: -1}})
-	h := g.KM(echo)
+	h := g.Wrap(FamilyKM.policy(), echo)
 	var mu sync.Mutex
 	counts := map[int]int{}
 	var refused response
@@ -373,7 +374,7 @@ func TestGuardBudgetParallel(t *testing.T) {
 func TestGuardBudgetSequence(t *testing.T) {
 	now := testNow
 	g := newTestGuard(t, Config{Now: func() time.Time { return now }, Limits: Limits{Burst: -1, Concurrent: -1}})
-	h := g.KM(echo)
+	h := g.Wrap(FamilyKM.policy(), echo)
 	okSmall := func(remaining int) response {
 		return rated(response{200, map[string]string{"Content-Type": ctText}, "ok small team= tenant= perms=[km]"}, 2, remaining)
 	}
@@ -403,7 +404,7 @@ func TestGuardBudgetSequence(t *testing.T) {
 func TestGuardBurst(t *testing.T) {
 	now := testNow
 	g := newTestGuard(t, Config{Now: func() time.Time { return now }, Limits: Limits{Burst: 3, Concurrent: -1}})
-	h := g.OData(echo)
+	h := g.Wrap(FamilyOData.policy(), echo)
 	for i := range 3 {
 		if got := serve(h, hdr("AppKey", "km-key-0001")); got.Status != 200 {
 			t.Fatalf("request %d in the burst: status %d, body %s", i, got.Status, got.Body)
@@ -429,7 +430,7 @@ func TestGuardBurst(t *testing.T) {
 func TestGuardConcurrency(t *testing.T) {
 	g := newTestGuard(t, Config{Limits: Limits{Burst: -1, Concurrent: 2}})
 	entered, release := make(chan struct{}), make(chan struct{})
-	slow := g.SCIM(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	slow := g.Wrap(FamilySCIM.policy(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		entered <- struct{}{}
 		<-release
 	}))
@@ -451,7 +452,7 @@ func TestGuardConcurrency(t *testing.T) {
 	if n := g.concurrency.InFlight(testKeysName(t, "scim-key-0001")); n != 0 {
 		t.Errorf("%d requests still counted in flight", n)
 	}
-	fast := g.SCIM(echo)
+	fast := g.Wrap(FamilySCIM.policy(), echo)
 	if got := serve(fast, hdr("Authorization", "AppKey scim-key-0001")); got.Status != 200 {
 		t.Errorf("after the slow requests ended: status %d, body %s", got.Status, got.Body)
 	}
@@ -471,9 +472,9 @@ func (failingLimiter) Allow(context.Context, string, int, time.Duration, time.Ti
 	return ratelimit.Decision{}, errors.New("database is down")
 }
 
-type failingAuthenticator struct{ p *Principal }
+type failingAuthenticator struct{ p *principal.Principal }
 
-func (a failingAuthenticator) Authenticate(context.Context, Credential) (*Principal, error) {
+func (a failingAuthenticator) Authenticate(context.Context, Credential) (*principal.Principal, error) {
 	if a.p != nil {
 		return a.p, nil
 	}
@@ -495,7 +496,7 @@ func TestGuardFailures(t *testing.T) {
 		{"limiter, KM", FamilyKM, Config{Limiter: failingLimiter{}}, hdr("AppKey", "km-key-0001"), ctProblem,
 			`{"title":"Internal Server Error","status":500,"detail":"internal error; support id `, "database is down"},
 		{"limiter, SCIM", FamilySCIM, Config{Limiter: failingLimiter{}}, hdr("AppKey", "km-key-0001"), ctSCIM,
-			`{"schemas":["urn:ietf:params:scim:api:messages:2.0:Error"],"status":"500","detail":"internal error; support id `, "database is down"},
+			`{"schemas":["urn:ietf:params:scim:api:messages:2.0:Error"],"detail":"internal error; support id `, "database is down"},
 		{"authenticator, reporting", FamilyReporting, Config{Authenticator: failingAuthenticator{}}, hdr("X-Api-Key", "secret-1234", "X-Tenant-Id", tenantA), ctProblem,
 			`{"title":"Internal Server Error","status":500,"detail":"internal error; support id `, "directory unreachable"},
 	}
@@ -504,7 +505,7 @@ func TestGuardFailures(t *testing.T) {
 			var log bytes.Buffer
 			tt.cfg.Logger = slog.New(slog.NewTextHandler(&log, nil))
 			g := newTestGuard(t, tt.cfg)
-			got := serve(g.Wrap(tt.family, echo), tt.header)
+			got := serve(g.Wrap(tt.family.policy(), echo), tt.header)
 			if got.Status != 500 || got.Headers["Content-Type"] != tt.ctype || !strings.HasPrefix(got.Body, tt.prefix) {
 				t.Fatalf("got %d %q %s; want 500 %s starting %s", got.Status, got.Headers["Content-Type"], got.Body, tt.ctype, tt.prefix)
 			}
@@ -525,14 +526,14 @@ func TestGuardFailures(t *testing.T) {
 func TestGuardNilPrincipal(t *testing.T) {
 	g := newTestGuard(t, Config{Authenticator: failingAuthenticator{p: nil}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	g.auth = nilAuthenticator{}
-	if got := serve(g.KM(echo), hdr("AppKey", "x")); got.Status != 500 {
+	if got := serve(g.Wrap(FamilyKM.policy(), echo), hdr("AppKey", "x")); got.Status != 500 {
 		t.Errorf("status %d, want 500", got.Status)
 	}
 }
 
 type nilAuthenticator struct{}
 
-func (nilAuthenticator) Authenticate(context.Context, Credential) (*Principal, error) {
+func (nilAuthenticator) Authenticate(context.Context, Credential) (*principal.Principal, error) {
 	return nil, nil
 }
 
@@ -546,14 +547,14 @@ func TestGuardLimitsDisabled(t *testing.T) {
 	g := newTestGuard(t, Config{Limits: Limits{PerWindow: -1, Burst: -1, Concurrent: -1}})
 	want := response{200, map[string]string{"Content-Type": ctText}, okAll}
 	for range 50 {
-		if diff := cmp.Diff(want, serve(g.KM(echo), hdr("AppKey", "km-key-0001"))); diff != "" {
+		if diff := cmp.Diff(want, serve(g.Wrap(FamilyKM.policy(), echo), hdr("AppKey", "km-key-0001"))); diff != "" {
 			t.Fatalf("(-want +got):\n%s", diff)
 		}
 	}
 	// A key's own budget still applies.
 	statuses := []int{}
 	for range 3 {
-		statuses = append(statuses, serve(g.KM(echo), hdr("AppKey", "small-budget")).Status)
+		statuses = append(statuses, serve(g.Wrap(FamilyKM.policy(), echo), hdr("AppKey", "small-budget")).Status)
 	}
 	if diff := cmp.Diff([]int{200, 200, 429}, statuses); diff != "" {
 		t.Errorf("key with its own budget of 2 (-want +got):\n%s", diff)

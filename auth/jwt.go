@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/kmkit/kmkit/principal"
 )
 
 // The token signing algorithms a JWTKey may use.
@@ -203,7 +204,7 @@ var (
 )
 
 // Authenticate implements Authenticator for Bearer tokens.
-func (v *JWTVerifier) Authenticate(_ context.Context, c Credential) (*Principal, error) {
+func (v *JWTVerifier) Authenticate(_ context.Context, c Credential) (*principal.Principal, error) {
 	if c.Scheme != SchemeBearer {
 		return nil, refusef("%s credentials are not accepted here", c.Scheme)
 	}
@@ -311,7 +312,7 @@ func allowedAlg(alg string) bool {
 }
 
 // principal reads the principal of verified claims.
-func (v *JWTVerifier) principal(claims jwt.MapClaims) (*Principal, error) {
+func (v *JWTVerifier) principal(claims jwt.MapClaims) (*principal.Principal, error) {
 	sub, err := claims.GetSubject()
 	if err != nil {
 		return nil, errTokenClaims
@@ -319,7 +320,7 @@ func (v *JWTVerifier) principal(claims jwt.MapClaims) (*Principal, error) {
 	if sub == "" {
 		return nil, errTokenNoSubject
 	}
-	p := &Principal{Name: "sub:" + sub}
+	p := &principal.Principal{Name: "sub:" + sub}
 	if p.Team, err = stringClaim(claims, v.cfg.TeamClaim); err != nil {
 		return nil, err
 	}
@@ -343,7 +344,7 @@ func (v *JWTVerifier) principal(claims jwt.MapClaims) (*Principal, error) {
 			return nil, err
 		}
 		for _, w := range words {
-			if perm := Permission(w); !p.Can(perm) {
+			if perm := principal.Permission(w); !p.Can(perm) {
 				p.Permissions = append(p.Permissions, perm)
 			}
 		}
@@ -391,7 +392,7 @@ type tokenCache struct {
 }
 
 type cachedToken struct {
-	principal *Principal
+	principal *principal.Principal
 	until     time.Time
 }
 
@@ -399,7 +400,7 @@ func newTokenCache(max int) *tokenCache {
 	return &tokenCache{max: max, entries: make(map[[sha256.Size]byte]cachedToken)}
 }
 
-func (c *tokenCache) get(d [sha256.Size]byte, now time.Time) *Principal {
+func (c *tokenCache) get(d [sha256.Size]byte, now time.Time) *principal.Principal {
 	c.mu.RLock()
 	e, ok := c.entries[d]
 	c.mu.RUnlock()
@@ -411,7 +412,7 @@ func (c *tokenCache) get(d [sha256.Size]byte, now time.Time) *Principal {
 
 // put remembers a token valid until until. A full cache first forgets expired tokens, then,
 // if still full, arbitrary ones (Go's map order is random) until a tenth is free.
-func (c *tokenCache) put(d [sha256.Size]byte, p *Principal, until, now time.Time) {
+func (c *tokenCache) put(d [sha256.Size]byte, p *principal.Principal, until, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.entries) >= c.max {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/go-cmp/cmp"
+	"github.com/kmkit/kmkit/principal"
 )
 
 func TestJWTCache(t *testing.T) {
@@ -102,7 +103,7 @@ func TestJWTSingleKeyWithoutKid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Principal{Name: "sub:alice", Team: "umbrella", Tenant: tenantB, Permissions: []Permission{PermKM, PermOData}}
+	want := &principal.Principal{Name: "sub:alice", Team: "umbrella", Tenant: tenantB, Permissions: []principal.Permission{principal.PermKM, principal.PermOData}}
 	if diff := cmp.Diff(want, p); diff != "" {
 		t.Errorf("principal (-want +got):\n%s", diff)
 	}

@@ -5,13 +5,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kmkit/kmkit/principal"
 )
 
 // limitKeys returns a guard over two keys: "default-key" with the server's limits and
 // "own-key" with its own burst, concurrency and budget.
 func limitKeys(t *testing.T, limits Limits, now *time.Time) *Guard {
 	t.Helper()
-	perms := []Permission{PermKM}
+	perms := []principal.Permission{principal.PermKM}
 	keys, err := NewKeySet([]Key{
 		{Digest: DigestOf("default-key"), Name: "default", Permissions: perms},
 		{Digest: DigestOf("own-key"), Name: "own", Permissions: perms, Burst: 6, Concurrent: 3, RatePerWindow: 8},
@@ -28,7 +30,7 @@ func limitKeys(t *testing.T, limits Limits, now *time.Time) *Guard {
 func TestBurstRefusalsDoNotSpendTheBudget(t *testing.T) {
 	now := testNow
 	g := limitKeys(t, Limits{PerWindow: 5, Burst: 2, Concurrent: -1}, &now)
-	h := g.KM(echo)
+	h := g.Wrap(FamilyKM.policy(), echo)
 	statuses := map[int]int{}
 	for range 100 {
 		statuses[serve(h, hdr("AppKey", "default-key")).Status]++
@@ -61,7 +63,7 @@ func TestConcurrencyRefusalsDoNotSpendTheBudget(t *testing.T) {
 	now := testNow
 	g := limitKeys(t, Limits{PerWindow: 3, Burst: -1, Concurrent: 1}, &now)
 	entered, release := make(chan struct{}), make(chan struct{})
-	slow := g.KM(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	slow := g.Wrap(FamilyKM.policy(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		entered <- struct{}{}
 		<-release
 	}))
@@ -76,7 +78,7 @@ func TestConcurrencyRefusalsDoNotSpendTheBudget(t *testing.T) {
 	}
 	close(release)
 	wg.Wait()
-	h := g.KM(echo)
+	h := g.Wrap(FamilyKM.policy(), echo)
 	for _, want := range []string{"1", "0"} {
 		if got := serve(h, hdr("AppKey", "default-key")); got.Status != 200 || got.Headers[HeaderRateRemaining] != want {
 			t.Fatalf("after the slow request: %d remaining %q, want 200 remaining %s", got.Status, got.Headers[HeaderRateRemaining], want)
@@ -95,7 +97,7 @@ func TestConcurrencyRefusalsDoNotSpendTheBudget(t *testing.T) {
 func TestLimitsPerKey(t *testing.T) {
 	now := testNow
 	g := limitKeys(t, Limits{PerWindow: 100, Burst: 2, Concurrent: 1}, &now)
-	h := g.KM(echo)
+	h := g.Wrap(FamilyKM.policy(), echo)
 	count := func(key string, n int) (served int) {
 		for range n {
 			if serve(h, hdr("AppKey", key)).Status == 200 {
@@ -119,7 +121,7 @@ func TestLimitsPerKey(t *testing.T) {
 	for key, want := range map[string]int{"default-key": 1, "own-key": 3} {
 		now = now.Add(time.Hour) // a fresh budget and bucket
 		entered, release := make(chan struct{}, 10), make(chan struct{})
-		slow := g.KM(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		slow := g.Wrap(FamilyKM.policy(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			entered <- struct{}{}
 			<-release
 		}))
@@ -143,7 +145,7 @@ func TestDefaultBurst(t *testing.T) {
 	}
 	now := testNow
 	g := limitKeys(t, Limits{}, &now)
-	h := g.KM(echo)
+	h := g.Wrap(FamilyKM.policy(), echo)
 	served := 0
 	for range 60 {
 		if serve(h, hdr("AppKey", "default-key")).Status == 200 {

@@ -15,10 +15,10 @@ func TestRefusedReportsTheLimit(t *testing.T) {
 		mu   sync.Mutex
 		seen []string
 	)
-	record := func(f Family, reason string) {
+	record := func(api, reason string) {
 		mu.Lock()
 		defer mu.Unlock()
-		seen = append(seen, f.String()+"/"+reason)
+		seen = append(seen, api+"/"+reason)
 	}
 	send := func(h http.Handler) int {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
@@ -31,10 +31,10 @@ func TestRefusedReportsTheLimit(t *testing.T) {
 	budget := newTestGuard(t, Config{Limits: Limits{PerWindow: 1, Burst: -1, Concurrent: -1}, Refused: record})
 	var codes []int
 	for range 3 {
-		codes = append(codes, send(burst.KM(echo)))
+		codes = append(codes, send(burst.Wrap(FamilyKM.policy(), echo)))
 	}
 	for range 2 {
-		codes = append(codes, send(budget.OData(echo)))
+		codes = append(codes, send(budget.Wrap(FamilyOData.policy(), echo)))
 	}
 	if want := []int{200, 200, 429, 200, 429}; !slices.Equal(codes, want) {
 		t.Fatalf("statuses %v, want %v", codes, want)

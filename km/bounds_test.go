@@ -13,13 +13,13 @@ import (
 )
 
 // shopWith returns a handler over testdata/shop with opts.
-func shopWith(t *testing.T, opts km.Options) *km.Handler {
+func shopWith(t *testing.T, opts ...km.Option) *km.Handler {
 	t.Helper()
 	s, err := memory.LoadKMStore(os.DirFS("testdata/shop"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return km.NewHandler(s, opts)
+	return km.NewHandler(s, opts...)
 }
 
 func TestQueryCostBudget(t *testing.T) {
@@ -46,7 +46,7 @@ func TestQueryCostBudget(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := call(shopWith(t, km.Options{MaxQueryCost: tt.budget}), http.MethodGet, tt.target, "")
+			w := call(shopWith(t, km.WithMaxQueryCost(tt.budget)), http.MethodGet, tt.target, "")
 			if w.Code != tt.code {
 				t.Fatalf("status %d, want %d: %s", w.Code, tt.code, w.Body.String())
 			}
@@ -61,7 +61,7 @@ func TestQueryCostBudget(t *testing.T) {
 }
 
 func TestQueryTimeLimit(t *testing.T) {
-	h := shopWith(t, km.Options{QueryTimeout: time.Nanosecond})
+	h := shopWith(t, km.WithQueryTimeout(time.Nanosecond))
 	for _, target := range []string{
 		api + "/shop/data?fields=ORDERS.ID&kpis=NET",
 		api + "/shop/records/ORDERS/data?fields=ID",

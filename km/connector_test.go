@@ -15,6 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/principal"
 )
 
 const connectorSwagger = "../../shared/reference/powerplatform-connector-swagger.json"
@@ -66,7 +68,7 @@ var outOfScope = []string{"createSubscription", "getSubscriptions", "unsubscribe
 	"nextPageFromRemainingData", "pauseSubscription", "resumeSubscription", "resumeSubscriptionNoHistory"}
 
 func TestPowerPlatformConnectorReplay(t *testing.T) {
-	keys, err := auth.NewKeySet([]auth.Key{{Digest: auth.DigestOf(connectorKey), Name: "connector", Team: "t", Permissions: []auth.Permission{auth.PermKM}}})
+	keys, err := auth.NewKeySet([]auth.Key{{Digest: auth.DigestOf(connectorKey), Name: "connector", Team: "t", Permissions: []principal.Permission{principal.PermKM}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +76,7 @@ func TestPowerPlatformConnectorReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := guard.KM(shop(t))
+	h := guard.Wrap(auth.Policy{Permission: principal.PermKM, WriteError: km.WriteProblem}, shop(t))
 	for _, cr := range connectorRequests() {
 		target := "/intelligence" + cr.path
 		if len(cr.query) > 0 {

@@ -9,7 +9,7 @@ import (
 	"github.com/kmkit/kmkit/query"
 )
 
-// DefaultMaxQueryCost is the default of Options.MaxQueryCost: about a few seconds of the
+// DefaultMaxQueryCost is the default of WithMaxQueryCost: about a few seconds of the
 // memory executor's work on two cores.
 const DefaultMaxQueryCost = 2_000_000_000
 

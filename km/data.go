@@ -112,9 +112,18 @@ const maxPooledPage = 1 << 20
 // {headers, data} for the data endpoints and an array of rows for the query endpoints.
 // It appends to b and returns the extended buffer.
 func encodePage(b []byte, pl *plan, res *query.Result, asQuery bool) []byte {
+	// The quoted column names, in one allocation.
+	var keyBuf []byte
+	n := 0
+	for _, c := range pl.columns {
+		n += len(c.name) + 2
+	}
+	keyBuf = make([]byte, 0, n+8)
 	keys := make([][]byte, len(pl.columns))
 	for i, c := range pl.columns {
-		keys[i] = jsonenc.AppendStringNoHTMLEscape(nil, c.name)
+		start := len(keyBuf)
+		keyBuf = jsonenc.AppendStringNoHTMLEscape(keyBuf, c.name)
+		keys[i] = keyBuf[start:len(keyBuf):len(keyBuf)]
 	}
 	b = slices.Grow(b, 256+len(res.Rows)*len(pl.columns)*32)
 	b = append(b, `{"page":`...)
@@ -497,6 +506,7 @@ func (h *Handler) plan(m *KnowledgeModel, rec *Record, p *dataParams, asQuery bo
 	if pl.p, err = NewPlan(m, r); err != nil {
 		return nil, err
 	}
+	pl.columns = make([]column, 0, len(pl.p.Columns))
 	for _, c := range pl.p.Columns {
 		pl.columns = append(pl.columns, column{name: c.Name, field: c.Field, kpi: c.KPI})
 	}
@@ -529,6 +539,20 @@ func plural(n int) string {
 // dedupKeepOrder drops repeated values, keeping the first of each, in linear time (lists
 // come from clients and may be long).
 func dedupKeepOrder(s []string) []string {
+	if len(s) <= 16 {
+		// Short lists: compare pairwise, and return s itself when nothing repeats.
+		for i, v := range s {
+			if slices.Contains(s[:i], v) {
+				return dedupMap(s)
+			}
+		}
+		return s[:len(s):len(s)]
+	}
+	return dedupMap(s)
+}
+
+// dedupMap is dedupKeepOrder with a set of the values seen.
+func dedupMap(s []string) []string {
 	seen := make(map[string]bool, len(s))
 	out := s[:0:0]
 	for _, v := range s {

@@ -318,7 +318,7 @@ func TestPostProjection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tiny := km.NewHandler(small, km.Options{MaxBodyBytes: 64})
+	tiny := km.NewHandler(small, km.WithMaxBodyBytes(64))
 	recPost := api + "/shop/records/ORDERS/data"
 	kmPost := api + "/shop/data"
 	runExchanges(t, h, []exchange{
@@ -423,7 +423,7 @@ func TestStoreAnswerMismatch(t *testing.T) {
 			Rows: [][]query.Value{{query.String("O1"), query.Float(1), query.Int(3)}}},
 	} {
 		var logs strings.Builder
-		h := km.NewHandler(brokenStore{Store: s, result: res}, km.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		h := km.NewHandler(brokenStore{Store: s, result: res}, km.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 		w := call(h, "GET", rec("ORDERS", "fields=ID,NET"), "")
 		var p struct {
 			Status            int
@@ -452,7 +452,7 @@ func TestStorePanicIsA500(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs strings.Builder
-	h := km.NewHandler(panicStore{s}, km.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	h := km.NewHandler(panicStore{s}, km.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	w := call(h, "GET", rec("ORDERS", "fields=ID"), "")
 	if w.Code != 500 || !strings.Contains(w.Body.String(), `"errorCode":"ADMIN_FATAL_ERROR"`) {
 		t.Fatalf("status %d body %s", w.Code, w.Body)

@@ -20,7 +20,7 @@ func TestDirectCallsAnswerAsTheEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := km.NewHandler(st, km.Options{})
+	h := km.NewHandler(st)
 	ctx := context.Background()
 	m, err := h.Model(ctx, "shop-base")
 	if err != nil {

@@ -21,7 +21,7 @@
 // # Team scope
 //
 // A definition may list teams: [acme, ...] (KnowledgeModel.Teams); a KM without teams is
-// visible to every team, one with teams only to a principal (auth.PrincipalFrom) whose Team
+// visible to every team, one with teams only to a principal (principal.FromContext) whose Team
 // is among them. A principal without a team, and a request without a principal (a host
 // mounting the handler with no auth in front), see only KMs without teams. A KM that
 // extends another and lists no teams has its base's. Stores hold every KM; the rule is
@@ -41,8 +41,9 @@
 // # Behaviours chosen where the specification is silent
 //
 //   - Routing: paths are matched below BasePath; a trailing slash is ignored; anything else
-//     is 404 GENERAL_NOTFOUND_PATH. Data endpoints take GET and POST, all others GET; another
-//     method is 405 GENERAL_METHOD_NOT_ALLOWED with an Allow header.
+//     is 404 GENERAL_NOTFOUND_PATH. Data endpoints take GET and POST, all others GET; HEAD
+//     is answered as GET without a body; another method is 405 GENERAL_METHOD_NOT_ALLOWED
+//     with an Allow header.
 //   - Query strings are split at "&" only (a ";" stays in its value). "+" is a space, as
 //     form encoding has it, except where it is the sign of a time offset after a time of
 //     day ("T15:48+03:00"); "%2B" is always a plus. A bad percent escape is 400.
@@ -80,7 +81,7 @@
 //   - POST bodies are JSON: a Content-Type other than application/json or a "+json"
 //     type (text/plain, application/xml, a form) is 415 GENERAL_UNSUPPORTED_MEDIA_TYPE;
 //     a missing Content-Type is read as JSON. Unknown members are 400 GENERAL_PARAMETER_ILLEGAL; a member of the wrong
-//     JSON type is 400 GENERAL_PARAMETER_MISSMATCH; beyond Options.MaxBodyBytes, 413
+//     JSON type is 400 GENERAL_PARAMETER_MISSMATCH; beyond WithMaxBodyBytes, 413
 //     GENERAL_PAYLOAD_TOO_LARGE. filterExpr entries of a POST are split at top-level
 //     commas as on GET.
 //   - Fuzzy search: without searchField the searched fields are the selected string fields
@@ -92,24 +93,24 @@
 //   - Bounded work: the request's context reaches the store (Store.Query), so a client
 //     that goes away or a server shutting down stops the query (the memory store checks
 //     it per filter predicate and between phases, within 100 ms). Data, query and summary
-//     requests run under Options.QueryTimeout (default 30 s): longer work is stopped and
+//     requests run under WithQueryTimeout (default 30 s): longer work is stopped and
 //     answered 503 GENERAL_SERVICE_UNAVAILABLE "the query ran longer than the time limit
 //     of 30s and was stopped; ...". Before running, a data or query request's plan is
 //     costed (Plan.Cost: rows x predicates for the filters, rows x fields x aggregates for
 //     the grouping, rows from the store's RowCounter or AssumedRows) and refused beyond
-//     Options.MaxQueryCost (default DefaultMaxQueryCost) with 400
+//     WithMaxQueryCost (default DefaultMaxQueryCost) with 400
 //     GENERAL_CONSTRAINT_VIOLATION naming the estimate, the budget and the part that is
 //     too large (the filters or the grouping). An in list counts as one predicate: the
 //     memory executor tests it with one pass.
 //   - Successful answers carry Cache-Control: private, no-store (they hold a team's data
 //     and are fetched with credentials).
-//   - Store errors other than client errors are 500 ADMIN_FATAL_ERROR with a support id
-//     that is logged with the error.
+//   - Store errors other than client errors, and panics, are 500 ADMIN_FATAL_ERROR with a
+//     support id that is logged with the error.
 //   - Summary (records/{id}/summary): fields (default: all of the record's) less
 //     excludeFields are described, and the same fields make up the sample, so shape is
 //     [rows after filters, len(fields)]; excluding every field is 400
 //     GENERAL_PARAMETER_ILLEGAL. filters apply as on the record data endpoint, and
-//     filterExpr is accepted as there. sampleSize is 1 to Options.MaxSampleSize
+//     filterExpr is accepted as there. sampleSize is 1 to WithMaxSampleSize
 //     (default DefaultMaxSampleSize, 5000; the 400 beyond it names the option; default
 //     size DefaultSampleSize); the sample is the first rows in row order. Statistics are pandas'
 //     describe(include='all') (package stats): integer and float fields numeric, all

@@ -82,7 +82,7 @@ func ExampleNewHandler() {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "up") })
-	mux.Handle(km.BasePath+"/", km.NewHandler(store, km.Options{}))
+	mux.Handle(km.BasePath+"/", km.NewHandler(store))
 
 	for _, target := range []string{
 		"/intelligence/api/knowledge-models/helpdesk/records/TICKETS/query?fields=ID&filterExpr=PRIORITY%20eq%20'high'",

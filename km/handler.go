@@ -4,16 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kmkit/kmkit/internal/inputcheck"
-	"github.com/kmkit/kmkit/outage"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/kmkit/kmkit/internal/inputcheck"
+	"github.com/kmkit/kmkit/internal/routing"
+	"github.com/kmkit/kmkit/outage"
 
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
@@ -34,12 +33,12 @@ const (
 // under another prefix with http.StripPrefix.
 const BasePath = "/intelligence/api"
 
-// Defaults of Options.
+// Defaults of the options.
 const (
 	DefaultMaxPageSize  = 5000
 	DefaultMaxBodyBytes = 1 << 20
 	DefaultPageSize     = 50
-	// DefaultMaxSampleSize is the default of Options.MaxSampleSize.
+	// DefaultMaxSampleSize is the default of WithMaxSampleSize.
 	DefaultMaxSampleSize = 5000
 	// MaxFields is the most fields one data request may select.
 	MaxFields = 200
@@ -48,45 +47,72 @@ const (
 	MaxFilterExpressions = 100
 )
 
-// Options configure a Handler. The zero value gives the defaults.
-type Options struct {
-	// MaxPageSize bounds pageSize; above it requests fail with 400. Default 5000.
-	MaxPageSize int
-	// MaxSampleSize bounds the sampleSize of the summary endpoint (the seed sets no
-	// maximum; the bound keeps one request from copying a whole record); above it
-	// requests fail with 400 naming the bound. Default DefaultMaxSampleSize (5000).
+// options configure a Handler; the zero value gives the defaults.
+type options struct {
+	MaxPageSize   int
 	MaxSampleSize int
-	// MaxBodyBytes bounds POST bodies; beyond it requests fail with 413. Default 1 MiB.
-	MaxBodyBytes int64
-	// Limits bound filter expressions (length, nesting, in-list size); zero members take
-	// the query package's defaults.
-	Limits query.Limits
-	// Logger receives internal errors with their support id. Default slog.Default().
-	Logger *slog.Logger
-	// QueryTimeout bounds the time one data, query or summary request may run; longer work
-	// is stopped (the store's context is canceled) and answered with 503
-	// GENERAL_SERVICE_UNAVAILABLE saying so. Default DefaultQueryTimeout; negative: none.
-	QueryTimeout time.Duration
-	// MaxQueryCost is the budget of the cost estimate (Plan.Cost): a data or query request
-	// estimated beyond it is refused with 400 GENERAL_CONSTRAINT_VIOLATION naming the part
-	// that is too large. Default DefaultMaxQueryCost; negative: no budget.
-	MaxQueryCost int64
+	MaxBodyBytes  int64
+	Limits        query.Limits
+	Logger        *slog.Logger
+	QueryTimeout  time.Duration
+	MaxQueryCost  int64
 }
 
-// DefaultQueryTimeout is the default of Options.QueryTimeout.
+// Option configures NewHandler.
+type Option func(*options)
+
+// WithMaxPageSize bounds pageSize; above it requests fail with 400. Default
+// DefaultMaxPageSize (5000); values below 1 keep the default.
+func WithMaxPageSize(n int) Option { return func(o *options) { o.MaxPageSize = n } }
+
+// WithMaxSampleSize bounds the sampleSize of the summary endpoint (the seed sets no
+// maximum; the bound keeps one request from copying a whole record); above it requests
+// fail with 400 naming the bound. Default DefaultMaxSampleSize (5000); values below 1 keep
+// the default.
+func WithMaxSampleSize(n int) Option { return func(o *options) { o.MaxSampleSize = n } }
+
+// WithMaxBodyBytes bounds POST bodies; beyond it requests fail with 413. Default
+// DefaultMaxBodyBytes (1 MiB); values below 1 keep the default.
+func WithMaxBodyBytes(n int64) Option { return func(o *options) { o.MaxBodyBytes = n } }
+
+// WithLimits bounds filter expressions (length, nesting, in-list size); zero members take
+// the query package's defaults.
+func WithLimits(l query.Limits) Option { return func(o *options) { o.Limits = l } }
+
+// WithLogger sets where internal errors are logged with their support id. Default
+// slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.Logger = l } }
+
+// WithQueryTimeout bounds the time one data, query or summary request may run; longer
+// work is stopped (the store's context is canceled) and answered with 503
+// GENERAL_SERVICE_UNAVAILABLE saying so. Default DefaultQueryTimeout; negative: none.
+func WithQueryTimeout(d time.Duration) Option { return func(o *options) { o.QueryTimeout = d } }
+
+// WithMaxQueryCost sets the budget of the cost estimate (Plan.Cost): a data or query
+// request estimated beyond it is refused with 400 GENERAL_CONSTRAINT_VIOLATION naming the
+// part that is too large. Default DefaultMaxQueryCost; negative: no budget.
+func WithMaxQueryCost(n int64) Option { return func(o *options) { o.MaxQueryCost = n } }
+
+// DefaultQueryTimeout is the default of WithQueryTimeout.
 const DefaultQueryTimeout = 30 * time.Second
 
 // Handler serves the Knowledge Model API (schema, data and query endpoints) from a Store.
 // Create it with NewHandler.
 type Handler struct {
 	store Store
-	opts  Options
+	opts  options
+	api   *routing.API
+	entry http.Handler // serve behind the API's HEAD and panic handling
 }
 
 // NewHandler returns the handler of the Knowledge Model API under BasePath, backed by
-// store. It expects the auth middleware (auth.Guard.KM) in front of it for authentication,
-// permissions and rate limits.
-func NewHandler(store Store, opts Options) *Handler {
+// store. It expects the auth middleware in front of it for authentication, permissions
+// and rate limits (auth.Guard.Wrap, with WriteProblem as the policy's error writer).
+func NewHandler(store Store, opt ...Option) *Handler {
+	var opts options
+	for _, o := range opt {
+		o(&opts)
+	}
 	if opts.MaxPageSize <= 0 {
 		opts.MaxPageSize = DefaultMaxPageSize
 	}
@@ -108,7 +134,9 @@ func NewHandler(store Store, opts Options) *Handler {
 	case opts.MaxQueryCost < 0:
 		opts.MaxQueryCost = 1<<63 - 1
 	}
-	return &Handler{store: store, opts: opts}
+	h := &Handler{store: store, opts: opts, api: &routing.API{Name: "km", Write: writeProblem, Logger: opts.Logger}}
+	h.entry = h.api.Handler(h.serve)
+	return h
 }
 
 // endpoint identifies a route of the API.
@@ -186,34 +214,28 @@ func route(path string) (ep endpoint, kmID, recID string, ok bool) {
 	return 0, "", "", false
 }
 
-// ServeHTTP implements http.Handler. A panic below it (in a Store, say) is answered with
-// 500 ADMIN_FATAL_ERROR and logged with its support id and stack.
+// ServeHTTP implements http.Handler. HEAD is answered as GET without a body. A panic
+// below it (in a Store, say) is answered with 500 ADMIN_FATAL_ERROR and logged with its
+// support id and stack.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	defer func() {
-		if v := recover(); v != nil {
-			if v == http.ErrAbortHandler {
-				panic(v)
-			}
-			h.fail(w, r, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
-		}
-	}()
+	h.entry.ServeHTTP(w, r)
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if err := inputcheck.Request(r, h.opts.MaxBodyBytes); err != nil {
 		problem.Write(w, http.StatusBadRequest, problem.CodeParameterIllegal, err.Error())
 		return
 	}
 	ep, kmID, recID, ok := route(r.URL.Path)
 	if !ok {
-		problem.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at "+r.URL.Path)
+		h.api.NotFound(w, r, "")
 		return
 	}
-	allow := "GET"
+	methods := []string{http.MethodGet}
 	if ep == epModelData || ep == epRecordData {
-		allow = "GET, POST"
+		methods = append(methods, http.MethodPost)
 	}
-	if r.Method != http.MethodGet && !(r.Method == http.MethodPost && allow != "GET") {
-		w.Header().Set("Allow", allow)
-		problem.Write(w, http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
-			"method "+r.Method+" is not allowed on "+r.URL.Path+"; allowed: "+allow)
+	if !h.api.Allow(w, r, methods...) {
 		return
 	}
 	ctx := r.Context()
@@ -261,7 +283,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// bounded returns r with the query time limit (Options.QueryTimeout) on its context.
+// bounded returns r with the query time limit (WithQueryTimeout) on its context.
 func (h *Handler) bounded(r *http.Request) (*http.Request, context.CancelFunc) {
 	if h.opts.QueryTimeout < 0 {
 		return r, func() {}
@@ -297,9 +319,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", outage.RetryAfterSeconds)
 		problem.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
 	default:
-		id := uuid.NewString()
-		h.opts.Logger.ErrorContext(r.Context(), "km: internal error", "supportId", id, "method", r.Method, "path", r.URL.Path, "err", err)
-		problem.Write(w, http.StatusInternalServerError, problem.CodeFatal, "internal error; support id "+id)
+		h.api.Internal(r.Context(), r, err).Write(w)
 	}
 }
 

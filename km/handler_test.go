@@ -30,7 +30,7 @@ func shop(t testing.TB) *km.Handler {
 			shopErr = err
 			return
 		}
-		shopHandler = km.NewHandler(s, km.Options{MaxPageSize: 100})
+		shopHandler = km.NewHandler(s, km.WithMaxPageSize(100))
 	})
 	if shopErr != nil {
 		t.Fatal(shopErr)
@@ -163,14 +163,14 @@ func TestRoutingAndErrors(t *testing.T) {
 		{name: "record of the extension is not in the base", target: api + "/shop-base/records/EVENTS/data?fields=ACTIVITY", status: 404,
 			wantProblem: &prob{"KM_RECORD_NOTFOUND", `knowledge model shop-base has no record "EVENTS"`}},
 		{name: "POST on a schema endpoint", method: "POST", target: api + "/shop/records", body: "{}", status: 405,
-			wantHeaders: map[string]string{"Allow": "GET"},
-			wantProblem: &prob{"GENERAL_METHOD_NOT_ALLOWED", "method POST is not allowed on " + api + "/shop/records; allowed: GET"}},
+			wantHeaders: map[string]string{"Allow": "GET, HEAD"},
+			wantProblem: &prob{"GENERAL_METHOD_NOT_ALLOWED", "method POST is not allowed on " + api + "/shop/records; allowed: GET, HEAD"}},
 		{name: "DELETE on data", method: "DELETE", target: api + "/shop/data", status: 405,
-			wantHeaders: map[string]string{"Allow": "GET, POST"},
-			wantProblem: &prob{"GENERAL_METHOD_NOT_ALLOWED", "method DELETE is not allowed on " + api + "/shop/data; allowed: GET, POST"}},
+			wantHeaders: map[string]string{"Allow": "GET, POST, HEAD"},
+			wantProblem: &prob{"GENERAL_METHOD_NOT_ALLOWED", "method DELETE is not allowed on " + api + "/shop/data; allowed: GET, POST, HEAD"}},
 		{name: "POST on query", method: "POST", target: api + "/shop/query", body: "{}", status: 405,
-			wantHeaders: map[string]string{"Allow": "GET"},
-			wantProblem: &prob{"GENERAL_METHOD_NOT_ALLOWED", "method POST is not allowed on " + api + "/shop/query; allowed: GET"}},
+			wantHeaders: map[string]string{"Allow": "GET, HEAD"},
+			wantProblem: &prob{"GENERAL_METHOD_NOT_ALLOWED", "method POST is not allowed on " + api + "/shop/query; allowed: GET, HEAD"}},
 		{name: "trailing slash", target: api + "/shop/", want: `{"id":"shop","name":"Shop","extendedKMId":"shop-base"}`,
 			wantHeaders: map[string]string{"Cache-Control": "private, no-store"}},
 	})

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -163,7 +163,7 @@ func TestVisibleTo(t *testing.T) {
 	scoped := &KnowledgeModel{ID: "s", Teams: []string{"acme", "beta"}}
 	open := &KnowledgeModel{ID: "o"}
 	as := func(team string) context.Context {
-		return auth.WithPrincipal(context.Background(), &auth.Principal{Name: "k", Team: team})
+		return principal.NewContext(context.Background(), &principal.Principal{Name: "k", Team: team})
 	}
 	for _, tt := range []struct {
 		name       string

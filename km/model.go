@@ -5,8 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kmkit/kmkit/auth"
-
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -194,13 +193,13 @@ func (k *KPI) Metric() query.Metric { return k.metric }
 func (f *Filter) Bound() query.Expr { return f.bound }
 
 // VisibleTo reports whether the caller of ctx sees the KM: a KM without Teams is visible to
-// every caller, one with Teams only to a principal (auth.PrincipalFrom) whose Team is one
+// every caller, one with Teams only to a principal (principal.FromContext) whose Team is one
 // of them. A request without a principal (a host serving the handler with no auth in
 // front) sees only KMs without Teams.
 func (m *KnowledgeModel) VisibleTo(ctx context.Context) bool {
 	if len(m.Teams) == 0 {
 		return true
 	}
-	p, ok := auth.PrincipalFrom(ctx)
+	p, ok := principal.FromContext(ctx)
 	return ok && p.Team != "" && slices.Contains(m.Teams, p.Team)
 }

@@ -291,6 +291,8 @@ func newPlan(m *KnowledgeModel, r *PlanRequest) (*Plan, error) {
 			fields = append(fields, f.ID)
 		}
 	}
+	c.p.Fields = make([]ColumnRef, 0, len(fields))
+	c.p.Columns = make([]Column, 0, len(fields)+len(r.KPIs))
 	if err := c.fields(fields); err != nil {
 		return nil, err
 	}
@@ -603,6 +605,7 @@ func (c *compiler) sort(keys []query.SortKey) error {
 	if err := query.CheckSort(fieldKeys, allowed); err != nil {
 		return err
 	}
+	c.p.Sort = make([]SortKey, 0, len(keys))
 	for _, k := range keys {
 		if k.Expr != nil {
 			e, err := c.sortExpr(k)

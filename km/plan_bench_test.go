@@ -28,7 +28,7 @@ func BenchmarkNewPlan(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := km.NewHandler(s, km.Options{})
+	h := km.NewHandler(s)
 	filter := func(text, record string) query.Expr {
 		e, err := query.ParseAndBind(text, m.FilterSchema(record))
 		if err != nil {

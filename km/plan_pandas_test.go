@@ -82,7 +82,7 @@ func demoCSVHandler(t *testing.T) *km.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return km.NewHandler(s, km.Options{MaxPageSize: 100_000})
+	return km.NewHandler(s, km.WithMaxPageSize(100_000))
 }
 
 // getJSON answers GET target, which must be 200, decoded.
@@ -381,8 +381,8 @@ func TestEveryRecordFilterPair(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := km.NewHandler(s, km.Options{MaxPageSize: 100_000})
-	oh := odata.NewHandler(s, odata.Options{MaxPageSize: 100_000})
+	h := km.NewHandler(s, km.WithMaxPageSize(100_000))
+	oh := odata.NewHandler(s, odata.WithMaxPageSize(100_000))
 	keys := map[string]string{"CUSTOMERS": "CUSTOMER_ID", "MATERIALS": "MATERIAL_ID", "ORDERS": "ORDER_ID", "ORDER_ITEMS": "ITEM_ID", "ACTIVITIES": "ACTIVITY_ID"}
 	m := demoKM(t)
 	asStrings := func(vs []any) []string {

@@ -130,7 +130,7 @@ records:
 	if err != nil {
 		t.Fatal(err)
 	}
-	return km.NewHandler(s, km.Options{})
+	return km.NewHandler(s)
 }
 
 // TestTimeFieldTypes: record details report a time field as "string" (the record-field
@@ -252,25 +252,26 @@ func TestMaxSampleSize(t *testing.T) {
 	}
 	target := api + "/shop/records/ORDERS/summary?fields=LATE&sampleSize="
 	for _, tt := range []struct {
-		opts   km.Options
+		name   string
+		opts   []km.Option
 		size   string
 		status int
 		detail string
 	}{
-		{km.Options{}, "5000", 200, ""},
-		{km.Options{MaxPageSize: 100}, "5000", 200, ""},
-		{km.Options{}, "5001", 400, "sampleSize: 5001 is above the maximum sample size 5000 (the server's MaxSampleSize option)"},
-		{km.Options{MaxSampleSize: 3}, "3", 200, ""},
-		{km.Options{MaxSampleSize: 3}, "4", 400, "sampleSize: 4 is above the maximum sample size 3 (the server's MaxSampleSize option)"},
+		{"defaults", nil, "5000", 200, ""},
+		{"MaxPageSize 100", []km.Option{km.WithMaxPageSize(100)}, "5000", 200, ""},
+		{"defaults", nil, "5001", 400, "sampleSize: 5001 is above the maximum sample size 5000 (the server's MaxSampleSize option)"},
+		{"MaxSampleSize 3", []km.Option{km.WithMaxSampleSize(3)}, "3", 200, ""},
+		{"MaxSampleSize 3", []km.Option{km.WithMaxSampleSize(3)}, "4", 400, "sampleSize: 4 is above the maximum sample size 3 (the server's MaxSampleSize option)"},
 	} {
-		w := call(km.NewHandler(store, tt.opts), http.MethodGet, target+tt.size, "")
+		w := call(km.NewHandler(store, tt.opts...), http.MethodGet, target+tt.size, "")
 		if w.Code != tt.status {
-			t.Errorf("%+v sampleSize=%s: status %d, want %d: %s", tt.opts, tt.size, w.Code, tt.status, w.Body)
+			t.Errorf("%s sampleSize=%s: status %d, want %d: %s", tt.name, tt.size, w.Code, tt.status, w.Body)
 			continue
 		}
 		if tt.status != 200 {
 			if d := jsonDiff(t, problemJSON(tt.status, "GENERAL_CONSTRAINT_VIOLATION", tt.detail), w.Body.String()); d != "" {
-				t.Errorf("%+v sampleSize=%s (-want +got):\n%s", tt.opts, tt.size, d)
+				t.Errorf("%s sampleSize=%s (-want +got):\n%s", tt.name, tt.size, d)
 			}
 		}
 	}

@@ -256,11 +256,19 @@ func writeJSON(w http.ResponseWriter, v any) {
 
 // writeBody writes a 200 JSON body. Answers carry a team's data behind credentials, so
 // they are kept out of shared caches.
+// Shared header values of writeBody.
+var (
+	headerJSON    = []string{"application/json"}
+	headerNoStore = []string{"private, no-store"}
+)
+
 func writeBody(w http.ResponseWriter, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "private, no-store")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	// The keys are canonical and the value slices shared: nothing to allocate but the
+	// length. (Header.Add appends to a full slice, so a shared one is never changed.)
+	h["Content-Type"] = headerJSON
+	h["Cache-Control"] = headerNoStore
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
 }

@@ -20,7 +20,7 @@ func BenchmarkSpec(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := km.NewHandler(s, km.Options{})
+	h := km.NewHandler(s)
 	b.Run("build", func(b *testing.B) {
 		for b.Loop() {
 			km.Spec(m, "http://kmkit.test", false)
@@ -57,7 +57,7 @@ func BenchmarkSummaryEndpoint(b *testing.B) {
 		b.Fatal(err)
 	}
 	for name, store := range map[string]km.Store{"native": s, "fallback": struct{ km.Store }{s}} {
-		h := km.NewHandler(store, km.Options{})
+		h := km.NewHandler(store)
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
 				if w := call(h, "GET", api+"/o2c/records/ORDERS/summary", ""); w.Code != 200 {

@@ -28,7 +28,7 @@ func demoHandler(t *testing.T) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return km.NewHandler(s, km.Options{})
+	return km.NewHandler(s)
 }
 
 // specRouter fetches the spec of kmID from h and returns it with a router over its paths.

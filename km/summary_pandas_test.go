@@ -69,8 +69,8 @@ func TestSummaryAgainstPandas(t *testing.T) {
 		t.Fatal(err)
 	}
 	handlers := map[string]*km.Handler{
-		"native":   km.NewHandler(s, km.Options{}),
-		"fallback": km.NewHandler(struct{ km.Store }{s}, km.Options{}),
+		"native":   km.NewHandler(s),
+		"fallback": km.NewHandler(struct{ km.Store }{s}),
 	}
 	// Each case: our filter expression and the same filter as a pandas mask.
 	cases := map[string][2]string{

@@ -42,8 +42,8 @@ func TestSummary(t *testing.T) {
 	// The memory store computes the statistics itself (km.Summarizer); hiding that
 	// method makes the handler describe the rows Query returns. Both must answer alike.
 	handlers := map[string]http.Handler{
-		"native":   km.NewHandler(mem, km.Options{MaxPageSize: 100, MaxSampleSize: 100}),
-		"fallback": km.NewHandler(struct{ km.Store }{mem}, km.Options{MaxPageSize: 100, MaxSampleSize: 100}),
+		"native":   km.NewHandler(mem, km.WithMaxPageSize(100), km.WithMaxSampleSize(100)),
+		"fallback": km.NewHandler(struct{ km.Store }{mem}, km.WithMaxPageSize(100), km.WithMaxSampleSize(100)),
 	}
 	tests := []struct {
 		name   string
@@ -255,8 +255,8 @@ func TestSummaryDefaults(t *testing.T) {
 
 func TestSummaryMethodNotAllowed(t *testing.T) {
 	w := call(shop(t), "POST", ordersSummary, `{}`)
-	if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != "GET" {
-		t.Fatalf("status %d, Allow %q; want 405 and GET", w.Code, w.Header().Get("Allow"))
+	if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != "GET, HEAD" {
+		t.Fatalf("status %d, Allow %q; want 405 and GET, HEAD", w.Code, w.Header().Get("Allow"))
 	}
 }
 
@@ -301,7 +301,7 @@ func TestSummaryUsesTheStoreSummarizer(t *testing.T) {
 
 	t.Run("native statistics, sample from Query", func(t *testing.T) {
 		s := &summarizingStore{Store: mem, sum: &native}
-		w := call(km.NewHandler(s, km.Options{}), "GET", target, "")
+		w := call(km.NewHandler(s), "GET", target, "")
 		want := `{"content":{"headers":[` + hLATE + `,` + hSTATUS + `],"data":[{"LATE":2,"STATUS":"PAID"}]},"shape":[42,2],
 			"summary":{"LATE":{"count":42,"mean":1,"std":2,"min":3,"25_percentile":4,"50_percentile":5,"75_percentile":6,"max":7},
 			"STATUS":{"count":42,"unique":1,"top":"PAID","freq":"42"}}}`
@@ -324,7 +324,7 @@ func TestSummaryUsesTheStoreSummarizer(t *testing.T) {
 	})
 	t.Run("ErrUnsupported falls back to describing the rows", func(t *testing.T) {
 		s := &summarizingStore{Store: mem, err: errors.Join(errors.New("sqlstore: no percentiles"), km.ErrUnsupported)}
-		w := call(km.NewHandler(s, km.Options{}), "GET", target, "")
+		w := call(km.NewHandler(s), "GET", target, "")
 		want := `{"content":{"headers":[` + hLATE + `,` + hSTATUS + `],"data":[{"LATE":2,"STATUS":"PAID"}]},"shape":[3,2],
 			"summary":{"LATE":{"count":3,"mean":0.3333333333333333,"std":1.5275252316519468,"min":-1,"25_percentile":-0.5,"50_percentile":0,"75_percentile":1,"max":2},
 			"STATUS":{"count":3,"unique":1,"top":"PAID","freq":"3"}}}`
@@ -334,35 +334,35 @@ func TestSummaryUsesTheStoreSummarizer(t *testing.T) {
 	})
 	t.Run("a store error is a 500 with a support id", func(t *testing.T) {
 		s := &summarizingStore{Store: mem, err: errors.New("disk on fire")}
-		w := call(km.NewHandler(s, km.Options{Logger: discardLogger()}), "GET", target, "")
+		w := call(km.NewHandler(s, km.WithLogger(discardLogger())), "GET", target, "")
 		if w.Code != 500 || !strings.Contains(w.Body.String(), `"errorCode":"ADMIN_FATAL_ERROR"`) || !strings.Contains(w.Body.String(), "support id") {
 			t.Errorf("status %d, body %s", w.Code, w.Body)
 		}
 	})
 	t.Run("a store error of the client is its 4xx", func(t *testing.T) {
 		s := &summarizingStore{Store: mem, err: &query.Error{Code: "FILTER_SYNTAX_ERROR", Pos: query.NoPos, Msg: "too deep for this database"}}
-		w := call(km.NewHandler(s, km.Options{}), "GET", target, "")
+		w := call(km.NewHandler(s), "GET", target, "")
 		if d := jsonDiff(t, problemJSON(400, "FILTER_SYNTAX_ERROR", "too deep for this database"), w.Body.String()); w.Code != 400 || d != "" {
 			t.Errorf("status %d, body (-want +got):\n%s", w.Code, d)
 		}
 	})
 	t.Run("no statistics and no error is a 500", func(t *testing.T) {
 		s := &summarizingStore{Store: mem}
-		w := call(km.NewHandler(s, km.Options{Logger: discardLogger()}), "GET", target, "")
+		w := call(km.NewHandler(s, km.WithLogger(discardLogger())), "GET", target, "")
 		if w.Code != 500 {
 			t.Errorf("status %d, body %s", w.Code, w.Body)
 		}
 	})
 	t.Run("a store that truncates the whole result is a 500", func(t *testing.T) {
 		s := &truncatingStore{Store: mem}
-		w := call(km.NewHandler(s, km.Options{Logger: discardLogger()}), "GET", target, "")
+		w := call(km.NewHandler(s, km.WithLogger(discardLogger())), "GET", target, "")
 		if w.Code != 500 {
 			t.Errorf("status %d, body %s", w.Code, w.Body)
 		}
 	})
 	t.Run("statistics of the wrong number of fields are a 500", func(t *testing.T) {
 		s := &summarizingStore{Store: mem, sum: &km.Summary{Rows: 1, Fields: native.Fields[:1]}}
-		w := call(km.NewHandler(s, km.Options{Logger: discardLogger()}), "GET", target, "")
+		w := call(km.NewHandler(s, km.WithLogger(discardLogger())), "GET", target, "")
 		if w.Code != 500 {
 			t.Errorf("status %d, body %s", w.Code, w.Body)
 		}

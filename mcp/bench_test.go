@@ -24,7 +24,7 @@ func BenchmarkQueryToolVsKMAPI(b *testing.B) {
 		b.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(km.BasePath+"/", km.NewHandler(st, km.Options{}))
+	mux.Handle(km.BasePath+"/", km.NewHandler(st))
 	mux.Handle(mcp.Path, mcp.New(st, mcp.Options{}).Handler())
 	srv := httptest.NewServer(mux)
 	defer srv.Close()

@@ -14,9 +14,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/mcp"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
@@ -57,7 +57,7 @@ func connect(t testing.TB, srv *sdk.Server) *sdk.ClientSession {
 func newFixture(t *testing.T, opts mcp.Options) *fixture {
 	t.Helper()
 	st := loadStore(t)
-	return &fixture{cs: connect(t, mcp.New(st, opts).MCPServer(nil)), kmAPI: km.NewHandler(st, km.Options{})}
+	return &fixture{cs: connect(t, mcp.New(st, opts).MCPServer(nil)), kmAPI: km.NewHandler(st)}
 }
 
 // call calls a tool and returns its result.
@@ -385,7 +385,7 @@ func TestTeamScope(t *testing.T) {
 		team string
 		sees bool
 	}{{"blue", true}, {"red", false}} {
-		cs := connect(t, s.MCPServer(&auth.Principal{Name: c.team, Team: c.team, Permissions: []auth.Permission{auth.PermMCP}}))
+		cs := connect(t, s.MCPServer(&principal.Principal{Name: c.team, Team: c.team, Permissions: []principal.Permission{principal.PermMCP}}))
 		f := &fixture{cs: cs}
 		var list mcp.ModelList
 		f.ok(t, mcp.ToolListModels, map[string]any{}, &list)
@@ -486,7 +486,7 @@ func TestHandlerScopesByRequest(t *testing.T) {
 	h := mcp.New(st, mcp.Options{}).Handler()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		team := r.Header.Get("X-Team")
-		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{Name: team, Team: team})))
+		h.ServeHTTP(w, r.WithContext(principal.NewContext(r.Context(), &principal.Principal{Name: team, Team: team})))
 	}))
 	defer srv.Close()
 	for _, c := range []struct {

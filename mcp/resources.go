@@ -9,8 +9,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -35,7 +35,7 @@ func SchemaURI(id string) string {
 	return "kmkit://knowledge-models/" + url.PathEscape(id) + "/schema.json"
 }
 
-func (s *Server) addResources(srv *sdk.Server, p *auth.Principal) {
+func (s *Server) addResources(srv *sdk.Server, p *principal.Principal) {
 	srv.AddResourceTemplate(&sdk.ResourceTemplate{Name: "openapi", URITemplate: OpenAPIURITemplate, MIMEType: "application/json",
 		Description: "The generated OpenAPI 3 document of a knowledge model's query endpoints."},
 		func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
@@ -78,7 +78,7 @@ func (s *Server) readResource(ctx context.Context, uri, suffix string, render fu
 	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
 }
 
-func (s *Server) addPrompts(srv *sdk.Server, p *auth.Principal) {
+func (s *Server) addPrompts(srv *sdk.Server, p *principal.Principal) {
 	srv.AddPrompt(&sdk.Prompt{Name: PromptFilterLanguage,
 		Description: "How to write filterExpr for the query tool, with examples from a knowledge model's fields and data.",
 		Arguments:   []*sdk.PromptArgument{{Name: "km", Description: "the knowledge model id", Required: true}}},

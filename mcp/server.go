@@ -6,12 +6,13 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
 )
 
@@ -42,8 +43,8 @@ type Options struct {
 	// DefaultMaxBytes.
 	MaxBytes int
 	// KM configures the checks of the KM API the tools share (filter limits, sample
-	// size); its MaxPageSize is replaced by MaxRows.
-	KM km.Options
+	// size); MaxRows and Logger replace its km.WithMaxPageSize and km.WithLogger.
+	KM []km.Option
 	// SpecServer is the URL the OpenAPI resources name as their server, the origin the
 	// KM API is served at (e.g. https://kmkit.example); none when empty.
 	SpecServer string
@@ -70,16 +71,14 @@ func New(store km.Store, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	kopts := opts.KM
-	kopts.MaxPageSize = opts.MaxRows
-	kopts.Logger = opts.Logger
-	return &Server{kmh: km.NewHandler(store, kopts), opts: opts}
+	kopts := append(slices.Clip(opts.KM), km.WithMaxPageSize(opts.MaxRows), km.WithLogger(opts.Logger))
+	return &Server{kmh: km.NewHandler(store, kopts...), opts: opts}
 }
 
 // MCPServer returns an SDK server with the tools, resources and prompts. Calls run as
 // principal p (nil: whatever the call's context carries), which scopes the KMs to p's team
 // as for the KM API. Connect it to any transport, e.g. sdk.StdioTransport.
-func (s *Server) MCPServer(p *auth.Principal) *sdk.Server {
+func (s *Server) MCPServer(p *principal.Principal) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "kmkit", Title: "kmkit Knowledge Models", Version: "1"}, &sdk.ServerOptions{
 		Instructions: instructions,
 	})
@@ -92,7 +91,7 @@ func (s *Server) MCPServer(p *auth.Principal) *sdk.Server {
 // Handler returns the http.Handler speaking MCP over Streamable HTTP (stateless, JSON
 // answers: every POST is answered on its own). Each call runs in the context of its HTTP
 // request, so with the principal the auth guard put there: mount the handler behind the
-// guard (auth.Guard.Wrap with auth.FamilyMCP). One SDK server serves every request.
+// guard (auth.Guard.Wrap with the mcp permission). One SDK server serves every request.
 func (s *Server) Handler() http.Handler {
 	srv := s.MCPServer(nil)
 	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
@@ -109,11 +108,11 @@ const instructions = `kmkit serves Knowledge Models (KMs): records (tables) with
 	`Before filtering on a text value a user typed, turn it into the stored value with find_field_values. The filter_language prompt explains filterExpr.`
 
 // scope returns ctx carrying p, when p is set.
-func scope(ctx context.Context, p *auth.Principal) context.Context {
+func scope(ctx context.Context, p *principal.Principal) context.Context {
 	if p == nil {
 		return ctx
 	}
-	return auth.WithPrincipal(ctx, p)
+	return principal.NewContext(ctx, p)
 }
 
 // ToolError is the error of a tool call the KM API answers with a problem: its text (the

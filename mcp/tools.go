@@ -12,8 +12,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
 )
 
@@ -170,7 +170,7 @@ type FindResult struct {
 	Values []any `json:"values"`
 }
 
-func (s *Server) addTools(srv *sdk.Server, p *auth.Principal) {
+func (s *Server) addTools(srv *sdk.Server, p *principal.Principal) {
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true}
 	sdk.AddTool(srv, &sdk.Tool{Name: ToolListModels, Annotations: readOnly,
 		Description: "List the knowledge models visible to you."},

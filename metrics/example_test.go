@@ -11,6 +11,7 @@ import (
 	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/metrics"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
@@ -41,7 +42,7 @@ func Example() {
 		return "", ""
 	}
 	mux := http.NewServeMux()
-	mux.Handle(km.BasePath+"/", guard.KM(km.NewHandler(store, km.Options{})))
+	mux.Handle(km.BasePath+"/", guard.Wrap(auth.Policy{Permission: principal.PermKM, WriteError: km.WriteProblem}, km.NewHandler(store)))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	_ = http.Server{Handler: m.Handler(route, mux)}
 }

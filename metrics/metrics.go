@@ -8,8 +8,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-
-	"github.com/kmkit/kmkit/auth"
 )
 
 // Unmatched is the route label of requests for a path no route serves.
@@ -84,28 +82,10 @@ func RegisterSQL(reg prometheus.Registerer, db *sql.DB, name string) error {
 	return reg.Register(collectors.NewDBStatsCollector(db, name))
 }
 
-// LimitRefused counts a request refused by a limit. Use it as auth.Config.Refused.
-func (m *Metrics) LimitRefused(f auth.Family, reason string) {
-	m.refusals.WithLabelValues(apiOf(f), reason).Inc()
-}
-
-// apiOf names an auth family as Handler's callers name the APIs.
-func apiOf(f auth.Family) string {
-	switch f {
-	case auth.FamilyKM:
-		return "km"
-	case auth.FamilyOData:
-		return "odata"
-	case auth.FamilySCIM:
-		return "scim"
-	case auth.FamilyReporting:
-		return "reporting"
-	case auth.FamilyMetrics:
-		return "metrics"
-	case auth.FamilyMCP:
-		return "mcp"
-	}
-	return "other"
+// LimitRefused counts a request to api (an auth.Policy's Name, such as APIKM) refused by a
+// limit. Use it as auth.Config.Refused.
+func (m *Metrics) LimitRefused(api, reason string) {
+	m.refusals.WithLabelValues(api, reason).Inc()
 }
 
 // API names of the kmkit APIs, the values of the api label; Route functions return them.

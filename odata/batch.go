@@ -22,7 +22,7 @@ import (
 
 // Batch limits.
 const (
-	// DefaultMaxBatchBytes is the default of Options.MaxBatchBytes.
+	// DefaultMaxBatchBytes is the default of WithMaxBatchBytes.
 	DefaultMaxBatchBytes = 1 << 20
 	// MaxBatchRequests is the most requests one $batch may hold.
 	MaxBatchRequests = 100

@@ -79,9 +79,9 @@ func BenchmarkPage1000(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			store := demoStore(b)
-			var h http.Handler = km.NewHandler(store, km.Options{})
+			var h http.Handler = km.NewHandler(store)
 			if c.odata {
-				h = NewHandler(store, Options{})
+				h = NewHandler(store)
 			}
 			req, err := http.NewRequest(http.MethodGet, "http://localhost"+c.target, nil)
 			if err != nil {
@@ -119,7 +119,7 @@ func BenchmarkEncode1000(b *testing.B) {
 	}
 	et := newEntityType(m.Record("ORDERS"))
 	o := &QueryOptions{Top: 1000, Skip: 500000}
-	h := NewHandler(store, Options{})
+	h := NewHandler(store)
 	eq, err := h.planEntities(m, et, o)
 	if err != nil {
 		b.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -17,7 +18,8 @@ import (
 
 // Real clients of issue 16 against the handler on loopback: @odata/client reading an
 // error message, Apache Olingo odatajs following @odata.nextLink, SAP CAP (@sap/cds)
-// addressing an entity by key and sending a long GET in a $batch. Their npm packages are
+// addressing an entity by key and sending a long GET in a $batch (SAP Cloud SDK is in
+// sapsdk_conformance_test.go). Their npm packages are
 // pinned in conformance/package-lock.json; the tests skip without them, unless
 // KMKIT_ODATA_TOOLS is set (CI), and then fail.
 
@@ -91,11 +93,12 @@ service shop {
 }
 `
 
-// CAP reads an entity by key (SELECT.one.from(entity, key): ORDERS_entries('O2')) and a
-// query whose "in" list of 120 ids makes a GET longer than 1028 characters, which CAP
-// sends inside a $batch. The expected rows are those of testdata/shop/data/orders.csv.
-func TestCAPRemoteService(t *testing.T) {
-	tools := clientTools(t)
+// capService checks that node can run @sap/cds, serves the test KM recording the method
+// and path of each request, and writes shopCDS into a directory. It returns the tools
+// directory, the model directory, the service root and the requests so far.
+func capService(t *testing.T) (tools, dir, root string, requests func() []string) {
+	t.Helper()
+	tools = clientTools(t)
 	// @sap/cds 9 needs node 20 or later (Debian 12's nodejs is 18).
 	var v struct{ Major int }
 	probe(t, tools, &v, "node-version")
@@ -107,7 +110,7 @@ func TestCAPRemoteService(t *testing.T) {
 	}
 	var paths []string
 	var mu sync.Mutex
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		paths = append(paths, r.Method+" "+r.URL.Path)
@@ -115,15 +118,27 @@ func TestCAPRemoteService(t *testing.T) {
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	dir := t.TempDir()
+	dir = t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "shop.cds"), []byte(shopCDS), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return tools, dir, srv.URL + BasePath + "/shop.svc/", func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(paths)
+	}
+}
+
+// CAP reads an entity by key (SELECT.one.from(entity, key): ORDERS_entries('O2')) and a
+// query whose "in" list of 120 ids makes a GET longer than 1028 characters, which CAP
+// sends inside a $batch. The expected rows are those of testdata/shop/data/orders.csv.
+func TestCAPRemoteService(t *testing.T) {
+	tools, dir, root, requests := capService(t)
 	var got struct {
 		One  map[string]any
 		Rows []map[string]any
 	}
-	probe(t, tools, &got, "cds", dir, srv.URL+BasePath+"/shop.svc/", "O2", "120")
+	probe(t, tools, &got, "cds", dir, root, "O2", "120")
 	if d := cmp.Diff(map[string]any{"ID": "O2", "STATUS": "PAID", "NET": 250.0}, got.One); d != "" {
 		t.Errorf("CAP SELECT.one by key (-want +got):\n%s", d)
 	}
@@ -136,11 +151,47 @@ func TestCAPRemoteService(t *testing.T) {
 		t.Errorf("CAP query with a 120-value in list (-want +got):\n%s", d)
 	}
 	// What CAP sent: the key path, and the long query in a batch.
-	mu.Lock()
-	defer mu.Unlock()
+	paths := requests()
 	for _, want := range []string{"GET " + svc + "/ORDERS_entries('O2')", "POST " + svc + "/$batch"} {
 		if !slices.Contains(paths, want) {
 			t.Errorf("CAP sent %q, not %q", paths, want)
 		}
+	}
+}
+
+// CAP's standard functions in a where clause (CAP writes them into $filter as OData's
+// tolower and year), alone and next to a 120-value "in" list (a $batch). The expected
+// ids are read off testdata/shop/data/orders.csv by hand.
+func TestCAPFunctions(t *testing.T) {
+	tools, dir, root, requests := capService(t)
+	tests := []struct {
+		where string
+		in    int
+		want  []string
+	}{
+		{"tolower(STATUS) = 'open'", 0, []string{"O1", "O4"}},
+		{"year(DAY) = 2025 and NET > 100", 0, []string{"O1", "O2", "O4"}},
+		{"tolower(STATUS) = 'paid'", 120, []string{"O2", "O3"}},
+	}
+	for _, tt := range tests {
+		var got struct {
+			Rows  []struct{ ID string }
+			Error *string
+		}
+		probe(t, tools, &got, "cds-where", dir, root, tt.where, strconv.Itoa(tt.in))
+		if got.Error != nil {
+			t.Errorf("CAP where %s (in list of %d): %s", tt.where, tt.in, *got.Error)
+			continue
+		}
+		var ids []string
+		for _, r := range got.Rows {
+			ids = append(ids, r.ID)
+		}
+		if d := cmp.Diff(tt.want, ids); d != "" {
+			t.Errorf("CAP where %s (in list of %d) (-want +got):\n%s", tt.where, tt.in, d)
+		}
+	}
+	if paths := requests(); !slices.Contains(paths, "POST "+svc+"/$batch") {
+		t.Errorf("CAP sent %q, no $batch", paths)
 	}
 }

@@ -40,7 +40,7 @@ func orders(query string) string { return svc + "/ORDERS_entries?" + query }
 func filter(expr string) string { return "$select=ID&$filter=" + url.QueryEscape(expr) }
 
 func TestClientFilterSyntax(t *testing.T) {
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	tests := []struct {
 		query string
 		want  []string
@@ -74,7 +74,7 @@ func TestClientFilterSyntax(t *testing.T) {
 // one object, so that @odata/client, CAP and the SAP Cloud SDK (which read
 // error.message) show the server's detail.
 func TestErrorBodyBothShapes(t *testing.T) {
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	checkGET(t, h, svc+"/ORDERS_entries?$filter=NET%20eq%20'x'", nil, response{400, "application/problem+json",
 		`{"title":"Bad Request","status":400,` +
 			`"detail":"$filter: position 8: NET is a float and cannot be compared with the text 'x'; write a number such as 4.2",` +
@@ -104,7 +104,7 @@ func TestErrorBodyBothShapes(t *testing.T) {
 }
 
 func TestEntityByKey(t *testing.T) {
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	const ctx = `"@odata.context":"http://example.com` + svc + `/$metadata#ORDERS_entries`
 	tests := []struct {
 		name, target string
@@ -141,7 +141,7 @@ func TestEntityByKey(t *testing.T) {
 // TestEntityLinksResolve: the ids and edit links of the Atom entries, and the @odata.id
 // of full metadata, address the entities they came with.
 func TestEntityLinksResolve(t *testing.T) {
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	for _, set := range []string{"ORDERS_entries", "EVENTS_entries", "CUSTOMERS_entries"} {
 		w := get(h, svc+"/"+set+"?$format=atom")
 		var feed struct {
@@ -223,7 +223,7 @@ func FuzzKeyPredicate(f *testing.F) {
 		"null", "ID eq 'O1'", "'", "ID='O1',X=1", "-1", "99999999999999999999", "2025-01-05", "true", "'\xff'"} {
 		f.Add(s)
 	}
-	h := testHandler(f, Options{})
+	h := testHandler(f)
 	f.Fuzz(func(t *testing.T, key string) {
 		for _, set := range []string{"ORDERS_entries", "EVENTS_entries"} {
 			r := httptest.NewRequest(http.MethodGet, "http://example.com/", nil)
@@ -243,7 +243,7 @@ func FuzzKeyPredicate(f *testing.F) {
 }
 
 func TestMetadataLevelsAndVersions(t *testing.T) {
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	const root = "http://example.com" + svc + "/"
 	target := svc + "/ORDERS_entries?$select=DAY,LATE&$filter=ID%20eq%20'O2'&$count=true"
 	tests := []struct {
@@ -308,7 +308,7 @@ func longIn(n int) string {
 }
 
 func TestBatchJSON(t *testing.T) {
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	long := "ORDERS_entries?$select=ID&$filter=" + url.QueryEscape(longIn(120))
 	if len(long) <= 1028 {
 		t.Fatalf("the long GET is only %d characters", len(long))
@@ -370,7 +370,7 @@ func TestBatchJSON(t *testing.T) {
 }
 
 func TestBatchMultipart(t *testing.T) {
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	long := "ORDERS_entries?$select=ID&$filter=" + url.QueryEscape(longIn(120))
 	body := "--batch_1\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\nContent-ID: a\r\n\r\n" +
 		"GET " + long + " HTTP/1.1\r\nAccept: application/json\r\n\r\n\r\n" +
@@ -427,7 +427,7 @@ func TestBatchMultipart(t *testing.T) {
 }
 
 func TestBatchErrors(t *testing.T) {
-	h := testHandler(t, Options{MaxBatchBytes: 200})
+	h := testHandler(t, WithMaxBatchBytes(200))
 	tests := []struct {
 		name, contentType, body string
 		status                  int
@@ -463,7 +463,7 @@ func FuzzBatch(f *testing.F) {
 	f.Add(false, "--b\r\nContent-Type: application/http\r\n\r\nGET ORDERS_entries('O1') HTTP/1.1\r\n\r\n\r\n--b--\r\n")
 	f.Add(false, "--b\r\nContent-Type: application/http\r\n\r\nGET  HTTP/1.1\r\n\r\n--b--")
 	f.Add(false, "--b\r\n\r\n--b--")
-	h := testHandler(f, Options{})
+	h := testHandler(f)
 	f.Fuzz(func(t *testing.T, asJSON bool, body string) {
 		ct := "multipart/mixed;boundary=b"
 		if asJSON {

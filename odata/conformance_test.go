@@ -77,7 +77,7 @@ func probe(t *testing.T, tools string, out any, args ...string) {
 // serveShop starts the handler over the test KM on a loopback server.
 func serveShop(t *testing.T) *httptest.Server {
 	mux := http.NewServeMux()
-	mux.Handle(BasePath+"/", testHandler(t, Options{MaxPageSize: 4}))
+	mux.Handle(BasePath+"/", testHandler(t, WithMaxPageSize(4)))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv
@@ -145,7 +145,7 @@ func TestConformanceDemoMetadata(t *testing.T) {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(BasePath+"/", NewHandler(store, Options{}))
+	mux.Handle(BasePath+"/", NewHandler(store))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	models, err := store.Models(t.Context())

@@ -92,7 +92,7 @@
 //     (RECORD.FIELD in $filter): they apply through the KM's relationships as on the
 //     record data endpoints (package km, "What a query means"), e.g. the orders of German
 //     customers with $filter=CUSTOMERS.COUNTRY eq 'DE' on ORDERS_entries.
-//   - Server-driven paging: at most Options.MaxPageSize entities per answer (or fewer
+//   - Server-driven paging: at most WithMaxPageSize entities per answer (or fewer
 //     when the client sends Prefer: odata.maxpagesize=N, acknowledged with
 //     Preference-Applied), then @odata.nextLink (Atom: link rel="next"): the same query
 //     string with $skip advanced and what remains of $top. The store is asked for the
@@ -116,7 +116,7 @@
 //     the fraction when there is one. In Atom, strings that XML 1.0 cannot carry (control
 //     characters) have those characters replaced by U+FFFD. Atom entries are updated at
 //     the time of the answer and have the entity's canonical URL as their id.
-//   - Absolute URLs (context, next links, Atom ids) start with Options.BaseURL, or with
+//   - Absolute URLs (context, next links, Atom ids) start with WithBaseURL, or with
 //     the request's scheme and Host.
 //   - $batch (POST) runs GET requests, which CAP sends for URLs longer than 1028
 //     characters: a JSON batch (application/json, {"requests": [{"id", "method", "url",
@@ -127,12 +127,18 @@
 //     paths or URLs (whose host is ignored). Requests run in order with the batch's
 //     credentials; a method other than GET is 405 and a change set (atomicity group,
 //     nested multipart) 400 in its place, the batch itself 200. At most
-//     MaxBatchRequests requests and Options.MaxBatchBytes bytes (413 beyond).
-//   - Only GET is allowed elsewhere (405 with Allow: GET otherwise). An unknown KM is 404
-//     KM_MODEL_NOTFOUND, an unknown entity set 404 KM_RECORD_NOTFOUND, any other path 404
-//     GENERAL_NOTFOUND_PATH. Store failures are 500 ADMIN_FATAL_ERROR with a support id
-//     that is logged with the error.
+//     MaxBatchRequests requests and WithMaxBatchBytes bytes (413 beyond).
+//   - Only GET is allowed elsewhere (405 with Allow: GET, HEAD otherwise; HEAD is
+//     answered as GET without a body). An unknown KM is 404 KM_MODEL_NOTFOUND, an unknown
+//     entity set 404 KM_RECORD_NOTFOUND, any other path 404 GENERAL_NOTFOUND_PATH. Store
+//     failures and panics are 500 ADMIN_FATAL_ERROR with a support id that is logged with
+//     the error.
 //
 // The handler keeps no state between requests; authentication, permissions and rate
-// limits belong to the auth middleware in front of it (auth.Guard.OData).
+// limits belong to the auth middleware in front of it (auth.Guard.Wrap, with WriteProblem
+// as the policy's error writer: it sets OData-Version on the middleware's 401, 403 and
+// 429 answers too). Mount the handler at BasePath + "/":
+//
+//	odataPolicy := auth.Policy{Permission: principal.PermOData, WriteError: odata.WriteProblem}
+//	mux.Handle(odata.BasePath+"/", guard.Wrap(odataPolicy, odata.NewHandler(store, odata.WithMaxPageSize(1000))))
 package odata

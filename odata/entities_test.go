@@ -65,7 +65,7 @@ func TestEntitySetJSON(t *testing.T) {
 		{"count segment", svc + "/ORDERS_entries/$count?$filter=NET%20gt%20100", nil, response{200, "text/plain;charset=utf-8", "3"}},
 		{"count segment of everything", svc + "/EVENTS_entries/$count", nil, response{200, "text/plain;charset=utf-8", "9"}},
 	}
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			checkGET(t, h, tt.target, tt.header, tt.want)
@@ -95,7 +95,7 @@ func decodeCollection(t *testing.T, body []byte) collection {
 // Following the next links of small pages yields the rows of one big page, for queries
 // with and without $top, $skip and $orderby.
 func TestServerDrivenPaging(t *testing.T) {
-	all := testHandler(t, Options{})
+	all := testHandler(t)
 	queries := []string{
 		"/ORDERS_entries",
 		"/ORDERS_entries?$orderby=NET%20desc&$select=NET",
@@ -112,7 +112,7 @@ func TestServerDrivenPaging(t *testing.T) {
 			t.Fatalf("%s: a next link with the default page size", q)
 		}
 		for _, size := range []int{1, 2, 3} {
-			h := testHandler(t, Options{MaxPageSize: size})
+			h := testHandler(t, WithMaxPageSize(size))
 			var rows []map[string]any
 			target := svc + q
 			pages := 0
@@ -149,7 +149,7 @@ func TestServerDrivenPaging(t *testing.T) {
 }
 
 func TestNextLink(t *testing.T) {
-	h := testHandler(t, Options{MaxPageSize: 2})
+	h := testHandler(t, WithMaxPageSize(2))
 	tests := []struct{ target, next string }{
 		{svc + "/ORDERS_entries?$select=ID", "http://example.com" + svc + "/ORDERS_entries?$select=ID&$skip=2"},
 		{svc + "/ORDERS_entries?$top=5&$skip=1&$filter=NET%20gt%200&x=1", "http://example.com" + svc + "/ORDERS_entries?$filter=NET%20gt%200&x=1&$skip=3&$top=3"},
@@ -166,7 +166,7 @@ func TestNextLink(t *testing.T) {
 }
 
 func TestPreferMaxPageSize(t *testing.T) {
-	h := testHandler(t, Options{MaxPageSize: 4})
+	h := testHandler(t, WithMaxPageSize(4))
 	tests := []struct {
 		prefer, applied string
 		n               int
@@ -250,7 +250,7 @@ func readAtom(t *testing.T, body []byte) (atomFeed, []atomEntry) {
 }
 
 func TestEntitySetAtom(t *testing.T) {
-	h := testHandler(t, Options{MaxPageSize: 2})
+	h := testHandler(t, WithMaxPageSize(2))
 	const base = "http://example.com" + svc + "/"
 	const updated = "2026-03-04T05:06:07Z"
 	const term = "#ODataKnowledgeModel.ORDERS"
@@ -307,7 +307,7 @@ func TestEntitySetAtom(t *testing.T) {
 }
 
 func TestAtomEscaping(t *testing.T) {
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	w := get(h, svc+"/CUSTOMERS_entries?$format=xml&$filter=ID%20ne%20'C3'", "Accept", "application/json")
 	_, entries := readAtom(t, w.Body.Bytes())
 	const base = "http://example.com" + svc + "/"

@@ -7,8 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/uuid"
-
+	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
@@ -62,7 +61,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, status int, code, deta
 	writeError(w, r, problem.New(status, code, detail), "")
 }
 
-// errQueryTimeout is the cause of a context ended by Options.QueryTimeout.
+// errQueryTimeout is the cause of a context ended by WithQueryTimeout.
 var errQueryTimeout = errors.New("odata: query time limit")
 
 // fail answers err: client errors with their 4xx body, anything else with 500 and a
@@ -95,8 +94,19 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", outage.RetryAfterSeconds)
 		writeProblem(w, r, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
 	default:
-		id := uuid.NewString()
-		h.opts.Logger.ErrorContext(r.Context(), "odata: internal error", "supportId", id, "method", r.Method, "path", r.URL.Path, "err", err)
-		writeProblem(w, r, http.StatusInternalServerError, problem.CodeFatal, "internal error; support id "+id)
+		writeError(w, r, h.api.Internal(r.Context(), r, err), "")
 	}
+}
+
+// WriteProblem writes p in the error shape of OData paths, with the OData-Version header
+// of every OData answer: a 401 as the KM API's {"error": detail}, anything else as the
+// problem with OData's error object, served as application/problem+json. It is the error
+// writer to give the auth middleware (auth.Policy.WriteError) in front of the handler.
+func WriteProblem(w http.ResponseWriter, p *problem.Problem) {
+	w.Header().Set("OData-Version", Version)
+	if p.Status == http.StatusUnauthorized {
+		km.WriteProblem(w, p)
+		return
+	}
+	p.WriteOData(w, "", problem.ContentType)
 }

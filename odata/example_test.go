@@ -19,8 +19,8 @@ func ExampleNewHandler() {
 		return
 	}
 	mux := http.NewServeMux()
-	// In a server, put the auth middleware in between: odata.VersionHeader(guard.OData(...)).
-	mux.Handle(odata.BasePath+"/", odata.NewHandler(store, odata.Options{BaseURL: "https://kmkit.example.com"}))
+	// In a server, put the auth middleware in between: guard.Wrap(odataPolicy, ...).
+	mux.Handle(odata.BasePath+"/", odata.NewHandler(store, odata.WithBaseURL("https://kmkit.example.com")))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 

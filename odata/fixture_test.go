@@ -30,8 +30,8 @@ func testStore(t testing.TB) *memory.KMStore {
 
 var testNow = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 
-func testHandler(t testing.TB, opts Options) *Handler {
-	h := NewHandler(testStore(t), opts)
+func testHandler(t testing.TB, opts ...Option) *Handler {
+	h := NewHandler(testStore(t), opts...)
 	h.now = func() time.Time { return testNow }
 	return h
 }

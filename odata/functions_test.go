@@ -56,7 +56,7 @@ func TestFilterFunctions(t *testing.T) {
 		{"tolower(STATUS) in ('open','shipped')", []string{"O1", "O4", "O5"}},
 		{"now() gt CREATED", all}, // now() is the handler's clock, 2026-03-04
 	}
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	for _, tt := range tests {
 		t.Run(tt.filter, func(t *testing.T) {
 			target := svc + "/ORDERS_entries?$select=ID&$filter=" + url.QueryEscape(tt.filter)
@@ -101,7 +101,7 @@ func TestFilterFunctionErrors(t *testing.T) {
 		{"foo(STATUS) eq 1", response{400, problem.ContentType, problemBodyAt(400, "FILTER_SYNTAX_ERROR", `$filter: position 1: foo is not a function of $filter`, "$filter")}},
 		{"tolower(STATUS) eq NAME", response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND", `$filter: position 20: unknown field "NAME"`, "$filter")}},
 	}
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	for _, tt := range tests {
 		t.Run(tt.filter, func(t *testing.T) {
 			checkGET(t, h, svc+"/ORDERS_entries?$filter="+url.QueryEscape(tt.filter), nil, tt.want)
@@ -127,7 +127,7 @@ func TestOrderByExpressions(t *testing.T) {
 		{"NET mul -1", []string{"O4", "O2", "O1", "O3", "O5", "O'6", "O7"}},
 		{"(ID) desc", []string{"O7", "O5", "O4", "O3", "O2", "O1", "O'6"}},
 	}
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	for _, tt := range tests {
 		t.Run(tt.orderby, func(t *testing.T) {
 			target := svc + "/ORDERS_entries?$select=ID&$orderby=" + url.QueryEscape(tt.orderby)

@@ -74,7 +74,7 @@ func FuzzParseQueryOptions(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	h := testHandler(f, Options{})
+	h := testHandler(f)
 	types := entityTypes(m)
 	f.Fuzz(func(t *testing.T, raw string) {
 		o, err := ParseQueryOptions(raw)
@@ -101,7 +101,7 @@ func FuzzEntitySet(f *testing.F) {
 		f.Add(s, "ORDERS_entries")
 		f.Add(s, "EVENTS_entries")
 	}
-	h := testHandler(f, Options{MaxPageSize: 3})
+	h := testHandler(f, WithMaxPageSize(3))
 	f.Fuzz(func(t *testing.T, raw, set string) {
 		if set != "ORDERS_entries" && set != "EVENTS_entries" && set != "CUSTOMERS_entries" {
 			set = "ORDERS_entries"

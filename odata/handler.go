@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kmkit/kmkit/internal/inputcheck"
+	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/publicurl"
@@ -25,7 +26,7 @@ const BasePath = "/intelligence/api/odata"
 // Version is the OData version of every answer, sent in the OData-Version header.
 const Version = "4.0"
 
-// DefaultMaxPageSize is the default of Options.MaxPageSize.
+// DefaultMaxPageSize is the default of WithMaxPageSize.
 const DefaultMaxPageSize = 5000
 
 // Error codes of unknown resources, shared with the Knowledge Model API.
@@ -35,41 +36,64 @@ const (
 	CodeFilterNotFound = km.CodeFilterNotFound
 )
 
-// Options configure a Handler. The zero value gives the defaults.
-type Options struct {
-	// MaxPageSize bounds the entities of one response (server-driven paging): a longer
-	// answer ends with @odata.nextLink. Default 5000. A client may ask for smaller pages
-	// with the header "Prefer: odata.maxpagesize=N".
-	MaxPageSize int
-	// BaseURL is the scheme and host of the absolute URLs the answers carry (context URLs,
-	// next links, Atom ids), for example "https://api.example.com" behind a proxy. Empty:
-	// taken from the request (https when it came over TLS, its Host header).
-	BaseURL string
-	// MaxBatchBytes bounds the body of a $batch request; beyond it the answer is 413.
-	// Default DefaultMaxBatchBytes (1 MiB).
+// options configure a Handler; the zero value gives the defaults.
+type options struct {
+	MaxPageSize   int
+	BaseURL       string
 	MaxBatchBytes int64
-	// Limits bound $filter expressions (length, nesting, in-list size); zero members take
-	// the query package's defaults.
-	Limits query.Limits
-	// Logger receives internal errors with their support id. Default slog.Default().
-	Logger *slog.Logger
-	// QueryTimeout bounds the time one request may run (as km.Options.QueryTimeout):
-	// longer work is stopped and answered with 503 GENERAL_SERVICE_UNAVAILABLE saying so.
-	// Default km.DefaultQueryTimeout; negative: none.
-	QueryTimeout time.Duration
+	Limits        query.Limits
+	Logger        *slog.Logger
+	QueryTimeout  time.Duration
 }
+
+// Option configures NewHandler.
+type Option func(*options)
+
+// WithMaxPageSize bounds the entities of one response (server-driven paging): a longer
+// answer ends with @odata.nextLink. Default DefaultMaxPageSize (5000); values below 1 keep
+// the default. A client may ask for smaller pages with the header
+// "Prefer: odata.maxpagesize=N".
+func WithMaxPageSize(n int) Option { return func(o *options) { o.MaxPageSize = n } }
+
+// WithBaseURL sets the scheme and host of the absolute URLs the answers carry (context
+// URLs, next links, Atom ids), for example "https://api.example.com" behind a proxy.
+// Default: taken from the request (https when it came over TLS, its Host header).
+func WithBaseURL(u string) Option { return func(o *options) { o.BaseURL = u } }
+
+// WithMaxBatchBytes bounds the body of a $batch request; beyond it the answer is 413.
+// Default DefaultMaxBatchBytes (1 MiB); values below 1 keep the default.
+func WithMaxBatchBytes(n int64) Option { return func(o *options) { o.MaxBatchBytes = n } }
+
+// WithLimits bounds $filter expressions (length, nesting, in-list size); zero members
+// take the query package's defaults.
+func WithLimits(l query.Limits) Option { return func(o *options) { o.Limits = l } }
+
+// WithLogger sets where internal errors are logged with their support id. Default
+// slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.Logger = l } }
+
+// WithQueryTimeout bounds the time one request may run (as km.WithQueryTimeout): longer
+// work is stopped and answered with 503 GENERAL_SERVICE_UNAVAILABLE saying so. Default
+// km.DefaultQueryTimeout; negative: none.
+func WithQueryTimeout(d time.Duration) Option { return func(o *options) { o.QueryTimeout = d } }
 
 // Handler serves the OData services of the KMs of a km.Store. Create it with NewHandler.
 type Handler struct {
 	store km.Store
-	opts  Options
+	opts  options
 	now   func() time.Time
+	api   *routing.API
+	entry http.Handler // serve behind the API's HEAD and panic handling
 }
 
 // NewHandler returns the handler of the OData services under BasePath, backed by store.
-// It expects the auth middleware (auth.Guard.OData) in front of it for authentication,
-// permissions and rate limits.
-func NewHandler(store km.Store, opts Options) *Handler {
+// It expects the auth middleware in front of it for authentication, permissions and rate
+// limits (auth.Guard.Wrap, with WriteProblem as the policy's error writer).
+func NewHandler(store km.Store, opt ...Option) *Handler {
+	var opts options
+	for _, o := range opt {
+		o(&opts)
+	}
 	if opts.MaxPageSize <= 0 {
 		opts.MaxPageSize = DefaultMaxPageSize
 	}
@@ -83,7 +107,12 @@ func NewHandler(store km.Store, opts Options) *Handler {
 	if opts.QueryTimeout == 0 {
 		opts.QueryTimeout = km.DefaultQueryTimeout
 	}
-	return &Handler{store: store, opts: opts, now: time.Now}
+	h := &Handler{store: store, opts: opts, now: time.Now}
+	h.api = &routing.API{Name: "odata", Logger: opts.Logger, Write: func(w http.ResponseWriter, r *http.Request, p *problem.Problem) {
+		writeError(w, r, p, "")
+	}}
+	h.entry = h.api.Handler(h.serve)
+	return h
 }
 
 // resource is what a path addresses.
@@ -133,12 +162,16 @@ func route(path string) (res resource, kmID, set, key string, err error) {
 	return 0, "", "", "", notFoundPath(path, "a service has $metadata, $batch and entity sets named {record_id}"+EntitySetSuffix)
 }
 
-func notFoundPath(path, why string) error {
-	return problem.New(http.StatusNotFound, problem.CodeNotFoundPath, "no resource at "+short(path)+": "+why)
+func notFoundPath(path, why string) error { return routing.NotFoundProblem(path, why) }
+
+// ServeHTTP implements http.Handler. HEAD is answered as GET without a body. A panic
+// below it (in a Store, say) is answered with 500 ADMIN_FATAL_ERROR and logged with its
+// support id and stack.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.entry.ServeHTTP(w, r)
 }
 
-// ServeHTTP implements http.Handler.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("OData-Version", Version)
 	if err := inputcheck.Request(r, inputcheck.DefaultMaxBody); err != nil {
 		h.fail(w, r, problem.New(http.StatusBadRequest, problem.CodeParameterIllegal, err.Error()))
@@ -154,19 +187,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if res == resBatch {
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", "POST")
-			writeProblem(w, r, http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
-				"method "+r.Method+" is not allowed on $batch; allowed: POST")
-			return
+		if h.api.Allow(w, r, http.MethodPost) {
+			h.serveBatch(w, r)
 		}
-		h.serveBatch(w, r)
 		return
 	}
-	if r.Method != http.MethodGet {
-		w.Header().Set("Allow", "GET")
-		writeProblem(w, r, http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
-			"method "+r.Method+" is not allowed: the OData services are read-only; allowed: GET")
+	if !h.api.Allow(w, r, http.MethodGet) { // the OData services are read-only
 		return
 	}
 	m, err := km.LookupModel(r.Context(), h.store, kmID)
@@ -409,15 +435,3 @@ func acceptQ(params string) float64 {
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 const maxPooled = 8 << 20
-
-// VersionHeader returns a handler that sets the OData-Version header and calls next. Wrap
-// the middleware in front of the OData handler with it, so that its answers (401, 403,
-// 429) carry the header too:
-//
-//	mux.Handle(odata.BasePath+"/", odata.VersionHeader(guard.OData(odata.NewHandler(store, odata.Options{}))))
-func VersionHeader(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("OData-Version", Version)
-		next.ServeHTTP(w, r)
-	})
-}

@@ -69,13 +69,13 @@ func TestErrors(t *testing.T) {
 		{"unknown entity set", svc + "/NOPE_entries", nil,
 			response{404, problem.ContentType, problemBody(404, "KM_RECORD_NOTFOUND", `knowledge model shop has no entity set "NOPE_entries" (no record "NOPE")`)}},
 		{"record without suffix", svc + "/ORDERS", nil,
-			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/odata/shop.svc/ORDERS: a service has $metadata, $batch and entity sets named {record_id}_entries`)}},
+			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no endpoint at /intelligence/api/odata/shop.svc/ORDERS: a service has $metadata, $batch and entity sets named {record_id}_entries`)}},
 		{"no service", BasePath + "/shop", nil,
-			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/odata/shop: OData services live at /intelligence/api/odata/{km_id}.svc`)}},
+			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no endpoint at /intelligence/api/odata/shop: OData services live at /intelligence/api/odata/{km_id}.svc`)}},
 		{"outside the base path", "/intelligence/api/other", nil,
-			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/other: OData services live at /intelligence/api/odata/{km_id}.svc`)}},
+			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no endpoint at /intelligence/api/other: OData services live at /intelligence/api/odata/{km_id}.svc`)}},
 		{"property of an entity", svc + "/ORDERS_entries('O1')/STATUS", nil,
-			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no resource at /intelligence/api/odata/shop.svc/ORDERS_entries('O1')/STATUS: an entity is addressed as ORDERS_entries(key); its properties and navigation are not addressable`)}},
+			response{404, problem.ContentType, problemBody(404, "GENERAL_NOTFOUND_PATH", `no endpoint at /intelligence/api/odata/shop.svc/ORDERS_entries('O1')/STATUS: an entity is addressed as ORDERS_entries(key); its properties and navigation are not addressable`)}},
 		{"format", svc + "/ORDERS_entries?$format=csv", nil,
 			response{415, problem.ContentType, problemBody(415, "GENERAL_UNSUPPORTED_MEDIA_TYPE", `$format "csv" is not supported: use json, xml, atom, application/json, application/xml or application/atom+xml`)}},
 		{"format of metadata", svc + "/$metadata?$format=text/html", nil,
@@ -113,7 +113,7 @@ func TestErrors(t *testing.T) {
 		{"bad escape", svc + "/ORDERS_entries?$filter=%zz", nil,
 			response{400, problem.ContentType, problemBodyAt(400, "GENERAL_PARAMETER_ILLEGAL", `$filter: the value has a malformed percent-escape`, "$filter")}},
 	}
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			checkGET(t, h, tt.target, tt.header, tt.want)
@@ -122,7 +122,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestFilterLimits(t *testing.T) {
-	h := testHandler(t, Options{Limits: query.Limits{MaxLength: 20, MaxIn: 2}})
+	h := testHandler(t, WithLimits(query.Limits{MaxLength: 20, MaxIn: 2}))
 	tests := []struct{ target, want string }{
 		{svc + "/ORDERS_entries?$filter=STATUS%20eq%20'PAID'%20or%20LATE%20gt%201", problemBodyAt(400, "GENERAL_CONSTRAINT_VIOLATION",
 			"$filter: the expression is 29 bytes long; at most 20 are allowed", "$filter")},
@@ -138,18 +138,18 @@ func TestFilterLimits(t *testing.T) {
 }
 
 func TestMethodNotAllowed(t *testing.T) {
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		r := httptest.NewRequest(method, "http://example.com"+svc+"/ORDERS_entries", strings.NewReader("{}"))
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		want := response{405, problem.ContentType, problemBody(405, "GENERAL_METHOD_NOT_ALLOWED",
-			"method "+method+" is not allowed: the OData services are read-only; allowed: GET")}
+			"method "+method+" is not allowed on "+svc+"/ORDERS_entries; allowed: GET, HEAD")}
 		got := response{w.Code, w.Header().Get("Content-Type"), w.Body.String()}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", method, diff)
 		}
-		if w.Header().Get("Allow") != "GET" || w.Header().Get("OData-Version") != "4.0" {
+		if w.Header().Get("Allow") != "GET, HEAD" || w.Header().Get("OData-Version") != "4.0" {
 			t.Errorf("%s: headers %v", method, w.Header())
 		}
 	}
@@ -190,7 +190,7 @@ func TestServiceDocument(t *testing.T) {
 		// Custom options are ignored.
 		{svc + "?sap-client=100", nil, jsonResp},
 	}
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	for _, tt := range tests {
 		t.Run(tt.target+strings.Join(tt.header, ":"), func(t *testing.T) {
 			checkGET(t, h, tt.target, tt.header, tt.want)
@@ -199,7 +199,7 @@ func TestServiceDocument(t *testing.T) {
 }
 
 func TestBaseURL(t *testing.T) {
-	h := testHandler(t, Options{BaseURL: "https://api.example.org/"})
+	h := testHandler(t, WithBaseURL("https://api.example.org/"))
 	w := get(h, svc)
 	const want = `{"@odata.context":"https://api.example.org/intelligence/api/odata/shop.svc/$metadata","value":[`
 	if !strings.HasPrefix(w.Body.String(), want) {
@@ -207,7 +207,7 @@ func TestBaseURL(t *testing.T) {
 	}
 	r := httptest.NewRequest(http.MethodGet, "https://secure.example.com"+svc, nil)
 	rec := httptest.NewRecorder()
-	testHandler(t, Options{}).ServeHTTP(rec, r)
+	testHandler(t).ServeHTTP(rec, r)
 	const wantTLS = `{"@odata.context":"https://secure.example.com/intelligence/api/odata/shop.svc/$metadata","value":[`
 	if !strings.HasPrefix(rec.Body.String(), wantTLS) {
 		t.Errorf("body %s, want the prefix %s", rec.Body.String(), wantTLS)
@@ -245,7 +245,7 @@ func TestMetadata(t *testing.T) {
 		{svc + "/$metadata", []string{"Accept", "application/json, */*;q=0.1"}, xmlResp},
 		{svc + "/$metadata?$format=json", []string{"Accept", "application/xml"}, jsonResp},
 	}
-	h := testHandler(t, Options{})
+	h := testHandler(t)
 	for _, tt := range tests {
 		t.Run(tt.target+strings.Join(tt.header, ":"), func(t *testing.T) {
 			checkGET(t, h, tt.target, tt.header, tt.want)
@@ -258,19 +258,20 @@ func TestMetadata(t *testing.T) {
 	}
 }
 
-func TestVersionHeader(t *testing.T) {
-	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusUnauthorized)
-	})
-	w := httptest.NewRecorder()
-	VersionHeader(inner).ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
-	if w.Code != http.StatusUnauthorized || w.Header().Get("OData-Version") != "4.0" {
-		t.Errorf("status %d, headers %v", w.Code, w.Header())
+// TestWriteProblemVersion checks that the answers of the auth middleware, which
+// WriteProblem writes, carry OData-Version like the handler's.
+func TestWriteProblemVersion(t *testing.T) {
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests} {
+		w := httptest.NewRecorder()
+		WriteProblem(w, problem.New(status, "X", "refused"))
+		if w.Code != status || w.Header().Get("OData-Version") != "4.0" {
+			t.Errorf("%d: status %d, headers %v", status, w.Code, w.Header())
+		}
 	}
 }
 
 func TestQueryTimeLimit(t *testing.T) {
-	h := testHandler(t, Options{QueryTimeout: time.Nanosecond})
+	h := testHandler(t, WithQueryTimeout(time.Nanosecond))
 	detail := "the query ran longer than the time limit of 1ns and was stopped; narrow it (a simpler $filter, fewer rows)"
 	w := get(h, svc+"/ORDERS"+EntitySetSuffix+"?$filter=NET%20gt%201")
 	if w.Code != http.StatusServiceUnavailable {

@@ -47,8 +47,8 @@ func TestParityWithRecordData(t *testing.T) {
 		{"EVENTS", "AT ge 2025-02-01 and AT lt 2025-03-01T00:00Z", "ORDER_ID,AT", "", ""},
 	}
 	store := testStore(t)
-	kmh := km.NewHandler(store, km.Options{})
-	odh := testHandler(t, Options{})
+	kmh := km.NewHandler(store)
+	odh := testHandler(t)
 	for _, tt := range tests {
 		t.Run(tt.record+" "+tt.filter+" "+tt.filterid, func(t *testing.T) {
 			od := svc + "/" + tt.record + "_entries?$select=" + tt.fields

@@ -26,6 +26,7 @@ const (
 	CodeNotFoundPath      = "GENERAL_NOTFOUND_PATH"
 	CodeMethodNotAllowed  = "GENERAL_METHOD_NOT_ALLOWED"
 	CodeAccess            = "ADMIN_ACCESS_ERROR"
+	CodeUnauthenticated   = "ADMIN_AUTHENTICATION_ERROR" // 401: missing or refused credentials
 	CodeFatal             = "ADMIN_FATAL_ERROR"
 	CodeRateExceeded      = "LIMIT_RATE_EXCEEDED"
 	CodeUnsupportedMedia  = "GENERAL_UNSUPPORTED_MEDIA_TYPE"

@@ -244,6 +244,9 @@ func (ps Params) Values(key string) []string {
 // GENERAL_PARAMETER_ILLEGAL.
 func ParseRawQuery(raw string) (Params, error) {
 	var ps Params
+	if raw != "" {
+		ps = make(Params, 0, strings.Count(raw, "&")+1)
+	}
 	for pair := range strings.SplitSeq(raw, "&") {
 		if pair == "" {
 			continue

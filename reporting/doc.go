@@ -5,7 +5,7 @@
 // "totalCount"}. It reads data from a Store, one data set per tenant; storage/memory holds
 // the in-memory Store, and Load reads a data directory's reporting/<tenant-uuid>.json files.
 //
-// The tenant of a request is the one of its auth.Principal, which must match the
+// The tenant of a request is the one of its principal.Principal, which must match the
 // x-tenant-id header (see HeaderTenant), so a handler mounted without the auth middleware
 // still serves nobody's data to the wrong caller. WithTenant plugs in another rule.
 //
@@ -32,8 +32,9 @@
 //     since they depend on the caller's key. HEAD is answered like GET.
 //     Other methods get 405 with an Allow header, other paths 404 GENERAL_NOTFOUND_PATH.
 //   - Errors are RFC 9457 problem bodies (package problem); a request without a principal
-//     gets the 401 the auth middleware sends for this API (auth.FamilyReporting). A store
-//     failure is a 500 ADMIN_FATAL_ERROR whose support id is logged with the cause.
+//     gets the 401 the auth middleware sends for this API (ADMIN_AUTHENTICATION_ERROR). A store
+//     failure or a panic is a 500 ADMIN_FATAL_ERROR whose support id is logged with the
+//     cause.
 //   - Element files are strict: a member Element has no field for is an error, so typos in
 //     hand-written data are caught at load time instead of silently dropped.
 //

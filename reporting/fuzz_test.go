@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
 )
 
@@ -58,7 +58,7 @@ func FuzzHandler(f *testing.F) {
 		req := httptest.NewRequest(http.MethodGet, path, nil)
 		req.URL.RawQuery = rawQuery
 		req.Header[TenantHeader] = []string{tenant}
-		req = req.WithContext(auth.WithPrincipal(req.Context(), principalA))
+		req = req.WithContext(principal.NewContext(req.Context(), principalA))
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		switch rec.Code {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kmkit/kmkit/internal/inputcheck"
-	"github.com/kmkit/kmkit/outage"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -13,16 +11,24 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kmkit/kmkit/internal/inputcheck"
+	"github.com/kmkit/kmkit/internal/routing"
+	"github.com/kmkit/kmkit/outage"
+	"github.com/kmkit/kmkit/principal"
+
 	"github.com/google/uuid"
 
-	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/problem"
 )
 
-// The paths the handler serves, relative to where it is mounted.
+// BasePath is the path under which the handler serves the API. Mount the handler at
+// BasePath + "/".
+const BasePath = "/api/v1"
+
+// The paths the handler serves.
 const (
-	ElementsPath = "/api/v1/elements"
-	FacetsPath   = "/api/v1/facets"
+	ElementsPath = BasePath + "/elements"
+	FacetsPath   = BasePath + "/facets"
 )
 
 // TenantHeader names the request header that carries the tenant id.
@@ -40,39 +46,76 @@ var ErrUnauthenticated = errors.New("no authenticated principal")
 
 // TenantFunc returns the tenant whose data a request may see; "" with a nil error is a 403.
 // An error that is (or wraps) a *problem.Problem is written as that problem;
-// ErrUnauthenticated becomes the 401 the auth middleware sends (auth.FamilyReporting); any
+// ErrUnauthenticated becomes the 401 the auth middleware sends for this API; any
 // other error becomes a 403 ADMIN_ACCESS_ERROR naming it.
 type TenantFunc func(*http.Request) (tenant string, err error)
 
 // HeaderTenant is the default TenantFunc. It repeats the checks of the auth middleware, so
-// that the handler is safe mounted without it: the request must carry an auth.Principal
+// that the handler is safe mounted without it: the request must carry an principal.Principal
 // (else 401) holding the reporting permission and a tenant (else 403), and one TenantHeader
-// with a UUID (else 400, as auth.ParseTenant decides) equal to the principal's tenant (else
+// with a UUID (else 400, as ParseTenant decides) equal to the principal's tenant (else
 // 403). It returns the tenant in canonical lower-case form.
 func HeaderTenant(r *http.Request) (string, error) {
-	p, ok := auth.PrincipalFrom(r.Context())
+	p, ok := principal.FromContext(r.Context())
 	if !ok {
 		return "", ErrUnauthenticated
 	}
-	if !p.Can(auth.PermReporting) {
+	if !p.Can(principal.PermReporting) {
 		return "", problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials lack the reporting permission")
 	}
 	if p.Tenant == "" {
 		return "", problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials are not bound to a reporting tenant")
 	}
-	tenant, err := auth.ParseTenant(r.Header.Values(TenantHeader))
+	tenant, err := RequestTenant(r)
 	if err != nil {
-		code := problem.CodeParameterIllegal
-		if te, ok := errors.AsType[*auth.TenantError](err); ok && te.Missing {
-			code = problem.CodeParameterMissing
-		}
-		return "", problem.New(http.StatusBadRequest, code, err.Error())
+		return "", err
 	}
 	if tenant != strings.ToLower(p.Tenant) {
 		return "", problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials do not belong to tenant "+tenant)
 	}
 	return tenant, nil
 }
+
+// RequestTenant returns the tenant that r names in its TenantHeader, as ParseTenant reads
+// it. It is the tenant reader to give the auth middleware (auth.Policy.Tenant) in front of
+// the handler.
+func RequestTenant(r *http.Request) (string, error) {
+	return ParseTenant(r.Header.Values(TenantHeader))
+}
+
+// ParseTenant checks the values of a TenantHeader: exactly one UUID in the hyphenated
+// 36-character form, any case, with optional blanks around it. It returns the UUID in
+// lower case; its error is a 400 *problem.Problem, GENERAL_PARAMETER_MISSING when the
+// header is absent or empty, else GENERAL_PARAMETER_ILLEGAL.
+func ParseTenant(values []string) (string, error) {
+	switch len(values) {
+	case 0:
+		return "", problem.New(http.StatusBadRequest, problem.CodeParameterMissing, "missing x-tenant-id header")
+	case 1:
+	default:
+		return "", problem.New(http.StatusBadRequest, problem.CodeParameterIllegal, "send one x-tenant-id header")
+	}
+	v := strings.Trim(values[0], " \t")
+	if v == "" {
+		return "", problem.New(http.StatusBadRequest, problem.CodeParameterMissing, "empty x-tenant-id header")
+	}
+	id, err := uuid.Parse(v)
+	if err != nil || len(v) != 36 {
+		if len(v) > 64 {
+			v = v[:64] + "…"
+		}
+		return "", problem.New(http.StatusBadRequest, problem.CodeParameterIllegal,
+			fmt.Sprintf("x-tenant-id %q is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)", v))
+	}
+	return id.String(), nil
+}
+
+// challenge is the WWW-Authenticate header of the API's 401 answers.
+const challenge = `x-api-key realm="kmkit"`
+
+// WriteProblem writes p as the reporting API's error body, a problem body. It is the error
+// writer to give the auth middleware (auth.Policy.WriteError) in front of the handler.
+func WriteProblem(w http.ResponseWriter, p *problem.Problem) { p.Write(w) }
 
 // Option configures NewHandler.
 type Option func(*config)
@@ -104,34 +147,48 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // NewHandler returns the handler of GET (and HEAD) ElementsPath and FacetsPath, serving
-// each request's tenant's data from store.
-func NewHandler(store Store, opts ...Option) http.Handler {
+// each request's tenant's data from store. It expects the auth middleware in front of it
+// for authentication and rate limits (auth.Guard.Wrap, with RequestTenant as the policy's
+// tenant reader and WriteProblem as its error writer), and repeats its checks of the
+// tenant (HeaderTenant) so that it is safe mounted without it.
+func NewHandler(store Store, opts ...Option) *Handler {
 	c := config{tenant: HeaderTenant, defaultTake: DefaultTake, maxTake: MaxTake, log: slog.Default()}
 	for _, o := range opts {
 		o(&c)
 	}
-	return &handler{store: store, config: c}
+	h := &Handler{store: store, config: c}
+	h.api = &routing.API{Name: "reporting", Logger: c.log, Write: func(w http.ResponseWriter, _ *http.Request, p *problem.Problem) {
+		WriteProblem(w, p)
+	}}
+	h.entry = h.api.Handler(h.serve)
+	return h
 }
 
-type handler struct {
+// Handler serves the reporting API from a Store. Create it with NewHandler.
+type Handler struct {
 	store Store
 	config
+	api   *routing.API
+	entry http.Handler // serve behind the API's HEAD and panic handling
 }
 
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP implements http.Handler. HEAD is answered as GET without a body; a panic below
+// it is answered 500 ADMIN_FATAL_ERROR with a logged support id.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.entry.ServeHTTP(w, r)
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if err := inputcheck.Request(r, inputcheck.DefaultMaxBody); err != nil {
 		problem.Write(w, http.StatusBadRequest, problem.CodeParameterIllegal, err.Error())
 		return
 	}
 	elements := r.URL.Path == ElementsPath
 	if !elements && r.URL.Path != FacetsPath {
-		problem.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, fmt.Sprintf("no resource at %s", r.URL.Path))
+		h.api.NotFound(w, r, "")
 		return
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		problem.Write(w, http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
-			fmt.Sprintf("method %s is not allowed on %s; use GET", r.Method, r.URL.Path))
+	if !h.api.Allow(w, r, http.MethodGet) {
 		return
 	}
 	tenant, err := h.tenant(r)
@@ -190,7 +247,7 @@ var bufferPool = sync.Pool{New: func() any { return new([]byte) }}
 const maxPooledBuffer = 4 << 20
 
 // fail answers 500 with a support id that it also logs with err, unless the client has gone.
-func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return
 	}
@@ -200,9 +257,7 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		problem.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
 		return
 	}
-	id := uuid.NewString()
-	h.log.ErrorContext(r.Context(), "reporting: request failed", "supportId", id, "path", r.URL.Path, "err", err)
-	problem.Write(w, http.StatusInternalServerError, problem.CodeFatal, "internal error; support id "+id)
+	h.api.Internal(r.Context(), r, err).Write(w)
 }
 
 // writeError answers with err as TenantFunc describes.
@@ -212,7 +267,8 @@ func writeError(w http.ResponseWriter, err error) {
 		return
 	}
 	if errors.Is(err, ErrUnauthenticated) {
-		auth.FamilyReporting.WriteError(w, http.StatusUnauthorized, err.Error())
+		w.Header().Set("WWW-Authenticate", challenge)
+		problem.Write(w, http.StatusUnauthorized, problem.CodeUnauthenticated, err.Error())
 		return
 	}
 	problem.Write(w, http.StatusForbidden, problem.CodeAccess, err.Error())

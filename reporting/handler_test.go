@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
 )
 
@@ -77,8 +77,8 @@ var (
 	elementsA = []Element{itSystem, planBuild, proc0, proc1, proc2, role0, role1}
 	facetsA   = []Facet{{"IT Systems"}, {"Plan;Build"}, {"Processes"}, {"Roles"}}
 
-	principalA = &auth.Principal{Name: "key-a", Tenant: tenantA, Permissions: []auth.Permission{auth.PermReporting}}
-	principalB = &auth.Principal{Name: "key-b", Tenant: tenantB, Permissions: []auth.Permission{auth.PermReporting, auth.PermKM}}
+	principalA = &principal.Principal{Name: "key-a", Tenant: tenantA, Permissions: []principal.Permission{principal.PermReporting}}
+	principalB = &principal.Principal{Name: "key-b", Tenant: tenantB, Permissions: []principal.Permission{principal.PermReporting, principal.PermKM}}
 )
 
 func testStore() *sliceStore {
@@ -89,7 +89,7 @@ type request struct {
 	method    string
 	target    string
 	tenant    []string // x-tenant-id header values
-	principal *auth.Principal
+	principal *principal.Principal
 }
 
 func serve(h http.Handler, r request) *httptest.ResponseRecorder {
@@ -102,7 +102,7 @@ func serve(h http.Handler, r request) *httptest.ResponseRecorder {
 		req.Header.Add(TenantHeader, v)
 	}
 	if r.principal != nil {
-		req = req.WithContext(auth.WithPrincipal(req.Context(), r.principal))
+		req = req.WithContext(principal.NewContext(req.Context(), r.principal))
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
@@ -148,7 +148,6 @@ func TestHandler(t *testing.T) {
 		{name: "empty values are absent", req: a("/api/v1/elements?Skip=&Take=&FacetName="), want: elements(0, 100, 7, elementsA...)},
 		{name: "unknown parameters ignored", req: a("/api/v1/elements?foo=bar&FacetName=Roles&&x"), want: elements(0, 100, 2, role0, role1)},
 		{name: "plus sign", req: a("/api/v1/elements?Skip=%2B6"), want: elements(6, 100, 7, role1)},
-		{name: "HEAD", req: request{method: http.MethodHead, target: "/api/v1/elements?Take=1", tenant: []string{tenantA}, principal: principalA}, want: elements(0, 1, 7, itSystem)},
 
 		// Elements: bad parameters.
 		{name: "take above the maximum", req: a("/api/v1/elements?Take=101"),
@@ -212,24 +211,24 @@ func TestHandler(t *testing.T) {
 		{name: "two tenant ids", req: request{target: "/api/v1/elements", tenant: []string{tenantA, tenantB}, principal: principalA},
 			want: bad(problem.CodeParameterIllegal, "send one x-tenant-id header")},
 		{name: "no reporting permission", req: request{target: "/api/v1/elements", tenant: []string{tenantA},
-			principal: &auth.Principal{Name: "km-only", Tenant: tenantA, Permissions: []auth.Permission{auth.PermKM}}},
+			principal: &principal.Principal{Name: "km-only", Tenant: tenantA, Permissions: []principal.Permission{principal.PermKM}}},
 			want: problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials lack the reporting permission")},
 		{name: "principal without tenant", req: request{target: "/api/v1/elements", tenant: []string{tenantA},
-			principal: &auth.Principal{Name: "no-tenant", Permissions: []auth.Permission{auth.PermReporting}}},
+			principal: &principal.Principal{Name: "no-tenant", Permissions: []principal.Permission{principal.PermReporting}}},
 			want: problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials are not bound to a reporting tenant")},
 		{name: "tenant is checked before parameters", req: request{target: "/api/v1/elements?Take=-1", tenant: []string{tenantB}, principal: principalA},
 			want: problem.New(http.StatusForbidden, problem.CodeAccess, "the credentials do not belong to tenant "+tenantB)},
 
 		// Paths and methods.
 		{name: "unknown path", req: a("/api/v1/element"),
-			want: problem.New(http.StatusNotFound, problem.CodeNotFoundPath, "no resource at /api/v1/element")},
+			want: problem.New(http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at /api/v1/element")},
 		{name: "trailing slash", req: a("/api/v1/facets/"),
-			want: problem.New(http.StatusNotFound, problem.CodeNotFoundPath, "no resource at /api/v1/facets/")},
+			want: problem.New(http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at /api/v1/facets/")},
 		{name: "POST", req: request{method: http.MethodPost, target: "/api/v1/elements", tenant: []string{tenantA}, principal: principalA},
-			want:    problem.New(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed, "method POST is not allowed on /api/v1/elements; use GET"),
+			want:    problem.New(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed, "method POST is not allowed on /api/v1/elements; allowed: GET, HEAD"),
 			wantHdr: map[string]string{"Allow": "GET, HEAD"}},
 		{name: "DELETE facets", req: request{method: http.MethodDelete, target: "/api/v1/facets"},
-			want:    problem.New(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed, "method DELETE is not allowed on /api/v1/facets; use GET"),
+			want:    problem.New(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed, "method DELETE is not allowed on /api/v1/facets; allowed: GET, HEAD"),
 			wantHdr: map[string]string{"Allow": "GET, HEAD"}},
 
 		// Options.
@@ -313,7 +312,7 @@ func TestHandlerBodyShape(t *testing.T) {
 
 func TestHandlerUnauthenticated(t *testing.T) {
 	unauthenticated := func(detail string) *problem.Problem {
-		return problem.New(http.StatusUnauthorized, auth.CodeUnauthenticated, detail)
+		return problem.New(http.StatusUnauthorized, problem.CodeUnauthenticated, detail)
 	}
 	tests := []struct {
 		name string
@@ -374,7 +373,7 @@ func TestHandlerClientGone(t *testing.T) {
 	var logs bytes.Buffer
 	store := &sliceStore{err: fmt.Errorf("query: %w", context.Canceled)}
 	h := NewHandler(store, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	ctx, cancel := context.WithCancel(auth.WithPrincipal(context.Background(), principalA))
+	ctx, cancel := context.WithCancel(principal.NewContext(context.Background(), principalA))
 	cancel()
 	req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/api/v1/elements", nil)
 	req.Header.Set(TenantHeader, tenantA)
@@ -402,7 +401,7 @@ func TestWithPagingPanics(t *testing.T) {
 func TestHandlerOverHTTP(t *testing.T) {
 	h := NewHandler(testStore())
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), principalA)))
+		h.ServeHTTP(w, r.WithContext(principal.NewContext(r.Context(), principalA)))
 	}))
 	defer srv.Close()
 	lengths := map[string]string{}
@@ -432,5 +431,23 @@ func TestHandlerOverHTTP(t *testing.T) {
 	}
 	if lengths[http.MethodGet] != "90" || lengths[http.MethodHead] != "90" {
 		t.Errorf("Content-Length of GET and HEAD = %v, want 90 for both", lengths)
+	}
+}
+
+// TestHead checks that HEAD is answered as GET: the same status and headers, no body.
+func TestHead(t *testing.T) {
+	h := NewHandler(testStore())
+	get := serve(h, request{target: "/api/v1/elements?Take=1", tenant: []string{tenantA}, principal: principalA})
+	head := serve(h, request{method: http.MethodHead, target: "/api/v1/elements?Take=1", tenant: []string{tenantA}, principal: principalA})
+	if get.Code != http.StatusOK || get.Body.Len() == 0 {
+		t.Fatalf("GET: %d, %d bytes", get.Code, get.Body.Len())
+	}
+	if head.Code != get.Code || head.Body.Len() != 0 {
+		t.Errorf("HEAD: %d with %d bytes, want %d and no body", head.Code, head.Body.Len(), get.Code)
+	}
+	for _, k := range []string{"Content-Type", "Content-Length", "Cache-Control"} {
+		if head.Header().Get(k) != get.Header().Get(k) {
+			t.Errorf("HEAD %s = %q, GET's %q", k, head.Header().Get(k), get.Header().Get(k))
+		}
 	}
 }

@@ -31,7 +31,7 @@ type sender func(b *testing.B, method, path string, body []byte, want int) []byt
 // inProcess calls the handler directly.
 func inProcess(h http.Handler) sender {
 	return func(b *testing.B, method, path string, body []byte, want int) []byte {
-		r := httptest.NewRequest(method, "http://bench"+scim.DefaultPrefix+path, bytes.NewReader(body))
+		r := httptest.NewRequest(method, "http://bench"+scim.BasePath+path, bytes.NewReader(body))
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		if w.Code != want {
@@ -46,7 +46,7 @@ func overHTTP(b *testing.B, h http.Handler) (sender, func()) {
 	srv := httptest.NewServer(h)
 	client := srv.Client()
 	return func(b *testing.B, method, path string, body []byte, want int) []byte {
-		r, err := http.NewRequest(method, srv.URL+scim.DefaultPrefix+path, bytes.NewReader(body))
+		r, err := http.NewRequest(method, srv.URL+scim.BasePath+path, bytes.NewReader(body))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -185,7 +185,7 @@ func TestBulkRequestErrors(t *testing.T) {
 		wantError(t, 400, "invalidSyntax", "The bulk request is not valid: Operations must not be a JSON object.")
 	s.call("acme", "POST", "/Bulk", `{"schemas":`).
 		wantError(t, 400, "invalidSyntax", "The bulk request is not valid: the JSON body is incomplete or empty.")
-	s.call("acme", "GET", "/Bulk", nil).wantError(t, 405, "", "Method GET is not allowed on /user-provisioning/scim/v2/Bulk; use POST.")
+	s.call("acme", "GET", "/Bulk", nil).wantError(t, 405, "", "method GET is not allowed on /user-provisioning/scim/v2/Bulk; allowed: POST")
 	r := s.call("acme", "POST", "/Bulk", bulk(0)).must(t, http.StatusOK)
 	if diff := cmp.Diff([]any{}, r.body["Operations"]); diff != "" {
 		t.Errorf("empty bulk (-want +got):\n%s", diff)

@@ -3,8 +3,8 @@
 // provision through it.
 //
 // NewHandler returns an http.Handler mounted at {base}/user-provisioning/scim/v2 (see
-// DefaultPrefix and WithPrefix). Every request acts on the team of its caller, taken from
-// the auth.Principal in the request context (WithTeam changes that); a request without one
+// BasePath and WithPrefix). Every request acts on the team of its caller, taken from
+// the principal.Principal in the request context (WithTeam changes that); a request without one
 // is answered 401. Users and groups live in a Store; storage/memory has the in-memory one.
 //
 // The handler uses github.com/elimity-com/scim as a library: its schemas describe the
@@ -19,7 +19,11 @@
 // # Behaviour where the specifications are silent
 //
 //   - Errors are RFC 7644 Error bodies (status as a string, scimType where RFC 7644 has
-//     one), also for 401, 404, 405, 413 and 415. A duplicate userName or group displayName
+//     one), also for 401, 404, 405, 413 and 415. Routing answers as the other kmkit APIs
+//     do: an unknown path is 404 "no endpoint at PATH", a method an endpoint does not
+//     serve 405 with an Allow header naming the methods it does, HEAD is answered as GET
+//     without a body, and a store failure or a panic is 500 with a support id that is
+//     logged with the cause (never the cause itself). A duplicate userName or group displayName
 //     is 409 uniqueness; an exceeded license is 400 without scimType and a detail saying
 //     the license of the team is exceeded.
 //   - Seats: active users occupy the seats of the team's license. A write fails when it

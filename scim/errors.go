@@ -1,14 +1,15 @@
 package scim
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strconv"
 
 	"github.com/kmkit/kmkit/outage"
+	"github.com/kmkit/kmkit/problem"
 
 	scimerrors "github.com/elimity-com/scim/errors"
 )
@@ -63,13 +64,21 @@ func WriteError(w http.ResponseWriter, status int, scimType, detail string) {
 	_, _ = w.Write(body)
 }
 
+// WriteProblem writes p as an RFC 7644 Error body with p's status and detail (SCIM bodies
+// have no errorCode). It is the error writer to give the auth middleware
+// (auth.Policy.WriteError) in front of the handler, so that its 401, 403 and 429 answers
+// are SCIM errors too.
+func WriteProblem(w http.ResponseWriter, p *problem.Problem) {
+	WriteError(w, p.Status, "", p.Detail)
+}
+
 func writeAPIError(w http.ResponseWriter, e scimerrors.ScimError) {
 	WriteError(w, e.Status, string(e.ScimType), e.Detail)
 }
 
 // storeError turns a Store error into the error the client sees. Errors that are not
 // rules of the Store are logged and answered with 500 without their text.
-func storeError(log *slog.Logger, err error) scimerrors.ScimError {
+func (h *Handler) storeError(err error) scimerrors.ScimError {
 	detail := err.Error()
 	var re *RuleError
 	if errors.As(err, &re) {
@@ -94,9 +103,9 @@ func storeError(log *slog.Logger, err error) scimerrors.ScimError {
 		return se
 	}
 	if outage.Is(err) {
-		log.Warn("scim: database unavailable", "error", err)
+		h.log.Warn("scim: database unavailable", "error", err)
 		return apiError(http.StatusServiceUnavailable, "", "%s", outage.Detail)
 	}
-	log.Error("scim: store failure", "error", err)
-	return apiError(http.StatusInternalServerError, "", "The request failed on the server; the failure was logged.")
+	p := h.api.Internal(context.Background(), nil, err)
+	return apiError(p.Status, "", "%s", p.Detail)
 }

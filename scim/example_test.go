@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/scim"
 	"github.com/kmkit/kmkit/storage/memory"
 )
@@ -16,8 +17,8 @@ import (
 // credentials (401) and missing permissions (403) with SCIM Error bodies too.
 func ExampleNewHandler() {
 	keys, err := auth.NewKeySet([]auth.Key{
-		{Digest: auth.DigestOf("okta-key"), Name: "okta", Team: "acme", Permissions: []auth.Permission{auth.PermSCIM}},
-		{Digest: auth.DigestOf("km-key"), Name: "reports", Team: "acme", Permissions: []auth.Permission{auth.PermKM}},
+		{Digest: auth.DigestOf("okta-key"), Name: "okta", Team: "acme", Permissions: []principal.Permission{principal.PermSCIM}},
+		{Digest: auth.DigestOf("km-key"), Name: "reports", Team: "acme", Permissions: []principal.Permission{principal.PermKM}},
 	})
 	if err != nil {
 		panic(err)
@@ -29,10 +30,10 @@ func ExampleNewHandler() {
 	store := memory.NewSCIMStore()
 	store.SetSeatLimit("acme", 100)
 	mux := http.NewServeMux()
-	mux.Handle(scim.DefaultPrefix+"/", guard.SCIM(scim.NewHandler(store)))
+	mux.Handle(scim.BasePath+"/", guard.Wrap(auth.Policy{Permission: principal.PermSCIM, WriteError: scim.WriteProblem}, scim.NewHandler(store)))
 
 	send := func(key, method, path, body string) {
-		r := httptest.NewRequest(method, "https://idm.example.com"+scim.DefaultPrefix+path, strings.NewReader(body))
+		r := httptest.NewRequest(method, "https://idm.example.com"+scim.BasePath+path, strings.NewReader(body))
 		r.Header.Set("Authorization", "AppKey "+key)
 		r.Header.Set("Content-Type", "application/scim+json")
 		w := httptest.NewRecorder()

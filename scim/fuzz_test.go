@@ -28,7 +28,7 @@ func FuzzBulk(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		h := scim.NewHandler(memory.NewSCIMStore(), scim.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
-		r := httptest.NewRequest("POST", "http://x"+scim.DefaultPrefix+"/Bulk", strings.NewReader(body))
+		r := httptest.NewRequest("POST", "http://x"+scim.BasePath+"/Bulk", strings.NewReader(body))
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		switch w.Code {
@@ -70,7 +70,7 @@ func FuzzListFilter(f *testing.F) {
 	}
 	// filter goes to filter; attributes, a projection with value filters, to attributes.
 	f.Fuzz(func(t *testing.T, filter, attributes string) {
-		r := httptest.NewRequest("GET", "http://x"+scim.DefaultPrefix+"/Users", nil)
+		r := httptest.NewRequest("GET", "http://x"+scim.BasePath+"/Users", nil)
 		r.URL.RawQuery = "filter=" + url.QueryEscape(filter) + "&attributes=" + url.QueryEscape(attributes)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
@@ -104,7 +104,7 @@ func FuzzWrites(f *testing.F) {
 		st := memory.NewSCIMStore()
 		h := scim.NewHandler(st, scim.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
 		send := func(method, path, body string) *httptest.ResponseRecorder {
-			r := httptest.NewRequest(method, "http://x"+scim.DefaultPrefix+path, strings.NewReader(body))
+			r := httptest.NewRequest(method, "http://x"+scim.BasePath+path, strings.NewReader(body))
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)
 			return w

@@ -13,14 +13,17 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/internal/inputcheck"
+	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/outage"
+	"github.com/kmkit/kmkit/principal"
+	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/publicurl"
 )
 
-// DefaultPrefix is the path the handler serves under unless WithPrefix says otherwise.
-const DefaultPrefix = "/user-provisioning/scim/v2"
+// BasePath is the path under which the handler serves the API. Mount the handler at
+// BasePath + "/", or elsewhere with WithPrefix.
+const BasePath = "/user-provisioning/scim/v2"
 
 // Defaults of the limits, as advertised in the ServiceProviderConfig.
 const (
@@ -87,12 +90,14 @@ type Handler struct {
 	docURI      string
 
 	users, groups *resourceType
+	api           *routing.API
+	entry         http.Handler // serve behind the API's HEAD and panic handling
 }
 
 // Option configures a Handler.
 type Option func(*Handler)
 
-// WithPrefix sets the URL path the handler is mounted at (default DefaultPrefix). Use ""
+// WithPrefix sets the URL path the handler is mounted at (default BasePath). Use ""
 // when the handler sits behind http.StripPrefix.
 func WithPrefix(prefix string) Option {
 	return func(h *Handler) { h.prefix = strings.TrimRight(prefix, "/") }
@@ -106,7 +111,7 @@ func WithBaseURL(u string) Option {
 }
 
 // WithTeam sets how a request's team is found. The default takes it from the
-// auth.Principal in the request context; a request without one is answered 401.
+// principal.Principal in the request context; a request without one is answered 401.
 func WithTeam(f func(*http.Request) (team string, ok bool)) Option {
 	return func(h *Handler) {
 		if f != nil {
@@ -174,7 +179,7 @@ func WithDocumentationURI(u string) Option {
 
 // principalTeam is the default team lookup.
 func principalTeam(r *http.Request) (string, bool) {
-	p, ok := auth.PrincipalFrom(r.Context())
+	p, ok := principal.FromContext(r.Context())
 	if !ok || p.Team == "" {
 		return "", false
 	}
@@ -183,11 +188,11 @@ func principalTeam(r *http.Request) (string, bool) {
 
 // NewHandler returns the SCIM handler over store. Mount it at its prefix:
 //
-//	mux.Handle(scim.DefaultPrefix+"/", scim.NewHandler(store))
+//	mux.Handle(scim.BasePath+"/", scim.NewHandler(store))
 func NewHandler(store Store, opts ...Option) *Handler {
 	h := &Handler{
 		store:       store,
-		prefix:      DefaultPrefix,
+		prefix:      BasePath,
 		team:        principalTeam,
 		log:         slog.Default(),
 		maxBody:     DefaultMaxBodyBytes,
@@ -201,6 +206,10 @@ func NewHandler(store Store, opts ...Option) *Handler {
 	h.users = newResourceType("User", "/Users", "User of the team", userSchema(), userExtensions()...)
 	h.groups = newResourceType("Group", "/Groups", "Group of users of the team", groupSchema())
 	h.groups.patch.computed = map[string]bool{"members.display": true, "members.$ref": true}
+	h.api = &routing.API{Name: "scim", Logger: h.log, Write: func(w http.ResponseWriter, _ *http.Request, p *problem.Problem) {
+		WriteProblem(w, p)
+	}}
+	h.entry = h.api.Handler(h.serve)
 	return h
 }
 
@@ -219,15 +228,20 @@ func (h *Handler) root(r *http.Request) string {
 	return scheme + "://" + r.Host + h.prefix
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. HEAD is answered as GET without a body; a panic
+// below it is answered 500 with a support id that is logged with the panic.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.entry.ServeHTTP(w, r)
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if err := inputcheck.Request(r, h.maxBody); err != nil {
 		WriteError(w, http.StatusBadRequest, TypeInvalidValue, err.Error())
 		return
 	}
 	path, ok := strings.CutPrefix(r.URL.Path, h.prefix)
 	if !ok || (path != "" && path[0] != '/') {
-		WriteError(w, http.StatusNotFound, "", fmt.Sprintf("Specified endpoint %s does not exist.", r.URL.Path))
+		h.api.NotFound(w, r, "")
 		return
 	}
 	team, ok := h.team(r)
@@ -247,22 +261,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "groups":
 		rt = h.groups
 	case "serviceproviderconfig":
-		if allow(w, r, len(seg) == 1, http.MethodGet) {
+		if h.allow(w, r, len(seg) == 1, http.MethodGet) {
 			h.serveSPC(w, root)
 		}
 		return
 	case "schemas", "resourcetypes":
-		if allow(w, r, true, http.MethodGet) {
+		if h.allow(w, r, true, http.MethodGet) {
 			h.serveDiscovery(w, r, root, seg)
 		}
 		return
 	case "bulk":
-		if allow(w, r, len(seg) == 1, http.MethodPost) {
+		if h.allow(w, r, len(seg) == 1, http.MethodPost) {
 			h.serveBulk(w, r, root, team)
 		}
 		return
 	default:
-		WriteError(w, http.StatusNotFound, "", fmt.Sprintf("Specified endpoint %s does not exist.", r.URL.Path))
+		h.api.NotFound(w, r, "")
 		return
 	}
 
@@ -270,16 +284,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ifMatch: r.Header.Get("If-Match"), ifNoneMatch: r.Header.Get("If-None-Match")}
 	switch {
 	case len(seg) == 1:
-		if !allow(w, r, true, http.MethodGet, http.MethodPost) {
+		if !h.allow(w, r, true, http.MethodGet, http.MethodPost) {
 			return
 		}
 	case strings.EqualFold(seg[1], ".search"):
-		if !allow(w, r, true, http.MethodPost) {
+		if !h.allow(w, r, true, http.MethodPost) {
 			return
 		}
 		c.method = http.MethodGet
 	default:
-		if !allow(w, r, true, http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete) {
+		if !h.allow(w, r, true, http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete) {
 			return
 		}
 		c.id = seg[1]
@@ -304,20 +318,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // allow answers 404 when the path is not ok and 405 when the method is not one of methods.
-func allow(w http.ResponseWriter, r *http.Request, ok bool, methods ...string) bool {
+func (h *Handler) allow(w http.ResponseWriter, r *http.Request, ok bool, methods ...string) bool {
 	if !ok {
-		WriteError(w, http.StatusNotFound, "", fmt.Sprintf("Specified endpoint %s does not exist.", r.URL.Path))
+		h.api.NotFound(w, r, "")
 		return false
 	}
-	for _, m := range methods {
-		if r.Method == m {
-			return true
-		}
-	}
-	w.Header().Set("Allow", strings.Join(methods, ", "))
-	WriteError(w, http.StatusMethodNotAllowed, "",
-		fmt.Sprintf("Method %s is not allowed on %s; use %s.", r.Method, r.URL.Path, strings.Join(methods, " or ")))
-	return false
+	return h.api.Allow(w, r, methods...)
 }
 
 // readBody reads a JSON request body of at most limit bytes.

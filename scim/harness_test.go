@@ -11,14 +11,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/scim"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
 const (
 	host     = "http://idm.example"
-	base     = host + scim.DefaultPrefix
+	base     = host + scim.BasePath
 	userURN  = "urn:ietf:params:scim:schemas:core:2.0:User"
 	groupURN = "urn:ietf:params:scim:schemas:core:2.0:Group"
 	extURN   = "urn:celonis:params:scim:schemas:extension:2.0:User"
@@ -34,8 +34,8 @@ const (
 func withTeamHeader(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if team := r.Header.Get("X-Test-Team"); team != "" {
-			p := &auth.Principal{Name: "test", Team: team, Permissions: []auth.Permission{auth.PermSCIM}}
-			r = r.WithContext(auth.WithPrincipal(r.Context(), p))
+			p := &principal.Principal{Name: "test", Team: team, Permissions: []principal.Permission{principal.PermSCIM}}
+			r = r.WithContext(principal.NewContext(r.Context(), p))
 		}
 		next.ServeHTTP(w, r)
 	})

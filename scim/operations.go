@@ -165,7 +165,7 @@ func (h *Handler) userGroups(ctx context.Context, team, id string, c call) ([]Gr
 	groups, _, err := h.store.ListGroups(ctx, team, ListQuery{
 		Filter: []Equal{{Attr: MemberFilter, Value: id}}, StartIndex: 1, Count: MaxGroupsPerUser})
 	if err != nil {
-		e := storeError(h.log, err)
+		e := h.storeError(err)
 		return nil, &e
 	}
 	return groups, nil
@@ -174,7 +174,7 @@ func (h *Handler) userGroups(ctx context.Context, team, id string, c call) ([]Gr
 func (h *Handler) getUser(ctx context.Context, root, team string, c call) (*result, *scimError) {
 	u, err := h.store.GetUser(ctx, team, c.id)
 	if err != nil {
-		e := storeError(h.log, err)
+		e := h.storeError(err)
 		return nil, &e
 	}
 	groups, e := h.userGroups(ctx, team, u.ID, c)
@@ -187,7 +187,7 @@ func (h *Handler) getUser(ctx context.Context, root, team string, c call) (*resu
 func (h *Handler) getGroup(ctx context.Context, root, team string, c call) (*result, *scimError) {
 	g, err := h.store.GetGroup(ctx, team, c.id)
 	if err != nil {
-		e := storeError(h.log, err)
+		e := h.storeError(err)
 		return nil, &e
 	}
 	return respond(http.StatusOK, renderGroup(g, root), c)
@@ -205,7 +205,7 @@ func (h *Handler) deleteResource(ctx context.Context, team string, c call) *scim
 			func(v int64) error { return h.store.DeleteGroup(ctx, team, c.id, v) })
 	}
 	if err != nil {
-		e := storeError(h.log, err)
+		e := h.storeError(err)
 		return &e
 	}
 	return nil
@@ -276,7 +276,7 @@ func (h *Handler) list(ctx context.Context, root, team string, c call) (*result,
 		}
 	}
 	if err != nil {
-		e := storeError(h.log, err)
+		e := h.storeError(err)
 		return nil, &e
 	}
 	p := projectionOf(c.query)
@@ -372,7 +372,7 @@ func (h *Handler) writeUser(ctx context.Context, root, team string, c call, body
 			},
 			func(next User, v int64) (User, error) { return st.ReplaceUser(ctx, team, next, v) })
 		if err != nil {
-			e := storeError(h.log, err)
+			e := h.storeError(err)
 			return nil, &e
 		}
 	case http.MethodPatch:
@@ -385,7 +385,7 @@ func (h *Handler) writeUser(ctx context.Context, root, team string, c call, body
 			func(cur User) (User, error) { return h.patchUser(cur, ops) },
 			func(next User, v int64) (User, error) { return st.ReplaceUser(ctx, team, next, v) })
 		if err != nil {
-			e := storeError(h.log, err)
+			e := h.storeError(err)
 			return nil, &e
 		}
 	}
@@ -435,7 +435,7 @@ func (h *Handler) createUser(ctx context.Context, root, team string, c call, u U
 	}
 	created, err := h.store.CreateUser(ctx, team, u)
 	if err != nil {
-		e := storeError(h.log, err)
+		e := h.storeError(err)
 		return nil, &e
 	}
 	if created.SendEmailOnInvitation && h.notifier != nil {
@@ -471,7 +471,7 @@ func (h *Handler) writeGroup(ctx context.Context, root, team string, c call, bod
 		if c.method == http.MethodPost {
 			created, err := st.CreateGroup(ctx, team, g)
 			if err != nil {
-				e := storeError(h.log, err)
+				e := h.storeError(err)
 				return nil, &e
 			}
 			return respond(http.StatusCreated, renderGroup(created, root), c)
@@ -495,7 +495,7 @@ func (h *Handler) writeGroup(ctx context.Context, root, team string, c call, bod
 			func(next Group, v int64) (Group, error) { return st.ReplaceGroup(ctx, team, next, v) })
 	}
 	if err != nil {
-		e := storeError(h.log, err)
+		e := h.storeError(err)
 		return nil, &e
 	}
 	return respond(http.StatusOK, renderGroup(out, root), c)

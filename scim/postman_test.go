@@ -16,8 +16,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/internal/nodetools"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/scim"
 	"github.com/kmkit/kmkit/storage/memory"
 )
@@ -106,17 +106,17 @@ func postmanServer(t *testing.T) *httptest.Server {
 	h := scim.NewHandler(store)
 	mux := http.NewServeMux()
 	// The reference code hands out its token at {Api}/Token; this stands in for it.
-	mux.HandleFunc("GET "+scim.DefaultPrefix+"/Token", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET "+scim.BasePath+"/Token", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"token":%q}`, postmanKey)
 	})
-	mux.Handle(scim.DefaultPrefix+"/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle(scim.BasePath+"/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+postmanKey {
 			scim.WriteError(w, http.StatusUnauthorized, "", "The request carries no valid credentials of a team.")
 			return
 		}
-		p := &auth.Principal{Name: "postman", Team: "microsoft", Permissions: []auth.Permission{auth.PermSCIM}}
-		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+		p := &principal.Principal{Name: "postman", Team: "microsoft", Permissions: []principal.Permission{principal.PermSCIM}}
+		h.ServeHTTP(w, r.WithContext(principal.NewContext(r.Context(), p)))
 	}))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -153,7 +153,7 @@ func TestMicrosoftPostmanCollection(t *testing.T) {
 	cmd := exec.CommandContext(t.Context(), "node", filepath.Join(tools, "node_modules", "newman", "bin", "newman.js"),
 		"run", collection, "--reporters", "json", "--reporter-json-export", report, "--suppress-exit-code",
 		"--env-var", "Protocol=http", "--env-var", "Server=127.0.0.1", "--env-var", "Port=:"+port,
-		"--env-var", "Api="+strings.TrimPrefix(scim.DefaultPrefix, "/"))
+		"--env-var", "Api="+strings.TrimPrefix(scim.BasePath, "/"))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("newman: %v\n%s", err, out)
 	}

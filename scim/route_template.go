@@ -3,7 +3,7 @@ package scim
 import "strings"
 
 // RouteTemplate returns the template of the endpoint the handler serves path by, such as
-// DefaultPrefix+"/Users/{id}", or "" when no endpoint has the path. Metrics and logs label
+// BasePath+"/Users/{id}", or "" when no endpoint has the path. Metrics and logs label
 // requests with it: a fixed set of values, never a resource id.
 func (h *Handler) RouteTemplate(path string) string {
 	rest, ok := strings.CutPrefix(path, h.prefix)

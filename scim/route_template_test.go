@@ -4,7 +4,7 @@ import "testing"
 
 func TestRouteTemplate(t *testing.T) {
 	h := NewHandler(nil)
-	const p = DefaultPrefix
+	const p = BasePath
 	tests := map[string]string{
 		p + "/Users":                 p + "/Users",
 		p + "/Users/":                p + "/Users",

@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/principal"
 	"gopkg.in/yaml.v3"
 )
 
@@ -263,7 +264,7 @@ func (p *parser) keys(n *yaml.Node) ([]auth.Key, error) {
 	return keys, nil
 }
 
-var knownPermissions = []auth.Permission{auth.PermKM, auth.PermOData, auth.PermSCIM, auth.PermReporting, auth.PermMetrics, auth.PermMCP}
+var knownPermissions = []principal.Permission{principal.PermKM, principal.PermOData, principal.PermSCIM, principal.PermReporting, principal.PermMetrics, principal.PermMCP}
 
 func (p *parser) key(n *yaml.Node) (auth.Key, error) {
 	var k auth.Key
@@ -319,21 +320,21 @@ func (p *parser) key(n *yaml.Node) (auth.Key, error) {
 	return k, err
 }
 
-func (p *parser) permissions(n *yaml.Node) ([]auth.Permission, error) {
+func (p *parser) permissions(n *yaml.Node) ([]principal.Permission, error) {
 	if n.Kind != yaml.SequenceNode {
 		return nil, p.errorf(n, "permissions must be a list, found %s", kind(n))
 	}
 	if len(n.Content) == 0 {
 		return nil, p.errorf(n, "permissions is empty: name at least one of km, odata, scim, reporting, metrics")
 	}
-	var perms []auth.Permission
+	var perms []principal.Permission
 	for _, item := range n.Content {
 		item = resolve(item)
 		s, err := p.str(item, "a permission")
 		if err != nil {
 			return nil, err
 		}
-		perm := auth.Permission(s)
+		perm := principal.Permission(s)
 		known := false
 		for _, k := range knownPermissions {
 			known = known || k == perm

@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/principal"
 )
 
 const tenant = "3f1c5a2e-7b4d-4c1e-9a0f-2d6b8e4c1a7f"
@@ -85,9 +86,9 @@ func TestParse(t *testing.T) {
 	}
 	wantKeys := []auth.Key{
 		{Digest: auth.DigestOf("plain-key-1"), Name: "ci", Team: "acme", Tenant: tenant,
-			Permissions: []auth.Permission{"km", "odata", "scim", "reporting"}, RatePerWindow: 100, Burst: 200, Concurrent: 40},
-		{Digest: auth.DigestOf("hashed-key-2"), Tenant: tenant, Permissions: []auth.Permission{"reporting"}},
-		{Digest: auth.DigestOf("12345"), Permissions: []auth.Permission{"km"}},
+			Permissions: []principal.Permission{"km", "odata", "scim", "reporting"}, RatePerWindow: 100, Burst: 200, Concurrent: 40},
+		{Digest: auth.DigestOf("hashed-key-2"), Tenant: tenant, Permissions: []principal.Permission{"reporting"}},
+		{Digest: auth.DigestOf("12345"), Permissions: []principal.Permission{"km"}},
 	}
 	if diff := cmp.Diff(wantKeys, f.Keys); diff != "" {
 		t.Errorf("keys (-want +got):\n%s", diff)
@@ -156,7 +157,7 @@ func TestAuthenticator(t *testing.T) {
 	if _, err := a.Authenticate(ctx, auth.Credential{Scheme: auth.SchemeBearer, Secret: signed}); !errors.As(err, &ce) || ce.Reason != "Bearer tokens (JWT) are not accepted here: send an application key" {
 		t.Errorf("Bearer JWT without a jwt section: %v", err)
 	}
-	if p, err := a.Authenticate(ctx, auth.Credential{Scheme: auth.SchemeBearer, Secret: "k"}); err != nil || !p.Can(auth.PermKM) {
+	if p, err := a.Authenticate(ctx, auth.Credential{Scheme: auth.SchemeBearer, Secret: "k"}); err != nil || !p.Can(principal.PermKM) {
 		t.Errorf("key as a Bearer token: %+v, %v", p, err)
 	}
 }

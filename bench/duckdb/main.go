@@ -271,7 +271,7 @@ func runChild(what, dir string, orders int) error {
 	f.NS = int64(time.Since(start))
 	f.RSS = rss()
 	f.HeapInuse = heapInuse()
-	h := km.NewHandler(store, km.Options{})
+	h := km.NewHandler(store)
 	for range 3 {
 		for _, q := range queries {
 			if _, err := serve(h, q.path); err != nil {
@@ -455,7 +455,7 @@ func measureQueries(dir, peerDir string, threads []int, rounds, n int) error {
 		return err
 	}
 	runtime.GC()
-	h := km.NewHandler(store, km.Options{})
+	h := km.NewHandler(store)
 	peers := make([]*peer, len(threads))
 	for i, t := range threads {
 		p, err := startPeer(peerDir, t)

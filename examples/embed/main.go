@@ -97,7 +97,7 @@ func (s *store) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
 func newMux(s km.Store) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-	mux.Handle(km.BasePath+"/", km.NewHandler(s, km.Options{MaxPageSize: 1000}))
+	mux.Handle(km.BasePath+"/", km.NewHandler(s, km.WithMaxPageSize(1000)))
 	return mux
 }
 

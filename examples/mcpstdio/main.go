@@ -22,10 +22,10 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/mcp"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
@@ -60,9 +60,9 @@ func open(dir string, n int) (km.Store, error) {
 // serve runs the MCP server over store on transport t until the client disconnects or ctx
 // ends; with team set the calls run as a principal of that team.
 func serve(ctx context.Context, store km.Store, team string, maxRows int, logger *slog.Logger, t sdk.Transport) error {
-	var p *auth.Principal
+	var p *principal.Principal
 	if team != "" {
-		p = &auth.Principal{Name: "stdio", Team: team, Permissions: []auth.Permission{auth.PermMCP}}
+		p = &principal.Principal{Name: "stdio", Team: team, Permissions: []principal.Permission{principal.PermMCP}}
 	}
 	srv := mcp.New(store, mcp.Options{MaxRows: maxRows, Logger: logger}).MCPServer(p)
 	return srv.Run(ctx, t)

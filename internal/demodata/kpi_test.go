@@ -17,7 +17,7 @@ func TestEveryKPIComputes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := km.NewHandler(s, km.Options{})
+	h := km.NewHandler(s)
 	get := func(target string) *httptest.ResponseRecorder {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, km.BasePath+"/knowledge-models/o2c"+target, nil))

@@ -94,20 +94,34 @@ func Query(raw string) *Error {
 	if raw == "" {
 		return nil
 	}
-	var buf []byte
+	if _, _, bad := check(raw); !bad && strings.IndexByte(raw, '%') < 0 {
+		// Nothing to decode: the names and values are parts of raw split at ASCII bytes,
+		// valid when raw is.
+		return nil
+	}
+	var arr [512]byte
+	buf := arr[:0]
 	for part := range strings.SplitSeq(raw, "&") {
 		name, value, _ := strings.Cut(part, "=")
 		buf = unescape(buf[:0], name)
-		n := string(buf)
-		if _, nul, bad := check(n); bad {
+		if badBytes(buf) {
+			n := string(buf)
+			_, nul, _ := check(n)
 			return &Error{Where: "query parameter name " + quote(n), NUL: nul}
 		}
 		buf = unescape(buf[:0], value)
-		if _, nul, bad := check(string(buf)); bad {
-			return &Error{Where: "query parameter " + quote(n), NUL: nul}
+		if badBytes(buf) {
+			_, nul, _ := check(string(buf))
+			return &Error{Where: "query parameter " + quote(string(unescape(nil, name))), NUL: nul}
 		}
 	}
 	return nil
+}
+
+// badBytes reports whether b holds a NUL or bytes that are not UTF-8, as check does,
+// without a string of b.
+func badBytes(b []byte) bool {
+	return bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b)
 }
 
 // Body checks a request body: UTF-8 without NUL bytes and without the JSON escape \u0000

@@ -97,6 +97,11 @@ func AppendFloat(b []byte, f float64) []byte {
 		return append(b, "null"...)
 	}
 	abs := math.Abs(f)
+	if abs < maxCents && (abs >= 0.01 || f == 0 && !math.Signbit(f)) {
+		if b, ok := appendCents(b, f); ok {
+			return b
+		}
+	}
 	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		b = strconv.AppendFloat(b, f, 'e', -1, 64)
 		// Shorten e-07 to e-7, as encoding/json does.
@@ -107,4 +112,35 @@ func AppendFloat(b []byte, f float64) []byte {
 		return b
 	}
 	return strconv.AppendFloat(b, f, 'f', -1, 64)
+}
+
+// maxCents bounds the magnitudes appendCents writes: below it, numbers of cents are
+// exact integers in a float64 (below 2^53) and every multiple of 0.01 is a distinct
+// float64, far apart against the spacing of float64s there.
+const maxCents = 1e12
+
+// appendCents appends f, 0 or 0.01 <= |f| < maxCents, when it is the float64 nearest to
+// a whole number of hundredths (prices, amounts, integers): the decimal n/100 then reads
+// back as f (float64(n)/100 is the correctly rounded quotient, as parsing rounds), and no
+// shorter decimal does (it would be another multiple of 0.01, another float64), so it is
+// the shortest representation strconv.AppendFloat(b, f, 'f', -1, 64) writes, without its
+// general search. ok is false for other values.
+func appendCents(b []byte, f float64) (_ []byte, ok bool) {
+	n := int64(math.Round(f * 100))
+	if float64(n)/100 != f {
+		return b, false
+	}
+	if n < 0 {
+		b = append(b, '-')
+		n = -n
+	}
+	b = strconv.AppendInt(b, n/100, 10)
+	switch c := n % 100; {
+	case c == 0:
+	case c%10 == 0:
+		b = append(b, '.', byte('0'+c/10))
+	default:
+		b = append(b, '.', byte('0'+c/10), byte('0'+c%10))
+	}
+	return b, true
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -85,6 +87,29 @@ func TestAppendFloat(t *testing.T) {
 	}
 }
 
+// TestAppendFloatCents holds the path for whole hundredths (appendCents) and the values
+// next to them to encoding/json: prices and amounts, integers, their neighbours one
+// float64 apart, values around the path's bounds.
+func TestAppendFloatCents(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var vals []float64
+	for range 200000 {
+		n := r.Int64N(2e14) - 1e14 // up to 1e12 in hundredths
+		if r.IntN(4) == 0 {
+			n = r.Int64N(20000) - 10000
+		}
+		v := float64(n) / 100
+		vals = append(vals, v, math.Nextafter(v, math.Inf(1)), math.Nextafter(v, math.Inf(-1)), v*3/7)
+	}
+	vals = append(vals, 0.01, 0.009999999999999998, 0.015, 0.005, 1e12, 999999999999.99, 1e12-0.01,
+		-999999999999.99, 99.995, 0.1+0.2, 1.005, 2.675, 4503599627370495.5, 0.07, 1234.5)
+	for _, v := range vals {
+		if got, want := string(AppendFloat(nil, v)), marshal(t, v); got != want {
+			t.Fatalf("AppendFloat(%v) = %s, json.Marshal gives %s", v, got, want)
+		}
+	}
+}
+
 // FuzzAppendString holds both string appenders to encoding/json for any string.
 func FuzzAppendString(f *testing.F) {
 	for _, s := range []string{"", "plain", "<>&", `"\`, "\x00\x1f\b\f\n\r\t\x7f", "é✓ 日本", "\u2028\u2029", "\xff", "a\xe2\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80"} {
@@ -116,4 +141,31 @@ func FuzzAppendFloat(f *testing.F) {
 			t.Fatalf("AppendFloat(%v) = %s, json.Marshal gives %s", v, got, want)
 		}
 	})
+}
+
+// BenchmarkAppendFloat writes prices (whole hundredths) and other floats, next to
+// strconv.AppendFloat's shortest form, which encoding/json uses for both.
+func BenchmarkAppendFloat(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	prices, others := make([]float64, 1024), make([]float64, 1024)
+	for i := range prices {
+		prices[i] = float64(r.IntN(10_000_000)) / 100
+		others[i] = r.Float64() * 1000
+	}
+	buf := make([]byte, 0, 64)
+	for _, c := range []struct {
+		name string
+		vals []float64
+	}{{"prices", prices}, {"others", others}} {
+		b.Run(c.name+"/jsonenc", func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				buf = AppendFloat(buf[:0], c.vals[i&1023])
+			}
+		})
+		b.Run(c.name+"/strconv", func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				buf = strconv.AppendFloat(buf[:0], c.vals[i&1023], 'f', -1, 64)
+			}
+		})
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/kmkit/kmkit/publicurl"
 	"io"
 	"log/slog"
 	"net"
@@ -17,6 +16,9 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/kmkit/kmkit/principal"
+	"github.com/kmkit/kmkit/publicurl"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -165,23 +167,30 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 		}
 		io.WriteString(w, "ok\n")
 	})
-	// Each request of the KM API and OData is pinned to the KM store current at its start,
-	// so a reload never mixes two generations of data in one answer.
-	mux.Handle(km.BasePath+"/", guard.KM(notePrincipal(a.live.Handler(km.NewHandler(kmStore, km.Options{
-		MaxPageSize: cfg.maxPageSize, MaxBodyBytes: cfg.maxBody, Logger: logger,
-		QueryTimeout: cfg.queryTimeout, MaxQueryCost: cfg.queryBudget,
-	})))))
-	mux.Handle(odata.BasePath+"/", odata.VersionHeader(guard.OData(notePrincipal(a.live.Handler(odata.NewHandler(kmStore, odata.Options{
-		MaxPageSize: cfg.maxPageSize, Logger: logger, QueryTimeout: cfg.queryTimeout,
-	}))))))
-	// The MCP server answers with the KM API's plans and checks; an agent's pageSize is
-	// capped like a client's.
-	mux.Handle(mcp.Path, guard.Wrap(auth.FamilyMCP, notePrincipal(a.live.Handler(mcp.New(kmStore, mcp.Options{
-		MaxRows: min(cfg.maxPageSize, mcp.DefaultMaxRows), Logger: logger,
-	}).Handler()))))
-	mux.Handle(scim.DefaultPrefix+"/", guard.SCIM(notePrincipal(scimHandler)))
-	mux.Handle("/api/v1/", guard.Reporting(notePrincipal(reporting.NewHandler(reportingStore, reporting.WithLogger(logger)))))
-	mux.Handle("GET "+MetricsPath, guard.Wrap(auth.FamilyMetrics, notePrincipal(a.metricsHandler())))
+	// Every API is mounted the same way: its handler (NewHandler(store, options...)) at
+	// its BasePath, behind the guard with its policy. Each request of the KM API, OData
+	// and MCP is pinned to the KM store current at its start, so a reload never mixes two
+	// generations of data in one answer. The MCP server answers with the KM API's plans
+	// and checks; an agent's pageSize is capped like a client's.
+	for _, api := range []struct {
+		pattern string
+		policy  auth.Policy
+		handler http.Handler
+	}{
+		{km.BasePath + "/", kmPolicy, a.live.Handler(km.NewHandler(kmStore, km.WithMaxPageSize(cfg.maxPageSize),
+			km.WithMaxBodyBytes(cfg.maxBody), km.WithLogger(logger), km.WithQueryTimeout(cfg.queryTimeout),
+			km.WithMaxQueryCost(cfg.queryBudget)))},
+		{odata.BasePath + "/", odataPolicy, a.live.Handler(odata.NewHandler(kmStore, odata.WithMaxPageSize(cfg.maxPageSize),
+			odata.WithLogger(logger), odata.WithQueryTimeout(cfg.queryTimeout)))},
+		{scim.BasePath + "/", scimPolicy, scimHandler},
+		{reporting.BasePath + "/", reportingPolicy, reporting.NewHandler(reportingStore, reporting.WithLogger(logger))},
+		{mcp.Path, mcpPolicy, a.live.Handler(mcp.New(kmStore, mcp.Options{
+			MaxRows: min(cfg.maxPageSize, mcp.DefaultMaxRows), Logger: logger,
+		}).Handler())},
+		{"GET " + MetricsPath, metricsPolicy, a.metricsHandler()},
+	} {
+		mux.Handle(api.pattern, guard.Wrap(api.policy, notePrincipal(api.handler)))
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at "+r.URL.Path)
 	})
@@ -196,6 +205,18 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	a.handler = logRequests(logger, a.routes.of, m.Handler(routeOf, inner))
 	return a, nil
 }
+
+// The policies the server guards the APIs with: each API's permission, credentials and
+// error shape. The MCP server and the metrics take the KM API's credentials and errors.
+var (
+	kmPolicy        = auth.Policy{Permission: principal.PermKM, WriteError: km.WriteProblem}
+	odataPolicy     = auth.Policy{Permission: principal.PermOData, WriteError: odata.WriteProblem}
+	scimPolicy      = auth.Policy{Permission: principal.PermSCIM, WriteError: scim.WriteProblem}
+	reportingPolicy = auth.Policy{Permission: principal.PermReporting, Credentials: auth.APIKeyHeader,
+		Tenant: reporting.RequestTenant, WriteError: reporting.WriteProblem}
+	mcpPolicy     = auth.Policy{Permission: principal.PermMCP, WriteError: km.WriteProblem}
+	metricsPolicy = auth.Policy{Permission: principal.PermMetrics, WriteError: km.WriteProblem}
+)
 
 // MetricsPath is where the server serves its Prometheus metrics.
 const MetricsPath = "/metrics"
@@ -258,7 +279,7 @@ func developmentKey(tenants map[string][]reporting.Element) (string, *auth.KeySe
 	}
 	keys, err := auth.NewKeySet([]auth.Key{{
 		Digest: auth.DigestOf(key), Name: "development", Team: "demo", Tenant: tenant,
-		Permissions: []auth.Permission{auth.PermKM, auth.PermOData, auth.PermSCIM, auth.PermReporting, auth.PermMetrics, auth.PermMCP},
+		Permissions: []principal.Permission{principal.PermKM, principal.PermOData, principal.PermSCIM, principal.PermReporting, principal.PermMetrics, principal.PermMCP},
 	}})
 	return key, keys, err
 }

@@ -40,7 +40,7 @@ type config struct {
 	// X-Forwarded-* headers are honoured (see package publicurl).
 	baseURL        string
 	trustedProxies []string
-	// queryTimeout and queryBudget bound one KM query (km.Options.QueryTimeout, MaxQueryCost).
+	// queryTimeout and queryBudget bound one KM query (km.WithQueryTimeout, km.WithMaxQueryCost).
 	queryTimeout time.Duration
 	queryBudget  int64
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kmkit/kmkit/auth/keysfile"
+	"github.com/kmkit/kmkit/mcp"
 )
 
 // TestDeployFiles checks what can be checked of the container files without a docker
@@ -29,6 +31,23 @@ func TestDeployFiles(t *testing.T) {
 		if w := request(a.handler, http.MethodGet, target, "change-me-kmkit-demo-key", nil); w.Code != 200 {
 			t.Errorf("GET %s with the compose key: %d %s", target, w.Code, w.Body)
 		}
+	}
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	r := httptest.NewRequest(http.MethodPost, mcp.Path, strings.NewReader(initialize))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Authorization", "AppKey change-me-kmkit-demo-key")
+	w := httptest.NewRecorder()
+	a.handler.ServeHTTP(w, r)
+	if w.Code != 200 || !strings.Contains(w.Body.String(), `"serverInfo"`) {
+		t.Errorf("MCP initialize with the compose key: %d %s", w.Code, w.Body)
+	}
+	conf, err := os.ReadFile("../../deploy/nginx.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(conf), "location /mcp {") || !strings.Contains(string(conf), "proxy_buffering off;") {
+		t.Error("nginx.conf does not pass /mcp through unbuffered (MCP answers may be server-sent events)")
 	}
 
 	data, err := os.ReadFile("../../deploy/compose.yaml")

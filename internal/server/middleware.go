@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/mcp"
 	"github.com/kmkit/kmkit/metrics"
 	"github.com/kmkit/kmkit/odata"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/reporting"
 	"github.com/kmkit/kmkit/scim"
 )
@@ -35,7 +35,7 @@ func infoFrom(ctx context.Context) *requestInfo {
 // notePrincipal records the name of the request's principal for the access log.
 func notePrincipal(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p, ok := auth.PrincipalFrom(r.Context()); ok {
+		if p, ok := principal.FromContext(r.Context()); ok {
 			if info := infoFrom(r.Context()); info != nil {
 				info.principal = p.Name
 			}
@@ -59,9 +59,9 @@ func (rt routes) of(r *http.Request) (api, route string) {
 		return "mcp", mcp.Path
 	case strings.HasPrefix(p, km.BasePath+"/"):
 		return metrics.APIKM, km.RouteTemplate(p)
-	case strings.HasPrefix(p, scim.DefaultPrefix+"/"):
+	case strings.HasPrefix(p, scim.BasePath+"/"):
 		return metrics.APISCIM, rt.scim.RouteTemplate(p)
-	case strings.HasPrefix(p, "/api/v1/"):
+	case strings.HasPrefix(p, reporting.BasePath+"/"):
 		return metrics.APIReporting, reporting.RouteTemplate(p)
 	case p == MetricsPath:
 		return "metrics", MetricsPath

@@ -24,6 +24,12 @@
 //                                 getByKey, a SET('KEY') path) and SELECT with an "in" list
 //                                 of the N ids O1..ON (longer than CAP's 1028-character GET,
 //                                 so CAP sends it in a $batch): {"one", "rows"}
+//   probe.js cds-where DIR ROOT WHERE N
+//                                 SAP CAP as above: SELECT ID from the orders where WHERE
+//                                 (CQL, such as tolower(STATUS) = 'open'), and, when N > 0,
+//                                 ID in the N ids O1..ON (then sent in a $batch), ordered by
+//                                 ID: {"rows"}, or {"error"} with CAP's message when the
+//                                 request failed
 "use strict";
 
 const fs = require("node:fs");
@@ -127,6 +133,26 @@ async function main(argv) {
       const ids = Array.from({ length: Number(n) }, (_, i) => `O${i + 1}`);
       const rows = await srv.run(SELECT.from(ORDERS_entries).columns("ID").where({ ID: { in: ids } }));
       return { one, rows };
+    }
+    case "cds-where": {
+      const [dir, root, where, n] = args;
+      const cds = require("@sap/cds");
+      cds.log("remote", "error");
+      const csn = await cds.load(`${dir}/shop.cds`);
+      cds.model = cds.linked(cds.compile.for.nodejs(csn));
+      const srv = await cds.connect.to("shop", { kind: "odata", model: `${dir}/shop.cds`, credentials: { url: root } });
+      const { ORDERS_entries } = srv.entities;
+      let q = SELECT.from(ORDERS_entries).columns("ID").where(where);
+      if (Number(n) > 0) {
+        q = q.and({ ID: { in: Array.from({ length: Number(n) }, (_, i) => `O${i + 1}`) } });
+      }
+      try {
+        return { rows: await srv.run(q.orderBy("ID")) };
+      } catch (err) {
+        // A request in a $batch fails with a generic message; the server's is the reason.
+        const reason = err.reason && err.reason.message;
+        return { error: reason && !err.message.includes(reason) ? `${err.message} ${reason}` : err.message };
+      }
     }
   }
   throw new Error(`unknown command ${cmd}`);

@@ -25,6 +25,13 @@
 // sorted on a column then walks its order, tests each row against the filter's bitmap and
 // stops at the page's end, when that is likely to be soon (see plan.indexTop); a string
 // predicate ORs the bitmaps of the values it accepts instead of reading every row's code.
+// A sorted page that needs no count (nor distinct or search) first skips the bitmaps:
+// it walks the sort index evaluating the filter on each walked row only (compileRow) and
+// stops after the page's end, giving up for the bitmaps past about n/16 rows, or sooner
+// when the share of rows passing so far says the page's end lies further (see
+// plan.earlyTop). The top of a filter computes only its true rows: the false rows, which
+// only NOT reads, are left out below its ANDs and ORs (compileTrue). Unfiltered pages
+// allocate nothing per row.
 //
 // Grouping combines the dimension columns' dictionary codes (or small integer ranges) into
 // one key per row in mixed radix, column by column, gathering a parent's codes through the
@@ -64,6 +71,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/kmkit/kmkit/query"
@@ -87,8 +95,16 @@ func Run(f *Frame, req *query.Request) (*query.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, order := p.selectRows()
 	res := &query.Result{Columns: p.cols}
+	if p.filter != nil && p.earlyPageFits() {
+		if rp, ok := f.compileRow(req.Filter); ok {
+			if top, ok := p.earlyTop(func(r int32) bool { return rp(r) == triTrue }); ok {
+				res.Rows = p.pageOf(top)
+				return res, nil
+			}
+		}
+	}
+	rows, order := p.selectRows()
 	var count int
 	if len(p.metrics) > 0 {
 		res.Rows, count = p.groupPage(rows.vector(), order)
@@ -169,7 +185,7 @@ func compile(f *Frame, req *query.Request) (*plan, error) {
 		}
 	}
 	if req.Filter != nil {
-		filter, err := f.compileFilter(context.Background(), req.Filter)
+		filter, err := f.compileTrue(context.Background(), req.Filter)
 		if err != nil {
 			return nil, err
 		}
@@ -185,16 +201,20 @@ func compile(f *Frame, req *query.Request) (*plan, error) {
 	return p, nil
 }
 
-// rowSet is a set of frame rows: the rows set in bits, or, when bits is nil, the rows of
-// sel (ascending, or in search order).
+// rowSet is a set of frame rows: every row (all), the rows set in bits, or, when bits is
+// nil, the rows of sel (ascending, or in search order).
 type rowSet struct {
 	bits column.Bitmap
 	sel  []int32
-	all  bool // bits holds every row of the frame
+	all  bool // every one of the n rows of the frame, without a bitmap
+	n    int
 }
 
 // len is the number of rows in the set.
 func (s rowSet) len() int {
+	if s.all {
+		return s.n
+	}
 	if s.bits != nil {
 		return popcount(s.bits)
 	}
@@ -204,11 +224,7 @@ func (s rowSet) len() int {
 // vector returns the rows as a selection vector.
 func (s rowSet) vector() []int32 {
 	if s.all {
-		sel := make([]int32, popcount(s.bits))
-		for i := range sel {
-			sel[i] = int32(i)
-		}
-		return sel
+		return rowRange(0, s.n)
 	}
 	if s.bits != nil {
 		return selection(s.bits)
@@ -216,12 +232,25 @@ func (s rowSet) vector() []int32 {
 	return s.sel
 }
 
-// bitmap returns the rows as a bitmap over the n frame rows.
-func (s rowSet) bitmap(n int) column.Bitmap {
-	if s.bits != nil {
-		return s.bits
+// keep returns the test of a frame row's membership in the set, nil for every row.
+func (s rowSet) keep(n int) func(r int32) bool {
+	if s.all {
+		return nil
 	}
-	return bitmapOf(s.sel, n)
+	in := s.bits
+	if in == nil {
+		in = bitmapOf(s.sel, n)
+	}
+	return func(r int32) bool { return in[r>>6]&(1<<(uint32(r)&63)) != 0 }
+}
+
+// rowRange returns the rows from, from+1, ..., to-1.
+func rowRange(from, to int) []int32 {
+	sel := make([]int32, to-from)
+	for i := range sel {
+		sel[i] = int32(from + i)
+	}
+	return sel
 }
 
 // selectRows returns the rows that pass the filter and the search, and the search order
@@ -234,7 +263,7 @@ func (p *plan) selectRows() (rowSet, rowCmp) {
 			rows.bits = column.NewBitmap(p.f.rows)
 		}
 	} else {
-		rows = rowSet{bits: ones(p.f.rows), all: true}
+		rows = rowSet{all: true, n: p.f.rows}
 	}
 	if p.req.Search == nil {
 		return rows, nil
@@ -301,6 +330,9 @@ func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 			return p.project(top[start:end]), count
 		}
 	}
+	if rows.all && order == nil {
+		return p.project(rowRange(start, end)), count // row order: no selection of all rows
+	}
 	sel := rows.vector()
 	if order != nil {
 		sel = sortTop(sel, order, end)
@@ -328,32 +360,96 @@ func (p *plan) indexTop(rows rowSet, count, end int) ([]int32, bool) {
 	if int64(end)*int64(n) > 2*int64(count)*int64(count) {
 		return nil, false
 	}
-	budget := 4*count + end
-	in := rows.bitmap(n)
+	top, complete := p.walkTop(rows.keep(n), end, 4*count+end, false)
+	if !complete || len(top) != end {
+		return nil, false
+	}
+	return top, true
+}
+
+// earlyMinWalk is the number of index entries an early walk reads before it may judge,
+// from the share of rows kept so far, that the page lies too far down the order.
+const earlyMinWalk = 1024
+
+// earlyFixed is the number of rows an early walk may test for the fixed cost of the
+// bitmap path (its allocations, the selection), whatever the table's size.
+const earlyFixed = 256
+
+// earlyPageFits reports a request whose page earlyTop can find: rows (no KPIs) sorted
+// first by a column (an expression has no sort index), without a count, distinct or
+// search, and a page end that fits an int32.
+func (p *plan) earlyPageFits() bool {
+	r := p.req
+	return len(r.Sort) > 0 && p.sortCols[0] >= 0 && len(p.metrics) == 0 && !r.Count && !r.Distinct &&
+		r.Search == nil && r.Page <= (math.MaxInt32-r.PageSize)/r.PageSize
+}
+
+// earlyTop finds a filtered sorted page without evaluating the filter over every row:
+// it walks the first sort key's index testing each row with keep (the filter on that one
+// row), and stops once the rows up to the page's end are found. It returns those rows in
+// order (fewer when the walk reached the index's end: every row that passes) or false
+// when the walk gave up: past n/16 + earlyFixed + end entries, or, after earlyMinWalk
+// entries, when the share of rows kept so far puts the page's end beyond that. The bitmap
+// path then costs about a pass over each filtered column (a few words a row), which
+// testing that many rows one by one (closure calls, a null check and a cell each) would
+// exceed.
+func (p *plan) earlyTop(keep func(r int32) bool) ([]int32, bool) {
+	end := (p.req.Page + 1) * p.req.PageSize
+	return p.walkTop(keep, end, p.f.rows/16+earlyFixed+end, true)
+}
+
+// pageOf returns the projected page of the rows top, the first rows of the sorted result.
+func (p *plan) pageOf(top []int32) [][]query.Value {
+	start := min(p.req.Page*p.req.PageSize, len(top))
+	return p.project(top[start:])
+}
+
+// walkTop walks the first sort key's index, each run of equal values in turn, the rows
+// keep accepts (every row for a nil keep) in it ordered by the other keys, until end rows
+// are found. It returns them and true, or fewer and true when the index ends first; false
+// when it gave up past budget entries (or, with project, when the share of rows kept
+// after earlyMinWalk entries puts the end beyond the budget).
+func (p *plan) walkTop(keep func(r int32) bool, end, budget int, project bool) ([]int32, bool) {
 	j := p.sortCols[0]
 	ix := p.f.sortIndex(p.cols[j].Name, p.refs[j])
 	var rest rowCmp
 	if len(p.req.Sort) > 1 {
 		rest = chain(p.keyCmps(1))
 	}
-	out := make([]int32, 0, end)
+	out := make([]int32, 0, min(end, 1024))
 	var run []int32 // with rest: the rows of the set in the current run
 	seen, gaveUp := 0, false
 	ix.walk(p.req.Sort[0].Desc, func(r []int32) bool {
-		if rest == nil {
+		switch {
+		case rest == nil && keep == nil:
+			k := min(len(r), end-len(out))
+			out = append(out, r[:k]...)
+			seen += k
+			if len(out) == end {
+				return false
+			}
+		case rest == nil:
 			for _, row := range r {
 				seen++
-				if in[row>>6]&(1<<(uint32(row)&63)) != 0 {
+				if keep(row) {
 					out = append(out, row)
 					if len(out) == end {
 						return false
 					}
 				}
+				if seen&1023 == 0 && p.walkTooLong(seen, len(out), end, budget, project) {
+					gaveUp = true
+					return false
+				}
 			}
-		} else {
+		default:
+			if project && keep != nil && seen+len(r) > budget {
+				gaveUp = true // a run too long to test row by row
+				return false
+			}
 			run = run[:0]
 			for _, row := range r {
-				if in[row>>6]&(1<<(uint32(row)&63)) != 0 {
+				if keep == nil || keep(row) {
 					run = append(run, row)
 				}
 			}
@@ -365,16 +461,26 @@ func (p *plan) indexTop(rows rowSet, count, end int) ([]int32, bool) {
 				}
 			}
 		}
-		if seen > budget {
+		if p.walkTooLong(seen, len(out), end, budget, project) {
 			gaveUp = true
 			return false
 		}
 		return true
 	})
-	if gaveUp || len(out) != end {
+	if gaveUp {
 		return nil, false
 	}
 	return out, true
+}
+
+// walkTooLong reports a walk of walkTop to give up: past budget entries seen, or, with
+// project, when after earlyMinWalk entries the rate of rows found so far would need more
+// than budget entries to find end rows.
+func (p *plan) walkTooLong(seen, found, end, budget int, project bool) bool {
+	if seen > budget {
+		return true
+	}
+	return project && seen >= earlyMinWalk && int64(found)*int64(budget) < int64(end)*int64(seen)
 }
 
 // project returns the selected columns of the rows sel, one allocation for all cells,

@@ -165,6 +165,12 @@ type kernel func(out column.Bitmap) unknownRule
 // false (is not null). A frame row without a joined row reads a null cell: unknown for
 // comparisons, true for is null (isNull set).
 func (f *Frame) leaf(ctx context.Context, c ref, k kernel, negate, isNull bool) pred {
+	return f.leafSets(ctx, c, k, negate, isNull, true)
+}
+
+// leafSets is leaf; without needFalse the false rows are not computed (truth.f is nil),
+// for a node of which only the true rows are read (see compileTrue).
+func (f *Frame) leafSets(ctx context.Context, c ref, k kernel, negate, isNull, needFalse bool) pred {
 	return func() truth {
 		if ctx.Err() != nil {
 			return truth{t: column.NewBitmap(f.rows), f: column.NewBitmap(f.rows)}
@@ -173,40 +179,57 @@ func (f *Frame) leaf(ctx context.Context, c ref, k kernel, negate, isNull bool) 
 		t := column.NewBitmap(n)
 		rule := k(t)
 		var fb column.Bitmap
+		wantF := needFalse || negate
 		switch rule {
 		case allUnknown:
 			clear(t)
-			fb = column.NewBitmap(n)
+			if wantF {
+				fb = column.NewBitmap(n)
+			}
 		case notTrueUnknown:
 			andNot(t, nullsOf(c.col))
-			fb = column.NewBitmap(n)
+			if wantF {
+				fb = column.NewBitmap(n)
+			}
 		case nullsUnknown:
 			andNot(t, nullsOf(c.col))
-			fb = complement(t, nullsOf(c.col), n)
+			if wantF {
+				fb = complement(t, nullsOf(c.col), n)
+			}
 		case allKnown:
-			fb = complement(t, nil, n)
+			if wantF {
+				fb = complement(t, nil, n)
+			}
 		}
 		if negate {
 			t, fb = fb, t
 		}
+		if !needFalse {
+			fb = nil
+		}
 		if c.index == nil {
 			return truth{t: t, f: fb}
 		}
-		out := truth{t: column.NewBitmap(f.rows), f: column.NewBitmap(f.rows)}
+		out := truth{t: column.NewBitmap(f.rows)}
+		if needFalse {
+			out.f = column.NewBitmap(f.rows)
+		}
 		for r, cr := range c.index {
 			switch {
 			case cr < 0:
 				// No joined row: every cell reads null.
 				if isNull {
 					if negate {
-						out.f.Set(r)
+						if needFalse {
+							out.f.Set(r)
+						}
 					} else {
 						out.t.Set(r)
 					}
 				}
 			case t.Get(int(cr)):
 				out.t.Set(r)
-			case fb.Get(int(cr)):
+			case needFalse && fb.Get(int(cr)):
 				out.f.Set(r)
 			}
 		}

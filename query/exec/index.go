@@ -201,18 +201,6 @@ func (f *Frame) codeRows(col *column.Strings) []column.Bitmap {
 	return ix.byCode
 }
 
-// ones returns a bitmap of the first n rows.
-func ones(n int) column.Bitmap {
-	b := column.NewBitmap(n)
-	for i := range b {
-		b[i] = ^uint64(0)
-	}
-	if r := n & 63; r != 0 {
-		b[len(b)-1] = 1<<r - 1
-	}
-	return b
-}
-
 // bitmapOf returns the bitmap of the rows of sel, frame rows below n.
 func bitmapOf(sel []int32, n int) column.Bitmap {
 	b := column.NewBitmap(n)

@@ -109,7 +109,7 @@ func asFloat(v query.Value) float64 {
 func (f *Frame) compileAggregate(a *query.Aggregate) (compiledMetric, error) {
 	var cond pred
 	if a.Filter != nil {
-		p, err := f.compileFilter(context.Background(), a.Filter)
+		p, err := f.compileTrue(context.Background(), a.Filter)
 		if err != nil {
 			return compiledMetric{}, err
 		}

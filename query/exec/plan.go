@@ -199,7 +199,7 @@ func (s *Source) holds(ctx context.Context, cj *km.Conjunct) (column.Bitmap, err
 	if err != nil {
 		return nil, err
 	}
-	pr, err := f.compileFilter(ctx, cj.Expr)
+	pr, err := f.compileTrue(ctx, cj.Expr)
 	if err != nil {
 		return nil, err
 	}
@@ -243,15 +243,15 @@ func (s *Source) carry(set column.Bitmap, path km.Path) (column.Bitmap, error) {
 	return set, nil
 }
 
-// filter computes the passing rows of every record of p.Records.
-func (s *Source) filter(ctx context.Context, p *km.Plan) (*filterState, error) {
+// filter computes the passing rows of every record of records (of p.Records).
+func (s *Source) filter(ctx context.Context, p *km.Plan, records []string) (*filterState, error) {
 	fs := &filterState{pass: map[string]column.Bitmap{}}
 	for _, cj := range p.Filter {
 		home, err := s.holds(ctx, cj)
 		if err != nil {
 			return nil, err
 		}
-		for _, rec := range p.Records {
+		for _, rec := range records {
 			path, ok := cj.Reach[rec]
 			if !ok {
 				return nil, fmt.Errorf("exec: conjunct on %s has no path to %s", cj.Home, rec)
@@ -280,7 +280,7 @@ func (s *Source) Selection(p *km.Plan) ([]int32, error) {
 	if len(p.Filter) == 0 {
 		return nil, nil
 	}
-	fs, err := s.filter(context.Background(), p)
+	fs, err := s.filter(context.Background(), p, []string{p.Grain})
 	if err != nil {
 		return nil, err
 	}
@@ -296,35 +296,40 @@ func (s *Source) Run(p *km.Plan) (*query.Result, error) {
 // the work stops at the next check, each at most one pass over a column or a chunk of
 // grain rows apart, and RunContext returns ctx.Err().
 func (s *Source) RunContext(ctx context.Context, p *km.Plan) (*query.Result, error) {
-	fs, err := s.filter(ctx, p)
+	if len(p.KPIs) == 0 {
+		return s.runRows(ctx, p)
+	}
+	fs, err := s.filter(ctx, p, p.Records)
 	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if len(p.KPIs) == 0 {
-		return s.runRows(p, fs)
-	}
 	return s.runKPIs(ctx, p, fs)
 }
 
-// runRows lists the rows of the grain with Run's machinery over the grain's frame.
-func (s *Source) runRows(p *km.Plan, fs *filterState) (*query.Result, error) {
+// runRows lists the rows of the grain with Run's machinery over the grain's frame. A
+// sorted page without a count first tries earlyTop with the filter evaluated row by row
+// (rowFilter); otherwise, or when the walk gives up, the filter's bitmap over the grain
+// rows selects them.
+func (s *Source) runRows(ctx context.Context, p *km.Plan) (*query.Result, error) {
 	f, err := s.frame(p.Grain, p.RowJoin)
 	if err != nil {
 		return nil, err
 	}
 	req := &query.Request{Page: p.Page, PageSize: p.PageSize, Distinct: p.Distinct, Count: p.Count}
-	for _, c := range p.Fields {
-		req.Fields = append(req.Fields, c.Name())
+	req.Fields = make([]string, len(p.Fields))
+	for i, c := range p.Fields {
+		req.Fields[i] = c.Name()
 	}
-	for _, k := range p.Sort {
+	req.Sort = make([]query.SortKey, len(p.Sort))
+	for i, k := range p.Sort {
 		if k.Expr != nil {
-			req.Sort = append(req.Sort, query.SortKey{Field: query.FormatScalar(k.Expr), Desc: k.Desc, Expr: k.Expr})
+			req.Sort[i] = query.SortKey{Field: query.FormatScalar(k.Expr), Desc: k.Desc, Expr: k.Expr}
 			continue
 		}
-		req.Sort = append(req.Sort, query.SortKey{Field: p.Fields[k.Column].Name(), Desc: k.Desc})
+		req.Sort[i] = query.SortKey{Field: req.Fields[k.Column], Desc: k.Desc}
 	}
 	if p.Search != nil {
 		req.Search = &query.Search{Term: p.Search.Term, Precision: p.Search.Precision}
@@ -336,21 +341,92 @@ func (s *Source) runRows(p *km.Plan, fs *filterState) (*query.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	res := &query.Result{Columns: pl.cols}
+	for i := range res.Columns {
+		res.Columns[i].Name = p.Columns[i].Name
+	}
+	if len(p.Filter) > 0 && pl.earlyPageFits() {
+		keep, err := s.rowFilter(p)
+		if err != nil {
+			return nil, err
+		}
+		if keep != nil {
+			if top, ok := pl.earlyTop(keep); ok {
+				res.Rows = pl.pageOf(top)
+				return res, nil
+			}
+		}
+	}
+	fs, err := s.filter(ctx, p, []string{p.Grain})
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if b := fs.pass[p.Grain]; b != nil {
 		// fs is this request's: its bitmap is the run's to change.
 		pl.filter = func() truth { return truth{t: b} }
 	}
 	rows, order := pl.selectRows()
-	res := &query.Result{Columns: pl.cols}
 	var count int
 	res.Rows, count = pl.rowPage(rows, order)
 	if p.Count {
 		res.Count = count
 	}
-	for i := range res.Columns {
-		res.Columns[i].Name = p.Columns[i].Name
-	}
 	return res, nil
+}
+
+// rowFilter compiles p's filter into a test of one grain row, or nil when a conjunct
+// has no row form: its expression (see compileRow), or its path to the grain, which may
+// only go down (a grain row passes when its ancestor along the path does; a step up
+// would make a grain row pass when any of its children does).
+func (s *Source) rowFilter(p *km.Plan) (func(r int32) bool, error) {
+	type conj struct {
+		test rowPred
+		up   [][]int32 // the parent indexes from the grain back to the home record
+	}
+	conjs := make([]conj, 0, len(p.Filter))
+	for _, cj := range p.Filter {
+		path, ok := cj.Reach[p.Grain]
+		if !ok {
+			return nil, fmt.Errorf("exec: conjunct on %s has no path to %s", cj.Home, p.Grain)
+		}
+		var up [][]int32
+		for i := len(path) - 1; i >= 0; i-- {
+			if path[i].Up {
+				return nil, nil
+			}
+			idx, err := s.stepIndex(path[i])
+			if err != nil {
+				return nil, err
+			}
+			up = append(up, idx)
+		}
+		f, err := s.frame(cj.Home, cj.Reads)
+		if err != nil {
+			return nil, err
+		}
+		test, ok := f.compileRow(cj.Expr)
+		if !ok {
+			return nil, nil
+		}
+		conjs = append(conjs, conj{test: test, up: up})
+	}
+	return func(r int32) bool {
+		for _, c := range conjs {
+			h := r
+			for _, idx := range c.up {
+				if h = idx[h]; h < 0 {
+					return false
+				}
+			}
+			if c.test(h) != triTrue {
+				return false
+			}
+		}
+		return true
+	}, nil
 }
 
 // groupSet numbers the groups of all aggregates by their dimension values.

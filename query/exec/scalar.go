@@ -462,9 +462,9 @@ func (f *Frame) scalarLeaf(ctx context.Context, args []query.Scalar, test func([
 		switch {
 		case space == nil:
 			if te.Get(0) {
-				out.t = ones(f.rows)
+				out.t = complement(column.NewBitmap(f.rows), nil, f.rows)
 			} else if fe.Get(0) {
-				out.f = ones(f.rows)
+				out.f = complement(column.NewBitmap(f.rows), nil, f.rows)
 			}
 		case space.src != nil && space.index == nil:
 			// Codes of a column of the frame's own table: the codes' rows, as the plain

@@ -64,7 +64,7 @@ func TestHeavyRequestStopsWhenCanceled(t *testing.T) {
 		t.Fatal(err)
 	}
 	// No budget and no time limit: only the cancellation may stop the request.
-	h := km.NewHandler(s, km.Options{MaxBodyBytes: 4 << 20, MaxQueryCost: -1, QueryTimeout: -1})
+	h := km.NewHandler(s, km.WithMaxBodyBytes(4<<20), km.WithMaxQueryCost(-1), km.WithQueryTimeout(-1))
 	body := heavyBody()
 	runtime.GC()
 	before := runtime.NumGoroutine()

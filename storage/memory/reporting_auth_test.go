@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/reporting"
 	"github.com/kmkit/kmkit/storage/memory"
@@ -26,9 +27,9 @@ func TestReportingBehindGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys, err := auth.NewKeySet([]auth.Key{
-		{Digest: auth.DigestOf("key-of-a"), Name: "a", Tenant: reportingTenantA, Permissions: []auth.Permission{auth.PermReporting}},
-		{Digest: auth.DigestOf("key-of-b"), Name: "b", Tenant: reportingTenantB, Permissions: []auth.Permission{auth.PermReporting}},
-		{Digest: auth.DigestOf("km-key"), Name: "km", Tenant: reportingTenantA, Permissions: []auth.Permission{auth.PermKM}},
+		{Digest: auth.DigestOf("key-of-a"), Name: "a", Tenant: reportingTenantA, Permissions: []principal.Permission{principal.PermReporting}},
+		{Digest: auth.DigestOf("key-of-b"), Name: "b", Tenant: reportingTenantB, Permissions: []principal.Permission{principal.PermReporting}},
+		{Digest: auth.DigestOf("km-key"), Name: "km", Tenant: reportingTenantA, Permissions: []principal.Permission{principal.PermKM}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +38,8 @@ func TestReportingBehindGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := guard.Reporting(reporting.NewHandler(store))
+	h := guard.Wrap(auth.Policy{Permission: principal.PermReporting, Credentials: auth.APIKeyHeader,
+		Tenant: reporting.RequestTenant, WriteError: reporting.WriteProblem}, reporting.NewHandler(store))
 
 	problemOf := func(status int, code, detail string) *problem.Problem { return problem.New(status, code, detail) }
 	tests := []struct {
@@ -51,8 +53,8 @@ func TestReportingBehindGuard(t *testing.T) {
 		{"tenant A", "key-of-a", reportingTenantA, "/api/v1/elements?Take=1", nil, len(data[reportingTenantA])},
 		{"tenant B", "key-of-b", reportingTenantB, "/api/v1/elements?Take=1", nil, len(data[reportingTenantB])},
 		{"tenant B facets", "key-of-b", reportingTenantB, "/api/v1/facets", nil, 4},
-		{"missing key", "", reportingTenantA, "/api/v1/elements", problemOf(http.StatusUnauthorized, auth.CodeUnauthenticated, "missing x-api-key header"), 0},
-		{"wrong key", "key-of-c", reportingTenantA, "/api/v1/elements", problemOf(http.StatusUnauthorized, auth.CodeUnauthenticated, "invalid application key"), 0},
+		{"missing key", "", reportingTenantA, "/api/v1/elements", problemOf(http.StatusUnauthorized, problem.CodeUnauthenticated, "missing x-api-key header"), 0},
+		{"wrong key", "key-of-c", reportingTenantA, "/api/v1/elements", problemOf(http.StatusUnauthorized, problem.CodeUnauthenticated, "invalid application key"), 0},
 		{"another tenant", "key-of-a", reportingTenantB, "/api/v1/elements", problemOf(http.StatusForbidden, problem.CodeAccess, "the API key does not belong to tenant "+reportingTenantB), 0},
 		{"another tenant's facets", "key-of-b", reportingTenantA, "/api/v1/facets", problemOf(http.StatusForbidden, problem.CodeAccess, "the API key does not belong to tenant "+reportingTenantA), 0},
 		{"malformed tenant", "key-of-a", "7d6c8f5e2a4b4c1d9e3f0a1b2c3d4e5f", "/api/v1/elements",

@@ -8,7 +8,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/reporting"
 	"github.com/kmkit/kmkit/storage/memory"
 )
@@ -80,7 +80,7 @@ func BenchmarkReporting(b *testing.B) {
 		b.Fatal(err)
 	}
 	h := reporting.NewHandler(store)
-	principal := &auth.Principal{Name: "bench", Tenant: tenant, Permissions: []auth.Permission{auth.PermReporting}}
+	caller := &principal.Principal{Name: "bench", Tenant: tenant, Permissions: []principal.Permission{principal.PermReporting}}
 	for _, bc := range []struct{ name, target string }{
 		{"request/facet page of 100", "/api/v1/elements?FacetName=Facet+07&Skip=2500&Take=100"},
 		{"request/first facet page of 100", "/api/v1/elements?FacetName=Facet+07&Take=100"},
@@ -90,7 +90,7 @@ func BenchmarkReporting(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			req := httptest.NewRequest(http.MethodGet, bc.target, nil)
 			req.Header.Set(reporting.TenantHeader, tenant)
-			req = req.WithContext(auth.WithPrincipal(req.Context(), principal))
+			req = req.WithContext(principal.NewContext(req.Context(), caller))
 			var size int
 			for b.Loop() {
 				w := &discardResponse{header: http.Header{}}

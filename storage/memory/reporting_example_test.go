@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 
-	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/reporting"
 	"github.com/kmkit/kmkit/storage/memory"
 )
@@ -28,8 +28,8 @@ func ExampleReportingStore() {
 	const tenant = "7d6c8f5e-2a4b-4c1d-9e3f-0a1b2c3d4e5f"
 	req := httptest.NewRequest(http.MethodGet, "/api/v1/facets?take=2", nil)
 	req.Header.Set("x-tenant-id", tenant)
-	req = req.WithContext(auth.WithPrincipal(req.Context(), &auth.Principal{
-		Name: "demo", Tenant: tenant, Permissions: []auth.Permission{auth.PermReporting},
+	req = req.WithContext(principal.NewContext(req.Context(), &principal.Principal{
+		Name: "demo", Tenant: tenant, Permissions: []principal.Permission{principal.PermReporting},
 	}))
 	rec := httptest.NewRecorder()
 	mux.ServeHTTP(rec, req)

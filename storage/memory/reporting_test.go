@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/kmkit/kmkit/auth"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/reporting"
 	"github.com/kmkit/kmkit/reporting/reportingtest"
 	"github.com/kmkit/kmkit/storage/memory"
@@ -118,14 +118,14 @@ func TestReportingTwoTenantsOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := reporting.NewHandler(s)
-	principals := map[string]*auth.Principal{
-		reportingTenantA: {Name: "a", Tenant: reportingTenantA, Permissions: []auth.Permission{auth.PermReporting}},
-		reportingTenantB: {Name: "b", Tenant: reportingTenantB, Permissions: []auth.Permission{auth.PermReporting}},
+	principals := map[string]*principal.Principal{
+		reportingTenantA: {Name: "a", Tenant: reportingTenantA, Permissions: []principal.Permission{principal.PermReporting}},
+		reportingTenantB: {Name: "b", Tenant: reportingTenantB, Permissions: []principal.Permission{principal.PermReporting}},
 	}
-	get := func(p *auth.Principal, tenant, target string) *httptest.ResponseRecorder {
+	get := func(p *principal.Principal, tenant, target string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodGet, target, nil)
 		req.Header.Set(reporting.TenantHeader, tenant)
-		req = req.WithContext(auth.WithPrincipal(req.Context(), p))
+		req = req.WithContext(principal.NewContext(req.Context(), p))
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		return rec

@@ -31,7 +31,7 @@ func TestFloatOutOfRange(t *testing.T) {
 			if err := s.Import(context.Background(), data); err != nil {
 				t.Fatal(err)
 			}
-			h := odata.NewHandler(s, odata.Options{})
+			h := odata.NewHandler(s)
 			target := odata.BasePath + "/o2c.svc/ORDERS_entries?$filter=" + url.QueryEscape("NET_VALUE mul 1e308 mul 10 gt 0")
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, target, nil))

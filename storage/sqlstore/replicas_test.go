@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/auth/ratelimit"
+	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/scim"
 )
 
@@ -26,8 +26,8 @@ func replicas(t *testing.T, dsn string, seats int) [2]http.Handler {
 		st.SetDefaultSeatLimit(seats)
 		h := scim.NewHandler(st)
 		hs[i] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			p := &auth.Principal{Name: "idp", Team: "acme", Permissions: []auth.Permission{auth.PermSCIM}}
-			h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+			p := &principal.Principal{Name: "idp", Team: "acme", Permissions: []principal.Permission{principal.PermSCIM}}
+			h.ServeHTTP(w, r.WithContext(principal.NewContext(r.Context(), p)))
 		})
 	}
 	return hs
@@ -45,7 +45,7 @@ func send(t *testing.T, hs [2]http.Handler, n int, req func(i int) (method, path
 		go func() {
 			defer wg.Done()
 			method, path, body := req(i)
-			r := httptest.NewRequest(method, "http://idm.example"+scim.DefaultPrefix+path, strings.NewReader(body))
+			r := httptest.NewRequest(method, "http://idm.example"+scim.BasePath+path, strings.NewReader(body))
 			r.Header.Set("Content-Type", "application/scim+json")
 			w := httptest.NewRecorder()
 			hs[i%2].ServeHTTP(w, r)

@@ -116,7 +116,7 @@ func TestPlanSemantics(t *testing.T) {
 			if err := s.Import(context.Background(), mfs); err != nil {
 				t.Fatal(err)
 			}
-			h := km.NewHandler(s, km.Options{MaxPageSize: 5000})
+			h := km.NewHandler(s, km.WithMaxPageSize(5000))
 			for _, req := range reqs {
 				checkReference(t, h, ref, req)
 			}
@@ -254,7 +254,7 @@ func TestPlanSearch(t *testing.T) {
 			if err := s.Import(context.Background(), fsys); err != nil {
 				t.Fatal(err)
 			}
-			h := km.NewHandler(s, km.Options{MaxPageSize: 5000})
+			h := km.NewHandler(s, km.WithMaxPageSize(5000))
 			for _, c := range cases {
 				checkSearch(t, h, ref, c)
 			}

@@ -192,8 +192,8 @@ func (fm *fuzzModels) get(t *testing.T, v uint8) *fuzzKM {
 	}
 	f := &fuzzKM{
 		ref:    ref,
-		memory: km.NewHandler(mem, km.Options{MaxPageSize: maxAnswer}),
-		sqlite: km.NewHandler(lite, km.Options{MaxPageSize: maxAnswer}),
+		memory: km.NewHandler(mem, km.WithMaxPageSize(maxAnswer)),
+		sqlite: km.NewHandler(lite, km.WithMaxPageSize(maxAnswer)),
 		close:  db.Close,
 	}
 	for _, r := range ref.KM.Records {

@@ -449,7 +449,7 @@ func runSemantics(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := km.NewHandler(newStore(t, fsys), km.Options{MaxPageSize: maxAnswer})
+	h := km.NewHandler(newStore(t, fsys), km.WithMaxPageSize(maxAnswer))
 	records, kmLevel := semanticsCases(ref.KM)
 	t.Run("Records", func(t *testing.T) {
 		for _, req := range records {
@@ -469,7 +469,7 @@ func runSemantics(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store
 		}
 	})
 	t.Run("OData", func(t *testing.T) {
-		oh := odata.NewHandler(newStore(t, fsys), odata.Options{MaxPageSize: maxAnswer})
+		oh := odata.NewHandler(newStore(t, fsys), odata.WithMaxPageSize(maxAnswer))
 		for _, req := range records {
 			if req.Sort != "" || req.Distinct || req.Page != 0 || len(req.FilterExprs) > 0 {
 				continue
@@ -638,7 +638,7 @@ func runAmbiguous(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := km.NewHandler(newStore(t, fsys), km.Options{MaxPageSize: maxAnswer})
+	h := km.NewHandler(newStore(t, fsys), km.WithMaxPageSize(maxAnswer))
 	for _, req := range []RefRequest{
 		{Fields: []string{"D.X"}, KPIs: []string{"NA"}},
 		{Fields: []string{"A.ID", "D.X"}},

@@ -13,9 +13,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/odata"
+	"github.com/kmkit/kmkit/principal"
 )
 
 // teamsData is a data directory of three KMs over one table: open (no teams), scoped
@@ -60,10 +60,10 @@ func runTeams(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 	if diff := cmp.Diff([]string{"acme", "globex"}, m.Teams); diff != "" {
 		t.Errorf("teams of scoped-ext, inherited from scoped (-want +got):\n%s", diff)
 	}
-	kmh := km.NewHandler(s, km.Options{})
-	odh := odata.NewHandler(s, odata.Options{})
+	kmh := km.NewHandler(s)
+	odh := odata.NewHandler(s)
 	as := func(team string) context.Context {
-		return auth.WithPrincipal(ctx, &auth.Principal{Name: "k-" + team, Team: team, Permissions: []auth.Permission{auth.PermKM, auth.PermOData}})
+		return principal.NewContext(ctx, &principal.Principal{Name: "k-" + team, Team: team, Permissions: []principal.Permission{principal.PermKM, principal.PermOData}})
 	}
 	do := func(t *testing.T, ctx context.Context, h http.Handler, method, path, body string) (int, string) {
 		t.Helper()

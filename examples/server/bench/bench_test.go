@@ -23,7 +23,7 @@ func benchHandler(b *testing.B) (*km.Handler, *timedStore) {
 		}
 		benchStore = &timedStore{Store: s}
 	})
-	return km.NewHandler(benchStore, km.Options{}), benchStore
+	return km.NewHandler(benchStore), benchStore
 }
 
 // BenchmarkHandler runs the benchmark queries through the handler and reports, next to the

@@ -11,8 +11,16 @@
 //	go run ./examples/server/bench -rows 1000000 -d 10s -c 8 -t 2
 //
 // -q picks queries by letter (-q c runs query (c) only); -n sets the in-process requests
-// per query; -cpuprofile writes a CPU profile of the handler's wrk runs (the last query's
+// per query; -rounds repeats the wrk runs of each query, handler and static handler
+// alternately, and prints the median ratio (the machine's load moves between runs);
+// -cpuprofile writes a CPU profile of the handler's wrk runs (the last query's
 // when there are several).
+//
+// Next to the throughputs it prints the CPU time per request of the server (this process:
+// handler and net/http, garbage collection included) and of wrk, from getrusage, and the
+// ratio they imply on a machine of its own: (static server + wrk) / (handler server +
+// wrk) CPU per request. On a shared machine the throughputs follow the other processes'
+// load; the CPU per request much less.
 //
 // It prints a Markdown table for BENCHMARKS.md. Like the reference server it runs the garbage
 // collector at GOGC=400 unless GOGC is set.
@@ -38,6 +46,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/kmkit/kmkit/internal/demodata"
@@ -83,6 +92,7 @@ func main() {
 	iters := flag.Int("n", 200, "in-process requests per query")
 	only := flag.String("q", "abc", "the queries to run, by letter")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the handler's wrk runs to this file")
+	rounds := flag.Int("rounds", 1, "wrk runs of each query and peer, alternating")
 	flag.Parse()
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400) // as the reference server runs
@@ -95,7 +105,7 @@ func main() {
 	}
 	runtime.GC()
 	ts := &timedStore{Store: store}
-	h := km.NewHandler(ts, km.Options{})
+	h := km.NewHandler(ts)
 	customers, _ := demodata.Sizes(*rows)
 	fmt.Printf("generated %d orders and %d customers in %v; GOMAXPROCS %d\n\n", *rows, customers, time.Since(start).Round(time.Millisecond), runtime.GOMAXPROCS(0))
 
@@ -149,26 +159,57 @@ func main() {
 		_, _ = w.Write(body)
 	}))
 	fmt.Printf("\nwrk -t%d -c%d -d%v --latency, loopback, same run:\n\n", *threads, *conns, *dur)
-	fmt.Println("| query | handler req/s | static req/s | handler/static | handler p50 | handler p99 | static p50 | static p99 | body bytes |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| query | handler req/s | static req/s | handler/static | handler p50 | handler p99 | static p50 | static p99 | body bytes | CPU µs/req: handler server, static server, wrk | CPU-implied handler/static |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
+	medians, cpuMedians := map[string]float64{}, map[string]float64{}
 	for _, q := range queries {
-		if *cpuprofile != "" {
-			f, err := os.Create(*cpuprofile)
-			if err != nil {
-				log.Fatal(err)
+		var ratios, cpuRatios []float64
+		for round := range max(*rounds, 1) {
+			if *cpuprofile != "" {
+				f, err := os.Create(*cpuprofile)
+				if err != nil {
+					log.Fatal(err)
+				}
+				if err := pprof.StartCPUProfile(f); err != nil {
+					log.Fatal(err)
+				}
 			}
-			if err := pprof.StartCPUProfile(f); err != nil {
-				log.Fatal(err)
+			hr := runWrk(*threads, *conns, *dur, "http://"+real+q.path)
+			if *cpuprofile != "" {
+				pprof.StopCPUProfile()
 			}
+			sr := runWrk(*threads, *conns, *dur, "http://"+static+q.path)
+			name := q.name
+			if *rounds > 1 {
+				name = fmt.Sprintf("%s, round %d", q.name, round+1)
+			}
+			wrkCPU := (hr.clientCPU + sr.clientCPU) / 2
+			cpuRatio := (sr.serverCPU + wrkCPU) / (hr.serverCPU + wrkCPU)
+			fmt.Printf("| %s | %.0f | %.0f | %.2f | %s | %s | %s | %s | %d | %.1f, %.1f, %.1f | %.2f |\n", name, hr.rps, sr.rps, hr.rps/sr.rps,
+				hr.p50, hr.p99, sr.p50, sr.p99, len(bodies[q.path]), hr.serverCPU, sr.serverCPU, wrkCPU, cpuRatio)
+			ratios = append(ratios, hr.rps/sr.rps)
+			cpuRatios = append(cpuRatios, cpuRatio)
 		}
-		hr := runWrk(*threads, *conns, *dur, "http://"+real+q.path)
-		if *cpuprofile != "" {
-			pprof.StopCPUProfile()
-		}
-		sr := runWrk(*threads, *conns, *dur, "http://"+static+q.path)
-		fmt.Printf("| %s | %.0f | %.0f | %.2f | %s | %s | %s | %s | %d |\n", q.name, hr.rps, sr.rps, hr.rps/sr.rps,
-			hr.p50, hr.p99, sr.p50, sr.p99, len(bodies[q.path]))
+		slices.Sort(ratios)
+		slices.Sort(cpuRatios)
+		medians[q.name] = ratios[len(ratios)/2]
+		cpuMedians[q.name] = cpuRatios[len(cpuRatios)/2]
 	}
+	if *rounds > 1 {
+		fmt.Println("\nmedian handler/static over the rounds (throughput; CPU-implied):")
+		for _, q := range queries {
+			fmt.Printf("  %s: %.2f; %.2f\n", q.name, medians[q.name], cpuMedians[q.name])
+		}
+	}
+}
+
+// cpuTime returns the user and system CPU time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		log.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // recorder keeps the response body.
@@ -205,21 +246,30 @@ func serve(h http.Handler) string {
 type wrkResult struct {
 	rps      float64
 	p50, p99 string
+	// serverCPU and clientCPU are the CPU microseconds per request of this process (the
+	// server) and of wrk.
+	serverCPU, clientCPU float64
 }
 
 // runWrk runs wrk and reads requests per second and the 50th and 99th latency percentiles.
 func runWrk(threads, conns int, d time.Duration, url string) wrkResult {
 	cmd := exec.Command("wrk", "-t", strconv.Itoa(threads), "-c", strconv.Itoa(conns), "-d", d.String(), "--latency", url)
 	cmd.Stderr = os.Stderr
+	cpu0 := cpuTime()
 	out, err := cmd.Output()
+	serverCPU := cpuTime() - cpu0
 	if err != nil {
 		log.Fatalf("wrk %s: %v", url, err)
 	}
+	clientCPU := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	var r wrkResult
+	var requests float64
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		switch {
+		case len(f) >= 3 && f[1] == "requests" && f[2] == "in":
+			requests, _ = strconv.ParseFloat(f[0], 64)
 		case len(f) == 2 && f[0] == "Requests/sec:":
 			r.rps, _ = strconv.ParseFloat(f[1], 64)
 		case len(f) == 2 && f[0] == "50%":
@@ -230,8 +280,10 @@ func runWrk(threads, conns int, d time.Duration, url string) wrkResult {
 			log.Fatalf("wrk %s: %s", url, sc.Text())
 		}
 	}
-	if r.rps == 0 {
+	if r.rps == 0 || requests == 0 {
 		log.Fatalf("wrk %s: no result in\n%s", url, out)
 	}
+	r.serverCPU = float64(serverCPU.Microseconds()) / requests
+	r.clientCPU = float64(clientCPU.Microseconds()) / requests
 	return r
 }

@@ -1,0 +1,103 @@
+package auth
+
+import (
+	"net/http"
+
+	"github.com/kmkit/kmkit/principal"
+	"github.com/kmkit/kmkit/problem"
+)
+
+// Policy is what an API asks of the Guard: the permission its callers need, how they
+// present credentials, and how its error bodies look. The Guard knows no API: each API's
+// package supplies the writer of its error shape (km.WriteProblem, odata.WriteProblem,
+// scim.WriteProblem, reporting.WriteProblem) and, for the reporting API, how a request
+// names its tenant (reporting.RequestTenant).
+type Policy struct {
+	// Name names the API in logs and to Config.Refused; default the Permission.
+	Name string
+	// Permission is the permission a principal needs. Required.
+	Permission principal.Permission
+	// Credentials is the way requests present their credentials.
+	Credentials Credentials
+	// Tenant, when set, reads the tenant a request names. Its error is answered as written
+	// when it is a *problem.Problem, else 400 GENERAL_PARAMETER_ILLEGAL; the request is
+	// refused 403 unless the tenant is the principal's. It runs after the credentials are
+	// checked, so that a wrong key is 401 whatever the tenant.
+	Tenant func(*http.Request) (string, error)
+	// WriteError writes the error answers of the Guard: 400, 401, 403, 429, 500 and 503
+	// problems. Default WriteProblem.
+	WriteError ErrorWriter
+}
+
+// ErrorWriter writes p, an error answer, in the shape of one API's error bodies. The
+// status, the errorCode (one of package problem's codes) and the detail are p's; writers of
+// bodies without an errorCode leave it out.
+type ErrorWriter func(w http.ResponseWriter, p *problem.Problem)
+
+// WriteProblem is the ErrorWriter of problem bodies (p.Write).
+func WriteProblem(w http.ResponseWriter, p *problem.Problem) { p.Write(w) }
+
+// Credentials is the way the requests of an API present their credentials.
+type Credentials int
+
+// The credential forms.
+const (
+	// AuthorizationHeader is "Authorization: AppKey <key>", "Authorization: Bearer <JWT>"
+	// or "AppKey: <key>" (ParseAuthorization).
+	AuthorizationHeader Credentials = iota
+	// APIKeyHeader is "x-api-key: <key>" (ParseAPIKey).
+	APIKeyHeader
+)
+
+// challenge returns the WWW-Authenticate header of 401 answers (RFC 9110, 11.6.1).
+func (c Credentials) challenge() string {
+	if c == APIKeyHeader {
+		return `x-api-key realm="kmkit"`
+	}
+	return `AppKey realm="kmkit", Bearer realm="kmkit"`
+}
+
+// parse reads the credentials of a request.
+func (c Credentials) parse(h http.Header) (Credential, error) {
+	if c == APIKeyHeader {
+		return ParseAPIKey(h)
+	}
+	return ParseAuthorization(h)
+}
+
+// name returns the name of the API in logs and to Config.Refused.
+func (p *Policy) name() string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return string(p.Permission)
+}
+
+// writeError answers with status, code ("" selects the code of the status) and detail in
+// the policy's error shape; a 401 carries the challenge of its credential form.
+func (p *Policy) writeError(w http.ResponseWriter, status int, code, detail string) {
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", p.Credentials.challenge())
+	}
+	if code == "" {
+		code = problemCode(status)
+	}
+	p.WriteError(w, problem.New(status, code, detail))
+}
+
+func problemCode(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return problem.CodeParameterIllegal
+	case http.StatusUnauthorized:
+		return problem.CodeUnauthenticated
+	case http.StatusForbidden:
+		return problem.CodeAccess
+	case http.StatusTooManyRequests:
+		return problem.CodeRateExceeded
+	case http.StatusServiceUnavailable:
+		return problem.CodeUnavailable
+	default:
+		return problem.CodeFatal
+	}
+}
