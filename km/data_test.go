@@ -91,6 +91,12 @@ func TestRecordData(t *testing.T) {
 			want: idPage(50, `[]`, hOrderID, "O2", "O3", "O6")},
 		{name: "functions", target: rec("CUSTOMERS", "fields=ID&filterExpr="+esc("contains(NAME,'World') or startswith(NAME,'Sm')")),
 			want: idPage(50, `[]`, hCustID, "C3", "C4")},
+		// contains(...) eq true, the form SAP Cloud SDK writes, is harmless here too: the
+		// call; eq false is its negation (orders.csv: PAID is O2, O3, O6)
+		{name: "function eq true", target: rec("ORDERS", "fields=ID&filterExpr="+esc("contains(STATUS,'AI') eq true")),
+			want: idPage(50, `[]`, hOrderID, "O2", "O3", "O6")},
+		{name: "function eq false", target: rec("ORDERS", "fields=ID&filterExpr="+esc("contains(STATUS,'AI') eq false and NET gt 100")),
+			want: idPage(50, `[]`, hOrderID, "O1", "O4", "O8")},
 		{name: "predefined filter", target: rec("ORDERS", "fields=ID&filters=LATE"),
 			want: idPage(50, `[]`, hOrderID, "O2", "O5", "O8")},
 		{name: "predefined filters and filterExpr are ANDed", target: rec("ORDERS", "fields=ID&filters=LATE,PAID&filterExpr="+esc("NET gt 100")),
@@ -145,6 +151,8 @@ func TestRecordData(t *testing.T) {
 			wantProblem: &prob{"FILTER_SYNTAX_ERROR", filterDetail("NET eq", "NET", "float")}},
 		{name: "filter outside the subset", target: rec("ORDERS", "fields=ID&filterExpr="+esc("NET add 1 eq 2")), status: 400,
 			wantProblem: &prob{"FILTER_NOT_SUPPORTED", filterDetail("NET add 1 eq 2", "NET", "float")}},
+		{name: "OData functions stay outside the subset", target: rec("ORDERS", "fields=ID&filterExpr="+esc("tolower(STATUS) eq 'paid'")), status: 400,
+			wantProblem: &prob{"FILTER_NOT_SUPPORTED", "filterExpr: position 1: the function tolower is not supported; the functions are contains, startswith and endswith"}},
 		{name: "unknown field in a filter", target: rec("ORDERS", "fields=ID&filterExpr="+esc("NOPE eq 1")), status: 400,
 			wantProblem: &prob{"KM_FIELD_NOTFOUND", filterDetail("NOPE eq 1", "NET", "float")}},
 		{name: "empty filterExpr part", target: rec("ORDERS", "fields=ID&filterExpr="+esc("NET gt 1,")), status: 400,

@@ -123,7 +123,17 @@ func exprFields(e query.Expr, add func(string)) {
 		add(e.Field.Name)
 	case *query.IsNull:
 		add(e.Field.Name)
+	case *query.ScalarCompare:
+		scalarFields(e.L, add)
+		scalarFields(e.R, add)
+	case *query.ScalarMatch:
+		scalarFields(e.X, add)
+		scalarFields(e.Arg, add)
 	}
+}
+
+func scalarFields(s query.Scalar, add func(string)) {
+	query.ScalarFields(s, func(f query.FieldRef) { add(f.Name) })
 }
 
 func metricFields(mt query.Metric, add func(string)) {

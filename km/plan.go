@@ -245,9 +245,15 @@ type Search struct {
 // Plan.Columns), descending when Desc. Nulls sort last in both directions; strings compare
 // byte-wise. Ties: the next key, then the natural order (row order of Grain; for groups
 // the order described in Plan.Aggregates' documentation in the package doc).
+//
+// Expr, when set, is a value expression (OData's $orderby tolower(NAME)) over fields of
+// the record of a record-level plan without KPIs ("RECORD.FIELD"), computed for each
+// listed row (null reading null where its function says so); Column is then -1. The plan
+// has no Distinct then.
 type SortKey struct {
 	Column int
 	Desc   bool
+	Expr   query.Scalar
 }
 
 func (*Aggregate) planMetric() {}
@@ -629,14 +635,48 @@ func (c *compiler) sort(keys []query.SortKey) error {
 	for i, col := range c.p.Columns {
 		allowed[i] = col.Name
 	}
-	if err := query.CheckSort(keys, allowed); err != nil {
+	var fieldKeys []query.SortKey
+	for _, k := range keys {
+		if k.Expr == nil {
+			fieldKeys = append(fieldKeys, k)
+		}
+	}
+	if err := query.CheckSort(fieldKeys, allowed); err != nil {
 		return err
 	}
 	c.p.Sort = make([]SortKey, 0, len(keys))
 	for _, k := range keys {
+		if k.Expr != nil {
+			e, err := c.sortExpr(k)
+			if err != nil {
+				return err
+			}
+			c.p.Sort = append(c.p.Sort, SortKey{Column: -1, Desc: k.Desc, Expr: e})
+			continue
+		}
 		c.p.Sort = append(c.p.Sort, SortKey{Column: slices.Index(allowed, k.Field), Desc: k.Desc})
 	}
 	return nil
+}
+
+// sortExpr checks a sort key that is a value expression and names its fields RECORD.FIELD:
+// only at record level, without KPIs and distinct, over the record's own fields.
+func (c *compiler) sortExpr(k query.SortKey) (query.Scalar, error) {
+	switch {
+	case c.rec == nil:
+		return nil, badRequest(problem.CodeParameterIllegal, "sorting by %s: expressions sort the rows of one record only", k.Field)
+	case len(c.p.KPIs) > 0 || c.p.Distinct:
+		return nil, badRequest(problem.CodeParameterIllegal, "sorting by %s: expressions sort listed rows, not KPI groups or distinct rows", k.Field)
+	}
+	return query.MapScalarFields(k.Expr, func(r query.FieldRef) (query.FieldRef, error) {
+		f := c.rec.Field(r.Name)
+		if f == nil || f.Type != r.Type {
+			return r, &query.Error{Kind: query.KindType, Code: query.CodeFieldNotFound, Param: "sort", Pos: query.NoPos,
+				Msg: fmt.Sprintf("sorting by %s: %s is not a field of %s", k.Field, r.Name, c.rec.ID)}
+		}
+		r.Name = c.rec.ID + "." + r.Name
+		return r, nil
+	})
 }
 
 // shape computes the row grain and its joins (without KPIs) or every aggregate's

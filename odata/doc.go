@@ -24,7 +24,10 @@
 // Entity sets take $select, $filter (the grammar and code of the filterExpr parameter:
 // query.Parse and query.Bind, with query.ODataSyntax: operators, functions and
 // true/false/null in any case as OData 4.01 has it, and numeric literals with the type
-// suffixes older clients write, 1000D, 5L, 1.5M, 2F), $orderby (property [asc|desc],
+// suffixes older clients write, 1000D, 5L, 1.5M, 2F; the canonical functions and
+// arithmetic, see "Functions" in the query package; now() is the handler's clock read once
+// per request), $orderby (property or value expression over the type's properties, such
+// as tolower(STATUS) or year(DAY) add 1, then [asc|desc],
 // the direction in any case, comma list), $top, $skip,
 // $count=true, $format and filterid (ids of predefined KM filters, ANDed with $filter).
 // Answers are OData JSON with minimal metadata (@odata.context, @odata.count, value,
@@ -36,6 +39,10 @@
 // fault, when one is), "details" ([])}, so that OData clients show the message. The
 // body goes as application/json instead when the Accept header admits application/json
 // but not problem+json (nor */*): OData clients such as @odata/client parse only that.
+// Valid OData outside what the service implements (query.KindUnsupported: functions such
+// as matchesPattern, has, lambdas, parameter aliases ...) is 501 Not Implemented with
+// code FILTER_NOT_SUPPORTED, as OData's Minimal conformance level has it; every other
+// filter error is 400.
 //
 // # Behaviours chosen where the specification is silent
 //
@@ -56,7 +63,8 @@
 //   - Capabilities: $metadata references the OASIS Capabilities vocabulary and says what
 //     the service does: every entity set has InsertRestrictions/Insertable,
 //     UpdateRestrictions/Updatable and DeleteRestrictions/Deletable false; the container
-//     has BatchSupported true and FilterFunctions [contains, startswith, endswith].
+//     has BatchSupported true and FilterFunctions listing every function and arithmetic
+//     operator $filter supports (contains ... ceiling, add ... mod).
 //   - JSON control information: odata.metadata=minimal (the default), none (no context
 //     URL) or full (also @odata.type, @odata.id and @odata.editLink per entity, and
 //     NAME@odata.type for Int64, Date, DateTimeOffset and TimeOfDay properties), from

@@ -1,6 +1,8 @@
 package odata
 
 import (
+	"time"
+
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 )
@@ -81,9 +83,10 @@ func (et *entityType) fieldName(i int) string {
 }
 
 // bindFilter binds a parsed $filter against the record's fields, any RECORD.FIELD of the
-// KM and the generated key (an integer), which the store query names km.RowField.
-func (et *entityType) bindFilter(m *km.KnowledgeModel, e query.Expr) (query.Expr, error) {
-	b, err := query.Bind(e, et.filterSchema(m))
+// KM and the generated key (an integer), which the store query names km.RowField; now is
+// the instant now() stands for.
+func (et *entityType) bindFilter(m *km.KnowledgeModel, e query.Expr, now time.Time) (query.Expr, error) {
+	b, err := query.BindAt(e, et.filterSchema(m), now)
 	if err != nil {
 		return nil, err
 	}

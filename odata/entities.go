@@ -74,6 +74,19 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 	// $orderby: properties of the type; the store sorts by selected fields only, so
 	// sort fields join the query's fields without being written.
 	for _, k := range o.OrderBy {
+		if k.Expr != nil {
+			// An expression over the type's properties: the store computes it per row.
+			e, err := query.BindScalar(k.Expr, m.FilterSchema(et.rec.ID), h.now())
+			if err != nil {
+				if qe, ok := err.(*query.Error); ok {
+					qe.Param, qe.Pos, qe.Msg = "$orderby", query.NoPos, k.Field+": "+qe.Msg
+				}
+				return nil, err
+			}
+			k.Expr = e
+			eq.q.Sort = append(eq.q.Sort, k)
+			continue
+		}
 		i := et.prop(k.Field)
 		switch {
 		case i < 0:
@@ -94,7 +107,8 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 		eq.q.Filters = append(eq.q.Filters, f.Bound())
 	}
 	if o.Filter != nil {
-		e, err := et.bindFilter(m, o.Filter)
+		// now() is the request's instant, the one every backend compares with.
+		e, err := et.bindFilter(m, o.Filter, h.now())
 		if err != nil {
 			if qe, ok := err.(*query.Error); ok {
 				qe.Param = "$filter"

@@ -77,7 +77,13 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &p):
 		writeError(w, r, p, "")
 	case errors.As(err, &qe):
-		writeError(w, r, problem.New(http.StatusBadRequest, qe.Code, qe.Error()), qe.Param)
+		status := http.StatusBadRequest
+		if qe.Kind == query.KindUnsupported {
+			// Valid OData outside what the service implements (OData's Minimal
+			// conformance level): 501, with the reason.
+			status = http.StatusNotImplemented
+		}
+		writeError(w, r, problem.New(status, qe.Code, qe.Error()), qe.Param)
 	case context.Cause(r.Context()) == errQueryTimeout:
 		writeProblem(w, r, http.StatusServiceUnavailable, problem.CodeUnavailable, fmt.Sprintf(
 			"the query ran longer than the time limit of %v and was stopped; narrow it (a simpler $filter, fewer rows)", h.opts.QueryTimeout))

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/kmkit/kmkit/internal/jsonenc"
+	"github.com/kmkit/kmkit/query"
 )
 
 // The versions of the two CSDL representations: both state 4.0, the version of the
@@ -25,9 +26,10 @@ const (
 	capabilitiesAlias     = "Capabilities"
 )
 
-// filterFunctions are the canonical functions $filter supports, as
-// Capabilities.FilterFunctions lists them.
-var filterFunctions = []string{"contains", "startswith", "endswith"}
+// filterFunctions are the canonical functions and arithmetic operators $filter supports,
+// as Capabilities.FilterFunctions ("functions and operators supported in $filter") lists
+// them.
+var filterFunctions = append(query.FilterFunctions(), "add", "sub", "mul", "div", "divby", "mod")
 
 // readOnlyRestrictions are the restriction terms and their properties that make an
 // entity set read-only.

@@ -296,26 +296,44 @@ func parseSelect(v string) ([]string, error) {
 // parseOrderBy reads $orderby: a comma list of "property [asc|desc]".
 func parseOrderBy(v string) ([]query.SortKey, error) {
 	var keys []query.SortKey
-	for item := range strings.SplitSeq(v, ",") {
+	for _, item := range query.SplitTopLevel(v) {
 		words := strings.FieldsFunc(item, spaceOrPlus)
 		if len(words) == 0 {
 			return nil, &query.Error{Kind: query.KindParameter, Code: query.CodeSortIsEmpty, Param: "$orderby", Pos: query.NoPos,
 				Msg: fmt.Sprintf("an item names no property: %q", short(v))}
 		}
-		k := query.SortKey{Field: words[0]}
-		if !isIdentifier(k.Field) {
-			return nil, badOption(CodeOptionNotSupported, "$orderby item %q: only property names can be sorted by, optionally followed by asc or desc", short(strings.TrimSpace(item)))
-		}
-		if len(words) > 2 {
-			return nil, badOption(problem.CodeParameterIllegal, "$orderby item %q: want a property name and optionally asc or desc", short(strings.TrimSpace(item)))
-		}
-		if len(words) == 2 {
-			switch strings.ToLower(words[1]) { // OData 4.01: case-insensitive
+		k := query.SortKey{}
+		if n := len(words); n >= 2 {
+			switch strings.ToLower(words[n-1]) { // OData 4.01: case-insensitive
 			case "asc":
+				words = words[:n-1]
 			case "desc":
 				k.Desc = true
-			default:
-				return nil, badOption(problem.CodeParameterIllegal, "$orderby item %q: the direction is asc or desc, not %q", short(strings.TrimSpace(item)), short(words[1]))
+				words = words[:n-1]
+			}
+		}
+		k.Field = strings.Join(words, " ")
+		if !isIdentifier(k.Field) {
+			if !isExpression(words) {
+				if len(words) == 2 && isIdentifier(words[0]) {
+					return nil, badOption(problem.CodeParameterIllegal, "$orderby item %q: the direction is asc or desc, not %q", short(strings.TrimSpace(item)), short(words[1]))
+				}
+				if len(words) > 1 {
+					return nil, badOption(problem.CodeParameterIllegal, "$orderby item %q: want a property name or an expression, and optionally asc or desc", short(strings.TrimSpace(item)))
+				}
+			}
+			// A value expression: tolower(NAME), year(ORDER_DATE), NET mul 2.
+			e, err := query.ParseScalar(k.Field, query.WithParam("$orderby"))
+			if err != nil {
+				return nil, err
+			}
+			if f, ok := e.(*query.FieldOperand); ok {
+				if !isIdentifier(f.Field.Name) {
+					return nil, badOption(CodeOptionNotSupported, "$orderby item %q: only property names and expressions over them can be sorted by, optionally followed by asc or desc", short(strings.TrimSpace(item)))
+				}
+				k.Field = f.Field.Name // a parenthesised property: (NAME)
+			} else {
+				k.Field, k.Expr = query.FormatScalar(e), e
 			}
 		}
 		for _, prev := range keys {
@@ -332,6 +350,21 @@ func parseOrderBy(v string) ([]query.SortKey, error) {
 		keys = append(keys, k)
 	}
 	return keys, nil
+}
+
+// isExpression reports whether the words of an $orderby item hold a function call or an
+// arithmetic operator.
+func isExpression(words []string) bool {
+	for _, w := range words {
+		switch strings.ToLower(w) {
+		case "add", "sub", "mul", "div", "divby", "mod":
+			return true
+		}
+		if strings.ContainsAny(w, "()") {
+			return true
+		}
+	}
+	return false
 }
 
 // isIdentifier reports whether s is an OData simple identifier in ASCII: a letter or "_",

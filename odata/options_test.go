@@ -101,14 +101,18 @@ func TestParseQueryOptionsErrors(t *testing.T) {
 		{"$select=1A", wantErr{400, "GENERAL_PARAMETER_ILLEGAL", `$select item "1A" is not a property name`}},
 		{"$orderby=", wantErr{400, "SORT_IS_EMPTY", `$orderby: an item names no property: ""`}},
 		{"$orderby=A%20up", wantErr{400, "GENERAL_PARAMETER_ILLEGAL", `$orderby item "A up": the direction is asc or desc, not "up"`}},
-		{"$orderby=A%20asc%20x", wantErr{400, "GENERAL_PARAMETER_ILLEGAL", `$orderby item "A asc x": want a property name and optionally asc or desc`}},
-		{"$orderby=length(A)", wantErr{400, "ODATA_OPTION_NOT_SUPPORTED", `$orderby item "length(A)": only property names can be sorted by, optionally followed by asc or desc`}},
+		{"$orderby=A%20asc%20x", wantErr{400, "GENERAL_PARAMETER_ILLEGAL", `$orderby item "A asc x": want a property name or an expression, and optionally asc or desc`}},
+		{"$orderby=length(A),year(D)%20add%201%20desc", wantErr{}},
+		{"$orderby=matchesPattern(A,'x')", wantErr{400, "FILTER_NOT_SUPPORTED", `$orderby: position 1: the function matchesPattern is not supported`}}, // the handler answers 501
+		{"$orderby=A/B", wantErr{400, "FILTER_NOT_SUPPORTED", ""}},                                                                                     // a path: the handler answers 501
+		{"$orderby=tolower(A)%20eq%20'x'", wantErr{400, "FILTER_SYNTAX_ERROR", `$orderby: position 12: expected the end of the expression, found "eq"`}},
 		{"$orderby=A,A%20desc", wantErr{400, "SORT_HAS_OPPOSITE", `$orderby: property A is sorted both ascending and descending`}},
 		{"$orderby=A,A", wantErr{400, "SORT_HAS_DUPLICATE", `$orderby: property A is given twice`}},
 		{"$filter=A%20eq", wantErr{400, "FILTER_SYNTAX_ERROR", `$filter: position 5: expected a value after "eq", found the end of the expression`}},
 		{"$filter=A%2Beq%2B1", wantErr{400, "FILTER_SYNTAX_ERROR", `$filter: position 2: expected an operator (eq, ne, gt, ge, lt, le, in, is) after the field A, found "+"`}},
 		{"$format=application/atom+xml+x", wantErr{415, "GENERAL_UNSUPPORTED_MEDIA_TYPE", `$format "application/atom xml x" is not supported: use json, xml, atom, application/json, application/xml or application/atom+xml`}},
-		{"$filter=A%20add%201%20eq%202", wantErr{400, "FILTER_NOT_SUPPORTED", ""}},
+		{"$filter=matchesPattern(A,'x')", wantErr{400, "FILTER_NOT_SUPPORTED", ""}}, // the handler answers 501
+		{"$filter=A%20add%201%20eq%202%20and%20contains(tolower(B),'x')%20eq%20true", wantErr{}},
 		{"$filter=A%zz", wantErr{400, "GENERAL_PARAMETER_ILLEGAL", `$filter: the value has a malformed percent-escape`}},
 	}
 	for _, tt := range tests {
@@ -118,6 +122,8 @@ func TestParseQueryOptionsErrors(t *testing.T) {
 			var p *problem.Problem
 			var qe *query.Error
 			switch {
+			case err == nil && tt.want == wantErr{}:
+				return
 			case errors.As(err, &p):
 				got = wantErr{p.Status, p.ErrorCode, p.Detail}
 			case errors.As(err, &qe):

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // Schema resolves the field names a filter may use to their types.
@@ -32,14 +33,37 @@ func Bind(e Expr, s Schema) (Expr, error) {
 	if e == nil {
 		return nil, nil
 	}
-	b, err := bind(e, s)
+	return BindAt(e, s, time.Time{})
+}
+
+// BindAt is Bind with now() fixed at the instant now (the zero time: the current time,
+// read once). A request binds its filter once, so now() has one value in every backend.
+func BindAt(e Expr, s Schema, now time.Time) (Expr, error) {
+	if e == nil {
+		return nil, nil
+	}
+	b, err := bind(e, &binder{Schema: s, now: now})
 	if err != nil {
 		return nil, err
 	}
 	return b, nil
 }
 
-func bind(e Expr, s Schema) (Expr, *Error) {
+// binder is what binding needs: the schema, and the instant now() stands for (read from
+// the clock on first use when zero).
+type binder struct {
+	Schema
+	now time.Time
+}
+
+func (b *binder) nowValue() Value {
+	if b.now.IsZero() {
+		b.now = time.Now()
+	}
+	return DateTime(b.now.UTC().Truncate(time.Microsecond))
+}
+
+func bind(e Expr, s *binder) (Expr, *Error) {
 	switch e := e.(type) {
 	case *Logical:
 		l, err := bind(e.L, s)
@@ -104,6 +128,10 @@ func bind(e Expr, s Schema) (Expr, *Error) {
 			return nil, err
 		}
 		return &IsNull{At: e.At, Field: f, Negated: e.Negated}, nil
+	case *ScalarCompare:
+		return s.bindScalarCompare(e)
+	case *ScalarMatch:
+		return s.bindScalarMatch(e)
 	}
 	return nil, &Error{Kind: KindSyntax, Code: CodeFilterSyntax, Pos: NoPos, Msg: fmt.Sprintf("the expression tree holds an invalid node %T", e)}
 }

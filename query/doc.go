@@ -37,13 +37,67 @@
 // "+" became a space gives an error that says so (ParseRawQuery keeps the "+" of an
 // offset).
 //
+// A call of contains, startswith or endswith may be compared with true or false ("eq true",
+// "eq false", "ne true", "ne false", on either side): that is the call or its negation
+// (SAP Cloud SDK writes only this form). In three-valued logic this is exact: a call on a
+// null field is unknown, and unknown compared with true or false stays unknown, so the row
+// is left out in all four forms (OData's two-valued null comparison would keep the null
+// rows under "ne true"; the SQL reading is the one every backend computes).
+//
 // Valid OData outside this subset is reported with KindUnsupported: arithmetic (add, sub,
-// mul, div, divby, mod, unary -), has, lambdas (any, all), paths with /, other functions,
+// mul, div, divby, mod; ODataSyntax accepts them, see Functions) and unary -, has, lambdas
+// (any, all), paths with /, other functions (ODataSyntax accepts the canonical ones),
 // typed literals (duration'...', enum values), JSON arrays and objects, $it, $root, $this,
 // parameter aliases (@p), upper-case keywords, a field or literal on its own as a
-// condition, comparisons of two literals, comparisons with the result of a function,
-// ordering comparisons with null, and null in an in list. Leading and trailing white space
+// condition, comparisons of two literals, comparisons of a boolean function with anything
+// but true or false, ordering comparisons with null, and null in an in list. Leading and trailing white space
 // is allowed, and any ASCII white space separates tokens.
+//
+// # Functions (ODataSyntax)
+//
+// Under ODataSyntax a side of a condition may also be a value expression, parsed with this
+// grammar wherever the plain one above cannot read a condition:
+//
+//	scalarCond = operand [ op operand | "in" "(" value { "," value } ")" ]
+//	operand    = term { ("add" | "sub") term }
+//	term       = atom { ("mul" | "div" | "divby" | "mod") atom }
+//	atom       = "(" operand ")" | function "(" [ operand { "," operand } ] ")" | field | value
+//
+// A condition whose sides are a field and a literal stays a *Compare (*IsNull, *Call), so
+// executors keep their paths for them; the others are *ScalarCompare (also "X eq null")
+// and *ScalarMatch (contains(tolower(A),'x')) over *FieldOperand, *Const, *Apply and
+// *Arithmetic. "X in (...)" on a value expression is the disjunction of its equalities.
+// The functions and their types (Bind checks them; a mismatch is FILTER_TYPE_MISMATCH with
+// the position):
+//
+//	tolower, toupper, trim (string) string        trim removes ' ', \t, \n, \r at both ends
+//	length (string) integer                       in characters
+//	indexof (string, string) integer              0-based character index, -1 when absent
+//	concat (string, string) string
+//	substring (string, integer [, integer])       0-based, in characters; a negative start
+//	                                              counts as 0, a negative length takes nothing
+//	year, month, day (date|datetime|timestamp)    integer, of the UTC calendar day
+//	hour, minute, second (datetime|timestamp|time) integer; the second without its fraction
+//	date (datetime|timestamp) date                the UTC day
+//	time (datetime|timestamp) time                the UTC time of day
+//	now () datetime                               read once per binding (BindAt, WithNow)
+//	round, floor, ceiling (number)                the operand's type; round half away from zero
+//	add, sub, mul, div, mod (number, number)      integer when both are, else float
+//	divby (number, number) float
+//
+// A null argument gives null, and so does a division or modulo by zero (not an error), in
+// every backend, as does an integer result beyond 64 bits; div and mod of integers
+// truncate toward zero (the remainder has the dividend's sign). Literal arguments are
+// converted as a comparison converts them ('3' as an integer argument reads 3; any
+// literal is text where a string is wanted); null as an
+// argument and date or time arithmetic are type errors. Comparisons need comparable sides:
+// numbers with numbers, instants with instants, others with their own type. ApplyFunc,
+// ApplyArith, CompareValues and MatchText define the semantics row by row;
+// FilterFunctions lists the function names.
+//
+// Other OData functions (matchesPattern, fractionalseconds, totalseconds, cast, isof,
+// geo.*, ...) and the has operator are KindUnsupported; a function name OData does not
+// define is a syntax error.
 //
 // # Binding
 //

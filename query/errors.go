@@ -76,6 +76,10 @@ type Error struct {
 	Char int
 	// Msg says what is wrong, without the parameter name and position.
 	Msg string
+
+	// retry marks, inside the parser only, a condition that the plain grammar cannot read
+	// but OData's scalar grammar may: the nearest enclosing condition is parsed again.
+	retry bool
 }
 
 // Error returns "param: position N: msg", leaving out the parts that are unknown. Without a

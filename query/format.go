@@ -95,6 +95,28 @@ func format(b *strings.Builder, e Expr) {
 		b.WriteString(", ")
 		formatLiteral(b, e.Arg)
 		b.WriteByte(')')
+	case *ScalarCompare:
+		_, lf := e.L.(*FieldOperand)
+		_, rf := e.R.(*FieldOperand)
+		if lf && rf {
+			// "A lt B" would read B as a bare word: "(A) lt B" compares two fields.
+			b.WriteByte('(')
+			formatScalar(b, e.L)
+			b.WriteByte(')')
+		} else {
+			formatScalar(b, e.L)
+		}
+		b.WriteByte(' ')
+		b.WriteString(e.Op.String())
+		b.WriteByte(' ')
+		formatScalar(b, e.R)
+	case *ScalarMatch:
+		b.WriteString(e.Func.String())
+		b.WriteByte('(')
+		formatScalar(b, e.X)
+		b.WriteString(", ")
+		formatScalar(b, e.Arg)
+		b.WriteByte(')')
 	case *IsNull:
 		b.WriteString(e.Field.Name)
 		if e.Negated {
@@ -128,4 +150,58 @@ func formatLiteral(b *strings.Builder, l Literal) {
 	default:
 		b.WriteString(l.Raw)
 	}
+}
+
+// FormatScalar returns the canonical text of a scalar expression, as Format writes it in
+// a condition: functions in lower case, arithmetic with a parenthesis around every
+// operation that is an operand of another.
+func FormatScalar(s Scalar) string {
+	var b strings.Builder
+	formatScalar(&b, s)
+	return b.String()
+}
+
+func formatScalarText(s Scalar) string { return FormatScalar(s) }
+
+func formatScalar(b *strings.Builder, s Scalar) {
+	switch s := s.(type) {
+	case *FieldOperand:
+		b.WriteString(s.Field.Name)
+	case *Const:
+		if s.Lit.Kind == LitDateTime && s.Lit.Raw == "now()" {
+			b.WriteString("now()")
+			return
+		}
+		formatLiteral(b, s.Lit)
+	case *Apply:
+		b.WriteString(s.Func.String())
+		b.WriteByte('(')
+		for i, a := range s.Args {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			formatScalar(b, a)
+		}
+		b.WriteByte(')')
+	case *Arithmetic:
+		formatArithOperand(b, s.L)
+		b.WriteByte(' ')
+		b.WriteString(s.Op.String())
+		b.WriteByte(' ')
+		formatArithOperand(b, s.R)
+	case *matchOperand:
+		format(b, s.m)
+	default:
+		fmt.Fprintf(b, "<%T>", s)
+	}
+}
+
+func formatArithOperand(b *strings.Builder, s Scalar) {
+	if _, ok := s.(*Arithmetic); ok {
+		b.WriteByte('(')
+		formatScalar(b, s)
+		b.WriteByte(')')
+		return
+	}
+	formatScalar(b, s)
 }

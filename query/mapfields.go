@@ -13,6 +13,25 @@ func MapFields(e Expr, f func(FieldRef) (FieldRef, error)) (Expr, error) {
 		}
 		return r
 	}
+	var scalar func(Scalar) Scalar
+	scalar = func(s Scalar) Scalar {
+		switch s := s.(type) {
+		case *FieldOperand:
+			return &FieldOperand{Field: field(s.Field)}
+		case *Apply:
+			c := *s
+			c.Args = make([]Scalar, len(s.Args))
+			for i, a := range s.Args {
+				c.Args[i] = scalar(a)
+			}
+			return &c
+		case *Arithmetic:
+			c := *s
+			c.L, c.R = scalar(s.L), scalar(s.R)
+			return &c
+		}
+		return s
+	}
 	var walk func(Expr) Expr
 	walk = func(e Expr) Expr {
 		switch e := e.(type) {
@@ -36,6 +55,10 @@ func MapFields(e Expr, f func(FieldRef) (FieldRef, error)) (Expr, error) {
 			c := *e
 			c.Field = field(e.Field)
 			return &c
+		case *ScalarCompare:
+			return &ScalarCompare{At: e.At, L: scalar(e.L), Op: e.Op, R: scalar(e.R)}
+		case *ScalarMatch:
+			return &ScalarMatch{At: e.At, Func: e.Func, X: scalar(e.X), Arg: scalar(e.Arg)}
 		}
 		return e
 	}
@@ -44,4 +67,13 @@ func MapFields(e Expr, f func(FieldRef) (FieldRef, error)) (Expr, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// MapScalarFields is MapFields for a value expression.
+func MapScalarFields(s Scalar, f func(FieldRef) (FieldRef, error)) (Scalar, error) {
+	e, err := MapFields(&ScalarMatch{X: s, Arg: &Const{}}, f)
+	if err != nil {
+		return nil, err
+	}
+	return e.(*ScalarMatch).X, nil
 }

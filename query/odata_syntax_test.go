@@ -43,6 +43,35 @@ func TestODataSyntax(t *testing.T) {
 		// without "(" is a field
 		{"Status eq 'x'", cmpx("Status", Eq, litStr("x"))},
 		{"Contains eq 1", cmpx("Contains", Eq, litInt("1", 1))},
+		// a boolean function compared with true or false (SAP Cloud SDK): the call or
+		// its negation, in every spelling and on either side
+		{"contains(STATUS,'AI') eq true", call(Contains, "STATUS", "AI")},
+		{"(contains(STATUS,'AI') eq true)", call(Contains, "STATUS", "AI")},
+		{"contains(STATUS,'AI') eq false", not(call(Contains, "STATUS", "AI"))},
+		{"contains(STATUS,'AI') ne true", not(call(Contains, "STATUS", "AI"))},
+		{"contains(STATUS,'AI') ne false", call(Contains, "STATUS", "AI")},
+		{"CONTAINS(STATUS,'AI') Eq True", call(Contains, "STATUS", "AI")},
+		{"false eq startswith(STATUS,'A')", not(call(StartsWith, "STATUS", "A"))},
+		{"endswith(STATUS,'I') eq true and B eq 1", and(call(EndsWith, "STATUS", "I"), cmpx("B", Eq, litInt("1", 1)))},
+		// functions and arithmetic: scalar nodes where a side is not a field or literal
+		{"tolower(STATUS) eq 'paid'", &ScalarCompare{L: apply(FnToLower, field("STATUS")), Op: Eq, R: konst(litStr("paid"))}},
+		{"ToLower(STATUS) EQ 'paid'", &ScalarCompare{L: apply(FnToLower, field("STATUS")), Op: Eq, R: konst(litStr("paid"))}},
+		{"2025 eq year(D)", &ScalarCompare{L: apply(FnYear, field("D")), Op: Eq, R: konst(litInt("2025", 2025))}},
+		{"year(D) add 1 eq 2026", &ScalarCompare{L: &Arithmetic{Op: OpAdd, L: apply(FnYear, field("D")), R: konst(litInt("1", 1))}, Op: Eq, R: konst(litInt("2026", 2026))}},
+		{"A add B mul 2 gt 3", &ScalarCompare{L: &Arithmetic{Op: OpAdd, L: field("A"), R: &Arithmetic{Op: OpMul, L: field("B"), R: konst(litInt("2", 2))}}, Op: Gt, R: konst(litInt("3", 3))}},
+		{"(A add B) mul 2 gt 3", &ScalarCompare{L: &Arithmetic{Op: OpMul, L: &Arithmetic{Op: OpAdd, L: field("A"), R: field("B")}, R: konst(litInt("2", 2))}, Op: Gt, R: konst(litInt("3", 3))}},
+		{"A sub 1 sub 2 lt 0", &ScalarCompare{L: &Arithmetic{Op: OpSub, L: &Arithmetic{Op: OpSub, L: field("A"), R: konst(litInt("1", 1))}, R: konst(litInt("2", 2))}, Op: Lt, R: konst(litInt("0", 0))}},
+		{"length(concat(A,B)) gt 3", &ScalarCompare{L: apply(FnLength, apply(FnConcat, field("A"), field("B"))), Op: Gt, R: konst(litInt("3", 3))}},
+		{"substring(A,1,2) eq 'bc'", &ScalarCompare{L: apply(FnSubstring, field("A"), konst(litInt("1", 1)), konst(litInt("2", 2))), Op: Eq, R: konst(litStr("bc"))}},
+		{"contains(tolower(A),'x')", &ScalarMatch{Func: Contains, X: apply(FnToLower, field("A")), Arg: konst(litStr("x"))}},
+		{"contains(tolower(A),'x') eq false", not(&ScalarMatch{Func: Contains, X: apply(FnToLower, field("A")), Arg: konst(litStr("x"))})},
+		{"tolower(A) eq null", &ScalarCompare{L: apply(FnToLower, field("A")), Op: Eq, R: konst(Literal{Kind: LitNull, Raw: "null", Value: Null(TypeNull)})}},
+		{"tolower(A) in ('a','b')", or(&ScalarCompare{L: apply(FnToLower, field("A")), Op: Eq, R: konst(litStr("a"))}, &ScalarCompare{L: apply(FnToLower, field("A")), Op: Eq, R: konst(litStr("b"))})},
+		{"T lt now()", &ScalarCompare{L: field("T"), Op: Lt, R: apply(FnNow)}},
+		{"not (A add 1) gt 3 or B eq 2", or(not(&ScalarCompare{L: &Arithmetic{Op: OpAdd, L: field("A"), R: konst(litInt("1", 1))}, Op: Gt, R: konst(litInt("3", 3))}), cmpx("B", Eq, litInt("2", 2)))},
+		{"(A eq 1 or year(D) eq 2025)", or(cmpx("A", Eq, litInt("1", 1)), &ScalarCompare{L: apply(FnYear, field("D")), Op: Eq, R: konst(litInt("2025", 2025))})},
+		// a function and arithmetic that reduce to a field and a literal keep the plain node
+		{"(A) eq 1", cmpx("A", Eq, litInt("1", 1))},
 	}
 	for _, tt := range tests {
 		got, err := Parse(tt.src, ODataSyntax())
@@ -55,6 +84,14 @@ func TestODataSyntax(t *testing.T) {
 		}
 	}
 }
+
+func call(fn FuncName, field, arg string) *Call {
+	return &Call{Func: fn, Field: fr(field), Arg: litStr(arg)}
+}
+
+func field(name string) *FieldOperand            { return &FieldOperand{Field: fr(name)} }
+func konst(l Literal) *Const                     { return &Const{Lit: l} }
+func apply(fn ScalarFunc, args ...Scalar) *Apply { return &Apply{Func: fn, Args: args} }
 
 // TestODataSyntaxIsAnOption: the KM API's filterExpr keeps lower-case keywords, and a
 // suffixed number stays a bare word there.
@@ -83,7 +120,16 @@ func FuzzParseOData(f *testing.F) {
 		f.Add(s)
 	}
 	for _, s := range []string{"A GT 1000D", "A eq 5L", "A eq -1.5m", "Contains(A,'x') Or B Eq TRUE", "NULL Ne A",
-		"A eq 1e5D", "A eq 1.5L", "A In (1D,2F)", "NOT A eq 1", "A eq 2d", "A eq D", "A eq 9223372036854775808L"} {
+		"A eq 1e5D", "A eq 1.5L", "A In (1D,2F)", "NOT A eq 1", "A eq 2d", "A eq D", "A eq 9223372036854775808L",
+		"contains(A,'x') eq true", "contains(A,'x') ne false", "true eq endswith(A,'x')", "tolower(A) eq 'x'",
+		"year(D) add 1 eq 2026", "length(concat(A,B)) gt 3", "(A add 1) mul 2 gt 3", "substring(A,1,2) eq 'x'",
+		"substring(A,1) eq 'x'", "indexof(A,'x') eq -1", "trim(A) eq 'x'", "toupper(A) in ('X','Y')",
+		"month(D) eq 2 and day(D) lt 3", "hour(T) eq 1 or minute(T) ne 2 or second(T) gt 3", "date(T) eq 2025-01-01",
+		"time(T) lt 12:00:00", "T lt now()", "now() gt T", "round(F) eq 1 and floor(F) lt ceiling(F)",
+		"A div 0 eq null", "A mod 2 eq 1", "F divby 2 gt 1.5", "contains(tolower(A),'x') eq false",
+		"matchesPattern(A,'x')", "geo.distance(A,B) lt 1", "A has 'x'", "foo(A) eq 1", "tolower(A,B) eq 'x'",
+		"(A add 1)", "contains(A,'x') add 1 eq 2", "tolower(contains(A,'x')) eq 'x'", "1 eq 1 add A",
+		"((A add 1) gt 2 or (B sub 1) lt 3)", "not (A add 1) gt 3", "concat('a',A) eq concat(B,'b')"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
@@ -105,6 +151,20 @@ func FuzzParseOData(f *testing.F) {
 		}
 		if diff := cmp.Diff(e, back, ignorePos); diff != "" {
 			t.Fatalf("Parse(%q) and Parse(Format) = Parse(%q) differ:\n%s", src, text, diff)
+		}
+		// Binding must not panic, and fails with a type error or, for constructs only a
+		// type shows to be outside the supported set, not-supported.
+		b, err := Bind(e, anySchema{})
+		if err != nil {
+			var qe *Error
+			if !errors.As(err, &qe) || qe.Kind != KindType && qe.Kind != KindUnsupported {
+				t.Fatalf("Bind(%q): %v", src, err)
+			}
+			return
+		}
+		// A bound tree prints as text that parses and binds again.
+		if _, err := ParseAndBind(Format(b), anySchema{}, ODataSyntax()); err != nil {
+			t.Fatalf("Bind(%q) = %q, which does not bind again: %v", src, Format(b), err)
 		}
 	})
 }

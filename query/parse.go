@@ -3,6 +3,7 @@ package query
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -48,7 +49,12 @@ type config struct {
 	limits Limits
 	param  string
 	odata  bool
+	now    time.Time
 }
+
+// WithNow fixes the instant now() stands for in ParseAndBind (default: the current time,
+// read once per call).
+func WithNow(t time.Time) Option { return func(c *config) { c.now = t } }
 
 // WithLimits sets the limits of the filter text.
 func WithLimits(l Limits) Option { return func(c *config) { c.limits = l } }
@@ -101,7 +107,7 @@ func ParseAndBind(src string, s Schema, opts ...Option) (Expr, error) {
 	e, err := parse(src, c.limits, c.odata)
 	if err == nil {
 		var b Expr
-		if b, err = bind(e, s); err == nil {
+		if b, err = bind(e, &binder{Schema: s, now: c.now}); err == nil {
 			return b, nil
 		}
 	}
@@ -122,6 +128,7 @@ func parse(src string, lim Limits, odata bool) (e Expr, err *Error) {
 			if !ok {
 				panic(r)
 			}
+			perr.retry = false
 			e, err = nil, perr
 		}
 	}()
@@ -185,8 +192,13 @@ func (p *parser) foldWord(w string, end int) string {
 	if isKeyword(lower) || lower == "true" || lower == "false" || lower == "null" {
 		return lower
 	}
-	if _, ok := function(lower); ok && end < len(p.lx.src) && p.lx.src[end] == '(' {
-		return lower
+	if end < len(p.lx.src) && p.lx.src[end] == '(' {
+		if _, ok := function(lower); ok {
+			return lower
+		}
+		if _, ok := scalarFunc(lower); ok {
+			return lower
+		}
 	}
 	return w
 }
@@ -364,7 +376,51 @@ func function(s string) (FuncName, bool) {
 	return 0, false
 }
 
+// parsePrimary parses a parenthesised expression or a condition. Under ODataSyntax, a
+// condition the plain grammar cannot read because a side is a function or arithmetic
+// (the plain grammar signals it with a retry error) is parsed again from its start with
+// the scalar grammar.
 func (p *parser) parsePrimary() Expr {
+	if !p.odata {
+		return p.parsePlainPrimary()
+	}
+	start, depth := p.tok, p.depth
+	e, retry := p.attempt(p.parsePlainPrimary)
+	if retry == nil {
+		return e
+	}
+	p.tok, p.depth = start, depth
+	return p.parseScalarCondition()
+}
+
+// attempt runs f and returns the retry error it raised, if any; other errors go on.
+func (p *parser) attempt(f func() Expr) (e Expr, retry *Error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if perr, ok := r.(*Error); ok && perr.retry {
+				e, retry = nil, perr
+				return
+			}
+			panic(r)
+		}
+	}()
+	return f(), nil
+}
+
+// retry fails like fail, marking the error so that under ODataSyntax the enclosing
+// condition is parsed again with the scalar grammar.
+func (p *parser) retry(kind ErrorKind, pos int, format string, args ...any) {
+	defer func() {
+		r := recover()
+		if perr, ok := r.(*Error); ok && p.odata {
+			perr.retry = true
+		}
+		panic(r)
+	}()
+	p.fail(kind, pos, format, args...)
+}
+
+func (p *parser) parsePlainPrimary() Expr {
 	t := p.tok
 	switch t.kind {
 	case tLParen:
@@ -432,7 +488,7 @@ func (p *parser) parseField(what, detail string) FieldRef {
 	}
 	switch p.nextChar() {
 	case '(':
-		p.fail(KindUnsupported, t.pos, "the function %s is not supported; the functions are contains, startswith and endswith", short(t.text))
+		p.retry(KindUnsupported, t.pos, "the function %s is not supported; the functions are contains, startswith and endswith", short(t.text))
 	case '/':
 		seg := p.lx.at(t.end + 1)
 		switch {
@@ -460,7 +516,7 @@ func (p *parser) unexpected(expected string) {
 		lower := strings.ToLower(t.text)
 		switch {
 		case isArithmetic(lower):
-			p.fail(KindUnsupported, t.pos, "the arithmetic operator %s is not supported", short(t.text))
+			p.retry(KindUnsupported, t.pos, "the arithmetic operator %s is not supported", short(t.text))
 		case lower == "has":
 			p.fail(KindUnsupported, t.pos, "the has operator is not supported")
 		case (isKeyword(lower) || lower == "true" || lower == "false" || lower == "null") && t.text != lower:
@@ -507,7 +563,11 @@ func (p *parser) parseComparison(f FieldRef) Expr {
 	if lower := strings.ToLower(f.Name); lower == "not" && f.Name != lower {
 		p.fail(KindUnsupported, int(f.At), "keywords are lower case: write %q, not %q", lower, f.Name)
 	}
-	if t.kind == tEOF || t.kind == tRParen || p.isWord("and") || p.isWord("or") {
+	if t.kind == tRParen {
+		// Under ODataSyntax "(A) eq 1" may follow: the scalar grammar reads it.
+		p.retry(KindUnsupported, int(f.At), "a field on its own is not a condition; compare it, as in %s eq true", short(f.Name))
+	}
+	if t.kind == tEOF || p.isWord("and") || p.isWord("or") {
 		p.fail(KindUnsupported, int(f.At), "a field on its own is not a condition; compare it, as in %s eq true", short(f.Name))
 	}
 	p.unexpected(fmt.Sprintf("an operator (eq, ne, gt, ge, lt, le, in, is) after the field %s", short(f.Name)))
@@ -519,6 +579,7 @@ func (p *parser) compare(f FieldRef, op CompareOp, opText string) Expr {
 	opPos := p.tok.pos
 	p.next()
 	v := p.parseValue(opText)
+	p.arithmeticAhead()
 	if v.Kind == LitNull {
 		switch op {
 		case Eq:
@@ -548,7 +609,7 @@ func (p *parser) parseValue(after string) Literal {
 		if v.end < len(p.lx.src) {
 			switch p.lx.src[v.end] {
 			case '(':
-				p.fail(KindUnsupported, v.pos, "the function %s is not supported; the functions are contains, startswith and endswith", short(v.text))
+				p.retry(KindUnsupported, v.pos, "the function %s is not supported; the functions are contains, startswith and endswith", short(v.text))
 			case '\'':
 				p.fail(KindUnsupported, v.pos, "typed literals such as %s'...' are not supported", short(v.text))
 			case '/':
@@ -617,7 +678,7 @@ func (p *parser) parseCall(fn FuncName) Expr {
 	p.next() // the name
 	p.next() // (
 	if p.tok.kind == tString || p.tok.kind == tValue || p.isWord("true") || p.isWord("false") || p.isWord("null") {
-		p.fail(KindUnsupported, p.tok.pos, "the first argument of %s must be a field", name.text)
+		p.retry(KindUnsupported, p.tok.pos, "the first argument of %s must be a field", name.text)
 	}
 	f := p.parseField("a field as the first argument of", name.text)
 	if p.tok.kind != tComma {
@@ -632,12 +693,39 @@ func (p *parser) parseCall(fn FuncName) Expr {
 		p.unexpected(fmt.Sprintf(`")" to close %s(`, name.text))
 	}
 	p.next()
-	if p.tok.kind == tIdent {
-		if _, ok := compareOp(p.tok.text); ok {
-			p.fail(KindUnsupported, p.tok.pos, "comparing the result of %s is not supported; write %s(...) or not %s(...)", name.text, name.text, name.text)
+	var call Expr = &Call{At: Pos(name.pos), Func: fn, Field: f, Arg: arg}
+	return p.comparedBoolean(call, name.text)
+}
+
+// comparedBoolean reads what may follow a boolean function call: "eq true", "eq false",
+// "ne true" or "ne false" (SAP Cloud SDK writes contains(F,'x') eq true), and returns the
+// call or its negation. With SQL's three-valued logic these are exact: a call that is
+// unknown (a null field) stays unknown compared with true or false, and so does its
+// negation, so the row is left out in all four forms.
+func (p *parser) comparedBoolean(call Expr, name string) Expr {
+	if p.tok.kind != tIdent {
+		return call
+	}
+	op, ok := compareOp(p.tok.text)
+	if !ok {
+		return call
+	}
+	opTok := p.tok
+	v := p.lx.at(opTok.end)
+	if v.kind == tIdent {
+		if p.odata {
+			v.text = strings.ToLower(v.text)
+		}
+		if (v.text == "true" || v.text == "false") && (op == Eq || op == Ne) {
+			p.moveTo(v.end)
+			if (v.text == "true") == (op == Eq) {
+				return call
+			}
+			return &Not{At: call.Position(), X: call}
 		}
 	}
-	return &Call{At: Pos(name.pos), Func: fn, Field: f, Arg: arg}
+	p.retry(KindUnsupported, opTok.pos, "comparing the result of %s is supported only with eq or ne and true or false; write %s(...), %s(...) eq true or not %s(...)", name, name, name, name)
+	return nil
 }
 
 var mirrored = [...]CompareOp{Eq: Eq, Ne: Ne, Gt: Lt, Ge: Le, Lt: Gt, Le: Ge}
@@ -660,6 +748,7 @@ func (p *parser) parseMirrored() Expr {
 		lit = Literal{At: Pos(v.pos), Kind: kind, Raw: v.text, Value: val}
 		p.moveTo(v.end)
 	}
+	p.arithmeticAhead()
 	opTok := p.tok
 	op, ok := compareOp(opTok.text)
 	if opTok.kind != tIdent || !ok {
@@ -675,7 +764,13 @@ func (p *parser) parseMirrored() Expr {
 	if p.tok.kind == tString || p.tok.kind == tValue || p.isWord("true") || p.isWord("false") || p.isWord("null") {
 		p.fail(KindUnsupported, t.pos, "comparing two literals is not supported; compare a field with a literal")
 	}
+	if p.odata && p.tok.kind == tIdent {
+		if _, ok := function(p.tok.text); ok && p.nextChar() == '(' {
+			p.retry(KindUnsupported, p.tok.pos, "comparing the result of %s is supported only with true or false", p.tok.text)
+		}
+	}
 	f := p.parseField("a field after the operator", opTok.text)
+	p.arithmeticAhead()
 	if lit.Kind == LitNull {
 		switch op {
 		case Eq:

@@ -21,6 +21,10 @@ var ignorePos = cmp.Options{
 	cmpopts.IgnoreFields(IsNull{}, "At"),
 	cmpopts.IgnoreFields(FieldRef{}, "At"),
 	cmpopts.IgnoreFields(Literal{}, "At"),
+	cmpopts.IgnoreFields(ScalarCompare{}, "At"),
+	cmpopts.IgnoreFields(ScalarMatch{}, "At"),
+	cmpopts.IgnoreFields(Apply{}, "At"),
+	cmpopts.IgnoreFields(Arithmetic{}, "At"),
 }
 
 func fr(name string) FieldRef { return FieldRef{Name: name} }
@@ -290,7 +294,10 @@ func TestParseErrors(t *testing.T) {
 		{"1 eq 1", KindUnsupported, CodeFilterNotSupported, "filterExpr: position 1: comparing two literals is not supported; compare a field with a literal"},
 		{"'x' in ('x')", KindUnsupported, CodeFilterNotSupported, "filterExpr: position 5: the left side of in must be a field"},
 		{"contains('abc', A)", KindUnsupported, CodeFilterNotSupported, "filterExpr: position 10: the first argument of contains must be a field"},
-		{"contains(A,'x') eq true", KindUnsupported, CodeFilterNotSupported, "filterExpr: position 17: comparing the result of contains is not supported; write contains(...) or not contains(...)"},
+		{"contains(A,'x') eq 1", KindUnsupported, CodeFilterNotSupported, "filterExpr: position 17: comparing the result of contains is supported only with eq or ne and true or false; write contains(...), contains(...) eq true or not contains(...)"},
+		{"contains(A,'x') gt true", KindUnsupported, CodeFilterNotSupported, "filterExpr: position 17: comparing the result of contains is supported only with eq or ne and true or false; write contains(...), contains(...) eq true or not contains(...)"},
+		{"tolower(A) eq 'x'", KindUnsupported, CodeFilterNotSupported, "filterExpr: position 1: the function tolower is not supported; the functions are contains, startswith and endswith"},
+		{"A add 1 eq 2", KindUnsupported, CodeFilterNotSupported, "filterExpr: position 3: the arithmetic operator add is not supported"},
 		{"A gt null", KindUnsupported, CodeFilterNotSupported, "filterExpr: position 3: gt null is not supported: only eq null and ne null compare with null"},
 		{"null lt A", KindUnsupported, CodeFilterNotSupported, "filterExpr: position 6: null lt is not supported: only eq null and ne null compare with null"},
 		{"A in ('x', null)", KindUnsupported, CodeFilterNotSupported, `filterExpr: position 12: null in an in list is not supported; add "or A eq null"`},

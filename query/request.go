@@ -28,6 +28,9 @@ type Request struct {
 type SortKey struct {
 	Field string
 	Desc  bool
+	// Expr, when set, is a bound value expression to sort by (OData's $orderby
+	// tolower(NAME)); Field is then its text, for messages.
+	Expr Scalar
 }
 
 // Search is a fuzzy search: rows match when the best score of Term over Fields reaches

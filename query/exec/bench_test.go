@@ -359,3 +359,26 @@ func BenchmarkIndexBuild(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
 	})
 }
+
+// BenchmarkFilterFunctions: filters with OData's functions next to the same filters
+// without them, page of 50 with the count (see storage/sqlstore's BenchmarkFilterFunctions
+// for the SQL backends).
+func BenchmarkFilterFunctions(b *testing.B) {
+	schema := query.MapSchema{"STATUS": query.TypeString, "CREATED": query.TypeDate, "QUANTITY": query.TypeInteger}
+	for _, c := range []struct{ name, filter string }{
+		{"tolower", "tolower(STATUS) eq 'open'"},
+		{"plain-status", "STATUS eq 'OPEN'"},
+		{"year", "year(CREATED) eq 2023"},
+		{"date-range", "CREATED ge 2023-01-01 and CREATED lt 2024-01-01"},
+		{"arithmetic", "QUANTITY mul 2 gt 150"},
+		{"plain-quantity", "QUANTITY gt 75"},
+	} {
+		e, err := query.ParseAndBind(c.filter, schema, query.ODataSyntax())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			runBench(b, &query.Request{Fields: []string{"ORDER_ID", "STATUS"}, Filter: e, PageSize: 50, Count: true})
+		})
+	}
+}

@@ -124,7 +124,8 @@ type plan struct {
 	refs     []ref          // the selected columns (the grouping keys with KPIs)
 	cols     []query.Column // the result columns: refs, then KPIs
 	metrics  []compiledMetric
-	sortCols []int // the result column of each sort key
+	sortCols []int // the result column of each sort key (-1: an expression)
+	sortRefs []ref // the column each sort key reads: a selected one, or an expression's values
 	filter   pred  // nil: every row
 	searched []ref // the columns a search looks at
 }
@@ -158,7 +159,19 @@ func compile(f *Frame, req *query.Request) (*plan, error) {
 		p.cols = append(p.cols, query.Column{Name: k.ID, Type: m.typ, KPI: true})
 	}
 	p.sortCols = make([]int, len(req.Sort))
+	p.sortRefs = make([]ref, len(req.Sort))
 	for i, k := range req.Sort {
+		if k.Expr != nil {
+			if len(req.KPIs) > 0 {
+				return nil, fmt.Errorf("exec: %w: sorting groups by an expression", ErrInvalidRequest)
+			}
+			col, err := f.scalarColumn(k.Expr)
+			if err != nil {
+				return nil, err
+			}
+			p.sortCols[i], p.sortRefs[i] = -1, ref{col: col}
+			continue
+		}
 		j := slices.IndexFunc(p.cols, func(c query.Column) bool { return c.Name == k.Field })
 		if j < 0 {
 			if _, ok := f.refs[k.Field]; !ok {
@@ -167,6 +180,9 @@ func compile(f *Frame, req *query.Request) (*plan, error) {
 			return nil, fmt.Errorf("exec: %w: sort field %q is not selected", ErrInvalidRequest, k.Field)
 		}
 		p.sortCols[i] = j
+		if j < len(p.refs) {
+			p.sortRefs[i] = p.refs[j]
+		}
 	}
 	if req.Filter != nil {
 		filter, err := f.compileTrue(context.Background(), req.Filter)
@@ -309,7 +325,7 @@ func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 	}
 	count := rows.len()
 	start, end := pageBounds(count, p.req.Page, p.req.PageSize)
-	if len(p.req.Sort) > 0 && start < end {
+	if len(p.req.Sort) > 0 && p.sortCols[0] >= 0 && start < end {
 		if top, ok := p.indexTop(rows, count, end); ok {
 			return p.project(top[start:end]), count
 		}
@@ -328,7 +344,7 @@ func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 func (p *plan) keyCmps(from int) []rowCmp {
 	cmps := make([]rowCmp, 0, len(p.req.Sort)-from)
 	for i, k := range p.req.Sort[from:] {
-		cmps = append(cmps, keyCmp(p.refs[p.sortCols[from+i]], k.Desc))
+		cmps = append(cmps, keyCmp(p.sortRefs[from+i], k.Desc))
 	}
 	return cmps
 }
@@ -359,11 +375,12 @@ const earlyMinWalk = 1024
 // bitmap path (its allocations, the selection), whatever the table's size.
 const earlyFixed = 256
 
-// earlyPageFits reports a request whose page earlyTop can find: rows (no KPIs) sorted,
-// without a count, distinct or search, and a page end that fits an int32.
+// earlyPageFits reports a request whose page earlyTop can find: rows (no KPIs) sorted
+// first by a column (an expression has no sort index), without a count, distinct or
+// search, and a page end that fits an int32.
 func (p *plan) earlyPageFits() bool {
 	r := p.req
-	return len(r.Sort) > 0 && len(p.metrics) == 0 && !r.Count && !r.Distinct &&
+	return len(r.Sort) > 0 && p.sortCols[0] >= 0 && len(p.metrics) == 0 && !r.Count && !r.Distinct &&
 		r.Search == nil && r.Page <= (math.MaxInt32-r.PageSize)/r.PageSize
 }
 

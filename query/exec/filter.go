@@ -104,6 +104,10 @@ func (f *Frame) compileFilter(ctx context.Context, e query.Expr) (pred, error) {
 			return nil, err
 		}
 		return f.leaf(ctx, c, fill, false, false), nil
+	case *query.ScalarCompare:
+		return f.compileScalarCompare(ctx, e)
+	case *query.ScalarMatch:
+		return f.compileScalarMatch(ctx, e)
 	}
 	return nil, fmt.Errorf("exec: %w: filter node %T", ErrInvalidRequest, e)
 }
@@ -124,6 +128,10 @@ func isNilNode(e query.Expr) bool {
 	case *query.Call:
 		return e == nil
 	case *query.IsNull:
+		return e == nil
+	case *query.ScalarCompare:
+		return e == nil
+	case *query.ScalarMatch:
 		return e == nil
 	}
 	return false

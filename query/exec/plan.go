@@ -358,6 +358,10 @@ func (s *Source) runRows(ctx context.Context, p *km.Plan) (*query.Result, error)
 	}
 	req.Sort = make([]query.SortKey, len(p.Sort))
 	for i, k := range p.Sort {
+		if k.Expr != nil {
+			req.Sort[i] = query.SortKey{Field: query.FormatScalar(k.Expr), Desc: k.Desc, Expr: k.Expr}
+			continue
+		}
 		req.Sort[i] = query.SortKey{Field: req.Fields[k.Column], Desc: k.Desc}
 	}
 	if p.Search != nil {

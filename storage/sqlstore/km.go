@@ -104,7 +104,7 @@ func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) 
 	}
 	if p.Count && !counted {
 		if err := s.db.sql.QueryRowContext(ctx, st.count, st.countArgs...).Scan(&res.Count); err != nil {
-			return nil, fmt.Errorf("sqlstore: count: %w", err)
+			return nil, outOfRange(fmt.Errorf("sqlstore: count: %w", err))
 		}
 	}
 	return res, nil
@@ -115,7 +115,7 @@ func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) 
 func (s *KMStore) page(ctx context.Context, st *statement, res *query.Result) (bool, error) {
 	rows, err := s.db.sql.QueryContext(ctx, st.page, st.pageArgs...)
 	if err != nil {
-		return false, fmt.Errorf("sqlstore: query: %w", err)
+		return false, outOfRange(fmt.Errorf("sqlstore: query: %w", err))
 	}
 	defer rows.Close()
 	n := len(st.cols)

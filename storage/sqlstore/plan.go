@@ -237,16 +237,37 @@ func (t *planner) output(expr string, typ query.Type) string {
 
 // orderBy returns the ORDER BY items of the plan's sort keys over output columns c<i>:
 // nulls last in both directions.
-func (t *planner) orderBy() []string {
+//
+// A key that is an expression (row statements only) is computed from the row's columns;
+// its constants are parameters, so the caller takes the count statement's arguments
+// before calling orderBy.
+func (t *planner) orderBy() ([]string, error) {
 	var out []string
 	for _, k := range t.p.Sort {
 		dir := " ASC NULLS LAST"
 		if k.Desc {
 			dir = " DESC NULLS LAST"
 		}
+		if k.Expr != nil {
+			e, err := t.b.scalar(t.rowResolver, k.Expr)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, t.output(e.expr, e.typ)+dir)
+			continue
+		}
 		out = append(out, "c"+strconv.Itoa(k.Column)+dir)
 	}
-	return out
+	return out, nil
+}
+
+// rowResolver resolves a field "RECORD.FIELD" of the row statement.
+func (t *planner) rowResolver(name string) (frameCol, error) {
+	r, f := t.p.KM.Field(name)
+	if f == nil {
+		return frameCol{}, fmt.Errorf("%w: unknown field %s", errInternal, name)
+	}
+	return frameCol{expr: col(t.rowAlias(r.ID), f.ID), typ: f.Type}, nil
 }
 
 // page appends LIMIT and OFFSET; it reports false when the page lies beyond any result.
@@ -299,10 +320,16 @@ func (t *planner) rowStatement(st *statement, score *searchScore) (*statement, e
 		}
 	}
 	from := " FROM " + sc.from.String() + " WHERE " + where
-	keys := t.orderBy()
+	countArgs := slices.Clone(t.b.args)
+	keys, err := t.orderBy()
+	if err != nil {
+		return nil, err
+	}
 	sorted := make([]bool, len(p.Fields))
 	for _, k := range p.Sort {
-		sorted[k.Column] = true
+		if k.Column >= 0 {
+			sorted[k.Column] = true
+		}
 	}
 	if len(sel) == 0 {
 		// A plan without columns lists rows of no values: SQL selects one constant.
@@ -332,7 +359,7 @@ func (t *planner) rowStatement(st *statement, score *searchScore) (*statement, e
 		page = "SELECT " + strings.Join(sel, ", ") + total + from + " ORDER BY " + strings.Join(append(keys, order), ", ")
 		count = "SELECT count(*)" + from
 	}
-	st.count, st.countArgs = count, slices.Clone(t.b.args)
+	st.count, st.countArgs = count, countArgs
 	var ok bool
 	if st.page, ok = t.page(page); !ok {
 		st.empty = true
@@ -570,7 +597,10 @@ func (t *planner) kpiStatement(st *statement, score *searchScore) (*statement, e
 		sel = append(sel, e+" AS c"+strconv.Itoa(len(keys)+i))
 	}
 	from := " FROM (" + src + ") q"
-	order := t.orderBy()
+	order, err := t.orderBy()
+	if err != nil {
+		return nil, err
+	}
 	if score != nil {
 		s := t.b.scoreExpr(score)
 		from += " WHERE " + s + " >= " + t.b.arg(int64(p.Search.Precision))

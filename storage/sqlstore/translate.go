@@ -104,6 +104,10 @@ func (b *builder) filter(r resolver, e query.Expr) (string, error) {
 			return "", err
 		}
 		return b.call(c, e)
+	case *query.ScalarCompare:
+		return b.scalarCompare(r, e)
+	case *query.ScalarMatch:
+		return b.scalarMatch(r, e)
 	case nil:
 	}
 	return "", fmt.Errorf("%w: filter node %T", errInternal, e)

@@ -59,6 +59,12 @@ type RefRequest struct {
 	// position among all rows of the record, an integer that can be selected, filtered
 	// and sorted. "" for none.
 	RowKey string
+	// ODataFilter is an OData $filter text (record level), read with query.ODataSyntax:
+	// it may use the canonical functions and arithmetic.
+	ODataFilter string
+	// ODataOrderBy is an OData $orderby text (record level, without Sort and Distinct):
+	// items "expression [asc|desc]", the expressions over the record's fields.
+	ODataOrderBy string
 }
 
 // RefResult is the answer: column names (headers' ids) and rows whose cells are as
@@ -409,7 +415,17 @@ func exprFieldNames(e query.Expr, add func(string)) {
 		add(x.Field.Name)
 	case *query.IsNull:
 		add(x.Field.Name)
+	case *query.ScalarCompare:
+		scalarFieldNames(x.L, add)
+		scalarFieldNames(x.R, add)
+	case *query.ScalarMatch:
+		scalarFieldNames(x.X, add)
+		scalarFieldNames(x.Arg, add)
 	}
+}
+
+func scalarFieldNames(s query.Scalar, add func(string)) {
+	query.ScalarFields(s, func(f query.FieldRef) { add(f.Name) })
 }
 
 // newConjunct resolves the fields of e and finds its home.
@@ -646,6 +662,10 @@ func (ev *evaluation) eval(e query.Expr, refs map[string]fieldRef, get func(fiel
 			return yes
 		}
 		return no
+	case *query.ScalarCompare:
+		return ev.evalScalarCompare(x, refs, get)
+	case *query.ScalarMatch:
+		return ev.evalScalarMatch(x, refs, get)
 	}
 	panic(fmt.Sprintf("reference: unknown expression %T", e))
 }
@@ -925,6 +945,13 @@ func (r *Reference) Eval(req RefRequest) (*RefResult, error) {
 			exprs = append(exprs, e)
 		}
 	}
+	if req.ODataFilter != "" {
+		e, err := query.Parse(req.ODataFilter, query.ODataSyntax())
+		if err != nil {
+			return nil, refErr("%v", err)
+		}
+		exprs = append(exprs, e)
+	}
 	var conj []query.Expr
 	var split func(query.Expr)
 	split = func(e query.Expr) {
@@ -998,6 +1025,14 @@ func (r *Reference) Eval(req RefRequest) (*RefResult, error) {
 			}
 		}
 		rows = out
+	}
+	if req.ODataOrderBy != "" {
+		if req.Record == "" || req.Sort != "" || req.Distinct {
+			return nil, refErr("$orderby at record level only, without sort and distinct")
+		}
+		if rows, err = ev.orderByExpressions(req.Record, rows, req.ODataOrderBy); err != nil {
+			return nil, err
+		}
 	}
 	if req.Sort != "" {
 		keys, err := query.ParseSort(req.Sort)
@@ -1562,4 +1597,81 @@ func (ev *evaluation) aggregateValue(ag *aggregate, k string) query.Value {
 		return query.Float((fs[n/2-1] + fs[n/2]) / 2)
 	}
 	panic(errors.New("reference: unknown aggregate"))
+}
+
+// orderByExpressions sorts the listed rows of rec (in row order) by the $orderby items of
+// text, each an expression over rec's fields and an optional asc or desc: nulls last in
+// both directions, ties in row order.
+func (ev *evaluation) orderByExpressions(rec string, rows [][]query.Value, text string) ([][]query.Value, error) {
+	fields := ev.m.Record(rec).Fields
+	all := make([]fieldRef, len(fields))
+	refs := map[string]fieldRef{}
+	for i, f := range fields {
+		all[i] = fieldRef{rec: rec, index: i, typ: f.Type, name: f.ID}
+		refs[f.ID] = all[i]
+	}
+	full, err := ev.recordRows(rec, all)
+	if err != nil {
+		return nil, err
+	}
+	type item struct {
+		expr query.Scalar
+		desc bool
+	}
+	var items []item
+	for _, part := range query.SplitTopLevel(text) {
+		it := item{}
+		words := strings.Fields(part)
+		switch strings.ToLower(words[len(words)-1]) {
+		case "desc":
+			it.desc = true
+			words = words[:len(words)-1]
+		case "asc":
+			words = words[:len(words)-1]
+		}
+		e, err := query.ParseScalar(strings.Join(words, " "))
+		if err != nil {
+			return nil, refErr("%v", err)
+		}
+		it.expr = e
+		items = append(items, it)
+	}
+	keys := make([][]query.Value, len(full))
+	for i, row := range full {
+		get := func(r fieldRef) query.Value { return row[r.index] }
+		for _, it := range items {
+			keys[i] = append(keys[i], ev.scalarValue(it.expr, refs, get))
+		}
+	}
+	order := make([]int, len(rows))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		for k, it := range items {
+			x, y := keys[a][k], keys[b][k]
+			var c int
+			switch xn, yn := isNullValue(x), isNullValue(y); {
+			case xn && yn:
+			case xn:
+				c = 1
+			case yn:
+				c = -1
+			default:
+				c = cmpComputed(x, y)
+				if it.desc {
+					c = -c
+				}
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	out := make([][]query.Value, len(rows))
+	for i, j := range order {
+		out[i] = rows[j]
+	}
+	return out, nil
 }

@@ -476,8 +476,86 @@ func runSemantics(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store
 			}
 			checkOData(t, oh, ref, "o2c", req)
 		}
+		for _, req := range oDataFunctionCases() {
+			checkOData(t, oh, ref, "o2c", req)
+		}
 	})
 	t.Run("AmbiguousPath", func(t *testing.T) { runAmbiguous(t, newStore) })
+}
+
+// oDataFunctionCases are $filter conditions with OData's canonical functions and
+// arithmetic (see the query package's documentation for their semantics), each answered
+// by the reference evaluator row at a time.
+func oDataFunctionCases() []RefRequest {
+	orders := []string{"ORDER_ID", "STATUS", "ORDER_DATE", "CREATED_AT", "NET_VALUE", "DAYS_LATE"}
+	filters := []string{
+		"contains(STATUS,'PE') eq true",
+		"contains(STATUS,'PE') eq false",
+		"contains(STATUS,'PE') ne true",
+		"startswith(STATUS,'O') ne false or endswith(ORDER_ID,'7') eq true",
+		"tolower(STATUS) eq 'open'",
+		"toupper(tolower(STATUS)) eq STATUS",
+		"contains(tolower(STATUS),'pe')",
+		"length(STATUS) gt 4",
+		"length(concat(STATUS,CURRENCY)) ge 9",
+		"concat(concat(STATUS,'-'),CURRENCY) eq 'OPEN-EUR'",
+		"trim(concat(' ',STATUS)) eq STATUS",
+		"indexof(ORDER_ID,'3') ge 7",
+		"indexof(STATUS,'X') eq -1",
+		"substring(ORDER_ID,3) eq '0000007'",
+		"substring(STATUS,1,2) eq 'PE'",
+		"substring(STATUS,-1,2) eq 'OP'",
+		"year(ORDER_DATE) eq 2025",
+		"year(ORDER_DATE) add 1 eq 2026 and month(ORDER_DATE) le 6",
+		"day(ORDER_DATE) eq day(CREATED_AT)",
+		"year(CREATED_AT) eq 2025 and hour(CREATED_AT) ge 12",
+		"minute(CREATED_AT) lt 30 or second(CREATED_AT) eq 0",
+		"date(CREATED_AT) eq ORDER_DATE",
+		"date(CREATED_AT) gt 2025-06-30",
+		"time(CREATED_AT) lt 09:30:00",
+		"DAYS_LATE mod 2 eq 1",
+		"DAYS_LATE div 2 ge 3",
+		"DAYS_LATE div 0 eq null",
+		"DAYS_LATE mul 2 sub 1 gt 5",
+		"NET_VALUE divby 2 gt 5000",
+		"NET_VALUE div 0 ne null",
+		"NET_VALUE mul DAYS_LATE gt 10000",
+		"round(NET_VALUE) ge 10000 and floor(NET_VALUE) lt ceiling(NET_VALUE)",
+		"tolower(STATUS) in ('open','paid')",
+		// integer results beyond 64 bits are null in every backend
+		"DAYS_LATE mul 9223372036854775807 eq null",
+		"DAYS_LATE add 9223372036854775800 gt 9223372036854775805",
+		"DAYS_LATE sub 9223372036854775807 sub 10 eq null",
+		"(DAYS_LATE sub DAYS_LATE sub 9223372036854775807 sub 1) div -1 eq null",
+		"(DAYS_LATE sub DAYS_LATE sub 9223372036854775807 sub 1) mod -1 eq 0",
+		"not (length(STATUS) eq 4)",
+		"CUSTOMERS.CREDIT_LIMIT divby 1000 add DAYS_LATE gt 100",
+		"length(CUSTOMERS.CITY) add length(STATUS) eq 10",
+	}
+	var out []RefRequest
+	for _, f := range filters {
+		out = append(out, RefRequest{Record: "ORDERS", Fields: orders, ODataFilter: f})
+	}
+	for _, o := range []string{
+		"tolower(STATUS) desc",
+		"year(ORDER_DATE),tolower(STATUS) desc",
+		"month(CREATED_AT) desc,substring(ORDER_ID,8),DAYS_LATE mod 3",
+		"NET_VALUE divby DAYS_LATE desc",
+		"length(concat(STATUS,CURRENCY)),hour(CREATED_AT) DESC",
+	} {
+		out = append(out, RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID", "STATUS"}, ODataFilter: "year(ORDER_DATE) ge 2025", ODataOrderBy: o})
+	}
+	out = append(out,
+		// a function on a parent's field, carried to the child rows
+		RefRequest{Record: "ORDER_ITEMS", Fields: []string{"ITEM_ID", "QUANTITY"}, ODataFilter: "tolower(ORDERS.STATUS) eq 'open' and QUANTITY mul 2 gt 10"},
+		RefRequest{Record: "ORDER_ITEMS", Fields: []string{"ITEM_ID"}, ODataFilter: "length(concat(ORDER_ID,ORDERS.CUSTOMER_ID)) gt 0 and year(ORDERS.ORDER_DATE) eq 2025"},
+		RefRequest{Record: "CUSTOMERS", Fields: []string{"CUSTOMER_ID", "CITY"}, ODataFilter: "tolower(ORDERS.STATUS) eq 'paid'"},
+		// Unicode case mapping and character counts agree in every backend
+		RefRequest{Record: "CUSTOMERS", Fields: []string{"CUSTOMER_ID", "CITY"}, ODataFilter: "toupper(CITY) eq 'MALMÖ' or contains(tolower(CUSTOMER_NAME),'mü')"},
+		RefRequest{Record: "CUSTOMERS", Fields: []string{"CUSTOMER_ID", "CITY"}, ODataFilter: "length(CITY) eq 5 and indexof(CITY,'ö') eq 4 and substring(CITY,4) eq 'ö'"},
+		RefRequest{Record: "ACTIVITIES", Fields: []string{"ACTIVITY_ID", "ACTIVITY"}, ODataFilter: "hour(EVENT_TIME) lt 10 and indexof(tolower(ACTIVITY),'ship') ge 0"},
+	)
+	return out
 }
 
 // checkOData asks the OData entity set of req.Record for the fields of req with its
@@ -488,6 +566,12 @@ func checkOData(t *testing.T, h http.Handler, ref *Reference, kmID string, req R
 	v.Set("$select", strings.Join(req.Fields, ","))
 	if len(req.Filters) > 0 {
 		v.Set("filterid", strings.Join(req.Filters, ","))
+	}
+	if req.ODataFilter != "" {
+		v.Set("$filter", req.ODataFilter)
+	}
+	if req.ODataOrderBy != "" {
+		v.Set("$orderby", req.ODataOrderBy)
 	}
 	target := odata.BasePath + "/" + kmID + ".svc/" + req.Record + "_entries?" + v.Encode()
 	want, err := ref.Eval(req)
