@@ -99,7 +99,11 @@ func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) 
 		}
 	}
 	if p.Count && !counted {
-		if err := s.db.sql.QueryRowContext(ctx, st.count, st.countArgs...).Scan(&res.Count); err != nil {
+		q, args, err := s.db.fit(st.count, st.countArgs)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.db.sql.QueryRowContext(ctx, q, args...).Scan(&res.Count); err != nil {
 			return nil, fmt.Errorf("sqlstore: count: %w", err)
 		}
 	}
@@ -109,7 +113,11 @@ func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) 
 // page runs the page statement into res and reports whether it set res.Count (a page
 // that counts and has rows).
 func (s *KMStore) page(ctx context.Context, st *statement, res *query.Result) (bool, error) {
-	rows, err := s.db.sql.QueryContext(ctx, st.page, st.pageArgs...)
+	q, args, err := s.db.fit(st.page, st.pageArgs)
+	if err != nil {
+		return false, err
+	}
+	rows, err := s.db.sql.QueryContext(ctx, q, args...)
 	if err != nil {
 		return false, fmt.Errorf("sqlstore: query: %w", err)
 	}
@@ -250,6 +258,10 @@ func (s *KMStore) score(ctx context.Context, p *km.Plan) (*searchScore, error) {
 
 // strings runs a statement of one string column and returns its values.
 func (s *KMStore) strings(ctx context.Context, stmt string, args []any) ([]string, error) {
+	stmt, args, err := s.db.fit(stmt, args)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := s.db.sql.QueryContext(ctx, stmt, args...)
 	if err != nil {
 		return nil, err

@@ -50,11 +50,13 @@ type scope struct {
 	where []string
 }
 
+// cond is the conjunction of the conditions, a balanced tree (many filterExpr entries
+// stay within SQLite's expression depth).
 func (s *scope) cond() string {
 	if len(s.where) == 0 {
 		return "1 = 1"
 	}
-	return strings.Join(s.where, " AND ")
+	return balanced(s.where, " AND ")
 }
 
 // col returns the expression of a field of the record read as alias.

@@ -29,6 +29,9 @@ func (s *KMStore) Summarize(ctx context.Context, p *km.Plan) (*km.Summary, error
 		return nil, err
 	}
 	f := &rowSet{from: sc.from.String(), where: sc.cond(), args: t.b.args, rowKey: "r0." + quoteIdent(RowColumn)}
+	if f.from, f.where, f.args, err = s.db.fitRows(f.from, f.where, f.args); err != nil {
+		return nil, err
+	}
 	sum := &km.Summary{Fields: make([]km.FieldSummary, len(p.Fields))}
 	if err := s.db.sql.QueryRowContext(ctx, "SELECT count(*) FROM "+f.from+" WHERE "+f.where, f.args...).Scan(&sum.Rows); err != nil {
 		return nil, fmt.Errorf("sqlstore: summary: %w", err)
