@@ -37,6 +37,9 @@ type dialect interface {
 	// arrayArg converts a list ([]string, []int64, []float64 or []bool) to the one
 	// argument inArray expects.
 	arrayArg(vals any) any
+	// shortList is the longest list that inArray's callers write as an IN list of
+	// parameters rather than one array parameter.
+	shortList() int
 	// maxParams is the most parameters a statement may bind; a statement with more has
 	// its arguments written as literals (see inlineArgs).
 	maxParams() int
@@ -57,6 +60,8 @@ type dialect interface {
 	minMax(max bool, expr string, t query.Type) string
 	// typedNull is a null of type t, for a UNION branch that has no such column.
 	typedNull(t query.Type) string
+	// subqueryFence ends a sub-query that the planner must not pull up into a join.
+	subqueryFence() string
 	// castParam wraps a parameter marker so that the server knows its type.
 	castParam(marker string, v any) string
 }
@@ -140,6 +145,8 @@ func sqliteFloat(f float64) string {
 	return strconv.FormatFloat(f, 'e', -1, 64)
 }
 
+func (sqliteDialect) shortList() int { return 64 }
+
 // maxParams is SQLITE_MAX_VARIABLE_NUMBER's default since SQLite 3.32.
 func (sqliteDialect) maxParams() int { return 32766 }
 
@@ -191,6 +198,9 @@ func (sqliteDialect) minMax(max bool, expr string, _ query.Type) string {
 
 func (sqliteDialect) typedNull(query.Type) string { return "NULL" }
 
+// subqueryFence: SQLite keeps a correlated EXISTS a sub-query.
+func (sqliteDialect) subqueryFence() string { return "" }
+
 func (sqliteDialect) castParam(marker string, _ any) string { return marker }
 
 type postgresDialect struct{}
@@ -234,12 +244,17 @@ func (postgresDialect) greatest(exprs []string) string {
 	return "greatest(" + strings.Join(exprs, ", ") + ")"
 }
 
-// inArray: the parameter is a typed array (castParam), which pgx encodes from the slice.
+// inArray: the parameter is a typed array (castParam), which pgx encodes from the slice;
+// the planner sees its values (estimates, a hashed lookup for long lists) and an index on
+// expr serves it.
 func (postgresDialect) inArray(expr, param string, _ any) string {
 	return expr + " = ANY(" + param + ")"
 }
 
 func (postgresDialect) arrayArg(vals any) any { return vals }
+
+// shortList: PostgreSQL estimates and hashes the elements of an array parameter.
+func (postgresDialect) shortList() int { return 0 }
 
 // maxParams is the extended protocol's limit (a 16-bit count).
 func (postgresDialect) maxParams() int { return 65535 }
@@ -344,6 +359,9 @@ func (postgresDialect) typedNull(t query.Type) string {
 	return "CAST(NULL AS BIGINT)"
 }
 
+// subqueryFence: PostgreSQL does not turn an EXISTS with an OFFSET into a semi-join.
+func (postgresDialect) subqueryFence() string { return " OFFSET 0" }
+
 func (postgresDialect) castParam(marker string, v any) string {
 	switch v.(type) {
 	case string:
@@ -354,14 +372,21 @@ func (postgresDialect) castParam(marker string, v any) string {
 		return marker + "::float8"
 	case bool:
 		return marker + "::boolean"
-	case []string:
-		return marker + "::text[]"
-	case []int64:
-		return marker + "::bigint[]"
-	case []float64:
-		return marker + "::float8[]"
-	case []bool:
-		return marker + "::boolean[]"
 	}
-	return marker
+	return marker + pgType(v)
+}
+
+// pgType is the cast to the array type of a list argument, "" for other values.
+func pgType(v any) string {
+	switch v.(type) {
+	case []string:
+		return "::text[]"
+	case []int64:
+		return "::bigint[]"
+	case []float64:
+		return "::float8[]"
+	case []bool:
+		return "::boolean[]"
+	}
+	return ""
 }

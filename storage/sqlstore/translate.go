@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -60,8 +61,15 @@ func (b *builder) filter(r resolver, e query.Expr) (string, error) {
 		// A chain of one operator ("a or b or c ...", as long as the filter text allows)
 		// becomes a balanced tree, so that its depth is logarithmic: SQLite refuses
 		// expressions deeper than 1000.
+		leaves := chain(e, e.Op, nil)
 		var terms []string
-		for _, x := range chain(e, e.Op, nil) {
+		if e.Op == query.Or {
+			var err error
+			if leaves, terms, err = b.foldEqualities(r, leaves); err != nil {
+				return "", err
+			}
+		}
+		for _, x := range leaves {
 			t, err := b.filter(r, x)
 			if err != nil {
 				return "", err
@@ -192,6 +200,68 @@ func chain(e query.Expr, op query.LogicalOp, out []query.Expr) []query.Expr {
 	return append(out, e)
 }
 
+// foldEqualities translates the equalities and in lists of an or chain that test one
+// field together as one in list (one array parameter, whatever the length of the chain)
+// and returns the other operands, in order. "f eq a or f eq b or f in (c, d)" is "f in
+// (a, b, c, d)" in three-valued logic too: each is true when f is one of the values, and
+// unknown when f is null.
+func (b *builder) foldEqualities(r resolver, leaves []query.Expr) ([]query.Expr, []string, error) {
+	lits := map[string][]query.Literal{}
+	count := map[string]int{}
+	var order []string
+	for _, x := range leaves {
+		var name string
+		var ls []query.Literal
+		switch x := x.(type) {
+		case *query.Compare:
+			if x.Op != query.Eq {
+				continue
+			}
+			name, ls = x.Field.Name, []query.Literal{x.Value}
+		case *query.In:
+			name, ls = x.Field.Name, x.Values
+		default:
+			continue
+		}
+		if count[name] == 0 {
+			order = append(order, name)
+		}
+		count[name]++
+		lits[name] = append(lits[name], ls...)
+	}
+	var rest []query.Expr
+	for _, x := range leaves {
+		var name string
+		switch x := x.(type) {
+		case *query.Compare:
+			if x.Op == query.Eq {
+				name = x.Field.Name
+			}
+		case *query.In:
+			name = x.Field.Name
+		}
+		if name == "" || count[name] < 2 {
+			rest = append(rest, x)
+		}
+	}
+	var terms []string
+	for _, name := range order {
+		if count[name] < 2 {
+			continue
+		}
+		c, err := r(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		t, err := b.in(c, name, lits[name])
+		if err != nil {
+			return nil, nil, err
+		}
+		terms = append(terms, t)
+	}
+	return rest, terms, nil
+}
+
 // balanced joins terms (at least one) with op as a balanced tree of parenthesized pairs.
 func balanced(terms []string, op string) string {
 	if len(terms) == 1 {
@@ -278,8 +348,18 @@ func (b *builder) in(c frameCol, name string, lits []query.Literal) (string, err
 }
 
 // member returns the condition that expr is one of vals ([]string, []int64, []float64 or
-// []bool), bound as one array parameter.
+// []bool), bound as one array parameter, or as an IN list of parameters when it is no
+// longer than the dialect's shortList (SQLite's planner estimates those, and picks an
+// index for them where it would scan the rows in order for a json_each of unknown size).
 func (b *builder) member(expr string, vals any) string {
+	v := reflect.ValueOf(vals)
+	if n := v.Len(); n <= b.d.shortList() {
+		marks := make([]string, n)
+		for i := range marks {
+			marks[i] = b.arg(v.Index(i).Interface())
+		}
+		return "(" + expr + " IN (" + strings.Join(marks, ", ") + "))"
+	}
 	return "(" + b.d.inArray(expr, b.arg(b.d.arrayArg(vals)), vals) + ")"
 }
 
