@@ -67,7 +67,8 @@ type Options struct {
 	// is stopped (the store's context is canceled) and answered with 503
 	// GENERAL_SERVICE_UNAVAILABLE saying so. Default DefaultQueryTimeout; negative: none.
 	QueryTimeout time.Duration
-	// MaxQueryCost is the budget of the cost estimate (Plan.Cost): a data or query request
+	// MaxQueryCost is the budget of the cost estimate (Plan.Cost): a data, query or summary
+	// request (and a direct call of QueryJSON or SummaryJSON)
 	// estimated beyond it is refused with 400 GENERAL_CONSTRAINT_VIOLATION naming the part
 	// that is too large. Default DefaultMaxQueryCost; negative: no budget.
 	MaxQueryCost int64

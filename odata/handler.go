@@ -57,6 +57,11 @@ type Options struct {
 	// longer work is stopped and answered with 503 GENERAL_SERVICE_UNAVAILABLE saying so.
 	// Default km.DefaultQueryTimeout; negative: none.
 	QueryTimeout time.Duration
+	// MaxQueryCost is the budget of the cost estimate of a query (km.CheckCost, as
+	// km.Options.MaxQueryCost): a request estimated beyond it is refused with 400
+	// GENERAL_CONSTRAINT_VIOLATION naming the part that is too large. Default
+	// km.DefaultMaxQueryCost; negative: no budget.
+	MaxQueryCost int64
 }
 
 // Handler serves the OData services of the KMs of a km.Store. Create it with NewHandler.
@@ -82,6 +87,9 @@ func NewHandler(store km.Store, opts Options) *Handler {
 	}
 	if opts.QueryTimeout == 0 {
 		opts.QueryTimeout = km.DefaultQueryTimeout
+	}
+	if opts.MaxQueryCost == 0 {
+		opts.MaxQueryCost = km.DefaultMaxQueryCost
 	}
 	return &Handler{store: store, opts: opts, now: time.Now}
 }

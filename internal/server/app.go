@@ -172,7 +172,7 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 		QueryTimeout: cfg.queryTimeout, MaxQueryCost: cfg.queryBudget,
 	})))))
 	mux.Handle(odata.BasePath+"/", odata.VersionHeader(guard.OData(notePrincipal(a.live.Handler(odata.NewHandler(kmStore, odata.Options{
-		MaxPageSize: cfg.maxPageSize, Logger: logger, QueryTimeout: cfg.queryTimeout,
+		MaxPageSize: cfg.maxPageSize, Logger: logger, QueryTimeout: cfg.queryTimeout, MaxQueryCost: cfg.queryBudget,
 	}))))))
 	// The MCP server answers with the KM API's plans and checks; an agent's pageSize is
 	// capped like a client's.

@@ -279,3 +279,31 @@ func (s *KMStore) strings(ctx context.Context, stmt string, args []any) ([]strin
 }
 
 var _ km.Store = (*KMStore)(nil)
+
+// RowCount implements km.RowCounter, for the cost estimate of a plan, without counting
+// rows: the count recorded in km_imports when the record's table was imported (one
+// lookup by primary key); for a table or view of the host's own, PostgreSQL's estimate
+// (pg_class.reltuples, kept by ANALYZE and autovacuum) when it has one. Otherwise the
+// count is unknown (km.AssumedRows is taken).
+func (s *KMStore) RowCount(ctx context.Context, m *km.KnowledgeModel, record string) (int64, bool) {
+	r := m.Record(record)
+	if r == nil {
+		return 0, false
+	}
+	var n int64
+	err := s.db.sql.QueryRowContext(ctx, s.db.d.rebind(`SELECT rows_loaded FROM km_imports WHERE source = ? AND digest <> ''`), r.Source).Scan(&n)
+	if err == nil {
+		return n, true
+	}
+	if s.db.d.name() != "postgres" {
+		return 0, false
+	}
+	var est float64
+	err = s.db.sql.QueryRowContext(ctx, `SELECT reltuples FROM pg_class WHERE oid = to_regclass($1)`, quoteIdent(r.Source)).Scan(&est)
+	if err != nil || est < 0 {
+		return 0, false
+	}
+	return int64(est), true
+}
+
+var _ km.RowCounter = (*KMStore)(nil)
