@@ -299,7 +299,7 @@ func (s *KMStore) RowCount(ctx context.Context, m *km.KnowledgeModel, record str
 		return 0, false
 	}
 	var est float64
-	err = s.db.sql.QueryRowContext(ctx, `SELECT reltuples FROM pg_class WHERE oid = to_regclass($1)`, quoteIdent(r.Source)).Scan(&est)
+	err = s.db.sql.QueryRowContext(ctx, `SELECT reltuples FROM pg_class WHERE oid = to_regclass($1) AND relkind IN ('r', 'p', 'm')`, quoteIdent(r.Source)).Scan(&est)
 	if err != nil || est < 0 {
 		return 0, false
 	}
