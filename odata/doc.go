@@ -125,6 +125,10 @@
 //     GENERAL_NOTFOUND_PATH. Store failures are 500 ADMIN_FATAL_ERROR with a support id
 //     that is logged with the error.
 //
+// Queries are bounded as the Knowledge Model API's: they run under Options.QueryTimeout
+// (503 beyond it) and their plan is costed and refused beyond Options.MaxQueryCost with
+// 400 GENERAL_CONSTRAINT_VIOLATION naming the part that is too large (km.CheckCost).
+//
 // The handler keeps no state between requests; authentication, permissions and rate
 // limits belong to the auth middleware in front of it (auth.Guard.OData).
 package odata
