@@ -214,18 +214,20 @@ func TestStatementLimits(t *testing.T) {
 				t.Fatal(err)
 			}
 			// No cost budget: the store's row counts are the subject of TestQueryCost.
-			h := km.NewHandler(s, km.Options{MaxPageSize: 5000, MaxQueryCost: -1})
+			// No time limit: SQLite under the race detector takes longer than 30 s for
+			// the largest statements (modernc's SQLite is Go code, and instrumented).
+			h := km.NewHandler(s, km.Options{MaxPageSize: 5000, MaxQueryCost: -1, QueryTimeout: -1})
 			for _, req := range reqs {
 				start := time.Now()
 				want, err := ref.Eval(req)
 				if err != nil {
-					t.Fatalf("%.200v: the reference refuses it: %v", req.FilterExprs, err)
+					t.Fatalf("%.200s: the reference refuses it: %v", req.FilterExprs[0], err)
 				}
 				if len(want.Rows) == 0 {
-					t.Errorf("%.200v: the reference answers no rows; the case checks nothing", req.FilterExprs)
+					t.Errorf("%.200s: the reference answers no rows; the case checks nothing", req.FilterExprs[0])
 				}
 				checkRows(t, h, queryTarget(req), want.Columns, want.Rows)
-				t.Logf("%.80v: %v", req.FilterExprs, time.Since(start))
+				t.Logf("%.80s (%d filters): %v", req.FilterExprs[0], len(req.FilterExprs), time.Since(start))
 			}
 		})
 	}

@@ -231,7 +231,7 @@ func mergeUp(cjs []*km.Conjunct, rec string) []*km.Conjunct {
 			out = append(out, cj)
 			continue
 		}
-		key := cj.Home + "|" + fmt.Sprint(path) + "|" + fmt.Sprint(cj.Reads)
+		key := cj.Home + "|" + fmt.Sprint([]km.Step(path)) + "|" + fmt.Sprint(cj.Reads) // steps name their fields
 		i, ok := merged[key]
 		if !ok {
 			merged[key] = len(out)
