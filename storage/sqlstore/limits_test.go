@@ -181,7 +181,11 @@ func limitRequests(t *testing.T, ref *storetest.Reference) []storetest.RefReques
 	for k := 0; k < km.MaxFilterExpressions; k++ {
 		cross = append(cross, fmt.Sprintf("ORDER_ITEMS.QUANTITY gt %d or ORDERS.STATUS ne 'X%d'", k%5, k))
 	}
-	reqs = append(reqs, storetest.RefRequest{Record: "ORDER_ITEMS", Fields: []string{"ITEM_ID", "QUANTITY"}, FilterExprs: cross})
+	reqs = append(reqs,
+		storetest.RefRequest{Record: "ORDER_ITEMS", Fields: []string{"ITEM_ID", "QUANTITY"}, FilterExprs: cross},
+		// At KM level, each is also an EXISTS over the items of an order.
+		storetest.RefRequest{Fields: []string{"ORDERS.STATUS"}, KPIs: []string{"TOTAL_NET", "ITEM_QUANTITY"}, FilterExprs: cross},
+	)
 	return reqs
 }
 
