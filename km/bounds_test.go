@@ -27,6 +27,7 @@ func TestQueryCostBudget(t *testing.T) {
 	five := url.QueryEscape("NET gt 1 or NET gt 2 or NET gt 3 or LATE eq 4 or STATUS eq 'X'")
 	filtered := api + "/shop/records/ORDERS/data?fields=ID&filterExpr=" + five
 	grouped := api + "/shop/data?fields=ORDERS.ID,CUSTOMERS.COUNTRY&kpis=NET,AVG_NET"
+	summary := api + "/shop/records/ORDERS/summary?fields=ID&filterExpr=" + five
 	tests := []struct {
 		name   string
 		budget int64
@@ -43,6 +44,10 @@ func TestQueryCostBudget(t *testing.T) {
 		{"grouping beyond the budget", 31, grouped, http.StatusBadRequest,
 			"the query is estimated at 32 row operations, beyond the budget of 31: the grouping is too large: 8 rows by 2 fields for 2 aggregates"},
 		{"no budget", -1, grouped, http.StatusOK, ""},
+		// A summary describes the filtered rows: the same 8 x 5 + 8 x 1 x 1.
+		{"summary at the budget", 48, summary, http.StatusOK, ""},
+		{"summary beyond the budget", 47, summary, http.StatusBadRequest,
+			"the query is estimated at 48 row operations, beyond the budget of 47: the filters are too large: 5 predicates over 8 rows"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -93,8 +93,19 @@ func predicates(e query.Expr) int64 {
 // checkCost refuses p with 400 when its estimated cost is beyond the budget, naming the
 // part that is too large.
 func (h *Handler) checkCost(ctx context.Context, p *Plan) error {
+	return CheckCost(ctx, h.store, p, h.opts.MaxQueryCost)
+}
+
+// CheckCost refuses p with a 400 GENERAL_CONSTRAINT_VIOLATION problem when its estimated
+// cost (Plan.Cost, with the record sizes of store when it is a RowCounter, else
+// AssumedRows) is beyond budget, naming the part that is too large. A negative budget
+// refuses nothing. Front ends other than the handler (OData) apply the same budget.
+func CheckCost(ctx context.Context, store Store, p *Plan, budget int64) error {
+	if budget < 0 {
+		return nil
+	}
 	var rows func(string) int64
-	if rc, ok := h.store.(RowCounter); ok {
+	if rc, ok := store.(RowCounter); ok {
 		rows = func(rec string) int64 {
 			if n, ok := rc.RowCount(ctx, p.KM, rec); ok {
 				return n
@@ -103,7 +114,7 @@ func (h *Handler) checkCost(ctx context.Context, p *Plan) error {
 		}
 	}
 	c := p.Cost(rows)
-	if c.Total <= h.opts.MaxQueryCost {
+	if c.Total <= budget {
 		return nil
 	}
 	part := fmt.Sprintf("the filters are too large: %d predicates over %d rows", c.Predicates, c.Rows)
@@ -114,5 +125,5 @@ func (h *Handler) checkCost(ctx context.Context, p *Plan) error {
 	}
 	return problem.New(http.StatusBadRequest, problem.CodeConstraint, fmt.Sprintf(
 		"the query is estimated at %d row operations, beyond the budget of %d: %s; %s",
-		c.Total, h.opts.MaxQueryCost, part, hint))
+		c.Total, budget, part, hint))
 }

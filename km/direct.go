@@ -49,6 +49,9 @@ func (h *Handler) QueryJSON(ctx context.Context, m *KnowledgeModel, record strin
 	if err != nil {
 		return nil, err
 	}
+	if err := h.checkCost(ctx, pl.p); err != nil {
+		return nil, err
+	}
 	res, err := h.store.Query(ctx, pl.p)
 	if err != nil {
 		return nil, err

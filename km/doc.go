@@ -92,10 +92,12 @@
 //     list at most ten unknown names.
 //   - Bounded work: the request's context reaches the store (Store.Query), so a client
 //     that goes away or a server shutting down stops the query (the memory store checks
-//     it per filter predicate and between phases, within 100 ms). Data, query and summary
+//     it per filter predicate and between phases, the SQL stores cancel the running
+//     statement, both within 100 ms). Data, query and summary
 //     requests run under WithQueryTimeout (default 30 s): longer work is stopped and
 //     answered 503 GENERAL_SERVICE_UNAVAILABLE "the query ran longer than the time limit
-//     of 30s and was stopped; ...". Before running, a data or query request's plan is
+//     of 30s and was stopped; ...". Before running, a data, query or summary request's
+//     plan (and that of QueryJSON, SummaryJSON and, through CheckCost, OData's) is
 //     costed (Plan.Cost: rows x predicates for the filters, rows x fields x aggregates for
 //     the grouping, rows from the store's RowCounter or AssumedRows) and refused beyond
 //     WithMaxQueryCost (default DefaultMaxQueryCost) with 400

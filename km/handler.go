@@ -88,8 +88,8 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.Logger = l 
 // GENERAL_SERVICE_UNAVAILABLE saying so. Default DefaultQueryTimeout; negative: none.
 func WithQueryTimeout(d time.Duration) Option { return func(o *options) { o.QueryTimeout = d } }
 
-// WithMaxQueryCost sets the budget of the cost estimate (Plan.Cost): a data or query
-// request estimated beyond it is refused with 400 GENERAL_CONSTRAINT_VIOLATION naming the
+// WithMaxQueryCost sets the budget of the cost estimate (Plan.Cost): a data, query or
+// summary request (and a direct call of QueryJSON or SummaryJSON) estimated beyond it is refused with 400 GENERAL_CONSTRAINT_VIOLATION naming the
 // part that is too large. Default DefaultMaxQueryCost; negative: no budget.
 func WithMaxQueryCost(n int64) Option { return func(o *options) { o.MaxQueryCost = n } }
 

@@ -175,11 +175,16 @@ func (h *Handler) summarize(ctx context.Context, m *KnowledgeModel, q *PlanReque
 		r.Page, r.PageSize, r.Count = page, size, count
 		return NewPlan(m, &r)
 	}
+	// The budget applies to the rows described, whichever way they are.
+	cp, err := plan(0, 1, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := h.checkCost(ctx, cp); err != nil {
+		return nil, nil, err
+	}
 	if s, ok := h.store.(Summarizer); ok {
-		p, err := plan(0, 1, false)
-		if err != nil {
-			return nil, nil, err
-		}
+		p := cp
 		sum, err := s.Summarize(ctx, p)
 		switch {
 		case err == nil && sum == nil:

@@ -144,6 +144,10 @@
 //     failures and panics are 500 ADMIN_FATAL_ERROR with a support id that is logged with
 //     the error.
 //
+// Queries are bounded as the Knowledge Model API's: they run under WithQueryTimeout
+// (503 beyond it) and their plan is costed and refused beyond WithMaxQueryCost with
+// 400 GENERAL_CONSTRAINT_VIOLATION naming the part that is too large (km.CheckCost).
+//
 // The handler keeps no state between requests; authentication, permissions and rate
 // limits belong to the auth middleware in front of it (auth.Guard.Wrap, with WriteProblem
 // as the policy's error writer: it sets OData-Version on the middleware's 401, 403 and

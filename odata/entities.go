@@ -576,6 +576,9 @@ func (h *Handler) query(ctx context.Context, m *km.KnowledgeModel, eq *entityQue
 	if err != nil {
 		return nil, err
 	}
+	if err := km.CheckCost(ctx, h.store, p, h.opts.MaxQueryCost); err != nil {
+		return nil, err
+	}
 	res, err := h.store.Query(ctx, p)
 	if err != nil {
 		return nil, err

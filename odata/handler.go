@@ -44,6 +44,7 @@ type options struct {
 	Limits        query.Limits
 	Logger        *slog.Logger
 	QueryTimeout  time.Duration
+	MaxQueryCost  int64
 }
 
 // Option configures NewHandler.
@@ -77,6 +78,12 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.Logger = l 
 // km.DefaultQueryTimeout; negative: none.
 func WithQueryTimeout(d time.Duration) Option { return func(o *options) { o.QueryTimeout = d } }
 
+// WithMaxQueryCost sets the budget of the cost estimate of a query (km.CheckCost, as
+// km.WithMaxQueryCost): a request estimated beyond it is refused with 400
+// GENERAL_CONSTRAINT_VIOLATION naming the part that is too large. Default
+// km.DefaultMaxQueryCost; negative: no budget.
+func WithMaxQueryCost(n int64) Option { return func(o *options) { o.MaxQueryCost = n } }
+
 // Handler serves the OData services of the KMs of a km.Store. Create it with NewHandler.
 type Handler struct {
 	store km.Store
@@ -106,6 +113,9 @@ func NewHandler(store km.Store, opt ...Option) *Handler {
 	}
 	if opts.QueryTimeout == 0 {
 		opts.QueryTimeout = km.DefaultQueryTimeout
+	}
+	if opts.MaxQueryCost == 0 {
+		opts.MaxQueryCost = km.DefaultMaxQueryCost
 	}
 	h := &Handler{store: store, opts: opts, now: time.Now}
 	h.api = &routing.API{Name: "odata", Logger: opts.Logger, Write: func(w http.ResponseWriter, r *http.Request, p *problem.Problem) {

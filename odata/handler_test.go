@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -279,5 +280,28 @@ func TestQueryTimeLimit(t *testing.T) {
 	}
 	if diff := cmp.Diff(problemBody(http.StatusServiceUnavailable, problem.CodeUnavailable, detail), w.Body.String()); diff != "" {
 		t.Errorf("body (-want +got):\n%s", diff)
+	}
+}
+
+// TestQueryCostBudget checks that OData queries are held to the KM API's cost budget
+// (km.CheckCost): testdata/shop has 7 orders, so 5 predicates and 1 selected field cost
+// 7 x 5 + 7 x 1 = 42 row operations.
+func TestQueryCostBudget(t *testing.T) {
+	five := url.QueryEscape("NET gt 1 or NET gt 2 or NET gt 3 or LATE eq 4 or STATUS eq 'X'")
+	target := svc + "/ORDERS" + EntitySetSuffix + "?$select=ID&$filter=" + five
+	if w := get(testHandler(t, WithMaxQueryCost(42)), target); w.Code != http.StatusOK {
+		t.Fatalf("at the budget: status %d, want 200: %s", w.Code, w.Body.String())
+	}
+	detail := "the query is estimated at 42 row operations, beyond the budget of 41: the filters are too large: 5 predicates over 7 rows; " +
+		"use fewer comparisons (an in list counts once, or'ed eq comparisons each) or fewer filterExpr entries"
+	w := get(testHandler(t, WithMaxQueryCost(41)), target)
+	if w.Code != http.StatusBadRequest {
+		t.Fatalf("beyond the budget: status %d, want 400: %s", w.Code, w.Body.String())
+	}
+	if diff := cmp.Diff(problemBody(http.StatusBadRequest, problem.CodeConstraint, detail), w.Body.String()); diff != "" {
+		t.Errorf("body (-want +got):\n%s", diff)
+	}
+	if w := get(testHandler(t, WithMaxQueryCost(-1)), target); w.Code != http.StatusOK {
+		t.Fatalf("no budget: status %d, want 200: %s", w.Code, w.Body.String())
 	}
 }

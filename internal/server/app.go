@@ -181,7 +181,7 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 			km.WithMaxBodyBytes(cfg.maxBody), km.WithLogger(logger), km.WithQueryTimeout(cfg.queryTimeout),
 			km.WithMaxQueryCost(cfg.queryBudget)))},
 		{odata.BasePath + "/", odataPolicy, a.live.Handler(odata.NewHandler(kmStore, odata.WithMaxPageSize(cfg.maxPageSize),
-			odata.WithLogger(logger), odata.WithQueryTimeout(cfg.queryTimeout)))},
+			odata.WithLogger(logger), odata.WithQueryTimeout(cfg.queryTimeout), odata.WithMaxQueryCost(cfg.queryBudget)))},
 		{scim.BasePath + "/", scimPolicy, scimHandler},
 		{reporting.BasePath + "/", reportingPolicy, reporting.NewHandler(reportingStore, reporting.WithLogger(logger))},
 		{mcp.Path, mcpPolicy, a.live.Handler(mcp.New(kmStore, mcp.Options{

@@ -1,8 +1,11 @@
 package sqlstore
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -29,10 +32,20 @@ type dialect interface {
 	// greatest returns the largest of the SQL expressions.
 	greatest(exprs []string) string
 	// inArray tests expr against the values of an array parameter (a JSON array text for
-	// SQLite, a text[] for PostgreSQL).
-	inArray(expr, param string) string
-	// arrayArg converts a list of strings to the argument inArray expects.
-	arrayArg(vals []string) any
+	// SQLite, a typed array for PostgreSQL); vals is the list arrayArg converted.
+	inArray(expr, param string, vals any) string
+	// arrayArg converts a list ([]string, []int64, []float64 or []bool) to the one
+	// argument inArray expects.
+	arrayArg(vals any) any
+	// shortList is the longest list that inArray's callers write as an IN list of
+	// parameters rather than one array parameter.
+	shortList() int
+	// maxParams is the most parameters a statement may bind; a statement with more has
+	// its arguments written as literals (see inlineArgs).
+	maxParams() int
+	// literal writes an argument as a literal of the statement's text, the same value
+	// that binding it would give; it is followed by what castParam added to its marker.
+	literal(v any) (string, error)
 	// bytewise makes a string expression compare byte by byte.
 	bytewise(expr string) string
 	// contains and startsWith are the case-sensitive string tests.
@@ -47,6 +60,8 @@ type dialect interface {
 	minMax(max bool, expr string, t query.Type) string
 	// typedNull is a null of type t, for a UNION branch that has no such column.
 	typedNull(t query.Type) string
+	// subqueryFence ends a sub-query that the planner must not pull up into a join.
+	subqueryFence() string
 	// castParam wraps a parameter marker so that the server knows its type.
 	castParam(marker string, v any) string
 }
@@ -84,13 +99,79 @@ func (sqliteDialect) greatest(exprs []string) string {
 	return "max(" + strings.Join(exprs, ", ") + ")"
 }
 
-func (sqliteDialect) inArray(expr, param string) string {
+// inArray: json_each reads the JSON array; floats travel as strings that CAST reads as
+// SQLite reads a REAL literal (correctly rounded, which its JSON number parser is not for
+// every double).
+func (sqliteDialect) inArray(expr, param string, vals any) string {
+	if _, ok := vals.([]float64); ok {
+		return expr + " IN (SELECT CAST(value AS REAL) FROM json_each(" + param + "))"
+	}
 	return expr + " IN (SELECT value FROM json_each(" + param + "))"
 }
 
-func (sqliteDialect) arrayArg(vals []string) any {
-	b, _ := json.Marshal(vals) // cannot fail for strings
+// arrayArg is the JSON text of the list in the stored encoding: strings as strings
+// (invalid UTF-8 becomes U+FFFD, which no API lets in), integers (and dates and instants)
+// as numbers, booleans as 0 and 1, floats as strings of their shortest exact decimal form.
+func (sqliteDialect) arrayArg(vals any) any {
+	switch v := vals.(type) {
+	case []bool:
+		ints := make([]int64, len(v))
+		for i, b := range v {
+			if b {
+				ints[i] = 1
+			}
+		}
+		vals = ints
+	case []float64:
+		strs := make([]string, len(v))
+		for i, f := range v {
+			strs[i] = sqliteFloat(f)
+		}
+		vals = strs
+	}
+	b, _ := json.Marshal(vals) // cannot fail for these types
 	return string(b)
+}
+
+// sqliteFloat writes f as SQLite reads a REAL: the shortest decimal that reads back as f,
+// with an exponent (so that it is never taken for an integer); infinities overflow.
+func sqliteFloat(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "9e999"
+	case math.IsInf(f, -1):
+		return "-9e999"
+	}
+	return strconv.FormatFloat(f, 'e', -1, 64)
+}
+
+func (sqliteDialect) shortList() int { return 64 }
+
+// maxParams is SQLITE_MAX_VARIABLE_NUMBER's default since SQLite 3.32.
+func (sqliteDialect) maxParams() int { return 32766 }
+
+func (sqliteDialect) literal(v any) (string, error) {
+	switch v := v.(type) {
+	case int64:
+		return "(" + strconv.FormatInt(v, 10) + ")", nil
+	case float64:
+		if math.IsNaN(v) {
+			return "", fmt.Errorf("%w: NaN literal", errInternal)
+		}
+		return "(" + sqliteFloat(v) + ")", nil
+	case bool:
+		if v {
+			return "1", nil
+		}
+		return "0", nil
+	case string:
+		if strings.IndexByte(v, 0) >= 0 {
+			// The statement's text ends at a NUL: write the bytes in hexadecimal.
+			return "CAST(X'" + hex.EncodeToString([]byte(v)) + "' AS TEXT)", nil
+		}
+		return "'" + strings.ReplaceAll(v, "'", "''") + "'", nil
+	}
+	return "", fmt.Errorf("%w: argument of type %T", errInternal, v)
 }
 
 func (sqliteDialect) bytewise(expr string) string { return expr } // BINARY is the default collation
@@ -116,6 +197,9 @@ func (sqliteDialect) minMax(max bool, expr string, _ query.Type) string {
 }
 
 func (sqliteDialect) typedNull(query.Type) string { return "NULL" }
+
+// subqueryFence: SQLite keeps a correlated EXISTS a sub-query.
+func (sqliteDialect) subqueryFence() string { return "" }
 
 func (sqliteDialect) castParam(marker string, _ any) string { return marker }
 
@@ -160,11 +244,77 @@ func (postgresDialect) greatest(exprs []string) string {
 	return "greatest(" + strings.Join(exprs, ", ") + ")"
 }
 
-func (postgresDialect) inArray(expr, param string) string {
-	return expr + " = ANY(" + param + "::text[])"
+// inArray: the parameter is a typed array (castParam), which pgx encodes from the slice;
+// the planner sees its values (estimates, a hashed lookup for long lists) and an index on
+// expr serves it.
+func (postgresDialect) inArray(expr, param string, _ any) string {
+	return expr + " = ANY(" + param + ")"
 }
 
-func (postgresDialect) arrayArg(vals []string) any { return vals }
+func (postgresDialect) arrayArg(vals any) any { return vals }
+
+// shortList: PostgreSQL estimates and hashes the elements of an array parameter.
+func (postgresDialect) shortList() int { return 0 }
+
+// maxParams is the extended protocol's limit (a 16-bit count).
+func (postgresDialect) maxParams() int { return 65535 }
+
+func (d postgresDialect) literal(v any) (string, error) {
+	switch v := v.(type) {
+	case int64:
+		return "(" + strconv.FormatInt(v, 10) + ")", nil
+	case float64:
+		// float8's input reads the shortest exact decimal back exactly, and the words.
+		switch {
+		case math.IsNaN(v):
+			return "'NaN'", nil
+		case math.IsInf(v, 1):
+			return "'Infinity'", nil
+		case math.IsInf(v, -1):
+			return "'-Infinity'", nil
+		}
+		return "'" + strconv.FormatFloat(v, 'e', -1, 64) + "'", nil
+	case bool:
+		if v {
+			return "TRUE", nil
+		}
+		return "FALSE", nil
+	case string:
+		if strings.IndexByte(v, 0) >= 0 {
+			return "", fmt.Errorf("sqlstore: a string with a NUL byte: PostgreSQL text cannot hold it")
+		}
+		// An escape string literal means the same whatever standard_conforming_strings is.
+		return "E'" + strings.NewReplacer(`\`, `\\`, "'", "''").Replace(v) + "'", nil
+	case []string:
+		return arrayLiteral(d, v)
+	case []int64:
+		return arrayLiteral(d, v)
+	case []float64:
+		return arrayLiteral(d, v)
+	case []bool:
+		return arrayLiteral(d, v)
+	}
+	return "", fmt.Errorf("%w: argument of type %T", errInternal, v)
+}
+
+// arrayLiteral writes ARRAY[...] of the literals of vals (castParam's cast that follows
+// types it, even when empty).
+func arrayLiteral[T any](d postgresDialect, vals []T) (string, error) {
+	var b strings.Builder
+	b.WriteString("ARRAY[")
+	for i, v := range vals {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		l, err := d.literal(v)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(l)
+	}
+	b.WriteString("]")
+	return b.String(), nil
+}
 
 func (postgresDialect) bytewise(expr string) string { return expr + ` COLLATE "C"` }
 
@@ -209,6 +359,9 @@ func (postgresDialect) typedNull(t query.Type) string {
 	return "CAST(NULL AS BIGINT)"
 }
 
+// subqueryFence: PostgreSQL does not turn an EXISTS with an OFFSET into a semi-join.
+func (postgresDialect) subqueryFence() string { return " OFFSET 0" }
+
 func (postgresDialect) castParam(marker string, v any) string {
 	switch v.(type) {
 	case string:
@@ -220,5 +373,20 @@ func (postgresDialect) castParam(marker string, v any) string {
 	case bool:
 		return marker + "::boolean"
 	}
-	return marker
+	return marker + pgType(v)
+}
+
+// pgType is the cast to the array type of a list argument, "" for other values.
+func pgType(v any) string {
+	switch v.(type) {
+	case []string:
+		return "::text[]"
+	case []int64:
+		return "::bigint[]"
+	case []float64:
+		return "::float8[]"
+	case []bool:
+		return "::boolean[]"
+	}
+	return ""
 }

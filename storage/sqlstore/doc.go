@@ -14,9 +14,10 @@
 // RowColumn ("kmkit_row", a unique integer) gives the rows their natural order, and plus
 // one it is the row key plans may select, filter and sort (km.RowField). A query
 // arrives as a km.Plan (compiled and checked by package km: the store does not validate
-// again) and is translated into one SELECT with bound parameters (values never enter the
-// SQL text; identifiers come only from the KM definition and are quoted), shaped so that
-// the database can use its indexes and its own aggregates. A count, when asked, is a
+// again) and is translated into one SELECT with bound parameters (values enter the SQL
+// text only past the parameter bound, see "Database limits"; identifiers come only from
+// the KM definition and are quoted), shaped so that the database can use its indexes and
+// its own aggregates. A count, when asked, is a
 // second statement for rows (which an index may answer) and rides along with the page for
 // groups, distinct rows and searches (count(*) OVER (), so the grouping runs once). The
 // results are those of the plan's semantics (package km, "What a query means"), which
@@ -63,6 +64,42 @@
 //     backend's scorer, and the values are sent back as one array parameter per score, so
 //     the database filters and orders rows by score. Only the distinct values of the
 //     searched columns travel to the server, never rows.
+//
+// # Database limits
+//
+// Every request within the documented limits (filter expressions of 8 KiB, nesting 64, in
+// lists of 1000, 100 filter expressions) becomes statements the databases accept:
+//
+//   - an in list is one array parameter, whatever its length: "c = ANY($1)" with a typed
+//     array (text[], bigint[], float8[], boolean[]) on PostgreSQL, "c IN (SELECT value
+//     FROM json_each(?))" on SQLite with the values as JSON in their stored encoding
+//     (integers for dates, instants and booleans, floats as strings that CAST reads
+//     exactly); SQLite lists of up to 64 values stay "c IN (?, ...)", which its planner
+//     estimates. The literals are converted to the column's type first (integral floats
+//     for an integer field, midnights for a date field); an instant field against dates
+//     compares days, one range per date;
+//   - or chains of equalities and in lists on one field fold into one such list; every
+//     other chain of and/or, and the conjunction of the filters, is a balanced tree, so
+//     that no expression nears SQLite's depth of 1000;
+//   - conjuncts that reach a record from one ancestor along steps down are one sub-query;
+//     parents read by conjuncts are joined once per FROM, at most 32 of them (SQLite joins
+//     64 tables), the others in sub-queries; with more than 8 conjuncts PostgreSQL keeps
+//     EXISTS sub-queries as such (OFFSET 0) rather than planning a semi-join each;
+//   - a statement with more arguments than the database binds (SQLite 32,766, PostgreSQL
+//     65,535; a filter is repeated for each grain and each record a KPI joins) is run with
+//     its arguments written as literals: numbers as strconv formats them (floats in their
+//     shortest exact form), strings quoted with their quotes doubled (PostgreSQL: escape
+//     strings with backslashes doubled too; SQLite: hexadecimal for a NUL), booleans,
+//     and arrays as JSON text (SQLite) or ARRAY[...] (PostgreSQL). Only the literals'
+//     own encoding builds the text; nothing from a request is copied into it raw.
+//
+// Every statement of a query, summary or search runs under the request's context: a
+// canceled request (client gone, server shutdown, km.WithQueryTimeout) stops its
+// statement (sqlite3_interrupt; PostgreSQL's cancel request) and frees its connection.
+//
+// RowCount (km.RowCounter, for the cost budget) counts nothing: it reads the row count
+// recorded in km_imports when the table was imported, or, for a host's own table on
+// PostgreSQL, pg_class.reltuples; other sources are unknown (km.AssumedRows).
 //
 // Summaries (km.Summarizer) describe the rows a plan without KPIs, search or distinct
 // lists (the filter propagated as above), all in the database: no statement returns more

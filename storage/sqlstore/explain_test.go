@@ -106,6 +106,25 @@ var planCases = []planCase{
 	{name: "filter propagated through a parent", record: "ACTIVITIES", fields: []string{"ACTIVITY_ID"},
 		filters: []string{"ORDER_ITEMS.MATERIAL_ID eq 'M0003'"}, want: []string{`"order_items_MATERIAL_ID"`},
 		sqlite: []string{"SEARCH s2 USING INDEX order_items_MATERIAL_ID", "SEARCH r0 USING INDEX activities_ORDER_ID"}},
+	{name: "in list", record: "ORDERS", fields: []string{"ORDER_ID", "STATUS"},
+		filters: []string{"STATUS in ('OPEN', 'PAID')"}, want: []string{"Index", "= ANY"},
+		sqlite: []string{"SEARCH r0 USING INDEX orders_STATUS"}},
+	{name: "long in list", record: "ORDER_ITEMS", fields: []string{"ITEM_ID"},
+		filters: []string{longIn("ORDER_ID", 500)}, want: []string{"Index", "= ANY"},
+		sqlite: []string{"SEARCH r0 USING INDEX order_items_ORDER_ID"}},
+	{name: "or chain of equalities", record: "ORDERS", fields: []string{"ORDER_ID", "STATUS"},
+		filters: []string{"STATUS eq 'OPEN' or STATUS eq 'PAID' or STATUS eq 'X'"}, want: []string{"Index", "= ANY"},
+		sqlite: []string{"SEARCH r0 USING INDEX orders_STATUS"}},
+}
+
+// longIn is "field in (...)" of n order ids, few of which exist (so that the rows they
+// select are few).
+func longIn(field string, n int) string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("'SO-%07d'", i*1000+1)
+	}
+	return field + " in (" + strings.Join(ids, ", ") + ")"
 }
 
 // statement compiles the case against m and translates it for db.

@@ -103,7 +103,11 @@ func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) 
 		}
 	}
 	if p.Count && !counted {
-		if err := s.db.sql.QueryRowContext(ctx, st.count, st.countArgs...).Scan(&res.Count); err != nil {
+		q, args, err := s.db.fit(st.count, st.countArgs)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.db.sql.QueryRowContext(ctx, q, args...).Scan(&res.Count); err != nil {
 			return nil, outOfRange(fmt.Errorf("sqlstore: count: %w", err))
 		}
 	}
@@ -113,7 +117,11 @@ func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) 
 // page runs the page statement into res and reports whether it set res.Count (a page
 // that counts and has rows).
 func (s *KMStore) page(ctx context.Context, st *statement, res *query.Result) (bool, error) {
-	rows, err := s.db.sql.QueryContext(ctx, st.page, st.pageArgs...)
+	q, args, err := s.db.fit(st.page, st.pageArgs)
+	if err != nil {
+		return false, err
+	}
+	rows, err := s.db.sql.QueryContext(ctx, q, args...)
 	if err != nil {
 		return false, outOfRange(fmt.Errorf("sqlstore: query: %w", err))
 	}
@@ -254,6 +262,10 @@ func (s *KMStore) score(ctx context.Context, p *km.Plan) (*searchScore, error) {
 
 // strings runs a statement of one string column and returns its values.
 func (s *KMStore) strings(ctx context.Context, stmt string, args []any) ([]string, error) {
+	stmt, args, err := s.db.fit(stmt, args)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := s.db.sql.QueryContext(ctx, stmt, args...)
 	if err != nil {
 		return nil, err
@@ -271,3 +283,31 @@ func (s *KMStore) strings(ctx context.Context, stmt string, args []any) ([]strin
 }
 
 var _ km.Store = (*KMStore)(nil)
+
+// RowCount implements km.RowCounter, for the cost estimate of a plan, without counting
+// rows: the count recorded in km_imports when the record's table was imported (one
+// lookup by primary key); for a table or view of the host's own, PostgreSQL's estimate
+// (pg_class.reltuples, kept by ANALYZE and autovacuum) when it has one. Otherwise the
+// count is unknown (km.AssumedRows is taken).
+func (s *KMStore) RowCount(ctx context.Context, m *km.KnowledgeModel, record string) (int64, bool) {
+	r := m.Record(record)
+	if r == nil {
+		return 0, false
+	}
+	var n int64
+	err := s.db.sql.QueryRowContext(ctx, s.db.d.rebind(`SELECT rows_loaded FROM km_imports WHERE source = ? AND digest <> ''`), r.Source).Scan(&n)
+	if err == nil {
+		return n, true
+	}
+	if s.db.d.name() != "postgres" {
+		return 0, false
+	}
+	var est float64
+	err = s.db.sql.QueryRowContext(ctx, `SELECT reltuples FROM pg_class WHERE oid = to_regclass($1) AND relkind IN ('r', 'p', 'm')`, quoteIdent(r.Source)).Scan(&est)
+	if err != nil || est < 0 {
+		return 0, false
+	}
+	return int64(est), true
+}
+
+var _ km.RowCounter = (*KMStore)(nil)

@@ -48,13 +48,23 @@ func (t *planner) source(rec string) (string, error) {
 type scope struct {
 	from  strings.Builder
 	where []string
+	joins int // LEFT JOINs added to from
+	// parents maps "alias|step" to the alias of the parent a conjunct's Reads joined
+	// (steps up lead to one row, so every conjunct of the scope may share it).
+	parents map[string]string
 }
 
+// maxScopeJoins bounds the LEFT JOINs a filter adds to one FROM clause (SQLite joins at
+// most 64 tables in one SELECT); past it, a conjunct reads its parents in a sub-query.
+const maxScopeJoins = 32
+
+// cond is the conjunction of the conditions, a balanced tree (many filterExpr entries
+// stay within SQLite's expression depth).
 func (s *scope) cond() string {
 	if len(s.where) == 0 {
 		return "1 = 1"
 	}
-	return strings.Join(s.where, " AND ")
+	return balanced(s.where, " AND ")
 }
 
 // col returns the expression of a field of the record read as alias; the row key
@@ -102,6 +112,7 @@ func (t *planner) leftJoin(sc *scope, s km.Step, a string, aliases map[string]st
 	}
 	conds := append([]string{col(a, s.ToField) + " = " + col(from, s.FromField)}, on...)
 	fmt.Fprintf(&sc.from, " LEFT JOIN %s %s ON %s", src, a, strings.Join(conds, " AND "))
+	sc.joins++
 	aliases[s.To] = a
 	return nil
 }
@@ -109,11 +120,14 @@ func (t *planner) leftJoin(sc *scope, s km.Step, a string, aliases map[string]st
 // atHome returns the condition that the row of cj.Home read as alias passes cj.Expr,
 // reading the other records it names through their parent rows (null where a parent is
 // missing). With a scope, the parents are LEFT JOINs added to it; without (a join
-// condition), a one-row sub-query joins them.
+// condition, or a scope that has maxScopeJoins already), a one-row sub-query joins them.
 func (t *planner) atHome(cj *km.Conjunct, alias string, sc *scope) (string, error) {
 	aliases := map[string]string{cj.Home: alias}
 	if len(cj.Reads) == 0 {
 		return t.b.filter(t.resolve(aliases), cj.Expr)
+	}
+	if sc != nil && sc.joins+len(cj.Reads) > maxScopeJoins {
+		sc = nil
 	}
 	into := sc
 	if sc == nil {
@@ -121,16 +135,41 @@ func (t *planner) atHome(cj *km.Conjunct, alias string, sc *scope) (string, erro
 		into.from.WriteString("(SELECT 1 AS one) " + t.alias())
 	}
 	for _, s := range cj.Reads {
-		if err := t.leftJoin(into, s, t.alias(), aliases); err != nil {
+		key := aliases[s.From] + "|" + s.String()
+		if a, ok := into.parents[key]; ok {
+			aliases[s.To] = a
+			continue
+		}
+		a := t.alias()
+		if err := t.leftJoin(into, s, a, aliases); err != nil {
 			return "", err
 		}
+		if into.parents == nil {
+			into.parents = map[string]string{}
+		}
+		into.parents[key] = a
 	}
 	e, err := t.b.filter(t.resolve(aliases), cj.Expr)
 	if err != nil || sc != nil {
 		return e, err
 	}
-	return "EXISTS (SELECT 1 FROM " + into.from.String() + " WHERE " + e + ")", nil
+	return "EXISTS (SELECT 1 FROM " + into.from.String() + " WHERE " + e + t.fence() + ")", nil
 }
+
+// fence returns what ends an EXISTS sub-query of a filter: with many conjuncts, the
+// dialect's fence against turning it into a join (each conjunct's sub-query is then
+// probed per row, which is the cost the plan estimates; as semi-joins, a hundred of them
+// took PostgreSQL's planner tens of seconds).
+func (t *planner) fence() string {
+	if len(t.p.Filter) > maxJoinedConjuncts {
+		return t.d.subqueryFence()
+	}
+	return ""
+}
+
+// maxJoinedConjuncts is the most filter conjuncts whose EXISTS sub-queries the database
+// may turn into joins.
+const maxJoinedConjuncts = 8
 
 // conjunct returns the condition that the row of rec read as alias passes cj: some row of
 // cj.Home connected to it along cj.Reach[rec] passes cj.Expr. The walk back from rec to
@@ -171,7 +210,7 @@ func (t *planner) conjunct(cj *km.Conjunct, rec, alias string, sc *scope) (strin
 	if last.Up {
 		// rec is the parent: some child passes.
 		sub.where = append([]string{col(first, last.FromField) + " = " + col(alias, last.ToField)}, sub.where...)
-		return "EXISTS (SELECT 1 FROM " + sub.from.String() + " WHERE " + sub.cond() + ")", nil
+		return "EXISTS (SELECT 1 FROM " + sub.from.String() + " WHERE " + sub.cond() + t.fence() + ")", nil
 	}
 	// rec is the child: its parent passes.
 	return "(" + col(alias, last.ToField) + " IN (SELECT " + col(first, last.FromField) + " FROM " + sub.from.String() +
@@ -181,7 +220,7 @@ func (t *planner) conjunct(cj *km.Conjunct, rec, alias string, sc *scope) (strin
 // filter returns the conditions that the row of rec read as alias passes the plan's filter.
 func (t *planner) filter(rec, alias string, sc *scope) ([]string, error) {
 	var out []string
-	for _, cj := range t.p.Filter {
+	for _, cj := range mergeUp(t.p.Filter, rec) {
 		c, err := t.conjunct(cj, rec, alias, sc)
 		if err != nil {
 			return nil, err
@@ -189,6 +228,35 @@ func (t *planner) filter(rec, alias string, sc *scope) ([]string, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// mergeUp merges the conjuncts that reach rec from the same home along the same path of
+// steps down (so that rec's row has at most one row of the home, its ancestor) and read
+// the same parents: the row passes each of them when that one ancestor passes them all,
+// so they are one sub-query with the conjunction of their expressions instead of one
+// sub-query each (a hundred filterExpr entries would be a hundred semi-joins to plan).
+// Order is kept, a merged conjunct at the place of its first member.
+func mergeUp(cjs []*km.Conjunct, rec string) []*km.Conjunct {
+	out := make([]*km.Conjunct, 0, len(cjs))
+	merged := map[string]int{} // key -> index in out
+	for _, cj := range cjs {
+		path, ok := cj.Reach[rec]
+		if !ok || len(path) == 0 || slices.ContainsFunc(path, func(s km.Step) bool { return s.Up }) {
+			out = append(out, cj)
+			continue
+		}
+		key := cj.Home + "|" + fmt.Sprint([]km.Step(path)) + "|" + fmt.Sprint(cj.Reads) // steps name their fields
+		i, ok := merged[key]
+		if !ok {
+			merged[key] = len(out)
+			out = append(out, cj)
+			continue
+		}
+		m := *out[i]
+		m.Expr = &query.Logical{Op: query.And, L: m.Expr, R: cj.Expr}
+		out[i] = &m
+	}
+	return out
 }
 
 // rowAlias is the alias of a record in the statement that lists rows: the grain is r0

@@ -92,6 +92,9 @@ func summarize(ctx context.Context, d dialect, q summaryQuerier, p *km.Plan) (*k
 		return nil, err
 	}
 	f := &rowSet{from: sc.from.String(), where: sc.cond(), args: t.b.args, rowKey: "r0." + quoteIdent(RowColumn)}
+	if f.from, f.where, f.args, err = fitRows(d, f.from, f.where, f.args); err != nil {
+		return nil, err
+	}
 	cols := make([]frameCol, len(p.Fields))
 	for i, ref := range p.Fields {
 		cols[i] = frameCol{expr: col(t.rowAlias(ref.Record), ref.Field), typ: ref.Type}

@@ -2,7 +2,7 @@ package sqlstore
 
 import (
 	"fmt"
-	"math"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -58,19 +58,29 @@ var sqlOps = [...]string{query.Eq: "=", query.Ne: "<>", query.Gt: ">", query.Ge:
 func (b *builder) filter(r resolver, e query.Expr) (string, error) {
 	switch e := e.(type) {
 	case *query.Logical:
-		l, err := b.filter(r, e.L)
-		if err != nil {
-			return "", err
+		// A chain of one operator ("a or b or c ...", as long as the filter text allows)
+		// becomes a balanced tree, so that its depth is logarithmic: SQLite refuses
+		// expressions deeper than 1000.
+		leaves := chain(e, e.Op, nil)
+		var terms []string
+		if e.Op == query.Or {
+			var err error
+			if leaves, terms, err = b.foldEqualities(r, leaves); err != nil {
+				return "", err
+			}
 		}
-		r, err := b.filter(r, e.R)
-		if err != nil {
-			return "", err
+		for _, x := range leaves {
+			t, err := b.filter(r, x)
+			if err != nil {
+				return "", err
+			}
+			terms = append(terms, t)
 		}
 		op := " AND "
 		if e.Op == query.Or {
 			op = " OR "
 		}
-		return "(" + l + op + r + ")", nil
+		return balanced(terms, op), nil
 	case *query.Not:
 		x, err := b.filter(r, e.X)
 		if err != nil {
@@ -185,37 +195,176 @@ func (b *builder) compare(c frameCol, name string, op query.CompareOp, lit query
 	return "", typeError(name, ct, lit)
 }
 
-// in translates "field in (...)": a disjunction of equalities, with an unknown term when
-// the list holds null, so that rows matching no other value are unknown as in SQL.
+// chain appends to out the operands of the chain of e's operator op rooted at e, left to
+// right: "a or (b or c)" and "(a or b) or c" both give a, b, c.
+func chain(e query.Expr, op query.LogicalOp, out []query.Expr) []query.Expr {
+	if l, ok := e.(*query.Logical); ok && l.Op == op {
+		return chain(l.R, op, chain(l.L, op, out))
+	}
+	return append(out, e)
+}
+
+// foldEqualities translates the equalities and in lists of an or chain that test one
+// field together as one in list (one array parameter, whatever the length of the chain)
+// and returns the other operands, in order. "f eq a or f eq b or f in (c, d)" is "f in
+// (a, b, c, d)" in three-valued logic too: each is true when f is one of the values, and
+// unknown when f is null.
+func (b *builder) foldEqualities(r resolver, leaves []query.Expr) ([]query.Expr, []string, error) {
+	lits := map[string][]query.Literal{}
+	count := map[string]int{}
+	var order []string
+	for _, x := range leaves {
+		var name string
+		var ls []query.Literal
+		switch x := x.(type) {
+		case *query.Compare:
+			if x.Op != query.Eq {
+				continue
+			}
+			name, ls = x.Field.Name, []query.Literal{x.Value}
+		case *query.In:
+			name, ls = x.Field.Name, x.Values
+		default:
+			continue
+		}
+		if count[name] == 0 {
+			order = append(order, name)
+		}
+		count[name]++
+		lits[name] = append(lits[name], ls...)
+	}
+	var rest []query.Expr
+	for _, x := range leaves {
+		var name string
+		switch x := x.(type) {
+		case *query.Compare:
+			if x.Op == query.Eq {
+				name = x.Field.Name
+			}
+		case *query.In:
+			name = x.Field.Name
+		}
+		if name == "" || count[name] < 2 {
+			rest = append(rest, x)
+		}
+	}
+	var terms []string
+	for _, name := range order {
+		if count[name] < 2 {
+			continue
+		}
+		c, err := r(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		t, err := b.in(c, name, lits[name])
+		if err != nil {
+			return nil, nil, err
+		}
+		terms = append(terms, t)
+	}
+	return rest, terms, nil
+}
+
+// balanced joins terms (at least one) with op as a balanced tree of parenthesized pairs.
+func balanced(terms []string, op string) string {
+	if len(terms) == 1 {
+		return terms[0]
+	}
+	m := len(terms) / 2
+	return "(" + balanced(terms[:m], op) + op + balanced(terms[m:], op) + ")"
+}
+
+// in translates "field in (...)" into one membership test of an array parameter (see
+// dialect.inArray), whatever the length of the list, with the literals converted to the
+// column's stored type as compare converts them: an integer field keeps the integral float
+// literals, a date field the instants at midnight (the others match no row). An instant
+// field against date literals compares days, so each is a half-open range, ored as a
+// balanced tree. A null in the list adds an unknown term, so that rows matching no other
+// value are unknown as in SQL.
 func (b *builder) in(c frameCol, name string, lits []query.Literal) (string, error) {
-	var parts []string
-	hasNull := false
+	var (
+		strs    []string
+		ints    []int64
+		floats  []float64
+		bools   []bool
+		ranges  []string
+		hasNull bool
+	)
+	ct := c.typ
 	for _, l := range lits {
 		v := l.Value
 		if v.Null || v.Type == query.TypeNull {
 			hasNull = true
 			continue
 		}
-		if c.typ == query.TypeInteger && v.Type == query.TypeFloat &&
-			(v.Float != math.Trunc(v.Float) || v.Float < math.MinInt64 || v.Float >= math.MaxInt64) {
-			continue // matches no integer
+		lt := v.Type
+		switch {
+		case ct == query.TypeString && lt == query.TypeString:
+			strs = append(strs, v.Str)
+		case ct == query.TypeFloat && lt == query.TypeFloat:
+			floats = append(floats, v.Float)
+		case ct == query.TypeFloat && lt == query.TypeInteger:
+			floats = append(floats, float64(v.Int))
+		case ct == query.TypeBoolean && lt == query.TypeBoolean:
+			bools = append(bools, v.Bool)
+		case ct == query.TypeString, ct == query.TypeFloat, ct == query.TypeBoolean:
+			return "", typeError(name, ct, v)
+		case ct == lt, ct.Temporal() && lt.Temporal():
+			ints = append(ints, v.Int)
+		case ct == query.TypeInteger && lt == query.TypeFloat:
+			if ic := query.CompareIntegerWithFloat(query.Eq, v.Float); !ic.Constant {
+				ints = append(ints, ic.X)
+			}
+		case ct == query.TypeDate && lt.Temporal():
+			if ic := query.CompareDayWithInstant(query.Eq, v.Int); !ic.Constant {
+				ints = append(ints, ic.X)
+			}
+		case ct.Temporal() && lt == query.TypeDate:
+			p, err := b.compare(c, name, query.Eq, v)
+			if err != nil {
+				return "", err
+			}
+			ranges = append(ranges, p)
+		default:
+			return "", typeError(name, ct, v)
 		}
-		if c.typ == query.TypeDate && v.Type.Temporal() && v.Int%query.MicrosPerDay != 0 {
-			continue // matches no midnight
-		}
-		p, err := b.compare(c, name, query.Eq, v)
-		if err != nil {
-			return "", err
-		}
-		parts = append(parts, p)
 	}
+	var parts []string
+	switch {
+	case len(strs) > 0:
+		parts = append(parts, b.member(b.col(c), strs))
+	case len(floats) > 0:
+		parts = append(parts, b.member(c.expr, floats))
+	case len(bools) > 0:
+		parts = append(parts, b.member(c.expr, bools))
+	case len(ints) > 0:
+		parts = append(parts, b.member(c.expr, ints))
+	}
+	parts = append(parts, ranges...)
 	if hasNull {
 		parts = append(parts, unknown)
 	}
 	if len(parts) == 0 {
 		return notNullIs(c.expr, false), nil
 	}
-	return "(" + strings.Join(parts, " OR ") + ")", nil
+	return balanced(parts, " OR "), nil
+}
+
+// member returns the condition that expr is one of vals ([]string, []int64, []float64 or
+// []bool), bound as one array parameter, or as an IN list of parameters when it is no
+// longer than the dialect's shortList (SQLite's planner estimates those, and picks an
+// index for them where it would scan the rows in order for a json_each of unknown size).
+func (b *builder) member(expr string, vals any) string {
+	v := reflect.ValueOf(vals)
+	if n := v.Len(); n <= b.d.shortList() {
+		marks := make([]string, n)
+		for i := range marks {
+			marks[i] = b.arg(v.Index(i).Interface())
+		}
+		return "(" + expr + " IN (" + strings.Join(marks, ", ") + "))"
+	}
+	return "(" + b.d.inArray(expr, b.arg(b.d.arrayArg(vals)), vals) + ")"
 }
 
 // call translates contains, startswith and endswith, case-sensitive in both dialects
@@ -286,7 +435,7 @@ func (b *builder) scoreExpr(s *searchScore) string {
 		var e strings.Builder
 		e.WriteString("(CASE")
 		for _, bk := range s.buckets[i] {
-			e.WriteString(" WHEN " + b.d.inArray(c.expr, b.arg(b.d.arrayArg(bk.values))) + " THEN " + strconv.Itoa(bk.score))
+			e.WriteString(" WHEN " + b.member(c.expr, bk.values) + " THEN " + strconv.Itoa(bk.score))
 		}
 		e.WriteString(" ELSE 0 END)")
 		exprs = append(exprs, e.String())
