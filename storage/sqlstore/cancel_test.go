@@ -204,8 +204,35 @@ func TestQueryCostRowCounts(t *testing.T) {
 		open func(testing.TB) *sqlstore.DB
 	}{{"SQLite", openSQLite}, {"Postgres", openPostgres}} {
 		t.Run(b.name, func(t *testing.T) {
-			s := b.open(t).KM()
-			if err := s.Import(context.Background(), fsys); err != nil {
+			db := b.open(t)
+			s := db.KM()
+			ctx := context.Background()
+			if err := s.Import(ctx, fsys); err != nil {
+				t.Fatal(err)
+			}
+			// The count is read once and reused: a changed import record shows only after
+			// PutModel (or 30 s).
+			m, _ := s.Model(ctx, "o2c")
+			if n, ok := s.RowCount(ctx, m, "ORDERS"); !ok || n != orders {
+				t.Fatalf("RowCount(ORDERS) = %d, %v; want %d", n, ok, orders)
+			}
+			q := "UPDATE km_imports SET rows_loaded = 7 WHERE source = 'orders'"
+			if _, err := db.SQL().ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := s.RowCount(ctx, m, "ORDERS"); n != orders {
+				t.Errorf("RowCount(ORDERS) after the import record changed = %d, want the cached %d", n, orders)
+			}
+			if err := s.PutModel(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := s.RowCount(ctx, m, "ORDERS"); n != 7 {
+				t.Errorf("RowCount(ORDERS) after PutModel = %d, want 7 (read again)", n)
+			}
+			if _, err := db.SQL().ExecContext(ctx, strings.Replace(q, "= 7", fmt.Sprint("= ", orders), 1)); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.PutModel(ctx, m); err != nil {
 				t.Fatal(err)
 			}
 			for _, target := range []string{data5, summary} {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
@@ -31,6 +32,21 @@ type KMStore struct {
 
 	mu     sync.RWMutex
 	models map[string]*km.KnowledgeModel
+
+	// counts caches RowCount per source (rowCount values) for rowCountTTL, so that the
+	// cost estimate of a request costs no statement; PutModel clears it.
+	counts sync.Map
+}
+
+// rowCountTTL is how long a record's row count is reused. Counts change at import, and
+// another replica's import shows within this time.
+const rowCountTTL = 30 * time.Second
+
+// rowCount is a cached answer of RowCount.
+type rowCount struct {
+	n    int64
+	ok   bool
+	read time.Time
 }
 
 // KM returns the DB's km.Store, with no models yet (see PutModel and Import).
@@ -53,6 +69,7 @@ func (s *KMStore) PutModel(ctx context.Context, m *km.KnowledgeModel) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.models[m.ID] = m
+	s.counts.Clear()
 	return nil
 }
 
@@ -288,14 +305,29 @@ var _ km.Store = (*KMStore)(nil)
 // rows: the count recorded in km_imports when the record's table was imported (one
 // lookup by primary key); for a table or view of the host's own, PostgreSQL's estimate
 // (pg_class.reltuples, kept by ANALYZE and autovacuum) when it has one. Otherwise the
-// count is unknown (km.AssumedRows is taken).
+// count is unknown (km.AssumedRows is taken). An answer is reused for 30 seconds (and
+// until PutModel), so a request's cost estimate runs no statement.
 func (s *KMStore) RowCount(ctx context.Context, m *km.KnowledgeModel, record string) (int64, bool) {
 	r := m.Record(record)
 	if r == nil {
 		return 0, false
 	}
+	if v, found := s.counts.Load(r.Source); found {
+		if c := v.(rowCount); time.Since(c.read) < rowCountTTL {
+			return c.n, c.ok
+		}
+	}
+	n, ok := s.readRowCount(ctx, r.Source)
+	if ctx.Err() == nil {
+		s.counts.Store(r.Source, rowCount{n: n, ok: ok, read: time.Now()})
+	}
+	return n, ok
+}
+
+// readRowCount reads the row count of source for RowCount.
+func (s *KMStore) readRowCount(ctx context.Context, source string) (int64, bool) {
 	var n int64
-	err := s.db.sql.QueryRowContext(ctx, s.db.d.rebind(`SELECT rows_loaded FROM km_imports WHERE source = ? AND digest <> ''`), r.Source).Scan(&n)
+	err := s.db.sql.QueryRowContext(ctx, s.db.d.rebind(`SELECT rows_loaded FROM km_imports WHERE source = ? AND digest <> ''`), source).Scan(&n)
 	if err == nil {
 		return n, true
 	}
@@ -303,7 +335,7 @@ func (s *KMStore) RowCount(ctx context.Context, m *km.KnowledgeModel, record str
 		return 0, false
 	}
 	var est float64
-	err = s.db.sql.QueryRowContext(ctx, `SELECT reltuples FROM pg_class WHERE oid = to_regclass($1) AND relkind IN ('r', 'p', 'm')`, quoteIdent(r.Source)).Scan(&est)
+	err = s.db.sql.QueryRowContext(ctx, `SELECT reltuples FROM pg_class WHERE oid = to_regclass($1) AND relkind IN ('r', 'p', 'm')`, quoteIdent(source)).Scan(&est)
 	if err != nil || est < 0 {
 		return 0, false
 	}
