@@ -192,6 +192,9 @@ func limitRequests(t *testing.T, ref *storetest.Reference) []storetest.RefReques
 // TestStatementLimits checks requests at the documented limits on SQLite and PostgreSQL
 // against the reference evaluator.
 func TestStatementLimits(t *testing.T) {
+	if sqlstore.RaceEnabled {
+		t.Skip("one goroutine's bulk work: make test runs it without the race detector")
+	}
 	fsys, err := storetest.DemoData(40)
 	if err != nil {
 		t.Fatal(err)

@@ -92,6 +92,9 @@ func TestSummaryManyRowsAgainstPandas(t *testing.T) {
 	if testing.Short() {
 		t.Skip("imports 200,000 rows")
 	}
+	if raceEnabled {
+		t.Skip("one goroutine's bulk work: make test runs it without the race detector (TestSummaryAgainstPandas covers the cases under it)")
+	}
 	summaryAgainstPandas(t, 200_000, map[string][2]string{"all": pandasCases["all"], "or": pandasCases["or"]})
 }
 
