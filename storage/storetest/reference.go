@@ -607,26 +607,7 @@ func (ev *evaluation) eval(e query.Expr, refs map[string]fieldRef, get func(fiel
 		if v.Null {
 			return unknown
 		}
-		c := compareLiteral(v, x.Value)
-		var ok bool
-		switch x.Op {
-		case query.Eq:
-			ok = c == 0
-		case query.Ne:
-			ok = c != 0
-		case query.Gt:
-			ok = c > 0
-		case query.Ge:
-			ok = c >= 0
-		case query.Lt:
-			ok = c < 0
-		case query.Le:
-			ok = c <= 0
-		}
-		if ok {
-			return yes
-		}
-		return no
+		return opHolds(x.Op, compareLiteral(v, x.Value))
 	case *query.In:
 		v := get(refs[x.Field.Name])
 		if v.Null {

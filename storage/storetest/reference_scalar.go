@@ -249,6 +249,7 @@ func (ev *evaluation) evalScalarCompare(x *query.ScalarCompare, refs map[string]
 	return opHolds(x.Op, cmpComputed(l, r))
 }
 
+// opHolds is whether comparison op holds for the result c of a three-way comparison.
 func opHolds(op query.CompareOp, c int) truth {
 	var ok bool
 	switch op {
