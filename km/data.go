@@ -53,20 +53,7 @@ type plan struct {
 }
 
 func (h *Handler) serveData(w http.ResponseWriter, r *http.Request, m *KnowledgeModel, rec *Record, asQuery bool) {
-	var (
-		p   *dataParams
-		err error
-	)
-	if r.Method == http.MethodPost {
-		p, err = h.readProjection(w, r, rec != nil)
-	} else {
-		p, err = h.readQueryString(r.URL.RawQuery)
-	}
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	pl, err := h.plan(m, rec, p, asQuery)
+	pl, err := h.dataPlan(w, r, m, rec, asQuery)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -97,6 +84,32 @@ func (h *Handler) serveData(w http.ResponseWriter, r *http.Request, m *Knowledge
 		*bp = body[:0]
 		pagePool.Put(bp)
 	}
+}
+
+// dataPlan reads and checks the request's parameters and plans it; a GET's plan comes
+// from the handler's plan cache when the same request was planned before.
+func (h *Handler) dataPlan(w http.ResponseWriter, r *http.Request, m *KnowledgeModel, rec *Record, asQuery bool) (*plan, error) {
+	if r.Method == http.MethodPost {
+		p, err := h.readProjection(w, r, rec != nil)
+		if err != nil {
+			return nil, err
+		}
+		return h.plan(m, rec, p, asQuery)
+	}
+	key := planKey{m: m, rec: rec, asQuery: asQuery, raw: r.URL.RawQuery}
+	if pl := h.plans.get(key); pl != nil {
+		return pl, nil
+	}
+	p, err := h.readQueryString(r.URL.RawQuery)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := h.plan(m, rec, p, asQuery)
+	if err != nil {
+		return nil, err
+	}
+	h.plans.put(key, p, pl)
+	return pl, nil
 }
 
 // pagePool recycles the buffers pages are encoded into; buffers above maxPooledPage are

@@ -103,6 +103,7 @@ type Handler struct {
 	opts  options
 	api   *routing.API
 	entry http.Handler // serve behind the API's HEAD and panic handling
+	plans planCache    // the plans of recent data GETs
 }
 
 // NewHandler returns the handler of the Knowledge Model API under BasePath, backed by

@@ -19,7 +19,9 @@ var ErrNotFound = errors.New("km: not found")
 type Store interface {
 	// Models returns the KMs of the store, in any order.
 	Models(ctx context.Context) ([]*KnowledgeModel, error)
-	// Model returns the KM with the given id, or an error wrapping ErrNotFound.
+	// Model returns the KM with the given id, or an error wrapping ErrNotFound. A KM is
+	// not changed once returned: a store returns a changed KM as a new value (the handler
+	// keeps the plans of repeated requests per KM value).
 	Model(ctx context.Context, id string) (*KnowledgeModel, error)
 	// Query executes the plan p against p.KM: Result.Columns are p.Columns (names and
 	// types), each row holding one value per column. A plan is valid by construction
