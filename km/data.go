@@ -62,7 +62,10 @@ func (h *Handler) serveData(w http.ResponseWriter, r *http.Request, m *Knowledge
 		h.fail(w, r, err)
 		return
 	}
-	res, err := h.store.Query(r.Context(), pl.p)
+	// The store may lend the page's memory (query.Recycling): it is handed back once the
+	// page is encoded (on the error paths below it is left to the garbage collector).
+	var rc query.Recycling
+	res, err := h.store.Query(query.WithRecycling(r.Context(), &rc), pl.p)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -79,6 +82,7 @@ func (h *Handler) serveData(w http.ResponseWriter, r *http.Request, m *Knowledge
 	}
 	bp := pagePool.Get().(*[]byte)
 	body := encodePage((*bp)[:0], pl, res, asQuery)
+	rc.Release() // res is not read after this
 	writeBody(w, body)
 	if cap(body) <= maxPooledPage {
 		*bp = body[:0]

@@ -104,9 +104,9 @@
 //     GENERAL_CONSTRAINT_VIOLATION naming the estimate, the budget and the part that is
 //     too large (the filters or the grouping). An in list counts as one predicate: the
 //     memory executor tests it with one pass.
-//   - Repeated data GETs: the handler keeps the checked plans of the last 512 distinct
-//     query strings per KM value and endpoint, so a repeated request skips parsing and
-//     planning (the store still runs it, and its cost is still checked). Plans with now()
+//   - Repeated data GETs: the handler keeps the checked plans of up to 512 distinct
+//     requests (KM value, endpoint and query string), so a repeated request skips parsing
+//     and planning (the store still runs it, and its cost is still checked). Plans with now()
 //     in a filter or sort key, or with KPI parameters, are made per request.
 //   - Successful answers carry Cache-Control: private, no-store (they hold a team's data
 //     and are fetched with credentials).

@@ -374,6 +374,7 @@ func (s *Source) runRows(ctx context.Context, p *km.Plan) (*query.Result, error)
 	if err != nil {
 		return nil, err
 	}
+	pl.lend = query.RecyclingFrom(ctx)
 	res := &query.Result{Columns: pl.cols}
 	for i := range res.Columns {
 		res.Columns[i].Name = p.Columns[i].Name
