@@ -50,6 +50,11 @@ type plan struct {
 	p       *Plan
 	columns []column
 	sort    []string // as reported
+	// keys are the columns' names, quoted; head is, for a plan without KPI columns (whose
+	// header types come from the result), what encodePage writes from "sort" to the start
+	// of the rows. Both are made once with the plan, which the plan cache may reuse.
+	keys [][]byte
+	head []byte
 }
 
 func (h *Handler) serveData(w http.ResponseWriter, r *http.Request, m *KnowledgeModel, rec *Record, asQuery bool) {
@@ -129,26 +134,35 @@ const maxPooledPage = 1 << 20
 // {headers, data} for the data endpoints and an array of rows for the query endpoints.
 // It appends to b and returns the extended buffer.
 func encodePage(b []byte, pl *plan, res *query.Result, asQuery bool) []byte {
-	// The quoted column names, in one allocation.
-	var keyBuf []byte
-	n := 0
-	for _, c := range pl.columns {
-		n += len(c.name) + 2
-	}
-	keyBuf = make([]byte, 0, n+8)
-	keys := make([][]byte, len(pl.columns))
-	for i, c := range pl.columns {
-		start := len(keyBuf)
-		keyBuf = jsonenc.AppendStringNoHTMLEscape(keyBuf, c.name)
-		keys[i] = keyBuf[start:len(keyBuf):len(keyBuf)]
-	}
-	b = slices.Grow(b, 256+len(res.Rows)*len(pl.columns)*32)
+	b = slices.Grow(b, 256+len(pl.head)+len(res.Rows)*len(pl.columns)*32)
 	b = append(b, `{"page":`...)
 	b = strconv.AppendInt(b, int64(pl.p.Page), 10)
 	b = append(b, `,"pageSize":`...)
 	b = strconv.AppendInt(b, int64(pl.p.PageSize), 10)
 	b = append(b, `,"total":`...)
 	b = strconv.AppendInt(b, int64(len(res.Rows)), 10)
+	if pl.head != nil {
+		b = append(b, pl.head...)
+	} else {
+		b = appendHead(b, pl, res.Columns, asQuery)
+	}
+	b = append(b, '[')
+	for i, row := range res.Rows {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendRow(b, pl.keys, row)
+	}
+	b = append(b, ']')
+	if !asQuery {
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+// appendHead appends the page's sort keys and, for the data endpoints, the headers, up
+// to the rows; a KPI column's header type is that of the result's column (cols).
+func appendHead(b []byte, pl *plan, cols []query.Column, asQuery bool) []byte {
 	b = append(b, `,"sort":[`...)
 	for i, s := range pl.sort {
 		if i > 0 {
@@ -163,22 +177,31 @@ func encodePage(b []byte, pl *plan, res *query.Result, asQuery bool) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendHeader(b, c, res.Columns[i].Type)
+			t := query.TypeInvalid
+			if cols != nil {
+				t = cols[i].Type
+			}
+			b = appendHeader(b, c, t)
 		}
 		b = append(b, `],"data":`...)
 	}
-	b = append(b, '[')
-	for i, row := range res.Rows {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendRow(b, keys, row)
+	return b
+}
+
+// quoteKeys returns the columns' names quoted, in one allocation.
+func quoteKeys(cols []column) [][]byte {
+	n := 0
+	for _, c := range cols {
+		n += len(c.name) + 2
 	}
-	b = append(b, ']')
-	if !asQuery {
-		b = append(b, '}')
+	buf := make([]byte, 0, n+8)
+	keys := make([][]byte, len(cols))
+	for i, c := range cols {
+		start := len(buf)
+		buf = jsonenc.AppendStringNoHTMLEscape(buf, c.name)
+		keys[i] = buf[start:len(buf):len(buf)]
 	}
-	return append(b, '}')
+	return keys
 }
 
 // appendHeader appends a header entry; format and unit are always written ("" when the
@@ -524,8 +547,14 @@ func (h *Handler) plan(m *KnowledgeModel, rec *Record, p *dataParams, asQuery bo
 		return nil, err
 	}
 	pl.columns = make([]column, 0, len(pl.p.Columns))
+	kpis := false
 	for _, c := range pl.p.Columns {
 		pl.columns = append(pl.columns, column{name: c.Name, field: c.Field, kpi: c.KPI})
+		kpis = kpis || c.KPI != nil
+	}
+	pl.keys = quoteKeys(pl.columns)
+	if !kpis {
+		pl.head = appendHead(nil, pl, nil, asQuery)
 	}
 	return pl, nil
 }

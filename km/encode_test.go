@@ -19,6 +19,8 @@ func BenchmarkEncodePage(b *testing.B) {
 		pl.columns = append(pl.columns, column{name: n, field: f})
 		res.Columns = append(res.Columns, query.Column{Name: n, Type: f.Type})
 	}
+	pl.keys = quoteKeys(pl.columns) // as Handler.plan makes them
+	pl.head = appendHead(nil, pl, nil, false)
 	for i := range 50 {
 		res.Rows = append(res.Rows, []query.Value{
 			query.String("SO-00000" + string(rune('0'+i%10))), query.String("Müller Maschinenbau GmbH"),

@@ -12,7 +12,8 @@ import "context"
 //
 // A Recycling belongs to one request and is not safe for concurrent use.
 type Recycling struct {
-	lent []Recyclable
+	lent  []Recyclable
+	first [2]Recyclable // lent's first backing array, in the same allocation
 }
 
 // Recyclable is memory a store lends to a query's results until the caller's Release.
@@ -35,7 +36,12 @@ func RecyclingFrom(ctx context.Context) *Recycling {
 }
 
 // Lend records that x is in use by the caller's results until Release.
-func (r *Recycling) Lend(x Recyclable) { r.lent = append(r.lent, x) }
+func (r *Recycling) Lend(x Recyclable) {
+	if r.lent == nil {
+		r.lent = r.first[:0]
+	}
+	r.lent = append(r.lent, x)
+}
 
 // Release hands back everything lent: the results of the queries made with r are not
 // read after it. r may be used again.
