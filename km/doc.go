@@ -94,7 +94,8 @@
 //     that goes away or a server shutting down stops the query (the memory store checks
 //     it per filter predicate and between phases, the SQL stores cancel the running
 //     statement, both within 100 ms). Data, query and summary
-//     requests run under WithQueryTimeout (default 30 s): longer work is stopped and
+//     requests run under WithQueryTimeout (default 30 s; the limit's timer starts only
+//     when the store waits on the context, see internal/deadline): longer work is stopped and
 //     answered 503 GENERAL_SERVICE_UNAVAILABLE "the query ran longer than the time limit
 //     of 30s and was stopped; ...". Before running, a data, query or summary request's
 //     plan (and that of QueryJSON, SummaryJSON and, through CheckCost, OData's) is

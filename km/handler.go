@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kmkit/kmkit/internal/deadline"
 	"github.com/kmkit/kmkit/internal/inputcheck"
 	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/outage"
@@ -289,8 +290,18 @@ func (h *Handler) bounded(r *http.Request) (*http.Request, context.CancelFunc) {
 	if h.opts.QueryTimeout < 0 {
 		return r, func() {}
 	}
-	ctx, cancel := context.WithTimeoutCause(r.Context(), h.opts.QueryTimeout, errQueryTimeout)
+	// A timer starts only when the store waits on the context (deadline.Context): the
+	// memory store's small queries poll it.
+	ctx, cancel := deadline.New(r.Context(), time.Now().Add(h.opts.QueryTimeout), errQueryTimeout)
 	return r.WithContext(ctx), cancel
+}
+
+// timedOut reports whether ctx ended by the query time limit.
+func timedOut(ctx context.Context) bool {
+	if c, ok := ctx.(*deadline.Context); ok {
+		return c.Expired()
+	}
+	return context.Cause(ctx) == errQueryTimeout
 }
 
 // errQueryTimeout is the cause of a context ended by the query time limit.
@@ -309,7 +320,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		problem.Write(w, http.StatusBadRequest, qe.Code, qe.Error())
 	case errors.As(err, &je):
 		problem.Write(w, http.StatusBadRequest, CodeJoinNotPossible, je.Error())
-	case context.Cause(r.Context()) == errQueryTimeout:
+	case timedOut(r.Context()):
 		problem.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, fmt.Sprintf(
 			"the query ran longer than the time limit of %v and was stopped; narrow it (fewer filters, fields, KPIs or rows)", h.opts.QueryTimeout))
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
