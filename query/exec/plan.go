@@ -447,6 +447,12 @@ func (s *Source) rowFilter(p *km.Plan) (func(r int32) bool, error) {
 		}
 		conjs = append(conjs, conj{test: test, up: up})
 	}
+	if len(conjs) == 1 && len(conjs[0].up) == 0 {
+		// One condition on the grain itself (a small page's usual filter): one call less
+		// per walked row.
+		test := conjs[0].test
+		return func(r int32) bool { return test(r) == triTrue }, nil
+	}
 	return func(r int32) bool {
 		for _, c := range conjs {
 			h := r
