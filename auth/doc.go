@@ -4,7 +4,7 @@
 // request context; handlers read it with principal.FromContext. Hosts that authenticate
 // requests themselves put their own principal there with principal.NewContext and mount the
 // handlers without this package's middleware (and may still answer in each API's error
-// shape with the API's writer, such as scim.WriteProblem).
+// shape with the API's writer, such as scimhttp.WriteProblem).
 //
 // The middleware is a Guard: NewGuard takes an Authenticator (KeySet for application keys,
 // JWTVerifier for Bearer tokens, Schemes to combine them, or the host's own), a
@@ -12,7 +12,7 @@
 // with the Policy of the handler's API. The package knows no API: a Policy says which
 // permission the API needs, how its requests present credentials, how a request names its
 // tenant (when it does) and how the API writes its error bodies (an ErrorWriter, which each
-// API's package supplies: km.WriteProblem, odata.WriteProblem, scim.WriteProblem,
+// API's package supplies: km.WriteProblem, odata.WriteProblem, scimhttp.WriteProblem,
 // reporting.WriteProblem). The reference server (internal/server) guards the APIs so:
 //
 //   - KM, OData, SCIM (and mcp and the metrics, with the KM API's errors) read

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/publicurl"
+	"github.com/kmkit/kmkit/scim/scimhttp"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -143,12 +144,12 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	if err != nil {
 		return nil, err
 	}
-	notifier := scim.NotifierFunc(func(ctx context.Context, team string, u scim.User) error {
+	notifier := scimhttp.NotifierFunc(func(ctx context.Context, team string, u scim.User) error {
 		logger.InfoContext(ctx, "scim: invitation e-mail", "team", team, "userName", u.UserName)
 		return nil
 	})
-	scimHandler := scim.NewHandler(m.SCIMStore(st.backend, st.scim),
-		scim.WithNotifier(notifier), scim.WithLogger(logger), scim.WithMaxBodyBytes(cfg.maxBody))
+	scimHandler := scimhttp.NewHandler(m.SCIMStore(st.backend, st.scim),
+		scimhttp.WithNotifier(notifier), scimhttp.WithLogger(logger), scimhttp.WithMaxBodyBytes(cfg.maxBody))
 	a.routes = routes{scim: scimHandler}
 
 	mux := http.NewServeMux()
@@ -182,7 +183,7 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 			km.WithMaxQueryCost(cfg.queryBudget)))},
 		{odata.BasePath + "/", odataPolicy, a.live.Handler(odata.NewHandler(kmStore, odata.WithMaxPageSize(cfg.maxPageSize),
 			odata.WithLogger(logger), odata.WithQueryTimeout(cfg.queryTimeout), odata.WithMaxQueryCost(cfg.queryBudget)))},
-		{scim.BasePath + "/", scimPolicy, scimHandler},
+		{scimhttp.BasePath + "/", scimPolicy, scimHandler},
 		{reporting.BasePath + "/", reportingPolicy, reporting.NewHandler(reportingStore, reporting.WithLogger(logger))},
 		{mcp.Path, mcpPolicy, a.live.Handler(mcp.New(kmStore, mcp.Options{
 			MaxRows: min(cfg.maxPageSize, mcp.DefaultMaxRows), Logger: logger,
@@ -211,7 +212,7 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 var (
 	kmPolicy        = auth.Policy{Permission: principal.PermKM, WriteError: km.WriteProblem}
 	odataPolicy     = auth.Policy{Permission: principal.PermOData, WriteError: odata.WriteProblem}
-	scimPolicy      = auth.Policy{Permission: principal.PermSCIM, WriteError: scim.WriteProblem}
+	scimPolicy      = auth.Policy{Permission: principal.PermSCIM, WriteError: scimhttp.WriteProblem}
 	reportingPolicy = auth.Policy{Permission: principal.PermReporting, Credentials: auth.APIKeyHeader,
 		Tenant: reporting.RequestTenant, WriteError: reporting.WriteProblem}
 	mcpPolicy     = auth.Policy{Permission: principal.PermMCP, WriteError: km.WriteProblem}

@@ -15,7 +15,7 @@ import (
 	"github.com/kmkit/kmkit/odata"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/reporting"
-	"github.com/kmkit/kmkit/scim"
+	"github.com/kmkit/kmkit/scim/scimhttp"
 )
 
 // requestInfo is what the access log learns of a request: its API and route template
@@ -46,7 +46,7 @@ func notePrincipal(next http.Handler) http.Handler {
 
 // routes tells the API and route template of a request path.
 type routes struct {
-	scim *scim.Handler
+	scim *scimhttp.Handler
 }
 
 // of returns the API and route template of r: a fixed set of values, never a raw path.
@@ -59,7 +59,7 @@ func (rt routes) of(r *http.Request) (api, route string) {
 		return "mcp", mcp.Path
 	case strings.HasPrefix(p, km.BasePath+"/"):
 		return metrics.APIKM, km.RouteTemplate(p)
-	case strings.HasPrefix(p, scim.BasePath+"/"):
+	case strings.HasPrefix(p, scimhttp.BasePath+"/"):
 		return metrics.APISCIM, rt.scim.RouteTemplate(p)
 	case strings.HasPrefix(p, reporting.BasePath+"/"):
 		return metrics.APIReporting, reporting.RouteTemplate(p)

@@ -1,4 +1,4 @@
-package scim_test
+package scimhttp_test
 
 import (
 	"bytes"
@@ -12,13 +12,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kmkit/kmkit/principal"
-	"github.com/kmkit/kmkit/scim"
+	"github.com/kmkit/kmkit/scim/scimhttp"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
 const (
 	host     = "http://idm.example"
-	base     = host + scim.BasePath
+	base     = host + scimhttp.BasePath
 	userURN  = "urn:ietf:params:scim:schemas:core:2.0:User"
 	groupURN = "urn:ietf:params:scim:schemas:core:2.0:Group"
 	extURN   = "urn:celonis:params:scim:schemas:extension:2.0:User"
@@ -48,10 +48,10 @@ type server struct {
 	h     http.Handler
 }
 
-func newServer(t *testing.T, opts ...scim.Option) *server {
+func newServer(t *testing.T, opts ...scimhttp.Option) *server {
 	t.Helper()
 	st := memory.NewSCIMStore()
-	return &server{t: t, store: st, h: withTeamHeader(scim.NewHandler(st, opts...))}
+	return &server{t: t, store: st, h: withTeamHeader(scimhttp.NewHandler(st, opts...))}
 }
 
 type response struct {
@@ -96,8 +96,8 @@ func (s *server) call(team, method, path string, body any, headers ...string) re
 		if err := d.Decode(&res.body); err != nil {
 			s.t.Fatalf("%s %s: body is not a JSON object: %v\n%s", method, path, err, res.raw)
 		}
-		if ct := w.Header().Get("Content-Type"); ct != scim.ContentType {
-			s.t.Errorf("%s %s: Content-Type %q, want %q", method, path, ct, scim.ContentType)
+		if ct := w.Header().Get("Content-Type"); ct != scimhttp.ContentType {
+			s.t.Errorf("%s %s: Content-Type %q, want %q", method, path, ct, scimhttp.ContentType)
 		}
 	}
 	return res

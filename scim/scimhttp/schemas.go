@@ -1,26 +1,13 @@
-package scim
+package scimhttp
 
 import (
 	"github.com/elimity-com/scim/optional"
 	"github.com/elimity-com/scim/schema"
+
+	"github.com/kmkit/kmkit/scim"
 )
 
-// Schema URNs of the resources and messages this package serves.
-const (
-	UserSchema          = schema.UserSchema
-	GroupSchema         = schema.GroupSchema
-	ExtensionSchema     = "urn:celonis:params:scim:schemas:extension:2.0:User"
-	EnterpriseSchema    = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
-	ListResponseSchema  = "urn:ietf:params:scim:api:messages:2.0:ListResponse"
-	SearchRequestSchema = "urn:ietf:params:scim:api:messages:2.0:SearchRequest"
-	BulkRequestSchema   = "urn:ietf:params:scim:api:messages:2.0:BulkRequest"
-	BulkResponseSchema  = "urn:ietf:params:scim:api:messages:2.0:BulkResponse"
-	PatchOpSchema       = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
-	ErrorSchema         = "urn:ietf:params:scim:api:messages:2.0:Error"
-	SPCSchema           = "urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig"
-)
-
-var roleValues = []string{string(RoleMember), string(RoleAnalyst), string(RoleAdmin)}
+var roleValues = []string{string(scim.RoleMember), string(scim.RoleAnalyst), string(scim.RoleAdmin)}
 
 func roleAttribute(description string) schema.CoreAttribute {
 	return schema.SimpleCoreAttribute(schema.SimpleStringParams(schema.StringParams{
@@ -33,7 +20,7 @@ func roleAttribute(description string) schema.CoreAttribute {
 // extensionSchema is the vendor extension of the User resource.
 func extensionSchema() schema.Schema {
 	return schema.Schema{
-		ID:          ExtensionSchema,
+		ID:          scim.ExtensionSchema,
 		Name:        optional.NewString("CelonisUser"),
 		Description: optional.NewString("Team role and invitation of a user."),
 		Attributes: []schema.CoreAttribute{

@@ -1,4 +1,4 @@
-package scim
+package scimhttp
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	scimerrors "github.com/elimity-com/scim/errors"
 	"github.com/elimity-com/scim/schema"
+	"github.com/kmkit/kmkit/scim"
 )
 
 // resourceType is one of the two resource types served, with the schemas its bodies and
@@ -83,14 +84,14 @@ func meta(kind, location string, created, modified time.Time, version int64) map
 
 // renderUser is the SCIM representation of u. schemas names an extension only when the
 // user has data of it; groups lists the groups of the team that have u as a member.
-func (h *Handler) renderUser(u User, root string, groups []Group) rendered {
+func (h *Handler) renderUser(u scim.User, root string, groups []scim.Group) rendered {
 	loc := root + "/Users/" + url.PathEscape(u.ID)
 	m := userAttrs(u)
 	m["id"] = u.ID
 	if u.ExternalID != "" {
 		m["externalId"] = u.ExternalID
 	}
-	schemas := []any{UserSchema}
+	schemas := []any{scim.UserSchema}
 	for _, ext := range h.users.exts {
 		if v, ok := m[ext.ID].(map[string]any); ok && len(v) > 0 {
 			schemas = append(schemas, ext.ID)
@@ -113,14 +114,14 @@ func (h *Handler) renderUser(u User, root string, groups []Group) rendered {
 	return rendered{m, u.Version, loc}
 }
 
-func renderGroup(g Group, root string) rendered {
+func renderGroup(g scim.Group, root string) rendered {
 	loc := root + "/Groups/" + url.PathEscape(g.ID)
 	m := groupAttrs(g, root)
 	m["id"] = g.ID
 	if g.ExternalID != "" {
 		m["externalId"] = g.ExternalID
 	}
-	m["schemas"] = []any{GroupSchema}
+	m["schemas"] = []any{scim.GroupSchema}
 	m["meta"] = meta("Group", loc, g.Created, g.LastModified, g.Version)
 	return rendered{m, g.Version, loc}
 }
@@ -158,12 +159,12 @@ func respond(status int, r rendered, c call) (*result, *scimError) {
 	return &result{status: status, header: hdr, body: body}, nil
 }
 
-func (h *Handler) userGroups(ctx context.Context, team, id string, c call) ([]Group, *scimError) {
+func (h *Handler) userGroups(ctx context.Context, team, id string, c call) ([]scim.Group, *scimError) {
 	if !groupsWanted(projectionOf(c.query)) {
 		return nil, nil
 	}
-	groups, _, err := h.store.ListGroups(ctx, team, ListQuery{
-		Filter: []Equal{{Attr: MemberFilter, Value: id}}, StartIndex: 1, Count: MaxGroupsPerUser})
+	groups, _, err := h.store.ListGroups(ctx, team, scim.ListQuery{
+		Filter: []scim.Equal{{Attr: scim.MemberFilter, Value: id}}, StartIndex: 1, Count: scim.MaxGroupsPerUser})
 	if err != nil {
 		e := h.storeError(err)
 		return nil, &e
@@ -197,11 +198,11 @@ func (h *Handler) deleteResource(ctx context.Context, team string, c call) *scim
 	var err error
 	if c.rt == h.users {
 		err = deleteResource(c.ifMatch, userVersion,
-			func() (User, error) { return h.store.GetUser(ctx, team, c.id) },
+			func() (scim.User, error) { return h.store.GetUser(ctx, team, c.id) },
 			func(v int64) error { return h.store.DeleteUser(ctx, team, c.id, v) })
 	} else {
 		err = deleteResource(c.ifMatch, groupVersion,
-			func() (Group, error) { return h.store.GetGroup(ctx, team, c.id) },
+			func() (scim.Group, error) { return h.store.GetGroup(ctx, team, c.id) },
 			func(v int64) error { return h.store.DeleteGroup(ctx, team, c.id, v) })
 	}
 	if err != nil {
@@ -212,7 +213,7 @@ func (h *Handler) deleteResource(ctx context.Context, team string, c call) *scim
 }
 
 // listParams reads count, startIndex, filter and sort of a list request, each once.
-func (h *Handler) listParams(c call) (ListQuery, *scimError) {
+func (h *Handler) listParams(c call) (scim.ListQuery, *scimError) {
 	var bad []string
 	intParam := func(name string, def int) int {
 		v := c.query.Get(name)
@@ -225,22 +226,21 @@ func (h *Handler) listParams(c call) (ListQuery, *scimError) {
 		}
 		return n
 	}
-	q := ListQuery{Count: intParam("count", h.pageSize), StartIndex: intParam("startIndex", 1)}
+	q := scim.ListQuery{Count: intParam("count", h.pageSize), StartIndex: intParam("startIndex", 1)}
 	if len(bad) > 0 {
 		e := scimerrors.ScimErrorBadParams(bad)
-		return q, &e
+		return q, libraryError(&e)
 	}
 	q.Count = min(max(q.Count, 0), h.pageSize)
 	q.StartIndex = max(q.StartIndex, 1)
 	if f := c.query.Get("filter"); strings.TrimSpace(f) != "" {
-		terms, err := parseFilter(f, c.rt.name)
-		if err != nil {
-			e := filterError(err)
-			return q, &e
+		terms, e := scim.ParseFilter(f, c.rt.name)
+		if e != nil {
+			return q, e
 		}
 		q.Filter = terms
 	}
-	k, e := parseSort(c.query.Get("sortBy"), c.query.Get("sortOrder"), c.rt.name)
+	k, e := scim.ParseSort(c.query.Get("sortBy"), c.query.Get("sortOrder"), c.rt.name)
 	if e != nil {
 		return q, e
 	}
@@ -259,7 +259,7 @@ func (h *Handler) list(ctx context.Context, root, team string, c call) (*result,
 		err   error
 	)
 	if c.rt == h.users {
-		var users []User
+		var users []scim.User
 		users, total, err = h.store.ListUsers(ctx, team, q)
 		for _, u := range users {
 			groups, e := h.userGroups(ctx, team, u.ID, c)
@@ -269,7 +269,7 @@ func (h *Handler) list(ctx context.Context, root, team string, c call) (*result,
 			items = append(items, h.renderUser(u, root, groups))
 		}
 	} else {
-		var groups []Group
+		var groups []scim.Group
 		groups, total, err = h.store.ListGroups(ctx, team, q)
 		for _, g := range groups {
 			items = append(items, renderGroup(g, root))
@@ -291,7 +291,7 @@ func (h *Handler) list(ctx context.Context, root, team string, c call) (*result,
 // listResult encodes a ListResponse; itemsPerPage is the number of resources returned.
 func listResult(total, startIndex int, resources []any) (*result, *scimError) {
 	body, err := json.Marshal(map[string]any{
-		"schemas":      []string{ListResponseSchema},
+		"schemas":      []string{scim.ListResponseSchema},
 		"totalResults": total,
 		"itemsPerPage": len(resources),
 		"startIndex":   startIndex,
@@ -306,10 +306,10 @@ func listResult(total, startIndex int, resources []any) (*result, *scimError) {
 
 // requireSchema checks that a POST or PUT body names the resource's core schema.
 func requireSchema(body map[string]any, core string) *scimError {
-	k, _ := lookup(body, "schemas")
+	k, _ := scim.AttributeKey(body, "schemas")
 	schemas, _ := body[k].([]any)
-	if !containsString(schemas, core) {
-		e := apiError(http.StatusBadRequest, TypeInvalidSyntax, "schemas must contain %s.", core)
+	if !scim.ContainsFold(schemas, core) {
+		e := apiError(http.StatusBadRequest, scim.TypeInvalidSyntax, "schemas must contain %s.", core)
 		return &e
 	}
 	return nil
@@ -317,20 +317,20 @@ func requireSchema(body map[string]any, core string) *scimError {
 
 // patchOps reads the operations of a PatchOp body, already checked by normalizePatch.
 func patchOps(body map[string]any) []patchOp {
-	k, _ := lookup(body, "Operations")
+	k, _ := scim.AttributeKey(body, "Operations")
 	list, _ := body[k].([]any)
 	ops := make([]patchOp, 0, len(list))
 	for _, o := range list {
 		m := o.(map[string]any)
 		var op patchOp
-		if k, ok := lookup(m, "op"); ok {
+		if k, ok := scim.AttributeKey(m, "op"); ok {
 			op.op, _ = m[k].(string)
 			op.op = strings.ToLower(op.op)
 		}
-		if k, ok := lookup(m, "path"); ok {
+		if k, ok := scim.AttributeKey(m, "path"); ok {
 			op.path, _ = m[k].(string)
 		}
-		if k, ok := lookup(m, "value"); ok {
+		if k, ok := scim.AttributeKey(m, "value"); ok {
 			op.value, op.hasValue = m[k], true
 		}
 		ops = append(ops, op)
@@ -341,15 +341,15 @@ func patchOps(body map[string]any) []patchOp {
 func (h *Handler) writeUser(ctx context.Context, root, team string, c call, body map[string]any) (*result, *scimError) {
 	st := h.store
 	var (
-		out User
+		out scim.User
 		err error
 	)
 	switch c.method {
 	case http.MethodPost, http.MethodPut:
-		if e := requireSchema(body, UserSchema); e != nil {
+		if e := requireSchema(body, scim.UserSchema); e != nil {
 			return nil, e
 		}
-		if e := normalizeUser(body); e != nil {
+		if e := scim.NormalizeUser(body); e != nil {
 			return nil, e
 		}
 		valid, e := validateAttrs(body, h.users.schema, h.users.exts...)
@@ -364,26 +364,26 @@ func (h *Handler) writeUser(ctx context.Context, root, team string, c call, body
 			return h.createUser(ctx, root, team, c, u, f)
 		}
 		out, err = update(c.ifMatch, userVersion,
-			func() (User, error) { return st.GetUser(ctx, team, c.id) },
-			func(cur User) (User, error) {
+			func() (scim.User, error) { return st.GetUser(ctx, team, c.id) },
+			func(cur scim.User) (scim.User, error) {
 				next := u.Clone()
 				f.keep(&next, cur)
 				return next, nil
 			},
-			func(next User, v int64) (User, error) { return st.ReplaceUser(ctx, team, next, v) })
+			func(next scim.User, v int64) (scim.User, error) { return st.ReplaceUser(ctx, team, next, v) })
 		if err != nil {
 			e := h.storeError(err)
 			return nil, &e
 		}
 	case http.MethodPatch:
-		if e := normalizePatch(body, true); e != nil {
+		if e := scim.NormalizePatch(body, true); e != nil {
 			return nil, e
 		}
 		ops := patchOps(body)
 		out, err = update(c.ifMatch, userVersion,
-			func() (User, error) { return st.GetUser(ctx, team, c.id) },
-			func(cur User) (User, error) { return h.patchUser(cur, ops) },
-			func(next User, v int64) (User, error) { return st.ReplaceUser(ctx, team, next, v) })
+			func() (scim.User, error) { return st.GetUser(ctx, team, c.id) },
+			func(cur scim.User) (scim.User, error) { return h.patchUser(cur, ops) },
+			func(next scim.User, v int64) (scim.User, error) { return st.ReplaceUser(ctx, team, next, v) })
 		if err != nil {
 			e := h.storeError(err)
 			return nil, &e
@@ -398,40 +398,40 @@ func (h *Handler) writeUser(ctx context.Context, root, team string, c call, body
 
 // patchUser applies ops to cur. An attribute the operations leave without a value is
 // unassigned: removing active deactivates, removing role makes the user a MEMBER.
-func (h *Handler) patchUser(cur User, ops []patchOp) (User, error) {
+func (h *Handler) patchUser(cur scim.User, ops []patchOp) (scim.User, error) {
 	attrs := userAttrs(cur.Clone())
 	attrs["id"] = cur.ID
 	if cur.ExternalID != "" {
 		attrs["externalId"] = cur.ExternalID
 	}
 	if e := h.users.patch.applyPatch(attrs, ops); e != nil {
-		return User{}, *e
+		return scim.User{}, *e
 	}
 	delete(attrs, "id")
-	if e := normalizeUser(attrs); e != nil {
-		return User{}, *e
+	if e := scim.NormalizeUser(attrs); e != nil {
+		return scim.User{}, *e
 	}
 	valid, e := validateAttrs(attrs, h.users.schema, h.users.exts...)
 	if e != nil {
-		return User{}, *e
+		return scim.User{}, *e
 	}
 	next, f, err := userFromAttrs(valid)
 	if err != nil {
-		return User{}, err
+		return scim.User{}, err
 	}
 	next.ID = cur.ID
 	if !f.role {
-		next.Role = RoleMember
+		next.Role = scim.RoleMember
 	}
 	return next, nil
 }
 
-func (h *Handler) createUser(ctx context.Context, root, team string, c call, u User, f userFields) (*result, *scimError) {
+func (h *Handler) createUser(ctx context.Context, root, team string, c call, u scim.User, f userFields) (*result, *scimError) {
 	if !f.active {
 		u.Active = true
 	}
 	if !f.role {
-		u.Role = RoleMember
+		u.Role = scim.RoleMember
 	}
 	created, err := h.store.CreateUser(ctx, team, u)
 	if err != nil {
@@ -449,15 +449,15 @@ func (h *Handler) createUser(ctx context.Context, root, team string, c call, u U
 func (h *Handler) writeGroup(ctx context.Context, root, team string, c call, body map[string]any) (*result, *scimError) {
 	st := h.store
 	var (
-		out Group
+		out scim.Group
 		err error
 	)
 	switch c.method {
 	case http.MethodPost, http.MethodPut:
-		if e := requireSchema(body, GroupSchema); e != nil {
+		if e := requireSchema(body, scim.GroupSchema); e != nil {
 			return nil, e
 		}
-		if e := checkGroupBody(body); e != nil {
+		if e := scim.CheckGroup(body); e != nil {
 			return nil, e
 		}
 		valid, e := validateAttrs(body, h.groups.schema)
@@ -477,22 +477,22 @@ func (h *Handler) writeGroup(ctx context.Context, root, team string, c call, bod
 			return respond(http.StatusCreated, renderGroup(created, root), c)
 		}
 		out, err = update(c.ifMatch, groupVersion,
-			func() (Group, error) { return st.GetGroup(ctx, team, c.id) },
-			func(cur Group) (Group, error) {
+			func() (scim.Group, error) { return st.GetGroup(ctx, team, c.id) },
+			func(cur scim.Group) (scim.Group, error) {
 				next := g.Clone()
 				next.ID = cur.ID
 				return next, nil
 			},
-			func(next Group, v int64) (Group, error) { return st.ReplaceGroup(ctx, team, next, v) })
+			func(next scim.Group, v int64) (scim.Group, error) { return st.ReplaceGroup(ctx, team, next, v) })
 	case http.MethodPatch:
-		if e := normalizePatch(body, false); e != nil {
+		if e := scim.NormalizePatch(body, false); e != nil {
 			return nil, e
 		}
 		ops := patchOps(body)
 		out, err = update(c.ifMatch, groupVersion,
-			func() (Group, error) { return st.GetGroup(ctx, team, c.id) },
-			func(cur Group) (Group, error) { return h.patchGroup(cur, root, ops) },
-			func(next Group, v int64) (Group, error) { return st.ReplaceGroup(ctx, team, next, v) })
+			func() (scim.Group, error) { return st.GetGroup(ctx, team, c.id) },
+			func(cur scim.Group) (scim.Group, error) { return h.patchGroup(cur, root, ops) },
+			func(next scim.Group, v int64) (scim.Group, error) { return st.ReplaceGroup(ctx, team, next, v) })
 	}
 	if err != nil {
 		e := h.storeError(err)
@@ -501,26 +501,26 @@ func (h *Handler) writeGroup(ctx context.Context, root, team string, c call, bod
 	return respond(http.StatusOK, renderGroup(out, root), c)
 }
 
-func (h *Handler) patchGroup(cur Group, root string, ops []patchOp) (Group, error) {
+func (h *Handler) patchGroup(cur scim.Group, root string, ops []patchOp) (scim.Group, error) {
 	attrs := groupAttrs(cur, root)
 	attrs["id"] = cur.ID
 	if cur.ExternalID != "" {
 		attrs["externalId"] = cur.ExternalID
 	}
 	if e := h.groups.patch.applyPatch(attrs, ops); e != nil {
-		return Group{}, *e
+		return scim.Group{}, *e
 	}
 	delete(attrs, "id")
-	if e := checkGroupBody(attrs); e != nil {
-		return Group{}, *e
+	if e := scim.CheckGroup(attrs); e != nil {
+		return scim.Group{}, *e
 	}
 	valid, e := validateAttrs(attrs, h.groups.schema)
 	if e != nil {
-		return Group{}, *e
+		return scim.Group{}, *e
 	}
 	next, err := groupFromAttrs(valid)
 	if err != nil {
-		return Group{}, err
+		return scim.Group{}, err
 	}
 	next.ID = cur.ID
 	return next, nil

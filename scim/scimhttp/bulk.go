@@ -1,4 +1,4 @@
-package scim
+package scimhttp
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/kmkit/kmkit/scim"
 )
 
 // bulkRequest is the body of POST /Bulk (RFC 7644 section 3.7).
@@ -39,11 +41,11 @@ type bulkResult struct {
 func parseBulk(body []byte, maxOps int) (bulkRequest, *scimError) {
 	var req bulkRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		e := apiError(http.StatusBadRequest, TypeInvalidSyntax, "The bulk request is not valid: %s.", jsonProblem(err))
+		e := apiError(http.StatusBadRequest, scim.TypeInvalidSyntax, "The bulk request is not valid: %s.", jsonProblem(err))
 		return req, &e
 	}
-	if !hasSchema(req.Schemas, BulkRequestSchema) {
-		e := apiError(http.StatusBadRequest, TypeInvalidSyntax, "schemas must contain %s.", BulkRequestSchema)
+	if !hasSchema(req.Schemas, scim.BulkRequestSchema) {
+		e := apiError(http.StatusBadRequest, scim.TypeInvalidSyntax, "schemas must contain %s.", scim.BulkRequestSchema)
 		return req, &e
 	}
 	if req.FailOnErrors != nil && *req.FailOnErrors < 1 {
@@ -91,7 +93,7 @@ func (h *Handler) serveBulk(w http.ResponseWriter, r *http.Request, root, team s
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"schemas": []string{BulkResponseSchema}, "Operations": results})
+	writeJSON(w, http.StatusOK, map[string]any{"schemas": []string{scim.BulkResponseSchema}, "Operations": results})
 }
 
 // bulkOperation runs one operation and records the id it created under its bulkId.
@@ -124,18 +126,18 @@ func (h *Handler) bulkOperation(r *http.Request, root, team string, op bulkOp, i
 	case "groups":
 		c.rt = h.groups
 	default:
-		return fail(apiError(http.StatusBadRequest, TypeInvalidPath, "path must start with /Users or /Groups, not %q.", op.Path))
+		return fail(apiError(http.StatusBadRequest, scim.TypeInvalidPath, "path must start with /Users or /Groups, not %q.", op.Path))
 	}
 	if (method == http.MethodPost) != (id == "") {
 		if method == http.MethodPost {
-			return fail(apiError(http.StatusBadRequest, TypeInvalidPath, "POST operations take the path /%s, not %q.", endpoint, op.Path))
+			return fail(apiError(http.StatusBadRequest, scim.TypeInvalidPath, "POST operations take the path /%s, not %q.", endpoint, op.Path))
 		}
-		return fail(apiError(http.StatusBadRequest, TypeInvalidPath, "%s operations need a resource id in the path %q.", method, op.Path))
+		return fail(apiError(http.StatusBadRequest, scim.TypeInvalidPath, "%s operations need a resource id in the path %q.", method, op.Path))
 	}
 	if ref, ok := strings.CutPrefix(id, "bulkId:"); ok {
 		resolved, ok := ids[ref]
 		if !ok {
-			return fail(apiError(http.StatusConflict, TypeInvalidValue, "bulkId %q does not refer to a resource created by an earlier operation.", ref))
+			return fail(apiError(http.StatusConflict, scim.TypeInvalidValue, "bulkId %q does not refer to a resource created by an earlier operation.", ref))
 		}
 		id = resolved
 	}
@@ -191,7 +193,7 @@ func resolveBulkIDs(data []byte, ids map[string]string) ([]byte, *scimError) {
 			}
 			id, ok := ids[ref]
 			if !ok {
-				e := apiError(http.StatusConflict, TypeInvalidValue, "bulkId %q does not refer to a resource created by an earlier operation.", ref)
+				e := apiError(http.StatusConflict, scim.TypeInvalidValue, "bulkId %q does not refer to a resource created by an earlier operation.", ref)
 				return nil, &e
 			}
 			return id, nil

@@ -1,4 +1,4 @@
-package scim_test
+package scimhttp_test
 
 import (
 	"fmt"
@@ -7,8 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/kmkit/kmkit/scim"
+	"github.com/kmkit/kmkit/scim/scimhttp"
 )
 
 func bulk(failOnErrors int, ops ...map[string]any) map[string]any {
@@ -172,7 +171,7 @@ func TestBulkOperationErrors(t *testing.T) {
 }
 
 func TestBulkRequestErrors(t *testing.T) {
-	s := newServer(t, scim.WithBulkMaxOperations(2), scim.WithMaxBodyBytes(400))
+	s := newServer(t, scimhttp.WithBulkMaxOperations(2), scimhttp.WithMaxBodyBytes(400))
 	three := bulk(0, bop("DELETE", "/Users/a", "", nil), bop("DELETE", "/Users/b", "", nil), bop("DELETE", "/Users/c", "", nil))
 	s.call("acme", "POST", "/Bulk", three).wantError(t, 413, "", "The bulk request has 3 operations; maxOperations is 2.")
 	big := bulk(0, bop("POST", "/Users", "u", user(strings.Repeat("x", 400)+"@example.com")))

@@ -1,4 +1,4 @@
-package scim_test
+package scimhttp_test
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/principal"
-	"github.com/kmkit/kmkit/scim"
+	"github.com/kmkit/kmkit/scim/scimhttp"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
@@ -30,10 +30,10 @@ func ExampleNewHandler() {
 	store := memory.NewSCIMStore()
 	store.SetSeatLimit("acme", 100)
 	mux := http.NewServeMux()
-	mux.Handle(scim.BasePath+"/", guard.Wrap(auth.Policy{Permission: principal.PermSCIM, WriteError: scim.WriteProblem}, scim.NewHandler(store)))
+	mux.Handle(scimhttp.BasePath+"/", guard.Wrap(auth.Policy{Permission: principal.PermSCIM, WriteError: scimhttp.WriteProblem}, scimhttp.NewHandler(store)))
 
 	send := func(key, method, path, body string) {
-		r := httptest.NewRequest(method, "https://idm.example.com"+scim.BasePath+path, strings.NewReader(body))
+		r := httptest.NewRequest(method, "https://idm.example.com"+scimhttp.BasePath+path, strings.NewReader(body))
 		r.Header.Set("Authorization", "AppKey "+key)
 		r.Header.Set("Content-Type", "application/scim+json")
 		w := httptest.NewRecorder()

@@ -1,4 +1,4 @@
-package scim_test
+package scimhttp_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kmkit/kmkit/scim"
+	"github.com/kmkit/kmkit/scim/scimhttp"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
@@ -27,8 +28,8 @@ func FuzzBulk(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		h := scim.NewHandler(memory.NewSCIMStore(), scim.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
-		r := httptest.NewRequest("POST", "http://x"+scim.BasePath+"/Bulk", strings.NewReader(body))
+		h := scimhttp.NewHandler(memory.NewSCIMStore(), scimhttp.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
+		r := httptest.NewRequest("POST", "http://x"+scimhttp.BasePath+"/Bulk", strings.NewReader(body))
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		switch w.Code {
@@ -36,7 +37,7 @@ func FuzzBulk(f *testing.F) {
 		default:
 			t.Fatalf("status %d for %q: %s", w.Code, body, w.Body)
 		}
-		if ct := w.Header().Get("Content-Type"); ct != scim.ContentType {
+		if ct := w.Header().Get("Content-Type"); ct != scimhttp.ContentType {
 			t.Fatalf("Content-Type %q", ct)
 		}
 		var out struct {
@@ -63,14 +64,14 @@ func FuzzListFilter(f *testing.F) {
 	}
 	f.Add("", `emails[type eq "work"],name.givenName`)
 	st := memory.NewSCIMStore()
-	h := scim.NewHandler(st, scim.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
+	h := scimhttp.NewHandler(st, scimhttp.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
 	if _, err := st.CreateUser(context.Background(), "t", scim.User{UserName: "a@b.co", Attributes: map[string]any{
 		"emails": []any{map[string]any{"value": "x@y.z", "type": "work"}}}}); err != nil {
 		f.Fatal(err)
 	}
 	// filter goes to filter; attributes, a projection with value filters, to attributes.
 	f.Fuzz(func(t *testing.T, filter, attributes string) {
-		r := httptest.NewRequest("GET", "http://x"+scim.BasePath+"/Users", nil)
+		r := httptest.NewRequest("GET", "http://x"+scimhttp.BasePath+"/Users", nil)
 		r.URL.RawQuery = "filter=" + url.QueryEscape(filter) + "&attributes=" + url.QueryEscape(attributes)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
@@ -102,9 +103,9 @@ func FuzzWrites(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, target uint8, body string) {
 		st := memory.NewSCIMStore()
-		h := scim.NewHandler(st, scim.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
+		h := scimhttp.NewHandler(st, scimhttp.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
 		send := func(method, path, body string) *httptest.ResponseRecorder {
-			r := httptest.NewRequest(method, "http://x"+scim.BasePath+path, strings.NewReader(body))
+			r := httptest.NewRequest(method, "http://x"+scimhttp.BasePath+path, strings.NewReader(body))
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)
 			return w
@@ -125,7 +126,7 @@ func FuzzWrites(f *testing.F) {
 		if w.Code >= 500 || w.Code < 200 {
 			t.Fatalf("%s %s %q: status %d %s", tg.method, tg.path, body, w.Code, w.Body)
 		}
-		if w.Header().Get("Content-Type") != scim.ContentType {
+		if w.Header().Get("Content-Type") != scimhttp.ContentType {
 			t.Fatalf("Content-Type %q", w.Header().Get("Content-Type"))
 		}
 	})

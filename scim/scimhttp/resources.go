@@ -1,4 +1,4 @@
-package scim
+package scimhttp
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/elimity-com/scim/schema"
+	"github.com/kmkit/kmkit/scim"
 )
 
 // maxRetries bounds the optimistic retries of a PUT or PATCH without If-Match that races
@@ -41,18 +42,18 @@ func update[T any](ifMatch string, version func(T) int64, get func() (T, error),
 			return zero, err
 		}
 		if ifMatch != "" && !etagMatches(ifMatch, etag(version(cur))) {
-			return zero, Errorf(ErrVersionMismatch, "If-Match %s does not match the current version %s.", ifMatch, etag(version(cur)))
+			return zero, scim.Errorf(scim.ErrVersionMismatch, "If-Match %s does not match the current version %s.", ifMatch, etag(version(cur)))
 		}
 		next, err := change(cur)
 		if err != nil {
 			return zero, err
 		}
 		out, err := replace(next, version(cur))
-		if errors.Is(err, ErrVersionMismatch) && ifMatch == "" && attempt < maxRetries {
+		if errors.Is(err, scim.ErrVersionMismatch) && ifMatch == "" && attempt < maxRetries {
 			continue
 		}
-		if errors.Is(err, ErrVersionMismatch) {
-			return zero, Errorf(ErrVersionMismatch, "The resource changed while the request was processed.")
+		if errors.Is(err, scim.ErrVersionMismatch) {
+			return zero, scim.Errorf(scim.ErrVersionMismatch, "The resource changed while the request was processed.")
 		}
 		return out, err
 	}
@@ -68,7 +69,7 @@ func deleteResource[T any](ifMatch string, version func(T) int64, get func() (T,
 		return err
 	}
 	if !etagMatches(ifMatch, etag(version(cur))) {
-		return Errorf(ErrVersionMismatch, "If-Match %s does not match the current version %s.", ifMatch, etag(version(cur)))
+		return scim.Errorf(scim.ErrVersionMismatch, "If-Match %s does not match the current version %s.", ifMatch, etag(version(cur)))
 	}
 	return del(version(cur))
 }
@@ -79,16 +80,16 @@ func validateAttrs(m map[string]any, s schema.Schema, exts ...schema.Schema) (ma
 	m["schemas"] = []any{s.ID}
 	out, e := withExternalID(s).Validate(m)
 	if e != nil {
-		return nil, e
+		return nil, libraryError(e)
 	}
 	for _, ext := range exts {
-		k, ok := lookup(m, ext.ID)
+		k, ok := scim.AttributeKey(m, ext.ID)
 		if !ok || m[k] == nil {
 			continue
 		}
 		attrs, e := ext.ValidateExtension(m[k])
 		if e != nil {
-			return nil, e
+			return nil, libraryError(e)
 		}
 		out[ext.ID] = attrs
 	}
@@ -107,8 +108,8 @@ func withExternalID(s schema.Schema) schema.Schema {
 type userFields struct{ active, role, sendEmail bool }
 
 // userFromAttrs builds a user from validated attributes.
-func userFromAttrs(attrs map[string]any) (User, userFields, error) {
-	var u User
+func userFromAttrs(attrs map[string]any) (scim.User, userFields, error) {
+	var u scim.User
 	var f userFields
 	u.Attributes = map[string]any{}
 	for k, v := range attrs {
@@ -124,10 +125,10 @@ func userFromAttrs(attrs map[string]any) (User, userFields, error) {
 			u.ExternalID, _ = v.(string)
 		case "active":
 			u.Active, f.active = v.(bool)
-		case ExtensionSchema:
+		case scim.ExtensionSchema:
 			ext, _ := v.(map[string]any)
 			if r, ok := ext["role"].(string); ok {
-				u.Role, f.role = Role(r), true
+				u.Role, f.role = scim.Role(r), true
 			}
 			if s, ok := ext["sendEmailOnInvitation"].(bool); ok {
 				u.SendEmailOnInvitation, f.sendEmail = s, true
@@ -136,14 +137,14 @@ func userFromAttrs(attrs map[string]any) (User, userFields, error) {
 			u.Attributes[k] = v
 		}
 	}
-	if e := checkUserName(u.UserName); e != nil {
-		return User{}, f, *e
+	if e := scim.CheckUserName(u.UserName); e != nil {
+		return scim.User{}, f, *e
 	}
 	return u, f, nil
 }
 
 // keep fills what a replacement did not give from the current user.
-func (f userFields) keep(u *User, cur User) {
+func (f userFields) keep(u *scim.User, cur scim.User) {
 	u.ID = cur.ID
 	if !f.active {
 		u.Active = cur.Active
@@ -158,7 +159,7 @@ func (f userFields) keep(u *User, cur User) {
 
 // userAttrs is the SCIM representation of u without id, externalId and meta. It takes
 // u.Attributes over: u comes from the store, which hands out copies, and is not used again.
-func userAttrs(u User) map[string]any {
+func userAttrs(u scim.User) map[string]any {
 	m := u.Attributes
 	if m == nil {
 		m = map[string]any{}
@@ -168,40 +169,40 @@ func userAttrs(u User) map[string]any {
 		m["displayName"] = u.DisplayName
 	}
 	m["active"] = u.Active
-	m[ExtensionSchema] = map[string]any{"role": string(u.Role), "sendEmailOnInvitation": u.SendEmailOnInvitation}
+	m[scim.ExtensionSchema] = map[string]any{"role": string(u.Role), "sendEmailOnInvitation": u.SendEmailOnInvitation}
 	return m
 }
 
 // groupFromAttrs builds a group from validated attributes.
-func groupFromAttrs(attrs map[string]any) (Group, error) {
-	var g Group
+func groupFromAttrs(attrs map[string]any) (scim.Group, error) {
+	var g scim.Group
 	g.DisplayName, _ = attrs["displayName"].(string)
 	if strings.TrimSpace(g.DisplayName) == "" {
-		return Group{}, badValue("displayName must be a non-empty string.")
+		return scim.Group{}, badValue("displayName must be a non-empty string.")
 	}
 	g.ExternalID, _ = attrs["externalId"].(string)
 	if r, ok := attrs["role"].(string); ok {
-		role, e := roleValue(r)
+		role, e := scim.RoleOf(r)
 		if e != nil {
-			return Group{}, *e
+			return scim.Group{}, *e
 		}
 		g.Role = role
 	}
 	list, _ := attrs["members"].([]any)
-	g.Members = make([]Member, 0, len(list))
+	g.Members = make([]scim.Member, 0, len(list))
 	for i, v := range list {
-		if e := checkMember(i, v); e != nil {
-			return Group{}, *e
+		if e := scim.CheckMemberObject(i, v); e != nil {
+			return scim.Group{}, *e
 		}
 		m := v.(map[string]any)
-		k, _ := lookup(m, "value")
-		g.Members = append(g.Members, Member{Value: m[k].(string)})
+		k, _ := scim.AttributeKey(m, "value")
+		g.Members = append(g.Members, scim.Member{Value: m[k].(string)})
 	}
 	return g, nil
 }
 
 // groupAttrs is the SCIM representation of g without id, externalId and meta.
-func groupAttrs(g Group, root string) map[string]any {
+func groupAttrs(g scim.Group, root string) map[string]any {
 	m := map[string]any{"displayName": g.DisplayName}
 	if g.Role != "" {
 		m["role"] = string(g.Role)
@@ -219,6 +220,6 @@ func groupAttrs(g Group, root string) map[string]any {
 	return m
 }
 
-func userVersion(u User) int64 { return u.Version }
+func userVersion(u scim.User) int64 { return u.Version }
 
-func groupVersion(g Group) int64 { return g.Version }
+func groupVersion(g scim.Group) int64 { return g.Version }

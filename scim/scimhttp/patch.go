@@ -1,4 +1,4 @@
-package scim
+package scimhttp
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/elimity-com/scim/schema"
+	"github.com/kmkit/kmkit/scim"
 	"github.com/scim2/filter-parser/v2"
 )
 
@@ -45,17 +46,17 @@ type patchTarget struct {
 }
 
 func invalidPath(format string, args ...any) *scimError {
-	e := apiError(http.StatusBadRequest, TypeInvalidPath, format, args...)
+	e := apiError(http.StatusBadRequest, scim.TypeInvalidPath, format, args...)
 	return &e
 }
 
 func noTarget(format string, args ...any) *scimError {
-	e := apiError(http.StatusBadRequest, TypeNoTarget, format, args...)
+	e := apiError(http.StatusBadRequest, scim.TypeNoTarget, format, args...)
 	return &e
 }
 
 func mutabilityError(format string, args ...any) *scimError {
-	e := apiError(http.StatusBadRequest, TypeMutability, format, args...)
+	e := apiError(http.StatusBadRequest, scim.TypeMutability, format, args...)
 	return &e
 }
 
@@ -136,7 +137,7 @@ func (s patchSchema) resolve(path string) (patchTarget, *scimError) {
 func (s patchSchema) applyPatch(res map[string]any, ops []patchOp) *scimError {
 	for i, op := range ops {
 		// The value is copied: res keeps it, and a retried update applies ops again.
-		op.value = cloneJSON(op.value)
+		op.value = scim.CloneValue(op.value)
 		if e := s.apply(res, op); e != nil {
 			e.Detail = fmt.Sprintf("Operations[%d]: %s", i, e.Detail)
 			return e
@@ -223,7 +224,7 @@ func holder(res map[string]any, t patchTarget, create bool) map[string]any {
 	if t.ext == "" {
 		return res
 	}
-	k, ok := lookup(res, t.ext)
+	k, ok := scim.AttributeKey(res, t.ext)
 	if ok {
 		if m, ok := res[k].(map[string]any); ok {
 			return m
@@ -255,12 +256,12 @@ func (s patchSchema) applyTarget(res map[string]any, op string, t patchTarget, v
 	if t.whole {
 		switch op {
 		case "remove":
-			if k, ok := lookup(res, t.ext); ok {
+			if k, ok := scim.AttributeKey(res, t.ext); ok {
 				delete(res, k)
 			}
 			return nil
 		case "replace":
-			if k, ok := lookup(res, t.ext); ok {
+			if k, ok := scim.AttributeKey(res, t.ext); ok {
 				delete(res, k)
 			}
 		}
@@ -281,7 +282,7 @@ func (s patchSchema) applyTarget(res map[string]any, op string, t patchTarget, v
 		return nil // removing from an absent extension: nothing is there
 	}
 	name := t.attr.Name()
-	if k, ok := lookup(h, name); ok && k != name {
+	if k, ok := scim.AttributeKey(h, name); ok && k != name {
 		h[name] = h[k]
 		delete(h, k)
 	}
@@ -502,7 +503,7 @@ func asList(v any) []any {
 func containsValue(list []any, v any) bool {
 	key := func(x any) (any, bool) {
 		if m, ok := x.(map[string]any); ok {
-			if k, ok := lookup(m, "value"); ok && m[k] != nil {
+			if k, ok := scim.AttributeKey(m, "value"); ok && m[k] != nil {
 				return m[k], true
 			}
 		}
@@ -539,7 +540,7 @@ func matches(e filter.Expression, el map[string]any, subs schema.Attributes) boo
 		if sa, ok := subs.ContainsAttribute(name); ok {
 			name, caseExact = sa.Name(), sa.CaseExact()
 		}
-		k, present := lookup(el, name)
+		k, present := scim.AttributeKey(el, name)
 		v := el[k]
 		return compare(e.Operator, v, present && v != nil, e.CompareValue, caseExact)
 	}

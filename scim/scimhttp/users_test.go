@@ -1,4 +1,4 @@
-package scim_test
+package scimhttp_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kmkit/kmkit/scim"
+	"github.com/kmkit/kmkit/scim/scimhttp"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
@@ -72,7 +73,7 @@ func TestCreateUserExtension(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var mu sync.Mutex
 			var invited []string
-			s := newServer(t, scim.WithNotifier(scim.NotifierFunc(func(_ context.Context, team string, u scim.User) error {
+			s := newServer(t, scimhttp.WithNotifier(scimhttp.NotifierFunc(func(_ context.Context, team string, u scim.User) error {
 				mu.Lock()
 				defer mu.Unlock()
 				invited = append(invited, team+"/"+u.UserName)
@@ -266,7 +267,7 @@ func TestListSort(t *testing.T) {
 }
 
 func TestListUsersPageSize(t *testing.T) {
-	s := newServer(t, scim.WithPageSize(3))
+	s := newServer(t, scimhttp.WithPageSize(3))
 	for _, n := range []string{"a", "b", "c", "d"} {
 		s.createUser("acme", n+"@example.com")
 	}
@@ -465,7 +466,7 @@ func TestSeatLimit(t *testing.T) {
 }
 
 func TestProtocolErrors(t *testing.T) {
-	s := newServer(t, scim.WithMaxBodyBytes(100))
+	s := newServer(t, scimhttp.WithMaxBodyBytes(100))
 	s.call("", "GET", "/Users", nil).wantError(t, 401, "", "The request carries no valid credentials of a team.")
 	s.call("acme", "GET", "/Nope", nil).wantError(t, 404, "", "no endpoint at /user-provisioning/scim/v2/Nope")
 	s.call("acme", "GET", "Users", nil).wantError(t, 404, "", "no endpoint at /user-provisioning/scim/v2Users")
@@ -490,7 +491,7 @@ func TestProtocolErrors(t *testing.T) {
 }
 
 func TestTeamOption(t *testing.T) {
-	s := newServer(t, scim.WithTeam(func(r *http.Request) (string, bool) {
+	s := newServer(t, scimhttp.WithTeam(func(r *http.Request) (string, bool) {
 		team := r.Header.Get("X-Tenant")
 		return team, team != ""
 	}))
@@ -505,8 +506,8 @@ func q(s string) string {
 
 func TestMountOptions(t *testing.T) {
 	st := memory.NewSCIMStore()
-	h := scim.NewHandler(st, scim.WithPrefix(""), scim.WithBaseURL("https://idm.example.com/scim/v2/"),
-		scim.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
+	h := scimhttp.NewHandler(st, scimhttp.WithPrefix(""), scimhttp.WithBaseURL("https://idm.example.com/scim/v2/"),
+		scimhttp.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
 	mux := http.NewServeMux()
 	mux.Handle("/scim/v2/", http.StripPrefix("/scim/v2", h))
 	r := httptest.NewRequest("POST", "http://internal:8080/scim/v2/Users", strings.NewReader(`{"schemas":["`+userURN+`"],"userName":"a@b.co"}`))

@@ -1,4 +1,4 @@
-package scim_test
+package scimhttp_test
 
 import (
 	"encoding/json"
@@ -18,13 +18,13 @@ import (
 
 	"github.com/kmkit/kmkit/internal/nodetools"
 	"github.com/kmkit/kmkit/principal"
-	"github.com/kmkit/kmkit/scim"
+	"github.com/kmkit/kmkit/scim/scimhttp"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
 // microsoftCollection is Microsoft's SCIM reference Postman collection (AzureAD/
 // SCIMReferenceCode, MIT), read from the reference material next to the repository.
-const microsoftCollection = "../../shared/reference/scim/microsoft-scim-postman-collection.json"
+const microsoftCollection = "../../../shared/reference/scim/microsoft-scim-postman-collection.json"
 
 // postmanKey is the bearer token the collection's Get Token request receives.
 const postmanKey = "postman-collection-key"
@@ -103,16 +103,16 @@ func adaptCollection(t *testing.T, raw []byte) []byte {
 // endpoint and a bearer check in front.
 func postmanServer(t *testing.T) *httptest.Server {
 	store := memory.NewSCIMStore()
-	h := scim.NewHandler(store)
+	h := scimhttp.NewHandler(store)
 	mux := http.NewServeMux()
 	// The reference code hands out its token at {Api}/Token; this stands in for it.
-	mux.HandleFunc("GET "+scim.BasePath+"/Token", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET "+scimhttp.BasePath+"/Token", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"token":%q}`, postmanKey)
 	})
-	mux.Handle(scim.BasePath+"/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle(scimhttp.BasePath+"/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+postmanKey {
-			scim.WriteError(w, http.StatusUnauthorized, "", "The request carries no valid credentials of a team.")
+			scimhttp.WriteError(w, http.StatusUnauthorized, "", "The request carries no valid credentials of a team.")
 			return
 		}
 		p := &principal.Principal{Name: "postman", Team: "microsoft", Permissions: []principal.Permission{principal.PermSCIM}}
@@ -153,7 +153,7 @@ func TestMicrosoftPostmanCollection(t *testing.T) {
 	cmd := exec.CommandContext(t.Context(), "node", filepath.Join(tools, "node_modules", "newman", "bin", "newman.js"),
 		"run", collection, "--reporters", "json", "--reporter-json-export", report, "--suppress-exit-code",
 		"--env-var", "Protocol=http", "--env-var", "Server=127.0.0.1", "--env-var", "Port=:"+port,
-		"--env-var", "Api="+strings.TrimPrefix(scim.BasePath, "/"))
+		"--env-var", "Api="+strings.TrimPrefix(scimhttp.BasePath, "/"))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("newman: %v\n%s", err, out)
 	}

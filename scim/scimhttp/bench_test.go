@@ -1,4 +1,4 @@
-package scim_test
+package scimhttp_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kmkit/kmkit/scim"
+	"github.com/kmkit/kmkit/scim/scimhttp"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
@@ -22,7 +22,7 @@ const (
 
 // benchHandler is a handler over a fresh memory store, the team fixed.
 func benchHandler() http.Handler {
-	return scim.NewHandler(memory.NewSCIMStore(), scim.WithTeam(func(*http.Request) (string, bool) { return "bench", true }))
+	return scimhttp.NewHandler(memory.NewSCIMStore(), scimhttp.WithTeam(func(*http.Request) (string, bool) { return "bench", true }))
 }
 
 // sender sends one request and returns the response body.
@@ -31,7 +31,7 @@ type sender func(b *testing.B, method, path string, body []byte, want int) []byt
 // inProcess calls the handler directly.
 func inProcess(h http.Handler) sender {
 	return func(b *testing.B, method, path string, body []byte, want int) []byte {
-		r := httptest.NewRequest(method, "http://bench"+scim.BasePath+path, bytes.NewReader(body))
+		r := httptest.NewRequest(method, "http://bench"+scimhttp.BasePath+path, bytes.NewReader(body))
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		if w.Code != want {
@@ -46,11 +46,11 @@ func overHTTP(b *testing.B, h http.Handler) (sender, func()) {
 	srv := httptest.NewServer(h)
 	client := srv.Client()
 	return func(b *testing.B, method, path string, body []byte, want int) []byte {
-		r, err := http.NewRequest(method, srv.URL+scim.BasePath+path, bytes.NewReader(body))
+		r, err := http.NewRequest(method, srv.URL+scimhttp.BasePath+path, bytes.NewReader(body))
 		if err != nil {
 			b.Fatal(err)
 		}
-		r.Header.Set("Content-Type", scim.ContentType)
+		r.Header.Set("Content-Type", scimhttp.ContentType)
 		res, err := client.Do(r)
 		if err != nil {
 			b.Fatal(err)

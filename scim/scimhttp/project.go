@@ -1,8 +1,9 @@
-package scim
+package scimhttp
 
 import (
 	"strings"
 
+	"github.com/kmkit/kmkit/scim"
 	"github.com/scim2/filter-parser/v2"
 )
 
@@ -81,7 +82,7 @@ func selections(names []string) map[string]*selection {
 // extension's URN for extension attributes) and the lower-case sub-attribute, if any.
 func attrKey(name string) (key, sub string, ok bool) {
 	lower := strings.ToLower(name)
-	for _, urn := range []string{ExtensionSchema, EnterpriseSchema} {
+	for _, urn := range []string{scim.ExtensionSchema, scim.EnterpriseSchema} {
 		ext := strings.ToLower(urn)
 		if lower == ext {
 			return ext, "", true
@@ -91,7 +92,7 @@ func attrKey(name string) (key, sub string, ok bool) {
 			return ext, key, key != ""
 		}
 	}
-	for _, core := range []string{UserSchema, GroupSchema} {
+	for _, core := range []string{scim.UserSchema, scim.GroupSchema} {
 		if p := strings.ToLower(core) + ":"; strings.HasPrefix(lower, p) {
 			lower = lower[len(p):]
 			break

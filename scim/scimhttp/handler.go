@@ -1,6 +1,7 @@
-package scim
+package scimhttp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/publicurl"
+	"github.com/kmkit/kmkit/scim"
 )
 
 // BasePath is the path under which the handler serves the API. Mount the handler at
@@ -36,14 +38,16 @@ const (
 // stored. It is called in the request, so a notifier that sends mail should hand the work
 // to a queue and return. Its error is logged; the user stays created.
 type Notifier interface {
-	Invite(ctx context.Context, team string, u User) error
+	Invite(ctx context.Context, team string, u scim.User) error
 }
 
 // NotifierFunc adapts a function to Notifier.
-type NotifierFunc func(ctx context.Context, team string, u User) error
+type NotifierFunc func(ctx context.Context, team string, u scim.User) error
 
 // Invite calls f.
-func (f NotifierFunc) Invite(ctx context.Context, team string, u User) error { return f(ctx, team, u) }
+func (f NotifierFunc) Invite(ctx context.Context, team string, u scim.User) error {
+	return f(ctx, team, u)
+}
 
 // AuthenticationScheme is one entry of the ServiceProviderConfig's authenticationSchemes.
 type AuthenticationScheme struct {
@@ -77,7 +81,7 @@ func DefaultAuthenticationSchemes() []AuthenticationScheme {
 // is built on github.com/elimity-com/scim and adds what that library lacks (see the
 // package documentation). Create it with NewHandler.
 type Handler struct {
-	store       Store
+	store       scim.Store
 	prefix      string
 	baseURL     string
 	team        func(*http.Request) (string, bool)
@@ -189,7 +193,7 @@ func principalTeam(r *http.Request) (string, bool) {
 // NewHandler returns the SCIM handler over store. Mount it at its prefix:
 //
 //	mux.Handle(scim.BasePath+"/", scim.NewHandler(store))
-func NewHandler(store Store, opts ...Option) *Handler {
+func NewHandler(store scim.Store, opts ...Option) *Handler {
 	h := &Handler{
 		store:       store,
 		prefix:      BasePath,
@@ -236,7 +240,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if err := inputcheck.Request(r, h.maxBody); err != nil {
-		WriteError(w, http.StatusBadRequest, TypeInvalidValue, err.Error())
+		WriteError(w, http.StatusBadRequest, scim.TypeInvalidValue, err.Error())
 		return
 	}
 	path, ok := strings.CutPrefix(r.URL.Path, h.prefix)
@@ -343,10 +347,31 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, limit int64) 
 			e := apiError(http.StatusRequestEntityTooLarge, "", "The request body exceeds %d bytes.", limit)
 			return nil, &e
 		}
-		e := apiError(http.StatusBadRequest, TypeInvalidSyntax, "The request body could not be read: %v.", err)
+		e := apiError(http.StatusBadRequest, scim.TypeInvalidSyntax, "The request body could not be read: %v.", err)
 		return nil, &e
 	}
 	return body, nil
+}
+
+// decodeObject decodes a JSON object, keeping numbers as json.Number.
+func decodeObject(body []byte, what string) (map[string]any, *scimError) {
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		e := apiError(http.StatusBadRequest, scim.TypeInvalidSyntax, "The %s is not valid JSON: %s.", what, jsonProblem(err))
+		return nil, &e
+	}
+	if d.More() {
+		e := apiError(http.StatusBadRequest, scim.TypeInvalidSyntax, "The %s has data after its JSON object.", what)
+		return nil, &e
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		e := apiError(http.StatusBadRequest, scim.TypeInvalidSyntax, "The %s must be a JSON object.", what)
+		return nil, &e
+	}
+	return m, nil
 }
 
 // searchQuery turns a POST .search body into the equivalent query parameters of a GET.
@@ -362,11 +387,11 @@ func searchQuery(body []byte) (url.Values, *scimError) {
 		Count              *int     `json:"count"`
 	}
 	if err := json.Unmarshal(body, &sr); err != nil {
-		e := apiError(http.StatusBadRequest, TypeInvalidSyntax, "The search request is not valid: %s.", jsonProblem(err))
+		e := apiError(http.StatusBadRequest, scim.TypeInvalidSyntax, "The search request is not valid: %s.", jsonProblem(err))
 		return nil, &e
 	}
-	if !hasSchema(sr.Schemas, SearchRequestSchema) {
-		e := apiError(http.StatusBadRequest, TypeInvalidSyntax, "schemas must contain %s.", SearchRequestSchema)
+	if !hasSchema(sr.Schemas, scim.SearchRequestSchema) {
+		e := apiError(http.StatusBadRequest, scim.TypeInvalidSyntax, "schemas must contain %s.", scim.SearchRequestSchema)
 		return nil, &e
 	}
 	q := url.Values{}

@@ -1,4 +1,4 @@
-package scim_test
+package scimhttp_test
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package scim_test
+package scimhttp_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kmkit/kmkit/scim"
+	"github.com/kmkit/kmkit/scim/scimhttp"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
@@ -41,8 +42,8 @@ func TestInternalErrors(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs bytes.Buffer
-			h := withTeamHeader(scim.NewHandler(brokenStore{memory.NewSCIMStore(), tt.panics},
-				scim.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil)))))
+			h := withTeamHeader(scimhttp.NewHandler(brokenStore{memory.NewSCIMStore(), tt.panics},
+				scimhttp.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil)))))
 			r := httptest.NewRequest(http.MethodGet, base+"/Users", nil)
 			r.Header.Set("X-Test-Team", "acme")
 			w := httptest.NewRecorder()
@@ -53,7 +54,7 @@ func TestInternalErrors(t *testing.T) {
 				Detail  string
 			}
 			if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || w.Code != 500 || body.Status != "500" ||
-				len(body.Schemas) != 1 || body.Schemas[0] != errURN || w.Header().Get("Content-Type") != scim.ContentType {
+				len(body.Schemas) != 1 || body.Schemas[0] != errURN || w.Header().Get("Content-Type") != scimhttp.ContentType {
 				t.Fatalf("%d %q %s; want a 500 SCIM Error body", w.Code, w.Header().Get("Content-Type"), w.Body)
 			}
 			id, ok := strings.CutPrefix(body.Detail, "internal error; support id ")

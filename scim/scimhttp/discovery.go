@@ -1,4 +1,4 @@
-package scim
+package scimhttp
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/elimity-com/scim/schema"
 	"github.com/google/uuid"
+	"github.com/kmkit/kmkit/scim"
 )
 
 // serveSPC answers GET /ServiceProviderConfig with what this handler really supports. The
@@ -19,7 +20,7 @@ func (h *Handler) serveSPC(w http.ResponseWriter, root string) {
 		schemes = []AuthenticationScheme{}
 	}
 	spc := map[string]any{
-		"schemas":               []string{SPCSchema},
+		"schemas":               []string{scim.SPCSchema},
 		"patch":                 map[string]bool{"supported": true},
 		"bulk":                  map[string]any{"supported": true, "maxOperations": h.maxOps, "maxPayloadSize": h.maxBody},
 		"filter":                map[string]any{"supported": true, "maxResults": h.pageSize},
@@ -140,7 +141,7 @@ func validAttrName(name string) bool {
 // frontendErrorKey, errorInformation) or ExceptionReference (500: reference, message,
 // shortMessage), so that SCIM clients and the seed's clients both read it.
 func writeDiscoveryError(w http.ResponseWriter, status int, key, detail string, info map[string]any) {
-	body := map[string]any{"schemas": []string{ErrorSchema}, "status": strconv.Itoa(status), "detail": detail}
+	body := map[string]any{"schemas": []string{scim.ErrorSchema}, "status": strconv.Itoa(status), "detail": detail}
 	switch {
 	case status == http.StatusBadRequest:
 		if info == nil {
