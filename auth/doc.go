@@ -13,12 +13,12 @@
 // permission the API needs, how its requests present credentials, how a request names its
 // tenant (when it does) and how the API writes its error bodies (an ErrorWriter, which each
 // API's package supplies: km.WriteProblem, odata.WriteProblem, scimhttp.WriteProblem,
-// reporting.WriteProblem). The reference server (internal/server) guards the APIs so:
+// reportinghttp.WriteProblem). The reference server (internal/server) guards the APIs so:
 //
 //   - KM, OData, SCIM (and mcp and the metrics, with the KM API's errors) read
 //     "Authorization: AppKey <key>", "Authorization: Bearer <JWT>" (scheme word in any
 //     case) or the header "AppKey: <key>" (AuthorizationHeader); reporting reads x-api-key
-//     (APIKeyHeader) and its tenant from x-tenant-id (reporting.RequestTenant).
+//     (APIKeyHeader) and its tenant from x-tenant-id (reportinghttp.RequestTenant).
 //   - Refused credentials are 401, with WWW-Authenticate naming the credential form: the
 //     policy's writer receives a problem with errorCode ADMIN_AUTHENTICATION_ERROR, which
 //     the KM API and OData write as {"error": "..."} (application/json), SCIM as an RFC 7644

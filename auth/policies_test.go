@@ -9,7 +9,7 @@ import (
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/odata"
 	"github.com/kmkit/kmkit/principal"
-	"github.com/kmkit/kmkit/reporting"
+	"github.com/kmkit/kmkit/reporting/reportinghttp"
 	"github.com/kmkit/kmkit/scim/scimhttp"
 )
 
@@ -33,7 +33,7 @@ func (f Family) policy() Policy {
 		return Policy{Permission: principal.PermSCIM, WriteError: scimhttp.WriteProblem}
 	case FamilyReporting:
 		return Policy{Permission: principal.PermReporting, Credentials: APIKeyHeader,
-			Tenant: reporting.RequestTenant, WriteError: reporting.WriteProblem}
+			Tenant: reportinghttp.RequestTenant, WriteError: reportinghttp.WriteProblem}
 	default:
 		return Policy{Permission: principal.PermKM, WriteError: km.WriteProblem}
 	}

@@ -10,8 +10,8 @@ import (
 // Policy is what an API asks of the Guard: the permission its callers need, how they
 // present credentials, and how its error bodies look. The Guard knows no API: each API's
 // package supplies the writer of its error shape (km.WriteProblem, odata.WriteProblem,
-// scimhttp.WriteProblem, reporting.WriteProblem) and, for the reporting API, how a request
-// names its tenant (reporting.RequestTenant).
+// scimhttp.WriteProblem, reportinghttp.WriteProblem) and, for the reporting API, how a request
+// names its tenant (reportinghttp.RequestTenant).
 type Policy struct {
 	// Name names the API in logs and to Config.Refused; default the Permission.
 	Name string

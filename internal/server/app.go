@@ -19,6 +19,7 @@ import (
 
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/publicurl"
+	"github.com/kmkit/kmkit/reporting/reportinghttp"
 	"github.com/kmkit/kmkit/scim/scimhttp"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -184,7 +185,7 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 		{odata.BasePath + "/", odataPolicy, a.live.Handler(odata.NewHandler(kmStore, odata.WithMaxPageSize(cfg.maxPageSize),
 			odata.WithLogger(logger), odata.WithQueryTimeout(cfg.queryTimeout), odata.WithMaxQueryCost(cfg.queryBudget)))},
 		{scimhttp.BasePath + "/", scimPolicy, scimHandler},
-		{reporting.BasePath + "/", reportingPolicy, reporting.NewHandler(reportingStore, reporting.WithLogger(logger))},
+		{reportinghttp.BasePath + "/", reportingPolicy, reportinghttp.NewHandler(reportingStore, reportinghttp.WithLogger(logger))},
 		{mcp.Path, mcpPolicy, a.live.Handler(mcp.New(kmStore, mcp.Options{
 			MaxRows: min(cfg.maxPageSize, mcp.DefaultMaxRows), Logger: logger,
 		}).Handler())},
@@ -214,7 +215,7 @@ var (
 	odataPolicy     = auth.Policy{Permission: principal.PermOData, WriteError: odata.WriteProblem}
 	scimPolicy      = auth.Policy{Permission: principal.PermSCIM, WriteError: scimhttp.WriteProblem}
 	reportingPolicy = auth.Policy{Permission: principal.PermReporting, Credentials: auth.APIKeyHeader,
-		Tenant: reporting.RequestTenant, WriteError: reporting.WriteProblem}
+		Tenant: reportinghttp.RequestTenant, WriteError: reportinghttp.WriteProblem}
 	mcpPolicy     = auth.Policy{Permission: principal.PermMCP, WriteError: km.WriteProblem}
 	metricsPolicy = auth.Policy{Permission: principal.PermMetrics, WriteError: km.WriteProblem}
 )

@@ -14,7 +14,7 @@ import (
 	"github.com/kmkit/kmkit/metrics"
 	"github.com/kmkit/kmkit/odata"
 	"github.com/kmkit/kmkit/principal"
-	"github.com/kmkit/kmkit/reporting"
+	"github.com/kmkit/kmkit/reporting/reportinghttp"
 	"github.com/kmkit/kmkit/scim/scimhttp"
 )
 
@@ -61,8 +61,8 @@ func (rt routes) of(r *http.Request) (api, route string) {
 		return metrics.APIKM, km.RouteTemplate(p)
 	case strings.HasPrefix(p, scimhttp.BasePath+"/"):
 		return metrics.APISCIM, rt.scim.RouteTemplate(p)
-	case strings.HasPrefix(p, reporting.BasePath+"/"):
-		return metrics.APIReporting, reporting.RouteTemplate(p)
+	case strings.HasPrefix(p, reportinghttp.BasePath+"/"):
+		return metrics.APIReporting, reportinghttp.RouteTemplate(p)
 	case p == MetricsPath:
 		return "metrics", MetricsPath
 	case p == "/healthz":

@@ -1,4 +1,4 @@
-package reporting
+package reportinghttp
 
 import (
 	"bytes"
@@ -18,19 +18,20 @@ import (
 
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/reporting"
 )
 
 // sliceStore is a Store over fixed, already ordered element lists, with an optional error.
 type sliceStore struct {
-	tenants map[string][]Element
+	tenants map[string][]reporting.Element
 	err     error
 }
 
-func (s *sliceStore) Elements(_ context.Context, tenant string, q ElementQuery) ([]Element, int, error) {
+func (s *sliceStore) Elements(_ context.Context, tenant string, q reporting.ElementQuery) ([]reporting.Element, int, error) {
 	if s.err != nil {
 		return nil, 0, s.err
 	}
-	var matches []Element
+	var matches []reporting.Element
 	for _, e := range s.tenants[tenant] {
 		if q.FacetName == "" || e.FacetName == q.FacetName {
 			matches = append(matches, e)
@@ -39,14 +40,14 @@ func (s *sliceStore) Elements(_ context.Context, tenant string, q ElementQuery) 
 	return window(matches, q.Skip, q.Take), len(matches), nil
 }
 
-func (s *sliceStore) Facets(_ context.Context, tenant string, skip, take int) ([]Facet, int, error) {
+func (s *sliceStore) Facets(_ context.Context, tenant string, skip, take int) ([]reporting.Facet, int, error) {
 	if s.err != nil {
 		return nil, 0, s.err
 	}
-	var facets []Facet
+	var facets []reporting.Facet
 	for _, e := range s.tenants[tenant] {
-		if !slices.Contains(facets, Facet{e.FacetName}) {
-			facets = append(facets, Facet{e.FacetName})
+		if !slices.Contains(facets, reporting.Facet{Name: e.FacetName}) {
+			facets = append(facets, reporting.Facet{Name: e.FacetName})
 		}
 	}
 	return window(facets, skip, take), len(facets), nil
@@ -57,10 +58,10 @@ func window[T any](s []T, skip, take int) []T {
 	return s[start:min(start+take, len(s))]
 }
 
-func element(facet string, ordering int, n int) Element {
-	return Element{
-		Identity:   Identity{FacetName: facet, Ordering: ordering, ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", n)},
-		Attributes: Attributes{"name": {"en": fmt.Sprintf("%s %d", facet, ordering), "de": fmt.Sprintf("%s %d (de)", facet, ordering)}},
+func element(facet string, ordering int, n int) reporting.Element {
+	return reporting.Element{
+		Identity:   reporting.Identity{FacetName: facet, Ordering: ordering, ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", n)},
+		Attributes: reporting.Attributes{"name": {"en": fmt.Sprintf("%s %d", facet, ordering), "de": fmt.Sprintf("%s %d (de)", facet, ordering)}},
 	}
 }
 
@@ -74,15 +75,15 @@ var (
 	role1     = element("Roles", 1, 7)
 	docB      = element("Documents", 0, 8)
 
-	elementsA = []Element{itSystem, planBuild, proc0, proc1, proc2, role0, role1}
-	facetsA   = []Facet{{"IT Systems"}, {"Plan;Build"}, {"Processes"}, {"Roles"}}
+	elementsA = []reporting.Element{itSystem, planBuild, proc0, proc1, proc2, role0, role1}
+	facetsA   = []reporting.Facet{{Name: "IT Systems"}, {Name: "Plan;Build"}, {Name: "Processes"}, {Name: "Roles"}}
 
 	principalA = &principal.Principal{Name: "key-a", Tenant: tenantA, Permissions: []principal.Permission{principal.PermReporting}}
 	principalB = &principal.Principal{Name: "key-b", Tenant: tenantB, Permissions: []principal.Permission{principal.PermReporting, principal.PermKM}}
 )
 
 func testStore() *sliceStore {
-	return &sliceStore{tenants: map[string][]Element{tenantA: elementsA, tenantB: {docB}}}
+	return &sliceStore{tenants: map[string][]reporting.Element{tenantA: elementsA, tenantB: {docB}}}
 }
 
 type request struct {
@@ -117,11 +118,11 @@ func TestHandler(t *testing.T) {
 	a := func(target string) request {
 		return request{target: target, tenant: []string{tenantA}, principal: principalA}
 	}
-	elements := func(skip, take, total int, page ...Element) List[Element] {
-		return List[Element]{Items: [][]Element{append([]Element{}, page...)}, Skip: skip, Take: take, TotalCount: total}
+	elements := func(skip, take, total int, page ...reporting.Element) reporting.List[reporting.Element] {
+		return reporting.List[reporting.Element]{Items: [][]reporting.Element{append([]reporting.Element{}, page...)}, Skip: skip, Take: take, TotalCount: total}
 	}
-	facets := func(skip, take, total int, page ...Facet) List[Facet] {
-		return List[Facet]{Items: [][]Facet{append([]Facet{}, page...)}, Skip: skip, Take: take, TotalCount: total}
+	facets := func(skip, take, total int, page ...reporting.Facet) reporting.List[reporting.Facet] {
+		return reporting.List[reporting.Facet]{Items: [][]reporting.Facet{append([]reporting.Facet{}, page...)}, Skip: skip, Take: take, TotalCount: total}
 	}
 	tests := []struct {
 		name    string
@@ -191,7 +192,7 @@ func TestHandler(t *testing.T) {
 		{name: "tenant B sees only its own", req: request{target: "/api/v1/elements", tenant: []string{tenantB}, principal: principalB},
 			want: elements(0, 100, 1, docB)},
 		{name: "tenant B facets", req: request{target: "/api/v1/facets", tenant: []string{tenantB}, principal: principalB},
-			want: facets(0, 100, 1, Facet{"Documents"})},
+			want: facets(0, 100, 1, reporting.Facet{Name: "Documents"})},
 		{name: "tenant id in upper case", req: request{target: "/api/v1/facets?Take=1", tenant: []string{strings.ToUpper(tenantA)}, principal: principalA},
 			want: facets(0, 1, 4, facetsA[0])},
 		{name: "tenant id with spaces around", req: request{target: "/api/v1/facets?Take=1", tenant: []string{" " + tenantA + "\t"}, principal: principalA},
@@ -236,7 +237,7 @@ func TestHandler(t *testing.T) {
 		{name: "paging option maximum", opts: []Option{WithPaging(2, 5)}, req: a("/api/v1/facets?Take=6"),
 			want: bad(problem.CodeConstraint, "query parameter Take must be between 0 and 5, got 6")},
 		{name: "custom tenant", opts: []Option{WithTenant(func(*http.Request) (string, error) { return tenantB, nil })},
-			req: request{target: "/api/v1/facets"}, want: facets(0, 100, 1, Facet{"Documents"})},
+			req: request{target: "/api/v1/facets"}, want: facets(0, 100, 1, reporting.Facet{Name: "Documents"})},
 		{name: "custom tenant problem", opts: []Option{WithTenant(func(*http.Request) (string, error) {
 			return "", fmt.Errorf("lookup: %w", problem.New(http.StatusTooManyRequests, problem.CodeRateExceeded, "slow down"))
 		})}, req: request{target: "/api/v1/facets"}, want: problem.New(http.StatusTooManyRequests, problem.CodeRateExceeded, "slow down")},
@@ -251,10 +252,10 @@ func TestHandler(t *testing.T) {
 			var got any
 			wantStatus, wantType := http.StatusOK, "application/json; charset=utf-8"
 			switch want := tt.want.(type) {
-			case List[Element]:
-				got = decode[List[Element]](t, rec)
-			case List[Facet]:
-				got = decode[List[Facet]](t, rec)
+			case reporting.List[reporting.Element]:
+				got = decode[reporting.List[reporting.Element]](t, rec)
+			case reporting.List[reporting.Facet]:
+				got = decode[reporting.List[reporting.Facet]](t, rec)
 			case *problem.Problem:
 				got = decode[*problem.Problem](t, rec)
 				wantStatus, wantType = want.Status, problem.ContentType

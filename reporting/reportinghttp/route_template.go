@@ -1,4 +1,4 @@
-package reporting
+package reportinghttp
 
 // RouteTemplate returns path when the handler serves it (ElementsPath or FacetsPath), else
 // "". Metrics and logs label requests with it.

@@ -1,4 +1,4 @@
-package reporting
+package reportinghttp
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/reporting"
 )
 
 // FuzzParseQuery checks that any query string yields either a query within the limits or a
@@ -100,7 +101,7 @@ func FuzzDecodeElements(f *testing.F) {
 	f.Add([]byte("[\n{\"facetName\":\"P\"}\n"))
 	f.Add([]byte(`{}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		elements, err := DecodeElements(data)
+		elements, err := reporting.DecodeElements(data)
 		if err != nil {
 			if err.Error() == "" {
 				t.Fatal("empty error message")
@@ -111,14 +112,14 @@ func FuzzDecodeElements(f *testing.F) {
 		if err != nil {
 			t.Fatalf("encoding accepted elements: %v", err)
 		}
-		list, err := json.Marshal(List[Element]{Items: [][]Element{elements}, Skip: 1, Take: 2, TotalCount: 3})
+		list, err := json.Marshal(reporting.List[reporting.Element]{Items: [][]reporting.Element{elements}, Skip: 1, Take: 2, TotalCount: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got, err := appendElementList(nil, elements, 1, 2, 3); err != nil || string(got) != string(list) {
 			t.Fatalf("appendElementList differs from encoding/json:\n%s\n%s", got, list)
 		}
-		again, err := DecodeElements(encoded)
+		again, err := reporting.DecodeElements(encoded)
 		if err != nil {
 			t.Fatalf("decoding %s: %v", encoded, err)
 		}

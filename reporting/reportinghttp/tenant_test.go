@@ -1,4 +1,4 @@
-package reporting
+package reportinghttp
 
 import (
 	"errors"

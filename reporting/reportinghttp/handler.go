@@ -1,4 +1,4 @@
-package reporting
+package reportinghttp
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/principal"
+	"github.com/kmkit/kmkit/reporting"
 
 	"github.com/google/uuid"
 
@@ -151,7 +152,7 @@ func WithLogger(l *slog.Logger) Option {
 // for authentication and rate limits (auth.Guard.Wrap, with RequestTenant as the policy's
 // tenant reader and WriteProblem as its error writer), and repeats its checks of the
 // tenant (HeaderTenant) so that it is safe mounted without it.
-func NewHandler(store Store, opts ...Option) *Handler {
+func NewHandler(store reporting.Store, opts ...Option) *Handler {
 	c := config{tenant: HeaderTenant, defaultTake: DefaultTake, maxTake: MaxTake, log: slog.Default()}
 	for _, o := range opts {
 		o(&c)
@@ -166,7 +167,7 @@ func NewHandler(store Store, opts ...Option) *Handler {
 
 // Handler serves the reporting API from a Store. Create it with NewHandler.
 type Handler struct {
-	store Store
+	store reporting.Store
 	config
 	api   *routing.API
 	entry http.Handler // serve behind the API's HEAD and panic handling
@@ -277,8 +278,8 @@ func writeError(w http.ResponseWriter, err error) {
 // parseQuery reads FacetName (when elements), Skip and Take from a raw query string. Names
 // match case-insensitively; other parameters are ignored; an empty value counts as absent.
 // The raw string is split on '&' only, so a ';' in a value is kept.
-func parseQuery(raw string, elements bool, defaultTake, maxTake int) (ElementQuery, error) {
-	q := ElementQuery{Take: defaultTake}
+func parseQuery(raw string, elements bool, defaultTake, maxTake int) (reporting.ElementQuery, error) {
+	q := reporting.ElementQuery{Take: defaultTake}
 	var facetSeen, skipSeen, takeSeen bool
 	for part := range strings.SplitSeq(raw, "&") {
 		if part == "" {

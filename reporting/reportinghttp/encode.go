@@ -1,4 +1,4 @@
-package reporting
+package reportinghttp
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/kmkit/kmkit/internal/jsonenc"
+	"github.com/kmkit/kmkit/reporting"
 )
 
 // The handler encodes pages with the append functions below instead of encoding/json's
@@ -15,10 +16,10 @@ import (
 
 // errTooDeep stops the encoding of elements nested deeper than MaxDepth, which only a
 // cycle of Content pointers built in memory can produce: Validate refuses such data.
-var errTooDeep = fmt.Errorf("reporting: elements nested more than %d levels deep (a cycle?)", MaxDepth)
+var errTooDeep = fmt.Errorf("reporting: elements nested more than %d levels deep (a cycle?)", reporting.MaxDepth)
 
 // appendElementList appends the JSON of a List of elements; a nil page is written as [].
-func appendElementList(b []byte, page []Element, skip, take, total int) ([]byte, error) {
+func appendElementList(b []byte, page []reporting.Element, skip, take, total int) ([]byte, error) {
 	b = append(b, `{"items":[[`...)
 	for i := range page {
 		if i > 0 {
@@ -33,7 +34,7 @@ func appendElementList(b []byte, page []Element, skip, take, total int) ([]byte,
 }
 
 // appendFacetList appends the JSON of a List of facets; a nil page is written as [].
-func appendFacetList(b []byte, page []Facet, skip, take, total int) []byte {
+func appendFacetList(b []byte, page []reporting.Facet, skip, take, total int) []byte {
 	b = append(b, `{"items":[[`...)
 	for i := range page {
 		if i > 0 {
@@ -58,8 +59,8 @@ func appendListEnd(b []byte, skip, take, total int) []byte {
 }
 
 // appendElement appends e, which is nested depth levels deep.
-func appendElement(b []byte, e *Element, depth int) ([]byte, error) {
-	if depth > MaxDepth {
+func appendElement(b []byte, e *reporting.Element, depth int) ([]byte, error) {
+	if depth > reporting.MaxDepth {
 		return b, errTooDeep
 	}
 	var err error
@@ -124,7 +125,7 @@ func appendElement(b []byte, e *Element, depth int) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-func appendElements(b []byte, elements []Element, depth int) ([]byte, error) {
+func appendElements(b []byte, elements []reporting.Element, depth int) ([]byte, error) {
 	if elements == nil {
 		return append(b, "null"...), nil
 	}
@@ -142,7 +143,7 @@ func appendElements(b []byte, elements []Element, depth int) ([]byte, error) {
 }
 
 // appendIdentity appends the opening brace and the identity members, without a closing brace.
-func appendIdentity(b []byte, id *Identity) []byte {
+func appendIdentity(b []byte, id *reporting.Identity) []byte {
 	b = append(b, `{"containerPermaLink":`...)
 	b = jsonenc.AppendString(b, id.ContainerPermaLink)
 	b = append(b, `,"creationId":`...)
@@ -169,7 +170,7 @@ func appendIdentity(b []byte, id *Identity) []byte {
 	return jsonenc.AppendString(b, id.VersionID)
 }
 
-func appendReferences(b []byte, refs []Reference) []byte {
+func appendReferences(b []byte, refs []reporting.Reference) []byte {
 	if refs == nil {
 		return append(b, "null"...)
 	}
@@ -188,7 +189,7 @@ func appendReferences(b []byte, refs []Reference) []byte {
 	return append(b, ']')
 }
 
-func appendAttributes(b []byte, attrs Attributes) []byte {
+func appendAttributes(b []byte, attrs reporting.Attributes) []byte {
 	if attrs == nil {
 		return append(b, "null"...)
 	}
