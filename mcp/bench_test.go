@@ -25,12 +25,12 @@ func BenchmarkQueryToolVsKMAPI(b *testing.B) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(km.BasePath+"/", km.NewHandler(st))
-	mux.Handle(mcp.Path, mcp.New(st, mcp.Options{}).Handler())
+	mux.Handle(mcp.BasePath, mcp.NewHandler(st))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	ctx := context.Background()
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
-		&sdk.StreamableClientTransport{Endpoint: srv.URL + mcp.Path, DisableStandaloneSSE: true}, nil)
+		&sdk.StreamableClientTransport{Endpoint: srv.URL + mcp.BasePath, DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

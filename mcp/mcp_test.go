@@ -54,10 +54,10 @@ func connect(t testing.TB, srv *sdk.Server) *sdk.ClientSession {
 	return cs
 }
 
-func newFixture(t *testing.T, opts mcp.Options) *fixture {
+func newFixture(t *testing.T, opts ...mcp.Option) *fixture {
 	t.Helper()
 	st := loadStore(t)
-	return &fixture{cs: connect(t, mcp.New(st, opts).MCPServer(nil)), kmAPI: km.NewHandler(st)}
+	return &fixture{cs: connect(t, mcp.NewHandler(st, opts...).MCPServer(nil)), kmAPI: km.NewHandler(st)}
 }
 
 // call calls a tool and returns its result.
@@ -145,7 +145,7 @@ func normalize(t *testing.T, v any) any {
 }
 
 func TestListModels(t *testing.T) {
-	f := newFixture(t, mcp.Options{})
+	f := newFixture(t)
 	var out mcp.ModelList
 	f.ok(t, mcp.ToolListModels, map[string]any{}, &out)
 	var ids []string
@@ -165,7 +165,7 @@ func TestListModels(t *testing.T) {
 }
 
 func TestDescribeModel(t *testing.T) {
-	f := newFixture(t, mcp.Options{})
+	f := newFixture(t)
 	var d mcp.ModelDescription
 	f.ok(t, mcp.ToolDescribeModel, map[string]any{"km": "shop-base"}, &d)
 	if len(d.Records) != 3 || d.Records[1].ID != "ORDERS" || d.Records[1].Key != "ID" {
@@ -222,7 +222,7 @@ var queryCases = []struct {
 }
 
 func TestQueryMatchesKMAPI(t *testing.T) {
-	f := newFixture(t, mcp.Options{})
+	f := newFixture(t)
 	for _, c := range queryCases {
 		t.Run(c.name, func(t *testing.T) {
 			var out mcp.QueryResult
@@ -253,7 +253,7 @@ func TestQueryMatchesKMAPI(t *testing.T) {
 // TestQueryErrorsMatchKMAPI checks that refused questions carry the KM API's errorCode and
 // detail.
 func TestQueryErrorsMatchKMAPI(t *testing.T) {
-	f := newFixture(t, mcp.Options{MaxRows: 5000})
+	f := newFixture(t, mcp.WithMaxRows(5000))
 	cases := []struct {
 		name string
 		args map[string]any
@@ -303,7 +303,7 @@ func TestQueryErrorsMatchKMAPI(t *testing.T) {
 }
 
 func TestHugePageRefusedByCap(t *testing.T) {
-	f := newFixture(t, mcp.Options{MaxRows: 20})
+	f := newFixture(t, mcp.WithMaxRows(20))
 	p := f.problemOf(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 21})
 	if p["errorCode"] != "GENERAL_CONSTRAINT_VIOLATION" || !strings.Contains(p["detail"].(string), "21 is above the maximum page size 20") {
 		t.Errorf("pageSize 21 above MaxRows 20: %v", p)
@@ -311,7 +311,7 @@ func TestHugePageRefusedByCap(t *testing.T) {
 }
 
 func TestBadArguments(t *testing.T) {
-	f := newFixture(t, mcp.Options{})
+	f := newFixture(t)
 	for _, args := range []map[string]any{
 		{"km": "shop-base", "record": "ORDERS", "colour": "red"}, // unknown argument
 		{"km": "shop-base", "record": "ORDERS", "pageSize": "ten"},
@@ -325,7 +325,7 @@ func TestBadArguments(t *testing.T) {
 }
 
 func TestByteCap(t *testing.T) {
-	f := newFixture(t, mcp.Options{MaxBytes: 100})
+	f := newFixture(t, mcp.WithMaxBytes(100))
 	var out mcp.QueryResult
 	f.ok(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 10}, &out)
 	all := f.api(t, "/knowledge-models/shop-base/records/ORDERS/query?pageSize=10", 200)["content"].([]any)
@@ -342,7 +342,7 @@ func TestByteCap(t *testing.T) {
 }
 
 func TestSummarizeMatchesKMAPI(t *testing.T) {
-	f := newFixture(t, mcp.Options{})
+	f := newFixture(t)
 	var out map[string]any
 	f.ok(t, mcp.ToolSummarize, map[string]any{"km": "shop-base", "record": "ORDERS", "fields": []string{"NET", "STATUS"}, "filterExpr": []string{"NET gt 50"}, "sampleSize": 2}, &out)
 	want := f.api(t, "/knowledge-models/shop-base/records/ORDERS/summary?fields=NET,STATUS&filterExpr=NET%20gt%2050&sampleSize=2", 200)
@@ -356,7 +356,7 @@ func TestSummarizeMatchesKMAPI(t *testing.T) {
 }
 
 func TestFindFieldValues(t *testing.T) {
-	f := newFixture(t, mcp.Options{})
+	f := newFixture(t)
 	var out mcp.FindResult
 	f.ok(t, mcp.ToolFindValues, map[string]any{"km": "shop-base", "record": "CUSTOMERS", "field": "NAME", "term": "muller"}, &out)
 	if len(out.Values) == 0 || out.Values[0] != "Müller GmbH" {
@@ -380,7 +380,7 @@ func TestTeamScope(t *testing.T) {
 	if err := st.PutModel(&secret); err != nil {
 		t.Fatal(err)
 	}
-	s := mcp.New(st, mcp.Options{})
+	s := mcp.NewHandler(st)
 	for _, c := range []struct {
 		team string
 		sees bool
@@ -404,7 +404,7 @@ func TestTeamScope(t *testing.T) {
 }
 
 func TestResources(t *testing.T) {
-	f := newFixture(t, mcp.Options{SpecServer: "https://kmkit.example"})
+	f := newFixture(t, mcp.WithSpecServer("https://kmkit.example"))
 	ctx := context.Background()
 	tmpls, err := f.cs.ListResourceTemplates(ctx, nil)
 	if err != nil || len(tmpls.ResourceTemplates) != 2 {
@@ -440,7 +440,7 @@ func TestResources(t *testing.T) {
 }
 
 func TestFilterLanguagePrompt(t *testing.T) {
-	f := newFixture(t, mcp.Options{})
+	f := newFixture(t)
 	res, err := f.cs.GetPrompt(context.Background(), &sdk.GetPromptParams{Name: mcp.PromptFilterLanguage, Arguments: map[string]string{"km": "shop-base"}})
 	if err != nil {
 		t.Fatal(err)
@@ -483,7 +483,7 @@ func TestHandlerScopesByRequest(t *testing.T) {
 	if err := st.PutModel(&secret); err != nil {
 		t.Fatal(err)
 	}
-	h := mcp.New(st, mcp.Options{}).Handler()
+	h := mcp.NewHandler(st)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		team := r.Header.Get("X-Team")
 		h.ServeHTTP(w, r.WithContext(principal.NewContext(r.Context(), &principal.Principal{Name: team, Team: team})))

@@ -186,9 +186,8 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 			odata.WithLogger(logger), odata.WithQueryTimeout(cfg.queryTimeout), odata.WithMaxQueryCost(cfg.queryBudget)))},
 		{scimhttp.BasePath + "/", scimPolicy, scimHandler},
 		{reportinghttp.BasePath + "/", reportingPolicy, reportinghttp.NewHandler(reportingStore, reportinghttp.WithLogger(logger))},
-		{mcp.Path, mcpPolicy, a.live.Handler(mcp.New(kmStore, mcp.Options{
-			MaxRows: min(cfg.maxPageSize, mcp.DefaultMaxRows), Logger: logger,
-		}).Handler())},
+		{mcp.BasePath, mcpPolicy, a.live.Handler(mcp.NewHandler(kmStore,
+			mcp.WithMaxRows(min(cfg.maxPageSize, mcp.DefaultMaxRows)), mcp.WithLogger(logger)))},
 		{"GET " + MetricsPath, metricsPolicy, a.metricsHandler()},
 	} {
 		mux.Handle(api.pattern, guard.Wrap(api.policy, notePrincipal(api.handler)))

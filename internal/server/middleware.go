@@ -55,8 +55,8 @@ func (rt routes) of(r *http.Request) (api, route string) {
 	switch {
 	case strings.HasPrefix(p, odata.BasePath+"/"):
 		return metrics.APIOData, odata.RouteTemplate(p)
-	case p == mcp.Path:
-		return "mcp", mcp.Path
+	case p == mcp.BasePath:
+		return "mcp", mcp.BasePath
 	case strings.HasPrefix(p, km.BasePath+"/"):
 		return metrics.APIKM, km.RouteTemplate(p)
 	case strings.HasPrefix(p, scimhttp.BasePath+"/"):
