@@ -137,7 +137,7 @@ func WithTenant(f TenantFunc) Option {
 // It panics unless 0 <= defaultTake <= maxTake.
 func WithPaging(defaultTake, maxTake int) Option {
 	if defaultTake < 0 || defaultTake > maxTake {
-		panic(fmt.Sprintf("reporting.WithPaging(%d, %d): want 0 <= defaultTake <= maxTake", defaultTake, maxTake))
+		panic(fmt.Sprintf("reportinghttp.WithPaging(%d, %d): want 0 <= defaultTake <= maxTake", defaultTake, maxTake))
 	}
 	return func(c *config) { c.defaultTake, c.maxTake = defaultTake, maxTake }
 }

@@ -192,7 +192,7 @@ func principalTeam(r *http.Request) (string, bool) {
 
 // NewHandler returns the SCIM handler over store. Mount it at its prefix:
 //
-//	mux.Handle(scim.BasePath+"/", scim.NewHandler(store))
+//	mux.Handle(scimhttp.BasePath+"/", scimhttp.NewHandler(store))
 func NewHandler(store scim.Store, opts ...Option) *Handler {
 	h := &Handler{
 		store:       store,
