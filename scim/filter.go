@@ -163,7 +163,7 @@ var sortAttrs = map[string][]string{
 
 // parseSort reads sortBy and sortOrder (RFC 7644 section 3.4.2.3); sortOrder without
 // sortBy is ignored, as the RFC says.
-func parseSort(sortBy, sortOrder, resourceType string) (SortKey, *scimError) {
+func parseSort(sortBy, sortOrder, resourceType string) (SortKey, *Error) {
 	var k SortKey
 	switch strings.ToLower(sortOrder) {
 	case "", "ascending":
@@ -191,7 +191,7 @@ func parseSort(sortBy, sortOrder, resourceType string) (SortKey, *scimError) {
 }
 
 // filterError is the 400 invalidFilter answer to a filter parseFilter refused.
-func filterError(err error) scimError {
+func filterError(err error) Error {
 	msg := err.Error()
 	return apiError(StatusBadRequest, TypeInvalidFilter, "%s%s.", strings.ToUpper(msg[:1]), msg[1:])
 }

@@ -12,8 +12,6 @@ import (
 // (map[string]any, numbers as json.Number), before and after PATCH operations apply; their
 // errors are 400 Errors worded for the client.
 
-type scimError = Error
-
 // ContainsFold reports whether list holds the string want, ignoring case (as schemas
 // lists are compared).
 func ContainsFold(list []any, want string) bool {
@@ -54,7 +52,7 @@ func canonicalExtAttr(name string) string {
 // NormalizeUser gathers the extension's attributes into its object (the nested object,
 // then "URN:attr" keys, then top-level role and sendEmailOnInvitation, later ones winning),
 // checks them and turns boolean strings into booleans. It also requires userName.
-func NormalizeUser(m map[string]any) *scimError {
+func NormalizeUser(m map[string]any) *Error {
 	ext := map[string]any{}
 	lowerURN := strings.ToLower(ExtensionSchema)
 	if k, ok := AttributeKey(m, ExtensionSchema); ok {
@@ -120,7 +118,7 @@ func NormalizeUser(m map[string]any) *scimError {
 // normalizeEnterprise gathers the enterprise extension's "URN:attr" keys (as PATCH leaves
 // them) into its object, and turns a manager given as a bare id, as Entra ID sends it, into
 // {"value": id}.
-func normalizeEnterprise(m map[string]any) *scimError {
+func normalizeEnterprise(m map[string]any) *Error {
 	ext := map[string]any{}
 	if k, ok := AttributeKey(m, EnterpriseSchema); ok {
 		switch v := m[k].(type) {
@@ -152,7 +150,7 @@ func normalizeEnterprise(m map[string]any) *scimError {
 }
 
 // RoleOf checks the JSON value of a role attribute; null gives "".
-func RoleOf(v any) (Role, *scimError) {
+func RoleOf(v any) (Role, *Error) {
 	if v == nil {
 		return "", nil
 	}
@@ -167,7 +165,7 @@ func RoleOf(v any) (Role, *scimError) {
 
 // boolValue turns the attribute name of m (any case) into a boolean when it is the string
 // "true" or "false" (any case), drops it when null, and rejects other values.
-func boolValue(m map[string]any, name string) *scimError {
+func boolValue(m map[string]any, name string) *Error {
 	k, ok := AttributeKey(m, name)
 	if !ok {
 		return nil
@@ -203,8 +201,8 @@ func jsonText(v any) string {
 
 // CheckUserName enforces the rules on userName: an e-mail address of at most
 // MaxUserNameLength characters.
-func CheckUserName(s string) *scimError {
-	var e scimError
+func CheckUserName(s string) *Error {
+	var e Error
 	switch {
 	case strings.TrimSpace(s) == "":
 		e = badValue("userName must not be empty.")
@@ -235,7 +233,7 @@ func emailShaped(s string) bool {
 
 // CheckGroup checks the attributes of a group object whose rules its schema does not
 // state (displayName, role and members) and puts role in canonical case.
-func CheckGroup(m map[string]any) *scimError {
+func CheckGroup(m map[string]any) *Error {
 	k, ok := AttributeKey(m, "displayName")
 	if !ok || m[k] == nil {
 		e := badValue("displayName is required.")
@@ -272,7 +270,7 @@ func CheckGroup(m map[string]any) *scimError {
 
 // CheckMemberObject checks members[i] of a group object: an object whose value is a
 // user id and whose type, if any, is User.
-func CheckMemberObject(i int, v any) *scimError {
+func CheckMemberObject(i int, v any) *Error {
 	mm, ok := v.(map[string]any)
 	if !ok {
 		e := badValue("members[%d] must be an object with a value.", i)
@@ -294,7 +292,7 @@ func CheckMemberObject(i int, v any) *scimError {
 
 // NormalizePatch checks the PatchOp message and, for users, rewrites role and
 // sendEmailOnInvitation paths and keys to the extension and boolean strings to booleans.
-func NormalizePatch(m map[string]any, user bool) *scimError {
+func NormalizePatch(m map[string]any, user bool) *Error {
 	schemas, _ := m["schemas"].([]any)
 	if !ContainsFold(schemas, PatchOpSchema) {
 		e := apiError(StatusBadRequest, TypeInvalidSyntax, "schemas must contain %s.", PatchOpSchema)
