@@ -13,6 +13,7 @@ import (
 	"github.com/kmkit/kmkit/internal/inputcheck"
 	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/outage"
+	"github.com/kmkit/kmkit/problem/problemhttp"
 
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
@@ -223,7 +224,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if err := inputcheck.Request(r, h.opts.MaxBodyBytes); err != nil {
-		problem.Write(w, http.StatusBadRequest, problem.CodeParameterIllegal, err.Error())
+		problemhttp.Write(w, http.StatusBadRequest, problem.CodeParameterIllegal, err.Error())
 		return
 	}
 	ep, kmID, recID, ok := route(r.URL.Path)
@@ -245,7 +246,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	m, err := LookupModel(ctx, h.store, kmID)
 	if errors.Is(err, ErrNotFound) {
-		problem.Write(w, http.StatusNotFound, CodeModelNotFound, "no knowledge model "+strconv.Quote(kmID))
+		problemhttp.Write(w, http.StatusNotFound, CodeModelNotFound, "no knowledge model "+strconv.Quote(kmID))
 		return
 	}
 	if err != nil {
@@ -255,7 +256,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	var rec *Record
 	if recID != "" {
 		if rec = m.Record(recID); rec == nil {
-			problem.Write(w, http.StatusNotFound, CodeRecordNotFound, "knowledge model "+m.ID+" has no record "+strconv.Quote(recID))
+			problemhttp.Write(w, http.StatusNotFound, CodeRecordNotFound, "knowledge model "+m.ID+" has no record "+strconv.Quote(recID))
 			return
 		}
 	}
@@ -303,23 +304,23 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var je *JoinError
 	switch {
 	case errors.As(err, &p):
-		p.Write(w)
+		problemhttp.Send(w, p)
 	case errors.As(err, &qe):
-		problem.Write(w, http.StatusBadRequest, qe.Code, qe.Error())
+		problemhttp.Write(w, http.StatusBadRequest, qe.Code, qe.Error())
 	case errors.As(err, &je):
-		problem.Write(w, http.StatusBadRequest, CodeJoinNotPossible, je.Error())
+		problemhttp.Write(w, http.StatusBadRequest, CodeJoinNotPossible, je.Error())
 	case context.Cause(r.Context()) == errQueryTimeout:
-		problem.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, fmt.Sprintf(
+		problemhttp.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, fmt.Sprintf(
 			"the query ran longer than the time limit of %v and was stopped; narrow it (fewer filters, fields, KPIs or rows)", h.opts.QueryTimeout))
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody reads the answer.
-		problem.Write(w, http.StatusServiceUnavailable, problem.CodeFatal, "request canceled")
+		problemhttp.Write(w, http.StatusServiceUnavailable, problem.CodeFatal, "request canceled")
 	case outage.Is(err):
 		h.opts.Logger.WarnContext(r.Context(), "km: database unavailable", "path", r.URL.Path, "err", err)
 		w.Header().Set("Retry-After", outage.RetryAfterSeconds)
-		problem.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
+		problemhttp.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
 	default:
-		h.api.Internal(r.Context(), r, err).Write(w)
+		problemhttp.Send(w, h.api.Internal(r.Context(), r, err))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/problem/problemhttp"
 )
 
 // writeProblem is WriteProblem as the handler's routing.ErrorWriter.
@@ -17,7 +18,7 @@ func writeProblem(w http.ResponseWriter, _ *http.Request, p *problem.Problem) { 
 // KM API, and of endpoints that share its credentials, such as mcp's and a server's metrics.
 func WriteProblem(w http.ResponseWriter, p *problem.Problem) {
 	if p.Status != http.StatusUnauthorized {
-		p.Write(w)
+		problemhttp.Send(w, p)
 		return
 	}
 	body, _ := json.Marshal(struct {

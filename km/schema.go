@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/problem/problemhttp"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -248,7 +249,7 @@ func recordFieldType(f *Field) string {
 func writeJSON(w http.ResponseWriter, v any) {
 	body, err := json.Marshal(v)
 	if err != nil { // only plain structs of strings and numbers reach here
-		problem.Write(w, http.StatusInternalServerError, problem.CodeFatal, "encoding the response: "+err.Error())
+		problemhttp.Write(w, http.StatusInternalServerError, problem.CodeFatal, "encoding the response: "+err.Error())
 		return
 	}
 	writeBody(w, body)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/kmkit/kmkit/principal"
+	"github.com/kmkit/kmkit/problem/problemhttp"
 	"github.com/kmkit/kmkit/publicurl"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -192,7 +193,7 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 		mux.Handle(api.pattern, guard.Wrap(api.policy, notePrincipal(api.handler)))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		problem.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at "+r.URL.Path)
+		problemhttp.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at "+r.URL.Path)
 	})
 	urls, err := publicurl.New(cfg.baseURL, cfg.trustedProxies)
 	if err != nil {

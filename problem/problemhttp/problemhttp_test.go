@@ -1,4 +1,4 @@
-package problem
+package problemhttp
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kmkit/kmkit/problem"
 )
 
 func TestWrite(t *testing.T) {
@@ -15,8 +17,8 @@ func TestWrite(t *testing.T) {
 	if rec.Code != http.StatusBadRequest {
 		t.Fatalf("status = %d, want 400", rec.Code)
 	}
-	if ct := rec.Header().Get("Content-Type"); ct != ContentType {
-		t.Fatalf("Content-Type = %q, want %q", ct, ContentType)
+	if ct := rec.Header().Get("Content-Type"); ct != problem.ContentType {
+		t.Fatalf("Content-Type = %q, want %q", ct, problem.ContentType)
 	}
 	var got map[string]any
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
