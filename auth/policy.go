@@ -10,7 +10,7 @@ import (
 
 // Policy is what an API asks of the Guard: the permission its callers need, how they
 // present credentials, and how its error bodies look. The Guard knows no API: each API's
-// package supplies the writer of its error shape (km.WriteProblem, odata.WriteProblem,
+// package supplies the writer of its error shape (kmhttp.WriteProblem, odata.WriteProblem,
 // scim.WriteProblem, reporting.WriteProblem) and, for the reporting API, how a request
 // names its tenant (reporting.RequestTenant).
 type Policy struct {

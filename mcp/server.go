@@ -12,12 +12,13 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
 )
 
 // Path is where the reference server mounts the handler.
-const Path = km.BasePath + "/mcp"
+const Path = kmhttp.BasePath + "/mcp"
 
 // Defaults of Options.
 const (
@@ -43,8 +44,8 @@ type Options struct {
 	// DefaultMaxBytes.
 	MaxBytes int
 	// KM configures the checks of the KM API the tools share (filter limits, sample
-	// size); MaxRows and Logger replace its km.WithMaxPageSize and km.WithLogger.
-	KM []km.Option
+	// size); MaxRows and Logger replace its kmhttp.WithMaxPageSize and kmhttp.WithLogger.
+	KM []kmhttp.Option
 	// SpecServer is the URL the OpenAPI resources name as their server, the origin the
 	// KM API is served at (e.g. https://kmkit.example); none when empty.
 	SpecServer string
@@ -54,12 +55,12 @@ type Options struct {
 
 // Server holds the MCP tools, resources and prompts over the KMs of a km.Store.
 type Server struct {
-	kmh  *km.Handler
+	kmh  *kmhttp.Handler
 	opts Options
 }
 
 // New returns the MCP server over store. Every call goes through the KM API's checks and
-// compiled plans (km.Handler.QueryJSON and SummaryJSON), so answers and errors are the KM
+// compiled plans (kmhttp.Handler.QueryJSON and SummaryJSON), so answers and errors are the KM
 // API's.
 func New(store km.Store, opts Options) *Server {
 	if opts.MaxRows <= 0 {
@@ -71,8 +72,8 @@ func New(store km.Store, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	kopts := append(slices.Clip(opts.KM), km.WithMaxPageSize(opts.MaxRows), km.WithLogger(opts.Logger))
-	return &Server{kmh: km.NewHandler(store, kopts...), opts: opts}
+	kopts := append(slices.Clip(opts.KM), kmhttp.WithMaxPageSize(opts.MaxRows), kmhttp.WithLogger(opts.Logger))
+	return &Server{kmh: kmhttp.NewHandler(store, kopts...), opts: opts}
 }
 
 // MCPServer returns an SDK server with the tools, resources and prompts. Calls run as
@@ -134,7 +135,7 @@ func (e *ToolError) Error() string {
 // toolError turns err into the error a tool call reports: the KM API's problem for a
 // client error, a generic error with a logged support id otherwise.
 func (s *Server) toolError(ctx context.Context, tool string, err error) error {
-	if pr, ok := km.ProblemOf(err); ok {
+	if pr, ok := kmhttp.ProblemOf(err); ok {
 		return &ToolError{Status: pr.Status, ErrorCode: pr.ErrorCode, Detail: pr.Detail, Title: pr.Title, Type: pr.Type}
 	}
 	if errors.Is(err, context.Canceled) {

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/problem/problemhttp"
@@ -106,7 +106,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 func WriteProblem(w http.ResponseWriter, p *problem.Problem) {
 	w.Header().Set("OData-Version", Version)
 	if p.Status == http.StatusUnauthorized {
-		km.WriteProblem(w, p)
+		kmhttp.WriteProblem(w, p)
 		return
 	}
 	problemhttp.SendOData(w, p, "", problem.ContentType)

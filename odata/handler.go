@@ -14,6 +14,7 @@ import (
 	"github.com/kmkit/kmkit/internal/inputcheck"
 	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/publicurl"
 	"github.com/kmkit/kmkit/query"
@@ -73,13 +74,13 @@ func WithLimits(l query.Limits) Option { return func(o *options) { o.Limits = l 
 // slog.Default().
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.Logger = l } }
 
-// WithQueryTimeout bounds the time one request may run (as km.WithQueryTimeout): longer
+// WithQueryTimeout bounds the time one request may run (as kmhttp.WithQueryTimeout): longer
 // work is stopped and answered with 503 GENERAL_SERVICE_UNAVAILABLE saying so. Default
-// km.DefaultQueryTimeout; negative: none.
+// kmhttp.DefaultQueryTimeout; negative: none.
 func WithQueryTimeout(d time.Duration) Option { return func(o *options) { o.QueryTimeout = d } }
 
 // WithMaxQueryCost sets the budget of the cost estimate of a query (km.CheckCost, as
-// km.WithMaxQueryCost): a request estimated beyond it is refused with 400
+// kmhttp.WithMaxQueryCost): a request estimated beyond it is refused with 400
 // GENERAL_CONSTRAINT_VIOLATION naming the part that is too large. Default
 // km.DefaultMaxQueryCost; negative: no budget.
 func WithMaxQueryCost(n int64) Option { return func(o *options) { o.MaxQueryCost = n } }
@@ -112,7 +113,7 @@ func NewHandler(store km.Store, opt ...Option) *Handler {
 		opts.Logger = slog.Default()
 	}
 	if opts.QueryTimeout == 0 {
-		opts.QueryTimeout = km.DefaultQueryTimeout
+		opts.QueryTimeout = kmhttp.DefaultQueryTimeout
 	}
 	if opts.MaxQueryCost == 0 {
 		opts.MaxQueryCost = km.DefaultMaxQueryCost
