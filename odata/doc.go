@@ -80,7 +80,7 @@
 //   - The query string is split at "&" only, so a ";" inside $filter survives. A "+" is
 //     a space, as form encoding has it (clients that send $filter=A+eq+1 work), except as
 //     the sign of a time offset after a time of day (T15:48+03:00 needs no escaping); %2B
-//     is always a plus (query.ParseRawQuery, shared with the Knowledge Model API). In
+//     is always a plus (rawquery.Parse, shared with the Knowledge Model API). In
 //     $select and $orderby a plus separates words too, since no property name holds one;
 //     $format=application/atom+xml works unencoded, since no media type holds a space.
 //   - $select always yields the key property as well, so that every entity keeps its

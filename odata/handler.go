@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kmkit/kmkit/internal/inputcheck"
+	"github.com/kmkit/kmkit/internal/rawquery"
 	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/km/kmhttp"
@@ -318,7 +319,7 @@ func (h *Handler) serveDocument(w http.ResponseWriter, r *http.Request, m *km.Kn
 // onlyFormat rejects query options other than $format on the service document and
 // $metadata (custom options are ignored).
 func onlyFormat(raw string) error {
-	params, _ := query.ParseRawQuery(raw) // ParseQueryOptions has checked the escapes
+	params, _ := rawquery.Parse(raw) // ParseQueryOptions has checked the escapes
 	for _, p := range params {
 		if name, ok := optionName(p.Key); ok && name != optFormat {
 			return badOption(problem.CodeParameterIllegal, "%s applies to entity sets only; the service document and $metadata take $format", short(p.Key))

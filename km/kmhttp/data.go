@@ -16,6 +16,7 @@ import (
 
 	"github.com/kmkit/kmkit/internal/jsonenc"
 	"github.com/kmkit/kmkit/internal/namelist"
+	"github.com/kmkit/kmkit/internal/rawquery"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
@@ -200,7 +201,7 @@ func appendHeader(b []byte, c column, t query.Type) []byte {
 // may be comma lists and repeated; filterExpr may be repeated and each value may hold
 // several expressions joined by top-level commas.
 func (h *Handler) readQueryString(raw string) (*dataParams, error) {
-	params, err := query.ParseRawQuery(raw)
+	params, err := rawquery.Parse(raw)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,13 @@
 package kmhttp
 
-import "github.com/kmkit/kmkit/query"
+import (
+	"github.com/kmkit/kmkit/internal/jsonenc"
+	"github.com/kmkit/kmkit/query"
+)
 
 // The data endpoints write rows by hand rather than through encoding/json: rows keep the
 // order of their columns, and a page of rows is encoded without a map per row. Strings
-// are written by jsonenc.AppendStringNoHTMLEscape and values by query.AppendJSON, the
+// are written by jsonenc.AppendStringNoHTMLEscape and values by jsonenc.AppendJSON, the
 // bytes encoding/json writes without HTML escaping.
 
 // appendRow appends one row as a JSON object with the given (pre-quoted) keys.
@@ -16,7 +19,7 @@ func appendRow(b []byte, keys [][]byte, row []query.Value) []byte {
 		}
 		b = append(b, keys[i]...)
 		b = append(b, ':')
-		b = query.AppendJSON(b, v)
+		b = jsonenc.AppendJSON(b, v)
 	}
 	return append(b, '}')
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/kmkit/kmkit/internal/rawquery"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/query/fuzzy"
@@ -19,7 +20,7 @@ const DefaultSearchPrecision = fuzzy.DefaultPrecision
 // empty ("page="), which stands for the default as in the real service. A value that is
 // present but blank ("page=%20") must parse like any other: it is 400
 // GENERAL_PARAMETER_MISSMATCH, never taken as absent. want says what the value should be.
-func lastValue(params query.Params, name, want string) (string, error) {
+func lastValue(params rawquery.Params, name, want string) (string, error) {
 	values := params.Values(name)
 	if len(values) == 0 || values[len(values)-1] == "" {
 		return "", nil
@@ -32,7 +33,7 @@ func lastValue(params query.Params, name, want string) (string, error) {
 }
 
 // paging reads page and pageSize (the last value of each, when repeated).
-func (h *Handler) paging(params query.Params) (page, size int, err error) {
+func (h *Handler) paging(params rawquery.Params) (page, size int, err error) {
 	pg, err := lastValue(params, "page", "an integer")
 	if err != nil {
 		return 0, 0, err

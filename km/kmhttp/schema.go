@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kmkit/kmkit/internal/rawquery"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/problem/problemhttp"
@@ -138,7 +139,7 @@ func sortItems[T any](items []T, sortParam []string, keys sortKeys[T]) (string, 
 
 // serveList sorts and pages items and writes the schema result page.
 func serveList[T any](h *Handler, w http.ResponseWriter, r *http.Request, items []T, keys sortKeys[T]) {
-	params, err := query.ParseRawQuery(r.URL.RawQuery)
+	params, err := rawquery.Parse(r.URL.RawQuery)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -218,7 +219,7 @@ func (h *Handler) serveKPIs(w http.ResponseWriter, r *http.Request, m *km.Knowle
 
 // serveRecord writes the record details; its sort parameter orders the fields.
 func (h *Handler) serveRecord(w http.ResponseWriter, r *http.Request, rec *km.Record) {
-	params, err := query.ParseRawQuery(r.URL.RawQuery)
+	params, err := rawquery.Parse(r.URL.RawQuery)
 	if err != nil {
 		h.fail(w, r, err)
 		return

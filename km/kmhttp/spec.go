@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kmkit/kmkit/internal/rawquery"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/publicurl"
 
@@ -435,7 +436,7 @@ func typeSchema(t query.Type) *openapi3.Schema {
 
 // serveSpec answers GET .../knowledge-models/{km_id}/spec.
 func (h *Handler) serveSpec(w http.ResponseWriter, r *http.Request, m *km.KnowledgeModel) {
-	params, err := query.ParseRawQuery(r.URL.RawQuery)
+	params, err := rawquery.Parse(r.URL.RawQuery)
 	if err != nil {
 		h.fail(w, r, err)
 		return

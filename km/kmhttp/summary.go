@@ -10,6 +10,7 @@ import (
 
 	"github.com/kmkit/kmkit/internal/jsonenc"
 	"github.com/kmkit/kmkit/internal/namelist"
+	"github.com/kmkit/kmkit/internal/rawquery"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
@@ -115,7 +116,7 @@ func (h *Handler) summarize(ctx context.Context, m *km.KnowledgeModel, q *km.Pla
 // readSummaryParams reads and checks fields, excludeFields, filters, filterExpr and
 // sampleSize against the record.
 func (h *Handler) readSummaryParams(raw string, m *km.KnowledgeModel, rec *km.Record) (*summaryParams, error) {
-	params, err := query.ParseRawQuery(raw)
+	params, err := rawquery.Parse(raw)
 	if err != nil {
 		return nil, err
 	}

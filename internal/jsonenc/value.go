@@ -1,30 +1,30 @@
-package query
+package jsonenc
 
 import (
 	"strconv"
 	"time"
 
-	"github.com/kmkit/kmkit/internal/jsonenc"
+	"github.com/kmkit/kmkit/query"
 )
 
 // AppendJSON appends v as JSON: the value Format returns, written byte for byte as an
 // encoding/json Encoder with SetEscapeHTML(false) writes it (null for a null value, for
 // NaN and the infinities, and for a value of unknown type). Encoders of rows call it
 // instead of marshalling Format's result, which costs an allocation per value.
-func AppendJSON(b []byte, v Value) []byte {
+func AppendJSON(b []byte, v query.Value) []byte {
 	if v.Null {
 		return append(b, "null"...)
 	}
 	switch v.Type {
-	case TypeString:
-		return jsonenc.AppendStringNoHTMLEscape(b, v.Str)
-	case TypeInteger:
+	case query.TypeString:
+		return AppendStringNoHTMLEscape(b, v.Str)
+	case query.TypeInteger:
 		return strconv.AppendInt(b, v.Int, 10)
-	case TypeFloat:
-		return jsonenc.AppendFloat(b, v.Float)
-	case TypeBoolean:
+	case query.TypeFloat:
+		return AppendFloat(b, v.Float)
+	case query.TypeBoolean:
 		return strconv.AppendBool(b, v.Bool)
-	case TypeDate, TypeDateTime, TypeTimestamp, TypeTime:
+	case query.TypeDate, query.TypeDateTime, query.TypeTimestamp, query.TypeTime:
 		b = append(b, '"')
 		b = AppendTemporal(b, v)
 		return append(b, '"')
@@ -37,53 +37,29 @@ func AppendJSON(b []byte, v Value) []byte {
 // fraction of a second when there is one, a time of day 15:04:05 with its fraction. Years
 // 0000 to 9999 are written digit by digit; others as package time writes them. A value of
 // another type appends nothing.
-func AppendTemporal(b []byte, v Value) []byte {
+func AppendTemporal(b []byte, v query.Value) []byte {
 	switch v.Type {
-	case TypeDate:
-		if y, m, d := civil(v.Int); 0 <= y && y <= 9999 {
+	case query.TypeDate:
+		if y, m, d := query.CivilDate(v.Int); 0 <= y && y <= 9999 {
 			return appendYMD(b, y, m, d)
 		}
-		return TimeOfDays(v.Int).AppendFormat(b, time.DateOnly)
-	case TypeTime:
-		if 0 <= v.Int && v.Int < MicrosPerDay {
+		return query.TimeOfDays(v.Int).AppendFormat(b, time.DateOnly)
+	case query.TypeTime:
+		if 0 <= v.Int && v.Int < query.MicrosPerDay {
 			return appendClock(b, v.Int)
 		}
 		return time.UnixMicro(v.Int).UTC().AppendFormat(b, "15:04:05.999999")
-	case TypeDateTime, TypeTimestamp:
-		day := DayOfMicros(v.Int)
-		if y, m, d := civil(day); 0 <= y && y <= 9999 {
+	case query.TypeDateTime, query.TypeTimestamp:
+		day := query.DayOfMicros(v.Int)
+		if y, m, d := query.CivilDate(day); 0 <= y && y <= 9999 {
 			b = appendYMD(b, y, m, d)
 			b = append(b, 'T')
-			b = appendClock(b, v.Int-day*MicrosPerDay)
+			b = appendClock(b, v.Int-day*query.MicrosPerDay)
 			return append(b, 'Z')
 		}
 		return time.UnixMicro(v.Int).UTC().AppendFormat(b, time.RFC3339Nano)
 	}
 	return b
-}
-
-// civil returns the proleptic Gregorian date of day d (days since 1970-01-01), by Howard
-// Hinnant's days-to-civil algorithm.
-func civil(d int64) (y, m, day int64) {
-	d += 719468
-	era := d / 146097
-	if d < 0 && d%146097 != 0 {
-		era--
-	}
-	doe := d - era*146097                                  // [0, 146096]
-	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // [0, 399]
-	doy := doe - (365*yoe + yoe/4 - yoe/100)               // [0, 365]
-	mp := (5*doy + 2) / 153                                // [0, 11]
-	day = doy - (153*mp+2)/5 + 1
-	m = mp + 3
-	if m > 12 {
-		m -= 12
-	}
-	y = yoe + era*400
-	if m <= 2 {
-		y++
-	}
-	return y, m, day
 }
 
 // appendYMD appends yyyy-mm-dd for a year from 0 to 9999.
