@@ -1,6 +1,11 @@
 // Package odata serves each Knowledge Model of a km.Store as a read-only OData v4 service,
 // the beta OData interface of the Knowledge Model API, for BI tools and OData clients.
 //
+// The package is an HTTP adapter of package km, as km/kmhttp is: it stays one package (its
+// EDM, URL grammar and JSON format are all OData over HTTP), compiles requests with
+// km.NewPlan, costs them with km.CheckCost and reads query strings with the same decoder
+// as the KM API (internal/rawquery).
+//
 // NewHandler returns an http.Handler for the paths below BasePath:
 //
 //	GET /intelligence/api/odata/{km_id}.svc                         service document
