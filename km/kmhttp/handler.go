@@ -14,9 +14,8 @@ import (
 	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/outage"
-	"github.com/kmkit/kmkit/problem/problemhttp"
-
 	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/problem/problemhttp"
 	"github.com/kmkit/kmkit/query"
 )
 
