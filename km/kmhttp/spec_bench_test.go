@@ -11,7 +11,7 @@ import (
 )
 
 // BenchmarkSpec measures the spec endpoint on the demo's o2c KM: building the document
-// (km.Spec) next to the whole request in JSON and in YAML, so the encoding cost shows.
+// (kmhttp.Spec) next to the whole request in JSON and in YAML, so the encoding cost shows.
 func BenchmarkSpec(b *testing.B) {
 	s, err := demodata.Store(0)
 	if err != nil {
