@@ -12,7 +12,7 @@
 // with the Policy of the handler's API. The package knows no API: a Policy says which
 // permission the API needs, how its requests present credentials, how a request names its
 // tenant (when it does) and how the API writes its error bodies (an ErrorWriter, which each
-// API's package supplies: km.WriteProblem, odata.WriteProblem, scimhttp.WriteProblem,
+// API's package supplies: kmhttp.WriteProblem, odata.WriteProblem, scimhttp.WriteProblem,
 // reportinghttp.WriteProblem). The reference server (internal/server) guards the APIs so:
 //
 //   - KM, OData, SCIM (and mcp and the metrics, with the KM API's errors) read

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/odata"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/reporting/reportinghttp"
@@ -35,7 +35,7 @@ func (f Family) policy() Policy {
 		return Policy{Permission: principal.PermReporting, Credentials: APIKeyHeader,
 			Tenant: reportinghttp.RequestTenant, WriteError: reportinghttp.WriteProblem}
 	default:
-		return Policy{Permission: principal.PermKM, WriteError: km.WriteProblem}
+		return Policy{Permission: principal.PermKM, WriteError: kmhttp.WriteProblem}
 	}
 }
 

@@ -26,8 +26,8 @@
 //   - find_field_values: the distinct values of a string field the KM API's fuzzy search
 //     matches, best first, so that an agent can turn "munich" into the stored "München".
 //
-// Every tool goes through the KM API's own checks and compiled plan (km.Handler.QueryJSON,
-// km.Handler.SummaryJSON): the same question gets the same rows, and a bad one the same
+// Every tool goes through the KM API's own checks and compiled plan (kmhttp.Handler.QueryJSON,
+// kmhttp.Handler.SummaryJSON): the same question gets the same rows, and a bad one the same
 // error. A refused call is a tool error (isError) whose text is the KM API's problem body,
 // {"status", "errorCode", "detail", ...}; arguments the tool's JSON Schema refuses (an
 // unknown argument, a wrong type) are tool errors from the SDK.
@@ -35,7 +35,7 @@
 // # Resources and prompt
 //
 // Two resource templates: OpenAPIURITemplate (kmkit://knowledge-models/{km}/openapi.json,
-// the KM's generated OpenAPI document, km.Spec, naming the WithSpecServer URL as its server) and
+// the KM's generated OpenAPI document, kmhttp.Spec, naming the WithSpecServer URL as its server) and
 // SchemaURITemplate (kmkit://knowledge-models/{km}/schema.json, describe_knowledge_model's
 // answer). A KM the caller does not see is "resource not found". The filter_language prompt
 // (argument km) explains the filter language of filterExpr with examples built from the

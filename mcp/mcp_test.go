@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/mcp"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/storage/memory"
@@ -57,7 +58,7 @@ func connect(t testing.TB, srv *sdk.Server) *sdk.ClientSession {
 func newFixture(t *testing.T, opts ...mcp.Option) *fixture {
 	t.Helper()
 	st := loadStore(t)
-	return &fixture{cs: connect(t, mcp.NewHandler(st, opts...).MCPServer(nil)), kmAPI: km.NewHandler(st)}
+	return &fixture{cs: connect(t, mcp.NewHandler(st, opts...).MCPServer(nil)), kmAPI: kmhttp.NewHandler(st)}
 }
 
 // call calls a tool and returns its result.
@@ -113,7 +114,7 @@ func (f *fixture) problemOf(t *testing.T, name string, args any) map[string]any 
 // api sends GET path (below the KM API's base) to the KM API and decodes the answer.
 func (f *fixture) api(t *testing.T, path string, want int) map[string]any {
 	t.Helper()
-	r := httptest.NewRequest(http.MethodGet, km.BasePath+path, nil)
+	r := httptest.NewRequest(http.MethodGet, kmhttp.BasePath+path, nil)
 	w := httptest.NewRecorder()
 	f.kmAPI.ServeHTTP(w, r)
 	if w.Code != want {
@@ -280,7 +281,7 @@ func TestQueryErrorsMatchKMAPI(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := f.problemOf(t, mcp.ToolQuery, c.args)
-			r := httptest.NewRequest(http.MethodGet, km.BasePath+c.path, nil)
+			r := httptest.NewRequest(http.MethodGet, kmhttp.BasePath+c.path, nil)
 			w := httptest.NewRecorder()
 			f.kmAPI.ServeHTTP(w, r)
 			if w.Code/100 != 4 {
@@ -423,7 +424,7 @@ func TestResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(spec.OpenAPI, "3.") || len(spec.Servers) != 1 || spec.Servers[0].URL != "https://kmkit.example" ||
-		spec.Paths[km.BasePath+"/knowledge-models/shop-base/records/ORDERS/query"] == nil {
+		spec.Paths[kmhttp.BasePath+"/knowledge-models/shop-base/records/ORDERS/query"] == nil {
 		t.Errorf("spec: %s %v %d paths", spec.OpenAPI, spec.Servers, len(spec.Paths))
 	}
 	res, err = f.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: mcp.SchemaURI("shop-base")})
@@ -455,7 +456,7 @@ func TestFilterLanguagePrompt(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(examples), "\n") {
 		expr := strings.TrimSpace(line)
 		q := url.Values{"fields": {"CUSTOMERS.ID"}, "filterExpr": {expr}}
-		r := httptest.NewRequest(http.MethodGet, km.BasePath+"/knowledge-models/shop-base/query?"+q.Encode(), nil)
+		r := httptest.NewRequest(http.MethodGet, kmhttp.BasePath+"/knowledge-models/shop-base/query?"+q.Encode(), nil)
 		w := httptest.NewRecorder()
 		f.kmAPI.ServeHTTP(w, r)
 		body, _ := io.ReadAll(w.Body)

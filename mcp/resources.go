@@ -10,13 +10,14 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/query"
 )
 
 // Resource URI templates: {km} is a knowledge model id.
 const (
-	// OpenAPIURITemplate is the generated OpenAPI document of a KM (km.Spec), as JSON.
+	// OpenAPIURITemplate is the generated OpenAPI document of a KM (kmhttp.Spec), as JSON.
 	OpenAPIURITemplate = "kmkit://knowledge-models/{km}/openapi.json"
 	// SchemaURITemplate is the description of a KM (describe_knowledge_model's answer), as
 	// JSON.
@@ -40,7 +41,7 @@ func (s *Handler) addResources(srv *sdk.Server, p *principal.Principal) {
 		Description: "The generated OpenAPI 3 document of a knowledge model's query endpoints."},
 		func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 			return s.readResource(scope(ctx, p), req.Params.URI, "/openapi.json", func(m *km.KnowledgeModel) ([]byte, error) {
-				return json.Marshal(km.Spec(m, s.opts.specServer, false))
+				return json.Marshal(kmhttp.Spec(m, s.opts.specServer, false))
 			})
 		})
 	srv.AddResourceTemplate(&sdk.ResourceTemplate{Name: "schema", URITemplate: SchemaURITemplate, MIMEType: "application/json",
@@ -65,7 +66,7 @@ func (s *Handler) readResource(ctx context.Context, uri, suffix string, render f
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
 	m, err := s.kmh.Model(ctx, id)
-	if _, client := km.ProblemOf(err); client {
+	if _, client := kmhttp.ProblemOf(err); client {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
 	if err != nil {

@@ -12,13 +12,14 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
 )
 
 // BasePath is the path of the MCP endpoint (Streamable HTTP has one): mount the handler
 // at BasePath itself, as the reference server does.
-const BasePath = km.BasePath + "/mcp"
+const BasePath = kmhttp.BasePath + "/mcp"
 
 // Defaults of the options.
 const (
@@ -37,7 +38,7 @@ const (
 type config struct {
 	maxRows    int
 	maxBytes   int
-	km         []km.Option
+	km         []kmhttp.Option
 	specServer string
 	logger     *slog.Logger
 }
@@ -68,9 +69,9 @@ func WithMaxBytes(n int) Option {
 }
 
 // WithKMOptions configures the checks of the KM API the tools share (filter limits,
-// sample size); WithMaxRows and WithLogger replace its km.WithMaxPageSize and
-// km.WithLogger.
-func WithKMOptions(opts ...km.Option) Option {
+// sample size); WithMaxRows and WithLogger replace its kmhttp.WithMaxPageSize and
+// kmhttp.WithLogger.
+func WithKMOptions(opts ...kmhttp.Option) Option {
 	return func(c *config) { c.km = append(c.km, opts...) }
 }
 
@@ -94,13 +95,13 @@ func WithLogger(l *slog.Logger) Option {
 // Streamable HTTP as an http.Handler, or over any other transport through MCPServer.
 // Create it with NewHandler.
 type Handler struct {
-	kmh  *km.Handler
+	kmh  *kmhttp.Handler
 	opts config
 	http http.Handler
 }
 
 // NewHandler returns the MCP handler over store. Every call goes through the KM API's
-// checks and compiled plans (km.Handler.QueryJSON and SummaryJSON), so answers and errors
+// checks and compiled plans (kmhttp.Handler.QueryJSON and SummaryJSON), so answers and errors
 // are the KM API's. Mount it at BasePath behind the auth guard:
 //
 //	mux.Handle(mcp.BasePath, guard.Wrap(mcpPolicy, mcp.NewHandler(store)))
@@ -109,8 +110,8 @@ func NewHandler(store km.Store, opts ...Option) *Handler {
 	for _, o := range opts {
 		o(&c)
 	}
-	kopts := append(slices.Clip(c.km), km.WithMaxPageSize(c.maxRows), km.WithLogger(c.logger))
-	s := &Handler{kmh: km.NewHandler(store, kopts...), opts: c}
+	kopts := append(slices.Clip(c.km), kmhttp.WithMaxPageSize(c.maxRows), kmhttp.WithLogger(c.logger))
+	s := &Handler{kmh: kmhttp.NewHandler(store, kopts...), opts: c}
 	srv := s.MCPServer(nil)
 	s.http = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
 		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: c.logger,
@@ -174,7 +175,7 @@ func (e *ToolError) Error() string {
 // toolError turns err into the error a tool call reports: the KM API's problem for a
 // client error, a generic error with a logged support id otherwise.
 func (s *Handler) toolError(ctx context.Context, tool string, err error) error {
-	if pr, ok := km.ProblemOf(err); ok {
+	if pr, ok := kmhttp.ProblemOf(err); ok {
 		return &ToolError{Status: pr.Status, ErrorCode: pr.ErrorCode, Detail: pr.Detail, Title: pr.Title, Type: pr.Type}
 	}
 	if errors.Is(err, context.Canceled) {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/mcp"
 	"github.com/kmkit/kmkit/metrics"
 	"github.com/kmkit/kmkit/odata"
@@ -57,8 +57,8 @@ func (rt routes) of(r *http.Request) (api, route string) {
 		return metrics.APIOData, odata.RouteTemplate(p)
 	case p == mcp.BasePath:
 		return "mcp", mcp.BasePath
-	case strings.HasPrefix(p, km.BasePath+"/"):
-		return metrics.APIKM, km.RouteTemplate(p)
+	case strings.HasPrefix(p, kmhttp.BasePath+"/"):
+		return metrics.APIKM, kmhttp.RouteTemplate(p)
 	case strings.HasPrefix(p, scimhttp.BasePath+"/"):
 		return metrics.APISCIM, rt.scim.RouteTemplate(p)
 	case strings.HasPrefix(p, reportinghttp.BasePath+"/"):

@@ -15,6 +15,7 @@ import (
 	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/principal"
+	"github.com/kmkit/kmkit/problem/problemhttp"
 	"github.com/kmkit/kmkit/reporting"
 
 	"github.com/google/uuid"
@@ -116,7 +117,7 @@ const challenge = `x-api-key realm="kmkit"`
 
 // WriteProblem writes p as the reporting API's error body, a problem body. It is the error
 // writer to give the auth middleware (auth.Policy.WriteError) in front of the handler.
-func WriteProblem(w http.ResponseWriter, p *problem.Problem) { p.Write(w) }
+func WriteProblem(w http.ResponseWriter, p *problem.Problem) { problemhttp.Send(w, p) }
 
 // Option configures NewHandler.
 type Option func(*config)
@@ -181,7 +182,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if err := inputcheck.Request(r, inputcheck.DefaultMaxBody); err != nil {
-		problem.Write(w, http.StatusBadRequest, problem.CodeParameterIllegal, err.Error())
+		problemhttp.Write(w, http.StatusBadRequest, problem.CodeParameterIllegal, err.Error())
 		return
 	}
 	elements := r.URL.Path == ElementsPath
@@ -255,24 +256,24 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if outage.Is(err) {
 		h.log.WarnContext(r.Context(), "reporting: database unavailable", "path", r.URL.Path, "err", err)
 		w.Header().Set("Retry-After", outage.RetryAfterSeconds)
-		problem.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
+		problemhttp.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
 		return
 	}
-	h.api.Internal(r.Context(), r, err).Write(w)
+	problemhttp.Send(w, h.api.Internal(r.Context(), r, err))
 }
 
 // writeError answers with err as TenantFunc describes.
 func writeError(w http.ResponseWriter, err error) {
 	if p, ok := errors.AsType[*problem.Problem](err); ok {
-		p.Write(w)
+		problemhttp.Send(w, p)
 		return
 	}
 	if errors.Is(err, ErrUnauthenticated) {
 		w.Header().Set("WWW-Authenticate", challenge)
-		problem.Write(w, http.StatusUnauthorized, problem.CodeUnauthenticated, err.Error())
+		problemhttp.Write(w, http.StatusUnauthorized, problem.CodeUnauthenticated, err.Error())
 		return
 	}
-	problem.Write(w, http.StatusForbidden, problem.CodeAccess, err.Error())
+	problemhttp.Write(w, http.StatusForbidden, problem.CodeAccess, err.Error())
 }
 
 // parseQuery reads FacetName (when elements), Skip and Take from a raw query string. Names
