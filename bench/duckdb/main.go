@@ -55,7 +55,7 @@ import (
 	"time"
 
 	"github.com/kmkit/kmkit/internal/demodata"
-	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/storage/memory"
 )
@@ -271,7 +271,7 @@ func runChild(what, dir string, orders int) error {
 	f.NS = int64(time.Since(start))
 	f.RSS = rss()
 	f.HeapInuse = heapInuse()
-	h := km.NewHandler(store)
+	h := kmhttp.NewHandler(store)
 	for range 3 {
 		for _, q := range queries {
 			if _, err := serve(h, q.path); err != nil {
@@ -455,7 +455,7 @@ func measureQueries(dir, peerDir string, threads []int, rounds, n int) error {
 		return err
 	}
 	runtime.GC()
-	h := km.NewHandler(store)
+	h := kmhttp.NewHandler(store)
 	peers := make([]*peer, len(threads))
 	for i, t := range threads {
 		p, err := startPeer(peerDir, t)
@@ -560,7 +560,7 @@ func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
 
 // serve sends one GET of the o2c KM to the handler and returns the body.
 func serve(h http.Handler, path string) ([]byte, error) {
-	req, err := http.NewRequest(http.MethodGet, km.BasePath+"/knowledge-models/o2c"+path, nil)
+	req, err := http.NewRequest(http.MethodGet, kmhttp.BasePath+"/knowledge-models/o2c"+path, nil)
 	if err != nil {
 		return nil, err
 	}

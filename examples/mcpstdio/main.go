@@ -64,6 +64,6 @@ func serve(ctx context.Context, store km.Store, team string, maxRows int, logger
 	if team != "" {
 		p = &principal.Principal{Name: "stdio", Team: team, Permissions: []principal.Permission{principal.PermMCP}}
 	}
-	srv := mcp.New(store, mcp.Options{MaxRows: maxRows, Logger: logger}).MCPServer(p)
+	srv := mcp.NewHandler(store, mcp.WithMaxRows(maxRows), mcp.WithLogger(logger)).MCPServer(p)
 	return srv.Run(ctx, t)
 }

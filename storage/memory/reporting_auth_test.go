@@ -11,6 +11,7 @@ import (
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/reporting"
+	"github.com/kmkit/kmkit/reporting/reportinghttp"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
@@ -39,7 +40,7 @@ func TestReportingBehindGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := guard.Wrap(auth.Policy{Permission: principal.PermReporting, Credentials: auth.APIKeyHeader,
-		Tenant: reporting.RequestTenant, WriteError: reporting.WriteProblem}, reporting.NewHandler(store))
+		Tenant: reportinghttp.RequestTenant, WriteError: reportinghttp.WriteProblem}, reportinghttp.NewHandler(store))
 
 	problemOf := func(status int, code, detail string) *problem.Problem { return problem.New(status, code, detail) }
 	tests := []struct {

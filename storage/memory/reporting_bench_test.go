@@ -10,6 +10,7 @@ import (
 
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/reporting"
+	"github.com/kmkit/kmkit/reporting/reportinghttp"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
@@ -79,7 +80,7 @@ func BenchmarkReporting(b *testing.B) {
 	if err := store.PutTenant(tenant, reportingBenchLandscape(100_000, 20)); err != nil {
 		b.Fatal(err)
 	}
-	h := reporting.NewHandler(store)
+	h := reportinghttp.NewHandler(store)
 	caller := &principal.Principal{Name: "bench", Tenant: tenant, Permissions: []principal.Permission{principal.PermReporting}}
 	for _, bc := range []struct{ name, target string }{
 		{"request/facet page of 100", "/api/v1/elements?FacetName=Facet+07&Skip=2500&Take=100"},
@@ -89,7 +90,7 @@ func BenchmarkReporting(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			req := httptest.NewRequest(http.MethodGet, bc.target, nil)
-			req.Header.Set(reporting.TenantHeader, tenant)
+			req.Header.Set(reportinghttp.TenantHeader, tenant)
 			req = req.WithContext(principal.NewContext(req.Context(), caller))
 			var size int
 			for b.Loop() {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/reporting"
+	"github.com/kmkit/kmkit/reporting/reportinghttp"
 	"github.com/kmkit/kmkit/reporting/reportingtest"
 	"github.com/kmkit/kmkit/storage/memory"
 )
@@ -117,14 +118,14 @@ func TestReportingTwoTenantsOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := reporting.NewHandler(s)
+	h := reportinghttp.NewHandler(s)
 	principals := map[string]*principal.Principal{
 		reportingTenantA: {Name: "a", Tenant: reportingTenantA, Permissions: []principal.Permission{principal.PermReporting}},
 		reportingTenantB: {Name: "b", Tenant: reportingTenantB, Permissions: []principal.Permission{principal.PermReporting}},
 	}
 	get := func(p *principal.Principal, tenant, target string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodGet, target, nil)
-		req.Header.Set(reporting.TenantHeader, tenant)
+		req.Header.Set(reportinghttp.TenantHeader, tenant)
 		req = req.WithContext(principal.NewContext(req.Context(), p))
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)

@@ -94,7 +94,7 @@
 //     own encoding builds the text; nothing from a request is copied into it raw.
 //
 // Every statement of a query, summary or search runs under the request's context: a
-// canceled request (client gone, server shutdown, km.WithQueryTimeout) stops its
+// canceled request (client gone, server shutdown, kmhttp.WithQueryTimeout) stops its
 // statement (sqlite3_interrupt; PostgreSQL's cancel request) and frees its connection.
 //
 // RowCount (km.RowCounter, for the cost budget) counts nothing: it reads the row count

@@ -1,0 +1,77 @@
+package kmhttp_test
+
+import (
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
+	"github.com/kmkit/kmkit/storage/memory"
+)
+
+// TestPlanCacheFollowsTheModel: a repeated data GET answers the same, also from the
+// handler's cached plan, and a KM replaced in the store is planned anew: a field the new
+// KM no longer has is refused although the same request was answered (and its plan kept)
+// before.
+func TestPlanCacheFollowsTheModel(t *testing.T) {
+	s, err := memory.LoadKMStore(os.DirFS("../testdata/shop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := kmhttp.NewHandler(s)
+	target := api + "/shop-base/records/CUSTOMERS/data?fields=ID,NAME&sort=ID&pageSize=2"
+	// The first two rows of km/testdata/shop/data/customers.csv by ID.
+	want := `{"page":0,"pageSize":2,"total":2,"sort":["+ID"],"content":{
+		"headers":[
+			{"id":"ID","name":"Customer","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true},
+			{"id":"NAME","name":"Customer name","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}],
+		"data":[{"ID":"C1","NAME":"Müller GmbH"},{"ID":"C2","NAME":"D'Artagnan SA"}]}}`
+	var first string
+	for i := range 3 {
+		w := call(h, http.MethodGet, target, "")
+		if w.Code != http.StatusOK {
+			t.Fatalf("request %d: status %d: %s", i, w.Code, w.Body)
+		}
+		if diff := jsonDiff(t, want, w.Body.String()); diff != "" {
+			t.Fatalf("request %d (-want +got):\n%s", i, diff)
+		}
+		if i == 0 {
+			first = w.Body.String()
+		} else if w.Body.String() != first {
+			t.Fatalf("request %d answered\n%s\nthe first\n%s", i, w.Body, first)
+		}
+	}
+
+	// The same KM without CUSTOMERS.NAME.
+	fsys := fstest.MapFS{}
+	for _, name := range []string{"shop-base.yaml", "shop.yaml"} {
+		b, err := os.ReadFile("../testdata/shop/models/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Replace(string(b), "      - {id: NAME, name: Customer name, type: string, description: Legal name}\n", "", 1)
+		fsys["models/"+name] = &fstest.MapFile{Data: []byte(text)}
+	}
+	models, err := km.Load(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range models {
+		if m.ID != "shop-base" {
+			continue
+		}
+		if m.Record("CUSTOMERS").Field("NAME") != nil {
+			t.Fatal("the edited KM still has CUSTOMERS.NAME")
+		}
+		if err := s.PutModel(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := call(h, http.MethodGet, target, "")
+	if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), `"errorCode":"KM_FIELD_NOTFOUND"`) || !strings.Contains(w.Body.String(), "NAME") {
+		t.Fatalf("after the KM lost NAME: status %d: %s; want 400 KM_FIELD_NOTFOUND naming NAME", w.Code, w.Body)
+	}
+}
