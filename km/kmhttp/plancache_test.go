@@ -3,7 +3,9 @@ package kmhttp_test
 import (
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 
@@ -11,6 +13,55 @@ import (
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/storage/memory"
 )
+
+// cachedTarget asks for the first two rows of km/testdata/shop/data/customers.csv by ID,
+// which cachedWant holds.
+const (
+	cachedTarget = api + "/shop-base/records/CUSTOMERS/data?fields=ID,NAME&sort=ID&pageSize=2"
+	cachedWant   = `{"page":0,"pageSize":2,"total":2,"sort":["+ID"],"content":{
+		"headers":[
+			{"id":"ID","name":"Customer","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true},
+			{"id":"NAME","name":"Customer name","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}],
+		"data":[{"ID":"C1","NAME":"Müller GmbH"},{"ID":"C2","NAME":"D'Artagnan SA"}]}}`
+)
+
+// TestPlanCacheConcurrent: the same GET from several goroutines at once, planned by one
+// and read from the cache by the others, answers the same (run with -race), also
+// next to other requests filling the cache.
+func TestPlanCacheConcurrent(t *testing.T) {
+	s, err := memory.LoadKMStore(os.DirFS("../testdata/shop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := kmhttp.NewHandler(s)
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 30 {
+				if g%2 == 1 {
+					// Other plans: pages of one row.
+					w := call(h, http.MethodGet, api+"/shop-base/records/CUSTOMERS/data?fields=ID&sort=ID&pageSize=1&page="+strconv.Itoa(i%4), "")
+					if w.Code != http.StatusOK {
+						errs <- w.Body.String()
+						return
+					}
+					continue
+				}
+				w := call(h, http.MethodGet, cachedTarget, "")
+				if w.Code != http.StatusOK || jsonDiff(t, cachedWant, w.Body.String()) != "" {
+					errs <- w.Body.String()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Errorf("a concurrent request answered %s", e)
+	}
+}
 
 // TestPlanCacheFollowsTheModel: a repeated data GET answers the same, also from the
 // handler's cached plan, and a KM replaced in the store is planned anew: a field the new
@@ -22,13 +73,7 @@ func TestPlanCacheFollowsTheModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := kmhttp.NewHandler(s)
-	target := api + "/shop-base/records/CUSTOMERS/data?fields=ID,NAME&sort=ID&pageSize=2"
-	// The first two rows of km/testdata/shop/data/customers.csv by ID.
-	want := `{"page":0,"pageSize":2,"total":2,"sort":["+ID"],"content":{
-		"headers":[
-			{"id":"ID","name":"Customer","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true},
-			{"id":"NAME","name":"Customer name","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}],
-		"data":[{"ID":"C1","NAME":"Müller GmbH"},{"ID":"C2","NAME":"D'Artagnan SA"}]}}`
+	target, want := cachedTarget, cachedWant
 	var first string
 	for i := range 3 {
 		w := call(h, http.MethodGet, target, "")
