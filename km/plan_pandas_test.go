@@ -1,6 +1,7 @@
 package km_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -78,7 +79,8 @@ func demoPandas(t *testing.T) map[string]json.RawMessage {
 
 func demoCSVHandler(t *testing.T) *km.Handler {
 	t.Helper()
-	s, err := memory.LoadKMStore(os.DirFS(demoDir))
+	s := memory.New().KM()
+	err := s.Import(context.Background(), os.DirFS(demoDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +379,8 @@ func TestEveryRecordFilterPair(t *testing.T) {
 	if err := json.Unmarshal(raw, &want); err != nil {
 		t.Fatal(err)
 	}
-	s, err := memory.LoadKMStore(os.DirFS(demoDir))
+	s := memory.New().KM()
+	err = s.Import(context.Background(), os.DirFS(demoDir))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,8 @@ type fixture struct {
 
 func loadStore(t testing.TB) *memory.KMStore {
 	t.Helper()
-	st, err := memory.LoadKMStore(os.DirFS("../km/testdata/shop"))
+	st := memory.New().KM()
+	err := st.Import(context.Background(), os.DirFS("../km/testdata/shop"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +378,7 @@ func TestTeamScope(t *testing.T) {
 	secret := *base
 	secret.ID = "secret"
 	secret.Teams = []string{"blue"}
-	if err := st.PutModel(&secret); err != nil {
+	if err := st.PutModel(context.Background(), &secret); err != nil {
 		t.Fatal(err)
 	}
 	s := mcp.New(st, mcp.Options{})
@@ -480,7 +481,7 @@ func TestHandlerScopesByRequest(t *testing.T) {
 	secret := *base
 	secret.ID = "secret"
 	secret.Teams = []string{"blue"}
-	if err := st.PutModel(&secret); err != nil {
+	if err := st.PutModel(context.Background(), &secret); err != nil {
 		t.Fatal(err)
 	}
 	h := mcp.New(st, mcp.Options{}).Handler()

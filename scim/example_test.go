@@ -27,7 +27,7 @@ func ExampleNewHandler() {
 	if err != nil {
 		panic(err)
 	}
-	store := memory.NewSCIMStore()
+	store := memory.New().SCIM()
 	store.SetSeatLimit("acme", 100)
 	mux := http.NewServeMux()
 	mux.Handle(scim.BasePath+"/", guard.Wrap(auth.Policy{Permission: principal.PermSCIM, WriteError: scim.WriteProblem}, scim.NewHandler(store)))

@@ -41,7 +41,7 @@ func TestInternalErrors(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs bytes.Buffer
-			h := withTeamHeader(scim.NewHandler(brokenStore{memory.NewSCIMStore(), tt.panics},
+			h := withTeamHeader(scim.NewHandler(brokenStore{memory.New().SCIM(), tt.panics},
 				scim.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil)))))
 			r := httptest.NewRequest(http.MethodGet, base+"/Users", nil)
 			r.Header.Set("X-Test-Team", "acme")

@@ -27,7 +27,7 @@ func FuzzBulk(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		h := scim.NewHandler(memory.NewSCIMStore(), scim.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
+		h := scim.NewHandler(memory.New().SCIM(), scim.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
 		r := httptest.NewRequest("POST", "http://x"+scim.BasePath+"/Bulk", strings.NewReader(body))
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
@@ -62,7 +62,7 @@ func FuzzListFilter(f *testing.F) {
 		f.Add(`userName eq "a@b.co"`, s)
 	}
 	f.Add("", `emails[type eq "work"],name.givenName`)
-	st := memory.NewSCIMStore()
+	st := memory.New().SCIM()
 	h := scim.NewHandler(st, scim.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
 	if _, err := st.CreateUser(context.Background(), "t", scim.User{UserName: "a@b.co", Attributes: map[string]any{
 		"emails": []any{map[string]any{"value": "x@y.z", "type": "work"}}}}); err != nil {
@@ -101,7 +101,7 @@ func FuzzWrites(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, target uint8, body string) {
-		st := memory.NewSCIMStore()
+		st := memory.New().SCIM()
 		h := scim.NewHandler(st, scim.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
 		send := func(method, path, body string) *httptest.ResponseRecorder {
 			r := httptest.NewRequest(method, "http://x"+scim.BasePath+path, strings.NewReader(body))

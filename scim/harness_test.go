@@ -50,7 +50,7 @@ type server struct {
 
 func newServer(t *testing.T, opts ...scim.Option) *server {
 	t.Helper()
-	st := memory.NewSCIMStore()
+	st := memory.New().SCIM()
 	return &server{t: t, store: st, h: withTeamHeader(scim.NewHandler(st, opts...))}
 }
 

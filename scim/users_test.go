@@ -504,7 +504,7 @@ func q(s string) string {
 }
 
 func TestMountOptions(t *testing.T) {
-	st := memory.NewSCIMStore()
+	st := memory.New().SCIM()
 	h := scim.NewHandler(st, scim.WithPrefix(""), scim.WithBaseURL("https://idm.example.com/scim/v2/"),
 		scim.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
 	mux := http.NewServeMux()

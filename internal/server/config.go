@@ -4,12 +4,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/kmkit/kmkit/publicurl"
 	"io"
 	"log/slog"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kmkit/kmkit/publicurl"
 
 	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/cors"

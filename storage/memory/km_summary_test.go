@@ -75,9 +75,9 @@ func summaryStore(t testing.TB, n int) (*KMStore, *km.KnowledgeModel) {
 	if err := m.Compile(); err != nil {
 		t.Fatal(err)
 	}
-	s := NewKMStore()
+	s := New().KM()
 	s.PutTable("r", tbl)
-	if err := s.PutModel(m); err != nil {
+	if err := s.PutModel(context.Background(), m); err != nil {
 		t.Fatal(err)
 	}
 	return s, m

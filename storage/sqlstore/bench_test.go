@@ -142,9 +142,9 @@ func benchSetup(b *testing.B) []benchBackend {
 			benchErr = err
 			return
 		}
-		mem := memory.NewKMStore()
+		mem := memory.New().KM()
 		mem.PutTable("bench_orders", t)
-		if err := mem.PutModel(models[0]); err != nil {
+		if err := mem.PutModel(context.Background(), models[0]); err != nil {
 			benchErr = err
 			return
 		}
