@@ -191,13 +191,9 @@ func TestKMStoreConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := m.Plan([]string{"A", "B"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	kmQuery := func() *km.Query {
-		return &km.Query{Join: plan, Request: query.Request{Fields: []string{"B.NAME"},
-			KPIs: []query.KPI{{ID: "N", Metric: m.KPI("N").Metric()}}, Sort: []query.SortKey{{Field: "B.NAME"}}, Page: 0, PageSize: 10}}
+	kmQuery := func() *km.PlanRequest {
+		return &km.PlanRequest{Request: query.Request{Fields: []string{"B.NAME"},
+			KPIs: []query.KPI{{ID: "N"}}, Sort: []query.SortKey{{Field: "B.NAME"}}, Page: 0, PageSize: 10}}
 	}
 	want := [][]query.Value{{query.String("Xavier"), query.Int(2)}, {query.String("Yvonne"), query.Int(1)}, {query.Null(query.TypeString), query.Int(1)}}
 	var wg sync.WaitGroup
@@ -205,7 +201,7 @@ func TestKMStoreConcurrent(t *testing.T) {
 	for i := range 16 {
 		wg.Go(func() {
 			for range 50 {
-				res, err := legacyQuery(ctx, s, m, kmQuery())
+				res, err := runRequest(ctx, s, m, kmQuery())
 				if err != nil {
 					errs <- err
 					return
@@ -214,7 +210,7 @@ func TestKMStoreConcurrent(t *testing.T) {
 					errs <- fmt.Errorf("KM query (-want +got):\n%s", diff)
 					return
 				}
-				res, err = legacyQuery(ctx, s, m, &km.Query{Record: "A", Request: query.Request{Fields: []string{"ID"}, Count: true, Page: 0, PageSize: 1}})
+				res, err = runRequest(ctx, s, m, &km.PlanRequest{Record: "A", Request: query.Request{Fields: []string{"ID"}, Count: true, Page: 0, PageSize: 1}})
 				if err != nil || res.Count != 4 {
 					errs <- fmt.Errorf("record query: %v %+v", err, res)
 					return
@@ -238,7 +234,7 @@ func TestKMStoreConcurrent(t *testing.T) {
 	}
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := legacyQuery(canceled, s, m, kmQuery()); !errors.Is(err, context.Canceled) {
+	if _, err := runRequest(canceled, s, m, kmQuery()); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled query: %v", err)
 	}
 }
@@ -258,4 +254,22 @@ func TestImportShop(t *testing.T) {
 	if diff := cmp.Diff([]string{"shop", "shop-base"}, ids); diff != "" {
 		t.Errorf("models (-want +got):\n%s", diff)
 	}
+}
+
+// runRequest compiles r against m with km.NewPlan, as the handlers do, and runs the plan on s.
+func runRequest(ctx context.Context, s *KMStore, m *km.KnowledgeModel, r *km.PlanRequest) (*query.Result, error) {
+	p, err := km.NewPlan(m, r)
+	if err != nil {
+		return nil, err
+	}
+	return s.Query(ctx, p)
+}
+
+// summarizeRequest compiles r against m with km.NewPlan and summarizes the plan's rows with s.
+func summarizeRequest(ctx context.Context, s *KMStore, m *km.KnowledgeModel, r *km.PlanRequest) (*km.Summary, error) {
+	p, err := km.NewPlan(m, r)
+	if err != nil {
+		return nil, err
+	}
+	return s.Summarize(ctx, p)
 }
