@@ -4,13 +4,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/kmkit/kmkit/publicurl"
 	"io"
 	"log/slog"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/kmkit/kmkit/publicurl"
 
 	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/cors"
