@@ -4,6 +4,23 @@
 // one code path with a small dialect layer. Open applies the embedded, versioned schema
 // migrations (migrations/*.sql, recorded in kmkit_migrations).
 //
+// # Opening
+//
+// Open returns a DB, which hands out the stores of the database; package storage/memory is
+// opened the same way (memory.New), so that a host switches backends by changing only how
+// it opens the DB:
+//
+//	db, err := sqlstore.Open(ctx, dsn)        // db := memory.New()
+//	kmStore := db.KM()                        // a KMStore with no KMs yet
+//	err = kmStore.Import(ctx, os.DirFS(dir))  // models/*.yaml and data/<source>.csv
+//	scimStore, reportingStore := db.SCIM(), db.Reporting()
+//
+// KMStore.Import and KMStore.PutModel mean what the memory KM store's do: Import loads a
+// data directory into the database and registers its KMs, PutModel registers one KM over
+// tables or views the database holds (imported, or the host's own). Each KM() is a new
+// store with no KMs over the same tables; the SCIM and reporting data are the database's
+// whatever store reads them.
+//
 // Many replicas may share one PostgreSQL (or a PostgreSQL-compatible database): the stores
 // keep no state of their own besides configuration (KM definitions, seat limits), every
 // rule is enforced in the database, and the Limiter's counters live in it.
