@@ -55,7 +55,8 @@
 //     serves. Pages are LIMIT and OFFSET written as integer literals, so that the
 //     planner costs the page and PostgreSQL keeps the statement's plan (a generic plan:
 //     with a bound LIMIT it assumes a tenth of the rows and plans every execution
-//     afresh; pgx prepares each statement text once per connection);
+//     afresh; pgx prepares each statement text once per connection and keeps the 512
+//     it used last, so each page offset in use is a prepared statement of its own);
 //     distinct keeps the first row of each combination in the result order: SELECT
 //     DISTINCT when the sort keys cover every selected column, else a GROUP BY ordered
 //     by the least row key of each combination; groups of KPIs come in the plan's natural
