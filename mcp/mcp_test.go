@@ -30,7 +30,8 @@ type fixture struct {
 
 func loadStore(t testing.TB) *memory.KMStore {
 	t.Helper()
-	st, err := memory.LoadKMStore(os.DirFS("../km/testdata/shop"))
+	st := memory.New().KM()
+	err := st.Import(context.Background(), os.DirFS("../km/testdata/shop"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +379,7 @@ func TestTeamScope(t *testing.T) {
 	secret := *base
 	secret.ID = "secret"
 	secret.Teams = []string{"blue"}
-	if err := st.PutModel(&secret); err != nil {
+	if err := st.PutModel(context.Background(), &secret); err != nil {
 		t.Fatal(err)
 	}
 	s := mcp.NewHandler(st)
@@ -481,7 +482,7 @@ func TestHandlerScopesByRequest(t *testing.T) {
 	secret := *base
 	secret.ID = "secret"
 	secret.Teams = []string{"blue"}
-	if err := st.PutModel(&secret); err != nil {
+	if err := st.PutModel(context.Background(), &secret); err != nil {
 		t.Fatal(err)
 	}
 	h := mcp.NewHandler(st)

@@ -26,7 +26,7 @@ func Example() {
 	if err := metrics.RegisterRuntime(reg); err != nil {
 		log.Fatal(err)
 	}
-	store := m.KMStore("memory", memory.NewKMStore())
+	store := m.KMStore("memory", memory.New().KM())
 	keys, err := auth.NewKeySet(nil)
 	if err != nil {
 		log.Fatal(err)

@@ -11,7 +11,7 @@
 // (kmkit / DuckDB: below 1, kmkit is faster or smaller):
 //
 //   - load: from the CSV files to a queryable store (kmkit's -data path,
-//     memory.LoadKMStore), kmkit's generated demo (-demo-rows, demodata.Store), and DuckDB's
+//     memory.KMStore.Import), kmkit's generated demo (-demo-rows, demodata.Store), and DuckDB's
 //     CREATE TABLE ... AS SELECT * FROM read_csv(...) with the column types given, with 2
 //     and 1 threads; each in a fresh process, so that the resident set after the load, after
 //     three runs of every query, and its peak, are the store's own (plus the runtime's:
@@ -34,6 +34,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -258,7 +259,8 @@ func runChild(what, dir string, orders int) error {
 	var err error
 	switch what {
 	case "data":
-		store, err = memory.LoadKMStore(os.DirFS(dir))
+		store = memory.New().KM()
+		err = store.Import(context.Background(), os.DirFS(dir))
 	case "demo":
 		store, err = demodata.Store(orders)
 	default:
@@ -450,7 +452,8 @@ func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 // measureQueries loads the CSV files into kmkit in this process and into one DuckDB peer
 // per thread count, checks every query's answers agree, and times them interleaved.
 func measureQueries(dir, peerDir string, threads []int, rounds, n int) error {
-	store, err := memory.LoadKMStore(os.DirFS(dir))
+	store := memory.New().KM()
+	err := store.Import(context.Background(), os.DirFS(dir))
 	if err != nil {
 		return err
 	}

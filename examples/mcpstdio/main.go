@@ -52,7 +52,11 @@ func main() {
 // open loads the data directory, or the demo KMs (n generated orders; 0: the embedded data).
 func open(dir string, n int) (km.Store, error) {
 	if dir != "" {
-		return memory.LoadKMStore(os.DirFS(dir))
+		s := memory.New().KM()
+		if err := s.Import(context.Background(), os.DirFS(dir)); err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	return demodata.Store(n)
 }

@@ -40,7 +40,6 @@ import (
 	"github.com/kmkit/kmkit/reporting"
 	"github.com/kmkit/kmkit/scim"
 	"github.com/kmkit/kmkit/storage/memory"
-	"github.com/kmkit/kmkit/storage/sqlstore"
 	"github.com/kmkit/kmkit/storage/swap"
 )
 
@@ -73,8 +72,8 @@ type app struct {
 	routes   routes
 	// live is the KM store the APIs serve; reload swaps a new one in.
 	live     *swap.KMStore
-	sqlDB    *sqlstore.DB // the database, or nil in memory
-	reloadMu sync.Mutex   // one reload at a time
+	newKM    func() kmImporter // a new, empty KM store of the backend, for reloads
+	reloadMu sync.Mutex        // one reload at a time
 	reloads  *prometheus.CounterVec
 }
 
@@ -104,7 +103,7 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 		return nil, err
 	}
 	a.live = swap.NewKMStore(st.km)
-	a.sqlDB = st.sqlDB
+	a.newKM = st.newKM
 	a.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "kmkit", Name: "reloads_total",
 		Help: "Reloads of the Knowledge Models (SIGHUP, -watch), by result: ok or failed.",
@@ -232,7 +231,7 @@ func (a *app) metricsHandler() http.Handler {
 
 // loadData returns the KM store and the reporting tenants: from -data, generated with
 // -demo-rows, or the embedded demo.
-func loadData(cfg *config, logger *slog.Logger) (*memory.KMStore, map[string][]reporting.Element, error) {
+func loadData(cfg *config, db *memory.DB, logger *slog.Logger) (*memory.KMStore, map[string][]reporting.Element, error) {
 	start := time.Now()
 	var (
 		store   *memory.KMStore
@@ -241,7 +240,8 @@ func loadData(cfg *config, logger *slog.Logger) (*memory.KMStore, map[string][]r
 	)
 	switch {
 	case cfg.dataDir != "":
-		if store, err = memory.LoadKMStore(os.DirFS(cfg.dataDir)); err != nil {
+		store = db.KM()
+		if err = store.Import(context.Background(), os.DirFS(cfg.dataDir)); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", filepath.Clean(cfg.dataDir), err)
 		}
 		tenants, err = reporting.LoadDir(cfg.dataDir)

@@ -1,6 +1,7 @@
 package kmhttp_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"os"
@@ -15,7 +16,8 @@ import (
 // shopWith returns a handler over testdata/shop with opts.
 func shopWith(t *testing.T, opts ...kmhttp.Option) *kmhttp.Handler {
 	t.Helper()
-	s, err := memory.LoadKMStore(os.DirFS("../testdata/shop"))
+	s := memory.New().KM()
+	err := s.Import(context.Background(), os.DirFS("../testdata/shop"))
 	if err != nil {
 		t.Fatal(err)
 	}

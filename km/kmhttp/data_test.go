@@ -315,7 +315,8 @@ func TestQueryEndpoints(t *testing.T) {
 
 func TestPostProjection(t *testing.T) {
 	h := shop(t)
-	small, err := memory.LoadKMStore(os.DirFS("../testdata/shop"))
+	small := memory.New().KM()
+	err := small.Import(context.Background(), os.DirFS("../testdata/shop"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +415,8 @@ func (b brokenStore) Query(context.Context, *km.Plan) (*query.Result, error) {
 
 // A store whose answer does not fit the request gets a 500 with a support id, never a panic.
 func TestStoreAnswerMismatch(t *testing.T) {
-	s, err := memory.LoadKMStore(os.DirFS("../testdata/shop"))
+	s := memory.New().KM()
+	err := s.Import(context.Background(), os.DirFS("../testdata/shop"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,7 +450,8 @@ func (panicStore) Query(context.Context, *km.Plan) (*query.Result, error) {
 }
 
 func TestStorePanicIsA500(t *testing.T) {
-	s, err := memory.LoadKMStore(os.DirFS("../testdata/shop"))
+	s := memory.New().KM()
+	err := s.Import(context.Background(), os.DirFS("../testdata/shop"))
 	if err != nil {
 		t.Fatal(err)
 	}

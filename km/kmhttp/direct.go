@@ -110,19 +110,16 @@ func recordOf(m *km.KnowledgeModel, id string) (*km.Record, error) {
 }
 
 // ProblemOf returns the problem the KM API answers err with when err is a client error
-// (a *problem.Problem, a *query.Error or a *JoinError), and false for anything else (an
+// (a *problem.Problem or a *query.Error), and false for anything else (an
 // internal error the API answers with 500).
 func ProblemOf(err error) (*problem.Problem, bool) {
 	var p *problem.Problem
 	var qe *query.Error
-	var je *km.JoinError
 	switch {
 	case errors.As(err, &p):
 		return p, true
 	case errors.As(err, &qe):
 		return problem.New(http.StatusBadRequest, qe.Code, qe.Error()), true
-	case errors.As(err, &je):
-		return problem.New(http.StatusBadRequest, km.CodeJoinNotPossible, je.Error()), true
 	}
 	return nil, false
 }

@@ -17,7 +17,8 @@ import (
 // TestDirectCallsAnswerAsTheEndpoints checks that QueryJSON and SummaryJSON give the bodies
 // of the query and summary endpoints, and that ProblemOf gives the endpoints' problems.
 func TestDirectCallsAnswerAsTheEndpoints(t *testing.T) {
-	st, err := memory.LoadKMStore(os.DirFS("../testdata/shop"))
+	st := memory.New().KM()
+	err := st.Import(context.Background(), os.DirFS("../testdata/shop"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -295,16 +295,10 @@ var errQueryTimeout = errors.New("km: query time limit")
 // fail answers err: client errors with their 4xx problem, anything else with 500 and a
 // support id that is logged with the error.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var p *problem.Problem
-	var qe *query.Error
-	var je *km.JoinError
+	p, isClientError := ProblemOf(err)
 	switch {
-	case errors.As(err, &p):
+	case isClientError:
 		problemhttp.Send(w, p)
-	case errors.As(err, &qe):
-		problemhttp.Write(w, http.StatusBadRequest, qe.Code, qe.Error())
-	case errors.As(err, &je):
-		problemhttp.Write(w, http.StatusBadRequest, km.CodeJoinNotPossible, je.Error())
 	case timedOut(r.Context()):
 		problemhttp.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, fmt.Sprintf(
 			"the query ran longer than the time limit of %v and was stopped; narrow it (fewer filters, fields, KPIs or rows)", h.opts.QueryTimeout))

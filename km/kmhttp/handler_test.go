@@ -1,6 +1,7 @@
 package kmhttp_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -25,7 +26,8 @@ var (
 func shop(t testing.TB) *kmhttp.Handler {
 	t.Helper()
 	shopOnce.Do(func() {
-		s, err := memory.LoadKMStore(os.DirFS("../testdata/shop"))
+		s := memory.New().KM()
+		err := s.Import(context.Background(), os.DirFS("../testdata/shop"))
 		if err != nil {
 			shopErr = err
 			return

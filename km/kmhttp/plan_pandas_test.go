@@ -1,6 +1,7 @@
 package kmhttp_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -79,7 +80,8 @@ func demoPandas(t *testing.T) map[string]json.RawMessage {
 
 func demoCSVHandler(t *testing.T) *kmhttp.Handler {
 	t.Helper()
-	s, err := memory.LoadKMStore(os.DirFS(demoDir))
+	s := memory.New().KM()
+	err := s.Import(context.Background(), os.DirFS(demoDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +380,8 @@ func TestEveryRecordFilterPair(t *testing.T) {
 	if err := json.Unmarshal(raw, &want); err != nil {
 		t.Fatal(err)
 	}
-	s, err := memory.LoadKMStore(os.DirFS(demoDir))
+	s := memory.New().KM()
+	err = s.Import(context.Background(), os.DirFS(demoDir))
 	if err != nil {
 		t.Fatal(err)
 	}

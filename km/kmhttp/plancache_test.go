@@ -1,6 +1,7 @@
 package kmhttp_test
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"strconv"
@@ -29,8 +30,8 @@ const (
 // and read from the cache by the others, answers the same (run with -race), also
 // next to other requests filling the cache.
 func TestPlanCacheConcurrent(t *testing.T) {
-	s, err := memory.LoadKMStore(os.DirFS("../testdata/shop"))
-	if err != nil {
+	s := memory.New().KM()
+	if err := s.Import(context.Background(), os.DirFS("../testdata/shop")); err != nil {
 		t.Fatal(err)
 	}
 	h := kmhttp.NewHandler(s)
@@ -68,8 +69,8 @@ func TestPlanCacheConcurrent(t *testing.T) {
 // KM no longer has is refused although the same request was answered (and its plan kept)
 // before.
 func TestPlanCacheFollowsTheModel(t *testing.T) {
-	s, err := memory.LoadKMStore(os.DirFS("../testdata/shop"))
-	if err != nil {
+	s := memory.New().KM()
+	if err := s.Import(context.Background(), os.DirFS("../testdata/shop")); err != nil {
 		t.Fatal(err)
 	}
 	h := kmhttp.NewHandler(s)
@@ -111,7 +112,7 @@ func TestPlanCacheFollowsTheModel(t *testing.T) {
 		if m.Record("CUSTOMERS").Field("NAME") != nil {
 			t.Fatal("the edited KM still has CUSTOMERS.NAME")
 		}
-		if err := s.PutModel(m); err != nil {
+		if err := s.PutModel(context.Background(), m); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package kmhttp_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -126,7 +127,8 @@ records:
 `)},
 		"data/shifts.csv": {Data: []byte("ID,STARTS,HOURS\nS1,06:00:00,8\nS2,14:30:00,7.5\n")},
 	}
-	s, err := memory.LoadKMStore(fsys)
+	s := memory.New().KM()
+	err := s.Import(context.Background(), fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +248,8 @@ func TestFormatAndUnitAlwaysWritten(t *testing.T) {
 // TestMaxSampleSize: the summary's sample is bounded by Options.MaxSampleSize (default
 // 5000, the former fixed bound), and the 400 names the option.
 func TestMaxSampleSize(t *testing.T) {
-	store, err := memory.LoadKMStore(os.DirFS("../testdata/shop"))
+	store := memory.New().KM()
+	err := store.Import(context.Background(), os.DirFS("../testdata/shop"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -363,7 +363,8 @@ func TestSpecServers(t *testing.T) {
 // TestSpecFunction: Spec used directly (without the handler) builds a document that
 // kin-openapi validates as it is, $refs and all; with no server it lists none.
 func TestSpecFunction(t *testing.T) {
-	s, err := memory.LoadKMStore(os.DirFS("../testdata/shop"))
+	s := memory.New().KM()
+	err := s.Import(context.Background(), os.DirFS("../testdata/shop"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package kmhttp_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -65,7 +66,8 @@ func TestSummaryAgainstPandas(t *testing.T) {
 	}
 	dir := t.TempDir()
 	writeGeneratedKM(t, dir, 20_000)
-	s, err := memory.LoadKMStore(os.DirFS(dir))
+	s := memory.New().KM()
+	err := s.Import(context.Background(), os.DirFS(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,8 @@ const (
 // The expected statistics are pandas 1.5.3's describe(include='all') of
 // testdata/shop/data/orders.csv (read with pandas.read_csv), whole and filtered.
 func TestSummary(t *testing.T) {
-	mem, err := memory.LoadKMStore(os.DirFS("../testdata/shop"))
+	mem := memory.New().KM()
+	err := mem.Import(context.Background(), os.DirFS("../testdata/shop"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +291,8 @@ func (s *truncatingStore) Query(ctx context.Context, p *km.Plan) (*query.Result,
 }
 
 func TestSummaryUsesTheStoreSummarizer(t *testing.T) {
-	mem, err := memory.LoadKMStore(os.DirFS("../testdata/shop"))
+	mem := memory.New().KM()
+	err := mem.Import(context.Background(), os.DirFS("../testdata/shop"))
 	if err != nil {
 		t.Fatal(err)
 	}

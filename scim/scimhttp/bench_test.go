@@ -22,7 +22,7 @@ const (
 
 // benchHandler is a handler over a fresh memory store, the team fixed.
 func benchHandler() http.Handler {
-	return scimhttp.NewHandler(memory.NewSCIMStore(), scimhttp.WithTeam(func(*http.Request) (string, bool) { return "bench", true }))
+	return scimhttp.NewHandler(memory.New().SCIM(), scimhttp.WithTeam(func(*http.Request) (string, bool) { return "bench", true }))
 }
 
 // sender sends one request and returns the response body.

@@ -27,7 +27,7 @@ func ExampleNewHandler() {
 	if err != nil {
 		panic(err)
 	}
-	store := memory.NewSCIMStore()
+	store := memory.New().SCIM()
 	store.SetSeatLimit("acme", 100)
 	mux := http.NewServeMux()
 	mux.Handle(scimhttp.BasePath+"/", guard.Wrap(auth.Policy{Permission: principal.PermSCIM, WriteError: scimhttp.WriteProblem}, scimhttp.NewHandler(store)))

@@ -42,7 +42,7 @@ func TestInternalErrors(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs bytes.Buffer
-			h := withTeamHeader(scimhttp.NewHandler(brokenStore{memory.NewSCIMStore(), tt.panics},
+			h := withTeamHeader(scimhttp.NewHandler(brokenStore{memory.New().SCIM(), tt.panics},
 				scimhttp.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil)))))
 			r := httptest.NewRequest(http.MethodGet, base+"/Users", nil)
 			r.Header.Set("X-Test-Team", "acme")

@@ -28,7 +28,7 @@ func FuzzBulk(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		h := scimhttp.NewHandler(memory.NewSCIMStore(), scimhttp.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
+		h := scimhttp.NewHandler(memory.New().SCIM(), scimhttp.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
 		r := httptest.NewRequest("POST", "http://x"+scimhttp.BasePath+"/Bulk", strings.NewReader(body))
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
@@ -63,7 +63,7 @@ func FuzzListFilter(f *testing.F) {
 		f.Add(`userName eq "a@b.co"`, s)
 	}
 	f.Add("", `emails[type eq "work"],name.givenName`)
-	st := memory.NewSCIMStore()
+	st := memory.New().SCIM()
 	h := scimhttp.NewHandler(st, scimhttp.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
 	if _, err := st.CreateUser(context.Background(), "t", scim.User{UserName: "a@b.co", Attributes: map[string]any{
 		"emails": []any{map[string]any{"value": "x@y.z", "type": "work"}}}}); err != nil {
@@ -102,7 +102,7 @@ func FuzzWrites(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, target uint8, body string) {
-		st := memory.NewSCIMStore()
+		st := memory.New().SCIM()
 		h := scimhttp.NewHandler(st, scimhttp.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
 		send := func(method, path, body string) *httptest.ResponseRecorder {
 			r := httptest.NewRequest(method, "http://x"+scimhttp.BasePath+path, strings.NewReader(body))

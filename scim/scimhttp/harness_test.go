@@ -50,7 +50,7 @@ type server struct {
 
 func newServer(t *testing.T, opts ...scimhttp.Option) *server {
 	t.Helper()
-	st := memory.NewSCIMStore()
+	st := memory.New().SCIM()
 	return &server{t: t, store: st, h: withTeamHeader(scimhttp.NewHandler(st, opts...))}
 }
 

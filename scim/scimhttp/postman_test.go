@@ -102,7 +102,7 @@ func adaptCollection(t *testing.T, raw []byte) []byte {
 // postmanServer serves the SCIM handler over a memory store with the collection's token
 // endpoint and a bearer check in front.
 func postmanServer(t *testing.T) *httptest.Server {
-	store := memory.NewSCIMStore()
+	store := memory.New().SCIM()
 	h := scimhttp.NewHandler(store)
 	mux := http.NewServeMux()
 	// The reference code hands out its token at {Api}/Token; this stands in for it.

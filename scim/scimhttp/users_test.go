@@ -505,7 +505,7 @@ func q(s string) string {
 }
 
 func TestMountOptions(t *testing.T) {
-	st := memory.NewSCIMStore()
+	st := memory.New().SCIM()
 	h := scimhttp.NewHandler(st, scimhttp.WithPrefix(""), scimhttp.WithBaseURL("https://idm.example.com/scim/v2/"),
 		scimhttp.WithTeam(func(*http.Request) (string, bool) { return "t", true }))
 	mux := http.NewServeMux()

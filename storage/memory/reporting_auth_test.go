@@ -12,7 +12,6 @@ import (
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/reporting"
 	"github.com/kmkit/kmkit/reporting/reportinghttp"
-	"github.com/kmkit/kmkit/storage/memory"
 )
 
 // TestReportingBehindGuard serves the demo landscape behind the auth middleware with keys of
@@ -23,10 +22,7 @@ func TestReportingBehindGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := memory.NewReportingStoreFrom(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := reportingStoreOf(t, data)
 	keys, err := auth.NewKeySet([]auth.Key{
 		{Digest: auth.DigestOf("key-of-a"), Name: "a", Tenant: reportingTenantA, Permissions: []principal.Permission{principal.PermReporting}},
 		{Digest: auth.DigestOf("key-of-b"), Name: "b", Tenant: reportingTenantB, Permissions: []principal.Permission{principal.PermReporting}},

@@ -76,7 +76,7 @@ func (w *discardResponse) Write(p []byte) (int, error) { w.n += len(p); return l
 // call with encoding/json in place of the handler's encoder, and the store call alone.
 func BenchmarkReporting(b *testing.B) {
 	const tenant = "7d6c8f5e-2a4b-4c1d-9e3f-0a1b2c3d4e5f"
-	store := memory.NewReportingStore()
+	store := memory.New().Reporting()
 	if err := store.PutTenant(tenant, reportingBenchLandscape(100_000, 20)); err != nil {
 		b.Fatal(err)
 	}

@@ -18,9 +18,11 @@ func ExampleReportingStore() {
 	if err != nil {
 		panic(err)
 	}
-	store, err := memory.NewReportingStoreFrom(data)
-	if err != nil {
-		panic(err)
+	store := memory.New().Reporting()
+	for tenant, elements := range data {
+		if err := store.PutTenant(tenant, elements); err != nil {
+			panic(err)
+		}
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/", reportinghttp.NewHandler(store))

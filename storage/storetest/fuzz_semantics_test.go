@@ -177,7 +177,8 @@ func (fm *fuzzModels) get(t *testing.T, v uint8) *fuzzKM {
 	if err != nil {
 		t.Fatalf("variant %d: %v\n%s", v, err, fsys["models/f.yaml"].Data)
 	}
-	mem, err := memory.LoadKMStore(fsys)
+	mem := memory.New().KM()
+	err = mem.Import(context.Background(), fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
