@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/kmkit/kmkit/internal/deadline"
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/problem"
@@ -85,7 +86,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 			status = http.StatusNotImplemented
 		}
 		writeError(w, r, problem.New(status, qe.Code, qe.Error()), qe.Param)
-	case context.Cause(r.Context()) == errQueryTimeout:
+	case deadline.Reached(r.Context(), errQueryTimeout):
 		writeProblem(w, r, http.StatusServiceUnavailable, problem.CodeUnavailable, fmt.Sprintf(
 			"the query ran longer than the time limit of %v and was stopped; narrow it (a simpler $filter, fewer rows)", h.opts.QueryTimeout))
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:

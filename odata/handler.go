@@ -1,7 +1,6 @@
 package odata
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kmkit/kmkit/internal/deadline"
 	"github.com/kmkit/kmkit/internal/inputcheck"
 	"github.com/kmkit/kmkit/internal/rawquery"
 	"github.com/kmkit/kmkit/internal/routing"
@@ -217,7 +217,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.opts.QueryTimeout > 0 {
-		ctx, cancel := context.WithTimeoutCause(r.Context(), h.opts.QueryTimeout, errQueryTimeout)
+		// A timer starts only when the store waits on the context (see internal/deadline).
+		ctx, cancel := deadline.New(r.Context(), time.Now().Add(h.opts.QueryTimeout), errQueryTimeout)
 		defer cancel()
 		r = r.WithContext(ctx)
 	}

@@ -115,3 +115,12 @@ func (c *Context) Expired() bool {
 	}
 	return !c.canceled.Load() && c.parent.Err() == nil && !time.Now().Before(c.at)
 }
+
+// Reached reports whether ctx ended by the deadline of cause: a Context of this package
+// that expired, or a standard context whose cause is cause.
+func Reached(ctx context.Context, cause error) bool {
+	if c, ok := ctx.(*Context); ok {
+		return c.Expired()
+	}
+	return context.Cause(ctx) == cause
+}

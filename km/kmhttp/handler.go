@@ -281,14 +281,6 @@ func (h *Handler) bounded(r *http.Request) (*http.Request, context.CancelFunc) {
 	return r.WithContext(ctx), cancel
 }
 
-// timedOut reports whether ctx ended by the query time limit.
-func timedOut(ctx context.Context) bool {
-	if c, ok := ctx.(*deadline.Context); ok {
-		return c.Expired()
-	}
-	return context.Cause(ctx) == errQueryTimeout
-}
-
 // errQueryTimeout is the cause of a context ended by the query time limit.
 var errQueryTimeout = errors.New("km: query time limit")
 
@@ -299,7 +291,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case isClientError:
 		problemhttp.Send(w, p)
-	case timedOut(r.Context()):
+	case deadline.Reached(r.Context(), errQueryTimeout):
 		problemhttp.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, fmt.Sprintf(
 			"the query ran longer than the time limit of %v and was stopped; narrow it (fewer filters, fields, KPIs or rows)", h.opts.QueryTimeout))
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
