@@ -270,9 +270,9 @@ func TestKMData(t *testing.T) {
 		{name: "kpiParam of an unknown parameter", target: kmData("kpis=LATE_SHARE&kpiParam=LATE_SHARE.x:1"), status: 400,
 			wantProblem: &prob{"GENERAL_PARAMETER_ILLEGAL", `kpiParam of LATE_SHARE: KPI LATE_SHARE has no parameter "x"`}},
 		{name: "kpiParam that is not one literal", target: kmData("kpis=LATE_SHARE&kpiParam=" + esc("LATE_SHARE.t:0 or 1")), status: 400,
-			wantProblem: &prob{"GENERAL_PARAMETER_ILLEGAL", `kpiParam of LATE_SHARE: at position 22: value "0 or 1" of parameter t is not a single literal`}},
+			wantProblem: &prob{"GENERAL_PARAMETER_ILLEGAL", `kpiParam of LATE_SHARE: position 22: value "0 or 1" of parameter t is not a single literal`}},
 		{name: "kpiParam of the wrong type", target: kmData("kpis=LATE_SHARE&kpiParam=LATE_SHARE.t:abc"), status: 400,
-			wantProblem: &prob{"GENERAL_PARAMETER_ILLEGAL", "kpiParam of LATE_SHARE: at position 22: ORDERS." + bindMessage("LATE gt abc")}},
+			wantProblem: &prob{"GENERAL_PARAMETER_ILLEGAL", "kpiParam of LATE_SHARE: position 22: ORDERS." + bindMessage("LATE gt abc")}},
 		{name: "malformed kpiParam", target: kmData("kpis=LATE_SHARE&kpiParam=LATE_SHARE"), status: 400,
 			wantProblem: &prob{"GENERAL_PARAMETER_ILLEGAL", `kpiParam "LATE_SHARE": want KPI_ID.parameter:value`}},
 	})

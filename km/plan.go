@@ -464,7 +464,7 @@ func (m *KnowledgeModel) metricGrains(k *KPI, mt query.Metric) (map[*query.Aggre
 					return err
 				}
 				if a, ok := side.(*query.Aggregate); ok && !out[a].Type.Numeric() {
-					return fmt.Errorf("%s of %s is %s and cannot take part in arithmetic", aggName(a.Func), a.Field, article(out[a].Type))
+					return fmt.Errorf("%s of %s is %s and cannot take part in arithmetic", a.Func, a.Field, article(out[a].Type))
 				}
 			}
 			return nil

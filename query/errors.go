@@ -12,7 +12,8 @@ type ErrorKind uint8
 
 // The error kinds. Every kind is answered with HTTP 400.
 const (
-	// KindSyntax: the filter text is not valid in the filter grammar.
+	// KindSyntax: the filter text is not valid in the filter grammar (or a KPI expression
+	// in the KPI grammar).
 	KindSyntax ErrorKind = iota + 1
 	// KindUnsupported: valid OData syntax outside the supported subset (arithmetic, has,
 	// lambdas, other functions, paths, JSON arrays, $it, parameter aliases ...).
@@ -60,8 +61,8 @@ const (
 // NoPos is the Pos of an error that has no position in a text.
 const NoPos Pos = -1
 
-// Error is a client error in a filter or another request parameter. Every Error is a 400
-// Bad Request; Kind and Code tell the reasons apart.
+// Error is a client error in a filter, a KPI expression or another request parameter.
+// Every Error is a 400 Bad Request; Kind and Code tell the reasons apart.
 type Error struct {
 	Kind ErrorKind
 	// Code is the API error code, for example FILTER_SYNTAX_ERROR.

@@ -42,7 +42,7 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// Option configures Parse and ParseAndBind.
+// Option configures Parse and ParseAndBind, and ParseKPI and ParseAndBindKPI.
 type Option func(*config)
 
 type config struct {
@@ -59,8 +59,8 @@ func WithNow(t time.Time) Option { return func(c *config) { c.now = t } }
 // WithLimits sets the limits of the filter text.
 func WithLimits(l Limits) Option { return func(c *config) { c.limits = l } }
 
-// WithParam sets the parameter name errors start with (default "filterExpr"); the OData
-// handler passes "$filter".
+// WithParam sets the parameter name errors start with (default "filterExpr"; none for a
+// KPI expression); the OData handler passes "$filter".
 func WithParam(name string) Option { return func(c *config) { c.param = name } }
 
 // ODataSyntax makes the parser read $filter as OData 4.01 clients write it: the operators
