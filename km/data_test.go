@@ -418,8 +418,8 @@ func TestStoreAnswerMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, res := range []*query.Result{
-		{Columns: []query.Column{{Name: "ID", Type: query.TypeString}}},
-		{Columns: []query.Column{{Name: "ID", Type: query.TypeString}, {Name: "NET", Type: query.TypeFloat}},
+		{Columns: []query.ColumnHeader{{Name: "ID", Type: query.TypeString}}},
+		{Columns: []query.ColumnHeader{{Name: "ID", Type: query.TypeString}, {Name: "NET", Type: query.TypeFloat}},
 			Rows: [][]query.Value{{query.String("O1"), query.Float(1), query.Int(3)}}},
 	} {
 		var logs strings.Builder

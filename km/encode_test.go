@@ -17,7 +17,7 @@ func BenchmarkEncodePage(b *testing.B) {
 	for i, n := range names {
 		f := &Field{ID: n, Name: n, Type: []query.Type{query.TypeString, query.TypeString, query.TypeDate, query.TypeString, query.TypeFloat, query.TypeInteger}[i]}
 		pl.columns = append(pl.columns, column{name: n, field: f})
-		res.Columns = append(res.Columns, query.Column{Name: n, Type: f.Type})
+		res.Columns = append(res.Columns, query.ColumnHeader{Name: n, Type: f.Type})
 	}
 	for i := range 50 {
 		res.Rows = append(res.Rows, []query.Value{

@@ -86,8 +86,8 @@ func (*Aggregate) metricNode() {}
 func (*Arith) metricNode()     {}
 func (*Number) metricNode()    {}
 
-// Column describes one column of a result: a selected field or a KPI.
-type Column struct {
+// ColumnHeader describes one column of a result: a selected field or a KPI.
+type ColumnHeader struct {
 	Name string
 	Type Type
 	// KPI is true for KPI columns (headers report aggregation: true).
@@ -96,7 +96,7 @@ type Column struct {
 
 // Result is what a store returns for a Request: the page of rows, and Count when asked.
 type Result struct {
-	Columns []Column
+	Columns []ColumnHeader
 	Rows    [][]Value
 	// Count is the number of rows (or groups, or distinct rows) before paging; set when
 	// Request.Count is true.

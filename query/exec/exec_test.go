@@ -225,7 +225,7 @@ func TestKPIs(t *testing.T) {
 	if res.Count != 4 {
 		t.Errorf("count %d, want 4", res.Count)
 	}
-	wantCols := []query.Column{{Name: "C", Type: query.TypeString}, {Name: "ROWS", Type: query.TypeInteger, KPI: true}, {Name: "NS", Type: query.TypeInteger, KPI: true},
+	wantCols := []query.ColumnHeader{{Name: "C", Type: query.TypeString}, {Name: "ROWS", Type: query.TypeInteger, KPI: true}, {Name: "NS", Type: query.TypeInteger, KPI: true},
 		{Name: "QD", Type: query.TypeInteger, KPI: true}, {Name: "SUM", Type: query.TypeFloat, KPI: true}, {Name: "AVG", Type: query.TypeFloat, KPI: true},
 		{Name: "MIN", Type: query.TypeString, KPI: true}, {Name: "MAX", Type: query.TypeDate, KPI: true}, {Name: "MED", Type: query.TypeFloat, KPI: true},
 		{Name: "RATIO", Type: query.TypeFloat, KPI: true}, {Name: "SUMQ_N_GT_6", Type: query.TypeFloat, KPI: true}, {Name: "PER_ROW", Type: query.TypeFloat, KPI: true},

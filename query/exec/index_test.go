@@ -179,7 +179,7 @@ func rowsOf(rows ...[]any) [][]query.Value {
 }
 
 // typed gives the nulls of want their column's type.
-func typed(want [][]query.Value, cols []query.Column) [][]query.Value {
+func typed(want [][]query.Value, cols []query.ColumnHeader) [][]query.Value {
 	for _, row := range want {
 		for j := range row {
 			if row[j].Null {

@@ -595,9 +595,9 @@ func (s *Source) runKPIs(ctx context.Context, p *km.Plan, fs *filterState) (*que
 		}
 		return natural(a, b)
 	})
-	res := &query.Result{Columns: make([]query.Column, len(p.Columns))}
+	res := &query.Result{Columns: make([]query.ColumnHeader, len(p.Columns))}
 	for i, c := range p.Columns {
-		res.Columns[i] = query.Column{Name: c.Name, Type: c.Type, KPI: c.KPI != nil}
+		res.Columns[i] = query.ColumnHeader{Name: c.Name, Type: c.Type, KPI: c.KPI != nil}
 	}
 	start, end := pageBounds(len(order), p.Page, p.PageSize)
 	res.Rows = make([][]query.Value, 0, end-start)
