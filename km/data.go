@@ -457,7 +457,7 @@ func (h *Handler) plan(m *KnowledgeModel, rec *Record, p *dataParams, asQuery bo
 	for _, id := range dedupKeepOrder(p.kpis) {
 		k := m.KPI(id)
 		if k == nil {
-			r.KPIs = append(r.KPIs, query.KPI{ID: id}) // NewPlan reports it
+			r.KPIs = append(r.KPIs, query.NamedMetric{ID: id}) // NewPlan reports it
 			continue
 		}
 		metric := k.metric
@@ -467,7 +467,7 @@ func (h *Handler) plan(m *KnowledgeModel, rec *Record, p *dataParams, asQuery bo
 				return nil, badRequest(problem.CodeParameterIllegal, "kpiParam of %s: %v", id, err)
 			}
 		}
-		r.KPIs = append(r.KPIs, query.KPI{ID: id, Metric: metric})
+		r.KPIs = append(r.KPIs, query.NamedMetric{ID: id, Metric: metric})
 	}
 	for _, id := range slices.Sorted(maps.Keys(p.kpiParams)) {
 		if !slices.Contains(p.kpis, id) {

@@ -393,7 +393,7 @@ func (c *compiler) fields(names []string) error {
 	return nil
 }
 
-func (c *compiler) kpis(ks []query.KPI) error {
+func (c *compiler) kpis(ks []query.NamedMetric) error {
 	var unknown []string
 	for _, qk := range ks {
 		k := c.m.KPI(qk.ID)

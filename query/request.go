@@ -8,7 +8,7 @@ type Request struct {
 	// Fields are the selected fields, in output order. With KPIs, they are the grouping keys.
 	Fields []string
 	// KPIs are computed per distinct combination of Fields (one row when Fields is empty).
-	KPIs []KPI
+	KPIs []NamedMetric
 	// Filter is the bound conjunction of predefined filters and filterExpr entries; nil
 	// matches every row.
 	Filter Expr
@@ -41,8 +41,8 @@ type Search struct {
 	Precision int
 }
 
-// KPI is a named metric computed per group.
-type KPI struct {
+// NamedMetric is a named metric computed per group.
+type NamedMetric struct {
 	ID     string
 	Metric Metric
 }

@@ -99,7 +99,7 @@ func BenchmarkFilterSortPage(b *testing.B) {
 func BenchmarkGroupBy(b *testing.B) {
 	req := &query.Request{
 		Fields: []string{"COUNTRY"},
-		KPIs: []query.KPI{
+		KPIs: []query.NamedMetric{
 			{ID: "SUM", Metric: &query.Aggregate{Func: query.AggSum, Field: "NET_VALUE"}},
 			{ID: "AVG", Metric: &query.Aggregate{Func: query.AggAvg, Field: "NET_VALUE"}},
 			{ID: "N", Metric: &query.Aggregate{Func: query.AggCount}},

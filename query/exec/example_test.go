@@ -66,7 +66,7 @@ func ExampleNewFrame() {
 	}
 	res, err := exec.Run(f, &query.Request{
 		Fields:   []string{"ORDERS.COUNTRY"},
-		KPIs:     []query.KPI{{ID: "QTY", Metric: &query.Aggregate{Func: query.AggSum, Field: "ITEMS.QTY"}}},
+		KPIs:     []query.NamedMetric{{ID: "QTY", Metric: &query.Aggregate{Func: query.AggSum, Field: "ITEMS.QTY"}}},
 		Sort:     []query.SortKey{{Field: "QTY", Desc: true}}, // ties keep the groups' order
 		PageSize: 10,
 	})

@@ -189,7 +189,7 @@ func TestKPIs(t *testing.T) {
 	de := cmpx("C", query.TypeString, query.Eq, query.String("DE"))
 	req := query.Request{
 		Fields: []string{"C"},
-		KPIs: []query.KPI{
+		KPIs: []query.NamedMetric{
 			{ID: "ROWS", Metric: agg(query.AggCount, "", nil)},
 			{ID: "NS", Metric: agg(query.AggCount, "N", nil)},
 			{ID: "QD", Metric: agg(query.AggCountDistinct, "Q", nil)},
@@ -236,7 +236,7 @@ func TestKPIs(t *testing.T) {
 
 	// No fields: one group, also when no row passes the filter.
 	res, err = Run(f, &query.Request{
-		KPIs:     []query.KPI{{ID: "N", Metric: agg(query.AggCount, "", nil)}, {ID: "S", Metric: agg(query.AggSum, "N", nil)}},
+		KPIs:     []query.NamedMetric{{ID: "N", Metric: agg(query.AggCount, "", nil)}, {ID: "S", Metric: agg(query.AggSum, "N", nil)}},
 		Filter:   cmpx("Q", query.TypeInteger, query.Gt, query.Int(100)),
 		PageSize: 5, Count: true,
 	})
@@ -309,15 +309,15 @@ func TestErrors(t *testing.T) {
 		{"negative page", query.Request{Page: -1, PageSize: 1}, ErrInvalidRequest, "exec: invalid request: page -1, page size 1"},
 		{"literal type", query.Request{Filter: cmpx("N", query.TypeFloat, query.Eq, query.String("a")), PageSize: 1}, ErrInvalidRequest, `exec: invalid request: cannot compare float field "N" with a string literal`},
 		{"function on number", query.Request{Filter: &query.Call{Func: query.Contains, Field: field("N", query.TypeFloat), Arg: lit(query.String("1"))}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: function on float field "N"`},
-		{"sum of string", query.Request{KPIs: []query.KPI{{ID: "K", Metric: &query.Aggregate{Func: query.AggSum, Field: "C"}}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: sum of string field "C" (KPI K)`},
-		{"unknown KPI field", query.Request{KPIs: []query.KPI{{ID: "K", Metric: &query.Aggregate{Func: query.AggMin, Field: "Z"}}}, PageSize: 1}, ErrUnknownField, `exec: unknown field "Z" (KPI K)`},
-		{"ratio without condition", query.Request{KPIs: []query.KPI{{ID: "K", Metric: &query.Aggregate{Func: query.AggRatio}}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: ratio without a condition (KPI K)`},
-		{"arithmetic on strings", query.Request{KPIs: []query.KPI{{ID: "K", Metric: &query.Arith{Op: '+', L: &query.Aggregate{Func: query.AggMin, Field: "C"}, R: &query.Number{V: 1}}}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: arithmetic on a string and a float KPI value (KPI K)`},
+		{"sum of string", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Aggregate{Func: query.AggSum, Field: "C"}}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: sum of string field "C" (KPI K)`},
+		{"unknown KPI field", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Aggregate{Func: query.AggMin, Field: "Z"}}}, PageSize: 1}, ErrUnknownField, `exec: unknown field "Z" (KPI K)`},
+		{"ratio without condition", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Aggregate{Func: query.AggRatio}}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: ratio without a condition (KPI K)`},
+		{"arithmetic on strings", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Arith{Op: '+', L: &query.Aggregate{Func: query.AggMin, Field: "C"}, R: &query.Number{V: 1}}}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: arithmetic on a string and a float KPI value (KPI K)`},
 		{"search non-string", query.Request{Search: &query.Search{Term: "a", Fields: []string{"N"}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: search field "N" is a float field, not a string field`},
 		{"nil filter node", query.Request{Filter: not(nil), PageSize: 1}, ErrInvalidRequest, "exec: invalid request: nil filter node"},
 		{"typed nil filter node", query.Request{Filter: and(de, (*query.Compare)(nil)), PageSize: 1}, ErrInvalidRequest, "exec: invalid request: nil filter node"},
-		{"nil KPI", query.Request{KPIs: []query.KPI{{ID: "K", Metric: &query.Arith{Op: '+', L: (*query.Aggregate)(nil), R: &query.Number{V: 1}}}}, PageSize: 1}, ErrInvalidRequest, "exec: invalid request: nil KPI expression (KPI K)"},
-		{"bad arithmetic operator", query.Request{KPIs: []query.KPI{{ID: "K", Metric: &query.Arith{Op: '%', L: &query.Number{V: 2}, R: &query.Number{V: 1}}}}, PageSize: 1}, ErrInvalidRequest, "exec: invalid request: arithmetic operator '%' (KPI K)"},
+		{"nil KPI", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Arith{Op: '+', L: (*query.Aggregate)(nil), R: &query.Number{V: 1}}}}, PageSize: 1}, ErrInvalidRequest, "exec: invalid request: nil KPI expression (KPI K)"},
+		{"bad arithmetic operator", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Arith{Op: '%', L: &query.Number{V: 2}, R: &query.Number{V: 1}}}}, PageSize: 1}, ErrInvalidRequest, "exec: invalid request: arithmetic operator '%' (KPI K)"},
 		{"bad operator", query.Request{Filter: cmpx("N", query.TypeFloat, 0, query.Float(1)), PageSize: 1}, ErrInvalidRequest, "exec: invalid request: comparison operator 0"},
 	}
 	for _, tt := range tests {

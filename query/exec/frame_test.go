@@ -79,7 +79,7 @@ func TestFrameChain(t *testing.T) {
 	// KPIs at the grain of the many side, grouped by a joined field.
 	res, err = Run(f, &query.Request{
 		Fields:   []string{"CUSTOMERS.COUNTRY"},
-		KPIs:     []query.KPI{{ID: "N", Metric: &query.Aggregate{Func: query.AggCount}}, {ID: "NET", Metric: &query.Aggregate{Func: query.AggSum, Field: "ORDERS.NET"}}},
+		KPIs:     []query.NamedMetric{{ID: "N", Metric: &query.Aggregate{Func: query.AggCount}}, {ID: "NET", Metric: &query.Aggregate{Func: query.AggSum, Field: "ORDERS.NET"}}},
 		Sort:     []query.SortKey{{Field: "CUSTOMERS.COUNTRY"}},
 		PageSize: 10,
 	})

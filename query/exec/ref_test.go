@@ -602,7 +602,7 @@ func (g *gen) request(rf *refFrame) *query.Request {
 	}
 	if r.IntN(4) == 0 {
 		for i := range 1 + r.IntN(3) {
-			req.KPIs = append(req.KPIs, query.KPI{ID: fmt.Sprintf("K%d", i), Metric: g.metric(rf, 1)})
+			req.KPIs = append(req.KPIs, query.NamedMetric{ID: fmt.Sprintf("K%d", i), Metric: g.metric(rf, 1)})
 		}
 	} else {
 		req.Distinct = r.IntN(3) == 0

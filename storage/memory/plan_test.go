@@ -88,7 +88,7 @@ func TestPlanSemantics(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := &km.PlanRequest{Record: c.record, Request: query.Request{Fields: c.fields, PageSize: 100}}
 			for _, k := range c.kpis {
-				r.KPIs = append(r.KPIs, query.KPI{ID: k})
+				r.KPIs = append(r.KPIs, query.NamedMetric{ID: k})
 			}
 			for _, text := range c.filters {
 				e, err := query.ParseAndBind(text, m.FilterSchema(c.record))

@@ -255,7 +255,7 @@ func BenchmarkFilterSortPage(b *testing.B) {
 func BenchmarkGroupBy(b *testing.B) {
 	runBench(b, "", query.Request{
 		Fields:   []string{"ORDERS.COUNTRY"},
-		KPIs:     []query.KPI{{ID: "SUM"}, {ID: "AVG"}, {ID: "N"}},
+		KPIs:     []query.NamedMetric{{ID: "SUM"}, {ID: "AVG"}, {ID: "N"}},
 		PageSize: 50, Count: true,
 	})
 }

@@ -165,7 +165,7 @@ func (c *kmCase) request(t *testing.T, m *km.KnowledgeModel) *km.Query {
 		if k == nil {
 			t.Fatalf("no KPI %s", id)
 		}
-		q.KPIs = append(q.KPIs, query.KPI{ID: id, Metric: k.Metric()})
+		q.KPIs = append(q.KPIs, query.NamedMetric{ID: id, Metric: k.Metric()})
 	}
 	if c.filter != "" {
 		e, err := query.ParseAndBind(c.filter, schema)
