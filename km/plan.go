@@ -630,12 +630,12 @@ func (c *compiler) search(s *query.Search) error {
 	return nil
 }
 
-func (c *compiler) sort(keys []query.SortKey) error {
+func (c *compiler) sort(keys []query.SortTerm) error {
 	allowed := make([]string, len(c.p.Columns))
 	for i, col := range c.p.Columns {
 		allowed[i] = col.Name
 	}
-	var fieldKeys []query.SortKey
+	var fieldKeys []query.SortTerm
 	for _, k := range keys {
 		if k.Expr == nil {
 			fieldKeys = append(fieldKeys, k)
@@ -661,7 +661,7 @@ func (c *compiler) sort(keys []query.SortKey) error {
 
 // sortExpr checks a sort key that is a value expression and names its fields RECORD.FIELD:
 // only at record level, without KPIs and distinct, over the record's own fields.
-func (c *compiler) sortExpr(k query.SortKey) (query.Scalar, error) {
+func (c *compiler) sortExpr(k query.SortTerm) (query.Scalar, error) {
 	switch {
 	case c.rec == nil:
 		return nil, badRequest(problem.CodeParameterIllegal, "sorting by %s: expressions sort the rows of one record only", k.Field)

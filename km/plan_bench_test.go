@@ -42,7 +42,7 @@ func BenchmarkNewPlan(b *testing.B) {
 		target string
 	}{
 		{"record-page", km.PlanRequest{Record: "ORDER_ITEMS", Request: query.Request{Fields: []string{"ITEM_ID", "QUANTITY"}, PageSize: 50,
-			Sort: []query.SortKey{{Field: "QUANTITY", Desc: true}}}, Filters: []query.Expr{m.Filter("OPEN_ORDERS").Bound(), filter("QUANTITY gt 2", "ORDER_ITEMS")}},
+			Sort: []query.SortTerm{{Field: "QUANTITY", Desc: true}}}, Filters: []query.Expr{m.Filter("OPEN_ORDERS").Bound(), filter("QUANTITY gt 2", "ORDER_ITEMS")}},
 			api + "/o2c/records/ORDER_ITEMS/data?fields=ITEM_ID,QUANTITY&filters=OPEN_ORDERS&filterExpr=QUANTITY%20gt%202&sort=-QUANTITY"},
 		{"kpis-through-join", km.PlanRequest{Request: query.Request{Fields: []string{"MATERIALS.MATERIAL_GROUP", "CUSTOMERS.COUNTRY"}, PageSize: 50,
 			KPIs: []query.NamedMetric{{ID: "TOTAL_NET"}, {ID: "ITEM_QUANTITY"}, {ID: "ACTIVITY_COUNT"}}}, Filters: []query.Expr{m.Filter("YEAR_2025").Bound()}},

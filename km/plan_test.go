@@ -355,7 +355,7 @@ func TestCountGrainDefinitions(t *testing.T) {
 func TestSortAndSearchChecked(t *testing.T) {
 	m := demoKM(t)
 	r := &km.PlanRequest{Request: query.Request{Fields: []string{"CUSTOMERS.COUNTRY"}, KPIs: []query.NamedMetric{{ID: "TOTAL_NET"}}, PageSize: 5,
-		Sort: []query.SortKey{{Field: "TOTAL_NET", Desc: true}, {Field: "CUSTOMERS.COUNTRY"}}}}
+		Sort: []query.SortTerm{{Field: "TOTAL_NET", Desc: true}, {Field: "CUSTOMERS.COUNTRY"}}}}
 	p, err := km.NewPlan(m, r)
 	if err != nil {
 		t.Fatal(err)
@@ -363,7 +363,7 @@ func TestSortAndSearchChecked(t *testing.T) {
 	if len(p.Sort) != 2 || p.Sort[0] != (km.SortKey{Column: 1, Desc: true}) || p.Sort[1] != (km.SortKey{Column: 0}) {
 		t.Errorf("sort %+v", p.Sort)
 	}
-	r.Sort = []query.SortKey{{Field: "ORDERS.STATUS"}}
+	r.Sort = []query.SortTerm{{Field: "ORDERS.STATUS"}}
 	if _, err := km.NewPlan(m, r); err == nil {
 		t.Error("sort on an unselected field accepted")
 	}

@@ -126,7 +126,7 @@ func ParseOptions(values []string) (distinct bool, err error) {
 }
 
 // String returns the key as the API echoes it: "+FIELD" or "-FIELD".
-func (k SortKey) String() string {
+func (k SortTerm) String() string {
 	if k.Desc {
 		return "-" + k.Field
 	}
@@ -139,16 +139,16 @@ func (k SortKey) String() string {
 // ascending. Errors: SORT_IS_EMPTY for an empty value or item, SORT_HAS_OPPOSITE for a
 // field sorted both ways, SORT_HAS_DUPLICATE for a field given twice,
 // GENERAL_CONSTRAINT_VIOLATION beyond MaxSortLength bytes.
-func ParseSort(s string) ([]SortKey, error) {
+func ParseSort(s string) ([]SortTerm, error) {
 	if len(s) > MaxSortLength {
 		return nil, paramError(CodeConstraintViolation, "sort", "the value is %d bytes long; at most %d are allowed", len(s), MaxSortLength)
 	}
 	if strings.TrimSpace(s) == "" {
 		return nil, paramError(CodeSortIsEmpty, "sort", "no sort field given")
 	}
-	var keys []SortKey
+	var keys []SortTerm
 	for i, item := range strings.Split(s, ",") {
-		k := SortKey{Field: strings.TrimSpace(item)}
+		k := SortTerm{Field: strings.TrimSpace(item)}
 		if rest, ok := strings.CutPrefix(k.Field, "-"); ok {
 			k.Field, k.Desc = strings.TrimSpace(rest), true
 		} else if rest, ok := strings.CutPrefix(k.Field, "+"); ok {
@@ -174,20 +174,20 @@ func ParseSort(s string) ([]SortKey, error) {
 // ParseSchemaSort reads the sort parameter of the schema list endpoints: exactly one field
 // with an optional + or - (GENERAL_PARAMETER_ILLEGAL for a list), else the errors of
 // ParseSort.
-func ParseSchemaSort(s string) (SortKey, error) {
+func ParseSchemaSort(s string) (SortTerm, error) {
 	keys, err := ParseSort(s)
 	if err != nil {
-		return SortKey{}, err
+		return SortTerm{}, err
 	}
 	if len(keys) != 1 {
-		return SortKey{}, paramError(CodeParameterIllegal, "sort", "lists sort by exactly one field, not %d", len(keys))
+		return SortTerm{}, paramError(CodeParameterIllegal, "sort", "lists sort by exactly one field, not %d", len(keys))
 	}
 	return keys[0], nil
 }
 
 // CheckSort checks that every key names one of allowed (the selected fields and KPIs, or
 // a schema list's headers): SORT_UNKNOWN_FIELD naming the first one that does not.
-func CheckSort(keys []SortKey, allowed []string) error {
+func CheckSort(keys []SortTerm, allowed []string) error {
 	for _, k := range keys {
 		if slices.Contains(allowed, k.Field) {
 			continue

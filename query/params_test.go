@@ -132,14 +132,14 @@ func TestParseOptions(t *testing.T) {
 func TestParseSort(t *testing.T) {
 	tests := []struct {
 		in        string
-		want      []SortKey
+		want      []SortTerm
 		code, msg string
 	}{
-		{"A", []SortKey{{Field: "A"}}, "", ""},
-		{"+A", []SortKey{{Field: "A"}}, "", ""},
-		{"-A", []SortKey{{Field: "A", Desc: true}}, "", ""},
-		{" A", []SortKey{{Field: "A"}}, "", ""}, // a "+" decoded as a space
-		{"-R.A,+R.B, C", []SortKey{{Field: "R.A", Desc: true}, {Field: "R.B"}, {Field: "C"}}, "", ""},
+		{"A", []SortTerm{{Field: "A"}}, "", ""},
+		{"+A", []SortTerm{{Field: "A"}}, "", ""},
+		{"-A", []SortTerm{{Field: "A", Desc: true}}, "", ""},
+		{" A", []SortTerm{{Field: "A"}}, "", ""}, // a "+" decoded as a space
+		{"-R.A,+R.B, C", []SortTerm{{Field: "R.A", Desc: true}, {Field: "R.B"}, {Field: "C"}}, "", ""},
 		{"", nil, CodeSortIsEmpty, "sort: no sort field given"},
 		{"  ", nil, CodeSortIsEmpty, "sort: no sort field given"},
 		{"A,,B", nil, CodeSortIsEmpty, "sort: item 2 names no field"},
@@ -163,13 +163,13 @@ func TestParseSort(t *testing.T) {
 func TestParseSchemaSort(t *testing.T) {
 	tests := []struct {
 		in        string
-		want      SortKey
+		want      SortTerm
 		code, msg string
 	}{
-		{"name", SortKey{Field: "name"}, "", ""},
-		{"-id", SortKey{Field: "id", Desc: true}, "", ""},
-		{"", SortKey{}, CodeSortIsEmpty, "sort: no sort field given"},
-		{"id,name", SortKey{}, CodeParameterIllegal, "sort: lists sort by exactly one field, not 2"},
+		{"name", SortTerm{Field: "name"}, "", ""},
+		{"-id", SortTerm{Field: "id", Desc: true}, "", ""},
+		{"", SortTerm{}, CodeSortIsEmpty, "sort: no sort field given"},
+		{"id,name", SortTerm{}, CodeParameterIllegal, "sort: lists sort by exactly one field, not 2"},
 	}
 	for _, tt := range tests {
 		got, err := ParseSchemaSort(tt.in)
@@ -181,11 +181,11 @@ func TestParseSchemaSort(t *testing.T) {
 }
 
 func TestCheckSort(t *testing.T) {
-	keys := []SortKey{{Field: "A"}, {Field: "K", Desc: true}}
+	keys := []SortTerm{{Field: "A"}, {Field: "K", Desc: true}}
 	wantErr(t, "allowed", CheckSort(keys, []string{"A", "B", "K"}), "", "")
 	wantErr(t, "unknown", CheckSort(keys, []string{"A", "B"}), CodeSortUnknownField, `sort: "K" is not among the fields that can be sorted: A, B`)
 	wantErr(t, "none", CheckSort(keys, nil), CodeSortUnknownField, `sort: "A" is not among the fields that can be sorted`)
-	wantErr(t, "case", CheckSort([]SortKey{{Field: "a"}}, []string{"A"}), CodeSortUnknownField, `sort: "a" is not among the fields that can be sorted: A`)
+	wantErr(t, "case", CheckSort([]SortTerm{{Field: "a"}}, []string{"A"}), CodeSortUnknownField, `sort: "a" is not among the fields that can be sorted: A`)
 	if got := []string{keys[0].String(), keys[1].String()}; !cmp.Equal(got, []string{"+A", "-K"}) {
 		t.Errorf("SortKey.String = %q", got)
 	}

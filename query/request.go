@@ -15,7 +15,7 @@ type Request struct {
 	// Search is the fuzzy search, or nil.
 	Search *Search
 	// Sort keys in priority order. Nulls sort last in both directions; ties keep row order.
-	Sort []SortKey
+	Sort []SortTerm
 	// Page is 0-based; PageSize is at least 1.
 	Page, PageSize int
 	// Distinct removes duplicate rows of the selected columns before paging.
@@ -24,8 +24,8 @@ type Request struct {
 	Count bool
 }
 
-// SortKey is one sort field and its direction.
-type SortKey struct {
+// SortTerm is one sort field and its direction.
+type SortTerm struct {
 	Field string
 	Desc  bool
 	// Expr, when set, is a bound value expression to sort by (OData's $orderby

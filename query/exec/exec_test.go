@@ -150,9 +150,9 @@ func TestSortPageDistinct(t *testing.T) {
 		want [][]query.Value
 		cnt  int
 	}{
-		{"desc nulls last, ties in row order", query.Request{Fields: []string{"ID", "N"}, Sort: []query.SortKey{{Field: "N", Desc: true}}, PageSize: 10, Count: true},
+		{"desc nulls last, ties in row order", query.Request{Fields: []string{"ID", "N"}, Sort: []query.SortTerm{{Field: "N", Desc: true}}, PageSize: 10, Count: true},
 			[][]query.Value{{query.String("o2"), query.Float(20.5)}, {query.String("o5"), query.Float(20.5)}, {query.String("o1"), query.Float(10)}, {query.String("o4"), query.Float(5)}, {query.String("o3"), query.Null(query.TypeFloat)}}, 5},
-		{"asc nulls last", query.Request{Fields: []string{"C"}, Sort: []query.SortKey{{Field: "C"}}, PageSize: 10},
+		{"asc nulls last", query.Request{Fields: []string{"C"}, Sort: []query.SortTerm{{Field: "C"}}, PageSize: 10},
 			[][]query.Value{{query.String("DE")}, {query.String("DE")}, {query.String("FR")}, {query.String("IT")}, {query.Null(query.TypeString)}}, 0},
 		{"second page", query.Request{Fields: []string{"ID"}, Page: 1, PageSize: 2, Count: true},
 			[][]query.Value{{query.String("o3")}, {query.String("o4")}}, 5},
@@ -160,9 +160,9 @@ func TestSortPageDistinct(t *testing.T) {
 			[][]query.Value{}, 5},
 		{"distinct", query.Request{Fields: []string{"C", "Q"}, Distinct: true, PageSize: 10, Count: true},
 			[][]query.Value{{query.String("DE"), query.Int(1)}, {query.String("FR"), query.Int(2)}, {query.Null(query.TypeString), query.Null(query.TypeInteger)}, {query.String("DE"), query.Int(3)}, {query.String("IT"), query.Int(2)}}, 5},
-		{"distinct sorted", query.Request{Fields: []string{"N"}, Distinct: true, Sort: []query.SortKey{{Field: "N", Desc: true}}, PageSize: 10, Count: true},
+		{"distinct sorted", query.Request{Fields: []string{"N"}, Distinct: true, Sort: []query.SortTerm{{Field: "N", Desc: true}}, PageSize: 10, Count: true},
 			[][]query.Value{{query.Float(20.5)}, {query.Float(10)}, {query.Float(5)}, {query.Null(query.TypeFloat)}}, 4},
-		{"two keys", query.Request{Fields: []string{"Q", "ID"}, Sort: []query.SortKey{{Field: "Q", Desc: true}, {Field: "ID", Desc: true}}, PageSize: 3},
+		{"two keys", query.Request{Fields: []string{"Q", "ID"}, Sort: []query.SortTerm{{Field: "Q", Desc: true}, {Field: "ID", Desc: true}}, PageSize: 3},
 			[][]query.Value{{query.Int(3), query.String("o4")}, {query.Int(2), query.String("o5")}, {query.Int(2), query.String("o2")}}, 0},
 	}
 	for _, tt := range tests {
@@ -203,7 +203,7 @@ func TestKPIs(t *testing.T) {
 			{ID: "PER_ROW", Metric: &query.Arith{Op: '/', L: agg(query.AggSum, "N", nil), R: agg(query.AggCount, "", de)}},
 			{ID: "PLUS", Metric: &query.Arith{Op: '+', L: agg(query.AggCount, "", nil), R: &query.Number{V: 0.5}}},
 		},
-		Sort:     []query.SortKey{{Field: "SUM", Desc: true}},
+		Sort:     []query.SortTerm{{Field: "SUM", Desc: true}},
 		PageSize: 10,
 		Count:    true,
 	}
@@ -267,7 +267,7 @@ func TestSearch(t *testing.T) {
 		{"no string field selected", query.Request{Fields: []string{"N"}, Search: &query.Search{Term: "mat", Precision: 60}}, []int64{}},
 		{"string fields among the selected", query.Request{Fields: []string{"N", "CITY"}, Search: &query.Search{Term: "material", Precision: 90}}, []int64{}},
 		{"named field", query.Request{Fields: []string{"N"}, Search: &query.Search{Term: "mun", Fields: []string{"CITY"}, Precision: 95}}, []int64{5, 2}},
-		{"sort overrides score", query.Request{Fields: []string{"N", "NAME"}, Sort: []query.SortKey{{Field: "N", Desc: true}}, Search: &query.Search{Term: "mat", Precision: 60}}, []int64{4, 3, 2}},
+		{"sort overrides score", query.Request{Fields: []string{"N", "NAME"}, Sort: []query.SortTerm{{Field: "N", Desc: true}}, Search: &query.Search{Term: "mat", Precision: 60}}, []int64{4, 3, 2}},
 		{"no match", query.Request{Fields: []string{"N"}, Search: &query.Search{Term: "xyz", Precision: 70}}, []int64{}},
 	}
 	for _, tt := range tests {
@@ -303,8 +303,8 @@ func TestErrors(t *testing.T) {
 	}{
 		{"unknown field", query.Request{Fields: []string{"X"}, PageSize: 1}, ErrUnknownField, `exec: unknown field "X"`},
 		{"unknown filter field", query.Request{Filter: cmpx("X", query.TypeString, query.Eq, query.String("a")), PageSize: 1}, ErrUnknownField, `exec: unknown field "X"`},
-		{"unknown sort field", query.Request{Fields: []string{"ID"}, Sort: []query.SortKey{{Field: "X"}}, PageSize: 1}, ErrUnknownField, `exec: unknown field "X"`},
-		{"sort not selected", query.Request{Fields: []string{"ID"}, Sort: []query.SortKey{{Field: "N"}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: sort field "N" is not selected`},
+		{"unknown sort field", query.Request{Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: "X"}}, PageSize: 1}, ErrUnknownField, `exec: unknown field "X"`},
+		{"sort not selected", query.Request{Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: "N"}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: sort field "N" is not selected`},
 		{"page size", query.Request{PageSize: 0}, ErrInvalidRequest, "exec: invalid request: page 0, page size 0"},
 		{"negative page", query.Request{Page: -1, PageSize: 1}, ErrInvalidRequest, "exec: invalid request: page -1, page size 1"},
 		{"literal type", query.Request{Filter: cmpx("N", query.TypeFloat, query.Eq, query.String("a")), PageSize: 1}, ErrInvalidRequest, `exec: invalid request: cannot compare float field "N" with a string literal`},

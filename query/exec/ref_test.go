@@ -616,7 +616,7 @@ func (g *gen) request(rf *refFrame) *query.Request {
 	}
 	if len(sortable) > 0 && r.IntN(3) != 0 {
 		for range 1 + r.IntN(2) {
-			req.Sort = append(req.Sort, query.SortKey{Field: sortable[r.IntN(len(sortable))], Desc: r.IntN(2) == 0})
+			req.Sort = append(req.Sort, query.SortTerm{Field: sortable[r.IntN(len(sortable))], Desc: r.IntN(2) == 0})
 		}
 	}
 	return req

@@ -125,7 +125,7 @@ func TestKMStoreConcurrent(t *testing.T) {
 	}
 	kmQuery := func() *km.Query {
 		return &km.Query{Join: plan, Request: query.Request{Fields: []string{"B.NAME"},
-			KPIs: []query.NamedMetric{{ID: "N", Metric: m.KPI("N").Metric()}}, Sort: []query.SortKey{{Field: "B.NAME"}}, Page: 0, PageSize: 10}}
+			KPIs: []query.NamedMetric{{ID: "N", Metric: m.KPI("N").Metric()}}, Sort: []query.SortTerm{{Field: "B.NAME"}}, Page: 0, PageSize: 10}}
 	}
 	want := [][]query.Value{{query.String("Xavier"), query.Int(2)}, {query.String("Yvonne"), query.Int(1)}, {query.Null(query.TypeString), query.Int(1)}}
 	var wg sync.WaitGroup

@@ -247,7 +247,7 @@ func BenchmarkFilterSortPage(b *testing.B) {
 		Filter: &query.Logical{Op: query.And,
 			L: &query.Compare{Field: benchField("NET_VALUE", query.TypeFloat), Op: query.Gt, Value: query.Literal{Value: query.Float(500)}},
 			R: &query.In{Field: benchField("COUNTRY", query.TypeString), Values: []query.Literal{{Value: query.String("DE")}, {Value: query.String("FR")}}}},
-		Sort:     []query.SortKey{{Field: "NET_VALUE", Desc: true}},
+		Sort:     []query.SortTerm{{Field: "NET_VALUE", Desc: true}},
 		PageSize: 50, Count: true,
 	})
 }
@@ -279,7 +279,7 @@ func BenchmarkSearch(b *testing.B) {
 func BenchmarkSortAll(b *testing.B) {
 	runBenchQuery(b, query.Request{
 		Fields:   []string{"ORDER_ID", "COUNTRY", "NET_VALUE"},
-		Sort:     []query.SortKey{{Field: "COUNTRY"}, {Field: "NET_VALUE", Desc: true}},
+		Sort:     []query.SortTerm{{Field: "COUNTRY"}, {Field: "NET_VALUE", Desc: true}},
 		PageSize: 50,
 	})
 }

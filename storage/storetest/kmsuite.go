@@ -306,7 +306,7 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 			if _, err := Query(ctx, s, m, q); err == nil {
 				t.Errorf("field %q: no error", name)
 			}
-			q = &km.Query{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, Sort: []query.SortKey{{Field: name}}, PageSize: 10}}
+			q = &km.Query{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: name}}, PageSize: 10}}
 			if _, err := Query(ctx, s, m, q); err == nil {
 				t.Errorf("sort key %q: no error", name)
 			}
@@ -335,7 +335,7 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 
 	t.Run("Errors", func(t *testing.T) {
 		for name, req := range map[string]query.Request{
-			"unselected sort": {Fields: []string{"ID"}, Sort: []query.SortKey{{Field: "NET"}}, PageSize: 10},
+			"unselected sort": {Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: "NET"}}, PageSize: 10},
 			"page size 0":     {Fields: []string{"ID"}, PageSize: 0},
 			"negative page":   {Fields: []string{"ID"}, Page: -1, PageSize: 10},
 			"number search":   {Fields: []string{"ID"}, PageSize: 10, Search: &query.Search{Term: "1", Fields: []string{"NET"}}},
