@@ -20,7 +20,7 @@ import (
 // KM_MODEL_NOTFOUND the API answers for an unknown id.
 func (h *Handler) Model(ctx context.Context, id string) (*KnowledgeModel, error) {
 	m, err := LookupModel(ctx, h.store, id)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, ErrModelNotFound) {
 		return nil, problem.New(http.StatusNotFound, CodeModelNotFound, "no knowledge model "+strconv.Quote(id))
 	}
 	return m, err

@@ -244,7 +244,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m, err := LookupModel(ctx, h.store, kmID)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, ErrModelNotFound) {
 		problem.Write(w, http.StatusNotFound, CodeModelNotFound, "no knowledge model "+strconv.Quote(kmID))
 		return
 	}

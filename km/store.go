@@ -8,9 +8,9 @@ import (
 	"github.com/kmkit/kmkit/query"
 )
 
-// ErrNotFound is returned (possibly wrapped) by a Store when a KM does not exist for the
+// ErrModelNotFound is returned (possibly wrapped) by a Store when a KM does not exist for the
 // caller. The handler answers it with 404 KM_MODEL_NOTFOUND.
-var ErrNotFound = errors.New("km: not found")
+var ErrModelNotFound = errors.New("km: not found")
 
 // Store is what a host implements to serve its data: the catalog of Knowledge Models and
 // the execution of queries against them. Implementations must be safe for concurrent use.
@@ -57,7 +57,7 @@ func LookupModel(ctx context.Context, s Store, id string) (*KnowledgeModel, erro
 		return nil, err
 	}
 	if !m.VisibleTo(ctx) {
-		return nil, fmt.Errorf("km: KM %q: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("km: KM %q: %w", id, ErrModelNotFound)
 	}
 	return m, nil
 }

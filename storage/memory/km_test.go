@@ -99,7 +99,7 @@ func TestPutModelChecksTables(t *testing.T) {
 	if err := s.PutModel(m); err == nil || err.Error() != `memory: KM m: record B: table "b" has no column NAME` {
 		t.Errorf("missing column: %v", err)
 	}
-	if _, err := s.Model(context.Background(), "m"); !errors.Is(err, km.ErrNotFound) {
+	if _, err := s.Model(context.Background(), "m"); !errors.Is(err, km.ErrModelNotFound) {
 		t.Errorf("a model that failed to load is found: %v", err)
 	}
 }
@@ -161,7 +161,7 @@ func TestKMStoreConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if _, err := s.Model(ctx, "zz"); !errors.Is(err, km.ErrNotFound) {
+	if _, err := s.Model(ctx, "zz"); !errors.Is(err, km.ErrModelNotFound) {
 		t.Errorf("unknown model: %v", err)
 	}
 	canceled, cancel := context.WithCancel(ctx)
