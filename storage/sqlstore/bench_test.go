@@ -111,9 +111,9 @@ func (s *tableSource) Values() []any { return s.vals }
 
 func loadBench(b *testing.B, db *sqlstore.DB, t *column.Table, models []*km.KnowledgeModel) (km.Store, error) {
 	ctx := context.Background()
-	var cols []sqlstore.Column
+	var cols []sqlstore.ColumnDef
 	for i, name := range t.Names() {
-		cols = append(cols, sqlstore.Column{Name: name, Type: t.Columns()[i].Type()})
+		cols = append(cols, sqlstore.ColumnDef{Name: name, Type: t.Columns()[i].Type()})
 	}
 	src := &tableSource{t: t, vals: make([]any, len(cols))}
 	start := testingNow()
