@@ -121,7 +121,7 @@ func Run(f *Frame, req *query.Request) (*query.Result, error) {
 type plan struct {
 	f        *Frame
 	req      *query.Request
-	refs     []ref          // the selected columns (the grouping keys with KPIs)
+	refs     []ref                // the selected columns (the grouping keys with KPIs)
 	cols     []query.ColumnHeader // the result columns: refs, then KPIs
 	metrics  []compiledMetric
 	sortCols []int // the result column of each sort key (-1: an expression)
