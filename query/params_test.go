@@ -187,6 +187,6 @@ func TestCheckSort(t *testing.T) {
 	wantErr(t, "none", CheckSort(keys, nil), CodeSortUnknownField, `sort: "A" is not among the fields that can be sorted`)
 	wantErr(t, "case", CheckSort([]SortTerm{{Field: "a"}}, []string{"A"}), CodeSortUnknownField, `sort: "a" is not among the fields that can be sorted: A`)
 	if got := []string{keys[0].String(), keys[1].String()}; !cmp.Equal(got, []string{"+A", "-K"}) {
-		t.Errorf("SortKey.String = %q", got)
+		t.Errorf("SortTerm.String = %q", got)
 	}
 }

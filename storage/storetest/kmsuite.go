@@ -245,7 +245,7 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 			t.Errorf("Models (-want +got):\n%s", diff)
 		}
 		if _, err := s.Model(ctx, "nope"); !errors.Is(err, km.ErrModelNotFound) {
-			t.Errorf("Model(nope) = %v, want ErrNotFound", err)
+			t.Errorf("Model(nope) = %v, want ErrModelNotFound", err)
 		}
 	})
 
