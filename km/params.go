@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -42,7 +43,7 @@ func fillParams(expr string, values map[string]string) (string, error) {
 			b.WriteString(strings.ReplaceAll(v, "'", "''"))
 		} else {
 			if !isLiteralToken(v) {
-				return "", placeholderError(expr, i, query.KindParameter, query.CodeParameterIllegal, fmt.Sprintf("value %q of parameter %s is not a single literal", v, id))
+				return "", placeholderError(expr, i, query.KindParameter, problem.CodeParameterIllegal, fmt.Sprintf("value %q of parameter %s is not a single literal", v, id))
 			}
 			b.WriteString(v)
 		}

@@ -389,7 +389,7 @@ func (c *compiler) fields(names []string) error {
 		c.p.Columns = append(c.p.Columns, Column{Name: name, Type: ref.Type, Ref: ref, Field: f})
 	}
 	if len(unknown) > 0 {
-		return badRequest(CodeFieldNotFound, "unknown field%s: %s%s", namelist.Plural(len(unknown)), namelist.Join(unknown), FieldHint(c.rec))
+		return badRequest(query.CodeFieldNotFound, "unknown field%s: %s%s", namelist.Plural(len(unknown)), namelist.Join(unknown), FieldHint(c.rec))
 	}
 	return nil
 }
@@ -415,7 +415,7 @@ func (c *compiler) kpis(ks []query.NamedMetric) error {
 		c.p.Columns = append(c.p.Columns, Column{Name: k.ID, Type: t, KPI: k})
 	}
 	if len(unknown) > 0 {
-		return badRequest(CodeFieldNotFound, "unknown KPI%s: %s", namelist.Plural(len(unknown)), namelist.Join(unknown))
+		return badRequest(query.CodeFieldNotFound, "unknown KPI%s: %s", namelist.Plural(len(unknown)), namelist.Join(unknown))
 	}
 	return nil
 }
@@ -610,7 +610,7 @@ func (c *compiler) search(s *query.Search) error {
 	for _, name := range s.Fields {
 		ref, _, ok := c.ref(name)
 		if !ok {
-			return badRequest(CodeFieldNotFound, "unknown searchField %s%s", name, FieldHint(c.rec))
+			return badRequest(query.CodeFieldNotFound, "unknown searchField %s%s", name, FieldHint(c.rec))
 		}
 		if ref.Type != query.TypeString {
 			return badRequest(problem.CodeParameterIllegal, "searchField %s is a %s field; fuzzy search needs a string field", name, ref.Type)

@@ -74,7 +74,7 @@ func TestPlanRowKey(t *testing.T) {
 		{RowKey: true, Request: query.Request{Fields: []string{"ORDERS." + km.RowField}, PageSize: 10}},
 	} {
 		_, err := km.NewPlan(m, r)
-		if st, code, _ := problemOf(t, err); st != 400 || code != km.CodeFieldNotFound {
+		if st, code, _ := problemOf(t, err); st != 400 || code != query.CodeFieldNotFound {
 			t.Errorf("%+v: %d %s", r, st, code)
 		}
 	}

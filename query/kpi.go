@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/kmkit/kmkit/problem"
 )
 
 // condParser parses the text of a condition found at offset off of the KPI expression.
@@ -124,7 +126,7 @@ func parseKPI(src string, maxDepth int, cond condParser) (Metric, *Error) {
 func kpiError(kind ErrorKind, pos int, format string, args ...any) *Error {
 	code := CodeFilterSyntax
 	if kind == KindLimit {
-		code = CodeConstraintViolation
+		code = problem.CodeConstraint
 	}
 	return &Error{Kind: kind, Code: code, Pos: Pos(pos), Msg: fmt.Sprintf(format, args...)}
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kmkit/kmkit/problem"
 )
 
 // metricText renders a metric for comparison: aggregates as func(field|condition).
@@ -66,7 +68,7 @@ func TestParseKPI(t *testing.T) {
 }
 
 func TestParseKPIErrors(t *testing.T) {
-	const syntax, limit = CodeFilterSyntax, CodeConstraintViolation
+	const syntax, limit = CodeFilterSyntax, problem.CodeConstraint
 	deep := strings.Repeat("(", 70) + "1" + strings.Repeat(")", 70)
 	tests := []struct {
 		in   string

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kmkit/kmkit/problem"
 )
 
 // Paging defaults and bounds.
@@ -46,13 +48,13 @@ func CheckPaging(page, size, max int) error {
 		max = DefaultMaxPageSize
 	}
 	if page < 0 || page > math.MaxInt32 {
-		return paramError(CodeConstraintViolation, "page", "%d is not a page number: pages count from 0 to %d", page, math.MaxInt32)
+		return paramError(problem.CodeConstraint, "page", "%d is not a page number: pages count from 0 to %d", page, math.MaxInt32)
 	}
 	if size < 1 {
-		return paramError(CodeConstraintViolation, "pageSize", "%d is below the minimum page size 1", size)
+		return paramError(problem.CodeConstraint, "pageSize", "%d is below the minimum page size 1", size)
 	}
 	if size > max {
-		return paramError(CodeConstraintViolation, "pageSize", "%d is above the maximum page size %d", size, max)
+		return paramError(problem.CodeConstraint, "pageSize", "%d is above the maximum page size %d", size, max)
 	}
 	return nil
 }
@@ -65,12 +67,12 @@ func parseInt(param, s string, def int) (int, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
 		if errors.Is(err, strconv.ErrRange) {
-			return 0, paramError(CodeConstraintViolation, param, "%s is out of range", short(s))
+			return 0, paramError(problem.CodeConstraint, param, "%s is out of range", short(s))
 		}
-		return 0, paramError(CodeParameterMismatch, param, "%q is not an integer", short(s))
+		return 0, paramError(problem.CodeParameterMismatch, param, "%q is not an integer", short(s))
 	}
 	if n > math.MaxInt32 || n < math.MinInt32 {
-		return 0, paramError(CodeConstraintViolation, param, "%s is out of range", short(s))
+		return 0, paramError(problem.CodeConstraint, param, "%s is out of range", short(s))
 	}
 	return int(n), nil
 }
@@ -84,7 +86,7 @@ func ParseSearchPrecision(s string, def int) (int, error) {
 		return 0, err
 	}
 	if s != "" && (p < 1 || p > 100) {
-		return 0, paramError(CodeConstraintViolation, "searchPrecision", "%d is not between 1 and 100", p)
+		return 0, paramError(problem.CodeConstraint, "searchPrecision", "%d is not between 1 and 100", p)
 	}
 	return p, nil
 }
@@ -93,7 +95,7 @@ func ParseSearchPrecision(s string, def int) (int, error) {
 // GENERAL_CONSTRAINT_VIOLATION.
 func CheckSearchPrecision(p int) error {
 	if p < 0 || p > 100 {
-		return paramError(CodeConstraintViolation, "search.precision", "%d is not between 0 and 100", p)
+		return paramError(problem.CodeConstraint, "search.precision", "%d is not between 0 and 100", p)
 	}
 	return nil
 }
@@ -118,7 +120,7 @@ func ParseList(values []string) []string {
 func ParseOptions(values []string) (distinct bool, err error) {
 	for _, o := range ParseList(values) {
 		if o != "distinct" {
-			return false, paramError(CodeParameterIllegal, "options", "unknown option %q: the only option is distinct", short(o))
+			return false, paramError(problem.CodeParameterIllegal, "options", "unknown option %q: the only option is distinct", short(o))
 		}
 		distinct = true
 	}
@@ -141,7 +143,7 @@ func (k SortTerm) String() string {
 // GENERAL_CONSTRAINT_VIOLATION beyond MaxSortLength bytes.
 func ParseSort(s string) ([]SortTerm, error) {
 	if len(s) > MaxSortLength {
-		return nil, paramError(CodeConstraintViolation, "sort", "the value is %d bytes long; at most %d are allowed", len(s), MaxSortLength)
+		return nil, paramError(problem.CodeConstraint, "sort", "the value is %d bytes long; at most %d are allowed", len(s), MaxSortLength)
 	}
 	if strings.TrimSpace(s) == "" {
 		return nil, paramError(CodeSortIsEmpty, "sort", "no sort field given")
@@ -180,7 +182,7 @@ func ParseSchemaSort(s string) (SortTerm, error) {
 		return SortTerm{}, err
 	}
 	if len(keys) != 1 {
-		return SortTerm{}, paramError(CodeParameterIllegal, "sort", "lists sort by exactly one field, not %d", len(keys))
+		return SortTerm{}, paramError(problem.CodeParameterIllegal, "sort", "lists sort by exactly one field, not %d", len(keys))
 	}
 	return keys[0], nil
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/kmkit/kmkit/problem"
 )
 
 // The default Limits.
@@ -118,7 +120,7 @@ func ParseAndBind(src string, s Schema, opts ...Option) (Expr, error) {
 
 func parse(src string, lim Limits, odata bool) (e Expr, err *Error) {
 	if len(src) > lim.MaxLength {
-		return nil, &Error{Kind: KindLimit, Code: CodeConstraintViolation, Pos: NoPos,
+		return nil, &Error{Kind: KindLimit, Code: problem.CodeConstraint, Pos: NoPos,
 			Msg: fmt.Sprintf("the expression is %d bytes long; at most %d are allowed", len(src), lim.MaxLength)}
 	}
 	p := &parser{lx: lexer{src: src}, lim: lim, odata: odata}
@@ -162,7 +164,7 @@ func (p *parser) fail(kind ErrorKind, pos int, format string, args ...any) {
 	case KindUnsupported:
 		code = CodeFilterNotSupported
 	case KindLimit:
-		code = CodeConstraintViolation
+		code = problem.CodeConstraint
 	}
 	panic(&Error{Kind: kind, Code: code, Pos: Pos(pos), Msg: fmt.Sprintf(format, args...)})
 }

@@ -540,7 +540,7 @@ func searchSpec(m *km.KnowledgeModel, rec *km.Record, p *dataParams, selected []
 		for _, name := range p.searchField {
 			f := resolveField(m, rec, name)
 			if f == nil {
-				return nil, badRequest(km.CodeFieldNotFound, "unknown searchField %s%s", name, km.FieldHint(rec))
+				return nil, badRequest(query.CodeFieldNotFound, "unknown searchField %s%s", name, km.FieldHint(rec))
 			}
 			if f.Type != query.TypeString {
 				return nil, badRequest(problem.CodeParameterIllegal, "searchField %s is a %s field; fuzzy search needs a string field", name, f.Type)
