@@ -6,11 +6,11 @@ import (
 	"github.com/kmkit/kmkit/problem"
 )
 
-// Error codes the KM API adds to those of the problem and query packages.
+// Error codes the KM API adds to those of the problem and query packages (an unknown
+// field is query.CodeFieldNotFound, as the filter binder reports it).
 const (
 	CodeModelNotFound   = "KM_MODEL_NOTFOUND"
 	CodeRecordNotFound  = "KM_RECORD_NOTFOUND"
-	CodeFieldNotFound   = "KM_FIELD_NOTFOUND"
 	CodeFilterNotFound  = "KM_FILTER_NOTFOUND"
 	CodeKPINotFound     = "KM_KPI_NOTFOUND"
 	CodeJoinNotPossible = "KM_JOIN_NOT_POSSIBLE"

@@ -37,10 +37,13 @@
 //
 // count(), count(F), countdistinct(F), sum(F), avg(F), min(F), max(F), median(F), each with
 // an optional condition as last argument, ratio(condition), numeric literals, + - * / and
-// parentheses. Conditions are filter expressions (package query). ${param} placeholders are
-// filled from the KPI's parameters before parsing: inside quotes as text (quotes doubled),
-// outside quotes only as one literal token, so a parameter value can never change the
-// structure of the expression.
+// parentheses. Conditions are filter expressions. The grammar and its parser live beside
+// the filter parser in package query (query.ParseKPI, query.ParseAndBindKPI), with its
+// error and position conventions. ${param} placeholders are filled from the KPI's
+// parameters before parsing: inside quotes as text (quotes doubled), outside quotes only
+// as one literal token, so a parameter value can never change the structure of the
+// expression. Errors in a KPI expression, a predefined filter or a placeholder give the
+// 1-based character position in the definition's text ("KPI K: position 14: ...").
 //
 // # Limits and cost
 //

@@ -36,30 +36,10 @@ func (m *KnowledgeModel) schema(rec *Record) query.Schema {
 	return kmSchema{m}
 }
 
-// parseCondition parses a condition of a KPI expression (unbound) found at offset off.
-func parseCondition(text string, off int) (query.Expr, error) {
-	e, err := query.Parse(text, query.WithParam("condition"))
-	return e, offsetError(err, off)
-}
-
-// compileCondition parses a condition or filter expression found at offset off of a
-// definition's text and binds it against the KM's fields.
-func (m *KnowledgeModel) compileCondition(text string, off int) (query.Expr, error) {
-	e, err := query.ParseAndBind(text, m.schema(nil), query.WithParam("condition"))
-	return e, offsetError(err, off)
-}
-
-// offsetError shifts the position of a *query.Error by off bytes, so that it points into
-// the whole KPI expression, and drops the parameter name (definitions have none).
-func offsetError(err error, off int) error {
-	qe, ok := err.(*query.Error)
-	if !ok {
-		return err
-	}
-	if qe.Pos < 0 {
-		return &ExprError{Pos: off, Reason: qe.Msg}
-	}
-	return &ExprError{Pos: off + int(qe.Pos), Reason: qe.Msg}
+// compileCondition parses a filter definition's expression and binds it against the KM's
+// fields. Errors carry no parameter name: definitions have none.
+func (m *KnowledgeModel) compileCondition(text string) (query.Expr, error) {
+	return query.ParseAndBind(text, m.schema(nil), query.WithParam(""))
 }
 
 // FilterApplies reports whether the predefined filter f can filter the rows of record rec:

@@ -271,7 +271,7 @@ func (d *draft) compile() error {
 		}
 		fseen[f.ID] = true
 		c := *f
-		bound, err := m.compileCondition(c.Expr, 0)
+		bound, err := m.compileCondition(c.Expr)
 		if err != nil {
 			errs = append(errs, errAt(a, "filter %s: %v", f.ID, err))
 			continue
@@ -317,9 +317,7 @@ func (m *KnowledgeModel) KPIMetric(k *KPI, values map[string]string) (query.Metr
 	if err != nil {
 		return nil, err
 	}
-	metric, err := parseKPI(text, func(cond string, off int) (query.Expr, error) {
-		return m.compileCondition(cond, off)
-	})
+	metric, err := query.ParseAndBindKPI(text, m.schema(nil))
 	if err != nil {
 		return nil, err
 	}
@@ -355,20 +353,11 @@ func (m *KnowledgeModel) checkMetric(metric query.Metric) error {
 		switch x.Func {
 		case query.AggSum, query.AggAvg, query.AggMedian, query.AggMin, query.AggMax:
 			if !f.Type.Numeric() {
-				return fmt.Errorf("%s of %s: the field is %s, not numeric", aggName(x.Func), x.Field, f.Type)
+				return fmt.Errorf("%s of %s: the field is %s, not numeric", x.Func, x.Field, f.Type)
 			}
 		}
 	}
 	return nil
-}
-
-func aggName(f query.AggFunc) string {
-	for name, fn := range aggFuncs {
-		if fn == f {
-			return name
-		}
-	}
-	return "aggregate"
 }
 
 // rawModel is the YAML shape of a KM definition file.

@@ -3,6 +3,9 @@ package km
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/query"
 )
 
 // fillParams replaces the ${id} placeholders of a KPI expression with parameter values.
@@ -10,8 +13,9 @@ import (
 // Inside a quoted string a value is inserted with its quotes doubled, so it stays text.
 // Outside quotes a value must be one literal token (a number, a date or date-time, true,
 // false, null or a bare word of letters, digits, '_', '-', '.', ':' and '+'), so a value
-// can never change the structure of the expression. It returns the filled text, or an
-// error naming the placeholder or the value at fault.
+// can never change the structure of the expression. It returns the filled text, or a
+// *query.Error naming the placeholder or the value at fault, positioned at the placeholder
+// as the KPI parser positions its errors.
 func fillParams(expr string, values map[string]string) (string, error) {
 	var b strings.Builder
 	inQuote := false
@@ -28,24 +32,29 @@ func fillParams(expr string, values map[string]string) (string, error) {
 		}
 		end := strings.IndexByte(expr[i+2:], '}')
 		if end < 0 {
-			return "", &ExprError{Pos: i, Reason: "unterminated ${ placeholder"}
+			return "", placeholderError(expr, i, query.KindSyntax, query.CodeFilterSyntax, "unterminated ${ placeholder")
 		}
 		id := expr[i+2 : i+2+end]
 		v, ok := values[id]
 		if !ok {
-			return "", &ExprError{Pos: i, Reason: fmt.Sprintf("placeholder ${%s} names no parameter of the KPI", id)}
+			return "", placeholderError(expr, i, query.KindSyntax, query.CodeFilterSyntax, fmt.Sprintf("placeholder ${%s} names no parameter of the KPI", id))
 		}
 		if inQuote {
 			b.WriteString(strings.ReplaceAll(v, "'", "''"))
 		} else {
 			if !isLiteralToken(v) {
-				return "", &ExprError{Pos: i, Reason: fmt.Sprintf("value %q of parameter %s is not a single literal", v, id)}
+				return "", placeholderError(expr, i, query.KindParameter, problem.CodeParameterIllegal, fmt.Sprintf("value %q of parameter %s is not a single literal", v, id))
 			}
 			b.WriteString(v)
 		}
 		i += end + 2
 	}
 	return b.String(), nil
+}
+
+// placeholderError returns the error of the placeholder at byte offset pos of expr.
+func placeholderError(expr string, pos int, kind query.ErrorKind, code, msg string) *query.Error {
+	return &query.Error{Kind: kind, Code: code, Pos: query.Pos(pos), Char: query.CharPos(expr, query.Pos(pos)), Msg: msg}
 }
 
 // isLiteralToken reports whether v is a non-empty run of characters that can only form one

@@ -389,12 +389,12 @@ func (c *compiler) fields(names []string) error {
 		c.p.Columns = append(c.p.Columns, Column{Name: name, Type: ref.Type, Ref: ref, Field: f})
 	}
 	if len(unknown) > 0 {
-		return badRequest(CodeFieldNotFound, "unknown field%s: %s%s", namelist.Plural(len(unknown)), namelist.Join(unknown), FieldHint(c.rec))
+		return badRequest(query.CodeFieldNotFound, "unknown field%s: %s%s", namelist.Plural(len(unknown)), namelist.Join(unknown), FieldHint(c.rec))
 	}
 	return nil
 }
 
-func (c *compiler) kpis(ks []query.KPI) error {
+func (c *compiler) kpis(ks []query.NamedMetric) error {
 	var unknown []string
 	for _, qk := range ks {
 		k := c.m.KPI(qk.ID)
@@ -415,7 +415,7 @@ func (c *compiler) kpis(ks []query.KPI) error {
 		c.p.Columns = append(c.p.Columns, Column{Name: k.ID, Type: t, KPI: k})
 	}
 	if len(unknown) > 0 {
-		return badRequest(CodeFieldNotFound, "unknown KPI%s: %s", namelist.Plural(len(unknown)), namelist.Join(unknown))
+		return badRequest(query.CodeFieldNotFound, "unknown KPI%s: %s", namelist.Plural(len(unknown)), namelist.Join(unknown))
 	}
 	return nil
 }
@@ -465,7 +465,7 @@ func (m *KnowledgeModel) metricGrains(k *KPI, mt query.Metric) (map[*query.Aggre
 					return err
 				}
 				if a, ok := side.(*query.Aggregate); ok && !out[a].Type.Numeric() {
-					return fmt.Errorf("%s of %s is %s and cannot take part in arithmetic", aggName(a.Func), a.Field, article(out[a].Type))
+					return fmt.Errorf("%s of %s is %s and cannot take part in arithmetic", a.Func, a.Field, article(out[a].Type))
 				}
 			}
 			return nil
@@ -610,7 +610,7 @@ func (c *compiler) search(s *query.Search) error {
 	for _, name := range s.Fields {
 		ref, _, ok := c.ref(name)
 		if !ok {
-			return badRequest(CodeFieldNotFound, "unknown searchField %s%s", name, FieldHint(c.rec))
+			return badRequest(query.CodeFieldNotFound, "unknown searchField %s%s", name, FieldHint(c.rec))
 		}
 		if ref.Type != query.TypeString {
 			return badRequest(problem.CodeParameterIllegal, "searchField %s is a %s field; fuzzy search needs a string field", name, ref.Type)
@@ -631,12 +631,12 @@ func (c *compiler) search(s *query.Search) error {
 	return nil
 }
 
-func (c *compiler) sort(keys []query.SortKey) error {
+func (c *compiler) sort(keys []query.SortTerm) error {
 	allowed := make([]string, len(c.p.Columns))
 	for i, col := range c.p.Columns {
 		allowed[i] = col.Name
 	}
-	var fieldKeys []query.SortKey
+	var fieldKeys []query.SortTerm
 	for _, k := range keys {
 		if k.Expr == nil {
 			fieldKeys = append(fieldKeys, k)
@@ -662,7 +662,7 @@ func (c *compiler) sort(keys []query.SortKey) error {
 
 // sortExpr checks a sort key that is a value expression and names its fields RECORD.FIELD:
 // only at record level, without KPIs and distinct, over the record's own fields.
-func (c *compiler) sortExpr(k query.SortKey) (query.Scalar, error) {
+func (c *compiler) sortExpr(k query.SortTerm) (query.Scalar, error) {
 	switch {
 	case c.rec == nil:
 		return nil, badRequest(problem.CodeParameterIllegal, "sorting by %s: expressions sort the rows of one record only", k.Field)

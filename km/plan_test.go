@@ -33,7 +33,7 @@ func planOf(t *testing.T, m *km.KnowledgeModel, record string, fields, kpis []st
 	t.Helper()
 	r := &km.PlanRequest{Record: record, Request: query.Request{Fields: fields, PageSize: 10}}
 	for _, k := range kpis {
-		r.KPIs = append(r.KPIs, query.KPI{ID: k})
+		r.KPIs = append(r.KPIs, query.NamedMetric{ID: k})
 	}
 	for _, f := range filters {
 		if pf := m.Filter(f); pf != nil {
@@ -227,7 +227,7 @@ func TestPlanErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := &km.PlanRequest{Record: c.record, Request: query.Request{Fields: c.fields, PageSize: 10}}
 			for _, k := range c.kpis {
-				r.KPIs = append(r.KPIs, query.KPI{ID: k})
+				r.KPIs = append(r.KPIs, query.NamedMetric{ID: k})
 			}
 			for _, f := range c.filters {
 				e, err := query.ParseAndBind(f, m.FilterSchema(c.record))
@@ -354,8 +354,8 @@ func TestCountGrainDefinitions(t *testing.T) {
 
 func TestSortAndSearchChecked(t *testing.T) {
 	m := demoKM(t)
-	r := &km.PlanRequest{Request: query.Request{Fields: []string{"CUSTOMERS.COUNTRY"}, KPIs: []query.KPI{{ID: "TOTAL_NET"}}, PageSize: 5,
-		Sort: []query.SortKey{{Field: "TOTAL_NET", Desc: true}, {Field: "CUSTOMERS.COUNTRY"}}}}
+	r := &km.PlanRequest{Request: query.Request{Fields: []string{"CUSTOMERS.COUNTRY"}, KPIs: []query.NamedMetric{{ID: "TOTAL_NET"}}, PageSize: 5,
+		Sort: []query.SortTerm{{Field: "TOTAL_NET", Desc: true}, {Field: "CUSTOMERS.COUNTRY"}}}}
 	p, err := km.NewPlan(m, r)
 	if err != nil {
 		t.Fatal(err)
@@ -363,7 +363,7 @@ func TestSortAndSearchChecked(t *testing.T) {
 	if len(p.Sort) != 2 || p.Sort[0] != (km.SortKey{Column: 1, Desc: true}) || p.Sort[1] != (km.SortKey{Column: 0}) {
 		t.Errorf("sort %+v", p.Sort)
 	}
-	r.Sort = []query.SortKey{{Field: "ORDERS.STATUS"}}
+	r.Sort = []query.SortTerm{{Field: "ORDERS.STATUS"}}
 	if _, err := km.NewPlan(m, r); err == nil {
 		t.Error("sort on an unselected field accepted")
 	}

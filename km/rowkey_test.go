@@ -40,7 +40,7 @@ func TestPlanRowKey(t *testing.T) {
 	m := demoKM(t)
 	r := &km.PlanRequest{Record: "ORDERS", RowKey: true, Request: query.Request{
 		Fields: []string{km.RowField, "STATUS"}, PageSize: 10,
-		Sort: []query.SortKey{{Field: km.RowField, Desc: true}},
+		Sort: []query.SortTerm{{Field: km.RowField, Desc: true}},
 	}}
 	r.Filters = []query.Expr{rowKeyFilter(t, m, "ORDERS", "R gt 3 or CUSTOMERS.COUNTRY eq 'DE'")}
 	p, err := km.NewPlan(m, r)
@@ -74,7 +74,7 @@ func TestPlanRowKey(t *testing.T) {
 		{RowKey: true, Request: query.Request{Fields: []string{"ORDERS." + km.RowField}, PageSize: 10}},
 	} {
 		_, err := km.NewPlan(m, r)
-		if st, code, _ := problemOf(t, err); st != 400 || code != km.CodeFieldNotFound {
+		if st, code, _ := problemOf(t, err); st != 400 || code != query.CodeFieldNotFound {
 			t.Errorf("%+v: %d %s", r, st, code)
 		}
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/kmkit/kmkit/query"
 )
 
-// ErrNotFound is returned (possibly wrapped) by a Store when a KM does not exist for the
+// ErrModelNotFound is returned (possibly wrapped) by a Store when a KM does not exist for the
 // caller. The handler answers it with 404 KM_MODEL_NOTFOUND.
-var ErrNotFound = errors.New("km: not found")
+var ErrModelNotFound = errors.New("km: not found")
 
 // Store is what a host implements to serve its data: the catalog of Knowledge Models and
 // the execution of queries against them. Implementations must be safe for concurrent use.
@@ -19,7 +19,7 @@ var ErrNotFound = errors.New("km: not found")
 type Store interface {
 	// Models returns the KMs of the store, in any order.
 	Models(ctx context.Context) ([]*KnowledgeModel, error)
-	// Model returns the KM with the given id, or an error wrapping ErrNotFound. A KM is
+	// Model returns the KM with the given id, or an error wrapping ErrModelNotFound. A KM is
 	// not changed once returned: a store returns a changed KM as a new value (the handler
 	// keeps the plans of repeated requests per KM value).
 	Model(ctx context.Context, id string) (*KnowledgeModel, error)
@@ -32,7 +32,7 @@ type Store interface {
 }
 
 // LookupModel returns the KM id of s as the caller of ctx sees it: a KM the caller may not
-// see (KnowledgeModel.VisibleTo) is an error wrapping ErrNotFound, exactly like a KM that
+// see (KnowledgeModel.VisibleTo) is an error wrapping ErrModelNotFound, exactly like a KM that
 // does not exist. Every API serving KMs (KM API, OData, MCP) looks KMs up with it.
 func LookupModel(ctx context.Context, s Store, id string) (*KnowledgeModel, error) {
 	m, err := s.Model(ctx, id)
@@ -40,7 +40,7 @@ func LookupModel(ctx context.Context, s Store, id string) (*KnowledgeModel, erro
 		return nil, err
 	}
 	if !m.VisibleTo(ctx) {
-		return nil, fmt.Errorf("km: KM %q: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("km: KM %q: %w", id, ErrModelNotFound)
 	}
 	return m, nil
 }

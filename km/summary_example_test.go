@@ -13,7 +13,7 @@ import (
 // (the first in row order among ties).
 func ExampleDescribeResult() {
 	res := &query.Result{
-		Columns: []query.Column{{Name: "NET", Type: query.TypeFloat}, {Name: "STATUS", Type: query.TypeString}},
+		Columns: []query.ColumnHeader{{Name: "NET", Type: query.TypeFloat}, {Name: "STATUS", Type: query.TypeString}},
 		Rows: [][]query.Value{
 			{query.Float(100.5), query.String("OPEN")},
 			{query.Float(250), query.String("PAID")},

@@ -18,6 +18,7 @@ import (
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/mcp"
 	"github.com/kmkit/kmkit/principal"
+	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
@@ -263,7 +264,7 @@ func TestQueryErrorsMatchKMAPI(t *testing.T) {
 		code string
 	}{
 		{"unknown field", map[string]any{"km": "shop-base", "record": "ORDERS", "fields": []string{"ID", "NOPE"}},
-			"/knowledge-models/shop-base/records/ORDERS/query?fields=ID,NOPE&pageSize=50", km.CodeFieldNotFound},
+			"/knowledge-models/shop-base/records/ORDERS/query?fields=ID,NOPE&pageSize=50", query.CodeFieldNotFound},
 		{"bad filter", map[string]any{"km": "shop-base", "record": "ORDERS", "filterExpr": []string{"NET gt 'x'"}},
 			"/knowledge-models/shop-base/records/ORDERS/query?filterExpr=NET%20gt%20'x'&pageSize=50", "FILTER_TYPE_MISMATCH"},
 		{"filter syntax", map[string]any{"km": "shop-base", "record": "ORDERS", "filterExpr": []string{"NET gt"}},
@@ -352,7 +353,7 @@ func TestSummarizeMatchesKMAPI(t *testing.T) {
 		t.Errorf("summary %v\nKM API %v", got, want)
 	}
 	p := f.problemOf(t, mcp.ToolSummarize, map[string]any{"km": "shop-base", "record": "ORDERS", "fields": []string{"NOPE"}})
-	if p["errorCode"] != km.CodeFieldNotFound {
+	if p["errorCode"] != query.CodeFieldNotFound {
 		t.Errorf("unknown field: %v", p)
 	}
 }

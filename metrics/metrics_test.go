@@ -77,7 +77,7 @@ func TestKMStoreKeepsSummarizer(t *testing.T) {
 		t.Fatal("a store without Summarize gained one")
 	}
 	ctx := context.Background()
-	if _, err := s.Model(ctx, "nope"); !errors.Is(err, km.ErrNotFound) {
+	if _, err := s.Model(ctx, "nope"); !errors.Is(err, km.ErrModelNotFound) {
 		t.Fatalf("Model: %v", err)
 	}
 	if _, err := s.Models(ctx); err != nil {

@@ -51,7 +51,7 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 			eq.out = append(eq.out, i)
 		}
 		if len(unknown) > 0 {
-			return nil, withTarget(badOption(km.CodeFieldNotFound, "$select: entity type %s has no propert%s %s", et.name, plural(len(unknown), "y", "ies"), strings.Join(unknown, ", ")), "$select")
+			return nil, withTarget(badOption(query.CodeFieldNotFound, "$select: entity type %s has no propert%s %s", et.name, plural(len(unknown), "y", "ies"), strings.Join(unknown, ", ")), "$select")
 		}
 		if !slices.Contains(eq.out, et.key) {
 			eq.out = append([]int{et.key}, eq.out...)

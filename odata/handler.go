@@ -208,7 +208,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m, err := km.LookupModel(r.Context(), h.store, kmID)
-	if errors.Is(err, km.ErrNotFound) {
+	if errors.Is(err, km.ErrModelNotFound) {
 		writeProblem(w, r, http.StatusNotFound, CodeModelNotFound, "no knowledge model "+strconv.Quote(kmID))
 		return
 	}

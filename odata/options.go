@@ -66,7 +66,7 @@ type QueryOptions struct {
 	Filter     query.Expr
 	FilterText string
 	// OrderBy lists the keys of $orderby in priority order.
-	OrderBy []query.SortKey
+	OrderBy []query.SortTerm
 	// Count is $count=true.
 	Count bool
 	// FilterIDs are the predefined KM filters named by filterid (comma-separated and/or
@@ -295,15 +295,15 @@ func parseSelect(v string) ([]string, error) {
 }
 
 // parseOrderBy reads $orderby: a comma list of "property [asc|desc]".
-func parseOrderBy(v string) ([]query.SortKey, error) {
-	var keys []query.SortKey
+func parseOrderBy(v string) ([]query.SortTerm, error) {
+	var keys []query.SortTerm
 	for _, item := range query.SplitTopLevel(v) {
 		words := strings.FieldsFunc(item, spaceOrPlus)
 		if len(words) == 0 {
 			return nil, &query.Error{Kind: query.KindParameter, Code: query.CodeSortIsEmpty, Param: "$orderby", Pos: query.NoPos,
 				Msg: fmt.Sprintf("an item names no property: %q", short(v))}
 		}
-		k := query.SortKey{}
+		k := query.SortTerm{}
 		if n := len(words); n >= 2 {
 			switch strings.ToLower(words[n-1]) { // OData 4.01: case-insensitive
 			case "asc":

@@ -24,7 +24,7 @@ func TestParseQueryOptions(t *testing.T) {
 		{"$select=A,B,%20C%20,A", QueryOptions{Top: -1, Select: []string{"A", "B", "C"}}},
 		{"$select=*", QueryOptions{Top: -1}},
 		{"$select=A,*", QueryOptions{Top: -1}},
-		{"$orderby=A%20desc,B,C+asc", QueryOptions{Top: -1, OrderBy: []query.SortKey{{Field: "A", Desc: true}, {Field: "B"}, {Field: "C"}}}},
+		{"$orderby=A%20desc,B,C+asc", QueryOptions{Top: -1, OrderBy: []query.SortTerm{{Field: "A", Desc: true}, {Field: "B"}, {Field: "C"}}}},
 		{"$format=json", QueryOptions{Top: -1, Format: FormatJSON}},
 		{"$format=application/json;odata.metadata=minimal;IEEE754Compatible=true", QueryOptions{Top: -1, Format: FormatJSON, IEEE754Compatible: true, Metadata: "minimal"}},
 		{"$format=XML", QueryOptions{Top: -1, Format: FormatXML}},
@@ -32,7 +32,7 @@ func TestParseQueryOptions(t *testing.T) {
 		{"$format=application%2Fatom%2Bxml", QueryOptions{Top: -1, Format: FormatXML}},
 		{"$format=application/atom+xml", QueryOptions{Top: -1, Format: FormatXML}},
 		// "+" is a space (form encoding) except as an offset's sign; %2B is a plus.
-		{"$filter=A+eq+1&$orderby=A+desc", QueryOptions{Top: -1, FilterText: "A eq 1", OrderBy: []query.SortKey{{Field: "A", Desc: true}}}},
+		{"$filter=A+eq+1&$orderby=A+desc", QueryOptions{Top: -1, FilterText: "A eq 1", OrderBy: []query.SortTerm{{Field: "A", Desc: true}}}},
 		{"$filter=T+ge+2023-12-05T15:48+03:00", QueryOptions{Top: -1, FilterText: "T ge 2023-12-05T15:48+03:00"}},
 		{"$filter=S%20eq%20'a%2Bb'", QueryOptions{Top: -1, FilterText: "S eq 'a+b'"}},
 		{"filterid=A,B&filterid=A&FilterId=C", QueryOptions{Top: -1, FilterIDs: []string{"A", "B", "C"}}},

@@ -1,7 +1,7 @@
 package query
 
-// Pos is a byte offset into the filter text, counted from 0. Errors report it to users as a
-// 1-based character position.
+// Pos is a byte offset into the filter or KPI text, counted from 0. Errors report it to users
+// as a 1-based character position.
 type Pos int
 
 // Expr is a node of a filter expression: one of *Logical, *Not, *Compare, *In, *Call,

@@ -1,6 +1,7 @@
 // Package query holds the portable form of a data query (Request) and the languages its
-// parameters are written in: the filter language of filterExpr and $filter, sort keys,
-// paging, options and search precision, and a raw query-string decoder.
+// parameters are written in: the filter language of filterExpr and $filter, the KPI
+// expression language, sort keys, paging, options and search precision, and a raw
+// query-string decoder.
 //
 // # Filters
 //
@@ -99,6 +100,24 @@
 // geo.*, ...) and the has operator are KindUnsupported; a function name OData does not
 // define is a syntax error.
 //
+// # KPI expressions
+//
+// ParseKPI turns a KPI expression into a Metric: *Aggregate, *Arith and *Number nodes, the
+// conditions of aggregates being filter trees parsed as above (with the same Options);
+// ParseAndBindKPI also binds each condition to a Schema. The grammar:
+//
+//	expr    = term { ("+" | "-") term }
+//	term    = factor { ("*" | "/") factor }
+//	factor  = number | "-" factor | "(" expr ")" | call
+//	call    = count "(" [field ["," cond]] ")" | ratio "(" cond ")"
+//	        | agg "(" field ["," cond] ")"
+//	agg     = countdistinct | sum | avg | min | max | median
+//
+// Function names are case-insensitive; fields are RECORD.FIELD (ASCII identifiers); numbers
+// are decimals with an optional exponent. The parentheses of the expression count against
+// Limits.MaxDepth. Placeholders (${param}) are not part of the language: the Knowledge
+// Model fills them before parsing.
+//
 // # Binding
 //
 // Parse already gives typed literals their Value as written (an integer an Int, a date its
@@ -134,8 +153,13 @@
 //
 // # Errors
 //
-// Every error is an *Error with a Kind, an API error Code and an HTTP status of 400;
-// filter errors carry the 1-based character position of the fault:
+// Every error is an *Error with a Kind, an API error Code and an HTTP status of 400. Filter
+// and KPI errors have one position convention: Pos is the byte offset of the fault (from
+// 0) and Char its 1-based character (rune) position, which Error() reports as "position
+// N"; an error in a condition of a KPI expression is positioned in the whole expression.
+// The KPI parser's own errors are KindSyntax (FILTER_SYNTAX_ERROR) or KindLimit
+// (GENERAL_CONSTRAINT_VIOLATION, nesting too deep); its conditions' errors keep their
+// kinds and codes. The kinds and codes:
 //
 //	KindSyntax       FILTER_SYNTAX_ERROR
 //	KindUnsupported  FILTER_NOT_SUPPORTED

@@ -11,7 +11,8 @@ type ErrorKind uint8
 
 // The error kinds. Every kind is answered with HTTP 400.
 const (
-	// KindSyntax: the filter text is not valid in the filter grammar.
+	// KindSyntax: the filter text is not valid in the filter grammar (or a KPI expression
+	// in the KPI grammar).
 	KindSyntax ErrorKind = iota + 1
 	// KindUnsupported: valid OData syntax outside the supported subset (arithmetic, has,
 	// lambdas, other functions, paths, JSON arrays, $it, parameter aliases ...).
@@ -41,26 +42,26 @@ func (k ErrorKind) String() string {
 	return fmt.Sprintf("ErrorKind(%d)", k)
 }
 
-// The error codes this package reports, in the style of the Knowledge Model API.
+// The error codes this package adds, in the style of the Knowledge Model API. The codes
+// shared by the APIs (GENERAL_CONSTRAINT_VIOLATION, GENERAL_PARAMETER_MISSMATCH,
+// GENERAL_PARAMETER_ILLEGAL) are package problem's: every code is defined once, in the
+// lowest package that reports it.
 const (
-	CodeFilterSyntax        = "FILTER_SYNTAX_ERROR"
-	CodeFilterNotSupported  = "FILTER_NOT_SUPPORTED"
-	CodeFilterTypeMismatch  = "FILTER_TYPE_MISMATCH"
-	CodeFieldNotFound       = "KM_FIELD_NOTFOUND"
-	CodeConstraintViolation = "GENERAL_CONSTRAINT_VIOLATION"
-	CodeParameterMismatch   = "GENERAL_PARAMETER_MISSMATCH" // sic: the real service spells it so
-	CodeParameterIllegal    = "GENERAL_PARAMETER_ILLEGAL"
-	CodeSortUnknownField    = "SORT_UNKNOWN_FIELD"
-	CodeSortHasOpposite     = "SORT_HAS_OPPOSITE"
-	CodeSortHasDuplicate    = "SORT_HAS_DUPLICATE"
-	CodeSortIsEmpty         = "SORT_IS_EMPTY"
+	CodeFilterSyntax       = "FILTER_SYNTAX_ERROR"
+	CodeFilterNotSupported = "FILTER_NOT_SUPPORTED"
+	CodeFilterTypeMismatch = "FILTER_TYPE_MISMATCH"
+	CodeFieldNotFound      = "KM_FIELD_NOTFOUND"
+	CodeSortUnknownField   = "SORT_UNKNOWN_FIELD"
+	CodeSortHasOpposite    = "SORT_HAS_OPPOSITE"
+	CodeSortHasDuplicate   = "SORT_HAS_DUPLICATE"
+	CodeSortIsEmpty        = "SORT_IS_EMPTY"
 )
 
 // NoPos is the Pos of an error that has no position in a text.
 const NoPos Pos = -1
 
-// Error is a client error in a filter or another request parameter. Every Error is a 400
-// Bad Request; Kind and Code tell the reasons apart.
+// Error is a client error in a filter, a KPI expression or another request parameter.
+// Every Error is a 400 Bad Request; Kind and Code tell the reasons apart.
 type Error struct {
 	Kind ErrorKind
 	// Code is the API error code, for example FILTER_SYNTAX_ERROR.

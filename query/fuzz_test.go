@@ -92,7 +92,7 @@ func (anySchema) FieldType(name string) (Type, bool) {
 }
 
 // FuzzParseSort checks that ParseSort never panics and that accepted keys, printed with
-// SortKey.String and joined, parse to the same keys.
+// SortTerm.String and joined, parse to the same keys.
 func FuzzParseSort(f *testing.F) {
 	for _, s := range []string{"A", "+A", "-A", "-R.A,+R.B, C", "", ",", "A,,B", "+A,-A", "A,A", " A", "-", "+-A", "ä,-ö"} {
 		f.Add(s)

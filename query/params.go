@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kmkit/kmkit/problem"
 )
 
 // Paging defaults and bounds.
@@ -46,13 +48,13 @@ func CheckPaging(page, size, max int) error {
 		max = DefaultMaxPageSize
 	}
 	if page < 0 || page > math.MaxInt32 {
-		return paramError(CodeConstraintViolation, "page", "%d is not a page number: pages count from 0 to %d", page, math.MaxInt32)
+		return paramError(problem.CodeConstraint, "page", "%d is not a page number: pages count from 0 to %d", page, math.MaxInt32)
 	}
 	if size < 1 {
-		return paramError(CodeConstraintViolation, "pageSize", "%d is below the minimum page size 1", size)
+		return paramError(problem.CodeConstraint, "pageSize", "%d is below the minimum page size 1", size)
 	}
 	if size > max {
-		return paramError(CodeConstraintViolation, "pageSize", "%d is above the maximum page size %d", size, max)
+		return paramError(problem.CodeConstraint, "pageSize", "%d is above the maximum page size %d", size, max)
 	}
 	return nil
 }
@@ -65,12 +67,12 @@ func parseInt(param, s string, def int) (int, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
 		if errors.Is(err, strconv.ErrRange) {
-			return 0, paramError(CodeConstraintViolation, param, "%s is out of range", short(s))
+			return 0, paramError(problem.CodeConstraint, param, "%s is out of range", short(s))
 		}
-		return 0, paramError(CodeParameterMismatch, param, "%q is not an integer", short(s))
+		return 0, paramError(problem.CodeParameterMismatch, param, "%q is not an integer", short(s))
 	}
 	if n > math.MaxInt32 || n < math.MinInt32 {
-		return 0, paramError(CodeConstraintViolation, param, "%s is out of range", short(s))
+		return 0, paramError(problem.CodeConstraint, param, "%s is out of range", short(s))
 	}
 	return int(n), nil
 }
@@ -84,7 +86,7 @@ func ParseSearchPrecision(s string, def int) (int, error) {
 		return 0, err
 	}
 	if s != "" && (p < 1 || p > 100) {
-		return 0, paramError(CodeConstraintViolation, "searchPrecision", "%d is not between 1 and 100", p)
+		return 0, paramError(problem.CodeConstraint, "searchPrecision", "%d is not between 1 and 100", p)
 	}
 	return p, nil
 }
@@ -93,7 +95,7 @@ func ParseSearchPrecision(s string, def int) (int, error) {
 // GENERAL_CONSTRAINT_VIOLATION.
 func CheckSearchPrecision(p int) error {
 	if p < 0 || p > 100 {
-		return paramError(CodeConstraintViolation, "search.precision", "%d is not between 0 and 100", p)
+		return paramError(problem.CodeConstraint, "search.precision", "%d is not between 0 and 100", p)
 	}
 	return nil
 }
@@ -118,7 +120,7 @@ func ParseList(values []string) []string {
 func ParseOptions(values []string) (distinct bool, err error) {
 	for _, o := range ParseList(values) {
 		if o != "distinct" {
-			return false, paramError(CodeParameterIllegal, "options", "unknown option %q: the only option is distinct", short(o))
+			return false, paramError(problem.CodeParameterIllegal, "options", "unknown option %q: the only option is distinct", short(o))
 		}
 		distinct = true
 	}
@@ -126,7 +128,7 @@ func ParseOptions(values []string) (distinct bool, err error) {
 }
 
 // String returns the key as the API echoes it: "+FIELD" or "-FIELD".
-func (k SortKey) String() string {
+func (k SortTerm) String() string {
 	if k.Desc {
 		return "-" + k.Field
 	}
@@ -139,16 +141,16 @@ func (k SortKey) String() string {
 // ascending. Errors: SORT_IS_EMPTY for an empty value or item, SORT_HAS_OPPOSITE for a
 // field sorted both ways, SORT_HAS_DUPLICATE for a field given twice,
 // GENERAL_CONSTRAINT_VIOLATION beyond MaxSortLength bytes.
-func ParseSort(s string) ([]SortKey, error) {
+func ParseSort(s string) ([]SortTerm, error) {
 	if len(s) > MaxSortLength {
-		return nil, paramError(CodeConstraintViolation, "sort", "the value is %d bytes long; at most %d are allowed", len(s), MaxSortLength)
+		return nil, paramError(problem.CodeConstraint, "sort", "the value is %d bytes long; at most %d are allowed", len(s), MaxSortLength)
 	}
 	if strings.TrimSpace(s) == "" {
 		return nil, paramError(CodeSortIsEmpty, "sort", "no sort field given")
 	}
-	var keys []SortKey
+	var keys []SortTerm
 	for i, item := range strings.Split(s, ",") {
-		k := SortKey{Field: strings.TrimSpace(item)}
+		k := SortTerm{Field: strings.TrimSpace(item)}
 		if rest, ok := strings.CutPrefix(k.Field, "-"); ok {
 			k.Field, k.Desc = strings.TrimSpace(rest), true
 		} else if rest, ok := strings.CutPrefix(k.Field, "+"); ok {
@@ -174,20 +176,20 @@ func ParseSort(s string) ([]SortKey, error) {
 // ParseSchemaSort reads the sort parameter of the schema list endpoints: exactly one field
 // with an optional + or - (GENERAL_PARAMETER_ILLEGAL for a list), else the errors of
 // ParseSort.
-func ParseSchemaSort(s string) (SortKey, error) {
+func ParseSchemaSort(s string) (SortTerm, error) {
 	keys, err := ParseSort(s)
 	if err != nil {
-		return SortKey{}, err
+		return SortTerm{}, err
 	}
 	if len(keys) != 1 {
-		return SortKey{}, paramError(CodeParameterIllegal, "sort", "lists sort by exactly one field, not %d", len(keys))
+		return SortTerm{}, paramError(problem.CodeParameterIllegal, "sort", "lists sort by exactly one field, not %d", len(keys))
 	}
 	return keys[0], nil
 }
 
 // CheckSort checks that every key names one of allowed (the selected fields and KPIs, or
 // a schema list's headers): SORT_UNKNOWN_FIELD naming the first one that does not.
-func CheckSort(keys []SortKey, allowed []string) error {
+func CheckSort(keys []SortTerm, allowed []string) error {
 	for _, k := range keys {
 		if slices.Contains(allowed, k.Field) {
 			continue

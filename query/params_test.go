@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kmkit/kmkit/problem"
 )
 
 // wantErr checks that err is a KindParameter *Error with the code and text given; code ""
@@ -42,15 +44,15 @@ func TestParsePaging(t *testing.T) {
 		{"", "5000", 0, 0, 5000, "", ""},
 		{"", "", 10, 0, 10, "", ""},
 		{"2147483647", "", 0, 2147483647, 50, "", ""},
-		{"", "5001", 0, 0, 0, CodeConstraintViolation, "pageSize: 5001 is above the maximum page size 5000"},
-		{"", "101", 100, 0, 0, CodeConstraintViolation, "pageSize: 101 is above the maximum page size 100"},
-		{"", "0", 0, 0, 0, CodeConstraintViolation, "pageSize: 0 is below the minimum page size 1"},
-		{"-1", "", 0, 0, 0, CodeConstraintViolation, "page: -1 is not a page number: pages count from 0 to 2147483647"},
-		{"2147483648", "", 0, 0, 0, CodeConstraintViolation, "page: 2147483648 is out of range"},
-		{"99999999999999999999", "", 0, 0, 0, CodeConstraintViolation, "page: 99999999999999999999 is out of range"},
-		{"one", "", 0, 0, 0, CodeParameterMismatch, `page: "one" is not an integer`},
-		{"", "1.5", 0, 0, 0, CodeParameterMismatch, `pageSize: "1.5" is not an integer`},
-		{" 1", "", 0, 0, 0, CodeParameterMismatch, `page: " 1" is not an integer`},
+		{"", "5001", 0, 0, 0, problem.CodeConstraint, "pageSize: 5001 is above the maximum page size 5000"},
+		{"", "101", 100, 0, 0, problem.CodeConstraint, "pageSize: 101 is above the maximum page size 100"},
+		{"", "0", 0, 0, 0, problem.CodeConstraint, "pageSize: 0 is below the minimum page size 1"},
+		{"-1", "", 0, 0, 0, problem.CodeConstraint, "page: -1 is not a page number: pages count from 0 to 2147483647"},
+		{"2147483648", "", 0, 0, 0, problem.CodeConstraint, "page: 2147483648 is out of range"},
+		{"99999999999999999999", "", 0, 0, 0, problem.CodeConstraint, "page: 99999999999999999999 is out of range"},
+		{"one", "", 0, 0, 0, problem.CodeParameterMismatch, `page: "one" is not an integer`},
+		{"", "1.5", 0, 0, 0, problem.CodeParameterMismatch, `pageSize: "1.5" is not an integer`},
+		{" 1", "", 0, 0, 0, problem.CodeParameterMismatch, `page: " 1" is not an integer`},
 	}
 	for _, tt := range tests {
 		p, s, err := ParsePaging(tt.page, tt.size, tt.max)
@@ -71,9 +73,9 @@ func TestSearchPrecision(t *testing.T) {
 		{"", 70, "", ""},
 		{"1", 1, "", ""},
 		{"100", 100, "", ""},
-		{"0", 0, CodeConstraintViolation, "searchPrecision: 0 is not between 1 and 100"},
-		{"101", 0, CodeConstraintViolation, "searchPrecision: 101 is not between 1 and 100"},
-		{"high", 0, CodeParameterMismatch, `searchPrecision: "high" is not an integer`},
+		{"0", 0, problem.CodeConstraint, "searchPrecision: 0 is not between 1 and 100"},
+		{"101", 0, problem.CodeConstraint, "searchPrecision: 101 is not between 1 and 100"},
+		{"high", 0, problem.CodeParameterMismatch, `searchPrecision: "high" is not an integer`},
 	}
 	for _, tt := range tests {
 		got, err := ParseSearchPrecision(tt.in, 70)
@@ -84,8 +86,8 @@ func TestSearchPrecision(t *testing.T) {
 	}
 	wantErr(t, "CheckSearchPrecision(0)", CheckSearchPrecision(0), "", "")
 	wantErr(t, "CheckSearchPrecision(100)", CheckSearchPrecision(100), "", "")
-	wantErr(t, "CheckSearchPrecision(-1)", CheckSearchPrecision(-1), CodeConstraintViolation, "search.precision: -1 is not between 0 and 100")
-	wantErr(t, "CheckSearchPrecision(101)", CheckSearchPrecision(101), CodeConstraintViolation, "search.precision: 101 is not between 0 and 100")
+	wantErr(t, "CheckSearchPrecision(-1)", CheckSearchPrecision(-1), problem.CodeConstraint, "search.precision: -1 is not between 0 and 100")
+	wantErr(t, "CheckSearchPrecision(101)", CheckSearchPrecision(101), problem.CodeConstraint, "search.precision: 101 is not between 0 and 100")
 }
 
 func TestParseList(t *testing.T) {
@@ -117,8 +119,8 @@ func TestParseOptions(t *testing.T) {
 		{[]string{"distinct"}, true, "", ""},
 		{[]string{"distinct", "distinct"}, true, "", ""},
 		{[]string{"distinct,"}, true, "", ""},
-		{[]string{"distinct,unique"}, false, CodeParameterIllegal, `options: unknown option "unique": the only option is distinct`},
-		{[]string{"DISTINCT"}, false, CodeParameterIllegal, `options: unknown option "DISTINCT": the only option is distinct`},
+		{[]string{"distinct,unique"}, false, problem.CodeParameterIllegal, `options: unknown option "unique": the only option is distinct`},
+		{[]string{"DISTINCT"}, false, problem.CodeParameterIllegal, `options: unknown option "DISTINCT": the only option is distinct`},
 	}
 	for _, tt := range tests {
 		got, err := ParseOptions(tt.in)
@@ -132,14 +134,14 @@ func TestParseOptions(t *testing.T) {
 func TestParseSort(t *testing.T) {
 	tests := []struct {
 		in        string
-		want      []SortKey
+		want      []SortTerm
 		code, msg string
 	}{
-		{"A", []SortKey{{Field: "A"}}, "", ""},
-		{"+A", []SortKey{{Field: "A"}}, "", ""},
-		{"-A", []SortKey{{Field: "A", Desc: true}}, "", ""},
-		{" A", []SortKey{{Field: "A"}}, "", ""}, // a "+" decoded as a space
-		{"-R.A,+R.B, C", []SortKey{{Field: "R.A", Desc: true}, {Field: "R.B"}, {Field: "C"}}, "", ""},
+		{"A", []SortTerm{{Field: "A"}}, "", ""},
+		{"+A", []SortTerm{{Field: "A"}}, "", ""},
+		{"-A", []SortTerm{{Field: "A", Desc: true}}, "", ""},
+		{" A", []SortTerm{{Field: "A"}}, "", ""}, // a "+" decoded as a space
+		{"-R.A,+R.B, C", []SortTerm{{Field: "R.A", Desc: true}, {Field: "R.B"}, {Field: "C"}}, "", ""},
 		{"", nil, CodeSortIsEmpty, "sort: no sort field given"},
 		{"  ", nil, CodeSortIsEmpty, "sort: no sort field given"},
 		{"A,,B", nil, CodeSortIsEmpty, "sort: item 2 names no field"},
@@ -147,7 +149,7 @@ func TestParseSort(t *testing.T) {
 		{"+A,-A", nil, CodeSortHasOpposite, `sort: field "A" is sorted both ascending and descending`},
 		{"A,B,-A", nil, CodeSortHasOpposite, `sort: field "A" is sorted both ascending and descending`},
 		{"A,+A", nil, CodeSortHasDuplicate, `sort: field "A" is given twice`},
-		{strings.Repeat("A", 2049), nil, CodeConstraintViolation, "sort: the value is 2049 bytes long; at most 2048 are allowed"},
+		{strings.Repeat("A", 2049), nil, problem.CodeConstraint, "sort: the value is 2049 bytes long; at most 2048 are allowed"},
 	}
 	for _, tt := range tests {
 		got, err := ParseSort(tt.in)
@@ -163,13 +165,13 @@ func TestParseSort(t *testing.T) {
 func TestParseSchemaSort(t *testing.T) {
 	tests := []struct {
 		in        string
-		want      SortKey
+		want      SortTerm
 		code, msg string
 	}{
-		{"name", SortKey{Field: "name"}, "", ""},
-		{"-id", SortKey{Field: "id", Desc: true}, "", ""},
-		{"", SortKey{}, CodeSortIsEmpty, "sort: no sort field given"},
-		{"id,name", SortKey{}, CodeParameterIllegal, "sort: lists sort by exactly one field, not 2"},
+		{"name", SortTerm{Field: "name"}, "", ""},
+		{"-id", SortTerm{Field: "id", Desc: true}, "", ""},
+		{"", SortTerm{}, CodeSortIsEmpty, "sort: no sort field given"},
+		{"id,name", SortTerm{}, problem.CodeParameterIllegal, "sort: lists sort by exactly one field, not 2"},
 	}
 	for _, tt := range tests {
 		got, err := ParseSchemaSort(tt.in)
@@ -181,12 +183,12 @@ func TestParseSchemaSort(t *testing.T) {
 }
 
 func TestCheckSort(t *testing.T) {
-	keys := []SortKey{{Field: "A"}, {Field: "K", Desc: true}}
+	keys := []SortTerm{{Field: "A"}, {Field: "K", Desc: true}}
 	wantErr(t, "allowed", CheckSort(keys, []string{"A", "B", "K"}), "", "")
 	wantErr(t, "unknown", CheckSort(keys, []string{"A", "B"}), CodeSortUnknownField, `sort: "K" is not among the fields that can be sorted: A, B`)
 	wantErr(t, "none", CheckSort(keys, nil), CodeSortUnknownField, `sort: "A" is not among the fields that can be sorted`)
-	wantErr(t, "case", CheckSort([]SortKey{{Field: "a"}}, []string{"A"}), CodeSortUnknownField, `sort: "a" is not among the fields that can be sorted: A`)
+	wantErr(t, "case", CheckSort([]SortTerm{{Field: "a"}}, []string{"A"}), CodeSortUnknownField, `sort: "a" is not among the fields that can be sorted: A`)
 	if got := []string{keys[0].String(), keys[1].String()}; !cmp.Equal(got, []string{"+A", "-K"}) {
-		t.Errorf("SortKey.String = %q", got)
+		t.Errorf("SortTerm.String = %q", got)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/kmkit/kmkit/problem"
 )
 
 // The default Limits.
@@ -42,7 +44,7 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// Option configures Parse and ParseAndBind.
+// Option configures Parse and ParseAndBind, and ParseKPI and ParseAndBindKPI.
 type Option func(*config)
 
 type config struct {
@@ -59,8 +61,8 @@ func WithNow(t time.Time) Option { return func(c *config) { c.now = t } }
 // WithLimits sets the limits of the filter text.
 func WithLimits(l Limits) Option { return func(c *config) { c.limits = l } }
 
-// WithParam sets the parameter name errors start with (default "filterExpr"); the OData
-// handler passes "$filter".
+// WithParam sets the parameter name errors start with (default "filterExpr"; none for a
+// KPI expression); the OData handler passes "$filter".
 func WithParam(name string) Option { return func(c *config) { c.param = name } }
 
 // ODataSyntax makes the parser read $filter as OData 4.01 clients write it: the operators
@@ -118,7 +120,7 @@ func ParseAndBind(src string, s Schema, opts ...Option) (Expr, error) {
 
 func parse(src string, lim Limits, odata bool) (e Expr, err *Error) {
 	if len(src) > lim.MaxLength {
-		return nil, &Error{Kind: KindLimit, Code: CodeConstraintViolation, Pos: NoPos,
+		return nil, &Error{Kind: KindLimit, Code: problem.CodeConstraint, Pos: NoPos,
 			Msg: fmt.Sprintf("the expression is %d bytes long; at most %d are allowed", len(src), lim.MaxLength)}
 	}
 	p := &parser{lx: lexer{src: src}, lim: lim, odata: odata}
@@ -162,7 +164,7 @@ func (p *parser) fail(kind ErrorKind, pos int, format string, args ...any) {
 	case KindUnsupported:
 		code = CodeFilterNotSupported
 	case KindLimit:
-		code = CodeConstraintViolation
+		code = problem.CodeConstraint
 	}
 	panic(&Error{Kind: kind, Code: code, Pos: Pos(pos), Msg: fmt.Sprintf(format, args...)})
 }

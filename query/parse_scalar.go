@@ -3,6 +3,8 @@ package query
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kmkit/kmkit/problem"
 )
 
 // The scalar grammar of ODataSyntax, for conditions whose sides are functions or
@@ -315,7 +317,7 @@ func (p *parser) noMatch(s Scalar, op ArithOp) {
 func ParseScalar(src string, opts ...Option) (s Scalar, err error) {
 	c := newConfig(opts)
 	if len(src) > c.limits.MaxLength {
-		return nil, &Error{Kind: KindLimit, Code: CodeConstraintViolation, Param: c.param, Pos: NoPos,
+		return nil, &Error{Kind: KindLimit, Code: problem.CodeConstraint, Param: c.param, Pos: NoPos,
 			Msg: fmt.Sprintf("the expression is %d bytes long; at most %d are allowed", len(src), c.limits.MaxLength)}
 	}
 	p := &parser{lx: lexer{src: src}, lim: c.limits, odata: true}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/kmkit/kmkit/problem"
 )
 
 // ignorePos compares trees without their positions.
@@ -361,7 +363,7 @@ func TestLimits(t *testing.T) {
 			continue
 		}
 		var qe *Error
-		if !errors.As(err, &qe) || qe.Kind != KindLimit || qe.Code != CodeConstraintViolation || qe.Error() != tt.msg {
+		if !errors.As(err, &qe) || qe.Kind != KindLimit || qe.Code != problem.CodeConstraint || qe.Error() != tt.msg {
 			t.Errorf("%s: got %v, want limit error %q", tt.name, err, tt.msg)
 		}
 	}

@@ -8,14 +8,14 @@ type Request struct {
 	// Fields are the selected fields, in output order. With KPIs, they are the grouping keys.
 	Fields []string
 	// KPIs are computed per distinct combination of Fields (one row when Fields is empty).
-	KPIs []KPI
+	KPIs []NamedMetric
 	// Filter is the bound conjunction of predefined filters and filterExpr entries; nil
 	// matches every row.
 	Filter Expr
 	// Search is the fuzzy search, or nil.
 	Search *Search
 	// Sort keys in priority order. Nulls sort last in both directions; ties keep row order.
-	Sort []SortKey
+	Sort []SortTerm
 	// Page is 0-based; PageSize is at least 1.
 	Page, PageSize int
 	// Distinct removes duplicate rows of the selected columns before paging.
@@ -24,8 +24,8 @@ type Request struct {
 	Count bool
 }
 
-// SortKey is one sort field and its direction.
-type SortKey struct {
+// SortTerm is one sort field and its direction.
+type SortTerm struct {
 	Field string
 	Desc  bool
 	// Expr, when set, is a bound value expression to sort by (OData's $orderby
@@ -41,8 +41,8 @@ type Search struct {
 	Precision int
 }
 
-// KPI is a named metric computed per group.
-type KPI struct {
+// NamedMetric is a named metric computed per group.
+type NamedMetric struct {
 	ID     string
 	Metric Metric
 }
@@ -86,8 +86,8 @@ func (*Aggregate) metricNode() {}
 func (*Arith) metricNode()     {}
 func (*Number) metricNode()    {}
 
-// Column describes one column of a result: a selected field or a KPI.
-type Column struct {
+// ColumnHeader describes one column of a result: a selected field or a KPI.
+type ColumnHeader struct {
 	Name string
 	Type Type
 	// KPI is true for KPI columns (headers report aggregation: true).
@@ -96,7 +96,7 @@ type Column struct {
 
 // Result is what a store returns for a Request: the page of rows, and Count when asked.
 type Result struct {
-	Columns []Column
+	Columns []ColumnHeader
 	Rows    [][]Value
 	// Count is the number of rows (or groups, or distinct rows) before paging; set when
 	// Request.Count is true.

@@ -82,7 +82,7 @@ func (s *store) Models(context.Context) ([]*km.KnowledgeModel, error) {
 
 func (s *store) Model(_ context.Context, id string) (*km.KnowledgeModel, error) {
 	if id != s.model.ID {
-		return nil, fmt.Errorf("KM %q: %w", id, km.ErrNotFound)
+		return nil, fmt.Errorf("KM %q: %w", id, km.ErrModelNotFound)
 	}
 	return s.model, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -66,11 +67,11 @@ func Parse(raw string) (Params, error) {
 		k, v, _ := strings.Cut(pair, "=")
 		key, ok := unescape(k)
 		if !ok {
-			return nil, paramError(query.CodeParameterIllegal, "query", "parameter name %q has a malformed percent-escape", short(k))
+			return nil, paramError(problem.CodeParameterIllegal, "query", "parameter name %q has a malformed percent-escape", short(k))
 		}
 		val, ok := unescape(v)
 		if !ok {
-			return nil, paramError(query.CodeParameterIllegal, key, "the value has a malformed percent-escape")
+			return nil, paramError(problem.CodeParameterIllegal, key, "the value has a malformed percent-escape")
 		}
 		ps = append(ps, Param{Key: key, Value: val})
 	}

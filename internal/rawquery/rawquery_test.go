@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -48,11 +49,11 @@ func TestParse(t *testing.T) {
 		{"a+b=c", Params{{"a b", "c"}}, "", ""},
 		{"a=x=y", Params{{"a", "x=y"}}, "", ""},
 		{"%24filter=A%20eq%201", Params{{"$filter", "A eq 1"}}, "", ""},
-		{"a=%zz", nil, query.CodeParameterIllegal, "a: the value has a malformed percent-escape"},
-		{"a=%4", nil, query.CodeParameterIllegal, "a: the value has a malformed percent-escape"},
-		{"a=x%", nil, query.CodeParameterIllegal, "a: the value has a malformed percent-escape"},
-		{"a+b=%", nil, query.CodeParameterIllegal, "a b: the value has a malformed percent-escape"},
-		{"%g=1", nil, query.CodeParameterIllegal, `query: parameter name "%g" has a malformed percent-escape`},
+		{"a=%zz", nil, problem.CodeParameterIllegal, "a: the value has a malformed percent-escape"},
+		{"a=%4", nil, problem.CodeParameterIllegal, "a: the value has a malformed percent-escape"},
+		{"a=x%", nil, problem.CodeParameterIllegal, "a: the value has a malformed percent-escape"},
+		{"a+b=%", nil, problem.CodeParameterIllegal, "a b: the value has a malformed percent-escape"},
+		{"%g=1", nil, problem.CodeParameterIllegal, `query: parameter name "%g" has a malformed percent-escape`},
 	}
 	for _, tt := range tests {
 		got, err := Parse(tt.raw)
@@ -121,7 +122,7 @@ func FuzzParse(f *testing.F) {
 		ps, err := Parse(raw)
 		if err != nil {
 			var qe *query.Error
-			if !errors.As(err, &qe) || qe.Code != query.CodeParameterIllegal || !strings.Contains(raw, "%") {
+			if !errors.As(err, &qe) || qe.Code != problem.CodeParameterIllegal || !strings.Contains(raw, "%") {
 				t.Fatalf("Parse(%q): %v", raw, err)
 			}
 			return

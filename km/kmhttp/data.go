@@ -165,7 +165,7 @@ func encodePage(b []byte, pl *plan, res *query.Result, asQuery bool) []byte {
 
 // appendHead appends the page's sort keys and, for the data endpoints, the headers, up
 // to the rows; a KPI column's header type is that of the result's column (cols).
-func appendHead(b []byte, pl *plan, cols []query.Column, asQuery bool) []byte {
+func appendHead(b []byte, pl *plan, cols []query.ColumnHeader, asQuery bool) []byte {
 	b = append(b, `,"sort":[`...)
 	for i, s := range pl.sort {
 		if i > 0 {
@@ -500,7 +500,7 @@ func (h *Handler) plan(m *km.KnowledgeModel, rec *km.Record, p *dataParams, asQu
 	for _, id := range namelist.Dedup(p.kpis) {
 		k := m.KPI(id)
 		if k == nil {
-			r.KPIs = append(r.KPIs, query.KPI{ID: id}) // NewPlan reports it
+			r.KPIs = append(r.KPIs, query.NamedMetric{ID: id}) // NewPlan reports it
 			continue
 		}
 		metric := k.Metric()
@@ -510,7 +510,7 @@ func (h *Handler) plan(m *km.KnowledgeModel, rec *km.Record, p *dataParams, asQu
 				return nil, badRequest(problem.CodeParameterIllegal, "kpiParam of %s: %v", id, err)
 			}
 		}
-		r.KPIs = append(r.KPIs, query.KPI{ID: id, Metric: metric})
+		r.KPIs = append(r.KPIs, query.NamedMetric{ID: id, Metric: metric})
 	}
 	for _, id := range slices.Sorted(maps.Keys(p.kpiParams)) {
 		if !slices.Contains(p.kpis, id) {
@@ -586,7 +586,7 @@ func searchSpec(m *km.KnowledgeModel, rec *km.Record, p *dataParams, selected []
 		for _, name := range p.searchField {
 			f := resolveField(m, rec, name)
 			if f == nil {
-				return nil, badRequest(km.CodeFieldNotFound, "unknown searchField %s%s", name, km.FieldHint(rec))
+				return nil, badRequest(query.CodeFieldNotFound, "unknown searchField %s%s", name, km.FieldHint(rec))
 			}
 			if f.Type != query.TypeString {
 				return nil, badRequest(problem.CodeParameterIllegal, "searchField %s is a %s field; fuzzy search needs a string field", name, f.Type)

@@ -271,9 +271,9 @@ func TestKMData(t *testing.T) {
 		{name: "kpiParam of an unknown parameter", target: kmData("kpis=LATE_SHARE&kpiParam=LATE_SHARE.x:1"), status: 400,
 			wantProblem: &prob{"GENERAL_PARAMETER_ILLEGAL", `kpiParam of LATE_SHARE: KPI LATE_SHARE has no parameter "x"`}},
 		{name: "kpiParam that is not one literal", target: kmData("kpis=LATE_SHARE&kpiParam=" + esc("LATE_SHARE.t:0 or 1")), status: 400,
-			wantProblem: &prob{"GENERAL_PARAMETER_ILLEGAL", `kpiParam of LATE_SHARE: at position 22: value "0 or 1" of parameter t is not a single literal`}},
+			wantProblem: &prob{"GENERAL_PARAMETER_ILLEGAL", `kpiParam of LATE_SHARE: position 22: value "0 or 1" of parameter t is not a single literal`}},
 		{name: "kpiParam of the wrong type", target: kmData("kpis=LATE_SHARE&kpiParam=LATE_SHARE.t:abc"), status: 400,
-			wantProblem: &prob{"GENERAL_PARAMETER_ILLEGAL", "kpiParam of LATE_SHARE: at position 22: ORDERS." + bindMessage("LATE gt abc")}},
+			wantProblem: &prob{"GENERAL_PARAMETER_ILLEGAL", "kpiParam of LATE_SHARE: position 22: ORDERS." + bindMessage("LATE gt abc")}},
 		{name: "malformed kpiParam", target: kmData("kpis=LATE_SHARE&kpiParam=LATE_SHARE"), status: 400,
 			wantProblem: &prob{"GENERAL_PARAMETER_ILLEGAL", `kpiParam "LATE_SHARE": want KPI_ID.parameter:value`}},
 	})
@@ -421,8 +421,8 @@ func TestStoreAnswerMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, res := range []*query.Result{
-		{Columns: []query.Column{{Name: "ID", Type: query.TypeString}}},
-		{Columns: []query.Column{{Name: "ID", Type: query.TypeString}, {Name: "NET", Type: query.TypeFloat}},
+		{Columns: []query.ColumnHeader{{Name: "ID", Type: query.TypeString}}},
+		{Columns: []query.ColumnHeader{{Name: "ID", Type: query.TypeString}, {Name: "NET", Type: query.TypeFloat}},
 			Rows: [][]query.Value{{query.String("O1"), query.Float(1), query.Int(3)}}},
 	} {
 		var logs strings.Builder

@@ -21,7 +21,7 @@ import (
 // KM_MODEL_NOTFOUND the API answers for an unknown id.
 func (h *Handler) Model(ctx context.Context, id string) (*km.KnowledgeModel, error) {
 	m, err := km.LookupModel(ctx, h.store, id)
-	if errors.Is(err, km.ErrNotFound) {
+	if errors.Is(err, km.ErrModelNotFound) {
 		return nil, problem.New(http.StatusNotFound, km.CodeModelNotFound, "no knowledge model "+strconv.Quote(id))
 	}
 	return m, err

@@ -18,7 +18,7 @@ func BenchmarkEncodePage(b *testing.B) {
 	for i, n := range names {
 		f := &km.Field{ID: n, Name: n, Type: []query.Type{query.TypeString, query.TypeString, query.TypeDate, query.TypeString, query.TypeFloat, query.TypeInteger}[i]}
 		pl.columns = append(pl.columns, column{name: n, field: f})
-		res.Columns = append(res.Columns, query.Column{Name: n, Type: f.Type})
+		res.Columns = append(res.Columns, query.ColumnHeader{Name: n, Type: f.Type})
 	}
 	pl.keys = quoteKeys(pl.columns) // as Handler.plan makes them
 	pl.head = appendHead(nil, pl, nil, false)

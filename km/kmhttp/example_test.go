@@ -49,7 +49,7 @@ func (s *ticketStore) Models(context.Context) ([]*km.KnowledgeModel, error) {
 
 func (s *ticketStore) Model(_ context.Context, id string) (*km.KnowledgeModel, error) {
 	if id != s.model.ID {
-		return nil, km.ErrNotFound
+		return nil, km.ErrModelNotFound
 	}
 	return s.model, nil
 }

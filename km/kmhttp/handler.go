@@ -231,7 +231,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m, err := km.LookupModel(ctx, h.store, kmID)
-	if errors.Is(err, km.ErrNotFound) {
+	if errors.Is(err, km.ErrModelNotFound) {
 		problemhttp.Write(w, http.StatusNotFound, km.CodeModelNotFound, "no knowledge model "+strconv.Quote(kmID))
 		return
 	}

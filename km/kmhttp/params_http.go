@@ -46,9 +46,9 @@ func (h *Handler) paging(params rawquery.Params) (page, size int, err error) {
 }
 
 // parseSchemaSort reads the sort of a schema endpoint: one field with an optional + or -.
-func parseSchemaSort(values []string) (key query.SortKey, present bool, err error) {
+func parseSchemaSort(values []string) (key query.SortTerm, present bool, err error) {
 	if len(values) == 0 {
-		return query.SortKey{}, false, nil
+		return query.SortTerm{}, false, nil
 	}
 	key, err = query.ParseSchemaSort(strings.Join(values, ","))
 	return key, err == nil, err

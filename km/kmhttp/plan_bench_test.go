@@ -43,10 +43,10 @@ func BenchmarkNewPlan(b *testing.B) {
 		target string
 	}{
 		{"record-page", km.PlanRequest{Record: "ORDER_ITEMS", Request: query.Request{Fields: []string{"ITEM_ID", "QUANTITY"}, PageSize: 50,
-			Sort: []query.SortKey{{Field: "QUANTITY", Desc: true}}}, Filters: []query.Expr{m.Filter("OPEN_ORDERS").Bound(), filter("QUANTITY gt 2", "ORDER_ITEMS")}},
+			Sort: []query.SortTerm{{Field: "QUANTITY", Desc: true}}}, Filters: []query.Expr{m.Filter("OPEN_ORDERS").Bound(), filter("QUANTITY gt 2", "ORDER_ITEMS")}},
 			api + "/o2c/records/ORDER_ITEMS/data?fields=ITEM_ID,QUANTITY&filters=OPEN_ORDERS&filterExpr=QUANTITY%20gt%202&sort=-QUANTITY"},
 		{"kpis-through-join", km.PlanRequest{Request: query.Request{Fields: []string{"MATERIALS.MATERIAL_GROUP", "CUSTOMERS.COUNTRY"}, PageSize: 50,
-			KPIs: []query.KPI{{ID: "TOTAL_NET"}, {ID: "ITEM_QUANTITY"}, {ID: "ACTIVITY_COUNT"}}}, Filters: []query.Expr{m.Filter("YEAR_2025").Bound()}},
+			KPIs: []query.NamedMetric{{ID: "TOTAL_NET"}, {ID: "ITEM_QUANTITY"}, {ID: "ACTIVITY_COUNT"}}}, Filters: []query.Expr{m.Filter("YEAR_2025").Bound()}},
 			api + "/o2c/data?fields=MATERIALS.MATERIAL_GROUP,CUSTOMERS.COUNTRY&kpis=TOTAL_NET,ITEM_QUANTITY,ACTIVITY_COUNT&filters=YEAR_2025"},
 	}
 	for _, c := range cases {
@@ -125,7 +125,7 @@ func BenchmarkKPIsThroughJoinVsPandas(b *testing.B) {
 		b.Fatal(err)
 	}
 	p, err := km.NewPlan(m, &km.PlanRequest{Request: query.Request{Fields: []string{"MATERIALS.MATERIAL_GROUP"}, PageSize: 50,
-		KPIs: []query.KPI{{ID: "TOTAL_NET"}, {ID: "ITEM_QUANTITY"}}}})
+		KPIs: []query.NamedMetric{{ID: "TOTAL_NET"}, {ID: "ITEM_QUANTITY"}}}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func BenchmarkKPIsThroughJoinVsPandas(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		req := &query.Request{Fields: []string{"MATERIALS.MATERIAL_GROUP"}, PageSize: 50, KPIs: []query.KPI{
+		req := &query.Request{Fields: []string{"MATERIALS.MATERIAL_GROUP"}, PageSize: 50, KPIs: []query.NamedMetric{
 			{ID: "TOTAL_NET", Metric: m.KPI("TOTAL_NET").Metric()}, {ID: "ITEM_QUANTITY", Metric: m.KPI("ITEM_QUANTITY").Metric()}}}
 		for b.Loop() {
 			if _, err := qexec.Run(f, req); err != nil {

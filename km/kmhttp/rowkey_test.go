@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/query"
 )
 
 // The KM API does not expose the row key: "#row" is an unknown field of a record.
@@ -16,7 +16,7 @@ func TestRowKeyNotInKMAPI(t *testing.T) {
 		t.Fatalf("%d %s", w.Code, w.Body)
 	}
 	var body struct{ ErrorCode string }
-	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || body.ErrorCode != km.CodeFieldNotFound {
+	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || body.ErrorCode != query.CodeFieldNotFound {
 		t.Errorf("%v %s", err, w.Body)
 	}
 }

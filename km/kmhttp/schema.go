@@ -124,7 +124,7 @@ func sortItems[T any](items []T, sortParam []string, keys sortKeys[T]) (string, 
 	}
 	field, ok := keys.index[sk.Field]
 	if !ok {
-		return "", query.CheckSort([]query.SortKey{sk}, keys.names)
+		return "", query.CheckSort([]query.SortTerm{sk}, keys.names)
 	}
 	value := func(it *T) string { return strings.ToLower(reflect.ValueOf(it).Elem().FieldByIndex(field).String()) }
 	slices.SortStableFunc(items, func(a, b T) int {

@@ -376,7 +376,7 @@ func TestSummaryUsesTheStoreSummarizer(t *testing.T) {
 // formatted as the data endpoints write values.
 func TestDescribeResult(t *testing.T) {
 	res := &query.Result{
-		Columns: []query.Column{
+		Columns: []query.ColumnHeader{
 			{Name: "I", Type: query.TypeInteger}, {Name: "F", Type: query.TypeFloat},
 			{Name: "S", Type: query.TypeString}, {Name: "B", Type: query.TypeBoolean},
 			{Name: "D", Type: query.TypeDate}, {Name: "T", Type: query.TypeDateTime},

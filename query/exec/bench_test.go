@@ -72,7 +72,7 @@ func BenchmarkFilterSortPage(b *testing.B) {
 		Fields: []string{"ORDER_ID", "COUNTRY", "NET_VALUE"},
 		Filter: and(cmpx("NET_VALUE", query.TypeFloat, query.Gt, query.Float(500)),
 			&query.In{Field: field("COUNTRY", query.TypeString), Values: []query.Literal{lit(query.String("DE")), lit(query.String("FR"))}}),
-		Sort:     []query.SortKey{{Field: "NET_VALUE", Desc: true}},
+		Sort:     []query.SortTerm{{Field: "NET_VALUE", Desc: true}},
 		PageSize: 50, Count: true,
 	}
 	b.Run("columnar", func(b *testing.B) { runBench(b, req) })
@@ -99,7 +99,7 @@ func BenchmarkFilterSortPage(b *testing.B) {
 func BenchmarkGroupBy(b *testing.B) {
 	req := &query.Request{
 		Fields: []string{"COUNTRY"},
-		KPIs: []query.KPI{
+		KPIs: []query.NamedMetric{
 			{ID: "SUM", Metric: &query.Aggregate{Func: query.AggSum, Field: "NET_VALUE"}},
 			{ID: "AVG", Metric: &query.Aggregate{Func: query.AggAvg, Field: "NET_VALUE"}},
 			{ID: "N", Metric: &query.Aggregate{Func: query.AggCount}},
@@ -203,7 +203,7 @@ func BenchmarkTableMemory(b *testing.B) {
 func BenchmarkSortAll(b *testing.B) {
 	req := &query.Request{
 		Fields:   []string{"ORDER_ID", "COUNTRY", "NET_VALUE"},
-		Sort:     []query.SortKey{{Field: "COUNTRY"}, {Field: "NET_VALUE", Desc: true}},
+		Sort:     []query.SortTerm{{Field: "COUNTRY"}, {Field: "NET_VALUE", Desc: true}},
 		PageSize: 50,
 	}
 	b.Run("columnar", func(b *testing.B) { runBench(b, req) })
@@ -281,7 +281,7 @@ func BenchmarkSmallPage(b *testing.B) {
 	req := &query.Request{
 		Fields:   []string{"CUSTOMER_ID", "CUSTOMER_NAME", "COUNTRY", "SEGMENT", "CREDIT_LIMIT"},
 		Filter:   cmpx("SEGMENT", query.TypeString, query.Eq, query.String("SMB")),
-		Sort:     []query.SortKey{{Field: "CREDIT_LIMIT", Desc: true}},
+		Sort:     []query.SortTerm{{Field: "CREDIT_LIMIT", Desc: true}},
 		PageSize: 50, Count: true,
 	}
 	early := *req

@@ -84,7 +84,7 @@ func TestEarlyPageAgainstReference(t *testing.T) {
 		}
 		req.Sort = nil
 		for range 1 + g.r.IntN(2) {
-			req.Sort = append(req.Sort, query.SortKey{Field: sortable[g.r.IntN(len(sortable))], Desc: g.r.IntN(2) == 0})
+			req.Sort = append(req.Sort, query.SortTerm{Field: sortable[g.r.IntN(len(sortable))], Desc: g.r.IntN(2) == 0})
 		}
 		want := rf.run(req)
 		got, err := Run(f, req)
@@ -163,14 +163,14 @@ func TestEarlyPageSelectivity(t *testing.T) {
 	farEnd := cmpx("X", query.TypeFloat, query.Lt, fl(2))
 	nullX := &query.IsNull{Field: field("X", query.TypeFloat)}
 	mixed := or(and(&query.In{Field: field("C", query.TypeString), Values: []query.Literal{lit(s("a")), lit(s("c"))}}, not(cmpx("M", query.TypeInteger, query.Ge, i(300)))), nullX)
-	desc := []query.SortKey{{Field: "X", Desc: true}}
-	asc := []query.SortKey{{Field: "X"}}
-	twoKeys := []query.SortKey{{Field: "X", Desc: true}, {Field: "C"}}
-	byC := []query.SortKey{{Field: "C"}, {Field: "X", Desc: true}}
+	desc := []query.SortTerm{{Field: "X", Desc: true}}
+	asc := []query.SortTerm{{Field: "X"}}
+	twoKeys := []query.SortTerm{{Field: "X", Desc: true}, {Field: "C"}}
+	byC := []query.SortTerm{{Field: "C"}, {Field: "X", Desc: true}}
 	tests := []struct {
 		name   string
 		filter query.Expr
-		sort   []query.SortKey
+		sort   []query.SortTerm
 		page   int
 		early  bool
 	}{
@@ -231,9 +231,9 @@ func TestSmallPagesAllocateNoRowSets(t *testing.T) {
 	f, _ := selectivityTable(t)
 	half := cmpx("M", query.TypeInteger, query.Lt, query.Int(500))
 	reqs := map[string]*query.Request{
-		"unfiltered, sorted":   {Fields: []string{"ID", "X"}, Sort: []query.SortKey{{Field: "X", Desc: true}}, PageSize: 10},
+		"unfiltered, sorted":   {Fields: []string{"ID", "X"}, Sort: []query.SortTerm{{Field: "X", Desc: true}}, PageSize: 10},
 		"unfiltered, unsorted": {Fields: []string{"ID", "X"}, Page: 3, PageSize: 10},
-		"filtered, sorted":     {Fields: []string{"ID", "X"}, Filter: half, Sort: []query.SortKey{{Field: "X", Desc: true}}, PageSize: 10},
+		"filtered, sorted":     {Fields: []string{"ID", "X"}, Filter: half, Sort: []query.SortTerm{{Field: "X", Desc: true}}, PageSize: 10},
 	}
 	for name, req := range reqs {
 		t.Run(name, func(t *testing.T) {

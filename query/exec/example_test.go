@@ -27,7 +27,7 @@ func ExampleRun() {
 	res, err := exec.Run(exec.FromTable(t), &query.Request{
 		Fields:   []string{"ORDER_ID", "NET_VALUE"},
 		Filter:   filter,
-		Sort:     []query.SortKey{{Field: "NET_VALUE", Desc: true}},
+		Sort:     []query.SortTerm{{Field: "NET_VALUE", Desc: true}},
 		PageSize: 10,
 		Count:    true,
 	})
@@ -66,8 +66,8 @@ func ExampleNewFrame() {
 	}
 	res, err := exec.Run(f, &query.Request{
 		Fields:   []string{"ORDERS.COUNTRY"},
-		KPIs:     []query.KPI{{ID: "QTY", Metric: &query.Aggregate{Func: query.AggSum, Field: "ITEMS.QTY"}}},
-		Sort:     []query.SortKey{{Field: "QTY", Desc: true}}, // ties keep the groups' order
+		KPIs:     []query.NamedMetric{{ID: "QTY", Metric: &query.Aggregate{Func: query.AggSum, Field: "ITEMS.QTY"}}},
+		Sort:     []query.SortTerm{{Field: "QTY", Desc: true}}, // ties keep the groups' order
 		PageSize: 10,
 	})
 	if err != nil {

@@ -128,8 +128,8 @@ func (p *plan) run() *query.Result {
 type plan struct {
 	f        *Frame
 	req      *query.Request
-	refs     []ref          // the selected columns (the grouping keys with KPIs)
-	cols     []query.Column // the result columns: refs, then KPIs
+	refs     []ref                // the selected columns (the grouping keys with KPIs)
+	cols     []query.ColumnHeader // the result columns: refs, then KPIs
 	metrics  []compiledMetric
 	sortCols []int // the result column of each sort key (-1: an expression)
 	sortRefs []ref // the column each sort key reads: a selected one, or an expression's values
@@ -150,14 +150,14 @@ func compile(f *Frame, req *query.Request) (*plan, error) {
 		fields = f.names
 	}
 	p.refs = make([]ref, len(fields))
-	p.cols = make([]query.Column, 0, len(fields)+len(req.KPIs))
+	p.cols = make([]query.ColumnHeader, 0, len(fields)+len(req.KPIs))
 	for i, name := range fields {
 		c, err := f.lookup(name)
 		if err != nil {
 			return nil, err
 		}
 		p.refs[i] = c
-		p.cols = append(p.cols, query.Column{Name: name, Type: c.col.Type()})
+		p.cols = append(p.cols, query.ColumnHeader{Name: name, Type: c.col.Type()})
 	}
 	p.metrics = make([]compiledMetric, len(req.KPIs))
 	for i, k := range req.KPIs {
@@ -166,7 +166,7 @@ func compile(f *Frame, req *query.Request) (*plan, error) {
 			return nil, fmt.Errorf("%w (KPI %s)", err, k.ID)
 		}
 		p.metrics[i] = m
-		p.cols = append(p.cols, query.Column{Name: k.ID, Type: m.typ, KPI: true})
+		p.cols = append(p.cols, query.ColumnHeader{Name: k.ID, Type: m.typ, KPI: true})
 	}
 	p.sortCols = make([]int, len(req.Sort))
 	p.sortRefs = make([]ref, len(req.Sort))
@@ -182,7 +182,7 @@ func compile(f *Frame, req *query.Request) (*plan, error) {
 			p.sortCols[i], p.sortRefs[i] = -1, ref{col: col}
 			continue
 		}
-		j := slices.IndexFunc(p.cols, func(c query.Column) bool { return c.Name == k.Field })
+		j := slices.IndexFunc(p.cols, func(c query.ColumnHeader) bool { return c.Name == k.Field })
 		if j < 0 {
 			if _, ok := f.refs[k.Field]; !ok {
 				return nil, fmt.Errorf("exec: %w %q", ErrUnknownField, k.Field)

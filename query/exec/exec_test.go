@@ -150,9 +150,9 @@ func TestSortPageDistinct(t *testing.T) {
 		want [][]query.Value
 		cnt  int
 	}{
-		{"desc nulls last, ties in row order", query.Request{Fields: []string{"ID", "N"}, Sort: []query.SortKey{{Field: "N", Desc: true}}, PageSize: 10, Count: true},
+		{"desc nulls last, ties in row order", query.Request{Fields: []string{"ID", "N"}, Sort: []query.SortTerm{{Field: "N", Desc: true}}, PageSize: 10, Count: true},
 			[][]query.Value{{query.String("o2"), query.Float(20.5)}, {query.String("o5"), query.Float(20.5)}, {query.String("o1"), query.Float(10)}, {query.String("o4"), query.Float(5)}, {query.String("o3"), query.Null(query.TypeFloat)}}, 5},
-		{"asc nulls last", query.Request{Fields: []string{"C"}, Sort: []query.SortKey{{Field: "C"}}, PageSize: 10},
+		{"asc nulls last", query.Request{Fields: []string{"C"}, Sort: []query.SortTerm{{Field: "C"}}, PageSize: 10},
 			[][]query.Value{{query.String("DE")}, {query.String("DE")}, {query.String("FR")}, {query.String("IT")}, {query.Null(query.TypeString)}}, 0},
 		{"second page", query.Request{Fields: []string{"ID"}, Page: 1, PageSize: 2, Count: true},
 			[][]query.Value{{query.String("o3")}, {query.String("o4")}}, 5},
@@ -160,9 +160,9 @@ func TestSortPageDistinct(t *testing.T) {
 			[][]query.Value{}, 5},
 		{"distinct", query.Request{Fields: []string{"C", "Q"}, Distinct: true, PageSize: 10, Count: true},
 			[][]query.Value{{query.String("DE"), query.Int(1)}, {query.String("FR"), query.Int(2)}, {query.Null(query.TypeString), query.Null(query.TypeInteger)}, {query.String("DE"), query.Int(3)}, {query.String("IT"), query.Int(2)}}, 5},
-		{"distinct sorted", query.Request{Fields: []string{"N"}, Distinct: true, Sort: []query.SortKey{{Field: "N", Desc: true}}, PageSize: 10, Count: true},
+		{"distinct sorted", query.Request{Fields: []string{"N"}, Distinct: true, Sort: []query.SortTerm{{Field: "N", Desc: true}}, PageSize: 10, Count: true},
 			[][]query.Value{{query.Float(20.5)}, {query.Float(10)}, {query.Float(5)}, {query.Null(query.TypeFloat)}}, 4},
-		{"two keys", query.Request{Fields: []string{"Q", "ID"}, Sort: []query.SortKey{{Field: "Q", Desc: true}, {Field: "ID", Desc: true}}, PageSize: 3},
+		{"two keys", query.Request{Fields: []string{"Q", "ID"}, Sort: []query.SortTerm{{Field: "Q", Desc: true}, {Field: "ID", Desc: true}}, PageSize: 3},
 			[][]query.Value{{query.Int(3), query.String("o4")}, {query.Int(2), query.String("o5")}, {query.Int(2), query.String("o2")}}, 0},
 	}
 	for _, tt := range tests {
@@ -189,7 +189,7 @@ func TestKPIs(t *testing.T) {
 	de := cmpx("C", query.TypeString, query.Eq, query.String("DE"))
 	req := query.Request{
 		Fields: []string{"C"},
-		KPIs: []query.KPI{
+		KPIs: []query.NamedMetric{
 			{ID: "ROWS", Metric: agg(query.AggCount, "", nil)},
 			{ID: "NS", Metric: agg(query.AggCount, "N", nil)},
 			{ID: "QD", Metric: agg(query.AggCountDistinct, "Q", nil)},
@@ -203,7 +203,7 @@ func TestKPIs(t *testing.T) {
 			{ID: "PER_ROW", Metric: &query.Arith{Op: '/', L: agg(query.AggSum, "N", nil), R: agg(query.AggCount, "", de)}},
 			{ID: "PLUS", Metric: &query.Arith{Op: '+', L: agg(query.AggCount, "", nil), R: &query.Number{V: 0.5}}},
 		},
-		Sort:     []query.SortKey{{Field: "SUM", Desc: true}},
+		Sort:     []query.SortTerm{{Field: "SUM", Desc: true}},
 		PageSize: 10,
 		Count:    true,
 	}
@@ -225,7 +225,7 @@ func TestKPIs(t *testing.T) {
 	if res.Count != 4 {
 		t.Errorf("count %d, want 4", res.Count)
 	}
-	wantCols := []query.Column{{Name: "C", Type: query.TypeString}, {Name: "ROWS", Type: query.TypeInteger, KPI: true}, {Name: "NS", Type: query.TypeInteger, KPI: true},
+	wantCols := []query.ColumnHeader{{Name: "C", Type: query.TypeString}, {Name: "ROWS", Type: query.TypeInteger, KPI: true}, {Name: "NS", Type: query.TypeInteger, KPI: true},
 		{Name: "QD", Type: query.TypeInteger, KPI: true}, {Name: "SUM", Type: query.TypeFloat, KPI: true}, {Name: "AVG", Type: query.TypeFloat, KPI: true},
 		{Name: "MIN", Type: query.TypeString, KPI: true}, {Name: "MAX", Type: query.TypeDate, KPI: true}, {Name: "MED", Type: query.TypeFloat, KPI: true},
 		{Name: "RATIO", Type: query.TypeFloat, KPI: true}, {Name: "SUMQ_N_GT_6", Type: query.TypeFloat, KPI: true}, {Name: "PER_ROW", Type: query.TypeFloat, KPI: true},
@@ -236,7 +236,7 @@ func TestKPIs(t *testing.T) {
 
 	// No fields: one group, also when no row passes the filter.
 	res, err = Run(f, &query.Request{
-		KPIs:     []query.KPI{{ID: "N", Metric: agg(query.AggCount, "", nil)}, {ID: "S", Metric: agg(query.AggSum, "N", nil)}},
+		KPIs:     []query.NamedMetric{{ID: "N", Metric: agg(query.AggCount, "", nil)}, {ID: "S", Metric: agg(query.AggSum, "N", nil)}},
 		Filter:   cmpx("Q", query.TypeInteger, query.Gt, query.Int(100)),
 		PageSize: 5, Count: true,
 	})
@@ -267,7 +267,7 @@ func TestSearch(t *testing.T) {
 		{"no string field selected", query.Request{Fields: []string{"N"}, Search: &query.Search{Term: "mat", Precision: 60}}, []int64{}},
 		{"string fields among the selected", query.Request{Fields: []string{"N", "CITY"}, Search: &query.Search{Term: "material", Precision: 90}}, []int64{}},
 		{"named field", query.Request{Fields: []string{"N"}, Search: &query.Search{Term: "mun", Fields: []string{"CITY"}, Precision: 95}}, []int64{5, 2}},
-		{"sort overrides score", query.Request{Fields: []string{"N", "NAME"}, Sort: []query.SortKey{{Field: "N", Desc: true}}, Search: &query.Search{Term: "mat", Precision: 60}}, []int64{4, 3, 2}},
+		{"sort overrides score", query.Request{Fields: []string{"N", "NAME"}, Sort: []query.SortTerm{{Field: "N", Desc: true}}, Search: &query.Search{Term: "mat", Precision: 60}}, []int64{4, 3, 2}},
 		{"no match", query.Request{Fields: []string{"N"}, Search: &query.Search{Term: "xyz", Precision: 70}}, []int64{}},
 	}
 	for _, tt := range tests {
@@ -303,21 +303,21 @@ func TestErrors(t *testing.T) {
 	}{
 		{"unknown field", query.Request{Fields: []string{"X"}, PageSize: 1}, ErrUnknownField, `exec: unknown field "X"`},
 		{"unknown filter field", query.Request{Filter: cmpx("X", query.TypeString, query.Eq, query.String("a")), PageSize: 1}, ErrUnknownField, `exec: unknown field "X"`},
-		{"unknown sort field", query.Request{Fields: []string{"ID"}, Sort: []query.SortKey{{Field: "X"}}, PageSize: 1}, ErrUnknownField, `exec: unknown field "X"`},
-		{"sort not selected", query.Request{Fields: []string{"ID"}, Sort: []query.SortKey{{Field: "N"}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: sort field "N" is not selected`},
+		{"unknown sort field", query.Request{Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: "X"}}, PageSize: 1}, ErrUnknownField, `exec: unknown field "X"`},
+		{"sort not selected", query.Request{Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: "N"}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: sort field "N" is not selected`},
 		{"page size", query.Request{PageSize: 0}, ErrInvalidRequest, "exec: invalid request: page 0, page size 0"},
 		{"negative page", query.Request{Page: -1, PageSize: 1}, ErrInvalidRequest, "exec: invalid request: page -1, page size 1"},
 		{"literal type", query.Request{Filter: cmpx("N", query.TypeFloat, query.Eq, query.String("a")), PageSize: 1}, ErrInvalidRequest, `exec: invalid request: cannot compare float field "N" with a string literal`},
 		{"function on number", query.Request{Filter: &query.Call{Func: query.Contains, Field: field("N", query.TypeFloat), Arg: lit(query.String("1"))}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: function on float field "N"`},
-		{"sum of string", query.Request{KPIs: []query.KPI{{ID: "K", Metric: &query.Aggregate{Func: query.AggSum, Field: "C"}}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: sum of string field "C" (KPI K)`},
-		{"unknown KPI field", query.Request{KPIs: []query.KPI{{ID: "K", Metric: &query.Aggregate{Func: query.AggMin, Field: "Z"}}}, PageSize: 1}, ErrUnknownField, `exec: unknown field "Z" (KPI K)`},
-		{"ratio without condition", query.Request{KPIs: []query.KPI{{ID: "K", Metric: &query.Aggregate{Func: query.AggRatio}}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: ratio without a condition (KPI K)`},
-		{"arithmetic on strings", query.Request{KPIs: []query.KPI{{ID: "K", Metric: &query.Arith{Op: '+', L: &query.Aggregate{Func: query.AggMin, Field: "C"}, R: &query.Number{V: 1}}}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: arithmetic on a string and a float KPI value (KPI K)`},
+		{"sum of string", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Aggregate{Func: query.AggSum, Field: "C"}}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: sum of string field "C" (KPI K)`},
+		{"unknown KPI field", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Aggregate{Func: query.AggMin, Field: "Z"}}}, PageSize: 1}, ErrUnknownField, `exec: unknown field "Z" (KPI K)`},
+		{"ratio without condition", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Aggregate{Func: query.AggRatio}}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: ratio without a condition (KPI K)`},
+		{"arithmetic on strings", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Arith{Op: '+', L: &query.Aggregate{Func: query.AggMin, Field: "C"}, R: &query.Number{V: 1}}}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: arithmetic on a string and a float KPI value (KPI K)`},
 		{"search non-string", query.Request{Search: &query.Search{Term: "a", Fields: []string{"N"}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: search field "N" is a float field, not a string field`},
 		{"nil filter node", query.Request{Filter: not(nil), PageSize: 1}, ErrInvalidRequest, "exec: invalid request: nil filter node"},
 		{"typed nil filter node", query.Request{Filter: and(de, (*query.Compare)(nil)), PageSize: 1}, ErrInvalidRequest, "exec: invalid request: nil filter node"},
-		{"nil KPI", query.Request{KPIs: []query.KPI{{ID: "K", Metric: &query.Arith{Op: '+', L: (*query.Aggregate)(nil), R: &query.Number{V: 1}}}}, PageSize: 1}, ErrInvalidRequest, "exec: invalid request: nil KPI expression (KPI K)"},
-		{"bad arithmetic operator", query.Request{KPIs: []query.KPI{{ID: "K", Metric: &query.Arith{Op: '%', L: &query.Number{V: 2}, R: &query.Number{V: 1}}}}, PageSize: 1}, ErrInvalidRequest, "exec: invalid request: arithmetic operator '%' (KPI K)"},
+		{"nil KPI", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Arith{Op: '+', L: (*query.Aggregate)(nil), R: &query.Number{V: 1}}}}, PageSize: 1}, ErrInvalidRequest, "exec: invalid request: nil KPI expression (KPI K)"},
+		{"bad arithmetic operator", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Arith{Op: '%', L: &query.Number{V: 2}, R: &query.Number{V: 1}}}}, PageSize: 1}, ErrInvalidRequest, "exec: invalid request: arithmetic operator '%' (KPI K)"},
 		{"bad operator", query.Request{Filter: cmpx("N", query.TypeFloat, 0, query.Float(1)), PageSize: 1}, ErrInvalidRequest, "exec: invalid request: comparison operator 0"},
 	}
 	for _, tt := range tests {

@@ -79,8 +79,8 @@ func TestFrameChain(t *testing.T) {
 	// KPIs at the grain of the many side, grouped by a joined field.
 	res, err = Run(f, &query.Request{
 		Fields:   []string{"CUSTOMERS.COUNTRY"},
-		KPIs:     []query.KPI{{ID: "N", Metric: &query.Aggregate{Func: query.AggCount}}, {ID: "NET", Metric: &query.Aggregate{Func: query.AggSum, Field: "ORDERS.NET"}}},
-		Sort:     []query.SortKey{{Field: "CUSTOMERS.COUNTRY"}},
+		KPIs:     []query.NamedMetric{{ID: "N", Metric: &query.Aggregate{Func: query.AggCount}}, {ID: "NET", Metric: &query.Aggregate{Func: query.AggSum, Field: "ORDERS.NET"}}},
+		Sort:     []query.SortTerm{{Field: "CUSTOMERS.COUNTRY"}},
 		PageSize: 10,
 	})
 	if err != nil {
@@ -143,7 +143,7 @@ func TestNewFrameErrors(t *testing.T) {
 
 func TestConcurrentRuns(t *testing.T) {
 	f := orders(t)
-	req := &query.Request{Fields: []string{"C", "ID"}, Sort: []query.SortKey{{Field: "C"}, {Field: "ID", Desc: true}}, PageSize: 3, Search: &query.Search{Term: "o", Precision: 50}}
+	req := &query.Request{Fields: []string{"C", "ID"}, Sort: []query.SortTerm{{Field: "C"}, {Field: "ID", Desc: true}}, PageSize: 3, Search: &query.Search{Term: "o", Precision: 50}}
 	want, err := Run(f, req)
 	if err != nil {
 		t.Fatal(err)

@@ -70,7 +70,7 @@ func TestSortIndexOrder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s desc=%v", tt.field, tt.desc), func(t *testing.T) {
 			f := sortTable(t)
-			sort := []query.SortKey{{Field: tt.field, Desc: tt.desc}}
+			sort := []query.SortTerm{{Field: tt.field, Desc: tt.desc}}
 			got := pageIDs(t, f, &query.Request{Fields: []string{tt.field}, Sort: sort, PageSize: 100})
 			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("whole table (-want +got):\n%s", d)
@@ -128,19 +128,19 @@ func TestSortIndexKeysAndDistinct(t *testing.T) {
 	}{
 		{
 			name: "two keys",
-			req:  &query.Request{Fields: []string{"I", "S"}, Sort: []query.SortKey{{Field: "I", Desc: true}, {Field: "S"}}, PageSize: 6},
+			req:  &query.Request{Fields: []string{"I", "S"}, Sort: []query.SortTerm{{Field: "I", Desc: true}, {Field: "S"}}, PageSize: 6},
 			want: rowsOf(
 				[]any{7, "b"}, []any{7, "c"}, []any{5, "b"}, []any{5, "c"}, []any{5, nil}, []any{0, nil},
 			),
 		},
 		{
 			name: "two keys, second page inside a run",
-			req:  &query.Request{Fields: []string{"I", "ID"}, Sort: []query.SortKey{{Field: "I"}, {Field: "ID", Desc: true}}, Page: 1, PageSize: 2},
+			req:  &query.Request{Fields: []string{"I", "ID"}, Sort: []query.SortTerm{{Field: "I"}, {Field: "ID", Desc: true}}, Page: 1, PageSize: 2},
 			want: rowsOf([]any{-3, 3}, []any{0, 8}),
 		},
 		{
 			name: "distinct",
-			req:  &query.Request{Fields: []string{"S"}, Sort: []query.SortKey{{Field: "S", Desc: true}}, Distinct: true, PageSize: 10, Count: true},
+			req:  &query.Request{Fields: []string{"S"}, Sort: []query.SortTerm{{Field: "S", Desc: true}}, Distinct: true, PageSize: 10, Count: true},
 			want: rowsOf([]any{"c"}, []any{"b"}, []any{"a"}, []any{""}, []any{nil}),
 		},
 	}
@@ -179,7 +179,7 @@ func rowsOf(rows ...[]any) [][]query.Value {
 }
 
 // typed gives the nulls of want their column's type.
-func typed(want [][]query.Value, cols []query.Column) [][]query.Value {
+func typed(want [][]query.Value, cols []query.ColumnHeader) [][]query.Value {
 	for _, row := range want {
 		for j := range row {
 			if row[j].Null {
@@ -211,7 +211,7 @@ func TestIndexTopGivesUp(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := &query.Request{Fields: []string{"ID", "X"}, Filter: tt.filter, Sort: []query.SortKey{{Field: "X", Desc: true}}, PageSize: 5}
+			req := &query.Request{Fields: []string{"ID", "X"}, Filter: tt.filter, Sort: []query.SortTerm{{Field: "X", Desc: true}}, PageSize: 5}
 			p, err := compile(f, req)
 			if err != nil {
 				t.Fatal(err)
@@ -242,7 +242,7 @@ func TestIndexTopGivesUp(t *testing.T) {
 func TestSortIndexConcurrentBuild(t *testing.T) {
 	f := sortTable(t)
 	req := func() *query.Request {
-		return &query.Request{Fields: []string{"ID", "F"}, Sort: []query.SortKey{{Field: "F", Desc: true}}, PageSize: 4}
+		return &query.Request{Fields: []string{"ID", "F"}, Sort: []query.SortTerm{{Field: "F", Desc: true}}, PageSize: 4}
 	}
 	want, err := Run(sortTable(t), req())
 	if err != nil {

@@ -356,13 +356,13 @@ func (s *Source) runRows(ctx context.Context, p *km.Plan) (*query.Result, error)
 	for i, c := range p.Fields {
 		req.Fields[i] = c.Name()
 	}
-	req.Sort = make([]query.SortKey, len(p.Sort))
+	req.Sort = make([]query.SortTerm, len(p.Sort))
 	for i, k := range p.Sort {
 		if k.Expr != nil {
-			req.Sort[i] = query.SortKey{Field: query.FormatScalar(k.Expr), Desc: k.Desc, Expr: k.Expr}
+			req.Sort[i] = query.SortTerm{Field: query.FormatScalar(k.Expr), Desc: k.Desc, Expr: k.Expr}
 			continue
 		}
-		req.Sort[i] = query.SortKey{Field: req.Fields[k.Column], Desc: k.Desc}
+		req.Sort[i] = query.SortTerm{Field: req.Fields[k.Column], Desc: k.Desc}
 	}
 	if p.Search != nil {
 		req.Search = &query.Search{Term: p.Search.Term, Precision: p.Search.Precision}
@@ -602,9 +602,9 @@ func (s *Source) runKPIs(ctx context.Context, p *km.Plan, fs *filterState) (*que
 		}
 		return natural(a, b)
 	})
-	res := &query.Result{Columns: make([]query.Column, len(p.Columns))}
+	res := &query.Result{Columns: make([]query.ColumnHeader, len(p.Columns))}
 	for i, c := range p.Columns {
-		res.Columns[i] = query.Column{Name: c.Name, Type: c.Type, KPI: c.KPI != nil}
+		res.Columns[i] = query.ColumnHeader{Name: c.Name, Type: c.Type, KPI: c.KPI != nil}
 	}
 	start, end := pageBounds(len(order), p.Page, p.PageSize)
 	res.Rows = make([][]query.Value, 0, end-start)

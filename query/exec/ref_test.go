@@ -217,7 +217,7 @@ func (rf *refFrame) run(req *query.Request) *query.Result {
 	}
 	res := &query.Result{}
 	for _, name := range fields {
-		res.Columns = append(res.Columns, query.Column{Name: name, Type: rf.types[name]})
+		res.Columns = append(res.Columns, query.ColumnHeader{Name: name, Type: rf.types[name]})
 	}
 	var out [][]query.Value
 	if len(req.KPIs) > 0 {
@@ -251,7 +251,7 @@ func (rf *refFrame) run(req *query.Request) *query.Result {
 			out = append(out, row)
 		}
 		for _, kpi := range req.KPIs {
-			res.Columns = append(res.Columns, query.Column{Name: kpi.ID, Type: rf.metricType(kpi.Metric), KPI: true})
+			res.Columns = append(res.Columns, query.ColumnHeader{Name: kpi.ID, Type: rf.metricType(kpi.Metric), KPI: true})
 		}
 	} else {
 		for _, r := range rows {
@@ -263,7 +263,7 @@ func (rf *refFrame) run(req *query.Request) *query.Result {
 		}
 	}
 	col := func(name string) int {
-		return slices.IndexFunc(res.Columns, func(c query.Column) bool { return c.Name == name })
+		return slices.IndexFunc(res.Columns, func(c query.ColumnHeader) bool { return c.Name == name })
 	}
 	slices.SortStableFunc(out, func(a, b []query.Value) int {
 		for _, k := range req.Sort {
@@ -602,7 +602,7 @@ func (g *gen) request(rf *refFrame) *query.Request {
 	}
 	if r.IntN(4) == 0 {
 		for i := range 1 + r.IntN(3) {
-			req.KPIs = append(req.KPIs, query.KPI{ID: fmt.Sprintf("K%d", i), Metric: g.metric(rf, 1)})
+			req.KPIs = append(req.KPIs, query.NamedMetric{ID: fmt.Sprintf("K%d", i), Metric: g.metric(rf, 1)})
 		}
 	} else {
 		req.Distinct = r.IntN(3) == 0
@@ -616,7 +616,7 @@ func (g *gen) request(rf *refFrame) *query.Request {
 	}
 	if len(sortable) > 0 && r.IntN(3) != 0 {
 		for range 1 + r.IntN(2) {
-			req.Sort = append(req.Sort, query.SortKey{Field: sortable[r.IntN(len(sortable))], Desc: r.IntN(2) == 0})
+			req.Sort = append(req.Sort, query.SortTerm{Field: sortable[r.IntN(len(sortable))], Desc: r.IntN(2) == 0})
 		}
 	}
 	return req

@@ -184,7 +184,7 @@ func (s *KMStore) Model(_ context.Context, id string) (*km.KnowledgeModel, error
 	defer s.mu.RUnlock()
 	m, ok := s.models[id]
 	if !ok {
-		return nil, fmt.Errorf("memory: KM %q: %w", id, km.ErrNotFound)
+		return nil, fmt.Errorf("memory: KM %q: %w", id, km.ErrModelNotFound)
 	}
 	return m, nil
 }

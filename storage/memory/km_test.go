@@ -126,7 +126,7 @@ func TestImportIntoAStore(t *testing.T) {
 	if got := [3]int{rows("m", "A"), rows("m", "B"), rows("n", "C")}; got != [3]int{2, 2, 3} {
 		t.Errorf("rows of m.A, m.B and n.C after failed imports = %v, want [2 2 3]", got)
 	}
-	if _, err := s.Model(ctx, "o"); !errors.Is(err, km.ErrNotFound) {
+	if _, err := s.Model(ctx, "o"); !errors.Is(err, km.ErrModelNotFound) {
 		t.Errorf("the KM of a failed import is found: %v", err)
 	}
 	// Importing m again with more rows replaces its tables.
@@ -170,7 +170,7 @@ func TestPutModelChecksTables(t *testing.T) {
 	if err := s.PutModel(context.Background(), m); err == nil || err.Error() != `memory: KM m: record B: table "b" has no column NAME` {
 		t.Errorf("missing column: %v", err)
 	}
-	if _, err := s.Model(context.Background(), "m"); !errors.Is(err, km.ErrNotFound) {
+	if _, err := s.Model(context.Background(), "m"); !errors.Is(err, km.ErrModelNotFound) {
 		t.Errorf("a model that failed to load is found: %v", err)
 	}
 }
@@ -193,7 +193,7 @@ func TestKMStoreConcurrent(t *testing.T) {
 	}
 	kmQuery := func() *km.PlanRequest {
 		return &km.PlanRequest{Request: query.Request{Fields: []string{"B.NAME"},
-			KPIs: []query.KPI{{ID: "N"}}, Sort: []query.SortKey{{Field: "B.NAME"}}, Page: 0, PageSize: 10}}
+			KPIs: []query.NamedMetric{{ID: "N"}}, Sort: []query.SortTerm{{Field: "B.NAME"}}, Page: 0, PageSize: 10}}
 	}
 	want := [][]query.Value{{query.String("Xavier"), query.Int(2)}, {query.String("Yvonne"), query.Int(1)}, {query.Null(query.TypeString), query.Int(1)}}
 	var wg sync.WaitGroup
@@ -229,7 +229,7 @@ func TestKMStoreConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if _, err := s.Model(ctx, "zz"); !errors.Is(err, km.ErrNotFound) {
+	if _, err := s.Model(ctx, "zz"); !errors.Is(err, km.ErrModelNotFound) {
 		t.Errorf("unknown model: %v", err)
 	}
 	canceled, cancel := context.WithCancel(ctx)

@@ -89,7 +89,7 @@ func TestPlanSemantics(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := &km.PlanRequest{Record: c.record, Request: query.Request{Fields: c.fields, PageSize: 100}}
 			for _, k := range c.kpis {
-				r.KPIs = append(r.KPIs, query.KPI{ID: k})
+				r.KPIs = append(r.KPIs, query.NamedMetric{ID: k})
 			}
 			for _, text := range c.filters {
 				e, err := query.ParseAndBind(text, m.FilterSchema(c.record))
@@ -133,22 +133,22 @@ func TestPlanSortedPages(t *testing.T) {
 		record string
 		fields []string
 		filter string
-		sort   []query.SortKey
+		sort   []query.SortTerm
 		page   int
 		want   []query.Value // the first field of each row
 		count  int
 	}{
 		// P.V lt 15 passes p1: its children c1, c2, c3, by Q descending.
-		{"parent filter", "C", []string{"ID", "Q"}, "P.V lt 15", []query.SortKey{{Field: "Q", Desc: true}}, 0, []query.Value{str("c3"), str("c2")}, 3},
-		{"parent filter, page 1", "C", []string{"ID", "Q"}, "P.V lt 15", []query.SortKey{{Field: "Q", Desc: true}}, 1, []query.Value{str("c1")}, 3},
-		{"parent filter, beyond", "C", []string{"ID", "Q"}, "P.V lt 15", []query.SortKey{{Field: "Q", Desc: true}}, 5, nil, 3},
+		{"parent filter", "C", []string{"ID", "Q"}, "P.V lt 15", []query.SortTerm{{Field: "Q", Desc: true}}, 0, []query.Value{str("c3"), str("c2")}, 3},
+		{"parent filter, page 1", "C", []string{"ID", "Q"}, "P.V lt 15", []query.SortTerm{{Field: "Q", Desc: true}}, 1, []query.Value{str("c1")}, 3},
+		{"parent filter, beyond", "C", []string{"ID", "Q"}, "P.V lt 15", []query.SortTerm{{Field: "Q", Desc: true}}, 5, nil, 3},
 		// not(P.V gt 15) is true for p1 only; c5 (no parent) and c6 (dangling) reach none.
-		{"negated parent filter", "C", []string{"ID", "Q"}, "not (P.V gt 15)", []query.SortKey{{Field: "Q"}}, 0, []query.Value{str("c1"), str("c2")}, 3},
-		{"own filter", "C", []string{"ID", "Q"}, "G eq 'a' and Q gt 1", []query.SortKey{{Field: "Q", Desc: true}}, 0, []query.Value{str("c5"), str("c3")}, 2},
+		{"negated parent filter", "C", []string{"ID", "Q"}, "not (P.V gt 15)", []query.SortTerm{{Field: "Q"}}, 0, []query.Value{str("c1"), str("c2")}, 3},
+		{"own filter", "C", []string{"ID", "Q"}, "G eq 'a' and Q gt 1", []query.SortTerm{{Field: "Q", Desc: true}}, 0, []query.Value{str("c5"), str("c3")}, 2},
 		// C.G eq 'a' passes the parents of c1, c3 (p1); c5 has none.
-		{"child filter", "P", []string{"ID", "V"}, "C.G eq 'a'", []query.SortKey{{Field: "V", Desc: true}}, 0, []query.Value{str("p1")}, 1},
+		{"child filter", "P", []string{"ID", "V"}, "C.G eq 'a'", []query.SortTerm{{Field: "V", Desc: true}}, 0, []query.Value{str("p1")}, 1},
 		// KM level at the child grain: c1..c4 have a parent with V gt 5; ties in row order.
-		{"KM level", "", []string{"C.ID", "P.V"}, "P.V gt 5", []query.SortKey{{Field: "P.V", Desc: true}}, 0, []query.Value{str("c4"), str("c1")}, 4},
+		{"KM level", "", []string{"C.ID", "P.V"}, "P.V gt 5", []query.SortTerm{{Field: "P.V", Desc: true}}, 0, []query.Value{str("c4"), str("c1")}, 4},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

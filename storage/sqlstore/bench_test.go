@@ -110,9 +110,9 @@ func (s *tableSource) Values() []any { return s.vals }
 
 func loadBench(b *testing.B, db *sqlstore.DB, t *column.Table, models []*km.KnowledgeModel) (km.Store, error) {
 	ctx := context.Background()
-	var cols []sqlstore.Column
+	var cols []sqlstore.ColumnDef
 	for i, name := range t.Names() {
-		cols = append(cols, sqlstore.Column{Name: name, Type: t.Columns()[i].Type()})
+		cols = append(cols, sqlstore.ColumnDef{Name: name, Type: t.Columns()[i].Type()})
 	}
 	src := &tableSource{t: t, vals: make([]any, len(cols))}
 	start := testingNow()
@@ -254,7 +254,7 @@ func benchField(name string, t query.Type) query.FieldRef { return query.FieldRe
 func BenchmarkFilterSortPage(b *testing.B) {
 	runBenchQuery(b, query.Request{
 		Fields:   []string{"ORDER_ID", "COUNTRY", "NET_VALUE"},
-		Sort:     []query.SortKey{{Field: "NET_VALUE", Desc: true}},
+		Sort:     []query.SortTerm{{Field: "NET_VALUE", Desc: true}},
 		PageSize: 50, Count: true,
 	}, &query.Logical{Op: query.And,
 		L: &query.Compare{Field: benchField("NET_VALUE", query.TypeFloat), Op: query.Gt, Value: query.Literal{Value: query.Float(500)}},
@@ -264,7 +264,7 @@ func BenchmarkFilterSortPage(b *testing.B) {
 func BenchmarkGroupBy(b *testing.B) {
 	runBench(b, "", query.Request{
 		Fields:   []string{"ORDERS.COUNTRY"},
-		KPIs:     []query.KPI{{ID: "SUM"}, {ID: "AVG"}, {ID: "N"}},
+		KPIs:     []query.NamedMetric{{ID: "SUM"}, {ID: "AVG"}, {ID: "N"}},
 		PageSize: 50, Count: true,
 	})
 }
@@ -288,7 +288,7 @@ func BenchmarkSearch(b *testing.B) {
 func BenchmarkSortAll(b *testing.B) {
 	runBenchQuery(b, query.Request{
 		Fields:   []string{"ORDER_ID", "COUNTRY", "NET_VALUE"},
-		Sort:     []query.SortKey{{Field: "COUNTRY"}, {Field: "NET_VALUE", Desc: true}},
+		Sort:     []query.SortTerm{{Field: "COUNTRY"}, {Field: "NET_VALUE", Desc: true}},
 		PageSize: 50,
 	})
 }

@@ -102,7 +102,7 @@ func (s *KMStore) Model(_ context.Context, id string) (*km.KnowledgeModel, error
 	defer s.mu.RUnlock()
 	m, ok := s.models[id]
 	if !ok {
-		return nil, fmt.Errorf("sqlstore: KM %q: %w", id, km.ErrNotFound)
+		return nil, fmt.Errorf("sqlstore: KM %q: %w", id, km.ErrModelNotFound)
 	}
 	return m, nil
 }

@@ -23,8 +23,8 @@ import (
 	"github.com/kmkit/kmkit/query/column"
 )
 
-// Column is one column of a table that LoadTable creates.
-type Column struct {
+// ColumnDef is one column of a table that LoadTable creates.
+type ColumnDef struct {
 	Name string
 	Type query.Type
 	// NotNull declares the column NOT NULL: the rows hold no null in it (a null fails the
@@ -59,7 +59,7 @@ func (db *DB) sqlType(t query.Type) string {
 }
 
 // LoadTable is LoadIndexedTable with one ascending single-column index per name in indexed.
-func (db *DB) LoadTable(ctx context.Context, table string, cols []Column, rows Rows, indexed []string, digest string) error {
+func (db *DB) LoadTable(ctx context.Context, table string, cols []ColumnDef, rows Rows, indexed []string, digest string) error {
 	indexes := make([]Index, len(indexed))
 	for i, c := range indexed {
 		indexes[i] = Index{Columns: []string{c}}
@@ -104,7 +104,7 @@ func (idx Index) ddl(d dialect, table string) string {
 // (by another replica, say), it does nothing. RowColumn is added and numbered from 0 in
 // the rows' order; indexes lists the indexes to create after the rows are in (see Index:
 // RowColumn is appended to each, so that rows of one key come in row order). PostgreSQL loads with COPY; SQLite with prepared multi-row inserts.
-func (db *DB) LoadIndexedTable(ctx context.Context, table string, cols []Column, rows Rows, indexes []Index, digest string) error {
+func (db *DB) LoadIndexedTable(ctx context.Context, table string, cols []ColumnDef, rows Rows, indexes []Index, digest string) error {
 	ddl := []string{"DROP TABLE IF EXISTS " + quoteIdent(table)}
 	// On SQLite, INTEGER PRIMARY KEY makes RowColumn the rowid: every index then holds it,
 	// in order within equal keys, so a filtered page in row order streams from the index.
@@ -717,12 +717,12 @@ func hasNull(c column.Column) bool {
 }
 
 // sortedColumns returns the columns of a schema by name.
-func sortedColumns(sc column.Schema) []Column {
-	cols := make([]Column, 0, len(sc))
+func sortedColumns(sc column.Schema) []ColumnDef {
+	cols := make([]ColumnDef, 0, len(sc))
 	for f, t := range sc {
-		cols = append(cols, Column{Name: f, Type: t})
+		cols = append(cols, ColumnDef{Name: f, Type: t})
 	}
-	slices.SortFunc(cols, func(a, b Column) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(cols, func(a, b ColumnDef) int { return strings.Compare(a.Name, b.Name) })
 	return cols
 }
 

@@ -24,7 +24,7 @@ type anyRows struct {
 func (r *anyRows) Next() bool    { r.i++; return r.i <= len(r.rows) }
 func (r *anyRows) Values() []any { return r.rows[r.i-1] }
 
-var typedCols = []sqlstore.Column{
+var typedCols = []sqlstore.ColumnDef{
 	{Name: "S", Type: query.TypeString},
 	{Name: "F", Type: query.TypeFloat},
 	{Name: "I", Type: query.TypeInteger},

@@ -52,7 +52,7 @@ func testNotNull(t *testing.T, dsn string) {
 			t.Fatal(err)
 		}
 		p, err := km.NewPlan(m, &km.PlanRequest{Record: "T", Request: query.Request{
-			Fields: []string{"ID", "V"}, Sort: []query.SortKey{{Field: "V"}}, PageSize: 10}})
+			Fields: []string{"ID", "V"}, Sort: []query.SortTerm{{Field: "V"}}, PageSize: 10}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +93,7 @@ func testNotNull(t *testing.T, dsn string) {
 
 	// LoadTable of the host, without an Import (and so without PutModel): the store
 	// reads the table's form again.
-	err := db.LoadTable(ctx, "nn_t", []sqlstore.Column{{Name: "ID", Type: query.TypeString}, {Name: "V", Type: query.TypeInteger}},
+	err := db.LoadTable(ctx, "nn_t", []sqlstore.ColumnDef{{Name: "ID", Type: query.TypeString}, {Name: "V", Type: query.TypeInteger}},
 		&sliceRows{rows: [][]any{{"A", int64(3)}, {"B", nil}, {"C", int64(1)}}}, nil, "host 1")
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func testNotNull(t *testing.T, dsn string) {
 	if got, want := sorted(), []string{"C", "A", "B"}; !slices.Equal(got, want) {
 		t.Errorf("sorted by V after LoadTable with a null: %q, want %q (nulls last)", got, want)
 	}
-	err = db.LoadTable(ctx, "nn_t", []sqlstore.Column{{Name: "ID", Type: query.TypeString, NotNull: true}, {Name: "V", Type: query.TypeInteger, NotNull: true}},
+	err = db.LoadTable(ctx, "nn_t", []sqlstore.ColumnDef{{Name: "ID", Type: query.TypeString, NotNull: true}, {Name: "V", Type: query.TypeInteger, NotNull: true}},
 		&sliceRows{rows: [][]any{{"A", int64(3)}, {"B", int64(1)}}}, nil, "host 2")
 	if err != nil {
 		t.Fatal(err)

@@ -371,7 +371,7 @@ func translatePlan(d dialect, p *km.Plan, score *searchScore, notNull map[string
 	t.notNull = notNull
 	st := &statement{}
 	for _, c := range p.Columns {
-		st.cols = append(st.cols, query.Column{Name: c.Name, Type: c.Type, KPI: c.KPI != nil})
+		st.cols = append(st.cols, query.ColumnHeader{Name: c.Name, Type: c.Type, KPI: c.KPI != nil})
 	}
 	if len(p.KPIs) > 0 {
 		return t.kpiStatement(st, score)

@@ -401,7 +401,7 @@ type statement struct {
 	pageArgs  []any
 	count     string
 	countArgs []any
-	cols      []query.Column
+	cols      []query.ColumnHeader
 	empty     bool // the page is known to be empty (beyond the end of any result)
 	// pageCounts says that the page's rows end with the total number of rows.
 	pageCounts bool

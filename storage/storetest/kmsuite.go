@@ -162,7 +162,7 @@ func (c *kmCase) request(t *testing.T, m *km.KnowledgeModel) *km.PlanRequest {
 		if k == nil {
 			t.Fatalf("no KPI %s", id)
 		}
-		q.KPIs = append(q.KPIs, query.KPI{ID: id, Metric: k.Metric()})
+		q.KPIs = append(q.KPIs, query.NamedMetric{ID: id, Metric: k.Metric()})
 	}
 	if c.filter != "" {
 		e, err := query.ParseAndBind(c.filter, schema)
@@ -244,8 +244,8 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 		if diff := cmp.Diff([]string{"suite"}, ids); diff != "" {
 			t.Errorf("Models (-want +got):\n%s", diff)
 		}
-		if _, err := s.Model(ctx, "nope"); !errors.Is(err, km.ErrNotFound) {
-			t.Errorf("Model(nope) = %v, want ErrNotFound", err)
+		if _, err := s.Model(ctx, "nope"); !errors.Is(err, km.ErrModelNotFound) {
+			t.Errorf("Model(nope) = %v, want ErrModelNotFound", err)
 		}
 	})
 
@@ -321,7 +321,7 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 			if _, err := run(ctx, s, m, q); err == nil {
 				t.Errorf("field %q: no error", name)
 			}
-			q = &km.PlanRequest{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, Sort: []query.SortKey{{Field: name}}, PageSize: 10}}
+			q = &km.PlanRequest{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: name}}, PageSize: 10}}
 			if _, err := run(ctx, s, m, q); err == nil {
 				t.Errorf("sort key %q: no error", name)
 			}
@@ -350,7 +350,7 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 
 	t.Run("Errors", func(t *testing.T) {
 		for name, req := range map[string]query.Request{
-			"unselected sort": {Fields: []string{"ID"}, Sort: []query.SortKey{{Field: "NET"}}, PageSize: 10},
+			"unselected sort": {Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: "NET"}}, PageSize: 10},
 			"page size 0":     {Fields: []string{"ID"}, PageSize: 0},
 			"negative page":   {Fields: []string{"ID"}, Page: -1, PageSize: 10},
 			"number search":   {Fields: []string{"ID"}, PageSize: 10, Search: &query.Search{Term: "1", Fields: []string{"NET"}}},

@@ -25,7 +25,7 @@ import (
 // groups are maps. Use it on small data only.
 //
 // It takes the KM as km.Load returns it and parses filters with query.Parse and KPI
-// expressions with km.ParseKPIExpr (ASTs only: typing of literals, name resolution, paths,
+// expressions with query.ParseKPI (ASTs only: typing of literals, name resolution, paths,
 // propagation and aggregation are its own). Fuzzy search is not covered.
 type Reference struct {
 	// KM is the Knowledge Model.
@@ -1214,7 +1214,7 @@ func kpiMetric(k *km.KPI, params map[string]string) (query.Metric, error) {
 			return nil, refErr("KPI %s has no parameter %s", k.ID, id)
 		}
 	}
-	return km.ParseKPIExpr(text)
+	return query.ParseKPI(text)
 }
 
 func metricAggregates(m query.Metric, add func(*query.Aggregate)) {
