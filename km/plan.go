@@ -71,8 +71,8 @@ type Plan struct {
 
 	// Search is the fuzzy search, or nil (see Search).
 	Search *Search
-	// Sort are the sort keys in priority order, by output column (see SortKey).
-	Sort []SortKey
+	// Sort are the sort keys in priority order, by output column (see OutputOrder).
+	Sort []OutputOrder
 	// Distinct keeps, without KPIs, the first row of each distinct combination of the
 	// selected fields in result order. With KPIs it changes nothing (groups are distinct).
 	Distinct bool
@@ -138,8 +138,6 @@ type PlanKPI struct {
 	// Type is the type of the KPI's values: integer for a lone count or countdistinct, the
 	// field's type for a lone min or max, float for everything else (see MetricType).
 	Type query.Type
-
-	source query.Metric // as the KPI language parsed it, for Legacy
 }
 
 // Metric is a node of a compiled KPI expression: *Aggregate, *Arith or *Number. Each group
@@ -242,7 +240,7 @@ type Search struct {
 	Precision int
 }
 
-// SortKey orders the rows or groups by output column Column (an index into
+// OutputOrder orders the rows or groups by output column Column (an index into
 // Plan.Columns), descending when Desc. Nulls sort last in both directions; strings compare
 // byte-wise. Ties: the next key, then the natural order (row order of Grain; for groups
 // the order described in Plan.Aggregates' documentation in the package doc).
@@ -251,7 +249,7 @@ type Search struct {
 // the record of a record-level plan without KPIs ("RECORD.FIELD"), computed for each
 // listed row (null reading null where its function says so); Column is then -1. The plan
 // has no Distinct then.
-type SortKey struct {
+type OutputOrder struct {
 	Column int
 	Desc   bool
 	Expr   query.Scalar
@@ -411,7 +409,7 @@ func (c *compiler) kpis(ks []query.NamedMetric) error {
 			return err
 		}
 		t := MetricType(pm)
-		c.p.KPIs = append(c.p.KPIs, PlanKPI{ID: k.ID, KPI: k, Metric: pm, Type: t, source: metric})
+		c.p.KPIs = append(c.p.KPIs, PlanKPI{ID: k.ID, KPI: k, Metric: pm, Type: t})
 		c.p.Columns = append(c.p.Columns, Column{Name: k.ID, Type: t, KPI: k})
 	}
 	if len(unknown) > 0 {
@@ -645,17 +643,17 @@ func (c *compiler) sort(keys []query.SortTerm) error {
 	if err := query.CheckSort(fieldKeys, allowed); err != nil {
 		return err
 	}
-	c.p.Sort = make([]SortKey, 0, len(keys))
+	c.p.Sort = make([]OutputOrder, 0, len(keys))
 	for _, k := range keys {
 		if k.Expr != nil {
 			e, err := c.sortExpr(k)
 			if err != nil {
 				return err
 			}
-			c.p.Sort = append(c.p.Sort, SortKey{Column: -1, Desc: k.Desc, Expr: e})
+			c.p.Sort = append(c.p.Sort, OutputOrder{Column: -1, Desc: k.Desc, Expr: e})
 			continue
 		}
-		c.p.Sort = append(c.p.Sort, SortKey{Column: slices.Index(allowed, k.Field), Desc: k.Desc})
+		c.p.Sort = append(c.p.Sort, OutputOrder{Column: slices.Index(allowed, k.Field), Desc: k.Desc})
 	}
 	return nil
 }

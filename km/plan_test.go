@@ -360,7 +360,7 @@ func TestSortAndSearchChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Sort) != 2 || p.Sort[0] != (km.SortKey{Column: 1, Desc: true}) || p.Sort[1] != (km.SortKey{Column: 0}) {
+	if len(p.Sort) != 2 || p.Sort[0] != (km.OutputOrder{Column: 1, Desc: true}) || p.Sort[1] != (km.OutputOrder{Column: 0}) {
 		t.Errorf("sort %+v", p.Sort)
 	}
 	r.Sort = []query.SortTerm{{Field: "ORDERS.STATUS"}}
