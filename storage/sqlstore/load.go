@@ -75,6 +75,10 @@ type Index struct {
 }
 
 // ddl returns the CREATE INDEX statement of idx on table for dialect d.
+//
+// On SQLite RowColumn is the rowid, which every index entry ends with (ascending, in
+// either direction of the columns), and the planner knows it: the index orders its rows
+// as one ending with RowColumn would, without storing and sorting the row number twice.
 func (idx Index) ddl(d dialect, table string) string {
 	dir := ""
 	if idx.Descending {
@@ -87,7 +91,9 @@ func (idx Index) ddl(d dialect, table string) string {
 	for _, c := range idx.Columns {
 		quoted = append(quoted, quoteIdent(c)+dir)
 	}
-	quoted = append(quoted, quoteIdent(RowColumn))
+	if d.name() == "postgres" {
+		quoted = append(quoted, quoteIdent(RowColumn))
+	}
 	name := IndexName(table, idx.Columns)
 	if idx.Descending {
 		name = IndexName(table, append(slices.Clone(idx.Columns), "desc"))
