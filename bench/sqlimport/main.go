@@ -7,7 +7,8 @@
 //	go run ./bench/sqlimport -rows 1000000 -pg 'postgres://kmkit@127.0.0.1:55432/db?sslmode=disable'
 //
 // Without -pg only SQLite is measured; without the sqlite3 or psql program, that peer is
-// left out. -only picks one database, -peers=false leaves the peers out and -cpuprofile
+// left out. -data reuses a data directory of the demo instead of generating one (the CSV
+// writing takes longer than the imports), -only picks one database, -peers=false leaves the peers out and -cpuprofile
 // profiles kmkit's imports. Next to the wall-clock times it prints the CPU time (user and
 // system) of this process during kmkit's import and of the peer's process: for SQLite,
 // which runs inside them, a figure that a busy machine disturbs less than the wall clock
@@ -46,6 +47,7 @@ func main() {
 	peers := flag.Bool("peers", true, "measure the peers (sqlite3 .import, psql \\copy)")
 	only := flag.String("only", "", "measure one database only: sqlite or postgres")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of kmkit's imports to this file")
+	data := flag.String("data", "", "a data directory of the demo written before (models/, data/), instead of generating one (-rows is then only printed)")
 	flag.BoolVar(&showPhases, "phases", false, "print how long each phase of the PostgreSQL loads ran (COPY, CREATE INDEX, ANALYZE per table)")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -60,7 +62,19 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	if err := writeDemo(dir, *rows); err != nil {
+	if *data != "" {
+		// The demo written earlier: its models and CSV files are linked, the databases
+		// are created in dir.
+		for _, sub := range []string{"models", "data"} {
+			abs, err := filepath.Abs(filepath.Join(*data, sub))
+			if err != nil {
+				log.Fatal(err)
+			}
+			if err := os.Symlink(abs, filepath.Join(dir, sub)); err != nil {
+				log.Fatal(err)
+			}
+		}
+	} else if err := writeDemo(dir, *rows); err != nil {
 		log.Fatal(err)
 	}
 	ctx := context.Background()

@@ -64,7 +64,7 @@ func watchServer(db *sql.DB) *serverMonitor {
 func (m *serverMonitor) sample() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	rows, err := m.db.QueryContext(ctx, `SELECT pid, state, coalesce(query, ''), query_start, state_change, now()
+	rows, err := m.db.QueryContext(ctx, `SELECT pid, coalesce(leader_pid, pid), state, coalesce(query, ''), query_start, state_change, now()
 		FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
 	if err != nil {
 		return
@@ -75,12 +75,12 @@ func (m *serverMonitor) sample() {
 	defer func() { m.sampled = true }()
 	for rows.Next() {
 		var (
-			pid                 int
+			pid, leader         int
 			state               sql.NullString
 			query               string
 			start, changed, now sql.NullTime
 		)
-		if rows.Scan(&pid, &state, &query, &start, &changed, &now) != nil {
+		if rows.Scan(&pid, &leader, &state, &query, &start, &changed, &now) != nil {
 			continue
 		}
 		if c, ok := processCPU(pid); ok {
@@ -89,7 +89,8 @@ func (m *serverMonitor) sample() {
 			}
 			m.cpu[pid] = max(m.cpu[pid], c)
 		}
-		if !start.Valid || query == "" {
+		// A parallel worker shows its leader's statement: the statement is the leader's.
+		if !start.Valid || query == "" || leader != pid {
 			continue
 		}
 		key := fmt.Sprint(pid, start.Time.UnixNano())

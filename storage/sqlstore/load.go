@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -431,19 +432,25 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 	}
 	// The sources whose digest changed, found by hashing the files (cheap next to parsing
 	// and loading them).
-	var stale []source
+	var (
+		stale []source
+		sizes = map[string]int64{}
+	)
 	for _, src := range srcs {
 		name := "data/" + src.name + ".csv"
 		h := src.hash()
-		if err := hashFile(h, fsys, name); err != nil {
+		size, err := hashFile(h, fsys, name)
+		if err != nil {
 			return fmt.Errorf("sqlstore: the data of source %s: %w", src.name, err)
 		}
 		if old, err := s.db.Imported(ctx, src.name); err != nil {
 			return err
 		} else if old != hex.EncodeToString(h.Sum(nil)) {
 			stale = append(stale, src)
+			sizes[src.name] = size
 		}
 	}
+	largestFirst(stale, func(src source) int64 { return sizes[src.name] })
 	digests := make([]string, len(stale))
 	err = s.loadSources(ctx, len(stale), func(i int) (*column.Table, error) {
 		name := "data/" + stale[i].name + ".csv"
@@ -469,15 +476,25 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 	return s.putModels(ctx, models)
 }
 
-// hashFile writes the file name of fsys into h.
-func hashFile(h hash.Hash, fsys fs.FS, name string) error {
+// hashFile writes the file name of fsys into h and returns its size.
+func hashFile(h hash.Hash, fsys fs.FS, name string) (int64, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer f.Close()
-	_, err = io.Copy(h, f)
-	return err
+	return io.Copy(h, f)
+}
+
+// largestFirst orders sources by the work of loading them, the most first (ties keep
+// their order): size(src) measures the data (bytes of a file, or cells of a table) and
+// each index costs about as much again as the rows (an index build reads and sorts them
+// all). With several loads at once (PostgreSQL), the longest starts first instead of
+// last, so that the import does not end waiting for one table while the other
+// connections are idle.
+func largestFirst(srcs []source, size func(source) int64) {
+	work := func(src source) int64 { return size(src) * int64(1+len(src.indexes)+len(src.descending)) }
+	slices.SortStableFunc(srcs, func(a, b source) int { return cmp.Compare(work(b), work(a)) })
 }
 
 // loadSources loads n sources: prepare(i) makes the table of source i (parsing its file,
@@ -590,6 +607,12 @@ func (s *KMStore) ImportGenerated(ctx context.Context, models []*km.KnowledgeMod
 		if err != nil {
 			return true, err
 		}
+		largestFirst(stale, func(src source) int64 {
+			if t, ok := tables[src.name]; ok {
+				return int64(t.Rows()) * int64(len(src.schema))
+			}
+			return 0
+		})
 		err = s.loadSources(ctx, len(stale), func(i int) (*column.Table, error) {
 			t, ok := tables[stale[i].name]
 			if !ok {
