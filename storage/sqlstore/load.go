@@ -92,14 +92,19 @@ func (idx Index) ddl(d dialect, table string) string {
 	for _, c := range idx.Columns {
 		quoted = append(quoted, quoteIdent(c)+dir)
 	}
+	with := ""
 	if d.name() == "postgres" {
 		quoted = append(quoted, quoteIdent(RowColumn))
+		// The entries are unique (RowColumn ends them), so deduplication would only
+		// compare each entry with the one before it for nothing; and the table is not
+		// written to until the next import replaces it, so the pages are filled.
+		with = " WITH (fillfactor = 100, deduplicate_items = off)"
 	}
 	name := IndexName(table, idx.Columns)
 	if idx.Descending {
 		name = IndexName(table, append(slices.Clone(idx.Columns), "desc"))
 	}
-	return "CREATE INDEX " + quoteIdent(name) + " ON " + quoteIdent(table) + " (" + strings.Join(quoted, ", ") + ")"
+	return "CREATE INDEX " + quoteIdent(name) + " ON " + quoteIdent(table) + " (" + strings.Join(quoted, ", ") + ")" + with
 }
 
 // LoadIndexedTable replaces table with the given columns and rows, in one transaction,
@@ -498,8 +503,8 @@ func largestFirst(srcs []source, size func(source) int64) {
 }
 
 // loadSources loads n sources: prepare(i) makes the table of source i (parsing its file,
-// say) and load(i) loads it. Preparing runs one source ahead of the loads, on another
-// core. On SQLite (one writer at a time) the loads run one after the other; on
+// say) and load(i) loads it, in the order of i (see largestFirst). Preparing runs one
+// source ahead of the loads, on another core. On SQLite (one writer at a time) the loads run one after the other; on
 // PostgreSQL up to ParallelLoads at once, each in its own transaction on its own
 // connection, so that the server copies and indexes several tables on several cores. The
 // first error stops the rest: a source that fails to prepare (a broken CSV file) lets the
