@@ -145,9 +145,10 @@
 // frozen and the pages all-visible, so index-only scans need no VACUUM first), up to
 // ParallelLoads tables at once on separate connections, each with maintenance_work_mem
 // raised for its index builds (filled pages, no deduplication: the entries are unique and
-// the table is read-only until the next import replaces it) and ANALYZE at the end. The tables are logged from the start:
-// UNLOGGED and then SET LOGGED would write the whole table to the WAL again unless
-// wal_level is minimal, and an import that returned must survive a crash. SQLite loads
+// the table is read-only until the next import replaces it) and ANALYZE at the end. The
+// tables are logged from the start: UNLOGGED and then SET LOGGED would write the whole
+// table to the WAL again unless wal_level is minimal, and an import that returned must
+// survive a crash. SQLite loads
 // with prepared inserts of up to 512 rows each while the next source's CSV file is parsed
 // on another core, in WAL mode with the database's synchronous setting (the same
 // durability; journal_mode=OFF would only be safe into a new file renamed into place, and
