@@ -15,7 +15,7 @@ func TestAPIsDoNotDependOnAuth(t *testing.T) {
 		t.Skip("no go command:", err)
 	}
 	forbidden := []string{"github.com/kmkit/kmkit/auth", "github.com/golang-jwt/jwt"}
-	for _, pkg := range []string{"./scim", "./reporting", "./km", "./odata", "./mcp", "./principal", "./storage/memory", "./metrics"} {
+	for _, pkg := range []string{"./scim", "./scim/scimhttp", "./reporting", "./reporting/reportinghttp", "./km", "./km/kmhttp", "./odata", "./mcp", "./principal", "./storage/memory", "./metrics"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
@@ -29,6 +29,83 @@ func TestAPIsDoNotDependOnAuth(t *testing.T) {
 				if dep == f || strings.HasPrefix(dep, f+"/") {
 					t.Errorf("%s depends on %s", pkg, dep)
 				}
+			}
+		}
+	}
+}
+
+// httpFree lists the domain and backend packages that must link no HTTP server code, no
+// OpenAPI and no JWT: a program using a Store and a backend builds without them
+// (database/sql and database/sql/driver split the same way).
+var httpFree = []string{"./km", "./query/...", "./scim", "./reporting", "./stats", "./problem", "./principal",
+	"./storage/memory", "./storage/sqlstore"}
+
+// forbiddenInDomain are the packages (and their sub-packages) httpFree must not link.
+var forbiddenInDomain = []string{"net/http", "github.com/getkin/kin-openapi", "github.com/golang-jwt"}
+
+// TestDomainLinksNoHTTP checks the split of the APIs into domain packages and HTTP
+// adapters (km and km/kmhttp, scim and scim/scimhttp, reporting and
+// reporting/reportinghttp, query and internal/rawquery): the packages of httpFree reach
+// none of forbiddenInDomain through their imports.
+func TestDomainLinksNoHTTP(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command:", err)
+	}
+	for _, pkg := range httpFree {
+		checkNoHTTP(t, pkg)
+	}
+}
+
+// checkNoHTTP walks the import graph of the packages pkg names (go list -deps) and reports
+// every path to a forbidden package.
+func checkNoHTTP(t *testing.T, pkg string) {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{if not .DepOnly}}root{{end}} | {{join .Imports \" \"}}", pkg).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+	}
+	imports := map[string][]string{}
+	var roots []string
+	for line := range strings.Lines(string(out)) {
+		head, deps, _ := strings.Cut(line, "|")
+		name, root, _ := strings.Cut(strings.TrimSpace(head), " ")
+		imports[name] = strings.Fields(deps)
+		if root == "root" {
+			roots = append(roots, name)
+		}
+	}
+	if len(roots) == 0 {
+		t.Fatalf("go list -deps %s listed no package", pkg)
+	}
+	forbidden := func(p string) bool {
+		for _, f := range forbiddenInDomain {
+			if p == f || strings.HasPrefix(p, f+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, root := range roots {
+		// Breadth-first from root, remembering how each package was reached.
+		from := map[string]string{root: ""}
+		queue := []string{root}
+		for len(queue) > 0 {
+			p := queue[0]
+			queue = queue[1:]
+			if forbidden(p) {
+				chain := p
+				for q := from[p]; q != ""; q = from[q] {
+					chain = q + " -> " + chain
+				}
+				t.Errorf("%s links %s: %s", root, p, chain)
+				continue
+			}
+			for _, d := range imports[p] {
+				if _, seen := from[d]; seen {
+					continue
+				}
+				from[d] = p
+				queue = append(queue, d)
 			}
 		}
 	}

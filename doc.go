@@ -1,19 +1,50 @@
-// Package kmkit serves the Knowledge Model API (with its OData service), SCIM 2.0
-// provisioning and the elements-and-facets reporting API from a host's own data.
+// Package kmkit serves the Knowledge Model API (with its OData service and an MCP server),
+// SCIM 2.0 provisioning and the elements-and-facets reporting API from a host's own data.
 //
 // kmkit is a library: a host imports the packages it needs, mounts their http.Handlers on
-// its own server, and plugs in storage.
+// its own server, and plugs in storage. Each API is a domain package (types, rules and
+// the Store interface a backend implements) with an HTTP adapter beside it, so a backend
+// or a batch program that only reads and writes stores links no HTTP server, OpenAPI or
+// JWT code (deps_test.go checks it with go list -deps).
 //
-//   - query: the filter language, the portable query.Request, and an in-memory columnar
-//     executor with fuzzy search.
-//   - principal: the caller of a request in its context, which the handlers read.
-//   - auth: the guard in front of the handlers: credentials (AppKey, Bearer JWT,
-//     x-api-key), rate limits, and the permission and error shape each API's Policy
-//     names.
+// The APIs, domain and adapter:
+//   - km: Knowledge Models (records, fields, relationships, KPIs, filters), their loader,
+//     the KPI language's parameters, the compiled query plan, km.Store and the summary
+//     types. km/kmhttp: the Knowledge Model API (data, KPIs, summary, schemas, generated
+//     OpenAPI documents).
+//   - odata: the KMs as a read-only OData v4 service, an HTTP adapter over km.Store.
+//   - mcp: the KMs' query tools, resources and prompt for AI agents over the Model
+//     Context Protocol, an HTTP adapter over km.Store (and stdio, see examples/mcpstdio).
+//   - scim: SCIM 2.0 users and groups, their rules and scim.Store; scim/scimhttp: the SCIM
+//     protocol (resources, PATCH, Bulk, discovery); scim/scimtest: the suite every
+//     scim.Store passes.
+//   - reporting: elements and facets per tenant and reporting.Store;
+//     reporting/reportinghttp: the reporting API; reporting/reportingtest: its store
+//     suite.
+//
+// Shared by the APIs:
+//   - query: the filter and KPI expression languages (parse, bind, errors with
+//     positions), the portable request and result; query/column: tables held by column;
+//     query/exec: the in-memory executor of compiled plans; query/fuzzy: fuzzy scoring.
 //   - stats: column statistics equal to pandas' describe.
-//   - scim: SCIM 2.0 users and groups.
-//   - reporting: elements and facets per tenant.
-//   - storage/memory: the in-memory backend of every store.
+//   - problem: the RFC 9457 problem bodies and error codes of the KM API;
+//     problem/problemhttp writes them.
+//   - principal: the caller of a request in its context, which the handlers read.
+//   - auth (auth/keysfile, auth/ratelimit): the guard in front of the handlers:
+//     credentials (AppKey, Bearer JWT, x-api-key) and rate limits, with the permission
+//     and error shape each API's Policy names.
+//   - cors, head, publicurl, outage, metrics: cross-origin access, HEAD answered as GET,
+//     the public URL of absolute links, telling a database outage from a failure, and
+//     Prometheus metrics of handlers and stores.
 //
-// Each domain package defines the Store interface it consumes; backends implement them.
+// Storage: storage/memory (everything in memory) and storage/sqlstore (SQLite or
+// PostgreSQL) open the same way, one value handing out the stores of every API (KM(),
+// SCIM(), Reporting()), and KM stores fill with Import(ctx, fsys) or PutModel(ctx, m);
+// storage/storetest is the conformance suite both pass; storage/swap replaces a km.Store
+// while it serves.
+//
+// Every handler is built the same way: NewHandler(store, options...) with functional
+// options, mounted at its package's BasePath (plus "/" where the API has several paths),
+// behind auth's Guard with the API's policy and error writer. The example mounts three
+// APIs over the memory backend.
 package kmkit

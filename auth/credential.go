@@ -142,7 +142,7 @@ func (e *TenantError) Error() string { return e.Reason }
 // ParseTenant checks the tenant id of a key or a token, given as the values of a header
 // (x-tenant-id): exactly one UUID in the hyphenated 36-character form, any case. It returns
 // the UUID in lower case. The reporting API reads its x-tenant-id header by the same rules
-// (reporting.ParseTenant).
+// (reportinghttp.ParseTenant).
 func ParseTenant(values []string) (string, error) {
 	switch len(values) {
 	case 0:

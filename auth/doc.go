@@ -4,7 +4,7 @@
 // request context; handlers read it with principal.FromContext. Hosts that authenticate
 // requests themselves put their own principal there with principal.NewContext and mount the
 // handlers without this package's middleware (and may still answer in each API's error
-// shape with the API's writer, such as scim.WriteProblem).
+// shape with the API's writer, such as scimhttp.WriteProblem).
 //
 // The middleware is a Guard: NewGuard takes an Authenticator (KeySet for application keys,
 // JWTVerifier for Bearer tokens, Schemes to combine them, or the host's own), a
@@ -12,13 +12,13 @@
 // with the Policy of the handler's API. The package knows no API: a Policy says which
 // permission the API needs, how its requests present credentials, how a request names its
 // tenant (when it does) and how the API writes its error bodies (an ErrorWriter, which each
-// API's package supplies: km.WriteProblem, odata.WriteProblem, scim.WriteProblem,
-// reporting.WriteProblem). The reference server (internal/server) guards the APIs so:
+// API's package supplies: kmhttp.WriteProblem, odata.WriteProblem, scimhttp.WriteProblem,
+// reportinghttp.WriteProblem). The reference server (internal/server) guards the APIs so:
 //
 //   - KM, OData, SCIM (and mcp and the metrics, with the KM API's errors) read
 //     "Authorization: AppKey <key>", "Authorization: Bearer <JWT>" (scheme word in any
 //     case) or the header "AppKey: <key>" (AuthorizationHeader); reporting reads x-api-key
-//     (APIKeyHeader) and its tenant from x-tenant-id (reporting.RequestTenant).
+//     (APIKeyHeader) and its tenant from x-tenant-id (reportinghttp.RequestTenant).
 //   - Refused credentials are 401, with WWW-Authenticate naming the credential form: the
 //     policy's writer receives a problem with errorCode ADMIN_AUTHENTICATION_ERROR, which
 //     the KM API and OData write as {"error": "..."} (application/json), SCIM as an RFC 7644

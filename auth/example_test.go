@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 
 	"github.com/kmkit/kmkit/auth"
-	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
 )
@@ -35,7 +35,7 @@ func ExampleGuard() {
 		fmt.Fprintf(w, "models of team %s", p.Team)
 	})
 	mux := http.NewServeMux()
-	kmPolicy := auth.Policy{Permission: principal.PermKM, WriteError: km.WriteProblem}
+	kmPolicy := auth.Policy{Permission: principal.PermKM, WriteError: kmhttp.WriteProblem}
 	mux.Handle("/intelligence/api/", guard.Wrap(kmPolicy, models))
 
 	for _, authz := range []string{"AppKey my-secret-key", "AppKey wrong", ""} {

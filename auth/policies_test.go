@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/odata"
 	"github.com/kmkit/kmkit/principal"
-	"github.com/kmkit/kmkit/reporting"
-	"github.com/kmkit/kmkit/scim"
+	"github.com/kmkit/kmkit/reporting/reportinghttp"
+	"github.com/kmkit/kmkit/scim/scimhttp"
 )
 
 // Family names the policies the tests guard handlers with: those the APIs' packages give
@@ -30,12 +30,12 @@ func (f Family) policy() Policy {
 	case FamilyOData:
 		return Policy{Permission: principal.PermOData, WriteError: odata.WriteProblem}
 	case FamilySCIM:
-		return Policy{Permission: principal.PermSCIM, WriteError: scim.WriteProblem}
+		return Policy{Permission: principal.PermSCIM, WriteError: scimhttp.WriteProblem}
 	case FamilyReporting:
 		return Policy{Permission: principal.PermReporting, Credentials: APIKeyHeader,
-			Tenant: reporting.RequestTenant, WriteError: reporting.WriteProblem}
+			Tenant: reportinghttp.RequestTenant, WriteError: reportinghttp.WriteProblem}
 	default:
-		return Policy{Permission: principal.PermKM, WriteError: km.WriteProblem}
+		return Policy{Permission: principal.PermKM, WriteError: kmhttp.WriteProblem}
 	}
 }
 

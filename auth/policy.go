@@ -5,13 +5,14 @@ import (
 
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/problem/problemhttp"
 )
 
 // Policy is what an API asks of the Guard: the permission its callers need, how they
 // present credentials, and how its error bodies look. The Guard knows no API: each API's
-// package supplies the writer of its error shape (km.WriteProblem, odata.WriteProblem,
-// scim.WriteProblem, reporting.WriteProblem) and, for the reporting API, how a request
-// names its tenant (reporting.RequestTenant).
+// package supplies the writer of its error shape (kmhttp.WriteProblem, odata.WriteProblem,
+// scimhttp.WriteProblem, reportinghttp.WriteProblem) and, for the reporting API, how a request
+// names its tenant (reportinghttp.RequestTenant).
 type Policy struct {
 	// Name names the API in logs and to Config.Refused; default the Permission.
 	Name string
@@ -35,7 +36,7 @@ type Policy struct {
 type ErrorWriter func(w http.ResponseWriter, p *problem.Problem)
 
 // WriteProblem is the ErrorWriter of problem bodies (p.Write).
-func WriteProblem(w http.ResponseWriter, p *problem.Problem) { p.Write(w) }
+func WriteProblem(w http.ResponseWriter, p *problem.Problem) { problemhttp.Send(w, p) }
 
 // Credentials is the way the requests of an API present their credentials.
 type Credentials int

@@ -10,7 +10,7 @@
 // Mount it outside the authentication middleware and inside logging and metrics, so
 // those record the method the client sent:
 //
-//	mux.Handle(km.BasePath+"/", head.Handler(guard.Wrap(kmPolicy, km.NewHandler(store))))
+//	mux.Handle(kmhttp.BasePath+"/", head.Handler(guard.Wrap(kmPolicy, kmhttp.NewHandler(store))))
 package head
 
 import (

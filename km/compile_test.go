@@ -26,8 +26,9 @@ func TestCompile(t *testing.T) {
 	if m.KPI("H_SUM").Metric() == nil || m.KPI("H_SUM").Direction != "None" || m.Records[0].Source != "T" || m.Records[0].Fields[1].TypeName != "float" {
 		t.Errorf("defaults not filled: %+v %+v", m.KPI("H_SUM"), m.Records[0])
 	}
-	if p, err := m.Plan([]string{"T", "U"}); err != nil || p.Root != "U" {
-		t.Errorf("Plan = %+v, %v", p, err)
+	// The compiled relationship joins the records: rows of T and U are listed at U's grain.
+	if p, err := NewPlan(m, &PlanRequest{Request: query.Request{Fields: []string{"T.H", "U.ID"}, PageSize: 1}}); err != nil || p.Grain != "U" {
+		t.Errorf("NewPlan of T.H, U.ID = %+v, %v; want grain U", p, err)
 	}
 
 	tests := []struct {

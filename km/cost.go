@@ -3,7 +3,6 @@ package km
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
@@ -90,12 +89,6 @@ func predicates(e query.Expr) int64 {
 	return 1
 }
 
-// checkCost refuses p with 400 when its estimated cost is beyond the budget, naming the
-// part that is too large.
-func (h *Handler) checkCost(ctx context.Context, p *Plan) error {
-	return CheckCost(ctx, h.store, p, h.opts.MaxQueryCost)
-}
-
 // CheckCost refuses p with a 400 GENERAL_CONSTRAINT_VIOLATION problem when its estimated
 // cost (Plan.Cost, with the record sizes of store when it is a RowCounter, else
 // AssumedRows) is beyond budget, naming the part that is too large. A negative budget
@@ -123,7 +116,7 @@ func CheckCost(ctx context.Context, store Store, p *Plan, budget int64) error {
 		part = fmt.Sprintf("the grouping is too large: %d rows by %d fields for %d aggregates", c.Rows, max(1, c.Fields), max(1, c.Aggregates))
 		hint = "select fewer fields or KPIs, or filter the rows first"
 	}
-	return problem.New(http.StatusBadRequest, problem.CodeConstraint, fmt.Sprintf(
+	return problem.New(400, problem.CodeConstraint, fmt.Sprintf(
 		"the query is estimated at %d row operations, beyond the budget of %d: %s; %s",
 		c.Total, budget, part, hint))
 }

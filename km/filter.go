@@ -1,6 +1,7 @@
 package km
 
 import (
+	"github.com/kmkit/kmkit/internal/namelist"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 )
@@ -61,9 +62,9 @@ func offsetError(err error, off int) error {
 	return &ExprError{Pos: off + int(qe.Pos), Reason: qe.Msg}
 }
 
-// filterApplies reports whether the predefined filter f can filter the rows of record rec:
+// FilterApplies reports whether the predefined filter f can filter the rows of record rec:
 // each of its conjuncts has a home and a path of relationships to rec.
-func (m *KnowledgeModel) filterApplies(f *Filter, rec string) bool {
+func (m *KnowledgeModel) FilterApplies(f *Filter, rec string) bool {
 	for _, part := range conjuncts(f.bound) {
 		if _, err := m.conjunct(part, []string{rec}); err != nil {
 			return false
@@ -72,15 +73,15 @@ func (m *KnowledgeModel) filterApplies(f *Filter, rec string) bool {
 	return true
 }
 
-// compileFilters turns the predefined filters (by id, duplicates dropped) and filterExpr
+// CompileFilters turns the predefined filters (by id, duplicates dropped) and filterExpr
 // texts of a request into bound filters over m.FilterSchema (rec's bare field ids and
 // RECORD.FIELD of any record), one per filter or text. An unknown filter is
 // KM_FILTER_NOTFOUND, more than MaxFilterExpressions in all GENERAL_CONSTRAINT_VIOLATION;
-// texts are parsed within the handler's limits.
-func (h *Handler) compileFilters(m *KnowledgeModel, rec *Record, ids, texts []string) ([]query.Expr, error) {
+// texts are parsed within limits.
+func CompileFilters(m *KnowledgeModel, rec *Record, ids, texts []string, limits query.Limits) ([]query.Expr, error) {
 	var conj []query.Expr
 	var unknown []string
-	for _, id := range dedupKeepOrder(ids) {
+	for _, id := range namelist.Dedup(ids) {
 		f := m.Filter(id)
 		if f == nil {
 			unknown = append(unknown, id)
@@ -89,7 +90,7 @@ func (h *Handler) compileFilters(m *KnowledgeModel, rec *Record, ids, texts []st
 		conj = append(conj, f.bound)
 	}
 	if len(unknown) > 0 {
-		return nil, badRequest(CodeFilterNotFound, "unknown filter%s: %s", plural(len(unknown)), nameList(unknown))
+		return nil, badRequest(CodeFilterNotFound, "unknown filter%s: %s", namelist.Plural(len(unknown)), namelist.Join(unknown))
 	}
 	if n := len(texts) + len(conj); n > MaxFilterExpressions {
 		return nil, badRequest(problem.CodeConstraint, "%d filter expressions: at most %d are allowed (combine conditions with and/or)", n, MaxFilterExpressions)
@@ -99,7 +100,7 @@ func (h *Handler) compileFilters(m *KnowledgeModel, rec *Record, ids, texts []st
 		schema = m.FilterSchema(rec.ID)
 	}
 	for _, text := range texts {
-		e, err := query.ParseAndBind(text, schema, query.WithLimits(h.opts.Limits))
+		e, err := query.ParseAndBind(text, schema, query.WithLimits(limits))
 		if err != nil {
 			return nil, err
 		}
@@ -108,13 +109,14 @@ func (h *Handler) compileFilters(m *KnowledgeModel, rec *Record, ids, texts []st
 	return conj, nil
 }
 
-func exprFields(e query.Expr, add func(string)) {
+// ExprFields calls add with the name of every field e reads.
+func ExprFields(e query.Expr, add func(string)) {
 	switch e := e.(type) {
 	case *query.Logical:
-		exprFields(e.L, add)
-		exprFields(e.R, add)
+		ExprFields(e.L, add)
+		ExprFields(e.R, add)
 	case *query.Not:
-		exprFields(e.X, add)
+		ExprFields(e.X, add)
 	case *query.Compare:
 		add(e.Field.Name)
 	case *query.In:
@@ -136,15 +138,17 @@ func scalarFields(s query.Scalar, add func(string)) {
 	query.ScalarFields(s, func(f query.FieldRef) { add(f.Name) })
 }
 
-func metricFields(mt query.Metric, add func(string)) {
+// MetricFields calls add with the name of every field mt reads (its aggregates and their
+// conditions).
+func MetricFields(mt query.Metric, add func(string)) {
 	switch mt := mt.(type) {
 	case *query.Arith:
-		metricFields(mt.L, add)
-		metricFields(mt.R, add)
+		MetricFields(mt.L, add)
+		MetricFields(mt.R, add)
 	case *query.Aggregate:
 		if mt.Field != "" {
 			add(mt.Field)
 		}
-		exprFields(mt.Filter, add)
+		ExprFields(mt.Filter, add)
 	}
 }

@@ -285,7 +285,7 @@ func (d *draft) compile() error {
 // compileKPI fills k's placeholders from its parameters (overridden by values), parses and
 // binds the expression and stores the metric and type in k.
 func (m *KnowledgeModel) compileKPI(k *KPI, values map[string]string) error {
-	metric, err := m.kpiMetric(k, values)
+	metric, err := m.KPIMetric(k, values)
 	if err != nil {
 		return err
 	}
@@ -301,8 +301,8 @@ func (m *KnowledgeModel) compileKPI(k *KPI, values map[string]string) error {
 	return nil
 }
 
-// kpiMetric returns the bound metric of k with its parameters' defaults overridden by values.
-func (m *KnowledgeModel) kpiMetric(k *KPI, values map[string]string) (query.Metric, error) {
+// KPIMetric returns the bound metric of k with its parameters' defaults overridden by values.
+func (m *KnowledgeModel) KPIMetric(k *KPI, values map[string]string) (query.Metric, error) {
 	params := make(map[string]string, len(k.Parameters))
 	for _, p := range k.Parameters {
 		params[p.ID] = p.Value

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kmkit/kmkit/principal"
+	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -292,36 +293,43 @@ func TestPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	child := ms[1]
+	// Rows of the records of the fields are listed at the grain that reaches the others
+	// going up the relationships, the base KM's and the child's alike.
+	rows := func(m *KnowledgeModel, fields ...string) (string, error) {
+		p, err := NewPlan(m, &PlanRequest{Request: query.Request{Fields: fields, PageSize: 1}})
+		if err != nil {
+			return "", err
+		}
+		got := p.Grain
+		for _, s := range p.RowJoin {
+			got += " " + s.String()
+		}
+		return got, nil
+	}
 	tests := []struct {
-		records []string
-		want    string
+		fields []string
+		want   string
 	}{
-		{[]string{"ORDERS"}, "ORDERS"},
-		{[]string{"CUSTOMERS", "ORDERS"}, "ORDERS ORDERS.CUST>CUSTOMERS.ID"},
-		{[]string{"CUSTOMERS", "EVENTS"}, "EVENTS EVENTS.ORDER>ORDERS.ID ORDERS.CUST>CUSTOMERS.ID"},
-		{[]string{"EVENTS", "ORDERS", "EVENTS"}, "EVENTS EVENTS.ORDER>ORDERS.ID"},
+		{[]string{"ORDERS.ID"}, "ORDERS"},
+		{[]string{"CUSTOMERS.COUNTRY", "ORDERS.ID"}, "ORDERS ORDERS.CUST>CUSTOMERS.ID"},
+		{[]string{"CUSTOMERS.COUNTRY", "EVENTS.AT"}, "EVENTS EVENTS.ORDER>ORDERS.ID ORDERS.CUST>CUSTOMERS.ID"},
+		{[]string{"EVENTS.ORDER", "ORDERS.V", "EVENTS.AT"}, "EVENTS EVENTS.ORDER>ORDERS.ID"},
 	}
 	for _, tt := range tests {
-		p, err := child.Plan(tt.records)
+		got, err := rows(child, tt.fields...)
 		if err != nil {
-			t.Errorf("Plan(%v): %v", tt.records, err)
-			continue
-		}
-		got := p.Root
-		for _, s := range p.Steps {
-			got += " " + s.From.String() + ">" + s.To.String()
-		}
-		if got != tt.want {
-			t.Errorf("Plan(%v) = %s, want %s", tt.records, got, tt.want)
+			t.Errorf("NewPlan(%v): %v", tt.fields, err)
+		} else if got != tt.want {
+			t.Errorf("NewPlan(%v): grain and joins %s, want %s", tt.fields, got, tt.want)
 		}
 	}
-	// Two records that both point to ORDERS cannot be joined with each other.
+	// Two records that both point to ORDERS cannot be listed together.
 	m := *child
 	m.Records = append(m.Records, &Record{ID: "ITEMS", Fields: []*Field{{ID: "ORDER", Type: query.TypeString}}})
 	m.Relationships = append(m.Relationships, Relationship{From: FieldPath{"ITEMS", "ORDER"}, To: FieldPath{"ORDERS", "ID"}})
-	_, err = m.Plan([]string{"ITEMS", "EVENTS"})
-	var je *JoinError
-	if !errors.As(err, &je) || je.Error() != "records EVENTS and ITEMS are not joined by any relationship path of the knowledge model" {
-		t.Errorf("Plan(ITEMS, EVENTS) error = %v", err)
+	_, err = rows(&m, "ITEMS.ORDER", "EVENTS.AT")
+	var p *problem.Problem
+	if !errors.As(err, &p) || p.Status != 400 || p.ErrorCode != CodeJoinNotPossible || !strings.Contains(p.Detail, "records ITEMS, EVENTS cannot") {
+		t.Errorf("NewPlan(ITEMS.ORDER, EVENTS.AT) error = %v, want a 400 %s naming EVENTS and ITEMS", err, CodeJoinNotPossible)
 	}
 }

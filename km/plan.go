@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kmkit/kmkit/internal/namelist"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 )
@@ -388,7 +389,7 @@ func (c *compiler) fields(names []string) error {
 		c.p.Columns = append(c.p.Columns, Column{Name: name, Type: ref.Type, Ref: ref, Field: f})
 	}
 	if len(unknown) > 0 {
-		return badRequest(CodeFieldNotFound, "unknown field%s: %s%s", plural(len(unknown)), nameList(unknown), fieldHint(c.rec))
+		return badRequest(CodeFieldNotFound, "unknown field%s: %s%s", namelist.Plural(len(unknown)), namelist.Join(unknown), FieldHint(c.rec))
 	}
 	return nil
 }
@@ -414,7 +415,7 @@ func (c *compiler) kpis(ks []query.KPI) error {
 		c.p.Columns = append(c.p.Columns, Column{Name: k.ID, Type: t, KPI: k})
 	}
 	if len(unknown) > 0 {
-		return badRequest(CodeFieldNotFound, "unknown KPI%s: %s", plural(len(unknown)), nameList(unknown))
+		return badRequest(CodeFieldNotFound, "unknown KPI%s: %s", namelist.Plural(len(unknown)), namelist.Join(unknown))
 	}
 	return nil
 }
@@ -454,7 +455,7 @@ func (m *KnowledgeModel) metricGrains(k *KPI, mt query.Metric) (map[*query.Aggre
 			named = append(named, r.ID)
 		}
 	}
-	metricFields(mt, addNamed)
+	MetricFields(mt, addNamed)
 	var walk func(query.Metric) error
 	walk = func(mt query.Metric) error {
 		switch x := mt.(type) {
@@ -519,7 +520,7 @@ func (m *KnowledgeModel) metricGrains(k *KPI, mt query.Metric) (map[*query.Aggre
 // every other one is reached going only up. It returns the home and the records named.
 func (m *KnowledgeModel) home(e query.Expr) (string, []string, error) {
 	var named []string
-	exprFields(e, func(name string) {
+	ExprFields(e, func(name string) {
 		id := RowKeyRecord(name)
 		if r, _ := m.Field(name); r != nil {
 			id = r.ID
@@ -609,7 +610,7 @@ func (c *compiler) search(s *query.Search) error {
 	for _, name := range s.Fields {
 		ref, _, ok := c.ref(name)
 		if !ok {
-			return badRequest(CodeFieldNotFound, "unknown searchField %s%s", name, fieldHint(c.rec))
+			return badRequest(CodeFieldNotFound, "unknown searchField %s%s", name, FieldHint(c.rec))
 		}
 		if ref.Type != query.TypeString {
 			return badRequest(problem.CodeParameterIllegal, "searchField %s is a %s field; fuzzy search needs a string field", name, ref.Type)

@@ -29,25 +29,6 @@ type Store interface {
 	Query(ctx context.Context, p *Plan) (*query.Result, error)
 }
 
-// Query is one query against a KM in the form stores took before plans, kept for tests
-// that write requests this way (storetest.PlanOf compiles it with NewPlan):
-// a query.Request and the scope it runs in.
-//
-// At record level (Record set, Join nil) the request names fields by their bare ids
-// ("NET_VALUE"), has no KPIs, and every row of the result is a row of the record.
-//
-// At KM level (Record empty) the request names fields "RECORD.FIELD" and KPIs by id;
-// Join says how the records it references are joined (many-to-one, so the rows are those
-// of Join.Root). KPIs are computed per distinct combination of the selected fields.
-//
-// Whole results: a summary of all filtered rows is a Query with PageSize large enough
-// (math.MaxInt32) and no sort; a full count is Request.Count.
-type Query struct {
-	Record string
-	Join   *JoinPlan
-	query.Request
-}
-
 // LookupModel returns the KM id of s as the caller of ctx sees it: a KM the caller may not
 // see (KnowledgeModel.VisibleTo) is an error wrapping ErrNotFound, exactly like a KM that
 // does not exist. Every API serving KMs (KM API, OData, MCP) looks KMs up with it.

@@ -11,7 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmkit/kmkit/internal/demodata"
-	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/mcp"
 )
 
@@ -24,20 +24,20 @@ func BenchmarkQueryToolVsKMAPI(b *testing.B) {
 		b.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(km.BasePath+"/", km.NewHandler(st))
-	mux.Handle(mcp.Path, mcp.New(st, mcp.Options{}).Handler())
+	mux.Handle(kmhttp.BasePath+"/", kmhttp.NewHandler(st))
+	mux.Handle(mcp.BasePath, mcp.NewHandler(st))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	ctx := context.Background()
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
-		&sdk.StreamableClientTransport{Endpoint: srv.URL + mcp.Path, DisableStandaloneSSE: true}, nil)
+		&sdk.StreamableClientTransport{Endpoint: srv.URL + mcp.BasePath, DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer cs.Close()
 	args := map[string]any{"km": "o2c", "record": "ORDERS", "fields": []string{"ORDER_ID", "NET_VALUE", "STATUS"},
 		"filterExpr": []string{"NET_VALUE gt 1000"}, "sort": []string{"-NET_VALUE"}, "pageSize": 50}
-	url := srv.URL + km.BasePath + "/knowledge-models/o2c/records/ORDERS/query?fields=ORDER_ID,NET_VALUE,STATUS&filterExpr=NET_VALUE%20gt%201000&sort=-NET_VALUE&pageSize=50"
+	url := srv.URL + kmhttp.BasePath + "/knowledge-models/o2c/records/ORDERS/query?fields=ORDER_ID,NET_VALUE,STATUS&filterExpr=NET_VALUE%20gt%201000&sort=-NET_VALUE&pageSize=50"
 	var tool, api time.Duration
 	for b.Loop() {
 		t0 := time.Now()

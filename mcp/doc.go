@@ -1,11 +1,18 @@
 // Package mcp serves the Knowledge Models to AI agents over the Model Context Protocol,
 // built on the official Go SDK (github.com/modelcontextprotocol/go-sdk).
 //
-// New returns a Server over a km.Store; Server.Handler speaks MCP over Streamable HTTP
-// (stateless, JSON answers) and Server.MCPServer returns an SDK server for any other
-// transport (stdio for desktop hosts: see examples/mcpstdio). The reference server mounts
-// the handler at Path (/intelligence/api/mcp) behind the auth guard; callers need the
-// "mcp" permission, and the KMs they see are scoped to their team as for the KM API.
+// The package is an HTTP adapter itself, over the domain of package km. NewHandler(store,
+// options...) returns a Handler over a km.Store, configured like the other APIs' handlers
+// with functional options (WithMaxRows, WithMaxBytes, WithKMOptions, WithSpecServer,
+// WithLogger). The Handler speaks MCP over Streamable HTTP (stateless, JSON answers) and
+// Handler.MCPServer returns an SDK server for any other transport (stdio for desktop hosts:
+// see examples/mcpstdio). Streamable HTTP has one endpoint: the reference server mounts the
+// handler at BasePath (/intelligence/api/mcp) itself, behind the auth guard:
+//
+//	mux.Handle(mcp.BasePath, guard.Wrap(mcpPolicy, mcp.NewHandler(store)))
+//
+// Callers need the "mcp" permission, and the KMs they see are scoped to their team as for
+// the KM API.
 //
 // # Tools
 //
@@ -19,8 +26,8 @@
 //   - find_field_values: the distinct values of a string field the KM API's fuzzy search
 //     matches, best first, so that an agent can turn "munich" into the stored "München".
 //
-// Every tool goes through the KM API's own checks and compiled plan (km.Handler.QueryJSON,
-// km.Handler.SummaryJSON): the same question gets the same rows, and a bad one the same
+// Every tool goes through the KM API's own checks and compiled plan (kmhttp.Handler.QueryJSON,
+// kmhttp.Handler.SummaryJSON): the same question gets the same rows, and a bad one the same
 // error. A refused call is a tool error (isError) whose text is the KM API's problem body,
 // {"status", "errorCode", "detail", ...}; arguments the tool's JSON Schema refuses (an
 // unknown argument, a wrong type) are tool errors from the SDK.
@@ -28,7 +35,7 @@
 // # Resources and prompt
 //
 // Two resource templates: OpenAPIURITemplate (kmkit://knowledge-models/{km}/openapi.json,
-// the KM's generated OpenAPI document, km.Spec, naming Options.SpecServer as its server) and
+// the KM's generated OpenAPI document, kmhttp.Spec, naming the WithSpecServer URL as its server) and
 // SchemaURITemplate (kmkit://knowledge-models/{km}/schema.json, describe_knowledge_model's
 // answer). A KM the caller does not see is "resource not found". The filter_language prompt
 // (argument km) explains the filter language of filterExpr with examples built from the
@@ -42,9 +49,9 @@
 //
 // # Limits
 //
-// Options.MaxRows (default 500) bounds pageSize: above it a call fails with
+// WithMaxRows (default 500) bounds pageSize: above it a call fails with
 // GENERAL_CONSTRAINT_VIOLATION, as the KM API does above its maximum page size.
-// Options.MaxBytes (default 256 KiB) bounds the JSON size of the rows of one answer: rows
+// WithMaxBytes (default 256 KiB) bounds the JSON size of the rows of one answer: rows
 // beyond it are dropped from the end of the page and the answer says so (truncated, note).
 // A summary above MaxBytes is refused with GENERAL_CONSTRAINT_VIOLATION.
 package mcp

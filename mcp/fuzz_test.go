@@ -24,7 +24,7 @@ func FuzzQueryTool(f *testing.F) {
 		f.Add(s[0], s[1], s[2], s[3])
 	}
 	st := loadStore(f)
-	cs := connect(f, mcp.New(st, mcp.Options{}).MCPServer(nil))
+	cs := connect(f, mcp.NewHandler(st).MCPServer(nil))
 	f.Fuzz(func(t *testing.T, filter, sort, field, term string) {
 		args := map[string]any{"km": "shop-base", "record": "ORDERS", "filterExpr": []string{filter}, "sort": []string{sort}, "fields": []string{field}}
 		if term != "" {

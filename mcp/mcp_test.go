@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/mcp"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/storage/memory"
@@ -29,7 +30,8 @@ type fixture struct {
 
 func loadStore(t testing.TB) *memory.KMStore {
 	t.Helper()
-	st, err := memory.LoadKMStore(os.DirFS("../km/testdata/shop"))
+	st := memory.New().KM()
+	err := st.Import(context.Background(), os.DirFS("../km/testdata/shop"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,10 +56,10 @@ func connect(t testing.TB, srv *sdk.Server) *sdk.ClientSession {
 	return cs
 }
 
-func newFixture(t *testing.T, opts mcp.Options) *fixture {
+func newFixture(t *testing.T, opts ...mcp.Option) *fixture {
 	t.Helper()
 	st := loadStore(t)
-	return &fixture{cs: connect(t, mcp.New(st, opts).MCPServer(nil)), kmAPI: km.NewHandler(st)}
+	return &fixture{cs: connect(t, mcp.NewHandler(st, opts...).MCPServer(nil)), kmAPI: kmhttp.NewHandler(st)}
 }
 
 // call calls a tool and returns its result.
@@ -113,7 +115,7 @@ func (f *fixture) problemOf(t *testing.T, name string, args any) map[string]any 
 // api sends GET path (below the KM API's base) to the KM API and decodes the answer.
 func (f *fixture) api(t *testing.T, path string, want int) map[string]any {
 	t.Helper()
-	r := httptest.NewRequest(http.MethodGet, km.BasePath+path, nil)
+	r := httptest.NewRequest(http.MethodGet, kmhttp.BasePath+path, nil)
 	w := httptest.NewRecorder()
 	f.kmAPI.ServeHTTP(w, r)
 	if w.Code != want {
@@ -145,7 +147,7 @@ func normalize(t *testing.T, v any) any {
 }
 
 func TestListModels(t *testing.T) {
-	f := newFixture(t, mcp.Options{})
+	f := newFixture(t)
 	var out mcp.ModelList
 	f.ok(t, mcp.ToolListModels, map[string]any{}, &out)
 	var ids []string
@@ -165,7 +167,7 @@ func TestListModels(t *testing.T) {
 }
 
 func TestDescribeModel(t *testing.T) {
-	f := newFixture(t, mcp.Options{})
+	f := newFixture(t)
 	var d mcp.ModelDescription
 	f.ok(t, mcp.ToolDescribeModel, map[string]any{"km": "shop-base"}, &d)
 	if len(d.Records) != 3 || d.Records[1].ID != "ORDERS" || d.Records[1].Key != "ID" {
@@ -222,7 +224,7 @@ var queryCases = []struct {
 }
 
 func TestQueryMatchesKMAPI(t *testing.T) {
-	f := newFixture(t, mcp.Options{})
+	f := newFixture(t)
 	for _, c := range queryCases {
 		t.Run(c.name, func(t *testing.T) {
 			var out mcp.QueryResult
@@ -253,7 +255,7 @@ func TestQueryMatchesKMAPI(t *testing.T) {
 // TestQueryErrorsMatchKMAPI checks that refused questions carry the KM API's errorCode and
 // detail.
 func TestQueryErrorsMatchKMAPI(t *testing.T) {
-	f := newFixture(t, mcp.Options{MaxRows: 5000})
+	f := newFixture(t, mcp.WithMaxRows(5000))
 	cases := []struct {
 		name string
 		args map[string]any
@@ -280,7 +282,7 @@ func TestQueryErrorsMatchKMAPI(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := f.problemOf(t, mcp.ToolQuery, c.args)
-			r := httptest.NewRequest(http.MethodGet, km.BasePath+c.path, nil)
+			r := httptest.NewRequest(http.MethodGet, kmhttp.BasePath+c.path, nil)
 			w := httptest.NewRecorder()
 			f.kmAPI.ServeHTTP(w, r)
 			if w.Code/100 != 4 {
@@ -303,7 +305,7 @@ func TestQueryErrorsMatchKMAPI(t *testing.T) {
 }
 
 func TestHugePageRefusedByCap(t *testing.T) {
-	f := newFixture(t, mcp.Options{MaxRows: 20})
+	f := newFixture(t, mcp.WithMaxRows(20))
 	p := f.problemOf(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 21})
 	if p["errorCode"] != "GENERAL_CONSTRAINT_VIOLATION" || !strings.Contains(p["detail"].(string), "21 is above the maximum page size 20") {
 		t.Errorf("pageSize 21 above MaxRows 20: %v", p)
@@ -311,7 +313,7 @@ func TestHugePageRefusedByCap(t *testing.T) {
 }
 
 func TestBadArguments(t *testing.T) {
-	f := newFixture(t, mcp.Options{})
+	f := newFixture(t)
 	for _, args := range []map[string]any{
 		{"km": "shop-base", "record": "ORDERS", "colour": "red"}, // unknown argument
 		{"km": "shop-base", "record": "ORDERS", "pageSize": "ten"},
@@ -325,7 +327,7 @@ func TestBadArguments(t *testing.T) {
 }
 
 func TestByteCap(t *testing.T) {
-	f := newFixture(t, mcp.Options{MaxBytes: 100})
+	f := newFixture(t, mcp.WithMaxBytes(100))
 	var out mcp.QueryResult
 	f.ok(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 10}, &out)
 	all := f.api(t, "/knowledge-models/shop-base/records/ORDERS/query?pageSize=10", 200)["content"].([]any)
@@ -342,7 +344,7 @@ func TestByteCap(t *testing.T) {
 }
 
 func TestSummarizeMatchesKMAPI(t *testing.T) {
-	f := newFixture(t, mcp.Options{})
+	f := newFixture(t)
 	var out map[string]any
 	f.ok(t, mcp.ToolSummarize, map[string]any{"km": "shop-base", "record": "ORDERS", "fields": []string{"NET", "STATUS"}, "filterExpr": []string{"NET gt 50"}, "sampleSize": 2}, &out)
 	want := f.api(t, "/knowledge-models/shop-base/records/ORDERS/summary?fields=NET,STATUS&filterExpr=NET%20gt%2050&sampleSize=2", 200)
@@ -356,7 +358,7 @@ func TestSummarizeMatchesKMAPI(t *testing.T) {
 }
 
 func TestFindFieldValues(t *testing.T) {
-	f := newFixture(t, mcp.Options{})
+	f := newFixture(t)
 	var out mcp.FindResult
 	f.ok(t, mcp.ToolFindValues, map[string]any{"km": "shop-base", "record": "CUSTOMERS", "field": "NAME", "term": "muller"}, &out)
 	if len(out.Values) == 0 || out.Values[0] != "Müller GmbH" {
@@ -377,10 +379,10 @@ func TestTeamScope(t *testing.T) {
 	secret := *base
 	secret.ID = "secret"
 	secret.Teams = []string{"blue"}
-	if err := st.PutModel(&secret); err != nil {
+	if err := st.PutModel(context.Background(), &secret); err != nil {
 		t.Fatal(err)
 	}
-	s := mcp.New(st, mcp.Options{})
+	s := mcp.NewHandler(st)
 	for _, c := range []struct {
 		team string
 		sees bool
@@ -404,7 +406,7 @@ func TestTeamScope(t *testing.T) {
 }
 
 func TestResources(t *testing.T) {
-	f := newFixture(t, mcp.Options{SpecServer: "https://kmkit.example"})
+	f := newFixture(t, mcp.WithSpecServer("https://kmkit.example"))
 	ctx := context.Background()
 	tmpls, err := f.cs.ListResourceTemplates(ctx, nil)
 	if err != nil || len(tmpls.ResourceTemplates) != 2 {
@@ -423,7 +425,7 @@ func TestResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(spec.OpenAPI, "3.") || len(spec.Servers) != 1 || spec.Servers[0].URL != "https://kmkit.example" ||
-		spec.Paths[km.BasePath+"/knowledge-models/shop-base/records/ORDERS/query"] == nil {
+		spec.Paths[kmhttp.BasePath+"/knowledge-models/shop-base/records/ORDERS/query"] == nil {
 		t.Errorf("spec: %s %v %d paths", spec.OpenAPI, spec.Servers, len(spec.Paths))
 	}
 	res, err = f.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: mcp.SchemaURI("shop-base")})
@@ -440,7 +442,7 @@ func TestResources(t *testing.T) {
 }
 
 func TestFilterLanguagePrompt(t *testing.T) {
-	f := newFixture(t, mcp.Options{})
+	f := newFixture(t)
 	res, err := f.cs.GetPrompt(context.Background(), &sdk.GetPromptParams{Name: mcp.PromptFilterLanguage, Arguments: map[string]string{"km": "shop-base"}})
 	if err != nil {
 		t.Fatal(err)
@@ -455,7 +457,7 @@ func TestFilterLanguagePrompt(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(examples), "\n") {
 		expr := strings.TrimSpace(line)
 		q := url.Values{"fields": {"CUSTOMERS.ID"}, "filterExpr": {expr}}
-		r := httptest.NewRequest(http.MethodGet, km.BasePath+"/knowledge-models/shop-base/query?"+q.Encode(), nil)
+		r := httptest.NewRequest(http.MethodGet, kmhttp.BasePath+"/knowledge-models/shop-base/query?"+q.Encode(), nil)
 		w := httptest.NewRecorder()
 		f.kmAPI.ServeHTTP(w, r)
 		body, _ := io.ReadAll(w.Body)
@@ -480,10 +482,10 @@ func TestHandlerScopesByRequest(t *testing.T) {
 	secret := *base
 	secret.ID = "secret"
 	secret.Teams = []string{"blue"}
-	if err := st.PutModel(&secret); err != nil {
+	if err := st.PutModel(context.Background(), &secret); err != nil {
 		t.Fatal(err)
 	}
-	h := mcp.New(st, mcp.Options{}).Handler()
+	h := mcp.NewHandler(st)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		team := r.Header.Get("X-Team")
 		h.ServeHTTP(w, r.WithContext(principal.NewContext(r.Context(), &principal.Principal{Name: team, Team: team})))

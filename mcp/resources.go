@@ -10,13 +10,14 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/query"
 )
 
 // Resource URI templates: {km} is a knowledge model id.
 const (
-	// OpenAPIURITemplate is the generated OpenAPI document of a KM (km.Spec), as JSON.
+	// OpenAPIURITemplate is the generated OpenAPI document of a KM (kmhttp.Spec), as JSON.
 	OpenAPIURITemplate = "kmkit://knowledge-models/{km}/openapi.json"
 	// SchemaURITemplate is the description of a KM (describe_knowledge_model's answer), as
 	// JSON.
@@ -35,12 +36,12 @@ func SchemaURI(id string) string {
 	return "kmkit://knowledge-models/" + url.PathEscape(id) + "/schema.json"
 }
 
-func (s *Server) addResources(srv *sdk.Server, p *principal.Principal) {
+func (s *Handler) addResources(srv *sdk.Server, p *principal.Principal) {
 	srv.AddResourceTemplate(&sdk.ResourceTemplate{Name: "openapi", URITemplate: OpenAPIURITemplate, MIMEType: "application/json",
 		Description: "The generated OpenAPI 3 document of a knowledge model's query endpoints."},
 		func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 			return s.readResource(scope(ctx, p), req.Params.URI, "/openapi.json", func(m *km.KnowledgeModel) ([]byte, error) {
-				return json.Marshal(km.Spec(m, s.opts.SpecServer, false))
+				return json.Marshal(kmhttp.Spec(m, s.opts.specServer, false))
 			})
 		})
 	srv.AddResourceTemplate(&sdk.ResourceTemplate{Name: "schema", URITemplate: SchemaURITemplate, MIMEType: "application/json",
@@ -54,7 +55,7 @@ func (s *Server) addResources(srv *sdk.Server, p *principal.Principal) {
 
 // readResource answers a resource of the KM its URI names; an unknown KM is "resource not
 // found".
-func (s *Server) readResource(ctx context.Context, uri, suffix string, render func(*km.KnowledgeModel) ([]byte, error)) (*sdk.ReadResourceResult, error) {
+func (s *Handler) readResource(ctx context.Context, uri, suffix string, render func(*km.KnowledgeModel) ([]byte, error)) (*sdk.ReadResourceResult, error) {
 	rest, ok := strings.CutPrefix(uri, "kmkit://knowledge-models/")
 	esc, ok2 := strings.CutSuffix(rest, suffix)
 	if !ok || !ok2 || strings.Contains(esc, "/") {
@@ -65,7 +66,7 @@ func (s *Server) readResource(ctx context.Context, uri, suffix string, render fu
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
 	m, err := s.kmh.Model(ctx, id)
-	if _, client := km.ProblemOf(err); client {
+	if _, client := kmhttp.ProblemOf(err); client {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
 	if err != nil {
@@ -78,7 +79,7 @@ func (s *Server) readResource(ctx context.Context, uri, suffix string, render fu
 	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
 }
 
-func (s *Server) addPrompts(srv *sdk.Server, p *principal.Principal) {
+func (s *Handler) addPrompts(srv *sdk.Server, p *principal.Principal) {
 	srv.AddPrompt(&sdk.Prompt{Name: PromptFilterLanguage,
 		Description: "How to write filterExpr for the query tool, with examples from a knowledge model's fields and data.",
 		Arguments:   []*sdk.PromptArgument{{Name: "km", Description: "the knowledge model id", Required: true}}},
@@ -111,7 +112,7 @@ Text values must match the stored value exactly: use find_field_values first to 
 
 // filterGuide writes the filter language with examples from m's first record's fields and
 // a row of its data.
-func (s *Server) filterGuide(ctx context.Context, m *km.KnowledgeModel) (string, error) {
+func (s *Handler) filterGuide(ctx context.Context, m *km.KnowledgeModel) (string, error) {
 	var b strings.Builder
 	b.WriteString(filterGrammar)
 	fmt.Fprintf(&b, "\nExamples from knowledge model %s:\n", m.ID)

@@ -12,18 +12,20 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
 )
 
-// Path is where the reference server mounts the handler.
-const Path = km.BasePath + "/mcp"
+// BasePath is the path of the MCP endpoint (Streamable HTTP has one): mount the handler
+// at BasePath itself, as the reference server does.
+const BasePath = kmhttp.BasePath + "/mcp"
 
-// Defaults of Options.
+// Defaults of the options.
 const (
-	// DefaultMaxRows is the default of Options.MaxRows.
+	// DefaultMaxRows is the default of WithMaxRows.
 	DefaultMaxRows = 500
-	// DefaultMaxBytes is the default of Options.MaxBytes.
+	// DefaultMaxBytes is the default of WithMaxBytes.
 	DefaultMaxBytes = 256 << 10
 	// DefaultPageSize is the page size of a query tool call that names none.
 	DefaultPageSize = 50
@@ -32,53 +34,99 @@ const (
 	DefaultFindLimit = 10
 )
 
-// Options configure the MCP server. The zero value gives the defaults.
-type Options struct {
-	// MaxRows bounds the pageSize of a query tool call (and the limit of
-	// find_field_values); above it the call fails with the KM API's
-	// GENERAL_CONSTRAINT_VIOLATION. Default DefaultMaxRows.
-	MaxRows int
-	// MaxBytes bounds the JSON size of the rows one tool answer carries: rows beyond it are
-	// dropped from the end of the page and the answer says so (truncated). Default
-	// DefaultMaxBytes.
-	MaxBytes int
-	// KM configures the checks of the KM API the tools share (filter limits, sample
-	// size); MaxRows and Logger replace its km.WithMaxPageSize and km.WithLogger.
-	KM []km.Option
-	// SpecServer is the URL the OpenAPI resources name as their server, the origin the
-	// KM API is served at (e.g. https://kmkit.example); none when empty.
-	SpecServer string
-	// Logger receives internal errors with their support id. Default slog.Default().
-	Logger *slog.Logger
+// config is what the options set.
+type config struct {
+	maxRows    int
+	maxBytes   int
+	km         []kmhttp.Option
+	specServer string
+	logger     *slog.Logger
 }
 
-// Server holds the MCP tools, resources and prompts over the KMs of a km.Store.
-type Server struct {
-	kmh  *km.Handler
-	opts Options
+// Option configures a Handler.
+type Option func(*config)
+
+// WithMaxRows bounds the pageSize of a query tool call (and the limit of
+// find_field_values); above it the call fails with the KM API's
+// GENERAL_CONSTRAINT_VIOLATION. Default DefaultMaxRows; values below 1 keep it.
+func WithMaxRows(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxRows = n
+		}
+	}
 }
 
-// New returns the MCP server over store. Every call goes through the KM API's checks and
-// compiled plans (km.Handler.QueryJSON and SummaryJSON), so answers and errors are the KM
-// API's.
-func New(store km.Store, opts Options) *Server {
-	if opts.MaxRows <= 0 {
-		opts.MaxRows = DefaultMaxRows
+// WithMaxBytes bounds the JSON size of the rows one tool answer carries: rows beyond it
+// are dropped from the end of the page and the answer says so (truncated). Default
+// DefaultMaxBytes; values below 1 keep it.
+func WithMaxBytes(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxBytes = n
+		}
 	}
-	if opts.MaxBytes <= 0 {
-		opts.MaxBytes = DefaultMaxBytes
+}
+
+// WithKMOptions configures the checks of the KM API the tools share (filter limits,
+// sample size); WithMaxRows and WithLogger replace its kmhttp.WithMaxPageSize and
+// kmhttp.WithLogger.
+func WithKMOptions(opts ...kmhttp.Option) Option {
+	return func(c *config) { c.km = append(c.km, opts...) }
+}
+
+// WithSpecServer sets the URL the OpenAPI resources name as their server, the origin the
+// KM API is served at (e.g. https://kmkit.example); none by default.
+func WithSpecServer(url string) Option {
+	return func(c *config) { c.specServer = url }
+}
+
+// WithLogger sets the logger of internal errors with their support id (default
+// slog.Default()).
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l != nil {
+			c.logger = l
+		}
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
+}
+
+// Handler serves the MCP tools, resources and prompts over the KMs of a km.Store: over
+// Streamable HTTP as an http.Handler, or over any other transport through MCPServer.
+// Create it with NewHandler.
+type Handler struct {
+	kmh  *kmhttp.Handler
+	opts config
+	http http.Handler
+}
+
+// NewHandler returns the MCP handler over store. Every call goes through the KM API's
+// checks and compiled plans (kmhttp.Handler.QueryJSON and SummaryJSON), so answers and errors
+// are the KM API's. Mount it at BasePath behind the auth guard:
+//
+//	mux.Handle(mcp.BasePath, guard.Wrap(mcpPolicy, mcp.NewHandler(store)))
+func NewHandler(store km.Store, opts ...Option) *Handler {
+	c := config{maxRows: DefaultMaxRows, maxBytes: DefaultMaxBytes, logger: slog.Default()}
+	for _, o := range opts {
+		o(&c)
 	}
-	kopts := append(slices.Clip(opts.KM), km.WithMaxPageSize(opts.MaxRows), km.WithLogger(opts.Logger))
-	return &Server{kmh: km.NewHandler(store, kopts...), opts: opts}
+	kopts := append(slices.Clip(c.km), kmhttp.WithMaxPageSize(c.maxRows), kmhttp.WithLogger(c.logger))
+	s := &Handler{kmh: kmhttp.NewHandler(store, kopts...), opts: c}
+	srv := s.MCPServer(nil)
+	s.http = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: c.logger,
+			// The SDK refuses requests that reach a loopback address with another Host, a
+			// guard against DNS rebinding for servers without credentials. Calls here need
+			// an AppKey or a bearer token, which a rebinding page does not have, and the
+			// check would refuse every request a reverse proxy on the same host forwards.
+			DisableLocalhostProtection: true})
+	return s
 }
 
 // MCPServer returns an SDK server with the tools, resources and prompts. Calls run as
 // principal p (nil: whatever the call's context carries), which scopes the KMs to p's team
 // as for the KM API. Connect it to any transport, e.g. sdk.StdioTransport.
-func (s *Server) MCPServer(p *principal.Principal) *sdk.Server {
+func (s *Handler) MCPServer(p *principal.Principal) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "kmkit", Title: "kmkit Knowledge Models", Version: "1"}, &sdk.ServerOptions{
 		Instructions: instructions,
 	})
@@ -88,19 +136,12 @@ func (s *Server) MCPServer(p *principal.Principal) *sdk.Server {
 	return srv
 }
 
-// Handler returns the http.Handler speaking MCP over Streamable HTTP (stateless, JSON
-// answers: every POST is answered on its own). Each call runs in the context of its HTTP
-// request, so with the principal the auth guard put there: mount the handler behind the
-// guard (auth.Guard.Wrap with the mcp permission). One SDK server serves every request.
-func (s *Server) Handler() http.Handler {
-	srv := s.MCPServer(nil)
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
-		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.opts.Logger,
-			// The SDK refuses requests that reach a loopback address with another Host, a
-			// guard against DNS rebinding for servers without credentials. Calls here need
-			// an AppKey or a bearer token, which a rebinding page does not have, and the
-			// check would refuse every request a reverse proxy on the same host forwards.
-			DisableLocalhostProtection: true})
+// ServeHTTP speaks MCP over Streamable HTTP (stateless, JSON answers: every POST is
+// answered on its own). Each call runs in the context of its HTTP request, so with the
+// principal the auth guard put there: mount the handler behind the guard (auth.Guard.Wrap
+// with the mcp permission). One SDK server serves every request.
+func (s *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.http.ServeHTTP(w, r)
 }
 
 const instructions = `kmkit serves Knowledge Models (KMs): records (tables) with typed fields, relationships between them, KPIs (aggregations, some with parameters) and predefined filters. ` +
@@ -133,14 +174,14 @@ func (e *ToolError) Error() string {
 
 // toolError turns err into the error a tool call reports: the KM API's problem for a
 // client error, a generic error with a logged support id otherwise.
-func (s *Server) toolError(ctx context.Context, tool string, err error) error {
-	if pr, ok := km.ProblemOf(err); ok {
+func (s *Handler) toolError(ctx context.Context, tool string, err error) error {
+	if pr, ok := kmhttp.ProblemOf(err); ok {
 		return &ToolError{Status: pr.Status, ErrorCode: pr.ErrorCode, Detail: pr.Detail, Title: pr.Title, Type: pr.Type}
 	}
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
 	id := uuid.NewString()
-	s.opts.Logger.ErrorContext(ctx, "mcp: internal error", "supportId", id, "tool", tool, "err", err)
+	s.opts.logger.ErrorContext(ctx, "mcp: internal error", "supportId", id, "tool", tool, "err", err)
 	return &ToolError{Status: http.StatusInternalServerError, ErrorCode: problem.CodeFatal, Detail: "internal error; support id " + id}
 }

@@ -170,7 +170,7 @@ type FindResult struct {
 	Values []any `json:"values"`
 }
 
-func (s *Server) addTools(srv *sdk.Server, p *principal.Principal) {
+func (s *Handler) addTools(srv *sdk.Server, p *principal.Principal) {
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true}
 	sdk.AddTool(srv, &sdk.Tool{Name: ToolListModels, Annotations: readOnly,
 		Description: "List the knowledge models visible to you."},
@@ -308,8 +308,8 @@ type queryPage struct {
 	Content  []json.RawMessage `json:"content"`
 }
 
-// query runs a query through the KM API and caps the rows to Options.MaxBytes.
-func (s *Server) query(ctx context.Context, kmID, record string, params url.Values) (*QueryResult, error) {
+// query runs a query through the KM API and caps the rows to WithMaxBytes.
+func (s *Handler) query(ctx context.Context, kmID, record string, params url.Values) (*QueryResult, error) {
 	m, err := s.kmh.Model(ctx, kmID)
 	if err != nil {
 		return nil, err
@@ -328,10 +328,10 @@ func (s *Server) query(ctx context.Context, kmID, record string, params url.Valu
 	}
 	size := 0
 	for i, raw := range pg.Content {
-		if size+len(raw)+1 > s.opts.MaxBytes {
+		if size+len(raw)+1 > s.opts.maxBytes {
 			out.Truncated = true
 			out.Note = strconv.Itoa(len(pg.Content)-i) + " rows of the page were dropped to keep the answer within " +
-				strconv.Itoa(s.opts.MaxBytes) + " bytes; ask for fewer fields or a smaller pageSize"
+				strconv.Itoa(s.opts.maxBytes) + " bytes; ask for fewer fields or a smaller pageSize"
 			break
 		}
 		size += len(raw) + 1
@@ -354,7 +354,7 @@ func decodeObject(raw []byte) (map[string]any, error) {
 }
 
 // summarize answers summarize_record through the KM API's summary.
-func (s *Server) summarize(ctx context.Context, in *SummaryArgs) (map[string]any, error) {
+func (s *Handler) summarize(ctx context.Context, in *SummaryArgs) (map[string]any, error) {
 	m, err := s.kmh.Model(ctx, in.KM)
 	if err != nil {
 		return nil, err
@@ -382,16 +382,16 @@ func (s *Server) summarize(ctx context.Context, in *SummaryArgs) (map[string]any
 	if err != nil {
 		return nil, err
 	}
-	if len(body) > s.opts.MaxBytes {
+	if len(body) > s.opts.maxBytes {
 		return nil, &ToolError{Status: http.StatusBadRequest, ErrorCode: problem.CodeConstraint,
-			Detail: "the summary is " + strconv.Itoa(len(body)) + " bytes, above the server's cap of " + strconv.Itoa(s.opts.MaxBytes) + ": ask for fewer fields or a smaller sampleSize"}
+			Detail: "the summary is " + strconv.Itoa(len(body)) + " bytes, above the server's cap of " + strconv.Itoa(s.opts.maxBytes) + ": ask for fewer fields or a smaller sampleSize"}
 	}
 	return decodeObject(body)
 }
 
 // find answers find_field_values: the distinct values of the field that the KM API's fuzzy
 // search matches, best first.
-func (s *Server) find(ctx context.Context, in *FindArgs) (*FindResult, error) {
+func (s *Handler) find(ctx context.Context, in *FindArgs) (*FindResult, error) {
 	if in.Record == "" || in.Field == "" || in.Term == "" {
 		return nil, &ToolError{Status: http.StatusBadRequest, ErrorCode: problem.CodeParameterMissing, Detail: "record, field and term are required"}
 	}

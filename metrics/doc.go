@@ -18,7 +18,7 @@
 //	store_errors_total{backend, kind}                     Store calls that failed (not found included)
 //
 // Cardinality is bounded: api is the caller's fixed name of an API, route a route template
-// the handlers declare (km.RouteTemplate and the like: "{km_id}", never a model id), or
+// the handlers declare (kmhttp.RouteTemplate and the like: "{km_id}", never a model id), or
 // "unmatched" for a path no route serves; method is one of the standard methods or
 // "OTHER"; code is the status code; kind names a Store method. No label ever carries a
 // raw path, a query, a principal or a field value.

@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/kmkit/kmkit/auth"
-	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/metrics"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/storage/memory"
@@ -26,7 +26,7 @@ func Example() {
 	if err := metrics.RegisterRuntime(reg); err != nil {
 		log.Fatal(err)
 	}
-	store := m.KMStore("memory", memory.NewKMStore())
+	store := m.KMStore("memory", memory.New().KM())
 	keys, err := auth.NewKeySet(nil)
 	if err != nil {
 		log.Fatal(err)
@@ -36,13 +36,13 @@ func Example() {
 		log.Fatal(err)
 	}
 	route := func(r *http.Request) (string, string) {
-		if strings.HasPrefix(r.URL.Path, km.BasePath+"/") {
-			return metrics.APIKM, km.RouteTemplate(r.URL.Path)
+		if strings.HasPrefix(r.URL.Path, kmhttp.BasePath+"/") {
+			return metrics.APIKM, kmhttp.RouteTemplate(r.URL.Path)
 		}
 		return "", ""
 	}
 	mux := http.NewServeMux()
-	mux.Handle(km.BasePath+"/", guard.Wrap(auth.Policy{Permission: principal.PermKM, WriteError: km.WriteProblem}, km.NewHandler(store)))
+	mux.Handle(kmhttp.BasePath+"/", guard.Wrap(auth.Policy{Permission: principal.PermKM, WriteError: kmhttp.WriteProblem}, kmhttp.NewHandler(store)))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	_ = http.Server{Handler: m.Handler(route, mux)}
 }

@@ -64,7 +64,8 @@ func TestKMStoreKeepsSummarizer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := memory.LoadKMStore(os.DirFS("../km/testdata/shop"))
+	store := memory.New().KM()
+	err = store.Import(context.Background(), os.DirFS("../km/testdata/shop"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -73,13 +74,13 @@ func BenchmarkPage1000(b *testing.B) {
 		name, target string
 		odata        bool
 	}{
-		{"km-data-json", km.BasePath + "/knowledge-models/o2c/records/ORDERS/data?fields=" + fields + "&pageSize=1000&page=500", false},
+		{"km-data-json", kmhttp.BasePath + "/knowledge-models/o2c/records/ORDERS/data?fields=" + fields + "&pageSize=1000&page=500", false},
 		{"odata-json", odataSet, true},
 		{"odata-atom", odataSet + "&$format=xml", true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			store := demoStore(b)
-			var h http.Handler = km.NewHandler(store)
+			var h http.Handler = kmhttp.NewHandler(store)
 			if c.odata {
 				h = NewHandler(store)
 			}

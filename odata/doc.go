@@ -1,6 +1,11 @@
 // Package odata serves each Knowledge Model of a km.Store as a read-only OData v4 service,
 // the beta OData interface of the Knowledge Model API, for BI tools and OData clients.
 //
+// The package is an HTTP adapter of package km, as km/kmhttp is: it stays one package (its
+// EDM, URL grammar and JSON format are all OData over HTTP), compiles requests with
+// km.NewPlan, costs them with km.CheckCost and reads query strings with the same decoder
+// as the KM API (internal/rawquery).
+//
 // NewHandler returns an http.Handler for the paths below BasePath:
 //
 //	GET /intelligence/api/odata/{km_id}.svc                         service document
@@ -80,7 +85,7 @@
 //   - The query string is split at "&" only, so a ";" inside $filter survives. A "+" is
 //     a space, as form encoding has it (clients that send $filter=A+eq+1 work), except as
 //     the sign of a time offset after a time of day (T15:48+03:00 needs no escaping); %2B
-//     is always a plus (query.ParseRawQuery, shared with the Knowledge Model API). In
+//     is always a plus (rawquery.Parse, shared with the Knowledge Model API). In
 //     $select and $orderby a plus separates words too, since no property name holds one;
 //     $format=application/atom+xml works unencoded, since no media type holds a space.
 //   - $select always yields the key property as well, so that every entity keeps its

@@ -12,7 +12,7 @@ import (
 // Answers are written by appending to byte slices rather than through encoding/json and
 // encoding/xml: entities keep their property order, and a page of a few thousand rows is
 // encoded without a map or a reflection walk per row. JSON strings and numbers come from
-// internal/jsonenc and query.AppendJSON, the bytes encoding/json writes without HTML
+// internal/jsonenc and jsonenc.AppendJSON, the bytes encoding/json writes without HTML
 // escaping.
 
 const xmlHeader = `<?xml version="1.0" encoding="utf-8"?>`
@@ -67,10 +67,10 @@ func appendXMLText(b []byte, s string, attr bool) []byte {
 	return append(b, s[start:]...)
 }
 
-// appendJSONValue appends v as an OData JSON value: query.AppendJSON's rendering, except
+// appendJSONValue appends v as an OData JSON value: jsonenc.AppendJSON's rendering, except
 // that Int64 values are strings when ieee754 is set and NaN and the infinities of a
 // Double are the strings "NaN", "INF" and "-INF". It calls the appenders underneath
-// query.AppendJSON directly, since it runs once per property of every entity.
+// jsonenc.AppendJSON directly, since it runs once per property of every entity.
 func appendJSONValue(b []byte, v query.Value, ieee754 bool) []byte {
 	if v.Null {
 		return append(b, "null"...)
@@ -94,10 +94,10 @@ func appendJSONValue(b []byte, v query.Value, ieee754 bool) []byte {
 		return jsonenc.AppendFloat(b, v.Float)
 	case query.TypeDate, query.TypeDateTime, query.TypeTimestamp, query.TypeTime:
 		b = append(b, '"')
-		b = query.AppendTemporal(b, v)
+		b = jsonenc.AppendTemporal(b, v)
 		return append(b, '"')
 	}
-	return query.AppendJSON(b, v) // booleans
+	return jsonenc.AppendJSON(b, v) // booleans
 }
 
 // appendXMLValue appends the text of a non-null v as an OData XML property value.
@@ -115,7 +115,7 @@ func appendXMLValue(b []byte, v query.Value) []byte {
 	case query.TypeBoolean:
 		return strconv.AppendBool(b, v.Bool)
 	case query.TypeDate, query.TypeDateTime, query.TypeTimestamp, query.TypeTime:
-		return query.AppendTemporal(b, v)
+		return jsonenc.AppendTemporal(b, v)
 	}
 	return b
 }

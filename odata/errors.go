@@ -7,9 +7,10 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/problem/problemhttp"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -53,7 +54,7 @@ func errorContentType(accept string) string {
 // writeError writes p with OData's error object, in the media type errorContentType
 // picks for the request r.
 func writeError(w http.ResponseWriter, r *http.Request, p *problem.Problem, target string) {
-	p.WriteOData(w, target, errorContentType(r.Header.Get("Accept")))
+	problemhttp.SendOData(w, p, target, errorContentType(r.Header.Get("Accept")))
 }
 
 // writeProblem writes the error of status, code and detail.
@@ -105,8 +106,8 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 func WriteProblem(w http.ResponseWriter, p *problem.Problem) {
 	w.Header().Set("OData-Version", Version)
 	if p.Status == http.StatusUnauthorized {
-		km.WriteProblem(w, p)
+		kmhttp.WriteProblem(w, p)
 		return
 	}
-	p.WriteOData(w, "", problem.ContentType)
+	problemhttp.SendOData(w, p, "", problem.ContentType)
 }

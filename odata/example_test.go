@@ -1,6 +1,7 @@
 package odata_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,7 +14,8 @@ import (
 
 // Serve the KMs of a data directory as OData services and query an entity set.
 func ExampleNewHandler() {
-	store, err := memory.LoadKMStore(os.DirFS("testdata/shop"))
+	store := memory.New().KM()
+	err := store.Import(context.Background(), os.DirFS("testdata/shop"))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,7 +22,10 @@ var (
 
 func testStore(t testing.TB) *memory.KMStore {
 	t.Helper()
-	shopOnce.Do(func() { shopStore, shopErr = memory.LoadKMStore(os.DirFS("testdata/shop")) })
+	shopOnce.Do(func() {
+		shopStore = memory.New().KM()
+		shopErr = shopStore.Import(context.Background(), os.DirFS("testdata/shop"))
+	})
 	if shopErr != nil {
 		t.Fatal(shopErr)
 	}

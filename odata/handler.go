@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/kmkit/kmkit/internal/inputcheck"
+	"github.com/kmkit/kmkit/internal/rawquery"
 	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/publicurl"
 	"github.com/kmkit/kmkit/query"
@@ -73,13 +75,13 @@ func WithLimits(l query.Limits) Option { return func(o *options) { o.Limits = l 
 // slog.Default().
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.Logger = l } }
 
-// WithQueryTimeout bounds the time one request may run (as km.WithQueryTimeout): longer
+// WithQueryTimeout bounds the time one request may run (as kmhttp.WithQueryTimeout): longer
 // work is stopped and answered with 503 GENERAL_SERVICE_UNAVAILABLE saying so. Default
-// km.DefaultQueryTimeout; negative: none.
+// kmhttp.DefaultQueryTimeout; negative: none.
 func WithQueryTimeout(d time.Duration) Option { return func(o *options) { o.QueryTimeout = d } }
 
 // WithMaxQueryCost sets the budget of the cost estimate of a query (km.CheckCost, as
-// km.WithMaxQueryCost): a request estimated beyond it is refused with 400
+// kmhttp.WithMaxQueryCost): a request estimated beyond it is refused with 400
 // GENERAL_CONSTRAINT_VIOLATION naming the part that is too large. Default
 // km.DefaultMaxQueryCost; negative: no budget.
 func WithMaxQueryCost(n int64) Option { return func(o *options) { o.MaxQueryCost = n } }
@@ -112,7 +114,7 @@ func NewHandler(store km.Store, opt ...Option) *Handler {
 		opts.Logger = slog.Default()
 	}
 	if opts.QueryTimeout == 0 {
-		opts.QueryTimeout = km.DefaultQueryTimeout
+		opts.QueryTimeout = kmhttp.DefaultQueryTimeout
 	}
 	if opts.MaxQueryCost == 0 {
 		opts.MaxQueryCost = km.DefaultMaxQueryCost
@@ -317,7 +319,7 @@ func (h *Handler) serveDocument(w http.ResponseWriter, r *http.Request, m *km.Kn
 // onlyFormat rejects query options other than $format on the service document and
 // $metadata (custom options are ignored).
 func onlyFormat(raw string) error {
-	params, _ := query.ParseRawQuery(raw) // ParseQueryOptions has checked the escapes
+	params, _ := rawquery.Parse(raw) // ParseQueryOptions has checked the escapes
 	for _, p := range params {
 		if name, ok := optionName(p.Key); ok && name != optFormat {
 			return badOption(problem.CodeParameterIllegal, "%s applies to entity sets only; the service document and $metadata take $format", short(p.Key))

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kmkit/kmkit/internal/rawquery"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 )
@@ -99,7 +100,7 @@ var unsupportedOptions = map[string]string{
 }
 
 // ParseQueryOptions reads the query options of a raw query string (the part of the URL
-// after "?") with query.ParseRawQuery: pairs split at "&" only, so a ";" inside $filter
+// after "?") with rawquery.Parse: pairs split at "&" only, so a ";" inside $filter
 // survives; "+" is a space except as the sign of a time offset (T15:48+03:00), and %2B is
 // a plus. In $select and $orderby a plus also separates words, since no name contains
 // one; in $format a space stands for the "+" of a media type (application/atom+xml).
@@ -114,7 +115,7 @@ var unsupportedOptions = map[string]string{
 // Errors are *problem.Problem values (415 for an unknown $format, 400 otherwise) or
 // *query.Error values (400) for $filter and paging, each saying what was wrong.
 func ParseQueryOptions(raw string, filterOpts ...query.Option) (*QueryOptions, error) {
-	params, err := query.ParseRawQuery(raw)
+	params, err := rawquery.Parse(raw)
 	if err != nil {
 		return nil, err
 	}

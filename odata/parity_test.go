@@ -7,8 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 )
 
 // esc percent-encodes a query value, spaces as %20 (both APIs keep a "+" as it is in
@@ -47,12 +46,12 @@ func TestParityWithRecordData(t *testing.T) {
 		{"EVENTS", "AT ge 2025-02-01 and AT lt 2025-03-01T00:00Z", "ORDER_ID,AT", "", ""},
 	}
 	store := testStore(t)
-	kmh := km.NewHandler(store)
+	kmh := kmhttp.NewHandler(store)
 	odh := testHandler(t)
 	for _, tt := range tests {
 		t.Run(tt.record+" "+tt.filter+" "+tt.filterid, func(t *testing.T) {
 			od := svc + "/" + tt.record + "_entries?$select=" + tt.fields
-			data := km.BasePath + "/knowledge-models/shop/records/" + tt.record + "/data?pageSize=1000&fields=" + tt.fields
+			data := kmhttp.BasePath + "/knowledge-models/shop/records/" + tt.record + "/data?pageSize=1000&fields=" + tt.fields
 			if tt.filter != "" {
 				od += "&$filter=" + esc(tt.filter)
 				data += "&filterExpr=" + esc(tt.filter)

@@ -1,15 +1,13 @@
-// Package problem writes RFC 9457 problem bodies in the shape the Knowledge Model API uses:
+// Package problem holds RFC 9457 problem bodies in the shape the Knowledge Model API uses:
 // {title, status, detail, errorCode, type}, served as application/problem+json.
 //
 // Every errorCode has a stable type URI, "urn:kmkit:problem:" followed by the code, so that
 // clients can tell problems apart without parsing the detail text.
+//
+// A *Problem is also the error value domain packages (km's planner, the stores) return for
+// a request they refuse, so this package imports no net/http: writing a problem as a
+// response is package problem/problemhttp.
 package problem
-
-import (
-	"encoding/json"
-	"net/http"
-	"strconv"
-)
 
 // ContentType is the media type of problem bodies.
 const ContentType = "application/problem+json"
@@ -46,7 +44,7 @@ type Problem struct {
 // status text and its type the code's URI.
 func New(status int, code, detail string) *Problem {
 	return &Problem{
-		Title:     http.StatusText(status),
+		Title:     StatusText(status),
 		Status:    status,
 		Detail:    detail,
 		ErrorCode: code,
@@ -56,24 +54,6 @@ func New(status int, code, detail string) *Problem {
 
 // Error returns the detail, so that a *Problem can travel as an error.
 func (p *Problem) Error() string { return p.ErrorCode + ": " + p.Detail }
-
-// Write sends p as the response.
-func (p *Problem) Write(w http.ResponseWriter) {
-	body, err := json.Marshal(p)
-	if err != nil { // unreachable: every member is a string or an int
-		body = []byte(`{"title":"Internal Server Error","status":500,"errorCode":"` + CodeFatal + `"}`)
-	}
-	h := w.Header()
-	h.Set("Content-Type", ContentType)
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(p.Status)
-	_, _ = w.Write(body)
-}
-
-// Write sends a problem with status, code and detail.
-func Write(w http.ResponseWriter, status int, code, detail string) {
-	New(status, code, detail).Write(w)
-}
 
 // ODataBody is the body of error answers on OData paths: the problem members and, in the
 // same object, OData's JSON error (OData JSON Format 4.0, section 21.1), so that OData
@@ -97,21 +77,4 @@ type ODataErrorDetail struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Target  string `json:"target,omitempty"`
-}
-
-// WriteOData sends p with OData's error object (target may be empty) as contentType,
-// ContentType or application/json.
-func (p *Problem) WriteOData(w http.ResponseWriter, target, contentType string) {
-	body, err := json.Marshal(ODataBody{Problem: *p, Error: ODataError{
-		Code: p.ErrorCode, Message: p.Detail, Target: target, Details: []ODataErrorDetail{},
-	}})
-	if err != nil { // unreachable: strings and an int
-		p.Write(w)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", contentType)
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(p.Status)
-	_, _ = w.Write(body)
 }

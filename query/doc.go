@@ -34,8 +34,8 @@
 // date-time field rejects with the reason); times HH:MM[:SS[.fraction]]. An unquoted value
 // that is none of these (DE, O2C-17, 2015-13-01) is a bare word, typed by the field at
 // binding. The "+" of an offset must arrive as "+" or %2B: a query string decoded so that
-// "+" became a space gives an error that says so (ParseRawQuery keeps the "+" of an
-// offset).
+// "+" became a space gives an error that says so (the handlers' query-string decoder,
+// internal/rawquery, keeps the "+" of an offset).
 //
 // A call of contains, startswith or endswith may be compared with true or false ("eq true",
 // "eq false", "ne true", "ne false", on either side): that is the call or its negation
@@ -148,20 +148,18 @@
 //
 // # Request parameters
 //
-// ParseRawQuery splits a query string at "&" only, where url.ParseQuery would drop pairs
-// holding ";". A "+" is a space, so clients that form-encode spaces work, except as the
-// sign of a time offset after a time of day (T15:48+03:00), which survives unencoded; %2B
-// is always a plus. ParseList merges comma-separated and repeated values.
+// The query string itself is decoded by the HTTP handlers (internal/rawquery: split at "&"
+// only, "+" a space except as the sign of a time offset). ParseList merges comma-separated and repeated values.
 // ParsePaging never clamps: a page size above the maximum is an error. ParseSort rejects
 // a field given twice (SORT_HAS_DUPLICATE) as well as one given both ways. Option names
 // are case-sensitive.
 //
 // # Values in JSON
 //
-// Value.Format defines how the data endpoints show a value; AppendJSON writes the same
-// JSON without a detour through encoding/json (strings without HTML escaping; NaN and the
-// infinities, which JSON cannot carry, as null), and AppendTemporal the text of a date,
-// date-time or time.
+// Value.Format defines how the data endpoints show a value; the handlers' encoders
+// (internal/jsonenc.AppendJSON) write the same JSON without a detour through encoding/json.
+// The package imports no net/http: it is the query language of the domain, shared by the
+// HTTP adapters and the backends.
 //
 // Everything here is safe for concurrent use: parsing keeps no state between calls.
 package query

@@ -2,7 +2,6 @@ package query
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 	"unicode/utf8"
 )
@@ -102,7 +101,7 @@ func (e *Error) Error() string {
 }
 
 // Status returns the HTTP status of the error: always 400 Bad Request.
-func (e *Error) Status() int { return http.StatusBadRequest }
+func (e *Error) Status() int { return 400 }
 
 // CharPos returns the 1-based character position of byte offset p in src. Offsets past the
 // end count as one past the last character.

@@ -66,15 +66,3 @@ func ExampleParseSort() {
 	// [-NET_VALUE +COUNTRY] <nil>
 	// sort: field "A" is sorted both ascending and descending
 }
-
-func ExampleParseRawQuery() {
-	ps, err := query.ParseRawQuery("filterExpr=D%20ge%202023-12-05T15:48+03:00&fields=A,B&fields=C")
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(ps.Get("filterExpr"))
-	fmt.Println(query.ParseList(ps.Values("fields")))
-	// Output:
-	// D ge 2023-12-05T15:48+03:00
-	// [A B C]
-}

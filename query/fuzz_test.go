@@ -123,52 +123,6 @@ func FuzzParseSort(f *testing.F) {
 	})
 }
 
-// FuzzParseRawQuery checks that ParseRawQuery never panics, that only bad escapes fail,
-// and that without escapes the pairs come back as sent, each "+" a space except those
-// that stand before two digits (the offsets kept).
-func FuzzParseRawQuery(f *testing.F) {
-	for _, s := range []string{"", "a=1&b=2", "filterExpr=A%20eq%20'x;y'", "a&&b=&=c", "%zz", "a=%2B1+2", "k=v=w",
-		"filterExpr=T+gt+2023-12-05T15:48:44+03:00", "x=T1:2+", "a=%4", "v=T15:48:44.1+01"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, raw string) {
-		ps, err := ParseRawQuery(raw)
-		if err != nil {
-			var qe *Error
-			if !errors.As(err, &qe) || qe.Code != CodeParameterIllegal || !strings.Contains(raw, "%") {
-				t.Fatalf("ParseRawQuery(%q): %v", raw, err)
-			}
-			return
-		}
-		if strings.Contains(raw, "%") {
-			return
-		}
-		var want Params
-		for pair := range strings.SplitSeq(raw, "&") {
-			if pair != "" {
-				k, v, _ := strings.Cut(pair, "=")
-				want = append(want, Param{Key: k, Value: v})
-			}
-		}
-		if len(ps) != len(want) {
-			t.Fatalf("ParseRawQuery(%q) = %q, want %d pairs", raw, ps, len(want))
-		}
-		spaced := func(s string) string { return strings.ReplaceAll(s, "+", " ") }
-		for i, p := range ps {
-			if spaced(p.Key) != spaced(want[i].Key) || spaced(p.Value) != spaced(want[i].Value) {
-				t.Fatalf("ParseRawQuery(%q): pair %d is %q, want %q with + as spaces", raw, i, p, want[i])
-			}
-			for _, s := range []string{p.Key, p.Value} {
-				for j := range len(s) {
-					if s[j] == '+' && (j+2 >= len(s) || !isDigit(s[j+1]) || !isDigit(s[j+2])) {
-						t.Fatalf("ParseRawQuery(%q): %q keeps a + that is no offset sign", raw, s)
-					}
-				}
-			}
-		}
-	})
-}
-
 // FuzzParsePaging checks that ParsePaging never panics and never returns values outside
 // its bounds.
 func FuzzParsePaging(f *testing.F) {

@@ -102,7 +102,7 @@ func DatePart(fn ScalarFunc, v Value) int64 {
 		if v.Type != TypeDate {
 			d = DayOfMicros(v.Int)
 		}
-		y, m, day := civil(d)
+		y, m, day := CivilDate(d)
 		switch fn {
 		case FnYear:
 			return y

@@ -1,42 +1,18 @@
-// Package reporting serves the reporting API: a tenant's elements and facets.
+// Package reporting is the domain of the reporting API: a tenant's elements and facets.
+// Its HTTP adapter is package reporting/reportinghttp, as database/sql/driver is the side
+// of database/sql a driver implements; a program that only stores or loads elements links
+// no HTTP server code.
 //
-// NewHandler answers GET /api/v1/elements (query parameters FacetName, Skip, Take) and
-// GET /api/v1/facets (Skip, Take) with a List: {"items": [[...page...]], "skip", "take",
-// "totalCount"}. It reads data from a Store, one data set per tenant; storage/memory holds
-// the in-memory Store, and Load reads a data directory's reporting/<tenant-uuid>.json files.
+// It holds the types (Element with its Identity, References, Attributes and Content;
+// Facet; List, the page the API returns), their order (CompareElements: by facetName,
+// then ordering, then id, variantId and versionId, strings byte by byte), the Store
+// contract a backend implements with ElementQuery, and the loading and validation of data
+// files: Load and LoadDir read a data directory's reporting/<tenant-uuid>.json files,
+// DecodeElements one file, Validate checks what was read.
 //
-// The tenant of a request is the one of its principal.Principal, which must match the
-// x-tenant-id header (see HeaderTenant), so a handler mounted without the auth middleware
-// still serves nobody's data to the wrong caller. WithTenant plugs in another rule.
-//
-// Where the specification is silent, the handler behaves as follows:
-//
-//   - Parameter names match case-insensitively (take, TAKE, Take). Parameters the endpoint
-//     does not know are ignored, as ASP.NET model binding does; FacetName is not a
-//     parameter of /facets. A parameter given twice is a 400; one given with an empty
-//     value counts as absent.
-//   - Skip defaults to 0 and has no upper bound (past the end the page is empty); Take
-//     defaults to 100 and must lie in 0..100 (Take=0 returns only totalCount). Non-integers
-//     are 400 GENERAL_PARAMETER_MISSMATCH; out-of-range integers 400
-//     GENERAL_CONSTRAINT_VIOLATION. "skip" and "take" in the response are the values used,
-//     defaults included.
-//   - FacetName matches facetName exactly (case-sensitively); a facet without elements
-//     gives an empty page with totalCount 0, not a 404.
-//   - Elements come ordered by facetName, then ordering, then id, variantId and versionId
-//     (CompareElements); facets by name. Strings compare byte by byte, so paging is stable.
-//   - Facets are the distinct facetName values of a tenant's elements. A tenant without
-//     data has no elements and no facets: its pages are empty, not 404.
-//   - Members are always present in the JSON of an element; a collection the data leaves
-//     out is null, so data round-trips through the API unchanged.
-//   - Responses are JSON whatever the Accept header says, with Cache-Control: no-store
-//     since they depend on the caller's key. HEAD is answered like GET.
-//     Other methods get 405 with an Allow header, other paths 404 GENERAL_NOTFOUND_PATH.
-//   - Errors are RFC 9457 problem bodies (package problem); a request without a principal
-//     gets the 401 the auth middleware sends for this API (ADMIN_AUTHENTICATION_ERROR). A store
-//     failure or a panic is a 500 ADMIN_FATAL_ERROR whose support id is logged with the
-//     cause.
-//   - Element files are strict: a member Element has no field for is an error, so typos in
-//     hand-written data are caught at load time instead of silently dropped.
+// Element files are strict: a member Element has no field for is an error, so typos in
+// hand-written data are caught at load time instead of silently dropped. An error names the
+// file, the element (position, id, line) and what is wrong with it (ElementError).
 //
 // Backends implement Store and run the conformance suite of package reportingtest.
 package reporting

@@ -2,7 +2,6 @@ package scim
 
 import (
 	"fmt"
-	"net/http"
 	"regexp"
 	"strings"
 
@@ -164,7 +163,7 @@ var sortAttrs = map[string][]string{
 
 // parseSort reads sortBy and sortOrder (RFC 7644 section 3.4.2.3); sortOrder without
 // sortBy is ignored, as the RFC says.
-func parseSort(sortBy, sortOrder, resourceType string) (SortKey, *scimError) {
+func parseSort(sortBy, sortOrder, resourceType string) (SortKey, *Error) {
 	var k SortKey
 	switch strings.ToLower(sortOrder) {
 	case "", "ascending":
@@ -192,9 +191,30 @@ func parseSort(sortBy, sortOrder, resourceType string) (SortKey, *scimError) {
 }
 
 // filterError is the 400 invalidFilter answer to a filter parseFilter refused.
-func filterError(err error) scimError {
+func filterError(err error) Error {
 	msg := err.Error()
-	return apiError(http.StatusBadRequest, TypeInvalidFilter, "%s%s.", strings.ToUpper(msg[:1]), msg[1:])
+	return apiError(StatusBadRequest, TypeInvalidFilter, "%s%s.", strings.ToUpper(msg[:1]), msg[1:])
+}
+
+// ParseFilter turns the filter of a list request on a resource type ("User" or "Group")
+// into the conjunction of equalities a ListQuery takes. Only eq and and are supported, on
+// the attributes the package documentation lists; anything else is a 400 invalidFilter
+// Error naming the unsupported part.
+func ParseFilter(s, resourceType string) ([]Equal, *Error) {
+	terms, err := parseFilter(s, resourceType)
+	if err != nil {
+		e := filterError(err)
+		return nil, &e
+	}
+	return terms, nil
+}
+
+// ParseSort reads sortBy and sortOrder of a list request (RFC 7644 section 3.4.2.3) on a
+// resource type ("User" or "Group"); sortOrder without sortBy is ignored. An attribute
+// lists cannot be sorted by, or a sortOrder other than ascending or descending, is a 400
+// invalidValue Error.
+func ParseSort(sortBy, sortOrder, resourceType string) (SortKey, *Error) {
+	return parseSort(sortBy, sortOrder, resourceType)
 }
 
 func coreSchemaOf(resourceType string) string {

@@ -1,41 +1,20 @@
 package scim
 
 import (
-	"bytes"
 	"encoding/json"
-	"net/http"
 	"net/mail"
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	scimerrors "github.com/elimity-com/scim/errors"
 )
 
-type scimError = scimerrors.ScimError
+// The functions below check and normalise SCIM resource objects as decoded from JSON
+// (map[string]any, numbers as json.Number), before and after PATCH operations apply; their
+// errors are 400 Errors worded for the client.
 
-// decodeObject decodes a JSON object, keeping numbers as json.Number.
-func decodeObject(body []byte, what string) (map[string]any, *scimError) {
-	d := json.NewDecoder(bytes.NewReader(body))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		e := apiError(http.StatusBadRequest, TypeInvalidSyntax, "The %s is not valid JSON: %s.", what, jsonProblem(err))
-		return nil, &e
-	}
-	if d.More() {
-		e := apiError(http.StatusBadRequest, TypeInvalidSyntax, "The %s has data after its JSON object.", what)
-		return nil, &e
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		e := apiError(http.StatusBadRequest, TypeInvalidSyntax, "The %s must be a JSON object.", what)
-		return nil, &e
-	}
-	return m, nil
-}
-
-func containsString(list []any, want string) bool {
+// ContainsFold reports whether list holds the string want, ignoring case (as schemas
+// lists are compared).
+func ContainsFold(list []any, want string) bool {
 	for _, v := range list {
 		if s, ok := v.(string); ok && strings.EqualFold(s, want) {
 			return true
@@ -44,8 +23,9 @@ func containsString(list []any, want string) bool {
 	return false
 }
 
-// lookup returns the key of m equal to name ignoring case.
-func lookup(m map[string]any, name string) (string, bool) {
+// AttributeKey returns the key of m equal to name ignoring case: SCIM attribute names are
+// case-insensitive (RFC 7643 section 2.1).
+func AttributeKey(m map[string]any, name string) (string, bool) {
 	if _, ok := m[name]; ok {
 		return name, true
 	}
@@ -69,13 +49,13 @@ func canonicalExtAttr(name string) string {
 	return name
 }
 
-// normalizeUser gathers the extension's attributes into its object (the nested object,
+// NormalizeUser gathers the extension's attributes into its object (the nested object,
 // then "URN:attr" keys, then top-level role and sendEmailOnInvitation, later ones winning),
 // checks them and turns boolean strings into booleans. It also requires userName.
-func normalizeUser(m map[string]any) *scimError {
+func NormalizeUser(m map[string]any) *Error {
 	ext := map[string]any{}
 	lowerURN := strings.ToLower(ExtensionSchema)
-	if k, ok := lookup(m, ExtensionSchema); ok {
+	if k, ok := AttributeKey(m, ExtensionSchema); ok {
 		switch v := m[k].(type) {
 		case map[string]any:
 			for ek, ev := range v {
@@ -95,13 +75,13 @@ func normalizeUser(m map[string]any) *scimError {
 		}
 	}
 	for _, a := range extensionAttrs {
-		if k, ok := lookup(m, a); ok {
+		if k, ok := AttributeKey(m, a); ok {
 			ext[a] = m[k]
 			delete(m, k)
 		}
 	}
 	if v, ok := ext["role"]; ok {
-		role, e := roleValue(v)
+		role, e := RoleOf(v)
 		if e != nil {
 			return e
 		}
@@ -123,7 +103,7 @@ func normalizeUser(m map[string]any) *scimError {
 	if e := boolValue(m, "active"); e != nil {
 		return e
 	}
-	k, ok := lookup(m, "userName")
+	k, ok := AttributeKey(m, "userName")
 	if !ok || m[k] == nil {
 		e := badValue("userName is required.")
 		return &e
@@ -138,9 +118,9 @@ func normalizeUser(m map[string]any) *scimError {
 // normalizeEnterprise gathers the enterprise extension's "URN:attr" keys (as PATCH leaves
 // them) into its object, and turns a manager given as a bare id, as Entra ID sends it, into
 // {"value": id}.
-func normalizeEnterprise(m map[string]any) *scimError {
+func normalizeEnterprise(m map[string]any) *Error {
 	ext := map[string]any{}
-	if k, ok := lookup(m, EnterpriseSchema); ok {
+	if k, ok := AttributeKey(m, EnterpriseSchema); ok {
 		switch v := m[k].(type) {
 		case map[string]any:
 			ext = v
@@ -158,7 +138,7 @@ func normalizeEnterprise(m map[string]any) *scimError {
 			delete(m, k)
 		}
 	}
-	if k, ok := lookup(ext, "manager"); ok {
+	if k, ok := AttributeKey(ext, "manager"); ok {
 		if id, ok := ext[k].(string); ok {
 			ext[k] = map[string]any{"value": id}
 		}
@@ -169,8 +149,8 @@ func normalizeEnterprise(m map[string]any) *scimError {
 	return nil
 }
 
-// roleValue checks a role; null gives "".
-func roleValue(v any) (Role, *scimError) {
+// RoleOf checks the JSON value of a role attribute; null gives "".
+func RoleOf(v any) (Role, *Error) {
 	if v == nil {
 		return "", nil
 	}
@@ -185,8 +165,8 @@ func roleValue(v any) (Role, *scimError) {
 
 // boolValue turns the attribute name of m (any case) into a boolean when it is the string
 // "true" or "false" (any case), drops it when null, and rejects other values.
-func boolValue(m map[string]any, name string) *scimError {
-	k, ok := lookup(m, name)
+func boolValue(m map[string]any, name string) *Error {
+	k, ok := AttributeKey(m, name)
 	if !ok {
 		return nil
 	}
@@ -219,10 +199,10 @@ func jsonText(v any) string {
 	return string(b)
 }
 
-// checkUserName enforces the rules on userName: an e-mail address of at most
+// CheckUserName enforces the rules on userName: an e-mail address of at most
 // MaxUserNameLength characters.
-func checkUserName(s string) *scimError {
-	var e scimError
+func CheckUserName(s string) *Error {
+	var e Error
 	switch {
 	case strings.TrimSpace(s) == "":
 		e = badValue("userName must not be empty.")
@@ -251,10 +231,10 @@ func emailShaped(s string) bool {
 	return err == nil && a.Address == s
 }
 
-// checkGroupBody checks the attributes of a group body whose rules the library does not
-// know: displayName, role and members.
-func checkGroupBody(m map[string]any) *scimError {
-	k, ok := lookup(m, "displayName")
+// CheckGroup checks the attributes of a group object whose rules its schema does not
+// state (displayName, role and members) and puts role in canonical case.
+func CheckGroup(m map[string]any) *Error {
+	k, ok := AttributeKey(m, "displayName")
 	if !ok || m[k] == nil {
 		e := badValue("displayName is required.")
 		return &e
@@ -263,8 +243,8 @@ func checkGroupBody(m map[string]any) *scimError {
 		e := badValue("displayName must be a non-empty string.")
 		return &e
 	}
-	if k, ok := lookup(m, "role"); ok {
-		role, e := roleValue(m[k])
+	if k, ok := AttributeKey(m, "role"); ok {
+		role, e := RoleOf(m[k])
 		if e != nil {
 			return e
 		}
@@ -273,14 +253,14 @@ func checkGroupBody(m map[string]any) *scimError {
 			m["role"] = string(role)
 		}
 	}
-	if k, ok := lookup(m, "members"); ok && m[k] != nil {
+	if k, ok := AttributeKey(m, "members"); ok && m[k] != nil {
 		list, ok := m[k].([]any)
 		if !ok {
 			e := badValue("members must be an array.")
 			return &e
 		}
 		for i, v := range list {
-			if e := checkMember(i, v); e != nil {
+			if e := CheckMemberObject(i, v); e != nil {
 				return e
 			}
 		}
@@ -288,18 +268,20 @@ func checkGroupBody(m map[string]any) *scimError {
 	return nil
 }
 
-func checkMember(i int, v any) *scimError {
+// CheckMemberObject checks members[i] of a group object: an object whose value is a
+// user id and whose type, if any, is User.
+func CheckMemberObject(i int, v any) *Error {
 	mm, ok := v.(map[string]any)
 	if !ok {
 		e := badValue("members[%d] must be an object with a value.", i)
 		return &e
 	}
-	vk, ok := lookup(mm, "value")
+	vk, ok := AttributeKey(mm, "value")
 	if s, isString := mm[vk].(string); !ok || !isString || s == "" {
 		e := badValue("members[%d].value must be the id of a user.", i)
 		return &e
 	}
-	if tk, ok := lookup(mm, "type"); ok && mm[tk] != nil {
+	if tk, ok := AttributeKey(mm, "type"); ok && mm[tk] != nil {
 		if t, _ := mm[tk].(string); !strings.EqualFold(t, "User") {
 			e := badValue("members[%d] is of type %s: only users can be members of a group.", i, jsonText(mm[tk]))
 			return &e
@@ -308,15 +290,15 @@ func checkMember(i int, v any) *scimError {
 	return nil
 }
 
-// normalizePatch checks the PatchOp message and, for users, rewrites role and
+// NormalizePatch checks the PatchOp message and, for users, rewrites role and
 // sendEmailOnInvitation paths and keys to the extension and boolean strings to booleans.
-func normalizePatch(m map[string]any, user bool) *scimError {
+func NormalizePatch(m map[string]any, user bool) *Error {
 	schemas, _ := m["schemas"].([]any)
-	if !containsString(schemas, PatchOpSchema) {
-		e := apiError(http.StatusBadRequest, TypeInvalidSyntax, "schemas must contain %s.", PatchOpSchema)
+	if !ContainsFold(schemas, PatchOpSchema) {
+		e := apiError(StatusBadRequest, TypeInvalidSyntax, "schemas must contain %s.", PatchOpSchema)
 		return &e
 	}
-	k, _ := lookup(m, "Operations")
+	k, _ := AttributeKey(m, "Operations")
 	ops, ok := m[k].([]any)
 	if !ok || len(ops) == 0 {
 		e := badValue("Operations must be a non-empty array of PATCH operations.")
@@ -328,7 +310,7 @@ func normalizePatch(m map[string]any, user bool) *scimError {
 			e := badValue("Operations[%d] must be an object.", i)
 			return &e
 		}
-		ok2, _ := lookup(op, "op")
+		ok2, _ := AttributeKey(op, "op")
 		name, _ := op[ok2].(string)
 		switch strings.ToLower(name) {
 		case "add", "remove", "replace":
@@ -339,8 +321,8 @@ func normalizePatch(m map[string]any, user bool) *scimError {
 		if !user {
 			continue
 		}
-		pk, hasPath := lookup(op, "path")
-		vk, hasValue := lookup(op, "value")
+		pk, hasPath := AttributeKey(op, "path")
+		vk, hasValue := AttributeKey(op, "value")
 		path, _ := op[pk].(string)
 		if hasPath && path != "" {
 			if s, ok := op[vk].(string); ok && strings.EqualFold(path, EnterpriseSchema+":manager") {
@@ -370,7 +352,7 @@ func normalizePatch(m map[string]any, user bool) *scimError {
 				return e
 			}
 			for _, a := range extensionAttrs {
-				if k, ok := lookup(value, a); ok {
+				if k, ok := AttributeKey(value, a); ok {
 					value[ExtensionSchema+":"+a] = value[k]
 					delete(value, k)
 				}

@@ -96,19 +96,20 @@ func CloneAttributes(m map[string]any) map[string]any {
 	}
 	out := make(map[string]any, len(m))
 	for k, v := range m {
-		out[k] = cloneJSON(v)
+		out[k] = CloneValue(v)
 	}
 	return out
 }
 
-func cloneJSON(v any) any {
+// CloneValue returns a deep copy of a JSON value (maps, slices and scalars).
+func CloneValue(v any) any {
 	switch v := v.(type) {
 	case map[string]any:
 		return CloneAttributes(v)
 	case []any:
 		out := make([]any, len(v))
 		for i, e := range v {
-			out[i] = cloneJSON(e)
+			out[i] = CloneValue(e)
 		}
 		return out
 	case []map[string]any:

@@ -11,7 +11,7 @@
 // (kmkit / DuckDB: below 1, kmkit is faster or smaller):
 //
 //   - load: from the CSV files to a queryable store (kmkit's -data path,
-//     memory.LoadKMStore), kmkit's generated demo (-demo-rows, demodata.Store), and DuckDB's
+//     memory.KMStore.Import), kmkit's generated demo (-demo-rows, demodata.Store), and DuckDB's
 //     CREATE TABLE ... AS SELECT * FROM read_csv(...) with the column types given, with 2
 //     and 1 threads; each in a fresh process, so that the resident set after the load, after
 //     three runs of every query, and its peak, are the store's own (plus the runtime's:
@@ -34,6 +34,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -55,7 +56,7 @@ import (
 	"time"
 
 	"github.com/kmkit/kmkit/internal/demodata"
-	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/storage/memory"
 )
@@ -258,7 +259,8 @@ func runChild(what, dir string, orders int) error {
 	var err error
 	switch what {
 	case "data":
-		store, err = memory.LoadKMStore(os.DirFS(dir))
+		store = memory.New().KM()
+		err = store.Import(context.Background(), os.DirFS(dir))
 	case "demo":
 		store, err = demodata.Store(orders)
 	default:
@@ -271,7 +273,7 @@ func runChild(what, dir string, orders int) error {
 	f.NS = int64(time.Since(start))
 	f.RSS = rss()
 	f.HeapInuse = heapInuse()
-	h := km.NewHandler(store)
+	h := kmhttp.NewHandler(store)
 	for range 3 {
 		for _, q := range queries {
 			if _, err := serve(h, q.path); err != nil {
@@ -450,12 +452,13 @@ func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 // measureQueries loads the CSV files into kmkit in this process and into one DuckDB peer
 // per thread count, checks every query's answers agree, and times them interleaved.
 func measureQueries(dir, peerDir string, threads []int, rounds, n int) error {
-	store, err := memory.LoadKMStore(os.DirFS(dir))
+	store := memory.New().KM()
+	err := store.Import(context.Background(), os.DirFS(dir))
 	if err != nil {
 		return err
 	}
 	runtime.GC()
-	h := km.NewHandler(store)
+	h := kmhttp.NewHandler(store)
 	peers := make([]*peer, len(threads))
 	for i, t := range threads {
 		p, err := startPeer(peerDir, t)
@@ -560,7 +563,7 @@ func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
 
 // serve sends one GET of the o2c KM to the handler and returns the body.
 func serve(h http.Handler, path string) ([]byte, error) {
-	req, err := http.NewRequest(http.MethodGet, km.BasePath+"/knowledge-models/o2c"+path, nil)
+	req, err := http.NewRequest(http.MethodGet, kmhttp.BasePath+"/knowledge-models/o2c"+path, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,7 @@
 //
 //	go run ./bench/sqlcompare -rows 1000000 -pg 'postgres://kmkit@127.0.0.1:55432/db?sslmode=disable'
 //
-// The kmkit side is a whole Knowledge Model API request served in process: km.Handler's
+// The kmkit side is a whole Knowledge Model API request served in process: kmhttp.Handler's
 // ServeHTTP with a GET of the data (or summary) endpoint, which parses the query string,
 // compiles the plan (km.NewPlan), runs it on the store (sqlstore's translation to one SQL
 // statement, or the summary's statements) and encodes the JSON page. The hand-written
@@ -48,6 +48,7 @@ import (
 
 	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/query/column"
 	"github.com/kmkit/kmkit/storage/sqlstore"
 )
@@ -175,7 +176,7 @@ func measure(ctx context.Context, w io.Writer, dialect, dsn string, rows, rounds
 
 	// No time limit: the summary of a million rows on a busy machine can take longer
 	// than the server's default 30 s, and the benchmark is there to say how long.
-	h := km.NewHandler(store, km.WithQueryTimeout(-1))
+	h := kmhttp.NewHandler(store, kmhttp.WithQueryTimeout(-1))
 	for _, q := range queries {
 		body, err := serve(h, q.path)
 		if err != nil {
@@ -234,7 +235,7 @@ func measure(ctx context.Context, w io.Writer, dialect, dsn string, rows, rounds
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %.2fx | %s | %d |\n", q.id, q.name, dur(k), dur(p), ratio, verdict, len(times[qi][0]))
 	}
-	fmt.Fprintf(w, "\nmedians over %d rounds of up to %d runs per side; kmkit: km.Handler GET in process; hand-written: database/sql, rows scanned\n\n", rounds, n)
+	fmt.Fprintf(w, "\nmedians over %d rounds of up to %d runs per side; kmkit: kmhttp.Handler GET in process; hand-written: database/sql, rows scanned\n\n", rounds, n)
 	return nil
 }
 
@@ -291,7 +292,7 @@ func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
 
 // serve sends one GET of the o2c KM to the handler and returns the body.
 func serve(h http.Handler, path string) ([]byte, error) {
-	req, err := http.NewRequest(http.MethodGet, km.BasePath+"/knowledge-models/o2c"+path, nil)
+	req, err := http.NewRequest(http.MethodGet, kmhttp.BasePath+"/knowledge-models/o2c"+path, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/query/column"
 	"github.com/kmkit/kmkit/query/exec"
@@ -97,7 +98,7 @@ func (s *store) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
 func newMux(s km.Store) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-	mux.Handle(km.BasePath+"/", km.NewHandler(s, km.WithMaxPageSize(1000)))
+	mux.Handle(kmhttp.BasePath+"/", kmhttp.NewHandler(s, kmhttp.WithMaxPageSize(1000)))
 	return mux
 }
 
@@ -111,7 +112,7 @@ func main() {
 		log.Fatal(err)
 	}
 	srv := &http.Server{Addr: *addr, Handler: newMux(s), ReadHeaderTimeout: 5 * time.Second}
-	log.Printf("serving the inventory KM on http://%s%s/knowledge-models", *addr, km.BasePath)
+	log.Printf("serving the inventory KM on http://%s%s/knowledge-models", *addr, kmhttp.BasePath)
 	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
 		log.Fatal(err)
 	}

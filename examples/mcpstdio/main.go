@@ -52,7 +52,11 @@ func main() {
 // open loads the data directory, or the demo KMs (n generated orders; 0: the embedded data).
 func open(dir string, n int) (km.Store, error) {
 	if dir != "" {
-		return memory.LoadKMStore(os.DirFS(dir))
+		s := memory.New().KM()
+		if err := s.Import(context.Background(), os.DirFS(dir)); err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	return demodata.Store(n)
 }
@@ -64,6 +68,6 @@ func serve(ctx context.Context, store km.Store, team string, maxRows int, logger
 	if team != "" {
 		p = &principal.Principal{Name: "stdio", Team: team, Permissions: []principal.Permission{principal.PermMCP}}
 	}
-	srv := mcp.New(store, mcp.Options{MaxRows: maxRows, Logger: logger}).MCPServer(p)
+	srv := mcp.NewHandler(store, mcp.WithMaxRows(maxRows), mcp.WithLogger(logger)).MCPServer(p)
 	return srv.Run(ctx, t)
 }

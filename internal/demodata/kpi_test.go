@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 )
 
 // TestEveryKPIComputes asks the KM handler over the embedded demo for each KPI, alone and
@@ -17,10 +17,10 @@ func TestEveryKPIComputes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := km.NewHandler(s)
+	h := kmhttp.NewHandler(s)
 	get := func(target string) *httptest.ResponseRecorder {
 		w := httptest.NewRecorder()
-		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, km.BasePath+"/knowledge-models/o2c"+target, nil))
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, kmhttp.BasePath+"/knowledge-models/o2c"+target, nil))
 		return w
 	}
 	w := get("/kpis?pageSize=100")

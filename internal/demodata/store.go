@@ -1,6 +1,8 @@
 package demodata
 
 import (
+	"context"
+
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/storage/memory"
 )
@@ -8,8 +10,13 @@ import (
 // Store returns the demo KMs in a memory store: the embedded data when n is 0, else n
 // generated orders (with n/100 customers, at least 50).
 func Store(n int) (*memory.KMStore, error) {
+	ctx := context.Background()
+	s := memory.New().KM()
 	if n == 0 {
-		return memory.LoadKMStore(FS)
+		if err := s.Import(ctx, FS); err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	models, err := km.Load(FS)
 	if err != nil {
@@ -19,12 +26,11 @@ func Store(n int) (*memory.KMStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := memory.NewKMStore()
 	for name, t := range tables {
 		s.PutTable(name, t)
 	}
 	for _, m := range models {
-		if err := s.PutModel(m); err != nil {
+		if err := s.PutModel(ctx, m); err != nil {
 			return nil, err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 
 	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/problem/problemhttp"
 )
 
 // TestAccessLog checks the access log line: one per request, route template instead of
@@ -21,7 +22,7 @@ func TestAccessLog(t *testing.T) {
 	const id = "0b8f5a52-3c7e-4f43-9d2a-1e5b6c7d8e9f"
 	failing := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/data") {
-			problem.Write(w, 500, problem.CodeFatal, "internal error; support id "+id)
+			problemhttp.Write(w, 500, problem.CodeFatal, "internal error; support id "+id)
 			return
 		}
 		w.Write([]byte("fine"))

@@ -17,8 +17,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/principal"
+	"github.com/kmkit/kmkit/problem/problemhttp"
 	"github.com/kmkit/kmkit/publicurl"
+	"github.com/kmkit/kmkit/reporting/reportinghttp"
+	"github.com/kmkit/kmkit/scim/scimhttp"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -28,7 +32,6 @@ import (
 	"github.com/kmkit/kmkit/cors"
 	"github.com/kmkit/kmkit/head"
 	"github.com/kmkit/kmkit/internal/demodata"
-	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/mcp"
 	"github.com/kmkit/kmkit/metrics"
 	"github.com/kmkit/kmkit/odata"
@@ -37,7 +40,6 @@ import (
 	"github.com/kmkit/kmkit/reporting"
 	"github.com/kmkit/kmkit/scim"
 	"github.com/kmkit/kmkit/storage/memory"
-	"github.com/kmkit/kmkit/storage/sqlstore"
 	"github.com/kmkit/kmkit/storage/swap"
 )
 
@@ -70,8 +72,8 @@ type app struct {
 	routes   routes
 	// live is the KM store the APIs serve; reload swaps a new one in.
 	live     *swap.KMStore
-	sqlDB    *sqlstore.DB // the database, or nil in memory
-	reloadMu sync.Mutex   // one reload at a time
+	newKM    func() kmImporter // a new, empty KM store of the backend, for reloads
+	reloadMu sync.Mutex        // one reload at a time
 	reloads  *prometheus.CounterVec
 }
 
@@ -101,7 +103,7 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 		return nil, err
 	}
 	a.live = swap.NewKMStore(st.km)
-	a.sqlDB = st.sqlDB
+	a.newKM = st.newKM
 	a.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "kmkit", Name: "reloads_total",
 		Help: "Reloads of the Knowledge Models (SIGHUP, -watch), by result: ok or failed.",
@@ -143,12 +145,12 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	if err != nil {
 		return nil, err
 	}
-	notifier := scim.NotifierFunc(func(ctx context.Context, team string, u scim.User) error {
+	notifier := scimhttp.NotifierFunc(func(ctx context.Context, team string, u scim.User) error {
 		logger.InfoContext(ctx, "scim: invitation e-mail", "team", team, "userName", u.UserName)
 		return nil
 	})
-	scimHandler := scim.NewHandler(m.SCIMStore(st.backend, st.scim),
-		scim.WithNotifier(notifier), scim.WithLogger(logger), scim.WithMaxBodyBytes(cfg.maxBody))
+	scimHandler := scimhttp.NewHandler(m.SCIMStore(st.backend, st.scim),
+		scimhttp.WithNotifier(notifier), scimhttp.WithLogger(logger), scimhttp.WithMaxBodyBytes(cfg.maxBody))
 	a.routes = routes{scim: scimHandler}
 
 	mux := http.NewServeMux()
@@ -177,22 +179,21 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 		policy  auth.Policy
 		handler http.Handler
 	}{
-		{km.BasePath + "/", kmPolicy, a.live.Handler(km.NewHandler(kmStore, km.WithMaxPageSize(cfg.maxPageSize),
-			km.WithMaxBodyBytes(cfg.maxBody), km.WithLogger(logger), km.WithQueryTimeout(cfg.queryTimeout),
-			km.WithMaxQueryCost(cfg.queryBudget)))},
+		{kmhttp.BasePath + "/", kmPolicy, a.live.Handler(kmhttp.NewHandler(kmStore, kmhttp.WithMaxPageSize(cfg.maxPageSize),
+			kmhttp.WithMaxBodyBytes(cfg.maxBody), kmhttp.WithLogger(logger), kmhttp.WithQueryTimeout(cfg.queryTimeout),
+			kmhttp.WithMaxQueryCost(cfg.queryBudget)))},
 		{odata.BasePath + "/", odataPolicy, a.live.Handler(odata.NewHandler(kmStore, odata.WithMaxPageSize(cfg.maxPageSize),
 			odata.WithLogger(logger), odata.WithQueryTimeout(cfg.queryTimeout), odata.WithMaxQueryCost(cfg.queryBudget)))},
-		{scim.BasePath + "/", scimPolicy, scimHandler},
-		{reporting.BasePath + "/", reportingPolicy, reporting.NewHandler(reportingStore, reporting.WithLogger(logger))},
-		{mcp.Path, mcpPolicy, a.live.Handler(mcp.New(kmStore, mcp.Options{
-			MaxRows: min(cfg.maxPageSize, mcp.DefaultMaxRows), Logger: logger,
-		}).Handler())},
+		{scimhttp.BasePath + "/", scimPolicy, scimHandler},
+		{reportinghttp.BasePath + "/", reportingPolicy, reportinghttp.NewHandler(reportingStore, reportinghttp.WithLogger(logger))},
+		{mcp.BasePath, mcpPolicy, a.live.Handler(mcp.NewHandler(kmStore,
+			mcp.WithMaxRows(min(cfg.maxPageSize, mcp.DefaultMaxRows)), mcp.WithLogger(logger)))},
 		{"GET " + MetricsPath, metricsPolicy, a.metricsHandler()},
 	} {
 		mux.Handle(api.pattern, guard.Wrap(api.policy, notePrincipal(api.handler)))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		problem.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at "+r.URL.Path)
+		problemhttp.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at "+r.URL.Path)
 	})
 	urls, err := publicurl.New(cfg.baseURL, cfg.trustedProxies)
 	if err != nil {
@@ -209,13 +210,13 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 // The policies the server guards the APIs with: each API's permission, credentials and
 // error shape. The MCP server and the metrics take the KM API's credentials and errors.
 var (
-	kmPolicy        = auth.Policy{Permission: principal.PermKM, WriteError: km.WriteProblem}
+	kmPolicy        = auth.Policy{Permission: principal.PermKM, WriteError: kmhttp.WriteProblem}
 	odataPolicy     = auth.Policy{Permission: principal.PermOData, WriteError: odata.WriteProblem}
-	scimPolicy      = auth.Policy{Permission: principal.PermSCIM, WriteError: scim.WriteProblem}
+	scimPolicy      = auth.Policy{Permission: principal.PermSCIM, WriteError: scimhttp.WriteProblem}
 	reportingPolicy = auth.Policy{Permission: principal.PermReporting, Credentials: auth.APIKeyHeader,
-		Tenant: reporting.RequestTenant, WriteError: reporting.WriteProblem}
-	mcpPolicy     = auth.Policy{Permission: principal.PermMCP, WriteError: km.WriteProblem}
-	metricsPolicy = auth.Policy{Permission: principal.PermMetrics, WriteError: km.WriteProblem}
+		Tenant: reportinghttp.RequestTenant, WriteError: reportinghttp.WriteProblem}
+	mcpPolicy     = auth.Policy{Permission: principal.PermMCP, WriteError: kmhttp.WriteProblem}
+	metricsPolicy = auth.Policy{Permission: principal.PermMetrics, WriteError: kmhttp.WriteProblem}
 )
 
 // MetricsPath is where the server serves its Prometheus metrics.
@@ -230,7 +231,7 @@ func (a *app) metricsHandler() http.Handler {
 
 // loadData returns the KM store and the reporting tenants: from -data, generated with
 // -demo-rows, or the embedded demo.
-func loadData(cfg *config, logger *slog.Logger) (*memory.KMStore, map[string][]reporting.Element, error) {
+func loadData(cfg *config, db *memory.DB, logger *slog.Logger) (*memory.KMStore, map[string][]reporting.Element, error) {
 	start := time.Now()
 	var (
 		store   *memory.KMStore
@@ -239,7 +240,8 @@ func loadData(cfg *config, logger *slog.Logger) (*memory.KMStore, map[string][]r
 	)
 	switch {
 	case cfg.dataDir != "":
-		if store, err = memory.LoadKMStore(os.DirFS(cfg.dataDir)); err != nil {
+		store = db.KM()
+		if err = store.Import(context.Background(), os.DirFS(cfg.dataDir)); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", filepath.Clean(cfg.dataDir), err)
 		}
 		tenants, err = reporting.LoadDir(cfg.dataDir)
@@ -302,7 +304,7 @@ func (a *app) serve(ctx context.Context, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "kmkit listening on http://%s\n", ln.Addr())
 	if a.devKey != "" {
 		fmt.Fprintf(stdout, "development key (valid until the server stops): %s\n", a.devKey)
-		fmt.Fprintf(stdout, "try: curl -H 'Authorization: AppKey %s' http://%s%s/knowledge-models\n", a.devKey, ln.Addr(), km.BasePath)
+		fmt.Fprintf(stdout, "try: curl -H 'Authorization: AppKey %s' http://%s%s/knowledge-models\n", a.devKey, ln.Addr(), kmhttp.BasePath)
 	}
 	servers := []*http.Server{srv}
 	listeners := []net.Listener{ln}

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/kmkit/kmkit/publicurl"
 	"io"
 	"log/slog"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kmkit/kmkit/km/kmhttp"
+	"github.com/kmkit/kmkit/publicurl"
 
 	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/cors"
@@ -40,7 +42,7 @@ type config struct {
 	// X-Forwarded-* headers are honoured (see package publicurl).
 	baseURL        string
 	trustedProxies []string
-	// queryTimeout and queryBudget bound one KM query (km.WithQueryTimeout, km.WithMaxQueryCost).
+	// queryTimeout and queryBudget bound one KM query (kmhttp.WithQueryTimeout, kmhttp.WithMaxQueryCost).
 	queryTimeout time.Duration
 	queryBudget  int64
 }
@@ -72,11 +74,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	if err != nil {
 		return nil, err
 	}
-	maxPage, err := envInt("KMKIT_MAX_PAGE_SIZE", km.DefaultMaxPageSize)
+	maxPage, err := envInt("KMKIT_MAX_PAGE_SIZE", kmhttp.DefaultMaxPageSize)
 	if err != nil {
 		return nil, err
 	}
-	maxBody, err := envInt("KMKIT_MAX_BODY", km.DefaultMaxBodyBytes)
+	maxBody, err := envInt("KMKIT_MAX_BODY", kmhttp.DefaultMaxBodyBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +100,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 		return nil, err
 	}
 	var level, origins, proxies string
-	queryTimeout := env("KMKIT_QUERY_TIMEOUT", km.DefaultQueryTimeout.String())
+	queryTimeout := env("KMKIT_QUERY_TIMEOUT", kmhttp.DefaultQueryTimeout.String())
 	queryBudget, err := envInt("KMKIT_QUERY_BUDGET", km.DefaultMaxQueryCost)
 	if err != nil {
 		return nil, err

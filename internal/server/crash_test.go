@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kmkit/kmkit/scim"
+	"github.com/kmkit/kmkit/scim/scimhttp"
 )
 
 // crashServer is the server binary running on a SQLite file with a fixed key.
@@ -62,7 +62,7 @@ func startCrashServer(t *testing.T, bin, dir string) *crashServer {
 const crashKey = "crash-test-key-0001"
 
 func (s *crashServer) do(ctx context.Context, method, path, body string) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, s.base+scim.BasePath+path, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, s.base+scimhttp.BasePath+path, strings.NewReader(body))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -33,7 +33,7 @@ func TestDeployFiles(t *testing.T) {
 		}
 	}
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	r := httptest.NewRequest(http.MethodPost, mcp.Path, strings.NewReader(initialize))
+	r := httptest.NewRequest(http.MethodPost, mcp.BasePath, strings.NewReader(initialize))
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
 	r.Header.Set("Authorization", "AppKey change-me-kmkit-demo-key")

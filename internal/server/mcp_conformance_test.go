@@ -33,7 +33,7 @@ func TestMCPWithTheTypeScriptClient(t *testing.T) {
 		{"name": mcp.ToolQuery, "arguments": map[string]any{"km": "o2c", "record": "ORDERS", "fields": []string{"NOPE"}}},
 	}
 	arg, _ := json.Marshal(calls)
-	cmd := exec.Command("node", filepath.Join(dir, "client.mjs"), srv.URL+mcp.Path, a.devKey, string(arg))
+	cmd := exec.Command("node", filepath.Join(dir, "client.mjs"), srv.URL+mcp.BasePath, a.devKey, string(arg))
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	if err != nil {

@@ -45,7 +45,7 @@ func TestMCPBehindTheGuard(t *testing.T) {
 		status int
 		code   string
 	}{{"", 401, ""}, {"km-key-00001", 403, "ADMIN_ACCESS_ERROR"}} {
-		r := httptest.NewRequest(http.MethodPost, mcp.Path, strings.NewReader(initialize))
+		r := httptest.NewRequest(http.MethodPost, mcp.BasePath, strings.NewReader(initialize))
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Accept", "application/json, text/event-stream")
 		if c.key != "" {
@@ -60,7 +60,7 @@ func TestMCPBehindTheGuard(t *testing.T) {
 
 	ctx := context.Background()
 	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + mcp.Path,
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + mcp.BasePath,
 		HTTPClient: &http.Client{Transport: appKeyTransport{"mcp-key-0001"}}, DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -9,13 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/mcp"
 	"github.com/kmkit/kmkit/metrics"
 	"github.com/kmkit/kmkit/odata"
 	"github.com/kmkit/kmkit/principal"
-	"github.com/kmkit/kmkit/reporting"
-	"github.com/kmkit/kmkit/scim"
+	"github.com/kmkit/kmkit/reporting/reportinghttp"
+	"github.com/kmkit/kmkit/scim/scimhttp"
 )
 
 // requestInfo is what the access log learns of a request: its API and route template
@@ -46,7 +46,7 @@ func notePrincipal(next http.Handler) http.Handler {
 
 // routes tells the API and route template of a request path.
 type routes struct {
-	scim *scim.Handler
+	scim *scimhttp.Handler
 }
 
 // of returns the API and route template of r: a fixed set of values, never a raw path.
@@ -55,14 +55,14 @@ func (rt routes) of(r *http.Request) (api, route string) {
 	switch {
 	case strings.HasPrefix(p, odata.BasePath+"/"):
 		return metrics.APIOData, odata.RouteTemplate(p)
-	case p == mcp.Path:
-		return "mcp", mcp.Path
-	case strings.HasPrefix(p, km.BasePath+"/"):
-		return metrics.APIKM, km.RouteTemplate(p)
-	case strings.HasPrefix(p, scim.BasePath+"/"):
+	case p == mcp.BasePath:
+		return "mcp", mcp.BasePath
+	case strings.HasPrefix(p, kmhttp.BasePath+"/"):
+		return metrics.APIKM, kmhttp.RouteTemplate(p)
+	case strings.HasPrefix(p, scimhttp.BasePath+"/"):
 		return metrics.APISCIM, rt.scim.RouteTemplate(p)
-	case strings.HasPrefix(p, reporting.BasePath+"/"):
-		return metrics.APIReporting, reporting.RouteTemplate(p)
+	case strings.HasPrefix(p, reportinghttp.BasePath+"/"):
+		return metrics.APIReporting, reportinghttp.RouteTemplate(p)
 	case p == MetricsPath:
 		return "metrics", MetricsPath
 	case p == "/healthz":

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/kmkit/kmkit/km"
-	"github.com/kmkit/kmkit/storage/memory"
 )
 
 // errNoData is the error of a reload without -data: the embedded demo never changes.
@@ -47,12 +46,8 @@ func (a *app) reload(ctx context.Context) error {
 // loadKM returns a new KM store of the -data directory: in memory, or imported into the
 // database.
 func (a *app) loadKM(ctx context.Context) (km.Store, error) {
-	fsys := os.DirFS(a.cfg.dataDir)
-	if a.sqlDB == nil {
-		return memory.LoadKMStore(fsys)
-	}
-	s := a.sqlDB.KM()
-	if err := s.Import(ctx, fsys); err != nil {
+	s := a.newKM()
+	if err := s.Import(ctx, os.DirFS(a.cfg.dataDir)); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -5,9 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/kmkit/kmkit/auth/ratelimit"
@@ -33,9 +36,18 @@ type stores struct {
 	close     func() error
 	backend   string  // memory, sqlite or postgres: the backend label of the metrics
 	db        *sql.DB // the database's pool, or nil in memory
-	sqlDB     *sqlstore.DB
+	// newKM returns a new, empty KM store of the backend (memory.DB.KM, sqlstore.DB.KM),
+	// for reloads.
+	newKM func() kmImporter
 	// ping checks that the database answers; nil in memory.
 	ping func(context.Context) error
+}
+
+// kmImporter is the KM store of either backend: a km.Store that imports a data directory
+// (memory.KMStore.Import, sqlstore.KMStore.Import).
+type kmImporter interface {
+	km.Store
+	Import(ctx context.Context, fsys fs.FS) error
 }
 
 // openStores opens the stores cfg.db names and loads the KM data and reporting elements
@@ -44,15 +56,17 @@ type stores struct {
 // sqlstore.KMStore.Import).
 func openStores(cfg *config, logger *slog.Logger) (*stores, error) {
 	if cfg.db == "" || cfg.db == "memory:" {
-		kmStore, tenants, err := loadData(cfg, logger)
+		db := memory.New()
+		kmStore, tenants, err := loadData(cfg, db, logger)
 		if err != nil {
 			return nil, err
 		}
-		rep, err := memory.NewReportingStoreFrom(tenants)
-		if err != nil {
+		rep := db.Reporting()
+		if err := putTenants(tenants, rep.PutTenant); err != nil {
 			return nil, err
 		}
-		return &stores{km: kmStore, scim: memory.NewSCIMStore(), reporting: rep, tenants: tenants, close: func() error { return nil }, backend: "memory"}, nil
+		return &stores{km: kmStore, scim: db.SCIM(), reporting: rep, tenants: tenants, close: func() error { return nil }, backend: "memory",
+			newKM: func() kmImporter { return db.KM() }}, nil
 	}
 	ctx := context.Background()
 	start := time.Now()
@@ -121,11 +135,23 @@ func importData(ctx context.Context, cfg *config, db *sqlstore.DB, logger *slog.
 		return nil, err
 	}
 	rep := db.Reporting()
-	for tenant, elements := range tenants {
-		if err := rep.PutTenantContext(ctx, tenant, elements); err != nil {
-			return nil, fmt.Errorf("reporting tenant %s: %w", tenant, err)
-		}
+	err = putTenants(tenants, func(tenant string, elements []reporting.Element) error {
+		return rep.PutTenantContext(ctx, tenant, elements)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return &stores{km: kmStore, scim: db.SCIM(), reporting: rep, tenants: tenants, close: db.Close,
-		backend: db.Dialect(), db: db.SQL(), sqlDB: db, ping: db.SQL().PingContext}, nil
+		backend: db.Dialect(), db: db.SQL(), ping: db.SQL().PingContext,
+		newKM: func() kmImporter { return db.KM() }}, nil
+}
+
+// putTenants puts the elements of every tenant, in tenant order; an error names the tenant.
+func putTenants(tenants map[string][]reporting.Element, put func(tenant string, elements []reporting.Element) error) error {
+	for _, tenant := range slices.Sorted(maps.Keys(tenants)) {
+		if err := put(tenant, tenants[tenant]); err != nil {
+			return fmt.Errorf("reporting tenant %s: %w", tenant, err)
+		}
+	}
+	return nil
 }

@@ -11,9 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kmkit/kmkit/scim"
+	"github.com/kmkit/kmkit/scim/scimhttp"
 )
 
-// The PATCH suite sends RFC 7644 section 3.5.2 requests through a scim.Handler over the
+// The PATCH suite sends RFC 7644 section 3.5.2 requests through a scimhttp.Handler over the
 // store and checks what the store then holds. Its cases include, with their exact bodies,
 // the operations identity providers send that once answered 200 and stored nothing.
 
@@ -31,8 +32,8 @@ type client struct {
 }
 
 func newClient(t *testing.T, s scim.Store) client {
-	return client{t, scim.NewHandler(s, scim.WithPrefix(""), scim.WithBaseURL("https://idm.example"),
-		scim.WithTeam(func(*http.Request) (string, bool) { return "t", true }))}
+	return client{t, scimhttp.NewHandler(s, scimhttp.WithPrefix(""), scimhttp.WithBaseURL("https://idm.example"),
+		scimhttp.WithTeam(func(*http.Request) (string, bool) { return "t", true }))}
 }
 
 func (c client) call(method, path, body string) (int, map[string]any) {

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/kmkit/kmkit/internal/demodata"
-	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 )
 
 // heavyBody is the request of issue 20: two fields, four KPIs and 100 filterExpr entries
@@ -64,14 +64,14 @@ func TestHeavyRequestStopsWhenCanceled(t *testing.T) {
 		t.Fatal(err)
 	}
 	// No budget and no time limit: only the cancellation may stop the request.
-	h := km.NewHandler(s, km.WithMaxBodyBytes(4<<20), km.WithMaxQueryCost(-1), km.WithQueryTimeout(-1))
+	h := kmhttp.NewHandler(s, kmhttp.WithMaxBodyBytes(4<<20), kmhttp.WithMaxQueryCost(-1), kmhttp.WithQueryTimeout(-1))
 	body := heavyBody()
 	runtime.GC()
 	before := runtime.NumGoroutine()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	req := httptest.NewRequestWithContext(ctx, http.MethodPost, km.BasePath+"/knowledge-models/o2c/data", strings.NewReader(body))
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, kmhttp.BasePath+"/knowledge-models/o2c/data", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	done := make(chan struct{})

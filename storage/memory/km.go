@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -39,12 +40,14 @@ type kmSource struct {
 	err  error
 }
 
-// NewKMStore returns an empty store. Add tables with PutTable, then models with PutModel.
-func NewKMStore() *KMStore {
+// newKMStore returns an empty store (DB.KM).
+func newKMStore() *KMStore {
 	return &KMStore{models: map[string]*km.KnowledgeModel{}, tables: map[string]*column.Table{}, sources: map[*km.KnowledgeModel]*kmSource{}}
 }
 
-// PutTable sets the table of a record source, replacing any previous one.
+// PutTable sets the table of a record source, replacing any previous one. It is the
+// memory backend's way to serve data that are no data directory (generated, or read by the
+// host): put the tables, then the models with PutModel.
 func (s *KMStore) PutTable(source string, t *column.Table) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -52,13 +55,27 @@ func (s *KMStore) PutTable(source string, t *column.Table) {
 	clear(s.sources)
 }
 
-// PutModel adds or replaces a KM. Every record's source must have a table holding each of the record's fields with
-// its type.
-func (s *KMStore) PutModel(m *km.KnowledgeModel) error {
+// PutModel adds or replaces a KM, like sqlstore.KMStore.PutModel. Every record's source must
+// have a table (PutTable, Import) holding each of the record's fields with its type.
+func (s *KMStore) PutModel(ctx context.Context, m *km.KnowledgeModel) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := checkModel(m, s.tables); err != nil {
+		return err
+	}
+	s.models[m.ID] = m
+	clear(s.sources)
+	return nil
+}
+
+// checkModel reports whether tables hold every record of m: a table per source, with a
+// column of the field's type per field.
+func checkModel(m *km.KnowledgeModel, tables map[string]*column.Table) error {
 	for _, r := range m.Records {
-		t, ok := s.tables[r.Source]
+		t, ok := tables[r.Source]
 		if !ok {
 			return fmt.Errorf("memory: KM %s: record %s: no table for source %q", m.ID, r.ID, r.Source)
 		}
@@ -72,48 +89,59 @@ func (s *KMStore) PutModel(m *km.KnowledgeModel) error {
 			}
 		}
 	}
-	s.models[m.ID] = m
-	clear(s.sources)
 	return nil
 }
 
-// LoadKMStore reads a data directory: the KMs of models/*.yaml (see km.Load) and, for each
-// record source, data/<source>.csv, whose header must name exactly the fields of the
-// records using it. Errors name the file and, for definitions and cells, the line.
-func LoadKMStore(fsys fs.FS) (*KMStore, error) {
+// Import reads a data directory into the store, like sqlstore.KMStore.Import: the KMs of
+// models/*.yaml (see km.Load) and, for each record source, data/<source>.csv, whose header
+// must name exactly the fields of the records using it. The tables of the directory's
+// sources replace those of the same names and its KMs those of the same ids; the rest of
+// the store stays. Errors name the file and, for definitions and cells, the line; on error
+// the store is unchanged. Every file is read on each Import (memory holds nothing across
+// restarts to compare it with).
+func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 	models, err := km.Load(fsys)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	schemas, err := kmSourceSchemas(models)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	s := NewKMStore()
-	sources := make([]string, 0, len(schemas))
-	for src := range schemas {
-		sources = append(sources, src)
-	}
-	slices.Sort(sources)
-	for _, src := range sources {
+	tables := make(map[string]*column.Table, len(schemas))
+	for _, src := range slices.Sorted(maps.Keys(schemas)) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		name := "data/" + src + ".csv"
 		f, err := fsys.Open(name)
 		if err != nil {
-			return nil, fmt.Errorf("memory: the data of source %s: %w", src, err)
+			return fmt.Errorf("memory: the data of source %s: %w", src, err)
 		}
 		t, err := column.LoadCSV(f, schemas[src])
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
-		s.PutTable(src, t)
+		tables[src] = t
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := maps.Clone(s.tables)
+	maps.Copy(next, tables)
+	nextModels := maps.Clone(s.models)
 	for _, m := range models {
-		if err := s.PutModel(m); err != nil {
-			return nil, err
+		nextModels[m.ID] = m
+	}
+	// Every KM the store will hold must fit the tables, also one a replaced table serves.
+	for _, id := range slices.Sorted(maps.Keys(nextModels)) {
+		if err := checkModel(nextModels[id], next); err != nil {
+			return err
 		}
 	}
-	return s, nil
+	s.tables, s.models = next, nextModels
+	clear(s.sources)
+	return nil
 }
 
 // kmSourceSchemas returns the fields each source must hold: the union over the records

@@ -75,18 +75,19 @@ func summaryStore(t testing.TB, n int) (*KMStore, *km.KnowledgeModel) {
 	if err := m.Compile(); err != nil {
 		t.Fatal(err)
 	}
-	s := NewKMStore()
+	s := New().KM()
 	s.PutTable("r", tbl)
-	if err := s.PutModel(m); err != nil {
+	if err := s.PutModel(context.Background(), m); err != nil {
 		t.Fatal(err)
 	}
 	return s, m
 }
 
-// summaryQuery is a record-level summary query of every generated field with filter.
-func summaryQuery(t testing.TB, filter string) *km.Query {
+// summaryQuery is a record-level summary request of every generated field with filter,
+// paged as the summary endpoint plans it (page 0 of size 1: a summary reads every row).
+func summaryQuery(t testing.TB, filter string) *km.PlanRequest {
 	t.Helper()
-	q := &km.Query{Record: "R"}
+	q := &km.PlanRequest{Record: "R", Request: query.Request{PageSize: 1}}
 	for _, f := range summaryFields {
 		q.Fields = append(q.Fields, f.id)
 	}
@@ -95,7 +96,7 @@ func summaryQuery(t testing.TB, filter string) *km.Query {
 		if err != nil {
 			t.Fatal(err)
 		}
-		q.Filter = e
+		q.Filters = []query.Expr{e}
 	}
 	return q
 }
@@ -128,13 +129,13 @@ func TestSummarizeEqualsDescribeResult(t *testing.T) {
 	} {
 		t.Run(filter, func(t *testing.T) {
 			q := summaryQuery(t, filter)
-			got, err := legacySummarize(ctx, s, m, q)
+			got, err := summarizeRequest(ctx, s, m, q)
 			if err != nil {
 				t.Fatal(err)
 			}
 			all := *q
 			all.PageSize = math.MaxInt32
-			res, err := legacyQuery(ctx, s, m, &all)
+			res, err := runRequest(ctx, s, m, &all)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,15 +166,15 @@ func TestSummarizeLeavesOtherQueriesToTheHandler(t *testing.T) {
 			t.Errorf("%s: error %v, want km.ErrUnsupported", name, err)
 		}
 	}
-	if _, err := legacySummarize(ctx, s, m, &km.Query{Record: "R", Request: query.Request{Fields: []string{"NOPE"}}}); err == nil {
+	if _, err := summarizeRequest(ctx, s, m, &km.PlanRequest{Record: "R", Request: query.Request{Fields: []string{"NOPE"}, PageSize: 1}}); err == nil {
 		t.Error("unknown field: no error")
 	}
-	if _, err := legacySummarize(ctx, s, m, &km.Query{Record: "NOPE", Request: query.Request{Fields: []string{"I"}}}); err == nil {
+	if _, err := summarizeRequest(ctx, s, m, &km.PlanRequest{Record: "NOPE", Request: query.Request{Fields: []string{"I"}, PageSize: 1}}); err == nil {
 		t.Error("unknown record: no error")
 	}
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := legacySummarize(canceled, s, m, summaryQuery(t, "")); !errors.Is(err, context.Canceled) {
+	if _, err := summarizeRequest(canceled, s, m, summaryQuery(t, "")); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled context: error %v", err)
 	}
 }
@@ -190,7 +191,7 @@ func TestSummarizeConcurrently(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 5 {
-				sum, err := legacySummarize(context.Background(), s, m, summaryQuery(t, "I gt 0"))
+				sum, err := summarizeRequest(context.Background(), s, m, summaryQuery(t, "I gt 0"))
 				if err != nil {
 					t.Error(err)
 					return
@@ -214,7 +215,7 @@ func BenchmarkSummary(b *testing.B) {
 		q := summaryQuery(b, filter)
 		b.Run("native/filter="+filter, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := legacySummarize(ctx, s, m, q); err != nil {
+				if _, err := summarizeRequest(ctx, s, m, q); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -224,7 +225,7 @@ func BenchmarkSummary(b *testing.B) {
 			all := *q
 			all.PageSize = math.MaxInt32
 			for b.Loop() {
-				res, err := legacyQuery(ctx, s, m, &all)
+				res, err := runRequest(ctx, s, m, &all)
 				if err != nil {
 					b.Fatal(err)
 				}

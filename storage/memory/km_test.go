@@ -39,7 +39,10 @@ func kmTestFS(files map[string]string) fstest.MapFS {
 	return fsys
 }
 
-func TestLoadKMStoreErrors(t *testing.T) {
+// TestImportErrors checks that a failed Import names the file and the line, and leaves
+// the store as it was.
+func TestImportErrors(t *testing.T) {
+	ctx := context.Background()
 	tests := []struct {
 		name  string
 		files map[string]string
@@ -52,9 +55,13 @@ func TestLoadKMStoreErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := LoadKMStore(kmTestFS(tt.files))
+			s := New().KM()
+			err := s.Import(ctx, kmTestFS(tt.files))
 			if err == nil || err.Error() != tt.want {
 				t.Fatalf("error %v, want %s", err, tt.want)
+			}
+			if ms, err := s.Models(ctx); err != nil || len(ms) != 0 {
+				t.Errorf("after a failed Import the store holds %d models (%v), want none", len(ms), err)
 			}
 		})
 	}
@@ -62,8 +69,72 @@ func TestLoadKMStoreErrors(t *testing.T) {
 		"models/m.yaml": {Data: []byte(kmTestModel)},
 		"models/n.yaml": {Data: []byte("id: n\nrecords:\n  - {id: A, source: a, fields: [{id: ID, type: string}]}\n")},
 	}
-	if _, err := LoadKMStore(two); err == nil || err.Error() != "memory: source a: field ID is integer in one record and string in another (KM n, record A)" {
+	if err := New().KM().Import(ctx, two); err == nil || err.Error() != "memory: source a: field ID is integer in one record and string in another (KM n, record A)" {
 		t.Errorf("conflicting sources: %v", err)
+	}
+}
+
+// TestImportIntoAStore imports a second directory into a store holding one: its KM and
+// tables are added, a KM of the same id is replaced, and an import that fails, or whose
+// tables no longer fit a KM the store keeps, changes nothing.
+func TestImportIntoAStore(t *testing.T) {
+	ctx := context.Background()
+	s := New().KM()
+	first := kmTestFS(map[string]string{"data/a.csv": "ID,B_ID\n1,x\n2,y\n", "data/b.csv": "ID,NAME\nx,X\ny,Y\n"})
+	if err := s.Import(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	rows := func(model, record string) int {
+		t.Helper()
+		m, err := s.Model(ctx, model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := km.NewPlan(m, &km.PlanRequest{Record: record, Request: query.Request{PageSize: 1, Count: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Query(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Count
+	}
+	second := fstest.MapFS{
+		"models/n.yaml": {Data: []byte("id: n\nrecords:\n  - {id: C, source: c, fields: [{id: ID, type: string}]}\n")},
+		"data/c.csv":    {Data: []byte("ID\np\nq\nr\n")},
+	}
+	if err := s.Import(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	if got := [2]int{rows("m", "A"), rows("n", "C")}; got != [2]int{2, 3} {
+		t.Errorf("rows of m.A and n.C after a second import = %v, want [2 3]", got)
+	}
+	// A failing import (a bad cell) leaves both KMs and their tables as they were.
+	bad := kmTestFS(map[string]string{"data/a.csv": "ID,B_ID\n1,x\n2,y\n3,z\n", "data/b.csv": "ID,NAME\nx,X\nnot,a,row\n"})
+	if err := s.Import(ctx, bad); err == nil {
+		t.Fatal("an import of a malformed CSV file succeeded")
+	}
+	// A table replaced under a KM it no longer fits (n's source c, now without ID) fails too.
+	clash := fstest.MapFS{
+		"models/o.yaml": {Data: []byte("id: o\nrecords:\n  - {id: C, source: c, fields: [{id: V, type: integer}]}\n")},
+		"data/c.csv":    {Data: []byte("V\n1\n")},
+	}
+	if err := s.Import(ctx, clash); err == nil || err.Error() != `memory: KM n: record C: table "c" has no column ID` {
+		t.Errorf("an import breaking KM n: %v", err)
+	}
+	if got := [3]int{rows("m", "A"), rows("m", "B"), rows("n", "C")}; got != [3]int{2, 2, 3} {
+		t.Errorf("rows of m.A, m.B and n.C after failed imports = %v, want [2 2 3]", got)
+	}
+	if _, err := s.Model(ctx, "o"); !errors.Is(err, km.ErrNotFound) {
+		t.Errorf("the KM of a failed import is found: %v", err)
+	}
+	// Importing m again with more rows replaces its tables.
+	if err := s.Import(ctx, kmTestFS(map[string]string{"data/a.csv": "ID,B_ID\n1,x\n2,y\n3,x\n", "data/b.csv": "ID,NAME\nx,X\ny,Y\n"})); err != nil {
+		t.Fatal(err)
+	}
+	if got := rows("m", "A"); got != 3 {
+		t.Errorf("rows of m.A after a re-import = %d, want 3", got)
 	}
 }
 
@@ -80,13 +151,13 @@ func TestPutModelChecksTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewKMStore()
-	if err := s.PutModel(m); err == nil || err.Error() != `memory: KM m: record A: no table for source "a"` {
+	s := New().KM()
+	if err := s.PutModel(context.Background(), m); err == nil || err.Error() != `memory: KM m: record A: no table for source "a"` {
 		t.Errorf("no table: %v", err)
 	}
 	s.PutTable("a", a)
 	s.PutTable("b", a)
-	if err := s.PutModel(m); err == nil || err.Error() != `memory: KM m: record B: column ID of table "b" is integer, the field is string` {
+	if err := s.PutModel(context.Background(), m); err == nil || err.Error() != `memory: KM m: record B: column ID of table "b" is integer, the field is string` {
 		t.Errorf("wrong type: %v", err)
 	}
 	one := column.NewBuilder(query.TypeString)
@@ -96,7 +167,7 @@ func TestPutModelChecksTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.PutTable("b", b)
-	if err := s.PutModel(m); err == nil || err.Error() != `memory: KM m: record B: table "b" has no column NAME` {
+	if err := s.PutModel(context.Background(), m); err == nil || err.Error() != `memory: KM m: record B: table "b" has no column NAME` {
 		t.Errorf("missing column: %v", err)
 	}
 	if _, err := s.Model(context.Background(), "m"); !errors.Is(err, km.ErrNotFound) {
@@ -107,7 +178,8 @@ func TestPutModelChecksTables(t *testing.T) {
 // TestKMStoreConcurrent queries one store from many goroutines, at record and KM level
 // (building the cached join frame), while tables are replaced.
 func TestKMStoreConcurrent(t *testing.T) {
-	s, err := LoadKMStore(kmTestFS(map[string]string{
+	s := New().KM()
+	err := s.Import(context.Background(), kmTestFS(map[string]string{
 		"data/a.csv": "ID,B_ID\n1,x\n2,y\n3,x\n4,\n",
 		"data/b.csv": "ID,NAME\nx,Xavier\ny,Yvonne\n",
 	}))
@@ -119,13 +191,9 @@ func TestKMStoreConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := m.Plan([]string{"A", "B"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	kmQuery := func() *km.Query {
-		return &km.Query{Join: plan, Request: query.Request{Fields: []string{"B.NAME"},
-			KPIs: []query.KPI{{ID: "N", Metric: m.KPI("N").Metric()}}, Sort: []query.SortKey{{Field: "B.NAME"}}, Page: 0, PageSize: 10}}
+	kmQuery := func() *km.PlanRequest {
+		return &km.PlanRequest{Request: query.Request{Fields: []string{"B.NAME"},
+			KPIs: []query.KPI{{ID: "N"}}, Sort: []query.SortKey{{Field: "B.NAME"}}, Page: 0, PageSize: 10}}
 	}
 	want := [][]query.Value{{query.String("Xavier"), query.Int(2)}, {query.String("Yvonne"), query.Int(1)}, {query.Null(query.TypeString), query.Int(1)}}
 	var wg sync.WaitGroup
@@ -133,7 +201,7 @@ func TestKMStoreConcurrent(t *testing.T) {
 	for i := range 16 {
 		wg.Go(func() {
 			for range 50 {
-				res, err := legacyQuery(ctx, s, m, kmQuery())
+				res, err := runRequest(ctx, s, m, kmQuery())
 				if err != nil {
 					errs <- err
 					return
@@ -142,7 +210,7 @@ func TestKMStoreConcurrent(t *testing.T) {
 					errs <- fmt.Errorf("KM query (-want +got):\n%s", diff)
 					return
 				}
-				res, err = legacyQuery(ctx, s, m, &km.Query{Record: "A", Request: query.Request{Fields: []string{"ID"}, Count: true, Page: 0, PageSize: 1}})
+				res, err = runRequest(ctx, s, m, &km.PlanRequest{Record: "A", Request: query.Request{Fields: []string{"ID"}, Count: true, Page: 0, PageSize: 1}})
 				if err != nil || res.Count != 4 {
 					errs <- fmt.Errorf("record query: %v %+v", err, res)
 					return
@@ -166,14 +234,15 @@ func TestKMStoreConcurrent(t *testing.T) {
 	}
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := legacyQuery(canceled, s, m, kmQuery()); !errors.Is(err, context.Canceled) {
+	if _, err := runRequest(canceled, s, m, kmQuery()); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled query: %v", err)
 	}
 }
 
 // The store loads the KM package's shop fixture: every model and source.
-func TestLoadKMStoreShop(t *testing.T) {
-	s, err := LoadKMStore(os.DirFS("../../km/testdata/shop"))
+func TestImportShop(t *testing.T) {
+	s := New().KM()
+	err := s.Import(context.Background(), os.DirFS("../../km/testdata/shop"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,4 +254,22 @@ func TestLoadKMStoreShop(t *testing.T) {
 	if diff := cmp.Diff([]string{"shop", "shop-base"}, ids); diff != "" {
 		t.Errorf("models (-want +got):\n%s", diff)
 	}
+}
+
+// runRequest compiles r against m with km.NewPlan, as the handlers do, and runs the plan on s.
+func runRequest(ctx context.Context, s *KMStore, m *km.KnowledgeModel, r *km.PlanRequest) (*query.Result, error) {
+	p, err := km.NewPlan(m, r)
+	if err != nil {
+		return nil, err
+	}
+	return s.Query(ctx, p)
+}
+
+// summarizeRequest compiles r against m with km.NewPlan and summarizes the plan's rows with s.
+func summarizeRequest(ctx context.Context, s *KMStore, m *km.KnowledgeModel, r *km.PlanRequest) (*km.Summary, error) {
+	p, err := km.NewPlan(m, r)
+	if err != nil {
+		return nil, err
+	}
+	return s.Summarize(ctx, p)
 }

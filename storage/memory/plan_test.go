@@ -38,7 +38,8 @@ kpis:
 // TestPlanSemantics checks the plan's semantics on a KM small enough to work the answers
 // out by hand (written next to each case).
 func TestPlanSemantics(t *testing.T) {
-	s, err := LoadKMStore(planKM)
+	s := New().KM()
+	err := s.Import(context.Background(), planKM)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,8 @@ func TestPlanSemantics(t *testing.T) {
 // relationship), or, for a filter on children, by bitmaps; each page also with a count,
 // which takes the bitmap path, for the same rows. Answers worked out by hand.
 func TestPlanSortedPages(t *testing.T) {
-	s, err := LoadKMStore(planKM)
+	s := New().KM()
+	err := s.Import(context.Background(), planKM)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,6 @@ package memory
 
 import (
 	"context"
-	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -29,22 +27,9 @@ type reportingTenant struct {
 
 var _ reporting.Store = (*ReportingStore)(nil)
 
-// NewReportingStore returns an empty store.
-func NewReportingStore() *ReportingStore {
+// newReportingStore returns an empty store (DB.Reporting).
+func newReportingStore() *ReportingStore {
 	return &ReportingStore{tenants: map[string]*reportingTenant{}}
-}
-
-// NewReportingStoreFrom returns a store holding the given tenants' elements, for example
-// the result of reporting.Load. An error names the first tenant (in sorted order) whose
-// elements reporting.Validate refuses.
-func NewReportingStoreFrom(tenants map[string][]reporting.Element) (*ReportingStore, error) {
-	s := NewReportingStore()
-	for _, tenant := range slices.Sorted(maps.Keys(tenants)) {
-		if err := s.PutTenant(tenant, tenants[tenant]); err != nil {
-			return nil, fmt.Errorf("tenant %s: %w", tenant, err)
-		}
-	}
-	return s, nil
 }
 
 // PutTenant replaces the elements of tenant (matched case-insensitively) with

@@ -11,7 +11,7 @@ import (
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/reporting"
-	"github.com/kmkit/kmkit/storage/memory"
+	"github.com/kmkit/kmkit/reporting/reportinghttp"
 )
 
 // TestReportingBehindGuard serves the demo landscape behind the auth middleware with keys of
@@ -22,10 +22,7 @@ func TestReportingBehindGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := memory.NewReportingStoreFrom(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := reportingStoreOf(t, data)
 	keys, err := auth.NewKeySet([]auth.Key{
 		{Digest: auth.DigestOf("key-of-a"), Name: "a", Tenant: reportingTenantA, Permissions: []principal.Permission{principal.PermReporting}},
 		{Digest: auth.DigestOf("key-of-b"), Name: "b", Tenant: reportingTenantB, Permissions: []principal.Permission{principal.PermReporting}},
@@ -39,7 +36,7 @@ func TestReportingBehindGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := guard.Wrap(auth.Policy{Permission: principal.PermReporting, Credentials: auth.APIKeyHeader,
-		Tenant: reporting.RequestTenant, WriteError: reporting.WriteProblem}, reporting.NewHandler(store))
+		Tenant: reportinghttp.RequestTenant, WriteError: reportinghttp.WriteProblem}, reportinghttp.NewHandler(store))
 
 	problemOf := func(status int, code, detail string) *problem.Problem { return problem.New(status, code, detail) }
 	tests := []struct {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/reporting"
+	"github.com/kmkit/kmkit/reporting/reportinghttp"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
@@ -75,11 +76,11 @@ func (w *discardResponse) Write(p []byte) (int, error) { w.n += len(p); return l
 // call with encoding/json in place of the handler's encoder, and the store call alone.
 func BenchmarkReporting(b *testing.B) {
 	const tenant = "7d6c8f5e-2a4b-4c1d-9e3f-0a1b2c3d4e5f"
-	store := memory.NewReportingStore()
+	store := memory.New().Reporting()
 	if err := store.PutTenant(tenant, reportingBenchLandscape(100_000, 20)); err != nil {
 		b.Fatal(err)
 	}
-	h := reporting.NewHandler(store)
+	h := reportinghttp.NewHandler(store)
 	caller := &principal.Principal{Name: "bench", Tenant: tenant, Permissions: []principal.Permission{principal.PermReporting}}
 	for _, bc := range []struct{ name, target string }{
 		{"request/facet page of 100", "/api/v1/elements?FacetName=Facet+07&Skip=2500&Take=100"},
@@ -89,7 +90,7 @@ func BenchmarkReporting(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			req := httptest.NewRequest(http.MethodGet, bc.target, nil)
-			req.Header.Set(reporting.TenantHeader, tenant)
+			req.Header.Set(reportinghttp.TenantHeader, tenant)
 			req = req.WithContext(principal.NewContext(req.Context(), caller))
 			var size int
 			for b.Loop() {

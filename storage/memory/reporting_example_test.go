@@ -7,6 +7,7 @@ import (
 
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/reporting"
+	"github.com/kmkit/kmkit/reporting/reportinghttp"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
@@ -17,12 +18,14 @@ func ExampleReportingStore() {
 	if err != nil {
 		panic(err)
 	}
-	store, err := memory.NewReportingStoreFrom(data)
-	if err != nil {
-		panic(err)
+	store := memory.New().Reporting()
+	for tenant, elements := range data {
+		if err := store.PutTenant(tenant, elements); err != nil {
+			panic(err)
+		}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", reporting.NewHandler(store))
+	mux.Handle("/api/v1/", reportinghttp.NewHandler(store))
 
 	// The auth middleware puts the key's principal into the context; here we do it by hand.
 	const tenant = "7d6c8f5e-2a4b-4c1d-9e3f-0a1b2c3d4e5f"

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/reporting"
+	"github.com/kmkit/kmkit/reporting/reportinghttp"
 	"github.com/kmkit/kmkit/reporting/reportingtest"
 	"github.com/kmkit/kmkit/storage/memory"
 )
@@ -31,7 +32,7 @@ func reportingElement(facet string, ordering, n int) reporting.Element {
 
 // TestReportingConformance runs the suite every reporting.Store passes.
 func TestReportingConformance(t *testing.T) {
-	reportingtest.Run(t, func(*testing.T) reportingtest.Store { return memory.NewReportingStore() })
+	reportingtest.Run(t, func(*testing.T) reportingtest.Store { return memory.New().Reporting() })
 }
 
 // cmpEmptyIsNil treats an empty page and a nil one alike: the handler writes both as [].
@@ -41,7 +42,7 @@ var cmpEmptyIsNil = cmpopts.EquateEmpty()
 // match case-insensitively, DeleteTenant, that the caller's list is not the store's, and
 // that appending to a returned page does not write into the store.
 func TestReportingStoreTenants(t *testing.T) {
-	s := memory.NewReportingStore()
+	s := memory.New().Reporting()
 	a, b := reportingElement("Roles", 0, 1), reportingElement("Documents", 0, 2)
 	if err := s.PutTenant(strings.ToUpper(reportingTenantA), []reporting.Element{a}); err != nil {
 		t.Fatal(err)
@@ -71,14 +72,6 @@ func TestReportingStoreTenants(t *testing.T) {
 		t.Fatalf("PutTenant of an invalid list: %v, want %q", err, want)
 	}
 	check(reportingTenantB, []reporting.Element{b})
-
-	_, err = memory.NewReportingStoreFrom(map[string][]reporting.Element{
-		reportingTenantA: {a},
-		reportingTenantB: {{Identity: reporting.Identity{FacetName: "R"}}},
-	})
-	if want := "tenant " + reportingTenantB + ": element 0: id: missing"; err == nil || err.Error() != want {
-		t.Fatalf("NewReportingStoreFrom with an invalid tenant: %v, want %q", err, want)
-	}
 
 	// The store keeps its own list, and a returned page has no room to append into it.
 	r1, r2 := reportingElement("Roles", 1, 3), reportingElement("Roles", 2, 4)
@@ -113,18 +106,15 @@ func TestReportingTwoTenantsOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := memory.NewReportingStoreFrom(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := reporting.NewHandler(s)
+	s := reportingStoreOf(t, data)
+	h := reportinghttp.NewHandler(s)
 	principals := map[string]*principal.Principal{
 		reportingTenantA: {Name: "a", Tenant: reportingTenantA, Permissions: []principal.Permission{principal.PermReporting}},
 		reportingTenantB: {Name: "b", Tenant: reportingTenantB, Permissions: []principal.Permission{principal.PermReporting}},
 	}
 	get := func(p *principal.Principal, tenant, target string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodGet, target, nil)
-		req.Header.Set(reporting.TenantHeader, tenant)
+		req.Header.Set(reportinghttp.TenantHeader, tenant)
 		req = req.WithContext(principal.NewContext(req.Context(), p))
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
@@ -184,4 +174,16 @@ func decodeJSON(rec *httptest.ResponseRecorder, v any) error {
 	dec := json.NewDecoder(rec.Body)
 	dec.DisallowUnknownFields()
 	return dec.Decode(v)
+}
+
+// reportingStoreOf returns the reporting store of a new memory DB holding data.
+func reportingStoreOf(t testing.TB, data map[string][]reporting.Element) *memory.ReportingStore {
+	t.Helper()
+	s := memory.New().Reporting()
+	for tenant, elements := range data {
+		if err := s.PutTenant(tenant, elements); err != nil {
+			t.Fatalf("tenant %s: %v", tenant, err)
+		}
+	}
+	return s
 }

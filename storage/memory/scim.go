@@ -22,8 +22,8 @@ type SCIMStore struct {
 	now   func() time.Time
 }
 
-// NewSCIMStore returns an empty store.
-func NewSCIMStore() *SCIMStore {
+// newSCIMStore returns an empty store (DB.SCIM).
+func newSCIMStore() *SCIMStore {
 	return &SCIMStore{
 		teams: map[string]*scimTeam{},
 		now:   func() time.Time { return time.Now().UTC() },

@@ -11,7 +11,7 @@ import (
 
 func TestSCIMStoreConformance(t *testing.T) {
 	scimtest.Run(t, func(_ *testing.T, seats map[string]int) scim.Store {
-		s := NewSCIMStore()
+		s := New().SCIM()
 		for team, n := range seats {
 			s.SetSeatLimit(team, n)
 		}
@@ -21,7 +21,7 @@ func TestSCIMStoreConformance(t *testing.T) {
 
 func TestSCIMStoreDefaultSeatLimit(t *testing.T) {
 	ctx := context.Background()
-	s := NewSCIMStore()
+	s := New().SCIM()
 	s.SetDefaultSeatLimit(1)
 	s.SetSeatLimit("big", 2)
 	for _, team := range []string{"a", "b", "big", "big"} {

@@ -21,7 +21,6 @@ import (
 	"github.com/kmkit/kmkit/query/fuzzy"
 	"github.com/kmkit/kmkit/storage/memory"
 	"github.com/kmkit/kmkit/storage/sqlstore"
-	"github.com/kmkit/kmkit/storage/storetest"
 )
 
 // The benchmarks run the query benchmarks of query/exec (same data: 1,000,000 generated
@@ -142,9 +141,9 @@ func benchSetup(b *testing.B) []benchBackend {
 			benchErr = err
 			return
 		}
-		mem := memory.NewKMStore()
+		mem := memory.New().KM()
 		mem.PutTable("bench_orders", t)
-		if err := mem.PutModel(models[0]); err != nil {
+		if err := mem.PutModel(context.Background(), models[0]); err != nil {
 			benchErr = err
 			return
 		}
@@ -207,16 +206,28 @@ func benchSetup(b *testing.B) []benchBackend {
 }
 
 // runBenchQuery runs a request on record ORDERS (see runBench).
-func runBenchQuery(b *testing.B, req query.Request) { runBench(b, "ORDERS", req) }
+func runBenchQuery(b *testing.B, req query.Request, filters ...query.Expr) {
+	runBench(b, "ORDERS", req, filters...)
+}
 
 // runBench checks each backend against memory (floats within 1e-9 relative: each
-// database sums in its own order), then times each. record "" is a KM-level request.
-func runBench(b *testing.B, record string, req query.Request) {
+// database sums in its own order), then times each. record "" is a KM-level request;
+// filters are bound filter expressions, ANDed. Each run compiles the request with
+// km.NewPlan, as the handlers do, and runs the plan.
+func runBench(b *testing.B, record string, req query.Request, filters ...query.Expr) {
 	backends := benchSetup(b)
 	ctx := context.Background()
+	r := &km.PlanRequest{Record: record, Request: req, Filters: filters}
+	run := func(be benchBackend) (*query.Result, error) {
+		p, err := km.NewPlan(be.model, r)
+		if err != nil {
+			return nil, err
+		}
+		return be.store.Query(ctx, p)
+	}
 	var want *query.Result
 	for _, be := range backends {
-		got, err := storetest.Query(ctx, be.store, be.model, &km.Query{Record: record, Request: req})
+		got, err := run(be)
 		if err != nil {
 			b.Fatalf("%s: %v", be.name, err)
 		}
@@ -228,9 +239,8 @@ func runBench(b *testing.B, record string, req query.Request) {
 	}
 	for _, be := range backends {
 		b.Run(be.name, func(b *testing.B) {
-			q := &km.Query{Record: record, Request: req}
 			for b.Loop() {
-				if _, err := storetest.Query(ctx, be.store, be.model, q); err != nil {
+				if _, err := run(be); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -243,13 +253,12 @@ func benchField(name string, t query.Type) query.FieldRef { return query.FieldRe
 
 func BenchmarkFilterSortPage(b *testing.B) {
 	runBenchQuery(b, query.Request{
-		Fields: []string{"ORDER_ID", "COUNTRY", "NET_VALUE"},
-		Filter: &query.Logical{Op: query.And,
-			L: &query.Compare{Field: benchField("NET_VALUE", query.TypeFloat), Op: query.Gt, Value: query.Literal{Value: query.Float(500)}},
-			R: &query.In{Field: benchField("COUNTRY", query.TypeString), Values: []query.Literal{{Value: query.String("DE")}, {Value: query.String("FR")}}}},
+		Fields:   []string{"ORDER_ID", "COUNTRY", "NET_VALUE"},
 		Sort:     []query.SortKey{{Field: "NET_VALUE", Desc: true}},
 		PageSize: 50, Count: true,
-	})
+	}, &query.Logical{Op: query.And,
+		L: &query.Compare{Field: benchField("NET_VALUE", query.TypeFloat), Op: query.Gt, Value: query.Literal{Value: query.Float(500)}},
+		R: &query.In{Field: benchField("COUNTRY", query.TypeString), Values: []query.Literal{{Value: query.String("DE")}, {Value: query.String("FR")}}}})
 }
 
 func BenchmarkGroupBy(b *testing.B) {
@@ -289,9 +298,8 @@ func BenchmarkSortAll(b *testing.B) {
 func BenchmarkIndexedCount(b *testing.B) {
 	runBenchQuery(b, query.Request{
 		Fields:   []string{"ORDER_ID"},
-		Filter:   &query.Compare{Field: benchField("CREATED", query.TypeDate), Op: query.Eq, Value: query.Literal{Value: query.Value{Type: query.TypeDate, Int: 19_500}}},
 		PageSize: 1, Count: true,
-	})
+	}, &query.Compare{Field: benchField("CREATED", query.TypeDate), Op: query.Eq, Value: query.Literal{Value: query.Value{Type: query.TypeDate, Int: 19_500}}})
 }
 
 func testingNow() time.Time                  { return time.Now() }
@@ -314,7 +322,7 @@ func BenchmarkFilterFunctions(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run(c.name, func(b *testing.B) {
-			runBenchQuery(b, query.Request{Fields: []string{"ORDER_ID", "STATUS"}, Filter: e, PageSize: 50, Count: true})
+			runBenchQuery(b, query.Request{Fields: []string{"ORDER_ID", "STATUS"}, PageSize: 50, Count: true}, e)
 		})
 	}
 }

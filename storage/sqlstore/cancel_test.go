@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/storage/sqlstore"
@@ -144,7 +145,7 @@ func TestCancelHeavyQuery(t *testing.T) {
 	}
 }
 
-// TestQueryTimeLimitSQL checks km.WithQueryTimeout on SQL: the heavy query and
+// TestQueryTimeLimitSQL checks kmhttp.WithQueryTimeout on SQL: the heavy query and
 // summary are stopped at the limit and answered with 503 saying so.
 func TestQueryTimeLimitSQL(t *testing.T) {
 	for _, b := range []struct {
@@ -154,8 +155,8 @@ func TestQueryTimeLimitSQL(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			s, _ := heavyStore(t, db)
-			h := km.NewHandler(s, km.WithQueryTimeout(300*time.Millisecond))
-			base := km.BasePath + "/knowledge-models/heavy/records/NUMBERS/"
+			h := kmhttp.NewHandler(s, kmhttp.WithQueryTimeout(300*time.Millisecond))
+			base := kmhttp.BasePath + "/knowledge-models/heavy/records/NUMBERS/"
 			filter := "?fields=N&filterExpr=" + url.QueryEscape("N lt 0")
 			for _, target := range []string{base + "query" + filter, base + "summary" + filter} {
 				w := httptest.NewRecorder()
@@ -196,8 +197,8 @@ func TestQueryCostRowCounts(t *testing.T) {
 	}
 	orders := int64(strings.Count(strings.TrimSpace(string(data)), "\n")) // lines less the header
 	five := url.QueryEscape("NET_VALUE gt 1 or NET_VALUE gt 2 or DAYS_LATE eq 3 or STATUS eq 'X' or EXPRESS eq true")
-	data5 := km.BasePath + "/knowledge-models/o2c/records/ORDERS/query?fields=ORDER_ID&filterExpr=" + five
-	summary := km.BasePath + "/knowledge-models/o2c/records/ORDERS/summary?fields=ORDER_ID&filterExpr=" + five
+	data5 := kmhttp.BasePath + "/knowledge-models/o2c/records/ORDERS/query?fields=ORDER_ID&filterExpr=" + five
+	summary := kmhttp.BasePath + "/knowledge-models/o2c/records/ORDERS/summary?fields=ORDER_ID&filterExpr=" + five
 	cost := orders*5 + orders
 	for _, b := range []struct {
 		name string
@@ -237,12 +238,12 @@ func TestQueryCostRowCounts(t *testing.T) {
 			}
 			for _, target := range []string{data5, summary} {
 				w := httptest.NewRecorder()
-				km.NewHandler(s, km.WithMaxQueryCost(cost)).ServeHTTP(w, httptest.NewRequest(http.MethodGet, target, nil))
+				kmhttp.NewHandler(s, kmhttp.WithMaxQueryCost(cost)).ServeHTTP(w, httptest.NewRequest(http.MethodGet, target, nil))
 				if w.Code != http.StatusOK {
 					t.Errorf("%s at the budget: %d %s", target, w.Code, w.Body)
 				}
 				w = httptest.NewRecorder()
-				km.NewHandler(s, km.WithMaxQueryCost(cost-1)).ServeHTTP(w, httptest.NewRequest(http.MethodGet, target, nil))
+				kmhttp.NewHandler(s, kmhttp.WithMaxQueryCost(cost-1)).ServeHTTP(w, httptest.NewRequest(http.MethodGet, target, nil))
 				want := fmt.Sprintf("the query is estimated at %d row operations, beyond the budget of %d: the filters are too large: 5 predicates over %d rows", cost, cost-1, orders)
 				if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), want) {
 					t.Errorf("%s beyond the budget: %d %s, want 400 with %q", target, w.Code, w.Body, want)

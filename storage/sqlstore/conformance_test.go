@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,9 +15,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/kmkit/kmkit/auth/ratelimit"
-	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/reporting/reportingtest"
-	"github.com/kmkit/kmkit/scim"
 	"github.com/kmkit/kmkit/storage/sqlstore"
 	"github.com/kmkit/kmkit/storage/storetest"
 )
@@ -86,20 +83,8 @@ func open(t testing.TB, dsn string) *sqlstore.DB {
 
 func backend(open func(testing.TB) *sqlstore.DB) storetest.Backend {
 	return storetest.Backend{
-		KM: func(t *testing.T, data fs.FS) km.Store {
-			s := open(t).KM()
-			if err := s.Import(context.Background(), data); err != nil {
-				t.Fatal(err)
-			}
-			return s
-		},
-		SCIM: func(t *testing.T, seats map[string]int) scim.Store {
-			s := open(t).SCIM()
-			for team, n := range seats {
-				s.SetSeatLimit(team, n)
-			}
-			return s
-		},
+		KM:        storetest.ImportKM(func(t *testing.T) *sqlstore.KMStore { return open(t).KM() }),
+		SCIM:      storetest.SeatedSCIM(func(t *testing.T) *sqlstore.SCIMStore { return open(t).SCIM() }),
 		Reporting: func(t *testing.T) reportingtest.Store { return open(t).Reporting() },
 		Limiter:   func(t *testing.T) ratelimit.Limiter { return open(t).Limiter() },
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
@@ -23,6 +24,9 @@ import (
 type DB struct {
 	sql *sql.DB
 	d   dialect
+	// loads counts the tables LoadIndexedTable has replaced, so that what a KMStore
+	// caches about a table's form (KMStore.notNull) is read again after a load.
+	loads atomic.Int64
 }
 
 // DefaultMaxConns bounds the PostgreSQL connections of one DB (one server process).

@@ -64,6 +64,10 @@ type dialect interface {
 	subqueryFence() string
 	// castParam wraps a parameter marker so that the server knows its type.
 	castParam(marker string, v any) string
+	// sortDir is the direction of an ORDER BY item in the API's order (nulls last both
+	// ways), written as the indexes read it; notNull: the expression holds no null, so
+	// where nulls go does not matter.
+	sortDir(desc, notNull bool) string
 }
 
 // quoteIdent quotes an identifier for both dialects (standard SQL double quotes).
@@ -175,6 +179,20 @@ func (sqliteDialect) literal(v any) (string, error) {
 }
 
 func (sqliteDialect) bytewise(expr string) string { return expr } // BINARY is the default collation
+
+// sortDir: SQLite orders nulls first ascending and last descending, as an index holds
+// them; it reads an index for ASC or DESC and for neither with the other nulls clause
+// (ASC NULLS LAST is a sort of the whole input in a temporary B-tree). DESC is already the
+// API's order; ASC is when the column holds no null.
+func (sqliteDialect) sortDir(desc, notNull bool) string {
+	switch {
+	case desc:
+		return " DESC"
+	case notNull:
+		return " ASC"
+	}
+	return " ASC NULLS LAST"
+}
 
 func (sqliteDialect) contains(expr, param string) string {
 	return "(instr(" + expr + ", " + param + ") > 0)"
@@ -317,6 +335,16 @@ func arrayLiteral[T any](d postgresDialect, vals []T) (string, error) {
 }
 
 func (postgresDialect) bytewise(expr string) string { return expr + ` COLLATE "C"` }
+
+// sortDir: PostgreSQL's ascending order has nulls last, as its ascending indexes hold
+// them, and the descending twins of the declared indexes (Index) are DESC NULLS LAST, so
+// the API's order reads an index in both directions whether or not nulls can occur.
+func (postgresDialect) sortDir(desc, _ bool) string {
+	if desc {
+		return " DESC NULLS LAST"
+	}
+	return " ASC NULLS LAST"
+}
 
 func (postgresDialect) contains(expr, param string) string {
 	return "(strpos(" + expr + ", " + param + ") > 0)"

@@ -4,6 +4,23 @@
 // one code path with a small dialect layer. Open applies the embedded, versioned schema
 // migrations (migrations/*.sql, recorded in kmkit_migrations).
 //
+// # Opening
+//
+// Open returns a DB, which hands out the stores of the database; package storage/memory is
+// opened the same way (memory.New), so that a host switches backends by changing only how
+// it opens the DB:
+//
+//	db, err := sqlstore.Open(ctx, dsn)        // db := memory.New()
+//	kmStore := db.KM()                        // a KMStore with no KMs yet
+//	err = kmStore.Import(ctx, os.DirFS(dir))  // models/*.yaml and data/<source>.csv
+//	scimStore, reportingStore := db.SCIM(), db.Reporting()
+//
+// KMStore.Import and KMStore.PutModel mean what the memory KM store's do: Import loads a
+// data directory into the database and registers its KMs, PutModel registers one KM over
+// tables or views the database holds (imported, or the host's own). Each KM() is a new
+// store with no KMs over the same tables; the SCIM and reporting data are the database's
+// whatever store reads them.
+//
 // Many replicas may share one PostgreSQL (or a PostgreSQL-compatible database): the stores
 // keep no state of their own besides configuration (KM definitions, seat limits), every
 // rule is enforced in the database, and the Limiter's counters live in it.
@@ -44,10 +61,19 @@
 //   - strings compare and sort byte by byte (COLLATE "C" on PostgreSQL, BINARY on SQLite)
 //     and contains/startswith/endswith are case-sensitive (instr/strpos, substr; never
 //     LIKE, which SQLite folds for ASCII and which would need escaping);
-//   - sorts are ORDER BY c ASC|DESC NULLS LAST with ties by RowColumn, so pages are
+//   - sorts put nulls last in both directions, with ties by RowColumn, so pages are
 //     deterministic: an index (c, RowColumn) serves the ascending sort and an index
 //     (c DESC NULLS LAST, RowColumn) the descending one (PostgreSQL reads the first
-//     backwards only as DESC NULLS FIRST with the rows reversed); pages are LIMIT and OFFSET;
+//     backwards only as DESC NULLS FIRST with the rows reversed). PostgreSQL gets
+//     ORDER BY c ASC|DESC NULLS LAST; SQLite, whose indexes hold nulls first, c DESC (its
+//     descending order has nulls last) and c ASC where c is a column of the listed record
+//     declared NOT NULL (as Import declares every column without nulls; the catalog is
+//     read once per 30 s and after every load), else c ASC NULLS LAST, which no index
+//     serves. Pages are LIMIT and OFFSET written as integer literals, so that the
+//     planner costs the page and PostgreSQL keeps the statement's plan (a generic plan:
+//     with a bound LIMIT it assumes a tenth of the rows and plans every execution
+//     afresh; pgx prepares each statement text once per connection and keeps the 512
+//     it used last, so each page offset in use is a prepared statement of its own);
 //     distinct keeps the first row of each combination in the result order: SELECT
 //     DISTINCT when the sort keys cover every selected column, else a GROUP BY ordered
 //     by the least row key of each combination; groups of KPIs come in the plan's natural
@@ -94,7 +120,7 @@
 //     own encoding builds the text; nothing from a request is copied into it raw.
 //
 // Every statement of a query, summary or search runs under the request's context: a
-// canceled request (client gone, server shutdown, km.WithQueryTimeout) stops its
+// canceled request (client gone, server shutdown, kmhttp.WithQueryTimeout) stops its
 // statement (sqlite3_interrupt; PostgreSQL's cancel request) and frees its connection.
 //
 // RowCount (km.RowCounter, for the cost budget) counts nothing: it reads the row count
@@ -132,7 +158,9 @@
 // one database import each source once and all start; migrations are claimed the same way
 // by their row of kmkit_migrations.
 //
-// An imported table is indexed on the key of each record using it, on every field of a
+// An imported table declares NOT NULL every column that holds no null (the rows are known
+// before the table is created), so that SQLite sorts such a column ascending through an
+// index (see the sorts above). It is indexed on the key of each record using it, on every field of a
 // relationship and on each index the records declare (km.Record.Indexes), every index
 // ending with RowColumn (on SQLite implicitly: RowColumn is the rowid, which every index
 // entry ends with anyway, so it is not stored and sorted twice); each declared index is created a second time with every column

@@ -45,6 +45,7 @@ func TestPostgresPlanShapes(t *testing.T) {
 	}
 	for _, c := range planCases {
 		t.Run(c.name, func(t *testing.T) {
+			c.withIndex(t, conn.ExecContext, "postgres")
 			st := c.statement(t, db, m)
 			plan := explain(t, conn, st.page, st.pageArgs)
 			t.Logf("%s\n%s", st.page, plan)
@@ -77,6 +78,30 @@ type planCase struct {
 	distinct bool
 	// sqlite are texts SQLite's EXPLAIN QUERY PLAN must contain.
 	sqlite []string
+	// index is an index (per dialect) a host adds for the case: created before the
+	// EXPLAIN, dropped after it.
+	index map[string]string
+}
+
+// withIndex creates the case's index on exec, if any, until the test ends.
+func (c planCase) withIndex(t *testing.T, exec func(context.Context, string, ...any) (sql.Result, error), dialect string) {
+	t.Helper()
+	ddl := c.index[dialect]
+	if ddl == "" {
+		return
+	}
+	ctx := context.Background()
+	if _, err := exec(ctx, ddl); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec(ctx, "ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := exec(ctx, "DROP INDEX "+strings.Fields(ddl)[2]); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 // planCases are the statements whose shape the EXPLAIN tests check.
@@ -84,9 +109,22 @@ var planCases = []planCase{
 	{name: "sorted page", record: "ORDERS", fields: []string{"ORDER_ID", "NET_VALUE"}, sort: "+NET_VALUE",
 		want: []string{`Index Scan using "orders_NET_VALUE"`, "Limit"}, noSort: true,
 		sqlite: []string{"SCAN r0 USING INDEX orders_NET_VALUE"}},
+	// NET_VALUE holds no null, so the import declares it NOT NULL and SQLite's ascending
+	// index serves the API's nulls-last order.
 	{name: "filtered sorted page", record: "ORDERS", fields: []string{"ORDER_ID", "STATUS", "NET_VALUE"},
-		filters: []string{"STATUS eq 'OPEN'"}, sort: "+NET_VALUE", want: []string{"Index", "Limit"},
-		sqlite: []string{"USING INDEX orders_"}},
+		filters: []string{"STATUS eq 'OPEN'"}, sort: "+NET_VALUE", want: []string{`Index Scan using "orders_STATUS_NET_VALUE"`, "Limit"},
+		noSort: true, sqlite: []string{"SEARCH r0 USING INDEX orders_STATUS_NET_VALUE (STATUS=?)"}},
+	// bench/sqlcompare's query 4: sorted descending, then ascending on a second column,
+	// read from an index a host adds for it (SQLite's indexes end with the rowid,
+	// RowColumn, so they serve the tie-break as well).
+	{name: "filtered page sorted both ways", record: "ORDER_ITEMS", fields: []string{"ITEM_ID", "MATERIAL_ID", "ITEM_VALUE"},
+		filters: []string{"MATERIAL_ID eq 'M0003'"}, sort: "-ITEM_VALUE,+ITEM_ID",
+		index: map[string]string{
+			"postgres": `CREATE INDEX items_by_material ON order_items ("MATERIAL_ID", "ITEM_VALUE" DESC NULLS LAST, "ITEM_ID", kmkit_row)`,
+			"sqlite":   `CREATE INDEX items_by_material ON order_items ("MATERIAL_ID", "ITEM_VALUE" DESC, "ITEM_ID")`,
+		},
+		want: []string{`Scan using items_by_material`, "Limit"}, noSort: true,
+		sqlite: []string{"INDEX items_by_material (MATERIAL_ID=?)"}},
 	{name: "filtered page sorted descending", record: "ORDERS", fields: []string{"ORDER_ID", "STATUS", "NET_VALUE"},
 		filters: []string{"STATUS eq 'OPEN'"}, sort: "-NET_VALUE", want: []string{`Index Scan using "orders_STATUS_NET_VALUE_desc"`, "Limit"},
 		noSort: true, sqlite: []string{"SEARCH r0 USING INDEX orders_STATUS_NET_VALUE_desc"}},
@@ -96,7 +134,7 @@ var planCases = []planCase{
 		filters: []string{"STATUS eq 'OPEN'"}, want: []string{"Index", "Limit"}, noSort: true,
 		sqlite: []string{"SEARCH r0 USING INDEX orders_STATUS"}},
 	{name: "distinct sorted page", record: "ORDERS", fields: []string{"CUSTOMER_ID", "STATUS"}, sort: "+CUSTOMER_ID,+STATUS",
-		distinct: true, want: []string{`"orders_CUSTOMER_ID_STATUS"`}, sqlite: []string{"INDEX orders_CUSTOMER_ID_STATUS"}},
+		distinct: true, want: []string{`"orders_CUSTOMER_ID_STATUS"`}, noSort: true, sqlite: []string{"INDEX orders_CUSTOMER_ID_STATUS"}},
 	{name: "filter propagated up", record: "ORDER_ITEMS", fields: []string{"ITEM_ID", "QUANTITY"},
 		filters: []string{"ORDERS.CUSTOMER_ID eq 'C00007'"}, want: []string{`"orders_CUSTOMER_ID_STATUS`, `"order_items_ORDER_ID"`},
 		sqlite: []string{"SEARCH s1 USING INDEX orders_CUSTOMER_ID", "SEARCH r0 USING INDEX order_items_ORDER_ID"}},
@@ -148,7 +186,7 @@ func (c planCase) statement(t *testing.T, db *DB, m *km.KnowledgeModel) *stateme
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := translatePlan(db.d, p, nil)
+	st, err := translatePlan(db.d, p, nil, db.KM().notNull(context.Background(), p.KM.Record(p.Grain).Source))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,6 +209,7 @@ func TestSQLitePlanShapes(t *testing.T) {
 	}
 	for _, c := range planCases {
 		t.Run(c.name, func(t *testing.T) {
+			c.withIndex(t, db.sql.ExecContext, "sqlite")
 			st := c.statement(t, db, m)
 			rows, err := db.sql.QueryContext(ctx, "EXPLAIN QUERY PLAN "+st.page, st.pageArgs...)
 			if err != nil {

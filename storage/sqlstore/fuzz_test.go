@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/storage/storetest"
 )
 
@@ -45,7 +45,7 @@ func FuzzQuery(f *testing.F) {
 	if err := s.Import(ctx, fsys); err != nil {
 		f.Fatal(err)
 	}
-	h := km.NewHandler(s, km.WithMaxPageSize(5000))
+	h := kmhttp.NewHandler(s, kmhttp.WithMaxPageSize(5000))
 	dims := [][]string{{"ORDERS.STATUS"}, {"CUSTOMERS.COUNTRY"}, {"MATERIALS.MATERIAL_GROUP", "ORDERS.EXPRESS"}, {"ACTIVITIES.ACTIVITY"}, nil}
 	// group > 0 asks for KPIs grouped by dims[group-1] (modulo), filtered at KM level
 	// with the filter's fields named RECORD.FIELD, instead of the rows of ORDERS.

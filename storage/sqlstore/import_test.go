@@ -27,7 +27,11 @@ func testImport(t *testing.T, dsn string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := storetest.Query(ctx, s, m, &km.Query{Record: rec, Request: query.Request{PageSize: 1, Count: true}})
+		p, err := km.NewPlan(m, &km.PlanRequest{Record: rec, Request: query.Request{PageSize: 1, Count: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Query(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}

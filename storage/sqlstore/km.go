@@ -36,6 +36,16 @@ type KMStore struct {
 	// counts caches RowCount per source (rowCount values) for rowCountTTL, so that the
 	// cost estimate of a request costs no statement; PutModel clears it.
 	counts sync.Map
+	// notNulls caches the NOT NULL columns per source (notNullColumns values) for
+	// rowCountTTL; PutModel (and so every import) clears it.
+	notNulls sync.Map
+}
+
+// notNullColumns is a cached answer of notNull.
+type notNullColumns struct {
+	cols  map[string]bool
+	read  time.Time
+	loads int64 // DB.loads when read
 }
 
 // rowCountTTL is how long a record's row count is reused. Counts change at import, and
@@ -70,6 +80,7 @@ func (s *KMStore) PutModel(ctx context.Context, m *km.KnowledgeModel) error {
 	defer s.mu.Unlock()
 	s.models[m.ID] = m
 	s.counts.Clear()
+	s.notNulls.Clear()
 	return nil
 }
 
@@ -108,7 +119,14 @@ func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) 
 			return nil, err
 		}
 	}
-	st, err := translatePlan(s.db.d, p, score)
+	var notNull map[string]bool
+	if len(p.KPIs) == 0 && len(p.Sort) > 0 && s.db.d.name() == "sqlite" {
+		// Only SQLite writes a sort differently for a column without nulls.
+		if r := p.KM.Record(p.Grain); r != nil {
+			notNull = s.notNull(ctx, r.Source)
+		}
+	}
+	st, err := translatePlan(s.db.d, p, score, notNull)
 	if err != nil {
 		return nil, err
 	}
@@ -343,3 +361,46 @@ func (s *KMStore) readRowCount(ctx context.Context, source string) (int64, bool)
 }
 
 var _ km.RowCounter = (*KMStore)(nil)
+
+// notNull returns the columns of source declared NOT NULL, as the catalog says (Import
+// declares every column without nulls so; a host's table may too; a view's columns are
+// all nullable). An answer is reused for 30 seconds, until PutModel and until the DB
+// loads a table (LoadIndexedTable, which every import calls), like RowCount's; an error
+// reads as none, which only costs the index.
+func (s *KMStore) notNull(ctx context.Context, source string) map[string]bool {
+	loads := s.db.loads.Load()
+	if v, found := s.notNulls.Load(source); found {
+		if c := v.(notNullColumns); c.loads == loads && time.Since(c.read) < rowCountTTL {
+			return c.cols
+		}
+	}
+	cols, err := s.readNotNull(ctx, source)
+	if err == nil {
+		s.notNulls.Store(source, notNullColumns{cols: cols, read: time.Now(), loads: loads})
+	}
+	return cols
+}
+
+// readNotNull reads the NOT NULL columns of source from the catalog.
+func (s *KMStore) readNotNull(ctx context.Context, source string) (map[string]bool, error) {
+	q := `SELECT name FROM pragma_table_info(?) WHERE "notnull" <> 0`
+	arg := source
+	if s.db.d.name() == "postgres" {
+		q = `SELECT attname FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped AND attnotnull`
+		arg = quoteIdent(source)
+	}
+	rows, err := s.db.sql.QueryContext(ctx, q, arg)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols := map[string]bool{}
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, err
+		}
+		cols[c] = true
+	}
+	return cols, rows.Err()
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/storage/sqlstore"
 	"github.com/kmkit/kmkit/storage/storetest"
@@ -223,7 +224,7 @@ func TestStatementLimits(t *testing.T) {
 			// No cost budget: the store's row counts are the subject of TestQueryCost.
 			// No time limit: SQLite under the race detector takes longer than 30 s for
 			// the largest statements (modernc's SQLite is Go code, and instrumented).
-			h := km.NewHandler(s, km.WithMaxPageSize(5000), km.WithMaxQueryCost(-1), km.WithQueryTimeout(-1))
+			h := kmhttp.NewHandler(s, kmhttp.WithMaxPageSize(5000), kmhttp.WithMaxQueryCost(-1), kmhttp.WithQueryTimeout(-1))
 			for _, req := range reqs {
 				start := time.Now()
 				want, err := ref.Eval(req)

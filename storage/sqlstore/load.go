@@ -28,6 +28,10 @@ import (
 type Column struct {
 	Name string
 	Type query.Type
+	// NotNull declares the column NOT NULL: the rows hold no null in it (a null fails the
+	// load). The translation reads it back from the catalog: a sort on such a column needs
+	// no NULLS LAST, which SQLite cannot read from an ascending index.
+	NotNull bool
 }
 
 // Rows yields the rows LoadTable inserts: Next advances (false at the end) and Values
@@ -120,7 +124,11 @@ func (db *DB) LoadIndexedTable(ctx context.Context, table string, cols []Column,
 	names := []string{RowColumn}
 	types := make([]query.Type, len(cols))
 	for i, c := range cols {
-		defs = append(defs, quoteIdent(c.Name)+" "+db.sqlType(c.Type))
+		def := quoteIdent(c.Name) + " " + db.sqlType(c.Type)
+		if c.NotNull {
+			def += " NOT NULL"
+		}
+		defs = append(defs, def)
 		names = append(names, c.Name)
 		types[i] = c.Type
 	}
@@ -131,6 +139,7 @@ func (db *DB) LoadIndexedTable(ctx context.Context, table string, cols []Column,
 	}
 	record := db.d.rebind(recordImport)
 	claim := db.d.rebind(claimImport)
+	defer db.loads.Add(1)
 	if db.d.name() == "postgres" {
 		return db.copyTable(ctx, table, names, types, ddl, after, rows, claim, record, digest)
 	}
@@ -725,6 +734,22 @@ func sourceSchemas(models []*km.KnowledgeModel) ([]source, error) {
 	return out, nil
 }
 
+// hasNull reports whether a column holds a null.
+func hasNull(c column.Column) bool {
+	var nulls column.Bitmap
+	switch c := c.(type) {
+	case *column.Strings:
+		nulls = c.Nulls
+	case *column.Int64s:
+		nulls = c.Nulls
+	case *column.Float64s:
+		nulls = c.Nulls
+	case *column.Bools:
+		nulls = c.Nulls
+	}
+	return slices.ContainsFunc(nulls, func(w uint64) bool { return w != 0 })
+}
+
 // sortedColumns returns the columns of a schema by name.
 func sortedColumns(sc column.Schema) []Column {
 	cols := make([]Column, 0, len(sc))
@@ -745,6 +770,9 @@ func (src source) digest(data []byte) string {
 // hash returns the hash of digest with the columns and indexes written, for the data.
 func (src source) hash() hash.Hash {
 	h := sha256.New()
+	// The table's form: the columns without nulls are declared NOT NULL (since this
+	// line; a table imported before is loaded again once).
+	fmt.Fprintf(h, "columns without nulls: NOT NULL\n")
 	for _, c := range sortedColumns(src.schema) {
 		fmt.Fprintf(h, "%s:%s\n", c.Name, c.Type)
 	}
@@ -770,6 +798,9 @@ func (s *KMStore) loadTable(ctx context.Context, src source, t *column.Table, di
 			return fmt.Errorf("column %s is %s, the field is %s", c.Name, col.Type(), c.Type)
 		}
 		rows.cols = append(rows.cols, col)
+	}
+	for i, col := range rows.cols {
+		cols[i].NotNull = !hasNull(col)
 	}
 	indexes := make([]Index, 0, len(src.indexes)+len(src.descending))
 	for _, idx := range src.indexes {

@@ -15,6 +15,7 @@ import (
 	"github.com/kmkit/kmkit/auth/ratelimit"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/scim"
+	"github.com/kmkit/kmkit/scim/scimhttp"
 )
 
 // replicas returns two SCIM handlers, each over its own connection pool on one database,
@@ -24,7 +25,7 @@ func replicas(t *testing.T, dsn string, seats int) [2]http.Handler {
 	for i := range hs {
 		st := open(t, dsn).SCIM()
 		st.SetDefaultSeatLimit(seats)
-		h := scim.NewHandler(st)
+		h := scimhttp.NewHandler(st)
 		hs[i] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			p := &principal.Principal{Name: "idp", Team: "acme", Permissions: []principal.Permission{principal.PermSCIM}}
 			h.ServeHTTP(w, r.WithContext(principal.NewContext(r.Context(), p)))
@@ -45,7 +46,7 @@ func send(t *testing.T, hs [2]http.Handler, n int, req func(i int) (method, path
 		go func() {
 			defer wg.Done()
 			method, path, body := req(i)
-			r := httptest.NewRequest(method, "http://idm.example"+scim.BasePath+path, strings.NewReader(body))
+			r := httptest.NewRequest(method, "http://idm.example"+scimhttp.BasePath+path, strings.NewReader(body))
 			r.Header.Set("Content-Type", "application/scim+json")
 			w := httptest.NewRecorder()
 			hs[i%2].ServeHTTP(w, r)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/http"
 	"strconv"
 	"strings"
 
@@ -28,7 +27,7 @@ import (
 func outOfRange(err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "22003" {
-		return problem.New(http.StatusBadRequest, query.CodeFilterNotSupported,
+		return problem.New(400, query.CodeFilterNotSupported,
 			"the filter's arithmetic gives a number beyond the range of a 64-bit float, which the database refuses")
 	}
 	return err

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/query/fuzzy"
 	"github.com/kmkit/kmkit/storage/sqlstore"
 	"github.com/kmkit/kmkit/storage/storetest"
@@ -116,7 +116,7 @@ func TestPlanSemantics(t *testing.T) {
 			if err := s.Import(context.Background(), mfs); err != nil {
 				t.Fatal(err)
 			}
-			h := km.NewHandler(s, km.WithMaxPageSize(5000))
+			h := kmhttp.NewHandler(s, kmhttp.WithMaxPageSize(5000))
 			for _, req := range reqs {
 				checkReference(t, h, ref, req)
 			}
@@ -167,7 +167,7 @@ func checkRows(t *testing.T, h http.Handler, target string, columns []string, ro
 }
 
 func queryTarget(req storetest.RefRequest) string {
-	base := km.BasePath + "/knowledge-models/o2c"
+	base := kmhttp.BasePath + "/knowledge-models/o2c"
 	if req.Record != "" {
 		base += "/records/" + req.Record
 	}
@@ -254,7 +254,7 @@ func TestPlanSearch(t *testing.T) {
 			if err := s.Import(context.Background(), fsys); err != nil {
 				t.Fatal(err)
 			}
-			h := km.NewHandler(s, km.WithMaxPageSize(5000))
+			h := kmhttp.NewHandler(s, kmhttp.WithMaxPageSize(5000))
 			for _, c := range cases {
 				checkSearch(t, h, ref, c)
 			}

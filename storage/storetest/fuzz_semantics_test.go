@@ -11,7 +11,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/storage/memory"
 	"github.com/kmkit/kmkit/storage/sqlstore"
 )
@@ -177,7 +177,8 @@ func (fm *fuzzModels) get(t *testing.T, v uint8) *fuzzKM {
 	if err != nil {
 		t.Fatalf("variant %d: %v\n%s", v, err, fsys["models/f.yaml"].Data)
 	}
-	mem, err := memory.LoadKMStore(fsys)
+	mem := memory.New().KM()
+	err = mem.Import(context.Background(), fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,8 +193,8 @@ func (fm *fuzzModels) get(t *testing.T, v uint8) *fuzzKM {
 	}
 	f := &fuzzKM{
 		ref:    ref,
-		memory: km.NewHandler(mem, km.WithMaxPageSize(maxAnswer)),
-		sqlite: km.NewHandler(lite, km.WithMaxPageSize(maxAnswer)),
+		memory: kmhttp.NewHandler(mem, kmhttp.WithMaxPageSize(maxAnswer)),
+		sqlite: kmhttp.NewHandler(lite, kmhttp.WithMaxPageSize(maxAnswer)),
 		close:  db.Close,
 	}
 	for _, r := range ref.KM.Records {

@@ -22,8 +22,7 @@ import (
 // kmCase is one query of the KM suite.
 type kmCase struct {
 	name     string
-	record   string   // record-level query; "" for KM level
-	join     []string // KM level: the records to join
+	record   string // record-level query; "" for KM level (the plan finds the join paths)
 	fields   []string
 	kpis     []string
 	filter   string
@@ -124,35 +123,33 @@ var kmCases = []kmCase{
 	{name: "search empty term", record: "CUSTOMERS", fields: []string{"ID"}, search: &query.Search{Term: "", Precision: 100}},
 	{name: "value injection", record: "ORDERS", fields: []string{"ID"}, filter: "STATUS eq 'x''; DROP TABLE st_items; --'", want: [][]any{{"O12"}}},
 	{name: "value injection comment", record: "CUSTOMERS", fields: []string{"ID"}, filter: "NAME eq 'Smith; DROP TABLE st_orders; --' or NAME eq '\"; --/*'", want: [][]any{{"C3"}}},
-	{name: "join fields", join: []string{"ITEMS", "ORDERS", "CUSTOMERS"}, fields: []string{"ITEMS.ID", "ORDERS.STATUS", "CUSTOMERS.COUNTRY"}},
-	{name: "join filter", join: []string{"ORDERS", "CUSTOMERS"}, fields: []string{"ORDERS.ID"}, filter: "CUSTOMERS.COUNTRY eq 'DE'",
+	{name: "join fields", fields: []string{"ITEMS.ID", "ORDERS.STATUS", "CUSTOMERS.COUNTRY"}},
+	{name: "join filter", fields: []string{"ORDERS.ID"}, filter: "CUSTOMERS.COUNTRY eq 'DE'",
 		want: [][]any{{"O1"}, {"O2"}, {"O6"}, {"O8"}, {"O11"}}},
-	{name: "join sort on joined", join: []string{"ITEMS", "ORDERS"}, fields: []string{"ITEMS.ID", "ORDERS.DAY"}, sort: "-ORDERS.DAY"},
-	{name: "kpi no fields", join: []string{"ORDERS"}, kpis: []string{"N", "NET", "AVG_NET", "MED_NET", "MED_LATE", "MIN_LATE", "MAX_NET", "LATE_SHARE", "PAID_NET", "LATE_N", "ORDERS_N"}},
-	{name: "kpi no rows", join: []string{"ORDERS"}, kpis: []string{"N", "NET", "MED_NET", "LATE_SHARE", "MIN_LATE"}, filter: "ORDERS.NET gt 1e9",
+	{name: "join sort on joined", fields: []string{"ITEMS.ID", "ORDERS.DAY"}, sort: "-ORDERS.DAY"},
+	{name: "kpi no fields", kpis: []string{"N", "NET", "AVG_NET", "MED_NET", "MED_LATE", "MIN_LATE", "MAX_NET", "LATE_SHARE", "PAID_NET", "LATE_N", "ORDERS_N"}},
+	{name: "kpi no rows", kpis: []string{"N", "NET", "MED_NET", "LATE_SHARE", "MIN_LATE"}, filter: "ORDERS.NET gt 1e9",
 		want: [][]any{{int64(0), nil, nil, nil, nil}}},
-	{name: "kpi grouped", join: []string{"ORDERS"}, fields: []string{"ORDERS.STATUS"}, kpis: []string{"N", "NET", "MED_NET", "LATE_SHARE"}},
-	{name: "kpi grouped sorted", join: []string{"ORDERS"}, fields: []string{"ORDERS.EXPRESS"}, kpis: []string{"NET", "LATE_N"}, sort: "-NET"},
-	{name: "kpi over join", join: []string{"ITEMS", "ORDERS", "CUSTOMERS"}, fields: []string{"CUSTOMERS.COUNTRY"}, kpis: []string{"QTY", "PER_ITEM", "ORDERS_N"}},
-	{name: "kpi filtered paged", join: []string{"ITEMS", "ORDERS"}, fields: []string{"ORDERS.CUST"}, kpis: []string{"QTY"}, filter: "ITEMS.QTY gt 1", page: 1, size: 2},
-	{name: "search of no string field", join: []string{"ORDERS"}, fields: []string{"ORDERS.LATE"}, kpis: []string{"N"}, search: &query.Search{Term: "x", Precision: 0}},
-	{name: "kpi search", join: []string{"ITEMS"}, fields: []string{"ITEMS.MATERIAL"}, kpis: []string{"N"}, search: &query.Search{Term: "steel", Precision: 60}},
+	{name: "kpi grouped", fields: []string{"ORDERS.STATUS"}, kpis: []string{"N", "NET", "MED_NET", "LATE_SHARE"}},
+	{name: "kpi grouped sorted", fields: []string{"ORDERS.EXPRESS"}, kpis: []string{"NET", "LATE_N"}, sort: "-NET"},
+	{name: "kpi over join", fields: []string{"CUSTOMERS.COUNTRY"}, kpis: []string{"QTY", "PER_ITEM", "ORDERS_N"}},
+	{name: "kpi filtered paged", fields: []string{"ORDERS.CUST"}, kpis: []string{"QTY"}, filter: "ITEMS.QTY gt 1", page: 1, size: 2},
+	{name: "search of no string field", fields: []string{"ORDERS.LATE"}, kpis: []string{"N"}, search: &query.Search{Term: "x", Precision: 0}},
+	{name: "kpi search", fields: []string{"ITEMS.MATERIAL"}, kpis: []string{"N"}, search: &query.Search{Term: "steel", Precision: 60}},
 }
 
-func (c *kmCase) request(t *testing.T, m *km.KnowledgeModel) *km.Query {
+// request returns the case as the handlers hand it to km.NewPlan: a PlanRequest with the
+// filter bound against the scope's fields (bare ids at record level, RECORD.FIELD at KM
+// level).
+func (c *kmCase) request(t *testing.T, m *km.KnowledgeModel) *km.PlanRequest {
 	t.Helper()
-	q := &km.Query{Record: c.record}
+	q := &km.PlanRequest{Record: c.record}
 	schema := query.MapSchema{}
 	if c.record != "" {
 		for _, f := range m.Record(c.record).Fields {
 			schema[f.ID] = f.Type
 		}
 	} else {
-		plan, err := m.Plan(c.join)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q.Join = plan
 		for _, r := range m.Records {
 			for _, f := range r.Fields {
 				schema[r.ID+"."+f.ID] = f.Type
@@ -172,10 +169,10 @@ func (c *kmCase) request(t *testing.T, m *km.KnowledgeModel) *km.Query {
 		if err != nil {
 			t.Fatalf("filter %q: %v", c.filter, err)
 		}
-		q.Filter = e
+		q.Filters = []query.Expr{e}
 	}
 	if c.ast != nil {
-		q.Filter = c.ast()
+		q.Filters = []query.Expr{c.ast()}
 	}
 	if c.sort != "" {
 		keys, err := query.ParseSort(c.sort)
@@ -192,6 +189,24 @@ func (c *kmCase) request(t *testing.T, m *km.KnowledgeModel) *km.Query {
 	q.Distinct = c.distinct
 	q.Count = true
 	return q
+}
+
+// run compiles r against m with km.NewPlan, as the handlers do, and runs the plan on s.
+func run(ctx context.Context, s km.Store, m *km.KnowledgeModel, r *km.PlanRequest) (*query.Result, error) {
+	p, err := km.NewPlan(m, r)
+	if err != nil {
+		return nil, err
+	}
+	return s.Query(ctx, p)
+}
+
+// summarize compiles r against m with km.NewPlan and summarizes the plan's rows with s.
+func summarize(ctx context.Context, s km.Summarizer, m *km.KnowledgeModel, r *km.PlanRequest) (*km.Summary, error) {
+	p, err := km.NewPlan(m, r)
+	if err != nil {
+		return nil, err
+	}
+	return s.Summarize(ctx, p)
 }
 
 // summaryOpts compares summaries exactly, but statistics within 1e-9 relative (each database
@@ -236,11 +251,11 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 
 	for _, c := range kmCases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := Query(ctx, s, m, c.request(t, m))
+			got, err := run(ctx, s, m, c.request(t, m))
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := Query(ctx, ref, refModel, c.request(t, refModel))
+			want, err := run(ctx, ref, refModel, c.request(t, refModel))
 			if err != nil {
 				t.Fatalf("reference: %v", err)
 			}
@@ -274,11 +289,11 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 		} {
 			q := c.request(t, m)
 			q.Count, q.PageSize = false, math.MaxInt32
-			got, err := Summarize(ctx, sz, m, q)
+			got, err := summarize(ctx, sz, m, q)
 			if err != nil {
 				t.Fatalf("%s %v: %v", c.record, c.fields, err)
 			}
-			rows, err := Query(ctx, ref, refModel, c.request(t, refModel))
+			rows, err := run(ctx, ref, refModel, c.request(t, refModel))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -289,7 +304,7 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 		}
 		q := kmCases[0].request(t, m)
 		q.Search = &query.Search{Term: "x", Precision: 50}
-		if _, err := Summarize(ctx, sz, m, q); !errors.Is(err, km.ErrUnsupported) {
+		if _, err := summarize(ctx, sz, m, q); !errors.Is(err, km.ErrUnsupported) {
 			t.Errorf("Summarize of a search: %v, want ErrUnsupported", err)
 		}
 	})
@@ -302,28 +317,28 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 			"ID/*",
 			"ΙD",
 		} {
-			q := &km.Query{Record: "ORDERS", Request: query.Request{Fields: []string{name}, PageSize: 10}}
-			if _, err := Query(ctx, s, m, q); err == nil {
+			q := &km.PlanRequest{Record: "ORDERS", Request: query.Request{Fields: []string{name}, PageSize: 10}}
+			if _, err := run(ctx, s, m, q); err == nil {
 				t.Errorf("field %q: no error", name)
 			}
-			q = &km.Query{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, Sort: []query.SortKey{{Field: name}}, PageSize: 10}}
-			if _, err := Query(ctx, s, m, q); err == nil {
+			q = &km.PlanRequest{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, Sort: []query.SortKey{{Field: name}}, PageSize: 10}}
+			if _, err := run(ctx, s, m, q); err == nil {
 				t.Errorf("sort key %q: no error", name)
 			}
-			q = &km.Query{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, PageSize: 10,
-				Filter: &query.IsNull{Field: query.FieldRef{Name: name, Type: query.TypeString}}}}
-			if _, err := Query(ctx, s, m, q); err == nil {
+			q = &km.PlanRequest{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, PageSize: 10},
+				Filters: []query.Expr{&query.IsNull{Field: query.FieldRef{Name: name, Type: query.TypeString}}}}
+			if _, err := run(ctx, s, m, q); err == nil {
 				t.Errorf("filter field %q: no error", name)
 			}
-			q = &km.Query{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, PageSize: 10,
+			q = &km.PlanRequest{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, PageSize: 10,
 				Search: &query.Search{Term: "x", Fields: []string{name}, Precision: 50}}}
-			if _, err := Query(ctx, s, m, q); err == nil {
+			if _, err := run(ctx, s, m, q); err == nil {
 				t.Errorf("search field %q: no error", name)
 			}
 		}
 		// Every table is still there and whole.
 		for rec, n := range map[string]int{"ORDERS": 12, "ITEMS": 12, "CUSTOMERS": 6} {
-			res, err := Query(ctx, s, m, &km.Query{Record: rec, Request: query.Request{PageSize: 1, Count: true}})
+			res, err := run(ctx, s, m, &km.PlanRequest{Record: rec, Request: query.Request{PageSize: 1, Count: true}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -340,7 +355,7 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 			"negative page":   {Fields: []string{"ID"}, Page: -1, PageSize: 10},
 			"number search":   {Fields: []string{"ID"}, PageSize: 10, Search: &query.Search{Term: "1", Fields: []string{"NET"}}},
 		} {
-			if _, err := Query(ctx, s, m, &km.Query{Record: "ORDERS", Request: req}); err == nil {
+			if _, err := run(ctx, s, m, &km.PlanRequest{Record: "ORDERS", Request: req}); err == nil {
 				t.Errorf("%s: no error", name)
 			}
 		}
@@ -354,7 +369,7 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 			go func() {
 				defer wg.Done()
 				for _, c := range kmCases[:20] {
-					if _, err := Query(ctx, s, m, c.request(t, m)); err != nil {
+					if _, err := run(ctx, s, m, c.request(t, m)); err != nil {
 						errs <- fmt.Errorf("%s: %w", c.name, err)
 					}
 				}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/odata"
 )
 
@@ -79,7 +80,7 @@ func (c apiCall) String() string {
 
 // toCall renders req as a request of the given kind against KM kmID.
 func toCall(kmID string, req RefRequest, kind endpointKind) apiCall {
-	base := km.BasePath + "/knowledge-models/" + url.PathEscape(kmID)
+	base := kmhttp.BasePath + "/knowledge-models/" + url.PathEscape(kmID)
 	if req.Record != "" {
 		base += "/records/" + url.PathEscape(req.Record)
 	}
@@ -449,7 +450,7 @@ func runSemantics(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := km.NewHandler(newStore(t, fsys), km.WithMaxPageSize(maxAnswer))
+	h := kmhttp.NewHandler(newStore(t, fsys), kmhttp.WithMaxPageSize(maxAnswer))
 	records, kmLevel := semanticsCases(ref.KM)
 	t.Run("Records", func(t *testing.T) {
 		for _, req := range records {
@@ -638,7 +639,7 @@ func runAmbiguous(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := km.NewHandler(newStore(t, fsys), km.WithMaxPageSize(maxAnswer))
+	h := kmhttp.NewHandler(newStore(t, fsys), kmhttp.WithMaxPageSize(maxAnswer))
 	for _, req := range []RefRequest{
 		{Fields: []string{"D.X"}, KPIs: []string{"NA"}},
 		{Fields: []string{"A.ID", "D.X"}},

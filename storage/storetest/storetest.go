@@ -4,12 +4,17 @@
 //
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, storetest.Backend{
-//			KM:        func(t *testing.T, data fs.FS) km.Store { ... load data ... },
-//			SCIM:      func(t *testing.T, seats map[string]int) scim.Store { ... },
-//			Reporting: func(t *testing.T) reportingtest.Store { ... },
+//			KM:        storetest.ImportKM(func(t *testing.T) *mydb.KMStore { return open(t).KM() }),
+//			SCIM:      storetest.SeatedSCIM(func(t *testing.T) *mydb.SCIMStore { return open(t).SCIM() }),
+//			Reporting: func(t *testing.T) reportingtest.Store { return open(t).Reporting() },
 //			Limiter:   func(t *testing.T) ratelimit.Limiter { ... },
 //		})
 //	}
+//
+// The memory backend and sqlstore run it this way: each suite opens a new database as a
+// host opens it (memory.New, sqlstore.Open) and loads the KM data with the KM store's
+// Import, the one code path both backends share; the reference executor's store is
+// opened the same way.
 //
 // The KM suite loads a fixed data directory (Data) into the backend and runs a table of
 // queries (filters of every kind with nulls and three-valued logic, date and date-time
@@ -55,6 +60,7 @@ import (
 	"github.com/kmkit/kmkit/auth/ratelimit/limitertest"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/reporting/reportingtest"
+	"github.com/kmkit/kmkit/scim"
 	"github.com/kmkit/kmkit/scim/scimtest"
 	"github.com/kmkit/kmkit/storage/memory"
 )
@@ -84,6 +90,45 @@ type Backend struct {
 	Limiter func(t *testing.T) ratelimit.Limiter
 }
 
+// Importer is the KM store of a backend that loads data directories: memory.KMStore and
+// sqlstore.KMStore.
+type Importer interface {
+	km.Store
+	// Import loads the KMs and data of a data directory (models/*.yaml, data/*.csv).
+	Import(ctx context.Context, fsys fs.FS) error
+}
+
+// ImportKM returns the Backend.KM factory of a backend whose new, empty KM store newStore
+// returns: it imports the data directory into the store, as a host does.
+func ImportKM[S Importer](newStore func(t *testing.T) S) func(t *testing.T, data fs.FS) km.Store {
+	return func(t *testing.T, data fs.FS) km.Store {
+		t.Helper()
+		s := newStore(t)
+		if err := s.Import(context.Background(), data); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+}
+
+// SeatedStore is a scim.Store with per-team seat limits (scim.SeatLimits embedded).
+type SeatedStore interface {
+	scim.Store
+	SetSeatLimit(team string, n int)
+}
+
+// SeatedSCIM returns the Backend.SCIM factory of a backend whose new, empty SCIM store
+// newStore returns: it sets the suite's seat limits on the store.
+func SeatedSCIM[S SeatedStore](newStore func(t *testing.T) S) scimtest.Factory {
+	return func(t *testing.T, seats map[string]int) scim.Store {
+		s := newStore(t)
+		for team, n := range seats {
+			s.SetSeatLimit(team, n)
+		}
+		return s
+	}
+}
+
 // Run runs every suite the backend has a factory for.
 func Run(t *testing.T, b Backend) {
 	if b.KM != nil {
@@ -109,7 +154,10 @@ var (
 // reference returns the memory store over Data, whose executor gives the expected results.
 func reference(t *testing.T) *memory.KMStore {
 	t.Helper()
-	oracleOnce.Do(func() { oracle, oracleErr = memory.LoadKMStore(Data()) })
+	oracleOnce.Do(func() {
+		oracle = memory.New().KM() // opened as ImportKM opens a backend's store
+		oracleErr = oracle.Import(context.Background(), Data())
+	})
 	if oracleErr != nil {
 		t.Fatal(oracleErr)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/odata"
 	"github.com/kmkit/kmkit/principal"
 )
@@ -60,7 +61,7 @@ func runTeams(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 	if diff := cmp.Diff([]string{"acme", "globex"}, m.Teams); diff != "" {
 		t.Errorf("teams of scoped-ext, inherited from scoped (-want +got):\n%s", diff)
 	}
-	kmh := km.NewHandler(s)
+	kmh := kmhttp.NewHandler(s)
 	odh := odata.NewHandler(s)
 	as := func(team string) context.Context {
 		return principal.NewContext(ctx, &principal.Principal{Name: "k-" + team, Team: team, Permissions: []principal.Permission{principal.PermKM, principal.PermOData}})
@@ -81,7 +82,7 @@ func runTeams(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 	}
 	listed := func(t *testing.T, ctx context.Context) []string {
 		t.Helper()
-		code, body := do(t, ctx, kmh, http.MethodGet, km.BasePath+"/knowledge-models", "")
+		code, body := do(t, ctx, kmh, http.MethodGet, kmhttp.BasePath+"/knowledge-models", "")
 		if code != http.StatusOK {
 			t.Fatalf("list: %d %s", code, body)
 		}
@@ -125,10 +126,10 @@ func runTeams(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 					method, path string
 					body         string
 				}{
-					{kmh, http.MethodGet, km.BasePath + "/knowledge-models/" + id, ""},
-					{kmh, http.MethodGet, km.BasePath + "/knowledge-models/" + id + "/records", ""},
-					{kmh, http.MethodPost, km.BasePath + "/knowledge-models/" + id + "/data", `{"projection":{"fields":"T.ID"}}`},
-					{kmh, http.MethodGet, km.BasePath + "/knowledge-models/" + id + "/records/T/data?fields=ID&pageSize=10", ""},
+					{kmh, http.MethodGet, kmhttp.BasePath + "/knowledge-models/" + id, ""},
+					{kmh, http.MethodGet, kmhttp.BasePath + "/knowledge-models/" + id + "/records", ""},
+					{kmh, http.MethodPost, kmhttp.BasePath + "/knowledge-models/" + id + "/data", `{"projection":{"fields":"T.ID"}}`},
+					{kmh, http.MethodGet, kmhttp.BasePath + "/knowledge-models/" + id + "/records/T/data?fields=ID&pageSize=10", ""},
 					{odh, http.MethodGet, odata.BasePath + "/" + id + ".svc/", ""},
 					{odh, http.MethodGet, odata.BasePath + "/" + id + ".svc/$metadata", ""},
 				} {

@@ -8,7 +8,7 @@
 // store, however many swaps happen meanwhile:
 //
 //	live := swap.NewKMStore(first)
-//	mux.Handle(km.BasePath+"/", live.Handler(km.NewHandler(live)))
+//	mux.Handle(kmhttp.BasePath+"/", live.Handler(kmhttp.NewHandler(live)))
 //	...
 //	live.Swap(next) // new requests see next; running ones keep first
 //

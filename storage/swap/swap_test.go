@@ -16,7 +16,8 @@ import (
 
 func load(t *testing.T) *memory.KMStore {
 	t.Helper()
-	s, err := memory.LoadKMStore(os.DirFS("../../km/testdata/shop"))
+	s := memory.New().KM()
+	err := s.Import(context.Background(), os.DirFS("../../km/testdata/shop"))
 	if err != nil {
 		t.Fatal(err)
 	}

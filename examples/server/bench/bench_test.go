@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/kmkit/kmkit/internal/demodata"
-	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 )
 
 var (
@@ -15,7 +15,7 @@ var (
 )
 
 // benchHandler is the handler over 200,000 generated orders (2,000 customers), built once.
-func benchHandler(b *testing.B) (*km.Handler, *timedStore) {
+func benchHandler(b *testing.B) (*kmhttp.Handler, *timedStore) {
 	benchOnce.Do(func() {
 		s, err := demodata.Store(200_000)
 		if err != nil {
@@ -23,14 +23,14 @@ func benchHandler(b *testing.B) (*km.Handler, *timedStore) {
 		}
 		benchStore = &timedStore{Store: s}
 	})
-	return km.NewHandler(benchStore), benchStore
+	return kmhttp.NewHandler(benchStore), benchStore
 }
 
 // BenchmarkHandler runs the benchmark queries through the handler and reports, next to the
 // time per request, the time the store's executor took (exec-ns/op) and the handler's own
 // share (overhead-ns/op).
 func BenchmarkHandler(b *testing.B) {
-	base := km.BasePath + "/knowledge-models/o2c"
+	base := kmhttp.BasePath + "/knowledge-models/o2c"
 	for _, q := range []benchQuery{
 		{"orders-page", base + "/records/ORDERS/data?fields=ORDER_ID,CUSTOMER_ID,ORDER_DATE,STATUS,NET_VALUE,DAYS_LATE&filterExpr=STATUS%20eq%20'OPEN'&sort=-NET_VALUE&pageSize=50"},
 		{"kpis-by-status", base + "/data?fields=ORDERS.STATUS&kpis=TOTAL_NET,AVG_NET,LATE_SHARE&sort=-TOTAL_NET"},

@@ -51,6 +51,7 @@ import (
 
 	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -105,11 +106,11 @@ func main() {
 	}
 	runtime.GC()
 	ts := &timedStore{Store: store}
-	h := km.NewHandler(ts)
+	h := kmhttp.NewHandler(ts)
 	customers, _ := demodata.Sizes(*rows)
 	fmt.Printf("generated %d orders and %d customers in %v; GOMAXPROCS %d\n\n", *rows, customers, time.Since(start).Round(time.Millisecond), runtime.GOMAXPROCS(0))
 
-	base := km.BasePath + "/knowledge-models/o2c"
+	base := kmhttp.BasePath + "/knowledge-models/o2c"
 	queries := []benchQuery{
 		{"(a) ORDERS page: filter + sort, pageSize 50", base + "/records/ORDERS/data?fields=ORDER_ID,CUSTOMER_ID,ORDER_DATE,STATUS,NET_VALUE,DAYS_LATE&filterExpr=STATUS%20eq%20'OPEN'&sort=-NET_VALUE&pageSize=50"},
 		{"(b) KM KPIs grouped by one field", base + "/data?fields=ORDERS.STATUS&kpis=TOTAL_NET,AVG_NET,LATE_SHARE&sort=-TOTAL_NET"},

@@ -1,0 +1,568 @@
+package kmhttp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/kmkit/kmkit/internal/jsonenc"
+	"github.com/kmkit/kmkit/internal/namelist"
+	"github.com/kmkit/kmkit/internal/rawquery"
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/query"
+)
+
+// dataParams are the parameters of a data or query request, from the query string (GET)
+// or the projection (POST), before they are checked against the KM.
+type dataParams struct {
+	fields      []string // split, trimmed, empty entries removed
+	fieldsGiven bool
+	filters     []string
+	filterExprs []string // one entry per expression
+	kpis        []string
+	kpisGiven   bool
+	options     []string
+	sort        string // raw: "+A,-B,C"
+	sortGiven   bool
+	searchTerm  string
+	searchField []string
+	precision   int // -1: default
+	page, size  int
+	kpiParams   map[string]map[string]string // KPI id -> parameter id -> value
+}
+
+// column is one output column of a data request: a field or a KPI.
+type column struct {
+	name  string    // as the request names it
+	field *km.Field // nil for a KPI
+	kpi   *km.KPI   // nil for a field
+}
+
+// plan is a checked data request ready for the store, with what shaping the answer needs.
+type plan struct {
+	p       *km.Plan
+	columns []column
+	sort    []string // as reported
+}
+
+func (h *Handler) serveData(w http.ResponseWriter, r *http.Request, m *km.KnowledgeModel, rec *km.Record, asQuery bool) {
+	var (
+		p   *dataParams
+		err error
+	)
+	if r.Method == http.MethodPost {
+		p, err = h.readProjection(w, r, rec != nil)
+	} else {
+		p, err = h.readQueryString(r.URL.RawQuery)
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	pl, err := h.plan(m, rec, p, asQuery)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if err := h.checkCost(r.Context(), pl.p); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	res, err := h.store.Query(r.Context(), pl.p)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if len(res.Columns) != len(pl.columns) {
+		h.fail(w, r, fmt.Errorf("km: store returned %d columns for a request of %d", len(res.Columns), len(pl.columns)))
+		return
+	}
+	for i, row := range res.Rows {
+		if len(row) != len(pl.columns) {
+			h.fail(w, r, fmt.Errorf("km: store returned row %d with %d values for %d columns", i, len(row), len(pl.columns)))
+			return
+		}
+	}
+	bp := pagePool.Get().(*[]byte)
+	body := encodePage((*bp)[:0], pl, res, asQuery)
+	writeBody(w, body)
+	if cap(body) <= maxPooledPage {
+		*bp = body[:0]
+		pagePool.Put(bp)
+	}
+}
+
+// pagePool recycles the buffers pages are encoded into; buffers above maxPooledPage are
+// left to the garbage collector, so one huge page does not pin its memory.
+var pagePool = sync.Pool{New: func() any {
+	b := make([]byte, 0, 16<<10)
+	return &b
+}}
+
+const maxPooledPage = 1 << 20
+
+// encodePage renders the result page: {page, pageSize, total, sort, content} with content
+// {headers, data} for the data endpoints and an array of rows for the query endpoints.
+// It appends to b and returns the extended buffer.
+func encodePage(b []byte, pl *plan, res *query.Result, asQuery bool) []byte {
+	// The quoted column names, in one allocation.
+	var keyBuf []byte
+	n := 0
+	for _, c := range pl.columns {
+		n += len(c.name) + 2
+	}
+	keyBuf = make([]byte, 0, n+8)
+	keys := make([][]byte, len(pl.columns))
+	for i, c := range pl.columns {
+		start := len(keyBuf)
+		keyBuf = jsonenc.AppendStringNoHTMLEscape(keyBuf, c.name)
+		keys[i] = keyBuf[start:len(keyBuf):len(keyBuf)]
+	}
+	b = slices.Grow(b, 256+len(res.Rows)*len(pl.columns)*32)
+	b = append(b, `{"page":`...)
+	b = strconv.AppendInt(b, int64(pl.p.Page), 10)
+	b = append(b, `,"pageSize":`...)
+	b = strconv.AppendInt(b, int64(pl.p.PageSize), 10)
+	b = append(b, `,"total":`...)
+	b = strconv.AppendInt(b, int64(len(res.Rows)), 10)
+	b = append(b, `,"sort":[`...)
+	for i, s := range pl.sort {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendStringNoHTMLEscape(b, s)
+	}
+	b = append(b, `],"content":`...)
+	if !asQuery {
+		b = append(b, `{"headers":[`...)
+		for i, c := range pl.columns {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendHeader(b, c, res.Columns[i].Type)
+		}
+		b = append(b, `],"data":`...)
+	}
+	b = append(b, '[')
+	for i, row := range res.Rows {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendRow(b, keys, row)
+	}
+	b = append(b, ']')
+	if !asQuery {
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+// appendHeader appends a header entry; format and unit are always written ("" when the
+// field or KPI has none), as the real service writes them.
+func appendHeader(b []byte, c column, t query.Type) []byte {
+	name, format, unit, agg := "", "", "", c.kpi != nil
+	if c.field != nil {
+		name, format, unit, t = c.field.Name, c.field.Format, c.field.Unit, c.field.Type
+	} else {
+		name, format, unit = c.kpi.Name, c.kpi.Format, c.kpi.Unit
+		if t == query.TypeInvalid || t == query.TypeNull {
+			t = c.kpi.Type
+		}
+	}
+	b = append(b, `{"id":`...)
+	b = jsonenc.AppendStringNoHTMLEscape(b, c.name)
+	b = append(b, `,"name":`...)
+	b = jsonenc.AppendStringNoHTMLEscape(b, name)
+	b = append(b, `,"type":`...)
+	b = jsonenc.AppendStringNoHTMLEscape(b, t.String())
+	b = append(b, `,"format":`...)
+	b = jsonenc.AppendStringNoHTMLEscape(b, format)
+	b = append(b, `,"unit":`...)
+	b = jsonenc.AppendStringNoHTMLEscape(b, unit)
+	b = append(b, `,"aggregation":`...)
+	b = strconv.AppendBool(b, agg)
+	b = append(b, `,"filterable":`...)
+	b = strconv.AppendBool(b, !agg)
+	b = append(b, `,"sortable":true}`...)
+	return b
+}
+
+// readQueryString reads the parameters of a data GET. fields, filters, kpis and options
+// may be comma lists and repeated; filterExpr may be repeated and each value may hold
+// several expressions joined by top-level commas.
+func (h *Handler) readQueryString(raw string) (*dataParams, error) {
+	params, err := rawquery.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	p := &dataParams{precision: -1}
+	p.page, p.size, err = h.paging(params)
+	if err != nil {
+		return nil, err
+	}
+	p.fieldsGiven = params.Has("fields")
+	p.fields = query.ParseList(params.Values("fields"))
+	p.filters = query.ParseList(params.Values("filters"))
+	p.kpisGiven = params.Has("kpis")
+	p.kpis = query.ParseList(params.Values("kpis"))
+	p.options = query.ParseList(params.Values("options"))
+	if params.Has("sort") {
+		p.sortGiven = true
+		p.sort = strings.Join(params.Values("sort"), ",")
+	}
+	for _, v := range params.Values("filterExpr") {
+		p.filterExprs = append(p.filterExprs, query.SplitTopLevel(v)...)
+	}
+	if vs := params.Values("searchTerm"); len(vs) > 0 {
+		p.searchTerm = vs[len(vs)-1]
+	}
+	p.searchField = query.ParseList(params.Values("searchField"))
+	sp, err := lastValue(params, "searchPrecision", "an integer from 1 to 100")
+	if err != nil {
+		return nil, err
+	}
+	if p.precision, err = query.ParseSearchPrecision(sp, -1); err != nil {
+		return nil, err
+	}
+	for _, v := range params.Values("kpiParam") {
+		if err := p.addKPIParam(v); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// addKPIParam reads one kpiParam value, "KPI_ID.param:value".
+func (p *dataParams) addKPIParam(v string) error {
+	name, value, ok := strings.Cut(v, ":")
+	kpi, param, ok2 := strings.Cut(name, ".")
+	if !ok || !ok2 || kpi == "" || param == "" {
+		return badRequest(problem.CodeParameterIllegal, "kpiParam %q: want KPI_ID.parameter:value", v)
+	}
+	p.setKPIParam(kpi, param, value)
+	return nil
+}
+
+func (p *dataParams) setKPIParam(kpi, param, value string) {
+	if p.kpiParams == nil {
+		p.kpiParams = map[string]map[string]string{}
+	}
+	if p.kpiParams[kpi] == nil {
+		p.kpiParams[kpi] = map[string]string{}
+	}
+	p.kpiParams[kpi][param] = value
+}
+
+// projection is the POST body's projection. Pointers tell absent members from empty ones.
+type projection struct {
+	Fields  *string `json:"fields"`
+	Filters *struct {
+		KMFilterNames []string `json:"kmFilterNames"`
+		FilterExpr    []string `json:"filterExpr"`
+	} `json:"filters"`
+	Pagination *struct {
+		PageNumber *int64 `json:"pageNumber"`
+		PageSize   *int64 `json:"pageSize"`
+	} `json:"pagination"`
+	Sort    *string  `json:"sort"`
+	Options []string `json:"options"`
+	KPIs    []string `json:"kpis"`
+	Search  *struct {
+		Term      *string `json:"term"`
+		Field     *string `json:"field"`
+		Precision *int64  `json:"precision"`
+	} `json:"search"`
+	// KPIParameters overrides KPI parameter values: KPI id -> parameter id -> value.
+	KPIParameters map[string]map[string]string `json:"kpiParameters"`
+}
+
+// Projection member limits of the seed.
+const (
+	maxFieldsLen = 2048
+	minSortLen   = 2
+	maxSortLen   = 2048
+	maxOptions   = 1
+)
+
+// clampInt converts a JSON integer to int, mapping values beyond int32 to the int32 bounds
+// so that the range checks report them.
+func clampInt(v int64) int {
+	return int(max(min(v, math.MaxInt32+1), math.MinInt32-1))
+}
+
+// readProjection reads and checks a POST body {"projection": {...}}.
+func (h *Handler) readProjection(w http.ResponseWriter, r *http.Request, recordLevel bool) (*dataParams, error) {
+	if err := checkJSONBody(r.Header.Values("Content-Type")); err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, problem.New(http.StatusRequestEntityTooLarge, km.CodePayloadTooLarge,
+				fmt.Sprintf("the request body exceeds %d bytes", mbe.Limit))
+		}
+		return nil, badRequest(problem.CodeParameterIllegal, "reading the request body: %v", err)
+	}
+	var env struct {
+		Projection *projection `json:"projection"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&env); err != nil {
+		return nil, jsonError(err)
+	}
+	if dec.More() {
+		return nil, badRequest(problem.CodeParameterIllegal, "the request body holds more than one JSON value")
+	}
+	pr := env.Projection
+	if pr == nil {
+		return nil, badRequest(problem.CodeParameterMissing, "the body needs a projection member: {\"projection\": {...}}")
+	}
+	p := &dataParams{precision: -1, page: 0, size: DefaultPageSize}
+	if pr.Fields != nil {
+		if n := len(*pr.Fields); n < 1 || n > maxFieldsLen {
+			return nil, badRequest(problem.CodeConstraint, "projection.fields is %d characters long: want 1 to %d", n, maxFieldsLen)
+		}
+		p.fieldsGiven = true
+		p.fields = query.ParseList([]string{*pr.Fields})
+	} else if recordLevel {
+		return nil, badRequest(problem.CodeParameterMissing, "projection.fields is required")
+	}
+	if pr.Filters != nil {
+		p.filters = query.ParseList(pr.Filters.KMFilterNames)
+		for _, e := range pr.Filters.FilterExpr {
+			p.filterExprs = append(p.filterExprs, query.SplitTopLevel(e)...)
+		}
+	}
+	if pg := pr.Pagination; pg != nil {
+		if pg.PageNumber != nil {
+			p.page = clampInt(*pg.PageNumber)
+		}
+		if pg.PageSize != nil {
+			p.size = clampInt(*pg.PageSize)
+		}
+		if err := query.CheckPaging(p.page, p.size, h.opts.MaxPageSize); err != nil {
+			return nil, err
+		}
+	}
+	if pr.Sort != nil {
+		if n := len(*pr.Sort); n < minSortLen || n > maxSortLen {
+			return nil, badRequest(problem.CodeConstraint, "projection.sort is %d characters long: want %d to %d", n, minSortLen, maxSortLen)
+		}
+		p.sortGiven = true
+		p.sort = *pr.Sort
+	}
+	if len(pr.Options) > maxOptions {
+		return nil, badRequest(problem.CodeConstraint, "projection.options has %d items: at most %d is allowed", len(pr.Options), maxOptions)
+	}
+	p.options = pr.Options
+	if pr.KPIs != nil {
+		if recordLevel {
+			return nil, badRequest(problem.CodeParameterIllegal, "projection.kpis is only accepted by the knowledge model data endpoint")
+		}
+		p.kpisGiven = true
+		p.kpis = query.ParseList(pr.KPIs)
+	}
+	if s := pr.Search; s != nil {
+		if s.Term != nil {
+			p.searchTerm = *s.Term
+		}
+		if s.Field != nil {
+			p.searchField = query.ParseList([]string{*s.Field})
+		}
+		if s.Precision != nil {
+			if err := query.CheckSearchPrecision(clampInt(*s.Precision)); err != nil {
+				return nil, err
+			}
+			p.precision = int(*s.Precision)
+		}
+	}
+	for kpi, vals := range pr.KPIParameters {
+		for param, v := range vals {
+			p.setKPIParam(kpi, param, v)
+		}
+	}
+	return p, nil
+}
+
+// jsonError turns a decoding error of the body into a 400 that says what was wrong.
+func jsonError(err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return badRequest(problem.CodeParameterIllegal, "the request body is not valid JSON: %v (at byte %d)", se, se.Offset)
+	case errors.As(err, &te):
+		where := te.Field
+		if where == "" {
+			where = "the body"
+		}
+		return badRequest(problem.CodeParameterMismatch, "%s: a JSON %s where %s is expected", where, te.Value, jsonKind(te.Type.String()))
+	case errors.Is(err, io.EOF):
+		return badRequest(problem.CodeParameterMissing, "the request body is empty; want {\"projection\": {...}}")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest(problem.CodeParameterIllegal, "the request body is truncated JSON")
+	}
+	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return badRequest(problem.CodeParameterIllegal, "unknown member %s in the request body", msg)
+	}
+	return badRequest(problem.CodeParameterIllegal, "the request body: %v", err)
+}
+
+func jsonKind(goType string) string {
+	switch {
+	case goType == "string" || goType == "*string":
+		return "a string"
+	case strings.Contains(goType, "int"):
+		return "an integer"
+	case strings.HasPrefix(goType, "[]"):
+		return "an array"
+	case strings.HasPrefix(goType, "map[") || strings.HasPrefix(goType, "struct") || strings.HasPrefix(goType, "*struct"):
+		return "an object"
+	}
+	return goType
+}
+
+// plan checks p against the KM (and record) and compiles the store plan (NewPlan).
+func (h *Handler) plan(m *km.KnowledgeModel, rec *km.Record, p *dataParams, asQuery bool) (*plan, error) {
+	pl := &plan{}
+	r := &km.PlanRequest{}
+	r.Page, r.PageSize = p.page, p.size
+	if rec != nil {
+		r.Record = rec.ID
+		if p.kpisGiven {
+			return nil, badRequest(problem.CodeParameterIllegal, "kpis are only accepted by the knowledge model endpoints")
+		}
+	}
+	// Fields.
+	fields := namelist.Dedup(p.fields)
+	if len(fields) == 0 && rec != nil {
+		if !asQuery {
+			return nil, badRequest(problem.CodeParameterMissing, "fields is required: name at least one field of record %s", rec.ID)
+		}
+		for _, f := range rec.Fields {
+			fields = append(fields, f.ID)
+		}
+	}
+	r.Fields = fields
+	// KPIs, with the request's parameter values.
+	for _, id := range namelist.Dedup(p.kpis) {
+		k := m.KPI(id)
+		if k == nil {
+			r.KPIs = append(r.KPIs, query.KPI{ID: id}) // NewPlan reports it
+			continue
+		}
+		metric := k.Metric()
+		if vals := p.kpiParams[id]; len(vals) > 0 {
+			var err error
+			if metric, err = m.KPIMetric(k, vals); err != nil {
+				return nil, badRequest(problem.CodeParameterIllegal, "kpiParam of %s: %v", id, err)
+			}
+		}
+		r.KPIs = append(r.KPIs, query.KPI{ID: id, Metric: metric})
+	}
+	for _, id := range slices.Sorted(maps.Keys(p.kpiParams)) {
+		if !slices.Contains(p.kpis, id) {
+			return nil, badRequest(problem.CodeParameterIllegal, "kpiParam names KPI %s, which the request does not select", id)
+		}
+	}
+	// Filters: predefined ones and filterExpr entries, ANDed.
+	var err error
+	if r.Filters, err = h.compileFilters(m, rec, p.filters, p.filterExprs); err != nil {
+		return nil, err
+	}
+	// Options.
+	if r.Distinct, err = query.ParseOptions(p.options); err != nil {
+		return nil, err
+	}
+	// Search.
+	if p.searchTerm != "" || len(p.searchField) > 0 {
+		s, err := searchSpec(m, rec, p, fields)
+		if err != nil {
+			return nil, err
+		}
+		r.Search = s
+	}
+	// Sort.
+	pl.sort = []string{}
+	if p.sortGiven {
+		keys, err := query.ParseSort(p.sort)
+		if err != nil {
+			return nil, err
+		}
+		r.Sort = keys
+		for _, k := range keys {
+			pl.sort = append(pl.sort, k.String())
+		}
+	}
+	if pl.p, err = km.NewPlan(m, r); err != nil {
+		return nil, err
+	}
+	pl.columns = make([]column, 0, len(pl.p.Columns))
+	for _, c := range pl.p.Columns {
+		pl.columns = append(pl.columns, column{name: c.Name, field: c.Field, kpi: c.KPI})
+	}
+	return pl, nil
+}
+
+// resolveField finds a field named as the endpoint names it.
+func resolveField(m *km.KnowledgeModel, rec *km.Record, name string) *km.Field {
+	if rec != nil {
+		return rec.Field(name)
+	}
+	_, f := m.Field(name)
+	return f
+}
+
+// searchSpec checks the search parameters. Without searchField the searched fields are the
+// string fields among the selected ones, or all string fields of the record (at record
+// level) when none are selected.
+func searchSpec(m *km.KnowledgeModel, rec *km.Record, p *dataParams, selected []string) (*query.Search, error) {
+	if p.searchTerm == "" {
+		return nil, badRequest(problem.CodeParameterMissing, "searchField is given but searchTerm is missing")
+	}
+	s := &query.Search{Term: p.searchTerm, Precision: p.precision}
+	if s.Precision < 0 {
+		s.Precision = DefaultSearchPrecision
+	}
+	if len(p.searchField) > 0 {
+		for _, name := range p.searchField {
+			f := resolveField(m, rec, name)
+			if f == nil {
+				return nil, badRequest(km.CodeFieldNotFound, "unknown searchField %s%s", name, km.FieldHint(rec))
+			}
+			if f.Type != query.TypeString {
+				return nil, badRequest(problem.CodeParameterIllegal, "searchField %s is a %s field; fuzzy search needs a string field", name, f.Type)
+			}
+			s.Fields = append(s.Fields, name)
+		}
+		return s, nil
+	}
+	for _, name := range selected {
+		if f := resolveField(m, rec, name); f != nil && f.Type == query.TypeString {
+			s.Fields = append(s.Fields, name)
+		}
+	}
+	if len(selected) == 0 && rec != nil {
+		for _, f := range rec.Fields {
+			if f.Type == query.TypeString {
+				s.Fields = append(s.Fields, f.ID)
+			}
+		}
+	}
+	if len(s.Fields) == 0 {
+		return nil, badRequest(problem.CodeParameterIllegal, "searchTerm needs a string field to search: select one or name it in searchField")
+	}
+	return s, nil
+}

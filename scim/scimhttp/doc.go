@@ -1,0 +1,121 @@
+// Package scimhttp serves SCIM 2.0 user and group provisioning (RFC 7643, RFC 7644) over
+// HTTP for the teams of a host, so that identity providers such as Okta and Microsoft Entra
+// ID can provision through it. It is the HTTP adapter of package scim, which holds the
+// domain: users, groups, the scim.Store a backend implements, filters, normalisation and
+// the rules with their wording. This package holds the handler, its routing, Bulk, the
+// discovery endpoints, the JSON wire format, the schemas and the application of PATCH
+// operations (both rest on github.com/elimity-com/scim's schema package, which needs
+// net/http), and WriteProblem for the auth middleware.
+//
+// NewHandler returns an http.Handler mounted at {base}/user-provisioning/scim/v2 (see
+// BasePath and WithPrefix):
+//
+//	mux.Handle(scimhttp.BasePath+"/", scimhttp.NewHandler(store))
+//
+// Every request acts on the team of its caller, taken from the principal.Principal in the
+// request context (WithTeam changes that); a request without one is answered 401. Users
+// and groups live in a scim.Store; storage/memory and storage/sqlstore have them.
+//
+// The handler uses github.com/elimity-com/scim as a library: its schemas describe the
+// resources (and are served by /Schemas) and validate request bodies and the result of
+// every PATCH. Requests are routed once, by this package, which applies PATCH operations
+// itself and adds what the library lacks: team scoping, the vendor extension and its
+// rules, filter evaluation, sorting, attributes/excludedAttributes, ETags with If-Match
+// and If-None-Match, POST .search on the same code path as GET, Bulk, a
+// ServiceProviderConfig that says what is supported, request size limits, and error
+// bodies that say what was wrong.
+//
+// # Behaviour where the specifications are silent
+//
+//   - Errors are RFC 7644 Error bodies (status as a string, scimType where RFC 7644 has
+//     one), also for 401, 404, 405, 413 and 415. Routing answers as the other kmkit APIs
+//     do: an unknown path is 404 "no endpoint at PATH", a method an endpoint does not
+//     serve 405 with an Allow header naming the methods it does, HEAD is answered as GET
+//     without a body, and a store failure or a panic is 500 with a support id that is
+//     logged with the cause (never the cause itself). A duplicate userName or group displayName
+//     is 409 uniqueness; an exceeded license is 400 without scimType and a detail saying
+//     the license of the team is exceeded.
+//   - Seats: active users occupy the seats of the team's license. A write fails when it
+//     would leave more active users than seats, unless it lowers their number
+//     (deactivating or deleting a user always works).
+//   - userName must look like an e-mail address (local@domain.tld, no spaces, as
+//     net/mail parses it), be non-empty and at most 100 characters; it is compared ignoring
+//     case. It cannot change on PUT or PATCH, except in case (400 mutability).
+//   - role and sendEmailOnInvitation may be given in the extension object, as
+//     "URN:attribute" keys, or at the top level; when several are present the top level
+//     wins. sendEmailOnInvitation and active accept "true"/"false" strings in any case.
+//     A new user without role is a MEMBER, without active is active, without
+//     sendEmailOnInvitation gets no invitation. A PUT that omits role, active or
+//     sendEmailOnInvitation keeps their current values; it replaces every other attribute.
+//     The Notifier is called after a user with sendEmailOnInvitation true is stored; its
+//     failure is logged and does not undo the creation.
+//   - Users also take RFC 7643's enterprise extension (department, employeeNumber,
+//     manager, ...), stored and returned as given; a manager sent as a bare id, as Entra ID
+//     does, becomes {"value": id}. Attributes of other, unknown extensions are dropped, as
+//     are password (never stored nor returned) and the read-only groups.
+//   - Groups may carry a role (MEMBER, ANALYST, ADMIN); a PUT without role clears it.
+//     Members must be users of the team (type "User" or no type); duplicates are merged.
+//     Group displayName is unique ignoring case.
+//   - Filters: eq combined with and, on userName, externalId, id and displayName for
+//     users and on displayName, externalId and id for groups; userName and displayName
+//     compare ignoring case, id and externalId exactly. Users also filter on e-mails as
+//     Entra ID sends it, emails[type eq "work"].value eq "x" (or emails[value eq "x" and
+//     type eq "work"], or emails.value eq "x"), address and type ignoring case; groups on
+//     members[value eq "id"] (or members.value eq "id"). Anything else is 400
+//     invalidFilter naming the unsupported part.
+//   - PATCH (RFC 7644 section 3.5.2): add, replace and remove on core and extension
+//     attributes ("urn:...:enterprise:2.0:User:manager.value"), sub-attributes, and
+//     multi-valued attributes with value filters (and, or, not, eq, ne, co, sw, ew, gt,
+//     ge, lt, le, pr). add on a filtered path that matches nothing creates the value the
+//     filter describes when it is eq terms joined by and (phoneNumbers[type eq
+//     "mobile"].value creates {"type": "mobile", "value": ...}); replace on such a path is
+//     400 noTarget. A path-less add or replace takes an object whose keys are paths:
+//     plain, dotted ("name.givenName") or URN-prefixed attributes, or an extension URN
+//     with an object. A null value on replace removes the attribute (RFC 7643 section
+//     2.5), as does remove; replacing a complex attribute keeps the sub-attributes not
+//     given. remove on a multi-valued attribute with a value list removes those values
+//     (Entra ID removes members that way). Operations apply in order and the result is
+//     validated against the schemas before it is stored; any operation that cannot have
+//     its effect fails the whole request with 400: noTarget, invalidPath (unknown
+//     attribute, sub-attribute or schema, malformed path, filter on a single value) or
+//     mutability (id, meta, groups, and sub-attributes the service fills in such as
+//     members.display and manager.displayName). A PATCH that leaves active without a value
+//     makes the user inactive, without role makes it a MEMBER.
+//   - groups on a User lists the groups of the team it is a member of (value, display,
+//     type "direct", $ref); it is read-only. schemas names an extension only when the
+//     resource has data of it.
+//   - Sorting: sortBy on userName, displayName (both ignoring case), externalId, id,
+//     meta.created or meta.lastModified (groups: all but userName); other attributes are
+//     400 invalidValue. Resources without a value come last in both directions; ties and
+//     unsorted lists are in creation order. sortOrder without sortBy is ignored.
+//   - Lists: count defaults to 200 and larger counts are lowered to 200; a negative count
+//     is 0; startIndex below 1 is 1. itemsPerPage is the number of resources returned
+//     (the library reports the count asked for).
+//   - attributes/excludedAttributes apply to every response carrying resources: users and
+//     groups (GET, POST, PUT, PATCH, lists and .search) and the Schemas and ResourceTypes
+//     lists and entries. id and schemas are always returned. Unknown names are ignored.
+//     Both may be given; excluded names are removed from the included ones.
+//   - Discovery (/Schemas, /ResourceTypes) ignores filter, sortBy, sortOrder, count and
+//     startIndex (RFC 7644 section 4) and always lists everything. Its 400 (an attribute
+//     name that is not one) carries, next to the RFC 7644 Error members, the seed's
+//     FrontendHandledBackendError members frontendErrorKey and errorInformation.
+//   - Endpoint names match ignoring case (/users is /Users).
+//   - ETags are weak, W/"n", n the resource's version. If-Match on PUT, PATCH and DELETE
+//     is checked atomically by the store (412 when it does not match); If-None-Match on
+//     GET of one resource answers 304. PUT and PATCH without If-Match retry when another
+//     write slips in between their read and their write, so no update is lost.
+//   - Bulk: operations run in order; without failOnErrors the run stops after the first
+//     failure, with failOnErrors N once N operations have failed. POST operations need a
+//     bulkId, unique in the request. "bulkId:x" in a path or anywhere in data is replaced
+//     with the id created by the earlier operation x; an unknown or failed x makes the
+//     operation fail with 409 invalidValue. An operation's version is its If-Match. More
+//     operations than maxOperations (1000) or a body above maxPayloadSize is 413.
+//   - Request bodies must be application/scim+json or application/json (or carry no
+//     Content-Type), else 415; bodies above the one body limit (WithMaxBodyBytes, 1 MiB
+//     by default), which is also Bulk's maxPayloadSize in the ServiceProviderConfig, are
+//     413.
+//   - The ServiceProviderConfig advertises patch, bulk, filter, sort and etag as supported,
+//     changePassword as unsupported, and the Bearer and AppKey schemes.
+//   - Deleting a user removes it from this team and its groups only; the same userName in
+//     another team is another user. Deleting a group leaves its members in the team.
+package scimhttp

@@ -1,0 +1,537 @@
+package scimhttp
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	scimerrors "github.com/elimity-com/scim/errors"
+	"github.com/elimity-com/scim/schema"
+	"github.com/kmkit/kmkit/scim"
+)
+
+// resourceType is one of the two resource types served, with the schemas its bodies and
+// PATCH paths are checked against.
+type resourceType struct {
+	name        string // "User" or "Group"
+	endpoint    string // "/Users" or "/Groups"
+	description string
+	schema      schema.Schema   // the core schema
+	exts        []schema.Schema // its extensions
+	patch       patchSchema
+}
+
+func newResourceType(name, endpoint, description string, core schema.Schema, exts ...schema.Schema) *resourceType {
+	return &resourceType{name: name, endpoint: endpoint, description: description, schema: core, exts: exts,
+		patch: patchSchema{core: withExternalID(core), exts: exts}}
+}
+
+// do answers one request on /Users or /Groups, from HTTP or from Bulk.
+func (h *Handler) do(ctx context.Context, root, team string, c call) *result {
+	user := c.rt == h.users
+	var body map[string]any
+	if c.body != nil {
+		var e *scimError
+		if body, e = decodeObject(c.body, "request body"); e != nil {
+			return errorResult(*e)
+		}
+	}
+	var (
+		res *result
+		e   *scimError
+	)
+	switch {
+	case c.method == http.MethodGet && c.id == "":
+		res, e = h.list(ctx, root, team, c)
+	case c.method == http.MethodGet && user:
+		res, e = h.getUser(ctx, root, team, c)
+	case c.method == http.MethodGet:
+		res, e = h.getGroup(ctx, root, team, c)
+	case c.method == http.MethodDelete:
+		e = h.deleteResource(ctx, team, c)
+		res = &result{status: http.StatusNoContent, header: http.Header{}}
+	case user:
+		res, e = h.writeUser(ctx, root, team, c, body)
+	default:
+		res, e = h.writeGroup(ctx, root, team, c, body)
+	}
+	if e != nil {
+		return errorResult(*e)
+	}
+	return res
+}
+
+// rendered is a resource's JSON form and what its response headers need.
+type rendered struct {
+	body     map[string]any
+	version  int64
+	location string
+}
+
+func meta(kind, location string, created, modified time.Time, version int64) map[string]any {
+	return map[string]any{
+		"resourceType": kind,
+		"created":      created.Format(time.RFC3339),
+		"lastModified": modified.Format(time.RFC3339),
+		"location":     location,
+		"version":      etag(version),
+	}
+}
+
+// renderUser is the SCIM representation of u. schemas names an extension only when the
+// user has data of it; groups lists the groups of the team that have u as a member.
+func (h *Handler) renderUser(u scim.User, root string, groups []scim.Group) rendered {
+	loc := root + "/Users/" + url.PathEscape(u.ID)
+	m := userAttrs(u)
+	m["id"] = u.ID
+	if u.ExternalID != "" {
+		m["externalId"] = u.ExternalID
+	}
+	schemas := []any{scim.UserSchema}
+	for _, ext := range h.users.exts {
+		if v, ok := m[ext.ID].(map[string]any); ok && len(v) > 0 {
+			schemas = append(schemas, ext.ID)
+		}
+	}
+	m["schemas"] = schemas
+	if len(groups) > 0 {
+		list := make([]any, len(groups))
+		for i, g := range groups {
+			list[i] = map[string]any{
+				"value":   g.ID,
+				"display": g.DisplayName,
+				"type":    "direct",
+				"$ref":    root + "/Groups/" + url.PathEscape(g.ID),
+			}
+		}
+		m["groups"] = list
+	}
+	m["meta"] = meta("User", loc, u.Created, u.LastModified, u.Version)
+	return rendered{m, u.Version, loc}
+}
+
+func renderGroup(g scim.Group, root string) rendered {
+	loc := root + "/Groups/" + url.PathEscape(g.ID)
+	m := groupAttrs(g, root)
+	m["id"] = g.ID
+	if g.ExternalID != "" {
+		m["externalId"] = g.ExternalID
+	}
+	m["schemas"] = []any{scim.GroupSchema}
+	m["meta"] = meta("Group", loc, g.Created, g.LastModified, g.Version)
+	return rendered{m, g.Version, loc}
+}
+
+// projectionOf reads attributes and excludedAttributes of a request.
+func projectionOf(q url.Values) projection {
+	return newProjection(splitList(q.Get("attributes")), splitList(q.Get("excludedAttributes")))
+}
+
+// groupsWanted reports whether the user responses of a request carry groups.
+func groupsWanted(p projection) bool {
+	if p.include != nil && p.include["groups"] == nil {
+		return false
+	}
+	s := p.exclude["groups"]
+	return s == nil || !s.whole
+}
+
+// respond encodes one resource: the projection of the request, ETag, and Location for a
+// creation.
+func respond(status int, r rendered, c call) (*result, *scimError) {
+	if c.method == http.MethodGet && c.ifNoneMatch != "" && etagMatches(c.ifNoneMatch, etag(r.version)) {
+		return &result{status: http.StatusNotModified, header: http.Header{"Etag": {etag(r.version)}}}, nil
+	}
+	projectionOf(c.query).apply(r.body)
+	body, err := json.Marshal(r.body)
+	if err != nil {
+		e := apiError(http.StatusInternalServerError, "", "The response could not be encoded.")
+		return nil, &e
+	}
+	hdr := http.Header{"Content-Type": {ContentType}, "Etag": {etag(r.version)}}
+	if status == http.StatusCreated {
+		hdr.Set("Location", r.location)
+	}
+	return &result{status: status, header: hdr, body: body}, nil
+}
+
+func (h *Handler) userGroups(ctx context.Context, team, id string, c call) ([]scim.Group, *scimError) {
+	if !groupsWanted(projectionOf(c.query)) {
+		return nil, nil
+	}
+	groups, _, err := h.store.ListGroups(ctx, team, scim.ListQuery{
+		Filter: []scim.Equal{{Attr: scim.MemberFilter, Value: id}}, StartIndex: 1, Count: scim.MaxGroupsPerUser})
+	if err != nil {
+		e := h.storeError(err)
+		return nil, &e
+	}
+	return groups, nil
+}
+
+func (h *Handler) getUser(ctx context.Context, root, team string, c call) (*result, *scimError) {
+	u, err := h.store.GetUser(ctx, team, c.id)
+	if err != nil {
+		e := h.storeError(err)
+		return nil, &e
+	}
+	groups, e := h.userGroups(ctx, team, u.ID, c)
+	if e != nil {
+		return nil, e
+	}
+	return respond(http.StatusOK, h.renderUser(u, root, groups), c)
+}
+
+func (h *Handler) getGroup(ctx context.Context, root, team string, c call) (*result, *scimError) {
+	g, err := h.store.GetGroup(ctx, team, c.id)
+	if err != nil {
+		e := h.storeError(err)
+		return nil, &e
+	}
+	return respond(http.StatusOK, renderGroup(g, root), c)
+}
+
+func (h *Handler) deleteResource(ctx context.Context, team string, c call) *scimError {
+	var err error
+	if c.rt == h.users {
+		err = deleteResource(c.ifMatch, userVersion,
+			func() (scim.User, error) { return h.store.GetUser(ctx, team, c.id) },
+			func(v int64) error { return h.store.DeleteUser(ctx, team, c.id, v) })
+	} else {
+		err = deleteResource(c.ifMatch, groupVersion,
+			func() (scim.Group, error) { return h.store.GetGroup(ctx, team, c.id) },
+			func(v int64) error { return h.store.DeleteGroup(ctx, team, c.id, v) })
+	}
+	if err != nil {
+		e := h.storeError(err)
+		return &e
+	}
+	return nil
+}
+
+// listParams reads count, startIndex, filter and sort of a list request, each once.
+func (h *Handler) listParams(c call) (scim.ListQuery, *scimError) {
+	var bad []string
+	intParam := func(name string, def int) int {
+		v := c.query.Get(name)
+		if v == "" {
+			return def
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			bad = append(bad, name)
+		}
+		return n
+	}
+	q := scim.ListQuery{Count: intParam("count", h.pageSize), StartIndex: intParam("startIndex", 1)}
+	if len(bad) > 0 {
+		e := scimerrors.ScimErrorBadParams(bad)
+		return q, libraryError(&e)
+	}
+	q.Count = min(max(q.Count, 0), h.pageSize)
+	q.StartIndex = max(q.StartIndex, 1)
+	if f := c.query.Get("filter"); strings.TrimSpace(f) != "" {
+		terms, e := scim.ParseFilter(f, c.rt.name)
+		if e != nil {
+			return q, e
+		}
+		q.Filter = terms
+	}
+	k, e := scim.ParseSort(c.query.Get("sortBy"), c.query.Get("sortOrder"), c.rt.name)
+	if e != nil {
+		return q, e
+	}
+	q.Sort = k
+	return q, nil
+}
+
+func (h *Handler) list(ctx context.Context, root, team string, c call) (*result, *scimError) {
+	q, e := h.listParams(c)
+	if e != nil {
+		return nil, e
+	}
+	var (
+		items []rendered
+		total int
+		err   error
+	)
+	if c.rt == h.users {
+		var users []scim.User
+		users, total, err = h.store.ListUsers(ctx, team, q)
+		for _, u := range users {
+			groups, e := h.userGroups(ctx, team, u.ID, c)
+			if e != nil {
+				return nil, e
+			}
+			items = append(items, h.renderUser(u, root, groups))
+		}
+	} else {
+		var groups []scim.Group
+		groups, total, err = h.store.ListGroups(ctx, team, q)
+		for _, g := range groups {
+			items = append(items, renderGroup(g, root))
+		}
+	}
+	if err != nil {
+		e := h.storeError(err)
+		return nil, &e
+	}
+	p := projectionOf(c.query)
+	resources := make([]any, len(items))
+	for i, it := range items {
+		p.apply(it.body)
+		resources[i] = it.body
+	}
+	return listResult(total, q.StartIndex, resources)
+}
+
+// listResult encodes a ListResponse; itemsPerPage is the number of resources returned.
+func listResult(total, startIndex int, resources []any) (*result, *scimError) {
+	body, err := json.Marshal(map[string]any{
+		"schemas":      []string{scim.ListResponseSchema},
+		"totalResults": total,
+		"itemsPerPage": len(resources),
+		"startIndex":   startIndex,
+		"Resources":    resources,
+	})
+	if err != nil {
+		e := apiError(http.StatusInternalServerError, "", "The response could not be encoded.")
+		return nil, &e
+	}
+	return &result{status: http.StatusOK, header: http.Header{"Content-Type": {ContentType}}, body: body}, nil
+}
+
+// requireSchema checks that a POST or PUT body names the resource's core schema.
+func requireSchema(body map[string]any, core string) *scimError {
+	k, _ := scim.AttributeKey(body, "schemas")
+	schemas, _ := body[k].([]any)
+	if !scim.ContainsFold(schemas, core) {
+		e := apiError(http.StatusBadRequest, scim.TypeInvalidSyntax, "schemas must contain %s.", core)
+		return &e
+	}
+	return nil
+}
+
+// patchOps reads the operations of a PatchOp body, already checked by normalizePatch.
+func patchOps(body map[string]any) []patchOp {
+	k, _ := scim.AttributeKey(body, "Operations")
+	list, _ := body[k].([]any)
+	ops := make([]patchOp, 0, len(list))
+	for _, o := range list {
+		m := o.(map[string]any)
+		var op patchOp
+		if k, ok := scim.AttributeKey(m, "op"); ok {
+			op.op, _ = m[k].(string)
+			op.op = strings.ToLower(op.op)
+		}
+		if k, ok := scim.AttributeKey(m, "path"); ok {
+			op.path, _ = m[k].(string)
+		}
+		if k, ok := scim.AttributeKey(m, "value"); ok {
+			op.value, op.hasValue = m[k], true
+		}
+		ops = append(ops, op)
+	}
+	return ops
+}
+
+func (h *Handler) writeUser(ctx context.Context, root, team string, c call, body map[string]any) (*result, *scimError) {
+	st := h.store
+	var (
+		out scim.User
+		err error
+	)
+	switch c.method {
+	case http.MethodPost, http.MethodPut:
+		if e := requireSchema(body, scim.UserSchema); e != nil {
+			return nil, e
+		}
+		if e := scim.NormalizeUser(body); e != nil {
+			return nil, e
+		}
+		valid, e := validateAttrs(body, h.users.schema, h.users.exts...)
+		if e != nil {
+			return nil, e
+		}
+		u, f, uerr := userFromAttrs(valid)
+		if uerr != nil {
+			return nil, asScimError(uerr)
+		}
+		if c.method == http.MethodPost {
+			return h.createUser(ctx, root, team, c, u, f)
+		}
+		out, err = update(c.ifMatch, userVersion,
+			func() (scim.User, error) { return st.GetUser(ctx, team, c.id) },
+			func(cur scim.User) (scim.User, error) {
+				next := u.Clone()
+				f.keep(&next, cur)
+				return next, nil
+			},
+			func(next scim.User, v int64) (scim.User, error) { return st.ReplaceUser(ctx, team, next, v) })
+		if err != nil {
+			e := h.storeError(err)
+			return nil, &e
+		}
+	case http.MethodPatch:
+		if e := scim.NormalizePatch(body, true); e != nil {
+			return nil, e
+		}
+		ops := patchOps(body)
+		out, err = update(c.ifMatch, userVersion,
+			func() (scim.User, error) { return st.GetUser(ctx, team, c.id) },
+			func(cur scim.User) (scim.User, error) { return h.patchUser(cur, ops) },
+			func(next scim.User, v int64) (scim.User, error) { return st.ReplaceUser(ctx, team, next, v) })
+		if err != nil {
+			e := h.storeError(err)
+			return nil, &e
+		}
+	}
+	groups, e := h.userGroups(ctx, team, out.ID, c)
+	if e != nil {
+		return nil, e
+	}
+	return respond(http.StatusOK, h.renderUser(out, root, groups), c)
+}
+
+// patchUser applies ops to cur. An attribute the operations leave without a value is
+// unassigned: removing active deactivates, removing role makes the user a MEMBER.
+func (h *Handler) patchUser(cur scim.User, ops []patchOp) (scim.User, error) {
+	attrs := userAttrs(cur.Clone())
+	attrs["id"] = cur.ID
+	if cur.ExternalID != "" {
+		attrs["externalId"] = cur.ExternalID
+	}
+	if e := h.users.patch.applyPatch(attrs, ops); e != nil {
+		return scim.User{}, *e
+	}
+	delete(attrs, "id")
+	if e := scim.NormalizeUser(attrs); e != nil {
+		return scim.User{}, *e
+	}
+	valid, e := validateAttrs(attrs, h.users.schema, h.users.exts...)
+	if e != nil {
+		return scim.User{}, *e
+	}
+	next, f, err := userFromAttrs(valid)
+	if err != nil {
+		return scim.User{}, err
+	}
+	next.ID = cur.ID
+	if !f.role {
+		next.Role = scim.RoleMember
+	}
+	return next, nil
+}
+
+func (h *Handler) createUser(ctx context.Context, root, team string, c call, u scim.User, f userFields) (*result, *scimError) {
+	if !f.active {
+		u.Active = true
+	}
+	if !f.role {
+		u.Role = scim.RoleMember
+	}
+	created, err := h.store.CreateUser(ctx, team, u)
+	if err != nil {
+		e := h.storeError(err)
+		return nil, &e
+	}
+	if created.SendEmailOnInvitation && h.notifier != nil {
+		if err := h.notifier.Invite(ctx, team, created.Clone()); err != nil {
+			h.log.Error("scim: invitation failed", "team", team, "user", created.ID, "error", err)
+		}
+	}
+	return respond(http.StatusCreated, h.renderUser(created, root, nil), c)
+}
+
+func (h *Handler) writeGroup(ctx context.Context, root, team string, c call, body map[string]any) (*result, *scimError) {
+	st := h.store
+	var (
+		out scim.Group
+		err error
+	)
+	switch c.method {
+	case http.MethodPost, http.MethodPut:
+		if e := requireSchema(body, scim.GroupSchema); e != nil {
+			return nil, e
+		}
+		if e := scim.CheckGroup(body); e != nil {
+			return nil, e
+		}
+		valid, e := validateAttrs(body, h.groups.schema)
+		if e != nil {
+			return nil, e
+		}
+		g, gerr := groupFromAttrs(valid)
+		if gerr != nil {
+			return nil, asScimError(gerr)
+		}
+		if c.method == http.MethodPost {
+			created, err := st.CreateGroup(ctx, team, g)
+			if err != nil {
+				e := h.storeError(err)
+				return nil, &e
+			}
+			return respond(http.StatusCreated, renderGroup(created, root), c)
+		}
+		out, err = update(c.ifMatch, groupVersion,
+			func() (scim.Group, error) { return st.GetGroup(ctx, team, c.id) },
+			func(cur scim.Group) (scim.Group, error) {
+				next := g.Clone()
+				next.ID = cur.ID
+				return next, nil
+			},
+			func(next scim.Group, v int64) (scim.Group, error) { return st.ReplaceGroup(ctx, team, next, v) })
+	case http.MethodPatch:
+		if e := scim.NormalizePatch(body, false); e != nil {
+			return nil, e
+		}
+		ops := patchOps(body)
+		out, err = update(c.ifMatch, groupVersion,
+			func() (scim.Group, error) { return st.GetGroup(ctx, team, c.id) },
+			func(cur scim.Group) (scim.Group, error) { return h.patchGroup(cur, root, ops) },
+			func(next scim.Group, v int64) (scim.Group, error) { return st.ReplaceGroup(ctx, team, next, v) })
+	}
+	if err != nil {
+		e := h.storeError(err)
+		return nil, &e
+	}
+	return respond(http.StatusOK, renderGroup(out, root), c)
+}
+
+func (h *Handler) patchGroup(cur scim.Group, root string, ops []patchOp) (scim.Group, error) {
+	attrs := groupAttrs(cur, root)
+	attrs["id"] = cur.ID
+	if cur.ExternalID != "" {
+		attrs["externalId"] = cur.ExternalID
+	}
+	if e := h.groups.patch.applyPatch(attrs, ops); e != nil {
+		return scim.Group{}, *e
+	}
+	delete(attrs, "id")
+	if e := scim.CheckGroup(attrs); e != nil {
+		return scim.Group{}, *e
+	}
+	valid, e := validateAttrs(attrs, h.groups.schema)
+	if e != nil {
+		return scim.Group{}, *e
+	}
+	next, err := groupFromAttrs(valid)
+	if err != nil {
+		return scim.Group{}, err
+	}
+	next.ID = cur.ID
+	return next, nil
+}
+
+// asScimError returns err as a client error; the errors of this package's checks are
+// ScimError values already.
+func asScimError(err error) *scimError {
+	if se, ok := err.(scimError); ok {
+		return &se
+	}
+	e := badValue("%v", err)
+	return &e
+}

@@ -1,0 +1,613 @@
+package scimhttp
+
+import (
+	"fmt"
+	"net/http"
+	"reflect"
+	"strings"
+
+	"github.com/elimity-com/scim/schema"
+	"github.com/kmkit/kmkit/scim"
+	"github.com/scim2/filter-parser/v2"
+)
+
+// This file applies PATCH operations (RFC 7644 section 3.5.2) to the JSON form of a
+// resource: core attributes at the top level, each extension's attributes in an object
+// under its URN. Paths and the keys of path-less values are resolved against the
+// library's schemas; every operation either has its effect or fails with a 400 naming the
+// problem, so that no PATCH is answered 2xx without doing what it was asked.
+
+// patchOp is one operation of a PatchOp message.
+type patchOp struct {
+	op       string // add, replace or remove, in lower case
+	path     string // "" when the operation has none
+	value    any
+	hasValue bool
+}
+
+// patchSchema is what PATCH paths are resolved against: the resource type's core schema
+// (with externalId) and its extensions.
+type patchSchema struct {
+	core schema.Schema
+	exts []schema.Schema
+	// computed are the sub-attributes ("members.display", lower case) the service fills
+	// in itself, although the schema declares them writable.
+	computed map[string]bool
+}
+
+// patchTarget is a resolved path.
+type patchTarget struct {
+	ext    string               // URN of the extension holding the attribute; "" for core
+	whole  bool                 // the path is an extension URN: the extension object itself
+	attr   schema.CoreAttribute // the top-level attribute
+	sub    string               // canonical sub-attribute name, "" for none
+	filter filter.Expression    // value filter of a multi-valued attribute, nil for none
+	text   string               // the path as the client gave it, for messages
+}
+
+func invalidPath(format string, args ...any) *scimError {
+	e := apiError(http.StatusBadRequest, scim.TypeInvalidPath, format, args...)
+	return &e
+}
+
+func noTarget(format string, args ...any) *scimError {
+	e := apiError(http.StatusBadRequest, scim.TypeNoTarget, format, args...)
+	return &e
+}
+
+func mutabilityError(format string, args ...any) *scimError {
+	e := apiError(http.StatusBadRequest, scim.TypeMutability, format, args...)
+	return &e
+}
+
+func invalidValue(format string, args ...any) *scimError {
+	e := badValue(format, args...)
+	return &e
+}
+
+// readOnlyAttrs are attributes no PATCH may set: the service maintains them.
+var readOnlyAttrs = []string{"id", "meta", "groups"}
+
+// resolve turns a path into its target.
+func (s patchSchema) resolve(path string) (patchTarget, *scimError) {
+	t := patchTarget{text: path}
+	rest := strings.TrimSpace(path)
+	lower := strings.ToLower(rest)
+	attrs := s.core.Attributes
+	for _, ext := range s.exts {
+		urn := strings.ToLower(ext.ID)
+		if lower == urn {
+			t.ext, t.whole = ext.ID, true
+			return t, nil
+		}
+		if strings.HasPrefix(lower, urn+":") {
+			t.ext, attrs, rest = ext.ID, ext.Attributes, rest[len(urn)+1:]
+			break
+		}
+	}
+	if t.ext == "" {
+		if urn := strings.ToLower(s.core.ID) + ":"; strings.HasPrefix(lower, urn) {
+			rest = rest[len(urn):]
+		}
+	}
+	for _, name := range readOnlyAttrs {
+		head, _, _ := strings.Cut(rest, ".")
+		head, _, _ = strings.Cut(head, "[")
+		_, inSchema := schema.Attributes(s.core.Attributes).ContainsAttribute(name)
+		if t.ext == "" && strings.EqualFold(head, name) && (name != "groups" || inSchema) {
+			return t, mutabilityError("%s is read-only: the service maintains it.", name)
+		}
+	}
+	p, err := filter.ParsePath([]byte(rest))
+	if err != nil || rest == "" {
+		return t, invalidPath("The path %q is not a valid SCIM attribute path.", path)
+	}
+	if p.AttributePath.URIPrefix != nil {
+		return t, invalidPath("The path %q names an unknown schema %s.", path, p.AttributePath.URI())
+	}
+	attr, ok := schema.Attributes(attrs).ContainsAttribute(p.AttributePath.AttributeName)
+	if !ok {
+		return t, invalidPath("The path %q names no attribute of the resource.", path)
+	}
+	t.attr, t.filter = attr, p.ValueExpression
+	if t.filter != nil && !attr.MultiValued() {
+		return t, invalidPath("The path %q filters %s, which is not multi-valued.", path, attr.Name())
+	}
+	sub := p.AttributePath.SubAttributeName()
+	if sub == "" {
+		sub = p.SubAttributeName()
+	}
+	if sub != "" {
+		sa, ok := attr.SubAttributes().ContainsAttribute(sub)
+		if !ok {
+			return t, invalidPath("The path %q names no sub-attribute of %s.", path, attr.Name())
+		}
+		if sa.Mutability() == "readOnly" || s.computed[strings.ToLower(attr.Name()+"."+sa.Name())] {
+			return t, mutabilityError("%s.%s is read-only: the service maintains it.", attr.Name(), sa.Name())
+		}
+		t.sub = sa.Name()
+	}
+	if attr.Mutability() == "readOnly" {
+		return t, mutabilityError("%s is read-only: the service maintains it.", attr.Name())
+	}
+	return t, nil
+}
+
+// applyPatch applies ops in order to res, which it modifies.
+func (s patchSchema) applyPatch(res map[string]any, ops []patchOp) *scimError {
+	for i, op := range ops {
+		// The value is copied: res keeps it, and a retried update applies ops again.
+		op.value = scim.CloneValue(op.value)
+		if e := s.apply(res, op); e != nil {
+			e.Detail = fmt.Sprintf("Operations[%d]: %s", i, e.Detail)
+			return e
+		}
+	}
+	return nil
+}
+
+func (s patchSchema) apply(res map[string]any, op patchOp) *scimError {
+	if op.path == "" {
+		if op.op == "remove" {
+			return noTarget("remove needs a path.")
+		}
+		obj, ok := op.value.(map[string]any)
+		if !ok {
+			return invalidValue("%s without a path needs an object of attributes as its value.", op.op)
+		}
+		return s.applyObject(res, op.op, "", obj)
+	}
+	t, e := s.resolve(op.path)
+	if e != nil {
+		return e
+	}
+	if op.op == "add" && (!op.hasValue || op.value == nil) {
+		return invalidValue("add on %q needs a value.", op.path)
+	}
+	return s.applyTarget(res, op.op, t, op.value)
+}
+
+// applyObject applies the attributes of a path-less value (or of an extension object)
+// one by one, each key being a path: "displayName", "name.givenName", a URN-prefixed
+// attribute, or an extension URN whose value is an object of its attributes.
+func (s patchSchema) applyObject(res map[string]any, op, prefix string, obj map[string]any) *scimError {
+	for k, v := range obj {
+		key := k
+		if prefix != "" {
+			key = prefix + ":" + k
+		}
+		if prefix == "" {
+			switch lk := strings.ToLower(k); {
+			case lk == "schemas":
+				continue
+			case lk == "id" || lk == "meta":
+				if lk == "id" && v == res["id"] {
+					continue // Okta repeats the id in its path-less replace
+				}
+				return mutabilityError("%s is read-only: the service maintains it.", k)
+			}
+		}
+		t, e := s.resolve(key)
+		if e != nil {
+			return e
+		}
+		if t.whole {
+			m, ok := v.(map[string]any)
+			if !ok && v != nil {
+				return invalidValue("%s must be an object of its attributes.", t.ext)
+			}
+			if v == nil {
+				if op == "add" {
+					continue
+				}
+				delete(res, t.ext)
+				continue
+			}
+			if e := s.applyObject(res, op, t.ext, m); e != nil {
+				return e
+			}
+			continue
+		}
+		if op == "add" && v == nil {
+			continue // adding nothing to an attribute leaves it as it is
+		}
+		if e := s.applyTarget(res, op, t, v); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// holder returns the object holding t's attribute: res, or its extension's object,
+// created when create is set (nil otherwise when absent).
+func holder(res map[string]any, t patchTarget, create bool) map[string]any {
+	if t.ext == "" {
+		return res
+	}
+	k, ok := scim.AttributeKey(res, t.ext)
+	if ok {
+		if m, ok := res[k].(map[string]any); ok {
+			return m
+		}
+	}
+	if !create {
+		return nil
+	}
+	m := map[string]any{}
+	if ok {
+		delete(res, k)
+	}
+	res[t.ext] = m
+	return m
+}
+
+// canonicalKeys renames the keys of m that name attributes of attr (in any case) to their
+// schema names, so that later operations find them.
+func canonicalKeys(m map[string]any, attrs schema.Attributes) {
+	for k, v := range m {
+		if a, ok := attrs.ContainsAttribute(k); ok && a.Name() != k {
+			delete(m, k)
+			m[a.Name()] = v
+		}
+	}
+}
+
+func (s patchSchema) applyTarget(res map[string]any, op string, t patchTarget, value any) *scimError {
+	if t.whole {
+		switch op {
+		case "remove":
+			if k, ok := scim.AttributeKey(res, t.ext); ok {
+				delete(res, k)
+			}
+			return nil
+		case "replace":
+			if k, ok := scim.AttributeKey(res, t.ext); ok {
+				delete(res, k)
+			}
+		}
+		if value == nil {
+			return nil
+		}
+		m, ok := value.(map[string]any)
+		if !ok {
+			return invalidValue("%s must be an object of its attributes.", t.ext)
+		}
+		return s.applyObject(res, "add", t.ext, m)
+	}
+	if op == "replace" && value == nil {
+		op = "remove" // RFC 7643 section 2.5: null is unassigned
+	}
+	h := holder(res, t, op != "remove")
+	if h == nil {
+		return nil // removing from an absent extension: nothing is there
+	}
+	name := t.attr.Name()
+	if k, ok := scim.AttributeKey(h, name); ok && k != name {
+		h[name] = h[k]
+		delete(h, k)
+	}
+	cur, exists := h[name]
+	if cur == nil {
+		exists = false
+	}
+	if t.attr.MultiValued() {
+		return applyMulti(h, op, t, value, cur, exists)
+	}
+	switch {
+	case op == "remove" && t.sub == "":
+		delete(h, name)
+	case op == "remove":
+		if m, ok := cur.(map[string]any); ok {
+			canonicalKeys(m, t.attr.SubAttributes())
+			delete(m, t.sub)
+			if len(m) == 0 {
+				delete(h, name)
+			}
+		}
+	case t.sub != "":
+		m, ok := cur.(map[string]any)
+		if !ok {
+			m = map[string]any{}
+		}
+		canonicalKeys(m, t.attr.SubAttributes())
+		m[t.sub] = value
+		h[name] = m
+	case len(t.attr.SubAttributes()) > 0:
+		// A complex attribute: the sub-attributes given replace or add to the current
+		// ones, those not given stay (RFC 7644 sections 3.5.2.1 and 3.5.2.3).
+		in, ok := value.(map[string]any)
+		if !ok {
+			return invalidValue("%s must be an object of its sub-attributes.", name)
+		}
+		m, ok := cur.(map[string]any)
+		if !ok {
+			m = map[string]any{}
+		}
+		canonicalKeys(m, t.attr.SubAttributes())
+		for k, v := range in {
+			sa, ok := t.attr.SubAttributes().ContainsAttribute(k)
+			if !ok {
+				return invalidPath("%s has no sub-attribute %s.", name, k)
+			}
+			if v == nil {
+				delete(m, sa.Name())
+				continue
+			}
+			m[sa.Name()] = v
+		}
+		h[name] = m
+	default:
+		h[name] = value
+	}
+	return nil
+}
+
+// applyMulti applies an operation to a multi-valued attribute.
+func applyMulti(h map[string]any, op string, t patchTarget, value any, cur any, exists bool) *scimError {
+	name := t.attr.Name()
+	list, _ := cur.([]any)
+	if exists && list == nil {
+		list = []any{cur}
+	}
+	subs := t.attr.SubAttributes()
+	for _, el := range list {
+		if m, ok := el.(map[string]any); ok {
+			canonicalKeys(m, subs)
+		}
+	}
+	set := func(l []any) {
+		if len(l) == 0 {
+			delete(h, name)
+			return
+		}
+		h[name] = l
+	}
+	if t.filter == nil && t.sub == "" {
+		switch op {
+		case "remove":
+			vals, isList := value.([]any)
+			if !isList || len(vals) == 0 {
+				delete(h, name)
+				return nil
+			}
+			// A remove with values takes those values out, as Entra ID removes members.
+			out := list[:0:0]
+			for _, el := range list {
+				if !containsValue(vals, el) {
+					out = append(out, el)
+				}
+			}
+			set(out)
+			return nil
+		case "replace":
+			set(asList(value))
+			return nil
+		default: // add: the values are added, those already present are not repeated
+			for _, v := range asList(value) {
+				if !containsValue(list, v) {
+					list = append(list, v)
+				}
+			}
+			set(list)
+			return nil
+		}
+	}
+	var matched []int
+	for i, el := range list {
+		m, ok := el.(map[string]any)
+		if !ok {
+			continue
+		}
+		if t.filter == nil || matches(t.filter, m, subs) {
+			matched = append(matched, i)
+		}
+	}
+	if len(matched) == 0 {
+		switch op {
+		case "remove":
+			return nil
+		case "replace":
+			if t.filter != nil {
+				return noTarget("No value of %s matches the filter of %q.", name, t.text)
+			}
+			return noTarget("%s has no values whose %s could be replaced.", name, t.sub)
+		}
+		// add on a filtered path with no match creates the value the filter describes.
+		el := map[string]any{}
+		if t.filter != nil {
+			if !equalities(t.filter, el, subs) {
+				return noTarget("No value of %s matches the filter of %q, and the filter does not describe a value to create (it must combine eq terms with and).", name, t.text)
+			}
+		}
+		if e := setElement(el, t, value); e != nil {
+			return e
+		}
+		set(append(list, el))
+		return nil
+	}
+	switch op {
+	case "remove":
+		if t.sub == "" {
+			drop := map[int]bool{}
+			for _, i := range matched {
+				drop[i] = true
+			}
+			out := list[:0:0]
+			for i, el := range list {
+				if !drop[i] {
+					out = append(out, el)
+				}
+			}
+			set(out)
+			return nil
+		}
+		for _, i := range matched {
+			delete(list[i].(map[string]any), t.sub)
+		}
+	case "replace":
+		for _, i := range matched {
+			if t.sub != "" {
+				list[i].(map[string]any)[t.sub] = value
+				continue
+			}
+			m, ok := value.(map[string]any)
+			if !ok {
+				return invalidValue("The values of %s are objects; the value must be one.", name)
+			}
+			list[i] = m
+		}
+	default:
+		for _, i := range matched {
+			if e := setElement(list[i].(map[string]any), t, value); e != nil {
+				return e
+			}
+		}
+	}
+	set(list)
+	return nil
+}
+
+// setElement sets the target's sub-attribute of el to value, or merges an object value
+// into el.
+func setElement(el map[string]any, t patchTarget, value any) *scimError {
+	if t.sub != "" {
+		el[t.sub] = value
+		return nil
+	}
+	m, ok := value.(map[string]any)
+	if !ok {
+		return invalidValue("The values of %s are objects; the value must be one.", t.attr.Name())
+	}
+	for k, v := range m {
+		sa, ok := t.attr.SubAttributes().ContainsAttribute(k)
+		if !ok {
+			return invalidPath("%s has no sub-attribute %s.", t.attr.Name(), k)
+		}
+		el[sa.Name()] = v
+	}
+	return nil
+}
+
+func asList(v any) []any {
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case []any:
+		return v
+	}
+	return []any{v}
+}
+
+// containsValue reports whether list holds v: the same "value" sub-attribute for objects
+// that have one, else an equal JSON value.
+func containsValue(list []any, v any) bool {
+	key := func(x any) (any, bool) {
+		if m, ok := x.(map[string]any); ok {
+			if k, ok := scim.AttributeKey(m, "value"); ok && m[k] != nil {
+				return m[k], true
+			}
+		}
+		return nil, false
+	}
+	kv, hasKey := key(v)
+	for _, e := range list {
+		if ke, ok := key(e); ok && hasKey {
+			if fmt.Sprint(ke) == fmt.Sprint(kv) {
+				return true
+			}
+			continue
+		}
+		if reflect.DeepEqual(e, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// matches evaluates a value filter on one value of a multi-valued attribute.
+func matches(e filter.Expression, el map[string]any, subs schema.Attributes) bool {
+	switch e := e.(type) {
+	case *filter.LogicalExpression:
+		if e.Operator == filter.AND {
+			return matches(e.Left, el, subs) && matches(e.Right, el, subs)
+		}
+		return matches(e.Left, el, subs) || matches(e.Right, el, subs)
+	case *filter.NotExpression:
+		return !matches(e.Expression, el, subs)
+	case *filter.AttributeExpression:
+		name := e.AttributePath.AttributeName
+		caseExact := false
+		if sa, ok := subs.ContainsAttribute(name); ok {
+			name, caseExact = sa.Name(), sa.CaseExact()
+		}
+		k, present := scim.AttributeKey(el, name)
+		v := el[k]
+		return compare(e.Operator, v, present && v != nil, e.CompareValue, caseExact)
+	}
+	return false
+}
+
+// compare applies a filter operator (RFC 7644 section 3.4.2.2) to a value.
+func compare(op filter.CompareOperator, v any, present bool, want any, caseExact bool) bool {
+	if op == filter.PR {
+		return present
+	}
+	if !present {
+		return false
+	}
+	if b, ok := v.(bool); ok {
+		w, ok := want.(bool)
+		switch op {
+		case filter.EQ:
+			return ok && b == w
+		case filter.NE:
+			return !ok || b != w
+		}
+		return false
+	}
+	a, b := fmt.Sprint(v), fmt.Sprint(want)
+	if !caseExact {
+		a, b = strings.ToLower(a), strings.ToLower(b)
+	}
+	switch op {
+	case filter.EQ:
+		return a == b
+	case filter.NE:
+		return a != b
+	case filter.CO:
+		return strings.Contains(a, b)
+	case filter.SW:
+		return strings.HasPrefix(a, b)
+	case filter.EW:
+		return strings.HasSuffix(a, b)
+	case filter.GT:
+		return a > b
+	case filter.GE:
+		return a >= b
+	case filter.LT:
+		return a < b
+	case filter.LE:
+		return a <= b
+	}
+	return false
+}
+
+// equalities fills el with the attribute values a filter of eq terms joined by and
+// requires, and reports whether the filter is of that form.
+func equalities(e filter.Expression, el map[string]any, subs schema.Attributes) bool {
+	switch e := e.(type) {
+	case *filter.LogicalExpression:
+		return e.Operator == filter.AND && equalities(e.Left, el, subs) && equalities(e.Right, el, subs)
+	case *filter.AttributeExpression:
+		if e.Operator != filter.EQ || e.AttributePath.SubAttribute != nil {
+			return false
+		}
+		sa, ok := subs.ContainsAttribute(e.AttributePath.AttributeName)
+		if !ok {
+			return false
+		}
+		el[sa.Name()] = e.CompareValue
+		return true
+	}
+	return false
+}

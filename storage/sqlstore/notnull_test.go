@@ -1,0 +1,144 @@
+package sqlstore_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/query"
+	"github.com/kmkit/kmkit/storage/sqlstore"
+)
+
+// notNullModel is one record whose column V holds nulls in some imports and not in
+// others.
+const notNullModel = `id: nn
+records:
+  - id: T
+    source: nn_t
+    key: ID
+    fields:
+      - {id: ID, type: string}
+      - {id: V, type: integer}
+    indexes: [[V]]
+`
+
+// testNotNull loads a table whose V holds no null (declared NOT NULL) and the same table
+// with a null in V (nullable), in turn by Import and by the host's LoadTable: the
+// ascending sort puts the null last every time, whatever the store read of the table's
+// form before.
+func testNotNull(t *testing.T, dsn string) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "models"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "data"), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "models", "nn.yaml"), []byte(notNullModel), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write := func(csv string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "data", "nn_t.csv"), []byte(csv), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := open(t, dsn)
+	s := db.KM()
+	sorted := func() []string {
+		t.Helper()
+		m, err := s.Model(ctx, "nn")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := km.NewPlan(m, &km.PlanRequest{Record: "T", Request: query.Request{
+			Fields: []string{"ID", "V"}, Sort: []query.SortKey{{Field: "V"}}, PageSize: 10}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Query(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, r := range res.Rows {
+			ids = append(ids, r[0].Str)
+		}
+		return ids
+	}
+	notNull := func(col string) bool {
+		t.Helper()
+		q := `SELECT "notnull" <> 0 FROM pragma_table_info('nn_t') WHERE name = ?`
+		if db.Dialect() == "postgres" {
+			q = `SELECT attnotnull FROM pg_attribute WHERE attrelid = to_regclass('nn_t') AND attname = $1`
+		}
+		var b bool
+		if err := db.SQL().QueryRowContext(ctx, q, col).Scan(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+
+	write("ID,V\nA,3\nB,1\nC,2\nD,1\n")
+	if err := s.Import(ctx, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if !notNull("V") || !notNull("ID") {
+		t.Error("the columns without nulls are not declared NOT NULL")
+	}
+	// Ties in row order: B before D.
+	if got, want := sorted(), []string{"B", "D", "C", "A"}; !slices.Equal(got, want) {
+		t.Errorf("sorted by V: %q, want %q", got, want)
+	}
+
+	// LoadTable of the host, without an Import (and so without PutModel): the store
+	// reads the table's form again.
+	err := db.LoadTable(ctx, "nn_t", []sqlstore.Column{{Name: "ID", Type: query.TypeString}, {Name: "V", Type: query.TypeInteger}},
+		&sliceRows{rows: [][]any{{"A", int64(3)}, {"B", nil}, {"C", int64(1)}}}, nil, "host 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notNull("V") {
+		t.Error("LoadTable declared V NOT NULL")
+	}
+	if got, want := sorted(), []string{"C", "A", "B"}; !slices.Equal(got, want) {
+		t.Errorf("sorted by V after LoadTable with a null: %q, want %q (nulls last)", got, want)
+	}
+	err = db.LoadTable(ctx, "nn_t", []sqlstore.Column{{Name: "ID", Type: query.TypeString, NotNull: true}, {Name: "V", Type: query.TypeInteger, NotNull: true}},
+		&sliceRows{rows: [][]any{{"A", int64(3)}, {"B", int64(1)}}}, nil, "host 2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !notNull("V") {
+		t.Error("LoadTable did not declare V NOT NULL")
+	}
+	if got, want := sorted(), []string{"B", "A"}; !slices.Equal(got, want) {
+		t.Errorf("sorted by V after LoadTable: %q, want %q", got, want)
+	}
+
+	write("ID,V\nA,3\nB,\nC,2\nD,1\n")
+	if err := s.Import(ctx, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if notNull("V") {
+		t.Error("V holds a null and is declared NOT NULL")
+	}
+	if got, want := sorted(), []string{"D", "C", "A", "B"}; !slices.Equal(got, want) {
+		t.Errorf("sorted by V with a null: %q, want %q (nulls last)", got, want)
+	}
+}
+
+// sliceRows is sqlstore.Rows over literal rows.
+type sliceRows struct {
+	rows [][]any
+	i    int
+}
+
+func (r *sliceRows) Next() bool    { r.i++; return r.i <= len(r.rows) }
+func (r *sliceRows) Values() []any { return r.rows[r.i-1] }
+
+func TestNotNullSQLite(t *testing.T) {
+	testNotNull(t, "sqlite:"+filepath.Join(t.TempDir(), "kmkit.db"))
+}
+
+func TestNotNullPostgres(t *testing.T) { testNotNull(t, postgresDSN(t)) }
