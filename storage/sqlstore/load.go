@@ -513,12 +513,13 @@ func largestFirst(srcs []source, size func(source) int64) {
 
 // loadSources loads n sources: prepare(i) makes the table of source i (parsing its file,
 // say) and load(i) loads it, in the order of i (see largestFirst). Preparing runs one
-// source ahead of the loads, on another core. On SQLite (one writer at a time) the loads run one after the other; on
-// PostgreSQL up to ParallelLoads at once, each in its own transaction on its own
-// connection, so that the server copies and indexes several tables on several cores. The
-// first error stops the rest: a source that fails to prepare (a broken CSV file) lets the
-// loads under way finish, a failed load cancels them; the sources already loaded stay
-// loaded (each is its own transaction, and a rerun skips them by their digest).
+// source ahead of the loads, on another core. On SQLite (one writer at a time) the loads
+// run one after the other; on PostgreSQL up to ParallelLoads at once, each in its own
+// transaction on its own connection, so that the server copies and indexes several tables
+// on several cores. The first error stops the rest: a source that fails to prepare (a
+// broken CSV file) lets the loads under way finish, a failed load cancels them; the
+// sources already loaded stay loaded (each is its own transaction, and a rerun skips them
+// by their digest).
 func (s *KMStore) loadSources(ctx context.Context, n int, prepare func(i int) (*column.Table, error), load func(ctx context.Context, i int, t *column.Table) error) error {
 	workers := 1
 	if s.db.d.name() == "postgres" {
