@@ -8,12 +8,15 @@
 //
 // Without -pg only SQLite is measured; without the sqlite3 or psql program, that peer is
 // left out. -data reuses a data directory of the demo instead of generating one (the CSV
-// writing takes longer than the imports), -only picks one database, -peers=false leaves the peers out and -cpuprofile
-// profiles kmkit's imports. Next to the wall-clock times it prints the CPU time (user and
-// system) of this process during kmkit's import and of the peer's process: for SQLite,
-// which runs inside them, a figure that a busy machine disturbs less than the wall clock
-// (PostgreSQL's work is the server's and is not in it); and the load average before and
-// after, since other work on the machine slows both sides.
+// writing takes longer than the imports), -only picks one database, -peers=false leaves
+// the peers out, -phases prints how long each COPY, CREATE INDEX and ANALYZE ran per table
+// on PostgreSQL, and -cpuprofile profiles kmkit's imports. Next to the wall-clock times it
+// prints the CPU time (user and system) of this process during kmkit's import and of the
+// peer's process: for SQLite, which runs inside them, a figure that a busy machine
+// disturbs less than the wall clock; for PostgreSQL also the CPU time of the server
+// processes serving the database meanwhile (see serverMonitor: the server must run on
+// this machine); and the load average before and after, since other work on the machine
+// slows both sides.
 package main
 
 import (
