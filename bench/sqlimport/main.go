@@ -7,17 +7,22 @@
 //	go run ./bench/sqlimport -rows 1000000 -pg 'postgres://kmkit@127.0.0.1:55432/db?sslmode=disable'
 //
 // Without -pg only SQLite is measured; without the sqlite3 or psql program, that peer is
-// left out. -only picks one database, -peers=false leaves the peers out and -cpuprofile
-// profiles kmkit's imports. Next to the wall-clock times it prints the CPU time (user and
-// system) of this process during kmkit's import and of the peer's process: for SQLite,
-// which runs inside them, a figure that a busy machine disturbs less than the wall clock
-// (PostgreSQL's work is the server's and is not in it); and the load average before and
-// after, since other work on the machine slows both sides.
+// left out. -data reuses a data directory of the demo instead of generating one (the CSV
+// writing takes longer than the imports), -only picks one database, -peers=false leaves
+// the peers out, -phases prints how long each COPY, CREATE INDEX and ANALYZE ran per table
+// on PostgreSQL, and -cpuprofile profiles kmkit's imports. Next to the wall-clock times it
+// prints the CPU time (user and system) of this process during kmkit's import and of the
+// peer's process: for SQLite, which runs inside them, a figure that a busy machine
+// disturbs less than the wall clock; for PostgreSQL also the CPU time of the server
+// processes serving the database meanwhile (see serverMonitor: the server must run on
+// this machine); and the load average before and after, since other work on the machine
+// slows both sides.
 package main
 
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -32,6 +37,8 @@ import (
 	"syscall"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // the monitor's own connection to PostgreSQL
+
 	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/storage/sqlstore"
@@ -43,6 +50,8 @@ func main() {
 	peers := flag.Bool("peers", true, "measure the peers (sqlite3 .import, psql \\copy)")
 	only := flag.String("only", "", "measure one database only: sqlite or postgres")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of kmkit's imports to this file")
+	data := flag.String("data", "", "a data directory of the demo written before (models/, data/), instead of generating one (-rows is then only printed)")
+	flag.BoolVar(&showPhases, "phases", false, "print how long each phase of the PostgreSQL loads ran (COPY, CREATE INDEX, ANALYZE per table)")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -56,12 +65,24 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	if err := writeDemo(dir, *rows); err != nil {
+	if *data != "" {
+		// The demo written earlier: its models and CSV files are linked, the databases
+		// are created in dir.
+		for _, sub := range []string{"models", "data"} {
+			abs, err := filepath.Abs(filepath.Join(*data, sub))
+			if err != nil {
+				log.Fatal(err)
+			}
+			if err := os.Symlink(abs, filepath.Join(dir, sub)); err != nil {
+				log.Fatal(err)
+			}
+		}
+	} else if err := writeDemo(dir, *rows); err != nil {
 		log.Fatal(err)
 	}
 	ctx := context.Background()
 	fmt.Printf("import of the demo with %d orders (all sources); load average %s\n", *rows, loadAverage())
-	fmt.Printf("%-10s %12s %12s %8s %12s %12s %12s\n", "database", "kmkit", "peer", "ratio", "restart", "kmkit cpu", "peer cpu")
+	fmt.Printf("%-10s %12s %12s %8s %12s %12s %12s %12s %12s\n", "database", "kmkit", "peer", "ratio", "restart", "kmkit cpu", "peer cpu", "kmkit server", "peer server")
 	if *only != "postgres" {
 		run(ctx, "sqlite", "sqlite:"+filepath.Join(dir, "kmkit.db"), dir, func(idx map[string][][]string) (time.Duration, time.Duration, error) {
 			if !*peers {
@@ -81,7 +102,7 @@ func main() {
 	if profile != nil {
 		profile.Close()
 	}
-	fmt.Printf("load average at the end %s; cpu: user+system seconds of this process during kmkit's import and of the peer's process (SQLite runs in them; PostgreSQL's work is the server's, not counted)\n", loadAverage())
+	fmt.Printf("load average at the end %s; cpu: user+system time of this process during kmkit's import and of the peer's process (SQLite runs in them); server: of the PostgreSQL processes serving the database meanwhile\n", loadAverage())
 }
 
 // loadAverage returns the machine's 1, 5 and 15 minute load averages.
@@ -105,6 +126,9 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// showPhases prints the phases of the PostgreSQL loads.
+var showPhases bool
 
 // profile, when set, receives a CPU profile of kmkit's imports (not of the peers).
 var profile *os.File
@@ -159,11 +183,28 @@ func run(ctx context.Context, name, dsn, dir string, peer func(map[string][][]st
 			log.Fatal(err)
 		}
 	}
+	var mon *sql.DB
+	if name == "postgres" {
+		if mon, err = sql.Open("pgx", dsn); err != nil {
+			log.Fatal(err)
+		}
+		defer mon.Close()
+		mon.SetMaxOpenConns(1)
+	}
+	watch := func() func() (time.Duration, []phase) {
+		if mon == nil {
+			return func() (time.Duration, []phase) { return -1, nil }
+		}
+		m := watchServer(mon)
+		return func() (time.Duration, []phase) { c := m.finish(); return c, m.phases() }
+	}
+	finish := watch()
 	start, cpu0 := time.Now(), cpuTime()
 	if err := db.KM().Import(ctx, os.DirFS(dir)); err != nil {
 		log.Fatal(err)
 	}
 	took, cpu := time.Since(start), cpuTime()-cpu0
+	serverCPU, phases := finish()
 	if profile != nil {
 		pprof.StopCPUProfile()
 	}
@@ -176,7 +217,9 @@ func run(ctx context.Context, name, dsn, dir string, peer func(map[string][][]st
 	if err != nil {
 		log.Fatal(err)
 	}
+	finish = watch()
 	peerTook, peerCPU, err := peer(idx)
+	peerServerCPU, peerPhases := finish()
 	peerText, ratio, peerCPUText := "n/a", "n/a", "n/a"
 	if err != nil {
 		log.Printf("%s peer: %v", name, err)
@@ -184,8 +227,29 @@ func run(ctx context.Context, name, dsn, dir string, peer func(map[string][][]st
 		peerText, ratio = peerTook.Round(time.Millisecond).String(), fmt.Sprintf("%.2fx", took.Seconds()/peerTook.Seconds())
 		peerCPUText = peerCPU.Round(time.Millisecond).String()
 	}
-	fmt.Printf("%-10s %12s %12s %8s %12s %12s %12s\n", name, took.Round(time.Millisecond), peerText, ratio, restart.Round(time.Millisecond),
-		cpu.Round(time.Millisecond), peerCPUText)
+	serverText, peerServerText := "n/a", "n/a"
+	if serverCPU >= 0 {
+		serverText = serverCPU.Round(10 * time.Millisecond).String()
+		if err == nil {
+			peerServerText = peerServerCPU.Round(10 * time.Millisecond).String()
+		}
+	}
+	fmt.Printf("%-10s %12s %12s %8s %12s %12s %12s %12s %12s\n", name, took.Round(time.Millisecond), peerText, ratio, restart.Round(time.Millisecond),
+		cpu.Round(time.Millisecond), peerCPUText, serverText, peerServerText)
+	if showPhases && mon != nil {
+		printPhases("kmkit", phases)
+		if err == nil {
+			printPhases("peer", peerPhases)
+		}
+	}
+}
+
+// printPhases prints the time each phase of a load ran (statements on several
+// connections at once each count their own time).
+func printPhases(who string, phases []phase) {
+	for _, p := range phases {
+		fmt.Printf("    %-6s %-32s %3d statements %10s\n", who, p.name, p.count, p.took.Round(10*time.Millisecond))
+	}
 }
 
 // indexes reads the columns of kmkit's indexes on the demo tables from the catalog,

@@ -160,17 +160,21 @@
 //
 // An imported table declares NOT NULL every column that holds no null (the rows are known
 // before the table is created), so that SQLite sorts such a column ascending through an
-// index (see the sorts above). It is indexed on the key of each record using it, on every field of a
-// relationship and on each index the records declare (km.Record.Indexes), every index
-// ending with RowColumn; each declared index is created a second time with every column
-// descending, nulls last (see Index), so that sorts in both directions read it in order;
-// when none of its records declares indexes, on every field (ascending only). The
-// index set is part of the digest, so changing it reloads the table. Each table is one
-// transaction, and the indexes are built after the rows. PostgreSQL loads with COPY in its
-// binary format, encoded straight from the columns, with FREEZE (the rows are written
-// frozen and the pages all-visible, so index-only scans need no VACUUM first), up to
-// ParallelLoads tables at once on separate connections, each with maintenance_work_mem
-// raised for its index builds and ANALYZE at the end. The tables are logged from the start:
+// index (see the sorts above). It is indexed on the key of each record using it, on every
+// field of a relationship and on each index the records declare (km.Record.Indexes), every
+// index ending with RowColumn (on SQLite implicitly: RowColumn is the rowid, which every
+// index entry ends with anyway, so it is not stored and sorted twice); each declared index
+// is created a second time with every column descending, nulls last (see Index), so that
+// sorts in both directions read it in order; when none of its records declares indexes, on
+// every field (ascending only). The index set is part of the digest, so changing it
+// reloads the table. Each table is one transaction, and the indexes are built after the
+// rows; the sources with the most work (data size times one plus their indexes) load
+// first. PostgreSQL loads with COPY in its binary format, encoded straight from the
+// columns, with FREEZE (the rows are written frozen and the pages all-visible, so
+// index-only scans need no VACUUM first), up to ParallelLoads tables at once on separate
+// connections, each with maintenance_work_mem raised for its index builds (filled pages,
+// no deduplication: the entries are unique and the table is read-only until the next
+// import replaces it) and ANALYZE at the end. The tables are logged from the start:
 // UNLOGGED and then SET LOGGED would write the whole table to the WAL again unless
 // wal_level is minimal, and an import that returned must survive a crash. SQLite loads
 // with prepared inserts of up to 512 rows each while the next source's CSV file is parsed

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -79,6 +80,10 @@ type Index struct {
 }
 
 // ddl returns the CREATE INDEX statement of idx on table for dialect d.
+//
+// On SQLite RowColumn is the rowid, which every index entry ends with (ascending, in
+// either direction of the columns), and the planner knows it: the index orders its rows
+// as one ending with RowColumn would, without storing and sorting the row number twice.
 func (idx Index) ddl(d dialect, table string) string {
 	dir := ""
 	if idx.Descending {
@@ -91,12 +96,19 @@ func (idx Index) ddl(d dialect, table string) string {
 	for _, c := range idx.Columns {
 		quoted = append(quoted, quoteIdent(c)+dir)
 	}
-	quoted = append(quoted, quoteIdent(RowColumn))
+	with := ""
+	if d.name() == "postgres" {
+		quoted = append(quoted, quoteIdent(RowColumn))
+		// The entries are unique (RowColumn ends them), so deduplication would only
+		// compare each entry with the one before it for nothing; and the table is not
+		// written to until the next import replaces it, so the pages are filled.
+		with = " WITH (fillfactor = 100, deduplicate_items = off)"
+	}
 	name := IndexName(table, idx.Columns)
 	if idx.Descending {
 		name = IndexName(table, append(slices.Clone(idx.Columns), "desc"))
 	}
-	return "CREATE INDEX " + quoteIdent(name) + " ON " + quoteIdent(table) + " (" + strings.Join(quoted, ", ") + ")"
+	return "CREATE INDEX " + quoteIdent(name) + " ON " + quoteIdent(table) + " (" + strings.Join(quoted, ", ") + ")" + with
 }
 
 // LoadIndexedTable replaces table with the given columns and rows, in one transaction,
@@ -434,19 +446,25 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 	}
 	// The sources whose digest changed, found by hashing the files (cheap next to parsing
 	// and loading them).
-	var stale []source
+	var (
+		stale []source
+		sizes = map[string]int64{}
+	)
 	for _, src := range srcs {
 		name := "data/" + src.name + ".csv"
 		h := src.hash()
-		if err := hashFile(h, fsys, name); err != nil {
+		size, err := hashFile(h, fsys, name)
+		if err != nil {
 			return fmt.Errorf("sqlstore: the data of source %s: %w", src.name, err)
 		}
 		if old, err := s.db.Imported(ctx, src.name); err != nil {
 			return err
 		} else if old != hex.EncodeToString(h.Sum(nil)) {
 			stale = append(stale, src)
+			sizes[src.name] = size
 		}
 	}
+	largestFirst(stale, func(src source) int64 { return sizes[src.name] })
 	digests := make([]string, len(stale))
 	err = s.loadSources(ctx, len(stale), func(i int) (*column.Table, error) {
 		name := "data/" + stale[i].name + ".csv"
@@ -472,25 +490,36 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 	return s.putModels(ctx, models)
 }
 
-// hashFile writes the file name of fsys into h.
-func hashFile(h hash.Hash, fsys fs.FS, name string) error {
+// hashFile writes the file name of fsys into h and returns its size.
+func hashFile(h hash.Hash, fsys fs.FS, name string) (int64, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer f.Close()
-	_, err = io.Copy(h, f)
-	return err
+	return io.Copy(h, f)
+}
+
+// largestFirst orders sources by the work of loading them, the most first (ties keep
+// their order): size(src) measures the data (bytes of a file, or cells of a table) and
+// each index costs about as much again as the rows (an index build reads and sorts them
+// all). With several loads at once (PostgreSQL), the longest starts first instead of
+// last, so that the import does not end waiting for one table while the other
+// connections are idle.
+func largestFirst(srcs []source, size func(source) int64) {
+	work := func(src source) int64 { return size(src) * int64(1+len(src.indexes)+len(src.descending)) }
+	slices.SortStableFunc(srcs, func(a, b source) int { return cmp.Compare(work(b), work(a)) })
 }
 
 // loadSources loads n sources: prepare(i) makes the table of source i (parsing its file,
-// say) and load(i) loads it. Preparing runs one source ahead of the loads, on another
-// core. On SQLite (one writer at a time) the loads run one after the other; on
-// PostgreSQL up to ParallelLoads at once, each in its own transaction on its own
-// connection, so that the server copies and indexes several tables on several cores. The
-// first error stops the rest: a source that fails to prepare (a broken CSV file) lets the
-// loads under way finish, a failed load cancels them; the sources already loaded stay
-// loaded (each is its own transaction, and a rerun skips them by their digest).
+// say) and load(i) loads it, in the order of i (see largestFirst). Preparing runs one
+// source ahead of the loads, on another core. On SQLite (one writer at a time) the loads
+// run one after the other; on PostgreSQL up to ParallelLoads at once, each in its own
+// transaction on its own connection, so that the server copies and indexes several tables
+// on several cores. The first error stops the rest: a source that fails to prepare (a
+// broken CSV file) lets the loads under way finish, a failed load cancels them; the
+// sources already loaded stay loaded (each is its own transaction, and a rerun skips them
+// by their digest).
 func (s *KMStore) loadSources(ctx context.Context, n int, prepare func(i int) (*column.Table, error), load func(ctx context.Context, i int, t *column.Table) error) error {
 	workers := 1
 	if s.db.d.name() == "postgres" {
@@ -593,6 +622,12 @@ func (s *KMStore) ImportGenerated(ctx context.Context, models []*km.KnowledgeMod
 		if err != nil {
 			return true, err
 		}
+		largestFirst(stale, func(src source) int64 {
+			if t, ok := tables[src.name]; ok {
+				return int64(t.Rows()) * int64(len(src.schema))
+			}
+			return 0
+		})
 		err = s.loadSources(ctx, len(stale), func(i int) (*column.Table, error) {
 			t, ok := tables[stale[i].name]
 			if !ok {

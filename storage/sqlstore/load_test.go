@@ -126,14 +126,16 @@ func dbOrders(t *testing.T, db *sqlstore.DB) [][]string {
 
 // indexColumns lists the indexes of table as their columns, from the database's catalog:
 // a descending column is written "NAME desc" and, on PostgreSQL, one sorting nulls first
-// "NAME nulls first".
+// "NAME nulls first". On SQLite the rowid every index entry ends with is listed as the
+// column it is, kmkit_row.
 func indexColumns(t *testing.T, db *sqlstore.DB, table string) [][]string {
 	t.Helper()
 	var q string
 	if db.Dialect() == "sqlite" {
-		q = `SELECT m.name, ii.name || CASE WHEN ii.desc THEN ' desc' ELSE '' END
+		q = `SELECT m.name, coalesce(ii.name, 'kmkit_row') || CASE WHEN ii.desc THEN ' desc' ELSE '' END
 			FROM sqlite_master m, pragma_index_xinfo(m.name) ii
-			WHERE m.type = 'index' AND m.tbl_name = ? AND m.sql IS NOT NULL AND ii.key ORDER BY m.name, ii.seqno`
+			WHERE m.type = 'index' AND m.tbl_name = ? AND m.sql IS NOT NULL AND (ii.key OR ii.cid = -1)
+			ORDER BY m.name, ii.seqno`
 	} else {
 		q = `SELECT i.relname, a.attname
 				|| CASE WHEN x.indoption[k.ord - 1] & 1 = 1 THEN ' desc' ELSE '' END

@@ -162,8 +162,9 @@ func TestLoadRestoresSQLiteSettings(t *testing.T) {
 	}
 }
 
-// testBrokenSecond: a CSV error in one source leaves the sources before it imported, the
-// one loading while the broken file was parsed included, and names the file.
+// testBrokenSecond: a CSV error in one source leaves the sources before it (in the import's
+// order: the most work first) imported, the one loading while the broken file was parsed
+// included, and names the file.
 func testBrokenSecond(t *testing.T, dsn string) {
 	ctx := context.Background()
 	dir := writeLoadData(t, 600)
@@ -171,22 +172,23 @@ func testBrokenSecond(t *testing.T, dsn string) {
 	if err := db.KM().Import(ctx, os.DirFS(dir)); err != nil {
 		t.Fatal(err)
 	}
-	// ld_customers (imported first, by name) gains a row; ld_orders breaks.
-	f, err := os.OpenFile(filepath.Join(dir, "data", "ld_customers.csv"), os.O_APPEND|os.O_WRONLY, 0)
+	// ld_orders (imported first: 600 rows and six indexes against 7 rows and two) gains a
+	// row; ld_customers breaks.
+	f, err := os.OpenFile(filepath.Join(dir, "data", "ld_orders.csv"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString("C7,Customer 7\n")
+	f.WriteString("O99999,C1,OPEN,1.5,1\n")
 	f.Close()
-	f, err = os.OpenFile(filepath.Join(dir, "data", "ld_orders.csv"), os.O_APPEND|os.O_WRONLY, 0)
+	f, err = os.OpenFile(filepath.Join(dir, "data", "ld_customers.csv"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString("O99999,C1,OPEN,not a number,1\n")
+	f.WriteString("C7,Customer 7,one field too many\n")
 	f.Close()
 	err = db.KM().Import(ctx, os.DirFS(dir))
-	if err == nil || !strings.Contains(err.Error(), "ld_orders.csv") {
-		t.Fatalf("import of a broken ld_orders.csv: %v, want an error naming the file", err)
+	if err == nil || !strings.Contains(err.Error(), "ld_customers.csv") {
+		t.Fatalf("import of a broken ld_customers.csv: %v, want an error naming the file", err)
 	}
 	var customers, orders int
 	if err := db.SQL().QueryRow("SELECT count(*) FROM ld_customers").Scan(&customers); err != nil {
@@ -195,8 +197,8 @@ func testBrokenSecond(t *testing.T, dsn string) {
 	if err := db.SQL().QueryRow("SELECT count(*) FROM ld_orders").Scan(&orders); err != nil {
 		t.Fatal(err)
 	}
-	if customers != 8 || orders != 600 {
-		t.Errorf("after the failed import: %d customers (want the new 8), %d orders (want the old 600)", customers, orders)
+	if customers != 7 || orders != 601 {
+		t.Errorf("after the failed import: %d customers (want the old 7), %d orders (want the new 601)", customers, orders)
 	}
 }
 
