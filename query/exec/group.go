@@ -3,6 +3,9 @@ package exec
 import (
 	"encoding/binary"
 	"math"
+	"runtime"
+	"slices"
+	"sync"
 
 	"github.com/kmkit/kmkit/query/column"
 )
@@ -138,6 +141,9 @@ func groupRows(parts []keyPart, sel []int32) (gid []int32, first []int32) {
 		// Every part is small: combine them in mixed radix, null as the last digit, one
 		// column at a time, then number the combined keys in order of first appearance.
 		keys := make([]int32, len(sel))
+		if len(sel) >= parallelRows && dense <= len(sel) && runtime.GOMAXPROCS(0) > 1 {
+			return groupDenseParallel(parts, sel, keys, gid, dense)
+		}
 		for _, p := range parts {
 			p.mix(keys, sel)
 		}
@@ -199,5 +205,74 @@ func groupRows(parts []keyPart, sel []int32) (gid []int32, first []int32) {
 			gid[i] = id
 		}
 	}
+	return gid, first
+}
+
+// parallelRows is the number of rows from which groupRows splits the dense path over the
+// cores.
+var parallelRows = 1 << 16
+
+// groupDenseParallel is groupRows' dense path on GOMAXPROCS goroutines, each on a
+// contiguous chunk of sel: the combined keys and each chunk's first position of every key
+// in parallel, then the group ids numbered in order of first appearance (one pass over the
+// dense key range per chunk), then the rows' ids in parallel. dense is small next to
+// len(sel), so the passes over the key range cost little.
+func groupDenseParallel(parts []keyPart, sel, keys, gid []int32, dense int) ([]int32, []int32) {
+	n := min(runtime.GOMAXPROCS(0), 8)
+	bounds := make([]int, n+1)
+	for c := range bounds {
+		bounds[c] = len(sel) * c / n
+	}
+	chunkFirst := make([][]int32, n) // per chunk: position of each key's first row, or -1
+	each := func(f func(c, lo, hi int)) {
+		var wg sync.WaitGroup
+		for c := range n {
+			wg.Go(func() { f(c, bounds[c], bounds[c+1]) })
+		}
+		wg.Wait()
+	}
+	each(func(c, lo, hi int) {
+		for _, p := range parts {
+			p.mix(keys[lo:hi], sel[lo:hi])
+		}
+		f := make([]int32, dense)
+		for i := range f {
+			f[i] = -1
+		}
+		for i := lo; i < hi; i++ {
+			if k := keys[i]; f[k] < 0 {
+				f[k] = int32(i)
+			}
+		}
+		chunkFirst[c] = f
+	})
+	// A key's first row is in the first chunk that holds it; ordering the keys by that
+	// position numbers them as the sequential pass would.
+	firstOf := make([]int32, dense)
+	for k := range firstOf {
+		firstOf[k] = -1
+		for c := range n {
+			if f := chunkFirst[c][k]; f >= 0 {
+				firstOf[k] = f
+				break
+			}
+		}
+	}
+	var first []int32
+	for _, f := range firstOf {
+		if f >= 0 {
+			first = append(first, f)
+		}
+	}
+	slices.Sort(first)
+	ids := make([]int32, dense)
+	for id, f := range first {
+		ids[keys[f]] = int32(id)
+	}
+	each(func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			gid[i] = ids[keys[i]]
+		}
+	})
 	return gid, first
 }

@@ -140,9 +140,7 @@ func (f *Frame) aggregateWith(a *query.Aggregate, cond pred) (compiledMetric, er
 			num, den := make([]int, g.n), make([]int, g.n)
 			for i, r := range g.sel {
 				den[g.gid[i]]++
-				if b.Get(int(r)) {
-					num[g.gid[i]]++
-				}
+				num[g.gid[i]] += bit(b, r) // no branch: the condition's rows are scattered
 			}
 			out := make([]query.Value, g.n)
 			for i := range out {
@@ -281,6 +279,15 @@ func accumulate(c ref, g groups, pass column.Bitmap, sum []float64, n []int) {
 			n[g.gid[i]]++
 		}
 	}
+}
+
+// bit is 1 when row r is in b, else 0, as b.Get(r) without a branch on the bit.
+func bit(b column.Bitmap, r int32) int {
+	w := int(r >> 6)
+	if w >= len(b) {
+		return 0
+	}
+	return int(b[w] >> (uint(r) & 63) & 1)
 }
 
 func addAll[T int64 | float64](vals []T, nulls column.Bitmap, g groups, sum []float64, n []int) {

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
@@ -541,16 +543,9 @@ func (s *Source) runKPIs(ctx context.Context, p *km.Plan, fs *filterState) (*que
 		byJoin[key.String()] = pr
 	}
 	n := len(gs.vals)
-	values := make([][]query.Value, len(p.Aggregates))
-	for i, a := range p.Aggregates {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		v, err := s.aggregate(ctx, a, all[i], n)
-		if err != nil {
-			return nil, err
-		}
-		values[i] = v
+	values, err := s.aggregates(ctx, p.Aggregates, all, n)
+	if err != nil {
+		return nil, err
 	}
 	k := len(p.Fields)
 	rows := make([][]query.Value, n)
@@ -774,9 +769,20 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		}
 		out = kept
 	}
-	for i, gi := range out.gid {
-		if gs.first[gi] == a.Index && (gs.minG[gi] < 0 || out.g[i] < gs.minG[gi]) {
-			gs.minG[gi] = out.g[i]
+	// The least grain row of each group this aggregate found first. Without a step down
+	// the grain rows ascend, so it is the row of the group's first tuple.
+	least := func(gi, g int32) {
+		if gs.first[gi] == a.Index && (gs.minG[gi] < 0 || g < gs.minG[gi]) {
+			gs.minG[gi] = g
+		}
+	}
+	if down {
+		for i, gi := range out.gid {
+			least(gi, out.g[i])
+		}
+	} else {
+		for l, t := range first {
+			least(global[l], out.g[t])
 		}
 	}
 	return out, nil
@@ -790,6 +796,48 @@ func isIdentity(ids []int32) bool {
 		}
 	}
 	return true
+}
+
+// parallelPairs is the number of (group, row) pairs from which runKPIs computes its
+// aggregates on several cores: below it the goroutines cost more than they save.
+var parallelPairs = 1 << 16
+
+// aggregates computes each aggregate of aggs over its pairs (all[i]) for n groups. The
+// aggregates are independent, so with enough pairs they run on up to GOMAXPROCS
+// goroutines, each aggregate on one (its values are the same as computed alone).
+func (s *Source) aggregates(ctx context.Context, aggs []*km.Aggregate, all []pairs, n int) ([][]query.Value, error) {
+	values := make([][]query.Value, len(aggs))
+	errs := make([]error, len(aggs))
+	run := func(i int) {
+		if errs[i] = ctx.Err(); errs[i] == nil {
+			values[i], errs[i] = s.aggregate(ctx, aggs[i], all[i], n)
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(aggs))
+	if total := len(all[0].g) * len(aggs); workers < 2 || total < parallelPairs {
+		for i := range aggs {
+			if run(i); errs[i] != nil {
+				return nil, errs[i]
+			}
+		}
+		return values, nil
+	}
+	var next atomic.Int32
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(aggs); i = int(next.Add(1)) - 1 {
+				run(i)
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return values, nil
 }
 
 // aggregate computes one aggregate over its pairs for n groups.

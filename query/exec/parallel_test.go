@@ -1,0 +1,162 @@
+package exec
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"testing/fstest"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/query"
+	"github.com/kmkit/kmkit/query/column"
+)
+
+// forceParallel makes every grouping and every set of aggregates take the paths that
+// split work over goroutines, whatever their size, for the test.
+func forceParallel(t *testing.T) {
+	rows, pairs := parallelRows, parallelPairs
+	parallelRows, parallelPairs = 0, 0
+	t.Cleanup(func() { parallelRows, parallelPairs = rows, pairs })
+}
+
+// TestGroupRowsParallel holds the chunked dense grouping to the obvious numbering: a map
+// from each row's key values (nulls equal) to the order of their first appearance.
+func TestGroupRowsParallel(t *testing.T) {
+	forceParallel(t)
+	r := rand.New(rand.NewPCG(3, 9))
+	for c := range 100 {
+		n := 1 + r.IntN(2000)
+		var parts []keyPart
+		var cols []column.Column
+		for range 1 + r.IntN(2) {
+			b := column.NewBuilder(query.TypeString)
+			card := 1 + r.IntN(6)
+			for range n {
+				if r.IntN(10) == 0 {
+					b.AppendNull()
+				} else {
+					b.AppendString(fmt.Sprint("v", r.IntN(card)))
+				}
+			}
+			col := b.Build()
+			cols = append(cols, col)
+			parts = append(parts, newKeyPart(ref{col: col}))
+		}
+		var sel []int32
+		for i := range n {
+			if r.IntN(4) != 0 {
+				sel = append(sel, int32(i))
+			}
+		}
+		gid, first := groupRows(parts, sel)
+
+		ids := map[string]int32{}
+		var wantFirst []int32
+		wantGid := make([]int32, len(sel))
+		for i, row := range sel {
+			key := ""
+			for _, col := range cols {
+				key += fmt.Sprintf("%v|", col.Value(int(row)))
+			}
+			id, ok := ids[key]
+			if !ok {
+				id = int32(len(wantFirst))
+				ids[key] = id
+				wantFirst = append(wantFirst, int32(i))
+			}
+			wantGid[i] = id
+		}
+		if d := gocmp.Diff(wantGid, gid, cmpopts.EquateEmpty()); d != "" {
+			t.Fatalf("case %d: group ids (-want +got):\n%s", c, d)
+		}
+		if d := gocmp.Diff(wantFirst, first, cmpopts.EquateEmpty()); d != "" {
+			t.Fatalf("case %d: first rows (-want +got):\n%s", c, d)
+		}
+	}
+}
+
+// TestKPIsParallel computes KPIs grouped by a field with the aggregates on several
+// goroutines and checks each group against sums, counts and ratios worked out row by row.
+func TestKPIsParallel(t *testing.T) {
+	forceParallel(t)
+	models, err := km.Load(fstest.MapFS{"models/m.yaml": {Data: []byte(`id: m
+records:
+  - id: O
+    key: ID
+    fields: [{id: ID, type: string}, {id: G, type: string}, {id: V, type: float}, {id: L, type: integer}]
+kpis:
+  - {id: TOTAL, expr: sum(O.V)}
+  - {id: MEAN, expr: avg(O.V)}
+  - {id: LATE, expr: ratio(O.L gt 2)}
+  - {id: N, expr: count(), record: O}
+`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := models[0]
+	r := rand.New(rand.NewPCG(5, 11))
+	const n = 5000
+	id, g, v, l := column.NewBuilder(query.TypeString), column.NewBuilder(query.TypeString),
+		column.NewBuilder(query.TypeFloat), column.NewBuilder(query.TypeInteger)
+	type acc struct {
+		sum           float64
+		vals, late, n int
+	}
+	want := map[string]*acc{}
+	for i := range n {
+		id.AppendString(fmt.Sprint("o", i))
+		grp := fmt.Sprint("g", r.IntN(7))
+		g.AppendString(grp)
+		a := want[grp]
+		if a == nil {
+			a = &acc{}
+			want[grp] = a
+		}
+		a.n++
+		if r.IntN(8) == 0 {
+			v.AppendNull()
+		} else {
+			x := math.Round(r.Float64()*100000) / 100
+			v.AppendFloat(x)
+			a.sum += x
+			a.vals++
+		}
+		late := int64(r.IntN(6))
+		l.AppendInt(late)
+		if late > 2 {
+			a.late++
+		}
+	}
+	table, err := column.NewTable([]string{"ID", "G", "V", "L"}, []column.Column{id.Build(), g.Build(), v.Build(), l.Build()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := km.NewPlan(m, &km.PlanRequest{Request: query.Request{Fields: []string{"O.G"},
+		KPIs: []query.NamedMetric{{ID: "TOTAL"}, {ID: "MEAN"}, {ID: "LATE"}, {ID: "N"}}, PageSize: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := NewSource(m, map[string]*column.Table{"O": table}).RunContext(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantRows, gotRows [][]query.Value
+	for grp, a := range want {
+		wantRows = append(wantRows, []query.Value{query.String(grp), query.Float(a.sum),
+			query.Float(a.sum / float64(a.vals)), query.Float(float64(a.late) / float64(a.n)), query.Int(int64(a.n))})
+	}
+	gotRows = append(gotRows, res.Rows...)
+	byGroup := func(a, b []query.Value) int { return cmp.Compare(a[0].Str, b[0].Str) }
+	slices.SortFunc(wantRows, byGroup)
+	slices.SortFunc(gotRows, byGroup)
+	if d := gocmp.Diff(wantRows, gotRows, cmpopts.EquateApprox(1e-9, 1e-9)); d != "" {
+		t.Errorf("KPIs by group (-want +got):\n%s", d)
+	}
+}
