@@ -97,7 +97,7 @@ var queries = []benchQuery{
 func main() {
 	orders := flag.Int("orders", 1_000_000, "orders of the generated demo (customers are orders/100)")
 	dir := flag.String("dir", "", "keep the data directory here (default: a temporary one)")
-	rounds := flag.Int("rounds", 3, "interleaved rounds of the queries")
+	rounds := flag.Int("rounds", 3, "interleaved rounds of the queries (0: none)")
 	n := flag.Int("n", 5, "timed runs of each query per round and engine")
 	loadRounds := flag.Int("load-rounds", 1, "rounds of the load measurements (0: none)")
 	threadList := flag.String("threads", "2,1", "DuckDB thread counts")
@@ -157,7 +157,7 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-	if len(queries) > 0 {
+	if len(queries) > 0 && *rounds > 0 {
 		if err := measureQueries(*dir, peerDir, threads, *rounds, *n); err != nil {
 			log.Fatal(err)
 		}
