@@ -31,7 +31,7 @@ func (m *KnowledgeModel) Compile() error {
 		fail("a KM needs at least one record")
 	}
 	for _, r := range m.Records {
-		if !isIdent(r.ID) {
+		if !query.IsIdentifier(r.ID) {
 			fail("record id %q: want letters, digits and '_', not starting with a digit", r.ID)
 			continue
 		}
@@ -42,7 +42,7 @@ func (m *KnowledgeModel) Compile() error {
 		seen := map[string]bool{}
 		for _, f := range r.Fields {
 			switch {
-			case !isIdent(f.ID):
+			case !query.IsIdentifier(f.ID):
 				fail("field id %q of record %s: want letters, digits and '_', not starting with a digit", f.ID, r.ID)
 			case seen[f.ID]:
 				fail("duplicate field id %q in record %s", f.ID, r.ID)

@@ -588,7 +588,7 @@ func parseDraft(file string, data []byte) (*draft, error) {
 			continue
 		}
 		switch {
-		case !isIdent(rf.ID):
+		case !query.IsIdentifier(rf.ID):
 			fail(keyLine(n, "id"), "filter id %q: want letters, digits and '_'", rf.ID)
 			continue
 		case strings.TrimSpace(rf.Expr) == "":
@@ -613,7 +613,7 @@ func (d *draft) parseRecord(n *yaml.Node) (*Record, error) {
 	if err := decodeNode(d.file, n, recordKeys, "a record", &rr); err != nil {
 		return nil, err
 	}
-	if !isIdent(rr.ID) {
+	if !query.IsIdentifier(rr.ID) {
 		return nil, d.errAt(keyLine(n, "id"), "record id %q: want letters, digits and '_', not starting with a digit", rr.ID)
 	}
 	if d.km.Record(rr.ID) != nil {
@@ -633,7 +633,7 @@ func (d *draft) parseRecord(n *yaml.Node) (*Record, error) {
 		if err := decodeNode(d.file, fn, fieldKeys, "a field", &rf); err != nil {
 			return nil, err
 		}
-		if !isIdent(rf.ID) {
+		if !query.IsIdentifier(rf.ID) {
 			return nil, d.errAt(keyLine(fn, "id"), "field id %q of record %s: want letters, digits and '_', not starting with a digit", rf.ID, rr.ID)
 		}
 		if r.Field(rf.ID) != nil {
@@ -699,7 +699,7 @@ func (d *draft) parseKPI(n *yaml.Node) (*KPI, error) {
 	if err := decodeNode(d.file, n, kpiKeys, "a KPI", &rk); err != nil {
 		return nil, err
 	}
-	if !isIdent(rk.ID) {
+	if !query.IsIdentifier(rk.ID) {
 		return nil, d.errAt(keyLine(n, "id"), "KPI id %q: want letters, digits and '_', not starting with a digit", rk.ID)
 	}
 	if strings.TrimSpace(rk.Expr) == "" {
@@ -722,7 +722,7 @@ func (d *draft) parseKPI(n *yaml.Node) (*KPI, error) {
 		if err := decodeNode(d.file, pn, parameterKeys, "a KPI parameter", &rp); err != nil {
 			return nil, err
 		}
-		if !isIdent(rp.ID) {
+		if !query.IsIdentifier(rp.ID) {
 			return nil, d.errAt(keyLine(pn, "id"), "KPI %s: parameter id %q: want letters, digits and '_'", rk.ID, rp.ID)
 		}
 		for _, p := range k.Parameters {
@@ -744,7 +744,7 @@ func orDefault(s, def string) string {
 
 func splitPath(s string) (FieldPath, bool) {
 	rec, field, ok := strings.Cut(strings.TrimSpace(s), ".")
-	if !ok || !isIdent(rec) || !isIdent(field) {
+	if !ok || !query.IsIdentifier(rec) || !query.IsIdentifier(field) {
 		return FieldPath{}, false
 	}
 	return FieldPath{Record: rec, Field: field}, true
@@ -756,7 +756,7 @@ func isKMID(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !isIdentChar(c) && c != '.' && c != '-' {
+		if !query.IsIdentifierChar(c) && c != '.' && c != '-' {
 			return false
 		}
 	}

@@ -270,11 +270,13 @@ func kpiIdentStart(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
 }
 
-func kpiIdentChar(c byte) bool { return kpiIdentStart(c) || c >= '0' && c <= '9' }
+// IsIdentifierChar reports whether c may follow the first character of an identifier: an
+// ASCII letter, digit or '_'.
+func IsIdentifierChar(c byte) bool { return kpiIdentStart(c) || c >= '0' && c <= '9' }
 
 func (p *kpiParser) call() (Metric, *Error) {
 	start := p.pos
-	for p.pos < len(p.src) && kpiIdentChar(p.src[p.pos]) {
+	for p.pos < len(p.src) && IsIdentifierChar(p.src[p.pos]) {
 		p.pos++
 	}
 	name := p.src[start:p.pos]
@@ -330,15 +332,18 @@ func (p *kpiParser) call() (Metric, *Error) {
 // isFieldPath reports whether s is RECORD.FIELD with identifier parts.
 func isFieldPath(s string) bool {
 	rec, field, ok := strings.Cut(s, ".")
-	return ok && isKPIIdent(rec) && isKPIIdent(field)
+	return ok && IsIdentifier(rec) && IsIdentifier(field)
 }
 
-func isKPIIdent(s string) bool {
+// IsIdentifier reports whether s is an identifier of the KPI language: an ASCII letter or
+// '_', then letters, digits and '_'. Knowledge Model record and field ids follow it, so that
+// each can be named as RECORD.FIELD in a KPI expression.
+func IsIdentifier(s string) bool {
 	if s == "" || !kpiIdentStart(s[0]) {
 		return false
 	}
 	for i := 1; i < len(s); i++ {
-		if !kpiIdentChar(s[i]) {
+		if !IsIdentifierChar(s[i]) {
 			return false
 		}
 	}
