@@ -666,30 +666,32 @@ func (d *draft) parseRecord(n *yaml.Node) (*Record, error) {
 }
 
 // parseIndexes reads a record's indexes: a list of indexes, each a non-empty list of
-// distinct field ids of the record in column order.
-func (d *draft) parseIndexes(r *Record, n *yaml.Node) ([][]string, error) {
+// distinct field ids of the record in column order, each prefixed with '-' when the column
+// is descending.
+func (d *draft) parseIndexes(r *Record, n *yaml.Node) ([]Index, error) {
 	if n.Kind != yaml.SequenceNode {
-		return nil, d.errAt(n.Line, "indexes of record %s: want a list of indexes, each a list of field ids like [[STATUS, NET_VALUE], [CUSTOMER_ID]]", r.ID)
+		return nil, d.errAt(n.Line, "indexes of record %s: want a list of indexes, each a list of field ids like [[STATUS, -NET_VALUE], [CUSTOMER_ID]]", r.ID)
 	}
-	var out [][]string
+	var out []Index
 	for _, in := range n.Content {
 		if in.Kind != yaml.SequenceNode || len(in.Content) == 0 {
-			return nil, d.errAt(in.Line, "an index of record %s: want a non-empty list of field ids like [STATUS, NET_VALUE]", r.ID)
+			return nil, d.errAt(in.Line, "an index of record %s: want a non-empty list of field ids like [STATUS, -NET_VALUE]", r.ID)
 		}
-		var cols []string
+		var idx Index
 		for _, fn := range in.Content {
 			if fn.Kind != yaml.ScalarNode {
 				return nil, d.errAt(fn.Line, "an index of record %s: want field ids, not a nested list or mapping", r.ID)
 			}
-			if r.Field(fn.Value) == nil {
-				return nil, d.errAt(fn.Line, "index field %q is not a field of record %s", fn.Value, r.ID)
+			field, desc := strings.CutPrefix(fn.Value, "-")
+			if r.Field(field) == nil {
+				return nil, d.errAt(fn.Line, "index field %q is not a field of record %s", field, r.ID)
 			}
-			if slices.Contains(cols, fn.Value) {
-				return nil, d.errAt(fn.Line, "index field %q of record %s appears twice in one index", fn.Value, r.ID)
+			if slices.ContainsFunc(idx, func(c IndexColumn) bool { return c.Field == field }) {
+				return nil, d.errAt(fn.Line, "index field %q of record %s appears twice in one index", field, r.ID)
 			}
-			cols = append(cols, fn.Value)
+			idx = append(idx, IndexColumn{Field: field, Descending: desc})
 		}
-		out = append(out, cols)
+		out = append(out, idx)
 	}
 	return out, nil
 }

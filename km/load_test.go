@@ -127,11 +127,11 @@ func TestLoadResolvesExtends(t *testing.T) {
 }
 
 func TestLoadIndexes(t *testing.T) {
-	ms, err := Load(fstest.MapFS{"models/a.yaml": {Data: []byte("id: a\nrecords:\n  - id: A\n    fields: [{id: F, type: string}, {id: G, type: integer}]\n    indexes: [[G, F], [F]]\n  - id: B\n    fields: [{id: F, type: string}]\n")}})
+	ms, err := Load(fstest.MapFS{"models/a.yaml": {Data: []byte("id: a\nrecords:\n  - id: A\n    fields: [{id: F, type: string}, {id: G, type: integer}]\n    indexes: [[G, -F], [F]]\n  - id: B\n    fields: [{id: F, type: string}]\n")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([][]string{{"G", "F"}, {"F"}}, ms[0].Record("A").Indexes); diff != "" {
+	if diff := cmp.Diff([]Index{{{Field: "G"}, {Field: "F", Descending: true}}, {{Field: "F"}}}, ms[0].Record("A").Indexes); diff != "" {
 		t.Errorf("A's indexes (-want +got):\n%s", diff)
 	}
 	if ms[0].Record("B").Indexes != nil {
@@ -229,12 +229,16 @@ func TestLoadErrors(t *testing.T) {
 			[]string{`models/a.yaml:8: index field "H" is not a field of record A`}},
 		{"index twice", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    fields: [{id: F, type: string}]\n    indexes: [[F, F]]\n"},
 			[]string{`models/a.yaml:5: index field "F" of record A appears twice in one index`}},
+		{"index twice both ways", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    fields: [{id: F, type: string}]\n    indexes: [[-F, F]]\n"},
+			[]string{`models/a.yaml:5: index field "F" of record A appears twice in one index`}},
+		{"index descending unknown field", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    fields: [{id: F, type: string}]\n    indexes: [[--F]]\n"},
+			[]string{`models/a.yaml:5: index field "-F" is not a field of record A`}},
 		{"index empty", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    fields: [{id: F, type: string}]\n    indexes:\n      - []\n"},
-			[]string{"models/a.yaml:6: an index of record A: want a non-empty list of field ids like [STATUS, NET_VALUE]"}},
+			[]string{"models/a.yaml:6: an index of record A: want a non-empty list of field ids like [STATUS, -NET_VALUE]"}},
 		{"index not a list", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    fields: [{id: F, type: string}]\n    indexes: F\n"},
-			[]string{"models/a.yaml:5: indexes of record A: want a list of indexes, each a list of field ids like [[STATUS, NET_VALUE], [CUSTOMER_ID]]"}},
+			[]string{"models/a.yaml:5: indexes of record A: want a list of indexes, each a list of field ids like [[STATUS, -NET_VALUE], [CUSTOMER_ID]]"}},
 		{"index flat list", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    fields: [{id: F, type: string}]\n    indexes: [F]\n"},
-			[]string{"models/a.yaml:5: an index of record A: want a non-empty list of field ids like [STATUS, NET_VALUE]"}},
+			[]string{"models/a.yaml:5: an index of record A: want a non-empty list of field ids like [STATUS, -NET_VALUE]"}},
 		{"index nested", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    fields: [{id: F, type: string}]\n    indexes: [[F, [F]]]\n"},
 			[]string{"models/a.yaml:5: an index of record A: want field ids, not a nested list or mapping"}},
 		{"empty team", map[string]string{"models/a.yaml": "id: a\nteams: [acme, '']\nrecords: [{id: R, fields: [{id: F, type: string}]}]\n"},

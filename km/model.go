@@ -51,10 +51,32 @@ type Record struct {
 	Key    string
 	Fields []*Field
 	// Indexes are the indexes the definition declares for the record's sort and filter
-	// fields (its indexes: key), each a list of field ids in column order. SQL stores create
-	// them on import, next to those on the key and the relationship fields; the memory
-	// store ignores them.
-	Indexes [][]string
+	// fields (its indexes: key), each a list of columns in order. SQL stores create them on
+	// import, next to those on the key and the relationship fields; the memory store
+	// ignores them.
+	Indexes []Index
+}
+
+// Index is an index a record declares: its columns in order, written in a definition as
+// a list of field ids, each prefixed with '-' when descending ([STATUS, -NET_VALUE]).
+type Index []IndexColumn
+
+// IndexColumn is one column of a declared index.
+type IndexColumn struct {
+	// Field is the id of the record's field.
+	Field string
+	// Descending orders the column from its largest value, nulls last as the API's sorts
+	// put them; an ascending column has its nulls last too.
+	Descending bool
+}
+
+// String returns the column as a definition writes it: the field id, prefixed with '-'
+// when descending.
+func (c IndexColumn) String() string {
+	if c.Descending {
+		return "-" + c.Field
+	}
+	return c.Field
 }
 
 // Field is one column of a record.

@@ -22,12 +22,13 @@ func both(q string) map[string]string { return map[string]string{"sqlite": q, "p
 // dbaIndexes are the indexes a DBA adds for the hand-written statements beyond those
 // kmkit's import creates from the KM (its keys, relationship fields and declared
 // `indexes:`, which for the demo already include (STATUS, NET_VALUE), (CUSTOMER_ID,
-// STATUS), CUSTOMERS.COUNTRY and ITEM_VALUE, each ending with kmkit_row). Both sides run
-// on the same tables with every index in place.
+// STATUS), (MATERIAL_ID, -ITEM_VALUE) and CUSTOMERS.COUNTRY, each ending with kmkit_row).
+// Both sides run on the same tables with every index in place.
 //
-//   - PostgreSQL reads an ascending index backwards as DESC NULLS FIRST, so the page
-//     sorted by NET_VALUE descending with nulls last (the API's order) needs the index in
-//     that order;
+//   - the hand-written page sorted by NET_VALUE descending says NULLS LAST (the API's
+//     order, for a column the DBA does not assume to be free of nulls), which an index
+//     in that order serves (kmkit knows the column is NOT NULL, sorts it plain DESC and
+//     reads its ascending index backwards);
 //   - the items of one material sorted by value and key (query 4): an index of the three;
 //   - the search's ILIKE '%term%' is served by a trigram index when the pg_trgm
 //     extension can be created (it is left out otherwise, and the run says so).

@@ -337,10 +337,14 @@ func arrayLiteral[T any](d postgresDialect, vals []T) (string, error) {
 func (postgresDialect) bytewise(expr string) string { return expr + ` COLLATE "C"` }
 
 // sortDir: PostgreSQL's ascending order has nulls last, as its ascending indexes hold
-// them, and the descending twins of the declared indexes (Index) are DESC NULLS LAST, so
-// the API's order reads an index in both directions whether or not nulls can occur.
-func (postgresDialect) sortDir(desc, _ bool) string {
-	if desc {
+// them. Descending, a column that can hold nulls is DESC NULLS LAST, which a descending
+// index column declared so serves (Index); a NOT NULL column is plain DESC (nulls first,
+// of which it has none), the order of an ascending index read backwards.
+func (postgresDialect) sortDir(desc, notNull bool) string {
+	switch {
+	case desc && notNull:
+		return " DESC"
+	case desc:
 		return " DESC NULLS LAST"
 	}
 	return " ASC NULLS LAST"

@@ -62,14 +62,16 @@
 //     and contains/startswith/endswith are case-sensitive (instr/strpos, substr; never
 //     LIKE, which SQLite folds for ASCII and which would need escaping);
 //   - sorts put nulls last in both directions, with ties by RowColumn, so pages are
-//     deterministic: an index (c, RowColumn) serves the ascending sort and an index
-//     (c DESC NULLS LAST, RowColumn) the descending one (PostgreSQL reads the first
-//     backwards only as DESC NULLS FIRST with the rows reversed). PostgreSQL gets
-//     ORDER BY c ASC|DESC NULLS LAST; SQLite, whose indexes hold nulls first, c DESC (its
-//     descending order has nulls last) and c ASC where c is a column of the listed record
-//     declared NOT NULL (as Import declares every column without nulls; the catalog is
-//     read once per 30 s and after every load), else c ASC NULLS LAST, which no index
-//     serves. Pages are LIMIT and OFFSET written as integer literals, so that the
+//     deterministic: an index (c, RowColumn) serves the ascending sort in order and the
+//     descending one read backwards, the database re-sorting each run of equal values by
+//     RowColumn (PostgreSQL's Incremental Sort, SQLite's temporary B-tree for the right
+//     part of the ORDER BY), and an index (c DESC, RowColumn) the descending one in order.
+//     A column of the listed record declared NOT NULL (as Import declares every column
+//     without nulls; the catalog is read once per 30 s and after every load) is sorted
+//     ORDER BY c ASC|DESC, so that either index serves either direction; otherwise
+//     PostgreSQL gets c ASC|DESC NULLS LAST (the descending one served by an index
+//     c DESC NULLS LAST only) and SQLite, whose indexes hold nulls first, c DESC (its
+//     descending order has nulls last) or c ASC NULLS LAST, which no index serves. Pages are LIMIT and OFFSET written as integer literals, so that the
 //     planner costs the page and PostgreSQL keeps the statement's plan (a generic plan:
 //     with a bound LIMIT it assumes a tenth of the rows and plans every execution
 //     afresh; pgx prepares each statement text once per connection and keeps the 512
@@ -160,30 +162,32 @@
 //
 // An imported table declares NOT NULL every column that holds no null (the rows are known
 // before the table is created), so that SQLite sorts such a column ascending through an
-// index (see the sorts above). It is indexed on the key of each record using it, on every
-// field of a relationship and on each index the records declare (km.Record.Indexes), every
-// index ending with RowColumn (on SQLite implicitly: RowColumn is the rowid, which every
-// index entry ends with anyway, so it is not stored and sorted twice); each declared index
-// is created a second time with every column descending, nulls last (see Index), so that
-// sorts in both directions read it in order; when none of its records declares indexes, on
-// every field (ascending only). The index set is part of the digest, so changing it
-// reloads the table. Each table is one transaction, and the indexes are built after the
-// rows; the sources with the most work (data size times one plus their indexes) load
-// first. PostgreSQL loads with COPY in its binary format, encoded straight from the
-// columns, with FREEZE (the rows are written frozen and the pages all-visible, so
-// index-only scans need no VACUUM first), up to ParallelLoads tables at once on separate
-// connections, each with maintenance_work_mem raised for its index builds (filled pages,
-// no deduplication: the entries are unique and the table is read-only until the next
-// import replaces it) and ANALYZE at the end. The tables are logged from the start:
-// UNLOGGED and then SET LOGGED would write the whole table to the WAL again unless
-// wal_level is minimal, and an import that returned must survive a crash. SQLite loads
-// with prepared inserts of up to 512 rows each while the next source's CSV file is parsed
-// on another core, in WAL mode with the database's synchronous setting (the same
-// durability; journal_mode=OFF would only be safe into a new file renamed into place, and
-// the database holds more than the KM tables); its index builds sort in runs on worker
-// threads (temp_store=FILE and threads for the import's connection only). ImportGenerated
-// skips even the generation of data (the -demo-rows demo) that the database holds under
-// the same version.
+// index and PostgreSQL descending through an ascending index read backwards (see the sorts
+// above). It is indexed on each index the records declare (km.Record.Indexes), each ending
+// with RowColumn (on SQLite implicitly: RowColumn is the rowid, which every index entry
+// ends with anyway, so it is not stored and sorted twice), and on the key of each record
+// using it and every field of a relationship, unless a declared index begins with that
+// field; these lookup indexes hold no RowColumn on PostgreSQL (see Index). A declared index
+// serves its sort in both directions; when none of its records declares indexes, every
+// field gets an ascending single-column index. The index set is part of the digest, so
+// changing it reloads the table. Each table is one transaction, and the indexes are built
+// after the rows (on PostgreSQL the primary key on RowColumn too: one sorted build, not an
+// entry and a WAL record per row); the sources with the most work (data size times one plus
+// their indexes) load first. PostgreSQL loads with COPY in its binary format, encoded
+// straight from the columns, with FREEZE (the rows are written frozen and the pages
+// all-visible, so index-only scans need no VACUUM first), up to ParallelLoads tables at
+// once on separate connections, each with maintenance_work_mem raised for its index builds
+// (filled pages, no deduplication: the entries are unique and the table is read-only until
+// the next import replaces it) and ANALYZE at the end. The tables are logged from the
+// start: UNLOGGED and then SET LOGGED would write the whole table to the WAL again unless
+// wal_level is minimal, and an import that returned must survive a crash. SQLite loads with
+// prepared inserts of up to 512 rows each while the next source's CSV file is parsed on
+// another core, in WAL mode with the database's synchronous setting (the same durability;
+// journal_mode=OFF would only be safe into a new file renamed into place, and the database
+// holds more than the KM tables); its index builds sort in runs on worker threads
+// (temp_store=FILE and threads for the import's connection only). ImportGenerated skips
+// even the generation of data (the -demo-rows demo) that the database holds under the same
+// version.
 //
 // # SCIM, reporting, rate limits
 //

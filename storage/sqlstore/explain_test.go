@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -20,11 +21,11 @@ import (
 const explainOrders = 3000
 
 // TestPostgresPlanShapes checks with EXPLAIN that the statements a plan becomes leave
-// PostgreSQL an index where one fits (the demo declares its indexes, which the import
-// creates ascending and descending, and the import adds the keys and relationship fields,
-// each with the row column after it): sequential scans are disabled for the session, so a "Seq Scan" in the
-// plan means that the statement's shape rules every index out for that table, and a
-// "Sort" above an ordered index means that the ORDER BY does not match it.
+// PostgreSQL an index where one fits (the demo declares its indexes, each with the row
+// column after it, and the import adds the keys and relationship fields): sequential
+// scans are disabled for the session, so a "Seq Scan" in the plan means that the
+// statement's shape rules every index out for that table, and a "Sort" above an ordered
+// index means that the ORDER BY does not match it.
 func TestPostgresPlanShapes(t *testing.T) {
 	dsn := os.Getenv("KMKIT_POSTGRES_DSN")
 	if dsn == "" {
@@ -57,8 +58,11 @@ func TestPostgresPlanShapes(t *testing.T) {
 			if strings.Contains(plan, "Seq Scan") {
 				t.Errorf("a table is read by a sequential scan:\n%s\n%s", st.page, plan)
 			}
-			if c.noSort && strings.Contains(plan, "Sort") {
+			if c.noSort && fullSort.MatchString(plan) {
 				t.Errorf("the rows are sorted, not read in index order:\n%s\n%s", st.page, plan)
+			}
+			if c.noSort && !c.ties && strings.Contains(plan, "Incremental Sort") {
+				t.Errorf("the index order is not the statement's:\n%s\n%s", st.page, plan)
 			}
 		})
 	}
@@ -72,9 +76,13 @@ type planCase struct {
 	filters []string
 	sort    string
 	// want are texts the plan must contain; none of noSeq's tables may be read by a
-	// sequential scan, and noSort forbids a Sort node.
-	want     []string
-	noSort   bool
+	// sequential scan, and noSort forbids a Sort node: the rows come in the index's order.
+	want   []string
+	noSort bool
+	// ties: the index is read backwards, so its order is the statement's but for the
+	// order of equal values, which a sort of each run of them restores (PostgreSQL's
+	// Incremental Sort, SQLite's temporary B-tree for the right part of the ORDER BY).
+	ties     bool
 	distinct bool
 	// sqlite are texts SQLite's EXPLAIN QUERY PLAN must contain.
 	sqlite []string
@@ -104,6 +112,9 @@ func (c planCase) withIndex(t *testing.T, exec func(context.Context, string, ...
 	})
 }
 
+// fullSort matches a Sort node of an EXPLAIN (not an Incremental Sort).
+var fullSort = regexp.MustCompile(`(?m)^\s*(->\s*)?Sort\s+\(`)
+
 // planCases are the statements whose shape the EXPLAIN tests check.
 var planCases = []planCase{
 	{name: "sorted page", record: "ORDERS", fields: []string{"ORDER_ID", "NET_VALUE"}, sort: "+NET_VALUE",
@@ -116,20 +127,37 @@ var planCases = []planCase{
 		noSort: true, sqlite: []string{"SEARCH r0 USING INDEX orders_STATUS_NET_VALUE (STATUS=?)"}},
 	// bench/sqlcompare's query 4: sorted descending, then ascending on a second column,
 	// read from an index a host adds for it (SQLite's indexes end with the rowid,
-	// RowColumn, so they serve the tie-break as well).
+	// RowColumn, so they serve the tie-break as well; ITEM_VALUE is NOT NULL, so plain
+	// DESC on PostgreSQL too).
 	{name: "filtered page sorted both ways", record: "ORDER_ITEMS", fields: []string{"ITEM_ID", "MATERIAL_ID", "ITEM_VALUE"},
 		filters: []string{"MATERIAL_ID eq 'M0003'"}, sort: "-ITEM_VALUE,+ITEM_ID",
 		index: map[string]string{
-			"postgres": `CREATE INDEX items_by_material ON order_items ("MATERIAL_ID", "ITEM_VALUE" DESC NULLS LAST, "ITEM_ID", kmkit_row)`,
+			"postgres": `CREATE INDEX items_by_material ON order_items ("MATERIAL_ID", "ITEM_VALUE" DESC, "ITEM_ID", kmkit_row)`,
 			"sqlite":   `CREATE INDEX items_by_material ON order_items ("MATERIAL_ID", "ITEM_VALUE" DESC, "ITEM_ID")`,
 		},
 		want: []string{`Scan using items_by_material`, "Limit"}, noSort: true,
 		sqlite: []string{"INDEX items_by_material (MATERIAL_ID=?)"}},
+	// The ascending index read backwards: NET_VALUE holds no null, so the statement sorts
+	// it plain DESC, and the ties are put back in row order run by run.
 	{name: "filtered page sorted descending", record: "ORDERS", fields: []string{"ORDER_ID", "STATUS", "NET_VALUE"},
-		filters: []string{"STATUS eq 'OPEN'"}, sort: "-NET_VALUE", want: []string{`Index Scan using "orders_STATUS_NET_VALUE_desc"`, "Limit"},
-		noSort: true, sqlite: []string{"SEARCH r0 USING INDEX orders_STATUS_NET_VALUE_desc"}},
+		filters: []string{"STATUS eq 'OPEN'"}, sort: "-NET_VALUE",
+		want:   []string{`Index Scan Backward using "orders_STATUS_NET_VALUE"`, "Incremental Sort", `Presorted Key: "NET_VALUE"`, "Limit"},
+		noSort: true, ties: true, sqlite: []string{"SEARCH r0 USING INDEX orders_STATUS_NET_VALUE (STATUS=?)"}},
 	{name: "sorted page descending", record: "ORDERS", fields: []string{"ORDER_ID", "NET_VALUE"}, sort: "-NET_VALUE",
-		want: []string{`Index Scan using "orders_NET_VALUE_desc"`, "Limit"}, noSort: true, sqlite: []string{"SCAN r0 USING INDEX orders_NET_VALUE_desc"}},
+		want: []string{`Index Scan Backward using "orders_NET_VALUE"`, "Incremental Sort", "Limit"}, noSort: true, ties: true,
+		sqlite: []string{"SCAN r0 USING INDEX orders_NET_VALUE"}},
+	// The demo declares [MATERIAL_ID, -ITEM_VALUE]: a material's items, largest first, ties
+	// in row order, straight from the index.
+	{name: "filtered page on a declared descending column", record: "ORDER_ITEMS", fields: []string{"ITEM_ID", "MATERIAL_ID", "ITEM_VALUE"},
+		filters: []string{"MATERIAL_ID eq 'M0003'"}, sort: "-ITEM_VALUE",
+		want: []string{`Index Scan using "order_items_MATERIAL_ID_-ITEM_VALUE"`, "Limit"}, noSort: true,
+		sqlite: []string{"SEARCH r0 USING INDEX order_items_MATERIAL_ID_-ITEM_VALUE (MATERIAL_ID=?)"}},
+	// The demo declares [-ORDER_DATE]: newest first in index order, oldest first backwards.
+	{name: "declared descending index", record: "ORDERS", fields: []string{"ORDER_ID", "ORDER_DATE"}, sort: "-ORDER_DATE",
+		want: []string{`Index Scan using "orders_-ORDER_DATE"`, "Limit"}, noSort: true, sqlite: []string{"SCAN r0 USING INDEX orders_-ORDER_DATE"}},
+	{name: "declared descending index read backwards", record: "ORDERS", fields: []string{"ORDER_ID", "ORDER_DATE"}, sort: "+ORDER_DATE",
+		want: []string{`Index Scan Backward using "orders_-ORDER_DATE"`, "Incremental Sort", "Limit"}, noSort: true, ties: true,
+		sqlite: []string{"SCAN r0 USING INDEX orders_-ORDER_DATE"}},
 	{name: "filtered page in row order", record: "ORDERS", fields: []string{"ORDER_ID", "STATUS"},
 		filters: []string{"STATUS eq 'OPEN'"}, want: []string{"Index", "Limit"}, noSort: true,
 		sqlite: []string{"SEARCH r0 USING INDEX orders_STATUS"}},
@@ -142,8 +170,8 @@ var planCases = []planCase{
 		filters: []string{"ACTIVITIES.ACTIVITY eq 'Change Price'"}, want: []string{`"activities_`, "Semi Join"},
 		sqlite: []string{"SEARCH s1 USING INDEX activities_ORDER_ID"}},
 	{name: "filter propagated through a parent", record: "ACTIVITIES", fields: []string{"ACTIVITY_ID"},
-		filters: []string{"ORDER_ITEMS.MATERIAL_ID eq 'M0003'"}, want: []string{`"order_items_MATERIAL_ID"`},
-		sqlite: []string{"SEARCH s2 USING INDEX order_items_MATERIAL_ID", "SEARCH r0 USING INDEX activities_ORDER_ID"}},
+		filters: []string{"ORDER_ITEMS.MATERIAL_ID eq 'M0003'"}, want: []string{`"order_items_MATERIAL_ID_-ITEM_VALUE"`},
+		sqlite: []string{"SEARCH s2 USING INDEX order_items_MATERIAL_ID_-ITEM_VALUE (MATERIAL_ID=?)", "SEARCH r0 USING INDEX activities_ORDER_ID"}},
 	{name: "in list", record: "ORDERS", fields: []string{"ORDER_ID", "STATUS"},
 		filters: []string{"STATUS in ('OPEN', 'PAID')"}, want: []string{"Index", "= ANY"},
 		sqlite: []string{"SEARCH r0 USING INDEX orders_STATUS"}},
@@ -234,6 +262,9 @@ func TestSQLitePlanShapes(t *testing.T) {
 			}
 			if c.noSort && strings.Contains(plan, "TEMP B-TREE FOR ORDER BY") {
 				t.Errorf("the rows are sorted, not read in index order:\n%s\n%s", st.page, plan)
+			}
+			if c.noSort && !c.ties && strings.Contains(plan, "TEMP B-TREE FOR RIGHT PART OF ORDER BY") {
+				t.Errorf("the index order is not the statement's:\n%s\n%s", st.page, plan)
 			}
 		})
 	}

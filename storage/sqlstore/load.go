@@ -63,64 +63,96 @@ func (db *DB) sqlType(t query.Type) string {
 func (db *DB) LoadTable(ctx context.Context, table string, cols []ColumnDef, rows Rows, indexed []string, digest string) error {
 	indexes := make([]Index, len(indexed))
 	for i, c := range indexed {
-		indexes[i] = Index{Columns: []string{c}}
+		indexes[i] = Index{Columns: []km.IndexColumn{{Field: c}}}
 	}
 	return db.LoadIndexedTable(ctx, table, cols, rows, indexes, digest)
 }
 
-// Index is an index LoadIndexedTable creates: its columns in order, every one ascending
-// with nulls last or, when Descending, every one descending with nulls last, then
-// RowColumn ascending. An ascending index serves filters on a prefix of its columns and
-// sorts on the rest in ascending order; its descending twin serves the same filters with
-// the sorts descending, the API's nulls-last order in both directions (PostgreSQL reads an
-// ascending index backwards only as DESC NULLS FIRST, with the row order reversed too).
+// Index is an index LoadIndexedTable creates: its columns in order, each ascending or
+// descending with nulls last (the API's order in both directions), then RowColumn
+// ascending. An index serves filters on a prefix of its columns and sorts on the rest in
+// its directions, its ties in row order. Read backwards, it serves the opposite
+// directions too, with the ties reversed, which the database then puts back in row order
+// one run of equal values at a time (PostgreSQL's incremental sort, SQLite's sort of the
+// right part of the ORDER BY): cheap where values rarely repeat (NET_VALUE), a read of the
+// whole first run where they do (a descending page sorted by a STATUS of five values), for
+// which a record declares the column descending ([-STATUS]).
+//
+// A Lookup index serves equality lookups only (the key, a relationship field: the joins
+// and semi-joins of filters across records): on PostgreSQL it holds no RowColumn (the
+// rows of one value, a parent's children, are few to sort) and keeps PostgreSQL's
+// deduplication of repeated values, which makes it smaller and faster to build.
 type Index struct {
-	Columns    []string
-	Descending bool
+	Columns []km.IndexColumn
+	Lookup  bool
 }
 
-// ddl returns the CREATE INDEX statement of idx on table for dialect d.
+// ddl returns the CREATE INDEX statement of idx on table for dialect d; notNull holds the
+// columns declared NOT NULL.
 //
 // On SQLite RowColumn is the rowid, which every index entry ends with (ascending, in
 // either direction of the columns), and the planner knows it: the index orders its rows
 // as one ending with RowColumn would, without storing and sorting the row number twice.
-func (idx Index) ddl(d dialect, table string) string {
-	dir := ""
-	if idx.Descending {
-		dir = " DESC" // SQLite sorts nulls first, so its descending order has them last
-		if d.name() == "postgres" {
-			dir = " DESC NULLS LAST"
-		}
-	}
+// SQLite's nulls sort first, so its descending columns have them last. PostgreSQL's
+// descending columns say NULLS LAST where a column can hold nulls; a NOT NULL column is
+// plain DESC, as the statements sort it (see postgresDialect.sortDir), so that the index
+// also serves the ascending sort read backwards.
+func (idx Index) ddl(d dialect, table string, notNull map[string]bool) string {
+	pg := d.name() == "postgres"
 	quoted := make([]string, 0, len(idx.Columns)+1)
 	for _, c := range idx.Columns {
-		quoted = append(quoted, quoteIdent(c)+dir)
+		q := quoteIdent(c.Field)
+		if c.Descending {
+			q += " DESC"
+			if pg && !notNull[c.Field] {
+				q += " NULLS LAST"
+			}
+		}
+		quoted = append(quoted, q)
 	}
 	with := ""
-	if d.name() == "postgres" {
+	switch {
+	case pg && idx.Lookup:
+		with = " WITH (fillfactor = 100)"
+	case pg:
 		quoted = append(quoted, quoteIdent(RowColumn))
 		// The entries are unique (RowColumn ends them), so deduplication would only
 		// compare each entry with the one before it for nothing; and the table is not
 		// written to until the next import replaces it, so the pages are filled.
 		with = " WITH (fillfactor = 100, deduplicate_items = off)"
 	}
-	name := IndexName(table, idx.Columns)
-	if idx.Descending {
-		name = IndexName(table, append(slices.Clone(idx.Columns), "desc"))
+	return "CREATE INDEX " + quoteIdent(IndexName(table, idx.names())) + " ON " + quoteIdent(table) + " (" + strings.Join(quoted, ", ") + ")" + with
+}
+
+// names returns the index's columns as km.IndexColumn.String writes them.
+func (idx Index) names() []string {
+	out := make([]string, len(idx.Columns))
+	for i, c := range idx.Columns {
+		out[i] = c.String()
 	}
-	return "CREATE INDEX " + quoteIdent(name) + " ON " + quoteIdent(table) + " (" + strings.Join(quoted, ", ") + ")" + with
+	return out
 }
 
 // LoadIndexedTable replaces table with the given columns and rows, in one transaction,
 // and records digest for it (see Imported); when the table was loaded with digest already
 // (by another replica, say), it does nothing. RowColumn is added and numbered from 0 in
 // the rows' order; indexes lists the indexes to create after the rows are in (see Index:
-// RowColumn is appended to each, so that rows of one key come in row order). PostgreSQL loads with COPY; SQLite with prepared multi-row inserts.
+// RowColumn ends each, so that rows of one key come in row order). PostgreSQL loads with
+// COPY; SQLite with prepared multi-row inserts.
 func (db *DB) LoadIndexedTable(ctx context.Context, table string, cols []ColumnDef, rows Rows, indexes []Index, digest string) error {
 	ddl := []string{"DROP TABLE IF EXISTS " + quoteIdent(table)}
 	// On SQLite, INTEGER PRIMARY KEY makes RowColumn the rowid: every index then holds it,
 	// in order within equal keys, so a filtered page in row order streams from the index.
-	defs := []string{quoteIdent(RowColumn) + " " + db.d.types("BIGINT") + " PRIMARY KEY"}
+	// PostgreSQL's primary key is added after the rows, as the other indexes are: one
+	// sorted build instead of an index entry, and its WAL record, inserted per row.
+	pg := db.d.name() == "postgres"
+	rowDef := quoteIdent(RowColumn) + " " + db.d.types("BIGINT") + " PRIMARY KEY"
+	var after []string
+	if pg {
+		rowDef = quoteIdent(RowColumn) + " BIGINT NOT NULL"
+		after = append(after, "ALTER TABLE "+quoteIdent(table)+" ADD PRIMARY KEY ("+quoteIdent(RowColumn)+")")
+	}
+	defs := []string{rowDef}
 	names := []string{RowColumn}
 	types := make([]query.Type, len(cols))
 	for i, c := range cols {
@@ -133,14 +165,17 @@ func (db *DB) LoadIndexedTable(ctx context.Context, table string, cols []ColumnD
 		types[i] = c.Type
 	}
 	ddl = append(ddl, "CREATE TABLE "+quoteIdent(table)+" ("+strings.Join(defs, ", ")+")")
-	var after []string
+	notNull := map[string]bool{}
+	for _, c := range cols {
+		notNull[c.Name] = c.NotNull
+	}
 	for _, idx := range indexes {
-		after = append(after, idx.ddl(db.d, table))
+		after = append(after, idx.ddl(db.d, table, notNull))
 	}
 	record := db.d.rebind(recordImport)
 	claim := db.d.rebind(claimImport)
 	defer db.loads.Add(1)
-	if db.d.name() == "postgres" {
+	if pg {
 		return db.copyTable(ctx, table, names, types, ddl, after, rows, claim, record, digest)
 	}
 	return db.insertTable(ctx, table, names, types, ddl, after, rows, claim, record, digest)
@@ -225,8 +260,9 @@ func insertTx(ctx context.Context, conn *sql.Conn, table string, names []string,
 	return true, tx.Commit()
 }
 
-// IndexName is the name of the index LoadIndexedTable creates on the columns of table:
-// table_COL1_COL2..., or table_idx_<hash> when that is longer than PostgreSQL's 63 bytes.
+// IndexName is the name of the index LoadIndexedTable creates on the columns of table,
+// each written as km.IndexColumn.String does: table_COL1_-COL2..., or table_idx_<hash>
+// when that is longer than PostgreSQL's 63 bytes.
 func IndexName(table string, cols []string) string {
 	name := table + "_" + strings.Join(cols, "_")
 	if len(name) <= 63 {
@@ -507,7 +543,7 @@ func hashFile(h hash.Hash, fsys fs.FS, name string) (int64, error) {
 // last, so that the import does not end waiting for one table while the other
 // connections are idle.
 func largestFirst(srcs []source, size func(source) int64) {
-	work := func(src source) int64 { return size(src) * int64(1+len(src.indexes)+len(src.descending)) }
+	work := func(src source) int64 { return size(src) * int64(1+len(src.indexes)) }
 	slices.SortStableFunc(srcs, func(a, b source) int { return cmp.Compare(work(b), work(a)) })
 }
 
@@ -661,25 +697,21 @@ func (s *KMStore) putModels(ctx context.Context, models []*km.KnowledgeModel) er
 type source struct {
 	name    string
 	schema  column.Schema
-	indexes [][]string
-	// descending are the indexes created a second time, every column descending: the
-	// declared ones, whose columns the KM sorts on in either direction.
-	descending [][]string
+	indexes []Index
 }
 
 // sourceSchemas returns the sources of the models' records in name order. Two records
 // giving one field different types is an error.
 //
-// The indexes of a source are, over the records using it: the key, every field of a
-// relationship, and the indexes the records declare (km.Record.Indexes). When no record
-// of the source declares indexes, every field gets a single-column index instead, so that
-// definitions written before indexes: keep the indexes they had. Each declared index is
-// also created descending (source.descending), so that sorts in either direction read it
-// in order.
+// The indexes of a source are, over the records using it, the indexes the records declare
+// (km.Record.Indexes) and a Lookup index on the key and on every field of a relationship,
+// unless a declared index begins with that field already (it serves the lookups). When no
+// record of the source declares indexes, every field gets an ascending single-column index
+// instead, so that definitions written before indexes: keep the indexes they had.
 func sourceSchemas(models []*km.KnowledgeModel) ([]source, error) {
 	bySource := map[string]*source{}
-	declared := map[string]bool{}
-	fields := map[string][]string{} // single-column candidates: keys and relationship fields
+	declared := map[string][]km.Index{}
+	lookups := map[string][]string{} // the keys and relationship fields
 	var names []string
 	for _, m := range models {
 		onRecord := map[string][]string{}
@@ -702,34 +734,38 @@ func sourceSchemas(models []*km.KnowledgeModel) ([]source, error) {
 				src.schema[f.ID] = f.Type
 			}
 			if r.Key != "" {
-				fields[r.Source] = append(fields[r.Source], r.Key)
+				lookups[r.Source] = append(lookups[r.Source], r.Key)
 			}
-			fields[r.Source] = append(fields[r.Source], onRecord[r.ID]...)
-			if len(r.Indexes) > 0 {
-				declared[r.Source] = true
-			}
-			src.indexes = append(src.indexes, r.Indexes...)
-			src.descending = append(src.descending, r.Indexes...)
+			lookups[r.Source] = append(lookups[r.Source], onRecord[r.ID]...)
+			declared[r.Source] = append(declared[r.Source], r.Indexes...)
 		}
 	}
 	slices.Sort(names)
 	out := make([]source, 0, len(names))
 	for _, name := range names {
 		src := bySource[name]
-		if declared[name] {
-			for _, f := range fields[name] {
-				src.indexes = append(src.indexes, []string{f})
-			}
-		} else {
+		if len(declared[name]) == 0 {
 			for _, c := range sortedColumns(src.schema) {
-				src.indexes = append(src.indexes, []string{c.Name})
+				src.indexes = append(src.indexes, Index{Columns: []km.IndexColumn{{Field: c.Name}}})
+			}
+			out = append(out, *src)
+			continue
+		}
+		covered := map[string]bool{}
+		for _, idx := range declared[name] {
+			src.indexes = append(src.indexes, Index{Columns: idx})
+			covered[idx[0].Field] = true
+		}
+		for _, f := range lookups[name] {
+			if !covered[f] {
+				src.indexes = append(src.indexes, Index{Columns: []km.IndexColumn{{Field: f}}, Lookup: true})
 			}
 		}
 		// One index per list of columns, in a stable order.
-		slices.SortFunc(src.indexes, func(a, b []string) int { return slices.Compare(a, b) })
-		src.indexes = slices.CompactFunc(src.indexes, slices.Equal)
-		slices.SortFunc(src.descending, func(a, b []string) int { return slices.Compare(a, b) })
-		src.descending = slices.CompactFunc(src.descending, slices.Equal)
+		slices.SortFunc(src.indexes, func(a, b Index) int {
+			return slices.CompareFunc(a.Columns, b.Columns, func(x, y km.IndexColumn) int { return strings.Compare(x.String(), y.String()) })
+		})
+		src.indexes = slices.CompactFunc(src.indexes, func(a, b Index) bool { return slices.Equal(a.Columns, b.Columns) })
 		out = append(out, *src)
 	}
 	return out, nil
@@ -778,10 +814,11 @@ func (src source) hash() hash.Hash {
 		fmt.Fprintf(h, "%s:%s\n", c.Name, c.Type)
 	}
 	for _, idx := range src.indexes {
-		fmt.Fprintf(h, "index:%s\n", strings.Join(idx, ","))
-	}
-	for _, idx := range src.descending {
-		fmt.Fprintf(h, "index desc:%s\n", strings.Join(idx, ","))
+		kind := "index"
+		if idx.Lookup {
+			kind = "lookup index"
+		}
+		fmt.Fprintf(h, "%s:%s\n", kind, strings.Join(idx.names(), ","))
 	}
 	return h
 }
@@ -803,12 +840,5 @@ func (s *KMStore) loadTable(ctx context.Context, src source, t *column.Table, di
 	for i, col := range rows.cols {
 		cols[i].NotNull = !hasNull(col)
 	}
-	indexes := make([]Index, 0, len(src.indexes)+len(src.descending))
-	for _, idx := range src.indexes {
-		indexes = append(indexes, Index{Columns: idx})
-	}
-	for _, idx := range src.descending {
-		indexes = append(indexes, Index{Columns: idx, Descending: true})
-	}
-	return s.db.LoadIndexedTable(ctx, src.name, cols, rows, indexes, digest)
+	return s.db.LoadIndexedTable(ctx, src.name, cols, rows, src.indexes, digest)
 }

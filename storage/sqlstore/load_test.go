@@ -19,7 +19,9 @@ import (
 	"github.com/kmkit/kmkit/storage/sqlstore"
 )
 
-// loadModel declares a key, a relationship and two indexes, one of them composite.
+// loadModel declares a key, a relationship and four indexes: composite ones, descending
+// columns that can hold nulls (NET, QTY) and one that cannot (CUST), and two that begin
+// with the relationship field CUST.
 const loadModel = `id: ld
 records:
   - id: ORDERS
@@ -31,7 +33,7 @@ records:
       - {id: STATUS, type: string}
       - {id: NET, type: float}
       - {id: QTY, type: integer}
-    indexes: [[STATUS, NET], [QTY]]
+    indexes: [[STATUS, -NET], [-QTY], [CUST, STATUS], [-CUST]]
   - id: CUSTOMERS
     source: ld_customers
     key: CID
@@ -193,10 +195,16 @@ func testLoad(t *testing.T, dsn string) {
 	if math.Abs(sumWant-sumGot) > 1e-9 {
 		t.Errorf("sum of NET %v, CSV %v", sumGot, sumWant)
 	}
-	// The key, the relationship field and the declared indexes, each ending with the
-	// row order, and the declared indexes again descending with nulls last; nothing else.
-	wantIdx := [][]string{{"CUST", "kmkit_row"}, {"ID", "kmkit_row"}, {"QTY", "kmkit_row"}, {"QTY desc", "kmkit_row"},
-		{"STATUS", "NET", "kmkit_row"}, {"STATUS desc", "NET desc", "kmkit_row"}}
+	// The declared indexes, each ending with the row order, their descending columns with
+	// nulls last (PostgreSQL: plain DESC, nulls first, where the column holds none, as the
+	// statements sort it), and a lookup index on the key; the relationship field CUST
+	// begins declared indexes, which serve its lookups. On PostgreSQL a lookup index does
+	// not hold the row order; on SQLite every index ends with the rowid.
+	wantIdx := [][]string{{"CUST", "STATUS", "kmkit_row"}, {"CUST desc nulls first", "kmkit_row"}, {"ID"},
+		{"QTY desc", "kmkit_row"}, {"STATUS", "NET desc", "kmkit_row"}}
+	if db.Dialect() == "sqlite" {
+		wantIdx[1], wantIdx[2] = []string{"CUST desc", "kmkit_row"}, []string{"ID", "kmkit_row"}
+	}
 	if got := indexColumns(t, db, "ld_orders"); !slices.EqualFunc(got, wantIdx, slices.Equal) {
 		t.Errorf("indexes of ld_orders: %q, want %q", got, wantIdx)
 	}
@@ -291,7 +299,7 @@ func TestGeneratedPostgres(t *testing.T) { testGenerated(t, postgresDSN(t)) }
 
 func TestImportBadIndex(t *testing.T) {
 	dir := writeLoadData(t, 3)
-	bad := strings.Replace(loadModel, "[[STATUS, NET], [QTY]]", "[[STATUS, NET], [QTY, PRICE]]", 1)
+	bad := strings.Replace(loadModel, "[-QTY]", "[-QTY, PRICE]", 1)
 	os.WriteFile(filepath.Join(dir, "models", "ld.yaml"), []byte(bad), 0o644)
 	err := openSQLite(t).KM().Import(context.Background(), os.DirFS(dir))
 	want := `models/ld.yaml:12: index field "PRICE" is not a field of record ORDERS`
