@@ -29,6 +29,9 @@ type DB struct {
 	loads atomic.Int64
 }
 
+// sqliteCacheKiB is the page cache of each SQLite connection, in KiB.
+const sqliteCacheKiB = 65536
+
 // DefaultMaxConns bounds the PostgreSQL connections of one DB (one server process).
 const DefaultMaxConns = 16
 
@@ -58,7 +61,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		q.Add("_pragma", "foreign_keys(1)")
 		// Sorts and groupings of large tables stay in memory (64 MiB of page cache per
 		// connection, temporary b-trees in memory) instead of spilling to temporary files.
-		q.Add("_pragma", "cache_size(-65536)")
+		q.Add("_pragma", fmt.Sprintf("cache_size(-%d)", sqliteCacheKiB))
 		q.Add("_pragma", "temp_store(MEMORY)")
 		q.Set("_txlock", "immediate")
 		db, err = sql.Open("sqlite", "file:"+path+"?"+q.Encode())

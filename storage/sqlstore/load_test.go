@@ -195,6 +195,14 @@ func testLoad(t *testing.T, dsn string) {
 	if math.Abs(sumWant-sumGot) > 1e-9 {
 		t.Errorf("sum of NET %v, CSV %v", sumGot, sumWant)
 	}
+	// The rows are numbered 0 to n-1 in the file's order (the order compared above).
+	var lo, hi, count int64
+	if err := db.SQL().QueryRow(`SELECT min(kmkit_row), max(kmkit_row), count(DISTINCT kmkit_row) FROM ld_orders`).Scan(&lo, &hi, &count); err != nil {
+		t.Fatal(err)
+	}
+	if lo != 0 || hi != int64(len(want))-1 || count != int64(len(want)) {
+		t.Errorf("kmkit_row from %d to %d, %d distinct, want 0 to %d", lo, hi, count, len(want)-1)
+	}
 	// The declared indexes, each ending with the row order, their descending columns with
 	// nulls last (PostgreSQL: plain DESC, nulls first, where the column holds none, as the
 	// statements sort it), and a lookup index on the key; the relationship field CUST

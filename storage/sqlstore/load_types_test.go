@@ -141,8 +141,9 @@ func TestLoadTypesSQLite(t *testing.T) {
 
 func TestLoadTypesPostgres(t *testing.T) { testLoadTypes(t, postgresDSN(t)) }
 
-// TestLoadRestoresSQLiteSettings: the import's connection sorts with temporary files and
-// worker threads; the pool's connections keep temporary data in memory afterwards.
+// TestLoadRestoresSQLiteSettings: the import's connection sorts with temporary files, worker
+// threads and a small cache; the pool's connections keep temporary data in memory and
+// their 64 MiB cache afterwards.
 func TestLoadRestoresSQLiteSettings(t *testing.T) {
 	ctx := context.Background()
 	db := open(t, "sqlite:"+t.TempDir()+"/kmkit.db")
@@ -150,15 +151,14 @@ func TestLoadRestoresSQLiteSettings(t *testing.T) {
 	if err := db.LoadTable(ctx, "typed", typedCols, &anyRows{rows: typedRows()[:10]}, []string{"S", "F"}, "v1"); err != nil {
 		t.Fatal(err)
 	}
-	var store, threads int
-	if err := db.SQL().QueryRowContext(ctx, "PRAGMA temp_store").Scan(&store); err != nil {
-		t.Fatal(err)
+	var store, threads, cache int
+	for q, v := range map[string]*int{"PRAGMA temp_store": &store, "PRAGMA threads": &threads, "PRAGMA cache_size": &cache} {
+		if err := db.SQL().QueryRowContext(ctx, q).Scan(v); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := db.SQL().QueryRowContext(ctx, "PRAGMA threads").Scan(&threads); err != nil {
-		t.Fatal(err)
-	}
-	if store != 2 || threads != 0 { // 2: MEMORY
-		t.Errorf("after a load temp_store = %d, threads = %d; want 2 (MEMORY) and 0", store, threads)
+	if store != 2 || threads != 0 || cache != -65536 { // 2: MEMORY; -65536: 64 MiB
+		t.Errorf("after a load temp_store = %d, threads = %d, cache_size = %d; want 2 (MEMORY), 0 and -65536", store, threads, cache)
 	}
 }
 
