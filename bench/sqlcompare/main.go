@@ -70,7 +70,7 @@ func main() {
 	lite := flag.String("sqlite", "", "SQLite file (default: kmkit-sqlcompare-<rows>.db in the temporary directory)")
 	only := flag.String("only", "", "measure one database only: sqlite or postgres")
 	rounds := flag.Int("rounds", 3, "interleaved rounds")
-	n := flag.Int("n", 5, "runs of each query per round and side (fewer when a round of the query has taken 2 s)")
+	n := flag.Int("n", 50, "runs of each query per round and side (fewer when a round of the query has taken 2 s)")
 	which := flag.String("q", "", "the queries to run, by id (comma-separated; default all)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed rounds (both sides; use with -q and -only)")
 	flag.Parse()

@@ -16,7 +16,9 @@
 // disturbs less than the wall clock; for PostgreSQL also the CPU time of the server
 // processes serving the database meanwhile (see serverMonitor: the server must run on
 // this machine); and the load average before and after, since other work on the machine
-// slows both sides.
+// slows both sides, and the CPU time the hypervisor gave other guests during each load
+// (steal), which slows a virtual machine's loads just as much. Each load starts from a
+// quiet disk (see settle).
 package main
 
 import (
@@ -33,6 +35,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -118,6 +121,25 @@ func loadAverage() string {
 	return strings.Join(f[:3], " ")
 }
 
+// stealTime returns the CPU time the hypervisor has given other guests since boot, over
+// all cores (the steal column of /proc/stat), or 0 where it cannot be read.
+func stealTime() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0
+	}
+	ticks, err := strconv.ParseInt(f[8], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ
+}
+
 // cpuTime returns the user and system CPU time this process has used.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
@@ -160,6 +182,21 @@ func writeDemo(dir string, n int) error {
 	})
 }
 
+// settle starts a load from a quiet disk: PostgreSQL writes out what earlier loads left in
+// its buffers (CHECKPOINT: 1 GB of WAL, the default max_wal_size, is less than one import
+// writes, so a checkpoint the previous load triggered may still be writing), then the
+// kernel writes every dirty page (sync), which otherwise goes on during the next load and
+// slows it by a third or more on this machine's disk. Without the privilege to
+// CHECKPOINT (a superuser or pg_checkpoint) it says so and goes on.
+func settle(ctx context.Context, mon *sql.DB) {
+	if mon != nil {
+		if _, err := mon.ExecContext(ctx, "CHECKPOINT"); err != nil {
+			log.Printf("no CHECKPOINT before the load: %v", err)
+		}
+	}
+	syscall.Sync()
+}
+
 // run imports the data directory through kmkit, twice, then runs the peer.
 func run(ctx context.Context, name, dsn, dir string, peer func(map[string][][]string) (time.Duration, time.Duration, error)) {
 	db, err := sqlstore.Open(ctx, dsn)
@@ -198,12 +235,13 @@ func run(ctx context.Context, name, dsn, dir string, peer func(map[string][][]st
 		m := watchServer(mon)
 		return func() (time.Duration, []phase) { c := m.finish(); return c, m.phases() }
 	}
+	settle(ctx, mon)
 	finish := watch()
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0, steal0 := time.Now(), cpuTime(), stealTime()
 	if err := db.KM().Import(ctx, os.DirFS(dir)); err != nil {
 		log.Fatal(err)
 	}
-	took, cpu := time.Since(start), cpuTime()-cpu0
+	took, cpu, steal := time.Since(start), cpuTime()-cpu0, stealTime()-steal0
 	serverCPU, phases := finish()
 	if profile != nil {
 		pprof.StopCPUProfile()
@@ -217,8 +255,11 @@ func run(ctx context.Context, name, dsn, dir string, peer func(map[string][][]st
 	if err != nil {
 		log.Fatal(err)
 	}
+	settle(ctx, mon)
 	finish = watch()
+	steal0 = stealTime()
 	peerTook, peerCPU, err := peer(idx)
+	peerSteal := stealTime() - steal0
 	peerServerCPU, peerPhases := finish()
 	peerText, ratio, peerCPUText := "n/a", "n/a", "n/a"
 	if err != nil {
@@ -236,6 +277,8 @@ func run(ctx context.Context, name, dsn, dir string, peer func(map[string][][]st
 	}
 	fmt.Printf("%-10s %12s %12s %8s %12s %12s %12s %12s %12s\n", name, took.Round(time.Millisecond), peerText, ratio, restart.Round(time.Millisecond),
 		cpu.Round(time.Millisecond), peerCPUText, serverText, peerServerText)
+	fmt.Printf("%-10s cpu steal during the loads: kmkit %s, peer %s (time the hypervisor ran other guests on this machine's cores)\n",
+		"", steal.Round(10*time.Millisecond), peerSteal.Round(10*time.Millisecond))
 	if showPhases && mon != nil {
 		printPhases("kmkit", phases)
 		if err == nil {

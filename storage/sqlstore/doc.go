@@ -176,9 +176,9 @@
 // their indexes) load first. PostgreSQL loads with COPY in its binary format, encoded
 // straight from the columns, with FREEZE (the rows are written frozen and the pages
 // all-visible, so index-only scans need no VACUUM first), up to ParallelLoads tables at
-// once on separate connections, each with maintenance_work_mem raised for its index builds
-// (filled pages, no deduplication: the entries are unique and the table is read-only until
-// the next import replaces it) and ANALYZE at the end. The tables are logged from the
+// once on separate connections, each building its indexes one process each in 32 MB sort
+// runs (filled pages; no deduplication where RowColumn makes the entries unique: the
+// table is read-only until the next import replaces it) and ANALYZE at the end. The tables are logged from the
 // start: UNLOGGED and then SET LOGGED would write the whole table to the WAL again unless
 // wal_level is minimal, and an import that returned must survive a crash. SQLite loads with
 // prepared inserts of up to 512 rows each while the next source's CSV file is parsed on
