@@ -29,8 +29,12 @@ type DB struct {
 	loads atomic.Int64
 }
 
-// sqliteCacheKiB is the page cache of each SQLite connection, in KiB.
-const sqliteCacheKiB = 65536
+// sqliteCacheKiB is the page cache of each SQLite connection, in KiB, and
+// sqliteImportCacheKiB that of an import's connection while it loads (see insertTable).
+const (
+	sqliteCacheKiB       = 65536
+	sqliteImportCacheKiB = 2048
+)
 
 // DefaultMaxConns bounds the PostgreSQL connections of one DB (one server process).
 const DefaultMaxConns = 16

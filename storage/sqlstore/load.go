@@ -155,6 +155,7 @@ func (db *DB) LoadIndexedTable(ctx context.Context, table string, cols []ColumnD
 	defs := []string{rowDef}
 	names := []string{RowColumn}
 	types := make([]query.Type, len(cols))
+	notNull := map[string]bool{}
 	for i, c := range cols {
 		def := quoteIdent(c.Name) + " " + db.sqlType(c.Type)
 		if c.NotNull {
@@ -163,12 +164,9 @@ func (db *DB) LoadIndexedTable(ctx context.Context, table string, cols []ColumnD
 		defs = append(defs, def)
 		names = append(names, c.Name)
 		types[i] = c.Type
-	}
-	ddl = append(ddl, "CREATE TABLE "+quoteIdent(table)+" ("+strings.Join(defs, ", ")+")")
-	notNull := map[string]bool{}
-	for _, c := range cols {
 		notNull[c.Name] = c.NotNull
 	}
+	ddl = append(ddl, "CREATE TABLE "+quoteIdent(table)+" ("+strings.Join(defs, ", ")+")")
 	for _, idx := range indexes {
 		after = append(after, idx.ddl(db.d, table, notNull))
 	}
@@ -214,7 +212,7 @@ func (db *DB) insertTable(ctx context.Context, table string, names []string, typ
 			conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
 	}()
-	for _, s := range []string{"PRAGMA temp_store = FILE", fmt.Sprintf("PRAGMA threads = %d", min(4, runtime.GOMAXPROCS(0))), "PRAGMA cache_size = -2048"} {
+	for _, s := range []string{"PRAGMA temp_store = FILE", fmt.Sprintf("PRAGMA threads = %d", min(4, runtime.GOMAXPROCS(0))), fmt.Sprintf("PRAGMA cache_size = -%d", sqliteImportCacheKiB)} {
 		if _, err := conn.ExecContext(ctx, s); err != nil {
 			return err
 		}
