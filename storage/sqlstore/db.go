@@ -34,6 +34,10 @@ type DB struct {
 const (
 	sqliteCacheKiB       = 65536
 	sqliteImportCacheKiB = 2048
+	// sqliteAnalysisLimit is the rows of each index that the ANALYZE of an import
+	// reads (PRAGMA analysis_limit; SQLite's documentation suggests 100 to 1000):
+	// enough to tell a key from a column of few values, in milliseconds per index.
+	sqliteAnalysisLimit = 1000
 )
 
 // DefaultMaxConns bounds the PostgreSQL connections of one DB (one server process).

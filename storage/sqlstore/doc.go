@@ -45,7 +45,10 @@
 //     carried to every record the query reads along the conjunct's path: a row whose walk
 //     to the home starts up (to its parent) passes when "fk IN (SELECT key ...)", one
 //     whose walk starts down (to its children) when a correlated EXISTS finds a passing
-//     child; the rest of the path is joined inside the sub-query;
+//     child on PostgreSQL, and when "key IN (SELECT fk ...)" on SQLite, whose planner
+//     without statistics probed the index of a two-valued column per outer row inside
+//     the EXISTS (an uncorrelated semi-join runs once, linear in the children, whatever
+//     the statistics); the rest of the path is joined inside the sub-query;
 //   - rows without KPIs: the grain's rows that pass the filter, with a LEFT JOIN up to
 //     each record of the plan's RowJoin;
 //   - KPIs: per grain record, the distinct (group, grain row) pairs of the join rooted at
@@ -185,7 +188,10 @@
 // another core, in WAL mode with the database's synchronous setting (the same durability;
 // journal_mode=OFF would only be safe into a new file renamed into place, and the database
 // holds more than the KM tables); its index builds sort in runs on worker threads
-// (temp_store=FILE and threads for the import's connection only). ImportGenerated skips
+// (temp_store=FILE and threads for the import's connection only), and it ends with
+// ANALYZE of the table (sqlite_stat1), sampling each index (analysis_limit 1000), so that
+// the planner knows which indexes select few rows. Hosts' own tables get no statistics
+// from kmkit: run ANALYZE on them (SQLite never gathers statistics by itself). ImportGenerated skips
 // even the generation of data (the -demo-rows demo) that the database holds under the same
 // version.
 //

@@ -199,7 +199,7 @@ func (db *DB) insertTable(ctx context.Context, table string, names []string, typ
 	}
 	defer conn.Close()
 	restore := func() error {
-		for _, s := range []string{"PRAGMA temp_store = MEMORY", "PRAGMA threads = 0", fmt.Sprintf("PRAGMA cache_size = -%d", sqliteCacheKiB)} {
+		for _, s := range []string{"PRAGMA temp_store = MEMORY", "PRAGMA threads = 0", fmt.Sprintf("PRAGMA cache_size = -%d", sqliteCacheKiB), "PRAGMA analysis_limit = 0"} {
 			if _, err := conn.ExecContext(context.WithoutCancel(ctx), s); err != nil {
 				return err
 			}
@@ -212,7 +212,7 @@ func (db *DB) insertTable(ctx context.Context, table string, names []string, typ
 			conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
 	}()
-	for _, s := range []string{"PRAGMA temp_store = FILE", fmt.Sprintf("PRAGMA threads = %d", min(4, runtime.GOMAXPROCS(0))), fmt.Sprintf("PRAGMA cache_size = -%d", sqliteImportCacheKiB)} {
+	for _, s := range []string{"PRAGMA temp_store = FILE", fmt.Sprintf("PRAGMA threads = %d", min(4, runtime.GOMAXPROCS(0))), fmt.Sprintf("PRAGMA cache_size = -%d", sqliteImportCacheKiB), fmt.Sprintf("PRAGMA analysis_limit = %d", sqliteAnalysisLimit)} {
 		if _, err := conn.ExecContext(ctx, s); err != nil {
 			return err
 		}
@@ -254,6 +254,14 @@ func insertTx(ctx context.Context, conn *sql.Conn, table string, names []string,
 		if _, err := tx.ExecContext(ctx, s); err != nil {
 			return true, err
 		}
+	}
+	// Statistics (sqlite_stat1) for the table and its indexes, so that the planner
+	// knows how many rows an equality on each index selects: without them it assumes a
+	// few, and probes the index of a two-valued column for every row of an outer query.
+	// The import's connection samples each index (analysis_limit), which bounds the cost
+	// whatever the table's size.
+	if _, err = tx.ExecContext(ctx, "ANALYZE "+quoteIdent(table)); err != nil {
+		return true, err
 	}
 	if _, err = tx.ExecContext(ctx, record, digest, n, table); err != nil {
 		return true, err

@@ -177,8 +177,9 @@ const maxJoinedConjuncts = 8
 // conjunct returns the condition that the row of rec read as alias passes cj: some row of
 // cj.Home connected to it along cj.Reach[rec] passes cj.Expr. The walk back from rec to
 // the home starts with an IN sub-query when its first step goes up (a semi-join on the
-// parent key) and with a correlated EXISTS when it goes down (over the children); the
-// rest of the path is joined inside. sc is the scope of alias, or nil in a join condition.
+// parent key) and, when it goes down (over the children), with a correlated EXISTS on
+// PostgreSQL and an IN sub-query on SQLite (see dialect.uncorrelatedSemiJoins); the rest
+// of the path is joined inside. sc is the scope of alias, or nil in a join condition.
 func (t *planner) conjunct(cj *km.Conjunct, rec, alias string, sc *scope) (string, error) {
 	path, ok := cj.Reach[rec]
 	if !ok {
@@ -210,12 +211,14 @@ func (t *planner) conjunct(cj *km.Conjunct, rec, alias string, sc *scope) (strin
 	}
 	sub.where = append(sub.where, e)
 	last := path[len(path)-1] // its To is rec
-	if last.Up {
+	if last.Up && !t.d.uncorrelatedSemiJoins() {
 		// rec is the parent: some child passes.
 		sub.where = append([]string{col(first, last.FromField) + " = " + col(alias, last.ToField)}, sub.where...)
 		return "EXISTS (SELECT 1 FROM " + sub.from.String() + " WHERE " + sub.cond() + t.fence() + ")", nil
 	}
-	// rec is the child: its parent passes.
+	// rec is the child (its parent passes) or, on a dialect that wants uncorrelated
+	// semi-joins, the parent (some child passes): its key is among those the sub-query
+	// selects.
 	return "(" + col(alias, last.ToField) + " IN (SELECT " + col(first, last.FromField) + " FROM " + sub.from.String() +
 		" WHERE " + sub.cond() + "))", nil
 }
