@@ -134,6 +134,14 @@ func touchesCurated(m *km.KnowledgeModel, walk func(add func(string))) bool {
 	return curated || !named
 }
 
+// listsFilter reports whether the spec lists filter f: always, but in a curated spec only
+// when it reads a field of a curated record (a filter over auto-generated records only,
+// as the demo's PRICE_CHANGES over ACTIVITIES, reaches curated records through the
+// relationships, but a curated client could not name what it filters on).
+func (b *specBuilder) listsFilter(f *km.Filter) bool {
+	return !b.curated || touchesCurated(b.m, func(add func(string)) { km.ExprFields(f.Bound(), add) })
+}
+
 // Component schema names: a record's rows and pages are "RECORD.Row" and "RECORD.Page";
 // the KM's use a name no record id can take (record ids hold no '-'), and the shared
 // schemas have no dot.
@@ -275,7 +283,7 @@ func (b *specBuilder) addRecord(r *km.Record) {
 	b.doc.Components.Schemas[pageName] = pageSchema(rowName, "Rows of record "+r.ID+".").NewRef()
 	var filters []string
 	for _, f := range b.m.Filters {
-		if b.m.FilterApplies(f, r.ID) {
+		if b.m.FilterApplies(f, r.ID) && b.listsFilter(f) {
 			filters = append(filters, f.ID)
 		}
 	}
@@ -325,7 +333,7 @@ func (b *specBuilder) addModel(records []*km.Record) {
 	}
 	var filters []string
 	for _, f := range b.m.Filters {
-		if b.curated && !touchesCurated(b.m, func(add func(string)) { km.ExprFields(f.Bound(), add) }) {
+		if !b.listsFilter(f) {
 			continue
 		}
 		filters = append(filters, f.ID)
