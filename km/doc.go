@@ -113,7 +113,9 @@
 // Search. Without KPIs the searched fields (by default the selected string fields)
 // belong to the row grain's records and rows come best score first. With KPIs a search
 // looks at the selected fields only (searchField naming another field is a 400): a group
-// matches when its values score enough, best score first.
+// matches when its values score enough, best score first. A field named more than once
+// (searchField repeated, MCP's search.fields) is searched once: the number of names has
+// no limit, and the stores see each field once.
 //
 // Quoted literals. A quoted text compared with a typed field is read as that type when
 // it is a value of it ('true', '42', '2025-03-01'); F not eq followed by the empty quoted

@@ -616,6 +616,9 @@ func (c *compiler) search(s *query.Search) error {
 		if len(c.p.KPIs) > 0 && !slices.Contains(c.p.Fields, ref) {
 			return badRequest(problem.CodeParameterIllegal, "searchField %s is not a selected field: with KPIs the search looks at the selected fields, which group the KPIs", name)
 		}
+		if slices.Contains(ps.Fields, ref) {
+			continue // a field named twice scores as once
+		}
 		ps.Fields = append(ps.Fields, ref)
 	}
 	if len(s.Fields) == 0 {

@@ -99,12 +99,27 @@ func (sqliteDialect) retryable(err error) bool {
 	return errors.As(err, &e) && (e.Code()&0xff == sqlite3.SQLITE_BUSY)
 }
 
-func (sqliteDialect) greatest(exprs []string) string {
+// greatest: SQLite's max of several arguments, nested in groups of sqliteMaxArgs (a
+// function takes at most 1000 arguments; a search of more columns was a 500).
+func (d sqliteDialect) greatest(exprs []string) string {
 	if len(exprs) == 1 {
 		return exprs[0]
 	}
+	if len(exprs) > sqliteMaxArgs {
+		var groups []string
+		for len(exprs) > 0 {
+			n := min(len(exprs), sqliteMaxArgs)
+			groups = append(groups, d.greatest(exprs[:n]))
+			exprs = exprs[n:]
+		}
+		return d.greatest(groups)
+	}
 	return "max(" + strings.Join(exprs, ", ") + ")"
 }
+
+// sqliteMaxArgs is the most arguments kmkit passes to one SQLite function call
+// (SQLITE_MAX_FUNCTION_ARG is 1000 by default).
+const sqliteMaxArgs = 100
 
 // inArray: json_each reads the JSON array; floats travel as strings that CAST reads as
 // SQLite reads a REAL literal (correctly rounded, which its JSON number parser is not for

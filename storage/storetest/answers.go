@@ -1,0 +1,198 @@
+package storetest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
+)
+
+// answersKM is the KM of runAnswers: orders of customers with a float amount and a time
+// of day, and a record of many string fields.
+const answersKM = `id: answers
+name: Answers
+records:
+  - id: CUSTOMERS
+    name: Customers
+    source: ans_customers
+    key: CUSTOMER_ID
+    fields:
+      - {id: CUSTOMER_ID, name: Customer, type: string}
+      - {id: CUSTOMER_NAME, name: Customer name, type: string}
+      - {id: COUNTRY, name: Country, type: string}
+  - id: ORDERS
+    name: Orders
+    source: ans_orders
+    key: ORDER_ID
+    fields:
+      - {id: ORDER_ID, name: Order, type: string}
+      - {id: CUSTOMER_ID, name: Customer, type: string}
+      - {id: STATUS, name: Status, type: string}
+      - {id: NET_VALUE, name: Net value, type: float}
+      - {id: WAKE, name: Wake-up time, type: time}
+  - id: WIDE
+    name: Wide
+    source: ans_wide
+    fields:
+%s
+relationships:
+  - {from: ORDERS.CUSTOMER_ID, to: CUSTOMERS.CUSTOMER_ID}
+kpis:
+  - {id: TOTAL_NET, name: Total net value, expr: sum(ORDERS.NET_VALUE)}
+  - {id: AVG_NET, name: Average net value, expr: avg(ORDERS.NET_VALUE)}
+  - id: BIG_SHARE
+    name: Share of big orders
+    expr: ratio(ORDERS.NET_VALUE gt ${threshold})
+    parameters: [{id: threshold, name: Threshold, value: "5000"}]
+filters:
+  - {id: OPEN_ORDERS, name: Open orders, expr: ORDERS.STATUS eq 'OPEN'}
+`
+
+// wideFields is the number of string fields of WIDE: more than a SQLite function call
+// takes arguments in kmkit's SQL (sqlstore nests max() in groups of 100).
+const wideFields = 120
+
+// answersOrders is the number of orders of the answers KM.
+const answersOrders = 600
+
+// answersWakes are the wake-up times of the orders, in turn ("" is null).
+var answersWakes = []string{"06:15:00", "16:45:30", "06:05:07", "", "07:00:00.5", "23:59:59", "00:06:00"}
+
+// answersData returns the data directory of answersKM: customers C1 (FR), C2 (DE) and
+// C3 (FR); answersOrders orders with net values of two decimals from a fixed generator
+// and the times of answersWakes; three rows of WIDE, the second holding "needle" in its
+// last field only.
+func answersData() fstest.MapFS {
+	var fields strings.Builder
+	for i := range wideFields {
+		fmt.Fprintf(&fields, "      - {id: W%03d, name: W%03d, type: string}\n", i, i)
+	}
+	var orders strings.Builder
+	orders.WriteString("ORDER_ID,CUSTOMER_ID,STATUS,NET_VALUE,WAKE\n")
+	statuses := []string{"OPEN", "PAID", "CANCELLED"}
+	x := uint64(29)
+	for i := range answersOrders {
+		x = x*6364136223846793005 + 1442695040888963407
+		cents := x >> 33 % 1_000_000 // 0.00 to 9999.99
+		fmt.Fprintf(&orders, "O%04d,C%d,%s,%d.%02d,%s\n", i, i%3+1, statuses[i%len(statuses)], cents/100, cents%100, answersWakes[i%len(answersWakes)])
+	}
+	var wide strings.Builder
+	for i := range wideFields {
+		if i > 0 {
+			wide.WriteByte(',')
+		}
+		fmt.Fprintf(&wide, "W%03d", i)
+	}
+	wide.WriteByte('\n')
+	for r := range 3 {
+		for i := range wideFields {
+			if i > 0 {
+				wide.WriteByte(',')
+			}
+			v := fmt.Sprintf("row%d-%d", r, i)
+			if r == 1 && i == wideFields-1 {
+				v = "needle"
+			}
+			wide.WriteString(v)
+		}
+		wide.WriteByte('\n')
+	}
+	return fstest.MapFS{
+		"models/answers.yaml":    {Data: []byte(fmt.Sprintf(answersKM, strings.TrimSuffix(fields.String(), "\n")))},
+		"data/ans_customers.csv": {Data: []byte("CUSTOMER_ID,CUSTOMER_NAME,COUNTRY\nC1,Dupont SA,FR\nC2,Müller GmbH,DE\nC3,Martin,FR\n")},
+		"data/ans_orders.csv":    {Data: []byte(orders.String())},
+		"data/ans_wide.csv":      {Data: []byte(wide.String())},
+	}
+}
+
+// runAnswers checks answers of issue 29 on a store through the KM handler: each request
+// as a client sends it, the status, and the rows (from the reference evaluator where it
+// answers the request, else spelled out from the data).
+func runAnswers(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
+	fsys := answersData()
+	ref, err := LoadReference(fsys, "answers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := kmhttp.NewHandler(newStore(t, fsys), kmhttp.WithMaxPageSize(maxAnswer))
+	t.Run("ManySearchFields", func(t *testing.T) { runManySearchFields(t, h) })
+	_ = ref
+}
+
+// send serves one request and returns the status and body.
+func send(h http.Handler, method, target, body string) (int, string) {
+	var r *http.Request
+	if body != "" {
+		r = httptest.NewRequest(method, target, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+	} else {
+		r = httptest.NewRequest(method, target, nil)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w.Code, w.Body.String()
+}
+
+// queryIDs asks the GET query endpoint target and returns the values of column id of
+// its rows, failing unless the status is 200.
+func queryIDs(t *testing.T, h http.Handler, target, id string) []string {
+	t.Helper()
+	code, body := send(h, http.MethodGet, target, "")
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: want 200, got %d %s", short(target), code, short(body))
+	}
+	var v struct {
+		Content []map[string]any `json:"content"`
+	}
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatalf("GET %s: %v in %s", short(target), err, short(body))
+	}
+	var out []string
+	for _, r := range v.Content {
+		s, _ := r[id].(string)
+		out = append(out, s)
+	}
+	return out
+}
+
+// runManySearchFields: searchField repeated 1001 times searches the field once (SQLite
+// answered 500, "too many arguments on function max"), and a search over 120 fields
+// answers on every backend.
+func runManySearchFields(t *testing.T, h http.Handler) {
+	base := kmhttp.BasePath + "/knowledge-models/answers"
+	one := base + "/records/ORDERS/query?fields=ORDER_ID,STATUS&searchTerm=OPEN&searchPrecision=100&searchField=STATUS&pageSize=5000"
+	many := base + "/records/ORDERS/query?fields=ORDER_ID,STATUS&searchTerm=OPEN&searchPrecision=100" +
+		strings.Repeat("&searchField=STATUS", 1001) + "&pageSize=5000"
+	var want []string
+	for i := 0; i < answersOrders; i += 3 {
+		want = append(want, fmt.Sprintf("O%04d", i))
+	}
+	for _, target := range []string{one, many} {
+		if got := queryIDs(t, h, target, "ORDER_ID"); !slices.Equal(got, want) {
+			t.Errorf("GET %s: want the %d OPEN orders, got %d: %.80v", short(target), len(want), len(got), got)
+		}
+	}
+	// KM level, the field named RECORD.FIELD 1001 times, with a KPI grouped by it.
+	kmMany := base + "/query?fields=ORDERS.STATUS&kpis=TOTAL_NET&searchTerm=OPEN&searchPrecision=100" +
+		strings.Repeat("&searchField=ORDERS.STATUS", 1001)
+	if got := queryIDs(t, h, kmMany, "ORDERS.STATUS"); !slices.Equal(got, []string{"OPEN"}) {
+		t.Errorf("GET %s: want the group OPEN, got %v", short(kmMany), got)
+	}
+	var fields []string
+	for i := range wideFields {
+		fields = append(fields, fmt.Sprintf("W%03d", i))
+	}
+	wide := base + "/records/WIDE/query?fields=" + url.QueryEscape(strings.Join(fields, ",")) + "&searchTerm=needle&searchPrecision=100"
+	if got := queryIDs(t, h, wide, "W000"); !slices.Equal(got, []string{"row1-0"}) {
+		t.Errorf("GET %s: want the row with needle in W%03d, got %v", short(wide), wideFields-1, got)
+	}
+}
