@@ -610,7 +610,7 @@ func (c *compiler) search(s *query.Search) error {
 		if !ok {
 			return badRequest(query.CodeFieldNotFound, "unknown searchField %s%s", name, FieldHint(c.rec))
 		}
-		if ref.Type != query.TypeString {
+		if !ref.Type.Searchable() {
 			return badRequest(problem.CodeParameterIllegal, "searchField %s is a %s field; fuzzy search needs a string field", name, ref.Type)
 		}
 		if len(c.p.KPIs) > 0 && !slices.Contains(c.p.Fields, ref) {
@@ -623,7 +623,7 @@ func (c *compiler) search(s *query.Search) error {
 	}
 	if len(s.Fields) == 0 {
 		for _, f := range c.p.Fields {
-			if f.Type == query.TypeString && !slices.Contains(ps.Fields, f) {
+			if f.Type.Searchable() && !slices.Contains(ps.Fields, f) {
 				ps.Fields = append(ps.Fields, f)
 			}
 		}

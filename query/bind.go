@@ -113,7 +113,7 @@ func bind(e Expr, s *binder) (Expr, *Error) {
 		if err != nil {
 			return nil, err
 		}
-		if f.Type != TypeString {
+		if f.Type != TypeString && f.Type != TypeTime {
 			return nil, typeError(f.At, "%s needs a string field; %s is %s", funcNames[e.Func], f.Name, article(f.Type))
 		}
 		if e.Arg.Kind == LitNull {
@@ -121,6 +121,10 @@ func bind(e Expr, s *binder) (Expr, *Error) {
 		}
 		arg := e.Arg
 		arg.Value = String(arg.Raw)
+		if f.Type == TypeTime {
+			// A time is presented as a string: the function reads its text.
+			return &ScalarMatch{At: e.At, Func: e.Func, X: TimeAsText(&FieldOperand{Field: f}), Arg: &Const{Lit: arg}}, nil
+		}
 		return &Call{At: e.At, Func: e.Func, Field: f, Arg: arg}, nil
 	case *IsNull:
 		f, err := bindField(e.Field, s)

@@ -86,7 +86,7 @@ func signature(fn ScalarFunc) []typeClass {
 
 func resultType(fn ScalarFunc, first Type) Type {
 	switch fn {
-	case FnToLower, FnToUpper, FnTrim, FnConcat, FnSubstring:
+	case FnToLower, FnToUpper, FnTrim, FnConcat, FnSubstring, FnTimeText:
 		return TypeString
 	case FnDate:
 		return TypeDate
@@ -161,10 +161,22 @@ func (b *binder) argument(fn ScalarFunc, i int, a Scalar, want typeClass) (Scala
 		}
 		return &Const{Lit: bl}, nil
 	}
+	if want == classString {
+		a = TimeAsText(a)
+	}
 	if t := a.ResultType(); !want.accepts(t) {
 		return nil, typeError(a.Position(), "%s needs %s; %s is %s", fn, classNouns[want], short(FormatScalar(a)), article(t))
 	}
 	return a, nil
+}
+
+// TimeAsText returns s read as a string: a time becomes its text (FnTimeText), since the
+// API presents a time field as a string; any other s is returned as it is.
+func TimeAsText(s Scalar) Scalar {
+	if s.ResultType() != TypeTime {
+		return s
+	}
+	return &Apply{At: s.Position(), Func: FnTimeText, Args: []Scalar{s}, Type: TypeString}
 }
 
 func (b *binder) bindArithmetic(s *Arithmetic) (Scalar, *Error) {
@@ -290,6 +302,10 @@ func (b *binder) bindScalarMatch(e *ScalarMatch) (Expr, *Error) {
 	fn := funcNames[e.Func]
 	if c, ok := x.(*Const); ok {
 		return nil, typeError(c.Lit.At, "the first argument of %s must be a field or a function, not a literal", fn)
+	}
+	x = TimeAsText(x)
+	if _, ok := arg.(*Const); !ok {
+		arg = TimeAsText(arg)
 	}
 	if t := x.ResultType(); t != TypeString {
 		return nil, typeError(x.Position(), "%s needs a string; %s is %s", fn, short(FormatScalar(x)), article(t))

@@ -136,7 +136,10 @@
 //     a date keeps TypeDate and means that whole UTC day.
 //   - time fields take times.
 //   - contains, startswith and endswith need a string field; their argument is taken as
-//     text, quoted or not.
+//     text, quoted or not. A time field counts as one: the API presents times as strings,
+//     so these functions, the string functions of OData (tolower, length, substring...)
+//     and fuzzy search read its text, HH:MM:SS with the fraction of a second when there is
+//     one (TimeText; Bind inserts FnTimeText). Comparisons keep reading it as a time.
 //   - A quoted text compared with a boolean, integer, float, date, datetime, timestamp or
 //     time field is read as that type when its text is a value of it, as if written
 //     unquoted: 'true', '42', '4.5' (a float field also takes '42'), '2025-03-01',

@@ -174,6 +174,10 @@ func formatScalar(b *strings.Builder, s Scalar) {
 		}
 		formatLiteral(b, s.Lit)
 	case *Apply:
+		if s.Func == FnTimeText && len(s.Args) == 1 {
+			formatScalar(b, s.Args[0])
+			return
+		}
 		b.WriteString(s.Func.String())
 		b.WriteByte('(')
 		for i, a := range s.Args {

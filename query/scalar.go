@@ -44,6 +44,12 @@ const (
 	FnRound                           // round(number): half away from zero
 	FnFloor                           // floor(number)
 	FnCeiling                         // ceiling(number)
+	// FnTimeText is the text of a time of day, HH:MM:SS with the fraction of a second
+	// when there is one (as the API presents it): Bind's conversion of a time where a
+	// string is needed (contains(WAKE,'6:'), tolower(WAKE)), since a time field is
+	// presented as a string. It has no name in the language, and Format writes only
+	// its argument.
+	FnTimeText
 )
 
 var scalarFuncNames = [...]string{

@@ -3,12 +3,20 @@ package query
 import (
 	"math"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
 // TrimSpace is what trim removes at both ends of a text: space, tab, line feed and
 // carriage return (not every Unicode space, so that SQL backends agree).
 const TrimSpace = " \t\n\r"
+
+// TimeText returns the text of a time of day given in microseconds since midnight, as the
+// API presents it: HH:MM:SS, followed by the fraction of a second without trailing zeros
+// when there is one (06:15:00, 07:00:00.5).
+func TimeText(us int64) string {
+	return time.UnixMicro(us).UTC().Format("15:04:05.999999")
+}
 
 // ApplyFunc computes the value function fn on one row's arguments, already typed as Bind
 // types them (the semantics every backend implements; executors may compute faster paths
@@ -54,6 +62,8 @@ func ApplyFunc(fn ScalarFunc, args []Value) Value {
 		return Value{Type: TypeDate, Int: DayOfMicros(a.Int)}
 	case FnTime:
 		return Value{Type: TypeTime, Int: a.Int - DayOfMicros(a.Int)*MicrosPerDay}
+	case FnTimeText:
+		return String(TimeText(a.Int))
 	case FnRound, FnFloor, FnCeiling:
 		if a.Type != TypeFloat {
 			return a

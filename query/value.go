@@ -69,6 +69,10 @@ func ParseType(s string) (Type, bool) {
 // Numeric reports whether t is integer or float.
 func (t Type) Numeric() bool { return t == TypeInteger || t == TypeFloat }
 
+// Searchable reports whether fuzzy search and the string functions read values of type t:
+// strings, and times, which the API presents as strings (their HH:MM:SS text, TimeText).
+func (t Type) Searchable() bool { return t == TypeString || t == TypeTime }
+
 // Temporal reports whether t holds an instant (datetime or timestamp).
 func (t Type) Temporal() bool { return t == TypeDateTime || t == TypeTimestamp }
 

@@ -572,8 +572,8 @@ func resolveField(m *km.KnowledgeModel, rec *km.Record, name string) *km.Field {
 }
 
 // searchSpec checks the search parameters. Without searchField the searched fields are the
-// string fields among the selected ones, or all string fields of the record (at record
-// level) when none are selected.
+// string and time fields (a time is presented as a string) among the selected ones, or all
+// such fields of the record (at record level) when none are selected.
 func searchSpec(m *km.KnowledgeModel, rec *km.Record, p *dataParams, selected []string) (*query.Search, error) {
 	if p.searchTerm == "" {
 		return nil, badRequest(problem.CodeParameterMissing, "searchField is given but searchTerm is missing")
@@ -588,7 +588,7 @@ func searchSpec(m *km.KnowledgeModel, rec *km.Record, p *dataParams, selected []
 			if f == nil {
 				return nil, badRequest(query.CodeFieldNotFound, "unknown searchField %s%s", name, km.FieldHint(rec))
 			}
-			if f.Type != query.TypeString {
+			if !f.Type.Searchable() {
 				return nil, badRequest(problem.CodeParameterIllegal, "searchField %s is a %s field; fuzzy search needs a string field", name, f.Type)
 			}
 			s.Fields = append(s.Fields, name)
@@ -596,13 +596,13 @@ func searchSpec(m *km.KnowledgeModel, rec *km.Record, p *dataParams, selected []
 		return s, nil
 	}
 	for _, name := range selected {
-		if f := resolveField(m, rec, name); f != nil && f.Type == query.TypeString {
+		if f := resolveField(m, rec, name); f != nil && f.Type.Searchable() {
 			s.Fields = append(s.Fields, name)
 		}
 	}
 	if len(selected) == 0 && rec != nil {
 		for _, f := range rec.Fields {
-			if f.Type == query.TypeString {
+			if f.Type.Searchable() {
 				s.Fields = append(s.Fields, f.ID)
 			}
 		}

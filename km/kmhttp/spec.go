@@ -274,7 +274,7 @@ func (b *specBuilder) addRecord(r *km.Record) {
 	for _, f := range r.Fields {
 		row.Properties[f.ID] = fieldSchema(f).NewRef()
 		ids = append(ids, f.ID)
-		if f.Type == query.TypeString {
+		if f.Type.Searchable() {
 			strs = append(strs, f.ID)
 		}
 	}
@@ -316,7 +316,7 @@ func (b *specBuilder) addModel(records []*km.Record) {
 			name := r.ID + "." + f.ID
 			row.Properties[name] = fieldSchema(f).NewRef()
 			fields = append(fields, name)
-			if f.Type == query.TypeString {
+			if f.Type.Searchable() {
 				strs = append(strs, name)
 			}
 		}

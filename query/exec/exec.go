@@ -45,9 +45,10 @@
 //   - A Request with neither Fields nor KPIs selects every column of the frame, in order.
 //   - Sort keys must name a selected field or a requested KPI (any column when no field is
 //     selected); otherwise Run returns an error wrapping ErrInvalidRequest.
-//   - Search: without Search.Fields the searched fields are the string fields among the
-//     selected fields, or every string column of the frame when none is selected. Searching
-//     a non-string field is an error. A null cell scores 0. Without Sort, rows come best
+//   - Search: without Search.Fields the searched fields are the string and time fields
+//     among the selected fields, or every such column of the frame when none is selected;
+//     a time is searched as its HH:MM:SS text (query.TimeText), as the API presents it.
+//     Searching a field of another type is an error. A null cell scores 0. Without Sort, rows come best
 //     score first, ties in row order; with Distinct a distinct row takes the best score of
 //     its rows; with KPIs a group takes the best score of its rows.
 //   - Distinct keeps the first row of each distinct combination in the result order. With
@@ -624,8 +625,8 @@ func (f *Frame) searchedColumns(s *query.Search, selected []string) ([]ref, erro
 			if err != nil {
 				return nil, err
 			}
-			if _, ok := c.col.(*column.Strings); !ok {
-				return nil, fmt.Errorf("exec: %w: search field %q is a %v field, not a string field", ErrInvalidRequest, name, c.col.Type())
+			if !c.col.Type().Searchable() {
+				return nil, fmt.Errorf("exec: %w: search field %q is a %v field, not a string or time field", ErrInvalidRequest, name, c.col.Type())
 			}
 			out = append(out, c)
 		}
@@ -639,7 +640,7 @@ func (f *Frame) searchedColumns(s *query.Search, selected []string) ([]ref, erro
 		if err != nil {
 			return nil, err
 		}
-		if _, ok := c.col.(*column.Strings); ok {
+		if c.col.Type().Searchable() {
 			out = append(out, c)
 		}
 	}
@@ -653,7 +654,28 @@ func search(n int, sel []int32, cols []ref, s *query.Search) ([]int32, []uint8) 
 	m := fuzzy.New(s.Term)
 	score := make([]uint8, n)
 	for _, c := range cols {
-		col := c.col.(*column.Strings)
+		col, ok := c.col.(*column.Strings)
+		if !ok {
+			// A time column: its HH:MM:SS text, scored once per distinct value.
+			byValue := map[int64]uint8{}
+			for _, r := range sel {
+				cr := c.row(r)
+				if cr < 0 {
+					continue
+				}
+				v := c.col.Value(int(cr))
+				if v.Null {
+					continue
+				}
+				sv, ok := byValue[v.Int]
+				if !ok {
+					sv = uint8(m.Score(query.TimeText(v.Int)))
+					byValue[v.Int] = sv
+				}
+				score[r] = max(score[r], sv)
+			}
+			continue
+		}
 		byCode := m.ScoreAll(col.Dict)
 		switch {
 		case c.index == nil && col.Nulls == nil:

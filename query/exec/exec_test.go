@@ -313,7 +313,7 @@ func TestErrors(t *testing.T) {
 		{"unknown KPI field", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Aggregate{Func: query.AggMin, Field: "Z"}}}, PageSize: 1}, ErrUnknownField, `exec: unknown field "Z" (KPI K)`},
 		{"ratio without condition", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Aggregate{Func: query.AggRatio}}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: ratio without a condition (KPI K)`},
 		{"arithmetic on strings", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Arith{Op: '+', L: &query.Aggregate{Func: query.AggMin, Field: "C"}, R: &query.Number{V: 1}}}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: arithmetic on a string and a float KPI value (KPI K)`},
-		{"search non-string", query.Request{Search: &query.Search{Term: "a", Fields: []string{"N"}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: search field "N" is a float field, not a string field`},
+		{"search non-string", query.Request{Search: &query.Search{Term: "a", Fields: []string{"N"}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: search field "N" is a float field, not a string or time field`},
 		{"nil filter node", query.Request{Filter: not(nil), PageSize: 1}, ErrInvalidRequest, "exec: invalid request: nil filter node"},
 		{"typed nil filter node", query.Request{Filter: and(de, (*query.Compare)(nil)), PageSize: 1}, ErrInvalidRequest, "exec: invalid request: nil filter node"},
 		{"nil KPI", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Arith{Op: '+', L: (*query.Aggregate)(nil), R: &query.Number{V: 1}}}}, PageSize: 1}, ErrInvalidRequest, "exec: invalid request: nil KPI expression (KPI K)"},

@@ -625,7 +625,11 @@ func searchGroups(p *km.Plan, rows [][]query.Value, order []int32) ([]int32, []u
 	for _, gi := range order {
 		for _, j := range cols {
 			if v := rows[gi][j]; !v.Null {
-				score[gi] = max(score[gi], uint8(m.Score(v.Str)))
+				text := v.Str
+				if v.Type == query.TypeTime {
+					text = query.TimeText(v.Int)
+				}
+				score[gi] = max(score[gi], uint8(m.Score(text)))
 			}
 		}
 		if int(score[gi]) >= p.Search.Precision {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -191,7 +192,7 @@ func (rf *refFrame) run(req *query.Request) *query.Result {
 				sel = rf.names
 			}
 			for _, name := range sel {
-				if rf.types[name] == query.TypeString {
+				if t := rf.types[name]; t == query.TypeString || t == query.TypeTime {
 					searched = append(searched, name)
 				}
 			}
@@ -202,7 +203,11 @@ func (rf *refFrame) run(req *query.Request) *query.Result {
 			best := 0
 			for _, name := range searched {
 				if v := rf.rows[r][name]; !v.Null {
-					best = max(best, m.Score(v.Str))
+					text := v.Str
+					if v.Type == query.TypeTime { // searched as its text, as presented
+						text = time.UnixMicro(v.Int).UTC().Format("15:04:05.999999")
+					}
+					best = max(best, m.Score(text))
 				}
 			}
 			if best >= s.Precision {

@@ -584,7 +584,7 @@ func (f *Frame) checkScalar(s query.Scalar) error {
 	case *query.Const:
 		return nil
 	case *query.Apply:
-		if s.Func < query.FnToLower || s.Func > query.FnCeiling || s.Func == query.FnNow {
+		if s.Func < query.FnToLower || s.Func > query.FnTimeText || s.Func == query.FnNow {
 			return fmt.Errorf("exec: %w: function %d", ErrInvalidRequest, s.Func)
 		}
 		for _, a := range s.Args {

@@ -254,6 +254,9 @@ func (s *KMStore) score(ctx context.Context, p *km.Plan) (*searchScore, error) {
 				return nil, err
 			}
 			c := col(t.rowAlias(f.Record), f.Field)
+			if f.Type == query.TypeTime {
+				c = timeText(s.db.d.name() == "postgres", c)
+			}
 			values = "SELECT DISTINCT " + c + " FROM " + rows.from.String() + " WHERE " + c + " IS NOT NULL AND " + rows.cond()
 			expr = c
 		} else {
@@ -271,8 +274,12 @@ func (s *KMStore) score(ctx context.Context, p *km.Plan) (*searchScore, error) {
 				return nil, err
 			}
 			c := col("r0", f.Field)
-			values = "SELECT DISTINCT " + c + " FROM " + rows.from.String() + " WHERE " + c + " IS NOT NULL AND " + rows.cond()
 			expr = "q.k" + strconv.Itoa(i)
+			if f.Type == query.TypeTime {
+				c = timeText(s.db.d.name() == "postgres", c)
+				expr = timeText(s.db.d.name() == "postgres", expr)
+			}
+			values = "SELECT DISTINCT " + c + " FROM " + rows.from.String() + " WHERE " + c + " IS NOT NULL AND " + rows.cond()
 		}
 		vals, err := s.strings(ctx, values, t.b.args)
 		if err != nil {

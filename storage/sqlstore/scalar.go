@@ -89,6 +89,19 @@ func timeOfDay(us string) string {
 	return "(((" + us + ") % " + dayMicros + " + " + dayMicros + ") % " + dayMicros + ")"
 }
 
+// timeText returns the text of the time of day x (microseconds since midnight) as
+// query.TimeText writes it, HH:MM:SS and the fraction of a second without trailing zeros
+// when there is one; null for null. PostgreSQL's time type prints it so; SQLite formats
+// the parts.
+func timeText(pg bool, x string) string {
+	if pg {
+		return "CAST(TIME '00:00:00' + (" + x + ") * INTERVAL '1 microsecond' AS TEXT)"
+	}
+	x = "(" + x + ")"
+	return "(CASE WHEN " + x + " IS NULL THEN NULL ELSE printf('%02d:%02d:%02d', " + x + " / 3600000000, " + x + " / 60000000 % 60, " +
+		x + " / 1000000 % 60) || CASE WHEN " + x + " % 1000000 = 0 THEN '' ELSE rtrim(printf('.%06d', " + x + " % 1000000), '0') END END)"
+}
+
 func (b *builder) apply(fn query.ScalarFunc, args []frameCol) (string, error) {
 	pg := b.d.name() == "postgres"
 	x := ""
@@ -165,6 +178,8 @@ func (b *builder) apply(fn query.ScalarFunc, args []frameCol) (string, error) {
 		return "((" + x + " - " + timeOfDay(x) + ") / " + dayMicros + ")", nil
 	case query.FnTime:
 		return timeOfDay(x), nil
+	case query.FnTimeText:
+		return timeText(pg, x), nil
 	case query.FnRound, query.FnFloor, query.FnCeiling:
 		if args[0].typ != query.TypeFloat {
 			return x, nil

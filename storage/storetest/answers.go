@@ -14,6 +14,7 @@ import (
 
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/km/kmhttp"
+	"github.com/kmkit/kmkit/odata"
 )
 
 // answersKM is the KM of runAnswers: orders of customers with a float amount and a time
@@ -125,7 +126,7 @@ func runAnswers(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) 
 	}
 	h := kmhttp.NewHandler(newStore(t, fsys), kmhttp.WithMaxPageSize(maxAnswer))
 	t.Run("ManySearchFields", func(t *testing.T) { runManySearchFields(t, h) })
-	_ = ref
+	t.Run("TimeAsString", func(t *testing.T) { runTimeAsString(t, h, ref, newStore(t, fsys)) })
 }
 
 // send serves one request and returns the status and body.
@@ -194,5 +195,72 @@ func runManySearchFields(t *testing.T, h http.Handler) {
 	wide := base + "/records/WIDE/query?fields=" + url.QueryEscape(strings.Join(fields, ",")) + "&searchTerm=needle&searchPrecision=100"
 	if got := queryIDs(t, h, wide, "W000"); !slices.Equal(got, []string{"row1-0"}) {
 		t.Errorf("GET %s: want the row with needle in W%03d, got %v", short(wide), wideFields-1, got)
+	}
+}
+
+// runTimeAsString: a time field, presented as a string, is read as its HH:MM:SS text by
+// contains, startswith, endswith, OData's string functions and fuzzy search (issue 29
+// item 4: "contains(WAKE,'6:')" was a 400, "contains needs a string field").
+func runTimeAsString(t *testing.T, h http.Handler, ref *Reference, s km.Store) {
+	fields := []string{"ORDER_ID", "WAKE"}
+	for _, req := range []RefRequest{
+		{Record: "ORDERS", Fields: fields, FilterExprs: []string{"contains(WAKE,'6:')"}},
+		{Record: "ORDERS", Fields: fields, FilterExprs: []string{"startswith(WAKE,'06')"}},
+		{Record: "ORDERS", Fields: fields, FilterExprs: []string{"endswith(WAKE,':00') or endswith(WAKE,'.5')"}},
+		{Record: "ORDERS", Fields: fields, FilterExprs: []string{"not contains(WAKE,'6')"}},
+		{Record: "CUSTOMERS", Fields: []string{"CUSTOMER_ID"}, FilterExprs: []string{"contains(ORDERS.WAKE,'.5')"}},
+		{Fields: []string{"CUSTOMERS.COUNTRY"}, KPIs: []string{"TOTAL_NET"}, FilterExprs: []string{"startswith(ORDERS.WAKE,'0')"}},
+	} {
+		for _, kind := range []endpointKind{getData, getQuery, postData} {
+			checkAPI(t, h, ref, "answers", req, kind)
+		}
+	}
+	oh := odata.NewHandler(s, odata.WithMaxPageSize(maxAnswer))
+	for _, f := range []string{
+		"contains(WAKE,'6:')",
+		"contains(WAKE,'6:') eq true",
+		"length(WAKE) eq 10",
+		"substring(WAKE,0,2) eq '06'",
+		"tolower(WAKE) eq '06:15:00'",
+		"indexof(WAKE,':5') eq 5",
+		"concat(WAKE,'Z') eq '07:00:00.5Z'",
+		"concat(STATUS,WAKE) eq 'PAID16:45:30'",
+		"length(trim(WAKE)) eq length(WAKE) and hour(WAKE) eq 6",
+	} {
+		checkOData(t, oh, ref, "answers", RefRequest{Record: "ORDERS", Fields: fields, ODataFilter: f})
+	}
+	checkOData(t, oh, ref, "answers", RefRequest{Record: "ORDERS", Fields: fields, ODataFilter: "contains(WAKE,'0')", ODataOrderBy: "substring(WAKE,3) desc"})
+
+	// Fuzzy search: searchField naming the time field, and by default among the selected
+	// fields; the reference evaluator has no search, so the rows are spelled out.
+	base := kmhttp.BasePath + "/knowledge-models/answers"
+	ordersWith := func(wakes ...string) []string {
+		var out []string
+		for i := range answersOrders {
+			if slices.Contains(wakes, answersWakes[i%len(answersWakes)]) {
+				out = append(out, fmt.Sprintf("O%04d", i))
+			}
+		}
+		return out
+	}
+	for target, want := range map[string][]string{
+		"/records/ORDERS/query?fields=ORDER_ID,WAKE&searchTerm=06:15&searchField=WAKE&searchPrecision=100&pageSize=5000":       ordersWith("06:15:00"),
+		"/records/ORDERS/query?fields=ORDER_ID,WAKE&searchTerm=16:45:30&searchPrecision=100&pageSize=5000":                     ordersWith("16:45:30"),
+		"/records/ORDERS/query?fields=ORDER_ID,STATUS&searchTerm=00.5&searchField=WAKE&searchPrecision=100&pageSize=5000":      ordersWith("07:00:00.5"),
+		"/query?fields=ORDERS.ORDER_ID,ORDERS.WAKE&searchTerm=23:59&searchField=ORDERS.WAKE&searchPrecision=100&pageSize=5000": ordersWith("23:59:59"),
+	} {
+		id := "ORDER_ID"
+		if strings.HasPrefix(target, "/query") {
+			id = "ORDERS.ORDER_ID"
+		}
+		if got := queryIDs(t, h, base+target, id); !slices.Equal(got, want) {
+			t.Errorf("GET %s: want %d orders %.60v, got %d %.60v", target, len(want), want, len(got), got)
+		}
+	}
+	// With a KPI the groups of WAKE that hold "06:", in their natural order (each by its
+	// first order: O0000, O0002, O0006).
+	groups := base + "/query?fields=ORDERS.WAKE&kpis=TOTAL_NET&searchTerm=06:&searchField=ORDERS.WAKE&searchPrecision=100"
+	if got := queryIDs(t, h, groups, "ORDERS.WAKE"); !slices.Equal(got, []string{"06:15:00", "06:05:07", "00:06:00"}) {
+		t.Errorf("GET %s: want the groups 06:15:00, 06:05:07, 00:06:00, got %v", groups, got)
 	}
 }

@@ -625,7 +625,7 @@ func (ev *evaluation) eval(e query.Expr, refs map[string]fieldRef, get func(fiel
 		}
 		return out
 	case *query.Call:
-		v := get(refs[x.Field.Name])
+		v := refAsText(get(refs[x.Field.Name]))
 		if v.Null {
 			return unknown
 		}
@@ -687,7 +687,8 @@ func (ev *evaluation) checkLiterals(e query.Expr, refs map[string]fieldRef) erro
 				check(refs[x.Field.Name], l, query.Eq)
 			}
 		case *query.Call:
-			if refs[x.Field.Name].typ != query.TypeString {
+			// A time is presented as a string, and read as its text.
+			if t := refs[x.Field.Name].typ; t != query.TypeString && t != query.TypeTime {
 				err = refErr("%s needs a string field", x.Field.Name)
 			}
 		}

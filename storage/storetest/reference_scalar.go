@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strings"
 	"time"
 
@@ -105,10 +106,34 @@ func refTime(v query.Value) time.Time {
 	return time.UnixMicro(v.Int).UTC()
 }
 
+// refAsText returns v, or for a time its text as the API presents it (HH:MM:SS, and the
+// fraction of a second without trailing zeros when there is one): a time field is
+// presented as a string, and the string functions and search read that text.
+func refAsText(v query.Value) query.Value {
+	if v.Type != query.TypeTime || v.Null {
+		return v
+	}
+	us := v.Int
+	s := fmt.Sprintf("%02d:%02d:%02d", us/3_600_000_000, us/60_000_000%60, us/1_000_000%60)
+	if f := us % 1_000_000; f != 0 {
+		s += strings.TrimRight(fmt.Sprintf(".%06d", f), "0")
+	}
+	return query.String(s)
+}
+
 func refApply(fn query.ScalarFunc, args []query.Value) query.Value {
+	switch fn {
+	case query.FnToLower, query.FnToUpper, query.FnTrim, query.FnLength, query.FnIndexOf, query.FnConcat, query.FnSubstring:
+		args = slices.Clone(args)
+		for i := range args {
+			if i == 0 || fn == query.FnIndexOf || fn == query.FnConcat {
+				args[i] = refAsText(args[i])
+			}
+		}
+	}
 	var result query.Type
 	switch fn {
-	case query.FnToLower, query.FnToUpper, query.FnTrim, query.FnConcat, query.FnSubstring:
+	case query.FnToLower, query.FnToUpper, query.FnTrim, query.FnConcat, query.FnSubstring, query.FnTimeText:
 		result = query.TypeString
 	case query.FnDate:
 		result = query.TypeDate
@@ -181,6 +206,8 @@ func refApply(fn query.ScalarFunc, args []query.Value) query.Value {
 	case query.FnDate:
 		t := refTime(a)
 		return query.Date(t)
+	case query.FnTimeText:
+		return refAsText(a)
 	case query.FnTime:
 		t := refTime(a)
 		midnight := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
@@ -274,12 +301,12 @@ func opHolds(op query.CompareOp, c int) truth {
 
 // evalScalarMatch decides contains, startswith or endswith for one row.
 func (ev *evaluation) evalScalarMatch(x *query.ScalarMatch, refs map[string]fieldRef, get func(fieldRef) query.Value) truth {
-	s := ev.scalarValue(x.X, refs, get)
+	s := refAsText(ev.scalarValue(x.X, refs, get))
 	var arg string
 	if c, ok := x.Arg.(*query.Const); ok {
 		arg = c.Lit.Raw
 	} else {
-		v := ev.scalarValue(x.Arg, refs, get)
+		v := refAsText(ev.scalarValue(x.Arg, refs, get))
 		if isNullValue(v) {
 			return unknown
 		}
