@@ -117,6 +117,13 @@
 // (searchField repeated, MCP's search.fields) is searched once: the number of names has
 // no limit, and the stores see each field once.
 //
+// Unknown ids. An unknown record, field, KPI, filter or KPI parameter id is answered with
+// the closest known ids ("did you mean ORDER_ID?"; see SuggestField and DidYouMean): the
+// ids equal to it but for case, else those within a small edit distance, else the same
+// field id on another record, related records first; at record level RECORD.FIELD of the
+// record itself suggests the bare id. The KM API, OData and MCP resolve ids here, so they
+// word it alike; a filter's unknown field gets it through query.Suggester.
+//
 // Quoted literals. A quoted text compared with a typed field is read as that type when
 // it is a value of it ('true', '42', '2025-03-01'); F not eq followed by the empty quoted
 // text, on a typed field, is "F is not null" (the Power Platform connector's "not

@@ -70,7 +70,7 @@ func CompileFilters(m *KnowledgeModel, rec *Record, ids, texts []string, limits 
 		conj = append(conj, f.bound)
 	}
 	if len(unknown) > 0 {
-		return nil, badRequest(CodeFilterNotFound, "unknown filter%s: %s", namelist.Plural(len(unknown)), namelist.Join(unknown))
+		return nil, badRequest(CodeFilterNotFound, "unknown filter%s: %s%s", namelist.Plural(len(unknown)), namelist.Join(unknown), DidYouMean(unknown, m.SuggestFilter))
 	}
 	if n := len(texts) + len(conj); n > MaxFilterExpressions {
 		return nil, badRequest(problem.CodeConstraint, "%d filter expressions: at most %d are allowed (combine conditions with and/or)", n, MaxFilterExpressions)

@@ -309,7 +309,7 @@ func (m *KnowledgeModel) KPIMetric(k *KPI, values map[string]string) (query.Metr
 	}
 	for id, v := range values {
 		if _, ok := params[id]; !ok {
-			return nil, fmt.Errorf("KPI %s has no parameter %q", k.ID, id)
+			return nil, fmt.Errorf("KPI %s has no parameter %q%s", k.ID, id, DidYouMean([]string{id}, func(id string) []string { return SuggestParameter(k, id) }))
 		}
 		params[id] = v
 	}

@@ -305,7 +305,7 @@ func newPlan(m *KnowledgeModel, r *PlanRequest) (*Plan, error) {
 	var rec *Record
 	if r.Record != "" {
 		if rec = m.Record(r.Record); rec == nil {
-			return nil, problem.New(404, CodeRecordNotFound, "knowledge model "+m.ID+" has no record "+r.Record)
+			return nil, problem.New(404, CodeRecordNotFound, "knowledge model "+m.ID+" has no record "+r.Record+DidYouMean([]string{r.Record}, m.SuggestRecord))
 		}
 		if len(r.KPIs) > 0 {
 			return nil, badRequest(problem.CodeParameterIllegal, "kpis are only accepted by the knowledge model endpoints")
@@ -387,7 +387,7 @@ func (c *compiler) fields(names []string) error {
 		c.p.Columns = append(c.p.Columns, Column{Name: name, Type: ref.Type, Ref: ref, Field: f})
 	}
 	if len(unknown) > 0 {
-		return badRequest(query.CodeFieldNotFound, "unknown field%s: %s%s", namelist.Plural(len(unknown)), namelist.Join(unknown), FieldHint(c.rec))
+		return badRequest(query.CodeFieldNotFound, "unknown field%s: %s%s%s", namelist.Plural(len(unknown)), namelist.Join(unknown), FieldHint(c.rec), c.m.fieldHints(c.rec, unknown, true))
 	}
 	return nil
 }
@@ -413,7 +413,7 @@ func (c *compiler) kpis(ks []query.NamedMetric) error {
 		c.p.Columns = append(c.p.Columns, Column{Name: k.ID, Type: t, KPI: k})
 	}
 	if len(unknown) > 0 {
-		return badRequest(query.CodeFieldNotFound, "unknown KPI%s: %s", namelist.Plural(len(unknown)), namelist.Join(unknown))
+		return badRequest(query.CodeFieldNotFound, "unknown KPI%s: %s%s", namelist.Plural(len(unknown)), namelist.Join(unknown), DidYouMean(unknown, c.m.SuggestKPI))
 	}
 	return nil
 }
@@ -608,7 +608,7 @@ func (c *compiler) search(s *query.Search) error {
 	for _, name := range s.Fields {
 		ref, _, ok := c.ref(name)
 		if !ok {
-			return badRequest(query.CodeFieldNotFound, "unknown searchField %s%s", name, FieldHint(c.rec))
+			return badRequest(query.CodeFieldNotFound, "unknown searchField %s%s%s", name, FieldHint(c.rec), c.m.fieldHints(c.rec, []string{name}, true))
 		}
 		if !ref.Type.Searchable() {
 			return badRequest(problem.CodeParameterIllegal, "searchField %s is a %s field; fuzzy search needs a string field", name, ref.Type)
@@ -793,7 +793,7 @@ func (c *compiler) filter(filters []query.Expr) error {
 	for _, e := range filters {
 		b, err := query.MapFields(e, func(r query.FieldRef) (query.FieldRef, error) {
 			if _, ok := sch.FieldType(r.Name); !ok || r.Type == query.TypeInvalid {
-				return r, &query.Error{Kind: query.KindType, Code: query.CodeFieldNotFound, Pos: r.At, Msg: fmt.Sprintf("unknown field %q", r.Name)}
+				return r, &query.Error{Kind: query.KindType, Code: query.CodeFieldNotFound, Pos: r.At, Msg: fmt.Sprintf("unknown field %q", r.Name) + c.m.fieldHints(c.rec, []string{r.Name}, false)}
 			}
 			r.Name = sch.qualify(r.Name)
 			return r, nil

@@ -112,7 +112,7 @@ type ModelDescription struct {
 // SearchArgs is the fuzzy search of a query.
 type SearchArgs struct {
 	Term      string   `json:"term" jsonschema:"the text to search for"`
-	Fields    []string `json:"fields,omitempty" jsonschema:"string fields to search (default: the selected string fields)"`
+	Fields    []string `json:"fields,omitempty" jsonschema:"string or time fields to search (default: the selected ones)"`
 	Precision int      `json:"precision,omitempty" jsonschema:"match precision from 1 to 100 (default 80)"`
 }
 

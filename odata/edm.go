@@ -134,6 +134,14 @@ func (s keySchema) FieldType(name string) (query.Type, bool) {
 	return s.Schema.FieldType(name)
 }
 
+// SuggestText implements query.Suggester with the KM's suggestions.
+func (s keySchema) SuggestText(name string) string {
+	if sg, ok := s.Schema.(query.Suggester); ok {
+		return sg.SuggestText(name)
+	}
+	return ""
+}
+
 // entityTypes returns the entity types of every record of m, in record order.
 func entityTypes(m *km.KnowledgeModel) []*entityType {
 	out := make([]*entityType, len(m.Records))

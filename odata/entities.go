@@ -51,7 +51,18 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 			eq.out = append(eq.out, i)
 		}
 		if len(unknown) > 0 {
-			return nil, withTarget(badOption(query.CodeFieldNotFound, "$select: entity type %s has no propert%s %s", et.name, plural(len(unknown), "y", "ies"), strings.Join(unknown, ", ")), "$select")
+			// Suggestions among the entity type's own properties (a field of another
+			// record is a property of another entity type).
+			hint := km.DidYouMean(unknown, func(name string) []string {
+				var own []string
+				for _, s := range m.SuggestField(et.rec, name) {
+					if et.prop(s) >= 0 {
+						own = append(own, s)
+					}
+				}
+				return own
+			})
+			return nil, withTarget(badOption(query.CodeFieldNotFound, "$select: entity type %s has no propert%s %s%s", et.name, plural(len(unknown), "y", "ies"), strings.Join(unknown, ", "), hint), "$select")
 		}
 		if !slices.Contains(eq.out, et.key) {
 			eq.out = append([]int{et.key}, eq.out...)
@@ -90,8 +101,12 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 		i := et.prop(k.Field)
 		switch {
 		case i < 0:
+			hint := ""
+			if sg, ok := et.filterSchema(m).(query.Suggester); ok {
+				hint = sg.SuggestText(k.Field)
+			}
 			return nil, &query.Error{Kind: query.KindParameter, Code: query.CodeSortUnknownField, Param: "$orderby", Pos: query.NoPos,
-				Msg: fmt.Sprintf("entity type %s has no property %s", et.name, k.Field)}
+				Msg: fmt.Sprintf("entity type %s has no property %s", et.name, k.Field) + hint}
 		}
 		k.Field = et.fieldName(i)
 		addField(k.Field)
@@ -102,7 +117,7 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 	for _, id := range o.FilterIDs {
 		f := m.Filter(id)
 		if f == nil {
-			return nil, withTarget(badOption(CodeFilterNotFound, "filterid: knowledge model %s has no filter %s", m.ID, id), "filterid")
+			return nil, withTarget(badOption(CodeFilterNotFound, "filterid: knowledge model %s has no filter %s%s", m.ID, id, km.DidYouMean([]string{id}, m.SuggestFilter)), "filterid")
 		}
 		eq.q.Filters = append(eq.q.Filters, f.Bound())
 	}

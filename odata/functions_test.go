@@ -99,7 +99,7 @@ func TestFilterFunctionErrors(t *testing.T) {
 		{"hour(DAY) eq 1", response{400, problem.ContentType, problemBodyAt(400, "FILTER_TYPE_MISMATCH", `$filter: position 6: hour needs a datetime, timestamp or time; DAY is a date`, "$filter")}},
 		{"tolower(STATUS,ID) eq 'x'", response{400, problem.ContentType, problemBodyAt(400, "FILTER_SYNTAX_ERROR", `$filter: position 1: tolower takes 1 argument, not 2`, "$filter")}},
 		{"foo(STATUS) eq 1", response{400, problem.ContentType, problemBodyAt(400, "FILTER_SYNTAX_ERROR", `$filter: position 1: foo is not a function of $filter`, "$filter")}},
-		{"tolower(STATUS) eq NAME", response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND", `$filter: position 20: unknown field "NAME"`, "$filter")}},
+		{"tolower(STATUS) eq NAME", response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND", `$filter: position 20: unknown field "NAME"; did you mean CUSTOMERS.NAME?`, "$filter")}},
 	}
 	h := testHandler(t)
 	for _, tt := range tests {

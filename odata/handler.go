@@ -231,7 +231,14 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		rec := m.Record(recID)
 		if rec == nil {
 			writeProblem(w, r, http.StatusNotFound, CodeRecordNotFound,
-				"knowledge model "+m.ID+" has no entity set "+strconv.Quote(set)+" (no record "+strconv.Quote(recID)+")")
+				"knowledge model "+m.ID+" has no entity set "+strconv.Quote(set)+" (no record "+strconv.Quote(recID)+")"+
+					km.DidYouMean([]string{set}, func(string) []string {
+						var sets []string
+						for _, id := range m.SuggestRecord(recID) {
+							sets = append(sets, id+EntitySetSuffix)
+						}
+						return sets
+					}))
 			return
 		}
 		if res == resEntity {

@@ -98,7 +98,7 @@ func TestErrors(t *testing.T) {
 		{"filter syntax", svc + "/ORDERS_entries?$filter=(NET%20gt%201", nil,
 			response{400, problem.ContentType, problemBodyAt(400, "FILTER_SYNTAX_ERROR", `$filter: position 10: expected ")" to close the "(" at position 1, found the end of the expression`, "$filter")}},
 		{"filter of another record", svc + "/ORDERS_entries?$filter=COUNTRY%20eq%20'DE'", nil,
-			response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND", `$filter: position 1: unknown field "COUNTRY"`, "$filter")}},
+			response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND", `$filter: position 1: unknown field "COUNTRY"; did you mean CUSTOMERS.COUNTRY?`, "$filter")}},
 		{"filterid unknown", svc + "/ORDERS_entries?filterid=PAID,NOPE", nil,
 			response{400, problem.ContentType, problemBodyAt(400, "KM_FILTER_NOTFOUND", `filterid: knowledge model shop has no filter NOPE`, "filterid")}},
 		{"top", svc + "/ORDERS_entries?$top=ten", nil,

@@ -13,6 +13,12 @@ type Schema interface {
 	FieldType(name string) (Type, bool)
 }
 
+// Suggester is a Schema that helps with unknown field names: SuggestText returns what an
+// error detail adds after one, such as "; did you mean ORDER_ID?" (or "").
+type Suggester interface {
+	SuggestText(name string) string
+}
+
 // MapSchema is a Schema backed by a map from field name to type.
 type MapSchema map[string]Type
 
@@ -149,7 +155,14 @@ func typeError(at Pos, format string, args ...any) *Error {
 func bindField(f FieldRef, s Schema) (FieldRef, *Error) {
 	t, ok := s.FieldType(f.Name)
 	if !ok || t == TypeInvalid || t == TypeNull {
-		return f, &Error{Kind: KindType, Code: CodeFieldNotFound, Pos: f.At, Msg: fmt.Sprintf("unknown field %q", f.Name)}
+		msg := fmt.Sprintf("unknown field %q", f.Name)
+		if b, ok := s.(*binder); ok {
+			s = b.Schema
+		}
+		if sg, ok := s.(Suggester); ok {
+			msg += sg.SuggestText(f.Name)
+		}
+		return f, &Error{Kind: KindType, Code: CodeFieldNotFound, Pos: f.At, Msg: msg}
 	}
 	f.Type = t
 	return f, nil

@@ -586,7 +586,7 @@ func searchSpec(m *km.KnowledgeModel, rec *km.Record, p *dataParams, selected []
 		for _, name := range p.searchField {
 			f := resolveField(m, rec, name)
 			if f == nil {
-				return nil, badRequest(query.CodeFieldNotFound, "unknown searchField %s%s", name, km.FieldHint(rec))
+				return nil, badRequest(query.CodeFieldNotFound, "unknown searchField %s%s%s", name, km.FieldHint(rec), m.FieldHints(rec, []string{name}))
 			}
 			if !f.Type.Searchable() {
 				return nil, badRequest(problem.CodeParameterIllegal, "searchField %s is a %s field; fuzzy search needs a string field", name, f.Type)

@@ -104,7 +104,7 @@ func recordOf(m *km.KnowledgeModel, id string) (*km.Record, error) {
 	}
 	rec := m.Record(id)
 	if rec == nil {
-		return nil, problem.New(http.StatusNotFound, km.CodeRecordNotFound, "knowledge model "+m.ID+" has no record "+strconv.Quote(id))
+		return nil, problem.New(http.StatusNotFound, km.CodeRecordNotFound, "knowledge model "+m.ID+" has no record "+strconv.Quote(id)+km.DidYouMean([]string{id}, m.SuggestRecord))
 	}
 	return rec, nil
 }

@@ -242,7 +242,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	var rec *km.Record
 	if recID != "" {
 		if rec = m.Record(recID); rec == nil {
-			problemhttp.Write(w, http.StatusNotFound, km.CodeRecordNotFound, "knowledge model "+m.ID+" has no record "+strconv.Quote(recID))
+			problemhttp.Write(w, http.StatusNotFound, km.CodeRecordNotFound, "knowledge model "+m.ID+" has no record "+strconv.Quote(recID)+km.DidYouMean([]string{recID}, m.SuggestRecord))
 			return
 		}
 	}

@@ -155,7 +155,7 @@ func (h *Handler) readSummaryParams(raw string, m *km.KnowledgeModel, rec *km.Re
 		}
 	}
 	if len(unknown) > 0 {
-		return nil, badRequest(query.CodeFieldNotFound, "unknown field%s: %s%s", namelist.Plural(len(unknown)), namelist.Join(unknown), km.FieldHint(rec))
+		return nil, badRequest(query.CodeFieldNotFound, "unknown field%s: %s%s%s", namelist.Plural(len(unknown)), namelist.Join(unknown), km.FieldHint(rec), m.FieldHints(rec, unknown))
 	}
 	skip := make(map[string]bool, len(excluded))
 	for _, name := range excluded {

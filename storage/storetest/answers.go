@@ -127,6 +127,7 @@ func runAnswers(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) 
 	h := kmhttp.NewHandler(newStore(t, fsys), kmhttp.WithMaxPageSize(maxAnswer))
 	t.Run("ManySearchFields", func(t *testing.T) { runManySearchFields(t, h) })
 	t.Run("TimeAsString", func(t *testing.T) { runTimeAsString(t, h, ref, newStore(t, fsys)) })
+	t.Run("DidYouMean", func(t *testing.T) { runDidYouMean(t, h, odata.NewHandler(newStore(t, fsys))) })
 }
 
 // send serves one request and returns the status and body.
@@ -262,5 +263,65 @@ func runTimeAsString(t *testing.T, h http.Handler, ref *Reference, s km.Store) {
 	groups := base + "/query?fields=ORDERS.WAKE&kpis=TOTAL_NET&searchTerm=06:&searchField=ORDERS.WAKE&searchPrecision=100"
 	if got := queryIDs(t, h, groups, "ORDERS.WAKE"); !slices.Equal(got, []string{"06:15:00", "06:05:07", "00:06:00"}) {
 		t.Errorf("GET %s: want the groups 06:15:00, 06:05:07, 00:06:00, got %v", groups, got)
+	}
+}
+
+// runDidYouMean: an unknown record, field, KPI, filter or KPI parameter id is answered
+// with the closest ids (issue 29 item 5), through the KM API and OData; the texts are
+// those of package km's suggestions (case first, then a small edit distance, then the
+// same field id on a related record).
+func runDidYouMean(t *testing.T, kmAPI, oData http.Handler) {
+	km := kmhttp.BasePath + "/knowledge-models/answers"
+	od := odata.BasePath + "/answers.svc"
+	for _, c := range []struct {
+		h            http.Handler
+		target       string
+		status       int
+		code, detail string
+	}{
+		{kmAPI, km + "/records/ORDERS/data?fields=order_id", 400, "KM_FIELD_NOTFOUND",
+			"unknown field: order_id (record ORDERS); did you mean ORDER_ID?"},
+		{kmAPI, km + "/data?fields=order_id", 400, "KM_FIELD_NOTFOUND",
+			"unknown field: order_id (knowledge model endpoints name fields RECORD.FIELD); did you mean ORDERS.ORDER_ID?"},
+		{kmAPI, km + "/records/ORDERS/data?fields=ORDER_ID&filters=open_orders", 400, "KM_FILTER_NOTFOUND",
+			"unknown filter: open_orders; did you mean OPEN_ORDERS?"},
+		{kmAPI, km + "/data?kpis=TOTALNET", 400, "KM_FIELD_NOTFOUND",
+			"unknown KPI: TOTALNET; did you mean TOTAL_NET?"},
+		{kmAPI, km + "/data?kpis=TOTALNET,avg_net&fields=CUSTOMERS.COUNTRY", 400, "KM_FIELD_NOTFOUND",
+			"unknown KPIs: TOTALNET, avg_net; did you mean TOTAL_NET for TOTALNET, AVG_NET for avg_net?"},
+		{kmAPI, km + "/records/ORDERS/data?fields=ORDER_ID,CUSTOMER_NAME", 400, "KM_FIELD_NOTFOUND",
+			"unknown field: CUSTOMER_NAME (record ORDERS); did you mean CUSTOMERS.CUSTOMER_NAME? (fields of other records are selected at knowledge model level, and filtered in filterExpr as RECORD.FIELD)"},
+		{kmAPI, km + "/records/ORDERS/data?fields=ORDER_ID&filterExpr=CUSTOMER_NAME%20eq%20'Martin'", 400, "KM_FIELD_NOTFOUND",
+			`filterExpr: position 1: unknown field "CUSTOMER_NAME"; did you mean CUSTOMERS.CUSTOMER_NAME?`},
+		{kmAPI, km + "/data?fields=ORDERS.CUSTOMER_NAME", 400, "KM_FIELD_NOTFOUND",
+			"unknown field: ORDERS.CUSTOMER_NAME (knowledge model endpoints name fields RECORD.FIELD); did you mean CUSTOMERS.CUSTOMER_NAME?"},
+		{kmAPI, km + "/records/ORDERS/data?fields=ORDERS.STATUS", 400, "KM_FIELD_NOTFOUND",
+			"unknown field: ORDERS.STATUS (record ORDERS); did you mean STATUS?"},
+		{kmAPI, km + "/records/ORDERS/data?fields=ORDER_ID&searchTerm=x&searchField=STAUS", 400, "KM_FIELD_NOTFOUND",
+			"unknown searchField STAUS (record ORDERS); did you mean STATUS?"},
+		{kmAPI, km + "/records/ORDER/data?fields=ORDER_ID", 404, "KM_RECORD_NOTFOUND",
+			`knowledge model answers has no record "ORDER"; did you mean ORDERS?`},
+		{kmAPI, km + "/data?kpis=BIG_SHARE&kpiParam=BIG_SHARE.treshold:10", 400, "GENERAL_PARAMETER_ILLEGAL",
+			`kpiParam of BIG_SHARE: KPI BIG_SHARE has no parameter "treshold"; did you mean threshold?`},
+		{oData, od + "/ORDER_entries", 404, "KM_RECORD_NOTFOUND",
+			`knowledge model answers has no entity set "ORDER_entries" (no record "ORDER"); did you mean ORDERS_entries?`},
+		{oData, od + "/ORDERS_entries?$select=order_id", 400, "KM_FIELD_NOTFOUND",
+			"$select: entity type ORDERS has no property order_id; did you mean ORDER_ID?"},
+		{oData, od + "/ORDERS_entries?$filter=CUSTOMER_NAME%20eq%20'Martin'", 400, "KM_FIELD_NOTFOUND",
+			`$filter: position 1: unknown field "CUSTOMER_NAME"; did you mean CUSTOMERS.CUSTOMER_NAME?`},
+		{oData, od + "/ORDERS_entries?$orderby=status", 400, "SORT_UNKNOWN_FIELD",
+			"$orderby: entity type ORDERS has no property status; did you mean STATUS?"},
+		{oData, od + "/ORDERS_entries?filterid=open_orders", 400, "KM_FILTER_NOTFOUND",
+			"filterid: knowledge model answers has no filter open_orders; did you mean OPEN_ORDERS?"},
+	} {
+		code, body := send(c.h, http.MethodGet, c.target, "")
+		var p struct {
+			Status    int    `json:"status"`
+			ErrorCode string `json:"errorCode"`
+			Detail    string `json:"detail"`
+		}
+		if err := json.Unmarshal([]byte(body), &p); err != nil || code != c.status || p.Status != c.status || p.ErrorCode != c.code || p.Detail != c.detail {
+			t.Errorf("GET %s\n  want %d %s %q\n  got %d %s", c.target, c.status, c.code, c.detail, code, short(body))
+		}
 	}
 }
