@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/kmkit/kmkit/query"
@@ -240,7 +241,7 @@ func (f *Frame) aggregateWith(a *query.Aggregate, cond pred) (compiledMetric, er
 	}
 	avg := a.Func == query.AggAvg
 	return compiledMetric{typ: query.TypeFloat, eval: func(g groups) []query.Value {
-		sum := make([]float64, g.n)
+		sum := make([]compensated, g.n)
 		n := make([]int, g.n)
 		accumulate(c, g, passing(), sum, n)
 		out := make([]query.Value, g.n)
@@ -249,19 +250,47 @@ func (f *Frame) aggregateWith(a *query.Aggregate, cond pred) (compiledMetric, er
 			case n[i] == 0:
 				out[i] = query.Null(query.TypeFloat)
 			case avg:
-				out[i] = query.Float(sum[i] / float64(n[i]))
+				out[i] = query.Float(sum[i].value() / float64(n[i]))
 			default:
-				out[i] = query.Float(sum[i])
+				out[i] = query.Float(sum[i].value())
 			}
 		}
 		return out
 	}}, nil
 }
 
+// compensated is a sum of doubles with Neumaier's compensation (Kahan-Babuska): c holds
+// the low-order bits that each addition to s rounded off, added back at the end. Sums of
+// decimal amounts then come out as the double nearest to their true sum (5173310.32, not
+// the 5173310.319999997 of plain addition), as SQLite's sum and PostgreSQL's numeric sum
+// give them; the error of plain addition grows with the number of values, that of a
+// compensated sum stays about one rounding (it can still miss by one unit in the last
+// place where huge values cancel).
+type compensated struct{ s, c float64 }
+
+// add adds x.
+func (k *compensated) add(x float64) {
+	t := k.s + x
+	if math.Abs(k.s) >= math.Abs(x) {
+		k.c += (k.s - t) + x
+	} else {
+		k.c += (x - t) + k.s
+	}
+	k.s = t
+}
+
+// value is the sum.
+func (k compensated) value() float64 {
+	if math.IsInf(k.s, 0) || math.IsNaN(k.s) {
+		return k.s // the compensation of an overflow is NaN
+	}
+	return k.s + k.c
+}
+
 // accumulate adds the non-null values of the numeric frame column c at the rows of g that
 // are in pass (nil: every row) to sum and counts them in n, by group. A float or integer
 // column read directly takes one fused loop; other cases gather through numbers.
-func accumulate(c ref, g groups, pass column.Bitmap, sum []float64, n []int) {
+func accumulate(c ref, g groups, pass column.Bitmap, sum []compensated, n []int) {
 	if c.index == nil && pass == nil {
 		switch col := c.col.(type) {
 		case *column.Float64s:
@@ -275,7 +304,7 @@ func accumulate(c ref, g groups, pass column.Bitmap, sum []float64, n []int) {
 	vals, valid := numbers(c, g.sel, pass)
 	for i, v := range vals {
 		if valid[i] {
-			sum[g.gid[i]] += v
+			sum[g.gid[i]].add(v)
 			n[g.gid[i]]++
 		}
 	}
@@ -290,17 +319,17 @@ func bit(b column.Bitmap, r int32) int {
 	return int(b[w] >> (uint(r) & 63) & 1)
 }
 
-func addAll[T int64 | float64](vals []T, nulls column.Bitmap, g groups, sum []float64, n []int) {
+func addAll[T int64 | float64](vals []T, nulls column.Bitmap, g groups, sum []compensated, n []int) {
 	if nulls == nil {
 		for i, r := range g.sel {
-			sum[g.gid[i]] += float64(vals[r])
+			sum[g.gid[i]].add(float64(vals[r]))
 			n[g.gid[i]]++
 		}
 		return
 	}
 	for i, r := range g.sel {
 		if !nulls.Get(int(r)) {
-			sum[g.gid[i]] += float64(vals[r])
+			sum[g.gid[i]].add(float64(vals[r]))
 			n[g.gid[i]]++
 		}
 	}

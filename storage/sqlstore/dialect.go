@@ -53,6 +53,10 @@ type dialect interface {
 	startsWith(expr, param string) string
 	// toFloat converts a numeric expression to a double.
 	toFloat(expr string) string
+	// sum and avg aggregate a double expression so that sums of decimal amounts come
+	// out as the double nearest to their true sum (see the dialects').
+	sum(expr string) string
+	avg(expr string) string
 	// median is the median aggregate of a double expression: the middle value, or the
 	// mean of the middle two.
 	median(expr string) string
@@ -222,6 +226,13 @@ func (sqliteDialect) startsWith(expr, param string) string {
 
 func (sqliteDialect) toFloat(expr string) string { return "CAST(" + expr + " AS REAL)" }
 
+// sum: SQLite's own, which compensates its rounding (Kahan-Babuska-Neumaier, since
+// SQLite 3.43).
+func (sqliteDialect) sum(expr string) string { return "sum(" + expr + ")" }
+
+// avg: SQLite's own, its sum compensated as sum's.
+func (sqliteDialect) avg(expr string) string { return "avg(" + expr + ")" }
+
 func (sqliteDialect) median(expr string) string { return "kmkit_median(" + expr + ")" }
 
 // minMax: booleans are 0/1, so min and max serve every type.
@@ -388,6 +399,22 @@ func (postgresDialect) startsWith(expr, param string) string {
 }
 
 func (postgresDialect) toFloat(expr string) string { return "CAST(" + expr + " AS DOUBLE PRECISION)" }
+
+// sum: PostgreSQL adds doubles plainly, in an order that changes with its parallel
+// workers: on 1M amounts of two decimals the total was off by up to 60 units in the
+// last place, and different from run to run. Summing the integral parts (exact while the
+// total stays below 2^53) and the fractional remainders (small, so their rounding errors
+// are far below the total's last place) apart gives the double nearest to the true sum of
+// decimal amounts, deterministically, at 1.5x the time of sum(x); sum(x::numeric) gives it
+// too, at 8x (BENCHMARKS.md, "PostgreSQL: sums of doubles"). Infinities give NaN.
+func (postgresDialect) sum(expr string) string {
+	return "(sum(round(" + expr + ")) + sum(" + expr + " - round(" + expr + ")))"
+}
+
+// avg: sum's total over the count of non-null values.
+func (d postgresDialect) avg(expr string) string {
+	return "(" + d.sum(expr) + " / count(" + expr + "))"
+}
 
 // median is percentile_cont(0.5): the middle value, or the two middle values
 // interpolated half way (their mean, within rounding).

@@ -86,8 +86,13 @@
 //     grain row, then the keys ascending with nulls last), after the sort keys and, with
 //     a search and no sort, the best score;
 //   - aggregates are the database's own: sums and averages of doubles agree with the
-//     other backends within 1e-9 relative, not to the last bit (each database adds in
-//     its own order; SQLite compensates rounding); median is percentile_cont(0.5) on
+//     other backends within 1e-9 relative, not always to the last bit (each database
+//     adds in its own order), but sums of decimal amounts come out as the double nearest
+//     to their true sum, as the memory backend's compensated sums do: SQLite's sum
+//     compensates rounding, and on PostgreSQL, whose sum(float8) adds plainly in an order
+//     that changes with its parallel workers, a sum is that of the integral parts plus
+//     that of the fractional remainders (dialect.sum; BENCHMARKS.md, "PostgreSQL: sums of
+//     doubles"); median is percentile_cont(0.5) on
 //     PostgreSQL and a Go aggregate on SQLite (the middle value, or the mean of the
 //     middle two); ratio is the average of 1/0;
 //   - search: the filter and the distinct values of the searched columns are computed by

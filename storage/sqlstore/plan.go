@@ -583,9 +583,9 @@ func (t *planner) aggregate(a *km.Aggregate, v, flag string) (string, error) {
 	case query.AggMax:
 		return t.d.minMax(true, x, a.Field.Type), nil
 	case query.AggSum:
-		return "sum(" + t.d.toFloat(x) + ")", nil
+		return t.d.sum(t.d.toFloat(x)), nil
 	case query.AggAvg:
-		return "avg(" + t.d.toFloat(x) + ")", nil
+		return t.d.avg(t.d.toFloat(x)), nil
 	case query.AggMedian:
 		return t.d.median(t.d.toFloat(x)), nil
 	}

@@ -1549,14 +1549,23 @@ func (ev *evaluation) aggregateValue(ag *aggregate, k string) query.Value {
 	}
 	switch ag.a.Func {
 	case query.AggSum, query.AggAvg:
-		s := 0.0
+		// Exactly, in rational arithmetic, rounded once at the end: the double nearest
+		// to the true sum (or mean) of the values.
+		s := new(big.Rat)
 		for _, v := range vals {
-			s += asFloat(v)
+			var x big.Rat
+			if v.Type == query.TypeFloat {
+				x.SetFloat64(v.Float)
+			} else {
+				x.SetInt64(v.Int)
+			}
+			s.Add(s, &x)
 		}
 		if ag.a.Func == query.AggAvg {
-			s /= float64(len(vals))
+			s.Quo(s, new(big.Rat).SetInt64(int64(len(vals))))
 		}
-		return query.Float(s)
+		f, _ := s.Float64()
+		return query.Float(f)
 	case query.AggMin, query.AggMax:
 		best := vals[0]
 		for _, v := range vals[1:] {
