@@ -3,7 +3,6 @@ package sqlstore_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -14,71 +13,8 @@ import (
 
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/storage/sqlstore"
+	"github.com/kmkit/kmkit/storage/storetest"
 )
-
-// p2pModel is a procure-to-pay KM whose goods receipts reach purchase orders through
-// two relationships (GOODS_RECEIPTS -> PO_LINES -> PURCHASE_ORDERS) and carry a boolean
-// with an index of its own: the shape of issue 29's item 3.
-const p2pModel = `id: p2p
-name: Procure to pay
-records:
-  - id: PURCHASE_ORDERS
-    name: Purchase orders
-    source: purchase_orders
-    key: PO_ID
-    fields:
-      - {id: PO_ID, name: Purchase order, type: string}
-      - {id: STATUS, name: Status, type: string}
-    indexes: [[STATUS]]
-  - id: PO_LINES
-    name: Purchase order lines
-    source: po_lines
-    key: LINE_ID
-    fields:
-      - {id: LINE_ID, name: Line, type: string}
-      - {id: PO_ID, name: Purchase order, type: string}
-      - {id: AMOUNT, name: Amount, type: float}
-  - id: GOODS_RECEIPTS
-    name: Goods receipts
-    source: goods_receipts
-    key: GR_ID
-    fields:
-      - {id: GR_ID, name: Goods receipt, type: string}
-      - {id: LINE_ID, name: Line, type: string}
-      - {id: QUALITY_OK, name: Quality ok, type: boolean}
-    indexes: [[QUALITY_OK]]
-relationships:
-  - {from: PO_LINES.PO_ID, to: PURCHASE_ORDERS.PO_ID}
-  - {from: GOODS_RECEIPTS.LINE_ID, to: PO_LINES.LINE_ID}
-`
-
-// p2pData returns the KM p2p with orders purchase orders, two lines each and one goods
-// receipt per line (5 rows per order: 10,000 orders are 50,000 rows), a fifth of the
-// receipts failing the quality check, from a fixed seed.
-func p2pData(orders int) fstest.MapFS {
-	rng := rand.New(rand.NewPCG(29, 3))
-	var po, lines, grs strings.Builder
-	po.WriteString("PO_ID,STATUS\n")
-	lines.WriteString("LINE_ID,PO_ID,AMOUNT\n")
-	grs.WriteString("GR_ID,LINE_ID,QUALITY_OK\n")
-	statuses := []string{"OPEN", "CLOSED", "BLOCKED"}
-	gr := 0
-	for i := range orders {
-		fmt.Fprintf(&po, "PO%06d,%s\n", i, statuses[rng.IntN(len(statuses))])
-		for j := range 2 {
-			line := fmt.Sprintf("PO%06d-%d", i, j)
-			fmt.Fprintf(&lines, "%s,PO%06d,%d.%02d\n", line, i, rng.IntN(10000), rng.IntN(100))
-			fmt.Fprintf(&grs, "GR%07d,%s,%t\n", gr, line, rng.IntN(5) != 0)
-			gr++
-		}
-	}
-	return fstest.MapFS{
-		"models/p2p.yaml":          {Data: []byte(p2pModel)},
-		"data/purchase_orders.csv": {Data: []byte(po.String())},
-		"data/po_lines.csv":        {Data: []byte(lines.String())},
-		"data/goods_receipts.csv":  {Data: []byte(grs.String())},
-	}
-}
 
 // p2pTwoStepsAway is issue 29's request: purchase orders that have a goods receipt
 // failing the quality check, two relationships away, with every row in one page.
@@ -109,7 +45,7 @@ const maxSemiJoinRatio = 5
 //
 //	go test ./storage/sqlstore -run '^$' -bench FilterTwoStepsAway -benchtime 5x
 func BenchmarkFilterTwoStepsAway(b *testing.B) {
-	data := p2pData(10000)
+	data := storetest.P2PData(10000)
 	b.Run("sqlite", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "p2p.db")
 		db := importP2P(b, "sqlite:"+path, data)
@@ -147,7 +83,7 @@ func importP2P(b *testing.B, dsn string, data fstest.MapFS) *sqlstore.DB {
 func benchTwoStepsAway(b *testing.B, db *sqlstore.DB, dialect string) {
 	b.Helper()
 	s := db.KM()
-	if err := s.Import(context.Background(), p2pData(10000)); err != nil { // registers the KM; the tables are current
+	if err := s.Import(context.Background(), storetest.P2PData(10000)); err != nil { // registers the KM; the tables are current
 		b.Fatal(err)
 	}
 	h := kmhttp.NewHandler(s, kmhttp.WithMaxPageSize(5000), kmhttp.WithQueryTimeout(time.Minute))
@@ -203,7 +139,7 @@ func benchTwoStepsAway(b *testing.B, db *sqlstore.DB, dialect string) {
 // has two values rather than assuming an index equality selects a few rows.
 func TestSQLiteImportGathersStatistics(t *testing.T) {
 	db := openSQLite(t)
-	if err := db.KM().Import(context.Background(), p2pData(200)); err != nil {
+	if err := db.KM().Import(context.Background(), storetest.P2PData(200)); err != nil {
 		t.Fatal(err)
 	}
 	for _, table := range []string{"purchase_orders", "po_lines", "goods_receipts"} {

@@ -131,6 +131,32 @@ func runAnswers(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) 
 	t.Run("TimeAsString", func(t *testing.T) { runTimeAsString(t, h, ref, newStore(t, fsys)) })
 	t.Run("DidYouMean", func(t *testing.T) { runDidYouMean(t, h, odata.NewHandler(newStore(t, fsys))) })
 	t.Run("ExactSums", func(t *testing.T) { runExactSums(t, h, ref, fsys) })
+	t.Run("FilterTwoStepsAway", func(t *testing.T) { runTwoStepsAway(t, newStore) })
+}
+
+// runTwoStepsAway: issue 29's item 3 request, a filter on a boolean of a record two
+// relationships away (purchase orders that have a goods receipt failing the quality
+// check), and its neighbours, against the reference evaluator. (Its time on 50,000 rows
+// is sqlstore's BenchmarkFilterTwoStepsAway.)
+func runTwoStepsAway(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
+	fsys := P2PData(60)
+	ref, err := LoadReference(fsys, "p2p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := kmhttp.NewHandler(newStore(t, fsys), kmhttp.WithMaxPageSize(maxAnswer))
+	for _, req := range []RefRequest{
+		{Record: "PURCHASE_ORDERS", Fields: []string{"PO_ID"}, FilterExprs: []string{"GOODS_RECEIPTS.QUALITY_OK eq false"}},
+		{Record: "PURCHASE_ORDERS", Fields: []string{"PO_ID", "STATUS"}, FilterExprs: []string{"GOODS_RECEIPTS.QUALITY_OK eq false", "STATUS eq 'OPEN'"}},
+		{Record: "PURCHASE_ORDERS", Fields: []string{"PO_ID"}, FilterExprs: []string{"not (GOODS_RECEIPTS.QUALITY_OK eq true)"}},
+		{Record: "PO_LINES", Fields: []string{"LINE_ID"}, FilterExprs: []string{"GOODS_RECEIPTS.QUALITY_OK eq false"}},
+		{Record: "GOODS_RECEIPTS", Fields: []string{"GR_ID"}, FilterExprs: []string{"PURCHASE_ORDERS.STATUS eq 'BLOCKED'"}},
+		{Fields: []string{"PURCHASE_ORDERS.STATUS"}, FilterExprs: []string{"GOODS_RECEIPTS.QUALITY_OK eq false"}, Distinct: true},
+	} {
+		for _, kind := range []endpointKind{getQuery, getData, postData} {
+			checkAPI(t, h, ref, "p2p", req, kind)
+		}
+	}
 }
 
 // send serves one request and returns the status and body.
