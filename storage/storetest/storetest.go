@@ -45,6 +45,15 @@
 // parent rows pass the filter (only the listed rows must); a bare count() takes the only
 // record its KPI's expression names.
 //
+// The Answers part (issue 29) sends requests as clients write them to a small KM of its
+// own and to the procure-to-pay KM of P2PData: a time field read as its HH:MM:SS text by
+// the string functions, OData's functions and fuzzy search (against the reference);
+// unknown ids answered with the closest ones ("did you mean"), through the KM API and
+// OData, status, code and detail; sums and averages of decimal amounts equal to the
+// double nearest to their exact value (math/big on the amounts as written); searchField
+// repeated 1001 times and a search over 120 fields; a filter two relationships away
+// (against the reference).
+//
 // The SCIM, reporting and limiter suites are those of scim/scimtest,
 // reporting/reportingtest and auth/ratelimit/limitertest.
 package storetest
