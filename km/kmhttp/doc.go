@@ -44,7 +44,8 @@
 //     (also by type, format and unit).
 //   - Every request is compiled once into a Plan (NewPlan; see "What a query means"),
 //     the only step that rejects a request: unknown fields and KPIs are 400
-//     KM_FIELD_NOTFOUND listing them all, unknown filters 400 KM_FILTER_NOTFOUND, records
+//     KM_FIELD_NOTFOUND listing them all, unknown filters 400 KM_FILTER_NOTFOUND, each
+//     with the closest known ids ("did you mean ORDER_ID?", package km), records
 //     without a path 400 KM_JOIN_NOT_POSSIBLE, records joined by several shortest paths
 //     400 KM_JOIN_AMBIGUOUS naming the candidates ("ORDERS-ORDER_ITEMS-MATERIALS or
 //     ORDERS-PLANTS-MATERIALS"). kpis at record level is 400 GENERAL_PARAMETER_ILLEGAL.
