@@ -23,8 +23,9 @@ import (
 // reads package km's source for every interface documented as "an optional interface of a
 // Store", so that an interface added there without an entry here fails it.
 var optionalKMInterfaces = map[string]reflect.Type{
-	"Summarizer": reflect.TypeFor[km.Summarizer](),
-	"RowCounter": reflect.TypeFor[km.RowCounter](),
+	"Summarizer":  reflect.TypeFor[km.Summarizer](),
+	"RowCounter":  reflect.TypeFor[km.RowCounter](),
+	"MemorySizer": reflect.TypeFor[km.MemorySizer](),
 }
 
 // fullStore implements km.Store and every optional interface, recording which were called.
@@ -43,6 +44,10 @@ func (s *fullStore) RowCount(context.Context, *km.KnowledgeModel, string) (int64
 	s.called["RowCounter"] = true
 	return 42, true
 }
+func (s *fullStore) DistinctCounts(context.Context, *km.KnowledgeModel) func(string, string) (int64, bool) {
+	s.called["MemorySizer"] = true
+	return func(string, string) (int64, bool) { return 9, true }
+}
 
 // callOptional calls the one method of the optional interface name on s.
 func callOptional(t *testing.T, name string, s km.Store) {
@@ -57,6 +62,14 @@ func callOptional(t *testing.T, name string, s km.Store) {
 	case "RowCounter":
 		if n, ok := s.(km.RowCounter).RowCount(ctx, &km.KnowledgeModel{}, "R"); n != 42 || !ok {
 			t.Errorf("RowCount = %d, %v; want the wrapped store's 42, true", n, ok)
+		}
+	case "MemorySizer":
+		counts := s.(km.MemorySizer).DistinctCounts(ctx, &km.KnowledgeModel{})
+		if counts == nil {
+			t.Fatal("DistinctCounts = nil; want the wrapped store's counts")
+		}
+		if n, ok := counts("R", "F"); n != 9 || !ok {
+			t.Errorf("DistinctCounts(R, F) = %d, %v; want the wrapped store's 9, true", n, ok)
 		}
 	default:
 		t.Fatalf("no call written for optional interface %s", name)

@@ -26,9 +26,10 @@ func (t timer) observe(kind string, start time.Time, err error) {
 
 // KMStore returns s measured as backend (such as "memory", "sqlite", "postgres"); kinds
 // are models, model, query and summarize. The result implements every optional interface
-// of a km.Store (km.Summarizer, km.RowCounter): each passes to s when s implements it, and
-// otherwise answers as km documents for a store without it (km.ErrUnsupported, an unknown
-// row count), so that wrapping a store never changes what the handlers can ask of it.
+// of a km.Store (km.Summarizer, km.RowCounter, km.MemorySizer): each passes to s when s
+// implements it, and otherwise answers as km documents for a store without it
+// (km.ErrUnsupported, an unknown row count, no memory sizes), so that wrapping a store
+// never changes what the handlers can ask of it.
 func (m *Metrics) KMStore(backend string, s km.Store) km.Store {
 	return kmStore{Store: s, t: timer{m, backend}}
 }
@@ -70,6 +71,14 @@ func (s kmStore) Summarize(ctx context.Context, p *km.Plan) (*km.Summary, error)
 	res, err := sum.Summarize(ctx, p)
 	s.t.observe("summarize", start, err)
 	return res, err
+}
+
+// DistinctCounts implements km.MemorySizer; it is not measured.
+func (s kmStore) DistinctCounts(ctx context.Context, m *km.KnowledgeModel) func(record, field string) (int64, bool) {
+	if ms, ok := s.Store.(km.MemorySizer); ok {
+		return ms.DistinctCounts(ctx, m)
+	}
+	return nil
 }
 
 // RowCount implements km.RowCounter; it reads recorded counts and is not measured.

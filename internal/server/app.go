@@ -181,9 +181,10 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	}{
 		{kmhttp.BasePath + "/", kmPolicy, a.live.Handler(kmhttp.NewHandler(kmStore, kmhttp.WithMaxPageSize(cfg.maxPageSize),
 			kmhttp.WithMaxBodyBytes(cfg.maxBody), kmhttp.WithLogger(logger), kmhttp.WithQueryTimeout(cfg.queryTimeout),
-			kmhttp.WithMaxQueryCost(cfg.queryBudget)))},
+			kmhttp.WithMaxQueryCost(cfg.queryBudget), kmhttp.WithMaxQueryMemory(cfg.queryMemory)))},
 		{odata.BasePath + "/", odataPolicy, a.live.Handler(odata.NewHandler(kmStore, odata.WithMaxPageSize(cfg.maxPageSize),
-			odata.WithLogger(logger), odata.WithQueryTimeout(cfg.queryTimeout), odata.WithMaxQueryCost(cfg.queryBudget)))},
+			odata.WithLogger(logger), odata.WithQueryTimeout(cfg.queryTimeout), odata.WithMaxQueryCost(cfg.queryBudget),
+			odata.WithMaxQueryMemory(cfg.queryMemory)))},
 		{scimhttp.BasePath + "/", scimPolicy, scimHandler},
 		{reportinghttp.BasePath + "/", reportingPolicy, reportinghttp.NewHandler(reportingStore, reportinghttp.WithLogger(logger))},
 		{mcp.BasePath, mcpPolicy, a.live.Handler(mcp.NewHandler(kmStore,

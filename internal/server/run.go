@@ -20,6 +20,7 @@
 //	-max-body BYTES     KMKIT_MAX_BODY       largest request body, SCIM Bulk included (default 1 MiB)
 //	-query-timeout D    KMKIT_QUERY_TIMEOUT  longest run of one KM query; longer work is stopped with 503 (default 30s)
 //	-query-budget N     KMKIT_QUERY_BUDGET   largest estimated cost of one KM query (row operations, see km.Plan.Cost); beyond it 400; -1: none (default 2e9)
+//	-query-memory BYTES KMKIT_QUERY_MEMORY   largest memory one KM query on memory: is estimated to hold (km.Cost.Memory); beyond it 400; -1: none (default an eighth of the machine's)
 //	-seats N            KMKIT_SEATS          SCIM seat limit of a team unless the keys file's teams: sets one (default 0, unlimited)
 //	-log-level LEVEL    KMKIT_LOG_LEVEL      debug, info, warn or error (default info)
 //	-rate-per-hour N    KMKIT_RATE_PER_HOUR  requests per hour per key (default 6000)

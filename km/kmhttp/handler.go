@@ -40,8 +40,9 @@ type options struct {
 	MaxBodyBytes  int64
 	Limits        query.Limits
 	Logger        *slog.Logger
-	QueryTimeout  time.Duration
-	MaxQueryCost  int64
+	QueryTimeout   time.Duration
+	MaxQueryCost   int64
+	MaxQueryMemory int64
 }
 
 // Option configures NewHandler.
@@ -78,6 +79,12 @@ func WithQueryTimeout(d time.Duration) Option { return func(o *options) { o.Quer
 // summary request (and a direct call of QueryJSON or SummaryJSON) estimated beyond it is refused with 400 GENERAL_CONSTRAINT_VIOLATION naming the
 // part that is too large. Default DefaultMaxQueryCost; negative: no budget.
 func WithMaxQueryCost(n int64) Option { return func(o *options) { o.MaxQueryCost = n } }
+
+// WithMaxQueryMemory bounds the memory a query over a store that runs plans in memory is
+// estimated to hold (km.Cost.Memory, in bytes): beyond it the request is refused with 400
+// GENERAL_CONSTRAINT_VIOLATION saying what to change, before the store allocates for it.
+// Default km.DefaultMaxQueryMemory; negative: no bound.
+func WithMaxQueryMemory(n int64) Option { return func(o *options) { o.MaxQueryMemory = n } }
 
 // DefaultQueryTimeout is the default of WithQueryTimeout.
 const DefaultQueryTimeout = 30 * time.Second
@@ -120,6 +127,9 @@ func NewHandler(store km.Store, opt ...Option) *Handler {
 		opts.MaxQueryCost = km.DefaultMaxQueryCost
 	case opts.MaxQueryCost < 0:
 		opts.MaxQueryCost = 1<<63 - 1
+	}
+	if opts.MaxQueryMemory == 0 {
+		opts.MaxQueryMemory = km.DefaultMaxQueryMemory
 	}
 	h := &Handler{store: store, opts: opts, api: &routing.API{Name: "km", Write: writeProblem, Logger: opts.Logger}}
 	h.entry = h.api.Handler(h.serve)
@@ -306,10 +316,10 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
-// checkCost refuses p with 400 when its estimated cost is beyond the budget, naming the
-// part that is too large.
+// checkCost refuses p with 400 when its estimated cost or memory is beyond the limits,
+// naming the part that is too large.
 func (h *Handler) checkCost(ctx context.Context, p *km.Plan) error {
-	return km.CheckCost(ctx, h.store, p, h.opts.MaxQueryCost)
+	return km.CheckCost(ctx, h.store, p, km.Limits{Cost: h.opts.MaxQueryCost, Memory: h.opts.MaxQueryMemory})
 }
 
 // compileFilters is km.CompileFilters within the handler's limits.

@@ -28,9 +28,9 @@ import (
 )
 
 // KMStore is a km.Store that delegates to a replaceable store. It implements every
-// optional interface of a km.Store (km.Summarizer, km.RowCounter), each answered by the
-// pinned store when it implements that interface, else as km documents for a store
-// without it (km.ErrUnsupported, an unknown row count). It is safe for concurrent use.
+// optional interface of a km.Store (km.Summarizer, km.RowCounter, km.MemorySizer), each
+// answered by the pinned store when it implements that interface, else as km documents
+// for a store without it (km.ErrUnsupported, an unknown row count, no memory sizes). It is safe for concurrent use.
 type KMStore struct {
 	cur atomic.Pointer[held]
 }
@@ -96,6 +96,15 @@ func (k *KMStore) Summarize(ctx context.Context, p *km.Plan) (*km.Summary, error
 		return s.Summarize(ctx, p)
 	}
 	return nil, km.ErrUnsupported
+}
+
+// DistinctCounts implements km.MemorySizer: the pinned store's counts, or nil when that
+// store does not run plans in memory.
+func (k *KMStore) DistinctCounts(ctx context.Context, m *km.KnowledgeModel) func(record, field string) (int64, bool) {
+	if ms, ok := k.store(ctx).(km.MemorySizer); ok {
+		return ms.DistinctCounts(ctx, m)
+	}
+	return nil
 }
 
 // RowCount implements km.RowCounter: the pinned store's row count, or unknown when that
