@@ -2,6 +2,7 @@ package kmkit_test
 
 import (
 	"context"
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -112,6 +113,30 @@ func TestStoreWrappersKeepOptionalInterfaces(t *testing.T) {
 			if !inner.called[name] {
 				t.Errorf("%s: km.%s did not reach the wrapped store", wname, name)
 			}
+		}
+	}
+}
+
+// TestStoreWrappersOverABareStore checks that a wrapper over a store with none of the
+// optional interfaces answers as km documents for such a store: no summary, no row
+// count, and no memory sizes (so that a SQL store behind the wrappers is not held to the
+// memory limit of in-memory stores).
+func TestStoreWrappersOverABareStore(t *testing.T) {
+	m, err := metrics.New(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	bare := struct{ km.Store }{&fullStore{called: map[string]bool{}}}
+	for name, w := range map[string]km.Store{"swap": swap.NewKMStore(bare), "metrics": m.KMStore("test", bare)} {
+		if _, err := w.(km.Summarizer).Summarize(ctx, &km.Plan{}); !errors.Is(err, km.ErrUnsupported) {
+			t.Errorf("%s: Summarize = %v, want km.ErrUnsupported", name, err)
+		}
+		if n, ok := w.(km.RowCounter).RowCount(ctx, &km.KnowledgeModel{}, "R"); ok {
+			t.Errorf("%s: RowCount = %d, true; want unknown", name, n)
+		}
+		if w.(km.MemorySizer).DistinctCounts(ctx, &km.KnowledgeModel{}) != nil {
+			t.Errorf("%s: DistinctCounts is not nil over a store that does not run plans in memory", name)
 		}
 	}
 }
