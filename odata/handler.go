@@ -128,7 +128,8 @@ func NewHandler(store km.Store, opt ...Option) *Handler {
 		opts.MaxQueryMemory = km.DefaultMaxQueryMemory
 	}
 	h := &Handler{store: store, opts: opts, now: time.Now}
-	h.api = &routing.API{Name: "odata", Logger: opts.Logger, Write: func(w http.ResponseWriter, r *http.Request, p *problem.Problem) {
+	h.api = &routing.API{Name: "odata", Logger: opts.Logger, TimeLimit: opts.QueryTimeout, TimeLimitCause: errQueryTimeout,
+		Narrow: "narrow it (a simpler $filter, fewer rows)", Write: func(w http.ResponseWriter, r *http.Request, p *problem.Problem) {
 		writeError(w, r, p, "")
 	}}
 	h.entry = h.api.Handler(h.serve)

@@ -3,23 +3,29 @@
 // GENERAL_NOTFOUND_PATH, a method a route does not serve 405 GENERAL_METHOD_NOT_ALLOWED
 // with an Allow header, HEAD is served wherever GET is (package head), and an unexpected
 // error or a panic is 500 ADMIN_FATAL_ERROR with a support id that is logged with the
-// cause. Each API answers in its own error shape: the API's ErrorWriter writes the
+// cause. Failures that are nobody's fault have one answer and one log line in every API
+// (API.Fail): the query time limit, a client that went away, a store that is
+// unavailable. Each API answers in its own error shape: the API's ErrorWriter writes the
 // problem, so a SCIM client gets an RFC 7644 Error body where a KM client gets a problem
 // body.
 package routing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/kmkit/kmkit/head"
+	"github.com/kmkit/kmkit/internal/deadline"
+	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/problem"
 )
 
@@ -32,6 +38,46 @@ type API struct {
 	Name   string
 	Write  ErrorWriter
 	Logger *slog.Logger
+	// TimeLimit is the API's query time limit and TimeLimitCause the cause of the
+	// deadline.Context that enforces it (nil: the API has none).
+	TimeLimit      time.Duration
+	TimeLimitCause error
+	// Narrow ends the answer to a query stopped at the time limit: how to make the query
+	// cheaper, in the API's words.
+	Narrow string
+}
+
+// Fail answers err, an error that is not the client's: in every API the same status,
+// code and log line for each cause.
+//   - The request's time limit (TimeLimitCause): 503 GENERAL_SERVICE_UNAVAILABLE "the query
+//     ran longer than the time limit of D and was stopped; " + Narrow; logged at info.
+//   - The client went away: 503 GENERAL_SERVICE_UNAVAILABLE "the request was canceled: the
+//     client went away" (nobody reads it; the access log shows it); logged at debug.
+//   - The store's database is unavailable (package outage): 503 GENERAL_SERVICE_UNAVAILABLE
+//     with Retry-After; logged at warn.
+//   - Anything else: 500 ADMIN_FATAL_ERROR with a logged support id (Internal).
+func (a *API) Fail(w http.ResponseWriter, r *http.Request, err error) {
+	a.Write(w, r, a.Failure(w, r, err))
+}
+
+// Failure is Fail's problem, with its headers set on w and its line logged, for an API
+// that writes the problem itself.
+func (a *API) Failure(w http.ResponseWriter, r *http.Request, err error) *problem.Problem {
+	ctx := r.Context()
+	switch {
+	case a.TimeLimitCause != nil && deadline.Reached(ctx, a.TimeLimitCause):
+		a.logger().InfoContext(ctx, a.Name+": query time limit", "method", r.Method, "path", r.URL.Path, "limit", a.TimeLimit)
+		return problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, fmt.Sprintf(
+			"the query ran longer than the time limit of %v and was stopped; %s", a.TimeLimit, a.Narrow))
+	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		a.logger().DebugContext(ctx, a.Name+": client went away", "method", r.Method, "path", r.URL.Path)
+		return problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, "the request was canceled: the client went away")
+	case outage.Is(err):
+		a.logger().WarnContext(ctx, a.Name+": database unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
+		w.Header().Set("Retry-After", outage.RetryAfterSeconds)
+		return problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
+	}
+	return a.Internal(ctx, r, err)
 }
 
 func (a *API) logger() *slog.Logger {

@@ -14,7 +14,6 @@ import (
 	"github.com/kmkit/kmkit/internal/inputcheck"
 	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/km"
-	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/problem/problemhttp"
 	"github.com/kmkit/kmkit/query"
@@ -35,11 +34,11 @@ const (
 
 // options configure a Handler; the zero value gives the defaults.
 type options struct {
-	MaxPageSize   int
-	MaxSampleSize int
-	MaxBodyBytes  int64
-	Limits        query.Limits
-	Logger        *slog.Logger
+	MaxPageSize    int
+	MaxSampleSize  int
+	MaxBodyBytes   int64
+	Limits         query.Limits
+	Logger         *slog.Logger
 	QueryTimeout   time.Duration
 	MaxQueryCost   int64
 	MaxQueryMemory int64
@@ -131,7 +130,8 @@ func NewHandler(store km.Store, opt ...Option) *Handler {
 	if opts.MaxQueryMemory == 0 {
 		opts.MaxQueryMemory = km.DefaultMaxQueryMemory
 	}
-	h := &Handler{store: store, opts: opts, api: &routing.API{Name: "km", Write: writeProblem, Logger: opts.Logger}}
+	h := &Handler{store: store, opts: opts, api: &routing.API{Name: "km", Write: writeProblem, Logger: opts.Logger,
+		TimeLimit: opts.QueryTimeout, TimeLimitCause: errQueryTimeout, Narrow: "narrow it (fewer filters, fields, KPIs or rows)"}}
 	h.entry = h.api.Handler(h.serve)
 	return h
 }
@@ -294,26 +294,15 @@ func (h *Handler) bounded(r *http.Request) (*http.Request, context.CancelFunc) {
 // errQueryTimeout is the cause of a context ended by the query time limit.
 var errQueryTimeout = errors.New("km: query time limit")
 
-// fail answers err: client errors with their 4xx problem, anything else with 500 and a
-// support id that is logged with the error.
+// fail answers err: client errors with their 4xx problem, anything else as every API
+// answers failures (routing.API.Fail: 503 for the time limit, a client gone or a database
+// unavailable, else 500 with a logged support id).
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	p, isClientError := ProblemOf(err)
-	switch {
-	case isClientError:
+	if p, isClientError := ProblemOf(err); isClientError {
 		problemhttp.Send(w, p)
-	case deadline.Reached(r.Context(), errQueryTimeout):
-		problemhttp.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, fmt.Sprintf(
-			"the query ran longer than the time limit of %v and was stopped; narrow it (fewer filters, fields, KPIs or rows)", h.opts.QueryTimeout))
-	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
-		// The client went away; nobody reads the answer.
-		problemhttp.Write(w, http.StatusServiceUnavailable, problem.CodeFatal, "request canceled")
-	case outage.Is(err):
-		h.opts.Logger.WarnContext(r.Context(), "km: database unavailable", "path", r.URL.Path, "err", err)
-		w.Header().Set("Retry-After", outage.RetryAfterSeconds)
-		problemhttp.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
-	default:
-		problemhttp.Send(w, h.api.Internal(r.Context(), r, err))
+		return
 	}
+	h.api.Fail(w, r, err)
 }
 
 // checkCost refuses p with 400 when its estimated cost or memory is beyond the limits,
