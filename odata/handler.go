@@ -40,11 +40,11 @@ const (
 
 // options configure a Handler; the zero value gives the defaults.
 type options struct {
-	MaxPageSize   int
-	BaseURL       string
-	MaxBatchBytes int64
-	Limits        query.Limits
-	Logger        *slog.Logger
+	MaxPageSize    int
+	BaseURL        string
+	MaxBatchBytes  int64
+	Limits         query.Limits
+	Logger         *slog.Logger
 	QueryTimeout   time.Duration
 	MaxQueryCost   int64
 	MaxQueryMemory int64
@@ -130,8 +130,8 @@ func NewHandler(store km.Store, opt ...Option) *Handler {
 	h := &Handler{store: store, opts: opts, now: time.Now}
 	h.api = &routing.API{Name: "odata", Logger: opts.Logger, TimeLimit: opts.QueryTimeout, TimeLimitCause: errQueryTimeout,
 		Narrow: "narrow it (a simpler $filter, fewer rows)", Write: func(w http.ResponseWriter, r *http.Request, p *problem.Problem) {
-		writeError(w, r, p, "")
-	}}
+			writeError(w, r, p, "")
+		}}
 	h.entry = h.api.Handler(h.serve)
 	return h
 }
