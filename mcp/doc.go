@@ -41,6 +41,17 @@
 // (argument km) explains the filter language of filterExpr with examples built from the
 // KM's fields and a row of each record's data, each an expression the KM API accepts.
 //
+// # Transport security
+//
+// The Streamable HTTP transport says servers must validate the Origin header, against DNS
+// rebinding: Handler.ServeHTTP (and Handler.CheckOrigin, for the chain in front of the
+// authentication) lets a request through when it has no Origin (a non-browser client),
+// when its Origin is the server's own public origin (package publicurl's choice, never the
+// Host header) or one of WithAllowedOrigins (the reference server passes -cors-origins);
+// any other is 403 with a JSON-RPC error without id. Browser-hosted clients also need CORS:
+// package cors allows and exposes the transport's headers (mcp-protocol-version,
+// mcp-session-id, last-event-id).
+//
 // # Callers
 //
 // Over Streamable HTTP every call runs in the context of its HTTP request, so a store sees

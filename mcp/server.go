@@ -41,6 +41,7 @@ type config struct {
 	km         []kmhttp.Option
 	specServer string
 	logger     *slog.Logger
+	origins    []string // WithAllowedOrigins
 }
 
 // Option configures a Handler.
@@ -116,9 +117,9 @@ func NewHandler(store km.Store, opts ...Option) *Handler {
 	s.http = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
 		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: c.logger,
 			// The SDK refuses requests that reach a loopback address with another Host, a
-			// guard against DNS rebinding for servers without credentials. Calls here need
-			// an AppKey or a bearer token, which a rebinding page does not have, and the
-			// check would refuse every request a reverse proxy on the same host forwards.
+			// guard against DNS rebinding that would refuse every request a reverse proxy
+			// on the same host forwards. ServeHTTP checks the Origin header against the
+			// public URL instead (CheckOrigin), which defeats rebinding without the Host.
 			DisableLocalhostProtection: true})
 	return s
 }
@@ -140,7 +141,13 @@ func (s *Handler) MCPServer(p *principal.Principal) *sdk.Server {
 // answered on its own). Each call runs in the context of its HTTP request, so with the
 // principal the auth guard put there: mount the handler behind the guard (auth.Guard.Wrap
 // with the mcp permission). One SDK server serves every request.
+//
+// A request whose Origin header names a foreign origin is refused 403 (CheckOrigin).
 func (s *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.originAllowed(r) {
+		refuseOrigin(w)
+		return
+	}
 	s.http.ServeHTTP(w, r)
 }
 

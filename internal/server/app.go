@@ -174,24 +174,32 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	// and MCP is pinned to the KM store current at its start, so a reload never mixes two
 	// generations of data in one answer. The MCP server answers with the KM API's plans
 	// and checks; an agent's pageSize is capped like a client's.
+	mcpHandler := mcp.NewHandler(kmStore, mcp.WithMaxRows(min(cfg.maxPageSize, mcp.DefaultMaxRows)), mcp.WithLogger(logger),
+		mcp.WithAllowedOrigins(cfg.corsOrigins...))
 	for _, api := range []struct {
 		pattern string
 		policy  auth.Policy
 		handler http.Handler
+		// outer, when set, wraps the guarded handler: the MCP endpoint checks the
+		// Origin header before the credentials.
+		outer func(http.Handler) http.Handler
 	}{
 		{kmhttp.BasePath + "/", kmPolicy, a.live.Handler(kmhttp.NewHandler(kmStore, kmhttp.WithMaxPageSize(cfg.maxPageSize),
 			kmhttp.WithMaxBodyBytes(cfg.maxBody), kmhttp.WithLogger(logger), kmhttp.WithQueryTimeout(cfg.queryTimeout),
-			kmhttp.WithMaxQueryCost(cfg.queryBudget), kmhttp.WithMaxQueryMemory(cfg.queryMemory)))},
+			kmhttp.WithMaxQueryCost(cfg.queryBudget), kmhttp.WithMaxQueryMemory(cfg.queryMemory))), nil},
 		{odata.BasePath + "/", odataPolicy, a.live.Handler(odata.NewHandler(kmStore, odata.WithMaxPageSize(cfg.maxPageSize),
 			odata.WithLogger(logger), odata.WithQueryTimeout(cfg.queryTimeout), odata.WithMaxQueryCost(cfg.queryBudget),
-			odata.WithMaxQueryMemory(cfg.queryMemory)))},
-		{scimhttp.BasePath + "/", scimPolicy, scimHandler},
-		{reportinghttp.BasePath + "/", reportingPolicy, reportinghttp.NewHandler(reportingStore, reportinghttp.WithLogger(logger))},
-		{mcp.BasePath, mcpPolicy, a.live.Handler(mcp.NewHandler(kmStore,
-			mcp.WithMaxRows(min(cfg.maxPageSize, mcp.DefaultMaxRows)), mcp.WithLogger(logger)))},
-		{"GET " + MetricsPath, metricsPolicy, a.metricsHandler()},
+			odata.WithMaxQueryMemory(cfg.queryMemory))), nil},
+		{scimhttp.BasePath + "/", scimPolicy, scimHandler, nil},
+		{reportinghttp.BasePath + "/", reportingPolicy, reportinghttp.NewHandler(reportingStore, reportinghttp.WithLogger(logger)), nil},
+		{mcp.BasePath, mcpPolicy, a.live.Handler(mcpHandler), mcpHandler.CheckOrigin},
+		{"GET " + MetricsPath, metricsPolicy, a.metricsHandler(), nil},
 	} {
-		mux.Handle(api.pattern, guard.Wrap(api.policy, notePrincipal(api.handler)))
+		h := guard.Wrap(api.policy, notePrincipal(api.handler))
+		if api.outer != nil {
+			h = api.outer(h)
+		}
+		mux.Handle(api.pattern, h)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		problemhttp.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at "+r.URL.Path)
