@@ -204,7 +204,7 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		problemhttp.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at "+r.URL.Path)
 	})
-	urls, err := publicurl.New(cfg.baseURL, cfg.trustedProxies)
+	urls, err := publicurl.New(cfg.baseURL, cfg.trustedProxies, publicurl.WithLogger(logger))
 	if err != nil {
 		return nil, err
 	}
