@@ -129,7 +129,8 @@ func NewHandler(store km.Store, opts ...Option) *Handler {
 // as for the KM API. Connect it to any transport, e.g. sdk.StdioTransport.
 func (s *Handler) MCPServer(p *principal.Principal) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "kmkit", Title: "kmkit Knowledge Models", Version: "1"}, &sdk.ServerOptions{
-		Instructions: instructions,
+		Instructions:      instructions,
+		CompletionHandler: s.completer(p),
 	})
 	s.addTools(srv, p)
 	s.addResources(srv, p)
