@@ -116,9 +116,9 @@ type issuerSource struct {
 	parser *jwt.Parser
 	// unknownKID allows a fetch of the JWKS for a token naming a kid the cache lacks.
 	unknownKID *rate.Limiter
-	client *http.Client
-	log    *slog.Logger
-	ctx    context.Context
+	client     *http.Client
+	log        *slog.Logger
+	ctx        context.Context
 
 	// mu guards the making of the key storage: kf, jwksURL, lastStart.
 	mu        sync.Mutex
