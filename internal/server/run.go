@@ -40,6 +40,17 @@
 // header (see package publicurl). An X-Forwarded-Host that is not host[:port] with a port
 // from 1 to 65535 is ignored and logged at level warn.
 //
+// When the keys file names identity providers (jwt.issuers, see package auth/keysfile), the
+// server accepts their tokens with keys fetched from their JWKS, publishes OAuth 2.0
+// Protected Resource Metadata at /.well-known/oauth-protected-resource (the server) and
+// /.well-known/oauth-protected-resource{path} for the KM API, OData, SCIM and the MCP
+// endpoint, names it in the Bearer challenge of every 401 of those APIs, and exports the
+// state of each issuer's key cache: kmkit_jwks_up, kmkit_jwks_keys,
+// kmkit_jwks_last_success_timestamp_seconds and kmkit_jwks_fetch_failures_total, by issuer.
+//
+// The MCP endpoint refuses with 403 a request whose Origin is neither the public URL's
+// origin nor one of -cors-origins (package mcp, CheckOrigin).
+//
 // The three limits are defaults: a key of the keys file may set its own (ratePerHour, burst,
 // concurrency); -1 disables a limit for the keys that set none. A request refused because of
 // the burst or concurrency limit does not count against the hourly budget.
