@@ -181,7 +181,7 @@ func ParseHost(s string) (string, error) {
 	if s == "" || len(s) > 261 {
 		return "", fmt.Errorf("host %q: empty or too long", clip(s))
 	}
-	host, port := s, ""
+	var host, port string
 	if strings.HasPrefix(s, "[") {
 		end := strings.IndexByte(s, ']')
 		if end < 0 {
@@ -191,7 +191,7 @@ func ParseHost(s string) (string, error) {
 		if err != nil || !a.Is6() || a.Zone() != "" {
 			return "", fmt.Errorf("host %q: not an IPv6 address in brackets", clip(s))
 		}
-		host, port = s[:end+1], s[end+1:]
+		port = s[end+1:]
 		if port != "" && port[0] != ':' {
 			return "", fmt.Errorf("host %q: text after the IPv6 address", clip(s))
 		}
@@ -200,7 +200,7 @@ func ParseHost(s string) (string, error) {
 		if !dnsName(host) {
 			return "", fmt.Errorf("host %q: not a DNS name or an IPv4 address", clip(s))
 		}
-	} else if !dnsName(host) {
+	} else if !dnsName(s) {
 		return "", fmt.Errorf("host %q: not a DNS name or an IPv4 address", clip(s))
 	}
 	if port != "" {

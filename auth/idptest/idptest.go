@@ -8,11 +8,13 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -35,6 +37,16 @@ type IdP struct {
 
 	down         atomic.Bool
 	jwksRequests atomic.Int64
+
+	// UserClaims are added to the access tokens the token endpoint issues (the signed-in
+	// user's team, tenant...); set them before the sign-in.
+	UserClaims map[string]any
+	codes      map[string]grant // authorization codes not yet exchanged
+}
+
+// grant is what an authorization code stands for.
+type grant struct {
+	clientID, redirectURI, challenge, resource, scope string
 }
 
 type key struct {
@@ -46,10 +58,12 @@ type key struct {
 // New starts an IdP with one RS256 and one ES256 key.
 func New(t testing.TB) *IdP {
 	t.Helper()
-	idp := &IdP{Audience: "kmkit", keys: map[string]*key{}, current: map[string]string{}}
+	idp := &IdP{Audience: "kmkit", keys: map[string]*key{}, current: map[string]string{}, codes: map[string]grant{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/openid-configuration", idp.discovery)
 	mux.HandleFunc("GET /jwks", idp.jwks)
+	mux.HandleFunc("GET /authorize", idp.authorize)
+	mux.HandleFunc("POST /token", idp.token)
 	idp.srv = httptest.NewServer(mux)
 	t.Cleanup(idp.srv.Close)
 	for _, alg := range []string{"RS256", "ES256"} {
@@ -172,6 +186,8 @@ func (idp *IdP) discovery(w http.ResponseWriter, r *http.Request) {
 		"response_types_supported": []string{"code"}, "subject_types_supported": []string{"public"},
 		"id_token_signing_alg_values_supported": []string{"RS256", "ES256"},
 		"code_challenge_methods_supported":      []string{"S256"},
+		"grant_types_supported":                 []string{"authorization_code"},
+		"token_endpoint_auth_methods_supported": []string{"none"},
 	})
 }
 
@@ -207,4 +223,82 @@ func (idp *IdP) JWKS() []byte {
 	}
 	b, _ := json.Marshal(map[string]any{"keys": keys})
 	return b
+}
+
+// authorize is the authorization endpoint of the authorization code flow with PKCE (S256):
+// the user is signed in at once, and the browser is sent back to redirect_uri with a code
+// and the state.
+func (idp *IdP) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if idp.down.Load() || q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" ||
+		q.Get("client_id") == "" || q.Get("redirect_uri") == "" {
+		http.Error(w, "invalid_request", http.StatusBadRequest)
+		return
+	}
+	code := rand.Text()
+	idp.mu.Lock()
+	idp.codes[code] = grant{clientID: q.Get("client_id"), redirectURI: q.Get("redirect_uri"), challenge: q.Get("code_challenge"),
+		resource: q.Get("resource"), scope: q.Get("scope")}
+	idp.mu.Unlock()
+	u, err := url.Parse(q.Get("redirect_uri"))
+	if err != nil {
+		http.Error(w, "invalid_request", http.StatusBadRequest)
+		return
+	}
+	back := u.Query()
+	back.Set("code", code)
+	back.Set("state", q.Get("state"))
+	u.RawQuery = back.Encode()
+	http.Redirect(w, r, u.String(), http.StatusFound)
+}
+
+// token is the token endpoint: it exchanges a code for an access token, a JWT signed with
+// the current RS256 key whose audience is the resource the client named (RFC 8707), whose
+// scp is the granted scope, carrying UserClaims.
+func (idp *IdP) token(w http.ResponseWriter, r *http.Request) {
+	fail := func(code string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		json.NewEncoder(w).Encode(map[string]string{"error": code})
+	}
+	if err := r.ParseForm(); err != nil || r.PostForm.Get("grant_type") != "authorization_code" {
+		fail("unsupported_grant_type")
+		return
+	}
+	code := r.PostForm.Get("code")
+	idp.mu.Lock()
+	g, ok := idp.codes[code]
+	delete(idp.codes, code)
+	idp.mu.Unlock()
+	sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+	clientID := r.PostForm.Get("client_id")
+	if id, _, basic := r.BasicAuth(); basic {
+		clientID = id
+	}
+	if !ok || g.redirectURI != r.PostForm.Get("redirect_uri") || g.clientID != clientID ||
+		base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge {
+		fail("invalid_grant")
+		return
+	}
+	aud := g.resource
+	if aud == "" {
+		aud = idp.Audience
+	}
+	claims := idp.Claims("user-"+g.clientID, map[string]any{"aud": aud, "scp": g.scope, "client_id": g.clientID})
+	for k, v := range idp.UserClaims {
+		claims[k] = v
+	}
+	idp.mu.Lock()
+	k := idp.keys[idp.current["RS256"]]
+	idp.mu.Unlock()
+	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
+	tok.Header["kid"] = k.kid
+	signed, err := tok.SignedString(k.private)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	json.NewEncoder(w).Encode(map[string]any{"access_token": signed, "token_type": "Bearer", "expires_in": 3600, "scope": g.scope})
 }
