@@ -24,7 +24,9 @@ func WithAllowedOrigins(origins ...string) Option {
 // Origin is the server's own public origin (package publicurl's choice for the request,
 // never its Host header; a loopback public address also accepts http://localhost on the
 // same port) or one of WithAllowedOrigins. Any other Origin, "null" included, is answered
-// 403 with a JSON-RPC error without id.
+// 403 with a JSON-RPC error without id. A host that mounts the handler without a
+// publicurl.Resolver in front has no public origin to compare with: there, browser pages
+// need WithAllowedOrigins, even those of the host's own origin.
 //
 // Handler.ServeHTTP applies the check itself; a server mounting the handler behind its
 // authentication wraps the whole chain in CheckOrigin as well, so that a foreign page is
