@@ -47,6 +47,12 @@
 // which is one hour unless the server says otherwise; burst and concurrency are the key's
 // own per-second allowance and cap on requests in flight. Each of the three, when absent or
 // 0, takes the server's default.
+//
+// The jwt section names issuers, or issuer, audience and keys (all three), or both;
+// leeway and cacheSize apply to every token. An issuer's URLs must be https (http only on
+// a loopback address), its algorithms asymmetric, its scopes map to known permissions and
+// its tenant be a UUID (auth.CheckIssuer); the keys of the issuers are fetched when the
+// server starts, not when the file is read.
 package keysfile
 
 import (
