@@ -52,7 +52,12 @@ type config struct {
 // parseConfig reads the flags of args; every flag's default comes from its environment
 // variable, so a flag on the command line wins over the variable.
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*config, error) {
-	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	return parseConfigNamed("kmkit", args, getenv, stderr)
+}
+
+// parseConfigNamed is parseConfig for the command name, which the usage text names.
+func parseConfigNamed(name string, args []string, getenv func(string) string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	env := func(name, def string) string {
 		if v := getenv(name); v != "" {
