@@ -81,6 +81,24 @@
 //     mutability (id, meta, groups, and sub-attributes the service fills in such as
 //     members.display and manager.displayName). A PATCH that leaves active without a value
 //     makes the user inactive, without role makes it a MEMBER.
+//   - PATCH on multi-valued attributes: a value added is not added again when one equal
+//     to it is there; values with a "value" sub-attribute are equal when their values are
+//     (ignoring case unless the sub-attribute is caseExact) and, when both have one, their
+//     types are, so one address may be work and home; the sub-attributes the added value
+//     gives are set on the one there (adding it with primary true makes it primary).
+//     Other values are equal when all their sub-attributes are. Names compare ignoring
+//     case. A value set primary makes the others primary false. Replacing a sub-attribute
+//     of an attribute without values adds a value (emails.type); a valFilter may be in
+//     parentheses. Replacing an extension by its URN replaces the attributes given and
+//     keeps the others. A PATCH that changes nothing (an add of what is there) leaves the
+//     version and lastModified as they were. POST, PUT and PATCH refuse a user whose
+//     multi-valued attribute holds a value twice, or more than one primary value, with
+//     400 invalidValue naming the attribute and the values.
+//   - Two behaviours RFC 7644 leaves open: a replace whose filter matches several values,
+//     with one value, leaves that value once, in place of the first match (one copy per
+//     match would hold the same value twice); a replace with null whose filter matches
+//     nothing answers 200 and changes nothing, as null is a remove (RFC 7643 section 2.5)
+//     and removing what is not there is no change.
 //   - groups on a User lists the groups of the team it is a member of (value, display,
 //     type "direct", $ref); it is read-only. schemas names an extension only when the
 //     resource has data of it.

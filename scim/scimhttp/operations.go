@@ -352,6 +352,9 @@ func (h *Handler) writeUser(ctx context.Context, root, team string, c call, body
 		if e := scim.NormalizeUser(body); e != nil {
 			return nil, e
 		}
+		if e := checkValues(body, h.users.schema, h.users.exts...); e != nil {
+			return nil, e
+		}
 		valid, e := validateAttrs(body, h.users.schema, h.users.exts...)
 		if e != nil {
 			return nil, e
@@ -363,7 +366,7 @@ func (h *Handler) writeUser(ctx context.Context, root, team string, c call, body
 		if c.method == http.MethodPost {
 			return h.createUser(ctx, root, team, c, u, f)
 		}
-		out, err = update(c.ifMatch, userVersion,
+		out, err = update(c.ifMatch, userVersion, nil,
 			func() (scim.User, error) { return st.GetUser(ctx, team, c.id) },
 			func(cur scim.User) (scim.User, error) {
 				next := u.Clone()
@@ -380,7 +383,7 @@ func (h *Handler) writeUser(ctx context.Context, root, team string, c call, body
 			return nil, e
 		}
 		ops := patchOps(body)
-		out, err = update(c.ifMatch, userVersion,
+		out, err = update(c.ifMatch, userVersion, sameUser,
 			func() (scim.User, error) { return st.GetUser(ctx, team, c.id) },
 			func(cur scim.User) (scim.User, error) { return h.patchUser(cur, ops) },
 			func(next scim.User, v int64) (scim.User, error) { return st.ReplaceUser(ctx, team, next, v) })
@@ -409,6 +412,9 @@ func (h *Handler) patchUser(cur scim.User, ops []patchOp) (scim.User, error) {
 	}
 	delete(attrs, "id")
 	if e := scim.NormalizeUser(attrs); e != nil {
+		return scim.User{}, *e
+	}
+	if e := checkValues(attrs, h.users.schema, h.users.exts...); e != nil {
 		return scim.User{}, *e
 	}
 	valid, e := validateAttrs(attrs, h.users.schema, h.users.exts...)
@@ -476,7 +482,7 @@ func (h *Handler) writeGroup(ctx context.Context, root, team string, c call, bod
 			}
 			return respond(http.StatusCreated, renderGroup(created, root), c)
 		}
-		out, err = update(c.ifMatch, groupVersion,
+		out, err = update(c.ifMatch, groupVersion, nil,
 			func() (scim.Group, error) { return st.GetGroup(ctx, team, c.id) },
 			func(cur scim.Group) (scim.Group, error) {
 				next := g.Clone()
@@ -489,7 +495,7 @@ func (h *Handler) writeGroup(ctx context.Context, root, team string, c call, bod
 			return nil, e
 		}
 		ops := patchOps(body)
-		out, err = update(c.ifMatch, groupVersion,
+		out, err = update(c.ifMatch, groupVersion, sameGroup,
 			func() (scim.Group, error) { return st.GetGroup(ctx, team, c.id) },
 			func(cur scim.Group) (scim.Group, error) { return h.patchGroup(cur, root, ops) },
 			func(next scim.Group, v int64) (scim.Group, error) { return st.ReplaceGroup(ctx, team, next, v) })

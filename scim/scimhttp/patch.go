@@ -1,9 +1,11 @@
 package scimhttp
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/elimity-com/scim/schema"
@@ -98,7 +100,7 @@ func (s patchSchema) resolve(path string) (patchTarget, *scimError) {
 			return t, mutabilityError("%s is read-only: the service maintains it.", name)
 		}
 	}
-	p, err := filter.ParsePath([]byte(rest))
+	p, err := parsePath(rest)
 	if err != nil || rest == "" {
 		return t, invalidPath("The path %q is not a valid SCIM attribute path.", path)
 	}
@@ -131,6 +133,61 @@ func (s patchSchema) resolve(path string) (patchTarget, *scimError) {
 		return t, mutabilityError("%s is read-only: the service maintains it.", attr.Name())
 	}
 	return t, nil
+}
+
+// parsePath reads a PATCH path, attrPath or valuePath followed by an optional
+// sub-attribute (RFC 7644 section 3.5.2). The filter parser's own path rule refuses a
+// valFilter in parentheses, which the grammar of section 3.4.2.2 allows
+// (`emails[(type eq "work")]`), so the brackets are cut here and their content parsed
+// as a filter.
+func parsePath(s string) (filter.Path, error) {
+	open := strings.IndexByte(s, '[')
+	if open < 0 {
+		ap, err := filter.ParseAttrPath([]byte(s))
+		return filter.Path{AttributePath: ap}, err
+	}
+	closing, quoted := -1, false
+	for i := open + 1; i < len(s) && closing < 0; i++ {
+		switch c := s[i]; {
+		case quoted && c == '\\':
+			i++
+		case c == '"':
+			quoted = !quoted
+		case !quoted && c == ']':
+			closing = i
+		}
+	}
+	if closing < 0 {
+		return filter.Path{}, fmt.Errorf("no closing bracket in %q", s)
+	}
+	ap, err := filter.ParseAttrPath([]byte(s[:open]))
+	if err != nil || ap.SubAttribute != nil {
+		return filter.Path{}, fmt.Errorf("invalid attribute before the filter of %q", s)
+	}
+	vf, err := filter.ParseFilter([]byte(s[open+1 : closing]))
+	if err != nil {
+		return filter.Path{}, err
+	}
+	p := filter.Path{AttributePath: ap, ValueExpression: vf}
+	if rest := s[closing+1:]; rest != "" {
+		sub, ok := strings.CutPrefix(rest, ".")
+		if !ok || !validName(sub) {
+			return filter.Path{}, fmt.Errorf("invalid sub-attribute after the filter of %q", s)
+		}
+		p.SubAttribute = &sub
+	}
+	return p, nil
+}
+
+// validName reports whether s is an ATTRNAME of RFC 7644 section 3.10: ALPHA *(nameChar).
+func validName(s string) bool {
+	for i, r := range s {
+		letter := r < 128 && (r|0x20 >= 'a' && r|0x20 <= 'z')
+		if !letter && (i == 0 || !(r == '-' || r == '_' || r == '$' || (r >= '0' && r <= '9'))) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // applyPatch applies ops in order to res, which it modifies.
@@ -254,16 +311,11 @@ func canonicalKeys(m map[string]any, attrs schema.Attributes) {
 
 func (s patchSchema) applyTarget(res map[string]any, op string, t patchTarget, value any) *scimError {
 	if t.whole {
-		switch op {
-		case "remove":
+		if op == "remove" || (op == "replace" && value == nil) {
 			if k, ok := scim.AttributeKey(res, t.ext); ok {
 				delete(res, k)
 			}
 			return nil
-		case "replace":
-			if k, ok := scim.AttributeKey(res, t.ext); ok {
-				delete(res, k)
-			}
 		}
 		if value == nil {
 			return nil
@@ -272,7 +324,9 @@ func (s patchSchema) applyTarget(res map[string]any, op string, t patchTarget, v
 		if !ok {
 			return invalidValue("%s must be an object of its attributes.", t.ext)
 		}
-		return s.applyObject(res, "add", t.ext, m)
+		// The attributes given replace or add to the extension's, those not given stay
+		// (RFC 7644 section 3.5.2.3, the extension being a complex value of the resource).
+		return s.applyObject(res, op, t.ext, m)
 	}
 	if op == "replace" && value == nil {
 		op = "remove" // RFC 7643 section 2.5: null is unassigned
@@ -335,6 +389,10 @@ func (s patchSchema) applyTarget(res map[string]any, op string, t patchTarget, v
 			}
 			m[sa.Name()] = v
 		}
+		if len(m) == 0 {
+			delete(h, name)
+			return nil
+		}
 		h[name] = m
 	default:
 		h[name] = value
@@ -342,7 +400,9 @@ func (s patchSchema) applyTarget(res map[string]any, op string, t patchTarget, v
 	return nil
 }
 
-// applyMulti applies an operation to a multi-valued attribute.
+// applyMulti applies an operation to a multi-valued attribute, then makes the values the
+// operation set primary the only primary ones (RFC 7644 section 3.5.2: setting a value's
+// primary to true sets it to false on the others).
 func applyMulti(h map[string]any, op string, t patchTarget, value any, cur any, exists bool) *scimError {
 	name := t.attr.Name()
 	list, _ := cur.([]any)
@@ -355,6 +415,40 @@ func applyMulti(h map[string]any, op string, t patchTarget, value any, cur any, 
 			canonicalKeys(m, subs)
 		}
 	}
+	wasPrimary := map[uintptr]bool{}
+	for _, el := range list {
+		if m, ok := el.(map[string]any); ok && m["primary"] == true {
+			wasPrimary[reflect.ValueOf(m).Pointer()] = true
+		}
+	}
+	if e := applyValues(h, op, t, value, list); e != nil {
+		return e
+	}
+	after, _ := h[name].([]any)
+	var fresh []map[string]any
+	primaries := 0
+	for _, el := range after {
+		if m, ok := el.(map[string]any); ok && m["primary"] == true {
+			primaries++
+			if !wasPrimary[reflect.ValueOf(m).Pointer()] {
+				fresh = append(fresh, m)
+			}
+		}
+	}
+	if primaries > 1 && len(fresh) == 1 {
+		for _, el := range after {
+			if m, ok := el.(map[string]any); ok && m["primary"] == true &&
+				reflect.ValueOf(m).Pointer() != reflect.ValueOf(fresh[0]).Pointer() {
+				m["primary"] = false
+			}
+		}
+	}
+	return nil
+}
+
+func applyValues(h map[string]any, op string, t patchTarget, value any, list []any) *scimError {
+	name := t.attr.Name()
+	subs := t.attr.SubAttributes()
 	set := func(l []any) {
 		if len(l) == 0 {
 			delete(h, name)
@@ -363,32 +457,30 @@ func applyMulti(h map[string]any, op string, t patchTarget, value any, cur any, 
 		h[name] = l
 	}
 	if t.filter == nil && t.sub == "" {
+		values := asList(value)
+		for i, v := range values {
+			values[i] = canonicalValue(v, subs)
+		}
 		switch op {
 		case "remove":
-			vals, isList := value.([]any)
-			if !isList || len(vals) == 0 {
+			if len(values) == 0 {
 				delete(h, name)
 				return nil
 			}
 			// A remove with values takes those values out, as Entra ID removes members.
 			out := list[:0:0]
 			for _, el := range list {
-				if !containsValue(vals, el) {
+				if !slices.ContainsFunc(values, func(v any) bool { return sameValue(v, el, subs) }) {
 					out = append(out, el)
 				}
 			}
 			set(out)
 			return nil
 		case "replace":
-			set(asList(value))
+			set(values)
 			return nil
-		default: // add: the values are added, those already present are not repeated
-			for _, v := range asList(value) {
-				if !containsValue(list, v) {
-					list = append(list, v)
-				}
-			}
-			set(list)
+		default:
+			set(addValues(list, values, subs))
 			return nil
 		}
 	}
@@ -403,16 +495,15 @@ func applyMulti(h map[string]any, op string, t patchTarget, value any, cur any, 
 		}
 	}
 	if len(matched) == 0 {
-		switch op {
-		case "remove":
+		switch {
+		case op == "remove":
 			return nil
-		case "replace":
-			if t.filter != nil {
-				return noTarget("No value of %s matches the filter of %q.", name, t.text)
-			}
-			return noTarget("%s has no values whose %s could be replaced.", name, t.sub)
+		case op == "replace" && t.filter != nil:
+			return noTarget("No value of %s matches the filter of %q.", name, t.text)
 		}
-		// add on a filtered path with no match creates the value the filter describes.
+		// add on a filtered path with no match creates the value the filter describes;
+		// so does a replace of a sub-attribute of an attribute without values, which RFC
+		// 7644 section 3.5.2.3 treats as an add.
 		el := map[string]any{}
 		if t.filter != nil {
 			if !equalities(t.filter, el, subs) {
@@ -442,20 +533,40 @@ func applyMulti(h map[string]any, op string, t patchTarget, value any, cur any, 
 			return nil
 		}
 		for _, i := range matched {
-			delete(list[i].(map[string]any), t.sub)
+			m := list[i].(map[string]any)
+			delete(m, t.sub)
 		}
+		out := list[:0:0]
+		for _, el := range list {
+			if m, ok := el.(map[string]any); !ok || len(m) > 0 {
+				out = append(out, el)
+			}
+		}
+		set(out)
+		return nil
 	case "replace":
-		for _, i := range matched {
-			if t.sub != "" {
+		if t.sub != "" {
+			for _, i := range matched {
 				list[i].(map[string]any)[t.sub] = value
-				continue
 			}
-			m, ok := value.(map[string]any)
-			if !ok {
-				return invalidValue("The values of %s are objects; the value must be one.", name)
-			}
-			list[i] = m
+			break
 		}
+		m, ok := canonicalValue(value, subs).(map[string]any)
+		if !ok {
+			return invalidValue("The values of %s are objects; the value must be one.", name)
+		}
+		// The values the filter matched are replaced by the one value given: in place of
+		// the first, the others removed (see the package documentation).
+		out := list[:0:0]
+		for i, el := range list {
+			switch {
+			case i == matched[0]:
+				out = append(out, m)
+			case !slices.Contains(matched, i):
+				out = append(out, el)
+			}
+		}
+		list = out
 	default:
 		for _, i := range matched {
 			if e := setElement(list[i].(map[string]any), t, value); e != nil {
@@ -465,6 +576,178 @@ func applyMulti(h map[string]any, op string, t patchTarget, value any, cur any, 
 	}
 	set(list)
 	return nil
+}
+
+// addValues adds values to list (RFC 7644 section 3.5.2.1). A value equal to one of list
+// (sameValue) is not added again: the sub-attributes it gives are set on that one, which
+// leaves it as it was when they are the same.
+func addValues(list, values []any, subs schema.Attributes) []any {
+	for _, v := range values {
+		i := slices.IndexFunc(list, func(el any) bool { return sameValue(v, el, subs) })
+		if i < 0 {
+			list = append(list, v)
+			continue
+		}
+		in, ok := v.(map[string]any)
+		el, isMap := list[i].(map[string]any)
+		if ok && isMap {
+			for k, x := range in {
+				sa, known := subs.ContainsAttribute(k)
+				if y, there := el[k]; there && known && equalJSON(x, y, sa.CaseExact()) {
+					continue // the value as stored is kept: n1@x and N1@X are one address
+				}
+				el[k] = x
+			}
+		}
+	}
+	return list
+}
+
+// sameValue reports whether the value v, given in a PATCH, denotes the value el of a
+// multi-valued attribute of sub-attributes subs. Values with a "value" sub-attribute are
+// the same when their values are equal and, if both have a type, their types are: one
+// e-mail address may be both work and home (RFC 7643 section 2.4), and a group member
+// sent without a type is the member already there. Other values are the same when all
+// their sub-attributes are. Strings compare ignoring case unless the sub-attribute is
+// caseExact, names always ignoring case (RFC 7643 section 2.1).
+func sameValue(v, el any, subs schema.Attributes) bool {
+	a, aok := v.(map[string]any)
+	b, bok := el.(map[string]any)
+	if !aok || !bok {
+		return equalJSON(v, el, false)
+	}
+	get := func(m map[string]any, name string) (any, bool) {
+		k, ok := scim.AttributeKey(m, name)
+		if !ok || m[k] == nil {
+			return nil, false
+		}
+		return m[k], true
+	}
+	caseExact := func(name string) bool {
+		sa, ok := subs.ContainsAttribute(name)
+		return ok && sa.CaseExact()
+	}
+	if _, hasValue := subs.ContainsAttribute("value"); hasValue {
+		av, aok := get(a, "value")
+		bv, bok := get(b, "value")
+		if aok && bok {
+			if !equalJSON(av, bv, caseExact("value")) {
+				return false
+			}
+			at, aok := get(a, "type")
+			bt, bok := get(b, "type")
+			return !aok || !bok || equalJSON(at, bt, caseExact("type"))
+		}
+	}
+	count := func(m map[string]any) int {
+		n := 0
+		for _, x := range m {
+			if x != nil {
+				n++
+			}
+		}
+		return n
+	}
+	if count(a) != count(b) {
+		return false
+	}
+	for k, x := range a {
+		if x == nil {
+			continue
+		}
+		y, ok := get(b, k)
+		if !ok || !equalJSON(x, y, caseExact(k)) {
+			return false
+		}
+	}
+	return true
+}
+
+// equalJSON compares two JSON values, strings ignoring case unless caseExact.
+func equalJSON(a, b any, caseExact bool) bool {
+	as, aok := a.(string)
+	bs, bok := b.(string)
+	if aok && bok {
+		return as == bs || (!caseExact && strings.EqualFold(as, bs))
+	}
+	if reflect.DeepEqual(a, b) {
+		return true
+	}
+	return isNumber(a) && isNumber(b) && fmt.Sprint(a) == fmt.Sprint(b)
+}
+
+// isNumber reports whether v is a JSON number as decoding or a store may give it.
+func isNumber(v any) bool {
+	switch v.(type) {
+	case json.Number, float64, float32, int, int64, int32:
+		return true
+	}
+	return false
+}
+
+// checkValues enforces the rules on the values of the multi-valued attributes of a
+// resource object (core attributes at the top level, extensions' in their objects) that
+// schema validation reports without naming them: each value at most once (sameValue),
+// and at most one value with primary true (RFC 7643 section 2.4).
+func checkValues(m map[string]any, core schema.Schema, exts ...schema.Schema) *scimError {
+	check := func(obj map[string]any, attrs schema.Attributes) *scimError {
+		for k, v := range obj {
+			a, ok := attrs.ContainsAttribute(k)
+			list, isList := v.([]any)
+			if !ok || !a.MultiValued() || !isList {
+				continue
+			}
+			subs := a.SubAttributes()
+			var primary []string
+			for i, el := range list {
+				if em, ok := el.(map[string]any); ok {
+					if pk, ok := scim.AttributeKey(em, "primary"); ok && em[pk] == true {
+						primary = append(primary, jsonText(el))
+					}
+				}
+				for _, prev := range list[:i] {
+					if sameValue(el, prev, subs) {
+						return invalidValue("%s holds the value %s twice: a multi-valued attribute holds each value once.", a.Name(), jsonText(el))
+					}
+				}
+			}
+			if len(primary) > 1 {
+				return invalidValue("%s has %d values with primary true (%s): at most one value may be primary (RFC 7643 section 2.4).",
+					a.Name(), len(primary), strings.Join(primary, ", "))
+			}
+		}
+		return nil
+	}
+	if e := check(m, core.Attributes); e != nil {
+		return e
+	}
+	for _, ext := range exts {
+		if k, ok := scim.AttributeKey(m, ext.ID); ok {
+			if obj, ok := m[k].(map[string]any); ok {
+				if e := check(obj, ext.Attributes); e != nil {
+					return e
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// canonicalValue returns v with the keys that name sub-attributes of subs, in any case,
+// renamed to their schema names.
+func canonicalValue(v any, subs schema.Attributes) any {
+	if m, ok := v.(map[string]any); ok {
+		canonicalKeys(m, subs)
+	}
+	return v
 }
 
 // setElement sets the target's sub-attribute of el to value, or merges an object value
@@ -496,32 +779,6 @@ func asList(v any) []any {
 		return v
 	}
 	return []any{v}
-}
-
-// containsValue reports whether list holds v: the same "value" sub-attribute for objects
-// that have one, else an equal JSON value.
-func containsValue(list []any, v any) bool {
-	key := func(x any) (any, bool) {
-		if m, ok := x.(map[string]any); ok {
-			if k, ok := scim.AttributeKey(m, "value"); ok && m[k] != nil {
-				return m[k], true
-			}
-		}
-		return nil, false
-	}
-	kv, hasKey := key(v)
-	for _, e := range list {
-		if ke, ok := key(e); ok && hasKey {
-			if fmt.Sprint(ke) == fmt.Sprint(kv) {
-				return true
-			}
-			continue
-		}
-		if reflect.DeepEqual(e, v) {
-			return true
-		}
-	}
-	return false
 }
 
 // matches evaluates a value filter on one value of a multi-valued attribute.

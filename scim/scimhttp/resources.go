@@ -1,6 +1,7 @@
 package scimhttp
 
 import (
+	"encoding/json"
 	"errors"
 	"net/url"
 	"strconv"
@@ -32,8 +33,9 @@ func etagMatches(header, tag string) bool {
 }
 
 // update replaces a resource with change(current), retrying when another write slips in
-// between, unless the client pinned a version with If-Match.
-func update[T any](ifMatch string, version func(T) int64, get func() (T, error),
+// between, unless the client pinned a version with If-Match. When same is given and says
+// that change left the resource as it was, nothing is written.
+func update[T any](ifMatch string, version func(T) int64, same func(next, cur T) bool, get func() (T, error),
 	change func(T) (T, error), replace func(T, int64) (T, error)) (T, error) {
 	var zero T
 	for attempt := 0; ; attempt++ {
@@ -47,6 +49,11 @@ func update[T any](ifMatch string, version func(T) int64, get func() (T, error),
 		next, err := change(cur)
 		if err != nil {
 			return zero, err
+		}
+		if same != nil && same(next, cur) {
+			// Nothing changes: the version and lastModified stay (RFC 7644 section
+			// 3.5.2.1), so a client holding the version can go on using it.
+			return cur, nil
 		}
 		out, err := replace(next, version(cur))
 		if errors.Is(err, scim.ErrVersionMismatch) && ifMatch == "" && attempt < maxRetries {
@@ -221,5 +228,30 @@ func groupAttrs(g scim.Group, root string) map[string]any {
 }
 
 func userVersion(u scim.User) int64 { return u.Version }
+
+// sameUser reports whether a replacement next of the user cur stores what cur holds.
+func sameUser(next, cur scim.User) bool {
+	if next.UserName != cur.UserName || next.DisplayName != cur.DisplayName || next.ExternalID != cur.ExternalID ||
+		next.Active != cur.Active || next.Role != cur.Role || next.SendEmailOnInvitation != cur.SendEmailOnInvitation {
+		return false
+	}
+	a, err1 := json.Marshal(next.Attributes)
+	b, err2 := json.Marshal(cur.Attributes)
+	return err1 == nil && err2 == nil && (string(a) == string(b) || len(next.Attributes)+len(cur.Attributes) == 0)
+}
+
+// sameGroup reports whether a replacement next of the group cur stores what cur holds.
+func sameGroup(next, cur scim.Group) bool {
+	if next.DisplayName != cur.DisplayName || next.ExternalID != cur.ExternalID || next.Role != cur.Role ||
+		len(next.Members) != len(cur.Members) {
+		return false
+	}
+	for i := range next.Members {
+		if next.Members[i].Value != cur.Members[i].Value {
+			return false
+		}
+	}
+	return true
+}
 
 func groupVersion(g scim.Group) int64 { return g.Version }

@@ -38,7 +38,16 @@ func newClient(t *testing.T, s scim.Store) client {
 
 func (c client) call(method, path, body string) (int, map[string]any) {
 	c.t.Helper()
+	return c.callIfMatch(method, path, body, "")
+}
+
+// callIfMatch is call with an If-Match header when ifMatch is not "".
+func (c client) callIfMatch(method, path, body, ifMatch string) (int, map[string]any) {
+	c.t.Helper()
 	req := httptest.NewRequest(method, "https://idm.example"+path, strings.NewReader(body))
+	if ifMatch != "" {
+		req.Header.Set("If-Match", ifMatch)
+	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/scim+json")
 	}
@@ -73,6 +82,17 @@ func (c client) resource(path string) map[string]any {
 	delete(m, "id")
 	delete(m, "meta")
 	return m
+}
+
+// resourceMeta returns the meta of a user or group as GET returns it.
+func (c client) resourceMeta(path string) map[string]any {
+	c.t.Helper()
+	code, m := c.call("GET", path, "")
+	if code != http.StatusOK {
+		c.t.Fatalf("GET %s: %d %v", path, code, m)
+	}
+	meta, _ := m["meta"].(map[string]any)
+	return meta
 }
 
 const jane = `{"schemas":["` + userURN + `","` + entURN + `"],"userName":"jane@example.com","displayName":"Jane",

@@ -46,6 +46,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"Patch", testPatch},
 		{"PatchErrors", testPatchErrors},
 		{"PatchGroups", testPatchGroups},
+		{"PatchRFC", testPatchRFC},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.f(t, newStore) })
