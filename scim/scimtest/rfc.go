@@ -1,10 +1,11 @@
 package scimtest
 
 import (
-	"net/http"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kmkit/kmkit/scim"
 )
 
 // The cases below are the PATCH defects of issue 28, each with the exact body that showed
@@ -107,62 +108,87 @@ func testPatchRFC(t *testing.T, newStore Factory) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newClient(t, newStore(t, nil))
 			id := c.create(tt.create)
-			code, m := c.call("PATCH", "/Users/"+id, patchOp+tt.ops+"}")
-			if code != http.StatusOK {
-				t.Fatalf("PATCH: %d %v", code, m)
+			m, _, e := c.patch("/Users/"+id, patchOp+tt.ops+"}", nil)
+			if e != nil {
+				t.Fatalf("PATCH: %v", *e)
 			}
 			if diff := cmp.Diff(tt.want, m[tt.attr]); diff != "" {
-				t.Errorf("%s in the response (-want +got):\n%s", tt.attr, diff)
+				t.Errorf("%s in the result (-want +got):\n%s", tt.attr, diff)
 			}
-			if diff := cmp.Diff(tt.want, c.resource("/Users/" + id)[tt.attr]); diff != "" {
+			if diff := cmp.Diff(tt.want, c.stored("/Users/" + id)[tt.attr]); diff != "" {
 				t.Errorf("stored %s (-want +got):\n%s", tt.attr, diff)
 			}
 		})
 	}
 	t.Run("6 no-op adds keep the version", func(t *testing.T) { testNoOpAdd(t, newStore) })
 	t.Run("7 duplicate values name the attribute and the value", func(t *testing.T) {
-		c := newClient(t, newStore(t, nil))
-		code, m := c.call("POST", "/Users", `{"schemas":["`+userURN+`"],"userName":"i@x.example.com","ims":[{"value":"a","type":"xmpp"},{"value":"a","type":"xmpp"}]}`)
-		want := map[string]any{"schemas": []any{"urn:ietf:params:scim:api:messages:2.0:Error"}, "status": "400", "scimType": "invalidValue",
-			"detail": `ims holds the value {"type":"xmpp","value":"a"} twice: a multi-valued attribute holds each value once.`}
-		if diff := cmp.Diff(want, m); code != http.StatusBadRequest || diff != "" {
-			t.Errorf("status %d, body (-want +got):\n%s", code, diff)
+		// The rule of POST, PUT and PATCH alike (scim.CheckValues), with POST's body.
+		_, err := newUser(t, `{"schemas":["`+userURN+`"],"userName":"i@x.example.com","ims":[{"value":"a","type":"xmpp"},{"value":"a","type":"xmpp"}]}`)
+		want := badRequest("invalidValue", `ims holds the value {"type":"xmpp","value":"a"} twice: a multi-valued attribute holds each value once.`)
+		if diff := cmp.Diff(want, asError(err)); diff != "" {
+			t.Errorf("error (-want +got):\n%s", diff)
 		}
-		code, m = c.call("POST", "/Users", `{"schemas":["`+userURN+`"],"userName":"i@x.example.com","emails":[{"value":"a@x.example.com","primary":true},{"value":"b@x.example.com","primary":true}]}`)
-		want["detail"] = `emails has 2 values with primary true ({"primary":true,"value":"a@x.example.com"}, {"primary":true,"value":"b@x.example.com"}): at most one value may be primary (RFC 7643 section 2.4).`
-		if diff := cmp.Diff(want, m); code != http.StatusBadRequest || diff != "" {
-			t.Errorf("status %d, body (-want +got):\n%s", code, diff)
+		_, err = newUser(t, `{"schemas":["`+userURN+`"],"userName":"i@x.example.com","emails":[{"value":"a@x.example.com","primary":true},{"value":"b@x.example.com","primary":true}]}`)
+		want = badRequest("invalidValue", `emails has 2 values with primary true ({"primary":true,"value":"a@x.example.com"}, {"primary":true,"value":"b@x.example.com"}): at most one value may be primary (RFC 7643 section 2.4).`)
+		if diff := cmp.Diff(want, asError(err)); diff != "" {
+			t.Errorf("error (-want +got):\n%s", diff)
+		}
+		// A PATCH that would store the duplicate is refused alike, and stores nothing.
+		c := newClient(t, newStore(t, nil))
+		id := c.create(`{"schemas":["` + userURN + `"],"userName":"i@x.example.com","ims":[{"value":"a","type":"xmpp"}]}`)
+		_, _, e := c.patch("/Users/"+id, patchOp+`[{"op":"replace","path":"ims","value":[{"value":"a","type":"xmpp"},{"value":"A","type":"XMPP"}]}]}`, nil)
+		want = badRequest("invalidValue", `ims holds the value {"type":"XMPP","value":"A"} twice: a multi-valued attribute holds each value once.`)
+		if diff := cmp.Diff(want, e); diff != "" {
+			t.Errorf("PATCH error (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]any{map[string]any{"value": "a", "type": "xmpp"}}, c.stored("/Users/" + id)["ims"]); diff != "" {
+			t.Errorf("stored ims (-want +got):\n%s", diff)
 		}
 	})
 }
 
-// testNoOpAdd sends adds of what is there already, with the version held as If-Match:
-// RFC 7644 section 3.5.2.1 says they SHALL NOT change the modify timestamp, so the
-// version stays and the next request with it succeeds.
+// asError returns the SCIM error of err, nil for none.
+func asError(err error) *scim.Error {
+	if err == nil {
+		return nil
+	}
+	e, ok := scim.ErrorOf(err)
+	if !ok {
+		return &scim.Error{Detail: err.Error()}
+	}
+	return &e
+}
+
+// testNoOpAdd sends adds of what is there already, with the version held as the
+// precondition: RFC 7644 section 3.5.2.1 says they SHALL NOT change the modify timestamp,
+// so the version stays and the next request with it succeeds.
 func testNoOpAdd(t *testing.T, newStore Factory) {
 	c := newClient(t, newStore(t, nil))
 	uid := c.create(emailsN1)
-	code, g := c.call("POST", "/Groups", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"G","members":[{"value":"`+uid+`"}]}`)
-	if code != http.StatusCreated {
-		t.Fatalf("group: %d %v", code, g)
-	}
+	gid := c.createGroup(`{"schemas":["` + groupURN + `"],"displayName":"G","members":[{"value":"` + uid + `"}]}`)
 	for _, tt := range []struct{ path, ops string }{
-		{"/Groups/" + g["id"].(string), `[{"op":"add","path":"members","value":[{"value":"` + uid + `"}]}]`},
+		{"/Groups/" + gid, `[{"op":"add","path":"members","value":[{"value":"` + uid + `"}]}]`},
 		{"/Users/" + uid, `[{"op":"add","path":"emails","value":[{"value":"n1@x.example.com","type":"work","primary":true}]}]`},
 		{"/Users/" + uid, `[{"op":"add","path":"emails","value":[{"value":"n1@x.example.com","type":"work"}]}]`},
 	} {
-		before := c.resourceMeta(tt.path)
-		for range 2 {
-			code, m := c.callIfMatch("PATCH", tt.path, patchOp+tt.ops+"}", before["version"].(string))
-			if code != http.StatusOK {
-				t.Fatalf("PATCH %s %s with If-Match %s: %d %v", tt.path, tt.ops, before["version"], code, m)
+		before, held := c.resource(tt.path)
+		pre := func(v int64) error {
+			if v != held.Version {
+				return scim.Errorf(scim.ErrVersionMismatch, "version %d, held %d", v, held.Version)
 			}
-			if diff := cmp.Diff(before, m["meta"]); diff != "" {
-				t.Errorf("PATCH %s %s: meta (-before +after):\n%s", tt.path, tt.ops, diff)
+			return nil
+		}
+		for range 2 {
+			m, v, e := c.patch(tt.path, patchOp+tt.ops+"}", pre)
+			if e != nil {
+				t.Fatalf("PATCH %s %s with the version held: %v", tt.path, tt.ops, *e)
+			}
+			if v != held || !cmp.Equal(before, m) {
+				t.Errorf("PATCH %s %s: version %+v, held %+v; resource (-before +after):\n%s", tt.path, tt.ops, v, held, cmp.Diff(before, m))
 			}
 		}
-		if diff := cmp.Diff(before, c.resourceMeta(tt.path)); diff != "" {
-			t.Errorf("stored meta of %s after %s (-before +after):\n%s", tt.path, tt.ops, diff)
+		if after, v := c.resource(tt.path); v != held || !cmp.Equal(before, after) {
+			t.Errorf("stored %s after %s: version %+v, held %+v; (-before +after):\n%s", tt.path, tt.ops, v, held, cmp.Diff(before, after))
 		}
 	}
 }

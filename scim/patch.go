@@ -1,68 +1,59 @@
-package scimhttp
+package scim
 
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"reflect"
 	"slices"
 	"strings"
 
-	"github.com/elimity-com/scim/schema"
-	"github.com/kmkit/kmkit/scim"
 	"github.com/scim2/filter-parser/v2"
 )
 
 // This file applies PATCH operations (RFC 7644 section 3.5.2) to the JSON form of a
 // resource: core attributes at the top level, each extension's attributes in an object
 // under its URN. Paths and the keys of path-less values are resolved against the
-// library's schemas; every operation either has its effect or fails with a 400 naming the
+// ResourceSchema; every operation either has its effect or fails with a 400 naming the
 // problem, so that no PATCH is answered 2xx without doing what it was asked.
 
-// patchOp is one operation of a PatchOp message.
-type patchOp struct {
-	op       string // add, replace or remove, in lower case
-	path     string // "" when the operation has none
-	value    any
-	hasValue bool
-}
-
-// patchSchema is what PATCH paths are resolved against: the resource type's core schema
-// (with externalId) and its extensions.
-type patchSchema struct {
-	core schema.Schema
-	exts []schema.Schema
-	// computed are the sub-attributes ("members.display", lower case) the service fills
-	// in itself, although the schema declares them writable.
-	computed map[string]bool
+// PatchOp is one operation of a PatchOp message (RFC 7644 section 3.5.2).
+type PatchOp struct {
+	// Op is add, replace or remove, in lower case.
+	Op string
+	// Path is "" when the operation has none.
+	Path string
+	// Value is the operation's value, as decoded from JSON; HasValue says whether it was
+	// given (a null value is given).
+	Value    any
+	HasValue bool
 }
 
 // patchTarget is a resolved path.
 type patchTarget struct {
-	ext    string               // URN of the extension holding the attribute; "" for core
-	whole  bool                 // the path is an extension URN: the extension object itself
-	attr   schema.CoreAttribute // the top-level attribute
-	sub    string               // canonical sub-attribute name, "" for none
-	filter filter.Expression    // value filter of a multi-valued attribute, nil for none
-	text   string               // the path as the client gave it, for messages
+	ext    string            // URN of the extension holding the attribute; "" for core
+	whole  bool              // the path is an extension URN: the extension object itself
+	attr   Attribute         // the top-level attribute
+	sub    string            // canonical sub-attribute name, "" for none
+	filter filter.Expression // value filter of a multi-valued attribute, nil for none
+	text   string            // the path as the client gave it, for messages
 }
 
-func invalidPath(format string, args ...any) *scimError {
-	e := apiError(http.StatusBadRequest, scim.TypeInvalidPath, format, args...)
+func invalidPath(format string, args ...any) *Error {
+	e := apiError(StatusBadRequest, TypeInvalidPath, format, args...)
 	return &e
 }
 
-func noTarget(format string, args ...any) *scimError {
-	e := apiError(http.StatusBadRequest, scim.TypeNoTarget, format, args...)
+func noTarget(format string, args ...any) *Error {
+	e := apiError(StatusBadRequest, TypeNoTarget, format, args...)
 	return &e
 }
 
-func mutabilityError(format string, args ...any) *scimError {
-	e := apiError(http.StatusBadRequest, scim.TypeMutability, format, args...)
+func mutabilityError(format string, args ...any) *Error {
+	e := apiError(StatusBadRequest, TypeMutability, format, args...)
 	return &e
 }
 
-func invalidValue(format string, args ...any) *scimError {
+func invalidValue(format string, args ...any) *Error {
 	e := badValue(format, args...)
 	return &e
 }
@@ -71,12 +62,12 @@ func invalidValue(format string, args ...any) *scimError {
 var readOnlyAttrs = []string{"id", "meta", "groups"}
 
 // resolve turns a path into its target.
-func (s patchSchema) resolve(path string) (patchTarget, *scimError) {
+func (s ResourceSchema) resolve(path string) (patchTarget, *Error) {
 	t := patchTarget{text: path}
 	rest := strings.TrimSpace(path)
 	lower := strings.ToLower(rest)
-	attrs := s.core.Attributes
-	for _, ext := range s.exts {
+	attrs := s.Core.Attributes
+	for _, ext := range s.Extensions {
 		urn := strings.ToLower(ext.ID)
 		if lower == urn {
 			t.ext, t.whole = ext.ID, true
@@ -88,14 +79,14 @@ func (s patchSchema) resolve(path string) (patchTarget, *scimError) {
 		}
 	}
 	if t.ext == "" {
-		if urn := strings.ToLower(s.core.ID) + ":"; strings.HasPrefix(lower, urn) {
+		if urn := strings.ToLower(s.Core.ID) + ":"; strings.HasPrefix(lower, urn) {
 			rest = rest[len(urn):]
 		}
 	}
 	for _, name := range readOnlyAttrs {
 		head, _, _ := strings.Cut(rest, ".")
 		head, _, _ = strings.Cut(head, "[")
-		_, inSchema := schema.Attributes(s.core.Attributes).ContainsAttribute(name)
+		_, inSchema := s.Core.Attributes.Find(name)
 		if t.ext == "" && strings.EqualFold(head, name) && (name != "groups" || inSchema) {
 			return t, mutabilityError("%s is read-only: the service maintains it.", name)
 		}
@@ -107,30 +98,30 @@ func (s patchSchema) resolve(path string) (patchTarget, *scimError) {
 	if p.AttributePath.URIPrefix != nil {
 		return t, invalidPath("The path %q names an unknown schema %s.", path, p.AttributePath.URI())
 	}
-	attr, ok := schema.Attributes(attrs).ContainsAttribute(p.AttributePath.AttributeName)
+	attr, ok := attrs.Find(p.AttributePath.AttributeName)
 	if !ok {
 		return t, invalidPath("The path %q names no attribute of the resource.", path)
 	}
 	t.attr, t.filter = attr, p.ValueExpression
-	if t.filter != nil && !attr.MultiValued() {
-		return t, invalidPath("The path %q filters %s, which is not multi-valued.", path, attr.Name())
+	if t.filter != nil && !attr.MultiValued {
+		return t, invalidPath("The path %q filters %s, which is not multi-valued.", path, attr.Name)
 	}
 	sub := p.AttributePath.SubAttributeName()
 	if sub == "" {
 		sub = p.SubAttributeName()
 	}
 	if sub != "" {
-		sa, ok := attr.SubAttributes().ContainsAttribute(sub)
+		sa, ok := attr.Sub.Find(sub)
 		if !ok {
-			return t, invalidPath("The path %q names no sub-attribute of %s.", path, attr.Name())
+			return t, invalidPath("The path %q names no sub-attribute of %s.", path, attr.Name)
 		}
-		if sa.Mutability() == "readOnly" || s.computed[strings.ToLower(attr.Name()+"."+sa.Name())] {
-			return t, mutabilityError("%s.%s is read-only: the service maintains it.", attr.Name(), sa.Name())
+		if sa.Mutability == ReadOnly || sa.Computed {
+			return t, mutabilityError("%s.%s is read-only: the service maintains it.", attr.Name, sa.Name)
 		}
-		t.sub = sa.Name()
+		t.sub = sa.Name
 	}
-	if attr.Mutability() == "readOnly" {
-		return t, mutabilityError("%s is read-only: the service maintains it.", attr.Name())
+	if attr.Mutability == ReadOnly {
+		return t, mutabilityError("%s is read-only: the service maintains it.", attr.Name)
 	}
 	return t, nil
 }
@@ -191,10 +182,10 @@ func validName(s string) bool {
 }
 
 // applyPatch applies ops in order to res, which it modifies.
-func (s patchSchema) applyPatch(res map[string]any, ops []patchOp) *scimError {
+func (s ResourceSchema) applyPatch(res map[string]any, ops []PatchOp) *Error {
 	for i, op := range ops {
 		// The value is copied: res keeps it, and a retried update applies ops again.
-		op.value = scim.CloneValue(op.value)
+		op.Value = CloneValue(op.Value)
 		if e := s.apply(res, op); e != nil {
 			e.Detail = fmt.Sprintf("Operations[%d]: %s", i, e.Detail)
 			return e
@@ -203,31 +194,31 @@ func (s patchSchema) applyPatch(res map[string]any, ops []patchOp) *scimError {
 	return nil
 }
 
-func (s patchSchema) apply(res map[string]any, op patchOp) *scimError {
-	if op.path == "" {
-		if op.op == "remove" {
+func (s ResourceSchema) apply(res map[string]any, op PatchOp) *Error {
+	if op.Path == "" {
+		if op.Op == "remove" {
 			return noTarget("remove needs a path.")
 		}
-		obj, ok := op.value.(map[string]any)
+		obj, ok := op.Value.(map[string]any)
 		if !ok {
-			return invalidValue("%s without a path needs an object of attributes as its value.", op.op)
+			return invalidValue("%s without a path needs an object of attributes as its value.", op.Op)
 		}
-		return s.applyObject(res, op.op, "", obj)
+		return s.applyObject(res, op.Op, "", obj)
 	}
-	t, e := s.resolve(op.path)
+	t, e := s.resolve(op.Path)
 	if e != nil {
 		return e
 	}
-	if op.op == "add" && (!op.hasValue || op.value == nil) {
-		return invalidValue("add on %q needs a value.", op.path)
+	if op.Op == "add" && (!op.HasValue || op.Value == nil) {
+		return invalidValue("add on %q needs a value.", op.Path)
 	}
-	return s.applyTarget(res, op.op, t, op.value)
+	return s.applyTarget(res, op.Op, t, op.Value)
 }
 
 // applyObject applies the attributes of a path-less value (or of an extension object)
 // one by one, each key being a path: "displayName", "name.givenName", a URN-prefixed
 // attribute, or an extension URN whose value is an object of its attributes.
-func (s patchSchema) applyObject(res map[string]any, op, prefix string, obj map[string]any) *scimError {
+func (s ResourceSchema) applyObject(res map[string]any, op, prefix string, obj map[string]any) *Error {
 	for k, v := range obj {
 		key := k
 		if prefix != "" {
@@ -281,7 +272,7 @@ func holder(res map[string]any, t patchTarget, create bool) map[string]any {
 	if t.ext == "" {
 		return res
 	}
-	k, ok := scim.AttributeKey(res, t.ext)
+	k, ok := AttributeKey(res, t.ext)
 	if ok {
 		if m, ok := res[k].(map[string]any); ok {
 			return m
@@ -300,19 +291,19 @@ func holder(res map[string]any, t patchTarget, create bool) map[string]any {
 
 // canonicalKeys renames the keys of m that name attributes of attr (in any case) to their
 // schema names, so that later operations find them.
-func canonicalKeys(m map[string]any, attrs schema.Attributes) {
+func canonicalKeys(m map[string]any, attrs Attributes) {
 	for k, v := range m {
-		if a, ok := attrs.ContainsAttribute(k); ok && a.Name() != k {
+		if a, ok := attrs.Find(k); ok && a.Name != k {
 			delete(m, k)
-			m[a.Name()] = v
+			m[a.Name] = v
 		}
 	}
 }
 
-func (s patchSchema) applyTarget(res map[string]any, op string, t patchTarget, value any) *scimError {
+func (s ResourceSchema) applyTarget(res map[string]any, op string, t patchTarget, value any) *Error {
 	if t.whole {
 		if op == "remove" || (op == "replace" && value == nil) {
-			if k, ok := scim.AttributeKey(res, t.ext); ok {
+			if k, ok := AttributeKey(res, t.ext); ok {
 				delete(res, k)
 			}
 			return nil
@@ -335,8 +326,8 @@ func (s patchSchema) applyTarget(res map[string]any, op string, t patchTarget, v
 	if h == nil {
 		return nil // removing from an absent extension: nothing is there
 	}
-	name := t.attr.Name()
-	if k, ok := scim.AttributeKey(h, name); ok && k != name {
+	name := t.attr.Name
+	if k, ok := AttributeKey(h, name); ok && k != name {
 		h[name] = h[k]
 		delete(h, k)
 	}
@@ -344,7 +335,7 @@ func (s patchSchema) applyTarget(res map[string]any, op string, t patchTarget, v
 	if cur == nil {
 		exists = false
 	}
-	if t.attr.MultiValued() {
+	if t.attr.MultiValued {
 		return applyMulti(h, op, t, value, cur, exists)
 	}
 	switch {
@@ -352,7 +343,7 @@ func (s patchSchema) applyTarget(res map[string]any, op string, t patchTarget, v
 		delete(h, name)
 	case op == "remove":
 		if m, ok := cur.(map[string]any); ok {
-			canonicalKeys(m, t.attr.SubAttributes())
+			canonicalKeys(m, t.attr.Sub)
 			delete(m, t.sub)
 			if len(m) == 0 {
 				delete(h, name)
@@ -363,10 +354,10 @@ func (s patchSchema) applyTarget(res map[string]any, op string, t patchTarget, v
 		if !ok {
 			m = map[string]any{}
 		}
-		canonicalKeys(m, t.attr.SubAttributes())
+		canonicalKeys(m, t.attr.Sub)
 		m[t.sub] = value
 		h[name] = m
-	case len(t.attr.SubAttributes()) > 0:
+	case len(t.attr.Sub) > 0:
 		// A complex attribute: the sub-attributes given replace or add to the current
 		// ones, those not given stay (RFC 7644 sections 3.5.2.1 and 3.5.2.3).
 		in, ok := value.(map[string]any)
@@ -377,17 +368,17 @@ func (s patchSchema) applyTarget(res map[string]any, op string, t patchTarget, v
 		if !ok {
 			m = map[string]any{}
 		}
-		canonicalKeys(m, t.attr.SubAttributes())
+		canonicalKeys(m, t.attr.Sub)
 		for k, v := range in {
-			sa, ok := t.attr.SubAttributes().ContainsAttribute(k)
+			sa, ok := t.attr.Sub.Find(k)
 			if !ok {
 				return invalidPath("%s has no sub-attribute %s.", name, k)
 			}
 			if v == nil {
-				delete(m, sa.Name())
+				delete(m, sa.Name)
 				continue
 			}
-			m[sa.Name()] = v
+			m[sa.Name] = v
 		}
 		if len(m) == 0 {
 			delete(h, name)
@@ -403,13 +394,13 @@ func (s patchSchema) applyTarget(res map[string]any, op string, t patchTarget, v
 // applyMulti applies an operation to a multi-valued attribute, then makes the values the
 // operation set primary the only primary ones (RFC 7644 section 3.5.2: setting a value's
 // primary to true sets it to false on the others).
-func applyMulti(h map[string]any, op string, t patchTarget, value any, cur any, exists bool) *scimError {
-	name := t.attr.Name()
+func applyMulti(h map[string]any, op string, t patchTarget, value any, cur any, exists bool) *Error {
+	name := t.attr.Name
 	list, _ := cur.([]any)
 	if exists && list == nil {
 		list = []any{cur}
 	}
-	subs := t.attr.SubAttributes()
+	subs := t.attr.Sub
 	for _, el := range list {
 		if m, ok := el.(map[string]any); ok {
 			canonicalKeys(m, subs)
@@ -446,9 +437,9 @@ func applyMulti(h map[string]any, op string, t patchTarget, value any, cur any, 
 	return nil
 }
 
-func applyValues(h map[string]any, op string, t patchTarget, value any, list []any) *scimError {
-	name := t.attr.Name()
-	subs := t.attr.SubAttributes()
+func applyValues(h map[string]any, op string, t patchTarget, value any, list []any) *Error {
+	name := t.attr.Name
+	subs := t.attr.Sub
 	set := func(l []any) {
 		if len(l) == 0 {
 			delete(h, name)
@@ -459,7 +450,11 @@ func applyValues(h map[string]any, op string, t patchTarget, value any, list []a
 	if t.filter == nil && t.sub == "" {
 		values := asList(value)
 		for i, v := range values {
-			values[i] = canonicalValue(v, subs)
+			cv, e := canonicalValue(v, name, subs)
+			if e != nil {
+				return e
+			}
+			values[i] = cv
 		}
 		switch op {
 		case "remove":
@@ -551,7 +546,11 @@ func applyValues(h map[string]any, op string, t patchTarget, value any, list []a
 			}
 			break
 		}
-		m, ok := canonicalValue(value, subs).(map[string]any)
+		cv, e := canonicalValue(value, name, subs)
+		if e != nil {
+			return e
+		}
+		m, ok := cv.(map[string]any)
 		if !ok {
 			return invalidValue("The values of %s are objects; the value must be one.", name)
 		}
@@ -581,7 +580,7 @@ func applyValues(h map[string]any, op string, t patchTarget, value any, list []a
 // addValues adds values to list (RFC 7644 section 3.5.2.1). A value equal to one of list
 // (sameValue) is not added again: the sub-attributes it gives are set on that one, which
 // leaves it as it was when they are the same.
-func addValues(list, values []any, subs schema.Attributes) []any {
+func addValues(list, values []any, subs Attributes) []any {
 	for _, v := range values {
 		i := slices.IndexFunc(list, func(el any) bool { return sameValue(v, el, subs) })
 		if i < 0 {
@@ -592,8 +591,8 @@ func addValues(list, values []any, subs schema.Attributes) []any {
 		el, isMap := list[i].(map[string]any)
 		if ok && isMap {
 			for k, x := range in {
-				sa, known := subs.ContainsAttribute(k)
-				if y, there := el[k]; there && known && equalJSON(x, y, sa.CaseExact()) {
+				sa, known := subs.Find(k)
+				if y, there := el[k]; there && known && equalJSON(x, y, sa.CaseExact) {
 					continue // the value as stored is kept: n1@x and N1@X are one address
 				}
 				el[k] = x
@@ -610,24 +609,24 @@ func addValues(list, values []any, subs schema.Attributes) []any {
 // sent without a type is the member already there. Other values are the same when all
 // their sub-attributes are. Strings compare ignoring case unless the sub-attribute is
 // caseExact, names always ignoring case (RFC 7643 section 2.1).
-func sameValue(v, el any, subs schema.Attributes) bool {
+func sameValue(v, el any, subs Attributes) bool {
 	a, aok := v.(map[string]any)
 	b, bok := el.(map[string]any)
 	if !aok || !bok {
 		return equalJSON(v, el, false)
 	}
 	get := func(m map[string]any, name string) (any, bool) {
-		k, ok := scim.AttributeKey(m, name)
+		k, ok := AttributeKey(m, name)
 		if !ok || m[k] == nil {
 			return nil, false
 		}
 		return m[k], true
 	}
 	caseExact := func(name string) bool {
-		sa, ok := subs.ContainsAttribute(name)
-		return ok && sa.CaseExact()
+		sa, ok := subs.Find(name)
+		return ok && sa.CaseExact
 	}
-	if _, hasValue := subs.ContainsAttribute("value"); hasValue {
+	if _, hasValue := subs.Find("value"); hasValue {
 		av, aok := get(a, "value")
 		bv, bok := get(b, "value")
 		if aok && bok {
@@ -685,88 +684,38 @@ func isNumber(v any) bool {
 	return false
 }
 
-// checkValues enforces the rules on the values of the multi-valued attributes of a
-// resource object (core attributes at the top level, extensions' in their objects) that
-// schema validation reports without naming them: each value at most once (sameValue),
-// and at most one value with primary true (RFC 7643 section 2.4).
-func checkValues(m map[string]any, core schema.Schema, exts ...schema.Schema) *scimError {
-	check := func(obj map[string]any, attrs schema.Attributes) *scimError {
-		for k, v := range obj {
-			a, ok := attrs.ContainsAttribute(k)
-			list, isList := v.([]any)
-			if !ok || !a.MultiValued() || !isList {
-				continue
-			}
-			subs := a.SubAttributes()
-			var primary []string
-			for i, el := range list {
-				if em, ok := el.(map[string]any); ok {
-					if pk, ok := scim.AttributeKey(em, "primary"); ok && em[pk] == true {
-						primary = append(primary, jsonText(el))
-					}
-				}
-				for _, prev := range list[:i] {
-					if sameValue(el, prev, subs) {
-						return invalidValue("%s holds the value %s twice: a multi-valued attribute holds each value once.", a.Name(), jsonText(el))
-					}
-				}
-			}
-			if len(primary) > 1 {
-				return invalidValue("%s has %d values with primary true (%s): at most one value may be primary (RFC 7643 section 2.4).",
-					a.Name(), len(primary), strings.Join(primary, ", "))
-			}
-		}
-		return nil
-	}
-	if e := check(m, core.Attributes); e != nil {
-		return e
-	}
-	for _, ext := range exts {
-		if k, ok := scim.AttributeKey(m, ext.ID); ok {
-			if obj, ok := m[k].(map[string]any); ok {
-				if e := check(obj, ext.Attributes); e != nil {
-					return e
-				}
-			}
-		}
-	}
-	return nil
-}
-
-func jsonText(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
-
 // canonicalValue returns v with the keys that name sub-attributes of subs, in any case,
-// renamed to their schema names.
-func canonicalValue(v any, subs schema.Attributes) any {
+// renamed to their schema names; a key that names none is a 400 invalidPath, as the
+// value could not be stored as given.
+func canonicalValue(v any, name string, subs Attributes) (any, *Error) {
 	if m, ok := v.(map[string]any); ok {
+		for k := range m {
+			if _, ok := subs.Find(k); !ok {
+				return nil, invalidPath("%s has no sub-attribute %s.", name, k)
+			}
+		}
 		canonicalKeys(m, subs)
 	}
-	return v
+	return v, nil
 }
 
 // setElement sets the target's sub-attribute of el to value, or merges an object value
 // into el.
-func setElement(el map[string]any, t patchTarget, value any) *scimError {
+func setElement(el map[string]any, t patchTarget, value any) *Error {
 	if t.sub != "" {
 		el[t.sub] = value
 		return nil
 	}
 	m, ok := value.(map[string]any)
 	if !ok {
-		return invalidValue("The values of %s are objects; the value must be one.", t.attr.Name())
+		return invalidValue("The values of %s are objects; the value must be one.", t.attr.Name)
 	}
 	for k, v := range m {
-		sa, ok := t.attr.SubAttributes().ContainsAttribute(k)
+		sa, ok := t.attr.Sub.Find(k)
 		if !ok {
-			return invalidPath("%s has no sub-attribute %s.", t.attr.Name(), k)
+			return invalidPath("%s has no sub-attribute %s.", t.attr.Name, k)
 		}
-		el[sa.Name()] = v
+		el[sa.Name] = v
 	}
 	return nil
 }
@@ -782,7 +731,7 @@ func asList(v any) []any {
 }
 
 // matches evaluates a value filter on one value of a multi-valued attribute.
-func matches(e filter.Expression, el map[string]any, subs schema.Attributes) bool {
+func matches(e filter.Expression, el map[string]any, subs Attributes) bool {
 	switch e := e.(type) {
 	case *filter.LogicalExpression:
 		if e.Operator == filter.AND {
@@ -794,10 +743,10 @@ func matches(e filter.Expression, el map[string]any, subs schema.Attributes) boo
 	case *filter.AttributeExpression:
 		name := e.AttributePath.AttributeName
 		caseExact := false
-		if sa, ok := subs.ContainsAttribute(name); ok {
-			name, caseExact = sa.Name(), sa.CaseExact()
+		if sa, ok := subs.Find(name); ok {
+			name, caseExact = sa.Name, sa.CaseExact
 		}
-		k, present := scim.AttributeKey(el, name)
+		k, present := AttributeKey(el, name)
 		v := el[k]
 		return compare(e.Operator, v, present && v != nil, e.CompareValue, caseExact)
 	}
@@ -851,7 +800,7 @@ func compare(op filter.CompareOperator, v any, present bool, want any, caseExact
 
 // equalities fills el with the attribute values a filter of eq terms joined by and
 // requires, and reports whether the filter is of that form.
-func equalities(e filter.Expression, el map[string]any, subs schema.Attributes) bool {
+func equalities(e filter.Expression, el map[string]any, subs Attributes) bool {
 	switch e := e.(type) {
 	case *filter.LogicalExpression:
 		return e.Operator == filter.AND && equalities(e.Left, el, subs) && equalities(e.Right, el, subs)
@@ -859,12 +808,19 @@ func equalities(e filter.Expression, el map[string]any, subs schema.Attributes) 
 		if e.Operator != filter.EQ || e.AttributePath.SubAttribute != nil {
 			return false
 		}
-		sa, ok := subs.ContainsAttribute(e.AttributePath.AttributeName)
+		sa, ok := subs.Find(e.AttributePath.AttributeName)
 		if !ok {
 			return false
 		}
-		el[sa.Name()] = e.CompareValue
+		el[sa.Name] = e.CompareValue
 		return true
 	}
 	return false
+}
+
+// MatchesFilter reports whether el, one value of a multi-valued attribute whose
+// sub-attributes are subs, matches the value filter e (RFC 7644 section 3.4.2.2). Strings
+// compare ignoring case unless their sub-attribute is caseExact.
+func MatchesFilter(e filter.Expression, el map[string]any, subs Attributes) bool {
+	return matches(e, el, subs)
 }
