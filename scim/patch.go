@@ -508,7 +508,9 @@ func applyValues(h map[string]any, op string, t patchTarget, value any, list []a
 		if e := setElement(el, t, value); e != nil {
 			return e
 		}
-		set(append(list, el))
+		// The value created is added as a path-less add would add it: to a value that is
+		// the same, if there is one.
+		set(addValues(list, []any{el}, subs))
 		return nil
 	}
 	switch op {
