@@ -156,7 +156,14 @@ func GroupResource() ResourceSchema {
 // (RFC 7643 section 2.4). Its 400 invalidValue errors name the attribute, the value and
 // the rule. Keys that name no attribute or sub-attribute are left for the caller.
 func CheckValues(m map[string]any, rs ResourceSchema) *Error {
-	if e := checkObject(m, rs.Core.Attributes, ""); e != nil {
+	return checkValues(m, rs, nil)
+}
+
+// checkValues is CheckValues, skipping the attributes ("name", or "URN:name" for an
+// extension's) whose values are as in before (their JSON text): a PATCH answers for what
+// it changes, not for values stored before a rule was enforced.
+func checkValues(m map[string]any, rs ResourceSchema, before map[string]string) *Error {
+	if e := checkObject(m, rs.Core.Attributes, "", before); e != nil {
 		return e
 	}
 	for _, ext := range rs.Extensions {
@@ -169,17 +176,20 @@ func CheckValues(m map[string]any, rs ResourceSchema) *Error {
 			e := badValue("%s must be an object of its attributes, not %s.", ext.ID, jsonText(m[k]))
 			return &e
 		}
-		if e := checkObject(obj, ext.Attributes, ext.ID+":"); e != nil {
+		if e := checkObject(obj, ext.Attributes, ext.ID+":", before); e != nil {
 			return e
 		}
 	}
 	return nil
 }
 
-func checkObject(m map[string]any, attrs Attributes, prefix string) *Error {
+func checkObject(m map[string]any, attrs Attributes, prefix string, before map[string]string) *Error {
 	for k, v := range m {
 		a, ok := attrs.Find(k)
 		if !ok || v == nil || a.Mutability == ReadOnly {
+			continue
+		}
+		if old, ok := before[prefix+a.Name]; ok && old == jsonText(v) {
 			continue
 		}
 		if e := checkAttr(a, prefix+a.Name, v); e != nil {
@@ -257,4 +267,26 @@ func checkSingle(a Attribute, name string, v any) *Error {
 		return &e
 	}
 	return nil
+}
+
+// valueTexts returns the JSON text of each attribute of a resource object, keyed as
+// checkValues skips them.
+func valueTexts(m map[string]any, rs ResourceSchema) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		if a, ok := rs.Core.Attributes.Find(k); ok {
+			out[a.Name] = jsonText(v)
+		}
+	}
+	for _, ext := range rs.Extensions {
+		if k, ok := AttributeKey(m, ext.ID); ok {
+			obj, _ := m[k].(map[string]any)
+			for ek, ev := range obj {
+				if a, ok := ext.Attributes.Find(ek); ok {
+					out[ext.ID+":"+a.Name] = jsonText(ev)
+				}
+			}
+		}
+	}
+	return out
 }

@@ -61,7 +61,9 @@
 //     noTarget, invalidPath (unknown attribute, sub-attribute or schema, malformed path,
 //     filter on a single value), mutability (id, meta, groups, and sub-attributes the
 //     service fills in such as members.display and manager.displayName) or invalidValue.
-//     A refused PATCH changes nothing.
+//     A refused PATCH changes nothing. The checks apply to the attributes the PATCH
+//     changes: a user stored with the same address twice, before the rule was enforced,
+//     can still have its title replaced, not another address added.
 //   - A PATCH that leaves active without a value makes the user inactive, without role
 //     makes it a MEMBER.
 //

@@ -137,6 +137,7 @@ func (s *Service) PatchGroup(ctx context.Context, team, id string, ops Patch, pr
 // deactivates, removing role makes the user a MEMBER.
 func (s *Service) ApplyUserPatch(cur User, ops Patch) (User, error) {
 	attrs := UserAttributes(cur.Clone())
+	before := valueTexts(attrs, s.users)
 	attrs["id"] = cur.ID
 	if cur.ExternalID != "" {
 		attrs["externalId"] = cur.ExternalID
@@ -148,7 +149,7 @@ func (s *Service) ApplyUserPatch(cur User, ops Patch) (User, error) {
 	if e := NormalizeUser(attrs); e != nil {
 		return User{}, *e
 	}
-	if e := CheckValues(attrs, s.users); e != nil {
+	if e := checkValues(attrs, s.users, before); e != nil {
 		return User{}, *e
 	}
 	next, f, err := UserFromAttributes(attrs, s.users)

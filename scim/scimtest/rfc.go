@@ -121,6 +121,7 @@ func testPatchRFC(t *testing.T, newStore Factory) {
 		})
 	}
 	t.Run("6 no-op adds keep the version", func(t *testing.T) { testNoOpAdd(t, newStore) })
+	t.Run("values stored before the rule", func(t *testing.T) { testPatchStoredDuplicates(t, newStore) })
 	t.Run("7 duplicate values name the attribute and the value", func(t *testing.T) {
 		// The rule of POST, PUT and PATCH alike (scim.CheckValues), with POST's body.
 		_, err := newUser(t, `{"schemas":["`+userURN+`"],"userName":"i@x.example.com","ims":[{"value":"a","type":"xmpp"},{"value":"a","type":"xmpp"}]}`)
@@ -145,6 +146,28 @@ func testPatchRFC(t *testing.T, newStore Factory) {
 			t.Errorf("stored ims (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// testPatchStoredDuplicates: a user stored before the duplicate rule was enforced, with
+// the same address twice, can still be patched; only a PATCH that changes its e-mails is
+// held to the rule.
+func testPatchStoredDuplicates(t *testing.T, newStore Factory) {
+	s := newStore(t, nil)
+	c := newClient(t, s)
+	u, err := s.CreateUser(t.Context(), team, scim.User{UserName: "d@x.example.com", Active: true, Role: scim.RoleMember,
+		Attributes: map[string]any{"emails": []any{email("d@x.example.com", "work"), email("D@X.EXAMPLE.COM", "work")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _, e := c.patch("/Users/"+u.ID, patchOp+`[{"op":"replace","path":"title","value":"T"}]}`, nil)
+	if e != nil || m["title"] != "T" {
+		t.Fatalf("PATCH of title: %v, title %v", e, m["title"])
+	}
+	_, _, e = c.patch("/Users/"+u.ID, patchOp+`[{"op":"add","path":"emails","value":[{"value":"o@x.example.com","type":"home"}]}]}`, nil)
+	want := badRequest("invalidValue", `emails holds the value {"type":"work","value":"D@X.EXAMPLE.COM"} twice: a multi-valued attribute holds each value once.`)
+	if diff := cmp.Diff(want, e); diff != "" {
+		t.Errorf("PATCH of emails: error (-want +got):\n%s", diff)
+	}
 }
 
 // asError returns the SCIM error of err, nil for none.
