@@ -17,6 +17,7 @@ import (
 
 	"github.com/kmkit/kmkit/internal/nodetools"
 	"github.com/kmkit/kmkit/scim"
+	"github.com/kmkit/kmkit/scim/scimtest"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
@@ -34,19 +35,10 @@ import (
 // it; without it the test skips when they are missing). KMKIT_SCIM_PATCH_SEED and
 // KMKIT_SCIM_PATCH_CASES change the seed (default 28) and the number of cases (3000).
 
-const (
-	coreURN = "urn:ietf:params:scim:schemas:core:2.0:User"
-	entURN  = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
-	grpURN  = "urn:ietf:params:scim:schemas:core:2.0:Group"
-)
+const entURN = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
 
-// patchCase is one PATCH request and the resource it applies to, as sent to every
-// implementation.
-type patchCase struct {
-	Kind     string           `json:"kind"`
-	Resource map[string]any   `json:"resource"`
-	Ops      []map[string]any `json:"ops"`
-}
+// patchCase is one case of the generator.
+type patchCase = scimtest.PatchCase
 
 // outcome is what an implementation made of a case.
 type outcome struct {
@@ -241,9 +233,9 @@ func TestPatchDifferential(t *testing.T) {
 				}
 				members = append(members, u.ID)
 			}
-			cases[i] = genGroup(rng, i, members)
+			cases[i] = scimtest.RandomGroupCase(rng, i, members)
 		} else {
-			cases[i] = genUser(rng, i)
+			cases[i] = scimtest.RandomUserCase(rng, i)
 		}
 		ids[i] = create(t, svc, teams[i], cases[i])
 		cases[i].Resource["id"] = ids[i]

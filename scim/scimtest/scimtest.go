@@ -48,6 +48,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"PatchErrors", testPatchErrors},
 		{"PatchGroups", testPatchGroups},
 		{"PatchRFC", testPatchRFC},
+		{"PatchRandom", testPatchRandom},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.f(t, newStore) })

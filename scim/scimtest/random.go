@@ -1,13 +1,31 @@
-package scim_test
+package scimtest
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kmkit/kmkit/scim"
 )
 
-// The generator of the differential test: random but valid resources and PATCH requests,
-// from a seeded source so that a failing case can be run again.
+// The generator of random but valid PATCH requests and the resources they apply to, from a
+// seeded source so that a failing case can be run again. The suite applies them to every
+// backend (testPatchRandom); package scim's differential test applies them to kmkit and to
+// two other RFC 7644 implementations.
+
+// PatchCase is one PATCH request and the resource it applies to, in their JSON forms.
+type PatchCase struct {
+	// Kind is "User" or "Group".
+	Kind string `json:"kind"`
+	// Resource is the starting resource, with schemas.
+	Resource map[string]any `json:"resource"`
+	// Ops is the Operations array of the PatchOp message.
+	Ops []map[string]any `json:"ops"`
+}
 
 func pick[T any](rng *rand.Rand, xs ...T) T { return xs[rng.IntN(len(xs))] }
 
@@ -38,9 +56,10 @@ func genEmail(rng *rand.Rand, primary bool) map[string]any {
 	return m
 }
 
-// genUser is a user with some of its attributes and one to three operations.
-func genUser(rng *rand.Rand, i int) patchCase {
-	res := map[string]any{"schemas": []any{coreURN}, "userName": fmt.Sprintf("u%d@example.com", i), "active": true}
+// RandomUserCase is a user named u<i>@example.com with some of its attributes, and one to
+// three operations on it.
+func RandomUserCase(rng *rand.Rand, i int) PatchCase {
+	res := map[string]any{"schemas": []any{userURN}, "userName": fmt.Sprintf("u%d@example.com", i), "active": true}
 	if chance(rng, 2) {
 		res["displayName"] = pick(rng, words...)
 	}
@@ -86,10 +105,10 @@ func genUser(rng *rand.Rand, i int) patchCase {
 		}
 		if len(ent) > 0 {
 			res[entURN] = ent
-			res["schemas"] = []any{coreURN, entURN}
+			res["schemas"] = []any{userURN, entURN}
 		}
 	}
-	c := patchCase{Kind: "User", Resource: res}
+	c := PatchCase{Kind: "User", Resource: res}
 	for range 1 + rng.IntN(3) {
 		c.Ops = append(c.Ops, genUserOp(rng))
 	}
@@ -144,9 +163,10 @@ func genUserOp(rng *rand.Rand) map[string]any {
 	}
 }
 
-// genGroup is a group with some of members as its members and one to three operations.
-func genGroup(rng *rand.Rand, i int, members []string) patchCase {
-	res := map[string]any{"schemas": []any{grpURN}, "displayName": fmt.Sprintf("G%d", i)}
+// RandomGroupCase is a group named G<i> with some of members (user ids) as its members,
+// and one to three operations on it.
+func RandomGroupCase(rng *rand.Rand, i int, members []string) PatchCase {
+	res := map[string]any{"schemas": []any{groupURN}, "displayName": fmt.Sprintf("G%d", i)}
 	var list []any
 	for _, m := range members {
 		if chance(rng, 2) {
@@ -156,7 +176,7 @@ func genGroup(rng *rand.Rand, i int, members []string) patchCase {
 	if len(list) > 0 {
 		res["members"] = list
 	}
-	c := patchCase{Kind: "Group", Resource: res}
+	c := PatchCase{Kind: "Group", Resource: res}
 	for range 1 + rng.IntN(3) {
 		m := pick(rng, members...)
 		var op map[string]any
@@ -177,4 +197,137 @@ func genGroup(rng *rand.Rand, i int, members []string) patchCase {
 		c.Ops = append(c.Ops, op)
 	}
 	return c
+}
+
+// randomCases is how many generated cases the suite applies to each backend.
+const randomCases = 150
+
+// testPatchRandom applies generated PATCH requests through a scim.Service over the store
+// and checks, case by case, that the store then holds what the service computed from the
+// resource as it was (scim.Service.ApplyUserPatch), that a PATCH that changes nothing keeps
+// the version, and that a refused PATCH leaves the resource as it was: every backend
+// agrees with the computation, and so with each other.
+func testPatchRandom(t *testing.T, newStore Factory) {
+	s := newStore(t, nil)
+	svc := scim.NewService(s)
+	rng := rand.New(rand.NewPCG(28, 7644))
+	ctx := t.Context()
+	for i := range randomCases {
+		team := fmt.Sprintf("r%d", i)
+		var c PatchCase
+		var id string
+		if chance(rng, 4) {
+			var members []string
+			for j := range 4 {
+				u, err := s.CreateUser(ctx, team, scim.User{UserName: fmt.Sprintf("m%d@example.com", j), Active: true, Role: scim.RoleMember})
+				if err != nil {
+					t.Fatal(err)
+				}
+				members = append(members, u.ID)
+			}
+			c = RandomGroupCase(rng, i, members)
+			m := scim.CloneAttributes(c.Resource)
+			if e := scim.CheckGroup(m); e != nil {
+				t.Fatalf("case %d: group: %v", i, e)
+			}
+			g, err := scim.GroupFromAttributes(m)
+			if err == nil {
+				g, err = s.CreateGroup(ctx, team, g)
+			}
+			if err != nil {
+				t.Fatalf("case %d: group: %v", i, err)
+			}
+			id = g.ID
+		} else {
+			c = RandomUserCase(rng, i)
+			body, _ := json.Marshal(c.Resource)
+			u, err := newUser(t, string(body))
+			if err == nil {
+				u, err = s.CreateUser(ctx, team, u)
+			}
+			if err != nil {
+				t.Fatalf("case %d: user: %v", i, err)
+			}
+			id = u.ID
+		}
+		body, _ := json.Marshal(map[string]any{"schemas": []any{scim.PatchOpSchema}, "Operations": c.Ops})
+		ops, e := scim.ParsePatch(decode(t, string(body)), c.Kind == "User")
+		if e != nil {
+			t.Fatalf("case %d: %s: %v", i, body, e)
+		}
+		if c.Kind == "User" {
+			cur, err := s.GetUser(ctx, team, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, werr := svc.ApplyUserPatch(cur.Clone(), ops)
+			got, gerr := svc.PatchUser(ctx, team, id, ops, nil)
+			stored, err := s.GetUser(ctx, team, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want.ExternalID = cur.ExternalID
+			checkRandom(t, i, body, werr, gerr, scim.SameUser(want, cur),
+				userJSON(cur), version{cur.Version, cur.LastModified},
+				userJSON(want), userJSON(got), userJSON(stored), version{got.Version, got.LastModified}, version{stored.Version, stored.LastModified})
+			continue
+		}
+		cur, err := s.GetGroup(ctx, team, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, werr := svc.ApplyGroupPatch(cur.Clone(), ops)
+		got, gerr := svc.PatchGroup(ctx, team, id, ops, nil)
+		stored, err := s.GetGroup(ctx, team, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.ExternalID = cur.ExternalID
+		checkRandom(t, i, body, werr, gerr, scim.SameGroup(want, cur),
+			groupShape(cur), version{cur.Version, cur.LastModified},
+			groupShape(want), groupShape(got), groupShape(stored), version{got.Version, got.LastModified}, version{stored.Version, stored.LastModified})
+	}
+}
+
+// groupShape is what a group's PATCH decides: its JSON form without the members' display,
+// which the store fills in on reads.
+func groupShape(g scim.Group) map[string]any {
+	m := groupJSON(g)
+	for _, mb := range m["members"].([]any) {
+		delete(mb.(map[string]any), "display")
+	}
+	return m
+}
+
+// checkRandom compares one generated case's outcome with the service's computation.
+func checkRandom(t *testing.T, i int, body []byte, werr, gerr error, same bool, before map[string]any, beforeV version,
+	want, got, stored map[string]any, gotV, storedV version) {
+	t.Helper()
+	if werr != nil {
+		we, _ := scim.ErrorOf(werr)
+		ge, ok := scim.ErrorOf(gerr)
+		if !ok || ge != we {
+			t.Errorf("case %d %s: PATCH answered %v, the computation %v", i, body, gerr, werr)
+		}
+		if !cmp.Equal(before, stored) || storedV != beforeV {
+			t.Errorf("case %d %s: a refused PATCH changed the resource (-before +after):\n%s", i, body, cmp.Diff(before, stored))
+		}
+		return
+	}
+	if gerr != nil {
+		t.Errorf("case %d %s: PATCH refused with %v; the computation gave %v", i, body, gerr, want)
+		return
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("case %d %s: PATCH result (-computed +got):\n%s", i, body, diff)
+	}
+	if diff := cmp.Diff(got, stored); diff != "" || gotV != storedV {
+		t.Errorf("case %d %s: stored %+v, answered %+v (-answered +stored):\n%s", i, body, storedV, gotV, diff)
+	}
+	if same && gotV != beforeV {
+		t.Errorf("case %d %s: a PATCH that changes nothing moved the version from %+v to %+v", i, body, beforeV, gotV)
+	}
+	if !same && gotV.Version == beforeV.Version {
+		t.Errorf("case %d %s: a PATCH that changes the resource kept version %d", i, body, gotV.Version)
+	}
 }
