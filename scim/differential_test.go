@@ -390,9 +390,9 @@ func clean(v any) any {
 	switch v := v.(type) {
 	case map[string]any:
 		out := map[string]any{}
-		for k, x := range v {
+		for k, x := range lowerKeys(v) {
 			if c := clean(x); c != nil {
-				out[strings.ToLower(k)] = c
+				out[k] = c
 			}
 		}
 		if len(out) == 0 {
@@ -419,9 +419,22 @@ func clean(v any) any {
 }
 
 func lowerKeys(m map[string]any) map[string]any {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
 	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[strings.ToLower(k)] = v
+	for _, k := range keys {
+		lk := strings.ToLower(k)
+		if prev, ok := out[lk]; ok {
+			// Two keys that differ only in case (a reference that took "DisplayName" for
+			// another attribute than "displayName"): a resource kmkit never holds, kept as
+			// such so that the comparison sees it the same way every run.
+			out[lk] = map[string]any{"case-collision": []any{prev, m[k]}}
+			continue
+		}
+		out[lk] = m[k]
 	}
 	return out
 }
