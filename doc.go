@@ -15,9 +15,9 @@
 //   - odata: the KMs as a read-only OData v4 service, an HTTP adapter over km.Store.
 //   - mcp: the KMs' query tools, resources and prompt for AI agents over the Model
 //     Context Protocol, an HTTP adapter over km.Store (and stdio, see examples/mcpstdio).
-//   - scim: SCIM 2.0 users and groups, their rules and scim.Store; scim/scimhttp: the SCIM
-//     protocol (resources, PATCH, Bulk, discovery); scim/scimtest: the suite every
-//     scim.Store passes.
+//   - scim: SCIM 2.0 users and groups, their rules, scim.Store and scim.Service (PATCH);
+//     scim/scimhttp: the SCIM protocol (resources, Bulk, discovery); scim/scimtest: the
+//     suite every scim.Store passes.
 //   - reporting: elements and facets per tenant and reporting.Store;
 //     reporting/reportinghttp: the reporting API; reporting/reportingtest: its store
 //     suite.
