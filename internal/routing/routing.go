@@ -57,27 +57,34 @@ type API struct {
 //     with Retry-After; logged at warn.
 //   - Anything else: 500 ADMIN_FATAL_ERROR with a logged support id (Internal).
 func (a *API) Fail(w http.ResponseWriter, r *http.Request, err error) {
-	a.Write(w, r, a.Failure(w, r, err))
+	p, retry := a.Failure(r.Context(), r, err)
+	if retry {
+		w.Header().Set("Retry-After", outage.RetryAfterSeconds)
+	}
+	a.Write(w, r, p)
 }
 
-// Failure is Fail's problem, with its headers set on w and its line logged, for an API
-// that writes the problem itself.
-func (a *API) Failure(w http.ResponseWriter, r *http.Request, err error) *problem.Problem {
-	ctx := r.Context()
+// Failure is the problem Fail answers for err in ctx, with its line logged (naming r's
+// method and path when r is not nil), and whether the answer carries Retry-After: for an
+// API that writes its answers itself.
+func (a *API) Failure(ctx context.Context, r *http.Request, err error) (p *problem.Problem, retryAfter bool) {
+	var where []any
+	if r != nil {
+		where = []any{"method", r.Method, "path", r.URL.Path}
+	}
 	switch {
 	case a.TimeLimitCause != nil && deadline.Reached(ctx, a.TimeLimitCause):
-		a.logger().InfoContext(ctx, a.Name+": query time limit", "method", r.Method, "path", r.URL.Path, "limit", a.TimeLimit)
+		a.logger().InfoContext(ctx, a.Name+": query time limit", append(where, "limit", a.TimeLimit)...)
 		return problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, fmt.Sprintf(
-			"the query ran longer than the time limit of %v and was stopped; %s", a.TimeLimit, a.Narrow))
+			"the query ran longer than the time limit of %v and was stopped; %s", a.TimeLimit, a.Narrow)), false
 	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
-		a.logger().DebugContext(ctx, a.Name+": client went away", "method", r.Method, "path", r.URL.Path)
-		return problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, "the request was canceled: the client went away")
+		a.logger().DebugContext(ctx, a.Name+": client went away", where...)
+		return problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, "the request was canceled: the client went away"), false
 	case outage.Is(err):
-		a.logger().WarnContext(ctx, a.Name+": database unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
-		w.Header().Set("Retry-After", outage.RetryAfterSeconds)
-		return problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
+		a.logger().WarnContext(ctx, a.Name+": database unavailable", append(where, "err", err)...)
+		return problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail), true
 	}
-	return a.Internal(ctx, r, err)
+	return a.Internal(ctx, r, err), false
 }
 
 func (a *API) logger() *slog.Logger {

@@ -169,7 +169,7 @@ func (h *Handler) userGroups(ctx context.Context, team, id string, c call) ([]sc
 	groups, _, err := h.store.ListGroups(ctx, team, scim.ListQuery{
 		Filter: []scim.Equal{{Attr: scim.MemberFilter, Value: id}}, StartIndex: 1, Count: scim.MaxGroupsPerUser})
 	if err != nil {
-		e := h.storeError(err)
+		e := h.storeError(ctx, err)
 		return nil, &e
 	}
 	return groups, nil
@@ -178,7 +178,7 @@ func (h *Handler) userGroups(ctx context.Context, team, id string, c call) ([]sc
 func (h *Handler) getUser(ctx context.Context, root, team string, c call) (*result, *scimError) {
 	u, err := h.store.GetUser(ctx, team, c.id)
 	if err != nil {
-		e := h.storeError(err)
+		e := h.storeError(ctx, err)
 		return nil, &e
 	}
 	groups, e := h.userGroups(ctx, team, u.ID, c)
@@ -191,7 +191,7 @@ func (h *Handler) getUser(ctx context.Context, root, team string, c call) (*resu
 func (h *Handler) getGroup(ctx context.Context, root, team string, c call) (*result, *scimError) {
 	g, err := h.store.GetGroup(ctx, team, c.id)
 	if err != nil {
-		e := h.storeError(err)
+		e := h.storeError(ctx, err)
 		return nil, &e
 	}
 	return respond(http.StatusOK, renderGroup(g, root), c)
@@ -209,7 +209,7 @@ func (h *Handler) deleteResource(ctx context.Context, team string, c call) *scim
 			func(v int64) error { return h.store.DeleteGroup(ctx, team, c.id, v) })
 	}
 	if err != nil {
-		e := h.storeError(err)
+		e := h.storeError(ctx, err)
 		return &e
 	}
 	return nil
@@ -279,7 +279,7 @@ func (h *Handler) list(ctx context.Context, root, team string, c call) (*result,
 		}
 	}
 	if err != nil {
-		e := h.storeError(err)
+		e := h.storeError(ctx, err)
 		return nil, &e
 	}
 	p := projectionOf(c.query)
@@ -351,7 +351,7 @@ func (h *Handler) writeUser(ctx context.Context, root, team string, c call, body
 			return next, nil
 		})
 		if err != nil {
-			e := h.storeError(err)
+			e := h.storeError(ctx, err)
 			return nil, &e
 		}
 	case http.MethodPatch:
@@ -361,7 +361,7 @@ func (h *Handler) writeUser(ctx context.Context, root, team string, c call, body
 		}
 		out, err = h.svc.PatchUser(ctx, team, c.id, ops, precondition(c.ifMatch))
 		if err != nil {
-			e := h.storeError(err)
+			e := h.storeError(ctx, err)
 			return nil, &e
 		}
 	}
@@ -381,7 +381,7 @@ func (h *Handler) createUser(ctx context.Context, root, team string, c call, u s
 	}
 	created, err := h.store.CreateUser(ctx, team, u)
 	if err != nil {
-		e := h.storeError(err)
+		e := h.storeError(ctx, err)
 		return nil, &e
 	}
 	if created.SendEmailOnInvitation && h.notifier != nil {
@@ -417,7 +417,7 @@ func (h *Handler) writeGroup(ctx context.Context, root, team string, c call, bod
 		if c.method == http.MethodPost {
 			created, err := st.CreateGroup(ctx, team, g)
 			if err != nil {
-				e := h.storeError(err)
+				e := h.storeError(ctx, err)
 				return nil, &e
 			}
 			return respond(http.StatusCreated, renderGroup(created, root), c)
@@ -435,7 +435,7 @@ func (h *Handler) writeGroup(ctx context.Context, root, team string, c call, bod
 		out, err = h.svc.PatchGroup(ctx, team, c.id, ops, precondition(c.ifMatch))
 	}
 	if err != nil {
-		e := h.storeError(err)
+		e := h.storeError(ctx, err)
 		return nil, &e
 	}
 	return respond(http.StatusOK, renderGroup(out, root), c)
