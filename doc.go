@@ -15,9 +15,9 @@
 //   - odata: the KMs as a read-only OData v4 service, an HTTP adapter over km.Store.
 //   - mcp: the KMs' query tools, resources and prompt for AI agents over the Model
 //     Context Protocol, an HTTP adapter over km.Store (and stdio, see examples/mcpstdio).
-//   - scim: SCIM 2.0 users and groups, their rules and scim.Store; scim/scimhttp: the SCIM
-//     protocol (resources, PATCH, Bulk, discovery); scim/scimtest: the suite every
-//     scim.Store passes.
+//   - scim: SCIM 2.0 users and groups, their rules, scim.Store and scim.Service (PATCH);
+//     scim/scimhttp: the SCIM protocol (resources, Bulk, discovery); scim/scimtest: the
+//     suite every scim.Store passes.
 //   - reporting: elements and facets per tenant and reporting.Store;
 //     reporting/reportinghttp: the reporting API; reporting/reportingtest: its store
 //     suite.
@@ -30,9 +30,11 @@
 //   - problem: the RFC 9457 problem bodies and error codes of the KM API;
 //     problem/problemhttp writes them.
 //   - principal: the caller of a request in its context, which the handlers read.
-//   - auth (auth/keysfile, auth/ratelimit): the guard in front of the handlers:
-//     credentials (AppKey, Bearer JWT, x-api-key) and rate limits, with the permission
-//     and error shape each API's Policy names.
+//   - auth (auth/keysfile, auth/ratelimit, auth/idptest): the guard in front of the
+//     handlers: credentials (AppKey, Bearer JWT, x-api-key) and rate limits, with the
+//     permission and error shape each API's Policy names; Bearer tokens of identity
+//     providers verified against their JWKS with a claim mapping, and the OAuth 2.0
+//     protected resource metadata that points clients to them.
 //   - cors, head, publicurl, outage, metrics: cross-origin access, HEAD answered as GET,
 //     the public URL of absolute links, telling a database outage from a failure, and
 //     Prometheus metrics of handlers and stores.

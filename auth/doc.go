@@ -58,11 +58,46 @@
 //   - Keys are stored only as SHA-256 digests. A key's principal is named by the key's name
 //     or "key:" and the first eight hexadecimal digits of its digest; a token's principal
 //     "sub:" and its subject. Errors and logs never contain a key or a token.
-//   - Bearer tokens must name a kid (unless exactly one key is configured) and the alg of
-//     that key; only RS256, ES256 and HS256 exist. exp is required; exp and nbf allow 30
+//   - Bearer tokens verified with keys written in the configuration (JWTConfig.Keys) must
+//     name a kid (unless exactly one key is configured) and the alg of that key; only
+//     RS256, ES256 and HS256 exist there. exp is required; exp and nbf allow 30
 //     seconds of clock skew by default; iss and aud must match. Permissions are the words
 //     of scope and scp. A verified token is remembered by its SHA-256 digest until its
 //     expiry (bounded; default 10000 tokens), so repeated requests skip the signature check.
 //   - The tenant in x-tenant-id must be a hyphenated UUID (any case); a key belongs to at
 //     most one tenant.
+//
+// # Identity providers
+//
+// JWTConfig.Issuers names identity providers whose tokens are verified against the keys
+// they publish (Issuer): the JWKS URL is given or found by OpenID Connect discovery
+// (issuer + "/.well-known/openid-configuration", whose issuer must match), and the keys
+// (through github.com/MicahParks/keyfunc and jwkset) are fetched when the verifier starts,
+// again every Issuer.RefreshInterval, and, at most once per Issuer.UnknownKIDInterval,
+// when a token names a kid the cache lacks; tokens naming unknown kids in between are
+// refused at once, never queued. A failed fetch leaves the cached keys in use:
+// JWTVerifier.IssuerStatus reports it (the reference server exports it as kmkit_jwks_up and
+// friends) and the Logger warns "JWKS unreachable; verifying tokens with the cached keys".
+// JWTVerifier.Close stops the fetching.
+//
+// A token goes to the issuer its iss names. It must carry a kid of that issuer's JWKS
+// (a key with use "sig" or none), an asymmetric alg among Issuer.Algorithms (default RS256
+// and ES256) that fits the key's type and curve (and the key's alg, if it names one), an
+// audience among Issuer.Audience and an exp; a jwk, jku, x5u, x5c or crit header is refused
+// whatever the signature. The ClaimMapping makes the principal: Team and Tenant name claims
+// (dotted names reach into nested objects, "org.id"), or FixedTeam and FixedTenant set them
+// for every token of the issuer; the values of PermissionClaims (default scope and scp;
+// "roles" and "groups" are common too) grant the permissions Scopes maps them to, or, with
+// no mapping, the permission they name. The principal is named "sub:" subject "@" issuer.
+//
+// # Protected resource metadata
+//
+// OAuth clients, MCP hosts among them, learn where to sign in from OAuth 2.0 Protected
+// Resource Metadata (RFC 9728). ResourceMetadataHandler serves a ResourceMetadata document
+// (at WellKnownResourceMetadata + the resource's path), and a Policy whose ResourceMetadata
+// returns its URL makes every 401 lead with a Bearer challenge naming it:
+//
+//	WWW-Authenticate: Bearer realm="kmkit", resource_metadata="https://host/.well-known/oauth-protected-resource/intelligence/api/mcp", AppKey realm="kmkit"
+//
+// Package auth/idptest is a local identity provider for tests of all this.
 package auth

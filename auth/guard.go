@@ -181,7 +181,7 @@ func (g *Guard) authenticate(w http.ResponseWriter, r *http.Request, pol *Policy
 	}
 	switch {
 	case err != nil:
-		g.refuse(w, pol, err)
+		g.refuse(w, r, pol, err)
 	case p == nil:
 		g.fail(w, pol, "authenticate", errors.New("the authenticator returned no principal"))
 	default:
@@ -200,8 +200,11 @@ func (p *Policy) writeTenantError(w http.ResponseWriter, err error) {
 }
 
 // refuse answers a request whose credentials were not accepted.
-func (g *Guard) refuse(w http.ResponseWriter, pol *Policy, err error) {
+func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, pol *Policy, err error) {
 	if ce, ok := errors.AsType[*CredentialError](err); ok {
+		if pol.ResourceMetadata != nil {
+			w.Header().Set("WWW-Authenticate", pol.Credentials.challenge(pol.ResourceMetadata(r)))
+		}
 		pol.writeError(w, http.StatusUnauthorized, "", ce.Reason)
 		return
 	}

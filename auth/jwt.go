@@ -8,6 +8,9 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -89,11 +92,17 @@ var keyNeeds = map[string]string{
 	AlgHS256: fmt.Sprintf("a secret of at least %d bytes", minHS256Secret),
 }
 
-// JWTConfig configures the verification of Bearer tokens.
+// JWTConfig configures the verification of Bearer tokens: the tokens of Issuers, verified
+// with the keys each publishes, and those of Issuer, verified with Keys. At least one of
+// the two is required.
 type JWTConfig struct {
-	// Issuer must equal the token's iss claim. Required.
+	// Issuers are identity providers whose keys come from their JWKS (OpenID Connect
+	// discovery or a JWKS URL). A token goes to the Issuer its iss claim names.
+	Issuers []Issuer
+	// Issuer must equal the token's iss claim for the tokens verified with Keys; with
+	// Audience and Keys, or none of the three.
 	Issuer string
-	// Audience must be among the token's aud claim. Required.
+	// Audience must be among the token's aud claim.
 	Audience string
 	// Keys verify the signatures, selected by kid. A token without kid is accepted only
 	// when there is exactly one key.
@@ -109,6 +118,11 @@ type JWTConfig struct {
 	CacheSize int
 	// Now returns the current time; default time.Now.
 	Now func() time.Time
+	// HTTPClient fetches the discovery documents and the JWKS of Issuers; default a client
+	// of http.DefaultTransport. Each request is bounded to 10 seconds.
+	HTTPClient *http.Client
+	// Logger receives the failures of fetches (never tokens); default slog.Default().
+	Logger *slog.Logger
 }
 
 // Defaults of JWTConfig.
@@ -120,28 +134,39 @@ const (
 )
 
 // JWTVerifier authenticates Bearer tokens (SchemeBearer). Create it with NewJWTVerifier; it
-// is safe for concurrent use.
+// is safe for concurrent use. With Issuers it fetches their keys in the background until
+// Close.
 //
+// A token of one of the Issuers is verified with the key of its kid in the issuer's JWKS;
+// its principal is named "sub:" subject "@" issuer and mapped by the issuer's ClaimMapping.
+// The other tokens are verified with Keys:
 // The principal of a token is named "sub:" and its subject; its permissions are the words
 // of the scope claim (a space-separated string) and of the scp claim (an array of strings,
 // or a space-separated string); team and tenant come from the configured claims, the tenant
 // being a UUID.
 type JWTVerifier struct {
-	cfg    JWTConfig
-	keys   map[string]JWTKey
-	parser *jwt.Parser
-	cache  *tokenCache
+	cfg     JWTConfig
+	keys    map[string]JWTKey
+	parser  *jwt.Parser
+	cache   *tokenCache
+	issuers map[string]*issuerSource
+	order   []*issuerSource // as configured
+	cancel  context.CancelFunc
 }
 
-// NewJWTVerifier checks cfg and returns its verifier.
+// NewJWTVerifier checks cfg and returns its verifier. It starts fetching the keys of the
+// Issuers in the background: an unreachable issuer does not stop it, and its tokens are
+// refused until its keys arrive.
 func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
-	if cfg.Issuer == "" {
+	static := cfg.Issuer != "" || cfg.Audience != "" || len(cfg.Keys) > 0
+	switch {
+	case !static && len(cfg.Issuers) == 0:
+		return nil, errors.New("jwt: name issuers, or an issuer with its keys")
+	case static && cfg.Issuer == "":
 		return nil, errors.New("jwt: issuer is required")
-	}
-	if cfg.Audience == "" {
+	case static && cfg.Audience == "":
 		return nil, errors.New("jwt: audience is required")
-	}
-	if len(cfg.Keys) == 0 {
+	case static && len(cfg.Keys) == 0:
 		return nil, errors.New("jwt: at least one key is required")
 	}
 	keys := make(map[string]JWTKey, len(cfg.Keys))
@@ -172,7 +197,31 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	v := &JWTVerifier{cfg: cfg, keys: keys}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{}
+	}
+	v := &JWTVerifier{cfg: cfg, keys: keys, issuers: map[string]*issuerSource{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	for _, iss := range cfg.Issuers {
+		src, err := newIssuerSource(ctx, iss, cfg.Leeway, cfg.Now, cfg.HTTPClient, cfg.Logger)
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("jwt: %w", err)
+		}
+		if _, dup := v.issuers[iss.URL]; dup || static && iss.URL == cfg.Issuer {
+			cancel()
+			return nil, fmt.Errorf("jwt: issuer %s appears twice", iss.URL)
+		}
+		v.issuers[iss.URL] = src
+		v.order = append(v.order, src)
+	}
+	v.cancel = cancel
+	for _, src := range v.order {
+		go src.start(ctx)
+	}
 	v.parser = jwt.NewParser(
 		jwt.WithValidMethods([]string{AlgRS256, AlgES256, AlgHS256}),
 		jwt.WithIssuer(cfg.Issuer),
@@ -203,8 +252,60 @@ var (
 	errTokenNoKid      = refuse("token has no kid header")
 )
 
+// issuerOf returns the Issuer source of the token's (unverified) iss claim: nil for the
+// tokens verified with Keys, a refusal when no configured issuer has that name.
+func (v *JWTVerifier) issuerOf(token string) (*issuerSource, error) {
+	if len(v.issuers) == 0 {
+		return nil, nil
+	}
+	claims := jwt.MapClaims{}
+	if _, _, err := jwt.NewParser().ParseUnverified(token, claims); err != nil {
+		return nil, errTokenMalformed
+	}
+	iss, _ := claims["iss"].(string)
+	if src := v.issuers[iss]; src != nil {
+		return src, nil
+	}
+	if v.parser != nil && len(v.keys) > 0 {
+		return nil, nil // Keys' issuer checks the claim itself
+	}
+	if iss == "" {
+		return nil, errTokenNoIssuer
+	}
+	return nil, errTokenIssuer
+}
+
+// Close stops fetching the keys of the Issuers. Tokens are still verified with the keys
+// fetched before.
+func (v *JWTVerifier) Close() error {
+	v.cancel()
+	return nil
+}
+
+// IssuerStatus returns the state of the key cache of each Issuer, in configuration order.
+func (v *JWTVerifier) IssuerStatus() []IssuerStatus {
+	out := make([]IssuerStatus, 0, len(v.order))
+	for _, src := range v.order {
+		out = append(out, src.Status())
+	}
+	return out
+}
+
+// AuthorizationServers returns the issuer URLs whose tokens the verifier accepts: the
+// Issuers and Issuer, as protected resource metadata names them.
+func (v *JWTVerifier) AuthorizationServers() []string {
+	var out []string
+	for _, src := range v.order {
+		out = append(out, src.iss.URL)
+	}
+	if len(v.keys) > 0 {
+		out = append(out, v.cfg.Issuer)
+	}
+	return out
+}
+
 // Authenticate implements Authenticator for Bearer tokens.
-func (v *JWTVerifier) Authenticate(_ context.Context, c Credential) (*principal.Principal, error) {
+func (v *JWTVerifier) Authenticate(ctx context.Context, c Credential) (*principal.Principal, error) {
 	if c.Scheme != SchemeBearer {
 		return nil, refusef("%s credentials are not accepted here", c.Scheme)
 	}
@@ -217,13 +318,25 @@ func (v *JWTVerifier) Authenticate(_ context.Context, c Credential) (*principal.
 		}
 	}
 	claims := jwt.MapClaims{}
-	token, err := v.parser.ParseWithClaims(c.Secret, claims, v.key)
-	if err != nil {
-		return nil, explain(token, claims, err)
-	}
-	p, err := v.principal(claims)
-	if err != nil {
+	var p *principal.Principal
+	if src, err := v.issuerOf(c.Secret); err != nil {
 		return nil, err
+	} else if src != nil {
+		token, err := src.parser.ParseWithClaims(c.Secret, claims, src.key(ctx))
+		if err != nil {
+			return nil, explain(token, claims, err, src.iss.Algorithms)
+		}
+		if p, err = src.principal(claims); err != nil {
+			return nil, err
+		}
+	} else {
+		token, err := v.parser.ParseWithClaims(c.Secret, claims, v.key)
+		if err != nil {
+			return nil, explain(token, claims, err, staticAlgs)
+		}
+		if p, err = v.principal(claims); err != nil {
+			return nil, err
+		}
 	}
 	if v.cache != nil {
 		exp, _ := claims.GetExpirationTime() // present and valid: the parser checked it
@@ -255,8 +368,12 @@ func (v *JWTVerifier) key(t *jwt.Token) (any, error) {
 	return k.Key, nil
 }
 
-// explain turns a parse error into the refusal the client sees.
-func explain(t *jwt.Token, claims jwt.MapClaims, err error) error {
+// staticAlgs are the algorithms of the keys written in the configuration.
+var staticAlgs = []string{AlgRS256, AlgES256, AlgHS256}
+
+// explain turns a parse error into the refusal the client sees; allowed are the algorithms
+// the token could have named.
+func explain(t *jwt.Token, claims jwt.MapClaims, err error, allowed []string) error {
 	var ce *CredentialError
 	switch {
 	case errors.As(err, &ce):
@@ -264,14 +381,14 @@ func explain(t *jwt.Token, claims jwt.MapClaims, err error) error {
 	case errors.Is(err, jwt.ErrTokenMalformed):
 		return errTokenMalformed
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
-		if t != nil && t.Method != nil && !allowedAlg(t.Method.Alg()) {
-			return refusef("token alg %q is not allowed: use RS256, ES256 or HS256", clip(t.Method.Alg()))
+		if t != nil && t.Method != nil && !slices.Contains(allowed, t.Method.Alg()) {
+			return refusef("token alg %q is not allowed: use %s", clip(t.Method.Alg()), orList(allowed))
 		}
 		return errTokenSignature
 	case errors.Is(err, jwt.ErrTokenUnverifiable):
 		if t != nil {
 			if alg, _ := t.Header["alg"].(string); alg != "" {
-				return refusef("token alg %q is not allowed: use RS256, ES256 or HS256", clip(alg))
+				return refusef("token alg %q is not allowed: use %s", clip(alg), orList(allowed))
 			}
 		}
 		return refuse("token has no alg header")
@@ -307,8 +424,12 @@ func explainClaims(claims jwt.MapClaims, err error) error {
 	}
 }
 
-func allowedAlg(alg string) bool {
-	return alg == AlgRS256 || alg == AlgES256 || alg == AlgHS256
+// orList writes "A, B or C".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // principal reads the principal of verified claims.

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
@@ -28,6 +29,11 @@ type Policy struct {
 	// WriteError writes the error answers of the Guard: 400, 401, 403, 429, 500 and 503
 	// problems. Default WriteProblem.
 	WriteError ErrorWriter
+	// ResourceMetadata, when set, returns the URL of the API's OAuth 2.0 Protected Resource
+	// Metadata (RFC 9728; see ResourceMetadataURL) for a request: a 401 then names it in
+	// its Bearer challenge (resource_metadata), so that an OAuth client finds the
+	// authorization servers to sign in with.
+	ResourceMetadata func(*http.Request) string
 }
 
 // ErrorWriter writes p, an error answer, in the shape of one API's error bodies. The
@@ -50,10 +56,15 @@ const (
 	APIKeyHeader
 )
 
-// challenge returns the WWW-Authenticate header of 401 answers (RFC 9110, 11.6.1).
-func (c Credentials) challenge() string {
+// challenge returns the WWW-Authenticate header of 401 answers (RFC 9110, 11.6.1). With a
+// resource metadata URL the Bearer challenge comes first and names it (RFC 9728, 5.1), as
+// MCP clients read only a leading Bearer challenge.
+func (c Credentials) challenge(metadata string) string {
 	if c == APIKeyHeader {
 		return `x-api-key realm="kmkit"`
+	}
+	if metadata != "" {
+		return `Bearer realm="kmkit", resource_metadata="` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(metadata) + `", AppKey realm="kmkit"`
 	}
 	return `AppKey realm="kmkit", Bearer realm="kmkit"`
 }
@@ -77,8 +88,8 @@ func (p *Policy) name() string {
 // writeError answers with status, code ("" selects the code of the status) and detail in
 // the policy's error shape; a 401 carries the challenge of its credential form.
 func (p *Policy) writeError(w http.ResponseWriter, status int, code, detail string) {
-	if status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", p.Credentials.challenge())
+	if status == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
+		w.Header().Set("WWW-Authenticate", p.Credentials.challenge(""))
 	}
 	if code == "" {
 		code = problemCode(status)

@@ -17,11 +17,14 @@
 //     headers), whether the origin was allowed or not, so a shared cache never hands one
 //     origin's answer to another.
 //   - Preflights allow the methods GET, HEAD, POST, PUT, PATCH and DELETE and the request
-//     headers of the APIs (AllowedHeaders); they are cached by browsers for MaxAge.
+//     headers of the APIs (AllowedHeaders), the MCP transport's mcp-protocol-version,
+//     mcp-session-id and last-event-id included; they are cached by browsers for MaxAge.
 //     A preflight for another origin, method or header is answered 204 without
 //     Access-Control-Allow-* headers, which the browser takes as a refusal.
 //   - Answers expose the rate limit headers, Retry-After, ETag, Location, OData-Version,
-//     Preference-Applied and WWW-Authenticate to scripts (ExposedHeaders).
+//     Preference-Applied, WWW-Authenticate (where an OAuth client finds the protected
+//     resource metadata) and the MCP session and protocol headers to scripts
+//     (ExposedHeaders).
 package cors
 
 import (
@@ -38,12 +41,15 @@ import (
 var AllowedHeaders = []string{
 	"Accept", "Accept-Language", "Authorization", "AppKey", "Content-Type", "If-Match", "If-None-Match",
 	"OData-MaxVersion", "OData-Version", "Prefer", "X-Api-Key", "X-Tenant-Id",
+	// The MCP Streamable HTTP transport's: browser-hosted agents send them on every call.
+	"Mcp-Protocol-Version", "Mcp-Session-Id", "Last-Event-Id",
 }
 
 // ExposedHeaders are the answer headers scripts of an allowed origin may read.
 var ExposedHeaders = []string{
 	"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset", "Retry-After",
 	"ETag", "Location", "OData-Version", "Preference-Applied", "WWW-Authenticate",
+	"Mcp-Protocol-Version", "Mcp-Session-Id",
 }
 
 // AllowedMethods are the methods a preflight may ask for.

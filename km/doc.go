@@ -53,7 +53,10 @@
 // for the filters, rows x fields x aggregates for the grouping, rows from the store's
 // RowCounter or AssumedRows) and CheckCost refuses it beyond a budget with 400
 // GENERAL_CONSTRAINT_VIOLATION naming the estimate, the budget and the part that is too
-// large (the filters or the grouping). An in list counts as one predicate.
+// large (the filters or the grouping). An in list counts as one predicate. Over a store
+// that runs plans in memory (MemorySizer) the memory the plan holds is estimated too
+// (Cost.Memory: groups x values, distinct keys, sort buffers) and refused beyond
+// Limits.Memory with the same code, saying what to change.
 //
 // # What a query means
 //

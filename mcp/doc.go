@@ -32,14 +32,41 @@
 // {"status", "errorCode", "detail", ...}; arguments the tool's JSON Schema refuses (an
 // unknown argument, a wrong type) are tool errors from the SDK.
 //
-// # Resources and prompt
+// # Resources, prompt and completions
 //
-// Two resource templates: OpenAPIURITemplate (kmkit://knowledge-models/{km}/openapi.json,
-// the KM's generated OpenAPI document, kmhttp.Spec, naming the WithSpecServer URL as its server) and
-// SchemaURITemplate (kmkit://knowledge-models/{km}/schema.json, describe_knowledge_model's
-// answer). A KM the caller does not see is "resource not found". The filter_language prompt
-// (argument km) explains the filter language of filterExpr with examples built from the
-// KM's fields and a row of each record's data, each an expression the KM API accepts.
+// Three resource templates: OpenAPIURITemplate (kmkit://knowledge-models/{km}/openapi.json,
+// the KM's generated OpenAPI document, kmhttp.Spec, naming the WithSpecServer URL as its
+// server), SchemaURITemplate (kmkit://knowledge-models/{km}/schema.json,
+// describe_knowledge_model's answer) and RecordURITemplate
+// (kmkit://knowledge-models/{km}/records/{record}/schema.json, one record's fields and the
+// relationships it takes part in). resources/list names these resources for every KM the
+// caller sees, so hosts that only list resources show them. A KM or record the caller
+// does not see is "resource not found". The filter_language prompt (arguments km, and
+// optionally record and field to narrow the examples) explains the filter language of
+// filterExpr with examples built from the KM's fields and a row of each record's data,
+// each an expression the KM API accepts.
+//
+// completion/complete offers values for the km argument (the KMs the caller sees), record
+// (the records of the KM in the request's context arguments) and field (the fields of the
+// record there) of the prompt and the resource templates, by case-insensitive prefix.
+//
+// # Descriptions for agents
+//
+// The input schemas state the limits: pageSize and find_field_values' limit from 1 to
+// WithMaxRows, precisions from 1 to 100, page from 0. filterExpr's description gives the
+// operators and FilterExprExamples (a test parses each with the filter language's parser).
+// describe_knowledge_model's output schema enumerates every field type (FieldTypes).
+//
+// # Transport security
+//
+// The Streamable HTTP transport says servers must validate the Origin header, against DNS
+// rebinding: Handler.ServeHTTP (and Handler.CheckOrigin, for the chain in front of the
+// authentication) lets a request through when it has no Origin (a non-browser client),
+// when its Origin is the server's own public origin (package publicurl's choice, never the
+// Host header) or one of WithAllowedOrigins (the reference server passes -cors-origins);
+// any other is 403 with a JSON-RPC error without id. Browser-hosted clients also need CORS:
+// package cors allows and exposes the transport's headers (mcp-protocol-version,
+// mcp-session-id, last-event-id).
 //
 // # Callers
 //
@@ -49,8 +76,8 @@
 //
 // # Limits
 //
-// WithMaxRows (default 500) bounds pageSize: above it a call fails with
-// GENERAL_CONSTRAINT_VIOLATION, as the KM API does above its maximum page size.
+// WithMaxRows (default 500) bounds pageSize: the query tool's input schema states it as
+// the maximum, and the SDK refuses a call above it (a tool error naming the maximum).
 // WithMaxBytes (default 256 KiB) bounds the JSON size of the rows of one answer: rows
 // beyond it are dropped from the end of the page and the answer says so (truncated, note).
 // A summary above MaxBytes is refused with GENERAL_CONSTRAINT_VIOLATION.

@@ -269,8 +269,6 @@ func TestQueryErrorsMatchKMAPI(t *testing.T) {
 			"/knowledge-models/shop-base/records/ORDERS/query?filterExpr=NET%20gt%20'x'&pageSize=50", "FILTER_TYPE_MISMATCH"},
 		{"filter syntax", map[string]any{"km": "shop-base", "record": "ORDERS", "filterExpr": []string{"NET gt"}},
 			"/knowledge-models/shop-base/records/ORDERS/query?filterExpr=NET%20gt&pageSize=50", ""},
-		{"huge page", map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 100000},
-			"/knowledge-models/shop-base/records/ORDERS/query?pageSize=100000", "GENERAL_CONSTRAINT_VIOLATION"},
 		{"unknown KPI", map[string]any{"km": "shop-base", "kpis": []string{"NOPE"}},
 			"/knowledge-models/shop-base/query?kpis=NOPE&pageSize=50", ""},
 		{"kpis at record level", map[string]any{"km": "shop-base", "record": "ORDERS", "kpis": []string{"NET"}},
@@ -305,11 +303,18 @@ func TestQueryErrorsMatchKMAPI(t *testing.T) {
 	}
 }
 
+// TestHugePageRefusedByCap: the input schema states MaxRows as pageSize's maximum (an
+// agent learns the cap before it calls), and the SDK refuses a call above it.
 func TestHugePageRefusedByCap(t *testing.T) {
 	f := newFixture(t, mcp.WithMaxRows(20))
-	p := f.problemOf(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 21})
-	if p["errorCode"] != "GENERAL_CONSTRAINT_VIOLATION" || !strings.Contains(p["detail"].(string), "21 is above the maximum page size 20") {
-		t.Errorf("pageSize 21 above MaxRows 20: %v", p)
+	res := f.call(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 21})
+	if !res.IsError || !strings.Contains(text(res), "pageSize: maximum: 21/1 is greater than 20") {
+		t.Errorf("pageSize 21 above MaxRows 20: %s", text(res))
+	}
+	var out mcp.QueryResult
+	f.ok(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 20}, &out)
+	if out.PageSize != 20 {
+		t.Errorf("pageSize 20: %+v", out)
 	}
 }
 
@@ -410,7 +415,7 @@ func TestResources(t *testing.T) {
 	f := newFixture(t, mcp.WithSpecServer("https://kmkit.example"))
 	ctx := context.Background()
 	tmpls, err := f.cs.ListResourceTemplates(ctx, nil)
-	if err != nil || len(tmpls.ResourceTemplates) != 2 {
+	if err != nil || len(tmpls.ResourceTemplates) != 3 {
 		t.Fatalf("templates: %v %v", tmpls, err)
 	}
 	res, err := f.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: mcp.OpenAPIURI("shop-base")})

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -12,6 +15,7 @@ import (
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/principal"
+	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -22,9 +26,25 @@ const (
 	// SchemaURITemplate is the description of a KM (describe_knowledge_model's answer), as
 	// JSON.
 	SchemaURITemplate = "kmkit://knowledge-models/{km}/schema.json"
+	// RecordURITemplate is the description of one record of a KM (its fields and the
+	// relationships it takes part in), as JSON.
+	RecordURITemplate = "kmkit://knowledge-models/{km}/records/{record}/schema.json"
 	// PromptFilterLanguage is the prompt explaining filterExpr with examples from a KM.
 	PromptFilterLanguage = "filter_language"
 )
+
+// RecordURI returns the URI of the resource of record rec of KM id.
+func RecordURI(id, rec string) string {
+	return "kmkit://knowledge-models/" + url.PathEscape(id) + "/records/" + url.PathEscape(rec) + "/schema.json"
+}
+
+// RecordDescription is the content of a record resource: the record and the relationships
+// it takes part in.
+type RecordDescription struct {
+	KM            string             `json:"km"`
+	Record        RecordInfo         `json:"record"`
+	Relationships []RelationshipInfo `json:"relationships"`
+}
 
 // OpenAPIURI returns the URI of the OpenAPI resource of KM id.
 func OpenAPIURI(id string) string {
@@ -37,6 +57,21 @@ func SchemaURI(id string) string {
 }
 
 func (s *Handler) addResources(srv *sdk.Server, p *principal.Principal) {
+	srv.AddResourceTemplate(&sdk.ResourceTemplate{Name: "record", URITemplate: RecordURITemplate, MIMEType: "application/json",
+		Description: "One record of a knowledge model: its fields with their types and the relationships it takes part in."},
+		func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			return s.readRecord(scope(ctx, p), req.Params.URI)
+		})
+	// resources/list names the concrete resources of every KM the caller sees (the
+	// templates alone leave hosts that list resources with nothing to show).
+	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method != "resources/list" {
+				return next(ctx, method, req)
+			}
+			return s.listResources(scope(ctx, p))
+		}
+	})
 	srv.AddResourceTemplate(&sdk.ResourceTemplate{Name: "openapi", URITemplate: OpenAPIURITemplate, MIMEType: "application/json",
 		Description: "The generated OpenAPI 3 document of a knowledge model's query endpoints."},
 		func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
@@ -51,6 +86,70 @@ func (s *Handler) addResources(srv *sdk.Server, p *principal.Principal) {
 				return json.Marshal(Describe(m))
 			})
 		})
+}
+
+// listResources answers resources/list: the schema and the OpenAPI document of each KM
+// the caller sees, and each of its records. All in one page.
+func (s *Handler) listResources(ctx context.Context) (*sdk.ListResourcesResult, error) {
+	ms, err := s.kmh.Models(ctx)
+	if err != nil {
+		return nil, s.toolError(ctx, "resources/list", err)
+	}
+	slices.SortFunc(ms, func(a, b *km.KnowledgeModel) int { return strings.Compare(a.ID, b.ID) })
+	out := &sdk.ListResourcesResult{Resources: []*sdk.Resource{}}
+	for _, m := range ms {
+		out.Resources = append(out.Resources,
+			&sdk.Resource{URI: SchemaURI(m.ID), Name: m.ID + " schema", Title: m.Name + ": records, fields, KPIs, filters", MIMEType: "application/json",
+				Description: "Records, fields (with types), KPIs, predefined filters and relationships of knowledge model " + m.ID + "."},
+			&sdk.Resource{URI: OpenAPIURI(m.ID), Name: m.ID + " openapi", Title: m.Name + ": OpenAPI document", MIMEType: "application/json",
+				Description: "The OpenAPI 3 document of the query endpoints of knowledge model " + m.ID + "."})
+		for _, r := range m.Records {
+			out.Resources = append(out.Resources, &sdk.Resource{URI: RecordURI(m.ID, r.ID), Name: m.ID + " " + r.ID,
+				Title: m.Name + ": " + r.Name, MIMEType: "application/json", Description: r.Description})
+		}
+	}
+	return out, nil
+}
+
+// readRecord answers the resource of a record; an unknown KM or record is "resource not
+// found".
+func (s *Handler) readRecord(ctx context.Context, uri string) (*sdk.ReadResourceResult, error) {
+	rest, ok := strings.CutPrefix(uri, "kmkit://knowledge-models/")
+	rest, ok2 := strings.CutSuffix(rest, "/schema.json")
+	escKM, escRec, ok3 := strings.Cut(rest, "/records/")
+	if !ok || !ok2 || !ok3 || strings.Contains(escKM, "/") || strings.Contains(escRec, "/") {
+		return nil, sdk.ResourceNotFoundError(uri)
+	}
+	id, err1 := url.PathUnescape(escKM)
+	recID, err2 := url.PathUnescape(escRec)
+	if err1 != nil || err2 != nil {
+		return nil, sdk.ResourceNotFoundError(uri)
+	}
+	m, err := s.kmh.Model(ctx, id)
+	if _, client := kmhttp.ProblemOf(err); client {
+		return nil, sdk.ResourceNotFoundError(uri)
+	}
+	if err != nil {
+		return nil, s.toolError(ctx, "resources/read", err)
+	}
+	d := Describe(m)
+	for _, r := range d.Records {
+		if r.ID != recID {
+			continue
+		}
+		out := RecordDescription{KM: m.ID, Record: r, Relationships: []RelationshipInfo{}}
+		for i, rel := range m.Relationships {
+			if rel.From.Record == recID || rel.To.Record == recID {
+				out.Relationships = append(out.Relationships, d.Relationships[i])
+			}
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return nil, err
+		}
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
+	}
+	return nil, sdk.ResourceNotFoundError(uri)
 }
 
 // readResource answers a resource of the KM its URI names; an unknown KM is "resource not
@@ -82,14 +181,18 @@ func (s *Handler) readResource(ctx context.Context, uri, suffix string, render f
 func (s *Handler) addPrompts(srv *sdk.Server, p *principal.Principal) {
 	srv.AddPrompt(&sdk.Prompt{Name: PromptFilterLanguage,
 		Description: "How to write filterExpr for the query tool, with examples from a knowledge model's fields and data.",
-		Arguments:   []*sdk.PromptArgument{{Name: "km", Description: "the knowledge model id", Required: true}}},
+		Arguments: []*sdk.PromptArgument{
+			{Name: "km", Description: "the knowledge model id", Required: true},
+			{Name: "record", Description: "a record id: examples from this record only"},
+			{Name: "field", Description: "a field id of the record: examples for this field only"},
+		}},
 		func(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 			ctx = scope(ctx, p)
 			m, err := s.kmh.Model(ctx, req.Params.Arguments["km"])
 			if err != nil {
 				return nil, s.toolError(ctx, "prompts/get", err)
 			}
-			text, err := s.filterGuide(ctx, m)
+			text, err := s.filterGuide(ctx, m, req.Params.Arguments["record"], req.Params.Arguments["field"])
 			if err != nil {
 				return nil, s.toolError(ctx, "prompts/get", err)
 			}
@@ -110,17 +213,22 @@ Fields: on a record query name them bare (FIELD) or as RECORD.FIELD of any recor
 Text values must match the stored value exactly: use find_field_values first to turn what the user typed into the stored value.
 `
 
-// filterGuide writes the filter language with examples from m's first record's fields and
-// a row of its data.
-func (s *Handler) filterGuide(ctx context.Context, m *km.KnowledgeModel) (string, error) {
+// filterGuide writes the filter language with examples from m's records' fields (only
+// record's and field's when named) and a row of each record's data.
+func (s *Handler) filterGuide(ctx context.Context, m *km.KnowledgeModel, record, field string) (string, error) {
 	var b strings.Builder
 	b.WriteString(filterGrammar)
 	fmt.Fprintf(&b, "\nExamples from knowledge model %s:\n", m.ID)
 	n := 0
+	found := record == ""
 	for _, rec := range m.Records {
 		if n >= 6 {
 			break
 		}
+		if record != "" && rec.ID != record {
+			continue
+		}
+		found = true
 		res, err := s.query(ctx, m.ID, rec.ID, url.Values{"pageSize": {"1"}})
 		if err != nil {
 			return "", err
@@ -131,7 +239,7 @@ func (s *Handler) filterGuide(ctx context.Context, m *km.KnowledgeModel) (string
 		row := res.Rows[0]
 		for _, f := range rec.Fields {
 			v, ok := row[f.ID]
-			if !ok || v == nil || n >= 6 {
+			if !ok || v == nil || n >= 6 || field != "" && f.ID != field {
 				continue
 			}
 			name := rec.ID + "." + f.ID
@@ -156,6 +264,9 @@ func (s *Handler) filterGuide(ctx context.Context, m *km.KnowledgeModel) (string
 				n++
 			}
 		}
+	}
+	if !found {
+		return "", problem.New(http.StatusNotFound, km.CodeRecordNotFound, "knowledge model "+m.ID+" has no record "+strconv.Quote(record))
 	}
 	return b.String(), nil
 }

@@ -41,14 +41,16 @@ type config struct {
 	km         []kmhttp.Option
 	specServer string
 	logger     *slog.Logger
+	origins    []string // WithAllowedOrigins
 }
 
 // Option configures a Handler.
 type Option func(*config)
 
 // WithMaxRows bounds the pageSize of a query tool call (and the limit of
-// find_field_values); above it the call fails with the KM API's
-// GENERAL_CONSTRAINT_VIOLATION. Default DefaultMaxRows; values below 1 keep it.
+// find_field_values): the tools' input schemas state it as the maximum, so an agent knows
+// it before calling, and a call above it is refused as arguments the schema does not
+// allow. Default DefaultMaxRows; values below 1 keep it.
 func WithMaxRows(n int) Option {
 	return func(c *config) {
 		if n > 0 {
@@ -116,9 +118,9 @@ func NewHandler(store km.Store, opts ...Option) *Handler {
 	s.http = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
 		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: c.logger,
 			// The SDK refuses requests that reach a loopback address with another Host, a
-			// guard against DNS rebinding for servers without credentials. Calls here need
-			// an AppKey or a bearer token, which a rebinding page does not have, and the
-			// check would refuse every request a reverse proxy on the same host forwards.
+			// guard against DNS rebinding that would refuse every request a reverse proxy
+			// on the same host forwards. ServeHTTP checks the Origin header against the
+			// public URL instead (CheckOrigin), which defeats rebinding without the Host.
 			DisableLocalhostProtection: true})
 	return s
 }
@@ -128,7 +130,8 @@ func NewHandler(store km.Store, opts ...Option) *Handler {
 // as for the KM API. Connect it to any transport, e.g. sdk.StdioTransport.
 func (s *Handler) MCPServer(p *principal.Principal) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "kmkit", Title: "kmkit Knowledge Models", Version: "1"}, &sdk.ServerOptions{
-		Instructions: instructions,
+		Instructions:      instructions,
+		CompletionHandler: s.completer(p),
 	})
 	s.addTools(srv, p)
 	s.addResources(srv, p)
@@ -140,7 +143,13 @@ func (s *Handler) MCPServer(p *principal.Principal) *sdk.Server {
 // answered on its own). Each call runs in the context of its HTTP request, so with the
 // principal the auth guard put there: mount the handler behind the guard (auth.Guard.Wrap
 // with the mcp permission). One SDK server serves every request.
+//
+// A request whose Origin header names a foreign origin is refused 403 (CheckOrigin).
 func (s *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.originAllowed(r) {
+		refuseOrigin(w)
+		return
+	}
 	s.http.ServeHTTP(w, r)
 }
 

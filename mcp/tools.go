@@ -49,7 +49,7 @@ type FieldInfo struct {
 	ID          string `json:"id"`
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
-	Type        string `json:"type" jsonschema:"string, integer, float, boolean, date, time or timestamp"`
+	Type        string `json:"type" jsonschema:"string, integer, float, boolean, date, datetime, timestamp or time"`
 	Format      string `json:"format,omitempty"`
 	Unit        string `json:"unit,omitempty"`
 }
@@ -122,14 +122,14 @@ type QueryArgs struct {
 	Record        string                       `json:"record,omitempty" jsonschema:"a record id to list its rows (fields named bare); omit to query the whole KM (fields named RECORD.FIELD, KPIs grouped by the fields)"`
 	Fields        []string                     `json:"fields,omitempty" jsonschema:"the fields to return (record level: all by default)"`
 	Filters       []string                     `json:"filters,omitempty" jsonschema:"ids of predefined filters to apply"`
-	FilterExpr    []string                     `json:"filterExpr,omitempty" jsonschema:"filter expressions, ANDed (see the filter_language prompt), e.g. RECORD.FIELD = 'value'"`
+	FilterExpr    []string                     `json:"filterExpr,omitempty" jsonschema:"filter expressions, ANDed (see the filter_language prompt), e.g. RECORD.FIELD eq 'value'"`
 	KPIs          []string                     `json:"kpis,omitempty" jsonschema:"KPI ids (KM level only)"`
 	KPIParameters map[string]map[string]string `json:"kpiParameters,omitempty" jsonschema:"KPI parameter values: KPI id -> parameter id -> value"`
 	Sort          []string                     `json:"sort,omitempty" jsonschema:"sort keys: a returned field or KPI, prefixed - for descending"`
 	Distinct      bool                         `json:"distinct,omitempty" jsonschema:"drop repeated rows"`
 	Search        *SearchArgs                  `json:"search,omitempty"`
 	Page          int                          `json:"page,omitempty" jsonschema:"page number from 0"`
-	PageSize      int                          `json:"pageSize,omitempty" jsonschema:"rows per page (default 50; capped by the server)"`
+	PageSize      int                          `json:"pageSize,omitempty" jsonschema:"rows per page (default 50; the input schema states the maximum)"`
 }
 
 // QueryResult is the output of query and find_field_values: one page of rows.
@@ -151,7 +151,7 @@ type SummaryArgs struct {
 	Fields        []string `json:"fields,omitempty" jsonschema:"fields to describe (default all)"`
 	ExcludeFields []string `json:"excludeFields,omitempty"`
 	Filters       []string `json:"filters,omitempty" jsonschema:"ids of predefined filters"`
-	FilterExpr    []string `json:"filterExpr,omitempty"`
+	FilterExpr    []string `json:"filterExpr,omitempty" jsonschema:"filter expressions, ANDed (see the filter_language prompt), e.g. FIELD eq 'value'"`
 	SampleSize    int      `json:"sampleSize,omitempty" jsonschema:"sample rows returned with the statistics (default 10)"`
 }
 
@@ -190,7 +190,7 @@ func (s *Handler) addTools(srv *sdk.Server, p *principal.Principal) {
 			slices.SortFunc(out.Models, func(a, b ModelItem) int { return strings.Compare(a.ID, b.ID) })
 			return nil, out, nil
 		})
-	sdk.AddTool(srv, &sdk.Tool{Name: ToolDescribeModel, Annotations: readOnly,
+	sdk.AddTool(srv, &sdk.Tool{Name: ToolDescribeModel, Annotations: readOnly, OutputSchema: describeOutputSchema(),
 		Description: "Describe a knowledge model: its records with their fields (types, descriptions), KPIs with parameters, predefined filters and relationships."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in ModelRef) (*sdk.CallToolResult, ModelDescription, error) {
 			m, err := s.kmh.Model(scope(ctx, p), in.KM)
@@ -199,8 +199,9 @@ func (s *Handler) addTools(srv *sdk.Server, p *principal.Principal) {
 			}
 			return nil, Describe(m), nil
 		})
-	sdk.AddTool(srv, &sdk.Tool{Name: ToolQuery, Annotations: readOnly,
-		Description: "Query a record's rows or the knowledge model (fields across records, KPIs grouped by the fields): filters, filterExpr, KPIs with parameters, sort, paging, distinct and fuzzy search, as the KM API's query endpoint."},
+	sdk.AddTool(srv, &sdk.Tool{Name: ToolQuery, Annotations: readOnly, InputSchema: s.queryInputSchema(),
+		Description: "Query a record's rows or the knowledge model (fields across records, KPIs grouped by the fields): filters, filterExpr, KPIs with parameters, sort, paging, distinct and fuzzy search, as the KM API's query endpoint. " +
+			"At most " + strconv.Itoa(s.opts.maxRows) + " rows per call (pageSize); ask for further pages with page."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in QueryArgs) (*sdk.CallToolResult, QueryResult, error) {
 			out, err := s.query(scope(ctx, p), in.KM, in.Record, queryParams(&in))
 			if err != nil {
@@ -208,7 +209,7 @@ func (s *Handler) addTools(srv *sdk.Server, p *principal.Principal) {
 			}
 			return nil, *out, nil
 		})
-	sdk.AddTool(srv, &sdk.Tool{Name: ToolSummarize, Annotations: readOnly,
+	sdk.AddTool(srv, &sdk.Tool{Name: ToolSummarize, Annotations: readOnly, InputSchema: s.summaryInputSchema(),
 		Description: "Summarise a record's rows (optionally filtered): per field the count, nulls, distinct values and the statistics of its type, with a few sample rows, as the KM API's summary endpoint."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in SummaryArgs) (*sdk.CallToolResult, map[string]any, error) {
 			out, err := s.summarize(scope(ctx, p), &in)
@@ -217,7 +218,7 @@ func (s *Handler) addTools(srv *sdk.Server, p *principal.Principal) {
 			}
 			return nil, out, nil
 		})
-	sdk.AddTool(srv, &sdk.Tool{Name: ToolFindValues, Annotations: readOnly,
+	sdk.AddTool(srv, &sdk.Tool{Name: ToolFindValues, Annotations: readOnly, InputSchema: s.findInputSchema(),
 		Description: "Fuzzy-find the stored values of a string field that match what a user typed (\"munich\" finds \"München\"), best match first; use them in filterExpr."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in FindArgs) (*sdk.CallToolResult, FindResult, error) {
 			out, err := s.find(scope(ctx, p), &in)

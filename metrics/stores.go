@@ -25,14 +25,13 @@ func (t timer) observe(kind string, start time.Time, err error) {
 }
 
 // KMStore returns s measured as backend (such as "memory", "sqlite", "postgres"); kinds
-// are models, model, query and summarize. The result implements km.Summarizer exactly
-// when s does.
+// are models, model, query and summarize. The result implements every optional interface
+// of a km.Store (km.Summarizer, km.RowCounter, km.MemorySizer): each passes to s when s
+// implements it, and otherwise answers as km documents for a store without it
+// (km.ErrUnsupported, an unknown row count, no memory sizes), so that wrapping a store
+// never changes what the handlers can ask of it.
 func (m *Metrics) KMStore(backend string, s km.Store) km.Store {
-	k := kmStore{Store: s, t: timer{m, backend}}
-	if sum, ok := s.(km.Summarizer); ok {
-		return kmSummarizer{k, sum}
-	}
-	return k
+	return kmStore{Store: s, t: timer{m, backend}}
 }
 
 type kmStore struct {
@@ -61,16 +60,33 @@ func (s kmStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
 	return res, err
 }
 
-type kmSummarizer struct {
-	kmStore
-	sum km.Summarizer
-}
-
-func (s kmSummarizer) Summarize(ctx context.Context, p *km.Plan) (*km.Summary, error) {
+// Summarize implements km.Summarizer. A store without one answers km.ErrUnsupported,
+// which is not counted as an error.
+func (s kmStore) Summarize(ctx context.Context, p *km.Plan) (*km.Summary, error) {
+	sum, ok := s.Store.(km.Summarizer)
+	if !ok {
+		return nil, km.ErrUnsupported
+	}
 	start := time.Now()
-	res, err := s.sum.Summarize(ctx, p)
+	res, err := sum.Summarize(ctx, p)
 	s.t.observe("summarize", start, err)
 	return res, err
+}
+
+// DistinctCounts implements km.MemorySizer; it is not measured.
+func (s kmStore) DistinctCounts(ctx context.Context, m *km.KnowledgeModel) func(record, field string) (int64, bool) {
+	if ms, ok := s.Store.(km.MemorySizer); ok {
+		return ms.DistinctCounts(ctx, m)
+	}
+	return nil
+}
+
+// RowCount implements km.RowCounter; it reads recorded counts and is not measured.
+func (s kmStore) RowCount(ctx context.Context, m *km.KnowledgeModel, record string) (int64, bool) {
+	if rc, ok := s.Store.(km.RowCounter); ok {
+		return rc.RowCount(ctx, m, record)
+	}
+	return 0, false
 }
 
 // ReportingStore returns s measured as backend; kinds are elements and facets.

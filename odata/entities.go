@@ -591,7 +591,7 @@ func (h *Handler) query(ctx context.Context, m *km.KnowledgeModel, eq *entityQue
 	if err != nil {
 		return nil, err
 	}
-	if err := km.CheckCost(ctx, h.store, p, h.opts.MaxQueryCost); err != nil {
+	if err := km.CheckCost(ctx, h.store, p, km.Limits{Cost: h.opts.MaxQueryCost, Memory: h.opts.MaxQueryMemory}); err != nil {
 		return nil, err
 	}
 	res, err := h.store.Query(ctx, p)

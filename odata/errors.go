@@ -1,15 +1,11 @@
 package odata
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
-	"github.com/kmkit/kmkit/internal/deadline"
 	"github.com/kmkit/kmkit/km/kmhttp"
-	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/problem/problemhttp"
 	"github.com/kmkit/kmkit/query"
@@ -66,8 +62,8 @@ func writeProblem(w http.ResponseWriter, r *http.Request, status int, code, deta
 // errQueryTimeout is the cause of a context ended by WithQueryTimeout.
 var errQueryTimeout = errors.New("odata: query time limit")
 
-// fail answers err: client errors with their 4xx body, anything else with 500 and a
-// support id that is logged with the error. Error bodies are JSON whatever format the
+// fail answers err: client errors with their 4xx body, anything else as every API
+// answers failures (routing.API.Fail). Error bodies are JSON whatever format the
 // request asked for.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var t *targeted
@@ -86,17 +82,8 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 			status = http.StatusNotImplemented
 		}
 		writeError(w, r, problem.New(status, qe.Code, qe.Error()), qe.Param)
-	case deadline.Reached(r.Context(), errQueryTimeout):
-		writeProblem(w, r, http.StatusServiceUnavailable, problem.CodeUnavailable, fmt.Sprintf(
-			"the query ran longer than the time limit of %v and was stopped; narrow it (a simpler $filter, fewer rows)", h.opts.QueryTimeout))
-	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
-		writeProblem(w, r, http.StatusServiceUnavailable, problem.CodeFatal, "request canceled")
-	case outage.Is(err):
-		h.opts.Logger.WarnContext(r.Context(), "odata: database unavailable", "path", r.URL.Path, "err", err)
-		w.Header().Set("Retry-After", outage.RetryAfterSeconds)
-		writeProblem(w, r, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
 	default:
-		writeError(w, r, h.api.Internal(r.Context(), r, err), "")
+		h.api.Fail(w, r, err)
 	}
 }
 

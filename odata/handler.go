@@ -40,13 +40,14 @@ const (
 
 // options configure a Handler; the zero value gives the defaults.
 type options struct {
-	MaxPageSize   int
-	BaseURL       string
-	MaxBatchBytes int64
-	Limits        query.Limits
-	Logger        *slog.Logger
-	QueryTimeout  time.Duration
-	MaxQueryCost  int64
+	MaxPageSize    int
+	BaseURL        string
+	MaxBatchBytes  int64
+	Limits         query.Limits
+	Logger         *slog.Logger
+	QueryTimeout   time.Duration
+	MaxQueryCost   int64
+	MaxQueryMemory int64
 }
 
 // Option configures NewHandler.
@@ -86,6 +87,10 @@ func WithQueryTimeout(d time.Duration) Option { return func(o *options) { o.Quer
 // km.DefaultMaxQueryCost; negative: no budget.
 func WithMaxQueryCost(n int64) Option { return func(o *options) { o.MaxQueryCost = n } }
 
+// WithMaxQueryMemory bounds the memory a query is estimated to hold (km.CheckCost, as
+// kmhttp.WithMaxQueryMemory). Default km.DefaultMaxQueryMemory; negative: no bound.
+func WithMaxQueryMemory(n int64) Option { return func(o *options) { o.MaxQueryMemory = n } }
+
 // Handler serves the OData services of the KMs of a km.Store. Create it with NewHandler.
 type Handler struct {
 	store km.Store
@@ -119,10 +124,14 @@ func NewHandler(store km.Store, opt ...Option) *Handler {
 	if opts.MaxQueryCost == 0 {
 		opts.MaxQueryCost = km.DefaultMaxQueryCost
 	}
+	if opts.MaxQueryMemory == 0 {
+		opts.MaxQueryMemory = km.DefaultMaxQueryMemory
+	}
 	h := &Handler{store: store, opts: opts, now: time.Now}
-	h.api = &routing.API{Name: "odata", Logger: opts.Logger, Write: func(w http.ResponseWriter, r *http.Request, p *problem.Problem) {
-		writeError(w, r, p, "")
-	}}
+	h.api = &routing.API{Name: "odata", Logger: opts.Logger, TimeLimit: opts.QueryTimeout, TimeLimitCause: errQueryTimeout,
+		Narrow: "narrow it (a simpler $filter, fewer rows)", Write: func(w http.ResponseWriter, r *http.Request, p *problem.Problem) {
+			writeError(w, r, p, "")
+		}}
 	h.entry = h.api.Handler(h.serve)
 	return h
 }

@@ -9,15 +9,22 @@
 // absent; else the address of the listener the request arrived at (http, or https over
 // TLS). The Host header is never used. X-Forwarded-* headers of requests from other peers
 // are removed before the handlers see them. The handlers read the result with From.
+//
+// X-Forwarded-Host must be host[:port] (ParseHost): a DNS name, an IPv4 address or a
+// bracketed IPv6 address, and a port from 1 to 65535. A trusted proxy's value that is not
+// is ignored (the listener's host is used) and logged at level warn with the peer's
+// address, so that a misconfigured proxy shows up in the log rather than in the URLs.
 package publicurl
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -25,13 +32,29 @@ import (
 type Resolver struct {
 	base    string
 	trusted []netip.Prefix
+	log     *slog.Logger
+}
+
+// Option configures a Resolver.
+type Option func(*Resolver)
+
+// WithLogger sets the logger of ignored X-Forwarded-Host values (default slog.Default()).
+func WithLogger(l *slog.Logger) Option {
+	return func(r *Resolver) {
+		if l != nil {
+			r.log = l
+		}
+	}
 }
 
 // New returns the Resolver of base ("" or an absolute http(s) URL without query, whose path
 // is the prefix the APIs are mounted under publicly) and trustedProxies (CIDRs, or single
 // addresses, of the proxies whose X-Forwarded-* headers are honoured).
-func New(base string, trustedProxies []string) (*Resolver, error) {
-	r := &Resolver{}
+func New(base string, trustedProxies []string, opts ...Option) (*Resolver, error) {
+	r := &Resolver{log: slog.Default()}
+	for _, o := range opts {
+		o(r)
+	}
 	if base != "" {
 		u, err := url.Parse(base)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
@@ -103,8 +126,13 @@ func (res *Resolver) origin(r *http.Request, trusted bool) string {
 		if p := first(r.Header.Get("X-Forwarded-Proto")); p == "http" || p == "https" {
 			scheme = p
 		}
-		if h := first(r.Header.Get("X-Forwarded-Host")); validHost(h) {
-			host = h
+		if h := first(r.Header.Get("X-Forwarded-Host")); h != "" {
+			if parsed, err := ParseHost(h); err == nil {
+				host = parsed
+			} else {
+				res.log.WarnContext(r.Context(), "publicurl: X-Forwarded-Host of a trusted proxy ignored",
+					"peer", r.RemoteAddr, "value", clip(h), "reason", err.Error())
+			}
 		}
 	}
 	if host == "" {
@@ -136,15 +164,73 @@ func first(v string) string {
 	return strings.ToLower(strings.TrimSpace(v))
 }
 
-// validHost accepts host[:port] made of the characters of DNS names, IP addresses and ports.
-func validHost(h string) bool {
-	if h == "" || len(h) > 255 {
+// clip shortens a logged header value.
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// ParseHost checks that s is host[:port] as X-Forwarded-Host carries it and returns it in
+// lower case: a DNS name (letters, digits, hyphens and dots, labels of at most 63
+// characters, at most 253 in all), an IPv4 address, or an IPv6 address in brackets
+// (without zone), optionally followed by a colon and a port from 1 to 65535.
+func ParseHost(s string) (string, error) {
+	s = strings.ToLower(s)
+	if s == "" || len(s) > 261 {
+		return "", fmt.Errorf("host %q: empty or too long", clip(s))
+	}
+	var host, port string
+	if strings.HasPrefix(s, "[") {
+		end := strings.IndexByte(s, ']')
+		if end < 0 {
+			return "", fmt.Errorf("host %q: an IPv6 address without its closing bracket", clip(s))
+		}
+		a, err := netip.ParseAddr(s[1:end])
+		if err != nil || !a.Is6() || a.Zone() != "" {
+			return "", fmt.Errorf("host %q: not an IPv6 address in brackets", clip(s))
+		}
+		port = s[end+1:]
+		if port != "" && port[0] != ':' {
+			return "", fmt.Errorf("host %q: text after the IPv6 address", clip(s))
+		}
+	} else if i := strings.LastIndexByte(s, ':'); i >= 0 {
+		host, port = s[:i], s[i:]
+		if !dnsName(host) {
+			return "", fmt.Errorf("host %q: not a DNS name or an IPv4 address", clip(s))
+		}
+	} else if !dnsName(s) {
+		return "", fmt.Errorf("host %q: not a DNS name or an IPv4 address", clip(s))
+	}
+	if port != "" {
+		digits := port[1:]
+		n, err := strconv.Atoi(digits)
+		if err != nil || digits == "" || len(digits) > 5 || strings.TrimLeft(digits, "0123456789") != "" || n < 1 || n > 65535 {
+			return "", fmt.Errorf("host %q: the port is not a number from 1 to 65535", clip(s))
+		}
+	}
+	return s, nil
+}
+
+// dnsName reports whether s is a DNS name or an IPv4 address in dotted form.
+func dnsName(s string) bool {
+	if s == "" || len(s) > 253 {
 		return false
 	}
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == ':' || c == '[' || c == ']') {
+	if strings.TrimLeft(s, "0123456789.") == "" {
+		a, err := netip.ParseAddr(s)
+		return err == nil && a.Is4()
+	}
+	for label := range strings.SplitSeq(strings.TrimSuffix(s, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
 			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+				return false
+			}
 		}
 	}
 	return true

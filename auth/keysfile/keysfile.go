@@ -11,7 +11,23 @@
 //	    burst: 100                 # optional requests per second (bursts of as many)
 //	    concurrency: 40            # optional cap on the key's requests in flight
 //	jwt:                           # optional
-//	  issuer: https://idp.example
+//	  issuers:                     # identity providers whose keys come from their JWKS
+//	    - issuer: https://login.example.com/realms/acme   # the iss of its tokens (https)
+//	      audience: kmkit          # or a list: one of them must be in aud
+//	      jwksURL: https://...     # optional; default: jwks_uri of issuer/.well-known/openid-configuration
+//	      algorithms: [RS256, ES256]   # optional, the default; RS/PS/ES 256-512, never HS
+//	      refresh: 1h              # optional: keys are fetched again this often
+//	      unknownKidRefresh: 1m    # optional: least time between fetches for unknown kids
+//	      claims:                  # optional claim mapping
+//	        team: org.id           # claim of the team (dotted: nested), default team
+//	        tenant: tid            # claim of the reporting tenant (a UUID), default tenant
+//	        permissions: [scp, roles]  # claims whose values grant permissions, default [scope, scp]
+//	      scopes:                  # optional: value -> permissions; default: a value naming a permission grants it
+//	        kmkit.read: [km, odata, mcp]
+//	        kmkit.admin: [scim, metrics]
+//	      team: acme               # optional: every token of the issuer is of this team
+//	      tenant: 3f1c5a2e-...     # optional: likewise for the tenant
+//	  issuer: https://idp.example  # tokens verified with keys written here:
 //	  audience: kmkit
 //	  teamClaim: team              # optional, default team
 //	  tenantClaim: tenant          # optional, default tenant
@@ -31,6 +47,12 @@
 // which is one hour unless the server says otherwise; burst and concurrency are the key's
 // own per-second allowance and cap on requests in flight. Each of the three, when absent or
 // 0, takes the server's default.
+//
+// The jwt section names issuers, or issuer, audience and keys (all three), or both;
+// leeway and cacheSize apply to every token. An issuer's URLs must be https (http only on
+// a loopback address), its algorithms asymmetric, its scopes map to known permissions and
+// its tenant be a UUID (auth.CheckIssuer); the keys of the issuers are fetched when the
+// server starts, not when the file is read.
 package keysfile
 
 import (
@@ -111,21 +133,29 @@ func Parse(name string, data []byte) (*File, error) {
 
 // Authenticator returns the authenticator of the file (auth.KeysAndTokens): its keys for the
 // AppKey and x-api-key schemes and as Bearer tokens, and its JWT configuration, if any, for
-// Bearer JWTs.
+// Bearer JWTs. The keys of its issuers are fetched in the background for as long as the
+// process runs; a server that stops uses Verifier and closes it.
 func (f *File) Authenticator() (auth.Authenticator, error) {
+	a, _, err := f.Verifier()
+	return a, err
+}
+
+// Verifier is Authenticator that also returns the JWT verifier (nil without a jwt
+// section), whose Close stops the fetching of the issuers' keys and whose IssuerStatus
+// and AuthorizationServers the server reports.
+func (f *File) Verifier() (auth.Authenticator, *auth.JWTVerifier, error) {
 	keys, err := auth.NewKeySet(f.Keys)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var jwt auth.Authenticator
-	if f.JWT != nil {
-		v, err := auth.NewJWTVerifier(*f.JWT)
-		if err != nil {
-			return nil, err
-		}
-		jwt = v
+	if f.JWT == nil {
+		return auth.KeysAndTokens(keys, nil), nil, nil
 	}
-	return auth.KeysAndTokens(keys, jwt), nil
+	v, err := auth.NewJWTVerifier(*f.JWT)
+	if err != nil {
+		return nil, nil, err
+	}
+	return auth.KeysAndTokens(keys, v), v, nil
 }
 
 type parser struct {
@@ -380,10 +410,32 @@ func (p *parser) jwt(n *yaml.Node) (*auth.JWTConfig, error) {
 			cfg.Leeway = d
 			return nil
 		},
-		"keys": func(v *yaml.Node) error { keys = v; return nil },
-	}, []string{"issuer", "audience", "keys"})
+		"keys":    func(v *yaml.Node) error { keys = v; return nil },
+		"issuers": func(v *yaml.Node) (err error) { cfg.Issuers, err = p.issuers(v); return err },
+	}, nil)
 	if err != nil {
 		return nil, err
+	}
+	// The tokens verified with keys written here need issuer, audience and keys; the
+	// issuers section alone is enough.
+	if len(cfg.Issuers) == 0 || cfg.Issuer != "" || cfg.Audience != "" || keys != nil {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"issuer", cfg.Issuer != ""}, {"audience", cfg.Audience != ""}, {"keys", keys != nil}} {
+			if !f.set {
+				if len(cfg.Issuers) == 0 && f.name == "issuer" && cfg.Audience == "" && keys == nil {
+					return nil, p.errorf(n, "the jwt section needs issuers (identity providers with a JWKS), or issuer, audience and keys")
+				}
+				return nil, p.errorf(n, "missing field %q", f.name)
+			}
+		}
+	}
+	if keys == nil {
+		if cacheSize != nil && cfg.CacheSize == 0 {
+			cfg.CacheSize = -1
+		}
+		return cfg, nil
 	}
 	if keys.Kind != yaml.SequenceNode || len(keys.Content) == 0 {
 		return nil, p.errorf(keys, "jwt keys must be a list of at least one key, found %s", kind(keys))
@@ -441,6 +493,115 @@ func (p *parser) jwtKey(n *yaml.Node) (auth.JWTKey, error) {
 		return k, p.errorf(material, "%v", err)
 	}
 	return k, nil
+}
+
+// issuers reads the issuers of the jwt section: identity providers with a JWKS.
+func (p *parser) issuers(n *yaml.Node) ([]auth.Issuer, error) {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		return nil, p.errorf(n, "issuers must be a list of at least one issuer, found %s", kind(n))
+	}
+	var out []auth.Issuer
+	lines := map[string]int{}
+	for _, item := range n.Content {
+		item = resolve(item)
+		iss, err := p.issuer(item)
+		if err != nil {
+			return nil, err
+		}
+		if line, dup := lines[iss.URL]; dup {
+			return nil, p.errorf(item, "issuer %q is already named on line %d", clip(iss.URL), line)
+		}
+		lines[iss.URL] = item.Line
+		out = append(out, iss)
+	}
+	return out, nil
+}
+
+func (p *parser) duration(n *yaml.Node, what string) (time.Duration, error) {
+	s, err := p.str(n, what)
+	if err != nil {
+		return 0, err
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, p.errorf(n, "%s %q is not a positive duration such as 1h or 30s", what, clip(s))
+	}
+	return d, nil
+}
+
+// strings reads a string or a list of non-empty strings.
+func (p *parser) strings(n *yaml.Node, what string) ([]string, error) {
+	if n.Kind == yaml.ScalarNode {
+		s, err := p.nonEmpty(n, what)
+		return []string{s}, err
+	}
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		return nil, p.errorf(n, "%s must be a string or a list of strings, found %s", what, kind(n))
+	}
+	var out []string
+	for _, item := range n.Content {
+		s, err := p.nonEmpty(resolve(item), what)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// issuer reads one issuer and checks it as auth.NewJWTVerifier will.
+func (p *parser) issuer(n *yaml.Node) (auth.Issuer, error) {
+	var iss auth.Issuer
+	var perms *yaml.Node
+	err := p.fields(n, map[string]func(*yaml.Node) error{
+		"issuer":     func(v *yaml.Node) (err error) { iss.URL, err = p.nonEmpty(v, "issuer"); return err },
+		"audience":   func(v *yaml.Node) (err error) { iss.Audience, err = p.strings(v, "audience"); return err },
+		"jwksURL":    func(v *yaml.Node) (err error) { iss.JWKSURL, err = p.nonEmpty(v, "jwksURL"); return err },
+		"algorithms": func(v *yaml.Node) (err error) { iss.Algorithms, err = p.strings(v, "algorithms"); return err },
+		"refresh":    func(v *yaml.Node) (err error) { iss.RefreshInterval, err = p.duration(v, "refresh"); return err },
+		"unknownKidRefresh": func(v *yaml.Node) (err error) {
+			iss.UnknownKIDInterval, err = p.duration(v, "unknownKidRefresh")
+			return err
+		},
+		"team":   func(v *yaml.Node) (err error) { iss.Claims.FixedTeam, err = p.nonEmpty(v, "team"); return err },
+		"tenant": func(v *yaml.Node) (err error) { iss.Claims.FixedTenant, err = p.nonEmpty(v, "tenant"); return err },
+		"claims": func(v *yaml.Node) error {
+			return p.fields(v, map[string]func(*yaml.Node) error{
+				"team":   func(v *yaml.Node) (err error) { iss.Claims.Team, err = p.nonEmpty(v, "claims.team"); return err },
+				"tenant": func(v *yaml.Node) (err error) { iss.Claims.Tenant, err = p.nonEmpty(v, "claims.tenant"); return err },
+				"permissions": func(v *yaml.Node) (err error) {
+					iss.Claims.PermissionClaims, err = p.strings(v, "claims.permissions")
+					return err
+				},
+			}, nil)
+		},
+		"scopes": func(v *yaml.Node) error { perms = v; return nil },
+	}, []string{"issuer", "audience"})
+	if err != nil {
+		return iss, err
+	}
+	if perms != nil {
+		if perms.Kind != yaml.MappingNode || len(perms.Content) == 0 {
+			return iss, p.errorf(perms, "scopes must map scope or role values to lists of permissions, found %s", kind(perms))
+		}
+		iss.Claims.Scopes = map[string][]principal.Permission{}
+		for i := 0; i+1 < len(perms.Content); i += 2 {
+			name, err := p.nonEmpty(perms.Content[i], "a scope")
+			if err != nil {
+				return iss, err
+			}
+			if _, dup := iss.Claims.Scopes[name]; dup {
+				return iss, p.errorf(perms.Content[i], "scope %q is mapped twice", clip(name))
+			}
+			if iss.Claims.Scopes[name], err = p.permissions(resolve(perms.Content[i+1])); err != nil {
+				return iss, err
+			}
+		}
+	}
+	if err := auth.CheckIssuer(iss); err != nil {
+		return iss, p.errorf(n, "%v", err)
+	}
+	return iss, nil
 }
 
 // teams reads the teams section: a mapping from team name to its settings.

@@ -227,7 +227,7 @@ func TestParseErrors(t *testing.T) {
 		{"rate not a number", "keys:\n  - key: a\n    ratePerHour: lots\n    permissions: [km]\n", `k.yaml:3:18: ratePerHour must be a whole number, found "lots"`},
 		{"jwt without issuer", "jwt:\n  audience: a\n  keys: [" + hsKey + "]\n", `k.yaml:2:3: missing field "issuer"`},
 		{"jwt unknown field", "jwt:\n  issuer: i\n  audience: a\n  keys: [" + hsKey + "]\n  algorithms: [RS256]\n",
-			`k.yaml:5:3: unknown field "algorithms" (known: audience, cacheSize, issuer, keys, leeway, teamClaim, tenantClaim)`},
+			`k.yaml:5:3: unknown field "algorithms" (known: audience, cacheSize, issuer, issuers, keys, leeway, teamClaim, tenantClaim)`},
 		{"jwt no keys", "jwt:\n  issuer: i\n  audience: a\n  keys: []\n", "k.yaml:4:9: jwt keys must be a list of at least one key, found a list"},
 		{"jwt bad leeway", "jwt:\n  issuer: i\n  audience: a\n  leeway: soon\n  keys: [" + hsKey + "]\n", `k.yaml:4:11: leeway "soon" is not a duration such as 30s or 1m`},
 		{"jwt negative leeway", "jwt:\n  issuer: i\n  audience: a\n  leeway: -1s\n  keys: [" + hsKey + "]\n", `k.yaml:4:11: leeway "-1s" is not a duration such as 30s or 1m`},
@@ -278,6 +278,8 @@ func FuzzParse(f *testing.F) {
 	f.Add("keys:\n  - key: a\n    permissions: [km]\n")
 	f.Add("keys: [{sha256: " + auth.DigestOf("x").String() + ", permissions: [scim], tenant: " + tenant + "}]")
 	f.Add("jwt: {issuer: i, audience: a, keys: [{kid: k, alg: HS256, secret: " + strings.Repeat("s", 32) + "}]}")
+	f.Add(issuersFile)
+	f.Add("jwt: {issuers: [{issuer: https://i.example, audience: [a, b], scopes: {r: [km]}}]}")
 	f.Add("a: &x [1]\nb: *x\n")
 	f.Add("keys: &k [{key: a, permissions: &p [km]}]\n")
 	f.Add("")
@@ -293,6 +295,14 @@ func FuzzParse(f *testing.F) {
 			if len(k.Permissions) == 0 {
 				t.Fatalf("key without permissions: %+v", k)
 			}
+		}
+		if file.JWT != nil && len(file.JWT.Issuers) > 0 {
+			for _, iss := range file.JWT.Issuers {
+				if err := auth.CheckIssuer(iss); err != nil {
+					t.Fatalf("parsed issuer refused: %v", err)
+				}
+			}
+			return // the verifier would fetch keys from the issuers
 		}
 		if _, err := file.Authenticator(); err != nil {
 			t.Fatalf("parsed file has no authenticator: %v", err)
@@ -324,5 +334,75 @@ func TestParseTeams(t *testing.T) {
 				t.Errorf("error %v, want %s", err, tt.err)
 			}
 		})
+	}
+}
+
+const issuersFile = `keys:
+  - {key: k, permissions: [km]}
+jwt:
+  leeway: 10s
+  issuers:
+    - issuer: https://login.example.com/realms/acme
+      audience: [kmkit, api://kmkit]
+      algorithms: [RS256, PS256, ES256]
+      refresh: 30m
+      unknownKidRefresh: 10s
+      claims:
+        team: org.id
+        tenant: tid
+        permissions: [scp, roles]
+      scopes:
+        kmkit.read: [km, odata, mcp]
+        kmkit.admin: [scim, metrics]
+    - issuer: https://acme.okta.example/oauth2/default
+      audience: kmkit
+      jwksURL: https://acme.okta.example/oauth2/default/v1/keys
+      team: acme
+      tenant: ` + tenant + `
+`
+
+func TestParseIssuers(t *testing.T) {
+	f, err := Parse("keys.yaml", []byte(issuersFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []auth.Issuer{
+		{URL: "https://login.example.com/realms/acme", Audience: []string{"kmkit", "api://kmkit"}, Algorithms: []string{"RS256", "PS256", "ES256"},
+			RefreshInterval: 30 * time.Minute, UnknownKIDInterval: 10 * time.Second,
+			Claims: auth.ClaimMapping{Team: "org.id", Tenant: "tid", PermissionClaims: []string{"scp", "roles"},
+				Scopes: map[string][]principal.Permission{"kmkit.read": {"km", "odata", "mcp"}, "kmkit.admin": {"scim", "metrics"}}}},
+		{URL: "https://acme.okta.example/oauth2/default", Audience: []string{"kmkit"}, JWKSURL: "https://acme.okta.example/oauth2/default/v1/keys",
+			Claims: auth.ClaimMapping{FixedTeam: "acme", FixedTenant: tenant}},
+	}
+	if diff := cmp.Diff(want, f.JWT.Issuers); diff != "" {
+		t.Errorf("issuers (-want +got):\n%s", diff)
+	}
+	if f.JWT.Leeway != 10*time.Second || f.JWT.Issuer != "" || len(f.JWT.Keys) != 0 {
+		t.Errorf("jwt %+v", f.JWT)
+	}
+}
+
+func TestParseIssuersErrors(t *testing.T) {
+	for _, c := range []struct{ name, data, want string }{
+		{"empty jwt", "jwt: {leeway: 1s}\n", "k.yaml:1:6: the jwt section needs issuers (identity providers with a JWKS), or issuer, audience and keys"},
+		{"no audience", "jwt:\n  issuers:\n    - issuer: https://i.example\n", `k.yaml:3:7: missing field "audience"`},
+		{"http issuer", "jwt:\n  issuers:\n    - {issuer: http://i.example, audience: a}\n",
+			`k.yaml:3:7: issuer "http://i.example" must use https (http only on a loopback address)`},
+		{"HS256", "jwt:\n  issuers:\n    - {issuer: https://i.example, audience: a, algorithms: [HS256]}\n",
+			`k.yaml:3:7: issuer https://i.example: algorithm "HS256" is not accepted: use RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384 or ES512`},
+		{"unknown permission", "jwt:\n  issuers:\n    - {issuer: https://i.example, audience: a, scopes: {r: [root]}}\n",
+			`k.yaml:3:61: unknown permission "root": use km, odata, scim, reporting or metrics`},
+		{"bad refresh", "jwt:\n  issuers:\n    - {issuer: https://i.example, audience: a, refresh: soon}\n",
+			`k.yaml:3:57: refresh "soon" is not a positive duration such as 1h or 30s`},
+		{"twice", "jwt:\n  issuers:\n    - {issuer: https://i.example, audience: a}\n    - {issuer: https://i.example, audience: b}\n",
+			`k.yaml:4:7: issuer "https://i.example" is already named on line 3`},
+		{"unknown claim field", "jwt:\n  issuers:\n    - {issuer: https://i.example, audience: a, claims: {group: g}}\n",
+			`k.yaml:3:57: unknown field "group" (known: permissions, team, tenant)`},
+		{"audience and keys half given", "jwt:\n  audience: a\n  issuers: [{issuer: https://i.example, audience: a}]\n", `k.yaml:2:3: missing field "issuer"`},
+	} {
+		_, err := Parse("k.yaml", []byte(c.data))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
 	}
 }

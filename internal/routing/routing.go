@@ -3,23 +3,29 @@
 // GENERAL_NOTFOUND_PATH, a method a route does not serve 405 GENERAL_METHOD_NOT_ALLOWED
 // with an Allow header, HEAD is served wherever GET is (package head), and an unexpected
 // error or a panic is 500 ADMIN_FATAL_ERROR with a support id that is logged with the
-// cause. Each API answers in its own error shape: the API's ErrorWriter writes the
+// cause. Failures that are nobody's fault have one answer and one log line in every API
+// (API.Fail): the query time limit, a client that went away, a store that is
+// unavailable. Each API answers in its own error shape: the API's ErrorWriter writes the
 // problem, so a SCIM client gets an RFC 7644 Error body where a KM client gets a problem
 // body.
 package routing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/kmkit/kmkit/head"
+	"github.com/kmkit/kmkit/internal/deadline"
+	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/problem"
 )
 
@@ -32,6 +38,53 @@ type API struct {
 	Name   string
 	Write  ErrorWriter
 	Logger *slog.Logger
+	// TimeLimit is the API's query time limit and TimeLimitCause the cause of the
+	// deadline.Context that enforces it (nil: the API has none).
+	TimeLimit      time.Duration
+	TimeLimitCause error
+	// Narrow ends the answer to a query stopped at the time limit: how to make the query
+	// cheaper, in the API's words.
+	Narrow string
+}
+
+// Fail answers err, an error that is not the client's: in every API the same status,
+// code and log line for each cause.
+//   - The request's time limit (TimeLimitCause): 503 GENERAL_SERVICE_UNAVAILABLE "the query
+//     ran longer than the time limit of D and was stopped; " + Narrow; logged at info.
+//   - The client went away: 503 GENERAL_SERVICE_UNAVAILABLE "the request was canceled: the
+//     client went away" (nobody reads it; the access log shows it); logged at debug.
+//   - The store's database is unavailable (package outage): 503 GENERAL_SERVICE_UNAVAILABLE
+//     with Retry-After; logged at warn.
+//   - Anything else: 500 ADMIN_FATAL_ERROR with a logged support id (Internal).
+func (a *API) Fail(w http.ResponseWriter, r *http.Request, err error) {
+	p, retry := a.Failure(r.Context(), r, err)
+	if retry {
+		w.Header().Set("Retry-After", outage.RetryAfterSeconds)
+	}
+	a.Write(w, r, p)
+}
+
+// Failure is the problem Fail answers for err in ctx, with its line logged (naming r's
+// method and path when r is not nil), and whether the answer carries Retry-After: for an
+// API that writes its answers itself.
+func (a *API) Failure(ctx context.Context, r *http.Request, err error) (p *problem.Problem, retryAfter bool) {
+	var where []any
+	if r != nil {
+		where = []any{"method", r.Method, "path", r.URL.Path}
+	}
+	switch {
+	case a.TimeLimitCause != nil && deadline.Reached(ctx, a.TimeLimitCause):
+		a.logger().InfoContext(ctx, a.Name+": query time limit", append(where, "limit", a.TimeLimit)...)
+		return problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, fmt.Sprintf(
+			"the query ran longer than the time limit of %v and was stopped; %s", a.TimeLimit, a.Narrow)), false
+	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		a.logger().DebugContext(ctx, a.Name+": client went away", where...)
+		return problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, "the request was canceled: the client went away"), false
+	case outage.Is(err):
+		a.logger().WarnContext(ctx, a.Name+": database unavailable", append(where, "err", err)...)
+		return problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail), true
+	}
+	return a.Internal(ctx, r, err), false
 }
 
 func (a *API) logger() *slog.Logger {

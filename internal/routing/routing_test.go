@@ -2,16 +2,22 @@ package routing_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kmkit/kmkit/internal/deadline"
 	"github.com/kmkit/kmkit/internal/routing"
+	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/problem"
 )
 
@@ -110,4 +116,52 @@ func TestPanic(t *testing.T) {
 	}()
 	abort.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/x", nil))
 	t.Error("ErrAbortHandler was swallowed")
+}
+
+// TestFail checks the one answer and log line of each failure that is not the client's.
+func TestFail(t *testing.T) {
+	limit := errors.New("test time limit")
+	for _, c := range []struct {
+		name       string
+		ctx        func() (context.Context, context.CancelFunc)
+		err        error
+		status     int
+		body       string
+		retryAfter string
+		level      string // of the one log line; "" for none at the debug level
+		msg        string
+	}{
+		{"time limit", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := deadline.New(context.Background(), time.Now().Add(-time.Second), limit)
+			<-ctx.Done()
+			return ctx, cancel
+		}, context.DeadlineExceeded, 503, "GENERAL_SERVICE_UNAVAILABLE the query ran longer than the time limit of 2s and was stopped; narrow it", "", "INFO", "test: query time limit"},
+		{"client gone", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx, cancel
+		}, fmt.Errorf("query: %w", context.Canceled), 503, "GENERAL_SERVICE_UNAVAILABLE the request was canceled: the client went away", "", "DEBUG", "test: client went away"},
+		{"database unavailable", func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
+			&outage.Error{Err: errors.New("connection refused")}, 503, "GENERAL_SERVICE_UNAVAILABLE " + outage.Detail, "5", "WARN", "test: database unavailable"},
+		{"internal", func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
+			errors.New("disk on fire"), 500, "ADMIN_FATAL_ERROR internal error; support id ", "", "ERROR", "test: internal error"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			a := &routing.API{Name: "test", Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+				TimeLimit: 2 * time.Second, TimeLimitCause: limit, Narrow: "narrow it",
+				Write: api(nil).Write}
+			ctx, cancel := c.ctx()
+			defer cancel()
+			rec := httptest.NewRecorder()
+			a.Fail(rec, httptest.NewRequestWithContext(ctx, "GET", "/q", nil), c.err)
+			if rec.Code != c.status || !strings.HasPrefix(rec.Body.String(), c.body) || rec.Header().Get("Retry-After") != c.retryAfter {
+				t.Errorf("answered %d %q Retry-After %q; want %d %q… Retry-After %q", rec.Code, rec.Body, rec.Header().Get("Retry-After"), c.status, c.body, c.retryAfter)
+			}
+			var entry map[string]any
+			if err := json.Unmarshal(logs.Bytes(), &entry); err != nil || entry["level"] != c.level || entry["msg"] != c.msg || entry["path"] != "/q" {
+				t.Errorf("logged %q; want one %s line %q with the path", logs.String(), c.level, c.msg)
+			}
+		})
+	}
 }

@@ -119,13 +119,36 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	if seats != nil {
 		seats.SetDefaultSeatLimit(cfg.seats)
 	}
+	// The policies of the APIs; with identity providers in the keys file, those taking
+	// Bearer tokens name their protected resource metadata in their 401s.
+	kmPol, odataPol, scimPol, mcpPol, metricsPol := kmPolicy, odataPolicy, scimPolicy, mcpPolicy, metricsPolicy
+	var oauthServers, oauthScopeList []string
+	var verifier *auth.JWTVerifier
+	defer func() {
+		if err != nil && verifier != nil {
+			verifier.Close()
+		}
+	}()
 	if cfg.keysFile != "" {
 		f, err := keysfile.Load(cfg.keysFile)
 		if err != nil {
 			return nil, err
 		}
-		if authn, err = f.Authenticator(); err != nil {
+		if f.JWT != nil {
+			f.JWT.Logger = logger
+		}
+		if authn, verifier, err = f.Verifier(); err != nil {
 			return nil, err
+		}
+		if verifier != nil {
+			closeStores := a.close
+			a.close = func() error { verifier.Close(); return closeStores() }
+			if err := registerJWKS(a.registry, verifier); err != nil {
+				return nil, err
+			}
+			oauthServers, oauthScopeList = verifier.AuthorizationServers(), oauthScopes(f)
+			kmPol, odataPol, scimPol = withResourceMetadata(kmPol, kmhttp.BasePath), withResourceMetadata(odataPol, odata.BasePath), withResourceMetadata(scimPol, scimhttp.BasePath)
+			mcpPol, metricsPol = withResourceMetadata(mcpPol, mcp.BasePath), withResourceMetadata(metricsPol, "")
 		}
 		for team, t := range f.Teams {
 			if t.Seats != nil && seats != nil {
@@ -174,28 +197,40 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	// and MCP is pinned to the KM store current at its start, so a reload never mixes two
 	// generations of data in one answer. The MCP server answers with the KM API's plans
 	// and checks; an agent's pageSize is capped like a client's.
+	mcpHandler := mcp.NewHandler(kmStore, mcp.WithMaxRows(min(cfg.maxPageSize, mcp.DefaultMaxRows)), mcp.WithLogger(logger),
+		mcp.WithAllowedOrigins(cfg.corsOrigins...))
 	for _, api := range []struct {
 		pattern string
 		policy  auth.Policy
 		handler http.Handler
+		// outer, when set, wraps the guarded handler: the MCP endpoint checks the
+		// Origin header before the credentials.
+		outer func(http.Handler) http.Handler
 	}{
-		{kmhttp.BasePath + "/", kmPolicy, a.live.Handler(kmhttp.NewHandler(kmStore, kmhttp.WithMaxPageSize(cfg.maxPageSize),
+		{kmhttp.BasePath + "/", kmPol, a.live.Handler(kmhttp.NewHandler(kmStore, kmhttp.WithMaxPageSize(cfg.maxPageSize),
 			kmhttp.WithMaxBodyBytes(cfg.maxBody), kmhttp.WithLogger(logger), kmhttp.WithQueryTimeout(cfg.queryTimeout),
-			kmhttp.WithMaxQueryCost(cfg.queryBudget)))},
-		{odata.BasePath + "/", odataPolicy, a.live.Handler(odata.NewHandler(kmStore, odata.WithMaxPageSize(cfg.maxPageSize),
-			odata.WithLogger(logger), odata.WithQueryTimeout(cfg.queryTimeout), odata.WithMaxQueryCost(cfg.queryBudget)))},
-		{scimhttp.BasePath + "/", scimPolicy, scimHandler},
-		{reportinghttp.BasePath + "/", reportingPolicy, reportinghttp.NewHandler(reportingStore, reportinghttp.WithLogger(logger))},
-		{mcp.BasePath, mcpPolicy, a.live.Handler(mcp.NewHandler(kmStore,
-			mcp.WithMaxRows(min(cfg.maxPageSize, mcp.DefaultMaxRows)), mcp.WithLogger(logger)))},
-		{"GET " + MetricsPath, metricsPolicy, a.metricsHandler()},
+			kmhttp.WithMaxQueryCost(cfg.queryBudget), kmhttp.WithMaxQueryMemory(cfg.queryMemory))), nil},
+		{odata.BasePath + "/", odataPol, a.live.Handler(odata.NewHandler(kmStore, odata.WithMaxPageSize(cfg.maxPageSize),
+			odata.WithLogger(logger), odata.WithQueryTimeout(cfg.queryTimeout), odata.WithMaxQueryCost(cfg.queryBudget),
+			odata.WithMaxQueryMemory(cfg.queryMemory))), nil},
+		{scimhttp.BasePath + "/", scimPol, scimHandler, nil},
+		{reportinghttp.BasePath + "/", reportingPolicy, reportinghttp.NewHandler(reportingStore, reportinghttp.WithLogger(logger)), nil},
+		{mcp.BasePath, mcpPol, a.live.Handler(mcpHandler), mcpHandler.CheckOrigin},
+		{"GET " + MetricsPath, metricsPol, a.metricsHandler(), nil},
 	} {
-		mux.Handle(api.pattern, guard.Wrap(api.policy, notePrincipal(api.handler)))
+		h := guard.Wrap(api.policy, notePrincipal(api.handler))
+		if api.outer != nil {
+			h = api.outer(h)
+		}
+		mux.Handle(api.pattern, h)
+	}
+	if len(oauthServers) > 0 {
+		mountResourceMetadata(mux, oauthServers, oauthScopeList)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		problemhttp.Write(w, http.StatusNotFound, problem.CodeNotFoundPath, "no endpoint at "+r.URL.Path)
 	})
-	urls, err := publicurl.New(cfg.baseURL, cfg.trustedProxies)
+	urls, err := publicurl.New(cfg.baseURL, cfg.trustedProxies, publicurl.WithLogger(logger))
 	if err != nil {
 		return nil, err
 	}

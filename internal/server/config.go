@@ -42,15 +42,22 @@ type config struct {
 	// X-Forwarded-* headers are honoured (see package publicurl).
 	baseURL        string
 	trustedProxies []string
-	// queryTimeout and queryBudget bound one KM query (kmhttp.WithQueryTimeout, kmhttp.WithMaxQueryCost).
+	// queryTimeout, queryBudget and queryMemory bound one KM query (kmhttp.WithQueryTimeout,
+	// kmhttp.WithMaxQueryCost, kmhttp.WithMaxQueryMemory).
 	queryTimeout time.Duration
 	queryBudget  int64
+	queryMemory  int64
 }
 
 // parseConfig reads the flags of args; every flag's default comes from its environment
 // variable, so a flag on the command line wins over the variable.
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*config, error) {
-	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	return parseConfigNamed("kmkit", args, getenv, stderr)
+}
+
+// parseConfigNamed is parseConfig for the command name, which the usage text names.
+func parseConfigNamed(name string, args []string, getenv func(string) string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	env := func(name, def string) string {
 		if v := getenv(name); v != "" {
@@ -105,6 +112,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	if err != nil {
 		return nil, err
 	}
+	queryMemory, err := envInt("KMKIT_QUERY_MEMORY", int(defaultQueryMemory()))
+	if err != nil {
+		return nil, err
+	}
 	fs.StringVar(&cfg.addr, "addr", env("KMKIT_ADDR", ":8080"), "listen address (KMKIT_ADDR)")
 	fs.StringVar(&cfg.dataDir, "data", env("KMKIT_DATA", ""), "serve this data directory instead of the demo (KMKIT_DATA)")
 	fs.StringVar(&cfg.db, "db", env("KMKIT_DB", "sqlite:kmkit.db"), "sqlite:PATH, memory: or a postgres:// URL (KMKIT_DB)")
@@ -120,6 +131,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&proxies, "trusted-proxies", env("KMKIT_TRUSTED_PROXIES", ""), "comma-separated CIDRs of proxies whose X-Forwarded-Proto and X-Forwarded-Host are honoured (KMKIT_TRUSTED_PROXIES)")
 	fs.StringVar(&queryTimeout, "query-timeout", queryTimeout, "longest run of one KM query before it is stopped with 503, e.g. 30s (KMKIT_QUERY_TIMEOUT)")
 	fs.Int64Var(&cfg.queryBudget, "query-budget", int64(queryBudget), "largest estimated cost (row operations) of one KM query; beyond it 400; -1: no budget (KMKIT_QUERY_BUDGET)")
+	fs.Int64Var(&cfg.queryMemory, "query-memory", int64(queryMemory), "largest memory in bytes one KM query on -db memory: is estimated to hold; beyond it 400; -1: no bound; default an eighth of the machine's (KMKIT_QUERY_MEMORY)")
 	fs.StringVar(&level, "log-level", env("KMKIT_LOG_LEVEL", "info"), "debug, info, warn or error (KMKIT_LOG_LEVEL)")
 	fs.StringVar(&origins, "cors-origins", env("KMKIT_CORS_ORIGINS", ""), "comma-separated origins browsers may call from, or * (KMKIT_CORS_ORIGINS)")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", env("KMKIT_METRICS_ADDR", ""), "also serve /metrics, without credentials, on this address (KMKIT_METRICS_ADDR)")
@@ -143,6 +155,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 		return nil, errors.New("-max-body must be at least 1")
 	case cfg.queryBudget == 0:
 		return nil, errors.New("-query-budget must be positive, or -1 for no budget")
+	case cfg.queryMemory == 0:
+		return nil, errors.New("-query-memory must be positive, or -1 for no bound")
 	case cfg.seats < 0:
 		return nil, errors.New("-seats must not be negative")
 	case cfg.ratePerHour == 0 || cfg.burst == 0 || cfg.concurrency == 0:

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -153,4 +154,82 @@ func TestDatabaseOutage(t *testing.T) {
 	startProxy(t, addr, proxy.target)
 	time.Sleep(50 * time.Millisecond)
 	serves("after the outage")
+}
+
+// TestWritesInFlightWhenTheDatabaseGoesAway cuts a server on PostgreSQL off from its
+// database while SCIM writes run on it: every write answers 201 or 503 with Retry-After,
+// none 500 (a statement whose connection is lost, and the rollback of its transaction,
+// are outages too), and every write that answered 201 is in the database once it is
+// reachable again.
+func TestWritesInFlightWhenTheDatabaseGoesAway(t *testing.T) {
+	dsn := postgresSchemaDSN(t)
+	if dsn == "" {
+		t.Skip("KMKIT_POSTGRES_DSN is not set")
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := startProxy(t, "127.0.0.1:0", u.Host)
+	addr := proxy.ln.Addr().String()
+	u.Host = addr
+	keys := filepath.Join(t.TempDir(), "keys.yaml")
+	data := "keys:\n  - key: \"all-key-0001\"\n    name: all\n    team: acme\n    tenant: 7d6c8f5e-2a4b-4c1d-9e3f-0a1b2c3d4e5f\n    permissions: [km, odata, scim, reporting]\n"
+	if err := os.WriteFile(keys, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := newTestApp(t, config{keysFile: keys, db: u.String(), ratePerHour: -1, burst: -1, concurrency: -1})
+	const users = "/user-provisioning/scim/v2/Users"
+	var (
+		mu      sync.Mutex
+		created []string
+		refused int
+		wrong   []string
+		done    = make(chan struct{})
+		wg      sync.WaitGroup
+	)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				body := `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"w` + strconv.Itoa(g) + "-" + strconv.Itoa(i) + `@example.com"}`
+				w := sendAll(a, "POST", users, body)
+				mu.Lock()
+				switch {
+				case w.Code == 201:
+					var u struct{ ID string }
+					json.Unmarshal(w.Body.Bytes(), &u)
+					created = append(created, u.ID)
+				case w.Code == 503 && w.Header().Get("Retry-After") == "5":
+					refused++
+				default:
+					wrong = append(wrong, strconv.Itoa(w.Code)+" "+w.Body.String())
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	time.Sleep(400 * time.Millisecond)
+	proxy.stop()
+	time.Sleep(300 * time.Millisecond)
+	close(done)
+	wg.Wait()
+	t.Logf("%d writes answered 201, %d 503", len(created), refused)
+	for _, w := range wrong {
+		t.Errorf("a write answered neither 201 nor 503 with Retry-After: %s", w)
+	}
+	if len(created) == 0 || refused == 0 {
+		t.Fatalf("%d writes answered 201 and %d 503: the cut did not land among the writes", len(created), refused)
+	}
+	startProxy(t, addr, proxy.target)
+	time.Sleep(50 * time.Millisecond)
+	for _, id := range created {
+		if w := sendAll(a, "GET", users+"/"+id, ""); w.Code != 200 {
+			t.Errorf("user %s answered 201 but reads %d %s after the outage", id, w.Code, w.Body)
+		}
+	}
 }

@@ -1,13 +1,16 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -82,4 +85,70 @@ func TestPublicURL(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestForwardedHostIsValidated is item 7 of issue 31: from a trusted proxy,
+// "X-Forwarded-Host: [::1" produced "@odata.context":"https://[::1/..." and a port of 99999
+// was taken as is. Both are ignored now (the listener's host is used, with the proxy's
+// scheme) and logged; a valid host[:port] is still honoured.
+func TestForwardedHostIsValidated(t *testing.T) {
+	var log lockedBuffer
+	cfg := config{trustedProxies: []string{"127.0.0.1/32"}, maxPageSize: 5000, maxBody: 1 << 20}
+	a, err := newApp(&cfg, slog.New(slog.NewTextHandler(&log, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a.handler)
+	defer srv.Close()
+	listener := strings.TrimPrefix(srv.URL, "http://")
+	for _, c := range []struct{ host, want string }{
+		{"[::1", "https://" + listener},
+		{"api.example.com:99999", "https://" + listener},
+		{"api.example.com:0", "https://" + listener},
+		{"[::1]:8443", "https://[::1]:8443"},
+		{"API.example.com:8443", "https://api.example.com:8443"},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/intelligence/api/odata/o2c.svc/ORDERS_entries?$top=1", nil)
+		req.Header.Set("X-Forwarded-Host", c.host)
+		req.Header.Set("X-Forwarded-Proto", "https")
+		req.Header.Set("Authorization", "AppKey "+a.devKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var body struct {
+			Context string `json:"@odata.context"`
+		}
+		if err := json.Unmarshal(b, &body); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("X-Forwarded-Host %q: %d %s", c.host, resp.StatusCode, b)
+		}
+		if want := c.want + "/intelligence/api/odata/o2c.svc/$metadata#ORDERS_entries"; body.Context != want {
+			t.Errorf("X-Forwarded-Host %q: @odata.context %q, want %q", c.host, body.Context, want)
+		}
+	}
+	for _, h := range []string{`value=[::1 `, `value=api.example.com:99999`, `value=api.example.com:0`} {
+		if !strings.Contains(log.String(), `msg="publicurl: X-Forwarded-Host of a trusted proxy ignored" peer=127.0.0.1:`) || !strings.Contains(log.String(), h) {
+			t.Errorf("the log does not report %s:\n%s", h, log.String())
+		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer for a logger that requests write to concurrently.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

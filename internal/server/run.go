@@ -20,6 +20,7 @@
 //	-max-body BYTES     KMKIT_MAX_BODY       largest request body, SCIM Bulk included (default 1 MiB)
 //	-query-timeout D    KMKIT_QUERY_TIMEOUT  longest run of one KM query; longer work is stopped with 503 (default 30s)
 //	-query-budget N     KMKIT_QUERY_BUDGET   largest estimated cost of one KM query (row operations, see km.Plan.Cost); beyond it 400; -1: none (default 2e9)
+//	-query-memory BYTES KMKIT_QUERY_MEMORY   largest memory one KM query on memory: is estimated to hold (km.Cost.Memory); beyond it 400; -1: none (default an eighth of the machine's)
 //	-seats N            KMKIT_SEATS          SCIM seat limit of a team unless the keys file's teams: sets one (default 0, unlimited)
 //	-log-level LEVEL    KMKIT_LOG_LEVEL      debug, info, warn or error (default info)
 //	-rate-per-hour N    KMKIT_RATE_PER_HOUR  requests per hour per key (default 6000)
@@ -32,10 +33,23 @@
 //	-watch DURATION     KMKIT_WATCH          poll the -data directory this often and reload on change
 //	-version                                 print the version and the VCS revision, and exit
 //	-healthcheck                             GET /healthz of the server on -addr; exit 0 on 200 (for images without a shell)
+//	-h, -help                                print "Usage of kmkit:" and the flags to stderr, and exit 0
 //
 // Without -base-url, absolute URLs use the address of the listener a request arrived at, or
 // what a trusted proxy sent in X-Forwarded-Proto and X-Forwarded-Host; never the Host
-// header (see package publicurl).
+// header (see package publicurl). An X-Forwarded-Host that is not host[:port] with a port
+// from 1 to 65535 is ignored and logged at level warn.
+//
+// When the keys file names identity providers (jwt.issuers, see package auth/keysfile), the
+// server accepts their tokens with keys fetched from their JWKS, publishes OAuth 2.0
+// Protected Resource Metadata at /.well-known/oauth-protected-resource (the server) and
+// /.well-known/oauth-protected-resource{path} for the KM API, OData, SCIM and the MCP
+// endpoint, names it in the Bearer challenge of every 401 of those APIs, and exports the
+// state of each issuer's key cache: kmkit_jwks_up, kmkit_jwks_keys,
+// kmkit_jwks_last_success_timestamp_seconds and kmkit_jwks_fetch_failures_total, by issuer.
+//
+// The MCP endpoint refuses with 403 a request whose Origin is neither the public URL's
+// origin nor one of -cors-origins (package mcp, CheckOrigin).
 //
 // The three limits are defaults: a key of the keys file may set its own (ratePerHour, burst,
 // concurrency); -1 disables a limit for the keys that set none. A request refused because of
@@ -72,6 +86,8 @@ package server
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -86,20 +102,34 @@ const DefaultGCPercent = 400
 
 // Main runs the server with the process's arguments, environment and standard output,
 // until SIGINT or SIGTERM, and returns the exit code; an error goes to stderr after name.
+// -h and -help print "Usage of NAME:" and the flags to stderr and return 0.
 func Main(name string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := Run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, name+":", err)
+	return exitCode(run(ctx, name, os.Args[1:], os.Getenv, os.Stdout, os.Stderr), name, os.Stderr)
+}
+
+// exitCode is the process's exit code after err, which it reports to stderr.
+func exitCode(err error, name string, stderr io.Writer) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	default:
+		fmt.Fprintln(stderr, name+":", err)
 		return 1
 	}
-	return 0
 }
 
 // Run starts the server with the given arguments and environment and serves until ctx is
 // done. It prints the address and, without a keys file, the development key to stdout.
+// With -h or -help it prints the usage of kmkit to stderr and returns flag.ErrHelp.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := parseConfig(args, getenv, stderr)
+	return run(ctx, "kmkit", args, getenv, stdout, stderr)
+}
+
+// run is Run under the command name name, which the usage text names.
+func run(ctx context.Context, name string, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseConfigNamed(name, args, getenv, stderr)
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,11 @@ func TestParseConfig(t *testing.T) {
 			want: config{addr: ":8080", db: "sqlite:kmkit.db", maxPageSize: 5000, maxBody: 1 << 20, ratePerHour: 6000, burst: 50, concurrency: 20, queryTimeout: time.Minute, queryBudget: 7}},
 		{name: "bad query timeout", args: []string{"-query-timeout", "0s"}, err: `-query-timeout "0s": want a positive duration such as 30s`},
 		{name: "zero query budget", args: []string{"-query-budget", "0"}, err: "-query-budget must be positive, or -1 for no budget"},
+		{name: "query memory", args: []string{"-query-memory", "-1"}, env: map[string]string{"KMKIT_QUERY_MEMORY": "7"},
+			want: config{addr: ":8080", db: "sqlite:kmkit.db", maxPageSize: 5000, maxBody: 1 << 20, ratePerHour: 6000, burst: 50, concurrency: 20, queryMemory: -1}},
+		{name: "query memory from the environment", env: map[string]string{"KMKIT_QUERY_MEMORY": "1048576"},
+			want: config{addr: ":8080", db: "sqlite:kmkit.db", maxPageSize: 5000, maxBody: 1 << 20, ratePerHour: 6000, burst: 50, concurrency: 20, queryMemory: 1 << 20}},
+		{name: "zero query memory", args: []string{"-query-memory", "0"}, err: "-query-memory must be positive, or -1 for no bound"},
 		{name: "stray argument", args: []string{"serve"}, err: `unexpected arguments ["serve"]`},
 		{name: "unknown flag", args: []string{"-port", "1"}, err: "flag provided but not defined: -port"},
 	}
@@ -76,6 +81,9 @@ func TestParseConfig(t *testing.T) {
 			}
 			if want.queryBudget == 0 {
 				want.queryBudget = 2_000_000_000
+			}
+			if want.queryMemory == 0 {
+				want.queryMemory = defaultQueryMemory()
 			}
 			if diff := cmp.Diff(want, *cfg, cmp.AllowUnexported(config{})); diff != "" {
 				t.Errorf("config (-want +got):\n%s", diff)
@@ -403,5 +411,33 @@ func TestMaxBodyIsTheBulkLimit(t *testing.T) {
 	want := `{"schemas":["urn:ietf:params:scim:api:messages:2.0:Error"],"detail":"The bulk request exceeds maxPayloadSize (4096 bytes).","status":"413"}`
 	if w.Code != http.StatusRequestEntityTooLarge || strings.TrimSpace(w.Body.String()) != want {
 		t.Errorf("a %d-byte Bulk: %d %s", len(large), w.Code, w.Body)
+	}
+}
+
+// TestDefaultQueryMemory checks -query-memory's default on Linux against MemTotal read
+// here on its own: an eighth of it, or of the cgroup's limit when that is lower.
+func TestDefaultQueryMemory(t *testing.T) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		t.Skip("no /proc/meminfo:", err)
+	}
+	var kb int64
+	for _, line := range strings.Split(string(b), "\n") {
+		if _, err := fmt.Sscanf(line, "MemTotal: %d kB", &kb); err == nil {
+			break
+		}
+	}
+	if kb == 0 {
+		t.Fatalf("no MemTotal in /proc/meminfo:\n%s", b)
+	}
+	want := kb * 1024 / 8
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		var limit int64
+		if _, err := fmt.Sscanf(string(b), "%d", &limit); err == nil && limit > 0 && limit < kb*1024 {
+			want = limit / 8
+		}
+	}
+	if got := defaultQueryMemory(); got != max(want, 64<<20) {
+		t.Errorf("defaultQueryMemory() = %d, want %d", got, max(want, 64<<20))
 	}
 }

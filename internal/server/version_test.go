@@ -2,6 +2,8 @@ package server
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -87,5 +89,40 @@ func TestVersionFlag(t *testing.T) {
 		if got != want {
 			t.Errorf("-buildvcs=%s: -version printed %q, want %q", vcs, got, want)
 		}
+	}
+}
+
+// TestHelpFlag is item 8 of issue 31: "kmkit -h" exited 1 and printed "Usage of server:".
+// The binary prints "Usage of kmkit:" and the flags, and exits 0.
+func TestHelpFlag(t *testing.T) {
+	var stderr bytes.Buffer
+	if code := exitCode(Run(context.Background(), []string{"-h"}, func(string) string { return "" }, io.Discard, &stderr), "kmkit", &stderr); code != 0 {
+		t.Errorf("Run -h: exit code %d, stderr %s", code, stderr.String())
+	}
+	if !strings.HasPrefix(stderr.String(), "Usage of kmkit:\n") || !strings.Contains(stderr.String(), "-cors-origins") {
+		t.Errorf("Run -h printed %q", stderr.String())
+	}
+	if testing.Short() {
+		t.Skip("builds the server")
+	}
+	bin := filepath.Join(t.TempDir(), "kmkit")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/kmkit").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	for _, arg := range []string{"-h", "-help", "--help"} {
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(bin, arg)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Errorf("kmkit %s: %v (exit code %d)", arg, err, cmd.ProcessState.ExitCode())
+		}
+		if !strings.HasPrefix(stderr.String(), "Usage of kmkit:\n") || stdout.Len() != 0 {
+			t.Errorf("kmkit %s: stdout %q, stderr %q", arg, stdout.String(), stderr.String())
+		}
+	}
+	// An unknown flag is still an error.
+	cmd := exec.Command(bin, "-nope")
+	if err := cmd.Run(); cmd.ProcessState.ExitCode() != 1 {
+		t.Errorf("kmkit -nope: %v, want exit code 1", err)
 	}
 }

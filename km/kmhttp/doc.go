@@ -80,7 +80,13 @@
 //     WithMaxQueryCost (default km.DefaultMaxQueryCost) with 400
 //     GENERAL_CONSTRAINT_VIOLATION naming the estimate, the budget and the part that is
 //     too large (the filters or the grouping). An in list counts as one predicate: the
-//     memory executor tests it with one pass.
+//     memory executor tests it with one pass. Over a store that runs plans in memory
+//     (km.MemorySizer: the memory backend) the plan's memory is estimated too (groups x
+//     values, distinct keys, sort buffers; km.Cost.Memory) and refused beyond
+//     WithMaxQueryMemory (default km.DefaultMaxQueryMemory, 1 GiB) with 400
+//     GENERAL_CONSTRAINT_VIOLATION "the query would hold about 208 MB in memory, beyond
+//     the limit of ...: about 100001 groups of 34 values; group by fewer or coarser
+//     fields ...", before anything is allocated.
 //   - Repeated data GETs: the handler keeps the checked plans of up to 512 distinct
 //     requests (KM value, endpoint and query string), so a repeated request skips parsing
 //     and planning (the store still runs it, and its cost is still checked). Plans with

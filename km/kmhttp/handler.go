@@ -14,7 +14,6 @@ import (
 	"github.com/kmkit/kmkit/internal/inputcheck"
 	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/km"
-	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/problem/problemhttp"
 	"github.com/kmkit/kmkit/query"
@@ -35,13 +34,14 @@ const (
 
 // options configure a Handler; the zero value gives the defaults.
 type options struct {
-	MaxPageSize   int
-	MaxSampleSize int
-	MaxBodyBytes  int64
-	Limits        query.Limits
-	Logger        *slog.Logger
-	QueryTimeout  time.Duration
-	MaxQueryCost  int64
+	MaxPageSize    int
+	MaxSampleSize  int
+	MaxBodyBytes   int64
+	Limits         query.Limits
+	Logger         *slog.Logger
+	QueryTimeout   time.Duration
+	MaxQueryCost   int64
+	MaxQueryMemory int64
 }
 
 // Option configures NewHandler.
@@ -78,6 +78,12 @@ func WithQueryTimeout(d time.Duration) Option { return func(o *options) { o.Quer
 // summary request (and a direct call of QueryJSON or SummaryJSON) estimated beyond it is refused with 400 GENERAL_CONSTRAINT_VIOLATION naming the
 // part that is too large. Default DefaultMaxQueryCost; negative: no budget.
 func WithMaxQueryCost(n int64) Option { return func(o *options) { o.MaxQueryCost = n } }
+
+// WithMaxQueryMemory bounds the memory a query over a store that runs plans in memory is
+// estimated to hold (km.Cost.Memory, in bytes): beyond it the request is refused with 400
+// GENERAL_CONSTRAINT_VIOLATION saying what to change, before the store allocates for it.
+// Default km.DefaultMaxQueryMemory; negative: no bound.
+func WithMaxQueryMemory(n int64) Option { return func(o *options) { o.MaxQueryMemory = n } }
 
 // DefaultQueryTimeout is the default of WithQueryTimeout.
 const DefaultQueryTimeout = 30 * time.Second
@@ -121,7 +127,11 @@ func NewHandler(store km.Store, opt ...Option) *Handler {
 	case opts.MaxQueryCost < 0:
 		opts.MaxQueryCost = 1<<63 - 1
 	}
-	h := &Handler{store: store, opts: opts, api: &routing.API{Name: "km", Write: writeProblem, Logger: opts.Logger}}
+	if opts.MaxQueryMemory == 0 {
+		opts.MaxQueryMemory = km.DefaultMaxQueryMemory
+	}
+	h := &Handler{store: store, opts: opts, api: &routing.API{Name: "km", Write: writeProblem, Logger: opts.Logger,
+		TimeLimit: opts.QueryTimeout, TimeLimitCause: errQueryTimeout, Narrow: "narrow it (fewer filters, fields, KPIs or rows)"}}
 	h.entry = h.api.Handler(h.serve)
 	return h
 }
@@ -284,32 +294,21 @@ func (h *Handler) bounded(r *http.Request) (*http.Request, context.CancelFunc) {
 // errQueryTimeout is the cause of a context ended by the query time limit.
 var errQueryTimeout = errors.New("km: query time limit")
 
-// fail answers err: client errors with their 4xx problem, anything else with 500 and a
-// support id that is logged with the error.
+// fail answers err: client errors with their 4xx problem, anything else as every API
+// answers failures (routing.API.Fail: 503 for the time limit, a client gone or a database
+// unavailable, else 500 with a logged support id).
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	p, isClientError := ProblemOf(err)
-	switch {
-	case isClientError:
+	if p, isClientError := ProblemOf(err); isClientError {
 		problemhttp.Send(w, p)
-	case deadline.Reached(r.Context(), errQueryTimeout):
-		problemhttp.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, fmt.Sprintf(
-			"the query ran longer than the time limit of %v and was stopped; narrow it (fewer filters, fields, KPIs or rows)", h.opts.QueryTimeout))
-	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
-		// The client went away; nobody reads the answer.
-		problemhttp.Write(w, http.StatusServiceUnavailable, problem.CodeFatal, "request canceled")
-	case outage.Is(err):
-		h.opts.Logger.WarnContext(r.Context(), "km: database unavailable", "path", r.URL.Path, "err", err)
-		w.Header().Set("Retry-After", outage.RetryAfterSeconds)
-		problemhttp.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
-	default:
-		problemhttp.Send(w, h.api.Internal(r.Context(), r, err))
+		return
 	}
+	h.api.Fail(w, r, err)
 }
 
-// checkCost refuses p with 400 when its estimated cost is beyond the budget, naming the
-// part that is too large.
+// checkCost refuses p with 400 when its estimated cost or memory is beyond the limits,
+// naming the part that is too large.
 func (h *Handler) checkCost(ctx context.Context, p *km.Plan) error {
-	return km.CheckCost(ctx, h.store, p, h.opts.MaxQueryCost)
+	return km.CheckCost(ctx, h.store, p, km.Limits{Cost: h.opts.MaxQueryCost, Memory: h.opts.MaxQueryMemory})
 }
 
 // compileFilters is km.CompileFilters within the handler's limits.

@@ -139,6 +139,8 @@ type plan struct {
 	// lend, when set, takes the cells of the projected page from the pool and lends them
 	// to the caller's results (query.Recycling).
 	lend *query.Recycling
+	// stop ends the loops once the run's context is done (nil: never; see stop).
+	stop *stop
 }
 
 func compile(f *Frame, req *query.Request) (*plan, error) {
@@ -279,7 +281,7 @@ func (p *plan) selectRows() (rowSet, rowCmp) {
 	if p.req.Search == nil {
 		return rows, nil
 	}
-	sel, score := search(p.f.rows, rows.vector(), p.searched, p.req.Search)
+	sel, score := search(p.f.rows, rows.vector(), p.searched, p.req.Search, p.stop)
 	return rowSet{sel: sel}, func(a, b int32) int { return int(score[b]) - int(score[a]) }
 }
 
@@ -315,6 +317,7 @@ func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 	} else if order != nil {
 		order = chain([]rowCmp{order})
 	}
+	order = p.stop.order(order)
 	if p.req.Distinct {
 		sel := rows.vector()
 		parts := make([]keyPart, len(p.refs))
@@ -328,7 +331,7 @@ func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 		}
 		// With sort keys, all selected, duplicates sort together: the first row of each
 		// combination in row order is also first in sorted order.
-		_, first := groupRows(parts, sel)
+		_, first := groupRows(parts, sel, p.stop)
 		for i, pos := range first {
 			first[i] = sel[pos]
 		}
@@ -593,7 +596,7 @@ func runKPIs(keys []ref, metrics []compiledMetric, sel []int32, all bool) [][]qu
 	for i, c := range keys {
 		parts[i] = newKeyPart(c)
 	}
-	gid, first := groupRows(parts, sel)
+	gid, first := groupRows(parts, sel, nil)
 	g := groups{sel: sel, gid: gid, n: len(first)}
 	if all {
 		g.n = 1
@@ -647,10 +650,26 @@ func (f *Frame) searchedColumns(s *query.Search, selected []string) ([]ref, erro
 	return out, nil
 }
 
+// scoreDict scores every value of dict, in chunks between which st may stop the run: a
+// dictionary of a million values takes seconds to score.
+func scoreDict(m *fuzzy.Matcher, dict []string, st *stop) []uint8 {
+	if st == nil {
+		return m.ScoreAll(dict)
+	}
+	out := make([]uint8, 0, len(dict))
+	const chunk = 1 << 10
+	for lo := 0; lo < len(dict); lo += chunk {
+		hi := min(lo+chunk, len(dict))
+		out = append(out, m.ScoreAll(dict[lo:hi])...)
+		st.check(64 * (hi - lo)) // a fuzzy score costs about as much as 64 rows of a loop
+	}
+	return out
+}
+
 // search keeps the rows of sel whose best score over the columns reaches the precision.
 // Each column's dictionary is scored once; rows look their score up by code. It returns
 // the kept rows (in sel's order) and the score of every kept row, indexed by frame row.
-func search(n int, sel []int32, cols []ref, s *query.Search) ([]int32, []uint8) {
+func search(n int, sel []int32, cols []ref, s *query.Search, st *stop) ([]int32, []uint8) {
 	m := fuzzy.New(s.Term)
 	score := make([]uint8, n)
 	for _, c := range cols {
@@ -671,12 +690,13 @@ func search(n int, sel []int32, cols []ref, s *query.Search) ([]int32, []uint8) 
 				if !ok {
 					sv = uint8(m.Score(query.TimeText(v.Int)))
 					byValue[v.Int] = sv
+					st.check(64) // as scoreDict counts a score
 				}
 				score[r] = max(score[r], sv)
 			}
 			continue
 		}
-		byCode := m.ScoreAll(col.Dict)
+		byCode := scoreDict(m, col.Dict, st)
 		switch {
 		case c.index == nil && col.Nulls == nil:
 			for _, r := range sel {

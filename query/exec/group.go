@@ -119,8 +119,9 @@ const denseLimit = 1 << 22
 
 // groupRows gives each row of sel a group id, numbering groups in order of first
 // appearance in sel; equal keys (nulls equal to each other) share a group. It returns the
-// group id of each entry of sel and the sel position of each group's first row.
-func groupRows(parts []keyPart, sel []int32) (gid []int32, first []int32) {
+// group id of each entry of sel and the sel position of each group's first row. st may
+// stop it between columns and within the hash-map passes.
+func groupRows(parts []keyPart, sel []int32, st *stop) (gid []int32, first []int32) {
 	gid = make([]int32, len(sel))
 	if len(parts) == 0 {
 		if len(sel) > 0 {
@@ -146,6 +147,7 @@ func groupRows(parts []keyPart, sel []int32) (gid []int32, first []int32) {
 		}
 		for _, p := range parts {
 			p.mix(keys, sel)
+			st.check(len(sel))
 		}
 		ids := make([]int32, dense)
 		for i := range ids {
@@ -164,6 +166,9 @@ func groupRows(parts []keyPart, sel []int32) (gid []int32, first []int32) {
 		// The parts and a null mask in a fixed array key.
 		ids := make(map[[4]uint64]int32)
 		for i, r := range sel {
+			if i&1023 == 0 {
+				st.check(1024)
+			}
 			var key [4]uint64
 			for j, p := range parts {
 				v, null := p.part(r)
@@ -186,6 +191,9 @@ func groupRows(parts []keyPart, sel []int32) (gid []int32, first []int32) {
 		ids := make(map[string]int32)
 		buf := make([]byte, 9*len(parts))
 		for i, r := range sel {
+			if i&1023 == 0 {
+				st.check(1024)
+			}
 			for j, p := range parts {
 				v, null := p.part(r)
 				if null {

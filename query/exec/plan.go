@@ -327,11 +327,15 @@ func (s *Source) Run(p *km.Plan) (*query.Result, error) {
 }
 
 // RunContext is Run bounded by ctx: once ctx is done (client gone, time limit, shutdown)
-// the work stops at the next check, each at most one pass over a column or a chunk of
-// grain rows apart, and RunContext returns ctx.Err().
-func (s *Source) RunContext(ctx context.Context, p *km.Plan) (*query.Result, error) {
+// the work stops at the next check, each at most one pass over a column or a few thousand
+// rows of a grouping, a sort or a search apart (see stop), and RunContext returns
+// ctx.Err(). Sort indexes, built once per frame and column and shared by later requests,
+// are always completed (one radix sort of the column).
+func (s *Source) RunContext(ctx context.Context, p *km.Plan) (res *query.Result, err error) {
+	defer recoverHalt(&err)
+	st := newStop(ctx)
 	if len(p.KPIs) == 0 {
-		return s.runRows(ctx, p)
+		return s.runRows(ctx, p, st)
 	}
 	fs, err := s.filter(ctx, p, p.Records)
 	if err != nil {
@@ -340,14 +344,14 @@ func (s *Source) RunContext(ctx context.Context, p *km.Plan) (*query.Result, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return s.runKPIs(ctx, p, fs)
+	return s.runKPIs(ctx, p, fs, st)
 }
 
 // runRows lists the rows of the grain with Run's machinery over the grain's frame. A
 // sorted page without a count first tries earlyTop with the filter evaluated row by row
 // (rowFilter); otherwise, or when the walk gives up, the filter's bitmap over the grain
 // rows selects them.
-func (s *Source) runRows(ctx context.Context, p *km.Plan) (*query.Result, error) {
+func (s *Source) runRows(ctx context.Context, p *km.Plan, st *stop) (*query.Result, error) {
 	rowKey := slices.ContainsFunc(p.Fields, func(c km.ColumnRef) bool { return c.Field == km.RowField && c.Record == p.Grain })
 	f, err := s.frame(p.Grain, p.RowJoin, rowKey)
 	if err != nil {
@@ -377,6 +381,7 @@ func (s *Source) runRows(ctx context.Context, p *km.Plan) (*query.Result, error)
 		return nil, err
 	}
 	pl.lend = query.RecyclingFrom(ctx)
+	pl.stop = st
 	res := &query.Result{Columns: pl.cols}
 	for i := range res.Columns {
 		res.Columns[i].Name = p.Columns[i].Name
@@ -515,7 +520,7 @@ type pairs struct {
 }
 
 // runKPIs computes the KPIs per group of the dimensions.
-func (s *Source) runKPIs(ctx context.Context, p *km.Plan, fs *filterState) (*query.Result, error) {
+func (s *Source) runKPIs(ctx context.Context, p *km.Plan, fs *filterState, st *stop) (*query.Result, error) {
 	gs := &groupSet{ids: map[string]int32{}}
 	if len(p.Fields) == 0 {
 		gs.vals, gs.first, gs.minG = [][]query.Value{{}}, []int{0}, []int32{-1}
@@ -535,7 +540,7 @@ func (s *Source) runKPIs(ctx context.Context, p *km.Plan, fs *filterState) (*que
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		pr, err := s.expand(p, fs, a, gs)
+		pr, err := s.expand(p, fs, a, gs, st)
 		if err != nil {
 			return nil, err
 		}
@@ -550,6 +555,7 @@ func (s *Source) runKPIs(ctx context.Context, p *km.Plan, fs *filterState) (*que
 	k := len(p.Fields)
 	rows := make([][]query.Value, n)
 	for gi := range rows {
+		st.check(1)
 		row := make([]query.Value, 0, len(p.Columns))
 		row = append(row, gs.vals[gi]...)
 		for _, kp := range p.KPIs {
@@ -579,12 +585,9 @@ func (s *Source) runKPIs(ctx context.Context, p *km.Plan, fs *filterState) (*que
 	}
 	var score []uint8
 	if p.Search != nil {
-		order, score = searchGroups(p, rows, order)
+		order, score = searchGroups(p, rows, order, st)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	slices.SortStableFunc(order, func(a, b int32) int {
+	slices.SortStableFunc(order, st.order(func(a, b int32) int {
 		for _, sk := range p.Sort {
 			if c := compareValues(rows[a][sk.Column], rows[b][sk.Column], sk.Desc); c != 0 {
 				return c
@@ -596,7 +599,7 @@ func (s *Source) runKPIs(ctx context.Context, p *km.Plan, fs *filterState) (*que
 			}
 		}
 		return natural(a, b)
-	})
+	}))
 	res := &query.Result{Columns: make([]query.ColumnHeader, len(p.Columns))}
 	for i, c := range p.Columns {
 		res.Columns[i] = query.ColumnHeader{Name: c.Name, Type: c.Type, KPI: c.KPI != nil}
@@ -614,7 +617,7 @@ func (s *Source) runKPIs(ctx context.Context, p *km.Plan, fs *filterState) (*que
 
 // searchGroups keeps the groups whose best score over the searched dimensions reaches the
 // precision, and returns them with every group's score.
-func searchGroups(p *km.Plan, rows [][]query.Value, order []int32) ([]int32, []uint8) {
+func searchGroups(p *km.Plan, rows [][]query.Value, order []int32, st *stop) ([]int32, []uint8) {
 	m := fuzzy.New(p.Search.Term)
 	var cols []int
 	for _, f := range p.Search.Fields {
@@ -623,6 +626,7 @@ func searchGroups(p *km.Plan, rows [][]query.Value, order []int32) ([]int32, []u
 	score := make([]uint8, len(rows))
 	kept := order[:0]
 	for _, gi := range order {
+		st.check(64) // a fuzzy score costs about as much as 64 rows of a loop
 		for _, j := range cols {
 			if v := rows[gi][j]; !v.Null {
 				text := v.Str
@@ -641,7 +645,7 @@ func searchGroups(p *km.Plan, rows [][]query.Value, order []int32) ([]int32, []u
 
 // expand builds the tuples of one aggregate, groups them, and returns its distinct
 // (group, grain row) pairs.
-func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupSet) (pairs, error) {
+func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupSet, stp *stop) (pairs, error) {
 	gt, err := s.table(a.Grain)
 	if err != nil {
 		return pairs{}, err
@@ -695,6 +699,7 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		to := make([]int32, 0, len(from))
 		pass := fs.pass[st.To]
 		for t, r := range from {
+			stp.check(1)
 			n := 0
 			if r >= 0 {
 				for _, c := range ch.rows[ch.off[r]:ch.off[r+1]] {
@@ -711,6 +716,7 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 			}
 		}
 		for _, rec := range recs {
+			stp.check(len(rep))
 			old := idx[rec]
 			nw := make([]int32, len(rep))
 			for i, t := range rep {
@@ -746,9 +752,10 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 	for i := range sel {
 		sel[i] = int32(i)
 	}
-	local, first := groupRows(parts, sel)
+	local, first := groupRows(parts, sel, stp)
 	global := make([]int32, len(first))
 	for l, t := range first {
+		stp.check(1)
 		global[l] = gs.id(parts, t, a.Index)
 	}
 	g := idx[a.Grain]

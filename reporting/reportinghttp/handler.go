@@ -1,7 +1,6 @@
 package reportinghttp
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/kmkit/kmkit/internal/inputcheck"
 	"github.com/kmkit/kmkit/internal/routing"
-	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem/problemhttp"
 	"github.com/kmkit/kmkit/reporting"
@@ -248,19 +246,8 @@ var bufferPool = sync.Pool{New: func() any { return new([]byte) }}
 // with WithPaging) does not pin its memory.
 const maxPooledBuffer = 4 << 20
 
-// fail answers 500 with a support id that it also logs with err, unless the client has gone.
-func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
-		return
-	}
-	if outage.Is(err) {
-		h.log.WarnContext(r.Context(), "reporting: database unavailable", "path", r.URL.Path, "err", err)
-		w.Header().Set("Retry-After", outage.RetryAfterSeconds)
-		problemhttp.Write(w, http.StatusServiceUnavailable, problem.CodeUnavailable, outage.Detail)
-		return
-	}
-	problemhttp.Send(w, h.api.Internal(r.Context(), r, err))
-}
+// fail answers err as every API answers failures (routing.API.Fail).
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) { h.api.Fail(w, r, err) }
 
 // writeError answers with err as TenantFunc describes.
 func writeError(w http.ResponseWriter, err error) {

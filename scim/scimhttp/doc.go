@@ -2,9 +2,10 @@
 // HTTP for the teams of a host, so that identity providers such as Okta and Microsoft Entra
 // ID can provision through it. It is the HTTP adapter of package scim, which holds the
 // domain: users, groups, the scim.Store a backend implements, filters, normalisation and
-// the rules with their wording. This package holds the handler, its routing, Bulk, the
-// discovery endpoints, the JSON wire format, the schemas and the application of PATCH
-// operations (both rest on github.com/elimity-com/scim's schema package, which needs
+// the rules with their wording, and scim.Service, which applies PATCH and the version retry
+// loop of every update. This package holds the handler, its routing, Bulk, the discovery
+// endpoints, the JSON wire format, the /Schemas documents and the validation of POST and
+// PUT bodies (both rest on github.com/elimity-com/scim's schema package, which needs
 // net/http), and WriteProblem for the auth middleware.
 //
 // NewHandler returns an http.Handler mounted at {base}/user-provisioning/scim/v2 (see
@@ -17,9 +18,9 @@
 // and groups live in a scim.Store; storage/memory and storage/sqlstore have them.
 //
 // The handler uses github.com/elimity-com/scim as a library: its schemas describe the
-// resources (and are served by /Schemas) and validate request bodies and the result of
-// every PATCH. Requests are routed once, by this package, which applies PATCH operations
-// itself and adds what the library lacks: team scoping, the vendor extension and its
+// resources (and are served by /Schemas) and validate POST and PUT bodies. PATCH is
+// decoded here and applied by scim.Service, whose documentation says how. Requests are
+// routed once, by this package, which adds what the library lacks: team scoping, the vendor extension and its
 // rules, filter evaluation, sorting, attributes/excludedAttributes, ETags with If-Match
 // and If-None-Match, POST .search on the same code path as GET, Bulk, a
 // ServiceProviderConfig that says what is supported, request size limits, and error
@@ -63,24 +64,9 @@
 //     type eq "work"], or emails.value eq "x"), address and type ignoring case; groups on
 //     members[value eq "id"] (or members.value eq "id"). Anything else is 400
 //     invalidFilter naming the unsupported part.
-//   - PATCH (RFC 7644 section 3.5.2): add, replace and remove on core and extension
-//     attributes ("urn:...:enterprise:2.0:User:manager.value"), sub-attributes, and
-//     multi-valued attributes with value filters (and, or, not, eq, ne, co, sw, ew, gt,
-//     ge, lt, le, pr). add on a filtered path that matches nothing creates the value the
-//     filter describes when it is eq terms joined by and (phoneNumbers[type eq
-//     "mobile"].value creates {"type": "mobile", "value": ...}); replace on such a path is
-//     400 noTarget. A path-less add or replace takes an object whose keys are paths:
-//     plain, dotted ("name.givenName") or URN-prefixed attributes, or an extension URN
-//     with an object. A null value on replace removes the attribute (RFC 7643 section
-//     2.5), as does remove; replacing a complex attribute keeps the sub-attributes not
-//     given. remove on a multi-valued attribute with a value list removes those values
-//     (Entra ID removes members that way). Operations apply in order and the result is
-//     validated against the schemas before it is stored; any operation that cannot have
-//     its effect fails the whole request with 400: noTarget, invalidPath (unknown
-//     attribute, sub-attribute or schema, malformed path, filter on a single value) or
-//     mutability (id, meta, groups, and sub-attributes the service fills in such as
-//     members.display and manager.displayName). A PATCH that leaves active without a value
-//     makes the user inactive, without role makes it a MEMBER.
+//   - PATCH (RFC 7644 section 3.5.2) is applied by scim.Service: see package scim for
+//     the paths, values and rules, and the behaviours RFC 7644 leaves open. If-Match
+//     pins the version it is applied to (412 when it does not match).
 //   - groups on a User lists the groups of the team it is a member of (value, display,
 //     type "direct", $ref); it is read-only. schemas names an extension only when the
 //     resource has data of it.

@@ -74,16 +74,14 @@ func writeAPIError(w http.ResponseWriter, e scimError) {
 	WriteError(w, e.Status, string(e.ScimType), e.Detail)
 }
 
-// storeError turns a Store error into the error the client sees (scim.ErrorOf). Errors
-// that are not rules of the Store are logged and answered with 500 without their text.
-func (h *Handler) storeError(err error) scimError {
+// storeError turns a Store error into the error the client sees: a rule of the Store
+// (scim.ErrorOf) as it is, anything else as every API answers failures
+// (routing.API.Failure: 503 for a client gone or a database unavailable, else 500 with a
+// logged support id, never the error's text).
+func (h *Handler) storeError(ctx context.Context, err error) scimError {
 	if e, ok := scim.ErrorOf(err); ok {
 		return e
 	}
-	if outage.Is(err) {
-		h.log.Warn("scim: database unavailable", "error", err)
-		return apiError(http.StatusServiceUnavailable, "", "%s", outage.Detail)
-	}
-	p := h.api.Internal(context.Background(), nil, err)
+	p, _ := h.api.Failure(ctx, nil, err) // WriteError adds Retry-After to every 503
 	return apiError(p.Status, "", "%s", p.Detail)
 }

@@ -74,3 +74,35 @@ func TestInternalErrors(t *testing.T) {
 		})
 	}
 }
+
+// goneStore fails to list users because the request's context ended.
+type goneStore struct{ *memory.SCIMStore }
+
+func (s goneStore) ListUsers(ctx context.Context, team string, q scim.ListQuery) ([]scim.User, int, error) {
+	return nil, 0, ctx.Err()
+}
+
+// TestClientGone checks that a store error caused by the client going away is answered
+// as every API answers it (503, nobody reads it) and is not logged as an internal error.
+func TestClientGone(t *testing.T) {
+	var logs bytes.Buffer
+	h := withTeamHeader(scimhttp.NewHandler(goneStore{memory.New().SCIM()},
+		scimhttp.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil)))))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := httptest.NewRequestWithContext(ctx, http.MethodGet, base+"/Users", nil)
+	r.Header.Set("X-Test-Team", "acme")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	var body struct {
+		Status string
+		Detail string
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || w.Code != 503 || body.Status != "503" ||
+		body.Detail != "the request was canceled: the client went away" {
+		t.Errorf("%d %s; want 503 \"the request was canceled: the client went away\"", w.Code, w.Body)
+	}
+	if logs.Len() != 0 {
+		t.Errorf("logged %s; want nothing at the info level", logs.String())
+	}
+}

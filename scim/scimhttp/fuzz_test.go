@@ -94,6 +94,8 @@ func FuzzWrites(f *testing.F) {
 		`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"remove","path":"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager.value"},{"op":"Add","path":"phoneNumbers[type eq \"mobile\"].value","value":"555"}]}`,
 		`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"replace","value":{"displayName":"B","name.givenName":"K","urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"department":null}}},{"op":"Replace","path":"title","value":null}]}`,
 		`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"add","path":"emails[type eq \"work\" and primary eq true]","value":{"value":"a@b.co"}},{"op":"replace","path":"members[value eq \"u\"].value","value":"u"}]}`,
+		`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"remove","path":"emails[(type eq \"work\" or type eq \"home\") and value ew \"example.com\"].display"},{"op":"add","path":"emails","value":[{"value":"a@b.co","type":"home","primary":true},{"Value":"A@B.CO","Type":"home"}]}]}`,
+		`{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"replace","path":"emails[type eq \"home\"].primary","value":true},{"op":"replace","path":"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User","value":{"department":"D2"}},{"op":"replace","path":"emails.type","value":"work"}]}`,
 		`{}`, `[]`, `{"schemas":null}`,
 	}
 	for _, s := range seeds {

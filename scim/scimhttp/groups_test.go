@@ -394,3 +394,21 @@ func TestDiscovery(t *testing.T) {
 		t.Errorf("Schemas/ext?excludedAttributes (-want +got):\n%s", diff)
 	}
 }
+
+// TestNoOpPatchKeepsETag is item 6 of issue 28 over HTTP: adding a member that is there
+// already changes nothing (RFC 7644 section 3.5.2.1), so the ETag stays and a client that
+// sends it as If-Match again gets 200, not 412.
+func TestNoOpPatchKeepsETag(t *testing.T) {
+	s := newServer(t)
+	a := s.createUser("acme", "a@example.com")
+	r := s.call("acme", "POST", "/Groups", group("G", a)).must(t, http.StatusCreated)
+	id, tag := r.str("id"), r.header.Get("ETag")
+	for range 2 {
+		got := s.call("acme", "PATCH", "/Groups/"+id, `{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"add","path":"members","value":[{"value":"`+a+`"}]}]}`,
+			"If-Match", tag).must(t, http.StatusOK)
+		if got.header.Get("ETag") != tag || got.str("meta.version") != tag || got.str("meta.lastModified") != r.str("meta.lastModified") {
+			t.Errorf("ETag %q, meta.version %q, lastModified %q; want %q and %q", got.header.Get("ETag"), got.str("meta.version"),
+				got.str("meta.lastModified"), tag, r.str("meta.lastModified"))
+		}
+	}
+}

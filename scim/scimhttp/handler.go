@@ -82,6 +82,7 @@ func DefaultAuthenticationSchemes() []AuthenticationScheme {
 // package documentation). Create it with NewHandler.
 type Handler struct {
 	store       scim.Store
+	svc         *scim.Service
 	prefix      string
 	baseURL     string
 	team        func(*http.Request) (string, bool)
@@ -196,6 +197,7 @@ func principalTeam(r *http.Request) (string, bool) {
 func NewHandler(store scim.Store, opts ...Option) *Handler {
 	h := &Handler{
 		store:       store,
+		svc:         scim.NewService(store),
 		prefix:      BasePath,
 		team:        principalTeam,
 		log:         slog.Default(),
@@ -207,9 +209,8 @@ func NewHandler(store scim.Store, opts ...Option) *Handler {
 	for _, o := range opts {
 		o(h)
 	}
-	h.users = newResourceType("User", "/Users", "User of the team", userSchema(), userExtensions()...)
-	h.groups = newResourceType("Group", "/Groups", "Group of users of the team", groupSchema())
-	h.groups.patch.computed = map[string]bool{"members.display": true, "members.$ref": true}
+	h.users = newResourceType("User", "/Users", "User of the team", scim.UserResource(), userSchema(), userExtensions()...)
+	h.groups = newResourceType("Group", "/Groups", "Group of users of the team", scim.GroupResource(), groupSchema())
 	h.api = &routing.API{Name: "scim", Logger: h.log, Write: func(w http.ResponseWriter, _ *http.Request, p *problem.Problem) {
 		WriteProblem(w, p)
 	}}

@@ -22,12 +22,11 @@ type resourceType struct {
 	description string
 	schema      schema.Schema   // the core schema
 	exts        []schema.Schema // its extensions
-	patch       patchSchema
+	attrs       scim.ResourceSchema
 }
 
-func newResourceType(name, endpoint, description string, core schema.Schema, exts ...schema.Schema) *resourceType {
-	return &resourceType{name: name, endpoint: endpoint, description: description, schema: core, exts: exts,
-		patch: patchSchema{core: withExternalID(core), exts: exts}}
+func newResourceType(name, endpoint, description string, attrs scim.ResourceSchema, core schema.Schema, exts ...schema.Schema) *resourceType {
+	return &resourceType{name: name, endpoint: endpoint, description: description, schema: core, exts: exts, attrs: attrs}
 }
 
 // do answers one request on /Users or /Groups, from HTTP or from Bulk.
@@ -86,7 +85,7 @@ func meta(kind, location string, created, modified time.Time, version int64) map
 // user has data of it; groups lists the groups of the team that have u as a member.
 func (h *Handler) renderUser(u scim.User, root string, groups []scim.Group) rendered {
 	loc := root + "/Users/" + url.PathEscape(u.ID)
-	m := userAttrs(u)
+	m := scim.UserAttributes(u)
 	m["id"] = u.ID
 	if u.ExternalID != "" {
 		m["externalId"] = u.ExternalID
@@ -116,7 +115,11 @@ func (h *Handler) renderUser(u scim.User, root string, groups []scim.Group) rend
 
 func renderGroup(g scim.Group, root string) rendered {
 	loc := root + "/Groups/" + url.PathEscape(g.ID)
-	m := groupAttrs(g, root)
+	m := scim.GroupAttributes(g)
+	for _, mb := range m["members"].([]any) {
+		mb := mb.(map[string]any)
+		mb["$ref"] = root + "/Users/" + url.PathEscape(mb["value"].(string))
+	}
 	m["id"] = g.ID
 	if g.ExternalID != "" {
 		m["externalId"] = g.ExternalID
@@ -166,7 +169,7 @@ func (h *Handler) userGroups(ctx context.Context, team, id string, c call) ([]sc
 	groups, _, err := h.store.ListGroups(ctx, team, scim.ListQuery{
 		Filter: []scim.Equal{{Attr: scim.MemberFilter, Value: id}}, StartIndex: 1, Count: scim.MaxGroupsPerUser})
 	if err != nil {
-		e := h.storeError(err)
+		e := h.storeError(ctx, err)
 		return nil, &e
 	}
 	return groups, nil
@@ -175,7 +178,7 @@ func (h *Handler) userGroups(ctx context.Context, team, id string, c call) ([]sc
 func (h *Handler) getUser(ctx context.Context, root, team string, c call) (*result, *scimError) {
 	u, err := h.store.GetUser(ctx, team, c.id)
 	if err != nil {
-		e := h.storeError(err)
+		e := h.storeError(ctx, err)
 		return nil, &e
 	}
 	groups, e := h.userGroups(ctx, team, u.ID, c)
@@ -188,7 +191,7 @@ func (h *Handler) getUser(ctx context.Context, root, team string, c call) (*resu
 func (h *Handler) getGroup(ctx context.Context, root, team string, c call) (*result, *scimError) {
 	g, err := h.store.GetGroup(ctx, team, c.id)
 	if err != nil {
-		e := h.storeError(err)
+		e := h.storeError(ctx, err)
 		return nil, &e
 	}
 	return respond(http.StatusOK, renderGroup(g, root), c)
@@ -206,7 +209,7 @@ func (h *Handler) deleteResource(ctx context.Context, team string, c call) *scim
 			func(v int64) error { return h.store.DeleteGroup(ctx, team, c.id, v) })
 	}
 	if err != nil {
-		e := h.storeError(err)
+		e := h.storeError(ctx, err)
 		return &e
 	}
 	return nil
@@ -276,7 +279,7 @@ func (h *Handler) list(ctx context.Context, root, team string, c call) (*result,
 		}
 	}
 	if err != nil {
-		e := h.storeError(err)
+		e := h.storeError(ctx, err)
 		return nil, &e
 	}
 	p := projectionOf(c.query)
@@ -315,31 +318,7 @@ func requireSchema(body map[string]any, core string) *scimError {
 	return nil
 }
 
-// patchOps reads the operations of a PatchOp body, already checked by normalizePatch.
-func patchOps(body map[string]any) []patchOp {
-	k, _ := scim.AttributeKey(body, "Operations")
-	list, _ := body[k].([]any)
-	ops := make([]patchOp, 0, len(list))
-	for _, o := range list {
-		m := o.(map[string]any)
-		var op patchOp
-		if k, ok := scim.AttributeKey(m, "op"); ok {
-			op.op, _ = m[k].(string)
-			op.op = strings.ToLower(op.op)
-		}
-		if k, ok := scim.AttributeKey(m, "path"); ok {
-			op.path, _ = m[k].(string)
-		}
-		if k, ok := scim.AttributeKey(m, "value"); ok {
-			op.value, op.hasValue = m[k], true
-		}
-		ops = append(ops, op)
-	}
-	return ops
-}
-
 func (h *Handler) writeUser(ctx context.Context, root, team string, c call, body map[string]any) (*result, *scimError) {
-	st := h.store
 	var (
 		out scim.User
 		err error
@@ -352,40 +331,37 @@ func (h *Handler) writeUser(ctx context.Context, root, team string, c call, body
 		if e := scim.NormalizeUser(body); e != nil {
 			return nil, e
 		}
+		if e := scim.CheckValues(body, h.users.attrs); e != nil {
+			return nil, e
+		}
 		valid, e := validateAttrs(body, h.users.schema, h.users.exts...)
 		if e != nil {
 			return nil, e
 		}
-		u, f, uerr := userFromAttrs(valid)
+		u, f, uerr := scim.UserFromAttributes(valid, h.users.attrs)
 		if uerr != nil {
 			return nil, asScimError(uerr)
 		}
 		if c.method == http.MethodPost {
 			return h.createUser(ctx, root, team, c, u, f)
 		}
-		out, err = update(c.ifMatch, userVersion,
-			func() (scim.User, error) { return st.GetUser(ctx, team, c.id) },
-			func(cur scim.User) (scim.User, error) {
-				next := u.Clone()
-				f.keep(&next, cur)
-				return next, nil
-			},
-			func(next scim.User, v int64) (scim.User, error) { return st.ReplaceUser(ctx, team, next, v) })
+		out, err = h.svc.UpdateUser(ctx, team, c.id, precondition(c.ifMatch), nil, func(cur scim.User) (scim.User, error) {
+			next := u.Clone()
+			f.Keep(&next, cur)
+			return next, nil
+		})
 		if err != nil {
-			e := h.storeError(err)
+			e := h.storeError(ctx, err)
 			return nil, &e
 		}
 	case http.MethodPatch:
-		if e := scim.NormalizePatch(body, true); e != nil {
+		ops, e := scim.ParsePatch(body, true)
+		if e != nil {
 			return nil, e
 		}
-		ops := patchOps(body)
-		out, err = update(c.ifMatch, userVersion,
-			func() (scim.User, error) { return st.GetUser(ctx, team, c.id) },
-			func(cur scim.User) (scim.User, error) { return h.patchUser(cur, ops) },
-			func(next scim.User, v int64) (scim.User, error) { return st.ReplaceUser(ctx, team, next, v) })
+		out, err = h.svc.PatchUser(ctx, team, c.id, ops, precondition(c.ifMatch))
 		if err != nil {
-			e := h.storeError(err)
+			e := h.storeError(ctx, err)
 			return nil, &e
 		}
 	}
@@ -396,46 +372,16 @@ func (h *Handler) writeUser(ctx context.Context, root, team string, c call, body
 	return respond(http.StatusOK, h.renderUser(out, root, groups), c)
 }
 
-// patchUser applies ops to cur. An attribute the operations leave without a value is
-// unassigned: removing active deactivates, removing role makes the user a MEMBER.
-func (h *Handler) patchUser(cur scim.User, ops []patchOp) (scim.User, error) {
-	attrs := userAttrs(cur.Clone())
-	attrs["id"] = cur.ID
-	if cur.ExternalID != "" {
-		attrs["externalId"] = cur.ExternalID
-	}
-	if e := h.users.patch.applyPatch(attrs, ops); e != nil {
-		return scim.User{}, *e
-	}
-	delete(attrs, "id")
-	if e := scim.NormalizeUser(attrs); e != nil {
-		return scim.User{}, *e
-	}
-	valid, e := validateAttrs(attrs, h.users.schema, h.users.exts...)
-	if e != nil {
-		return scim.User{}, *e
-	}
-	next, f, err := userFromAttrs(valid)
-	if err != nil {
-		return scim.User{}, err
-	}
-	next.ID = cur.ID
-	if !f.role {
-		next.Role = scim.RoleMember
-	}
-	return next, nil
-}
-
-func (h *Handler) createUser(ctx context.Context, root, team string, c call, u scim.User, f userFields) (*result, *scimError) {
-	if !f.active {
+func (h *Handler) createUser(ctx context.Context, root, team string, c call, u scim.User, f scim.UserFields) (*result, *scimError) {
+	if !f.Active {
 		u.Active = true
 	}
-	if !f.role {
+	if !f.Role {
 		u.Role = scim.RoleMember
 	}
 	created, err := h.store.CreateUser(ctx, team, u)
 	if err != nil {
-		e := h.storeError(err)
+		e := h.storeError(ctx, err)
 		return nil, &e
 	}
 	if created.SendEmailOnInvitation && h.notifier != nil {
@@ -464,66 +410,35 @@ func (h *Handler) writeGroup(ctx context.Context, root, team string, c call, bod
 		if e != nil {
 			return nil, e
 		}
-		g, gerr := groupFromAttrs(valid)
+		g, gerr := scim.GroupFromAttributes(valid)
 		if gerr != nil {
 			return nil, asScimError(gerr)
 		}
 		if c.method == http.MethodPost {
 			created, err := st.CreateGroup(ctx, team, g)
 			if err != nil {
-				e := h.storeError(err)
+				e := h.storeError(ctx, err)
 				return nil, &e
 			}
 			return respond(http.StatusCreated, renderGroup(created, root), c)
 		}
-		out, err = update(c.ifMatch, groupVersion,
-			func() (scim.Group, error) { return st.GetGroup(ctx, team, c.id) },
-			func(cur scim.Group) (scim.Group, error) {
-				next := g.Clone()
-				next.ID = cur.ID
-				return next, nil
-			},
-			func(next scim.Group, v int64) (scim.Group, error) { return st.ReplaceGroup(ctx, team, next, v) })
+		out, err = h.svc.UpdateGroup(ctx, team, c.id, precondition(c.ifMatch), nil, func(cur scim.Group) (scim.Group, error) {
+			next := g.Clone()
+			next.ID = cur.ID
+			return next, nil
+		})
 	case http.MethodPatch:
-		if e := scim.NormalizePatch(body, false); e != nil {
+		ops, e := scim.ParsePatch(body, false)
+		if e != nil {
 			return nil, e
 		}
-		ops := patchOps(body)
-		out, err = update(c.ifMatch, groupVersion,
-			func() (scim.Group, error) { return st.GetGroup(ctx, team, c.id) },
-			func(cur scim.Group) (scim.Group, error) { return h.patchGroup(cur, root, ops) },
-			func(next scim.Group, v int64) (scim.Group, error) { return st.ReplaceGroup(ctx, team, next, v) })
+		out, err = h.svc.PatchGroup(ctx, team, c.id, ops, precondition(c.ifMatch))
 	}
 	if err != nil {
-		e := h.storeError(err)
+		e := h.storeError(ctx, err)
 		return nil, &e
 	}
 	return respond(http.StatusOK, renderGroup(out, root), c)
-}
-
-func (h *Handler) patchGroup(cur scim.Group, root string, ops []patchOp) (scim.Group, error) {
-	attrs := groupAttrs(cur, root)
-	attrs["id"] = cur.ID
-	if cur.ExternalID != "" {
-		attrs["externalId"] = cur.ExternalID
-	}
-	if e := h.groups.patch.applyPatch(attrs, ops); e != nil {
-		return scim.Group{}, *e
-	}
-	delete(attrs, "id")
-	if e := scim.CheckGroup(attrs); e != nil {
-		return scim.Group{}, *e
-	}
-	valid, e := validateAttrs(attrs, h.groups.schema)
-	if e != nil {
-		return scim.Group{}, *e
-	}
-	next, err := groupFromAttrs(valid)
-	if err != nil {
-		return scim.Group{}, err
-	}
-	next.ID = cur.ID
-	return next, nil
 }
 
 // asScimError returns err as a client error; the errors of this package's checks are

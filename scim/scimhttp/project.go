@@ -159,7 +159,7 @@ func filterValues(v any, filters []filter.Expression, keep bool) any {
 		m, _ := e.(map[string]any)
 		hit := false
 		for _, f := range filters {
-			hit = hit || (m != nil && matches(f, m, nil))
+			hit = hit || (m != nil && scim.MatchesFilter(f, m, nil))
 		}
 		if hit == keep {
 			out = append(out, e)

@@ -128,7 +128,10 @@ func TestCreateUserErrors(t *testing.T) {
 		{"trailing data", `{"a":1} {}`, 400, "invalidSyntax", "The request body has data after its JSON object."},
 		{"empty body", "", 400, "invalidSyntax", "The request body is not valid JSON: the JSON body is incomplete or empty."},
 		{"wrong type for name", user("a@example.com", "name", "Jane"), 400, "invalidValue",
-			"A required value was missing, or the value specified was not compatible with the operation or attribute type, or resource schema."},
+			`name must be an object of its sub-attributes, not "Jane".`},
+		// Issue 28, item 7: the refusal names the attribute, the value and the rule.
+		{"duplicate ims", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"i@x.example.com","ims":[{"value":"a","type":"xmpp"},{"value":"a","type":"xmpp"}]}`,
+			400, "invalidValue", `ims holds the value {"type":"xmpp","value":"a"} twice: a multi-valued attribute holds each value once.`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,78 +1,193 @@
 package scimtest
 
 import (
+	"bytes"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kmkit/kmkit/scim"
-	"github.com/kmkit/kmkit/scim/scimhttp"
 )
 
-// The PATCH suite sends RFC 7644 section 3.5.2 requests through a scimhttp.Handler over the
-// store and checks what the store then holds. Its cases include, with their exact bodies,
-// the operations identity providers send that once answered 200 and stored nothing.
+// The PATCH suite applies RFC 7644 section 3.5.2 requests through a scim.Service over the
+// store, without HTTP, and checks what the store then holds. Its cases include, with their
+// exact bodies, the operations identity providers send that once answered 200 and stored
+// nothing. Resources are compared in their JSON form (scim.UserAttributes,
+// scim.GroupAttributes, with externalId), as an adapter renders them without id, meta and
+// schemas.
 
 const (
-	userURN = "urn:ietf:params:scim:schemas:core:2.0:User"
-	extURN  = "urn:celonis:params:scim:schemas:extension:2.0:User"
-	entURN  = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
-	patchOp = `{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":`
+	userURN  = "urn:ietf:params:scim:schemas:core:2.0:User"
+	groupURN = "urn:ietf:params:scim:schemas:core:2.0:Group"
+	extURN   = "urn:celonis:params:scim:schemas:extension:2.0:User"
+	entURN   = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
+	patchOp  = `{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":`
+	team     = "t"
 )
 
-// client calls a handler over a store as team "t".
+// client applies requests to a service over a store, as team "t".
 type client struct {
-	t *testing.T
-	h http.Handler
+	t   *testing.T
+	svc *scim.Service
 }
 
-func newClient(t *testing.T, s scim.Store) client {
-	return client{t, scimhttp.NewHandler(s, scimhttp.WithPrefix(""), scimhttp.WithBaseURL("https://idm.example"),
-		scimhttp.WithTeam(func(*http.Request) (string, bool) { return "t", true }))}
-}
+func newClient(t *testing.T, s scim.Store) client { return client{t, scim.NewService(s)} }
 
-func (c client) call(method, path, body string) (int, map[string]any) {
-	c.t.Helper()
-	req := httptest.NewRequest(method, "https://idm.example"+path, strings.NewReader(body))
-	if body != "" {
-		req.Header.Set("Content-Type", "application/scim+json")
-	}
-	rec := httptest.NewRecorder()
-	c.h.ServeHTTP(rec, req)
+// decode reads a JSON object as an adapter does, numbers as json.Number.
+func decode(t *testing.T, body string) map[string]any {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader([]byte(body)))
+	d.UseNumber()
 	var m map[string]any
-	if rec.Body.Len() > 0 {
-		if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil {
-			c.t.Fatalf("%s %s: body %q: %v", method, path, rec.Body.String(), err)
-		}
+	if err := d.Decode(&m); err != nil {
+		t.Fatalf("body %s: %v", body, err)
 	}
-	return rec.Code, m
+	return m
 }
 
-// create posts a user and returns its id.
+// newUser checks a user object as POST does and returns the user to create.
+func newUser(t *testing.T, body string) (scim.User, error) {
+	t.Helper()
+	m := decode(t, body)
+	if e := scim.NormalizeUser(m); e != nil {
+		return scim.User{}, *e
+	}
+	if e := scim.CheckValues(m, scim.UserResource()); e != nil {
+		return scim.User{}, *e
+	}
+	u, f, err := scim.UserFromAttributes(m, scim.UserResource())
+	if err != nil {
+		return scim.User{}, err
+	}
+	if !f.Active {
+		u.Active = true
+	}
+	if !f.Role {
+		u.Role = scim.RoleMember
+	}
+	return u, nil
+}
+
+// create stores a user object and returns its id.
 func (c client) create(body string) string {
 	c.t.Helper()
-	code, m := c.call("POST", "/Users", body)
-	if code != http.StatusCreated {
-		c.t.Fatalf("create: %d %v", code, m)
+	u, err := newUser(c.t, body)
+	if err != nil {
+		c.t.Fatalf("create %s: %v", body, err)
 	}
-	return m["id"].(string)
+	created, err := c.svc.Store().CreateUser(c.t.Context(), team, u)
+	if err != nil {
+		c.t.Fatalf("create %s: %v", body, err)
+	}
+	return created.ID
 }
 
-// resource returns a user or group as GET returns it, without id and meta.
-func (c client) resource(path string) map[string]any {
+// createGroup stores a group object and returns its id.
+func (c client) createGroup(body string) string {
 	c.t.Helper()
-	code, m := c.call("GET", path, "")
-	if code != http.StatusOK {
-		c.t.Fatalf("GET %s: %d %v", path, code, m)
+	m := decode(c.t, body)
+	if e := scim.CheckGroup(m); e != nil {
+		c.t.Fatalf("group %s: %v", body, e)
 	}
-	delete(m, "id")
-	delete(m, "meta")
+	g, err := scim.GroupFromAttributes(m)
+	if err != nil {
+		c.t.Fatalf("group %s: %v", body, err)
+	}
+	created, err := c.svc.Store().CreateGroup(c.t.Context(), team, g)
+	if err != nil {
+		c.t.Fatalf("group %s: %v", body, err)
+	}
+	return created.ID
+}
+
+func userJSON(u scim.User) map[string]any {
+	m := scim.UserAttributes(u.Clone())
+	if u.ExternalID != "" {
+		m["externalId"] = u.ExternalID
+	}
 	return m
+}
+
+func groupJSON(g scim.Group) map[string]any {
+	m := scim.GroupAttributes(g)
+	if g.ExternalID != "" {
+		m["externalId"] = g.ExternalID
+	}
+	return m
+}
+
+// version is the version and modify time of a resource.
+type version struct {
+	Version      int64
+	LastModified time.Time
+}
+
+// patch applies a PatchOp body to path ("/Users/id" or "/Groups/id") with the
+// precondition pre and returns the resource's JSON form and version, or the SCIM error.
+func (c client) patch(path, body string, pre scim.Precondition) (map[string]any, version, *scim.Error) {
+	c.t.Helper()
+	kind, id, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	ops, e := scim.ParsePatch(decode(c.t, body), kind == "Users")
+	if e != nil {
+		return nil, version{}, e
+	}
+	var (
+		m   map[string]any
+		v   version
+		err error
+	)
+	if kind == "Users" {
+		var u scim.User
+		u, err = c.svc.PatchUser(c.t.Context(), team, id, ops, pre)
+		m, v = userJSON(u), version{u.Version, u.LastModified}
+	} else {
+		var g scim.Group
+		g, err = c.svc.PatchGroup(c.t.Context(), team, id, ops, pre)
+		m, v = groupJSON(g), version{g.Version, g.LastModified}
+	}
+	if err != nil {
+		se, ok := scim.ErrorOf(err)
+		if !ok {
+			c.t.Fatalf("PATCH %s %s: %v", path, body, err)
+		}
+		return nil, version{}, &se
+	}
+	return m, v, nil
+}
+
+// resource returns a user or group as the store holds it, in its JSON form, and its
+// version.
+func (c client) resource(path string) (map[string]any, version) {
+	c.t.Helper()
+	kind, id, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	if kind == "Users" {
+		u, err := c.svc.Store().GetUser(c.t.Context(), team, id)
+		if err != nil {
+			c.t.Fatalf("GetUser %s: %v", id, err)
+		}
+		return userJSON(u), version{u.Version, u.LastModified}
+	}
+	g, err := c.svc.Store().GetGroup(c.t.Context(), team, id)
+	if err != nil {
+		c.t.Fatalf("GetGroup %s: %v", id, err)
+	}
+	return groupJSON(g), version{g.Version, g.LastModified}
+}
+
+// stored returns the JSON form of a user or group as the store holds it.
+func (c client) stored(path string) map[string]any {
+	c.t.Helper()
+	m, _ := c.resource(path)
+	return m
+}
+
+// badRequest is the Error of a 400 with scimType and detail.
+func badRequest(scimType, detail string) *scim.Error {
+	return &scim.Error{Status: scim.StatusBadRequest, ScimType: scimType, Detail: detail}
 }
 
 const jane = `{"schemas":["` + userURN + `","` + entURN + `"],"userName":"jane@example.com","displayName":"Jane",
@@ -80,10 +195,9 @@ const jane = `{"schemas":["` + userURN + `","` + entURN + `"],"userName":"jane@e
 	"emails":[{"value":"jane@example.com","type":"home"}],
 	"` + entURN + `":{"department":"R&D","employeeNumber":"7","manager":{"value":"boss-id"}}}`
 
-// janeWant is jane as a GET returns it, without id and meta; edit changes a copy.
+// janeWant is jane in its JSON form; edit changes a copy.
 func janeWant(edit func(m map[string]any)) map[string]any {
 	m := map[string]any{
-		"schemas":     []any{userURN, extURN, entURN},
 		"userName":    "jane@example.com",
 		"displayName": "Jane",
 		"title":       "Engineer",
@@ -122,10 +236,7 @@ func testPatch(t *testing.T, newStore Factory) {
 			janeWant(func(m map[string]any) { delete(ent(m), "manager") })},
 		{"remove the whole enterprise extension",
 			`[{"op":"remove","path":"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"}]`,
-			janeWant(func(m map[string]any) {
-				delete(m, entURN)
-				m["schemas"] = []any{userURN, extURN}
-			})},
+			janeWant(func(m map[string]any) { delete(m, entURN) })},
 		// 2. add on a filtered multi-valued path with no matching value creates it.
 		{"add phoneNumbers[type eq mobile].value",
 			`[{"op":"Add","path":"phoneNumbers[type eq \"mobile\"].value","value":"555-1234"}]`,
@@ -219,19 +330,16 @@ func testPatch(t *testing.T, newStore Factory) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newStore(t, nil)
-			c := newClient(t, s)
+			c := newClient(t, newStore(t, nil))
 			id := c.create(jane)
-			code, m := c.call("PATCH", "/Users/"+id, patchOp+tt.ops+"}")
-			if code != http.StatusOK {
-				t.Fatalf("PATCH: %d %v", code, m)
+			m, _, e := c.patch("/Users/"+id, patchOp+tt.ops+"}", nil)
+			if e != nil {
+				t.Fatalf("PATCH: %v", *e)
 			}
-			delete(m, "id")
-			delete(m, "meta")
 			if diff := cmp.Diff(tt.want, m); diff != "" {
-				t.Errorf("PATCH response (-want +got):\n%s", diff)
+				t.Errorf("PATCH result (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.want, c.resource("/Users/"+id)); diff != "" {
+			if diff := cmp.Diff(tt.want, c.stored("/Users/"+id)); diff != "" {
 				t.Errorf("stored user (-want +got):\n%s", diff)
 			}
 		})
@@ -239,14 +347,9 @@ func testPatch(t *testing.T, newStore Factory) {
 }
 
 func testPatchErrors(t *testing.T, newStore Factory) {
-	s := newStore(t, nil)
-	c := newClient(t, s)
+	c := newClient(t, newStore(t, nil))
 	id := c.create(jane)
-	code, g := c.call("POST", "/Groups", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"G","members":[{"value":"`+id+`"}]}`)
-	if code != http.StatusCreated {
-		t.Fatalf("group: %d %v", code, g)
-	}
-	gid := g["id"].(string)
+	gid := c.createGroup(`{"schemas":["` + groupURN + `"],"displayName":"G","members":[{"value":"` + id + `"}]}`)
 	tests := []struct {
 		name, path, ops, scimType, detail string
 	}{
@@ -284,18 +387,19 @@ func testPatchErrors(t *testing.T, newStore Factory) {
 		{"group member with no match", "/Groups/" + gid, `[{"op":"replace","path":"members[value eq \"nobody\"].value","value":"x"}]`,
 			"noTarget", `Operations[0]: No value of members matches the filter of "members[value eq \"nobody\"].value".`},
 	}
-	before := c.resource("/Users/" + id)
+	before, beforeVersion := c.resource("/Users/" + id)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, m := c.call("PATCH", tt.path, patchOp+tt.ops+"}")
-			want := map[string]any{"schemas": []any{"urn:ietf:params:scim:api:messages:2.0:Error"}, "status": "400",
-				"scimType": tt.scimType, "detail": tt.detail}
-			if diff := cmp.Diff(want, m); code != http.StatusBadRequest || diff != "" {
-				t.Errorf("status %d, body (-want +got):\n%s", code, diff)
+			_, _, e := c.patch(tt.path, patchOp+tt.ops+"}", nil)
+			if diff := cmp.Diff(badRequest(tt.scimType, tt.detail), e); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
 			}
 		})
 	}
-	if diff := cmp.Diff(before, c.resource("/Users/"+id)); diff != "" {
+	if after, v := c.resource("/Users/" + id); !cmp.Equal(before, after) || v != beforeVersion {
+		t.Errorf("refused operations changed the user (-before +after):\n%s", cmp.Diff(before, after))
+	}
+	if diff := cmp.Diff(before, c.stored("/Users/"+id)); diff != "" {
 		t.Errorf("refused operations changed the user (-before +after):\n%s", diff)
 	}
 }
@@ -305,11 +409,7 @@ func testPatchGroups(t *testing.T, newStore Factory) {
 	c := newClient(t, s)
 	a := c.create(`{"schemas":["` + userURN + `"],"userName":"a@example.com"}`)
 	b := c.create(`{"schemas":["` + userURN + `"],"userName":"b@example.com"}`)
-	code, g := c.call("POST", "/Groups", `{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"G"}`)
-	if code != http.StatusCreated {
-		t.Fatalf("group: %d %v", code, g)
-	}
-	gid := g["id"].(string)
+	gid := c.createGroup(`{"schemas":["` + groupURN + `"],"displayName":"G"}`)
 	steps := []struct {
 		ops  string
 		want []string
@@ -323,9 +423,8 @@ func testPatchGroups(t *testing.T, newStore Factory) {
 		{`[{"op":"remove","path":"members"}]`, nil, "I"},
 	}
 	for i, st := range steps {
-		code, m := c.call("PATCH", "/Groups/"+gid, patchOp+st.ops+"}")
-		if code != http.StatusOK {
-			t.Fatalf("step %d: %d %v", i, code, m)
+		if _, _, e := c.patch("/Groups/"+gid, patchOp+st.ops+"}", nil); e != nil {
+			t.Fatalf("step %d: %v", i, *e)
 		}
 		stored, err := s.GetGroup(t.Context(), "t", gid)
 		if err != nil {
@@ -338,12 +437,20 @@ func testPatchGroups(t *testing.T, newStore Factory) {
 		if diff := cmp.Diff(st.want, got); diff != "" || stored.DisplayName != st.name {
 			t.Errorf("step %d: displayName %q, members (-want +got):\n%s", i, stored.DisplayName, diff)
 		}
-		// groups on a user lists its groups; a user in none has no groups.
-		var want any
-		if slices.Contains(got, b) {
-			want = []any{map[string]any{"value": gid, "display": st.name, "type": "direct", "$ref": "https://idm.example/Groups/" + gid}}
+		// The groups of a user are those that have it as a member.
+		groups, _, err := s.ListGroups(t.Context(), team, scim.ListQuery{
+			Filter: []scim.Equal{{Attr: scim.MemberFilter, Value: b}}, StartIndex: 1, Count: scim.MaxGroupsPerUser})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if diff := cmp.Diff(want, c.resource("/Users/" + b)["groups"]); diff != "" {
+		var want, gotGroups []string
+		if slices.Contains(got, b) {
+			want = []string{gid}
+		}
+		for _, g := range groups {
+			gotGroups = append(gotGroups, g.ID)
+		}
+		if diff := cmp.Diff(want, gotGroups); diff != "" {
 			t.Errorf("step %d: groups of the user (-want +got):\n%s", i, diff)
 		}
 	}

@@ -1,6 +1,7 @@
 // Package scimtest is the conformance suite of scim.Store implementations: every backend
 // runs the same tests of the rules the Store documents, sequential and concurrent, and the
-// PATCH operations of RFC 7644 section 3.5.2 sent through a scimhttp.Handler over the store.
+// PATCH operations of RFC 7644 section 3.5.2 applied by a scim.Service over the store,
+// without HTTP.
 //
 //	func TestSCIMStore(t *testing.T) {
 //		scimtest.Run(t, func(t *testing.T, seats map[string]int) scim.Store {
@@ -46,6 +47,8 @@ func Run(t *testing.T, newStore Factory) {
 		{"Patch", testPatch},
 		{"PatchErrors", testPatchErrors},
 		{"PatchGroups", testPatchGroups},
+		{"PatchRFC", testPatchRFC},
+		{"PatchRandom", testPatchRandom},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.f(t, newStore) })

@@ -228,6 +228,43 @@ func (s *KMStore) source(m *km.KnowledgeModel) (*exec.Source, error) {
 	return e.src, e.err
 }
 
+// DistinctCounts implements km.MemorySizer: the size of a string column's dictionary, the
+// range of an integer, date or date-time column, 2 for a boolean (each at most the
+// table's rows), for the memory estimate of a plan; unknown for other columns.
+func (s *KMStore) DistinctCounts(_ context.Context, m *km.KnowledgeModel) func(record, field string) (int64, bool) {
+	return func(record, field string) (int64, bool) { return s.distinctCount(m, record, field) }
+}
+
+func (s *KMStore) distinctCount(m *km.KnowledgeModel, record, field string) (int64, bool) {
+	r := m.Record(record)
+	if r == nil {
+		return 0, false
+	}
+	s.mu.RLock()
+	t, ok := s.tables[r.Source]
+	s.mu.RUnlock()
+	if !ok {
+		return 0, false
+	}
+	c, ok := t.Column(field)
+	if !ok {
+		return 0, false
+	}
+	rows := int64(t.Rows())
+	switch c := c.(type) {
+	case *column.Strings:
+		return min(int64(len(c.Dict)), rows), true
+	case *column.Int64s:
+		if lo, hi, ok := c.Range(); ok && hi-lo >= 0 {
+			return min(hi-lo+1, rows), true
+		}
+		return min(1, rows), true // only nulls
+	case *column.Bools:
+		return min(2, rows), true
+	}
+	return 0, false
+}
+
 // RowCount implements km.RowCounter: the rows of the table of a record of m, for the cost
 // estimate of a plan.
 func (s *KMStore) RowCount(_ context.Context, m *km.KnowledgeModel, record string) (int64, bool) {

@@ -216,7 +216,7 @@ func (c planCase) statement(t *testing.T, db *DB, m *km.KnowledgeModel) *stateme
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := translatePlan(db.d, p, nil, db.KM().notNull(context.Background(), p.KM.Record(p.Grain).Source))
+	st, err := db.KM().statement(context.Background(), p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,6 +107,19 @@ func (s *KMStore) Model(_ context.Context, id string) (*km.KnowledgeModel, error
 	return m, nil
 }
 
+// statement translates p for the store's database, with the NOT NULL columns of the
+// grain's table when p sorts rows: both dialects write the sort of a column without nulls
+// so that the import's ascending indexes serve it (read backwards for a descending sort).
+func (s *KMStore) statement(ctx context.Context, p *km.Plan, score *searchScore) (*statement, error) {
+	var notNull map[string]bool
+	if len(p.KPIs) == 0 && len(p.Sort) > 0 {
+		if r := p.KM.Record(p.Grain); r != nil {
+			notNull = s.notNull(ctx, r.Source)
+		}
+	}
+	return translatePlan(s.db.d, p, score, notNull)
+}
+
 // Query implements km.Store: the plan is translated into one statement for the page and,
 // when asked, one for the count (see the package documentation); a search first reads
 // the distinct values of the searched columns among the filtered rows and scores them
@@ -119,14 +132,7 @@ func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) 
 			return nil, err
 		}
 	}
-	var notNull map[string]bool
-	if len(p.KPIs) == 0 && len(p.Sort) > 0 && s.db.d.name() == "sqlite" {
-		// Only SQLite writes a sort differently for a column without nulls.
-		if r := p.KM.Record(p.Grain); r != nil {
-			notNull = s.notNull(ctx, r.Source)
-		}
-	}
-	st, err := translatePlan(s.db.d, p, score, notNull)
+	st, err := s.statement(ctx, p, score)
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,8 @@ func init() { outage.Register(Unavailable) }
 
 // Unavailable reports whether err, an error of a DB, means that the database cannot be
 // reached right now, so that the APIs answer 503 with Retry-After (see package outage,
-// where it is registered): a connection that cannot be made or was lost, PostgreSQL
+// where it is registered): a connection that cannot be made or was lost (also when it is
+// lost mid-statement and the transaction's next step finds it closed), PostgreSQL
 // shutting down, starting, out of connections or without the database (SQLSTATE class 08,
 // 57P01-57P03, 53300, 3D000), or a SQLite database that is locked beyond the busy timeout
 // or cannot be read.
@@ -29,7 +30,8 @@ func Unavailable(err error) bool {
 	)
 	switch {
 	case errors.As(err, &ce), errors.As(err, &ne),
-		errors.Is(err, driver.ErrBadConn), errors.Is(err, io.ErrUnexpectedEOF):
+		errors.Is(err, driver.ErrBadConn), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, pgconn.ErrConnClosed):
 		return true
 	case errors.As(err, &pe):
 		switch pe.Code {

@@ -4,9 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net/url"
 	"path/filepath"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/storage/sqlstore"
@@ -47,6 +50,10 @@ func TestUnavailable(t *testing.T) {
 	_, err = sqlstore.Open(ctx, "postgres://kmkit@127.0.0.1:1/none?sslmode=disable&connect_timeout=2")
 	if err == nil || !outage.Is(err) {
 		t.Errorf("PostgreSQL on a closed port: %v; want an outage", err)
+	}
+	// The next step of a transaction whose connection was lost mid-statement.
+	if closed := fmt.Errorf("rollback: %w", pgconn.ErrConnClosed); !outage.Is(closed) {
+		t.Errorf("%v: want an outage", closed)
 	}
 	if outage.Is(context.Canceled) || outage.Is(errors.New("x")) {
 		t.Error("context.Canceled or a plain error taken for an outage")

@@ -27,9 +27,10 @@ import (
 	"github.com/kmkit/kmkit/query"
 )
 
-// KMStore is a km.Store that delegates to a replaceable store. It implements
-// km.Summarizer: it calls the current store's Summarize, or reports km.ErrUnsupported
-// when that store has none. It is safe for concurrent use.
+// KMStore is a km.Store that delegates to a replaceable store. It implements every
+// optional interface of a km.Store (km.Summarizer, km.RowCounter, km.MemorySizer), each
+// answered by the pinned store when it implements that interface, else as km documents
+// for a store without it (km.ErrUnsupported, an unknown row count, no memory sizes). It is safe for concurrent use.
 type KMStore struct {
 	cur atomic.Pointer[held]
 }
@@ -95,4 +96,22 @@ func (k *KMStore) Summarize(ctx context.Context, p *km.Plan) (*km.Summary, error
 		return s.Summarize(ctx, p)
 	}
 	return nil, km.ErrUnsupported
+}
+
+// DistinctCounts implements km.MemorySizer: the pinned store's counts, or nil when that
+// store does not run plans in memory.
+func (k *KMStore) DistinctCounts(ctx context.Context, m *km.KnowledgeModel) func(record, field string) (int64, bool) {
+	if ms, ok := k.store(ctx).(km.MemorySizer); ok {
+		return ms.DistinctCounts(ctx, m)
+	}
+	return nil
+}
+
+// RowCount implements km.RowCounter: the pinned store's row count, or unknown when that
+// store does not count rows.
+func (k *KMStore) RowCount(ctx context.Context, m *km.KnowledgeModel, record string) (int64, bool) {
+	if rc, ok := k.store(ctx).(km.RowCounter); ok {
+		return rc.RowCount(ctx, m, record)
+	}
+	return 0, false
 }

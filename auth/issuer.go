@@ -1,0 +1,524 @@
+package auth
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rsa"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/MicahParks/jwkset"
+	"github.com/MicahParks/keyfunc/v3"
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/time/rate"
+
+	"github.com/kmkit/kmkit/principal"
+)
+
+// Issuer is an identity provider whose Bearer tokens are verified against the signing keys
+// it publishes (a JWKS, RFC 7517), as Okta, Microsoft Entra ID, Auth0 and Keycloak do. The
+// keys are fetched when the verifier starts, cached, fetched again every RefreshInterval
+// and, at most once per UnknownKIDInterval, when a token names a kid the cache lacks (the
+// IdP rotated its key). When the JWKS cannot be fetched the cached keys keep verifying
+// tokens; IssuerStatus and the log say so.
+type Issuer struct {
+	// URL is the issuer: it must equal the token's iss claim. Required; https, or http on a
+	// loopback address.
+	URL string
+	// Audience lists the accepted audiences: one of them must be in the token's aud claim.
+	// Required.
+	Audience []string
+	// JWKSURL is where the issuer publishes its keys; default the jwks_uri of its OpenID
+	// Connect discovery document (URL + "/.well-known/openid-configuration"), whose issuer
+	// must be URL.
+	JWKSURL string
+	// Algorithms are the accepted signing algorithms; default RS256 and ES256. Only
+	// asymmetric algorithms exist here (RS256, RS384, RS512, PS256, PS384, PS512, ES256,
+	// ES384, ES512): a JWKS never holds a shared secret.
+	Algorithms []string
+	// Claims maps the token's claims to the principal.
+	Claims ClaimMapping
+	// RefreshInterval is how long fetched keys are used before they are fetched again;
+	// default DefaultRefreshInterval.
+	RefreshInterval time.Duration
+	// UnknownKIDInterval is the least time between two fetches caused by tokens naming an
+	// unknown kid; default DefaultUnknownKIDInterval. Tokens naming an unknown kid in
+	// between are refused without a fetch.
+	UnknownKIDInterval time.Duration
+}
+
+// ClaimMapping says how the claims of a verified token become a principal.
+type ClaimMapping struct {
+	// Team and Tenant name the claims holding the principal's team and reporting tenant (a
+	// UUID); a dotted name reaches into nested objects ("org.id"). Defaults "team" and
+	// "tenant".
+	Team, Tenant string
+	// FixedTeam and FixedTenant, when set, are the team and tenant of every token of the
+	// issuer, instead of a claim.
+	FixedTeam, FixedTenant string
+	// PermissionClaims name the claims whose values grant permissions: a space-separated
+	// string or an array of strings (scope, scp, roles, groups...). Default scope and scp.
+	PermissionClaims []string
+	// Scopes maps a value of those claims to the permissions it grants. Nil: a value that
+	// is the name of a permission (km, odata, scim, reporting, metrics, mcp) grants it.
+	Scopes map[string][]principal.Permission
+}
+
+// Defaults of Issuer.
+const (
+	DefaultRefreshInterval    = time.Hour
+	DefaultUnknownKIDInterval = time.Minute
+	// jwksTimeout bounds one discovery or JWKS request.
+	jwksTimeout = 10 * time.Second
+	// maxDiscoveryBytes bounds a discovery document.
+	maxDiscoveryBytes = 1 << 20
+)
+
+// asymmetric are the algorithms an Issuer may accept, by the key type they need.
+var asymmetric = map[string]string{
+	"RS256": "RSA", "RS384": "RSA", "RS512": "RSA", "PS256": "RSA", "PS384": "RSA", "PS512": "RSA",
+	"ES256": "P-256", "ES384": "P-384", "ES512": "P-521",
+}
+
+// IssuerStatus is the state of an Issuer's key cache, for metrics and health pages.
+type IssuerStatus struct {
+	// Issuer is the issuer URL; JWKSURL where its keys come from ("" before discovery
+	// succeeded).
+	Issuer, JWKSURL string
+	// Keys is the number of keys cached.
+	Keys int
+	// LastSuccess is the time of the last successful fetch (zero before the first).
+	LastSuccess time.Time
+	// LastError is the error of the last fetch when it failed, else "".
+	LastError string
+	// Failures counts failed fetches since the start.
+	Failures uint64
+}
+
+// Stale reports whether the last fetch failed: the issuer's tokens are verified with the
+// keys cached before, if any.
+func (s IssuerStatus) Stale() bool { return s.LastError != "" }
+
+// issuerSource verifies the tokens of one Issuer.
+type issuerSource struct {
+	iss    Issuer
+	parser *jwt.Parser
+	// unknownKID allows a fetch of the JWKS for a token naming a kid the cache lacks.
+	unknownKID *rate.Limiter
+	client     *http.Client
+	log        *slog.Logger
+	ctx        context.Context
+
+	// mu guards the making of the key storage: kf, jwksURL, lastStart.
+	mu        sync.Mutex
+	kf        keyfunc.Keyfunc // nil until the JWKS URL is known and the storage made
+	cache     jwkset.Storage  // the keys fetched, read without fetching
+	jwksURL   string
+	lastStart time.Time // the last attempt to discover and make the storage
+
+	// statusMu guards status and storage; it is never held while mu is taken.
+	statusMu sync.Mutex
+	storage  jwkset.Storage
+	status   IssuerStatus
+}
+
+func checkIssuerURL(what, s string) error {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || u.User != nil || u.Fragment != "" || u.RawQuery != "" {
+		return fmt.Errorf("%s %q is not an absolute URL", what, s)
+	}
+	if u.Scheme == "https" {
+		return nil
+	}
+	if u.Scheme == "http" {
+		if a, err := netip.ParseAddr(u.Hostname()); err == nil && a.IsLoopback() || u.Hostname() == "localhost" {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s %q must use https (http only on a loopback address)", what, s)
+}
+
+// CheckIssuer reports what is wrong with iss, as NewJWTVerifier would: the URLs, the
+// audience, the algorithms, the permissions of the scope mapping, the fixed tenant.
+func CheckIssuer(iss Issuer) error {
+	_, err := normalizeIssuer(iss)
+	return err
+}
+
+// normalizeIssuer checks iss and fills in its defaults.
+func normalizeIssuer(iss Issuer) (Issuer, error) {
+	if err := checkIssuerURL("issuer", iss.URL); err != nil {
+		return iss, err
+	}
+	if len(iss.Audience) == 0 || slices.Contains(iss.Audience, "") {
+		return iss, fmt.Errorf("issuer %s: an audience is required", iss.URL)
+	}
+	if iss.JWKSURL != "" {
+		if err := checkIssuerURL("jwksURL", iss.JWKSURL); err != nil {
+			return iss, fmt.Errorf("issuer %s: %w", iss.URL, err)
+		}
+	}
+	if len(iss.Algorithms) == 0 {
+		iss.Algorithms = []string{AlgRS256, AlgES256}
+	}
+	for _, a := range iss.Algorithms {
+		if asymmetric[a] == "" {
+			return iss, fmt.Errorf("issuer %s: algorithm %q is not accepted: use RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384 or ES512", iss.URL, a)
+		}
+	}
+	for _, pc := range iss.Claims.Scopes {
+		for _, p := range pc {
+			if !slices.Contains(AllPermissions, p) {
+				return iss, fmt.Errorf("issuer %s: unknown permission %q in the scope mapping", iss.URL, p)
+			}
+		}
+	}
+	if iss.Claims.FixedTenant != "" {
+		t, err := ParseTenant([]string{iss.Claims.FixedTenant})
+		if err != nil {
+			return iss, fmt.Errorf("issuer %s: tenant %q is not a UUID", iss.URL, iss.Claims.FixedTenant)
+		}
+		iss.Claims.FixedTenant = t
+	}
+	if iss.Claims.Team == "" {
+		iss.Claims.Team = DefaultTeamClaim
+	}
+	if iss.Claims.Tenant == "" {
+		iss.Claims.Tenant = DefaultTenantClaim
+	}
+	if len(iss.Claims.PermissionClaims) == 0 {
+		iss.Claims.PermissionClaims = []string{"scope", "scp"}
+	}
+	if iss.RefreshInterval <= 0 {
+		iss.RefreshInterval = DefaultRefreshInterval
+	}
+	if iss.UnknownKIDInterval <= 0 {
+		iss.UnknownKIDInterval = DefaultUnknownKIDInterval
+	}
+	return iss, nil
+}
+
+// newIssuerSource checks iss and returns its source; the first fetch happens in start.
+func newIssuerSource(ctx context.Context, iss Issuer, leeway time.Duration, now func() time.Time, client *http.Client, log *slog.Logger) (*issuerSource, error) {
+	iss, err := normalizeIssuer(iss)
+	if err != nil {
+		return nil, err
+	}
+	s := &issuerSource{iss: iss, client: client, log: log, ctx: ctx, jwksURL: iss.JWKSURL,
+		unknownKID: rate.NewLimiter(rate.Every(iss.UnknownKIDInterval), 1)}
+	s.status.Issuer, s.status.JWKSURL = iss.URL, iss.JWKSURL
+	s.parser = jwt.NewParser(
+		jwt.WithValidMethods(iss.Algorithms),
+		jwt.WithIssuer(iss.URL),
+		jwt.WithAudience(iss.Audience...),
+		jwt.WithExpirationRequired(),
+		jwt.WithLeeway(leeway),
+		jwt.WithTimeFunc(now),
+	)
+	return s, nil
+}
+
+// AllPermissions are the permissions a principal can hold.
+var AllPermissions = []principal.Permission{principal.PermKM, principal.PermOData, principal.PermSCIM, principal.PermReporting, principal.PermMetrics, principal.PermMCP}
+
+// start discovers the JWKS URL when needed and makes the key storage, which fetches the
+// keys now and every RefreshInterval. A failure is remembered in the status and retried
+// by the next token, at most once per UnknownKIDInterval.
+func (s *issuerSource) start(ctx context.Context) (keyfunc.Keyfunc, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.kf != nil {
+		return s.kf, nil
+	}
+	if !s.lastStart.IsZero() && time.Since(s.lastStart) < s.iss.UnknownKIDInterval {
+		return nil, refusef("the signing keys of issuer %s are not available yet", s.iss.URL)
+	}
+	s.lastStart = time.Now()
+	if s.jwksURL == "" {
+		u, err := s.discover(ctx)
+		if err != nil {
+			s.failed(ctx, fmt.Errorf("discovery: %w", err))
+			return nil, refusef("the signing keys of issuer %s are not available yet", s.iss.URL)
+		}
+		s.jwksURL = u
+		s.statusMu.Lock()
+		s.status.JWKSURL = u
+		s.statusMu.Unlock()
+	}
+	store, err := jwkset.NewStorageFromHTTP(s.jwksURL, jwkset.HTTPClientStorageOptions{
+		Client: &http.Client{Transport: observed{next: s.client.Transport, ok: s.fetched}, Timeout: jwksTimeout},
+		Ctx:    s.ctx,
+		// The first fetch's error is handled here: the storage is kept, empty, and
+		// refreshed by the next unknown kid or tick.
+		NoErrorReturnFirstHTTPReq: true,
+		RefreshErrorHandler:       s.failed,
+		RefreshInterval:           s.iss.RefreshInterval,
+		HTTPTimeout:               jwksTimeout,
+	})
+	if err != nil {
+		s.failed(ctx, err)
+		return nil, refusef("the signing keys of issuer %s are not available yet", s.iss.URL)
+	}
+	client, err := jwkset.NewHTTPClient(jwkset.HTTPClientOptions{
+		HTTPURLs: map[string]jwkset.Storage{s.jwksURL: store},
+		// Reading an unknown kid through the client fetches the keys again. key reads the
+		// cache first and goes through the client only when s.unknownKID allows it, so that
+		// a token naming an unknown kid is refused at once rather than made to wait.
+		RefreshUnknownKID: rate.NewLimiter(rate.Inf, 1),
+	})
+	if err != nil {
+		s.failed(ctx, err)
+		return nil, refusef("the signing keys of issuer %s are not available yet", s.iss.URL)
+	}
+	kf, err := keyfunc.New(keyfunc.Options{Ctx: s.ctx, Storage: client, UseWhitelist: []jwkset.USE{jwkset.UseSig, ""}})
+	if err != nil {
+		return nil, err
+	}
+	s.kf, s.cache = kf, store
+	s.statusMu.Lock()
+	s.storage = store
+	s.statusMu.Unlock()
+	return kf, nil
+}
+
+// discover reads the issuer's OpenID Connect discovery document and returns its jwks_uri.
+func (s *issuerSource) discover(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, jwksTimeout)
+	defer cancel()
+	u := strings.TrimSuffix(s.iss.URL, "/") + "/.well-known/openid-configuration"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	var doc struct {
+		Issuer  string `json:"issuer"`
+		JWKSURI string `json:"jwks_uri"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxDiscoveryBytes)).Decode(&doc); err != nil {
+		return "", fmt.Errorf("GET %s: %w", u, err)
+	}
+	if doc.Issuer != s.iss.URL {
+		return "", fmt.Errorf("GET %s: the document names issuer %q, not %q", u, doc.Issuer, s.iss.URL)
+	}
+	if err := checkIssuerURL("jwks_uri", doc.JWKSURI); err != nil {
+		return "", fmt.Errorf("GET %s: %w", u, err)
+	}
+	return doc.JWKSURI, nil
+}
+
+// fetched records a successful fetch of the JWKS.
+func (s *issuerSource) fetched() {
+	s.statusMu.Lock()
+	defer s.statusMu.Unlock()
+	if s.status.LastError != "" {
+		s.log.Info("auth: JWKS reachable again", "issuer", s.iss.URL, "url", s.status.JWKSURL)
+	}
+	s.status.LastSuccess, s.status.LastError = time.Now(), ""
+}
+
+// failed records a failed discovery or fetch; the cached keys, if any, stay in use.
+func (s *issuerSource) failed(ctx context.Context, err error) {
+	s.statusMu.Lock()
+	s.status.LastError = err.Error()
+	s.status.Failures++
+	store, u := s.storage, s.status.JWKSURL
+	s.statusMu.Unlock()
+	keys := 0
+	if store != nil {
+		if all, err := store.KeyReadAll(ctx); err == nil {
+			keys = len(all)
+		}
+	}
+	s.log.Warn("auth: JWKS unreachable; verifying tokens with the cached keys", "issuer", s.iss.URL, "url", u, "cachedKeys", keys, "error", err)
+}
+
+// Status returns the state of the key cache.
+func (s *issuerSource) Status() IssuerStatus {
+	s.statusMu.Lock()
+	st, store := s.status, s.storage
+	s.statusMu.Unlock()
+	if store != nil {
+		if all, err := store.KeyReadAll(context.Background()); err == nil {
+			st.Keys = len(all)
+		}
+	}
+	return st
+}
+
+// observed is the transport of JWKS fetches: it records each answered 200.
+type observed struct {
+	next http.RoundTripper
+	ok   func()
+}
+
+func (o observed) RoundTrip(r *http.Request) (*http.Response, error) {
+	next := o.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	resp, err := next.RoundTrip(r)
+	if err == nil && resp.StatusCode == http.StatusOK {
+		o.ok()
+	}
+	return resp, err
+}
+
+// forbiddenHeaders are JOSE header parameters that carry or point to a key, or ask for
+// processing this verifier does not do: a token naming one is refused, whatever its
+// signature, so that no key ever comes from the token itself.
+var forbiddenHeaders = []string{"jwk", "jku", "x5u", "x5c", "crit"}
+
+// key returns the verification key of a token of this issuer: the JWKS key of its kid,
+// which must be of the type the token's alg needs.
+func (s *issuerSource) key(ctx context.Context) jwt.Keyfunc {
+	return func(t *jwt.Token) (any, error) {
+		for _, h := range forbiddenHeaders {
+			if _, ok := t.Header[h]; ok {
+				return nil, refusef("token header %q is not accepted: keys come only from the issuer's JWKS", h)
+			}
+		}
+		kid, _ := t.Header["kid"].(string)
+		if kid == "" {
+			return nil, errTokenNoKid
+		}
+		kf, err := s.start(ctx)
+		if err != nil {
+			return nil, err
+		}
+		// The kid's key from the cache, or from the JWKS fetched again when the cache
+		// lacks it (the IdP rotated its key), at most once per UnknownKIDInterval.
+		s.mu.Lock()
+		cache := s.cache
+		s.mu.Unlock()
+		jwk, err := cache.KeyRead(ctx, kid)
+		if err != nil && s.unknownKID.Allow() {
+			fetchCtx, cancel := context.WithTimeout(ctx, jwksTimeout)
+			jwk, err = kf.Storage().KeyRead(fetchCtx, kid)
+			cancel()
+		}
+		if err != nil {
+			return nil, refusef("token kid %q names no key of issuer %s", clip(kid), s.iss.URL)
+		}
+		alg := t.Method.Alg()
+		m := jwk.Marshal()
+		if m.USE == jwkset.UseEnc || m.ALG != "" && m.ALG.String() != alg {
+			return nil, refusef("token alg %q does not fit the key %q of issuer %s", clip(alg), clip(kid), s.iss.URL)
+		}
+		var k any = jwk.Key()
+		if pk, ok := k.(interface{ Public() crypto.PublicKey }); ok {
+			k = pk.Public()
+		}
+		ok := false
+		switch pub := k.(type) {
+		case *rsa.PublicKey:
+			ok = asymmetric[alg] == "RSA" && pub.N.BitLen() >= 2048
+		case *ecdsa.PublicKey:
+			ok = asymmetric[alg] == pub.Curve.Params().Name && curveOK(pub.Curve)
+		}
+		if !ok {
+			return nil, refusef("token alg %q does not fit the key %q of issuer %s", clip(alg), clip(kid), s.iss.URL)
+		}
+		return k, nil
+	}
+}
+
+func curveOK(c elliptic.Curve) bool {
+	return c == elliptic.P256() || c == elliptic.P384() || c == elliptic.P521()
+}
+
+// principal maps the claims of a verified token of this issuer.
+func (s *issuerSource) principal(claims jwt.MapClaims) (*principal.Principal, error) {
+	m := s.iss.Claims
+	sub, err := claims.GetSubject()
+	if err != nil {
+		return nil, errTokenClaims
+	}
+	if sub == "" {
+		return nil, errTokenNoSubject
+	}
+	p := &principal.Principal{Name: "sub:" + sub + "@" + s.iss.URL, Team: m.FixedTeam, Tenant: m.FixedTenant}
+	if p.Team == "" {
+		if p.Team, err = pathClaim(claims, m.Team); err != nil {
+			return nil, err
+		}
+	}
+	if strings.ContainsRune(sub, 0) || strings.ContainsRune(p.Team, 0) {
+		return nil, refuse("token subject or team claim contains a NUL character")
+	}
+	if p.Tenant == "" {
+		tenant, err := pathClaim(claims, m.Tenant)
+		if err != nil {
+			return nil, err
+		}
+		if tenant != "" {
+			if p.Tenant, err = ParseTenant([]string{tenant}); err != nil {
+				return nil, refusef("token claim %q is not a UUID", m.Tenant)
+			}
+		}
+	}
+	for _, name := range m.PermissionClaims {
+		words, err := scopeClaim(claims, name)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range words {
+			grants := []principal.Permission{principal.Permission(w)}
+			if m.Scopes != nil {
+				grants = m.Scopes[w]
+			} else if !slices.Contains(AllPermissions, grants[0]) {
+				continue
+			}
+			for _, perm := range grants {
+				if !p.Can(perm) {
+					p.Permissions = append(p.Permissions, perm)
+				}
+			}
+		}
+	}
+	return p, nil
+}
+
+// pathClaim reads a string claim by a dotted path into nested objects; a claim that is
+// absent is "".
+func pathClaim(claims jwt.MapClaims, path string) (string, error) {
+	var v any = map[string]any(claims)
+	if _, ok := claims[path]; ok {
+		v = claims[path] // a claim whose name has dots (URIs, as Auth0 names custom claims)
+	} else {
+		for part := range strings.SplitSeq(path, ".") {
+			obj, ok := v.(map[string]any)
+			if !ok {
+				return "", nil
+			}
+			v = obj[part]
+		}
+	}
+	switch v := v.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return v, nil
+	default:
+		return "", refusef("token claim %q is not a string", path)
+	}
+}

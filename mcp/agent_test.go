@@ -1,0 +1,267 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kmkit/kmkit/mcp"
+	"github.com/kmkit/kmkit/principal"
+	"github.com/kmkit/kmkit/query"
+)
+
+// toolSchema returns the named tool's input (or output) schema as tools/list gives it.
+func toolSchema(t *testing.T, cs *sdk.ClientSession, tool string, output bool) map[string]any {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range res.Tools {
+		if tl.Name != tool {
+			continue
+		}
+		s := tl.InputSchema
+		if output {
+			s = tl.OutputSchema
+		}
+		b, _ := json.Marshal(s)
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	t.Fatalf("no tool %s", tool)
+	return nil
+}
+
+// prop walks a JSON Schema through properties (a name) and items ("[]").
+func prop(s map[string]any, path ...string) map[string]any {
+	for _, p := range path {
+		if p == "[]" {
+			s, _ = s["items"].(map[string]any)
+		} else {
+			props, _ := s["properties"].(map[string]any)
+			s, _ = props[p].(map[string]any)
+		}
+	}
+	return s
+}
+
+// TestFilterExprExamplesAreValid is item 3 of issue 31: the query tool's filterExpr
+// description gave the example RECORD.FIELD = 'value', which the language refuses. The
+// examples tools/list gives now are parsed by the real parser, and, with the placeholder
+// names put for a KM's, the query tool accepts them.
+func TestFilterExprExamplesAreValid(t *testing.T) {
+	if _, err := query.Parse("RECORD.FIELD = 'value'"); err == nil {
+		t.Fatal("the parser accepts '=': the check below proves nothing")
+	}
+	f := newFixture(t)
+	for _, tool := range []string{mcp.ToolQuery, mcp.ToolSummarize} {
+		desc, _ := prop(toolSchema(t, f.cs, tool, false), "filterExpr")["description"].(string)
+		_, list, ok := strings.Cut(desc, "Examples: ")
+		if !ok {
+			t.Fatalf("%s: filterExpr description %q gives no examples", tool, desc)
+		}
+		examples := strings.Split(list, "; ")
+		if !slices.Equal(examples, mcp.FilterExprExamples) {
+			t.Errorf("%s: examples %q, want %q", tool, examples, mcp.FilterExprExamples)
+		}
+		for _, e := range examples {
+			if _, err := query.Parse(e); err != nil {
+				t.Errorf("%s: example %q: %v", tool, e, err)
+			}
+		}
+	}
+	// The examples with shop-base's names: the query tool answers each.
+	names := strings.NewReplacer("RECORD.FIELD", "ORDERS.STATUS", "RECORD.AMOUNT", "ORDERS.NET", "RECORD.COUNTRY", "CUSTOMERS.COUNTRY",
+		"RECORD.NAME", "CUSTOMERS.NAME", "RECORD.CREATED_AT", "ORDERS.CREATED", "RECORD.DUE_DATE", "ORDERS.DAY",
+		"RECORD.CLOSED_AT", "ORDERS.CREATED", "RECORD.STATUS", "ORDERS.STATUS")
+	for _, e := range mcp.FilterExprExamples {
+		res := f.call(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "fields": []string{"ORDERS.ID"}, "filterExpr": []string{names.Replace(e)}})
+		if res.IsError {
+			t.Errorf("example %q as %q: %s", e, names.Replace(e), text(res))
+		}
+	}
+}
+
+// TestSchemasStateLimits is item 4 of issue 31 (the 500-row cap was learned only from an
+// error): the maximum pageSize and find limit are in the input schemas.
+func TestSchemasStateLimits(t *testing.T) {
+	for _, maxRows := range []int{mcp.DefaultMaxRows, 20} {
+		f := newFixture(t, mcp.WithMaxRows(maxRows))
+		q := toolSchema(t, f.cs, mcp.ToolQuery, false)
+		if got := prop(q, "pageSize"); got["maximum"] != float64(maxRows) || got["minimum"] != float64(1) {
+			t.Errorf("MaxRows %d: query pageSize schema %v", maxRows, got)
+		}
+		if got := prop(q, "search", "precision"); got["maximum"] != float64(100) || got["minimum"] != float64(1) {
+			t.Errorf("query search.precision schema %v", got)
+		}
+		if got := prop(q, "page"); got["minimum"] != float64(0) {
+			t.Errorf("query page schema %v", got)
+		}
+		if got := prop(toolSchema(t, f.cs, mcp.ToolFindValues, false), "limit"); got["maximum"] != float64(maxRows) {
+			t.Errorf("MaxRows %d: find_field_values limit schema %v", maxRows, got)
+		}
+	}
+}
+
+// TestFieldTypesListed is item 4 of issue 31 (the output schema's list of field types left
+// out datetime): describe_knowledge_model's output schema enumerates every type a field has.
+func TestFieldTypesListed(t *testing.T) {
+	want := []any{"string", "integer", "float", "boolean", "date", "datetime", "timestamp", "time"}
+	for i, name := range mcp.FieldTypes() {
+		if want[i] != name {
+			t.Fatalf("FieldTypes() = %q", mcp.FieldTypes())
+		}
+	}
+	f := newFixture(t)
+	typ := prop(toolSchema(t, f.cs, mcp.ToolDescribeModel, true), "records", "[]", "fields", "[]", "type")
+	if got, _ := typ["enum"].([]any); !slices.Equal(got, want) {
+		t.Errorf("field type enum %v, want %v", typ["enum"], want)
+	}
+	desc, _ := typ["description"].(string)
+	for _, w := range want {
+		if !strings.Contains(desc, w.(string)) {
+			t.Errorf("field type description %q lacks %s", desc, w)
+		}
+	}
+	// And the description answers with one of them for a datetime field.
+	var d mcp.ModelDescription
+	f.ok(t, mcp.ToolDescribeModel, map[string]any{"km": "shop-base"}, &d)
+	for _, r := range d.Records {
+		for _, fi := range r.Fields {
+			if !slices.Contains(want, any(fi.Type)) {
+				t.Errorf("%s.%s: type %q not in the schema's enum", r.ID, fi.ID, fi.Type)
+			}
+		}
+	}
+}
+
+// TestResourcesList is item 4 of issue 31 (resources/list was empty): every KM the caller
+// sees has its schema, OpenAPI and record resources listed, and each listed one reads.
+func TestResourcesList(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	res, err := f.cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, r := range res.Resources {
+		uris = append(uris, r.URI)
+		if r.Name == "" || r.MIMEType != "application/json" {
+			t.Errorf("resource %+v", r)
+		}
+		got, err := f.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: r.URI})
+		if err != nil || len(got.Contents) != 1 || !json.Valid([]byte(got.Contents[0].Text)) {
+			t.Errorf("read %s: %v", r.URI, err)
+		}
+	}
+	for _, want := range []string{mcp.SchemaURI("shop-base"), mcp.OpenAPIURI("shop-base"), mcp.SchemaURI("shop"),
+		mcp.RecordURI("shop-base", "ORDERS"), mcp.RecordURI("shop", "CUSTOMERS")} {
+		if !slices.Contains(uris, want) {
+			t.Errorf("resources/list lacks %s: %q", want, uris)
+		}
+	}
+	rec, err := f.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: mcp.RecordURI("shop-base", "ORDERS")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d mcp.RecordDescription
+	if err := json.Unmarshal([]byte(rec.Contents[0].Text), &d); err != nil || d.Record.ID != "ORDERS" || len(d.Relationships) == 0 {
+		t.Errorf("record resource: %s", rec.Contents[0].Text)
+	}
+	if _, err := f.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: mcp.RecordURI("shop-base", "NOPE")}); err == nil {
+		t.Error("an unknown record was read")
+	}
+}
+
+// TestCompletions is item 4 of issue 31: completion/complete for the km, record and field
+// arguments of the prompt and the resource templates, scoped to the caller's KMs.
+func TestCompletions(t *testing.T) {
+	st := loadStore(t)
+	base, err := st.Model(context.Background(), "shop-base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := *base
+	secret.ID = "shop-secret"
+	secret.Teams = []string{"blue"}
+	if err := st.PutModel(context.Background(), &secret); err != nil {
+		t.Fatal(err)
+	}
+	h := mcp.NewHandler(st)
+	red := connect(t, h.MCPServer(&principal.Principal{Name: "red", Team: "red"}))
+	blue := connect(t, h.MCPServer(&principal.Principal{Name: "blue", Team: "blue"}))
+	if red.InitializeResult().Capabilities.Completions == nil {
+		t.Fatal("the completions capability is not advertised")
+	}
+	prompt := &sdk.CompleteReference{Type: "ref/prompt", Name: mcp.PromptFilterLanguage}
+	record := &sdk.CompleteReference{Type: "ref/resource", URI: mcp.RecordURITemplate}
+	schema := &sdk.CompleteReference{Type: "ref/resource", URI: mcp.SchemaURITemplate}
+	for _, c := range []struct {
+		cs      *sdk.ClientSession
+		ref     *sdk.CompleteReference
+		arg     string
+		value   string
+		context map[string]string
+		want    []string
+	}{
+		{red, prompt, "km", "SH", nil, []string{"shop", "shop-base"}},
+		{blue, prompt, "km", "shop-", nil, []string{"shop-base", "shop-secret"}},
+		{red, schema, "km", "", nil, []string{"shop", "shop-base"}},
+		{red, record, "km", "shop-b", nil, []string{"shop-base"}},
+		{red, record, "record", "or", map[string]string{"km": "shop-base"}, []string{"ORDERS"}},
+		{red, prompt, "record", "", map[string]string{"km": "shop-base"}, []string{"CUSTOMERS", "ITEMS", "ORDERS"}},
+		{red, prompt, "field", "c", map[string]string{"km": "shop-base", "record": "ORDERS"}, []string{"CREATED", "CUST"}},
+		{red, prompt, "record", "", map[string]string{"km": "shop-secret"}, []string{}},
+		{blue, prompt, "record", "i", map[string]string{"km": "shop-secret"}, []string{"ITEMS"}},
+		{red, prompt, "record", "", nil, []string{}},
+		{red, schema, "record", "", map[string]string{"km": "shop-base"}, []string{}},
+	} {
+		res, err := c.cs.Complete(context.Background(), &sdk.CompleteParams{Ref: c.ref,
+			Argument: sdk.CompleteParamsArgument{Name: c.arg, Value: c.value}, Context: &sdk.CompleteContext{Arguments: c.context}})
+		if err != nil {
+			t.Errorf("%s %s %q: %v", c.ref.Type, c.arg, c.value, err)
+			continue
+		}
+		if !slices.Equal(res.Completion.Values, c.want) || res.Completion.Total != len(c.want) {
+			t.Errorf("%s %s %s %q %v: %q (total %d), want %q", c.ref.Type, c.ref.Name+c.ref.URI, c.arg, c.value, c.context, res.Completion.Values, res.Completion.Total, c.want)
+		}
+	}
+}
+
+// TestFilterLanguagePromptForAField: the prompt's record and field arguments narrow its
+// examples; an unknown record is the KM API's KM_RECORD_NOTFOUND.
+func TestFilterLanguagePromptForAField(t *testing.T) {
+	f := newFixture(t)
+	res, err := f.cs.GetPrompt(context.Background(), &sdk.GetPromptParams{Name: mcp.PromptFilterLanguage,
+		Arguments: map[string]string{"km": "shop-base", "record": "ORDERS", "field": "STATUS"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, examples, _ := strings.Cut(res.Messages[0].Content.(*sdk.TextContent).Text, "Examples from knowledge model shop-base:\n")
+	lines := strings.Split(strings.TrimSpace(examples), "\n")
+	for _, l := range lines {
+		if !strings.Contains(l, "ORDERS.STATUS") || strings.Contains(l, "CUSTOMERS.") {
+			t.Errorf("example %q is not about ORDERS.STATUS", l)
+		}
+		if _, err := query.Parse(strings.TrimSpace(l)); err != nil {
+			t.Errorf("example %q: %v", l, err)
+		}
+	}
+	if len(lines) < 2 {
+		t.Errorf("examples %q", lines)
+	}
+	_, err = f.cs.GetPrompt(context.Background(), &sdk.GetPromptParams{Name: mcp.PromptFilterLanguage,
+		Arguments: map[string]string{"km": "shop-base", "record": "NOPE"}})
+	if err == nil || !strings.Contains(err.Error(), "KM_RECORD_NOTFOUND") {
+		t.Errorf("unknown record: %v", err)
+	}
+}
