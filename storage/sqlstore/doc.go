@@ -45,10 +45,11 @@
 //     carried to every record the query reads along the conjunct's path: a row whose walk
 //     to the home starts up (to its parent) passes when "fk IN (SELECT key ...)", one
 //     whose walk starts down (to its children) when a correlated EXISTS finds a passing
-//     child on PostgreSQL, and when "key IN (SELECT fk ...)" on SQLite, whose planner
-//     without statistics probed the index of a two-valued column per outer row inside
-//     the EXISTS (an uncorrelated semi-join runs once, linear in the children, whatever
-//     the statistics); the rest of the path is joined inside the sub-query;
+//     child through the relationship's index (stopping at the first, and a page at its
+//     last row); the rest of the path is joined inside the sub-query. On SQLite the
+//     columns the condition reads inside the EXISTS are written +c, which rules out
+//     their own indexes: without statistics SQLite took the index of a two-valued column
+//     for every outer row (issue 29: 38 s for 50,000 rows, 51 ms now);
 //   - rows without KPIs: the grain's rows that pass the filter, with a LEFT JOIN up to
 //     each record of the plan's RowJoin;
 //   - KPIs: per grain record, the distinct (group, grain row) pairs of the join rooted at

@@ -124,10 +124,21 @@ func (t *planner) leftJoin(sc *scope, s km.Step, a string, aliases map[string]st
 // reading the other records it names through their parent rows (null where a parent is
 // missing). With a scope, the parents are LEFT JOINs added to it; without (a join
 // condition, or a scope that has maxScopeJoins already), a one-row sub-query joins them.
-func (t *planner) atHome(cj *km.Conjunct, alias string, sc *scope) (string, error) {
+// probed: the condition is checked inside a correlated sub-query, row by row of the
+// outer query, so its columns must not lead the database to an index of their own
+// (dialect.probed).
+func (t *planner) atHome(cj *km.Conjunct, alias string, sc *scope, probed bool) (string, error) {
 	aliases := map[string]string{cj.Home: alias}
+	resolve := t.resolve(aliases)
+	if probed {
+		resolve = func(name string) (frameCol, error) {
+			c, err := t.resolve(aliases)(name)
+			c.expr = t.d.probed(c.expr)
+			return c, err
+		}
+	}
 	if len(cj.Reads) == 0 {
-		return t.b.filter(t.resolve(aliases), cj.Expr)
+		return t.b.filter(resolve, cj.Expr)
 	}
 	if sc != nil && sc.joins+len(cj.Reads) > maxScopeJoins {
 		sc = nil
@@ -152,7 +163,7 @@ func (t *planner) atHome(cj *km.Conjunct, alias string, sc *scope) (string, erro
 		}
 		into.parents[key] = a
 	}
-	e, err := t.b.filter(t.resolve(aliases), cj.Expr)
+	e, err := t.b.filter(resolve, cj.Expr)
 	if err != nil || sc != nil {
 		return e, err
 	}
@@ -177,16 +188,17 @@ const maxJoinedConjuncts = 8
 // conjunct returns the condition that the row of rec read as alias passes cj: some row of
 // cj.Home connected to it along cj.Reach[rec] passes cj.Expr. The walk back from rec to
 // the home starts with an IN sub-query when its first step goes up (a semi-join on the
-// parent key) and, when it goes down (over the children), with a correlated EXISTS on
-// PostgreSQL and an IN sub-query on SQLite (see dialect.uncorrelatedSemiJoins); the rest
-// of the path is joined inside. sc is the scope of alias, or nil in a join condition.
+// parent key) and with a correlated EXISTS when it goes down (over the children), which
+// finds them through the relationship's index and stops at the first that passes; the
+// rest of the path is joined inside, and in an EXISTS the condition's own columns are
+// dialect.probed. sc is the scope of alias, or nil in a join condition.
 func (t *planner) conjunct(cj *km.Conjunct, rec, alias string, sc *scope) (string, error) {
 	path, ok := cj.Reach[rec]
 	if !ok {
 		return "", fmt.Errorf("%w: the filter has no path to record %s", errInternal, rec)
 	}
 	if len(path) == 0 {
-		return t.atHome(cj, alias, sc)
+		return t.atHome(cj, alias, sc, false)
 	}
 	sub := &scope{}
 	cur, first := "", ""
@@ -205,20 +217,18 @@ func (t *planner) conjunct(cj *km.Conjunct, rec, alias string, sc *scope) (strin
 		}
 		cur = a
 	}
-	e, err := t.atHome(cj, cur, sub)
+	last := path[len(path)-1] // its To is rec
+	e, err := t.atHome(cj, cur, sub, last.Up)
 	if err != nil {
 		return "", err
 	}
 	sub.where = append(sub.where, e)
-	last := path[len(path)-1] // its To is rec
-	if last.Up && !t.d.uncorrelatedSemiJoins() {
-		// rec is the parent: some child passes.
+	if last.Up {
+		// rec is the parent: some child passes, probed through the relationship.
 		sub.where = append([]string{col(first, last.FromField) + " = " + col(alias, last.ToField)}, sub.where...)
 		return "EXISTS (SELECT 1 FROM " + sub.from.String() + " WHERE " + sub.cond() + t.fence() + ")", nil
 	}
-	// rec is the child (its parent passes) or, on a dialect that wants uncorrelated
-	// semi-joins, the parent (some child passes): its key is among those the sub-query
-	// selects.
+	// rec is the child: its parent passes.
 	return "(" + col(alias, last.ToField) + " IN (SELECT " + col(first, last.FromField) + " FROM " + sub.from.String() +
 		" WHERE " + sub.cond() + "))", nil
 }
