@@ -196,8 +196,10 @@
 // holds more than the KM tables); its index builds sort in runs on worker threads
 // (temp_store=FILE and threads for the import's connection only), and it ends with
 // ANALYZE of the table (sqlite_stat1), sampling each index (analysis_limit 1000), so that
-// the planner knows which indexes select few rows. Hosts' own tables get no statistics
-// from kmkit: run ANALYZE on them (SQLite never gathers statistics by itself). ImportGenerated skips
+// the planner knows which indexes select few rows; a table that an Import finds current
+// but without statistics (loaded by a kmkit that gathered none) gets them then. Hosts'
+// own tables get no statistics from kmkit: run ANALYZE on them (SQLite never gathers
+// statistics by itself). ImportGenerated skips
 // even the generation of data (the -demo-rows demo) that the database holds under the same
 // version.
 //

@@ -269,6 +269,48 @@ func insertTx(ctx context.Context, conn *sql.Conn, table string, names []string,
 	return true, tx.Commit()
 }
 
+// analyzeSources gives the SQLite tables of srcs that have no statistics (no row in
+// sqlite_stat1, or no sqlite_stat1 at all) theirs: a table imported, unchanged since, by a
+// kmkit that gathered none. Loads gather them (insertTx); PostgreSQL's autovacuum does.
+func (s *KMStore) analyzeSources(ctx context.Context, srcs []source) error {
+	if s.db.d.name() != "sqlite" {
+		return nil
+	}
+	for _, src := range srcs {
+		var n int
+		err := s.db.sql.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_stat1'`).Scan(&n)
+		if err == nil && n > 0 {
+			err = s.db.sql.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_stat1 WHERE tbl = ?`, src.name).Scan(&n)
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			if err := s.analyze(ctx, src.name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// analyze runs ANALYZE on an SQLite table on a connection that samples each index, as
+// an import does (sqliteAnalysisLimit).
+func (s *KMStore) analyze(ctx context.Context, table string) error {
+	conn, err := s.db.sql.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	defer conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA analysis_limit = 0")
+	for _, q := range []string{fmt.Sprintf("PRAGMA analysis_limit = %d", sqliteAnalysisLimit), "ANALYZE " + quoteIdent(table)} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // IndexName is the name of the index LoadIndexedTable creates on the columns of table,
 // each written as km.IndexColumn.String does: table_COL1_-COL2..., or table_idx_<hash>
 // when that is longer than PostgreSQL's 63 bytes.
@@ -599,6 +641,9 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 	if err != nil {
 		return err
 	}
+	if err := s.analyzeSources(ctx, srcs); err != nil {
+		return err
+	}
 	return s.putModels(ctx, models)
 }
 
@@ -755,6 +800,9 @@ func (s *KMStore) ImportGenerated(ctx context.Context, models []*km.KnowledgeMod
 		if err != nil {
 			return true, err
 		}
+	}
+	if err := s.analyzeSources(ctx, srcs); err != nil {
+		return len(stale) > 0, err
 	}
 	return len(stale) > 0, s.putModels(ctx, models)
 }
