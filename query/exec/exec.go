@@ -61,7 +61,7 @@
 //     integers included); sum, avg and median need an integer or float field; median of an
 //     even count is the mean of the middle two. ratio over a group of no rows is null.
 //     sum and avg add with Neumaier's compensation (see compensated): sums of decimal
-//     amounts are the double nearest to their true sum, whatever the order of the rows.
+//     amounts are the double nearest to their true sum (but where huge values cancel).
 //   - An integer field against a float literal, and a date field against a datetime, compare
 //     exactly; a datetime field against a date literal compares the day (UTC).
 //   - "in" with null in its list: rows matching no other value are unknown, as in SQL.
