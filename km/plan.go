@@ -1,6 +1,7 @@
 package km
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -644,6 +645,16 @@ func (c *compiler) sort(keys []query.SortTerm) error {
 		}
 	}
 	if err := query.CheckSort(fieldKeys, allowed); err != nil {
+		var qe *query.Error
+		if errors.As(err, &qe) {
+			// The first unknown key, as CheckSort names it, with the closest sortable names.
+			for _, k := range fieldKeys {
+				if !slices.Contains(allowed, k.Field) {
+					qe.Msg += DidYouMean([]string{k.Field}, func(name string) []string { return closest(name, allowed) })
+					break
+				}
+			}
+		}
 		return err
 	}
 	c.p.Sort = make([]OutputOrder, 0, len(keys))
