@@ -55,8 +55,21 @@ type Plan struct {
 	// the selected and searched fields: each step's From is Grain or the To of an earlier
 	// step, each To appears once. A listed row of Grain reads the fields of another record
 	// from its one related row reached along these steps, or null where a parent row is
-	// missing (null or dangling foreign key). Nil with KPIs.
+	// missing (null or dangling foreign key) or does not pass the filter: the filter
+	// restricts every record, so a parent that fails it is read as no parent, and so is
+	// every row reached through it (the rows are the groups a KPI counting Grain's rows
+	// would give the same request). Nil with KPIs.
 	RowJoin []Step
+	// RowChecks is, when some parent row may fail the filter although the grain row it
+	// belongs to passes it, the conjuncts of Filter to test on the parent row of each
+	// RowJoin step (RowChecks[i] for RowJoin[i], nil for none); nil when no parent row
+	// needs a test. For the conjuncts left out a parent of a passing row passes by
+	// construction: the path that carries the conjunct to the parent's record is the one
+	// to the child's record followed by the step, or the one to the child's record is the
+	// one to the parent's followed by the step down. The two disagree only where a record
+	// is reached by paths of different length (PLANTS filtered, the LINES listed reached
+	// by their delivery plant, their ORDERS by the order's plant).
+	RowChecks [][]*Conjunct
 
 	// Filter is the request's filter (every predefined filter, filterExpr entry, OData
 	// $filter) split into its top-level AND conjuncts. A row of any record passes the
@@ -185,9 +198,9 @@ type Aggregate struct {
 	// record the KPI's expression names.
 	Grain string
 	// Expand is the tree of steps of the join rooted at Grain that reaches the record of
-	// every selected field (the union of the shortest paths from Grain to each): each step's
-	// From is Grain or the To of an earlier step, each To appears once, in breadth-first
-	// order. A tuple starts at a grain row that passes the filter; a step up adds the one
+	// every selected field (the union of the paths from Grain to each, chosen as
+	// KnowledgeModel.PathBetween chooses): each step's From is Grain or the To of an
+	// earlier step, each To appears once, in the order of the fields. A tuple starts at a grain row that passes the filter; a step up adds the one
 	// related parent row, a step down every related child row; only rows that pass the
 	// filter take part, and where none does (no parent, no child, none passing) the tuple
 	// continues with one null row of To (left outer join). Each tuple gives a group (the
@@ -342,6 +355,7 @@ func newPlan(m *KnowledgeModel, r *PlanRequest) (*Plan, error) {
 	if err := c.filter(r.Filters); err != nil {
 		return nil, err
 	}
+	c.rowChecks()
 	return c.p, nil
 }
 
@@ -580,15 +594,14 @@ func (m *KnowledgeModel) conjunct(e query.Expr, reach []string) (*Conjunct, erro
 		if r == home {
 			continue
 		}
-		p, err := m.UpPath(home, r)
+		p, err := m.upPath(home, r)
 		if err != nil {
 			return nil, err
 		}
 		ups = append(ups, p)
 	}
-	var dup string
-	if cj.Reads, dup = tree(ups); dup != "" {
-		return nil, fmt.Errorf("record %s is reached from %s along two different paths", dup, home)
+	if cj.Reads, err = tree(home, ups); err != nil {
+		return nil, err
 	}
 	for _, r := range reach {
 		p, err := m.PathBetween(home, r)
@@ -713,15 +726,15 @@ func (c *compiler) shape() error {
 		}
 		var ups []Path
 		for _, d := range dims {
-			up, err := c.m.UpPath(p.Grain, d)
+			up, err := c.m.upPath(p.Grain, d)
 			if err != nil {
 				return err
 			}
 			ups = append(ups, up)
 		}
-		var dup string
-		if p.RowJoin, dup = tree(ups); dup != "" {
-			return badRequest(CodeJoinAmbiguous, "record %s is reached from %s along two different relationship paths", dup, p.Grain)
+		var err error
+		if p.RowJoin, err = tree(p.Grain, ups); err != nil {
+			return err
 		}
 		addRecord(p.Grain)
 		for _, s := range p.RowJoin {
@@ -738,9 +751,9 @@ func (c *compiler) shape() error {
 			}
 			paths = append(paths, path)
 		}
-		var dup string
-		if a.Expand, dup = tree(paths); dup != "" {
-			return badRequest(CodeJoinAmbiguous, "record %s is reached from %s along two different relationship paths", dup, a.Grain)
+		var err error
+		if a.Expand, err = tree(a.Grain, paths); err != nil {
+			return err
 		}
 		addRecord(a.Grain)
 		for _, s := range a.Expand {
@@ -748,6 +761,38 @@ func (c *compiler) shape() error {
 		}
 	}
 	return nil
+}
+
+// rowChecks computes Plan.RowChecks: a conjunct needs a test on the parent row of RowJoin
+// step s (From F, To T) unless a row of F that passes it implies that its parent along s
+// passes it, which holds when Reach[T] is Reach[F] followed by s (the chain that connects
+// the child to a passing home row continues to the parent) or Reach[F] is Reach[T]
+// followed by s taken down (the child's chain passes through its only parent). A parent
+// row that passes every conjunct makes the induction go on to its own parents.
+func (c *compiler) rowChecks() {
+	p := c.p
+	if len(p.KPIs) > 0 || len(p.RowJoin) == 0 || len(p.Filter) == 0 {
+		return
+	}
+	checks := make([][]*Conjunct, len(p.RowJoin))
+	needed := false
+	for i, s := range p.RowJoin {
+		down := Step{From: s.To, To: s.From, FromField: s.ToField, ToField: s.FromField, Up: !s.Up}
+		for _, cj := range p.Filter {
+			from, to := cj.Reach[s.From], cj.Reach[s.To]
+			if len(to) == len(from)+1 && slices.Equal(to[:len(from)], from) && to[len(from)] == s {
+				continue
+			}
+			if len(from) == len(to)+1 && slices.Equal(from[:len(to)], to) && from[len(to)] == down {
+				continue
+			}
+			checks[i] = append(checks[i], cj)
+			needed = true
+		}
+	}
+	if needed {
+		p.RowChecks = checks
+	}
 }
 
 // rowGrain returns the coarsest record that reaches every record of dims going only up.
