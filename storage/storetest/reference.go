@@ -259,9 +259,42 @@ func (ev *evaluation) steps(r string) []step {
 	return out
 }
 
-// path is the unique shortest path from a to b, or a RefError.
-func (ev *evaluation) path(a, b string) ([]step, error) {
+// oneWay reports whether every step of p goes the same way: read from one of its ends,
+// p is a chain of many-to-one lookups.
+func oneWay(p []step) bool {
+	for _, s := range p {
+		if s.up != p[0].up {
+			return false
+		}
+	}
+	return true
+}
+
+// chosen returns the paths from a to b that the rule for join paths keeps (SPEC-NOTES,
+// "KPIs: every aggregate at its own grain", last rule): the shortest ones, and when
+// several are equally short and some of them are chains of many-to-one lookups (all
+// steps one way, read from either end, so that the path from b to a is the same one
+// backwards), only those chains. One path is the answer; several are a tie.
+func (ev *evaluation) chosen(a, b string) [][]step {
 	ps := ev.paths(a, b)
+	if len(ps) < 2 {
+		return ps
+	}
+	var chains [][]step
+	for _, p := range ps {
+		if oneWay(p) {
+			chains = append(chains, p)
+		}
+	}
+	if len(chains) == 0 {
+		return ps
+	}
+	return chains
+}
+
+// path is the one path from a to b the rule chooses, or a RefError.
+func (ev *evaluation) path(a, b string) ([]step, error) {
+	ps := ev.chosen(a, b)
 	switch len(ps) {
 	case 0:
 		return nil, refErr("records %s and %s are not related by any path", a, b)
@@ -279,11 +312,11 @@ func (ev *evaluation) path(a, b string) ([]step, error) {
 	return nil, refErr("the path between %s and %s is ambiguous: %s", a, b, strings.Join(names, " or "))
 }
 
-// reachesUp reports whether b is reached from a going only up (a itself included) along
-// a shortest path. When several shortest paths go up, it reports true and path, called
-// next, reports the ambiguity.
+// reachesUp reports whether the path the rule chooses from a to b goes only up (a itself
+// included). When the rule leaves several paths and one goes up, it reports true and
+// path, called next, reports the ambiguity.
 func (ev *evaluation) reachesUp(a, b string) bool {
-	for _, p := range ev.paths(a, b) {
+	for _, p := range ev.chosen(a, b) {
 		up := true
 		for _, s := range p {
 			up = up && s.up
@@ -1095,7 +1128,9 @@ func (ev *evaluation) recordRows(rec string, refs []fieldRef) ([][]query.Value, 
 	return out, nil
 }
 
-// kmRows lists the rows of the row grain with the fields of their parent chains.
+// kmRows lists the rows of the row grain that pass the filter with the fields of their
+// parent chains: null where a parent is missing or does not pass the filter (and then
+// for every record reached through it).
 func (ev *evaluation) kmRows(refs []fieldRef) ([][]query.Value, error) {
 	var dims []string
 	for _, ref := range refs {
@@ -1140,6 +1175,15 @@ func (ev *evaluation) kmRows(refs []fieldRef) ([][]query.Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The filter restricts every record: a parent that does not pass it is no parent.
+	for _, ref := range refs {
+		p, _ := ev.path(grain, ref.rec)
+		for _, s := range p {
+			if _, err := ev.passing(s.to); err != nil {
+				return nil, err
+			}
+		}
+	}
 	var out [][]query.Value
 	for x := range ev.rows[grain] {
 		if !pass[x] {
@@ -1151,7 +1195,8 @@ func (ev *evaluation) kmRows(refs []fieldRef) ([][]query.Value, error) {
 			row := x
 			for _, s := range p {
 				ps := ev.neighbours(s, row)
-				if len(ps) == 0 {
+				sp, _ := ev.passing(s.to)
+				if len(ps) == 0 || !sp[ps[0]] {
 					row = -1
 					break
 				}
