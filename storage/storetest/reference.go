@@ -1138,34 +1138,10 @@ func (ev *evaluation) kmRows(refs []fieldRef) ([][]query.Value, error) {
 			dims = append(dims, ref.rec)
 		}
 	}
-	var cands []string
-	for _, r := range ev.m.Records {
-		ok := true
-		for _, d := range dims {
-			if !ev.reachesUp(r.ID, d) {
-				ok = false
-			}
-		}
-		if ok {
-			cands = append(cands, r.ID)
-		}
+	grain, err := ev.rowGrain(dims)
+	if err != nil {
+		return nil, err
 	}
-	var grains []string
-	for _, r := range cands {
-		ok := true
-		for _, c := range cands {
-			if !ev.reachesUp(c, r) {
-				ok = false
-			}
-		}
-		if ok {
-			grains = append(grains, r)
-		}
-	}
-	if len(grains) != 1 {
-		return nil, refErr("the rows of records %s cannot be listed together; KPIs can combine them", strings.Join(dims, ", "))
-	}
-	grain := grains[0]
 	for _, ref := range refs {
 		if _, err := ev.path(grain, ref.rec); err != nil {
 			return nil, err
@@ -1211,6 +1187,56 @@ func (ev *evaluation) kmRows(refs []fieldRef) ([][]query.Value, error) {
 		out = append(out, vals)
 	}
 	return out, nil
+}
+
+// RowGrain returns the record whose rows a KM-level request listing the fields (named
+// "RECORD.FIELD") without KPIs lists: the coarsest record whose path to the record of
+// every field goes only up. A RefError when there is none.
+func (r *Reference) RowGrain(fields []string) (string, error) {
+	ev := &evaluation{m: r.KM, rows: r.Rows, passCache: map[string][]bool{}}
+	var dims []string
+	for _, name := range fields {
+		ref, err := ev.resolve(name)
+		if err != nil {
+			return "", err
+		}
+		if !slices.Contains(dims, ref.rec) {
+			dims = append(dims, ref.rec)
+		}
+	}
+	return ev.rowGrain(dims)
+}
+
+// rowGrain is RowGrain over the records of the fields.
+func (ev *evaluation) rowGrain(dims []string) (string, error) {
+	var cands []string
+	for _, r := range ev.m.Records {
+		ok := true
+		for _, d := range dims {
+			if !ev.reachesUp(r.ID, d) {
+				ok = false
+			}
+		}
+		if ok {
+			cands = append(cands, r.ID)
+		}
+	}
+	var grains []string
+	for _, r := range cands {
+		ok := true
+		for _, c := range cands {
+			if !ev.reachesUp(c, r) {
+				ok = false
+			}
+		}
+		if ok {
+			grains = append(grains, r)
+		}
+	}
+	if len(grains) != 1 {
+		return "", refErr("the rows of records %s cannot be listed together; KPIs can combine them", strings.Join(dims, ", "))
+	}
+	return grains[0], nil
 }
 
 // ---- KPIs ----
