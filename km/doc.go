@@ -105,9 +105,9 @@
 // KPIs. Each aggregate counts the rows of its grain: the record of its field; for ratio
 // the home of its condition; for count() the KPI's record: (else the only record its
 // expression names; otherwise the definition fails to load). Its tuples start at the
-// grain rows that pass the filter and expand along the shortest paths to the records of
-// the selected fields: one parent row going up, every child row going down, only rows
-// that pass the filter, one null row where none does. Each tuple pairs a group (the
+// grain rows that pass the filter and expand along the paths (by the rule above) to the
+// records of the selected fields: one parent row going up, every child row going down,
+// only rows that pass the filter, one null row where none does. Each tuple pairs a group (the
 // selected fields' values) with a grain row, and each grain row counts once per group. An
 // aggregate's condition is one conjunct (not split) carried to the grain: a grain row
 // passes when some connected row of the condition's home passes it; the request's filter

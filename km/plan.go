@@ -10,8 +10,9 @@ import (
 	"github.com/kmkit/kmkit/query"
 )
 
-// CodeJoinAmbiguous is the problem code of a request whose records are joined by several
-// shortest relationship paths; the detail names the candidates.
+// CodeJoinAmbiguous is the problem code of a request that needs the join of two records
+// for which the rule of KnowledgeModel.PathBetween leaves several paths; the detail names
+// the candidates.
 const CodeJoinAmbiguous = "KM_JOIN_AMBIGUOUS"
 
 // Plan is one data request compiled against a KM: every name resolved to a typed column,
@@ -231,7 +232,8 @@ type Conjunct struct {
 	// From is Home or the To of an earlier step), empty when Expr names Home only.
 	Reads []Step
 	// Reach holds, for every record of Plan.Records (for an aggregate condition: for its
-	// grain), the shortest path from Home to that record (empty for Home itself).
+	// grain), the path from Home to that record (KnowledgeModel.PathBetween; empty for
+	// Home itself).
 	Reach map[string]Path
 }
 
