@@ -121,16 +121,6 @@ func (p Path) allUp() bool {
 	return true
 }
 
-// lookupChain reports whether the steps of p all go the same way.
-func (p Path) lookupChain() bool {
-	for _, s := range p {
-		if s.Up != p[0].Up {
-			return false
-		}
-	}
-	return true
-}
-
 // pathKey and pathResult are the entries of KnowledgeModel.paths: the paths between two
 // records are computed once per KM (its relationships do not change once it is loaded).
 type pathKey struct{ a, b string }
