@@ -491,6 +491,10 @@ func TestRowChecks(t *testing.T) {
 	if p.Grain != "LINES" || len(p.RowChecks) != 1 || len(p.RowChecks[0]) != 1 || p.RowChecks[0][0] != p.Filter[0] {
 		t.Errorf("LINES with ORDERS under a filter on PLANTS: grain %s checks %v", p.Grain, p.RowChecks)
 	}
+	c, unchecked := p.Cost(km.Sizes{}), mustPlan(t, m, "", []string{"LINES.LINE_ID", "ORDERS.ORDER_ID", "ORDERS.PLANT_ID"}, nil).Cost(km.Sizes{})
+	if c.Predicates != 2 || c.Memory != unchecked.Memory+km.AssumedRows*4 {
+		t.Errorf("the filter and the test of the order: %d predicates, want 2; memory %d, want %d and the index of the orders", c.Predicates, c.Memory, unchecked.Memory)
+	}
 	// The filter on ORDERS reaches the delivery plant of a line by ORDERS-PLANTS, not
 	// through the line: the plant is tested; the order is the line's own parent.
 	p = mustPlan(t, m, "", []string{"LINES.LINE_ID", "ORDERS.ORDER_ID", "PLANTS.REGION"}, nil, "ORDERS.ORDER_ID ne 'O2'")
