@@ -205,6 +205,42 @@ func runJoinPaths(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store
 			}
 		}
 	})
+	t.Run("Search", func(t *testing.T) {
+		// A searched field joins the rows as a selected one does: along the chain (I2's
+		// purchase order is CLOSED), and a parent failing the filter is null (L1's order,
+		// of plant P2, fails EMEA: no line of an EMEA delivery has an order of P2).
+		for _, c := range []struct {
+			target string
+			want   []any
+		}{
+			{"/query?fields=INVOICES.INVOICE_NO&searchTerm=CLOSED&searchField=PURCHASE_ORDERS.STATUS&searchPrecision=100", []any{"I2"}},
+			{"/query?fields=LINES.LINE_ID&searchTerm=P2&searchField=ORDERS.PLANT_ID&searchPrecision=100&filters=EMEA", nil},
+			{"/query?fields=LINES.LINE_ID&searchTerm=P1&searchField=ORDERS.PLANT_ID&searchPrecision=100&filters=EMEA", []any{"L2"}},
+		} {
+			call := apiCall{method: http.MethodGet, target: kmhttp.BasePath + "/knowledge-models/joins" + c.target}
+			code, body := send(h, call)
+			if code != http.StatusOK {
+				t.Errorf("%s: %d %s", call, code, short(body))
+				continue
+			}
+			rows, _, err := decodeRows(body, getQuery, []string{strings.TrimPrefix(strings.Split(c.target, "&")[0], "/query?fields=")})
+			if err != nil {
+				t.Fatalf("%s: %v", call, err)
+			}
+			var got []any
+			for _, r := range rows {
+				got = append(got, r[0])
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("%s: %v, want %v", call, got, c.want)
+			}
+		}
+		// With KPIs the searched field is selected, and the tie is refused as without.
+		call := apiCall{method: http.MethodGet, target: kmhttp.BasePath + "/knowledge-models/joins/query?fields=COMPANIES.NAME&kpis=VENDOR_COUNT&searchTerm=Alpha&searchField=COMPANIES.NAME"}
+		if code, body := send(h, call); code != http.StatusBadRequest || !strings.Contains(body, km.CodeJoinAmbiguous) {
+			t.Errorf("%s: %d %s, want 400 %s", call, code, short(body), km.CodeJoinAmbiguous)
+		}
+	})
 	t.Run("Ambiguous", func(t *testing.T) {
 		for _, req := range joinsAmbiguous {
 			if _, err := ref.Eval(req); err == nil || !strings.Contains(err.Error(), "VENDORS-INVOICES-COMPANIES") && !strings.Contains(err.Error(), "COMPANIES-INVOICES-VENDORS") {
