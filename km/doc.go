@@ -79,10 +79,10 @@
 //
 // Filters. The filter of a request is the AND of its predefined filters and filterExpr
 // entries (OData: filterid and $filter), split into top-level AND conjuncts. A conjunct
-// lives on its home: the record it names from which every other record it names is
-// reached going up; it is evaluated on each home row, reading the other records' fields
-// from the chain of parent rows (null where a parent is missing), with SQL's
-// three-valued logic. A conjunct without a home (fields of sibling records) is a 400 that
+// lives on its home: the record it names whose path (by the rule above) to every other
+// record it names goes only up; it is evaluated on each home row, reading the other
+// records' fields from the chain of parent rows (null where a parent is missing), with
+// SQL's three-valued logic. A conjunct without a home (fields of sibling records) is a 400 that
 // asks for separate expressions. A row of any record passes a conjunct when some home row
 // connected to it along the path passes it: "my parent passes" going down from the home,
 // "some child passes" going up, and so on through common parents. A row passes the

@@ -226,7 +226,8 @@ type Aggregate struct {
 type Conjunct struct {
 	// Expr is the bound condition; every field is named "RECORD.FIELD".
 	Expr query.Expr
-	// Home is the record from which every other record Expr names is reached going up.
+	// Home is the record whose path (KnowledgeModel.PathBetween) to every other record
+	// Expr names goes only up.
 	Home string
 	// Reads is the tree of up steps from Home to every other record Expr names (each step's
 	// From is Home or the To of an earlier step), empty when Expr names Home only.
@@ -530,8 +531,8 @@ func (m *KnowledgeModel) metricGrains(k *KPI, mt query.Metric) (map[*query.Aggre
 	return out, walk(mt)
 }
 
-// home finds the home of a bound expression: the record among those it names from which
-// every other one is reached going only up. It returns the home and the records named.
+// home finds the home of a bound expression: the record among those it names whose path
+// to every other one goes only up. It returns the home and the records named.
 func (m *KnowledgeModel) home(e query.Expr) (string, []string, error) {
 	var named []string
 	ExprFields(e, func(name string) {
