@@ -312,6 +312,21 @@ func (ev *evaluation) path(a, b string) ([]step, error) {
 	return nil, refErr("the path between %s and %s is ambiguous: %s", a, b, strings.Join(names, " or "))
 }
 
+// joinedOnce refuses paths from one record to several others that reach one record by two
+// different steps: the join would not be one tree (the rule chose each path on its own).
+func joinedOnce(paths [][]step) error {
+	by := map[string]step{}
+	for _, p := range paths {
+		for _, s := range p {
+			if prev, ok := by[s.to]; ok && prev != s {
+				return refErr("record %s is reached from %s along two different paths", s.to, p[0].from)
+			}
+			by[s.to] = s
+		}
+	}
+	return nil
+}
+
 // reachesUp reports whether the path the rule chooses from a to b goes only up (a itself
 // included). When the rule leaves several paths and one goes up, it reports true and
 // path, called next, reports the ambiguity.
@@ -505,10 +520,15 @@ func (ev *evaluation) newConjunct(e query.Expr) (*conjunct, error) {
 	}
 	c.home = homes[0]
 	c.up = map[string][]step{}
+	var reads [][]step
 	for _, r := range recs {
 		if c.up[r], err = ev.path(c.home, r); err != nil {
 			return nil, err
 		}
+		reads = append(reads, c.up[r])
+	}
+	if err := joinedOnce(reads); err != nil {
+		return nil, err
 	}
 	// Evaluate on every row of the home.
 	c.homeP = make([]bool, len(ev.rows[c.home]))
@@ -1142,10 +1162,16 @@ func (ev *evaluation) kmRows(refs []fieldRef) ([][]query.Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	var paths [][]step
 	for _, ref := range refs {
-		if _, err := ev.path(grain, ref.rec); err != nil {
+		p, err := ev.path(grain, ref.rec)
+		if err != nil {
 			return nil, err
 		}
+		paths = append(paths, p)
+	}
+	if err := joinedOnce(paths); err != nil {
+		return nil, err
 	}
 	pass, err := ev.passing(grain)
 	if err != nil {
@@ -1452,16 +1478,21 @@ func compareTuples(a, b []query.Value) int {
 func (ev *evaluation) expand(ag *aggregate, refs []fieldRef, groups map[string][]query.Value) error {
 	// The tree: every step of the paths from the grain to the dimension records.
 	var edges []step
+	var paths [][]step
 	for _, ref := range refs {
 		p, err := ev.path(ag.grain, ref.rec)
 		if err != nil {
 			return err
 		}
+		paths = append(paths, p)
 		for _, s := range p {
 			if !slices.ContainsFunc(edges, func(e step) bool { return e.to == s.to }) {
 				edges = append(edges, s)
 			}
 		}
+	}
+	if err := joinedOnce(paths); err != nil {
+		return err
 	}
 	// Parents before children: a step's start is the grain or an earlier step's end.
 	slices.SortStableFunc(edges, func(a, b step) int {
