@@ -57,6 +57,9 @@ type PathError struct {
 	Via    Path
 	// Candidates are the paths the rule cannot choose between (at most maxCandidates).
 	Candidates []Path
+	// Merged is true when Candidates are two ways from From to To that the paths to
+	// several records, each chosen on its own, take (see tree).
+	Merged bool
 }
 
 // maxCandidates bounds how many ambiguous paths an error names.
@@ -68,6 +71,9 @@ func (e *PathError) Error() string {
 		names := make([]string, len(e.Candidates))
 		for i, p := range e.Candidates {
 			names[i] = p.String()
+		}
+		if e.Merged {
+			return fmt.Sprintf("the paths from record %s to the records the request needs reach record %s in two ways: %s; the join is ambiguous", e.From, e.To, strings.Join(names, " or "))
 		}
 		return fmt.Sprintf("records %s and %s are joined by several equally short relationship paths, none of them the only chain of lookups: %s; the join is ambiguous", e.From, e.To, strings.Join(names, " or "))
 	}
@@ -239,7 +245,11 @@ func (m *KnowledgeModel) choosePath(a, b string) (Path, error) {
 // tree merges paths that all start at root into a tree of steps: each step adds one record
 // and its From is root or the To of an earlier step. A record reached by two different
 // steps (the paths to two records disagree on the way to a third) is an ambiguity: tree
-// returns a *PathError naming the two ways from root to it.
+// returns a *PathError naming the two ways from root to it. PathBetween's rule makes the
+// part of a chosen path up to a record the chosen path to that record (a unique shortest
+// path has unique shortest prefixes; the only chain among shortest paths has chains as
+// prefixes, and a second chain to the record would make a second one to the end), so
+// paths PathBetween chose always merge; the check guards the invariant.
 func tree(root string, paths []Path) ([]Step, error) {
 	var out []Step
 	type added struct {
@@ -251,7 +261,7 @@ func tree(root string, paths []Path) ([]Step, error) {
 		for i, s := range p {
 			if prev, ok := seen[s.To]; ok {
 				if prev.s != s {
-					return nil, &PathError{From: root, To: s.To, Candidates: []Path{prev.via, p[:i+1]}}
+					return nil, &PathError{From: root, To: s.To, Candidates: []Path{prev.via, p[:i+1]}, Merged: true}
 				}
 				continue
 			}
