@@ -30,7 +30,9 @@ import (
 //     down marks every child of a marked parent. A record's passing rows are the AND of
 //     its conjuncts' bitmaps.
 //   - Rows: a frame of the grain record joining its parents (RowJoin), with the passing
-//     rows as its selection; sort, search, distinct and paging are Run's.
+//     rows as its selection; sort, search, distinct and paging are Run's. With RowChecks
+//     the request reads a frame of its own whose join indexes drop the parents that fail
+//     their tests (dropFailingParents).
 //   - KPIs: per aggregate, tuples of row numbers start at the passing grain rows and grow
 //     along Expand (a parent row, or every passing child, or one null); the tuples are
 //     grouped by the dimension columns' codes; the (group, grain row) pairs are made

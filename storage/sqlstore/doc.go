@@ -47,7 +47,10 @@
 //     whose walk starts down (to its children) when a correlated EXISTS finds a passing
 //     child; the rest of the path is joined inside the sub-query;
 //   - rows without KPIs: the grain's rows that pass the filter, with a LEFT JOIN up to
-//     each record of the plan's RowJoin;
+//     each record of the plan's RowJoin; where the plan asks a parent to be tested
+//     against conjuncts of the filter (RowChecks), their conditions join the LEFT JOIN's
+//     ON clause, so a failing parent reads as none (plans of one path per record, the
+//     usual shapes, have no RowChecks and no such condition);
 //   - KPIs: per grain record, the distinct (group, grain row) pairs of the join rooted at
 //     the grain (LEFT JOINs of the rows that pass the filter along the aggregate's Expand
 //     steps; DISTINCT only when a step goes down), grouped with the database's count,
