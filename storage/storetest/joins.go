@@ -184,6 +184,20 @@ func runJoinPaths(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store
 		if rows := answer(t, h, RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID"}, Filters: []string{"EMEA"}}); slices.ContainsFunc(rows, func(r []any) bool { return r[0] == "O1" }) {
 			t.Errorf("O1 passes EMEA: %v", rows)
 		}
+		// The issue's requests as written.
+		for _, c := range []struct{ target, want string }{
+			{"/query?fields=LINES.LINE_ID,ORDERS.ORDER_ID,ORDERS.PLANT_ID&filters=EMEA", `{"LINES.LINE_ID":"L1","ORDERS.ORDER_ID":null,"ORDERS.PLANT_ID":null}`},
+			{"/query?fields=LINES.LINE_ID,ORDERS.ORDER_ID,ORDERS.PLANT_ID&filters=EMEA&kpis=LINE_COUNT", `{"LINES.LINE_ID":"L1","ORDERS.ORDER_ID":null,"ORDERS.PLANT_ID":null,"LINE_COUNT":1}`},
+			{"/records/ORDERS/query?filters=EMEA", `"ORDER_ID":"O2"`},
+			{"/query?fields=INVOICES.INVOICE_NO,PURCHASE_ORDERS.STATUS", `{"INVOICES.INVOICE_NO":"I2","PURCHASE_ORDERS.STATUS":"CLOSED"}`},
+			{"/query?fields=INVOICES.INVOICE_NO,PURCHASE_ORDERS.STATUS&filterExpr=PURCHASE_ORDERS.STATUS%20eq%20'CLOSED'", `{"INVOICES.INVOICE_NO":"I2","PURCHASE_ORDERS.STATUS":"CLOSED"}`},
+		} {
+			call := apiCall{method: http.MethodGet, target: kmhttp.BasePath + "/knowledge-models/joins" + c.target}
+			code, body := send(h, call)
+			if code != http.StatusOK || !strings.Contains(body, c.want) || strings.Contains(body, `"O1"`) {
+				t.Errorf("%s: %d %s, want 200 with %s", call, code, short(body), c.want)
+			}
+		}
 		// Sorting by the order's plant: the line whose order fails sorts with the nulls.
 		rows := answer(t, h, RefRequest{Fields: []string{"LINES.LINE_ID", "ORDERS.PLANT_ID"}, Filters: []string{"EMEA"}, Sort: "+ORDERS.PLANT_ID"})
 		if len(rows) == 0 || rows[0][1] == "P2" || slices.ContainsFunc(rows, func(r []any) bool { return r[1] == "P2" }) {
