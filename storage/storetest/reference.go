@@ -19,8 +19,10 @@ import (
 )
 
 // Reference is the reference evaluator of KM queries: a row-at-a-time interpreter of the
-// rules of issue 12 ("What a KM query means"), written from their text and sharing no code
-// with the backends, the query executor or the km handler's planner. It is slow on
+// rules of issue 12 ("What a KM query means") and of issue 29 (SPEC-NOTES: one rule for
+// join paths in every form; a listed row's parent that fails the filter reads as null),
+// written from their text and sharing no code with the backends, the query executor or
+// the km handler's planner. It is slow on
 // purpose: joins are nested loops over every row, filters are evaluated one row at a time,
 // groups are maps. Use it on small data only.
 //
