@@ -111,6 +111,11 @@ var joinsRows = []struct {
 var joinsOther = []RefRequest{
 	{Record: "ORDERS", Fields: []string{"ORDER_ID", "PLANT_ID"}, Filters: []string{"EMEA"}},
 	{Record: "LINES", Fields: []string{"LINE_ID"}, Filters: []string{"EMEA"}},
+	// A sort the unfiltered request makes the memory store index first, then the same
+	// sort where the filter tests the orders (a frame of the request's own).
+	{Fields: []string{"LINES.LINE_ID", "ORDERS.ORDER_ID", "ORDERS.PLANT_ID"}, Sort: "-LINES.LINE_ID,+ORDERS.PLANT_ID"},
+	{Fields: []string{"LINES.LINE_ID", "ORDERS.ORDER_ID", "ORDERS.PLANT_ID"}, Filters: []string{"EMEA"}, Sort: "-LINES.LINE_ID,+ORDERS.PLANT_ID"},
+	{Fields: []string{"LINES.LINE_ID", "ORDERS.ORDER_ID", "ORDERS.PLANT_ID"}, Filters: []string{"EMEA"}, Sort: "-LINES.LINE_ID", PageSize: 2},
 	{Fields: []string{"LINES.LINE_ID", "ORDERS.ORDER_ID", "ORDERS.PLANT_ID"}, Filters: []string{"EMEA"}, Sort: "+ORDERS.PLANT_ID"},
 	{Fields: []string{"LINES.LINE_ID", "ORDERS.ORDER_ID", "ORDERS.PLANT_ID"}, Filters: []string{"EMEA"}, Sort: "-ORDERS.PLANT_ID,-LINES.LINE_ID", Page: 1, PageSize: 2},
 	{Fields: []string{"ORDERS.PLANT_ID", "PLANTS.REGION"}, Filters: []string{"EMEA"}, Distinct: true, Sort: "+ORDERS.PLANT_ID"},
