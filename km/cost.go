@@ -54,7 +54,8 @@ type Sizes struct {
 // The work: Rows is the row count of the largest record the plan reads (Plan.Records,
 // from the store's RowCounter, else AssumedRows). Every predicate of the filter and of
 // the KPIs' conditions (a comparison, an in list, is null or a function call; an in list
-// counts once, however long) is evaluated once per row: Filter = Rows x Predicates. Every
+// counts once, however long), and again of each conjunct a listed row's parent is tested
+// against (Plan.RowChecks), is evaluated once per row: Filter = Rows x Predicates. Every
 // aggregate groups its rows by every selected field: Grouping = Rows x max(1, Fields) x
 // max(1, Aggregates). Total = Filter + Grouping.
 //
@@ -67,8 +68,10 @@ type Sizes struct {
 // Memory = Groups x (GroupBytes + ValueBytes x (Fields + Aggregates + KPIs)) +
 // Rows x PairBytes x Joins. Rows without KPIs: a sort, search or distinct holds a
 // selection of the rows (4 bytes each), distinct a key of 9 bytes a field and
-// DistinctBytes more per row, and the page PageSize x Fields values. Memory is an order of magnitude, measured against the memory
-// executor; a SQL store holds far less in the server.
+// DistinctBytes more per row, a parent tested against the filter (Plan.RowChecks) an
+// index of the rows (4 bytes each) for its record and every record joined through it, and
+// the page PageSize x Fields values. Memory is an order of magnitude, measured against
+// the memory executor; a SQL store holds far less in the server.
 type Cost struct {
 	Rows       int64
 	Predicates int64
@@ -108,6 +111,11 @@ func (p *Plan) Cost(sz Sizes) Cost {
 	for _, cj := range p.Filter {
 		c.Predicates += predicates(cj.Expr)
 	}
+	for _, cjs := range p.RowChecks {
+		for _, cj := range cjs {
+			c.Predicates += predicates(cj.Expr)
+		}
+	}
 	for _, a := range p.Aggregates {
 		if a.Cond != nil {
 			c.Predicates += predicates(a.Cond.Expr)
@@ -124,6 +132,24 @@ func (p *Plan) Cost(sz Sizes) Cost {
 	return c
 }
 
+// reindexedRecords counts the records of RowJoin whose rows a listed row reads through an
+// index of its own request: those tested against the filter (RowChecks) and those joined
+// through them.
+func (p *Plan) reindexedRecords() int64 {
+	if p.RowChecks == nil {
+		return 0
+	}
+	var n int64
+	tested := map[string]bool{}
+	for i, s := range p.RowJoin {
+		if len(p.RowChecks[i]) > 0 || tested[s.From] {
+			tested[s.To] = true
+			n++
+		}
+	}
+	return n
+}
+
 // memory is Cost.Memory of p; it sets c.Groups.
 func (p *Plan) memory(c *Cost, rows func(string) int64, distinct func(record, field string) int64) int64 {
 	if len(p.KPIs) == 0 {
@@ -134,6 +160,7 @@ func (p *Plan) memory(c *Cost, rows func(string) int64, distinct func(record, fi
 		if p.Distinct {
 			m = satAdd(m, satMul(c.Rows, DistinctBytes+9*int64(len(p.Fields))))
 		}
+		m = satAdd(m, satMul(c.Rows, 4*p.reindexedRecords()))
 		return satAdd(m, satMul(int64(p.PageSize), satMul(int64(len(p.Columns)), ValueBytes)))
 	}
 	// The fields of one record take at most one combination per row of it (and one of

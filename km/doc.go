@@ -64,17 +64,25 @@
 // the same answers; Plan's documentation restates them member by member.
 //
 // Relationships and paths. A relationship {from: C.f, to: P.k} relates child rows of C to
-// the parent row of P with an equal, non-null key. The path between two records is the
-// shortest in the relationship graph taken as undirected; several shortest paths are a
-// 400 KM_JOIN_AMBIGUOUS naming them, none a 400 KM_JOIN_NOT_POSSIBLE. "Up" is from child
-// to parent.
+// the parent row of P with an equal, non-null key. "Up" is from child to parent. One rule
+// chooses the path between two records, whatever needs it (listed rows, KPIs, filters,
+// sort, search): the shortest in the relationship graph taken as undirected wins; among
+// equally short ones, a lookup chain wins over the paths that change direction; a tie
+// left is a 400 KM_JOIN_AMBIGUOUS naming the paths, no path a 400 KM_JOIN_NOT_POSSIBLE.
+// A lookup chain is a path whose steps all go the same way: read from one of its ends,
+// every step is a many-to-one lookup (INVOICES -> PO_LINES -> PURCHASE_ORDERS wins over
+// INVOICES -> VENDORS <- PURCHASE_ORDERS). SPEC-NOTES says "a path of many-to-one steps
+// only"; the rule is read from either end (a choice) so that the path from a to b is the
+// path from b to a taken backwards, as a filter carried from its record to another and a
+// KPI expanded the other way must agree. Two lookup chains of one length therefore tie
+// even when one goes up from a and the other up from b.
 //
 // Filters. The filter of a request is the AND of its predefined filters and filterExpr
 // entries (OData: filterid and $filter), split into top-level AND conjuncts. A conjunct
-// lives on its home: the record it names from which every other record it names is
-// reached going up; it is evaluated on each home row, reading the other records' fields
-// from the chain of parent rows (null where a parent is missing), with SQL's
-// three-valued logic. A conjunct without a home (fields of sibling records) is a 400 that
+// lives on its home: the record it names whose path (by the rule above) to every other
+// record it names goes only up; it is evaluated on each home row, reading the other
+// records' fields from the chain of parent rows (null where a parent is missing), with
+// SQL's three-valued logic. A conjunct without a home (fields of sibling records) is a 400 that
 // asks for separate expressions. A row of any record passes a conjunct when some home row
 // connected to it along the path passes it: "my parent passes" going down from the home,
 // "some child passes" going up, and so on through common parents. A row passes the
@@ -84,18 +92,22 @@
 //
 // Rows without KPIs. At record level the rows are the record's rows that pass the
 // filter, in row order. At KM level the rows are those of the row grain: the coarsest
-// record that reaches every record of the selected fields (and of the searched fields)
-// going up (ORDERS for ORDERS and CUSTOMERS fields, ORDER_ITEMS for ORDERS and
-// MATERIALS), each with the fields of its parent chain. Fields of two sibling records
-// (ACTIVITIES and ORDER_ITEMS) have no such record: 400 KM_JOIN_NOT_POSSIBLE saying that
-// KPIs can combine them. A record-level request naming no field selects them all.
+// record whose path (by the rule above) to every record of the selected fields (and of
+// the searched fields) goes only up (ORDERS for ORDERS and CUSTOMERS fields, ORDER_ITEMS
+// for ORDERS and MATERIALS), each with the fields of its parent chain. The filter
+// restricts every record: a parent row that does not pass it is read as no parent (its
+// fields and those of every row reached through it are null, and sort so), so the rows
+// are exactly the groups of the same request with a KPI counting the grain's rows.
+// Fields of two sibling records (ACTIVITIES and ORDER_ITEMS) have no such record: 400
+// KM_JOIN_NOT_POSSIBLE saying that KPIs can combine them. A record-level request naming
+// no field selects them all.
 //
 // KPIs. Each aggregate counts the rows of its grain: the record of its field; for ratio
 // the home of its condition; for count() the KPI's record: (else the only record its
 // expression names; otherwise the definition fails to load). Its tuples start at the
-// grain rows that pass the filter and expand along the shortest paths to the records of
-// the selected fields: one parent row going up, every child row going down, only rows
-// that pass the filter, one null row where none does. Each tuple pairs a group (the
+// grain rows that pass the filter and expand along the paths (by the rule above) to the
+// records of the selected fields: one parent row going up, every child row going down,
+// only rows that pass the filter, one null row where none does. Each tuple pairs a group (the
 // selected fields' values) with a grain row, and each grain row counts once per group. An
 // aggregate's condition is one conjunct (not split) carried to the grain: a grain row
 // passes when some connected row of the condition's home passes it; the request's filter

@@ -46,14 +46,20 @@ func (p Path) String() string {
 }
 
 // PathError says that two records have no path of relationships between them
-// (Candidates empty), or several shortest ones (Candidates lists them). The handler answers
-// it with 400 KM_JOIN_NOT_POSSIBLE or KM_JOIN_AMBIGUOUS.
+// (Candidates empty), that the rule of PathBetween leaves several paths (Candidates lists
+// them), or that the path between them is not the chain of lookups a request needs
+// (UpOnly). The handler answers it with 400 KM_JOIN_NOT_POSSIBLE or KM_JOIN_AMBIGUOUS.
 type PathError struct {
 	From, To string
-	// UpOnly is true when only paths going up (child to parent) were looked for.
+	// UpOnly is true when a path going only up (child to parent) was needed and Via, the
+	// path between the records, steps down.
 	UpOnly bool
-	// Candidates are the shortest paths when there are several (at most maxCandidates).
+	Via    Path
+	// Candidates are the paths the rule cannot choose between (at most maxCandidates).
 	Candidates []Path
+	// Merged is true when Candidates are two ways from From to To that the paths to
+	// several records, each chosen on its own, take (see tree).
+	Merged bool
 }
 
 // maxCandidates bounds how many ambiguous paths an error names.
@@ -66,10 +72,13 @@ func (e *PathError) Error() string {
 		for i, p := range e.Candidates {
 			names[i] = p.String()
 		}
-		return fmt.Sprintf("records %s and %s are joined by several shortest relationship paths: %s; the join is ambiguous", e.From, e.To, strings.Join(names, " or "))
+		if e.Merged {
+			return fmt.Sprintf("the paths from record %s to the records the request needs reach record %s in two ways: %s; the join is ambiguous", e.From, e.To, strings.Join(names, " or "))
+		}
+		return fmt.Sprintf("records %s and %s are joined by several equally short relationship paths, none of them the only chain of lookups: %s; the join is ambiguous", e.From, e.To, strings.Join(names, " or "))
 	}
 	if e.UpOnly {
-		return fmt.Sprintf("record %s does not reach record %s through relationships from the many side to the one side", e.From, e.To)
+		return fmt.Sprintf("record %s does not reach record %s through relationships from the many side to the one side: the path between them is %s", e.From, e.To, e.Via)
 	}
 	return fmt.Sprintf("records %s and %s are not joined by any relationship path of the knowledge model", e.From, e.To)
 }
@@ -82,27 +91,45 @@ func (e *PathError) Code() string {
 	return CodeJoinNotPossible
 }
 
-// PathBetween returns the shortest path from record a to record b in the relationship
-// graph taken as undirected. Several shortest paths, or none, give a *PathError. The
-// returned path is shared: do not modify it.
+// PathBetween returns the path from record a to record b by the one rule every form of a
+// request uses (rows, KPIs, filters, sort, search): the shortest path in the relationship
+// graph taken as undirected wins; among several equally short ones, a lookup chain (a
+// path whose steps all go the same way: read from one of its ends, every step is a
+// many-to-one lookup) wins over the paths that change direction; several lookup chains
+// left, or several paths and no lookup chain, give a *PathError naming them, and so does
+// no path at all. The rule is symmetric: PathBetween(b, a) is the reverse of
+// PathBetween(a, b). The returned path is shared: do not modify it.
 func (m *KnowledgeModel) PathBetween(a, b string) (Path, error) {
-	return m.cachedPath(a, b, false)
+	return m.cachedPath(a, b)
 }
 
-// UpPath returns the shortest path from record a to record b that only goes up (child to
-// parent): the chain of parent rows through which a row of a reads the fields of b.
-// Several shortest such paths, or none, give a *PathError. The returned path is shared:
-// do not modify it.
-func (m *KnowledgeModel) UpPath(a, b string) (Path, error) {
-	return m.cachedPath(a, b, true)
+// upPath returns PathBetween(a, b) when it only goes up (child to parent): the chain of
+// parent rows through which a row of a reads the fields of b. A path that steps down, or
+// several candidates, give a *PathError.
+func (m *KnowledgeModel) upPath(a, b string) (Path, error) {
+	p, err := m.PathBetween(a, b)
+	if err != nil {
+		return nil, err
+	}
+	if !p.allUp() {
+		return nil, &PathError{From: a, To: b, UpOnly: true, Via: p}
+	}
+	return p, nil
+}
+
+// allUp reports whether every step of p goes up (the empty path does).
+func (p Path) allUp() bool {
+	for _, s := range p {
+		if !s.Up {
+			return false
+		}
+	}
+	return true
 }
 
 // pathKey and pathResult are the entries of KnowledgeModel.paths: the paths between two
 // records are computed once per KM (its relationships do not change once it is loaded).
-type pathKey struct {
-	a, b   string
-	upOnly bool
-}
+type pathKey struct{ a, b string }
 
 type pathResult struct {
 	p   Path
@@ -112,46 +139,51 @@ type pathResult struct {
 // pathCache holds the paths between records of one KM, computed once each.
 type pathCache struct{ m sync.Map }
 
-func (m *KnowledgeModel) cachedPath(a, b string, upOnly bool) (Path, error) {
+func (m *KnowledgeModel) cachedPath(a, b string) (Path, error) {
 	if m.paths == nil { // a KM built in code and not compiled
-		return m.shortest(a, b, upOnly)
+		return m.choosePath(a, b)
 	}
-	k := pathKey{a, b, upOnly}
+	k := pathKey{a, b}
 	if v, ok := m.paths.m.Load(k); ok {
 		r := v.(pathResult)
 		return r.p, r.err
 	}
-	p, err := m.shortest(a, b, upOnly)
+	p, err := m.choosePath(a, b)
 	m.paths.m.Store(k, pathResult{p, err})
 	return p, err
 }
 
-// reachesUp reports whether a reaches b going only up (a reaches itself): whether an up
-// path exists, one or several.
+// reachesUp reports whether the path from a to b goes only up (a reaches itself), or,
+// when several paths tie, whether one of them does: the caller then asks for the path
+// and reports the ambiguity.
 func (m *KnowledgeModel) reachesUp(a, b string) bool {
-	_, err := m.UpPath(a, b)
+	p, err := m.PathBetween(a, b)
+	if err == nil {
+		return p.allUp()
+	}
 	pe, ok := err.(*PathError)
-	return err == nil || ok && len(pe.Candidates) > 1
+	return ok && slices.ContainsFunc(pe.Candidates, Path.allUp)
 }
 
-// steps returns the steps leaving record cur: up along every relationship from cur, and,
-// unless upOnly, down along every relationship to cur, in relationship order.
-func (m *KnowledgeModel) steps(cur string, upOnly bool) []Step {
+// steps returns the steps leaving record cur, up along every relationship from cur and
+// down along every relationship to cur, in relationship order.
+func (m *KnowledgeModel) steps(cur string) []Step {
 	var out []Step
 	for _, rel := range m.Relationships {
 		if rel.From.Record == cur {
 			out = append(out, Step{From: cur, To: rel.To.Record, FromField: rel.From.Field, ToField: rel.To.Field, Up: true})
 		}
-		if !upOnly && rel.To.Record == cur {
+		if rel.To.Record == cur {
 			out = append(out, Step{From: cur, To: rel.From.Record, FromField: rel.To.Field, ToField: rel.From.Field, Up: false})
 		}
 	}
 	return out
 }
 
-// shortest finds the shortest path from a to b by breadth-first search, keeping every
-// predecessor step on a shortest path so that ambiguity is seen.
-func (m *KnowledgeModel) shortest(a, b string, upOnly bool) (Path, error) {
+// choosePath applies PathBetween's rule: a breadth-first search keeps every predecessor
+// step on a shortest path, then the walk back from b collects the lookup chains among
+// the shortest paths, and only when there is none every shortest path.
+func (m *KnowledgeModel) choosePath(a, b string) (Path, error) {
 	if a == b {
 		return Path{}, nil
 	}
@@ -164,7 +196,7 @@ func (m *KnowledgeModel) shortest(a, b string, upOnly bool) (Path, error) {
 		if d, ok := dist[b]; ok && dist[cur] >= d {
 			break
 		}
-		for _, s := range m.steps(cur, upOnly) {
+		for _, s := range m.steps(cur) {
 			d, seen := dist[s.To]
 			switch {
 			case !seen:
@@ -177,47 +209,65 @@ func (m *KnowledgeModel) shortest(a, b string, upOnly bool) (Path, error) {
 		}
 	}
 	if _, ok := dist[b]; !ok {
-		return nil, &PathError{From: a, To: b, UpOnly: upOnly}
+		return nil, &PathError{From: a, To: b}
 	}
-	var found []Path
-	var walk func(at string, suffix Path)
-	walk = func(at string, suffix Path) {
-		if len(found) >= maxCandidates {
-			return
+	collect := func(chainsOnly bool) []Path {
+		var found []Path
+		var walk func(at string, suffix Path)
+		walk = func(at string, suffix Path) {
+			if len(found) >= maxCandidates {
+				return
+			}
+			if at == a {
+				found = append(found, slices.Clone(suffix))
+				return
+			}
+			for _, s := range preds[at] {
+				if chainsOnly && len(suffix) > 0 && s.Up != suffix[0].Up {
+					continue
+				}
+				walk(s.From, append(Path{s}, suffix...))
+			}
 		}
-		if at == a {
-			found = append(found, slices.Clone(suffix))
-			return
-		}
-		for _, s := range preds[at] {
-			walk(s.From, append(Path{s}, suffix...))
-		}
+		walk(b, nil)
+		return found
 	}
-	walk(b, nil)
+	found := collect(true)
+	if len(found) == 0 {
+		found = collect(false)
+	}
 	if len(found) > 1 {
-		return nil, &PathError{From: a, To: b, UpOnly: upOnly, Candidates: found}
+		return nil, &PathError{From: a, To: b, Candidates: found}
 	}
 	return found[0], nil
 }
 
 // tree merges paths that all start at root into a tree of steps: each step adds one record
-// and its From is root or the To of an earlier step. Paths taken from one breadth-first
-// search share their prefixes; a record reached by two different steps is an ambiguity
-// the caller reports (it returns the record).
-func tree(paths []Path) ([]Step, string) {
+// and its From is root or the To of an earlier step. A record reached by two different
+// steps (the paths to two records disagree on the way to a third) is an ambiguity: tree
+// returns a *PathError naming the two ways from root to it. PathBetween's rule makes the
+// part of a chosen path up to a record the chosen path to that record (a unique shortest
+// path has unique shortest prefixes; the only chain among shortest paths has chains as
+// prefixes, and a second chain to the record would make a second one to the end), so
+// paths PathBetween chose always merge; the check guards the invariant.
+func tree(root string, paths []Path) ([]Step, error) {
 	var out []Step
-	added := map[string]Step{}
+	type added struct {
+		s   Step
+		via Path // the path from root to s.To
+	}
+	seen := map[string]added{}
 	for _, p := range paths {
-		for _, s := range p {
-			if prev, ok := added[s.To]; ok {
-				if prev != s {
-					return nil, s.To
+		for i, s := range p {
+			if prev, ok := seen[s.To]; ok {
+				if prev.s != s {
+					return nil, &PathError{From: root, To: s.To, Candidates: []Path{prev.via, p[:i+1]}, Merged: true}
 				}
 				continue
 			}
-			added[s.To] = s
+			seen[s.To] = added{s, p[:i+1]}
 			out = append(out, s)
 		}
 	}
-	return out, ""
+	return out, nil
 }

@@ -11,8 +11,9 @@ import (
 	"github.com/kmkit/kmkit/query"
 )
 
-// CodeJoinAmbiguous is the problem code of a request whose records are joined by several
-// shortest relationship paths; the detail names the candidates.
+// CodeJoinAmbiguous is the problem code of a request that needs the join of two records
+// for which the rule of KnowledgeModel.PathBetween leaves several paths; the detail names
+// the candidates.
 const CodeJoinAmbiguous = "KM_JOIN_AMBIGUOUS"
 
 // Plan is one data request compiled against a KM: every name resolved to a typed column,
@@ -56,8 +57,21 @@ type Plan struct {
 	// the selected and searched fields: each step's From is Grain or the To of an earlier
 	// step, each To appears once. A listed row of Grain reads the fields of another record
 	// from its one related row reached along these steps, or null where a parent row is
-	// missing (null or dangling foreign key). Nil with KPIs.
+	// missing (null or dangling foreign key) or does not pass the filter: the filter
+	// restricts every record, so a parent that fails it is read as no parent, and so is
+	// every row reached through it (the rows are the groups a KPI counting Grain's rows
+	// would give the same request). Nil with KPIs.
 	RowJoin []Step
+	// RowChecks is, when some parent row may fail the filter although the grain row it
+	// belongs to passes it, the conjuncts of Filter to test on the parent row of each
+	// RowJoin step (RowChecks[i] for RowJoin[i], nil for none); nil when no parent row
+	// needs a test. For the conjuncts left out a parent of a passing row passes by
+	// construction: the path that carries the conjunct to the parent's record is the one
+	// to the child's record followed by the step, or the one to the child's record is the
+	// one to the parent's followed by the step down. The two disagree only where a record
+	// is reached by paths of different length (PLANTS filtered, the LINES listed reached
+	// by their delivery plant, their ORDERS by the order's plant).
+	RowChecks [][]*Conjunct
 
 	// Filter is the request's filter (every predefined filter, filterExpr entry, OData
 	// $filter) split into its top-level AND conjuncts. A row of any record passes the
@@ -186,9 +200,9 @@ type Aggregate struct {
 	// record the KPI's expression names.
 	Grain string
 	// Expand is the tree of steps of the join rooted at Grain that reaches the record of
-	// every selected field (the union of the shortest paths from Grain to each): each step's
-	// From is Grain or the To of an earlier step, each To appears once, in breadth-first
-	// order. A tuple starts at a grain row that passes the filter; a step up adds the one
+	// every selected field (the union of the paths from Grain to each, chosen as
+	// KnowledgeModel.PathBetween chooses): each step's From is Grain or the To of an
+	// earlier step, each To appears once, in the order of the fields. A tuple starts at a grain row that passes the filter; a step up adds the one
 	// related parent row, a step down every related child row; only rows that pass the
 	// filter take part, and where none does (no parent, no child, none passing) the tuple
 	// continues with one null row of To (left outer join). Each tuple gives a group (the
@@ -213,13 +227,15 @@ type Aggregate struct {
 type Conjunct struct {
 	// Expr is the bound condition; every field is named "RECORD.FIELD".
 	Expr query.Expr
-	// Home is the record from which every other record Expr names is reached going up.
+	// Home is the record whose path (KnowledgeModel.PathBetween) to every other record
+	// Expr names goes only up.
 	Home string
 	// Reads is the tree of up steps from Home to every other record Expr names (each step's
 	// From is Home or the To of an earlier step), empty when Expr names Home only.
 	Reads []Step
 	// Reach holds, for every record of Plan.Records (for an aggregate condition: for its
-	// grain), the shortest path from Home to that record (empty for Home itself).
+	// grain), the path from Home to that record (KnowledgeModel.PathBetween; empty for
+	// Home itself).
 	Reach map[string]Path
 }
 
@@ -343,6 +359,7 @@ func newPlan(m *KnowledgeModel, r *PlanRequest) (*Plan, error) {
 	if err := c.filter(r.Filters); err != nil {
 		return nil, err
 	}
+	c.rowChecks()
 	return c.p, nil
 }
 
@@ -515,8 +532,8 @@ func (m *KnowledgeModel) metricGrains(k *KPI, mt query.Metric) (map[*query.Aggre
 	return out, walk(mt)
 }
 
-// home finds the home of a bound expression: the record among those it names from which
-// every other one is reached going only up. It returns the home and the records named.
+// home finds the home of a bound expression: the record among those it names whose path
+// to every other one goes only up. It returns the home and the records named.
 func (m *KnowledgeModel) home(e query.Expr) (string, []string, error) {
 	var named []string
 	ExprFields(e, func(name string) {
@@ -581,15 +598,14 @@ func (m *KnowledgeModel) conjunct(e query.Expr, reach []string) (*Conjunct, erro
 		if r == home {
 			continue
 		}
-		p, err := m.UpPath(home, r)
+		p, err := m.upPath(home, r)
 		if err != nil {
 			return nil, err
 		}
 		ups = append(ups, p)
 	}
-	var dup string
-	if cj.Reads, dup = tree(ups); dup != "" {
-		return nil, fmt.Errorf("record %s is reached from %s along two different paths", dup, home)
+	if cj.Reads, err = tree(home, ups); err != nil {
+		return nil, err
 	}
 	for _, r := range reach {
 		p, err := m.PathBetween(home, r)
@@ -727,15 +743,15 @@ func (c *compiler) shape() error {
 		}
 		var ups []Path
 		for _, d := range dims {
-			up, err := c.m.UpPath(p.Grain, d)
+			up, err := c.m.upPath(p.Grain, d)
 			if err != nil {
 				return err
 			}
 			ups = append(ups, up)
 		}
-		var dup string
-		if p.RowJoin, dup = tree(ups); dup != "" {
-			return badRequest(CodeJoinAmbiguous, "record %s is reached from %s along two different relationship paths", dup, p.Grain)
+		var err error
+		if p.RowJoin, err = tree(p.Grain, ups); err != nil {
+			return err
 		}
 		addRecord(p.Grain)
 		for _, s := range p.RowJoin {
@@ -752,9 +768,9 @@ func (c *compiler) shape() error {
 			}
 			paths = append(paths, path)
 		}
-		var dup string
-		if a.Expand, dup = tree(paths); dup != "" {
-			return badRequest(CodeJoinAmbiguous, "record %s is reached from %s along two different relationship paths", dup, a.Grain)
+		var err error
+		if a.Expand, err = tree(a.Grain, paths); err != nil {
+			return err
 		}
 		addRecord(a.Grain)
 		for _, s := range a.Expand {
@@ -762,6 +778,38 @@ func (c *compiler) shape() error {
 		}
 	}
 	return nil
+}
+
+// rowChecks computes Plan.RowChecks: a conjunct needs a test on the parent row of RowJoin
+// step s (From F, To T) unless a row of F that passes it implies that its parent along s
+// passes it, which holds when Reach[T] is Reach[F] followed by s (the chain that connects
+// the child to a passing home row continues to the parent) or Reach[F] is Reach[T]
+// followed by s taken down (the child's chain passes through its only parent). A parent
+// row that passes every conjunct makes the induction go on to its own parents.
+func (c *compiler) rowChecks() {
+	p := c.p
+	if len(p.KPIs) > 0 || len(p.RowJoin) == 0 || len(p.Filter) == 0 {
+		return
+	}
+	checks := make([][]*Conjunct, len(p.RowJoin))
+	needed := false
+	for i, s := range p.RowJoin {
+		down := Step{From: s.To, To: s.From, FromField: s.ToField, ToField: s.FromField, Up: !s.Up}
+		for _, cj := range p.Filter {
+			from, to := cj.Reach[s.From], cj.Reach[s.To]
+			if len(to) == len(from)+1 && slices.Equal(to[:len(from)], from) && to[len(from)] == s {
+				continue
+			}
+			if len(from) == len(to)+1 && slices.Equal(from[:len(to)], to) && from[len(to)] == down {
+				continue
+			}
+			checks[i] = append(checks[i], cj)
+			needed = true
+		}
+	}
+	if needed {
+		p.RowChecks = checks
+	}
 }
 
 // rowGrain returns the coarsest record that reaches every record of dims going only up.

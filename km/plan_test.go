@@ -377,3 +377,135 @@ func TestSortAndSearchChecked(t *testing.T) {
 		t.Errorf("search: %v", err)
 	}
 }
+
+// joinsKM builds, in code, the two shapes of issue 29: LINES reach PLANTS directly (their
+// delivery plant) and through ORDERS (the order's plant); INVOICES reach PURCHASE_ORDERS
+// by a lookup chain through PO_LINES and by two paths of the same length that change
+// direction (a shared vendor, a shared company), and VENDORS reach COMPANIES by two such
+// paths only.
+func joinsKM(t *testing.T) *km.KnowledgeModel {
+	t.Helper()
+	rec := func(id string, fields ...string) *km.Record {
+		r := &km.Record{ID: id, Key: fields[0]}
+		for _, f := range fields {
+			r.Fields = append(r.Fields, &km.Field{ID: f, Type: query.TypeString})
+		}
+		return r
+	}
+	rel := func(from, field, to, key string) km.Relationship {
+		return km.Relationship{From: km.FieldPath{Record: from, Field: field}, To: km.FieldPath{Record: to, Field: key}}
+	}
+	m := &km.KnowledgeModel{ID: "joins",
+		Records: []*km.Record{
+			rec("PLANTS", "PLANT_ID", "REGION"), rec("ORDERS", "ORDER_ID", "PLANT_ID"), rec("LINES", "LINE_ID", "ORDER_ID", "DELIVERY_PLANT_ID"),
+			rec("COMPANIES", "COMPANY_CODE", "NAME"), rec("VENDORS", "VENDOR_ID", "NAME"),
+			rec("PURCHASE_ORDERS", "PO_ID", "VENDOR_ID", "COMPANY_CODE", "STATUS"), rec("PO_LINES", "PO_LINE_ID", "PO_ID"),
+			rec("INVOICES", "INVOICE_NO", "PO_LINE_ID", "VENDOR_ID", "COMPANY_CODE"),
+		},
+		Relationships: []km.Relationship{
+			rel("ORDERS", "PLANT_ID", "PLANTS", "PLANT_ID"), rel("LINES", "ORDER_ID", "ORDERS", "ORDER_ID"), rel("LINES", "DELIVERY_PLANT_ID", "PLANTS", "PLANT_ID"),
+			rel("PURCHASE_ORDERS", "VENDOR_ID", "VENDORS", "VENDOR_ID"), rel("PURCHASE_ORDERS", "COMPANY_CODE", "COMPANIES", "COMPANY_CODE"),
+			rel("PO_LINES", "PO_ID", "PURCHASE_ORDERS", "PO_ID"), rel("INVOICES", "PO_LINE_ID", "PO_LINES", "PO_LINE_ID"),
+			rel("INVOICES", "VENDOR_ID", "VENDORS", "VENDOR_ID"), rel("INVOICES", "COMPANY_CODE", "COMPANIES", "COMPANY_CODE"),
+		},
+		KPIs: []*km.KPI{{ID: "LINE_COUNT", Expr: "count(LINES.LINE_ID)"}, {ID: "VENDOR_COUNT", Expr: "count(VENDORS.VENDOR_ID)"}, {ID: "INVOICE_COUNT", Expr: "count(INVOICES.INVOICE_NO)"}},
+	}
+	if err := m.Compile(); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestPathRule checks the one rule for join paths (SPEC-NOTES, "KPIs: every aggregate at
+// its own grain"): shortest first, then the only lookup chain, else a 400 naming the tie,
+// the same in rows, KPIs and filters, and read the same way from either end.
+func TestPathRule(t *testing.T) {
+	m := joinsKM(t)
+	for _, c := range []struct{ a, b, want string }{
+		{"INVOICES", "PURCHASE_ORDERS", "INVOICES-PO_LINES-PURCHASE_ORDERS"},
+		{"PURCHASE_ORDERS", "INVOICES", "PURCHASE_ORDERS-PO_LINES-INVOICES"},
+		{"PO_LINES", "VENDORS", "PO_LINES-PURCHASE_ORDERS-VENDORS"},
+		{"LINES", "PLANTS", "LINES-PLANTS"}, // shorter than LINES-ORDERS-PLANTS
+		{"PLANTS", "LINES", "PLANTS-LINES"},
+	} {
+		if p, err := m.PathBetween(c.a, c.b); err != nil || p.String() != c.want {
+			t.Errorf("%s to %s: %v %v, want %s", c.a, c.b, p, err, c.want)
+		}
+	}
+	for _, ab := range [][2]string{{"VENDORS", "COMPANIES"}, {"COMPANIES", "VENDORS"}} {
+		_, err := m.PathBetween(ab[0], ab[1])
+		if err == nil || !strings.Contains(err.Error(), ab[0]+"-PURCHASE_ORDERS-"+ab[1]) || !strings.Contains(err.Error(), ab[0]+"-INVOICES-"+ab[1]) {
+			t.Errorf("%s to %s: %v, want both paths named", ab[0], ab[1], err)
+		}
+	}
+	// Rows, filters and KPIs take the chain between INVOICES and PURCHASE_ORDERS.
+	fields := []string{"INVOICES.INVOICE_NO", "PURCHASE_ORDERS.STATUS"}
+	p := mustPlan(t, m, "", fields, nil, "PURCHASE_ORDERS.STATUS eq 'OPEN'")
+	if p.Grain != "INVOICES" || steps(p.RowJoin) != "INVOICES.PO_LINE_ID>PO_LINES.PO_LINE_ID PO_LINES.PO_ID>PURCHASE_ORDERS.PO_ID" {
+		t.Errorf("rows: grain %s join %s", p.Grain, steps(p.RowJoin))
+	}
+	if got := p.Filter[0].Reach["INVOICES"].String(); got != "PURCHASE_ORDERS-PO_LINES-INVOICES" {
+		t.Errorf("filter reaches INVOICES along %s", got)
+	}
+	if p.RowChecks != nil {
+		t.Errorf("a filter carried along the join itself needs no check of parents: %v", p.RowChecks)
+	}
+	p = mustPlan(t, m, "", []string{"PURCHASE_ORDERS.STATUS"}, []string{"INVOICE_COUNT"}, "PURCHASE_ORDERS.STATUS eq 'OPEN'")
+	if got := p.Aggregates[0].Expand; steps(got) != "INVOICES.PO_LINE_ID>PO_LINES.PO_LINE_ID PO_LINES.PO_ID>PURCHASE_ORDERS.PO_ID" {
+		t.Errorf("KPI expands along %s", steps(got))
+	}
+	mustPlan(t, m, "INVOICES", []string{"INVOICE_NO"}, nil, "PURCHASE_ORDERS.STATUS eq 'OPEN'")
+	// Rows of VENDORS and COMPANIES are those of PURCHASE_ORDERS (each reaches both by one
+	// lookup); a KPI over VENDORS grouped by COMPANIES, or a filter on COMPANIES carried to
+	// VENDORS, needs the tied join: 400 naming both paths.
+	if p := mustPlan(t, m, "", []string{"VENDORS.NAME", "COMPANIES.NAME"}, nil); p.Grain != "PURCHASE_ORDERS" {
+		t.Errorf("VENDORS and COMPANIES listed at %s", p.Grain)
+	}
+	for _, c := range []struct {
+		record       string
+		fields, kpis []string
+		filters      []string
+		name         string
+	}{
+		{"", []string{"COMPANIES.NAME"}, []string{"VENDOR_COUNT"}, nil, "KPI"},
+		{"VENDORS", []string{"NAME"}, nil, []string{"COMPANIES.NAME eq 'x'"}, "record filter"},
+		{"", []string{"PO_LINES.PO_LINE_ID", "VENDORS.NAME"}, nil, []string{"COMPANIES.NAME eq 'x'"}, "rows filter"},
+		{"", []string{"VENDORS.NAME"}, []string{"INVOICE_COUNT"}, []string{"COMPANIES.NAME eq 'x'"}, "KPI filter"},
+	} {
+		_, err := planOf(t, m, c.record, c.fields, c.kpis, c.filters...)
+		st, code, detail := problemOf(t, err)
+		named := func(a, b string) bool { return strings.Contains(detail, a) || strings.Contains(detail, b) }
+		if st != 400 || code != km.CodeJoinAmbiguous || !named("VENDORS-PURCHASE_ORDERS-COMPANIES", "COMPANIES-PURCHASE_ORDERS-VENDORS") ||
+			!named("VENDORS-INVOICES-COMPANIES", "COMPANIES-INVOICES-VENDORS") {
+			t.Errorf("%s: %d %s %s", c.name, st, code, detail)
+		}
+	}
+}
+
+// TestRowChecks checks which parents of listed rows a plan asks the stores to test
+// against the filter: only where the filter reaches the parent by another way than
+// through the listed row (issue 29's PLANTS, ORDERS, LINES), never in the demo's shapes.
+func TestRowChecks(t *testing.T) {
+	m := joinsKM(t)
+	p := mustPlan(t, m, "", []string{"LINES.LINE_ID", "ORDERS.ORDER_ID", "ORDERS.PLANT_ID"}, nil, "PLANTS.REGION eq 'EMEA'")
+	if p.Grain != "LINES" || len(p.RowChecks) != 1 || len(p.RowChecks[0]) != 1 || p.RowChecks[0][0] != p.Filter[0] {
+		t.Errorf("LINES with ORDERS under a filter on PLANTS: grain %s checks %v", p.Grain, p.RowChecks)
+	}
+	c, unchecked := p.Cost(km.Sizes{}), mustPlan(t, m, "", []string{"LINES.LINE_ID", "ORDERS.ORDER_ID", "ORDERS.PLANT_ID"}, nil).Cost(km.Sizes{})
+	if c.Predicates != 2 || c.Memory != unchecked.Memory+km.AssumedRows*4 {
+		t.Errorf("the filter and the test of the order: %d predicates, want 2; memory %d, want %d and the index of the orders", c.Predicates, c.Memory, unchecked.Memory)
+	}
+	// The filter on ORDERS reaches the delivery plant of a line by ORDERS-PLANTS, not
+	// through the line: the plant is tested; the order is the line's own parent.
+	p = mustPlan(t, m, "", []string{"LINES.LINE_ID", "ORDERS.ORDER_ID", "PLANTS.REGION"}, nil, "ORDERS.ORDER_ID ne 'O2'")
+	if steps(p.RowJoin) != "LINES.ORDER_ID>ORDERS.ORDER_ID LINES.DELIVERY_PLANT_ID>PLANTS.PLANT_ID" || len(p.RowChecks) != 2 || len(p.RowChecks[0]) != 0 || len(p.RowChecks[1]) != 1 {
+		t.Errorf("join %s checks %v", steps(p.RowJoin), p.RowChecks)
+	}
+	d := demoKM(t)
+	for _, f := range []string{"CUSTOMERS.COUNTRY eq 'DE'", "ORDERS.STATUS eq 'OPEN'", "ORDER_ITEMS.QUANTITY gt 5", "ACTIVITIES.ACTIVITY eq 'Ship'", "MATERIALS.MATERIAL_GROUP eq 'Hardware'"} {
+		p := mustPlan(t, d, "", []string{"ORDER_ITEMS.ITEM_ID", "ORDERS.STATUS", "CUSTOMERS.COUNTRY", "MATERIALS.MATERIAL_GROUP"}, nil, f)
+		if p.RowChecks != nil {
+			t.Errorf("demo rows under %s: checks %v", f, p.RowChecks)
+		}
+	}
+}

@@ -46,8 +46,9 @@
 //     the only step that rejects a request: unknown fields and KPIs are 400
 //     KM_FIELD_NOTFOUND listing them all, unknown filters 400 KM_FILTER_NOTFOUND, each
 //     with the closest known ids ("did you mean ORDER_ID?", package km), records
-//     without a path 400 KM_JOIN_NOT_POSSIBLE, records joined by several shortest paths
-//     400 KM_JOIN_AMBIGUOUS naming the candidates ("ORDERS-ORDER_ITEMS-MATERIALS or
+//     without a path 400 KM_JOIN_NOT_POSSIBLE, records joined by several paths that the
+//     rule for join paths cannot choose between (km's "What a query means") 400
+//     KM_JOIN_AMBIGUOUS naming the candidates ("ORDERS-ORDER_ITEMS-MATERIALS or
 //     ORDERS-PLANTS-MATERIALS"). kpis at record level is 400 GENERAL_PARAMETER_ILLEGAL.
 //   - KPI parameters can be set per request: GET kpiParam=KPI_ID.param:value (repeatable),
 //     POST projection member kpiParameters {"KPI_ID": {"param": "value"}}; they apply only

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/kmkit/kmkit/query"
@@ -123,6 +124,40 @@ func (f *Frame) addRowKey(name string, col *column.Int64s) {
 	f.names = append(f.names, name)
 	f.refs[name] = ref{col: col}
 	f.indexes.Store(name, &sortIndex{identity: true})
+}
+
+// reindexed returns a frame with f's rows and columns in which the columns of each
+// record of indexes ("RECORD.FIELD") read through the given index instead of their own.
+// The other columns keep the sort indexes f has cached (their frame rows are the same),
+// and every column its per-code rows (they are over the column's own rows).
+func (f *Frame) reindexed(indexes map[string][]int32) *Frame {
+	if len(indexes) == 0 {
+		return f
+	}
+	out := &Frame{rows: f.rows, names: f.names, refs: make(map[string]ref, len(f.refs))}
+	changed := func(name string) bool {
+		rec, _, _ := strings.Cut(name, ".")
+		_, ok := indexes[rec]
+		return ok
+	}
+	for name, c := range f.refs {
+		rec, _, _ := strings.Cut(name, ".")
+		if idx, ok := indexes[rec]; ok {
+			c.index = idx
+		}
+		out.refs[name] = c
+	}
+	f.indexes.Range(func(k, v any) bool {
+		if !changed(k.(string)) {
+			out.indexes.Store(k, v)
+		}
+		return true
+	})
+	f.codeIndexes.Range(func(k, v any) bool {
+		out.codeIndexes.Store(k, v)
+		return true
+	})
+	return out
 }
 
 // Rows is the number of rows of the frame (those of its base table).

@@ -30,7 +30,9 @@ import (
 //     down marks every child of a marked parent. A record's passing rows are the AND of
 //     its conjuncts' bitmaps.
 //   - Rows: a frame of the grain record joining its parents (RowJoin), with the passing
-//     rows as its selection; sort, search, distinct and paging are Run's.
+//     rows as its selection; sort, search, distinct and paging are Run's. With RowChecks
+//     the request reads a frame of its own whose join indexes drop the parents that fail
+//     their tests (dropFailingParents).
 //   - KPIs: per aggregate, tuples of row numbers start at the passing grain rows and grow
 //     along Expand (a parent row, or every passing child, or one null); the tuples are
 //     grouped by the dimension columns' codes; the (group, grain row) pairs are made
@@ -279,8 +281,14 @@ func (s *Source) carry(set column.Bitmap, path km.Path) (column.Bitmap, error) {
 
 // filter computes the passing rows of every record of records (of p.Records).
 func (s *Source) filter(ctx context.Context, p *km.Plan, records []string) (*filterState, error) {
+	return s.filterOf(ctx, p.Filter, records)
+}
+
+// filterOf computes the rows of every record of records that pass every conjunct of cjs
+// (conjuncts of one plan, which reach those records).
+func (s *Source) filterOf(ctx context.Context, cjs []*km.Conjunct, records []string) (*filterState, error) {
 	fs := &filterState{pass: map[string]column.Bitmap{}}
-	for _, cj := range p.Filter {
+	for _, cj := range cjs {
 		home, err := s.holds(ctx, cj)
 		if err != nil {
 			return nil, err
@@ -357,6 +365,9 @@ func (s *Source) runRows(ctx context.Context, p *km.Plan, st *stop) (*query.Resu
 	if err != nil {
 		return nil, err
 	}
+	if f, err = s.dropFailingParents(ctx, p, f); err != nil {
+		return nil, err
+	}
 	req := &query.Request{Page: p.Page, PageSize: p.PageSize, Distinct: p.Distinct, Count: p.Count}
 	req.Fields = make([]string, len(p.Fields))
 	for i, c := range p.Fields {
@@ -416,6 +427,53 @@ func (s *Source) runRows(ctx context.Context, p *km.Plan, st *stop) (*query.Resu
 		res.Count = count
 	}
 	return res, nil
+}
+
+// dropFailingParents returns the frame f of p's grain and RowJoin with the parent rows
+// that fail p.RowChecks read as missing, and with them every row reached through them:
+// f itself when the plan has no RowChecks, else a frame of this request whose joined
+// columns read through new indexes (its sort indexes are built anew when a sort walks
+// them).
+func (s *Source) dropFailingParents(ctx context.Context, p *km.Plan, f *Frame) (*Frame, error) {
+	if p.RowChecks == nil {
+		return f, nil
+	}
+	// dropped[rec] marks the frame rows whose row of rec is dropped (nil: none).
+	dropped := map[string]column.Bitmap{}
+	indexes := map[string][]int32{}
+	for i, st := range p.RowJoin {
+		var pass column.Bitmap
+		if len(p.RowChecks[i]) > 0 {
+			fs, err := s.filterOf(ctx, p.RowChecks[i], []string{st.To})
+			if err != nil {
+				return nil, err
+			}
+			pass = fs.pass[st.To]
+		}
+		from := dropped[st.From]
+		if pass == nil && from == nil {
+			continue
+		}
+		c, ok := f.refs[st.To+"."+st.ToField]
+		if !ok || c.index == nil {
+			return nil, fmt.Errorf("exec: the frame of %s does not join %s", p.Grain, st.To)
+		}
+		d := column.NewBitmap(f.rows)
+		idx := make([]int32, f.rows)
+		for r, t := range c.index {
+			if t >= 0 && (from != nil && from.Get(r) || pass != nil && !pass.Get(int(t))) {
+				t = -1
+				d.Set(r)
+			}
+			idx[r] = t
+		}
+		dropped[st.To] = d
+		indexes[st.To] = idx
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return f.reindexed(indexes), nil
 }
 
 // rowFilter compiles p's filter into a test of one grain row, or nil when a conjunct

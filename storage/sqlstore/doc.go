@@ -51,7 +51,10 @@
 //     their own indexes: without statistics SQLite took the index of a two-valued column
 //     for every outer row (issue 29: 38 s for 50,000 rows, 51 ms now);
 //   - rows without KPIs: the grain's rows that pass the filter, with a LEFT JOIN up to
-//     each record of the plan's RowJoin;
+//     each record of the plan's RowJoin; where the plan asks a parent to be tested
+//     against conjuncts of the filter (RowChecks), their conditions join the LEFT JOIN's
+//     ON clause, so a failing parent reads as none (plans of one path per record, the
+//     usual shapes, have no RowChecks and no such condition);
 //   - KPIs: per grain record, the distinct (group, grain row) pairs of the join rooted at
 //     the grain (LEFT JOINs of the rows that pass the filter along the aggregate's Expand
 //     steps; DISTINCT only when a step goes down), grouped with the database's count,

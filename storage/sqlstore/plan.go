@@ -290,7 +290,10 @@ func (t *planner) rowAlias(rec string) string {
 }
 
 // rows returns the scope of the rows a plan without KPIs lists: the grain's rows that
-// pass the filter, with a LEFT JOIN up to every record of RowJoin.
+// pass the filter, with a LEFT JOIN up to every record of RowJoin. A parent row that must
+// pass conjuncts of the filter (RowChecks) joins only when it does: the conditions are
+// part of the join's ON clause, so a failing parent is no parent, and the LEFT JOINs
+// from it find none either.
 func (t *planner) rows() (*scope, error) {
 	src, err := t.source(t.p.Grain)
 	if err != nil {
@@ -300,7 +303,18 @@ func (t *planner) rows() (*scope, error) {
 	sc.from.WriteString(src + " r0")
 	aliases := map[string]string{t.p.Grain: "r0"}
 	for i, s := range t.p.RowJoin {
-		if err := t.leftJoin(sc, s, "r"+strconv.Itoa(i+1), aliases); err != nil {
+		a := "r" + strconv.Itoa(i+1)
+		var on []string
+		if t.p.RowChecks != nil {
+			for _, cj := range t.p.RowChecks[i] {
+				c, err := t.conjunct(cj, s.To, a, nil)
+				if err != nil {
+					return nil, err
+				}
+				on = append(on, c)
+			}
+		}
+		if err := t.leftJoin(sc, s, a, aliases, on...); err != nil {
 			return nil, err
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"math/big"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strconv"
@@ -159,25 +158,11 @@ func runTwoStepsAway(t *testing.T, newStore func(t *testing.T, data fs.FS) km.St
 	}
 }
 
-// send serves one request and returns the status and body.
-func send(h http.Handler, method, target, body string) (int, string) {
-	var r *http.Request
-	if body != "" {
-		r = httptest.NewRequest(method, target, strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-	} else {
-		r = httptest.NewRequest(method, target, nil)
-	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	return w.Code, w.Body.String()
-}
-
 // queryIDs asks the GET query endpoint target and returns the values of column id of
 // its rows, failing unless the status is 200.
 func queryIDs(t *testing.T, h http.Handler, target, id string) []string {
 	t.Helper()
-	code, body := send(h, http.MethodGet, target, "")
+	code, body := send(h, apiCall{method: http.MethodGet, target: target})
 	if code != http.StatusOK {
 		t.Fatalf("GET %s: want 200, got %d %s", short(target), code, short(body))
 	}
@@ -347,7 +332,7 @@ func runDidYouMean(t *testing.T, kmAPI, oData http.Handler) {
 		{oData, od + "/ORDERS_entries?filterid=open_orders", 400, "KM_FILTER_NOTFOUND",
 			"filterid: knowledge model answers has no filter open_orders; did you mean OPEN_ORDERS?"},
 	} {
-		code, body := send(c.h, http.MethodGet, c.target, "")
+		code, body := send(c.h, apiCall{method: http.MethodGet, target: c.target})
 		var p struct {
 			Status    int    `json:"status"`
 			ErrorCode string `json:"errorCode"`
@@ -398,7 +383,7 @@ func runExactSums(t *testing.T, h http.Handler, ref *Reference, fsys fstest.MapF
 	base := kmhttp.BasePath + "/knowledge-models/answers"
 	check := func(target string, want map[string]float64, key string) {
 		t.Helper()
-		code, body := send(h, http.MethodGet, base+target, "")
+		code, body := send(h, apiCall{method: http.MethodGet, target: base + target})
 		if code != http.StatusOK {
 			t.Fatalf("GET %s: %d %s", target, code, short(body))
 		}

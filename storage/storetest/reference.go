@@ -19,8 +19,10 @@ import (
 )
 
 // Reference is the reference evaluator of KM queries: a row-at-a-time interpreter of the
-// rules of issue 12 ("What a KM query means"), written from their text and sharing no code
-// with the backends, the query executor or the km handler's planner. It is slow on
+// rules of issue 12 ("What a KM query means") and of issue 29 (SPEC-NOTES: one rule for
+// join paths in every form; a listed row's parent that fails the filter reads as null),
+// written from their text and sharing no code with the backends, the query executor or
+// the km handler's planner. It is slow on
 // purpose: joins are nested loops over every row, filters are evaluated one row at a time,
 // groups are maps. Use it on small data only.
 //
@@ -259,9 +261,42 @@ func (ev *evaluation) steps(r string) []step {
 	return out
 }
 
-// path is the unique shortest path from a to b, or a RefError.
-func (ev *evaluation) path(a, b string) ([]step, error) {
+// oneWay reports whether every step of p goes the same way: read from one of its ends,
+// p is a chain of many-to-one lookups.
+func oneWay(p []step) bool {
+	for _, s := range p {
+		if s.up != p[0].up {
+			return false
+		}
+	}
+	return true
+}
+
+// chosen returns the paths from a to b that the rule for join paths keeps (SPEC-NOTES,
+// "KPIs: every aggregate at its own grain", last rule): the shortest ones, and when
+// several are equally short and some of them are chains of many-to-one lookups (all
+// steps one way, read from either end, so that the path from b to a is the same one
+// backwards), only those chains. One path is the answer; several are a tie.
+func (ev *evaluation) chosen(a, b string) [][]step {
 	ps := ev.paths(a, b)
+	if len(ps) < 2 {
+		return ps
+	}
+	var chains [][]step
+	for _, p := range ps {
+		if oneWay(p) {
+			chains = append(chains, p)
+		}
+	}
+	if len(chains) == 0 {
+		return ps
+	}
+	return chains
+}
+
+// path is the one path from a to b the rule chooses, or a RefError.
+func (ev *evaluation) path(a, b string) ([]step, error) {
+	ps := ev.chosen(a, b)
 	switch len(ps) {
 	case 0:
 		return nil, refErr("records %s and %s are not related by any path", a, b)
@@ -279,11 +314,26 @@ func (ev *evaluation) path(a, b string) ([]step, error) {
 	return nil, refErr("the path between %s and %s is ambiguous: %s", a, b, strings.Join(names, " or "))
 }
 
-// reachesUp reports whether b is reached from a going only up (a itself included) along
-// a shortest path. When several shortest paths go up, it reports true and path, called
-// next, reports the ambiguity.
+// joinedOnce refuses paths from one record to several others that reach one record by two
+// different steps: the join would not be one tree (the rule chose each path on its own).
+func joinedOnce(paths [][]step) error {
+	by := map[string]step{}
+	for _, p := range paths {
+		for _, s := range p {
+			if prev, ok := by[s.to]; ok && prev != s {
+				return refErr("record %s is reached from %s along two different paths", s.to, p[0].from)
+			}
+			by[s.to] = s
+		}
+	}
+	return nil
+}
+
+// reachesUp reports whether the path the rule chooses from a to b goes only up (a itself
+// included). When the rule leaves several paths and one goes up, it reports true and
+// path, called next, reports the ambiguity.
 func (ev *evaluation) reachesUp(a, b string) bool {
-	for _, p := range ev.paths(a, b) {
+	for _, p := range ev.chosen(a, b) {
 		up := true
 		for _, s := range p {
 			up = up && s.up
@@ -472,10 +522,15 @@ func (ev *evaluation) newConjunct(e query.Expr) (*conjunct, error) {
 	}
 	c.home = homes[0]
 	c.up = map[string][]step{}
+	var reads [][]step
 	for _, r := range recs {
 		if c.up[r], err = ev.path(c.home, r); err != nil {
 			return nil, err
 		}
+		reads = append(reads, c.up[r])
+	}
+	if err := joinedOnce(reads); err != nil {
+		return nil, err
 	}
 	// Evaluate on every row of the home.
 	c.homeP = make([]bool, len(ev.rows[c.home]))
@@ -1096,7 +1151,9 @@ func (ev *evaluation) recordRows(rec string, refs []fieldRef) ([][]query.Value, 
 	return out, nil
 }
 
-// kmRows lists the rows of the row grain with the fields of their parent chains.
+// kmRows lists the rows of the row grain that pass the filter with the fields of their
+// parent chains: null where a parent is missing or does not pass the filter (and then
+// for every record reached through it).
 func (ev *evaluation) kmRows(refs []fieldRef) ([][]query.Value, error) {
 	var dims []string
 	for _, ref := range refs {
@@ -1104,6 +1161,83 @@ func (ev *evaluation) kmRows(refs []fieldRef) ([][]query.Value, error) {
 			dims = append(dims, ref.rec)
 		}
 	}
+	grain, err := ev.rowGrain(dims)
+	if err != nil {
+		return nil, err
+	}
+	var paths [][]step
+	for _, ref := range refs {
+		p, err := ev.path(grain, ref.rec)
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, p)
+	}
+	if err := joinedOnce(paths); err != nil {
+		return nil, err
+	}
+	pass, err := ev.passing(grain)
+	if err != nil {
+		return nil, err
+	}
+	// The filter restricts every record: a parent that does not pass it is no parent.
+	for _, ref := range refs {
+		p, _ := ev.path(grain, ref.rec)
+		for _, s := range p {
+			if _, err := ev.passing(s.to); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var out [][]query.Value
+	for x := range ev.rows[grain] {
+		if !pass[x] {
+			continue
+		}
+		vals := make([]query.Value, len(refs))
+		for i, ref := range refs {
+			p, _ := ev.path(grain, ref.rec)
+			row := x
+			for _, s := range p {
+				ps := ev.neighbours(s, row)
+				sp, _ := ev.passing(s.to)
+				if len(ps) == 0 || !sp[ps[0]] {
+					row = -1
+					break
+				}
+				row = ps[0]
+			}
+			if row < 0 {
+				vals[i] = query.Null(ref.typ)
+			} else {
+				vals[i] = ref.of(ev.rows[ref.rec], row)
+			}
+		}
+		out = append(out, vals)
+	}
+	return out, nil
+}
+
+// RowGrain returns the record whose rows a KM-level request listing the fields (named
+// "RECORD.FIELD") without KPIs lists: the coarsest record whose path to the record of
+// every field goes only up. A RefError when there is none.
+func (r *Reference) RowGrain(fields []string) (string, error) {
+	ev := &evaluation{m: r.KM, rows: r.Rows, passCache: map[string][]bool{}}
+	var dims []string
+	for _, name := range fields {
+		ref, err := ev.resolve(name)
+		if err != nil {
+			return "", err
+		}
+		if !slices.Contains(dims, ref.rec) {
+			dims = append(dims, ref.rec)
+		}
+	}
+	return ev.rowGrain(dims)
+}
+
+// rowGrain is RowGrain over the records of the fields.
+func (ev *evaluation) rowGrain(dims []string) (string, error) {
 	var cands []string
 	for _, r := range ev.m.Records {
 		ok := true
@@ -1129,44 +1263,9 @@ func (ev *evaluation) kmRows(refs []fieldRef) ([][]query.Value, error) {
 		}
 	}
 	if len(grains) != 1 {
-		return nil, refErr("the rows of records %s cannot be listed together; KPIs can combine them", strings.Join(dims, ", "))
+		return "", refErr("the rows of records %s cannot be listed together; KPIs can combine them", strings.Join(dims, ", "))
 	}
-	grain := grains[0]
-	for _, ref := range refs {
-		if _, err := ev.path(grain, ref.rec); err != nil {
-			return nil, err
-		}
-	}
-	pass, err := ev.passing(grain)
-	if err != nil {
-		return nil, err
-	}
-	var out [][]query.Value
-	for x := range ev.rows[grain] {
-		if !pass[x] {
-			continue
-		}
-		vals := make([]query.Value, len(refs))
-		for i, ref := range refs {
-			p, _ := ev.path(grain, ref.rec)
-			row := x
-			for _, s := range p {
-				ps := ev.neighbours(s, row)
-				if len(ps) == 0 {
-					row = -1
-					break
-				}
-				row = ps[0]
-			}
-			if row < 0 {
-				vals[i] = query.Null(ref.typ)
-			} else {
-				vals[i] = ref.of(ev.rows[ref.rec], row)
-			}
-		}
-		out = append(out, vals)
-	}
-	return out, nil
+	return grains[0], nil
 }
 
 // ---- KPIs ----
@@ -1382,16 +1481,21 @@ func compareTuples(a, b []query.Value) int {
 func (ev *evaluation) expand(ag *aggregate, refs []fieldRef, groups map[string][]query.Value) error {
 	// The tree: every step of the paths from the grain to the dimension records.
 	var edges []step
+	var paths [][]step
 	for _, ref := range refs {
 		p, err := ev.path(ag.grain, ref.rec)
 		if err != nil {
 			return err
 		}
+		paths = append(paths, p)
 		for _, s := range p {
 			if !slices.ContainsFunc(edges, func(e step) bool { return e.to == s.to }) {
 				edges = append(edges, s)
 			}
 		}
+	}
+	if err := joinedOnce(paths); err != nil {
+		return err
 	}
 	// Parents before children: a step's start is the grain or an earlier step's end.
 	slices.SortStableFunc(edges, func(a, b step) int {

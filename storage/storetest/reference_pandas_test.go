@@ -22,7 +22,8 @@ import (
 const pandasPython = "/usr/bin/python3"
 
 // pandasKM is the KM of the pandas check: customers C, materials M, orders O (of a
-// customer), items I (of an order and a material) and activities A (of an order).
+// customer), items I (of an order and a material) and activities A (of an order and of
+// the customer who did it, so that A reaches C by paths of length 1 and 2).
 const pandasKM = `id: p
 name: Pandas check
 records:
@@ -68,11 +69,13 @@ records:
       - {id: AID, name: Activity, type: integer}
       - {id: OID, name: Order, type: string}
       - {id: ACT, name: Activity, type: string}
+      - {id: CID, name: Customer, type: string}
 relationships:
   - {from: O.CID, to: C.CID}
   - {from: I.OID, to: O.OID}
   - {from: I.MID, to: M.MID}
   - {from: A.OID, to: O.OID}
+  - {from: A.CID, to: C.CID}
 kpis:
   - {id: NET, name: Net, expr: "sum(O.NET)"}
   - {id: AVGNET, name: Average net, expr: "avg(O.NET)"}
@@ -111,8 +114,8 @@ const pandasScript = `
 import json, sys
 import pandas as pd
 d, spec = sys.argv[1], json.loads(sys.argv[2])
-REL = [("O", "CID", "C", "CID"), ("I", "OID", "O", "OID"), ("I", "MID", "M", "MID"), ("A", "OID", "O", "OID")]
-STR = {"C": ["CID", "COUNTRY", "SEG"], "M": ["MID", "GRP"], "O": ["OID", "CID", "STATUS"], "I": ["IID", "OID", "MID"], "A": ["OID", "ACT"]}
+REL = [("O", "CID", "C", "CID"), ("I", "OID", "O", "OID"), ("I", "MID", "M", "MID"), ("A", "OID", "O", "OID"), ("A", "CID", "C", "CID")]
+STR = {"C": ["CID", "COUNTRY", "SEG"], "M": ["MID", "GRP"], "O": ["OID", "CID", "STATUS"], "I": ["IID", "OID", "MID"], "A": ["OID", "ACT", "CID"]}
 T = {}
 for r in ["C", "M", "O", "I", "A"]:
     df = pd.read_csv(f"{d}/data/{r.lower()}.csv", dtype={c: object for c in STR[r]}, keep_default_na=False, na_values=[""], float_precision="round_trip")
@@ -126,7 +129,7 @@ def steps(r):
         if p == r: yield (c, f, p, k, False)
 
 def path(a, b):
-    # breadth first; the graph of this KM is a tree, so the path is unique
+    # breadth first; between any two records of this KM the shortest path is unique
     prev, todo = {a: None}, [a]
     while todo:
         r = todo.pop(0)
@@ -244,7 +247,8 @@ for q in spec["queries"]:
             table[gk][k["id"]] = v
     result["queries"].append(table)
 # Rows without KPIs: the rows of the grain (given) that pass the filters, in row order,
-# each with the fields of its parents (left merges; null where a parent is missing).
+# each with the fields of its parents that pass them too (left merges with the passing
+# rows; null where a parent is missing or does not pass, and beyond it).
 result["listed"] = []
 for q in spec["listed"]:
     g, dims = q["grain"], [tuple(x) for x in q["dims"]]
@@ -252,7 +256,8 @@ for q in spec["listed"]:
     for rec in dict.fromkeys(r for r, _ in dims):
         for frm, to, s in path(g, rec):
             if f"{to}#" not in frame.columns:
-                frame = merge(frame, frm, to, s, T[to], "left")
+                right = T[to][T[to][f"{to}#"].isin(passing(to, q["filters"]))]
+                frame = merge(frame, frm, to, s, right, "left")
     rows = []
     for _, row in frame.sort_values(f"{g}#", kind="stable").iterrows():
         rows.append([None if (isinstance(row[f"{r}.{f}"], float) and row[f"{r}.{f}"] != row[f"{r}.{f}"]) else row[f"{r}.{f}"] for r, f in dims])
@@ -292,6 +297,10 @@ var pandasListed = []struct {
 	{"I", [][]string{{"I", "IID"}, {"M", "GRP"}, {"O", "STATUS"}, {"C", "SEG"}}},
 	{"I", [][]string{{"O", "STATUS"}, {"M", "GRP"}}},
 	{"A", [][]string{{"A", "ACT"}, {"C", "COUNTRY"}}},
+	// A reaches C directly, O through its own customer: under a filter on C an activity
+	// that passes may have an order that does not.
+	{"A", [][]string{{"A", "ACT"}, {"O", "STATUS"}, {"C", "SEG"}}},
+	{"I", [][]string{{"I", "IID"}, {"O", "OID"}, {"M", "GRP"}}},
 	{"C", [][]string{{"C", "COUNTRY"}}},
 }
 
@@ -324,7 +333,7 @@ func writePandasData(t *testing.T, dir string, rng *rand.Rand) {
 		"m": {{"MID", "GRP"}},
 		"o": {{"OID", "CID", "NET", "LATE", "STATUS"}},
 		"i": {{"IID", "OID", "MID", "QTY"}},
-		"a": {{"AID", "OID", "ACT"}},
+		"a": {{"AID", "OID", "ACT", "CID"}},
 	}
 	for _, id := range ids("C", nc) {
 		tables["c"] = append(tables["c"], []string{id, pick(0.2, "DE", "FR", "IT"), pick(0.2, "S1", "S2")})
@@ -349,7 +358,7 @@ func writePandasData(t *testing.T, dir string, rng *rand.Rand) {
 		tables["i"] = append(tables["i"], []string{id, pick(0.1, ids("O", no+1)...), pick(0.1, ids("M", nm+1)...), num(0.15, 1, 8)})
 	}
 	for i := 1; i <= na; i++ {
-		tables["a"] = append(tables["a"], []string{strconv.Itoa(i * 10), pick(0.1, ids("O", no+1)...), pick(0.15, "Ship", "Pay", "Change")})
+		tables["a"] = append(tables["a"], []string{strconv.Itoa(i * 10), pick(0.1, ids("O", no+1)...), pick(0.15, "Ship", "Pay", "Change"), pick(0.1, ids("C", nc+1)...)})
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
 		t.Fatal(err)

@@ -95,3 +95,57 @@ func (r *Reference) fieldIdx(t *testing.T, rec, field string) int {
 	t.Fatalf("no field %s.%s", rec, field)
 	return -1
 }
+
+// TestReferenceJoinPaths checks the evaluator's answers to issue 29's requests on
+// JoinsData, worked out by hand from SPEC-NOTES: a filter restricts every record, so a
+// listed line whose order does not pass shows nulls for the order, as the KPI form's
+// groups do; among equally short paths the only lookup chain is the join, in rows and
+// filters alike; two paths that still tie are refused naming both.
+func TestReferenceJoinPaths(t *testing.T) {
+	ref, err := LoadReference(JoinsData(), "joins")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{"LINES.LINE_ID", "ORDERS.ORDER_ID", "ORDERS.PLANT_ID"}
+	invoices := []string{"INVOICES.INVOICE_NO", "PURCHASE_ORDERS.STATUS"}
+	for _, c := range []struct {
+		req  RefRequest
+		want [][]any
+	}{
+		// EMEA passes plants P1 and P3: lines delivered from them (L1, L2, L5, L6, L9) and
+		// orders of them (O2, O5). L1's order O1 (P2) and L6's order O4 (dangling plant)
+		// do not pass: no order.
+		{RefRequest{Fields: lines, Filters: []string{"EMEA"}}, [][]any{{"L1", nil, nil}, {"L2", "O2", "P1"}, {"L5", nil, nil}, {"L6", nil, nil}, {"L9", "O5", "P3"}}},
+		{RefRequest{Fields: lines, Filters: []string{"EMEA"}, Sort: "-ORDERS.PLANT_ID"}, [][]any{{"L9", "O5", "P3"}, {"L2", "O2", "P1"}, {"L1", nil, nil}, {"L5", nil, nil}, {"L6", nil, nil}}},
+		{RefRequest{Fields: []string{"ORDERS.ORDER_ID"}, KPIs: []string{"LINE_COUNT"}, Filters: []string{"EMEA"}}, [][]any{{nil, int64(3)}, {"O2", int64(1)}, {"O5", int64(1)}}},
+		{RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID"}, Filters: []string{"EMEA"}}, [][]any{{"O2"}, {"O5"}}},
+		// INVOICES reach PURCHASE_ORDERS through PO_LINES (I2: PO2, CLOSED), not through
+		// their vendor or company, with or without a filter on the status.
+		{RefRequest{Fields: invoices}, [][]any{{"I1", "OPEN"}, {"I2", "CLOSED"}, {"I3", "OPEN"}, {"I4", nil}, {"I5", nil}, {"I6", "OPEN"}}},
+		{RefRequest{Fields: invoices, FilterExprs: []string{"PURCHASE_ORDERS.STATUS eq 'OPEN'"}}, [][]any{{"I1", "OPEN"}, {"I3", "OPEN"}, {"I6", "OPEN"}}},
+		{RefRequest{Record: "INVOICES", Fields: []string{"INVOICE_NO"}, Filters: []string{"OPEN_POS"}}, [][]any{{"I1"}, {"I3"}, {"I6"}}},
+		// Listed at PURCHASE_ORDERS, the record that looks up both.
+		{RefRequest{Fields: []string{"VENDORS.NAME", "COMPANIES.NAME"}}, [][]any{{"Acme", "Alpha"}, {"Bolt", "Alpha"}, {"Acme", "Beta"}, {nil, "Beta"}, {"Core", nil}}},
+	} {
+		got, err := ref.Eval(c.req)
+		if err != nil {
+			t.Errorf("%+v: %v", c.req, err)
+			continue
+		}
+		if !reflect.DeepEqual(got.Rows, c.want) {
+			t.Errorf("%+v:\n  got  %v\n  want %v", c.req, got.Rows, c.want)
+		}
+	}
+	for _, req := range []RefRequest{
+		{Fields: []string{"COMPANIES.NAME"}, KPIs: []string{"VENDOR_COUNT"}},
+		{Record: "VENDORS", Fields: []string{"NAME"}, Filters: []string{"COMPANY_1000"}},
+		{Fields: []string{"PO_LINES.PO_LINE_ID", "VENDORS.NAME"}, Filters: []string{"COMPANY_1000"}},
+	} {
+		_, err := ref.Eval(req)
+		var re *RefError
+		if !errors.As(err, &re) || !strings.Contains(err.Error(), "VENDORS-PURCHASE_ORDERS-COMPANIES") && !strings.Contains(err.Error(), "COMPANIES-PURCHASE_ORDERS-VENDORS") ||
+			!strings.Contains(err.Error(), "VENDORS-INVOICES-COMPANIES") && !strings.Contains(err.Error(), "COMPANIES-INVOICES-VENDORS") {
+			t.Errorf("%+v: %v, want a RefError naming both paths", req, err)
+		}
+	}
+}

@@ -482,6 +482,7 @@ func runSemantics(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store
 		}
 	})
 	t.Run("AmbiguousPath", func(t *testing.T) { runAmbiguous(t, newStore) })
+	t.Run("JoinPaths", func(t *testing.T) { runJoinPaths(t, newStore) })
 }
 
 // oDataFunctionCases are $filter conditions with OData's canonical functions and
