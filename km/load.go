@@ -247,6 +247,7 @@ func (d *draft) compile() error {
 			}
 		}
 	}
+	errs = append(errs, d.checkDistribution()...)
 	kseen := map[string]bool{}
 	for i, k := range m.KPIs {
 		a := d.kpiAt[k]
@@ -280,6 +281,49 @@ func (d *draft) compile() error {
 		m.Filters[i] = &c
 	}
 	return errors.Join(errs...)
+}
+
+// checkDistribution checks the records' distribution (see Record.Distribution): each
+// names a field of its record, a record is not both distributed and reference, the
+// distributed records' fields have one type (one key domain per co-location group), and
+// a relationship between two distributed records joins their distribution fields.
+func (d *draft) checkDistribution() []error {
+	m := d.km
+	var errs []error
+	var first *Record // the first distributed record, whose field's type the others share
+	for _, r := range m.Records {
+		if r.Distribution == "" {
+			continue
+		}
+		f := r.Field(r.Distribution)
+		switch {
+		case f == nil:
+			errs = append(errs, errAt(d.recordAt[r], "distribution %q is not a field of record %s", r.Distribution, r.ID))
+			continue
+		case r.Reference:
+			errs = append(errs, errAt(d.recordAt[r], "record %s declares distribution and reference: a record is distributed by a field or copied to every node, not both", r.ID))
+			continue
+		}
+		if first == nil {
+			first = r
+			continue
+		}
+		if t := first.Field(first.Distribution).Type; f.Type != t {
+			errs = append(errs, errAt(d.recordAt[r], "record %s is distributed by %s (%s) and record %s by %s (%s): the distributed records of a KM are co-located, so their distribution fields hold one key domain of one type",
+				r.ID, r.Distribution, f.Type, first.ID, first.Distribution, t))
+		}
+	}
+	for i, rel := range m.Relationships {
+		from, to := m.Record(rel.From.Record), m.Record(rel.To.Record)
+		if from == nil || to == nil || from.Distribution == "" || to.Distribution == "" {
+			continue
+		}
+		if rel.From.Field != from.Distribution || rel.To.Field != to.Distribution {
+			errs = append(errs, errAt(d.relAt[i], "relationship %s to %s joins two distributed records on fields other than their distribution fields (%s.%s, %s.%s): distribute them by the fields that join them, or declare one reference: true",
+				rel.From, rel.To, from.ID, from.Distribution, to.ID, to.Distribution))
+		}
+	}
+	return errs
 }
 
 // compileKPI fills k's placeholders from its parameters (overridden by values), parses and
@@ -384,6 +428,8 @@ type rawRecord struct {
 	Key              string      `yaml:"key"`
 	Fields           []yaml.Node `yaml:"fields"`
 	Indexes          yaml.Node   `yaml:"indexes"`
+	Distribution     string      `yaml:"distribution"`
+	Reference        bool        `yaml:"reference"`
 }
 
 type rawField struct {
@@ -431,7 +477,7 @@ type rawFilter struct {
 // keysOf lists the YAML keys of a raw struct, for the unknown-key check.
 var (
 	modelKeys        = []string{"id", "name", "extends", "published", "teams", "records", "relationships", "kpis", "filters"}
-	recordKeys       = []string{"id", "name", "description", "shortDisplayName", "internalNote", "curated", "source", "key", "fields", "indexes"}
+	recordKeys       = []string{"id", "name", "description", "shortDisplayName", "internalNote", "curated", "source", "key", "fields", "indexes", "distribution", "reference"}
 	fieldKeys        = []string{"id", "name", "description", "shortDisplayName", "internalNote", "type", "format", "unit"}
 	relationshipKeys = []string{"from", "to"}
 	kpiKeys          = []string{"id", "name", "description", "expr", "format", "unit", "direction", "target", "record", "parameters"}
@@ -623,6 +669,7 @@ func (d *draft) parseRecord(n *yaml.Node) (*Record, error) {
 		ID: rr.ID, Name: orDefault(rr.Name, rr.ID), Description: rr.Description,
 		ShortDisplayName: rr.ShortDisplayName, InternalNote: rr.InternalNote,
 		Curated: rr.Curated == nil || *rr.Curated, Source: orDefault(rr.Source, rr.ID), Key: rr.Key,
+		Distribution: rr.Distribution, Reference: rr.Reference,
 	}
 	if len(rr.Fields) == 0 {
 		return nil, d.errAt(n.Line, "record %s has no fields", rr.ID)
@@ -653,6 +700,12 @@ func (d *draft) parseRecord(n *yaml.Node) (*Record, error) {
 	}
 	if r.Key != "" && r.Field(r.Key) == nil {
 		return nil, d.errAt(keyLine(n, "key"), "key %q is not a field of record %s", r.Key, r.ID)
+	}
+	if r.Distribution != "" && r.Field(r.Distribution) == nil {
+		return nil, d.errAt(keyLine(n, "distribution"), "distribution %q is not a field of record %s", r.Distribution, r.ID)
+	}
+	if r.Distribution != "" && r.Reference {
+		return nil, d.errAt(keyLine(n, "reference"), "record %s declares distribution and reference: a record is distributed by a field or copied to every node, not both", r.ID)
 	}
 	if rr.Indexes.Kind != 0 {
 		idx, err := d.parseIndexes(r, &rr.Indexes)

@@ -126,6 +126,44 @@ func TestLoadResolvesExtends(t *testing.T) {
 	}
 }
 
+func TestLoadDistribution(t *testing.T) {
+	def := `id: a
+records:
+  - id: C
+    key: ID
+    reference: true
+    fields: [{id: ID, type: integer}]
+  - id: O
+    key: ID
+    distribution: ID
+    fields: [{id: ID, type: integer}, {id: CUST, type: integer}]
+  - id: I
+    distribution: ORDER_ID
+    fields: [{id: ORDER_ID, type: integer}]
+  - id: L
+    fields: [{id: F, type: string}]
+relationships:
+  - {from: O.CUST, to: C.ID}
+  - {from: I.ORDER_ID, to: O.ID}
+`
+	ms, err := Load(fstest.MapFS{"models/a.yaml": {Data: []byte(def)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type dist struct {
+		Distribution string
+		Reference    bool
+	}
+	got := map[string]dist{}
+	for _, r := range ms[0].Records {
+		got[r.ID] = dist{r.Distribution, r.Reference}
+	}
+	want := map[string]dist{"C": {Reference: true}, "O": {Distribution: "ID"}, "I": {Distribution: "ORDER_ID"}, "L": {}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("distribution (-want +got):\n%s", diff)
+	}
+}
+
 func TestLoadIndexes(t *testing.T) {
 	ms, err := Load(fstest.MapFS{"models/a.yaml": {Data: []byte("id: a\nrecords:\n  - id: A\n    fields: [{id: F, type: string}, {id: G, type: integer}]\n    indexes: [[G, -F], [F]]\n  - id: B\n    fields: [{id: F, type: string}]\n")}})
 	if err != nil {
@@ -227,6 +265,14 @@ func TestLoadErrors(t *testing.T) {
 			[]string{`models/a.yaml:5: KPI K: direction "Sideways" (want Up, Down or None)`, "models/a.yaml:6: KPI L has no expr"}},
 		{"index unknown field", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    fields: [{id: F, type: string}, {id: G, type: integer}]\n    indexes:\n      - [F, G]\n      - [G,\n         H]\n"},
 			[]string{`models/a.yaml:8: index field "H" is not a field of record A`}},
+		{"distribution unknown field", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    fields: [{id: F, type: string}]\n    distribution: G\n"},
+			[]string{`models/a.yaml:5: distribution "G" is not a field of record A`}},
+		{"distribution and reference", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    fields: [{id: F, type: string}]\n    distribution: F\n    reference: true\n"},
+			[]string{"models/a.yaml:6: record A declares distribution and reference: a record is distributed by a field or copied to every node, not both"}},
+		{"distribution two key domains", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    fields: [{id: F, type: string}]\n    distribution: F\n  - id: B\n    fields: [{id: G, type: integer}]\n    distribution: G\n"},
+			[]string{"models/a.yaml:6: record B is distributed by G (integer) and record A by F (string): the distributed records of a KM are co-located, so their distribution fields hold one key domain of one type"}},
+		{"distribution not joined on", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    key: ID\n    fields: [{id: ID, type: integer}]\n    distribution: ID\n  - id: B\n    fields: [{id: K, type: integer}, {id: A_ID, type: integer}]\n    distribution: K\nrelationships:\n  - {from: B.A_ID, to: A.ID}\n"},
+			[]string{"models/a.yaml:11: relationship B.A_ID to A.ID joins two distributed records on fields other than their distribution fields (B.K, A.ID): distribute them by the fields that join them, or declare one reference: true"}},
 		{"index twice", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    fields: [{id: F, type: string}]\n    indexes: [[F, F]]\n"},
 			[]string{`models/a.yaml:5: index field "F" of record A appears twice in one index`}},
 		{"index twice both ways", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    fields: [{id: F, type: string}]\n    indexes: [[-F, F]]\n"},

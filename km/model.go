@@ -55,6 +55,17 @@ type Record struct {
 	// import, next to those on the key and the relationship fields; the memory store
 	// ignores them.
 	Indexes []Index
+	// Distribution is the id of the field a distributed SQL database (Citus) hash-distributes
+	// the record's rows by, or "": the definition's `distribution: FIELD`. The distributed
+	// records of a KM form one co-location group: their distribution fields hold one key
+	// domain (one type), and a relationship between two of them joins their distribution
+	// fields, so that the database joins their rows on the node that holds both. The
+	// memory store and a database without distribution ignore it.
+	Distribution string
+	// Reference says that a distributed SQL database copies the record's rows to every
+	// node (a dimension joined by the distributed facts): the definition's `reference:
+	// true`. A record is distributed or reference, not both.
+	Reference bool
 }
 
 // Index is an index a record declares: its columns in order, written in a definition as
