@@ -34,9 +34,16 @@ func openPostgres(t testing.TB) *sqlstore.DB { return open(t, postgresDSN(t)) }
 // test ends, and returns the URL that uses it.
 func postgresDSN(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv(PostgresEnv)
+	return schemaDSN(t, PostgresEnv, PostgresEnv+" is not set")
+}
+
+// schemaDSN is postgresDSN on the server named by the variable env, skipping with the
+// message skip when it is not set.
+func schemaDSN(t testing.TB, env, skip string) string {
+	t.Helper()
+	dsn := os.Getenv(env)
 	if dsn == "" {
-		t.Skip(PostgresEnv + " is not set")
+		t.Skip(skip)
 	}
 	ctx := context.Background()
 	admin, err := sql.Open("pgx", dsn)
@@ -46,7 +53,7 @@ func postgresDSN(t testing.TB) string {
 	defer admin.Close()
 	schema := fmt.Sprintf("kmkit_test_%d_%d", os.Getpid(), schemaSeq.Add(1))
 	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("%s: %v", PostgresEnv, err)
+		t.Fatalf("%s: %v", env, err)
 	}
 	t.Cleanup(func() {
 		admin, err := sql.Open("pgx", dsn)

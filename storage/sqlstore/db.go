@@ -27,6 +27,8 @@ type DB struct {
 	// loads counts the tables LoadIndexedTable has replaced, so that what a KMStore
 	// caches about a table's form (KMStore.notNull) is read again after a load.
 	loads atomic.Int64
+	// citus caches HasCitus: citusUnknown, citusNo or citusYes.
+	citus atomic.Int32
 }
 
 // sqliteCacheKiB is the page cache of each SQLite connection, in KiB, and

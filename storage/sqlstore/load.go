@@ -140,6 +140,38 @@ func (idx Index) names() []string {
 // RowColumn ends each, so that rows of one key come in row order). PostgreSQL loads with
 // COPY; SQLite with prepared multi-row inserts.
 func (db *DB) LoadIndexedTable(ctx context.Context, table string, cols []ColumnDef, rows Rows, indexes []Index, digest string) error {
+	return db.LoadDistributedTable(ctx, table, cols, rows, indexes, Distribution{}, digest)
+}
+
+// Distribution is how a distributed database places the rows of a table (see
+// km.Record.Distribution and km.Record.Reference): hash-distributed by Column, co-located
+// with the other tables distributed by a column of its type, or (Reference) copied to
+// every node. The zero Distribution, and any on a database without distribution, keeps the
+// table on the one server.
+type Distribution struct {
+	Column    string
+	Reference bool
+}
+
+// String returns the distribution as a definition declares it: "distribution: COL",
+// "reference: true", or "".
+func (d Distribution) String() string {
+	switch {
+	case d.Column != "":
+		return "distribution: " + d.Column
+	case d.Reference:
+		return "reference: true"
+	}
+	return ""
+}
+
+// LoadDistributedTable is LoadIndexedTable placing the table as dist says when the
+// database has the citus extension: create_distributed_table or create_reference_table
+// after CREATE TABLE, before the rows are copied in (then COPY writes them to the shards).
+// A distributed table has no primary key (Citus wants the distribution column in every
+// unique key, and RowColumn alone identifies a row): RowColumn gets a plain index, which
+// serves the same reads in row order. Without citus, dist changes nothing.
+func (db *DB) LoadDistributedTable(ctx context.Context, table string, cols []ColumnDef, rows Rows, indexes []Index, dist Distribution, digest string) error {
 	ddl := []string{"DROP TABLE IF EXISTS " + quoteIdent(table)}
 	// On SQLite, INTEGER PRIMARY KEY makes RowColumn the rowid: every index then holds it,
 	// in order within equal keys, so a filtered page in row order streams from the index.
@@ -148,9 +180,20 @@ func (db *DB) LoadIndexedTable(ctx context.Context, table string, cols []ColumnD
 	pg := db.d.name() == "postgres"
 	rowDef := quoteIdent(RowColumn) + " " + db.d.types("BIGINT") + " PRIMARY KEY"
 	var after []string
+	citus := false
+	if pg && dist != (Distribution{}) {
+		var err error
+		if citus, err = db.HasCitus(ctx); err != nil {
+			return err
+		}
+	}
 	if pg {
 		rowDef = quoteIdent(RowColumn) + " BIGINT NOT NULL"
-		after = append(after, "ALTER TABLE "+quoteIdent(table)+" ADD PRIMARY KEY ("+quoteIdent(RowColumn)+")")
+		if citus && dist.Column != "" {
+			after = append(after, "CREATE INDEX "+quoteIdent(IndexName(table, []string{RowColumn}))+" ON "+quoteIdent(table)+" ("+quoteIdent(RowColumn)+") WITH (fillfactor = 100, deduplicate_items = off)")
+		} else {
+			after = append(after, "ALTER TABLE "+quoteIdent(table)+" ADD PRIMARY KEY ("+quoteIdent(RowColumn)+")")
+		}
 	}
 	defs := []string{rowDef}
 	names := []string{RowColumn}
@@ -167,6 +210,22 @@ func (db *DB) LoadIndexedTable(ctx context.Context, table string, cols []ColumnD
 		notNull[c.Name] = c.NotNull
 	}
 	ddl = append(ddl, "CREATE TABLE "+quoteIdent(table)+" ("+strings.Join(defs, ", ")+")")
+	// COPY FREEZE writes the rows frozen into a table created in the same transaction;
+	// Citus's COPY into shards takes no FREEZE.
+	copyOpts := "FORMAT binary, FREEZE"
+	if citus {
+		// The coordinator holds a placement of every reference table: executed locally,
+		// its creation would forbid the COPY that follows in the transaction.
+		ddl = append(ddl, "SET LOCAL citus.enable_local_execution = off")
+	}
+	switch {
+	case citus && dist.Column != "":
+		ddl = append(ddl, "SELECT create_distributed_table("+quoteLiteral(quoteIdent(table))+", "+quoteLiteral(dist.Column)+")")
+		copyOpts = "FORMAT binary"
+	case citus && dist.Reference:
+		ddl = append(ddl, "SELECT create_reference_table("+quoteLiteral(quoteIdent(table))+")")
+		copyOpts = "FORMAT binary"
+	}
 	for _, idx := range indexes {
 		after = append(after, idx.ddl(db.d, table, notNull))
 	}
@@ -174,7 +233,7 @@ func (db *DB) LoadIndexedTable(ctx context.Context, table string, cols []ColumnD
 	claim := db.d.rebind(claimImport)
 	defer db.loads.Add(1)
 	if pg {
-		return db.copyTable(ctx, table, names, types, ddl, after, rows, claim, record, digest)
+		return db.copyTable(ctx, table, names, types, ddl, after, rows, claim, record, digest, copyOpts)
 	}
 	return db.insertTable(ctx, table, names, types, ddl, after, rows, claim, record, digest)
 }
@@ -469,7 +528,7 @@ const recordImport = `UPDATE km_imports SET digest = ?, rows_loaded = ? WHERE so
 // WAL-logged table from the start: an import the server has acknowledged survives a crash.
 // (Loading UNLOGGED and then SET LOGGED would not save the logging: SET LOGGED rewrites and
 // logs the whole table again unless wal_level is minimal.)
-func (db *DB) copyTable(ctx context.Context, table string, names []string, types []query.Type, ddl, after []string, rows Rows, claim, record, digest string) error {
+func (db *DB) copyTable(ctx context.Context, table string, names []string, types []query.Type, ddl, after []string, rows Rows, claim, record, digest, copyOpts string) error {
 	conn, err := db.sql.Conn(ctx)
 	if err != nil {
 		return err
@@ -511,7 +570,7 @@ func (db *DB) copyTable(ctx context.Context, table string, names []string, types
 		}
 		src := newCopyReader(types, rows)
 		tag, err := tx.Conn().PgConn().CopyFrom(ctx, src,
-			"COPY "+quoteIdent(table)+" ("+strings.Join(quoted, ", ")+") FROM STDIN (FORMAT binary, FREEZE)")
+			"COPY "+quoteIdent(table)+" ("+strings.Join(quoted, ", ")+") FROM STDIN ("+copyOpts+")")
 		if err != nil {
 			return err
 		}
@@ -822,6 +881,7 @@ type source struct {
 	name    string
 	schema  column.Schema
 	indexes []Index
+	dist    Distribution
 }
 
 // sourceSchemas returns the sources of the models' records in name order. Two records
@@ -862,6 +922,13 @@ func sourceSchemas(models []*km.KnowledgeModel) ([]source, error) {
 			}
 			lookups[r.Source] = append(lookups[r.Source], onRecord[r.ID]...)
 			declared[r.Source] = append(declared[r.Source], r.Indexes...)
+			if d := (Distribution{Column: r.Distribution, Reference: r.Reference}); d != (Distribution{}) {
+				if src.dist != (Distribution{}) && src.dist != d {
+					return nil, fmt.Errorf("sqlstore: source %s: one record declares %s and another %s (KM %s, record %s)",
+						r.Source, src.dist, d, m.ID, r.ID)
+				}
+				src.dist = d
+			}
 		}
 	}
 	slices.Sort(names)
@@ -944,6 +1011,11 @@ func (src source) hash() hash.Hash {
 		}
 		fmt.Fprintf(h, "%s:%s\n", kind, strings.Join(idx.names(), ","))
 	}
+	if d := src.dist.String(); d != "" {
+		// Only when declared, so that the tables of definitions without one keep their
+		// digests.
+		fmt.Fprintf(h, "%s\n", d)
+	}
 	return h
 }
 
@@ -964,5 +1036,5 @@ func (s *KMStore) loadTable(ctx context.Context, src source, t *column.Table, di
 	for i, col := range rows.cols {
 		cols[i].NotNull = !hasNull(col)
 	}
-	return s.db.LoadIndexedTable(ctx, src.name, cols, rows, src.indexes, digest)
+	return s.db.LoadDistributedTable(ctx, src.name, cols, rows, src.indexes, src.dist, digest)
 }

@@ -1,0 +1,223 @@
+package sqlstore_test
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"path"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/kmkit/kmkit/storage/sqlstore"
+	"github.com/kmkit/kmkit/storage/storetest"
+)
+
+// CitusEnv names the variable holding the URL of a Citus coordinator (with workers) for
+// the Citus suites. Without it they skip; with it, an unreachable server fails them.
+const CitusEnv = "KMKIT_CITUS_DSN"
+
+// openCitus returns a DB in a fresh schema of the coordinator named by CitusEnv.
+func openCitus(t testing.TB) *sqlstore.DB {
+	t.Helper()
+	return open(t, schemaDSN(t, CitusEnv, CitusEnv+" is not set: the Citus suites need a Citus coordinator with workers (see DEVELOPERS.md)"))
+}
+
+// suiteDistribution is how the Citus suites distribute the records of the suites' KMs
+// (KM id, record id: a distribution field, or "reference"): the facts hash-distributed
+// on the key domain that joins them, the dimensions as reference tables. Records not
+// listed stay coordinator-local tables, which Citus joins with the others too.
+var suiteDistribution = map[string]map[string]string{
+	"suite":   {"CUSTOMERS": "reference", "ORDERS": "ID", "ITEMS": "ORDER_ID"},
+	"answers": {"CUSTOMERS": "reference", "ORDERS": "ORDER_ID"},
+	"joins": {"PLANTS": "reference", "COMPANIES": "reference", "VENDORS": "reference",
+		"ORDERS": "ORDER_ID", "LINES": "ORDER_ID", "PURCHASE_ORDERS": "reference", "PO_LINES": "reference", "INVOICES": "reference"},
+	"p2p": {"PURCHASE_ORDERS": "PO_ID", "PO_LINES": "PO_ID", "GOODS_RECEIPTS": "reference"},
+}
+
+// distribute returns fsys with the declarations of suiteDistribution added to the records
+// of its models/*.yaml; the other files are unchanged.
+func distribute(t testing.TB, fsys fs.FS) fs.FS {
+	t.Helper()
+	out := fstest.MapFS{}
+	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return err
+		}
+		if path.Dir(name) == "models" && strings.HasSuffix(name, ".yaml") {
+			if data, err = declareDistribution(data); err != nil {
+				return err
+			}
+		}
+		out[name] = &fstest.MapFile{Data: data}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// declareDistribution adds suiteDistribution's declarations to the records of one KM
+// definition.
+func declareDistribution(def []byte) ([]byte, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(def, &doc); err != nil {
+		return nil, err
+	}
+	root := doc.Content[0]
+	value := func(m *yaml.Node, key string) *yaml.Node {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == key {
+				return m.Content[i+1]
+			}
+		}
+		return nil
+	}
+	id, recs := value(root, "id"), value(root, "records")
+	if id == nil || recs == nil {
+		return def, nil
+	}
+	scalar := func(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: s} }
+	for _, r := range recs.Content {
+		rid := value(r, "id")
+		if rid == nil {
+			continue
+		}
+		switch d := suiteDistribution[id.Value][rid.Value]; d {
+		case "":
+		case "reference":
+			r.Content = append(r.Content, scalar("reference"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
+		default:
+			r.Content = append(r.Content, scalar("distribution"), scalar(d))
+		}
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), enc.Close()
+}
+
+// citusKM is a KMStore whose Import adds suiteDistribution's declarations to the data
+// directory's KMs.
+type citusKM struct {
+	*sqlstore.KMStore
+	t testing.TB
+}
+
+func (s citusKM) Import(ctx context.Context, fsys fs.FS) error {
+	return s.KMStore.Import(ctx, distribute(s.t, fsys))
+}
+
+// TestCitus runs every suite on the Citus cluster named by CitusEnv, the suites' facts
+// distributed and their dimensions reference tables (suiteDistribution), the other tables
+// coordinator-local.
+func TestCitus(t *testing.T) {
+	b := backend(openCitus)
+	b.KM = storetest.ImportKM(func(t *testing.T) citusKM { return citusKM{openCitus(t).KM(), t} })
+	storetest.Run(t, b)
+}
+
+// placement is one table's row of Citus's pg_dist_partition: its method ('h' hash
+// distributed, 'n' reference), distribution column and co-location group.
+type placement struct {
+	method, column string
+	colocation     int
+}
+
+// TestCitusPlacement checks what the import of declared records creates on Citus:
+// distributed tables co-located on their key domain, without a primary key and with an
+// index on the row number; reference tables with theirs; the bookkeeping, SCIM and
+// limit tables coordinator-local (not in Citus's metadata).
+func TestCitusPlacement(t *testing.T) {
+	db := openCitus(t)
+	ctx := context.Background()
+	if has, err := db.HasCitus(ctx); err != nil || !has {
+		t.Fatalf("HasCitus = %v, %v on %s", has, err, CitusEnv)
+	}
+	if err := db.KM().Import(ctx, distribute(t, storetest.Data())); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]placement{}
+	rows, err := db.SQL().QueryContext(ctx, `SELECT c.relname, p.partmethod, COALESCE(column_to_column_name(p.logicalrelid, p.partkey), ''), p.colocationid
+		FROM pg_dist_partition p JOIN pg_class c ON c.oid = p.logicalrelid
+		WHERE c.relnamespace = current_schema()::regnamespace`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var p placement
+		if err := rows.Scan(&name, &p.method, &p.column, &p.colocation); err != nil {
+			t.Fatal(err)
+		}
+		got[name] = p
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	orders, items, customers := got["st_orders"], got["st_items"], got["st_customers"]
+	if orders.method != "h" || orders.column != "ID" || items.method != "h" || items.column != "ORDER_ID" {
+		t.Errorf("st_orders %+v, st_items %+v: want hash-distributed by ID and ORDER_ID", orders, items)
+	}
+	if orders.colocation != items.colocation {
+		t.Errorf("st_orders in co-location group %d, st_items in %d: want one", orders.colocation, items.colocation)
+	}
+	if customers.method != "n" {
+		t.Errorf("st_customers %+v: want a reference table", customers)
+	}
+	for name := range got {
+		if !strings.HasPrefix(name, "st_") {
+			t.Errorf("table %s is in Citus's metadata: want the bookkeeping, SCIM and limit tables coordinator-local", name)
+		}
+	}
+	for table, wantKey := range map[string]bool{"st_orders": false, "st_items": false, "st_customers": true} {
+		var keys int
+		if err := db.SQL().QueryRowContext(ctx, `SELECT count(*) FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'p'`, table).Scan(&keys); err != nil {
+			t.Fatal(err)
+		}
+		if (keys == 1) != wantKey {
+			t.Errorf("%s has %d primary keys, want one: %v", table, keys, wantKey)
+		}
+		var rowIndexes int
+		if err := db.SQL().QueryRowContext(ctx, `SELECT count(*) FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+			WHERE i.indrelid = $1::regclass AND i.indnatts = 1 AND a.attname = $2`, table, sqlstore.RowColumn).Scan(&rowIndexes); err != nil {
+			t.Fatal(err)
+		}
+		if rowIndexes != 1 {
+			t.Errorf("%s has %d indexes on %s alone, want 1", table, rowIndexes, sqlstore.RowColumn)
+		}
+	}
+}
+
+// TestPostgresIgnoresDistribution imports KMs that declare a distribution into PostgreSQL
+// without citus: the tables are created as without the declarations, the row number
+// the primary key.
+func TestPostgresIgnoresDistribution(t *testing.T) {
+	db := openPostgres(t)
+	ctx := context.Background()
+	if has, err := db.HasCitus(ctx); err != nil || has {
+		t.Fatalf("HasCitus = %v, %v on %s, want false", has, err, PostgresEnv)
+	}
+	if err := db.KM().Import(ctx, distribute(t, storetest.Data())); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"st_orders", "st_items", "st_customers"} {
+		var keys int
+		if err := db.SQL().QueryRowContext(ctx, `SELECT count(*) FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'p'`, table).Scan(&keys); err != nil {
+			t.Fatal(err)
+		}
+		if keys != 1 {
+			t.Errorf("%s has %d primary keys, want 1", table, keys)
+		}
+	}
+}
