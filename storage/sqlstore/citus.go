@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
 	"strings"
 )
 
@@ -47,4 +48,57 @@ const (
 // quoteLiteral quotes a string as an SQL literal.
 func quoteLiteral(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+// citusDialect is PostgreSQL's dialect on a database with the citus extension: the
+// planner writes the statement shapes Citus plans where PostgreSQL's would not be (see
+// planner.citus).
+type citusDialect struct{ dialect }
+
+// planDialect returns the dialect KM statements are written in: citusDialect when the
+// database has citus (an error asking is taken as no citus: the single-node shapes are
+// valid SQL on Citus too, only some are not distributed).
+func (db *DB) planDialect(ctx context.Context) dialect {
+	if has, err := db.HasCitus(ctx); err == nil && has {
+		return citusDialect{db.d}
+	}
+	return db.d
+}
+
+// colocationAnchor returns the table that the distributed tables whose distribution column
+// has the SQL type typ are co-located with, creating it (empty, distributed by its one
+// column) when the schema has none: one co-location group per key domain of the schema's
+// KMs. Citus's default group for a type would also take unrelated tables of the database,
+// and refuses one whose column's collation differs (kmkit's text columns are C).
+//
+// The anchor is claimed in km_imports as a source is, so that replicas starting at once
+// create it once.
+func (db *DB) colocationAnchor(ctx context.Context, typ string) (string, error) {
+	name := "km_colocation_" + strings.ToLower(strings.NewReplacer(" ", "_", `"`, "").Replace(typ))
+	const done = "colocation anchor"
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return "", err
+	}
+	defer tx.Rollback()
+	var current string
+	if err := tx.QueryRowContext(ctx, db.d.rebind(claimImport), name).Scan(&current); err != nil {
+		return "", err
+	}
+	if current == done {
+		return name, tx.Commit()
+	}
+	for _, s := range []string{
+		"DROP TABLE IF EXISTS " + quoteIdent(name),
+		"CREATE TABLE " + quoteIdent(name) + " (k " + typ + ")",
+		"SELECT create_distributed_table(" + quoteLiteral(quoteIdent(name)) + ", 'k', colocate_with => 'none')",
+	} {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return "", fmt.Errorf("co-location anchor %s: %w", name, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, db.d.rebind(recordImport), done, 0, name); err != nil {
+		return "", err
+	}
+	return name, tx.Commit()
 }

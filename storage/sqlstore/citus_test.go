@@ -33,7 +33,7 @@ var suiteDistribution = map[string]map[string]string{
 	"suite":   {"CUSTOMERS": "reference", "ORDERS": "ID", "ITEMS": "ORDER_ID"},
 	"answers": {"CUSTOMERS": "reference", "ORDERS": "ORDER_ID"},
 	"joins": {"PLANTS": "reference", "COMPANIES": "reference", "VENDORS": "reference",
-		"ORDERS": "ORDER_ID", "LINES": "ORDER_ID", "PURCHASE_ORDERS": "reference", "PO_LINES": "reference", "INVOICES": "reference"},
+		"ORDERS": "ORDER_ID", "LINES": "reference", "PURCHASE_ORDERS": "reference", "PO_LINES": "reference", "INVOICES": "reference"},
 	"p2p": {"PURCHASE_ORDERS": "PO_ID", "PO_LINES": "PO_ID", "GOODS_RECEIPTS": "reference"},
 }
 
@@ -135,8 +135,10 @@ type placement struct {
 
 // TestCitusPlacement checks what the import of declared records creates on Citus:
 // distributed tables co-located on their key domain, without a primary key and with an
-// index on the row number; reference tables with theirs; the bookkeeping, SCIM and
-// limit tables coordinator-local (not in Citus's metadata).
+// index on the row number, in the group of the schema's anchor for their key type (not
+// in the default group of the database, which holds other tables); reference tables with
+// their primary key; the bookkeeping, SCIM and limit tables coordinator-local (not in
+// Citus's metadata).
 func TestCitusPlacement(t *testing.T) {
 	db := openCitus(t)
 	ctx := context.Background()
@@ -172,11 +174,14 @@ func TestCitusPlacement(t *testing.T) {
 	if orders.colocation != items.colocation {
 		t.Errorf("st_orders in co-location group %d, st_items in %d: want one", orders.colocation, items.colocation)
 	}
+	if anchor := got[`km_colocation_text_collate_c`]; anchor.method != "h" || anchor.colocation != orders.colocation {
+		t.Errorf("co-location anchor %+v, st_orders %+v: want the tables in the anchor's group", anchor, orders)
+	}
 	if customers.method != "n" {
 		t.Errorf("st_customers %+v: want a reference table", customers)
 	}
 	for name := range got {
-		if !strings.HasPrefix(name, "st_") {
+		if !strings.HasPrefix(name, "st_") && !strings.HasPrefix(name, "km_colocation_") {
 			t.Errorf("table %s is in Citus's metadata: want the bookkeeping, SCIM and limit tables coordinator-local", name)
 		}
 	}

@@ -117,7 +117,7 @@ func (s *KMStore) statement(ctx context.Context, p *km.Plan, score *searchScore)
 			notNull = s.notNull(ctx, r.Source)
 		}
 	}
-	return translatePlan(s.db.d, p, score, notNull)
+	return translatePlan(s.db.planDialect(ctx), p, score, notNull)
 }
 
 // Query implements km.Store: the plan is translated into one statement for the page and,
@@ -252,7 +252,7 @@ func (s *KMStore) score(ctx context.Context, p *km.Plan) (*searchScore, error) {
 	sc := &searchScore{}
 	m := fuzzy.New(p.Search.Term)
 	for _, f := range p.Search.Fields {
-		t := newPlanner(s.db.d, p)
+		t := newPlanner(s.db.planDialect(ctx), p)
 		var values, expr string
 		if len(p.KPIs) == 0 {
 			rows, err := t.rows()

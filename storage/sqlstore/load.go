@@ -220,7 +220,21 @@ func (db *DB) LoadDistributedTable(ctx context.Context, table string, cols []Col
 	}
 	switch {
 	case citus && dist.Column != "":
-		ddl = append(ddl, "SELECT create_distributed_table("+quoteLiteral(quoteIdent(table))+", "+quoteLiteral(dist.Column)+")")
+		typ := ""
+		for _, c := range cols {
+			if c.Name == dist.Column {
+				typ = db.sqlType(c.Type)
+			}
+		}
+		if typ == "" {
+			return fmt.Errorf("sqlstore: table %s has no column %s to distribute by", table, dist.Column)
+		}
+		anchor, err := db.colocationAnchor(ctx, typ)
+		if err != nil {
+			return err
+		}
+		ddl = append(ddl, "SELECT create_distributed_table("+quoteLiteral(quoteIdent(table))+", "+quoteLiteral(dist.Column)+
+			", colocate_with => "+quoteLiteral(quoteIdent(anchor))+")")
 		copyOpts = "FORMAT binary"
 	case citus && dist.Reference:
 		ddl = append(ddl, "SELECT create_reference_table("+quoteLiteral(quoteIdent(table))+")")
@@ -1035,6 +1049,13 @@ func (s *KMStore) loadTable(ctx context.Context, src source, t *column.Table, di
 	}
 	for i, col := range rows.cols {
 		cols[i].NotNull = !hasNull(col)
+		if cols[i].Name == src.dist.Column && !cols[i].NotNull {
+			if citus, err := s.db.HasCitus(ctx); err != nil {
+				return err
+			} else if citus {
+				return fmt.Errorf("the distribution field %s has empty values: a distributed table holds no row without one (distribute the record by another field, or declare it reference: true)", cols[i].Name)
+			}
+		}
 	}
 	return s.db.LoadDistributedTable(ctx, src.name, cols, rows, src.indexes, src.dist, digest)
 }

@@ -26,10 +26,14 @@ type planner struct {
 	// notNull holds the columns of the grain's source declared NOT NULL (nil: none
 	// known); see orderBy.
 	notNull map[string]bool
+	// citus says that the database is Citus (citusDialect): a parent filtered through
+	// its children reads them in an uncorrelated IN sub-query (see conjunct).
+	citus bool
 }
 
 func newPlanner(d dialect, p *km.Plan) *planner {
-	return &planner{d: d, p: p, b: &builder{d: d}}
+	_, citus := d.(citusDialect)
+	return &planner{d: d, p: p, b: &builder{d: d}, citus: citus}
 }
 
 // alias returns a fresh alias for a record read inside a condition.
@@ -113,6 +117,12 @@ func (t *planner) leftJoin(sc *scope, s km.Step, a string, aliases map[string]st
 	if !ok {
 		return fmt.Errorf("%w: step %s starts at a record not read yet", errInternal, s)
 	}
+	if t.citus && len(on) > 0 {
+		// Citus plans no sub-query in a join condition: the parents that pass are a
+		// derived table, which is the same join (the conditions read only the parent).
+		src = "(SELECT * FROM " + src + " " + a + " WHERE " + balanced(on, " AND ") + ")"
+		on = nil
+	}
 	conds := append([]string{col(a, s.ToField) + " = " + col(from, s.FromField)}, on...)
 	fmt.Fprintf(&sc.from, " LEFT JOIN %s %s ON %s", src, a, strings.Join(conds, " AND "))
 	sc.joins++
@@ -191,7 +201,8 @@ const maxJoinedConjuncts = 8
 // parent key) and with a correlated EXISTS when it goes down (over the children), which
 // finds them through the relationship's index and stops at the first that passes; the
 // rest of the path is joined inside, and in an EXISTS the condition's own columns are
-// dialect.probed. sc is the scope of alias, or nil in a join condition.
+// dialect.probed. On Citus the walk down is an uncorrelated IN sub-query too (see
+// planner.citus). sc is the scope of alias, or nil in a join condition.
 func (t *planner) conjunct(cj *km.Conjunct, rec, alias string, sc *scope) (string, error) {
 	path, ok := cj.Reach[rec]
 	if !ok {
@@ -218,11 +229,20 @@ func (t *planner) conjunct(cj *km.Conjunct, rec, alias string, sc *scope) (strin
 		cur = a
 	}
 	last := path[len(path)-1] // its To is rec
-	e, err := t.atHome(cj, cur, sub, last.Up)
+	e, err := t.atHome(cj, cur, sub, last.Up && !t.citus)
 	if err != nil {
 		return "", err
 	}
 	sub.where = append(sub.where, e)
+	if last.Up && t.citus {
+		// Citus plans no sub-query correlated from a reference table (a dimension) into
+		// a distributed one, nor a join condition that holds one: the keys of the
+		// parents that some passing child holds, as an uncorrelated semi-join, which
+		// Citus pushes down with the children when they are co-located on that key and
+		// otherwise runs once on the workers and hands to the outer statement.
+		return "(" + col(alias, last.ToField) + " IN (SELECT " + col(first, last.FromField) + " FROM " + sub.from.String() +
+			" WHERE " + sub.cond() + "))", nil
+	}
 	if last.Up {
 		// rec is the parent: some child passes, probed through the relationship.
 		sub.where = append([]string{col(first, last.FromField) + " = " + col(alias, last.ToField)}, sub.where...)
