@@ -39,7 +39,10 @@ var suiteDistribution = map[string]map[string]string{
 
 // distribute returns fsys with the declarations of suiteDistribution added to the records
 // of its models/*.yaml; the other files are unchanged.
-func distribute(t testing.TB, fsys fs.FS) fs.FS {
+func distribute(t testing.TB, fsys fs.FS) fs.FS { return distributeAs(t, fsys, suiteDistribution) }
+
+// distributeAs is distribute with the declarations of dist (as suiteDistribution).
+func distributeAs(t testing.TB, fsys fs.FS, dist map[string]map[string]string) fs.FS {
 	t.Helper()
 	out := fstest.MapFS{}
 	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
@@ -51,7 +54,7 @@ func distribute(t testing.TB, fsys fs.FS) fs.FS {
 			return err
 		}
 		if path.Dir(name) == "models" && strings.HasSuffix(name, ".yaml") {
-			if data, err = declareDistribution(data); err != nil {
+			if data, err = declareDistribution(data, dist); err != nil {
 				return err
 			}
 		}
@@ -64,9 +67,8 @@ func distribute(t testing.TB, fsys fs.FS) fs.FS {
 	return out
 }
 
-// declareDistribution adds suiteDistribution's declarations to the records of one KM
-// definition.
-func declareDistribution(def []byte) ([]byte, error) {
+// declareDistribution adds the declarations of dist to the records of one KM definition.
+func declareDistribution(def []byte, dist map[string]map[string]string) ([]byte, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(def, &doc); err != nil {
 		return nil, err
@@ -90,7 +92,7 @@ func declareDistribution(def []byte) ([]byte, error) {
 		if rid == nil {
 			continue
 		}
-		switch d := suiteDistribution[id.Value][rid.Value]; d {
+		switch d := dist[id.Value][rid.Value]; d {
 		case "":
 		case "reference":
 			r.Content = append(r.Content, scalar("reference"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
@@ -224,5 +226,17 @@ func TestPostgresIgnoresDistribution(t *testing.T) {
 		if keys != 1 {
 			t.Errorf("%s has %d primary keys, want 1", table, keys)
 		}
+	}
+}
+
+// TestCitusDistributionWithoutValue imports a record distributed by a field that is empty
+// in some rows: Citus distributes no row without a value, and the import says which field.
+func TestCitusDistributionWithoutValue(t *testing.T) {
+	db := openCitus(t)
+	fsys := distributeAs(t, storetest.JoinsData(), map[string]map[string]string{"joins": {"ORDERS": "ORDER_ID", "LINES": "ORDER_ID"}})
+	err := db.KM().Import(context.Background(), fsys)
+	want := "data/lines.csv: the distribution field ORDER_ID has empty values"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Import: %v, want an error containing %q", err, want)
 	}
 }

@@ -560,6 +560,12 @@ func (t *planner) aggregates(g *grainGroup) (string, error) {
 		keys = append(keys, k)
 	}
 	sel = append(sel, "g0."+quoteIdent(RowColumn)+" AS gr")
+	if r := p.KM.Record(g.grain); t.citus && distinct != "" && r != nil && r.Distribution != "" {
+		// The grain's distribution column, a function of its row: the tuples stay the
+		// same, and Citus sees that equal tuples are on one shard, so that it takes the
+		// DISTINCT on the workers instead of pulling the join to the coordinator.
+		sel = append(sel, col("g0", r.Distribution)+" AS gd")
+	}
 	var aggs []string
 	for _, a := range g.aggs {
 		j := strconv.Itoa(a.Index)
