@@ -20,13 +20,14 @@ import (
 // unaggregated: the keys of a semi-join, or the input of an aggregate Citus does not
 // split).
 type citusCase struct {
-	name    string
-	record  string // "" at KM level
-	fields  []string
-	kpis    []string
-	filters []string
-	sort    string
-	steps   []string
+	name     string
+	record   string // "" at KM level
+	fields   []string
+	kpis     []string
+	filters  []string
+	sort     string
+	distinct bool
+	steps    []string
 }
 
 // citusCases are the shapes of bench/sqlcompare's queries and of the semantics suite's
@@ -34,6 +35,7 @@ type citusCase struct {
 // items and activities by ORDER_ID; customers and materials reference).
 var citusCases = []citusCase{
 	{name: "filtered sorted page (sqlcompare 1)", record: "ORDERS", fields: []string{"ORDER_ID", "CUSTOMER_ID", "STATUS", "NET_VALUE"}, filters: []string{"STATUS eq 'OPEN'"}, sort: "-NET_VALUE", steps: []string{"page"}},
+	{name: "distinct sorted page (sqlcompare 2)", record: "ORDERS", fields: []string{"CUSTOMER_ID", "STATUS"}, distinct: true, sort: "CUSTOMER_ID,STATUS", steps: []string{"page"}},
 	{name: "KPIs by a dimension (sqlcompare 3a)", fields: []string{"CUSTOMERS.COUNTRY"}, kpis: []string{"ORDER_COUNT", "TOTAL_NET", "AVG_NET"}, sort: "CUSTOMERS.COUNTRY", steps: []string{"groups"}},
 	{name: "count distinct by a dimension (sqlcompare 3b)", fields: []string{"CUSTOMERS.COUNTRY"}, kpis: []string{"ORDER_COUNT", "TOTAL_NET", "NET_PER_CUSTOMER"}, sort: "CUSTOMERS.COUNTRY", steps: []string{"groups"}},
 	{name: "items page by material (sqlcompare 4)", record: "ORDER_ITEMS", fields: []string{"ITEM_ID", "ORDER_ID", "ITEM_VALUE"}, filters: []string{"MATERIAL_ID eq 'M-00007'"}, sort: "-ITEM_VALUE,ITEM_ID", steps: []string{"page"}},
@@ -83,7 +85,7 @@ func TestCitusPlanShapes(t *testing.T) {
 // statement compiles the case against m and translates it for db.
 func (c citusCase) statement(t *testing.T, db *DB, m *km.KnowledgeModel) *statement {
 	t.Helper()
-	r := &km.PlanRequest{Record: c.record, Request: query.Request{Fields: c.fields, PageSize: 50}}
+	r := &km.PlanRequest{Record: c.record, Request: query.Request{Fields: c.fields, PageSize: 50, Distinct: c.distinct}}
 	schema := m.FilterSchema(c.record)
 	for _, f := range c.filters {
 		e, err := query.ParseAndBind(f, schema)
