@@ -9,8 +9,12 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"gopkg.in/yaml.v3"
 
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/storage/sqlstore"
 	"github.com/kmkit/kmkit/storage/storetest"
 )
@@ -238,5 +242,71 @@ func TestCitusDistributionWithoutValue(t *testing.T) {
 	want := "data/lines.csv: the distribution field ORDER_ID has empty values"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Import: %v, want an error containing %q", err, want)
+	}
+}
+
+// TestCitusFiltersAcrossShards checks, against the reference evaluator, requests of the
+// procure-to-pay KM whose filters read a record through a reference table between two
+// distributed ones (purchase orders and their lines distributed by PO_ID, goods receipts
+// a reference table pointing to the lines): the condition on a line reached from its
+// goods receipt is read from the line the statement joined already, not from a second
+// join of the lines on LINE_ID, which Citus cannot plan between two distributed tables.
+func TestCitusFiltersAcrossShards(t *testing.T) {
+	db := openCitus(t)
+	ctx := context.Background()
+	fsys := distribute(t, storetest.P2PData(60))
+	s := db.KM()
+	if err := s.Import(ctx, fsys); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := storetest.LoadReference(fsys, "p2p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.Model(ctx, "p2p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range []storetest.RefRequest{
+		{Fields: []string{"PURCHASE_ORDERS.STATUS"}, FilterExprs: []string{"GOODS_RECEIPTS.QUALITY_OK eq false or PO_LINES.AMOUNT gt 10"}},
+		{Record: "PURCHASE_ORDERS", Fields: []string{"PO_ID"}, FilterExprs: []string{"GOODS_RECEIPTS.QUALITY_OK eq false or PO_LINES.AMOUNT gt 10"}},
+		{Record: "GOODS_RECEIPTS", Fields: []string{"GR_ID"}, FilterExprs: []string{"PURCHASE_ORDERS.STATUS eq 'OPEN' or QUALITY_OK eq false"}},
+		{Fields: []string{"GOODS_RECEIPTS.QUALITY_OK", "PURCHASE_ORDERS.STATUS"}, Distinct: true, FilterExprs: []string{"PO_LINES.AMOUNT gt 10 or PURCHASE_ORDERS.STATUS eq 'OPEN'"}},
+		{Fields: []string{"PO_LINES.LINE_ID", "GOODS_RECEIPTS.GR_ID"}, FilterExprs: []string{"GOODS_RECEIPTS.QUALITY_OK eq true and PURCHASE_ORDERS.STATUS ne 'OPEN'"}},
+	} {
+		req.PageSize = 5000
+		want, err := ref.Eval(req)
+		if err != nil {
+			t.Fatalf("%+v: reference: %v", req, err)
+		}
+		r := &km.PlanRequest{Record: req.Record, Request: query.Request{Fields: req.Fields, PageSize: req.PageSize, Distinct: req.Distinct}}
+		for _, f := range req.FilterExprs {
+			e, err := query.ParseAndBind(f, m.FilterSchema(req.Record))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Filters = append(r.Filters, e)
+		}
+		p, err := km.NewPlan(m, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Query(ctx, p)
+		if err != nil {
+			t.Errorf("%+v: %v", req, err)
+			continue
+		}
+		got := make([][]any, len(res.Rows))
+		for i, row := range res.Rows {
+			for _, v := range row {
+				got[i] = append(got[i], v.Format())
+			}
+		}
+		if len(want.Rows) == 0 {
+			t.Errorf("%+v: the reference has no rows: the request tests nothing", req)
+		}
+		if diff := cmp.Diff(want.Rows, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%+v (-reference +Citus):\n%s", req, diff)
+		}
 	}
 }

@@ -225,6 +225,16 @@ func (t *planner) conjunct(cj *km.Conjunct, rec, alias string, sc *scope) (strin
 			sub.from.WriteString(src + " " + a)
 		} else {
 			fmt.Fprintf(&sub.from, " JOIN %s %s ON %s = %s", src, a, col(a, s.FromField), col(cur, s.ToField))
+			if t.citus && s.Up {
+				// The parent of a along s is cur's row (the relationship's To field is
+				// cur's key): the condition reads it there rather than joining it again,
+				// which Citus could not do when both are distributed but joined on
+				// another column than their distribution columns.
+				if sub.parents == nil {
+					sub.parents = map[string]string{}
+				}
+				sub.parents[a+"|"+s.String()] = cur
+			}
 		}
 		cur = a
 	}
