@@ -210,6 +210,44 @@ func TestCitusPlacement(t *testing.T) {
 	}
 }
 
+// TestCitusReimport imports the suite's data again with ORDERS declared a reference
+// table instead of distributed: the changed source is replaced (its distributed table
+// dropped and created again as a reference table in the import's transaction), the
+// unchanged ones are kept.
+func TestCitusReimport(t *testing.T) {
+	db := openCitus(t)
+	ctx := context.Background()
+	if err := db.KM().Import(ctx, distribute(t, storetest.Data())); err != nil {
+		t.Fatal(err)
+	}
+	var itemsBefore int64
+	if err := db.SQL().QueryRowContext(ctx, `SELECT 'st_items'::regclass::oid::bigint`).Scan(&itemsBefore); err != nil {
+		t.Fatal(err)
+	}
+	dist := map[string]map[string]string{"suite": {"CUSTOMERS": "reference", "ORDERS": "reference", "ITEMS": "ORDER_ID"}}
+	s := db.KM()
+	if err := s.Import(ctx, distributeAs(t, storetest.Data(), dist)); err != nil {
+		t.Fatal(err)
+	}
+	var method string
+	if err := db.SQL().QueryRowContext(ctx, `SELECT partmethod FROM pg_dist_partition WHERE logicalrelid = 'st_orders'::regclass`).Scan(&method); err != nil {
+		t.Fatal(err)
+	}
+	if method != "n" {
+		t.Errorf("st_orders is %q after the import that declares it reference, want n", method)
+	}
+	var itemsAfter, orders int64
+	if err := db.SQL().QueryRowContext(ctx, `SELECT 'st_items'::regclass::oid::bigint, (SELECT count(*) FROM st_orders)`).Scan(&itemsAfter, &orders); err != nil {
+		t.Fatal(err)
+	}
+	if itemsAfter != itemsBefore {
+		t.Errorf("st_items was loaded again, its declaration unchanged")
+	}
+	if orders == 0 {
+		t.Errorf("st_orders is empty after the reimport")
+	}
+}
+
 // TestPostgresIgnoresDistribution imports KMs that declare a distribution into PostgreSQL
 // without citus: the tables are created as without the declarations, the row number
 // the primary key.
