@@ -25,6 +25,16 @@
 // keep no state of their own besides configuration (KM definitions, seat limits), every
 // rule is enforced in the database, and the Limiter's counters live in it.
 //
+// # Citus
+//
+// On a PostgreSQL with the citus extension (DB.HasCitus), an import places the table of a
+// record that declares a distribution (km.Record.Distribution, km.Record.Reference) as a
+// distributed table co-located with the schema's others of its key type, or as a
+// reference table (see LoadDistributedTable); the other tables stay on the coordinator.
+// KM statements are then written in the shapes Citus plans: no sub-query correlated from
+// a reference table into a distributed one, none in a join condition. Single-node
+// PostgreSQL and SQLite keep their shapes.
+//
 // # KM data
 //
 // A record's Source names a table or view; its fields are columns of the same names, and
