@@ -26,13 +26,16 @@ type planner struct {
 	// notNull holds the columns of the grain's source declared NOT NULL (nil: none
 	// known); see orderBy.
 	notNull map[string]bool
-	// citus says that the database is Citus (citusDialect): a parent filtered through
-	// its children reads them in an uncorrelated IN sub-query (see conjunct).
+	// citus says that the database is Citus (citusDialect) and the KM places some record
+	// on it (a distributed or reference table): the statements take the shapes Citus
+	// plans (see conjunct, leftJoin, aggregates). A KM without declarations has only
+	// coordinator-local tables, which Citus leaves to PostgreSQL's planner.
 	citus bool
 }
 
 func newPlanner(d dialect, p *km.Plan) *planner {
 	_, citus := d.(citusDialect)
+	citus = citus && slices.ContainsFunc(p.KM.Records, func(r *km.Record) bool { return r.Distribution != "" || r.Reference })
 	return &planner{d: d, p: p, b: &builder{d: d}, citus: citus}
 }
 
