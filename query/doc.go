@@ -130,8 +130,12 @@
 //   - integer fields take integers; a decimal stays a float Value and executors compare
 //     numerically. Float fields take both, as float Values.
 //   - boolean fields take true and false.
-//   - date fields take dates. A date-time against a date field is an error rather than a
-//     silent truncation, since "D ge 2023-12-05T15:00Z" has no exact meaning for a day.
+//   - date fields take dates, and date-times (bare or quoted, as grids write them:
+//     ORDER_DATE ge 2025-06-01T00:00:00.000Z): the date stands for its midnight UTC, so a
+//     date-time at a midnight is that day and the comparison becomes one between dates; any
+//     other instant lies inside its day d, and D gt/ge it means D ge d+1, D lt/le it means
+//     D le d, eq never holds and ne always does (a null date stays unknown); an in list
+//     keeps the instants that are midnights.
 //   - datetime and timestamp fields take date-times (Value typed as the field) and dates;
 //     a date keeps TypeDate and means that whole UTC day.
 //   - time fields take times.

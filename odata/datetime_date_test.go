@@ -1,0 +1,48 @@
+package odata
+
+import (
+	"encoding/json"
+	"net/url"
+	"slices"
+	"testing"
+)
+
+// TestDateTimeLiteralAgainstDate sends the filters ag-grid-odata writes for a date column
+// (a date-time literal at midnight UTC, with milliseconds) and others: a date compares as
+// its midnight UTC (SPEC-NOTES). The orders' days (testdata/shop/data/orders.csv): O1
+// 2025-01-05, O2 02-10, O3 02-11, O4 03-01, O5 03-02, O'6 04-01, O7 none.
+func TestDateTimeLiteralAgainstDate(t *testing.T) {
+	h := testHandler(t)
+	for _, c := range []struct {
+		filter string
+		want   []string
+	}{
+		{"DAY ge 2025-03-01T00:00:00.000Z", []string{"O'6", "O4", "O5"}},
+		{"DAY gt 2025-03-01T00:00:00.000Z", []string{"O'6", "O5"}},
+		{"DAY ge 2025-02-28T12:00:00Z", []string{"O'6", "O4", "O5"}},
+		{"DAY lt 2025-02-11T00:00:00Z", []string{"O1", "O2"}},
+		{"DAY le 2025-02-11T06:00:00+03:00", []string{"O1", "O2", "O3"}},
+		{"DAY eq 2025-04-01T00:00:00.000Z", []string{"O'6"}},
+		{"DAY eq 2025-04-01T00:00:01Z", nil},
+		{"DAY ne 2025-04-01T00:00:01Z", []string{"O'6", "O1", "O2", "O3", "O4", "O5"}},
+		{"DAY ge 2025-03-01T00:00:00.000Z and DAY le 2025-03-02T00:00:00.000Z", []string{"O4", "O5"}},
+		{"DAY in (2025-03-01T00:00:00Z, 2025-03-02T10:00:00Z)", []string{"O4"}},
+	} {
+		w := get(h, "/intelligence/api/odata/shop.svc/ORDERS_entries?$select=ID&$orderby=ID&$filter="+url.QueryEscape(c.filter))
+		if w.Code != 200 {
+			t.Errorf("%s: %d %s", c.filter, w.Code, w.Body)
+			continue
+		}
+		var page struct{ Value []struct{ ID string } }
+		if err := json.Unmarshal(w.Body.Bytes(), &page); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, v := range page.Value {
+			got = append(got, v.ID)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.filter, got, c.want)
+		}
+	}
+}
