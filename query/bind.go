@@ -97,6 +97,9 @@ func bind(e Expr, s *binder) (Expr, *Error) {
 			// value means "F is not empty": F is not null.
 			return &IsNull{At: e.At, Field: f, Negated: true}, nil
 		}
+		if e.Value.At == e.Field.At && f.Type != TypeBoolean {
+			return nil, typeError(f.At, "%s is %s: a property on its own is a condition only when it is a boolean; compare it, as in %s eq ...", f.Name, article(f.Type), f.Name)
+		}
 		if us, ok := instantLiteral(f, e.Value); ok {
 			return dateAgainstInstant(e.At, f, e.Op, e.Value, us), nil
 		}

@@ -46,11 +46,13 @@
 // rows under "ne true"; the SQL reading is the one every backend computes).
 //
 // Valid OData outside this subset is reported with KindUnsupported: arithmetic (add, sub,
-// mul, div, divby, mod; ODataSyntax accepts them, see Functions) and unary -, has, lambdas
-// (any, all), paths with /, other functions (ODataSyntax accepts the canonical ones),
-// typed literals (duration'...', enum values), JSON arrays and objects, $it, $root, $this,
-// parameter aliases (@p), upper-case keywords, a field or literal on its own as a
-// condition, comparisons of two literals, comparisons of a boolean function with anything
+// mul, div, divby, mod) and unary - (ODataSyntax accepts them, see Functions; -x reads as
+// 0 sub x), has, lambdas (any, all), paths with /, other functions (ODataSyntax accepts the
+// canonical ones), typed literals (duration'...', enum values), JSON arrays and objects,
+// $it, $root, $this, parameter aliases (@p), upper-case keywords, a field or literal on
+// its own as a condition (ODataSyntax reads a property on its own, as in "EXPRESS" or "not
+// EXPRESS", as "EXPRESS eq true", and Bind refuses it unless the field is a boolean),
+// comparisons of two literals, comparisons of a boolean function with anything
 // but true or false, ordering comparisons with null, and null in an in list. Leading and trailing white space
 // is allowed, and any ASCII white space separates tokens.
 //

@@ -463,7 +463,8 @@ func (p *parser) unsupportedStart() {
 	t := p.tok
 	switch t.text {
 	case "-":
-		p.fail(KindUnsupported, t.pos, "negation with - is not supported")
+		// OData's unary minus: the scalar grammar reads it (ODataSyntax).
+		p.retry(KindUnsupported, t.pos, "negation with - is not supported")
 	case "$":
 		name := p.lx.at(t.end)
 		if name.kind == tIdent && name.pos == t.end {
@@ -565,6 +566,10 @@ func (p *parser) parseComparison(f FieldRef) Expr {
 	if lower := strings.ToLower(f.Name); lower == "not" && f.Name != lower {
 		p.fail(KindUnsupported, int(f.At), "keywords are lower case: write %q, not %q", lower, f.Name)
 	}
+	if p.odata && p.endsCondition(t) {
+		// OData: a boolean property on its own is the condition that it is true.
+		return isTrue(f)
+	}
 	if t.kind == tRParen {
 		// Under ODataSyntax "(A) eq 1" may follow: the scalar grammar reads it.
 		p.retry(KindUnsupported, int(f.At), "a field on its own is not a condition; compare it, as in %s eq true", short(f.Name))
@@ -574,6 +579,24 @@ func (p *parser) parseComparison(f FieldRef) Expr {
 	}
 	p.unexpected(fmt.Sprintf("an operator (eq, ne, gt, ge, lt, le, in, is) after the field %s", short(f.Name)))
 	return nil
+}
+
+// endsCondition reports whether t, the token after an operand, ends the condition the
+// operand is: the end, and, or, or a ")" that is not followed by an operator (in "(A) eq
+// 1" the parenthesis holds an operand).
+func (p *parser) endsCondition(t token) bool {
+	for t.kind == tRParen {
+		t = p.lx.at(t.end)
+	}
+	return t.kind == tEOF || t.kind == tRParen ||
+		t.kind == tIdent && (strings.EqualFold(t.text, "and") || strings.EqualFold(t.text, "or"))
+}
+
+// isTrue is the condition "f eq true", what a boolean property on its own means in OData.
+// Its literal stands at the field's position, where no literal of the source can be: Bind
+// refuses it for a field that is not a boolean.
+func isTrue(f FieldRef) *Compare {
+	return &Compare{At: f.At, Field: f, Op: Eq, Value: Literal{At: f.At, Kind: LitBoolean, Raw: "true", Value: Bool(true)}}
 }
 
 // compare parses the value after the comparison operator (the current token) of f.
