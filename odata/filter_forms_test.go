@@ -2,6 +2,7 @@ package odata
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"slices"
 	"strings"
@@ -75,4 +76,15 @@ func checkFilters(t *testing.T, cases []filterCase) {
 			t.Errorf("%s: %v, want %v", c.filter, got, c.want)
 		}
 	}
+}
+
+// TestInListOfAThousandKeys: an in list of 1000 string keys of the demo's length (14 KB of
+// $filter) is served; its values do not count toward the 8 KiB expression limit (issue 30,
+// item 5).
+func TestInListOfAThousandKeys(t *testing.T) {
+	ids := []string{"'O1'", "'O5'"}
+	for i := len(ids); i < 1000; i++ {
+		ids = append(ids, fmt.Sprintf("'SO-%07d'", i))
+	}
+	checkFilters(t, []filterCase{{"ID in (" + strings.Join(ids, ", ") + ")", []string{"O1", "O5"}}})
 }
