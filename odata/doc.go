@@ -78,8 +78,11 @@
 //     as strings. The AtomPub service document is application/atomsvc+xml.
 //   - Query option names are matched case-insensitively, with or without "$" (OData
 //     4.01). A system option given twice is 400 ODATA_OPTION_REPEATED; a valid OData
-//     option the service lacks ($expand, $search, $apply, $compute, ...) and parameter
-//     aliases (@p) are 400 ODATA_OPTION_NOT_SUPPORTED; an unknown "$" option is 400
+//     option the service lacks ($expand, $search, $apply, $compute, $skiptoken, ...) is
+//     501 ODATA_OPTION_NOT_SUPPORTED (OData's Minimal conformance level), and $metadata
+//     says so (Capabilities SearchRestrictions and ExpandRestrictions false on every set,
+//     ComputeSupported false, TopSupported and SkipSupported true); parameter aliases
+//     (@p) are 400 ODATA_OPTION_NOT_SUPPORTED; an unknown "$" option is 400
 //     GENERAL_PARAMETER_ILLEGAL; other custom options are ignored, as OData requires.
 //     The service document and $metadata take $format only.
 //   - The query string is split at "&" only, so a ";" inside $filter survives. A "+" is
