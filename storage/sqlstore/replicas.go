@@ -76,7 +76,7 @@ type replica struct {
 	name string // the URL without password
 	sql  *sql.DB
 
-	checking atomic.Bool // a check is under way
+	checking sync.Mutex // held by the check under way
 	mu       sync.Mutex
 	checked  time.Time         // when digests (or err) was read
 	digests  map[string]string // km_imports: source -> digest, as replayed
@@ -163,12 +163,22 @@ func (db *DB) Replicas() []string {
 // bookkeeping again when the last check is older than every, and else why not.
 func (r *replica) usable(ctx context.Context, want map[string]string, every time.Duration) (bool, string) {
 	r.mu.Lock()
-	stale := time.Since(r.checked) >= every
+	first, stale := r.checked.IsZero(), time.Since(r.checked) >= every
 	r.mu.Unlock()
-	// One check at a time: the other reads go by the last one meanwhile.
-	if stale && r.checking.CompareAndSwap(false, true) {
+	// One check at a time: the other reads go by the last one meanwhile, except before
+	// the first, which they wait for.
+	if first {
+		r.checking.Lock()
+		r.mu.Lock()
+		first = r.checked.IsZero()
+		r.mu.Unlock()
+		if first {
+			r.check(ctx)
+		}
+		r.checking.Unlock()
+	} else if stale && r.checking.TryLock() {
 		r.check(ctx)
-		r.checking.Store(false)
+		r.checking.Unlock()
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
