@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -41,11 +42,50 @@ var otherTargets = []string{
 // answers 500. Until B reloads, what reads the renamed column answers 503 with
 // Retry-After (B detects that the tables it planned against were replaced), the rest 200;
 // after B's reload both serve the new field alike.
+//
+// It runs on one SQLite file, on PostgreSQL, and on PostgreSQL with B reading through the
+// streaming standby of KMKIT_POSTGRES_REPLICA_DSN.
 func TestReloadOnAnotherServer(t *testing.T) {
-	dsn := postgresSchemaDSN(t)
-	if dsn == "" {
-		t.Skip("KMKIT_POSTGRES_DSN is not set")
+	t.Run("SQLite", func(t *testing.T) {
+		testReloadOnAnotherServer(t, "sqlite:"+filepath.Join(t.TempDir(), "kmkit.db"), nil)
+	})
+	t.Run("Postgres", func(t *testing.T) {
+		dsn := postgresSchemaDSN(t)
+		if dsn == "" {
+			t.Skip("KMKIT_POSTGRES_DSN is not set")
+		}
+		testReloadOnAnotherServer(t, dsn, nil)
+	})
+	t.Run("PostgresReplica", func(t *testing.T) {
+		dsn := postgresSchemaDSN(t)
+		if dsn == "" || os.Getenv("KMKIT_POSTGRES_REPLICA_DSN") == "" {
+			t.Skip("KMKIT_POSTGRES_DSN and KMKIT_POSTGRES_REPLICA_DSN (a streaming standby of it) are not both set")
+		}
+		testReloadOnAnotherServer(t, dsn, []string{standbyOf(t, dsn)})
+	})
+}
+
+// standbyOf returns the URL of the standby of KMKIT_POSTGRES_REPLICA_DSN with the
+// search_path of dsn (a URL of postgresSchemaDSN).
+func standbyOf(t *testing.T, dsn string) string {
+	t.Helper()
+	p, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
 	}
+	r, err := url.Parse(os.Getenv("KMKIT_POSTGRES_REPLICA_DSN"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := r.Query()
+	q.Set("search_path", p.Query().Get("search_path"))
+	r.RawQuery = q.Encode()
+	return r.String()
+}
+
+// testReloadOnAnotherServer is TestReloadOnAnotherServer on the database dsn, B reading
+// through the replicas of bReplicas.
+func testReloadOnAnotherServer(t *testing.T, dsn string, bReplicas []string) {
 	keys := filepath.Join(t.TempDir(), "keys.yaml")
 	writeFile(t, keys, "keys:\n  - key: \"all-key-0001\"\n    name: all\n    team: acme\n    tenant: 7d6c8f5e-2a4b-4c1d-9e3f-0a1b2c3d4e5f\n    permissions: [km, odata, scim, reporting]\n")
 	dirA, dirB := t.TempDir(), t.TempDir()
@@ -59,7 +99,9 @@ func TestReloadOnAnotherServer(t *testing.T) {
 	}
 	a := newTestApp(t, cfg(dirA))
 	defer a.close()
-	b := newTestApp(t, cfg(dirB))
+	cfgB := cfg(dirB)
+	cfgB.dbReplicas = bReplicas
+	b := newTestApp(t, cfgB)
 	defer b.close()
 	for _, target := range append(segmentTargets("SEGMENT"), otherTargets...) {
 		if w := getTenant(t, b, target); w.Code != 200 {

@@ -3,7 +3,6 @@ package server
 import (
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -66,23 +65,13 @@ func TestReadReplicaFlag(t *testing.T) {
 	if dsn == "" || standby == "" {
 		t.Skip("KMKIT_POSTGRES_DSN and KMKIT_POSTGRES_REPLICA_DSN (a streaming standby of it) are not both set")
 	}
-	p, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := url.Parse(standby)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := r.Query()
-	q.Set("search_path", p.Query().Get("search_path"))
-	r.RawQuery = q.Encode()
+	r := standbyOf(t, dsn)
 	down := "postgres://kmkit@127.0.0.1:1/kmkit?connect_timeout=1"
 	keys := filepath.Join(t.TempDir(), "keys.yaml")
 	writeFile(t, keys, "keys:\n  - key: \"all-key-0001\"\n    name: all\n    team: acme\n    tenant: 7d6c8f5e-2a4b-4c1d-9e3f-0a1b2c3d4e5f\n    permissions: [km, odata, scim, reporting, metrics]\n")
 	plain := newTestApp(t, config{keysFile: keys, db: dsn, ratePerHour: -1, burst: -1, concurrency: -1})
 	defer plain.close()
-	a := newTestApp(t, config{keysFile: keys, db: dsn, dbReplicas: []string{r.String(), down}, ratePerHour: -1, burst: -1, concurrency: -1})
+	a := newTestApp(t, config{keysFile: keys, db: dsn, dbReplicas: []string{r, down}, ratePerHour: -1, burst: -1, concurrency: -1})
 	defer a.close()
 	targets := append(segmentTargets("SEGMENT"), otherTargets...)
 	deadline := time.Now().Add(30 * time.Second)
