@@ -442,3 +442,76 @@ func (p *proxy) stop() {
 	p.mu.Unlock()
 	p.wg.Wait()
 }
+
+// TestReplicaReadFails reads through a replica whose km_imports shows the store's
+// generation but whose tables lack the fields (as when the replica replays another
+// import between its check and the read): every read answers the reference's rows from
+// the primary, observed as FallbackError and logged.
+func TestReplicaReadFails(t *testing.T) {
+	dsn := postgresDSN(t)
+	rdsn := replicaOf(t, dsn)
+	data, err := storetest.DemoData(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := storetest.LoadReference(data, "o2c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := &reads{}
+	var logs syncBuffer
+	// The decoy schema: the primary's km_imports, and tables of the same names with no
+	// field.
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := u.Query().Get("search_path")
+	decoy := schema + "_decoy"
+	admin, err := sql.Open("pgx", os.Getenv(PostgresEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if _, err := admin.Exec("CREATE SCHEMA " + decoy); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Exec("DROP SCHEMA " + decoy + " CASCADE") })
+	r, err := url.Parse(rdsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := r.Query()
+	q.Set("search_path", decoy)
+	r.RawQuery = q.Encode()
+
+	s := openReplicated(t, dsn, []string{r.String()}, rd, &logs).KM()
+	if err := s.Import(t.Context(), data); err != nil {
+		t.Fatal(err)
+	}
+	stmts := []string{"CREATE TABLE " + decoy + ".km_imports AS SELECT * FROM " + schema + ".km_imports"}
+	for _, src := range []string{"orders", "order_items", "customers", "materials", "activities"} {
+		stmts = append(stmts, "CREATE TABLE "+decoy+"."+src+" (kmkit_row BIGINT)")
+	}
+	for _, stmt := range stmts {
+		if _, err := admin.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitReplayed(t)
+	time.Sleep(20 * time.Millisecond) // a check of the replica
+	h := kmhttp.NewHandler(s, kmhttp.WithMaxPageSize(5000))
+	reqs := []storetest.RefRequest{
+		{Record: "ORDERS", Fields: []string{"ORDER_ID", "NET_VALUE"}},
+		{Fields: []string{"CUSTOMERS.COUNTRY"}, KPIs: []string{"TOTAL_NET"}},
+	}
+	for _, req := range reqs {
+		checkReference(t, h, ref, req)
+	}
+	if n, f := rd.take(); n != 0 || f[sqlstore.FallbackError] != len(reqs) {
+		t.Errorf("%d reads on the replica, %v on the primary; want none and %d errors", n, f, len(reqs))
+	}
+	if got := strings.Count(logs.String(), "KM read failed on a read replica"); got != len(reqs) {
+		t.Errorf("%d log lines of reads failing on the replica, want %d:\n%s", got, len(reqs), logs.String())
+	}
+}

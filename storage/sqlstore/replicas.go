@@ -326,10 +326,15 @@ func (s *KMStore) read(ctx context.Context, p *km.Plan, run func(q *sql.DB) erro
 				if ctx.Err() != nil || sameOnPrimary(err) {
 					return err
 				}
+				// Any other failure runs again on the primary: a statement canceled by
+				// a conflict with the replay, or a table the replica replaced between
+				// its check and the read (which can fail in the server too, scanning a
+				// column whose type changed). Those of the database are logged.
+				var pe *pgconn.PgError
 				if Unavailable(err) {
 					r.down(err)
 					r.logState(rs.opts.Logger, FallbackUnreachable, err)
-				} else if rs.opts.Logger != nil {
+				} else if errors.As(err, &pe) && rs.opts.Logger != nil {
 					rs.opts.Logger.Warn("KM read failed on a read replica: read from the primary", "replica", r.name, "err", err)
 				}
 				fallback = FallbackError
