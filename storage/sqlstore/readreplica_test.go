@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"strings"
@@ -513,5 +515,47 @@ func TestReplicaReadFails(t *testing.T) {
 	}
 	if got := strings.Count(logs.String(), "KM read failed on a read replica"); got != len(reqs) {
 		t.Errorf("%d log lines of reads failing on the replica, want %d:\n%s", got, len(reqs), logs.String())
+	}
+}
+
+// BenchmarkReplicaRead runs one KPI request of the demo (TOTAL_NET by country, 1000
+// orders) through a DB without replicas (primary) and through one whose reads go to the
+// standby of ReplicaEnv (standby): the cost of the route, on one machine.
+func BenchmarkReplicaRead(b *testing.B) {
+	data, err := storetest.DemoData(1000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dsn := postgresDSN(b)
+	rdsn := replicaOf(b, dsn)
+	target := queryTarget(storetest.RefRequest{Fields: []string{"CUSTOMERS.COUNTRY"}, KPIs: []string{"TOTAL_NET"}})
+	for _, c := range []struct {
+		name     string
+		replicas []string
+	}{{"primary", nil}, {"standby", []string{rdsn}}} {
+		b.Run(c.name, func(b *testing.B) {
+			rd := &reads{}
+			db := open(b, dsn)
+			if c.replicas != nil {
+				db = openReplicated(b, dsn, c.replicas, rd, nil)
+			}
+			s := db.KM()
+			if err := s.Import(context.Background(), data); err != nil {
+				b.Fatal(err)
+			}
+			waitReplayed(b)
+			time.Sleep(20 * time.Millisecond)
+			h := kmhttp.NewHandler(s, kmhttp.WithMaxPageSize(5000))
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, target, nil))
+				if w.Code != 200 {
+					b.Fatalf("%d %s", w.Code, w.Body)
+				}
+			}
+			if n, f := rd.take(); c.replicas != nil && len(f) != 0 {
+				b.Errorf("%d reads on the standby, %v on the primary", n, f)
+			}
+		})
 	}
 }
