@@ -366,6 +366,9 @@ func TestAddReplicasErrors(t *testing.T) {
 	if got := db.Replicas(); len(got) != 1 || strings.Contains(got[0], "secret") {
 		t.Errorf("Replicas() = %q, want one URL without its password", got)
 	}
+	if err := db.AddReplicas([]string{"postgres://kmkit@127.0.0.1:1/y"}, sqlstore.ReplicaOptions{}); err == nil {
+		t.Error("a second AddReplicas: no error")
+	}
 }
 
 // syncBuffer is a bytes.Buffer safe for concurrent writes (a log).

@@ -108,10 +108,13 @@ type replicas struct {
 // whose changes kmkit does not record) are read from the primary. SCIM, reporting, the
 // rate limiters, imports and migrations always use the primary.
 //
-// AddReplicas is meant to be called once, after Open and before the DB serves.
+// AddReplicas is called at most once, after Open and before the DB serves.
 func (db *DB) AddReplicas(dsns []string, opts ReplicaOptions) error {
 	if db.d.name() != "postgres" {
 		return errors.New("sqlstore: read replicas need a PostgreSQL primary")
+	}
+	if db.replicas != nil {
+		return errors.New("sqlstore: AddReplicas was called before on this DB")
 	}
 	if opts.CheckEvery <= 0 {
 		opts.CheckEvery = DefaultReplicaCheckEvery
