@@ -121,7 +121,8 @@ func (db *DB) Close() error {
 	return err
 }
 
-// SQL returns the underlying pool (the primary's, see AddReplicas), for hosts that keep their own tables next to kmkit's.
+// SQL returns the underlying pool (the primary's, see AddReplicas), for hosts that keep
+// their own tables next to kmkit's.
 func (db *DB) SQL() *sql.DB { return db.sql }
 
 // Dialect returns "sqlite" or "postgres".
