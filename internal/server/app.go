@@ -98,6 +98,11 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 			return nil, err
 		}
 	}
+	for _, c := range st.collectors {
+		if err := a.registry.Register(c); err != nil {
+			return nil, err
+		}
+	}
 	m, err := metrics.New(a.registry)
 	if err != nil {
 		return nil, err

@@ -27,6 +27,8 @@ type DB struct {
 	// loads counts the tables LoadIndexedTable has replaced, so that what a KMStore
 	// caches about a table's form (KMStore.notNull) is read again after a load.
 	loads atomic.Int64
+	// replicas are the read replicas of KM reads (AddReplicas), or nil.
+	replicas *replicas
 }
 
 // sqliteCacheKiB is the page cache of each SQLite connection, in KiB, and
@@ -110,10 +112,17 @@ func redact(dsn string) string {
 	return dsn
 }
 
-// Close closes the connection pool.
-func (db *DB) Close() error { return db.sql.Close() }
+// Close closes the connection pool, and those of the read replicas.
+func (db *DB) Close() error {
+	err := db.sql.Close()
+	if db.replicas != nil {
+		err = errors.Join(err, closeReplicas(db.replicas.list))
+	}
+	return err
+}
 
-// SQL returns the underlying pool, for hosts that keep their own tables next to kmkit's.
+// SQL returns the underlying pool (the primary's, see AddReplicas), for hosts that keep
+// their own tables next to kmkit's.
 func (db *DB) SQL() *sql.DB { return db.sql }
 
 // Dialect returns "sqlite" or "postgres".
