@@ -112,32 +112,41 @@ func DescribeCodes(codes []uint32, dict []string, nulls Nulls) Categorical {
 		counts[code]++
 		c.Count++
 	}
+	var top int
+	c.Unique, top = topOf(counts, func(freq int64) int {
+		for i, code := range codes {
+			if counts[code] == freq && (nulls == nil || !nulls(i)) {
+				return int(code)
+			}
+		}
+		return -1
+	})
+	if top >= 0 {
+		c.Top, c.Freq = dict[top], counts[top]
+	}
+	return c
+}
+
+// topOf returns how many counts are not zero and the index of the largest, or -1 when all
+// are zero. When several are largest, first(freq) finds the one whose value comes first in
+// row order, as in DescribeCategorical.
+func topOf(counts []int64, first func(freq int64) int) (unique int64, top int) {
 	top, tied := -1, 0
-	for code, n := range counts {
+	for k, n := range counts {
 		switch {
 		case n == 0:
 			continue
 		case top < 0 || n > counts[top]:
-			top, tied = code, 1
+			top, tied = k, 1
 		case n == counts[top]:
 			tied++
 		}
-		c.Unique++
+		unique++
 	}
-	if top < 0 {
-		return c
+	if tied > 1 {
+		top = first(counts[top])
 	}
-	if tied > 1 { // the first of the tied codes in row order wins, as in DescribeCategorical
-		freq := counts[top]
-		for i, code := range codes {
-			if counts[code] == freq && (nulls == nil || !nulls(i)) {
-				top = int(code)
-				break
-			}
-		}
-	}
-	c.Top, c.Freq = dict[top], counts[top]
-	return c
+	return unique, top
 }
 
 // DescribeStrings describes a string column.
@@ -175,27 +184,15 @@ func DescribeDates(days []int64, nulls Nulls) Categorical {
 		counts[d-lo]++
 		c.Count++
 	}
-	top, tied := -1, 0
-	for k, n := range counts {
-		switch {
-		case n == 0:
-			continue
-		case top < 0 || n > counts[top]:
-			top, tied = k, 1
-		case n == counts[top]:
-			tied++
-		}
-		c.Unique++
-	}
-	if tied > 1 { // the first of the tied days in row order wins, as in DescribeCategorical
-		freq := counts[top]
+	var top int
+	c.Unique, top = topOf(counts, func(freq int64) int {
 		for i, d := range days {
 			if (nulls == nil || !nulls(i)) && counts[d-lo] == freq {
-				top = int(d - lo)
-				break
+				return int(d - lo)
 			}
 		}
-	}
+		return -1
+	})
 	c.Top, c.Freq = FormatDate(lo+int64(top)), counts[top]
 	return c
 }
