@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,8 +13,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kmkit/kmkit/internal/jsonenc"
+	"github.com/kmkit/kmkit/internal/kmspec"
 	"github.com/kmkit/kmkit/km"
-	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
@@ -21,7 +23,7 @@ import (
 
 // Resource URI templates: {km} is a knowledge model id.
 const (
-	// OpenAPIURITemplate is the generated OpenAPI document of a KM (kmhttp.Spec), as JSON.
+	// OpenAPIURITemplate is the generated OpenAPI document of a KM (the KM API's spec endpoint, without curation), as JSON.
 	OpenAPIURITemplate = "kmkit://knowledge-models/{km}/openapi.json"
 	// SchemaURITemplate is the description of a KM (describe_knowledge_model's answer), as
 	// JSON.
@@ -76,7 +78,7 @@ func (s *Handler) addResources(srv *sdk.Server, p *principal.Principal) {
 		Description: "The generated OpenAPI 3 document of a knowledge model's query endpoints."},
 		func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 			return s.readResource(scope(ctx, p), req.Params.URI, "/openapi.json", func(m *km.KnowledgeModel) ([]byte, error) {
-				return json.Marshal(kmhttp.Spec(m, s.opts.specServer, false))
+				return json.Marshal(kmspec.Spec(m, s.opts.specServer, false))
 			})
 		})
 	srv.AddResourceTemplate(&sdk.ResourceTemplate{Name: "schema", URITemplate: SchemaURITemplate, MIMEType: "application/json",
@@ -91,7 +93,7 @@ func (s *Handler) addResources(srv *sdk.Server, p *principal.Principal) {
 // listResources answers resources/list: the schema and the OpenAPI document of each KM
 // the caller sees, and each of its records. All in one page.
 func (s *Handler) listResources(ctx context.Context) (*sdk.ListResourcesResult, error) {
-	ms, err := s.kmh.Models(ctx)
+	ms, err := s.svc.Models(ctx)
 	if err != nil {
 		return nil, s.toolError(ctx, "resources/list", err)
 	}
@@ -125,8 +127,8 @@ func (s *Handler) readRecord(ctx context.Context, uri string) (*sdk.ReadResource
 	if err1 != nil || err2 != nil {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
-	m, err := s.kmh.Model(ctx, id)
-	if _, client := kmhttp.ProblemOf(err); client {
+	m, err := s.svc.Model(ctx, id)
+	if _, client := km.AsProblem(err); client {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
 	if err != nil {
@@ -164,8 +166,8 @@ func (s *Handler) readResource(ctx context.Context, uri, suffix string, render f
 	if err != nil {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
-	m, err := s.kmh.Model(ctx, id)
-	if _, client := kmhttp.ProblemOf(err); client {
+	m, err := s.svc.Model(ctx, id)
+	if _, client := km.AsProblem(err); client {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
 	if err != nil {
@@ -188,7 +190,7 @@ func (s *Handler) addPrompts(srv *sdk.Server, p *principal.Principal) {
 		}},
 		func(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 			ctx = scope(ctx, p)
-			m, err := s.kmh.Model(ctx, req.Params.Arguments["km"])
+			m, err := s.svc.Model(ctx, req.Params.Arguments["km"])
 			if err != nil {
 				return nil, s.toolError(ctx, "prompts/get", err)
 			}
@@ -229,18 +231,20 @@ func (s *Handler) filterGuide(ctx context.Context, m *km.KnowledgeModel, record,
 			continue
 		}
 		found = true
-		res, err := s.query(ctx, m.ID, rec.ID, url.Values{"pageSize": {"1"}})
+		res, err := s.svc.Query(ctx, m.ID, &km.Request{Record: rec.ID, AllFields: true, PageSize: 1})
 		if err != nil {
 			return "", err
 		}
 		if len(res.Rows) == 0 {
 			continue
 		}
-		row := res.Rows[0]
-		for _, f := range rec.Fields {
-			v, ok := row[f.ID]
-			if !ok || v == nil || n >= 6 || field != "" && f.ID != field {
+		for i, f := range rec.Fields {
+			if res.Rows[0][i].Null || n >= 6 || field != "" && f.ID != field {
 				continue
+			}
+			v, err := plain(res.Rows[0][i])
+			if err != nil {
+				return "", err
 			}
 			name := rec.ID + "." + f.ID
 			switch f.Type {
@@ -269,4 +273,13 @@ func (s *Handler) filterGuide(ctx context.Context, m *km.KnowledgeModel, record,
 		return "", problem.New(http.StatusNotFound, km.CodeRecordNotFound, "knowledge model "+m.ID+" has no record "+strconv.Quote(record))
 	}
 	return b.String(), nil
+}
+
+// plain returns v as the answers write it, decoded: a string, a json.Number or a bool.
+func plain(v query.Value) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(jsonenc.AppendJSON(nil, v)))
+	dec.UseNumber()
+	var out any
+	err := dec.Decode(&out)
+	return out, err
 }
