@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -66,12 +67,19 @@ func (s *Handler) addResources(srv *sdk.Server, p *principal.Principal) {
 		})
 	// resources/list names the concrete resources of every KM the caller sees (the
 	// templates alone leave hosts that list resources with nothing to show).
+	// resources/read of a URI with a control character is "resource not found" here,
+	// before the SDK answers it with an error it cannot write (and drops the answer).
 	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-			if method != "resources/list" {
-				return next(ctx, method, req)
+			switch method {
+			case "resources/list":
+				return s.listResources(scope(ctx, p))
+			case "resources/read":
+				if rr, ok := req.(*sdk.ReadResourceRequest); ok && rr.Params != nil && strings.ContainsFunc(rr.Params.URI, unicode.IsControl) {
+					return nil, notFound(rr.Params.URI)
+				}
 			}
-			return s.listResources(scope(ctx, p))
+			return next(ctx, method, req)
 		}
 	})
 	srv.AddResourceTemplate(&sdk.ResourceTemplate{Name: "openapi", URITemplate: OpenAPIURITemplate, MIMEType: "application/json",
@@ -120,16 +128,16 @@ func (s *Handler) readRecord(ctx context.Context, uri string) (*sdk.ReadResource
 	rest, ok2 := strings.CutSuffix(rest, "/schema.json")
 	escKM, escRec, ok3 := strings.Cut(rest, "/records/")
 	if !ok || !ok2 || !ok3 || strings.Contains(escKM, "/") || strings.Contains(escRec, "/") {
-		return nil, sdk.ResourceNotFoundError(uri)
+		return nil, notFound(uri)
 	}
 	id, err1 := url.PathUnescape(escKM)
 	recID, err2 := url.PathUnescape(escRec)
 	if err1 != nil || err2 != nil {
-		return nil, sdk.ResourceNotFoundError(uri)
+		return nil, notFound(uri)
 	}
 	m, err := s.svc.Model(ctx, id)
 	if _, client := km.AsProblem(err); client {
-		return nil, sdk.ResourceNotFoundError(uri)
+		return nil, notFound(uri)
 	}
 	if err != nil {
 		return nil, s.toolError(ctx, "resources/read", err)
@@ -151,7 +159,7 @@ func (s *Handler) readRecord(ctx context.Context, uri string) (*sdk.ReadResource
 		}
 		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
 	}
-	return nil, sdk.ResourceNotFoundError(uri)
+	return nil, notFound(uri)
 }
 
 // readResource answers a resource of the KM its URI names; an unknown KM is "resource not
@@ -160,15 +168,15 @@ func (s *Handler) readResource(ctx context.Context, uri, suffix string, render f
 	rest, ok := strings.CutPrefix(uri, "kmkit://knowledge-models/")
 	esc, ok2 := strings.CutSuffix(rest, suffix)
 	if !ok || !ok2 || strings.Contains(esc, "/") {
-		return nil, sdk.ResourceNotFoundError(uri)
+		return nil, notFound(uri)
 	}
 	id, err := url.PathUnescape(esc)
 	if err != nil {
-		return nil, sdk.ResourceNotFoundError(uri)
+		return nil, notFound(uri)
 	}
 	m, err := s.svc.Model(ctx, id)
 	if _, client := km.AsProblem(err); client {
-		return nil, sdk.ResourceNotFoundError(uri)
+		return nil, notFound(uri)
 	}
 	if err != nil {
 		return nil, s.toolError(ctx, "resources/read", err)
@@ -282,4 +290,14 @@ func plain(v query.Value) (any, error) {
 	var out any
 	err := dec.Decode(&out)
 	return out, err
+}
+
+// notFound is the "resource not found" error of uri. The SDK writes the URI into the
+// error's data, and drops the answer when the URI holds a control character: such a
+// URI is written quoted, its control characters escaped.
+func notFound(uri string) error {
+	if strings.ContainsFunc(uri, unicode.IsControl) {
+		uri = strconv.QuoteToASCII(uri)
+	}
+	return sdk.ResourceNotFoundError(uri)
 }
