@@ -114,7 +114,7 @@ func checkNoHTTP(t *testing.T, pkg string) {
 // surfaces are the packages that ask the request layer of the domain (km.Service) and
 // must neither drive the KM API's handler nor reach a particular store (issue 27): a
 // surface that links km/kmhttp builds another adapter's input or reads its output.
-var surfaces = []string{"./mcp"}
+var surfaces = []string{"./mcp", "./odata"}
 
 // TestSurfacesAskTheDomain checks with go list -deps that the surfaces import neither
 // km/kmhttp nor storage/memory.

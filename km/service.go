@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -231,6 +232,10 @@ type Request struct {
 	Search *SearchRequest
 	// Page (from 0) and PageSize (1 to the Service's MaxPageSize) select the page.
 	Page, PageSize int
+	// Skip, with Page 0, starts the page after Skip rows (OData's $skip): the answer is
+	// rows [Skip, Skip+PageSize). The Service reads them as one page of the store's paging
+	// that covers them, a little larger (window), and returns those rows only.
+	Skip int
 	// Count asks for Result.Count, the rows (or groups) before paging.
 	Count bool
 	// RowKey lets a record-level request name the row key (RowField).
@@ -256,6 +261,8 @@ type Prepared struct {
 	Plan *Plan
 	// Sort are the request's sort keys as answers report them ("-TOTAL").
 	Sort []string
+	// off and n are, for a request with Skip, the rows of the plan's page it answers.
+	off, n int
 }
 
 // Result is the answer to a Request: the page of rows (Columns are Prepared.Plan.Columns)
@@ -267,7 +274,7 @@ type Result struct {
 
 // More reports whether rows follow the page; known only when the request asked for Count.
 func (r *Result) More() bool {
-	return r.Count > (r.Plan.Page+1)*r.Plan.PageSize
+	return r.Count > r.Plan.Page*r.Plan.PageSize+r.off+r.n
 }
 
 // Query answers r on the KM kmID as the caller of ctx sees it: Model, Prepare and Run.
@@ -300,8 +307,15 @@ func (s *Service) Prepare(m *KnowledgeModel, r *Request) (*Prepared, error) {
 	if err := query.CheckPaging(r.Page, r.PageSize, s.cfg.maxPageSize); err != nil {
 		return nil, err
 	}
+	if r.Skip < 0 || r.Skip > 0 && r.Page != 0 {
+		return nil, badRequest(problem.CodeConstraint, "skip %d with page %d: want skip >= 0, and page 0 with a skip", r.Skip, r.Page)
+	}
 	pr := &PlanRequest{Record: r.Record, RowKey: r.RowKey}
 	pr.Page, pr.PageSize, pr.Count, pr.Distinct = r.Page, r.PageSize, r.Count, r.Distinct
+	var off int
+	if r.Skip > 0 {
+		pr.Page, pr.PageSize, off = window(r.Skip, r.PageSize)
+	}
 	if rec != nil && len(r.KPIs) > 0 {
 		return nil, badRequest(problem.CodeParameterIllegal, "kpis are only accepted by the knowledge model endpoints")
 	}
@@ -353,7 +367,25 @@ func (s *Service) Prepare(m *KnowledgeModel, r *Request) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Prepared{Plan: p, Sort: sorts}, nil
+	return &Prepared{Plan: p, Sort: sorts, off: off, n: r.PageSize}, nil
+}
+
+// window returns the page and page size that cover the rows [skip, skip+n) (n >= 1) in
+// one page of the store's paging, and the offset of row skip in that page. It picks the
+// smallest page size it finds, so that little more than n rows are read: a page of size
+// P >= n covers the range when skip mod P <= P-n. Such a P exists not far above
+// max(n, sqrt(2 skip)); page 0 of size skip+n always covers it and ends the search.
+func window(skip, n int) (page, size, off int) {
+	if skip == 0 {
+		return 0, n, 0
+	}
+	limit := n + 2*int(math.Sqrt(float64(skip))) + 2
+	for p := n; p <= limit && p <= skip; p++ {
+		if skip%p <= p-n {
+			return skip / p, p, skip % p
+		}
+	}
+	return 0, skip + n, skip
 }
 
 // checkRequest refuses text no store can hold anywhere in r.
@@ -465,6 +497,9 @@ func (s *Service) Run(ctx context.Context, p *Prepared) (*query.Result, error) {
 	}
 	if err := checkShape(res, len(p.Plan.Columns)); err != nil {
 		return nil, err
+	}
+	if p.off > 0 || len(res.Rows) > p.n {
+		res.Rows = res.Rows[min(p.off, len(res.Rows)):min(p.off+p.n, len(res.Rows))]
 	}
 	return res, nil
 }

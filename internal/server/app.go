@@ -196,9 +196,9 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	// Every API is mounted the same way: its handler (NewHandler(store, options...)) at
 	// its BasePath, behind the guard with its policy. Each request of the KM API, OData
 	// and MCP is pinned to the KM store current at its start, so a reload never mixes two
-	// generations of data in one answer. The KM API and MCP ask one km.Service, which
-	// applies the same page cap, time limit, cost budget and memory bound to both; an
-	// agent's pageSize is capped like a client's.
+	// generations of data in one answer. The KM API, OData and MCP ask one km.Service,
+	// which applies the same page cap, time limit, cost budget and memory bound to all
+	// three; an agent's pageSize is capped like a client's.
 	kmService := km.NewService(kmStore, km.WithMaxPageSize(cfg.maxPageSize), km.WithQueryTimeout(cfg.queryTimeout),
 		km.WithMaxQueryCost(cfg.queryBudget), km.WithMaxQueryMemory(cfg.queryMemory))
 	mcpHandler := mcp.NewHandler(kmStore, mcp.WithService(kmService), mcp.WithMaxRows(min(cfg.maxPageSize, mcp.DefaultMaxRows)),
@@ -213,9 +213,8 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	}{
 		{kmhttp.BasePath + "/", kmPol, a.live.Handler(kmhttp.NewHandler(kmStore, kmhttp.WithService(kmService),
 			kmhttp.WithMaxBodyBytes(cfg.maxBody), kmhttp.WithLogger(logger))), nil},
-		{odata.BasePath + "/", odataPol, a.live.Handler(odata.NewHandler(kmStore, odata.WithMaxPageSize(cfg.maxPageSize),
-			odata.WithLogger(logger), odata.WithQueryTimeout(cfg.queryTimeout), odata.WithMaxQueryCost(cfg.queryBudget),
-			odata.WithMaxQueryMemory(cfg.queryMemory))), nil},
+		{odata.BasePath + "/", odataPol, a.live.Handler(odata.NewHandler(kmStore, odata.WithService(kmService),
+			odata.WithMaxPageSize(cfg.maxPageSize), odata.WithLogger(logger))), nil},
 		{scimhttp.BasePath + "/", scimPol, scimHandler, nil},
 		{reportinghttp.BasePath + "/", reportingPolicy, reportinghttp.NewHandler(reportingStore, reportinghttp.WithLogger(logger)), nil},
 		{mcp.BasePath, mcpPol, a.live.Handler(mcpHandler), mcpHandler.CheckOrigin},
