@@ -111,10 +111,10 @@ func checkNoHTTP(t *testing.T, pkg string) {
 	}
 }
 
-// surfaces are the packages that ask the request layer of the domain (km.Service) and
+// surfacePackages are the packages that ask the request layer of the domain (km.Service) and
 // must neither drive the KM API's handler nor reach a particular store (issue 27): a
 // surface that links km/kmhttp builds another adapter's input or reads its output.
-var surfaces = []string{"./mcp", "./odata"}
+var surfacePackages = []string{"./mcp", "./odata"}
 
 // TestSurfacesAskTheDomain checks with go list -deps that the surfaces import neither
 // km/kmhttp nor storage/memory.
@@ -122,7 +122,7 @@ func TestSurfacesAskTheDomain(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command:", err)
 	}
-	for _, pkg := range surfaces {
+	for _, pkg := range surfacePackages {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
