@@ -286,8 +286,7 @@ func (s *surfaces) viaMCP(t *testing.T, q question) answer {
 			ErrorCode string `json:"errorCode"`
 		}
 		if err := json.Unmarshal([]byte(text), &p); err != nil {
-			// Arguments the input schema refuses: the SDK's error, before the call.
-			return answer{status: 400, code: "SCHEMA"}
+			t.Fatalf("the tool error is no problem body: %s", text)
 		}
 		return answer{status: p.Status, code: p.ErrorCode}
 	}

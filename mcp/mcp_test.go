@@ -305,12 +305,13 @@ func TestQueryErrorsMatchKMAPI(t *testing.T) {
 }
 
 // TestHugePageRefusedByCap: the input schema states MaxRows as pageSize's maximum (an
-// agent learns the cap before it calls), and the SDK refuses a call above it.
+// agent learns the cap before it calls), and a call above it is refused as the KM API
+// refuses a page above its maximum.
 func TestHugePageRefusedByCap(t *testing.T) {
 	f := newFixture(t, mcp.WithMaxRows(20))
-	res := f.call(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 21})
-	if !res.IsError || !strings.Contains(text(res), "pageSize: maximum: 21/1 is greater than 20") {
-		t.Errorf("pageSize 21 above MaxRows 20: %s", text(res))
+	p := f.problemOf(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 21})
+	if p["status"] != 400.0 || p["errorCode"] != "GENERAL_CONSTRAINT_VIOLATION" || p["detail"] != "pageSize: 21 is above the maximum page size 20" {
+		t.Errorf("pageSize 21 above MaxRows 20: %v", p)
 	}
 	var out mcp.QueryResult
 	f.ok(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 20}, &out)

@@ -100,8 +100,10 @@ func WithLogger(l *slog.Logger) Option {
 type Handler struct {
 	svc  *km.Service
 	opts config
-	api  *routing.API // the failure path every API shares
-	http http.Handler
+	// queryInput and queryOutput are the query tool's schemas, as JSON.
+	queryInput, queryOutput json.RawMessage
+	api                     *routing.API // the failure path every API shares
+	http                    http.Handler
 }
 
 // NewHandler returns the MCP handler over store. Every call goes through the request
@@ -118,7 +120,7 @@ func NewHandler(store km.Store, opts ...Option) *Handler {
 	if svc == nil {
 		svc = km.NewService(store)
 	}
-	s := &Handler{svc: svc, opts: c, api: &routing.API{Name: "mcp", Logger: c.logger,
+	s := &Handler{svc: svc, opts: c, queryInput: mustJSON(queryInputSchema(c.maxRows)), queryOutput: mustJSON(schemaFor[QueryResult](nil)), api: &routing.API{Name: "mcp", Logger: c.logger,
 		TimeLimit: svc.QueryTimeout(), TimeLimitCause: km.ErrTimeLimit, Narrow: "narrow it (fewer filters, fields, KPIs or rows)"}}
 	srv := s.MCPServer(nil)
 	s.http = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },

@@ -213,15 +213,19 @@ func (s *Handler) addTools(srv *sdk.Server, p *principal.Principal) {
 			}
 			return nil, Describe(m), nil
 		})
-	sdk.AddTool(srv, &sdk.Tool{Name: ToolQuery, Annotations: readOnly, InputSchema: s.queryInputSchema(),
+	// query is the hot path of an agent: its arguments are read and its page written
+	// directly (kmjson), the rows in column order, without the generic tool's map per row
+	// and its schema round trips; the input schema is sent as built once.
+	srv.AddTool(&sdk.Tool{Name: ToolQuery, Annotations: readOnly, InputSchema: s.queryInput, OutputSchema: s.queryOutput,
 		Description: "Query a record's rows or the knowledge model (fields across records, KPIs grouped by the fields): filters, filterExpr, KPIs with parameters, sort, paging, distinct and fuzzy search, as the KM API's query endpoint. " +
-			"At most " + strconv.Itoa(s.opts.maxRows) + " rows per call (pageSize); ask for further pages with page."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in QueryArgs) (*sdk.CallToolResult, QueryResult, error) {
-			out, err := s.query(scope(ctx, p), &in)
+			"At most " + strconv.Itoa(s.opts.maxRows) + " rows per call (pageSize); ask for further pages with page, or as next says."},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			body, err := s.queryCall(scope(ctx, p), req.Params.Arguments)
 			if err != nil {
-				return nil, QueryResult{}, s.toolError(ctx, ToolQuery, err)
+				err = s.toolError(ctx, ToolQuery, err)
+				return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}}, nil
 			}
-			return nil, *out, nil
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(body)}}, StructuredContent: json.RawMessage(body)}, nil
 		})
 	sdk.AddTool(srv, &sdk.Tool{Name: ToolSummarize, Annotations: readOnly, InputSchema: s.summaryInputSchema(),
 		Description: "Summarise a record's rows (optionally filtered): per field the count, nulls, distinct values and the statistics of its type, with a few sample rows, as the KM API's summary endpoint."},
@@ -300,9 +304,29 @@ func request(in *QueryArgs) (*km.Request, error) {
 	return r, nil
 }
 
-// query answers a query call through the Service and keeps the rows within WithMaxBytes.
-func (s *Handler) query(ctx context.Context, in *QueryArgs) (*QueryResult, error) {
-	r, err := request(in)
+// queryCall answers a query call: it reads the arguments (unknown ones and wrong types
+// refused as the input schema says), checks the page against WithMaxRows as the KM API
+// checks its maximum, asks the Service and writes the page.
+func (s *Handler) queryCall(ctx context.Context, args json.RawMessage) ([]byte, error) {
+	var in QueryArgs
+	if len(args) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(args))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil {
+			return nil, invalid(problem.CodeParameterIllegal, "arguments: "+strings.TrimPrefix(err.Error(), "json: "))
+		}
+	}
+	if in.KM == "" {
+		return nil, invalid(problem.CodeParameterMissing, "km is required: a knowledge model id (list_knowledge_models)")
+	}
+	size := DefaultPageSize
+	if in.PageSize != nil {
+		size = *in.PageSize
+	}
+	if err := query.CheckPaging(in.Page, size, s.opts.maxRows); err != nil {
+		return nil, err
+	}
+	r, err := request(&in)
 	if err != nil {
 		return nil, err
 	}
@@ -313,47 +337,37 @@ func (s *Handler) query(ctx context.Context, in *QueryArgs) (*QueryResult, error
 	return s.page(res)
 }
 
-// page shapes a result as the query tool answers it. Rows that would take the answer
-// beyond the byte cap are cut at a whole divisor d of the page size, so that page
-// (page*pageSize+d)/d of size d starts exactly at the first row cut: no row is skipped.
-func (s *Handler) page(res *km.Result) (*QueryResult, error) {
+// page writes a result as the query tool answers it (QueryResult), the rows' members in
+// column order. Rows that would take the answer beyond the byte cap are cut at a whole
+// divisor d of the page size, so that page (page*pageSize+d)/d of size d starts exactly
+// at the first row cut: no row is skipped.
+func (s *Handler) page(res *km.Result) ([]byte, error) {
 	p := res.Plan
-	out := &QueryResult{Page: p.Page, PageSize: p.PageSize, Sort: res.Sort, Total: res.Count,
-		Rows: make([]map[string]any, 0, len(res.Rows))}
 	names := make([]string, len(p.Columns))
 	for i, c := range p.Columns {
 		names[i] = c.Name
 	}
 	keys := kmjson.QuoteKeys(names)
-	var buf []byte
-	size, fit := 0, len(res.Rows)
-	for i, row := range res.Rows {
-		start := len(buf)
-		n := 1 // '{', then each member and its separator
-		vals := make([]json.RawMessage, len(row))
-		for j, v := range row {
-			at := len(buf)
-			buf = jsonenc.AppendJSON(buf, v)
-			vals[j] = buf[at:len(buf):len(buf)]
-			n += len(keys[j]) + 1 + len(vals[j]) + 1
+	rows := make([]byte, 0, 64*len(res.Rows)*max(1, len(keys)))
+	ends := make([]int, 0, len(res.Rows)) // where each row's JSON ends in rows
+	for _, row := range res.Rows {
+		start := len(rows)
+		if start > 0 {
+			rows = append(rows, ',')
 		}
-		if len(row) == 0 {
-			n++
-		}
-		if size+n+1 > s.opts.maxBytes {
-			buf = buf[:start]
-			fit = i
+		rows = kmjson.AppendRow(rows, keys, row)
+		if len(rows)+2 > s.opts.maxBytes { // the rows as a JSON array
+
+			rows = rows[:start]
 			break
 		}
-		size += n + 1
-		obj := make(map[string]any, len(row))
-		for j, name := range names {
-			obj[name] = vals[j]
-		}
-		out.Rows = append(out.Rows, obj)
+		ends = append(ends, len(rows))
 	}
-	if fit < len(res.Rows) {
-		d := fit
+	kept := len(ends)
+	var next *PageRef
+	note := ""
+	if kept < len(res.Rows) {
+		d := kept
 		for d > 0 && p.PageSize%d != 0 {
 			d--
 		}
@@ -361,18 +375,44 @@ func (s *Handler) page(res *km.Result) (*QueryResult, error) {
 			return nil, invalid(problem.CodeConstraint, "one row of the answer is above the server's cap of "+strconv.Itoa(s.opts.maxBytes)+
 				" bytes: ask for fewer fields")
 		}
-		out.Rows = out.Rows[:d]
-		next := &PageRef{Page: (p.Page*p.PageSize + d) / d, PageSize: d}
-		out.Truncated, out.More, out.Next = true, true, next
-		out.Note = strconv.Itoa(len(res.Rows)-d) + " rows of the page were left out to keep the answer within " +
+		rows = rows[:ends[d-1]]
+		next = &PageRef{Page: (p.Page*p.PageSize + d) / d, PageSize: d}
+		note = strconv.Itoa(len(res.Rows)-d) + " rows of the page were left out to keep the answer within " +
 			strconv.Itoa(s.opts.maxBytes) + " bytes; the rows that follow these are page " + strconv.Itoa(next.Page) +
 			" with pageSize " + strconv.Itoa(next.PageSize) + " (or ask for fewer fields)"
-		return out, nil
+	} else if res.More() {
+		next = &PageRef{Page: p.Page + 1, PageSize: p.PageSize}
 	}
-	if res.More() {
-		out.More, out.Next = true, &PageRef{Page: p.Page + 1, PageSize: p.PageSize}
+	b := make([]byte, 0, len(rows)+256+len(note))
+	b = append(b, `{"page":`...)
+	b = strconv.AppendInt(b, int64(p.Page), 10)
+	b = append(b, `,"pageSize":`...)
+	b = strconv.AppendInt(b, int64(p.PageSize), 10)
+	b = append(b, `,"sort":[`...)
+	for i, k := range res.Sort {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendStringNoHTMLEscape(b, k)
 	}
-	return out, nil
+	b = append(b, `],"rows":[`...)
+	b = append(b, rows...)
+	b = append(b, `],"total":`...)
+	b = strconv.AppendInt(b, int64(res.Count), 10)
+	b = append(b, `,"more":`...)
+	b = strconv.AppendBool(b, next != nil)
+	if next != nil {
+		b = append(b, `,"next":{"page":`...)
+		b = strconv.AppendInt(b, int64(next.Page), 10)
+		b = append(b, `,"pageSize":`...)
+		b = strconv.AppendInt(b, int64(next.PageSize), 10)
+		b = append(b, '}')
+	}
+	if note != "" {
+		b = append(b, `,"truncated":true,"note":`...)
+		b = jsonenc.AppendStringNoHTMLEscape(b, note)
+	}
+	return append(b, '}'), nil
 }
 
 // decodeObject decodes a JSON object keeping numbers as they were written.
