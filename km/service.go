@@ -517,27 +517,21 @@ func checkShape(res *query.Result, n int) error {
 	return nil
 }
 
-// budgetKey is the context key of the deadline a Budget put on a context.
-type budgetKey struct{}
-
 // Budget returns ctx bounded by the Service's time limit, which every request run in it
 // (and in contexts made from it) shares: OData's $batch runs all its parts in one budget.
 // When ctx carries a budget already, it is returned as is. Call cancel when done.
 func (s *Service) Budget(ctx context.Context) (context.Context, context.CancelFunc) {
-	if s.cfg.timeout < 0 || ctx.Value(budgetKey{}) != nil {
+	if s.cfg.timeout < 0 || deadline.Enclosing(ctx, ErrTimeLimit) != nil {
 		return ctx, func() {}
 	}
-	holder := new(*deadline.Context)
 	// A timer starts only when the store waits on the context (deadline.Context): the
 	// memory store's small queries poll it.
-	dl, cancel := deadline.New(context.WithValue(ctx, budgetKey{}, holder), time.Now().Add(s.cfg.timeout), ErrTimeLimit)
-	*holder = dl
-	return dl, cancel
+	return deadline.New(ctx, time.Now().Add(s.cfg.timeout), ErrTimeLimit)
 }
 
 // classify wraps err with ErrTimeLimit when the budget of ctx ended it.
 func (s *Service) classify(ctx context.Context, err error) error {
-	if h, ok := ctx.Value(budgetKey{}).(**deadline.Context); ok && (*h).Expired() {
+	if dl := deadline.Enclosing(ctx, ErrTimeLimit); dl != nil && dl.Expired() {
 		return fmt.Errorf("%w of %v: %w", ErrTimeLimit, s.cfg.timeout, err)
 	}
 	return err
