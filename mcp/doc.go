@@ -38,8 +38,10 @@
 // is the KM API's problem body, {"status", "errorCode", "detail", ...}: 4xx for the
 // caller's mistakes (text with a NUL or bad UTF-8 included), and for failures the status
 // and log line every API gives them (internal/routing: 503 for the time limit, a client
-// gone or a database outage, else 500 with a logged support id). Arguments the tool's JSON
-// Schema refuses (an unknown argument, a wrong type) are tool errors from the SDK.
+// gone or a database outage, else 500 with a logged support id). The query tool reads its
+// arguments itself: an unknown argument or a wrong type is 400 GENERAL_PARAMETER_ILLEGAL,
+// a page outside 1 to WithMaxRows the KM API's 400 GENERAL_CONSTRAINT_VIOLATION; the other
+// tools' arguments that their JSON Schema refuses are tool errors from the SDK.
 //
 // # Resources, prompt and completions
 //
@@ -86,7 +88,8 @@
 // # Limits
 //
 // WithMaxRows (default 500) bounds pageSize: the query tool's input schema states it as
-// the maximum, and the SDK refuses a call above it (a tool error naming the maximum).
+// the maximum, and a call above it (or with pageSize 0) is refused as the KM API refuses a
+// page outside its bounds.
 // WithMaxBytes (default 256 KiB) bounds the JSON size of the rows of one answer: a page
 // that does not fit is cut to d rows, d the largest divisor of pageSize that fits, and the
 // answer says so (truncated, note) and names in next the page of size d that starts at the

@@ -48,8 +48,9 @@ type Option func(*config)
 
 // WithMaxRows bounds the pageSize of a query tool call (and the limit of
 // find_field_values): the tools' input schemas state it as the maximum, so an agent knows
-// it before calling, and a call above it is refused as arguments the schema does not
-// allow. Default DefaultMaxRows; values below 1 keep it.
+// it before calling, and a call above it is refused (query: as the KM API refuses a page
+// above its maximum; find_field_values: by the SDK, as its schema says). Default
+// DefaultMaxRows; values below 1 keep it.
 func WithMaxRows(n int) Option {
 	return func(c *config) {
 		if n > 0 {
