@@ -150,7 +150,7 @@ func TestEnclosing(t *testing.T) {
 	a, b := errors.New("a"), errors.New("b")
 	outer, cancel := New(context.Background(), time.Now().Add(time.Hour), a)
 	defer cancel()
-	inner, cancel2 := New(context.WithValue(outer, struct{}{}, 1), time.Now().Add(time.Hour), b)
+	inner, cancel2 := New(context.WithValue(outer, key{}, 1), time.Now().Add(time.Hour), b)
 	defer cancel2()
 	if Enclosing(inner, a) != outer || Enclosing(inner, b) != inner || Enclosing(context.Background(), a) != nil {
 		t.Error("Enclosing does not find the contexts by their causes")
