@@ -110,3 +110,27 @@ func checkNoHTTP(t *testing.T, pkg string) {
 		}
 	}
 }
+
+// surfacePackages are the packages that ask the request layer of the domain (km.Service) and
+// must neither drive the KM API's handler nor reach a particular store (issue 27): a
+// surface that links km/kmhttp builds another adapter's input or reads its output.
+var surfacePackages = []string{"./mcp", "./odata"}
+
+// TestSurfacesAskTheDomain checks with go list -deps that the surfaces import neither
+// km/kmhttp nor storage/memory.
+func TestSurfacesAskTheDomain(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command:", err)
+	}
+	for _, pkg := range surfacePackages {
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if dep == "github.com/kmkit/kmkit/km/kmhttp" || dep == "github.com/kmkit/kmkit/storage/memory" {
+				t.Errorf("%s depends on %s", pkg, dep)
+			}
+		}
+	}
+}

@@ -9,12 +9,20 @@
 //
 // The APIs, domain and adapter:
 //   - km: Knowledge Models (records, fields, relationships, KPIs, filters), their loader,
-//     the KPI language's parameters, the compiled query plan, km.Store and the summary
-//     types. km/kmhttp: the Knowledge Model API (data, KPIs, summary, schemas, generated
-//     OpenAPI documents).
-//   - odata: the KMs as a read-only OData v4 service, an HTTP adapter over km.Store.
+//     the KPI language's parameters, the compiled query plan, km.Store, the summary types
+//     and km.Service, the one request layer every surface asks: it alone checks the text,
+//     looks the KM up as the caller sees it, plans, caps the page and applies the cost,
+//     memory and time limits. km/kmhttp: the Knowledge Model API (data, KPIs, summary,
+//     schemas, generated OpenAPI documents), which reads its query strings and bodies
+//     into a km.Request and encodes the Service's results.
+//   - odata: the KMs as a read-only OData v4 service, an HTTP adapter over km.Service
+//     (each $batch part too, the batch in one time budget).
 //   - mcp: the KMs' query tools, resources and prompt for AI agents over the Model
-//     Context Protocol, an HTTP adapter over km.Store (and stdio, see examples/mcpstdio).
+//     Context Protocol, an HTTP adapter over km.Service (and stdio, see
+//     examples/mcpstdio). No surface drives another or reads another's output: a host
+//     builds one Service and hands it to the KM API, OData and MCP, which then apply the
+//     same limits (deps_test.go checks that odata and mcp link neither km/kmhttp nor a
+//     store).
 //   - scim: SCIM 2.0 users and groups, their rules, scim.Store and scim.Service (PATCH);
 //     scim/scimhttp: the SCIM protocol (resources, Bulk, discovery); scim/scimtest: the
 //     suite every scim.Store passes.

@@ -1,6 +1,7 @@
 // Package km is the domain of the Knowledge Model API: the KM types, the loader of KM
 // definitions (models/*.yaml), the KPI expression language, the planner that compiles a
-// request into a Plan (NewPlan: joins, filters, KPIs, search, sort, paging), the cost rule
+// request into a Plan (NewPlan: joins, filters, KPIs, search, sort, paging), the request
+// layer every surface asks (Service), the cost rule
 // (Plan.Cost, CheckCost), the Store interface a host implements (and the optional
 // Summarizer and RowCounter), and the summary types (Summary, DescribeResult).
 //
@@ -12,6 +13,23 @@
 // backend or a program using only a Store links no HTTP server, OpenAPI or JWT code.
 // Refusals of the planner are *problem.Problem errors (400 or 404 with an error code such
 // as KM_FIELD_NOTFOUND) or *query.Error (400); the adapters write them.
+//
+// # The request layer
+//
+// Service is the one layer between the surfaces and a Store, as sql.DB is over its
+// driver. The KM API (km/kmhttp), OData (and each part of a $batch), the MCP tools and
+// the conformance suite read their protocol's input into a portable Request (or
+// SummaryRequest) and hand it to the Service with the caller's context; no surface drives
+// another or reads another's output. The Service alone checks the text (CheckText: no
+// NUL, valid UTF-8, which PostgreSQL alone would refuse), looks the KM up as the caller
+// sees it (Model: LookupModel), compiles the plan (Prepare: NewPlan), caps the page
+// (WithMaxPageSize), refuses plans beyond the cost budget and the memory bound with the
+// store's sizes (Run: CheckCost, WithMaxQueryCost, WithMaxQueryMemory), bounds the time
+// (WithQueryTimeout; Budget lets one budget cover several requests, as a $batch) and
+// passes the caller's context to the store, so a caller that leaves stops the work. Its
+// errors are client errors (AsProblem), errors wrapping ErrTimeLimit, the caller's context
+// error, or the store's: the adapters answer the last three alike (internal/routing).
+// A host builds one Service and hands it to every surface, so each applies the same limits.
 //
 // # Definitions
 //

@@ -47,7 +47,7 @@ func (s *Handler) completer(p *principal.Principal) func(context.Context, *sdk.C
 		var candidates []string
 		switch params.Argument.Name {
 		case "km":
-			ms, err := s.kmh.Models(ctx)
+			ms, err := s.svc.Models(ctx)
 			if err != nil {
 				return nil, s.toolError(ctx, "completion/complete", err)
 			}
@@ -55,7 +55,7 @@ func (s *Handler) completer(p *principal.Principal) func(context.Context, *sdk.C
 				candidates = append(candidates, m.ID)
 			}
 		case "record", "field":
-			m, err := s.kmh.Model(ctx, chosen["km"])
+			m, err := s.svc.Model(ctx, chosen["km"])
 			if err != nil {
 				return out, nil // no KM chosen yet, or one the caller does not see: nothing to offer
 			}

@@ -3,7 +3,7 @@
 //
 // The package is an HTTP adapter itself, over the domain of package km. NewHandler(store,
 // options...) returns a Handler over a km.Store, configured like the other APIs' handlers
-// with functional options (WithMaxRows, WithMaxBytes, WithKMOptions, WithSpecServer,
+// with functional options (WithService, WithMaxRows, WithMaxBytes, WithSpecServer,
 // WithLogger). The Handler speaks MCP over Streamable HTTP (stateless, JSON answers) and
 // Handler.MCPServer returns an SDK server for any other transport (stdio for desktop hosts:
 // see examples/mcpstdio). Streamable HTTP has one endpoint: the reference server mounts the
@@ -21,21 +21,32 @@
 //     parameters, predefined filters, relationships.
 //   - query: the KM API's query endpoint (a record's rows, or the KM with fields named
 //     RECORD.FIELD and KPIs): fields, filters, filterExpr, kpis, kpiParameters, sort,
-//     distinct, search, page, pageSize. Rows come back as objects with the applied page.
+//     distinct, search, page, pageSize. Rows come back as objects with the applied page,
+//     the total of rows before paging, more (rows follow these) and next (the page and
+//     pageSize that return them). pageSize 0 is refused as by the KM API; absent, it is
+//     DefaultPageSize.
 //   - summarize_record: the KM API's summary endpoint.
 //   - find_field_values: the distinct values of a string field the KM API's fuzzy search
 //     matches, best first, so that an agent can turn "munich" into the stored "München".
 //
-// Every tool goes through the KM API's own checks and compiled plan (kmhttp.Handler.QueryJSON,
-// kmhttp.Handler.SummaryJSON): the same question gets the same rows, and a bad one the same
-// error. A refused call is a tool error (isError) whose text is the KM API's problem body,
-// {"status", "errorCode", "detail", ...}; arguments the tool's JSON Schema refuses (an
-// unknown argument, a wrong type) are tool errors from the SDK.
+// Every tool reads its arguments into the domain's portable request (km.Request,
+// km.SummaryRequest) and asks the request layer (km.Service), as the KM API and OData do:
+// the same question gets the same rows, a bad one the same refusal, and the same page
+// cap, time limit, cost budget and memory bound apply (the reference server hands one
+// Service to every surface: WithService). A call runs in its caller's context, so a
+// client that leaves stops the work. A refused call is a tool error (isError) whose text
+// is the KM API's problem body, {"status", "errorCode", "detail", ...}: 4xx for the
+// caller's mistakes (text with a NUL or bad UTF-8 included), and for failures the status
+// and log line every API gives them (internal/routing: 503 for the time limit, a client
+// gone or a database outage, else 500 with a logged support id). The query tool reads its
+// arguments itself: an unknown argument or a wrong type is 400 GENERAL_PARAMETER_ILLEGAL,
+// a page outside 1 to WithMaxRows the KM API's 400 GENERAL_CONSTRAINT_VIOLATION; the other
+// tools' arguments that their JSON Schema refuses are tool errors from the SDK.
 //
 // # Resources, prompt and completions
 //
 // Three resource templates: OpenAPIURITemplate (kmkit://knowledge-models/{km}/openapi.json,
-// the KM's generated OpenAPI document, kmhttp.Spec, naming the WithSpecServer URL as its
+// the KM's generated OpenAPI document, as the KM API's spec endpoint serves it, naming the WithSpecServer URL as its
 // server), SchemaURITemplate (kmkit://knowledge-models/{km}/schema.json,
 // describe_knowledge_model's answer) and RecordURITemplate
 // (kmkit://knowledge-models/{km}/records/{record}/schema.json, one record's fields and the
@@ -77,8 +88,12 @@
 // # Limits
 //
 // WithMaxRows (default 500) bounds pageSize: the query tool's input schema states it as
-// the maximum, and the SDK refuses a call above it (a tool error naming the maximum).
-// WithMaxBytes (default 256 KiB) bounds the JSON size of the rows of one answer: rows
-// beyond it are dropped from the end of the page and the answer says so (truncated, note).
+// the maximum, and a call above it (or with pageSize 0) is refused as the KM API refuses a
+// page outside its bounds.
+// WithMaxBytes (default 256 KiB) bounds the JSON size of the rows of one answer: a page
+// that does not fit is cut to d rows, d the largest divisor of pageSize that fits, and the
+// answer says so (truncated, note) and names in next the page of size d that starts at the
+// first row left out, so that no row is skipped. A row alone above the cap is refused
+// with GENERAL_CONSTRAINT_VIOLATION.
 // A summary above MaxBytes is refused with GENERAL_CONSTRAINT_VIOLATION.
 package mcp

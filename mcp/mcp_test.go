@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -304,12 +305,13 @@ func TestQueryErrorsMatchKMAPI(t *testing.T) {
 }
 
 // TestHugePageRefusedByCap: the input schema states MaxRows as pageSize's maximum (an
-// agent learns the cap before it calls), and the SDK refuses a call above it.
+// agent learns the cap before it calls), and a call above it is refused as the KM API
+// refuses a page above its maximum.
 func TestHugePageRefusedByCap(t *testing.T) {
 	f := newFixture(t, mcp.WithMaxRows(20))
-	res := f.call(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 21})
-	if !res.IsError || !strings.Contains(text(res), "pageSize: maximum: 21/1 is greater than 20") {
-		t.Errorf("pageSize 21 above MaxRows 20: %s", text(res))
+	p := f.problemOf(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 21})
+	if p["status"] != 400.0 || p["errorCode"] != "GENERAL_CONSTRAINT_VIOLATION" || p["detail"] != "pageSize: 21 is above the maximum page size 20" {
+		t.Errorf("pageSize 21 above MaxRows 20: %v", p)
 	}
 	var out mcp.QueryResult
 	f.ok(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 20}, &out)
@@ -332,20 +334,44 @@ func TestBadArguments(t *testing.T) {
 	}
 }
 
+// TestByteCap: a page cut to fit the byte cap names the page and pageSize that return
+// the rows it left out, and following next pages through the cap gives every row of the
+// KM API's page once, in order (issue 27: rows 357-500 of a cut page were never seen).
 func TestByteCap(t *testing.T) {
-	f := newFixture(t, mcp.WithMaxBytes(100))
-	var out mcp.QueryResult
-	f.ok(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 10}, &out)
+	const capBytes = 300
+	f := newFixture(t, mcp.WithMaxBytes(capBytes))
 	all := f.api(t, "/knowledge-models/shop-base/records/ORDERS/query?pageSize=10", 200)["content"].([]any)
-	if !out.Truncated || len(out.Rows) >= len(all) || out.Note == "" {
-		t.Fatalf("a 100 byte cap: %d of %d rows, truncated %v", len(out.Rows), len(all), out.Truncated)
+	var got []any
+	args := map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 10}
+	for len(got) < len(all) {
+		var out mcp.QueryResult
+		f.ok(t, mcp.ToolQuery, args, &out)
+		if len(out.Rows) == 0 {
+			t.Fatalf("%v: no rows", args)
+		}
+		b, _ := json.Marshal(out.Rows)
+		if len(b) > capBytes {
+			t.Errorf("%v: %d bytes of rows above the cap", args, len(b))
+		}
+		got = append(got, normalize(t, out.Rows).([]any)...)
+		if len(got) < len(all) {
+			if !out.More || out.Next == nil {
+				t.Fatalf("%v: %d of %d rows and no next page: %+v", args, len(got), len(all), out)
+			}
+			if out.Truncated && !strings.Contains(out.Note, fmt.Sprintf("page %d with pageSize %d", out.Next.Page, out.Next.PageSize)) {
+				t.Errorf("note %q does not name the next page %+v", out.Note, *out.Next)
+			}
+			args = map[string]any{"km": "shop-base", "record": "ORDERS", "page": out.Next.Page, "pageSize": out.Next.PageSize}
+		}
 	}
-	b, _ := json.Marshal(out.Rows)
-	if len(b) > 100 {
-		t.Errorf("%d bytes of rows above the cap", len(b))
+	if !reflect.DeepEqual(got, all) {
+		t.Errorf("rows through the cap %v\nKM API %v", got, all)
 	}
-	if got := normalize(t, out.Rows); !reflect.DeepEqual(got, all[:len(out.Rows)]) {
-		t.Errorf("kept rows %v are not the first of %v", got, all)
+	// A row alone above the cap is refused, saying what to change.
+	small := newFixture(t, mcp.WithMaxBytes(20))
+	p := small.problemOf(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 10})
+	if p["status"] != 400.0 || p["errorCode"] != "GENERAL_CONSTRAINT_VIOLATION" || !strings.Contains(p["detail"].(string), "fewer fields") {
+		t.Errorf("a row above the cap: %v", p)
 	}
 }
 

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,11 +10,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kmkit/kmkit/internal/jsonenc"
+	"github.com/kmkit/kmkit/internal/kmspec"
 	"github.com/kmkit/kmkit/km"
-	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
@@ -21,7 +24,7 @@ import (
 
 // Resource URI templates: {km} is a knowledge model id.
 const (
-	// OpenAPIURITemplate is the generated OpenAPI document of a KM (kmhttp.Spec), as JSON.
+	// OpenAPIURITemplate is the generated OpenAPI document of a KM (the KM API's spec endpoint, without curation), as JSON.
 	OpenAPIURITemplate = "kmkit://knowledge-models/{km}/openapi.json"
 	// SchemaURITemplate is the description of a KM (describe_knowledge_model's answer), as
 	// JSON.
@@ -64,19 +67,26 @@ func (s *Handler) addResources(srv *sdk.Server, p *principal.Principal) {
 		})
 	// resources/list names the concrete resources of every KM the caller sees (the
 	// templates alone leave hosts that list resources with nothing to show).
+	// resources/read of a URI with a control character is "resource not found" here,
+	// before the SDK answers it with an error it cannot write (and drops the answer).
 	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-			if method != "resources/list" {
-				return next(ctx, method, req)
+			switch method {
+			case "resources/list":
+				return s.listResources(scope(ctx, p))
+			case "resources/read":
+				if rr, ok := req.(*sdk.ReadResourceRequest); ok && rr.Params != nil && strings.ContainsFunc(rr.Params.URI, unicode.IsControl) {
+					return nil, notFound(rr.Params.URI)
+				}
 			}
-			return s.listResources(scope(ctx, p))
+			return next(ctx, method, req)
 		}
 	})
 	srv.AddResourceTemplate(&sdk.ResourceTemplate{Name: "openapi", URITemplate: OpenAPIURITemplate, MIMEType: "application/json",
 		Description: "The generated OpenAPI 3 document of a knowledge model's query endpoints."},
 		func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 			return s.readResource(scope(ctx, p), req.Params.URI, "/openapi.json", func(m *km.KnowledgeModel) ([]byte, error) {
-				return json.Marshal(kmhttp.Spec(m, s.opts.specServer, false))
+				return json.Marshal(kmspec.Spec(m, s.opts.specServer, false))
 			})
 		})
 	srv.AddResourceTemplate(&sdk.ResourceTemplate{Name: "schema", URITemplate: SchemaURITemplate, MIMEType: "application/json",
@@ -91,7 +101,7 @@ func (s *Handler) addResources(srv *sdk.Server, p *principal.Principal) {
 // listResources answers resources/list: the schema and the OpenAPI document of each KM
 // the caller sees, and each of its records. All in one page.
 func (s *Handler) listResources(ctx context.Context) (*sdk.ListResourcesResult, error) {
-	ms, err := s.kmh.Models(ctx)
+	ms, err := s.svc.Models(ctx)
 	if err != nil {
 		return nil, s.toolError(ctx, "resources/list", err)
 	}
@@ -118,16 +128,16 @@ func (s *Handler) readRecord(ctx context.Context, uri string) (*sdk.ReadResource
 	rest, ok2 := strings.CutSuffix(rest, "/schema.json")
 	escKM, escRec, ok3 := strings.Cut(rest, "/records/")
 	if !ok || !ok2 || !ok3 || strings.Contains(escKM, "/") || strings.Contains(escRec, "/") {
-		return nil, sdk.ResourceNotFoundError(uri)
+		return nil, notFound(uri)
 	}
 	id, err1 := url.PathUnescape(escKM)
 	recID, err2 := url.PathUnescape(escRec)
 	if err1 != nil || err2 != nil {
-		return nil, sdk.ResourceNotFoundError(uri)
+		return nil, notFound(uri)
 	}
-	m, err := s.kmh.Model(ctx, id)
-	if _, client := kmhttp.ProblemOf(err); client {
-		return nil, sdk.ResourceNotFoundError(uri)
+	m, err := s.svc.Model(ctx, id)
+	if _, client := km.AsProblem(err); client {
+		return nil, notFound(uri)
 	}
 	if err != nil {
 		return nil, s.toolError(ctx, "resources/read", err)
@@ -149,7 +159,7 @@ func (s *Handler) readRecord(ctx context.Context, uri string) (*sdk.ReadResource
 		}
 		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
 	}
-	return nil, sdk.ResourceNotFoundError(uri)
+	return nil, notFound(uri)
 }
 
 // readResource answers a resource of the KM its URI names; an unknown KM is "resource not
@@ -158,15 +168,15 @@ func (s *Handler) readResource(ctx context.Context, uri, suffix string, render f
 	rest, ok := strings.CutPrefix(uri, "kmkit://knowledge-models/")
 	esc, ok2 := strings.CutSuffix(rest, suffix)
 	if !ok || !ok2 || strings.Contains(esc, "/") {
-		return nil, sdk.ResourceNotFoundError(uri)
+		return nil, notFound(uri)
 	}
 	id, err := url.PathUnescape(esc)
 	if err != nil {
-		return nil, sdk.ResourceNotFoundError(uri)
+		return nil, notFound(uri)
 	}
-	m, err := s.kmh.Model(ctx, id)
-	if _, client := kmhttp.ProblemOf(err); client {
-		return nil, sdk.ResourceNotFoundError(uri)
+	m, err := s.svc.Model(ctx, id)
+	if _, client := km.AsProblem(err); client {
+		return nil, notFound(uri)
 	}
 	if err != nil {
 		return nil, s.toolError(ctx, "resources/read", err)
@@ -188,7 +198,7 @@ func (s *Handler) addPrompts(srv *sdk.Server, p *principal.Principal) {
 		}},
 		func(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 			ctx = scope(ctx, p)
-			m, err := s.kmh.Model(ctx, req.Params.Arguments["km"])
+			m, err := s.svc.Model(ctx, req.Params.Arguments["km"])
 			if err != nil {
 				return nil, s.toolError(ctx, "prompts/get", err)
 			}
@@ -229,18 +239,20 @@ func (s *Handler) filterGuide(ctx context.Context, m *km.KnowledgeModel, record,
 			continue
 		}
 		found = true
-		res, err := s.query(ctx, m.ID, rec.ID, url.Values{"pageSize": {"1"}})
+		res, err := s.svc.Query(ctx, m.ID, &km.Request{Record: rec.ID, AllFields: true, PageSize: 1})
 		if err != nil {
 			return "", err
 		}
 		if len(res.Rows) == 0 {
 			continue
 		}
-		row := res.Rows[0]
-		for _, f := range rec.Fields {
-			v, ok := row[f.ID]
-			if !ok || v == nil || n >= 6 || field != "" && f.ID != field {
+		for i, f := range rec.Fields {
+			if res.Rows[0][i].Null || n >= 6 || field != "" && f.ID != field {
 				continue
+			}
+			v, err := plain(res.Rows[0][i])
+			if err != nil {
+				return "", err
 			}
 			name := rec.ID + "." + f.ID
 			switch f.Type {
@@ -269,4 +281,23 @@ func (s *Handler) filterGuide(ctx context.Context, m *km.KnowledgeModel, record,
 		return "", problem.New(http.StatusNotFound, km.CodeRecordNotFound, "knowledge model "+m.ID+" has no record "+strconv.Quote(record))
 	}
 	return b.String(), nil
+}
+
+// plain returns v as the answers write it, decoded: a string, a json.Number or a bool.
+func plain(v query.Value) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(jsonenc.AppendJSON(nil, v)))
+	dec.UseNumber()
+	var out any
+	err := dec.Decode(&out)
+	return out, err
+}
+
+// notFound is the "resource not found" error of uri. The SDK writes the URI into the
+// error's data, and drops the answer when the URI holds a control character: such a
+// URI is written quoted, its control characters escaped.
+func notFound(uri string) error {
+	if strings.ContainsFunc(uri, unicode.IsControl) {
+		uri = strconv.QuoteToASCII(uri)
+	}
+	return sdk.ResourceNotFoundError(uri)
 }

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -72,13 +73,22 @@ func minimum(s *jsonschema.Schema, lo int) {
 // precisionNote completes the description of a search precision.
 const precisionNote = "match precision from 1 to 100 (default 80): 100 only exact (case-insensitive) occurrences, lower admits typos"
 
-// queryInputSchema is the input schema of query: the maximum pageSize is the handler's.
-func (s *Handler) queryInputSchema() *jsonschema.Schema {
+// mustJSON returns the JSON of a schema built by this package (which always marshals).
+func mustJSON(s *jsonschema.Schema) json.RawMessage {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: a schema does not marshal: %v", err))
+	}
+	return b
+}
+
+// queryInputSchema is the input schema of query: the maximum pageSize is maxRows.
+func queryInputSchema(maxRows int) *jsonschema.Schema {
 	return schemaFor[QueryArgs](func(p map[string]*jsonschema.Schema) {
 		p["filterExpr"].Description = filterExprDescription()
 		p["filterExpr"].Examples = []any{FilterExprExamples[:2]}
-		bounds(p["pageSize"], 1, s.opts.maxRows)
-		p["pageSize"].Description = "rows per page, 1 to " + strconv.Itoa(s.opts.maxRows) + " (default " + strconv.Itoa(DefaultPageSize) + ")"
+		bounds(p["pageSize"], 1, maxRows)
+		p["pageSize"].Description = "rows per page, 1 to " + strconv.Itoa(maxRows) + " (default " + strconv.Itoa(DefaultPageSize) + ")"
 		minimum(p["page"], 0)
 		bounds(p["search"].Properties["precision"], 1, 100)
 		p["search"].Properties["precision"].Description = precisionNote

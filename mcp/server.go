@@ -3,23 +3,22 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 
-	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kmkit/kmkit/internal/kmspec"
+	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/km"
-	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
 )
 
 // BasePath is the path of the MCP endpoint (Streamable HTTP has one): mount the handler
 // at BasePath itself, as the reference server does.
-const BasePath = kmhttp.BasePath + "/mcp"
+const BasePath = kmspec.BasePath + "/mcp"
 
 // Defaults of the options.
 const (
@@ -38,7 +37,7 @@ const (
 type config struct {
 	maxRows    int
 	maxBytes   int
-	km         []kmhttp.Option
+	svc        *km.Service
 	specServer string
 	logger     *slog.Logger
 	origins    []string // WithAllowedOrigins
@@ -49,8 +48,9 @@ type Option func(*config)
 
 // WithMaxRows bounds the pageSize of a query tool call (and the limit of
 // find_field_values): the tools' input schemas state it as the maximum, so an agent knows
-// it before calling, and a call above it is refused as arguments the schema does not
-// allow. Default DefaultMaxRows; values below 1 keep it.
+// it before calling, and a call above it is refused (query: as the KM API refuses a page
+// above its maximum; find_field_values: by the SDK, as its schema says). Default
+// DefaultMaxRows; values below 1 keep it.
 func WithMaxRows(n int) Option {
 	return func(c *config) {
 		if n > 0 {
@@ -70,11 +70,13 @@ func WithMaxBytes(n int) Option {
 	}
 }
 
-// WithKMOptions configures the checks of the KM API the tools share (filter limits,
-// sample size); WithMaxRows and WithLogger replace its kmhttp.WithMaxPageSize and
-// kmhttp.WithLogger.
-func WithKMOptions(opts ...kmhttp.Option) Option {
-	return func(c *config) { c.km = append(c.km, opts...) }
+// WithService has the tools answer through svc, the request layer the host shares
+// between its surfaces (the KM API, OData, MCP), so that a question meets the same
+// checks and the same page, time, cost and memory limits on every surface; svc's store
+// then replaces the store given to NewHandler. Without it the handler makes its own
+// Service over the store with the km package's default limits.
+func WithService(svc *km.Service) Option {
+	return func(c *config) { c.svc = svc }
 }
 
 // WithSpecServer sets the URL the OpenAPI resources name as their server, the origin the
@@ -97,14 +99,17 @@ func WithLogger(l *slog.Logger) Option {
 // Streamable HTTP as an http.Handler, or over any other transport through MCPServer.
 // Create it with NewHandler.
 type Handler struct {
-	kmh  *kmhttp.Handler
+	svc  *km.Service
 	opts config
-	http http.Handler
+	// queryInput and queryOutput are the query tool's schemas, as JSON.
+	queryInput, queryOutput json.RawMessage
+	api                     *routing.API // the failure path every API shares
+	http                    http.Handler
 }
 
-// NewHandler returns the MCP handler over store. Every call goes through the KM API's
-// checks and compiled plans (kmhttp.Handler.QueryJSON and SummaryJSON), so answers and errors
-// are the KM API's. Mount it at BasePath behind the auth guard:
+// NewHandler returns the MCP handler over store. Every call goes through the request
+// layer of the domain (km.Service: WithService), as the KM API's do, so answers, refusals
+// and limits are the KM API's. Mount it at BasePath behind the auth guard:
 //
 //	mux.Handle(mcp.BasePath, guard.Wrap(mcpPolicy, mcp.NewHandler(store)))
 func NewHandler(store km.Store, opts ...Option) *Handler {
@@ -112,8 +117,12 @@ func NewHandler(store km.Store, opts ...Option) *Handler {
 	for _, o := range opts {
 		o(&c)
 	}
-	kopts := append(slices.Clip(c.km), kmhttp.WithMaxPageSize(c.maxRows), kmhttp.WithLogger(c.logger))
-	s := &Handler{kmh: kmhttp.NewHandler(store, kopts...), opts: c}
+	svc := c.svc
+	if svc == nil {
+		svc = km.NewService(store)
+	}
+	s := &Handler{svc: svc, opts: c, queryInput: mustJSON(queryInputSchema(c.maxRows)), queryOutput: mustJSON(schemaFor[QueryResult](nil)), api: &routing.API{Name: "mcp", Logger: c.logger,
+		TimeLimit: svc.QueryTimeout(), TimeLimitCause: km.ErrTimeLimit, Narrow: "narrow it (fewer filters, fields, KPIs or rows)"}}
 	srv := s.MCPServer(nil)
 	s.http = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
 		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: c.logger,
@@ -165,8 +174,8 @@ func scope(ctx context.Context, p *principal.Principal) context.Context {
 	return principal.NewContext(ctx, p)
 }
 
-// ToolError is the error of a tool call the KM API answers with a problem: its text (the
-// tool result's content) is the problem body, {"status", "errorCode", "detail", ...}.
+// ToolError is the error of a tool call, shaped as the KM API's problem body: its text
+// (the tool result's content) is {"status", "errorCode", "detail", ...}.
 type ToolError struct {
 	Status    int    `json:"status"`
 	ErrorCode string `json:"errorCode"`
@@ -181,16 +190,19 @@ func (e *ToolError) Error() string {
 	return string(b)
 }
 
-// toolError turns err into the error a tool call reports: the KM API's problem for a
-// client error, a generic error with a logged support id otherwise.
+// toolError turns err into the error a tool call reports: the problem of a client error
+// (km.AsProblem), else the answer and log line every API gives the same failure
+// (routing.API.Failure: the time limit, a client gone and a database outage are 503,
+// anything else 500 with a logged support id).
 func (s *Handler) toolError(ctx context.Context, tool string, err error) error {
-	if pr, ok := kmhttp.ProblemOf(err); ok {
-		return &ToolError{Status: pr.Status, ErrorCode: pr.ErrorCode, Detail: pr.Detail, Title: pr.Title, Type: pr.Type}
+	pr, ok := km.AsProblem(err)
+	if !ok {
+		pr, _ = s.api.Failure(ctx, nil, fmt.Errorf("%s: %w", tool, err))
 	}
-	if errors.Is(err, context.Canceled) {
-		return err
-	}
-	id := uuid.NewString()
-	s.opts.logger.ErrorContext(ctx, "mcp: internal error", "supportId", id, "tool", tool, "err", err)
-	return &ToolError{Status: http.StatusInternalServerError, ErrorCode: problem.CodeFatal, Detail: "internal error; support id " + id}
+	return &ToolError{Status: pr.Status, ErrorCode: pr.ErrorCode, Detail: pr.Detail, Title: pr.Title, Type: pr.Type}
+}
+
+// invalid returns the 400 problem of a tool's arguments.
+func invalid(code, detail string) error {
+	return problem.New(http.StatusBadRequest, code, detail)
 }

@@ -4,17 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kmkit/kmkit/internal/jsonenc"
+	"github.com/kmkit/kmkit/internal/kmjson"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/query"
 )
 
 // Tool names.
@@ -129,19 +130,32 @@ type QueryArgs struct {
 	Distinct      bool                         `json:"distinct,omitempty" jsonschema:"drop repeated rows"`
 	Search        *SearchArgs                  `json:"search,omitempty"`
 	Page          int                          `json:"page,omitempty" jsonschema:"page number from 0"`
-	PageSize      int                          `json:"pageSize,omitempty" jsonschema:"rows per page (default 50; the input schema states the maximum)"`
+	// PageSize is nil when the call names none (DefaultPageSize); 0 is refused, as by the
+	// KM API.
+	PageSize *int `json:"pageSize,omitempty" jsonschema:"rows per page (default 50; the input schema states the maximum)"`
 }
 
-// QueryResult is the output of query and find_field_values: one page of rows.
+// QueryResult is the output of query: one page of rows.
 type QueryResult struct {
 	Page     int              `json:"page"`
 	PageSize int              `json:"pageSize"`
 	Sort     []string         `json:"sort"`
 	Rows     []map[string]any `json:"rows" jsonschema:"the rows of the page, each an object keyed by field or KPI"`
-	// Truncated says rows were dropped from the end of the page to keep the answer within
-	// the server's byte cap.
+	// Total is the number of rows (or groups) of the whole answer, before paging.
+	Total int `json:"total" jsonschema:"the rows (or groups) of the whole answer, before paging"`
+	// More says rows follow the ones returned; Next then names the call that returns them.
+	More bool     `json:"more" jsonschema:"true when rows follow the ones returned: ask for next"`
+	Next *PageRef `json:"next,omitempty" jsonschema:"the page and pageSize that return the rows following these"`
+	// Truncated says the page was cut to keep the answer within the server's byte cap:
+	// Next returns the rows it dropped, none is skipped.
 	Truncated bool   `json:"truncated,omitempty"`
 	Note      string `json:"note,omitempty"`
+}
+
+// PageRef names a page of a query: the page and pageSize arguments that return it.
+type PageRef struct {
+	Page     int `json:"page"`
+	PageSize int `json:"pageSize"`
 }
 
 // SummaryArgs is the input of summarize_record.
@@ -175,7 +189,7 @@ func (s *Handler) addTools(srv *sdk.Server, p *principal.Principal) {
 	sdk.AddTool(srv, &sdk.Tool{Name: ToolListModels, Annotations: readOnly,
 		Description: "List the knowledge models visible to you."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, ModelList, error) {
-			ms, err := s.kmh.Models(scope(ctx, p))
+			ms, err := s.svc.Models(scope(ctx, p))
 			if err != nil {
 				return nil, ModelList{}, s.toolError(ctx, ToolListModels, err)
 			}
@@ -193,21 +207,25 @@ func (s *Handler) addTools(srv *sdk.Server, p *principal.Principal) {
 	sdk.AddTool(srv, &sdk.Tool{Name: ToolDescribeModel, Annotations: readOnly, OutputSchema: describeOutputSchema(),
 		Description: "Describe a knowledge model: its records with their fields (types, descriptions), KPIs with parameters, predefined filters and relationships."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in ModelRef) (*sdk.CallToolResult, ModelDescription, error) {
-			m, err := s.kmh.Model(scope(ctx, p), in.KM)
+			m, err := s.svc.Model(scope(ctx, p), in.KM)
 			if err != nil {
 				return nil, ModelDescription{}, s.toolError(ctx, ToolDescribeModel, err)
 			}
 			return nil, Describe(m), nil
 		})
-	sdk.AddTool(srv, &sdk.Tool{Name: ToolQuery, Annotations: readOnly, InputSchema: s.queryInputSchema(),
+	// query is the hot path of an agent: its arguments are read and its page written
+	// directly (kmjson), the rows in column order, without the generic tool's map per row
+	// and its schema round trips; the input schema is sent as built once.
+	srv.AddTool(&sdk.Tool{Name: ToolQuery, Annotations: readOnly, InputSchema: s.queryInput, OutputSchema: s.queryOutput,
 		Description: "Query a record's rows or the knowledge model (fields across records, KPIs grouped by the fields): filters, filterExpr, KPIs with parameters, sort, paging, distinct and fuzzy search, as the KM API's query endpoint. " +
-			"At most " + strconv.Itoa(s.opts.maxRows) + " rows per call (pageSize); ask for further pages with page."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in QueryArgs) (*sdk.CallToolResult, QueryResult, error) {
-			out, err := s.query(scope(ctx, p), in.KM, in.Record, queryParams(&in))
+			"At most " + strconv.Itoa(s.opts.maxRows) + " rows per call (pageSize); ask for further pages with page, or as next says."},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			body, err := s.queryCall(scope(ctx, p), req.Params.Arguments)
 			if err != nil {
-				return nil, QueryResult{}, s.toolError(ctx, ToolQuery, err)
+				err = s.toolError(ctx, ToolQuery, err)
+				return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}}, nil
 			}
-			return nil, *out, nil
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(body)}}, StructuredContent: json.RawMessage(body)}, nil
 		})
 	sdk.AddTool(srv, &sdk.Tool{Name: ToolSummarize, Annotations: readOnly, InputSchema: s.summaryInputSchema(),
 		Description: "Summarise a record's rows (optionally filtered): per field the count, nulls, distinct values and the statistics of its type, with a few sample rows, as the KM API's summary endpoint."},
@@ -257,92 +275,144 @@ func Describe(m *km.KnowledgeModel) ModelDescription {
 	return d
 }
 
-// queryParams renders a query call as the query string of the KM API's query endpoint.
-func queryParams(in *QueryArgs) url.Values {
-	v := url.Values{}
-	if len(in.Fields) > 0 {
-		v.Set("fields", strings.Join(in.Fields, ","))
-	}
-	for _, f := range in.Filters {
-		v.Add("filters", f)
+// request reads a query call into the portable request of the domain. Comma lists and
+// filterExpr entries joined by top-level commas are read as the KM API reads its query
+// string, so the same text asks the same question on both.
+func request(in *QueryArgs) (*km.Request, error) {
+	r := &km.Request{Record: in.Record, Fields: query.ParseList(in.Fields), AllFields: true,
+		KPIs: query.ParseList(in.KPIs), KPIParams: in.KPIParameters, Filters: query.ParseList(in.Filters),
+		Distinct: in.Distinct, Page: in.Page, PageSize: DefaultPageSize, Count: true}
+	if in.PageSize != nil {
+		r.PageSize = *in.PageSize
 	}
 	for _, e := range in.FilterExpr {
-		v.Add("filterExpr", e)
-	}
-	if len(in.KPIs) > 0 {
-		v.Set("kpis", strings.Join(in.KPIs, ","))
-	}
-	for kpi, ps := range in.KPIParameters {
-		for param, val := range ps {
-			v.Add("kpiParam", kpi+"."+param+":"+val)
-		}
+		r.FilterExprs = append(r.FilterExprs, query.SplitTopLevel(e)...)
 	}
 	if len(in.Sort) > 0 {
-		v.Set("sort", strings.Join(in.Sort, ","))
-	}
-	if in.Distinct {
-		v.Set("options", "distinct")
-	}
-	if sa := in.Search; sa != nil {
-		v.Set("searchTerm", sa.Term)
-		if len(sa.Fields) > 0 {
-			v.Set("searchField", strings.Join(sa.Fields, ","))
-		}
-		if sa.Precision != 0 {
-			v.Set("searchPrecision", strconv.Itoa(sa.Precision))
-		}
-	}
-	v.Set("page", strconv.Itoa(in.Page))
-	size := in.PageSize
-	if size == 0 {
-		size = DefaultPageSize
-	}
-	v.Set("pageSize", strconv.Itoa(size))
-	return v
-}
-
-// queryPage is the body of the KM API's query endpoint.
-type queryPage struct {
-	Page     int               `json:"page"`
-	PageSize int               `json:"pageSize"`
-	Sort     []string          `json:"sort"`
-	Content  []json.RawMessage `json:"content"`
-}
-
-// query runs a query through the KM API and caps the rows to WithMaxBytes.
-func (s *Handler) query(ctx context.Context, kmID, record string, params url.Values) (*QueryResult, error) {
-	m, err := s.kmh.Model(ctx, kmID)
-	if err != nil {
-		return nil, err
-	}
-	body, err := s.kmh.QueryJSON(ctx, m, record, params)
-	if err != nil {
-		return nil, err
-	}
-	var pg queryPage
-	if err := json.Unmarshal(body, &pg); err != nil {
-		return nil, err
-	}
-	out := &QueryResult{Page: pg.Page, PageSize: pg.PageSize, Sort: pg.Sort, Rows: make([]map[string]any, 0, len(pg.Content))}
-	if out.Sort == nil {
-		out.Sort = []string{}
-	}
-	size := 0
-	for i, raw := range pg.Content {
-		if size+len(raw)+1 > s.opts.maxBytes {
-			out.Truncated = true
-			out.Note = strconv.Itoa(len(pg.Content)-i) + " rows of the page were dropped to keep the answer within " +
-				strconv.Itoa(s.opts.maxBytes) + " bytes; ask for fewer fields or a smaller pageSize"
-			break
-		}
-		size += len(raw) + 1
-		row, err := decodeObject(raw)
+		keys, err := query.ParseSort(strings.Join(in.Sort, ","))
 		if err != nil {
 			return nil, err
 		}
-		out.Rows = append(out.Rows, row)
+		r.Sort = keys
 	}
-	return out, nil
+	if sa := in.Search; sa != nil {
+		r.Search = &km.SearchRequest{Term: sa.Term, Fields: query.ParseList(sa.Fields), Precision: sa.Precision}
+		if sa.Precision == 0 {
+			r.Search.Precision = -1 // the default
+		}
+	}
+	return r, nil
+}
+
+// queryCall answers a query call: it reads the arguments (unknown ones and wrong types
+// refused as the input schema says), checks the page against WithMaxRows as the KM API
+// checks its maximum, asks the Service and writes the page.
+func (s *Handler) queryCall(ctx context.Context, args json.RawMessage) ([]byte, error) {
+	var in QueryArgs
+	if len(args) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(args))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil {
+			return nil, invalid(problem.CodeParameterIllegal, "arguments: "+strings.TrimPrefix(err.Error(), "json: "))
+		}
+	}
+	if in.KM == "" {
+		return nil, invalid(problem.CodeParameterMissing, "km is required: a knowledge model id (list_knowledge_models)")
+	}
+	size := DefaultPageSize
+	if in.PageSize != nil {
+		size = *in.PageSize
+	}
+	if err := query.CheckPaging(in.Page, size, s.opts.maxRows); err != nil {
+		return nil, err
+	}
+	r, err := request(&in)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.svc.Query(ctx, in.KM, r)
+	if err != nil {
+		return nil, err
+	}
+	return s.page(res)
+}
+
+// page writes a result as the query tool answers it (QueryResult), the rows' members in
+// column order. Rows that would take the answer beyond the byte cap are cut at a whole
+// divisor d of the page size, so that page (page*pageSize+d)/d of size d starts exactly
+// at the first row cut: no row is skipped.
+func (s *Handler) page(res *km.Result) ([]byte, error) {
+	p := res.Plan
+	names := make([]string, len(p.Columns))
+	for i, c := range p.Columns {
+		names[i] = c.Name
+	}
+	keys := kmjson.QuoteKeys(names)
+	rows := make([]byte, 0, 64*len(res.Rows)*max(1, len(keys)))
+	ends := make([]int, 0, len(res.Rows)) // where each row's JSON ends in rows
+	for _, row := range res.Rows {
+		start := len(rows)
+		if start > 0 {
+			rows = append(rows, ',')
+		}
+		rows = kmjson.AppendRow(rows, keys, row)
+		if len(rows)+2 > s.opts.maxBytes { // the rows as a JSON array
+
+			rows = rows[:start]
+			break
+		}
+		ends = append(ends, len(rows))
+	}
+	kept := len(ends)
+	var next *PageRef
+	note := ""
+	if kept < len(res.Rows) {
+		d := kept
+		for d > 0 && p.PageSize%d != 0 {
+			d--
+		}
+		if d == 0 {
+			return nil, invalid(problem.CodeConstraint, "one row of the answer is above the server's cap of "+strconv.Itoa(s.opts.maxBytes)+
+				" bytes: ask for fewer fields")
+		}
+		rows = rows[:ends[d-1]]
+		next = &PageRef{Page: (p.Page*p.PageSize + d) / d, PageSize: d}
+		note = strconv.Itoa(len(res.Rows)-d) + " rows of the page were left out to keep the answer within " +
+			strconv.Itoa(s.opts.maxBytes) + " bytes; the rows that follow these are page " + strconv.Itoa(next.Page) +
+			" with pageSize " + strconv.Itoa(next.PageSize) + " (or ask for fewer fields)"
+	} else if res.More() {
+		next = &PageRef{Page: p.Page + 1, PageSize: p.PageSize}
+	}
+	b := make([]byte, 0, len(rows)+256+len(note))
+	b = append(b, `{"page":`...)
+	b = strconv.AppendInt(b, int64(p.Page), 10)
+	b = append(b, `,"pageSize":`...)
+	b = strconv.AppendInt(b, int64(p.PageSize), 10)
+	b = append(b, `,"sort":[`...)
+	for i, k := range res.Sort {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendStringNoHTMLEscape(b, k)
+	}
+	b = append(b, `],"rows":[`...)
+	b = append(b, rows...)
+	b = append(b, `],"total":`...)
+	b = strconv.AppendInt(b, int64(res.Count), 10)
+	b = append(b, `,"more":`...)
+	b = strconv.AppendBool(b, next != nil)
+	if next != nil {
+		b = append(b, `,"next":{"page":`...)
+		b = strconv.AppendInt(b, int64(next.Page), 10)
+		b = append(b, `,"pageSize":`...)
+		b = strconv.AppendInt(b, int64(next.PageSize), 10)
+		b = append(b, '}')
+	}
+	if note != "" {
+		b = append(b, `,"truncated":true,"note":`...)
+		b = jsonenc.AppendStringNoHTMLEscape(b, note)
+	}
+	return append(b, '}'), nil
 }
 
 // decodeObject decodes a JSON object keeping numbers as they were written.
@@ -354,61 +424,63 @@ func decodeObject(raw []byte) (map[string]any, error) {
 	return row, err
 }
 
-// summarize answers summarize_record through the KM API's summary.
+// summarize answers summarize_record through the Service.
 func (s *Handler) summarize(ctx context.Context, in *SummaryArgs) (map[string]any, error) {
-	m, err := s.kmh.Model(ctx, in.KM)
+	if in.Record == "" {
+		return nil, invalid(problem.CodeParameterMissing, "record is required")
+	}
+	m, err := s.svc.Model(ctx, in.KM)
 	if err != nil {
 		return nil, err
 	}
-	v := url.Values{}
-	if len(in.Fields) > 0 {
-		v.Set("fields", strings.Join(in.Fields, ","))
-	}
-	if len(in.ExcludeFields) > 0 {
-		v.Set("excludeFields", strings.Join(in.ExcludeFields, ","))
-	}
-	for _, f := range in.Filters {
-		v.Add("filters", f)
-	}
+	q := &km.SummaryRequest{Record: in.Record, Fields: query.ParseList(in.Fields), ExcludeFields: query.ParseList(in.ExcludeFields),
+		Filters: query.ParseList(in.Filters), SampleSize: in.SampleSize}
 	for _, e := range in.FilterExpr {
-		v.Add("filterExpr", e)
+		q.FilterExprs = append(q.FilterExprs, query.SplitTopLevel(e)...)
 	}
-	if in.SampleSize != 0 {
-		v.Set("sampleSize", strconv.Itoa(in.SampleSize))
+	res, err := s.svc.Summarize(ctx, m, q)
+	if err != nil {
+		return nil, err
 	}
-	if in.Record == "" {
-		return nil, &ToolError{Status: http.StatusBadRequest, ErrorCode: problem.CodeParameterMissing, Detail: "record is required"}
-	}
-	body, err := s.kmh.SummaryJSON(ctx, m, in.Record, v)
+	body, err := kmjson.Summary(res)
 	if err != nil {
 		return nil, err
 	}
 	if len(body) > s.opts.maxBytes {
-		return nil, &ToolError{Status: http.StatusBadRequest, ErrorCode: problem.CodeConstraint,
-			Detail: "the summary is " + strconv.Itoa(len(body)) + " bytes, above the server's cap of " + strconv.Itoa(s.opts.maxBytes) + ": ask for fewer fields or a smaller sampleSize"}
+		return nil, invalid(problem.CodeConstraint, "the summary is "+strconv.Itoa(len(body))+" bytes, above the server's cap of "+
+			strconv.Itoa(s.opts.maxBytes)+": ask for fewer fields or a smaller sampleSize")
 	}
 	return decodeObject(body)
 }
 
-// find answers find_field_values: the distinct values of the field that the KM API's fuzzy
-// search matches, best first.
+// find answers find_field_values: the distinct values of the field that the fuzzy search
+// matches, best first.
 func (s *Handler) find(ctx context.Context, in *FindArgs) (*FindResult, error) {
-	if in.Record == "" || in.Field == "" || in.Term == "" {
-		return nil, &ToolError{Status: http.StatusBadRequest, ErrorCode: problem.CodeParameterMissing, Detail: "record, field and term are required"}
+	var missing []string
+	for _, a := range []struct{ name, value string }{{"record", in.Record}, {"field", in.Field}, {"term", in.Term}} {
+		if a.value == "" {
+			missing = append(missing, a.name)
+		}
 	}
-	limit := in.Limit
-	if limit == 0 {
-		limit = DefaultFindLimit
+	if len(missing) > 0 {
+		return nil, invalid(problem.CodeParameterMissing, strings.Join(missing, ", ")+": required and not empty (record, field and term)")
 	}
-	q := &QueryArgs{Fields: []string{in.Field}, Distinct: true, PageSize: limit,
-		Search: &SearchArgs{Term: in.Term, Fields: []string{in.Field}, Precision: in.Precision}}
-	res, err := s.query(ctx, in.KM, in.Record, queryParams(q))
+	limit := DefaultFindLimit
+	if in.Limit != 0 {
+		limit = in.Limit
+	}
+	r := &km.Request{Record: in.Record, Fields: []string{in.Field}, Distinct: true, PageSize: limit,
+		Search: &km.SearchRequest{Term: in.Term, Fields: []string{in.Field}, Precision: in.Precision}}
+	if in.Precision == 0 {
+		r.Search.Precision = -1 // the default
+	}
+	res, err := s.svc.Query(ctx, in.KM, r)
 	if err != nil {
 		return nil, err
 	}
-	out := &FindResult{Values: []any{}}
+	out := &FindResult{Values: make([]any, 0, len(res.Rows))}
 	for _, row := range res.Rows {
-		out.Values = append(out.Values, row[in.Field])
+		out.Values = append(out.Values, json.RawMessage(jsonenc.AppendJSON(nil, row[0])))
 	}
 	return out, nil
 }

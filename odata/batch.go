@@ -82,6 +82,11 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
+	// One time budget for the whole batch (km.Service.Budget): every part runs in it, so
+	// a batch is bounded by the time limit once, not once per part.
+	ctx, cancel := h.svc.Budget(r.Context())
+	defer cancel()
+	r = r.WithContext(ctx)
 	resps := make([]batchResponse, len(reqs))
 	for i, br := range reqs {
 		resps[i] = h.runBatchRequest(r, br)

@@ -125,12 +125,12 @@ func BenchmarkEncode1000(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	eq.q.Page, eq.q.PageSize = 500, 1000
-	p, err := km.NewPlan(m, &eq.q)
+	eq.q.Skip, eq.q.PageSize = 500000, 1000
+	p, err := h.svc.Prepare(m, &eq.q)
 	if err != nil {
 		b.Fatal(err)
 	}
-	res, err := store.Query(b.Context(), p)
+	res, err := store.Query(b.Context(), p.Plan)
 	if err != nil {
 		b.Fatal(err)
 	}

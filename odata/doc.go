@@ -2,9 +2,11 @@
 // the beta OData interface of the Knowledge Model API, for BI tools and OData clients.
 //
 // The package is an HTTP adapter of package km, as km/kmhttp is: it stays one package (its
-// EDM, URL grammar and JSON format are all OData over HTTP), compiles requests with
-// km.NewPlan, costs them with km.CheckCost and reads query strings with the same decoder
-// as the KM API (internal/rawquery).
+// EDM, URL grammar and JSON format are all OData over HTTP), reads OData's options into
+// the domain's portable request (km.Request: $select as fields, $filter bound against the
+// KM as Where, $orderby, $skip, $top, $count) and asks the request layer (km.Service),
+// which checks, plans, costs and bounds it as for the KM API and MCP. Query strings are
+// read with the same decoder as the KM API (internal/rawquery).
 //
 // NewHandler returns an http.Handler for the paths below BasePath:
 //
@@ -78,8 +80,11 @@
 //     as strings. The AtomPub service document is application/atomsvc+xml.
 //   - Query option names are matched case-insensitively, with or without "$" (OData
 //     4.01). A system option given twice is 400 ODATA_OPTION_REPEATED; a valid OData
-//     option the service lacks ($expand, $search, $apply, $compute, ...) and parameter
-//     aliases (@p) are 400 ODATA_OPTION_NOT_SUPPORTED; an unknown "$" option is 400
+//     option the service lacks ($expand, $search, $apply, $compute, $skiptoken, ...) is
+//     501 ODATA_OPTION_NOT_SUPPORTED (OData's Minimal conformance level), and $metadata
+//     says so (Capabilities SearchRestrictions and ExpandRestrictions false on every set,
+//     ComputeSupported false, TopSupported and SkipSupported true); parameter aliases
+//     (@p) are 400 ODATA_OPTION_NOT_SUPPORTED; an unknown "$" option is 400
 //     GENERAL_PARAMETER_ILLEGAL; other custom options are ignored, as OData requires.
 //     The service document and $metadata take $format only.
 //   - The query string is split at "&" only, so a ";" inside $filter survives. A "+" is
@@ -149,9 +154,11 @@
 //     failures and panics are 500 ADMIN_FATAL_ERROR with a support id that is logged with
 //     the error.
 //
-// Queries are bounded as the Knowledge Model API's: they run under WithQueryTimeout
-// (503 beyond it) and their plan is costed and refused beyond WithMaxQueryCost with
-// 400 GENERAL_CONSTRAINT_VIOLATION naming the part that is too large (km.CheckCost).
+// Queries are bounded as the Knowledge Model API's, by the same Service (WithService):
+// they run under its time limit (503 beyond it) and their plan is costed and refused
+// beyond its budget with 400 GENERAL_CONSTRAINT_VIOLATION naming the part that is too
+// large (km.CheckCost). A $batch runs all its parts in one time budget
+// (km.Service.Budget): the limit bounds the batch, not each part.
 //
 // The handler keeps no state between requests; authentication, permissions and rate
 // limits belong to the auth middleware in front of it (auth.Guard.Wrap, with WriteProblem

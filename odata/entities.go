@@ -3,7 +3,6 @@ package odata
 import (
 	"context"
 	"fmt"
-	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -20,7 +19,7 @@ import (
 // answer needs.
 type entityQuery struct {
 	et *entityType
-	q  km.PlanRequest
+	q  km.Request
 	// out lists the properties of each entity in order (indexes into et.props); col
 	// gives, per entry of out, the result column holding it.
 	out, col []int
@@ -119,7 +118,7 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 		if f == nil {
 			return nil, withTarget(badOption(CodeFilterNotFound, "filterid: knowledge model %s has no filter %s%s", m.ID, id, km.DidYouMean([]string{id}, m.SuggestFilter)), "filterid")
 		}
-		eq.q.Filters = append(eq.q.Filters, f.Bound())
+		eq.q.Where = append(eq.q.Where, f.Bound())
 	}
 	if o.Filter != nil {
 		// now() is the request's instant, the one every backend compares with.
@@ -133,7 +132,7 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 			}
 			return nil, err
 		}
-		eq.q.Filters = append(eq.q.Filters, e)
+		eq.q.Where = append(eq.q.Where, e)
 	}
 	eq.q.Count = o.Count
 	return eq, nil
@@ -144,24 +143,6 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-// window returns the page and page size that cover the rows [skip, skip+n) (n >= 1) in
-// one page of the store's paging, and the offset of row skip in that page. It picks the
-// smallest page size it finds, so that little more than n rows are read: a page of size
-// P >= n covers the range when skip mod P <= P-n. Such a P exists not far above
-// max(n, sqrt(2 skip)); page 0 of size skip+n always covers it and ends the search.
-func window(skip, n int) (page, size, off int) {
-	if skip == 0 {
-		return 0, n, 0
-	}
-	limit := n + 2*int(math.Sqrt(float64(skip))) + 2
-	for p := n; p <= limit && p <= skip; p++ {
-		if skip%p <= p-n {
-			return skip / p, p, skip % p
-		}
-	}
-	return 0, skip + n, skip
 }
 
 // preferredPageSize reads "Prefer: odata.maxpagesize=N" (also "maxpagesize", OData
@@ -208,7 +189,7 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 		h.fail(w, r, err)
 		return
 	}
-	pageSize := h.opts.MaxPageSize
+	pageSize := min(h.opts.MaxPageSize, h.svc.MaxPageSize())
 	if n := preferredPageSize(r); n > 0 && n < pageSize {
 		pageSize = n
 		w.Header().Set("Preference-Applied", "odata.maxpagesize="+strconv.Itoa(n))
@@ -231,16 +212,15 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 		count int
 	)
 	if n > 0 || eq.q.Count {
-		var off int
-		eq.q.Page, eq.q.PageSize, off = window(eq.skip, max(n, 1))
+		eq.q.Skip, eq.q.PageSize = eq.skip, max(n, 1)
 		res, err := h.query(r.Context(), m, eq)
 		if err != nil {
 			h.fail(w, r, err)
 			return
 		}
 		count = res.Count
-		if n > 0 && off < len(res.Rows) {
-			rows = res.Rows[off:min(off+n, len(res.Rows))]
+		if n > 0 {
+			rows = res.Rows
 		}
 	}
 	if countOnly {
@@ -584,22 +564,12 @@ func appendEscapedASCII(b, s []byte) []byte {
 	return b
 }
 
-// query compiles eq against m and runs it on the store, checking that the answer has the
-// columns asked for.
+// query asks the Service for eq's rows of m: it checks, plans and bounds the request as
+// for every other surface.
 func (h *Handler) query(ctx context.Context, m *km.KnowledgeModel, eq *entityQuery) (*query.Result, error) {
-	p, err := km.NewPlan(m, &eq.q)
+	p, err := h.svc.Prepare(m, &eq.q)
 	if err != nil {
 		return nil, err
 	}
-	if err := km.CheckCost(ctx, h.store, p, km.Limits{Cost: h.opts.MaxQueryCost, Memory: h.opts.MaxQueryMemory}); err != nil {
-		return nil, err
-	}
-	res, err := h.store.Query(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	if len(res.Columns) != len(eq.q.Fields) {
-		return nil, fmt.Errorf("odata: store returned %d columns for a request of %d", len(res.Columns), len(eq.q.Fields))
-	}
-	return res, nil
+	return h.svc.Run(ctx, p)
 }

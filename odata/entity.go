@@ -106,7 +106,7 @@ func (h *Handler) serveEntity(w http.ResponseWriter, r *http.Request, m *km.Know
 		return
 	}
 	// For a generated key, the row at that position of the record.
-	eq.q.Filters = append(eq.q.Filters, key.cond)
+	eq.q.Where = append(eq.q.Where, key.cond)
 	eq.q.Page, eq.q.PageSize = 0, 1
 	res, err := h.query(r.Context(), m, eq)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/problem/problemhttp"
 	"github.com/kmkit/kmkit/query"
@@ -59,9 +58,6 @@ func writeProblem(w http.ResponseWriter, r *http.Request, status int, code, deta
 	writeError(w, r, problem.New(status, code, detail), "")
 }
 
-// errQueryTimeout is the cause of a context ended by WithQueryTimeout.
-var errQueryTimeout = errors.New("odata: query time limit")
-
 // fail answers err: client errors with their 4xx body, anything else as every API
 // answers failures (routing.API.Fail). Error bodies are JSON whatever format the
 // request asked for.
@@ -94,7 +90,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 func WriteProblem(w http.ResponseWriter, p *problem.Problem) {
 	w.Header().Set("OData-Version", Version)
 	if p.Status == http.StatusUnauthorized {
-		kmhttp.WriteProblem(w, p)
+		problemhttp.SendKM(w, p)
 		return
 	}
 	problemhttp.SendOData(w, p, "", problem.ContentType)

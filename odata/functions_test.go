@@ -91,7 +91,7 @@ func TestFilterFunctionErrors(t *testing.T) {
 		{"geo.distance(ID,CUST) lt 1", response{501, problem.ContentType, problemBodyAt(501, "FILTER_NOT_SUPPORTED", `$filter: position 1: the function geo.distance is not supported`, "$filter")}},
 		{"STATUS has 'x'", response{501, problem.ContentType, problemBodyAt(501, "FILTER_NOT_SUPPORTED", `$filter: position 8: the has operator is not supported`, "$filter")}},
 		{"contains(STATUS,'x') eq 1", response{501, problem.ContentType, problemBodyAt(501, "FILTER_NOT_SUPPORTED", `$filter: position 22: comparing the result of contains is supported only with eq or ne and true or false`, "$filter")}},
-		{"EXPRESS", response{501, problem.ContentType, problemBodyAt(501, "FILTER_NOT_SUPPORTED", `$filter: position 1: a field on its own is not a condition; compare it, as in EXPRESS eq true`, "$filter")}},
+		{"STATUS", response{400, problem.ContentType, problemBodyAt(400, "FILTER_TYPE_MISMATCH", `$filter: position 1: STATUS is a string: a property on its own is a condition only when it is a boolean; compare it, as in STATUS eq ...`, "$filter")}},
 		{"year(STATUS) eq 2025", response{400, problem.ContentType, problemBodyAt(400, "FILTER_TYPE_MISMATCH", `$filter: position 6: year needs a date, datetime or timestamp; STATUS is a string`, "$filter")}},
 		{"tolower(NET) eq 'x'", response{400, problem.ContentType, problemBodyAt(400, "FILTER_TYPE_MISMATCH", `$filter: position 9: tolower needs a string; NET is a float`, "$filter")}},
 		{"year(DAY) eq 'x'", response{400, problem.ContentType, problemBodyAt(400, "FILTER_TYPE_MISMATCH", `$filter: position 14: year(DAY) is an integer and cannot be compared with the text 'x'; write a number such as 42`, "$filter")}},

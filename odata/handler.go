@@ -1,7 +1,6 @@
 package odata
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -10,12 +9,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kmkit/kmkit/internal/deadline"
 	"github.com/kmkit/kmkit/internal/inputcheck"
 	"github.com/kmkit/kmkit/internal/rawquery"
 	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/km"
-	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/publicurl"
 	"github.com/kmkit/kmkit/query"
@@ -48,7 +45,16 @@ type options struct {
 	QueryTimeout   time.Duration
 	MaxQueryCost   int64
 	MaxQueryMemory int64
+	Service        *km.Service
 }
+
+// WithService has the handler answer through svc, the request layer the host shares
+// between its surfaces (the KM API, OData, MCP), so that every surface applies the same
+// limits: svc's time, cost and memory limits and filter bounds then replace
+// WithQueryTimeout, WithMaxQueryCost, WithMaxQueryMemory and WithLimits, svc's
+// MaxPageSize bounds WithMaxPageSize, and svc's store replaces the store given to
+// NewHandler.
+func WithService(svc *km.Service) Option { return func(o *options) { o.Service = svc } }
 
 // Option configures NewHandler.
 type Option func(*options)
@@ -78,7 +84,7 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.Logger = l 
 
 // WithQueryTimeout bounds the time one request may run (as kmhttp.WithQueryTimeout): longer
 // work is stopped and answered with 503 GENERAL_SERVICE_UNAVAILABLE saying so. Default
-// kmhttp.DefaultQueryTimeout; negative: none.
+// km.DefaultQueryTimeout; negative: none.
 func WithQueryTimeout(d time.Duration) Option { return func(o *options) { o.QueryTimeout = d } }
 
 // WithMaxQueryCost sets the budget of the cost estimate of a query (km.CheckCost, as
@@ -94,6 +100,7 @@ func WithMaxQueryMemory(n int64) Option { return func(o *options) { o.MaxQueryMe
 // Handler serves the OData services of the KMs of a km.Store. Create it with NewHandler.
 type Handler struct {
 	store km.Store
+	svc   *km.Service
 	opts  options
 	now   func() time.Time
 	api   *routing.API
@@ -118,17 +125,13 @@ func NewHandler(store km.Store, opt ...Option) *Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.QueryTimeout == 0 {
-		opts.QueryTimeout = kmhttp.DefaultQueryTimeout
+	svc := opts.Service
+	if svc == nil {
+		svc = km.NewService(store, km.WithMaxPageSize(opts.MaxPageSize), km.WithFilterLimits(opts.Limits),
+			km.WithQueryTimeout(opts.QueryTimeout), km.WithMaxQueryCost(opts.MaxQueryCost), km.WithMaxQueryMemory(opts.MaxQueryMemory))
 	}
-	if opts.MaxQueryCost == 0 {
-		opts.MaxQueryCost = km.DefaultMaxQueryCost
-	}
-	if opts.MaxQueryMemory == 0 {
-		opts.MaxQueryMemory = km.DefaultMaxQueryMemory
-	}
-	h := &Handler{store: store, opts: opts, now: time.Now}
-	h.api = &routing.API{Name: "odata", Logger: opts.Logger, TimeLimit: opts.QueryTimeout, TimeLimitCause: errQueryTimeout,
+	h := &Handler{store: svc.Store(), svc: svc, opts: opts, now: time.Now}
+	h.api = &routing.API{Name: "odata", Logger: opts.Logger, TimeLimit: svc.QueryTimeout(), TimeLimitCause: km.ErrTimeLimit,
 		Narrow: "narrow it (a simpler $filter, fewer rows)", Write: func(w http.ResponseWriter, r *http.Request, p *problem.Problem) {
 			writeError(w, r, p, "")
 		}}
@@ -216,21 +219,16 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if !h.api.Allow(w, r, http.MethodGet) { // the OData services are read-only
 		return
 	}
-	m, err := km.LookupModel(r.Context(), h.store, kmID)
-	if errors.Is(err, km.ErrModelNotFound) {
-		writeProblem(w, r, http.StatusNotFound, CodeModelNotFound, "no knowledge model "+strconv.Quote(kmID))
-		return
-	}
+	m, err := h.svc.Model(r.Context(), kmID)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	if h.opts.QueryTimeout > 0 {
-		// A timer starts only when the store waits on the context (see internal/deadline).
-		ctx, cancel := deadline.New(r.Context(), time.Now().Add(h.opts.QueryTimeout), errQueryTimeout)
-		defer cancel()
-		r = r.WithContext(ctx)
-	}
+	// The request runs in the Service's time budget; a part of a $batch in the batch's
+	// one budget (serveBatch).
+	ctx, cancel := h.svc.Budget(r.Context())
+	defer cancel()
+	r = r.WithContext(ctx)
 	root := h.serviceRoot(r, m.ID)
 	switch res {
 	case resService, resMetadata:

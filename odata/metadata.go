@@ -31,13 +31,23 @@ const (
 // them.
 var filterFunctions = append(query.FilterFunctions(), "add", "sub", "mul", "div", "divby", "mod")
 
-// readOnlyRestrictions are the restriction terms and their properties that make an
-// entity set read-only.
-var readOnlyRestrictions = [...][2]string{
+// setRestrictions are the restriction terms, each with the property that is false on
+// every entity set: read-only sets, and the options the service answers with 501
+// ($search, $expand), so that generated clients do not offer them.
+var setRestrictions = [...][2]string{
 	{"InsertRestrictions", "Insertable"},
 	{"UpdateRestrictions", "Updatable"},
 	{"DeleteRestrictions", "Deletable"},
+	{"SearchRestrictions", "Searchable"},
+	{"ExpandRestrictions", "Expandable"},
 }
+
+// containerTags are the Capabilities tags of the entity container, with their values:
+// $top and $skip are served, $compute is not.
+var containerTags = [...]struct {
+	term string
+	on   bool
+}{{"TopSupported", true}, {"SkipSupported", true}, {"ComputeSupported", false}}
 
 // metadataXML renders the CSDL XML (EDMX) document of the entity types.
 func metadataXML(types []*entityType) []byte {
@@ -74,12 +84,17 @@ func metadataXML(types []*entityType) []byte {
 		b = append(b, `" EntityType="`...)
 		b = appendXMLText(b, et.qualified(), true)
 		b = append(b, `">`...)
-		for _, r := range readOnlyRestrictions {
+		for _, r := range setRestrictions {
 			b = append(b, `<Annotation Term="`+capabilitiesAlias+`.`+r[0]+`"><Record><PropertyValue Property="`+r[1]+`" Bool="false"/></Record></Annotation>`...)
 		}
 		b = append(b, `</EntitySet>`...)
 	}
 	b = append(b, `<Annotation Term="`+capabilitiesAlias+`.BatchSupported" Bool="true"/>`...)
+	for _, t := range containerTags {
+		b = append(b, `<Annotation Term="`+capabilitiesAlias+`.`+t.term+`" Bool="`...)
+		b = strconv.AppendBool(b, t.on)
+		b = append(b, `"/>`...)
+	}
 	b = append(b, `<Annotation Term="`+capabilitiesAlias+`.FilterFunctions"><Collection>`...)
 	for _, f := range filterFunctions {
 		b = append(b, `<String>`+f+`</String>`...)
@@ -122,12 +137,17 @@ func metadataJSON(types []*entityType) []byte {
 		b = jsonenc.AppendStringNoHTMLEscape(b, et.set)
 		b = append(b, `:{"$Collection":true,"$Type":`...)
 		b = jsonenc.AppendStringNoHTMLEscape(b, et.qualified())
-		for _, r := range readOnlyRestrictions {
+		for _, r := range setRestrictions {
 			b = append(b, `,"@`+capabilitiesAlias+`.`+r[0]+`":{"`+r[1]+`":false}`...)
 		}
 		b = append(b, '}')
 	}
-	b = append(b, `,"@`+capabilitiesAlias+`.BatchSupported":true,"@`+capabilitiesAlias+`.FilterFunctions":[`...)
+	b = append(b, `,"@`+capabilitiesAlias+`.BatchSupported":true`...)
+	for _, t := range containerTags {
+		b = append(b, `,"@`+capabilitiesAlias+`.`+t.term+`":`...)
+		b = strconv.AppendBool(b, t.on)
+	}
+	b = append(b, `,"@`+capabilitiesAlias+`.FilterFunctions":[`...)
 	for i, f := range filterFunctions {
 		if i > 0 {
 			b = append(b, ',')

@@ -139,7 +139,9 @@ func ParseQueryOptions(raw string, filterOpts ...query.Option) (*QueryOptions, e
 			continue
 		}
 		if why, ok := unsupportedOptions[name]; ok {
-			return nil, badOption(CodeOptionNotSupported, "$%s is not supported: %s", name, why)
+			// Valid OData the service does not implement: 501 (OData's Minimal
+			// conformance level), as unsupported $filter features are.
+			return nil, problem.New(http.StatusNotImplemented, CodeOptionNotSupported, fmt.Sprintf("$%s is not supported: %s", name, why))
 		}
 		if seen[name] {
 			return nil, badOption(CodeOptionRepeated, "$%s is given more than once", name)

@@ -97,6 +97,12 @@ func bind(e Expr, s *binder) (Expr, *Error) {
 			// value means "F is not empty": F is not null.
 			return &IsNull{At: e.At, Field: f, Negated: true}, nil
 		}
+		if e.Value.At == e.Field.At && f.Type != TypeBoolean {
+			return nil, typeError(f.At, "%s is %s: a property on its own is a condition only when it is a boolean; compare it, as in %s eq ...", f.Name, article(f.Type), f.Name)
+		}
+		if us, ok := instantLiteral(f, e.Value); ok {
+			return dateAgainstInstant(e.At, f, e.Op, e.Value, us), nil
+		}
 		v, err := bindLiteral(f, e.Value)
 		if err != nil {
 			return nil, err
@@ -107,11 +113,23 @@ func bind(e Expr, s *binder) (Expr, *Error) {
 		if err != nil {
 			return nil, err
 		}
-		vals := make([]Literal, len(e.Values))
-		for i, l := range e.Values {
-			if vals[i], err = bindLiteral(f, l); err != nil {
+		vals := make([]Literal, 0, len(e.Values))
+		for _, l := range e.Values {
+			if us, ok := instantLiteral(f, l); ok {
+				// Only a midnight equals a date; another instant matches no row.
+				if day, midnight := dayOf(us); midnight {
+					vals = append(vals, dateLiteral(l, day))
+				}
+				continue
+			}
+			v, err := bindLiteral(f, l)
+			if err != nil {
 				return nil, err
 			}
+			vals = append(vals, v)
+		}
+		if len(vals) == 0 && len(e.Values) > 0 {
+			return never(e.At, f, e.Values[0]), nil // instants only, none at a midnight
 		}
 		return &In{At: e.At, Field: f, Values: vals}, nil
 	case *Call:
@@ -324,4 +342,66 @@ func numberError(f FieldRef, l Literal) *Error {
 		reason = "it is beyond the range of a 64-bit float"
 	}
 	return typeError(l.At, "%s is %s and %s is not a number: %s", f.Name, article(f.Type), short(l.Raw), reason)
+}
+
+// instantLiteral reports whether l, compared with the date field f, is a date-time (written
+// bare or quoted, as grids send it: ORDER_DATE ge 2025-06-01T00:00:00.000Z), and returns
+// its instant in microseconds.
+func instantLiteral(f FieldRef, l Literal) (int64, bool) {
+	if f.Type != TypeDate || (l.Kind != LitDateTime && l.Kind != LitString) {
+		return 0, false
+	}
+	k, v := classify(l.Raw)
+	return v.Int, k == LitDateTime
+}
+
+// microsPerDay is the length of a day in microseconds, the unit of date-time values.
+const microsPerDay = 86_400_000_000
+
+// dayOf returns the day (days since 1970-01-01) of the instant us and whether us is that
+// day's midnight (UTC).
+func dayOf(us int64) (day int64, midnight bool) {
+	day = us / microsPerDay
+	if us%microsPerDay < 0 {
+		day--
+	}
+	return day, us == day*microsPerDay
+}
+
+// dateLiteral is l turned into the date day, written as a date.
+func dateLiteral(l Literal, day int64) Literal {
+	y, m, d := CivilDate(day)
+	return Literal{At: l.At, Kind: LitDate, Raw: fmt.Sprintf("%04d-%02d-%02d", y, m, d), Value: Value{Type: TypeDate, Int: day}}
+}
+
+// dateAgainstInstant binds "f op instant" for a date field f: the date stands for its
+// midnight UTC (SPEC-NOTES), so the comparison becomes one between dates. An instant at
+// midnight is that day; any other instant lies inside its day d, after d's midnight and
+// before d+1's: f gt/ge it means f ge d+1, f lt/le it means f le d, eq never holds and ne
+// always does (for a date that is not null: a null date stays unknown).
+func dateAgainstInstant(at Pos, f FieldRef, op CompareOp, l Literal, us int64) Expr {
+	day, midnight := dayOf(us)
+	cmp := func(op CompareOp, day int64) Expr {
+		return &Compare{At: at, Field: f, Op: op, Value: dateLiteral(l, day)}
+	}
+	switch {
+	case midnight:
+		return cmp(op, day)
+	case op == Gt || op == Ge:
+		return cmp(Ge, day+1)
+	case op == Lt || op == Le:
+		return cmp(Le, day)
+	case op == Ne:
+		return &Logical{At: at, Op: Or, L: cmp(Le, day), R: cmp(Ge, day+1)}
+	}
+	return never(at, f, l)
+}
+
+// never is a condition on the date field f that no date meets and a null date leaves
+// unknown, as a comparison with a value f cannot hold: f lt d and f gt d.
+func never(at Pos, f FieldRef, l Literal) Expr {
+	_, v := classify(l.Raw)
+	day, _ := dayOf(v.Int)
+	d := dateLiteral(l, day)
+	return &Logical{At: at, Op: And, L: &Compare{At: at, Field: f, Op: Lt, Value: d}, R: &Compare{At: at, Field: f, Op: Gt, Value: d}}
 }

@@ -46,11 +46,13 @@
 // rows under "ne true"; the SQL reading is the one every backend computes).
 //
 // Valid OData outside this subset is reported with KindUnsupported: arithmetic (add, sub,
-// mul, div, divby, mod; ODataSyntax accepts them, see Functions) and unary -, has, lambdas
-// (any, all), paths with /, other functions (ODataSyntax accepts the canonical ones),
-// typed literals (duration'...', enum values), JSON arrays and objects, $it, $root, $this,
-// parameter aliases (@p), upper-case keywords, a field or literal on its own as a
-// condition, comparisons of two literals, comparisons of a boolean function with anything
+// mul, div, divby, mod) and unary - (ODataSyntax accepts them, see Functions; -x reads as
+// 0 sub x), has, lambdas (any, all), paths with /, other functions (ODataSyntax accepts the
+// canonical ones), typed literals (duration'...', enum values), JSON arrays and objects,
+// $it, $root, $this, parameter aliases (@p), upper-case keywords, a field or literal on
+// its own as a condition (ODataSyntax reads a property on its own, as in "EXPRESS" or "not
+// EXPRESS", as "EXPRESS eq true", and Bind refuses it unless the field is a boolean),
+// comparisons of two literals, comparisons of a boolean function with anything
 // but true or false, ordering comparisons with null, and null in an in list. Leading and trailing white space
 // is allowed, and any ASCII white space separates tokens.
 //
@@ -130,8 +132,12 @@
 //   - integer fields take integers; a decimal stays a float Value and executors compare
 //     numerically. Float fields take both, as float Values.
 //   - boolean fields take true and false.
-//   - date fields take dates. A date-time against a date field is an error rather than a
-//     silent truncation, since "D ge 2023-12-05T15:00Z" has no exact meaning for a day.
+//   - date fields take dates, and date-times (bare or quoted, as grids write them:
+//     ORDER_DATE ge 2025-06-01T00:00:00.000Z): the date stands for its midnight UTC, so a
+//     date-time at a midnight is that day and the comparison becomes one between dates; any
+//     other instant lies inside its day d, and D gt/ge it means D ge d+1, D lt/le it means
+//     D le d, eq never holds and ne always does (a null date stays unknown); an in list
+//     keeps the instants that are midnights.
 //   - datetime and timestamp fields take date-times (Value typed as the field) and dates;
 //     a date keeps TypeDate and means that whole UTC day.
 //   - time fields take times.

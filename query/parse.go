@@ -16,12 +16,17 @@ const (
 	DefaultMaxIn     = 1000
 	// MaxDepthCap is the largest MaxDepth honoured.
 	MaxDepthCap = 10_000
+	// InValueBytes is what each value an in list may hold adds to the longest text: an in
+	// list's values count toward MaxIn, not MaxLength, so that a list of MaxIn keys fits
+	// (1000 quoted order ids of the demo take 14 KB).
+	InValueBytes = 64
 )
 
 // Limits bound what Parse accepts; beyond them it returns a KindLimit error. A zero field
 // takes its default.
 type Limits struct {
-	// MaxLength is the longest filter text in bytes (default 8 KiB).
+	// MaxLength is the longest filter text in bytes (default 8 KiB), not counting the
+	// values of its in lists; with them the text may be up to MaxIn x InValueBytes longer.
 	MaxLength int
 	// MaxDepth is the deepest nesting of parentheses and "not" (default 64). It bounds the
 	// parser's recursion, so values above MaxDepthCap are taken as MaxDepthCap.
@@ -119,9 +124,8 @@ func ParseAndBind(src string, s Schema, opts ...Option) (Expr, error) {
 }
 
 func parse(src string, lim Limits, odata bool) (e Expr, err *Error) {
-	if len(src) > lim.MaxLength {
-		return nil, &Error{Kind: KindLimit, Code: problem.CodeConstraint, Pos: NoPos,
-			Msg: fmt.Sprintf("the expression is %d bytes long; at most %d are allowed", len(src), lim.MaxLength)}
+	if len(src) > lim.MaxLength+lim.MaxIn*InValueBytes {
+		return nil, lengthError(len(src), 0, lim)
 	}
 	p := &parser{lx: lexer{src: src}, lim: lim, odata: odata}
 	defer func() {
@@ -145,7 +149,33 @@ func parse(src string, lim Limits, odata bool) (e Expr, err *Error) {
 		}
 		p.unexpected(`"and", "or" or the end of the expression`)
 	}
+	inBytes := 0
+	for _, n := range p.inLists {
+		inBytes += n
+	}
+	if err := lengthError(len(src), inBytes, lim); err != nil {
+		return nil, err
+	}
 	return e, nil
+}
+
+// lengthError is the error of a text of n bytes, inBytes of them the values of in lists,
+// beyond lim, or nil: the text without its in lists may take MaxLength bytes, and the in
+// lists up to MaxIn x InValueBytes more.
+func lengthError(n, inBytes int, lim Limits) *Error {
+	limit := lim.MaxLength
+	switch {
+	case n > lim.MaxLength+lim.MaxIn*InValueBytes:
+		return &Error{Kind: KindLimit, Code: problem.CodeConstraint, Pos: NoPos, Msg: fmt.Sprintf(
+			"the expression is %d bytes long; at most %d are allowed, and %d more in the values of in lists", n, limit, lim.MaxIn*InValueBytes)}
+	case n-inBytes > limit && inBytes > 0:
+		return &Error{Kind: KindLimit, Code: problem.CodeConstraint, Pos: NoPos, Msg: fmt.Sprintf(
+			"the expression is %d bytes long without the values of its in lists; at most %d are allowed", n-inBytes, limit)}
+	case n-inBytes > limit:
+		return &Error{Kind: KindLimit, Code: problem.CodeConstraint, Pos: NoPos, Msg: fmt.Sprintf(
+			"the expression is %d bytes long; at most %d are allowed", n, limit)}
+	}
+	return nil
 }
 
 // parser is a recursive-descent parser. Errors abort the parse by panicking with *Error,
@@ -156,6 +186,9 @@ type parser struct {
 	depth int
 	lim   Limits
 	odata bool // ODataSyntax: keywords in any case, suffixed numbers
+	// inLists holds the bytes of each in list's values by the position of its "(" (a list
+	// the scalar grammar reads again counts once).
+	inLists map[int]int
 }
 
 func (p *parser) fail(kind ErrorKind, pos int, format string, args ...any) {
@@ -463,7 +496,8 @@ func (p *parser) unsupportedStart() {
 	t := p.tok
 	switch t.text {
 	case "-":
-		p.fail(KindUnsupported, t.pos, "negation with - is not supported")
+		// OData's unary minus: the scalar grammar reads it (ODataSyntax).
+		p.retry(KindUnsupported, t.pos, "negation with - is not supported")
 	case "$":
 		name := p.lx.at(t.end)
 		if name.kind == tIdent && name.pos == t.end {
@@ -565,6 +599,10 @@ func (p *parser) parseComparison(f FieldRef) Expr {
 	if lower := strings.ToLower(f.Name); lower == "not" && f.Name != lower {
 		p.fail(KindUnsupported, int(f.At), "keywords are lower case: write %q, not %q", lower, f.Name)
 	}
+	if p.odata && p.endsCondition(t) {
+		// OData: a boolean property on its own is the condition that it is true.
+		return isTrue(f)
+	}
 	if t.kind == tRParen {
 		// Under ODataSyntax "(A) eq 1" may follow: the scalar grammar reads it.
 		p.retry(KindUnsupported, int(f.At), "a field on its own is not a condition; compare it, as in %s eq true", short(f.Name))
@@ -574,6 +612,24 @@ func (p *parser) parseComparison(f FieldRef) Expr {
 	}
 	p.unexpected(fmt.Sprintf("an operator (eq, ne, gt, ge, lt, le, in, is) after the field %s", short(f.Name)))
 	return nil
+}
+
+// endsCondition reports whether t, the token after an operand, ends the condition the
+// operand is: the end, and, or, or a ")" that is not followed by an operator (in "(A) eq
+// 1" the parenthesis holds an operand).
+func (p *parser) endsCondition(t token) bool {
+	for t.kind == tRParen {
+		t = p.lx.at(t.end)
+	}
+	return t.kind == tEOF || t.kind == tRParen ||
+		t.kind == tIdent && (strings.EqualFold(t.text, "and") || strings.EqualFold(t.text, "or"))
+}
+
+// isTrue is the condition "f eq true", what a boolean property on its own means in OData.
+// Its literal stands at the field's position, where no literal of the source can be: Bind
+// refuses it for a field that is not a boolean.
+func isTrue(f FieldRef) *Compare {
+	return &Compare{At: f.At, Field: f, Op: Eq, Value: Literal{At: f.At, Kind: LitBoolean, Raw: "true", Value: Bool(true)}}
 }
 
 // compare parses the value after the comparison operator (the current token) of f.
@@ -645,6 +701,7 @@ func (p *parser) parseIn(f FieldRef) Expr {
 		}
 		p.fail(KindSyntax, p.tok.pos, `expected "(" after "in", found %s`, p.describe())
 	}
+	open := p.tok.pos
 	p.next()
 	in := &In{At: f.At, Field: f}
 	if p.tok.kind == tRParen {
@@ -665,6 +722,10 @@ func (p *parser) parseIn(f FieldRef) Expr {
 			p.next()
 			continue
 		case tRParen:
+			if p.inLists == nil {
+				p.inLists = map[int]int{}
+			}
+			p.inLists[open] = p.tok.pos - open - 1
 			p.next()
 			return in
 		}

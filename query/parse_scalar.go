@@ -61,6 +61,9 @@ func (p *parser) parseScalarCondition() Expr {
 	if m, ok := l.(*matchOperand); ok {
 		return matchExpr(m.m)
 	}
+	if f, ok := l.(*FieldOperand); ok && p.endsCondition(t) {
+		return isTrue(f.Field) // a boolean property on its own (OData)
+	}
 	if f, ok := l.(*FieldOperand); ok && t.kind != tRParen && (t.kind == tEOF || p.isWord("and") || p.isWord("or")) {
 		p.fail(KindUnsupported, int(f.Field.At), "a field on its own is not a condition; compare it, as in %s eq true", short(f.Field.Name))
 	}
@@ -232,6 +235,13 @@ func (p *parser) parseAtom() Scalar {
 		}
 		return &FieldOperand{Field: p.parseField("a field", "")}
 	case tOther:
+		if t.text == "-" {
+			// OData's unary minus: -x is 0 sub x, of x's type.
+			p.next()
+			x := p.parseAtom()
+			zero := &Const{Lit: Literal{At: Pos(t.pos), Kind: LitInteger, Raw: "0", Value: Int(0)}}
+			return &Arithmetic{At: Pos(t.pos), Op: OpSub, L: zero, R: x}
+		}
 		p.unsupportedStart()
 	}
 	p.fail(KindSyntax, t.pos, "expected a field, a literal or a function, found %s", p.describe())

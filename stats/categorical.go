@@ -112,32 +112,41 @@ func DescribeCodes(codes []uint32, dict []string, nulls Nulls) Categorical {
 		counts[code]++
 		c.Count++
 	}
+	var top int
+	c.Unique, top = topOf(counts, func(freq int64) int {
+		for i, code := range codes {
+			if counts[code] == freq && (nulls == nil || !nulls(i)) {
+				return int(code)
+			}
+		}
+		return -1
+	})
+	if top >= 0 {
+		c.Top, c.Freq = dict[top], counts[top]
+	}
+	return c
+}
+
+// topOf returns how many counts are not zero and the index of the largest, or -1 when all
+// are zero. When several are largest, first(freq) finds the one whose value comes first in
+// row order, as in DescribeCategorical.
+func topOf(counts []int64, first func(freq int64) int) (unique int64, top int) {
 	top, tied := -1, 0
-	for code, n := range counts {
+	for k, n := range counts {
 		switch {
 		case n == 0:
 			continue
 		case top < 0 || n > counts[top]:
-			top, tied = code, 1
+			top, tied = k, 1
 		case n == counts[top]:
 			tied++
 		}
-		c.Unique++
+		unique++
 	}
-	if top < 0 {
-		return c
+	if tied > 1 {
+		top = first(counts[top])
 	}
-	if tied > 1 { // the first of the tied codes in row order wins, as in DescribeCategorical
-		freq := counts[top]
-		for i, code := range codes {
-			if counts[code] == freq && (nulls == nil || !nulls(i)) {
-				top = int(code)
-				break
-			}
-		}
-	}
-	c.Top, c.Freq = dict[top], counts[top]
-	return c
+	return unique, top
 }
 
 // DescribeStrings describes a string column.
@@ -146,9 +155,52 @@ func DescribeStrings(values []string, nulls Nulls) Categorical {
 }
 
 // DescribeDates describes a date column given as days since 1970-01-01; top is YYYY-MM-DD.
+// Dates span few days next to the rows of a large column (a century is 36,525 days): the
+// days are counted in an array over their range, as DescribeCodes counts codes, without
+// hashing; a column whose range is wide next to its rows is counted by DescribeCategorical.
 func DescribeDates(days []int64, nulls Nulls) Categorical {
-	return DescribeCategorical(days, nulls, FormatDate)
+	lo, hi, any := int64(0), int64(0), false
+	for i, d := range days {
+		if nulls != nil && nulls(i) {
+			continue
+		}
+		if !any {
+			lo, hi, any = d, d, true
+		}
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	if !any {
+		return Categorical{}
+	}
+	if span := hi - lo; span < 0 || span >= int64(len(days))+denseSlack {
+		return DescribeCategorical(days, nulls, FormatDate)
+	}
+	counts := make([]int64, hi-lo+1)
+	var c Categorical
+	for i, d := range days {
+		if nulls != nil && nulls(i) {
+			continue
+		}
+		counts[d-lo]++
+		c.Count++
+	}
+	var top int
+	c.Unique, top = topOf(counts, func(freq int64) int {
+		for i, d := range days {
+			if (nulls == nil || !nulls(i)) && counts[d-lo] == freq {
+				return int(d - lo)
+			}
+		}
+		return -1
+	})
+	c.Top, c.Freq = FormatDate(lo+int64(top)), counts[top]
+	return c
 }
+
+// denseSlack is how much wider than its rows a date column's range may be and still be
+// counted in an array (a small column of far-apart dates allocates at most this many
+// counters more than it has rows).
+const denseSlack = 1 << 16
 
 // DescribeInstants describes a datetime or timestamp column given as microseconds since the
 // Unix epoch; top is RFC 3339 in UTC.

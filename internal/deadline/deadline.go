@@ -98,8 +98,25 @@ func (c *Context) Err() error {
 	return nil
 }
 
-// Value implements context.Context: the parent's values.
+// enclosingKey is the key for which a Context's Value is the Context itself (Enclosing).
+type enclosingKey struct{}
+
+// Enclosing returns the innermost Context of this package with the given cause that ctx
+// is or is made from, or nil: work that shares one deadline (the parts of a batch) finds
+// the one it runs in.
+func Enclosing(ctx context.Context, cause error) *Context {
+	c, _ := ctx.Value(enclosingKey{}).(*Context)
+	for c != nil && c.cause != cause {
+		c, _ = c.parent.Value(enclosingKey{}).(*Context)
+	}
+	return c
+}
+
+// Value implements context.Context: c itself for Enclosing, else the parent's values.
 func (c *Context) Value(key any) any {
+	if _, ok := key.(enclosingKey); ok {
+		return c
+	}
 	if t := c.timed.Load(); t != nil {
 		return (*t).Value(key)
 	}

@@ -144,3 +144,19 @@ func TestConcurrent(t *testing.T) {
 		cancel()
 	}
 }
+
+// TestEnclosing: a Context is found from the contexts made from it, by its cause only.
+func TestEnclosing(t *testing.T) {
+	a, b := errors.New("a"), errors.New("b")
+	outer, cancel := New(context.Background(), time.Now().Add(time.Hour), a)
+	defer cancel()
+	inner, cancel2 := New(context.WithValue(outer, key{}, 1), time.Now().Add(time.Hour), b)
+	defer cancel2()
+	if Enclosing(inner, a) != outer || Enclosing(inner, b) != inner || Enclosing(context.Background(), a) != nil {
+		t.Error("Enclosing does not find the contexts by their causes")
+	}
+	_ = inner.Done() // the timer starts: Value still finds the Context
+	if Enclosing(inner, b) != inner {
+		t.Error("a started Context is not found")
+	}
+}

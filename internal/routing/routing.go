@@ -49,7 +49,8 @@ type API struct {
 
 // Fail answers err, an error that is not the client's: in every API the same status,
 // code and log line for each cause.
-//   - The request's time limit (TimeLimitCause): 503 GENERAL_SERVICE_UNAVAILABLE "the query
+//   - The request's time limit (TimeLimitCause: the cause of the request's context, or an
+//     error wrapping it, as km.Service returns): 503 GENERAL_SERVICE_UNAVAILABLE "the query
 //     ran longer than the time limit of D and was stopped; " + Narrow; logged at info.
 //   - The client went away: 503 GENERAL_SERVICE_UNAVAILABLE "the request was canceled: the
 //     client went away" (nobody reads it; the access log shows it); logged at debug.
@@ -73,7 +74,7 @@ func (a *API) Failure(ctx context.Context, r *http.Request, err error) (p *probl
 		where = []any{"method", r.Method, "path", r.URL.Path}
 	}
 	switch {
-	case a.TimeLimitCause != nil && deadline.Reached(ctx, a.TimeLimitCause):
+	case a.TimeLimitCause != nil && (deadline.Reached(ctx, a.TimeLimitCause) || errors.Is(err, a.TimeLimitCause)):
 		a.logger().InfoContext(ctx, a.Name+": query time limit", append(where, "limit", a.TimeLimit)...)
 		return problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, fmt.Sprintf(
 			"the query ran longer than the time limit of %v and was stopped; %s", a.TimeLimit, a.Narrow)), false

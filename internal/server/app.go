@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem/problemhttp"
@@ -95,6 +96,11 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	}
 	if st.db != nil {
 		if err := metrics.RegisterSQL(a.registry, st.db, st.backend); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range st.collectors {
+		if err := a.registry.Register(c); err != nil {
 			return nil, err
 		}
 	}
@@ -195,10 +201,13 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 	// Every API is mounted the same way: its handler (NewHandler(store, options...)) at
 	// its BasePath, behind the guard with its policy. Each request of the KM API, OData
 	// and MCP is pinned to the KM store current at its start, so a reload never mixes two
-	// generations of data in one answer. The MCP server answers with the KM API's plans
-	// and checks; an agent's pageSize is capped like a client's.
-	mcpHandler := mcp.NewHandler(kmStore, mcp.WithMaxRows(min(cfg.maxPageSize, mcp.DefaultMaxRows)), mcp.WithLogger(logger),
-		mcp.WithAllowedOrigins(cfg.corsOrigins...))
+	// generations of data in one answer. The KM API, OData and MCP ask one km.Service,
+	// which applies the same page cap, time limit, cost budget and memory bound to all
+	// three; an agent's pageSize is capped like a client's.
+	kmService := km.NewService(kmStore, km.WithMaxPageSize(cfg.maxPageSize), km.WithQueryTimeout(cfg.queryTimeout),
+		km.WithMaxQueryCost(cfg.queryBudget), km.WithMaxQueryMemory(cfg.queryMemory))
+	mcpHandler := mcp.NewHandler(kmStore, mcp.WithService(kmService), mcp.WithMaxRows(min(cfg.maxPageSize, mcp.DefaultMaxRows)),
+		mcp.WithLogger(logger), mcp.WithAllowedOrigins(cfg.corsOrigins...))
 	for _, api := range []struct {
 		pattern string
 		policy  auth.Policy
@@ -207,12 +216,10 @@ func newApp(cfg *config, logger *slog.Logger) (_ *app, err error) {
 		// Origin header before the credentials.
 		outer func(http.Handler) http.Handler
 	}{
-		{kmhttp.BasePath + "/", kmPol, a.live.Handler(kmhttp.NewHandler(kmStore, kmhttp.WithMaxPageSize(cfg.maxPageSize),
-			kmhttp.WithMaxBodyBytes(cfg.maxBody), kmhttp.WithLogger(logger), kmhttp.WithQueryTimeout(cfg.queryTimeout),
-			kmhttp.WithMaxQueryCost(cfg.queryBudget), kmhttp.WithMaxQueryMemory(cfg.queryMemory))), nil},
-		{odata.BasePath + "/", odataPol, a.live.Handler(odata.NewHandler(kmStore, odata.WithMaxPageSize(cfg.maxPageSize),
-			odata.WithLogger(logger), odata.WithQueryTimeout(cfg.queryTimeout), odata.WithMaxQueryCost(cfg.queryBudget),
-			odata.WithMaxQueryMemory(cfg.queryMemory))), nil},
+		{kmhttp.BasePath + "/", kmPol, a.live.Handler(kmhttp.NewHandler(kmStore, kmhttp.WithService(kmService),
+			kmhttp.WithMaxBodyBytes(cfg.maxBody), kmhttp.WithLogger(logger))), nil},
+		{odata.BasePath + "/", odataPol, a.live.Handler(odata.NewHandler(kmStore, odata.WithService(kmService),
+			odata.WithMaxPageSize(cfg.maxPageSize), odata.WithLogger(logger))), nil},
 		{scimhttp.BasePath + "/", scimPol, scimHandler, nil},
 		{reportinghttp.BasePath + "/", reportingPolicy, reportinghttp.NewHandler(reportingStore, reportinghttp.WithLogger(logger)), nil},
 		{mcp.BasePath, mcpPol, a.live.Handler(mcpHandler), mcpHandler.CheckOrigin},

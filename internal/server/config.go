@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ type config struct {
 	addr        string
 	dataDir     string
 	db          string
+	dbReplicas  []string // -db-replicas: PostgreSQL streaming standbys of -db for KM reads
 	demoRows    int
 	keysFile    string
 	maxPageSize int
@@ -47,6 +49,14 @@ type config struct {
 	queryTimeout time.Duration
 	queryBudget  int64
 	queryMemory  int64
+}
+
+// redactURL hides the password of a URL for error messages.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return s
 }
 
 // parseConfig reads the flags of args; every flag's default comes from its environment
@@ -106,7 +116,7 @@ func parseConfigNamed(name string, args []string, getenv func(string) string, st
 	if err != nil {
 		return nil, err
 	}
-	var level, origins, proxies string
+	var level, origins, proxies, replicas string
 	queryTimeout := env("KMKIT_QUERY_TIMEOUT", kmhttp.DefaultQueryTimeout.String())
 	queryBudget, err := envInt("KMKIT_QUERY_BUDGET", km.DefaultMaxQueryCost)
 	if err != nil {
@@ -119,6 +129,7 @@ func parseConfigNamed(name string, args []string, getenv func(string) string, st
 	fs.StringVar(&cfg.addr, "addr", env("KMKIT_ADDR", ":8080"), "listen address (KMKIT_ADDR)")
 	fs.StringVar(&cfg.dataDir, "data", env("KMKIT_DATA", ""), "serve this data directory instead of the demo (KMKIT_DATA)")
 	fs.StringVar(&cfg.db, "db", env("KMKIT_DB", "sqlite:kmkit.db"), "sqlite:PATH, memory: or a postgres:// URL (KMKIT_DB)")
+	fs.StringVar(&replicas, "db-replicas", env("KMKIT_DB_REPLICAS", ""), "comma-separated postgres:// URLs of streaming standbys of -db that serve KM reads once they have replayed the served import (KMKIT_DB_REPLICAS)")
 	fs.IntVar(&cfg.demoRows, "demo-rows", demoRows, "generate the demo with this many orders (KMKIT_DEMO_ROWS)")
 	fs.StringVar(&cfg.keysFile, "keys", env("KMKIT_KEYS", ""), "keys file; without it a development key is printed (KMKIT_KEYS)")
 	fs.IntVar(&cfg.maxPageSize, "max-page-size", maxPage, "largest pageSize of the KM API (KMKIT_MAX_PAGE_SIZE)")
@@ -164,6 +175,17 @@ func parseConfigNamed(name string, args []string, getenv func(string) string, st
 	}
 	if cfg.queryTimeout, err = time.ParseDuration(queryTimeout); err != nil || cfg.queryTimeout <= 0 {
 		return nil, fmt.Errorf("-query-timeout %q: want a positive duration such as 30s", queryTimeout)
+	}
+	for s := range strings.SplitSeq(replicas, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			if !strings.HasPrefix(s, "postgres://") && !strings.HasPrefix(s, "postgresql://") {
+				return nil, fmt.Errorf("-db-replicas: %q is not a postgres:// URL", redactURL(s))
+			}
+			cfg.dbReplicas = append(cfg.dbReplicas, s)
+		}
+	}
+	if len(cfg.dbReplicas) > 0 && !strings.HasPrefix(cfg.db, "postgres://") && !strings.HasPrefix(cfg.db, "postgresql://") {
+		return nil, errors.New("-db-replicas needs a PostgreSQL -db (postgres://...)")
 	}
 	for s := range strings.SplitSeq(proxies, ",") {
 		if s = strings.TrimSpace(s); s != "" {

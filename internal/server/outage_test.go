@@ -67,11 +67,11 @@ func (p *tcpProxy) stop() {
 	p.conns = nil
 }
 
-// TestDatabaseOutage cuts a server on PostgreSQL off from its database: every API answers
-// 503 with Retry-After in its own error shape (never 500), through the auth middleware's
-// limiter and, with the budget off, through each handler's store; /healthz says so; once
-// the database is reachable again, the same server serves again.
-func TestDatabaseOutage(t *testing.T) {
+// proxiedDatabase returns a proxy in front of a fresh schema of the PostgreSQL server of
+// KMKIT_POSTGRES_DSN (the test skips without it), the URL that reaches the schema through
+// the proxy, and a keys file holding the key all-key-0001 with every API permission.
+func proxiedDatabase(t *testing.T) (*tcpProxy, *url.URL, string) {
+	t.Helper()
 	dsn := postgresSchemaDSN(t)
 	if dsn == "" {
 		t.Skip("KMKIT_POSTGRES_DSN is not set")
@@ -81,14 +81,22 @@ func TestDatabaseOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	proxy := startProxy(t, "127.0.0.1:0", u.Host)
-	addr := proxy.ln.Addr().String()
-	u.Host = addr
-	dir := t.TempDir()
-	keys := filepath.Join(dir, "keys.yaml")
+	u.Host = proxy.ln.Addr().String()
+	keys := filepath.Join(t.TempDir(), "keys.yaml")
 	data := "keys:\n  - key: \"all-key-0001\"\n    name: all\n    team: acme\n    tenant: 7d6c8f5e-2a4b-4c1d-9e3f-0a1b2c3d4e5f\n    permissions: [km, odata, scim, reporting]\n"
 	if err := os.WriteFile(keys, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return proxy, u, keys
+}
+
+// TestDatabaseOutage cuts a server on PostgreSQL off from its database: every API answers
+// 503 with Retry-After in its own error shape (never 500), through the auth middleware's
+// limiter and, with the budget off, through each handler's store; /healthz says so; once
+// the database is reachable again, the same server serves again.
+func TestDatabaseOutage(t *testing.T) {
+	proxy, u, keys := proxiedDatabase(t)
+	addr := u.Host
 	apps := map[string]*app{
 		"limiter in the database": newTestApp(t, config{keysFile: keys, db: u.String()}),
 		"no budget":               newTestApp(t, config{keysFile: keys, db: u.String(), ratePerHour: -1, burst: 1000, concurrency: 100}),
@@ -162,22 +170,8 @@ func TestDatabaseOutage(t *testing.T) {
 // are outages too), and every write that answered 201 is in the database once it is
 // reachable again.
 func TestWritesInFlightWhenTheDatabaseGoesAway(t *testing.T) {
-	dsn := postgresSchemaDSN(t)
-	if dsn == "" {
-		t.Skip("KMKIT_POSTGRES_DSN is not set")
-	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := startProxy(t, "127.0.0.1:0", u.Host)
-	addr := proxy.ln.Addr().String()
-	u.Host = addr
-	keys := filepath.Join(t.TempDir(), "keys.yaml")
-	data := "keys:\n  - key: \"all-key-0001\"\n    name: all\n    team: acme\n    tenant: 7d6c8f5e-2a4b-4c1d-9e3f-0a1b2c3d4e5f\n    permissions: [km, odata, scim, reporting]\n"
-	if err := os.WriteFile(keys, []byte(data), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	proxy, u, keys := proxiedDatabase(t)
+	addr := u.Host
 	a := newTestApp(t, config{keysFile: keys, db: u.String(), ratePerHour: -1, burst: -1, concurrency: -1})
 	const users = "/user-provisioning/scim/v2/Users"
 	var (

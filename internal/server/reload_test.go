@@ -44,7 +44,7 @@ func TestReloadWhileServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs syncBuffer
-	cfg := config{dataDir: dir, maxPageSize: 100, maxBody: 1 << 20, burst: -1, concurrency: -1}
+	cfg := config{dataDir: dir, maxPageSize: 100, maxBody: 1 << 20, ratePerHour: -1, burst: -1, concurrency: -1}
 	a, err := newApp(&cfg, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)

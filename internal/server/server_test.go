@@ -60,6 +60,12 @@ func TestParseConfig(t *testing.T) {
 		{name: "query memory from the environment", env: map[string]string{"KMKIT_QUERY_MEMORY": "1048576"},
 			want: config{addr: ":8080", db: "sqlite:kmkit.db", maxPageSize: 5000, maxBody: 1 << 20, ratePerHour: 6000, burst: 50, concurrency: 20, queryMemory: 1 << 20}},
 		{name: "zero query memory", args: []string{"-query-memory", "0"}, err: "-query-memory must be positive, or -1 for no bound"},
+		{name: "read replicas", args: []string{"-db", "postgres://p/kmkit", "-db-replicas", "postgres://r1/kmkit, postgresql://r2/kmkit"},
+			want: config{addr: ":8080", db: "postgres://p/kmkit", dbReplicas: []string{"postgres://r1/kmkit", "postgresql://r2/kmkit"}, maxPageSize: 5000, maxBody: 1 << 20, ratePerHour: 6000, burst: 50, concurrency: 20}},
+		{name: "read replicas from the environment", env: map[string]string{"KMKIT_DB": "postgres://p/kmkit", "KMKIT_DB_REPLICAS": "postgres://r1/kmkit"},
+			want: config{addr: ":8080", db: "postgres://p/kmkit", dbReplicas: []string{"postgres://r1/kmkit"}, maxPageSize: 5000, maxBody: 1 << 20, ratePerHour: 6000, burst: 50, concurrency: 20}},
+		{name: "read replicas on SQLite", args: []string{"-db-replicas", "postgres://r1/kmkit"}, err: "-db-replicas needs a PostgreSQL -db (postgres://...)"},
+		{name: "read replica not postgres", args: []string{"-db", "postgres://p/kmkit", "-db-replicas", "mysql://u:secret@r1/kmkit"}, err: `-db-replicas: "mysql://u:xxxxx@r1/kmkit" is not a postgres:// URL`},
 		{name: "stray argument", args: []string{"serve"}, err: `unexpected arguments ["serve"]`},
 		{name: "unknown flag", args: []string{"-port", "1"}, err: "flag provided but not defined: -port"},
 	}

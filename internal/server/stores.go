@@ -13,6 +13,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/kmkit/kmkit/auth/ratelimit"
 	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/km"
@@ -41,6 +43,8 @@ type stores struct {
 	newKM func() kmImporter
 	// ping checks that the database answers; nil in memory.
 	ping func(context.Context) error
+	// collectors are the metrics of the stores to register (the read replicas').
+	collectors []prometheus.Collector
 }
 
 // kmImporter is the KM store of either backend: a km.Store that imports a data directory
@@ -74,12 +78,37 @@ func openStores(cfg *config, logger *slog.Logger) (*stores, error) {
 	if err != nil {
 		return nil, err
 	}
+	var replicaReads *prometheus.CounterVec
+	if len(cfg.dbReplicas) > 0 {
+		replicaReads = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "kmkit", Name: "db_replica_reads_total",
+			Help: "KM reads with -db-replicas, by where they ran (served_by: replica or primary) and why not on a replica (fallback: behind, unreachable, error, unrecorded; empty on a replica).",
+		}, []string{"served_by", "fallback"})
+		err := db.AddReplicas(cfg.dbReplicas, sqlstore.ReplicaOptions{
+			Logger: logger,
+			Observe: func(r sqlstore.ReplicaRead) {
+				if r.Replica != "" {
+					replicaReads.WithLabelValues("replica", "").Inc()
+				} else {
+					replicaReads.WithLabelValues("primary", r.Fallback).Inc()
+				}
+			},
+		})
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		logger.Info("read replicas", "replicas", db.Replicas())
+	}
 	st, err := importData(ctx, cfg, db, logger)
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
 	logger.Info("data loaded", "db", db.Dialect(), "reportingTenants", len(st.tenants), "took", time.Since(start).Round(time.Millisecond))
+	if replicaReads != nil {
+		st.collectors = append(st.collectors, replicaReads)
+	}
 	// Rate limits: on SQLite counted in memory and written every second, so that a request
 	// never waits for the database's one write lock; on PostgreSQL one upsert per request,
 	// exact across replicas. Either way ended windows are swept every minute.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -15,7 +14,7 @@ import (
 	"sync"
 
 	"github.com/kmkit/kmkit/internal/jsonenc"
-	"github.com/kmkit/kmkit/internal/namelist"
+	"github.com/kmkit/kmkit/internal/kmjson"
 	"github.com/kmkit/kmkit/internal/rawquery"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/problem"
@@ -50,9 +49,8 @@ type column struct {
 
 // plan is a checked data request ready for the store, with what shaping the answer needs.
 type plan struct {
-	p       *km.Plan
+	prep    *km.Prepared
 	columns []column
-	sort    []string // as reported
 	// keys are the columns' names, quoted; head is, for a plan without KPI columns (whose
 	// header types come from the result), what encodePage writes from "sort" to the start
 	// of the rows. Both are made once with the plan, which the plan cache may reuse.
@@ -66,27 +64,13 @@ func (h *Handler) serveData(w http.ResponseWriter, r *http.Request, m *km.Knowle
 		h.fail(w, r, err)
 		return
 	}
-	if err := h.checkCost(r.Context(), pl.p); err != nil {
-		h.fail(w, r, err)
-		return
-	}
 	// The store may lend the page's memory (query.Recycling): it is handed back once the
 	// page is encoded (on the error paths below it is left to the garbage collector).
 	var rc query.Recycling
-	res, err := h.store.Query(query.WithRecycling(r.Context(), &rc), pl.p)
+	res, err := h.svc.Run(query.WithRecycling(r.Context(), &rc), pl.prep)
 	if err != nil {
 		h.fail(w, r, err)
 		return
-	}
-	if len(res.Columns) != len(pl.columns) {
-		h.fail(w, r, fmt.Errorf("km: store returned %d columns for a request of %d", len(res.Columns), len(pl.columns)))
-		return
-	}
-	for i, row := range res.Rows {
-		if len(row) != len(pl.columns) {
-			h.fail(w, r, fmt.Errorf("km: store returned row %d with %d values for %d columns", i, len(row), len(pl.columns)))
-			return
-		}
 	}
 	bp := pagePool.Get().(*[]byte)
 	body := encodePage((*bp)[:0], pl, res, asQuery)
@@ -139,9 +123,9 @@ const maxPooledPage = 1 << 20
 func encodePage(b []byte, pl *plan, res *query.Result, asQuery bool) []byte {
 	b = slices.Grow(b, 256+len(pl.head)+len(res.Rows)*len(pl.columns)*32)
 	b = append(b, `{"page":`...)
-	b = strconv.AppendInt(b, int64(pl.p.Page), 10)
+	b = strconv.AppendInt(b, int64(pl.prep.Plan.Page), 10)
 	b = append(b, `,"pageSize":`...)
-	b = strconv.AppendInt(b, int64(pl.p.PageSize), 10)
+	b = strconv.AppendInt(b, int64(pl.prep.Plan.PageSize), 10)
 	b = append(b, `,"total":`...)
 	b = strconv.AppendInt(b, int64(len(res.Rows)), 10)
 	if pl.head != nil {
@@ -154,7 +138,7 @@ func encodePage(b []byte, pl *plan, res *query.Result, asQuery bool) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendRow(b, pl.keys, row)
+		b = kmjson.AppendRow(b, pl.keys, row)
 	}
 	b = append(b, ']')
 	if !asQuery {
@@ -167,7 +151,7 @@ func encodePage(b []byte, pl *plan, res *query.Result, asQuery bool) []byte {
 // to the rows; a KPI column's header type is that of the result's column (cols).
 func appendHead(b []byte, pl *plan, cols []query.ColumnHeader, asQuery bool) []byte {
 	b = append(b, `,"sort":[`...)
-	for i, s := range pl.sort {
+	for i, s := range pl.prep.Sort {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -184,7 +168,7 @@ func appendHead(b []byte, pl *plan, cols []query.ColumnHeader, asQuery bool) []b
 			if cols != nil {
 				t = cols[i].Type
 			}
-			b = appendHeader(b, c, t)
+			b = kmjson.AppendHeader(b, c.name, c.field, c.kpi, t)
 		}
 		b = append(b, `],"data":`...)
 	}
@@ -193,48 +177,11 @@ func appendHead(b []byte, pl *plan, cols []query.ColumnHeader, asQuery bool) []b
 
 // quoteKeys returns the columns' names quoted, in one allocation.
 func quoteKeys(cols []column) [][]byte {
-	n := 0
-	for _, c := range cols {
-		n += len(c.name) + 2
-	}
-	buf := make([]byte, 0, n+8)
-	keys := make([][]byte, len(cols))
+	names := make([]string, len(cols))
 	for i, c := range cols {
-		start := len(buf)
-		buf = jsonenc.AppendStringNoHTMLEscape(buf, c.name)
-		keys[i] = buf[start:len(buf):len(buf)]
+		names[i] = c.name
 	}
-	return keys
-}
-
-// appendHeader appends a header entry; format and unit are always written ("" when the
-// field or KPI has none), as the real service writes them.
-func appendHeader(b []byte, c column, t query.Type) []byte {
-	name, format, unit, agg := "", "", "", c.kpi != nil
-	if c.field != nil {
-		name, format, unit, t = c.field.Name, c.field.Format, c.field.Unit, c.field.Type
-	} else {
-		name, format, unit = c.kpi.Name, c.kpi.Format, c.kpi.Unit
-		if t == query.TypeInvalid || t == query.TypeNull {
-			t = c.kpi.Type
-		}
-	}
-	b = append(b, `{"id":`...)
-	b = jsonenc.AppendStringNoHTMLEscape(b, c.name)
-	b = append(b, `,"name":`...)
-	b = jsonenc.AppendStringNoHTMLEscape(b, name)
-	b = append(b, `,"type":`...)
-	b = jsonenc.AppendStringNoHTMLEscape(b, t.String())
-	b = append(b, `,"format":`...)
-	b = jsonenc.AppendStringNoHTMLEscape(b, format)
-	b = append(b, `,"unit":`...)
-	b = jsonenc.AppendStringNoHTMLEscape(b, unit)
-	b = append(b, `,"aggregation":`...)
-	b = strconv.AppendBool(b, agg)
-	b = append(b, `,"filterable":`...)
-	b = strconv.AppendBool(b, !agg)
-	b = append(b, `,"sortable":true}`...)
-	return b
+	return kmjson.QuoteKeys(names)
 }
 
 // readQueryString reads the parameters of a data GET. fields, filters, kpis and options
@@ -392,7 +339,7 @@ func (h *Handler) readProjection(w http.ResponseWriter, r *http.Request, recordL
 		if pg.PageSize != nil {
 			p.size = clampInt(*pg.PageSize)
 		}
-		if err := query.CheckPaging(p.page, p.size, h.opts.MaxPageSize); err != nil {
+		if err := query.CheckPaging(p.page, p.size, h.svc.MaxPageSize()); err != nil {
 			return nil, err
 		}
 	}
@@ -474,84 +421,36 @@ func jsonKind(goType string) string {
 	return goType
 }
 
-// plan checks p against the KM (and record) and compiles the store plan (NewPlan).
+// plan reads p into the portable request and has the Service check and compile it;
+// what shaping the answer needs is made once with the plan, which the plan cache may reuse.
 func (h *Handler) plan(m *km.KnowledgeModel, rec *km.Record, p *dataParams, asQuery bool) (*plan, error) {
-	pl := &plan{}
-	r := &km.PlanRequest{}
-	r.Page, r.PageSize = p.page, p.size
+	if rec != nil && p.kpisGiven {
+		return nil, badRequest(problem.CodeParameterIllegal, "kpis are only accepted by the knowledge model endpoints")
+	}
+	r := &km.Request{Fields: p.fields, AllFields: asQuery, KPIs: p.kpis, KPIParams: p.kpiParams,
+		Filters: p.filters, FilterExprs: p.filterExprs, Page: p.page, PageSize: p.size}
 	if rec != nil {
 		r.Record = rec.ID
-		if p.kpisGiven {
-			return nil, badRequest(problem.CodeParameterIllegal, "kpis are only accepted by the knowledge model endpoints")
-		}
 	}
-	// Fields.
-	fields := namelist.Dedup(p.fields)
-	if len(fields) == 0 && rec != nil {
-		if !asQuery {
-			return nil, badRequest(problem.CodeParameterMissing, "fields is required: name at least one field of record %s", rec.ID)
-		}
-		for _, f := range rec.Fields {
-			fields = append(fields, f.ID)
-		}
-	}
-	r.Fields = fields
-	// KPIs, with the request's parameter values.
-	for _, id := range namelist.Dedup(p.kpis) {
-		k := m.KPI(id)
-		if k == nil {
-			r.KPIs = append(r.KPIs, query.NamedMetric{ID: id}) // NewPlan reports it
-			continue
-		}
-		metric := k.Metric()
-		if vals := p.kpiParams[id]; len(vals) > 0 {
-			var err error
-			if metric, err = m.KPIMetric(k, vals); err != nil {
-				return nil, badRequest(problem.CodeParameterIllegal, "kpiParam of %s: %v", id, err)
-			}
-		}
-		r.KPIs = append(r.KPIs, query.NamedMetric{ID: id, Metric: metric})
-	}
-	for _, id := range slices.Sorted(maps.Keys(p.kpiParams)) {
-		if !slices.Contains(p.kpis, id) {
-			return nil, badRequest(problem.CodeParameterIllegal, "kpiParam names KPI %s, which the request does not select", id)
-		}
-	}
-	// Filters: predefined ones and filterExpr entries, ANDed.
 	var err error
-	if r.Filters, err = h.compileFilters(m, rec, p.filters, p.filterExprs); err != nil {
-		return nil, err
-	}
-	// Options.
 	if r.Distinct, err = query.ParseOptions(p.options); err != nil {
 		return nil, err
 	}
-	// Search.
 	if p.searchTerm != "" || len(p.searchField) > 0 {
-		s, err := searchSpec(m, rec, p, fields)
-		if err != nil {
-			return nil, err
-		}
-		r.Search = s
+		r.Search = &km.SearchRequest{Term: p.searchTerm, Fields: p.searchField, Precision: p.precision}
 	}
-	// Sort.
-	pl.sort = []string{}
 	if p.sortGiven {
-		keys, err := query.ParseSort(p.sort)
-		if err != nil {
+		if r.Sort, err = query.ParseSort(p.sort); err != nil {
 			return nil, err
 		}
-		r.Sort = keys
-		for _, k := range keys {
-			pl.sort = append(pl.sort, k.String())
-		}
 	}
-	if pl.p, err = km.NewPlan(m, r); err != nil {
+	prep, err := h.svc.Prepare(m, r)
+	if err != nil {
 		return nil, err
 	}
-	pl.columns = make([]column, 0, len(pl.p.Columns))
+	pl := &plan{prep: prep, columns: make([]column, 0, len(prep.Plan.Columns))}
 	kpis := false
-	for _, c := range pl.p.Columns {
+	for _, c := range prep.Plan.Columns {
 		pl.columns = append(pl.columns, column{name: c.Name, field: c.Field, kpi: c.KPI})
 		kpis = kpis || c.KPI != nil
 	}
@@ -560,55 +459,4 @@ func (h *Handler) plan(m *km.KnowledgeModel, rec *km.Record, p *dataParams, asQu
 		pl.head = appendHead(nil, pl, nil, asQuery)
 	}
 	return pl, nil
-}
-
-// resolveField finds a field named as the endpoint names it.
-func resolveField(m *km.KnowledgeModel, rec *km.Record, name string) *km.Field {
-	if rec != nil {
-		return rec.Field(name)
-	}
-	_, f := m.Field(name)
-	return f
-}
-
-// searchSpec checks the search parameters. Without searchField the searched fields are the
-// string and time fields (a time is presented as a string) among the selected ones, or all
-// such fields of the record (at record level) when none are selected.
-func searchSpec(m *km.KnowledgeModel, rec *km.Record, p *dataParams, selected []string) (*query.Search, error) {
-	if p.searchTerm == "" {
-		return nil, badRequest(problem.CodeParameterMissing, "searchField is given but searchTerm is missing")
-	}
-	s := &query.Search{Term: p.searchTerm, Precision: p.precision}
-	if s.Precision < 0 {
-		s.Precision = DefaultSearchPrecision
-	}
-	if len(p.searchField) > 0 {
-		for _, name := range p.searchField {
-			f := resolveField(m, rec, name)
-			if f == nil {
-				return nil, badRequest(query.CodeFieldNotFound, "unknown searchField %s%s%s", name, km.FieldHint(rec), m.FieldHints(rec, []string{name}))
-			}
-			if !f.Type.Searchable() {
-				return nil, badRequest(problem.CodeParameterIllegal, "searchField %s is a %s field; fuzzy search needs a string field", name, f.Type)
-			}
-			s.Fields = append(s.Fields, name)
-		}
-		return s, nil
-	}
-	for _, name := range selected {
-		if f := resolveField(m, rec, name); f != nil && f.Type.Searchable() {
-			s.Fields = append(s.Fields, name)
-		}
-	}
-	if len(selected) == 0 && rec != nil {
-		for _, f := range rec.Fields {
-			if f.Type.Searchable() {
-				s.Fields = append(s.Fields, f.ID)
-			}
-		}
-	}
-	if len(s.Fields) == 0 {
-		return nil, badRequest(problem.CodeParameterIllegal, "searchTerm needs a string field to search: select one or name it in searchField")
-	}
-	return s, nil
 }

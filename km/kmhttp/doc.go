@@ -2,12 +2,13 @@
 // the http.Handler for BasePath (/intelligence/api) over a km.Store, with its options
 // (WithMaxPageSize, WithQueryTimeout, WithMaxQueryCost, ...). It holds everything of the
 // API that is HTTP: routing and route templates (RouteTemplate), the query-string and
-// POST-projection parameters, the data, query, schema and summary endpoints, the direct
-// entry points for other front ends (QueryJSON, SummaryJSON, ProblemOf), the OpenAPI
-// document generator (Spec, kin-openapi) and the KM API's error writer (WriteProblem).
-// The handler turns GET query strings and POST projections into a km.PlanRequest, compiles
-// it with km.NewPlan, checks its cost (km.CheckCost), runs it on the store and shapes the
-// answers. What a query means is documented in package km.
+// POST-projection parameters, the data, query, schema and summary endpoints, the OpenAPI
+// document (Spec, kin-openapi) and the KM API's error writer (WriteProblem).
+// The handler only reads GET query strings and POST projections into the domain's
+// portable request (km.Request, km.SummaryRequest), asks the request layer (km.Service,
+// WithService; by default one made from the handler's options), which checks, plans and
+// bounds it, and shapes the answers. The plans of repeated GETs are kept (a plan cache
+// keyed by the raw query string). What a query means is documented in package km.
 //
 // Mount it at BasePath, or under another prefix with http.StripPrefix:
 //
@@ -75,7 +76,7 @@
 //     when the store waits on the context, see internal/deadline): longer work is stopped and
 //     answered 503 GENERAL_SERVICE_UNAVAILABLE "the query ran longer than the time limit
 //     of 30s and was stopped; ...". Before running, a data, query or summary request's
-//     plan (and that of QueryJSON, SummaryJSON and, through km.CheckCost, OData's) is
+//     plan (km.Service, as for OData and MCP) is
 //     costed (km.Plan.Cost: rows x predicates for the filters, rows x fields x aggregates for
 //     the grouping, rows from the store's RowCounter or km.AssumedRows) and refused beyond
 //     WithMaxQueryCost (default km.DefaultMaxQueryCost) with 400

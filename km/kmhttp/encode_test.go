@@ -13,7 +13,7 @@ import (
 // describes.
 func BenchmarkEncodePage(b *testing.B) {
 	names := []string{"ORDER_ID", "CUSTOMER", "DAY", "STATUS", "NET_VALUE", "LATE"}
-	pl := &plan{p: &km.Plan{PageSize: 50}, sort: []string{"-NET_VALUE"}}
+	pl := &plan{prep: &km.Prepared{Plan: &km.Plan{PageSize: 50}, Sort: []string{"-NET_VALUE"}}}
 	res := &query.Result{}
 	for i, n := range names {
 		f := &km.Field{ID: n, Name: n, Type: []query.Type{query.TypeString, query.TypeString, query.TypeDate, query.TypeString, query.TypeFloat, query.TypeInteger}[i]}
@@ -46,7 +46,7 @@ func BenchmarkEncodePage(b *testing.B) {
 				}
 				data[i] = m
 			}
-			out, err := json.Marshal(map[string]any{"page": 0, "pageSize": 50, "total": len(data), "sort": pl.sort,
+			out, err := json.Marshal(map[string]any{"page": 0, "pageSize": 50, "total": len(data), "sort": pl.prep.Sort,
 				"content": map[string]any{"headers": res.Columns, "data": data}})
 			if err != nil {
 				b.Fatal(err)

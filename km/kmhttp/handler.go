@@ -1,17 +1,14 @@
 package kmhttp
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/kmkit/kmkit/internal/deadline"
 	"github.com/kmkit/kmkit/internal/inputcheck"
+	"github.com/kmkit/kmkit/internal/kmspec"
 	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/problem"
@@ -21,7 +18,7 @@ import (
 
 // BasePath is the path under which the handler serves the API. Mount the handler at it, or
 // under another prefix with http.StripPrefix.
-const BasePath = "/intelligence/api"
+const BasePath = kmspec.BasePath
 
 // Defaults of the options.
 const (
@@ -42,6 +39,7 @@ type options struct {
 	QueryTimeout   time.Duration
 	MaxQueryCost   int64
 	MaxQueryMemory int64
+	Service        *km.Service
 }
 
 // Option configures NewHandler.
@@ -86,12 +84,20 @@ func WithMaxQueryCost(n int64) Option { return func(o *options) { o.MaxQueryCost
 func WithMaxQueryMemory(n int64) Option { return func(o *options) { o.MaxQueryMemory = n } }
 
 // DefaultQueryTimeout is the default of WithQueryTimeout.
-const DefaultQueryTimeout = 30 * time.Second
+const DefaultQueryTimeout = km.DefaultQueryTimeout
+
+// WithService has the handler answer through svc, the request layer the host shares
+// between its surfaces (the KM API, OData, MCP), so that every surface applies the same
+// limits: svc's page size, filter, time, cost and memory limits then replace
+// WithMaxPageSize, WithMaxSampleSize, WithLimits, WithQueryTimeout, WithMaxQueryCost and
+// WithMaxQueryMemory, and svc's store the store given to NewHandler.
+func WithService(svc *km.Service) Option { return func(o *options) { o.Service = svc } }
 
 // Handler serves the Knowledge Model API (schema, data and query endpoints) from a Store.
 // Create it with NewHandler.
 type Handler struct {
 	store km.Store
+	svc   *km.Service
 	opts  options
 	api   *routing.API
 	entry http.Handler // serve behind the API's HEAD and panic handling
@@ -106,32 +112,20 @@ func NewHandler(store km.Store, opt ...Option) *Handler {
 	for _, o := range opt {
 		o(&opts)
 	}
-	if opts.MaxPageSize <= 0 {
-		opts.MaxPageSize = DefaultMaxPageSize
-	}
-	if opts.MaxSampleSize <= 0 {
-		opts.MaxSampleSize = DefaultMaxSampleSize
-	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.QueryTimeout == 0 {
-		opts.QueryTimeout = DefaultQueryTimeout
+	svc := opts.Service
+	if svc == nil {
+		svc = km.NewService(store, km.WithMaxPageSize(opts.MaxPageSize), km.WithMaxSampleSize(opts.MaxSampleSize),
+			km.WithFilterLimits(opts.Limits), km.WithQueryTimeout(opts.QueryTimeout),
+			km.WithMaxQueryCost(opts.MaxQueryCost), km.WithMaxQueryMemory(opts.MaxQueryMemory))
 	}
-	switch {
-	case opts.MaxQueryCost == 0:
-		opts.MaxQueryCost = km.DefaultMaxQueryCost
-	case opts.MaxQueryCost < 0:
-		opts.MaxQueryCost = 1<<63 - 1
-	}
-	if opts.MaxQueryMemory == 0 {
-		opts.MaxQueryMemory = km.DefaultMaxQueryMemory
-	}
-	h := &Handler{store: store, opts: opts, api: &routing.API{Name: "km", Write: writeProblem, Logger: opts.Logger,
-		TimeLimit: opts.QueryTimeout, TimeLimitCause: errQueryTimeout, Narrow: "narrow it (fewer filters, fields, KPIs or rows)"}}
+	h := &Handler{store: svc.Store(), svc: svc, opts: opts, api: &routing.API{Name: "km", Write: writeProblem, Logger: opts.Logger,
+		TimeLimit: svc.QueryTimeout(), TimeLimitCause: km.ErrTimeLimit, Narrow: "narrow it (fewer filters, fields, KPIs or rows)"}}
 	h.entry = h.api.Handler(h.serve)
 	return h
 }
@@ -240,21 +234,15 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		h.serveModels(w, r)
 		return
 	}
-	m, err := km.LookupModel(ctx, h.store, kmID)
-	if errors.Is(err, km.ErrModelNotFound) {
-		problemhttp.Write(w, http.StatusNotFound, km.CodeModelNotFound, "no knowledge model "+strconv.Quote(kmID))
-		return
-	}
+	m, err := h.svc.Model(ctx, kmID)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	var rec *km.Record
-	if recID != "" {
-		if rec = m.Record(recID); rec == nil {
-			problemhttp.Write(w, http.StatusNotFound, km.CodeRecordNotFound, "knowledge model "+m.ID+" has no record "+strconv.Quote(recID)+km.DidYouMean([]string{recID}, m.SuggestRecord))
-			return
-		}
+	rec, err := km.LookupRecord(m, recID)
+	if err != nil {
+		h.fail(w, r, err)
+		return
 	}
 	switch ep {
 	case epModel:
@@ -268,52 +256,23 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	case epRecord:
 		h.serveRecord(w, r, rec)
 	case epModelData, epRecordData, epModelQuery, epRecordQuery:
-		r, cancel := h.bounded(r)
-		defer cancel()
 		h.serveData(w, r, m, rec, ep == epModelQuery || ep == epRecordQuery)
 	case epRecordSummary:
-		r, cancel := h.bounded(r)
-		defer cancel()
 		h.serveSummary(w, r, m, rec)
 	case epSpec:
 		h.serveSpec(w, r, m)
 	}
 }
 
-// bounded returns r with the query time limit (WithQueryTimeout) on its context.
-func (h *Handler) bounded(r *http.Request) (*http.Request, context.CancelFunc) {
-	if h.opts.QueryTimeout < 0 {
-		return r, func() {}
-	}
-	// A timer starts only when the store waits on the context (deadline.Context): the
-	// memory store's small queries poll it.
-	ctx, cancel := deadline.New(r.Context(), time.Now().Add(h.opts.QueryTimeout), errQueryTimeout)
-	return r.WithContext(ctx), cancel
-}
-
-// errQueryTimeout is the cause of a context ended by the query time limit.
-var errQueryTimeout = errors.New("km: query time limit")
-
 // fail answers err: client errors with their 4xx problem, anything else as every API
 // answers failures (routing.API.Fail: 503 for the time limit, a client gone or a database
 // unavailable, else 500 with a logged support id).
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if p, isClientError := ProblemOf(err); isClientError {
+	if p, isClientError := km.AsProblem(err); isClientError {
 		problemhttp.Send(w, p)
 		return
 	}
 	h.api.Fail(w, r, err)
-}
-
-// checkCost refuses p with 400 when its estimated cost or memory is beyond the limits,
-// naming the part that is too large.
-func (h *Handler) checkCost(ctx context.Context, p *km.Plan) error {
-	return km.CheckCost(ctx, h.store, p, km.Limits{Cost: h.opts.MaxQueryCost, Memory: h.opts.MaxQueryMemory})
-}
-
-// compileFilters is km.CompileFilters within the handler's limits.
-func (h *Handler) compileFilters(m *km.KnowledgeModel, rec *km.Record, ids, texts []string) ([]query.Expr, error) {
-	return km.CompileFilters(m, rec, ids, texts, h.opts.Limits)
 }
 
 // badRequest returns a 400 problem as an error.

@@ -44,3 +44,21 @@ func SendOData(w http.ResponseWriter, p *problem.Problem, target, contentType st
 	w.WriteHeader(p.Status)
 	_, _ = w.Write(body)
 }
+
+// SendKM writes p in the Knowledge Model APIs' error shape: a 401 as {"error": detail}
+// (application/json), as the KM API's clients expect, anything else as a problem body
+// (Send). The KM API and the OData service answer a failed authentication alike.
+func SendKM(w http.ResponseWriter, p *problem.Problem) {
+	if p.Status != http.StatusUnauthorized {
+		Send(w, p)
+		return
+	}
+	body, _ := json.Marshal(struct {
+		Error string `json:"error"`
+	}{p.Detail}) // a string: cannot fail
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(p.Status)
+	_, _ = w.Write(body)
+}

@@ -29,6 +29,8 @@ type DB struct {
 	loads atomic.Int64
 	// citus caches HasCitus: citusUnknown, citusNo or citusYes.
 	citus atomic.Int32
+	// replicas are the read replicas of KM reads (AddReplicas), or nil.
+	replicas *replicas
 }
 
 // sqliteCacheKiB is the page cache of each SQLite connection, in KiB, and
@@ -112,10 +114,17 @@ func redact(dsn string) string {
 	return dsn
 }
 
-// Close closes the connection pool.
-func (db *DB) Close() error { return db.sql.Close() }
+// Close closes the connection pool, and those of the read replicas.
+func (db *DB) Close() error {
+	err := db.sql.Close()
+	if db.replicas != nil {
+		err = errors.Join(err, closeReplicas(db.replicas.list))
+	}
+	return err
+}
 
-// SQL returns the underlying pool, for hosts that keep their own tables next to kmkit's.
+// SQL returns the underlying pool (the primary's, see AddReplicas), for hosts that keep
+// their own tables next to kmkit's.
 func (db *DB) SQL() *sql.DB { return db.sql }
 
 // Dialect returns "sqlite" or "postgres".

@@ -35,6 +35,32 @@
 // a reference table into a distributed one, none in a join condition. Single-node
 // PostgreSQL and SQLite keep their shapes.
 //
+// # Read replicas and generations
+//
+// DB.AddReplicas adds PostgreSQL streaming standbys of the database: a KMStore's reads
+// (Query, Summarize) go to one that has replayed the generation of the data the store
+// serves, else to the primary; SCIM, reporting, the limiters, imports and migrations stay
+// on the primary. The generation is the digests in km_imports: an import records a
+// source's digest in the transaction that replaces its table, and a KMStore remembers the
+// digests its Import or ImportGenerated found or recorded. A replica's km_imports is read
+// every ReplicaOptions.CheckEvery (a second by default), and a read goes there when every
+// source of the plan's KM has the store's digest in it. A replica that is behind, cannot be
+// reached, or fails a read (a statement canceled by a conflict with the replay, say) never
+// fails it: the read runs on the primary (but for a data exception of the request's own,
+// SQLSTATE class 22, which the primary would raise too), reported to ReplicaOptions.Observe and, on each
+// change of the replica's state, logged. KMs registered with PutModel alone are read
+// from the primary (kmkit records no digest of a host's own tables).
+//
+// Several KMStores (several server processes) on one database share its tables, and an
+// import by one of them replaces a changed table for all. A store does not keep the
+// tables of the generation it loaded: a read that fails on the primary is checked against
+// km_imports, and when a source of its KM no longer has the store's digest (another store
+// imported a changed definition or CSV file) the read answers ErrGenerationReplaced, an
+// outage.Error, so that the APIs answer 503 with Retry-After until the process loads the
+// new definitions; a read that still fits the new tables is answered from them. Errors of
+// a generation still current are returned as they are: an undefined column is never an
+// outage by its SQLSTATE alone.
+//
 // # KM data
 //
 // A record's Source names a table or view; its fields are columns of the same names, and

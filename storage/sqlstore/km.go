@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strconv"
@@ -39,6 +40,11 @@ type KMStore struct {
 	// notNulls caches the NOT NULL columns per source (notNullColumns values) for
 	// rowCountTTL; PutModel (and so every import) clears it.
 	notNulls sync.Map
+
+	// digests are the km_imports digests of the sources the store imported (Import,
+	// ImportGenerated), guarded by mu: the generation of the data it serves, which a
+	// read replica must have replayed to serve its reads (see AddReplicas and read).
+	digests map[string]string
 }
 
 // notNullColumns is a cached answer of notNull.
@@ -125,10 +131,21 @@ func (s *KMStore) statement(ctx context.Context, p *km.Plan, score *searchScore)
 // the distinct values of the searched columns among the filtered rows and scores them
 // with query/fuzzy (the memory backend's scorer).
 func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
+	var res *query.Result
+	err := s.read(ctx, p, func(db *sql.DB) error {
+		var err error
+		res, err = s.query(ctx, db, p)
+		return err
+	})
+	return res, err
+}
+
+// query is Query on the database db (the primary or a read replica).
+func (s *KMStore) query(ctx context.Context, db *sql.DB, p *km.Plan) (*query.Result, error) {
 	var score *searchScore
 	if p.Search != nil {
 		var err error
-		if score, err = s.score(ctx, p); err != nil {
+		if score, err = s.score(ctx, db, p); err != nil {
 			return nil, err
 		}
 	}
@@ -139,7 +156,7 @@ func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) 
 	res := &query.Result{Columns: st.cols, Rows: [][]query.Value{}}
 	counted := false
 	if !st.empty {
-		if counted, err = s.page(ctx, st, res); err != nil {
+		if counted, err = s.page(ctx, db, st, res); err != nil {
 			return nil, err
 		}
 	}
@@ -148,7 +165,7 @@ func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) 
 		if err != nil {
 			return nil, err
 		}
-		if err := s.db.sql.QueryRowContext(ctx, q, args...).Scan(&res.Count); err != nil {
+		if err := db.QueryRowContext(ctx, q, args...).Scan(&res.Count); err != nil {
 			return nil, outOfRange(fmt.Errorf("sqlstore: count: %w", err))
 		}
 	}
@@ -157,12 +174,12 @@ func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) 
 
 // page runs the page statement into res and reports whether it set res.Count (a page
 // that counts and has rows).
-func (s *KMStore) page(ctx context.Context, st *statement, res *query.Result) (bool, error) {
+func (s *KMStore) page(ctx context.Context, db *sql.DB, st *statement, res *query.Result) (bool, error) {
 	q, args, err := s.db.fit(st.page, st.pageArgs)
 	if err != nil {
 		return false, err
 	}
-	rows, err := s.db.sql.QueryContext(ctx, q, args...)
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return false, outOfRange(fmt.Errorf("sqlstore: query: %w", err))
 	}
@@ -248,7 +265,7 @@ func toValue(v any, t query.Type) (query.Value, error) {
 // with KPIs, those of the searched field's record among its rows that pass the filter (a
 // superset of the groups' values). The page statement then reads each column as the
 // expression of searchScore.cols.
-func (s *KMStore) score(ctx context.Context, p *km.Plan) (*searchScore, error) {
+func (s *KMStore) score(ctx context.Context, db *sql.DB, p *km.Plan) (*searchScore, error) {
 	sc := &searchScore{}
 	m := fuzzy.New(p.Search.Term)
 	for _, f := range p.Search.Fields {
@@ -287,7 +304,7 @@ func (s *KMStore) score(ctx context.Context, p *km.Plan) (*searchScore, error) {
 			}
 			values = "SELECT DISTINCT " + c + " FROM " + rows.from.String() + " WHERE " + c + " IS NOT NULL AND " + rows.cond()
 		}
-		vals, err := s.strings(ctx, values, t.b.args)
+		vals, err := s.strings(ctx, db, values, t.b.args)
 		if err != nil {
 			return nil, fmt.Errorf("sqlstore: search values: %w", err)
 		}
@@ -308,13 +325,13 @@ func (s *KMStore) score(ctx context.Context, p *km.Plan) (*searchScore, error) {
 	return sc, nil
 }
 
-// strings runs a statement of one string column and returns its values.
-func (s *KMStore) strings(ctx context.Context, stmt string, args []any) ([]string, error) {
+// strings runs a statement of one string column on db and returns its values.
+func (s *KMStore) strings(ctx context.Context, db *sql.DB, stmt string, args []any) ([]string, error) {
 	stmt, args, err := s.db.fit(stmt, args)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.sql.QueryContext(ctx, stmt, args...)
+	rows, err := db.QueryContext(ctx, stmt, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -674,8 +674,9 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 	// The sources whose digest changed, found by hashing the files (cheap next to parsing
 	// and loading them).
 	var (
-		stale []source
-		sizes = map[string]int64{}
+		stale   []source
+		sizes   = map[string]int64{}
+		current = map[string]string{} // source -> digest, the generation served
 	)
 	for _, src := range srcs {
 		name := "data/" + src.name + ".csv"
@@ -684,9 +685,10 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 		if err != nil {
 			return fmt.Errorf("sqlstore: the data of source %s: %w", src.name, err)
 		}
+		current[src.name] = hex.EncodeToString(h.Sum(nil))
 		if old, err := s.db.Imported(ctx, src.name); err != nil {
 			return err
-		} else if old != hex.EncodeToString(h.Sum(nil)) {
+		} else if old != current[src.name] {
 			stale = append(stale, src)
 			sizes[src.name] = size
 		}
@@ -717,6 +719,7 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 	if err := s.analyzeSources(ctx, srcs); err != nil {
 		return err
 	}
+	s.setDigests(current)
 	return s.putModels(ctx, models)
 }
 
@@ -840,10 +843,12 @@ func (s *KMStore) ImportGenerated(ctx context.Context, models []*km.KnowledgeMod
 		return false, err
 	}
 	var stale []source
+	current := map[string]string{} // source -> digest, the generation served
 	for _, src := range srcs {
+		current[src.name] = src.digest([]byte(version))
 		if old, err := s.db.Imported(ctx, src.name); err != nil {
 			return false, err
-		} else if old != src.digest([]byte(version)) {
+		} else if old != current[src.name] {
 			stale = append(stale, src)
 		}
 	}
@@ -877,6 +882,7 @@ func (s *KMStore) ImportGenerated(ctx context.Context, models []*km.KnowledgeMod
 	if err := s.analyzeSources(ctx, srcs); err != nil {
 		return len(stale) > 0, err
 	}
+	s.setDigests(current)
 	return len(stale) > 0, s.putModels(ctx, models)
 }
 

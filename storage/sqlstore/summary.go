@@ -46,7 +46,13 @@ func (s *KMStore) Summarize(ctx context.Context, p *km.Plan) (*km.Summary, error
 	if len(p.KPIs) > 0 || p.Search != nil || p.Distinct {
 		return nil, fmt.Errorf("sqlstore: summary of a KPI, search or distinct query: %w", km.ErrUnsupported)
 	}
-	return summarize(ctx, s.db.planDialect(ctx), dbQuerier{s.db.sql}, p)
+	var sum *km.Summary
+	err := s.read(ctx, p, func(db *sql.DB) error {
+		var err error
+		sum, err = summarize(ctx, s.db.planDialect(ctx), dbQuerier{db}, p)
+		return err
+	})
+	return sum, err
 }
 
 // summaryQuerier runs the statements of a summary: the store's database (dbQuerier), or a

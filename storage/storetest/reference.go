@@ -755,9 +755,10 @@ func (ev *evaluation) checkLiterals(e query.Expr, refs map[string]fieldRef) erro
 // typedLiteral is a literal read for a field type: a value, and for an instant field
 // compared with a day, the day.
 type typedLiteral struct {
-	v     query.Value
-	isDay bool // a date against a datetime field: compare the field's UTC day
-	rat   *big.Rat
+	v         query.Value
+	isDay     bool // a date against a datetime field: compare the field's UTC day
+	isInstant bool // a date-time against a date field: compare the date's midnight UTC
+	rat       *big.Rat
 }
 
 // literalAs reads l as a value to compare with a field of type t.
@@ -794,9 +795,11 @@ func literalAs(l query.Literal, t query.Type) (typedLiteral, bool) {
 			return typedLiteral{v: val}, true
 		}
 	case query.TypeDate:
-		// A date field takes dates only (today's binder refuses a date-time against it).
 		if kind == query.LitDate {
 			return typedLiteral{v: val}, true
+		}
+		if kind == query.LitDateTime {
+			return typedLiteral{v: val, isInstant: true}, true
 		}
 	case query.TypeDateTime, query.TypeTimestamp:
 		if kind == query.LitDateTime {
@@ -832,6 +835,9 @@ func readQuoted(s string, t query.Type) (query.LiteralKind, query.Value, bool) {
 		if d, err := time.Parse(time.DateOnly, s); err == nil {
 			return query.LitDate, query.Date(d), true
 		}
+		if d, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			return query.LitDateTime, query.DateTime(d), true
+		}
 	case query.TypeDateTime, query.TypeTimestamp:
 		if d, err := time.Parse(time.DateOnly, s); err == nil {
 			return query.LitDate, query.Date(d), true
@@ -863,6 +869,11 @@ func compareLiteral(v query.Value, l query.Literal) int {
 	case query.TypeBoolean:
 		return cmpBool(v.Bool, tl.v.Bool)
 	case query.TypeDate:
+		if tl.isInstant {
+			// The date stands for its midnight UTC.
+			midnight := time.Unix(v.Int*24*60*60, 0)
+			return midnight.Compare(time.UnixMicro(tl.v.Int))
+		}
 		return cmpInt(v.Int, tl.v.Int)
 	case query.TypeDateTime, query.TypeTimestamp:
 		if tl.isDay {

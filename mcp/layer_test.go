@@ -1,0 +1,198 @@
+package mcp_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/kmhttp"
+	"github.com/kmkit/kmkit/mcp"
+	"github.com/kmkit/kmkit/query"
+)
+
+// The tests of this file are the MCP bullets of issue 27, each with its request as the
+// issue writes it (on the shop test KMs).
+
+// TestResourcesReadControlCharacters: resources/read of a URI with U+0000, U+0001 or
+// U+007F answers a JSON-RPC error (it answered 200 with an empty body).
+func TestResourcesReadControlCharacters(t *testing.T) {
+	h := mcp.NewHandler(loadStore(t))
+	for _, c := range []string{`\u0000`, `\u0001`, "\u007f"} {
+		body := `{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"kmkit://knowledge-models/shop` + c + `base/schema.json"}}`
+		r := httptest.NewRequest(http.MethodPost, mcp.BasePath, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"id":7,"error":{"code":-32602,"message":"Resource not found"`) {
+			t.Errorf("%q: %d %s, want a JSON-RPC error", c, w.Code, w.Body)
+		}
+	}
+}
+
+// logged returns a logger writing into the returned buffer, at debug level.
+func logged() (*slog.Logger, *bytes.Buffer) {
+	var buf bytes.Buffer
+	return slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), &buf
+}
+
+// TestEmptyArgumentsAre400: empty term, record or field arguments are 400-shaped tool
+// errors, never status 500 or an ERROR log line (they were both).
+func TestEmptyArgumentsAre400(t *testing.T) {
+	logger, logs := logged()
+	f := &fixture{cs: connect(t, mcp.NewHandler(loadStore(t), mcp.WithLogger(logger)).MCPServer(nil))}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{mcp.ToolFindValues, map[string]any{"km": "shop-base", "record": "CUSTOMERS", "field": "NAME", "term": ""}},
+		{mcp.ToolFindValues, map[string]any{"km": "shop-base", "record": "", "field": "NAME", "term": "muller"}},
+		{mcp.ToolFindValues, map[string]any{"km": "shop-base", "record": "CUSTOMERS", "field": "", "term": "muller"}},
+		{mcp.ToolSummarize, map[string]any{"km": "shop-base", "record": ""}},
+	} {
+		p := f.problemOf(t, c.tool, c.args)
+		if p["status"] != 400.0 || p["errorCode"] != "GENERAL_PARAMETER_MISSING" {
+			t.Errorf("%s %v: %v, want 400 GENERAL_PARAMETER_MISSING", c.tool, c.args, p)
+		}
+	}
+	if strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("client errors logged as errors:\n%s", logs)
+	}
+}
+
+// TestNULRefusedAsByKMAPI: filterExpr with U+0000 is the KM API's 400
+// GENERAL_PARAMETER_ILLEGAL on query and summarize_record (on PostgreSQL it was a 500;
+// the root package's TestIssue27OnEveryBackend runs it there).
+func TestNULRefusedAsByKMAPI(t *testing.T) {
+	f := newFixture(t)
+	want := f.apiProblem(t, "/knowledge-models/shop-base/records/ORDERS/query?filterExpr=STATUS%20eq%20'a%00b'")
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "filterExpr": []string{"STATUS eq 'a\u0000b'"}}},
+		{mcp.ToolSummarize, map[string]any{"km": "shop-base", "record": "ORDERS", "filterExpr": []string{"STATUS eq 'a\u0000b'"}}},
+	} {
+		p := f.problemOf(t, c.tool, c.args)
+		if p["status"] != 400.0 || p["errorCode"] != want["errorCode"] || want["errorCode"] != "GENERAL_PARAMETER_ILLEGAL" {
+			t.Errorf("%s: %v, KM API %v", c.tool, p, want)
+		}
+	}
+}
+
+// apiProblem sends GET path to the KM API, which must refuse it with 400, and returns
+// the problem body.
+func (f *fixture) apiProblem(t *testing.T, path string) map[string]any {
+	t.Helper()
+	return f.api(t, path, http.StatusBadRequest)
+}
+
+// TestPageSizeZero: "pageSize": 0 is refused as the KM API refuses pageSize=0 (it was
+// served as 50 rows): the same status, code and detail. An absent pageSize is
+// DefaultPageSize.
+func TestPageSizeZero(t *testing.T) {
+	f := newFixture(t)
+	want := f.apiProblem(t, "/knowledge-models/shop-base/records/ORDERS/query?pageSize=0")
+	p := f.problemOf(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 0})
+	if p["status"] != 400.0 || p["errorCode"] != want["errorCode"] || p["detail"] != want["detail"] {
+		t.Errorf("pageSize 0: %v, KM API %v", p, want)
+	}
+	var out mcp.QueryResult
+	f.ok(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS"}, &out)
+	if out.PageSize != mcp.DefaultPageSize {
+		t.Errorf("no pageSize: %d, want %d", out.PageSize, mcp.DefaultPageSize)
+	}
+}
+
+// TestMoreRows: every answer says whether rows follow, and names the page that returns
+// them.
+func TestMoreRows(t *testing.T) {
+	f := newFixture(t)
+	var first mcp.QueryResult
+	f.ok(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 2}, &first)
+	if !first.More || first.Next == nil || *first.Next != (mcp.PageRef{Page: 1, PageSize: 2}) || first.Total <= 2 {
+		t.Fatalf("first page of 2: %+v", first)
+	}
+	last := (first.Total - 1) / 2
+	var end mcp.QueryResult
+	f.ok(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 2, "page": last}, &end)
+	if end.More || end.Next != nil || len(end.Rows) == 0 {
+		t.Errorf("last page %d: %+v", last, end)
+	}
+}
+
+// TestLimitsOfTheService: MCP applies the limits of the Service the host hands it, the
+// same as the KM API over that Service: a budget refuses alike, no budget admits.
+func TestLimitsOfTheService(t *testing.T) {
+	st := loadStore(t)
+	args := map[string]any{"km": "shop-base", "fields": []string{"ORDERS.STATUS"}, "kpis": []string{"NET"}}
+	tight := km.NewService(st, km.WithMaxQueryCost(1))
+	f := &fixture{cs: connect(t, mcp.NewHandler(st, mcp.WithService(tight)).MCPServer(nil)), kmAPI: kmhttp.NewHandler(st, kmhttp.WithService(tight))}
+	want := f.apiProblem(t, "/knowledge-models/shop-base/query?fields=ORDERS.STATUS&kpis=NET")
+	p := f.problemOf(t, mcp.ToolQuery, args)
+	if p["status"] != 400.0 || p["errorCode"] != "GENERAL_CONSTRAINT_VIOLATION" || p["detail"] != want["detail"] {
+		t.Errorf("budget 1: %v, KM API %v", p, want)
+	}
+	open := km.NewService(st, km.WithMaxQueryCost(-1), km.WithMaxQueryMemory(-1))
+	g := &fixture{cs: connect(t, mcp.NewHandler(st, mcp.WithService(open)).MCPServer(nil))}
+	var out mcp.QueryResult
+	g.ok(t, mcp.ToolQuery, args, &out)
+}
+
+// slowStore blocks every query until its context ends, and reports when it did.
+type slowStore struct {
+	km.Store
+	stopped chan error
+}
+
+func (s *slowStore) Query(ctx context.Context, _ *km.Plan) (*query.Result, error) {
+	<-ctx.Done()
+	s.stopped <- ctx.Err()
+	return nil, ctx.Err()
+}
+
+// TestTimeLimitAndClientGone: a query runs under the Service's time limit (503 saying
+// so, as the KM API answers), and a client that leaves stops the store's work.
+func TestTimeLimitAndClientGone(t *testing.T) {
+	st := &slowStore{Store: loadStore(t), stopped: make(chan error, 4)}
+	logger, _ := logged()
+	svc := km.NewService(st, km.WithQueryTimeout(100*time.Millisecond))
+	f := &fixture{cs: connect(t, mcp.NewHandler(st, mcp.WithService(svc), mcp.WithLogger(logger)).MCPServer(nil)), kmAPI: kmhttp.NewHandler(st, kmhttp.WithService(svc))}
+	start := time.Now()
+	p := f.problemOf(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS"})
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the 100ms limit answered after %v", took)
+	}
+	<-st.stopped
+	want := f.api(t, "/knowledge-models/shop-base/records/ORDERS/query", http.StatusServiceUnavailable)
+	<-st.stopped
+	if p["status"] != 503.0 || p["errorCode"] != want["errorCode"] || p["detail"] != want["detail"] {
+		t.Errorf("time limit: %v, KM API %v", p, want)
+	}
+
+	// The client leaves: the call's context ends and with it the store's.
+	none := km.NewService(st, km.WithQueryTimeout(-1))
+	cs := connect(t, mcp.NewHandler(st, mcp.WithService(none)).MCPServer(nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		cancel()
+	}()
+	cs.CallTool(ctx, &sdk.CallToolParams{Name: mcp.ToolQuery, Arguments: map[string]any{"km": "shop-base", "record": "ORDERS"}})
+	select {
+	case err := <-st.stopped:
+		if err != context.Canceled {
+			t.Errorf("the store's context ended with %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the store still runs 5s after its client left")
+	}
+}

@@ -1,0 +1,61 @@
+package odata
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/query"
+)
+
+// slowStore blocks every query until its context ends.
+type slowStore struct{ km.Store }
+
+func (s slowStore) Query(ctx context.Context, _ *km.Plan) (*query.Result, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestBatchHasOneTimeBudget: the parts of a $batch share one time budget (issue 27: 20
+// heavy parts ran 25-45 s under a 10 s limit, each part with a limit of its own). Six
+// parts that would each run forever end within about one limit, each answered 503 with
+// the time limit's message.
+func TestBatchHasOneTimeBudget(t *testing.T) {
+	const limit = 300 * time.Millisecond
+	service := km.NewService(slowStore{testStore(t)}, km.WithQueryTimeout(limit))
+	h := NewHandler(nil, WithService(service))
+	var parts []string
+	for i := range 6 {
+		parts = append(parts, `{"id":"`+strconv.Itoa(i)+`","method":"GET","url":"ORDERS_entries?$select=ID"}`)
+	}
+	start := time.Now()
+	w := post(h, svc+"/$batch", "application/json", `{"requests":[`+strings.Join(parts, ",")+`]}`)
+	took := time.Since(start)
+	if w.Code != 200 {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	if took > 3*limit {
+		t.Errorf("the batch took %v: more than one budget of %v", took, limit)
+	}
+	var got struct {
+		Responses []struct {
+			Status int
+			Body   json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Responses) != 6 {
+		t.Fatalf("%d responses: %s", len(got.Responses), w.Body)
+	}
+	for i, rs := range got.Responses {
+		if rs.Status != 503 || !strings.Contains(string(rs.Body), "the query ran longer than the time limit of 300ms") {
+			t.Errorf("part %d: %d %s", i, rs.Status, rs.Body)
+		}
+	}
+}

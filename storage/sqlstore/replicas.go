@@ -1,0 +1,388 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/outage"
+)
+
+// ErrGenerationReplaced is the error of a KM read whose tables were replaced, since the
+// KMStore was loaded, by an import of another KMStore (another server process's reload,
+// typically), and that failed on the new tables: the store planned against columns that
+// are no longer there. It is an outage.Error (503 with Retry-After): the server answers
+// again once it loads the new definitions too.
+var ErrGenerationReplaced = errors.New("sqlstore: the tables of this KM were replaced by another import; reload to serve them")
+
+// DefaultReplicaCheckEvery is how often a replica's import bookkeeping is read again (see
+// ReplicaOptions.CheckEvery).
+const DefaultReplicaCheckEvery = time.Second
+
+// replicaCheckTimeout bounds one read of a replica's bookkeeping: a replica that answers
+// more slowly counts as down until the next check.
+const replicaCheckTimeout = 2 * time.Second
+
+// Fallback reasons of ReplicaRead.
+const (
+	// FallbackUnreachable: the replica could not be reached (or its last check failed).
+	FallbackUnreachable = "unreachable"
+	// FallbackBehind: the replica has not replayed the imports the KMStore serves.
+	FallbackBehind = "behind"
+	// FallbackError: the read failed on the replica (a statement canceled by a
+	// conflict with the replay of the primary's changes, for example) and was run again
+	// on the primary.
+	FallbackError = "error"
+	// FallbackUnrecorded: the KM reads a source that the store did not import (a host's
+	// own table registered with PutModel), whose changes no replica's km_imports shows.
+	FallbackUnrecorded = "unrecorded"
+)
+
+// ReplicaRead describes where one KM read ran, for ReplicaOptions.Observe.
+type ReplicaRead struct {
+	// Replica is the replica that served the read (its URL without password), or ""
+	// when the primary did.
+	Replica string
+	// Fallback says why no replica served it: FallbackUnreachable, FallbackBehind or
+	// FallbackError; "" when a replica did.
+	Fallback string
+}
+
+// ReplicaOptions configures the read replicas of a DB (AddReplicas).
+type ReplicaOptions struct {
+	// CheckEvery is how often each replica's km_imports is read to learn which imports
+	// it has replayed; DefaultReplicaCheckEvery when zero. A replica that has just
+	// caught up serves reads at most this much later.
+	CheckEvery time.Duration
+	// Logger logs each change of a replica's state (serving, unreachable, behind); nil
+	// logs nothing.
+	Logger *slog.Logger
+	// Observe, when set, is called once for every KM read made while the DB has
+	// replicas, with where it ran (for metrics).
+	Observe func(ReplicaRead)
+}
+
+// replica is one read replica: its pool and what its last check found.
+type replica struct {
+	name string // the URL without password
+	sql  *sql.DB
+
+	checking sync.Mutex // held by the check under way
+	mu       sync.Mutex
+	checked  time.Time         // when digests (or err) was read
+	digests  map[string]string // km_imports: source -> digest, as replayed
+	err      error             // the last check's or read's failure, or nil
+	state    string            // the state last logged: "", "serving", FallbackUnreachable, FallbackBehind
+}
+
+// replicas are the read replicas of a DB.
+type replicas struct {
+	list []*replica
+	next atomic.Uint64 // round robin
+	opts ReplicaOptions
+}
+
+// AddReplicas adds read replicas to a PostgreSQL DB: PostgreSQL streaming standbys of
+// its database (or any database that receives the primary's changes, km_imports
+// included), named by postgres:// URLs. A replica need not be up: AddReplicas only checks
+// the URLs, and a replica that cannot be reached never fails a read.
+//
+// The KM reads of the DB's KMStores (Query, Summarize) then go to a replica, in turn,
+// when the replica has replayed the imports the store serves: every source the plan's
+// KM reads has, in the replica's km_imports, the digest that the store's Import (or
+// ImportGenerated) found or recorded on the primary. Import records a source's digest
+// in the transaction that replaces its table, so a replica whose km_imports shows the
+// digest holds that table. Otherwise, and when the replica is unreachable or the read
+// fails on it (for example canceled by a conflict with the replay), the read runs on the
+// primary; each such fallback is reported to ReplicaOptions.Observe, and each change of
+// a replica's state is logged. Models registered with PutModel alone (a host's own tables,
+// whose changes kmkit does not record) are read from the primary. SCIM, reporting, the
+// rate limiters, imports and migrations always use the primary.
+//
+// AddReplicas is called at most once, after Open and before the DB serves.
+func (db *DB) AddReplicas(dsns []string, opts ReplicaOptions) error {
+	if db.d.name() != "postgres" {
+		return errors.New("sqlstore: read replicas need a PostgreSQL primary")
+	}
+	if db.replicas != nil {
+		return errors.New("sqlstore: AddReplicas was called before on this DB")
+	}
+	if opts.CheckEvery <= 0 {
+		opts.CheckEvery = DefaultReplicaCheckEvery
+	}
+	rs := &replicas{opts: opts}
+	for _, dsn := range dsns {
+		if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
+			closeReplicas(rs.list)
+			return fmt.Errorf("sqlstore: replica %q: want a postgres:// URL", redact(dsn))
+		}
+		pool, err := sql.Open("pgx", dsn)
+		if err != nil {
+			closeReplicas(rs.list)
+			return fmt.Errorf("sqlstore: replica %s: %w", redact(dsn), err)
+		}
+		pool.SetMaxOpenConns(DefaultMaxConns)
+		pool.SetMaxIdleConns(DefaultMaxConns / 2)
+		rs.list = append(rs.list, &replica{name: redact(dsn), sql: pool})
+	}
+	if len(rs.list) == 0 {
+		return nil
+	}
+	db.replicas = rs
+	return nil
+}
+
+// closeReplicas closes the pools of rs.
+func closeReplicas(rs []*replica) error {
+	var errs []error
+	for _, r := range rs {
+		errs = append(errs, r.sql.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Replicas returns the URLs (without passwords) of the DB's read replicas.
+func (db *DB) Replicas() []string {
+	if db.replicas == nil {
+		return nil
+	}
+	out := make([]string, len(db.replicas.list))
+	for i, r := range db.replicas.list {
+		out[i] = r.name
+	}
+	return out
+}
+
+// usable reports whether r has replayed want (source -> digest), reading its
+// bookkeeping again when the last check is older than every, and else why not.
+func (r *replica) usable(ctx context.Context, want map[string]string, every time.Duration) (bool, string) {
+	r.mu.Lock()
+	first, stale := r.checked.IsZero(), time.Since(r.checked) >= every
+	r.mu.Unlock()
+	// One check at a time: the other reads go by the last one meanwhile, except before
+	// the first, which they wait for.
+	if first {
+		r.checking.Lock()
+		r.mu.Lock()
+		first = r.checked.IsZero()
+		r.mu.Unlock()
+		if first {
+			r.check(ctx)
+		}
+		r.checking.Unlock()
+	} else if stale && r.checking.TryLock() {
+		r.check(ctx)
+		r.checking.Unlock()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil || r.digests == nil {
+		return false, FallbackUnreachable
+	}
+	for src, d := range want {
+		if r.digests[src] != d {
+			return false, FallbackBehind
+		}
+	}
+	return true, ""
+}
+
+// check reads r's km_imports.
+func (r *replica) check(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replicaCheckTimeout)
+	defer cancel()
+	digests, err := readDigests(ctx, r.sql, postgresDialect{}, nil)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.checked = time.Now()
+	r.err = err
+	if err == nil {
+		r.digests = digests
+	}
+}
+
+// down records that a read could not reach r: it serves no read until its next check.
+func (r *replica) down(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.err = err
+	r.checked = time.Now()
+}
+
+// logState logs r's state when it changed since it was last logged.
+func (r *replica) logState(log *slog.Logger, state string, err error) {
+	r.mu.Lock()
+	changed := r.state != state
+	r.state = state
+	r.mu.Unlock()
+	if !changed || log == nil {
+		return
+	}
+	switch state {
+	case "serving":
+		log.Info("read replica serves KM reads", "replica", r.name)
+	case FallbackBehind:
+		log.Warn("read replica has not replayed the served imports: KM reads go to the primary", "replica", r.name)
+	default:
+		log.Warn("read replica unavailable: KM reads go to the primary", "replica", r.name, "reason", state, "err", err)
+	}
+}
+
+// readDigests reads the digests of km_imports on q, of the sources of only (all when nil).
+func readDigests(ctx context.Context, q *sql.DB, d dialect, only map[string]string) (map[string]string, error) {
+	stmt := `SELECT source, digest FROM km_imports`
+	var args []any
+	if only != nil {
+		srcs := make([]string, 0, len(only))
+		for s := range only {
+			srcs = append(srcs, s)
+		}
+		stmt += ` WHERE source IN (` + strings.TrimSuffix(strings.Repeat("?, ", len(srcs)), ", ") + `)`
+		for _, s := range srcs {
+			args = append(args, s)
+		}
+	}
+	rows, err := q.QueryContext(ctx, d.rebind(stmt), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var s, dg string
+		if err := rows.Scan(&s, &dg); err != nil {
+			return nil, err
+		}
+		out[s] = dg
+	}
+	return out, rows.Err()
+}
+
+// generation returns the digests (source -> digest) of the imported sources that the
+// records of m read, as the store's import found them; nil when the store imported none
+// of them. ok is false when some record's source was not imported by the store (a
+// host's own table): then no replica is known to hold it.
+func (s *KMStore) generation(m *km.KnowledgeModel) (want map[string]string, ok bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ok = true
+	for _, r := range m.Records {
+		d, found := s.digests[r.Source]
+		if !found {
+			ok = false
+			continue
+		}
+		if want == nil {
+			want = map[string]string{}
+		}
+		want[r.Source] = d
+	}
+	return want, ok
+}
+
+// setDigests records the digests of the sources the store imported (see generation).
+func (s *KMStore) setDigests(digests map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.digests == nil {
+		s.digests = map[string]string{}
+	}
+	for src, d := range digests {
+		s.digests[src] = d
+	}
+}
+
+// read runs one KM read of p: on a replica that has replayed the store's generation
+// when there is one (see AddReplicas), else, or when it fails there, on the primary. A
+// read that fails on the primary after another import replaced the tables it planned
+// against answers ErrGenerationReplaced, as an outage.
+func (s *KMStore) read(ctx context.Context, p *km.Plan, run func(q *sql.DB) error) error {
+	want, all := s.generation(p.KM)
+	if rs := s.db.replicas; rs != nil {
+		fallback := FallbackUnrecorded
+		if all && len(want) > 0 {
+			n := uint64(len(rs.list))
+			start := rs.next.Add(1)
+			for i := range n {
+				r := rs.list[(start+i)%n]
+				ok, why := r.usable(ctx, want, rs.opts.CheckEvery)
+				if !ok {
+					r.logState(rs.opts.Logger, why, r.lastErr())
+					fallback = why
+					continue
+				}
+				err := run(r.sql)
+				if err == nil {
+					r.logState(rs.opts.Logger, "serving", nil)
+					rs.observe(ReplicaRead{Replica: r.name})
+					return nil
+				}
+				if ctx.Err() != nil || sameOnPrimary(err) {
+					return err
+				}
+				// Any other failure runs again on the primary: a statement canceled by
+				// a conflict with the replay, or a table the replica replaced between
+				// its check and the read (which can fail in the server too, scanning a
+				// column whose type changed). Those of the database are logged.
+				var pe *pgconn.PgError
+				if Unavailable(err) {
+					r.down(err)
+					r.logState(rs.opts.Logger, FallbackUnreachable, err)
+				} else if errors.As(err, &pe) && rs.opts.Logger != nil {
+					rs.opts.Logger.Warn("KM read failed on a read replica: read from the primary", "replica", r.name, "err", err)
+				}
+				fallback = FallbackError
+				break
+			}
+		}
+		rs.observe(ReplicaRead{Fallback: fallback})
+	}
+	err := run(s.db.sql)
+	if err == nil || ctx.Err() != nil || len(want) == 0 || outage.Is(err) {
+		return err
+	}
+	// Did another import replace the tables since this store loaded them?
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replicaCheckTimeout)
+	defer cancel()
+	now, cerr := readDigests(cctx, s.db.sql, s.db.d, want)
+	if cerr != nil {
+		return err
+	}
+	for src, d := range want {
+		if now[src] != d {
+			return &outage.Error{Err: fmt.Errorf("%w (source %s): %v", ErrGenerationReplaced, src, err)}
+		}
+	}
+	return err
+}
+
+// lastErr returns the replica's last failure.
+func (r *replica) lastErr() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+// observe reports a read to the options' Observe.
+func (rs *replicas) observe(r ReplicaRead) {
+	if rs.opts.Observe != nil {
+		rs.opts.Observe(r)
+	}
+}
+
+// sameOnPrimary reports whether err, the error of a read on a replica, would be the
+// same on the primary: a value out of range or another data exception of the request's
+// own (SQLSTATE class 22), which is not run twice.
+func sameOnPrimary(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && strings.HasPrefix(pe.Code, "22")
+}
