@@ -115,13 +115,18 @@ func TestConformanceMetadata(t *testing.T) {
 		Namespace: "ODataKnowledgeModel",
 		Container: "Container",
 		EntityTypes: []edmxType{
-			{"ODataKnowledgeModel.CUSTOMERS", []string{"ID"}, []edmxProp{str("ID", false), str("NAME", true), str("COUNTRY", true)}},
+			{"ODataKnowledgeModel.CUSTOMERS", []string{"ID"}, []edmxProp{str("ID", false), str("NAME", true), str("COUNTRY", true)},
+				// ORDERS.CUST -> CUSTOMERS.ID: the orders of a customer.
+				[]edmxNav{{"ORDERS", "ODataKnowledgeModel.ORDERS", true, "CUSTOMERS"}}},
 			{"ODataKnowledgeModel.ORDERS", []string{"ID"}, []edmxProp{str("ID", false), str("CUST", true),
 				{"DAY", "Edm.Date", true}, {"CREATED", "Edm.DateTimeOffset", true}, {"SEEN", "Edm.DateTimeOffset", true},
 				{"SLOT", "Edm.TimeOfDay", true}, str("STATUS", true), {"NET", "Edm.Double", true},
-				{"LATE", "Edm.Int64", true}, {"EXPRESS", "Edm.Boolean", true}}},
+				{"LATE", "Edm.Int64", true}, {"EXPRESS", "Edm.Boolean", true}},
+				[]edmxNav{{"CUSTOMERS", "ODataKnowledgeModel.CUSTOMERS", false, "ORDERS"}, {"EVENTS", "ODataKnowledgeModel.EVENTS", true, "ORDERS"}}},
 			{"ODataKnowledgeModel.EVENTS", []string{"ROW_NUMBER"}, []edmxProp{{"ROW_NUMBER", "Edm.Int64", false},
-				str("ORDER_ID", true), str("ACTIVITY", true), {"AT", "Edm.DateTimeOffset", true}}},
+				str("ORDER_ID", true), str("ACTIVITY", true), {"AT", "Edm.DateTimeOffset", true}},
+				// EVENTS.ORDER_ID -> ORDERS.ID: the order of an event.
+				[]edmxNav{{"ORDERS", "ODataKnowledgeModel.ORDERS", false, "EVENTS"}}},
 		},
 		EntitySets: []edmxSet{
 			{"CUSTOMERS_entries", "ODataKnowledgeModel.CUSTOMERS"},
@@ -168,6 +173,16 @@ func TestConformanceDemoMetadata(t *testing.T) {
 				for _, f := range r.Fields {
 					et.Properties = append(et.Properties, edmxProp{f.ID, edm[f.TypeName], f.ID != r.Key})
 				}
+				// The demo's relationships need no disambiguation: a to-one property named
+				// after the referred record, a to-many one after the referring record.
+				for _, rel := range m.Relationships {
+					if rel.From.Record == r.ID {
+						et.Navigation = append(et.Navigation, edmxNav{rel.To.Record, "ODataKnowledgeModel." + rel.To.Record, false, rel.From.Record})
+					}
+					if rel.To.Record == r.ID {
+						et.Navigation = append(et.Navigation, edmxNav{rel.From.Record, "ODataKnowledgeModel." + rel.From.Record, true, rel.To.Record})
+					}
+				}
 				want.EntityTypes = append(want.EntityTypes, et)
 				want.EntitySets = append(want.EntitySets, edmxSet{r.ID + "_entries", "ODataKnowledgeModel." + r.ID})
 			}
@@ -186,10 +201,16 @@ type (
 		Name, Type string
 		Nullable   bool
 	}
+	edmxNav struct {
+		Name, Target string
+		Collection   bool
+		Partner      string
+	}
 	edmxType struct {
 		Name       string
 		Keys       []string
 		Properties []edmxProp
+		Navigation []edmxNav
 	}
 	edmxSet    struct{ Name, EntityType string }
 	edmxSchema struct {

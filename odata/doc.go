@@ -51,6 +51,27 @@
 // code FILTER_NOT_SUPPORTED, as OData's Minimal conformance level has it; every other
 // filter error is 400.
 //
+// # Navigation properties
+//
+// Each relationship of the KM (FROM.FIELD -> TO.FIELD, many-to-one) is a pair of
+// navigation properties in $metadata (CSDL XML and JSON), each the other's Partner, with
+// a NavigationPropertyBinding on the entity sets: a to-one property on FROM's entity type
+// named TO (with a ReferentialConstraint FIELD -> TO's key when the relationship refers to
+// the key), and a to-many (collection) property on TO's entity type named FROM. Where two
+// properties of a type would share a name (two relationships both ways between two
+// records) or a name is a property's, the to-one property is TO_via_FIELD and the to-many
+// one FROM_by_FIELD (FIELD: the referring field); underscores are prepended to a name
+// that still collides.
+//
+// $filter takes path expressions through to-one navigation properties
+// (ORDERS_entries?$filter=CUSTOMERS/COUNTRY eq 'DE', or ORDERS/CUSTOMERS/COUNTRY from
+// the items): a path names the related record's field, exactly as the KM-native
+// CUSTOMERS.COUNTRY does, and filters through the relationships as every KM filter does
+// (see package km). The path must be the one the KM joins the two records along (its
+// shortest, unambiguous path); another path is 501, and so is one that leads back to its
+// own record. A collection-valued path outside any/all is 400. $orderby by a path is 501:
+// the plan sorts a record's rows by its own fields.
+//
 // # Behaviours chosen where the specification is silent
 //
 //   - Formats: $format takes json, xml, atom or the media types application/json,

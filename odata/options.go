@@ -331,7 +331,9 @@ func parseOrderBy(v string) ([]query.SortTerm, error) {
 				return nil, err
 			}
 			if f, ok := e.(*query.FieldOperand); ok {
-				if !isIdentifier(f.Field.Name) {
+				if isPath(f.Field.Name) {
+					k.Field = f.Field.Name // NAV/FIELD: resolved against the entity type
+				} else if !isIdentifier(f.Field.Name) {
 					return nil, badOption(CodeOptionNotSupported, "$orderby item %q: only property names and expressions over them can be sorted by, optionally followed by asc or desc", short(strings.TrimSpace(item)))
 				}
 				k.Field = f.Field.Name // a parenthesised property: (NAME)
