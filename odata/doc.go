@@ -47,7 +47,7 @@
 // body goes as application/json instead when the Accept header admits application/json
 // but not problem+json (nor */*): OData clients such as @odata/client parse only that.
 // Valid OData outside what the service implements (query.KindUnsupported: functions such
-// as matchesPattern, has, lambdas, parameter aliases ...) is 501 Not Implemented with
+// as matchesPattern, has, all, parameter aliases ...) is 501 Not Implemented with
 // code FILTER_NOT_SUPPORTED, as OData's Minimal conformance level has it; every other
 // filter error is 400.
 //
@@ -71,6 +71,18 @@
 // shortest, unambiguous path); another path is 501, and so is one that leads back to its
 // own record. A collection-valued path outside any/all is 400. $orderby by a path is 501:
 // the plan sorts a record's rows by its own fields.
+//
+// PATH/any(x: BODY) on a to-many path (ORDERS_entries?$filter=ITEMS/any(i: i/QUANTITY
+// gt 5)) keeps the entities with at least one related entity for which BODY is true: the
+// KM's filter across records, a semi-join. In BODY, x/FIELD and x/NAV/FIELD are the
+// related entity's, other names the outer entity's; a BODY of several conditions holds
+// for one related entity. Nulls follow the filters' three-valued logic: a related entity
+// whose BODY is null does not count, and an entity with no related ones never passes.
+// PATH/any() keeps entities with at least one related entity. any is served as a
+// condition ANDed with the rest of $filter; inside or or not, nested in another lambda,
+// and all(...) are 501 FILTER_NOT_SUPPORTED: they are negated semi-joins, which the KM's
+// filters cannot state. (OData's all is true for an entity with no related ones; the
+// service does not answer it rather than answer it otherwise.)
 //
 // # Behaviours chosen where the specification is silent
 //

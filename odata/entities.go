@@ -130,8 +130,11 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 	}
 	if o.Filter != nil {
 		// now() is the request's instant, the one every backend compares with.
-		e, err := resolvePaths(m, et.rec.ID, o.Filter)
+		e, err := resolveLambdas(m, et.rec.ID, o.Filter)
 		if err != nil {
+			return nil, err
+		}
+		if e, err = resolvePaths(m, et.rec.ID, e); err != nil {
 			return nil, err
 		}
 		e, err = et.bindFilter(m, e, h.now())

@@ -137,9 +137,14 @@ func navigation(m *km.KnowledgeModel, rec, name string) (navProp, bool) {
 	return navProp{}, false
 }
 
-// notSupported returns a 501 with the OData+problem body.
+// notSupported returns a 501 with the OData+problem body: FILTER_NOT_SUPPORTED for
+// $filter, ODATA_OPTION_NOT_SUPPORTED for the other options.
 func notSupported(target, format string, args ...any) error {
-	return withTarget(problem.New(http.StatusNotImplemented, CodeOptionNotSupported, fmt.Sprintf(format, args...)), target)
+	code := CodeOptionNotSupported
+	if target == "$filter" {
+		code = query.CodeFilterNotSupported // as every unsupported $filter feature
+	}
+	return withTarget(problem.New(http.StatusNotImplemented, code, fmt.Sprintf(format, args...)), target)
 }
 
 // resolvePath maps a path expression of a $filter or $orderby on record rec (NAV/FIELD,

@@ -97,6 +97,25 @@ func TestPathErrors(t *testing.T) {
 		{"/ORDERS_entries?$orderby=EVENTS/AT", 400, "GENERAL_PARAMETER_ILLEGAL",
 			"$orderby: EVENTS is a collection of EVENTS; a condition over it needs any or all: EVENTS/any(x: x/AT ...)"},
 		{"/ORDERS_entries?$filter=CUSTOMERS/$count gt 1", 501, "FILTER_NOT_SUPPORTED", ""},
+		// lambdas
+		{"/ORDERS_entries?$filter=EVENTS/all(e: e/ACTIVITY eq 'Ship')", 501, "FILTER_NOT_SUPPORTED",
+			"$filter: EVENTS/all(...) is not supported: the knowledge model's filters keep a record when some related row passes, not when every one does; write EVENTS/any(...) or filter the related entity set"},
+		{"/ORDERS_entries?$filter=STATUS eq 'PAID' or EVENTS/any(e: e/ACTIVITY eq 'Ship')", 501, "FILTER_NOT_SUPPORTED",
+			"$filter: EVENTS/any(...) is supported as a condition ANDed with the rest of $filter, not inside or or not"},
+		{"/ORDERS_entries?$filter=not EVENTS/any()", 501, "FILTER_NOT_SUPPORTED",
+			"$filter: EVENTS/any(...) is supported as a condition ANDed with the rest of $filter, not inside or or not"},
+		{"/CUSTOMERS_entries?$filter=ORDERS/any(o: o/EVENTS/any(e: e/ACTIVITY eq 'Ship'))", 501, "FILTER_NOT_SUPPORTED",
+			"$filter: a lambda inside ORDERS/any(...) is not supported"},
+		{"/ORDERS_entries?$filter=CUSTOMERS/any(c: c/COUNTRY eq 'DE')", 400, "GENERAL_PARAMETER_ILLEGAL",
+			"$filter: CUSTOMERS/any(...) needs a collection; CUSTOMERS is a single entity: compare its properties as CUSTOMERS/FIELD"},
+		{"/ORDERS_entries?$filter=STATUS/any(s: s eq 'x')", 400, "GENERAL_PARAMETER_ILLEGAL",
+			"$filter: STATUS/any(...) needs a collection-valued navigation property; STATUS is a property of ORDERS"},
+		{"/CUSTOMERS_entries?$filter=ORDERS/EVENTS/any(e: e/ACTIVITY eq 'Ship')", 400, "GENERAL_PARAMETER_ILLEGAL",
+			"$filter: ORDERS is a collection; a lambda's path may only end in one: ORDERS/any(x: x/EVENTS/...)"},
+		{"/ORDERS_entries?$filter=EVENTS/any(e: e/WHO eq 'x')", 400, "KM_FIELD_NOTFOUND",
+			"$filter: EVENTS: entity type EVENTS has no property WHO"},
+		{"/ORDERS_entries?$filter=EVENTS/any(e: e eq 'x')", 400, "GENERAL_PARAMETER_ILLEGAL",
+			"$filter: e is an entity of EVENTS; compare its properties, as e/FIELD"},
 	}
 	for _, tt := range tests {
 		u := strings.ReplaceAll(tt.target, " ", "%20")

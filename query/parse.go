@@ -481,6 +481,9 @@ func (p *parser) parsePlainPrimary() Expr {
 		if fn, ok := function(t.text); ok && p.nextChar() == '(' {
 			return p.parseCall(fn)
 		}
+		if l := p.parseLambda(t); l != nil {
+			return l
+		}
 		f := p.parseField("a condition", "")
 		return p.parseComparison(f)
 	case tString, tValue:

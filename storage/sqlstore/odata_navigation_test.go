@@ -135,3 +135,87 @@ func runNavCases(t *testing.T, cases []navCase) {
 		})
 	}
 }
+
+// TestODataAnyFilters: PATH/any(x: BODY) keeps the entities with at least one related
+// entity for which BODY is true (a semi-join, SPEC-NOTES' propagation). Where BODY is one
+// condition it means the KM-native filter on the child's fields; the reference evaluator
+// answers both.
+func TestODataAnyFilters(t *testing.T) {
+	cases := []navCase{
+		{"ORDERS_entries", "ORDER_ID", "ORDER_ITEMS/any(i: i/QUANTITY gt 5)", []string{"ORDER_ITEMS.QUANTITY gt 5"}},
+		{"ORDERS_entries", "ORDER_ID", "ORDER_ITEMS/ANY(i:i/QUANTITY gt 5 or i/NET_PRICE lt 20) and STATUS ne 'OPEN'", []string{"ORDER_ITEMS.QUANTITY gt 5 or ORDER_ITEMS.NET_PRICE lt 20", "STATUS ne 'OPEN'"}},
+		// nulls: a null DAYS_LATE is neither ne 0 nor not gt 2
+		{"CUSTOMERS_entries", "CUSTOMER_ID", "ORDERS/any(o: o/DAYS_LATE ne 0)", []string{"ORDERS.DAYS_LATE ne 0"}},
+		{"CUSTOMERS_entries", "CUSTOMER_ID", "ORDERS/any(o: not (o/DAYS_LATE gt 2))", []string{"not (ORDERS.DAYS_LATE gt 2)"}},
+		// the outer entity's properties and paths inside the body
+		{"ORDERS_entries", "ORDER_ID", "ORDER_ITEMS/any(i: i/MATERIALS/MATERIAL_GROUP eq 'Hardware' or i/QUANTITY gt 8)", []string{"MATERIALS.MATERIAL_GROUP eq 'Hardware' or ORDER_ITEMS.QUANTITY gt 8"}},
+		{"ORDERS_entries", "ORDER_ID", "ORDER_ITEMS/any(i: i/QUANTITY gt 8 or EXPRESS eq true)", []string{"ORDER_ITEMS.QUANTITY gt 8 or ORDERS.EXPRESS eq true"}},
+		{"MATERIALS_entries", "MATERIAL_ID", "ORDER_ITEMS/any(i: i/ORDERS/CUSTOMERS/COUNTRY eq 'DE')", []string{"CUSTOMERS.COUNTRY eq 'DE'"}},
+	}
+	runNavCases(t, cases)
+}
+
+// TestODataAnyConjunction: a body of several conditions ANDed holds for one related
+// entity, not for one entity each: the parents are those of the children that pass the
+// whole body (computed here from the reference's child rows), not the KM-native
+// filterExpr's conjunct by conjunct semi-joins. any() without a body: a parent with a
+// child at all.
+func TestODataAnyConjunction(t *testing.T) {
+	data, err := storetest.DemoData(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := storetest.LoadReference(data, "o2c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parentsOf := func(record, ref_, filter string) []string {
+		req := storetest.RefRequest{Record: record, Fields: []string{ref_}}
+		if filter != "" {
+			req.FilterExprs = []string{filter}
+		}
+		res, err := ref.Eval(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range res.Rows {
+			if r[0] != nil && !slices.Contains(out, fmt.Sprint(r[0])) {
+				out = append(out, fmt.Sprint(r[0]))
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	bothConds := parentsOf("ORDER_ITEMS", "ORDER_ID", "QUANTITY gt 8 and NET_PRICE lt 1000")
+	separately := refKeys(t, ref, "ORDERS", "ORDER_ID", []string{"ORDER_ITEMS.QUANTITY gt 8 and ORDER_ITEMS.NET_PRICE lt 1000"})
+	if slices.Equal(bothConds, separately) {
+		t.Fatalf("the data does not tell one item passing both conditions from two items passing one each")
+	}
+	withOrders := parentsOf("ORDERS", "CUSTOMER_ID", "")
+	allCustomers := refKeys(t, ref, "CUSTOMERS", "CUSTOMER_ID", nil)
+	if len(withOrders) == len(allCustomers) {
+		t.Fatalf("every customer has orders: any() tests little")
+	}
+	for _, b := range navBackends {
+		t.Run(b.name, func(t *testing.T) {
+			s := b.open(t)
+			if err := s.Import(context.Background(), data); err != nil {
+				t.Fatal(err)
+			}
+			h := odata.NewHandler(s)
+			for _, c := range []struct {
+				set, key, filter string
+				want             []string
+			}{
+				{"ORDERS_entries", "ORDER_ID", "ORDER_ITEMS/any(i: i/QUANTITY gt 8 and i/NET_PRICE lt 1000)", bothConds},
+				{"CUSTOMERS_entries", "CUSTOMER_ID", "ORDERS/any()", withOrders},
+			} {
+				got := odataKeys(t, h, c.set, c.key, "$filter="+strings.ReplaceAll(url.QueryEscape(c.filter), "+", "%20"))
+				if !slices.Equal(got, c.want) {
+					t.Errorf("%s $filter=%s:\n got %v\nwant %v", c.set, c.filter, got, c.want)
+				}
+			}
+		})
+	}
+}
