@@ -342,6 +342,25 @@ func TestConformanceClient(t *testing.T) {
 			{"ID": "C1", "NAME": "Müller & Söhne <GmbH>", "COUNTRY": "DE"},
 			{"ID": "C2", "NAME": `O'Brien "Ltd"`, "COUNTRY": "IE"},
 		}}},
+		// Navigation (testdata/shop): O1 and O2 belong to C1, O5 to C4, the customers in
+		// DE; O2 and O3 are PAID, of C1 and C2; O2 and O5 have a Ship event in February
+		// or later (O1's is in January).
+		{"path", "ORDERS_entries", "CUSTOMERS/COUNTRY eq 'DE' and NET gt 1", "NET desc", "10", result{Count: 2, Rows: []map[string]any{
+			{"ID": "O2", "CUST": "C1", "DAY": "2025-02-10", "CREATED": "2025-02-10T08:30:00Z", "SEEN": "2025-02-10T08:30:00Z",
+				"SLOT": "12:00:00", "STATUS": "PAID", "NET": 250.0, "LATE": 2.0, "EXPRESS": true},
+			{"ID": "O1", "CUST": "C1", "DAY": "2025-01-05", "CREATED": "2025-01-05T10:00:00Z", "SEEN": "2025-01-05T10:00:00.25Z",
+				"SLOT": "08:30:00", "STATUS": "OPEN", "NET": 100.5, "LATE": nil, "EXPRESS": false},
+		}}},
+		{"any", "CUSTOMERS_entries", "ORDERS/any(o: o/STATUS eq 'PAID')", "NAME asc", "10", result{Count: 2, Rows: []map[string]any{
+			{"ID": "C1", "NAME": "Müller & Söhne <GmbH>", "COUNTRY": "DE"},
+			{"ID": "C2", "NAME": `O'Brien "Ltd"`, "COUNTRY": "IE"},
+		}}},
+		{"any, two conditions on one event", "ORDERS_entries", "EVENTS/any(e: e/ACTIVITY eq 'Ship' and e/AT ge 2025-02-01T00:00:00Z)", "ID asc", "10", result{Count: 2, Rows: []map[string]any{
+			{"ID": "O2", "CUST": "C1", "DAY": "2025-02-10", "CREATED": "2025-02-10T08:30:00Z", "SEEN": "2025-02-10T08:30:00Z",
+				"SLOT": "12:00:00", "STATUS": "PAID", "NET": 250.0, "LATE": 2.0, "EXPRESS": true},
+			{"ID": "O5", "CUST": "C4", "DAY": "2025-03-02", "CREATED": "2025-03-02T23:59:59Z", "SEEN": "2025-03-02T23:59:59Z",
+				"SLOT": "09:00:00", "STATUS": "SHIPPED", "NET": 0.1, "LATE": 5.0, "EXPRESS": true},
+		}}},
 		// More rows than a server page (4): the answer is the first page. The generated
 		// key is the row's position in events.csv.
 		{"keyless, paged", "EVENTS_entries", "AT ge 2025-02-01T00:00:00+01:00", "AT asc", "6", result{Count: 7, Rows: []map[string]any{
