@@ -87,11 +87,11 @@ const (
 
 // unsupportedOptions are valid OData system query options this service does not offer.
 var unsupportedOptions = map[string]string{
-	"expand":        "the entity types have no navigation properties",
+	"expand":        "navigation properties serve path expressions and any() in $filter only",
 	"search":        "use $filter with contains(FIELD,'text')",
 	"apply":         "aggregation is served by the Knowledge Model API's KPIs",
 	"compute":       "computed properties are not offered",
-	"levels":        "the entity types have no navigation properties",
+	"levels":        "navigation properties serve path expressions and any() in $filter only",
 	"index":         "ordinal access is not offered",
 	"schemaversion": "the service has one schema version",
 	"deltatoken":    "delta links are not offered",

@@ -90,7 +90,7 @@ func TestParseQueryOptionsErrors(t *testing.T) {
 		{"$top=1&$top=2", wantErr{400, "ODATA_OPTION_REPEATED", `$top is given more than once`}},
 		{"$top=1&top=2", wantErr{400, "ODATA_OPTION_REPEATED", `$top is given more than once`}},
 		{"$format=csv", wantErr{415, "GENERAL_UNSUPPORTED_MEDIA_TYPE", `$format "csv" is not supported: use json, xml, atom, application/json, application/xml or application/atom+xml`}},
-		{"$expand=X", wantErr{501, "ODATA_OPTION_NOT_SUPPORTED", `$expand is not supported: the entity types have no navigation properties`}},
+		{"$expand=X", wantErr{501, "ODATA_OPTION_NOT_SUPPORTED", `$expand is not supported: navigation properties serve path expressions and any() in $filter only`}},
 		{"$search=x", wantErr{501, "ODATA_OPTION_NOT_SUPPORTED", `$search is not supported: use $filter with contains(FIELD,'text')`}},
 		{"$apply=aggregate(A)", wantErr{501, "ODATA_OPTION_NOT_SUPPORTED", `$apply is not supported: aggregation is served by the Knowledge Model API's KPIs`}},
 		{"$nope=1", wantErr{400, "GENERAL_PARAMETER_ILLEGAL", `unknown system query option $nope (supported: $select, $filter, $orderby, $top, $skip, $count, $format)`}},
