@@ -215,6 +215,18 @@ func TestODataAnyConjunction(t *testing.T) {
 				if !slices.Equal(got, c.want) {
 					t.Errorf("%s $filter=%s:\n got %v\nwant %v", c.set, c.filter, got, c.want)
 				}
+				// The reference's own lambda semantics agree.
+				res, err := ref.Eval(storetest.RefRequest{Record: strings.TrimSuffix(c.set, odata.EntitySetSuffix), Fields: []string{c.key}, ODataFilter: c.filter, Sort: "+" + c.key})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var refGot []string
+				for _, r := range res.Rows {
+					refGot = append(refGot, fmt.Sprint(r[0]))
+				}
+				if !slices.Equal(refGot, c.want) {
+					t.Errorf("reference %s $filter=%s:\n got %v\nwant %v", c.set, c.filter, refGot, c.want)
+				}
 			}
 		})
 	}
