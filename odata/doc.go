@@ -67,7 +67,9 @@
 // (ORDERS_entries?$filter=CUSTOMERS/COUNTRY eq 'DE', or ORDERS/CUSTOMERS/COUNTRY from
 // the items): a path names the related record's field, exactly as the KM-native
 // CUSTOMERS.COUNTRY does, and filters through the relationships as every KM filter does
-// (see package km). The path must be the one the KM joins the two records along (its
+// (see package km): a row passes when its related row passes, so an order without a
+// customer passes neither CUSTOMERS/COUNTRY eq 'DE' nor CUSTOMERS/COUNTRY eq null. The
+// path must be the one the KM joins the two records along (its
 // shortest, unambiguous path); another path is 501, and so is one that leads back to its
 // own record. A collection-valued path outside any/all is 400. $orderby by a path is 501:
 // the plan sorts a record's rows by its own fields.

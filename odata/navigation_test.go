@@ -163,3 +163,19 @@ func TestPathNotTheKMJoin(t *testing.T) {
 		}
 	}
 }
+
+// A path filter is the KM's filter across records: an order passes when its customer
+// does, so O7, which has no customer, passes neither CUSTOMERS/COUNTRY eq null (only O4,
+// whose customer C3 has no country) nor its negation (testdata/shop).
+func TestPathNullParent(t *testing.T) {
+	h := testHandler(t)
+	for _, c := range []struct{ filter, want string }{
+		{"CUSTOMERS/COUNTRY eq null", `[{"ID":"O4"}]`},
+		{"CUSTOMERS/COUNTRY ne null", `[{"ID":"O'6"},{"ID":"O1"},{"ID":"O2"},{"ID":"O3"},{"ID":"O5"}]`},
+	} {
+		w := get(h, svc+"/ORDERS_entries?$select=ID&$orderby=ID&$format=application/json;odata.metadata=none&$filter="+strings.ReplaceAll(c.filter, " ", "%20"))
+		if w.Code != 200 || w.Body.String() != `{"value":`+c.want+`}` {
+			t.Errorf("%s: %d %s, want %s", c.filter, w.Code, w.Body, c.want)
+		}
+	}
+}
