@@ -89,6 +89,23 @@ service shop {
     NET : Double;
     LATE : Int64;
     EXPRESS : Boolean;
+    CUSTOMERS : Association to CUSTOMERS_entries on CUSTOMERS.ID = CUST;
+    EVENTS : Association to many EVENTS_entries on EVENTS.ORDER_ID = ID;
+  }
+  @cds.external: true
+  @cds.persistence.skip: true
+  entity CUSTOMERS_entries {
+    key ID : LargeString not null;
+    NAME : LargeString;
+    COUNTRY : LargeString;
+  }
+  @cds.external: true
+  @cds.persistence.skip: true
+  entity EVENTS_entries {
+    key ROW_NUMBER : Int64 not null;
+    ORDER_ID : LargeString;
+    ACTIVITY : LargeString;
+    AT : Timestamp;
   }
 }
 `
@@ -172,6 +189,13 @@ func TestCAPFunctions(t *testing.T) {
 		{"tolower(STATUS) = 'open'", 0, []string{"O1", "O4"}},
 		{"year(DAY) = 2025 and NET > 100", 0, []string{"O1", "O2", "O4"}},
 		{"tolower(STATUS) = 'paid'", 120, []string{"O2", "O3"}},
+		// Navigation: CAP writes a path through an association as
+		// $filter=CUSTOMERS/COUNTRY eq 'DE' and exists as a lambda,
+		// $filter=EVENTS/any(d:d/ACTIVITY eq 'Ship'). O1, O2 (C1) and O5 (C4) are the orders of
+		// customers in DE; O1, O2 and O5 have a Ship event.
+		{"CUSTOMERS.COUNTRY = 'DE'", 0, []string{"O1", "O2", "O5"}},
+		{"exists EVENTS[ACTIVITY = 'Ship']", 0, []string{"O1", "O2", "O5"}},
+		{"exists EVENTS[ACTIVITY = 'Ship' and AT >= '2025-02-01T00:00:00Z']", 0, []string{"O2", "O5"}},
 	}
 	for _, tt := range tests {
 		var got struct {

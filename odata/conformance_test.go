@@ -115,13 +115,18 @@ func TestConformanceMetadata(t *testing.T) {
 		Namespace: "ODataKnowledgeModel",
 		Container: "Container",
 		EntityTypes: []edmxType{
-			{"ODataKnowledgeModel.CUSTOMERS", []string{"ID"}, []edmxProp{str("ID", false), str("NAME", true), str("COUNTRY", true)}},
+			{"ODataKnowledgeModel.CUSTOMERS", []string{"ID"}, []edmxProp{str("ID", false), str("NAME", true), str("COUNTRY", true)},
+				// ORDERS.CUST -> CUSTOMERS.ID: the orders of a customer.
+				[]edmxNav{{"ORDERS", "ODataKnowledgeModel.ORDERS", true, "CUSTOMERS"}}},
 			{"ODataKnowledgeModel.ORDERS", []string{"ID"}, []edmxProp{str("ID", false), str("CUST", true),
 				{"DAY", "Edm.Date", true}, {"CREATED", "Edm.DateTimeOffset", true}, {"SEEN", "Edm.DateTimeOffset", true},
 				{"SLOT", "Edm.TimeOfDay", true}, str("STATUS", true), {"NET", "Edm.Double", true},
-				{"LATE", "Edm.Int64", true}, {"EXPRESS", "Edm.Boolean", true}}},
+				{"LATE", "Edm.Int64", true}, {"EXPRESS", "Edm.Boolean", true}},
+				[]edmxNav{{"CUSTOMERS", "ODataKnowledgeModel.CUSTOMERS", false, "ORDERS"}, {"EVENTS", "ODataKnowledgeModel.EVENTS", true, "ORDERS"}}},
 			{"ODataKnowledgeModel.EVENTS", []string{"ROW_NUMBER"}, []edmxProp{{"ROW_NUMBER", "Edm.Int64", false},
-				str("ORDER_ID", true), str("ACTIVITY", true), {"AT", "Edm.DateTimeOffset", true}}},
+				str("ORDER_ID", true), str("ACTIVITY", true), {"AT", "Edm.DateTimeOffset", true}},
+				// EVENTS.ORDER_ID -> ORDERS.ID: the order of an event.
+				[]edmxNav{{"ORDERS", "ODataKnowledgeModel.ORDERS", false, "EVENTS"}}},
 		},
 		EntitySets: []edmxSet{
 			{"CUSTOMERS_entries", "ODataKnowledgeModel.CUSTOMERS"},
@@ -168,6 +173,16 @@ func TestConformanceDemoMetadata(t *testing.T) {
 				for _, f := range r.Fields {
 					et.Properties = append(et.Properties, edmxProp{f.ID, edm[f.TypeName], f.ID != r.Key})
 				}
+				// The demo's relationships need no disambiguation: a to-one property named
+				// after the referred record, a to-many one after the referring record.
+				for _, rel := range m.Relationships {
+					if rel.From.Record == r.ID {
+						et.Navigation = append(et.Navigation, edmxNav{rel.To.Record, "ODataKnowledgeModel." + rel.To.Record, false, rel.From.Record})
+					}
+					if rel.To.Record == r.ID {
+						et.Navigation = append(et.Navigation, edmxNav{rel.From.Record, "ODataKnowledgeModel." + rel.From.Record, true, rel.To.Record})
+					}
+				}
 				want.EntityTypes = append(want.EntityTypes, et)
 				want.EntitySets = append(want.EntitySets, edmxSet{r.ID + "_entries", "ODataKnowledgeModel." + r.ID})
 			}
@@ -186,10 +201,16 @@ type (
 		Name, Type string
 		Nullable   bool
 	}
+	edmxNav struct {
+		Name, Target string
+		Collection   bool
+		Partner      string
+	}
 	edmxType struct {
 		Name       string
 		Keys       []string
 		Properties []edmxProp
+		Navigation []edmxNav
 	}
 	edmxSet    struct{ Name, EntityType string }
 	edmxSchema struct {
@@ -320,6 +341,25 @@ func TestConformanceClient(t *testing.T) {
 			{"ID": "C4", "NAME": "Berg+Co", "COUNTRY": "DE"},
 			{"ID": "C1", "NAME": "Müller & Söhne <GmbH>", "COUNTRY": "DE"},
 			{"ID": "C2", "NAME": `O'Brien "Ltd"`, "COUNTRY": "IE"},
+		}}},
+		// Navigation (testdata/shop): O1 and O2 belong to C1, O5 to C4, the customers in
+		// DE; O2 and O3 are PAID, of C1 and C2; O2 and O5 have a Ship event in February
+		// or later (O1's is in January).
+		{"path", "ORDERS_entries", "CUSTOMERS/COUNTRY eq 'DE' and NET gt 1", "NET desc", "10", result{Count: 2, Rows: []map[string]any{
+			{"ID": "O2", "CUST": "C1", "DAY": "2025-02-10", "CREATED": "2025-02-10T08:30:00Z", "SEEN": "2025-02-10T08:30:00Z",
+				"SLOT": "12:00:00", "STATUS": "PAID", "NET": 250.0, "LATE": 2.0, "EXPRESS": true},
+			{"ID": "O1", "CUST": "C1", "DAY": "2025-01-05", "CREATED": "2025-01-05T10:00:00Z", "SEEN": "2025-01-05T10:00:00.25Z",
+				"SLOT": "08:30:00", "STATUS": "OPEN", "NET": 100.5, "LATE": nil, "EXPRESS": false},
+		}}},
+		{"any", "CUSTOMERS_entries", "ORDERS/any(o: o/STATUS eq 'PAID')", "NAME asc", "10", result{Count: 2, Rows: []map[string]any{
+			{"ID": "C1", "NAME": "Müller & Söhne <GmbH>", "COUNTRY": "DE"},
+			{"ID": "C2", "NAME": `O'Brien "Ltd"`, "COUNTRY": "IE"},
+		}}},
+		{"any, two conditions on one event", "ORDERS_entries", "EVENTS/any(e: e/ACTIVITY eq 'Ship' and e/AT ge 2025-02-01T00:00:00Z)", "ID asc", "10", result{Count: 2, Rows: []map[string]any{
+			{"ID": "O2", "CUST": "C1", "DAY": "2025-02-10", "CREATED": "2025-02-10T08:30:00Z", "SEEN": "2025-02-10T08:30:00Z",
+				"SLOT": "12:00:00", "STATUS": "PAID", "NET": 250.0, "LATE": 2.0, "EXPRESS": true},
+			{"ID": "O5", "CUST": "C4", "DAY": "2025-03-02", "CREATED": "2025-03-02T23:59:59Z", "SEEN": "2025-03-02T23:59:59Z",
+				"SLOT": "09:00:00", "STATUS": "SHIPPED", "NET": 0.1, "LATE": 5.0, "EXPRESS": true},
 		}}},
 		// More rows than a server page (4): the answer is the first page. The generated
 		// key is the row's position in events.csv.

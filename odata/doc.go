@@ -47,9 +47,44 @@
 // body goes as application/json instead when the Accept header admits application/json
 // but not problem+json (nor */*): OData clients such as @odata/client parse only that.
 // Valid OData outside what the service implements (query.KindUnsupported: functions such
-// as matchesPattern, has, lambdas, parameter aliases ...) is 501 Not Implemented with
+// as matchesPattern, has, all, parameter aliases ...) is 501 Not Implemented with
 // code FILTER_NOT_SUPPORTED, as OData's Minimal conformance level has it; every other
 // filter error is 400.
+//
+// # Navigation properties
+//
+// Each relationship of the KM (FROM.FIELD -> TO.FIELD, many-to-one) is a pair of
+// navigation properties in $metadata (CSDL XML and JSON), each the other's Partner, with
+// a NavigationPropertyBinding on the entity sets: a to-one property on FROM's entity type
+// named TO (with a ReferentialConstraint FIELD -> TO's key when the relationship refers to
+// the key), and a to-many (collection) property on TO's entity type named FROM. Where two
+// properties of a type would share a name (two relationships both ways between two
+// records) or a name is a property's, the to-one property is TO_via_FIELD and the to-many
+// one FROM_by_FIELD (FIELD: the referring field); underscores are prepended to a name
+// that still collides.
+//
+// $filter takes path expressions through to-one navigation properties
+// (ORDERS_entries?$filter=CUSTOMERS/COUNTRY eq 'DE', or ORDERS/CUSTOMERS/COUNTRY from
+// the items): a path names the related record's field, exactly as the KM-native
+// CUSTOMERS.COUNTRY does, and filters through the relationships as every KM filter does
+// (see package km): a row passes when its related row passes, so an order without a
+// customer passes neither CUSTOMERS/COUNTRY eq 'DE' nor CUSTOMERS/COUNTRY eq null. The
+// path must be the one the KM joins the two records along (its
+// shortest, unambiguous path); another path is 501, and so is one that leads back to its
+// own record. A collection-valued path outside any/all is 400. $orderby by a path is 501:
+// the plan sorts a record's rows by its own fields.
+//
+// PATH/any(x: BODY) on a to-many path (ORDERS_entries?$filter=ITEMS/any(i: i/QUANTITY
+// gt 5)) keeps the entities with at least one related entity for which BODY is true: the
+// KM's filter across records, a semi-join. In BODY, x/FIELD and x/NAV/FIELD are the
+// related entity's, other names the outer entity's; a BODY of several conditions holds
+// for one related entity. Nulls follow the filters' three-valued logic: a related entity
+// whose BODY is null does not count, and an entity with no related ones never passes.
+// PATH/any() keeps entities with at least one related entity. any is served as a
+// condition ANDed with the rest of $filter; inside or or not, nested in another lambda,
+// and all(...) are 501 FILTER_NOT_SUPPORTED: they are negated semi-joins, which the KM's
+// filters cannot state. (OData's all is true for an entity with no related ones; the
+// service does not answer it rather than answer it otherwise.)
 //
 // # Behaviours chosen where the specification is silent
 //

@@ -33,6 +33,8 @@ type entityType struct {
 	key int
 	// generated is true when the key is the generated row number.
 	generated bool
+	// navs are the navigation properties (navigation.go), set by entityTypes.
+	navs []navProp
 }
 
 // property is one property of an entity type.
@@ -147,6 +149,9 @@ func entityTypes(m *km.KnowledgeModel) []*entityType {
 	out := make([]*entityType, len(m.Records))
 	for i, r := range m.Records {
 		out[i] = newEntityType(r)
+	}
+	for _, et := range out {
+		et.navs = navNames(m, et.rec.ID)
 	}
 	return out
 }

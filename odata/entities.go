@@ -97,6 +97,14 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 			eq.q.Sort = append(eq.q.Sort, k)
 			continue
 		}
+		if strings.Contains(k.Field, "/") {
+			// A path to a field of a related record (CUSTOMERS/COUNTRY).
+			if _, err := resolvePath(m, et.rec.ID, k.Field, "$orderby"); err != nil {
+				return nil, err
+			}
+			// The plan sorts a record's rows by its own fields only.
+			return nil, notSupported("$orderby", "$orderby: sorting by %s, a property of a related entity, is not supported; $filter takes such paths", k.Field)
+		}
 		i := et.prop(k.Field)
 		switch {
 		case i < 0:
@@ -122,7 +130,14 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 	}
 	if o.Filter != nil {
 		// now() is the request's instant, the one every backend compares with.
-		e, err := et.bindFilter(m, o.Filter, h.now())
+		e, err := resolveLambdas(m, et.rec.ID, o.Filter)
+		if err != nil {
+			return nil, err
+		}
+		if e, err = resolvePaths(m, et.rec.ID, e); err != nil {
+			return nil, err
+		}
+		e, err = et.bindFilter(m, e, h.now())
 		if err != nil {
 			if qe, ok := err.(*query.Error); ok {
 				qe.Param = "$filter"

@@ -54,5 +54,5 @@ func ExampleParseQueryOptions() {
 	fmt.Println(err)
 	// Output:
 	// [ID NET] CREATED ge 2025-01-01T00:00:00+01:00 and NAME ne 'a;b' [-NET] 10 0 true
-	// ODATA_OPTION_NOT_SUPPORTED: $expand is not supported: the entity types have no navigation properties
+	// ODATA_OPTION_NOT_SUPPORTED: $expand is not supported: navigation properties serve path expressions and any() in $filter only
 }

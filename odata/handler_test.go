@@ -104,7 +104,7 @@ func TestErrors(t *testing.T) {
 		{"top", svc + "/ORDERS_entries?$top=ten", nil,
 			response{400, problem.ContentType, problemBody(400, "GENERAL_PARAMETER_MISSMATCH", `$top is "ten": want a non-negative integer`)}},
 		{"expand", svc + "/ORDERS_entries?$expand=CUSTOMERS", nil,
-			response{501, problem.ContentType, problemBody(501, "ODATA_OPTION_NOT_SUPPORTED", `$expand is not supported: the entity types have no navigation properties`)}},
+			response{501, problem.ContentType, problemBody(501, "ODATA_OPTION_NOT_SUPPORTED", `$expand is not supported: navigation properties serve path expressions and any() in $filter only`)}},
 		{"metadata takes format only", svc + "/$metadata?$top=1", nil,
 			response{400, problem.ContentType, problemBody(400, "GENERAL_PARAMETER_ILLEGAL", `$top applies to entity sets only; the service document and $metadata take $format`)}},
 		{"service document takes format only", svc + "?$filter=A%20eq%201", nil,

@@ -75,6 +75,7 @@ func metadataXML(types []*entityType) []byte {
 			}
 			b = append(b, `"/>`...)
 		}
+		b = appendNavXML(b, et)
 		b = append(b, `</EntityType>`...)
 	}
 	b = append(b, `<EntityContainer Name="`+ContainerName+`">`...)
@@ -84,6 +85,7 @@ func metadataXML(types []*entityType) []byte {
 		b = append(b, `" EntityType="`...)
 		b = appendXMLText(b, et.qualified(), true)
 		b = append(b, `">`...)
+		b = appendBindingsXML(b, et)
 		for _, r := range setRestrictions {
 			b = append(b, `<Annotation Term="`+capabilitiesAlias+`.`+r[0]+`"><Record><PropertyValue Property="`+r[1]+`" Bool="false"/></Record></Annotation>`...)
 		}
@@ -129,6 +131,7 @@ func metadataJSON(types []*entityType) []byte {
 			}
 			b = append(b, '}')
 		}
+		b = appendNavJSON(b, et)
 		b = append(b, `},`...)
 	}
 	b = append(b, `"`+ContainerName+`":{"$Kind":"EntityContainer"`...)
@@ -137,6 +140,7 @@ func metadataJSON(types []*entityType) []byte {
 		b = jsonenc.AppendStringNoHTMLEscape(b, et.set)
 		b = append(b, `:{"$Collection":true,"$Type":`...)
 		b = jsonenc.AppendStringNoHTMLEscape(b, et.qualified())
+		b = appendBindingsJSON(b, et)
 		for _, r := range setRestrictions {
 			b = append(b, `,"@`+capabilitiesAlias+`.`+r[0]+`":{"`+r[1]+`":false}`...)
 		}

@@ -87,11 +87,11 @@ const (
 
 // unsupportedOptions are valid OData system query options this service does not offer.
 var unsupportedOptions = map[string]string{
-	"expand":        "the entity types have no navigation properties",
+	"expand":        "navigation properties serve path expressions and any() in $filter only",
 	"search":        "use $filter with contains(FIELD,'text')",
 	"apply":         "aggregation is served by the Knowledge Model API's KPIs",
 	"compute":       "computed properties are not offered",
-	"levels":        "the entity types have no navigation properties",
+	"levels":        "navigation properties serve path expressions and any() in $filter only",
 	"index":         "ordinal access is not offered",
 	"schemaversion": "the service has one schema version",
 	"deltatoken":    "delta links are not offered",
@@ -331,7 +331,9 @@ func parseOrderBy(v string) ([]query.SortTerm, error) {
 				return nil, err
 			}
 			if f, ok := e.(*query.FieldOperand); ok {
-				if !isIdentifier(f.Field.Name) {
+				if isPath(f.Field.Name) {
+					k.Field = f.Field.Name // NAV/FIELD: resolved against the entity type
+				} else if !isIdentifier(f.Field.Name) {
 					return nil, badOption(CodeOptionNotSupported, "$orderby item %q: only property names and expressions over them can be sorted by, optionally followed by asc or desc", short(strings.TrimSpace(item)))
 				}
 				k.Field = f.Field.Name // a parenthesised property: (NAME)

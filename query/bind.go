@@ -160,6 +160,9 @@ func bind(e Expr, s *binder) (Expr, *Error) {
 		return s.bindScalarCompare(e)
 	case *ScalarMatch:
 		return s.bindScalarMatch(e)
+	case *Lambda:
+		// Only a caller that knows the navigation properties can read it (package odata).
+		return nil, &Error{Kind: KindUnsupported, Code: CodeFilterNotSupported, Pos: e.At, Msg: fmt.Sprintf("the lambda operator %s is not supported here", e.Operator())}
 	}
 	return nil, &Error{Kind: KindSyntax, Code: CodeFilterSyntax, Pos: NoPos, Msg: fmt.Sprintf("the expression tree holds an invalid node %T", e)}
 }

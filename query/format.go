@@ -72,6 +72,17 @@ func format(b *strings.Builder, e Expr) {
 	case *Not:
 		b.WriteString("not ")
 		formatOperand(b, e.X, prec(e.X) < 3)
+	case *Lambda:
+		b.WriteString(e.Path)
+		b.WriteByte('/')
+		b.WriteString(e.Operator())
+		b.WriteByte('(')
+		if e.Body != nil {
+			b.WriteString(e.Var)
+			b.WriteString(": ")
+			format(b, e.Body)
+		}
+		b.WriteByte(')')
 	case *Compare:
 		b.WriteString(e.Field.Name)
 		b.WriteByte(' ')

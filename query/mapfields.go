@@ -39,6 +39,12 @@ func MapFields(e Expr, f func(FieldRef) (FieldRef, error)) (Expr, error) {
 			return &Logical{At: e.At, Op: e.Op, L: walk(e.L), R: walk(e.R)}
 		case *Not:
 			return &Not{At: e.At, X: walk(e.X)}
+		case *Lambda:
+			c := *e
+			if e.Body != nil {
+				c.Body = walk(e.Body)
+			}
+			return &c
 		case *Compare:
 			c := *e
 			c.Field = field(e.Field)

@@ -129,7 +129,11 @@ func FuzzParseOData(f *testing.F) {
 		"A div 0 eq null", "A mod 2 eq 1", "F divby 2 gt 1.5", "contains(tolower(A),'x') eq false",
 		"matchesPattern(A,'x')", "geo.distance(A,B) lt 1", "A has 'x'", "foo(A) eq 1", "tolower(A,B) eq 'x'",
 		"(A add 1)", "contains(A,'x') add 1 eq 2", "tolower(contains(A,'x')) eq 'x'", "1 eq 1 add A",
-		"((A add 1) gt 2 or (B sub 1) lt 3)", "not (A add 1) gt 3", "concat('a',A) eq concat(B,'b')"} {
+		"((A add 1) gt 2 or (B sub 1) lt 3)", "not (A add 1) gt 3", "concat('a',A) eq concat(B,'b')",
+		// paths and lambdas
+		"A/B eq 1", "A/B/C eq 'x'", "A/ B eq 1", "A//B eq 1", "A/B/ eq 1", "A/any(x: x/B gt 5)",
+		"A/all(x: x/B eq null)", "A/B/any(x:x/C eq 1)", "contains(A/B,'x')", "NS.T/B eq 1", "A/B(1) eq 2",
+		"not A/B eq 1", "A/B in (1,2)", "A/B add 1 gt 2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {

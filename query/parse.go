@@ -77,7 +77,9 @@ func WithParam(name string) Option { return func(c *config) { c.param = name } }
 // F or f (single), M or m (decimal) after an integer or decimal, L or l (Int64) after an
 // integer ("1000D", "1.5M", "5L"), read as the number without its suffix. The Knowledge
 // Model API's filterExpr stays without it: there keywords are lower case, and "5L" is a
-// bare word.
+// bare word. Under ODataSyntax a path expression (NAV/FIELD, NAV/NAV/FIELD: simple names
+// joined by "/") is a FieldRef whose Name keeps the "/"s; the caller resolves it before
+// binding (the OData service maps it to RECORD.FIELD through its navigation properties).
 func ODataSyntax() Option { return func(c *config) { c.odata = true } }
 
 func newConfig(opts []Option) config {
@@ -479,6 +481,9 @@ func (p *parser) parsePlainPrimary() Expr {
 		if fn, ok := function(t.text); ok && p.nextChar() == '(' {
 			return p.parseCall(fn)
 		}
+		if l := p.parseLambda(t); l != nil {
+			return l
+		}
 		f := p.parseField("a condition", "")
 		return p.parseComparison(f)
 	case tString, tValue:
@@ -526,6 +531,11 @@ func (p *parser) parseField(what, detail string) FieldRef {
 	case '(':
 		p.retry(KindUnsupported, t.pos, "the function %s is not supported; the functions are contains, startswith and endswith", short(t.text))
 	case '/':
+		if p.odata {
+			if f, ok := p.parsePath(t); ok {
+				return f
+			}
+		}
 		seg := p.lx.at(t.end + 1)
 		switch {
 		case seg.kind == tIdent && (seg.text == "any" || seg.text == "all"):
@@ -844,4 +854,28 @@ func (p *parser) parseMirrored() Expr {
 		p.fail(KindUnsupported, opTok.pos, "null %s is not supported: only eq null and ne null compare with null", opTok.text)
 	}
 	return &Compare{At: lit.At, Field: f, Op: mirrored[op], Value: lit}
+}
+
+// parsePath reads, under ODataSyntax, a path expression that starts at t: names joined by
+// "/" with nothing between them (NAV/FIELD, NAV/NAV/FIELD). The FieldRef's name keeps
+// the "/"s; the caller that knows the navigation properties resolves it (the OData
+// service maps NAV/FIELD to RECORD.FIELD before binding). ok is false for what is not
+// such a path (a lambda, /$count, a cast), which parseField reports.
+func (p *parser) parsePath(t token) (f FieldRef, ok bool) {
+	if strings.Contains(t.text, ".") {
+		return FieldRef{}, false // a qualified name: a cast, which is not supported
+	}
+	end := t.end
+	for end < len(p.lx.src) && p.lx.src[end] == '/' {
+		seg := p.lx.at(end + 1)
+		if seg.kind != tIdent || seg.pos != end+1 || strings.Contains(seg.text, ".") || seg.text == "any" || seg.text == "all" {
+			return FieldRef{}, false
+		}
+		end = seg.end
+	}
+	if end < len(p.lx.src) && p.lx.src[end] == '(' {
+		return FieldRef{}, false // a function or lambda after the last "/"
+	}
+	p.moveTo(end)
+	return FieldRef{At: Pos(t.pos), Name: p.lx.src[t.pos:end]}, true
 }

@@ -7,7 +7,8 @@
 //                                 with ajv: {"valid": bool, "errors": [...]}
 //   probe.js xml2json FILE        CSDL XML converted by odata-csdl's xml2json: {"json", "messages"}
 //   probe.js edmx FILE            what @sap-ux/edmx-parser reads from CSDL XML: entity types
-//                                 with keys and properties, entity sets
+//                                 with keys, properties and navigation properties, entity
+//                                 sets
 //   probe.js client ROOT SET FILTER ORDERBY TOP
 //                                 query an entity set with @odata/client (OData V4), with
 //                                 $filter, $orderby ("FIELD asc|desc"), $top and $count:
@@ -69,6 +70,12 @@ async function main(argv) {
             name: p.name,
             type: p.type,
             nullable: p.nullable,
+          })),
+          navigation: t.navigationProperties.map((n) => ({
+            name: n.name,
+            target: n.targetTypeName,
+            collection: n.isCollection,
+            partner: n.partner || "",
           })),
         })),
         entitySets: schema.entitySets.map((s) => ({

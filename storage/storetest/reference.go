@@ -1014,7 +1014,15 @@ func (r *Reference) Eval(req RefRequest) (*RefResult, error) {
 		split(e)
 	}
 	for _, e := range conj {
-		c, err := ev.newConjunct(e)
+		var c *conjunct
+		var err error
+		if l, ok := e.(*query.Lambda); ok {
+			c, err = ev.lambdaConjunct(l)
+		} else if hasLambda(e) {
+			err = refErr("a lambda inside or or not")
+		} else {
+			c, err = ev.newConjunct(e)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -1780,4 +1788,116 @@ func (ev *evaluation) orderByExpressions(rec string, rows [][]query.Value, text 
 		out[i] = rows[j]
 	}
 	return out, nil
+}
+
+// ---- OData lambdas ----
+
+// lambdaConjunct evaluates an OData lambda of a record-level ODataFilter, PATH/any(x:
+// BODY), PATH/all(x: BODY) or PATH/any(), on the rows of the request's record: PATH is
+// one to-many navigation property, named after the related record (the plain form of
+// the OData service's naming). In BODY x/FIELD is the related row's field, a bare name
+// the outer row's, RECORD.FIELD a record reached going up from the related row. With
+// three-valued logic a related row counts for any when BODY is true; all holds when
+// BODY is true for every related row, and so when there is none (OData's rule).
+func (ev *evaluation) lambdaConjunct(l *query.Lambda) (*conjunct, error) {
+	scope, child := ev.scope, l.Path
+	if scope == "" || ev.m.Record(child) == nil {
+		return nil, refErr("lambda %s: not a record related to %s", l.Path, scope)
+	}
+	if hasLambda(l.Body) {
+		return nil, refErr("a lambda inside a lambda")
+	}
+	p, err := ev.path(scope, child)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range p {
+		if st.up {
+			return nil, refErr("lambda %s: the path from %s to %s is not one-to-many all along", l.Path, scope, child)
+		}
+	}
+	childP := make([]truth, len(ev.rows[child]))
+	if l.Body == nil {
+		for h := range childP {
+			childP[h] = yes
+		}
+	} else {
+		body, err := query.MapFields(l.Body, func(r query.FieldRef) (query.FieldRef, error) {
+			if v, f, ok := strings.Cut(r.Name, "/"); ok && v == l.Var {
+				r.Name = child + "." + f
+			} else if !strings.Contains(r.Name, ".") {
+				r.Name = scope + "." + r.Name
+			}
+			return r, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		refs := map[string]fieldRef{}
+		up := map[string][]step{}
+		exprFieldNames(body, func(name string) {
+			if err != nil {
+				return
+			}
+			var r fieldRef
+			if r, err = ev.resolve(name); err != nil {
+				return
+			}
+			refs[name] = r
+			if !ev.reachesUp(child, r.rec) {
+				err = refErr("lambda %s: %s is not reached going up from %s", l.Path, name, child)
+				return
+			}
+			up[r.rec], err = ev.path(child, r.rec)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if err := ev.checkLiterals(body, refs); err != nil {
+			return nil, err
+		}
+		for h := range childP {
+			childP[h] = ev.eval(body, refs, func(ref fieldRef) query.Value {
+				row := h
+				for _, s := range up[ref.rec] {
+					ps := ev.neighbours(s, row)
+					if len(ps) == 0 {
+						return query.Null(ref.typ)
+					}
+					row = ps[0]
+				}
+				return ref.of(ev.rows[ref.rec], row)
+			})
+		}
+	}
+	c := &conjunct{expr: l, refs: map[string]fieldRef{}, home: scope, cache: map[string][]bool{}}
+	c.homeP = make([]bool, len(ev.rows[scope]))
+	for x := range c.homeP {
+		pass := l.All
+		for _, h := range ev.connected(p, x) {
+			if l.All && childP[h] != yes {
+				pass = false
+				break
+			}
+			if !l.All && childP[h] == yes {
+				pass = true
+				break
+			}
+		}
+		c.homeP[x] = pass
+	}
+	return c, nil
+}
+
+// hasLambda reports whether e holds an OData lambda.
+func hasLambda(e query.Expr) bool {
+	switch x := e.(type) {
+	case *query.Logical:
+		return hasLambda(x.L) || hasLambda(x.R)
+	case *query.Not:
+		return hasLambda(x.X)
+	case *query.Lambda:
+		return true
+	}
+	return false
 }

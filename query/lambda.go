@@ -1,0 +1,82 @@
+package query
+
+import "strings"
+
+// Lambda is OData's lambda operator on a collection-valued path, read under ODataSyntax:
+// PATH/any(VAR: BODY), PATH/all(VAR: BODY) and PATH/any() (the collection is not
+// empty). Path is the path to the collection as written (ITEMS, or NAV/ITEMS). In Body,
+// a field reference VAR/FIELD (or VAR/NAV/FIELD) names a field of the collection's
+// element; other names are the outer entity's. The OData service rewrites a Lambda into
+// KM filters before binding; Bind refuses it as unsupported.
+type Lambda struct {
+	At   Pos
+	Path string
+	// All is true for all, false for any.
+	All bool
+	// Var is the lambda variable; "" with Body nil for any().
+	Var  string
+	Body Expr
+}
+
+// Position implements Expr.
+func (e *Lambda) Position() Pos { return e.At }
+
+func (*Lambda) exprNode() {}
+
+// Operator returns "any" or "all".
+func (e *Lambda) Operator() string {
+	if e.All {
+		return "all"
+	}
+	return "any"
+}
+
+// parseLambda reads, under ODataSyntax, a lambda that starts at t (PATH/any(...) or
+// PATH/all(...)), or returns nil without moving when the text there is not one.
+func (p *parser) parseLambda(t token) Expr {
+	if !p.odata || t.kind != tIdent {
+		return nil
+	}
+	end := t.end
+	var op token
+	for end < len(p.lx.src) && p.lx.src[end] == '/' {
+		seg := p.lx.at(end + 1)
+		if seg.kind != tIdent || seg.pos != end+1 || strings.Contains(seg.text, ".") {
+			return nil
+		}
+		if lower := strings.ToLower(seg.text); (lower == "any" || lower == "all") && seg.end < len(p.lx.src) && p.lx.src[seg.end] == '(' {
+			op = seg
+			break
+		}
+		end = seg.end
+	}
+	if op.text == "" || strings.Contains(t.text, ".") {
+		return nil
+	}
+	l := &Lambda{At: Pos(t.pos), Path: p.lx.src[t.pos:end], All: strings.EqualFold(op.text, "all")}
+	open := p.lx.at(op.end)
+	p.enter(open.pos)
+	p.moveTo(open.end)
+	if p.tok.kind == tRParen && !l.All {
+		p.leave()
+		p.next()
+		return l
+	}
+	v := p.tok
+	if v.kind != tIdent || isKeyword(v.text) || strings.Contains(v.text, ".") {
+		p.fail(KindSyntax, v.pos, "expected the variable of %s/%s(...), as in %s/%s(x: x/FIELD eq 1), found %s", l.Path, op.text, l.Path, op.text, p.describe())
+	}
+	l.Var = v.text
+	colon := p.lx.at(v.end)
+	if colon.kind != tOther || colon.text != ":" {
+		p.fail(KindSyntax, colon.pos, "expected \":\" after the lambda variable %s, found %s", v.text, describeToken(colon))
+	}
+	p.moveTo(colon.end)
+	l.Body = p.parseOr()
+	if p.tok.kind != tRParen {
+		p.unexpected(`")" to close the lambda`)
+	}
+	p.leave()
+	p.next()
+	return l
+}

@@ -1,0 +1,233 @@
+package sqlstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/odata"
+	"github.com/kmkit/kmkit/storage/memory"
+	"github.com/kmkit/kmkit/storage/storetest"
+)
+
+// navBackends are the stores the OData navigation tests run on: memory, SQLite and, when
+// KMKIT_POSTGRES_DSN is set, PostgreSQL.
+var navBackends = []struct {
+	name string
+	open func(testing.TB) importer
+}{
+	{"memory", func(testing.TB) importer { return memory.New().KM() }},
+	{"sqlite", func(t testing.TB) importer { return openSQLite(t).KM() }},
+	{"postgres", func(t testing.TB) importer { return openPostgres(t).KM() }},
+}
+
+// importer is a store that loads a KM directory.
+type importer interface {
+	km.Store
+	Import(context.Context, fs.FS) error
+}
+
+// odataKeys asks h for the keys of the entities of set that target's query string
+// selects, sorted by key, following nextLinks.
+func odataKeys(t *testing.T, h http.Handler, set, key, query string) []string {
+	t.Helper()
+	target := odata.BasePath + "/o2c.svc/" + set + "?$select=" + key + "&$orderby=" + key + "&" + query
+	var keys []string
+	for target != "" {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, target, nil))
+		if w.Code != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", target, w.Code, w.Body)
+		}
+		var page struct {
+			Value    []map[string]any `json:"value"`
+			NextLink string           `json:"@odata.nextLink"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &page); err != nil {
+			t.Fatalf("GET %s: %v", target, err)
+		}
+		for _, e := range page.Value {
+			keys = append(keys, fmt.Sprint(e[key]))
+		}
+		target = ""
+		if page.NextLink != "" {
+			u, err := url.Parse(page.NextLink)
+			if err != nil {
+				t.Fatal(err)
+			}
+			target = u.RequestURI()
+		}
+	}
+	return keys
+}
+
+// refKeys returns the keys of record's rows that pass the KM-native filters, sorted, as
+// the reference evaluator computes them from the CSV files.
+func refKeys(t *testing.T, ref *storetest.Reference, record, key string, filters []string) []string {
+	t.Helper()
+	res, err := ref.Eval(storetest.RefRequest{Record: record, Fields: []string{key}, FilterExprs: filters, Sort: "+" + key})
+	if err != nil {
+		t.Fatalf("%s %v: the reference refuses it: %v", record, filters, err)
+	}
+	keys := make([]string, len(res.Rows))
+	for i, r := range res.Rows {
+		keys[i] = fmt.Sprint(r[0])
+	}
+	return keys
+}
+
+// navCase is an OData $filter through navigation properties and the KM-native filter
+// SPEC-NOTES gives it the meaning of.
+type navCase struct {
+	set, key, filter string
+	native           []string
+}
+
+// TestODataPathFilters: a path expression in $filter (CUSTOMERS/COUNTRY on ORDERS) is the
+// KM-native field (CUSTOMERS.COUNTRY): the same entities as the reference evaluator
+// computes for the KM-native filter, on every backend.
+func TestODataPathFilters(t *testing.T) {
+	cases := []navCase{
+		{"ORDERS_entries", "ORDER_ID", "CUSTOMERS/COUNTRY eq 'DE'", []string{"CUSTOMERS.COUNTRY eq 'DE'"}},
+		{"ORDERS_entries", "ORDER_ID", "not (CUSTOMERS/COUNTRY eq 'DE') and STATUS ne 'OPEN'", []string{"not (CUSTOMERS.COUNTRY eq 'DE') and STATUS ne 'OPEN'"}},
+		{"ORDERS_entries", "ORDER_ID", "startswith(CUSTOMERS/CUSTOMER_NAME,'B') or CUSTOMERS/SEGMENT eq 'Public'", []string{"startswith(CUSTOMERS.CUSTOMER_NAME,'B') or CUSTOMERS.SEGMENT eq 'Public'"}},
+		{"ORDER_ITEMS_entries", "ITEM_ID", "ORDERS/CUSTOMERS/COUNTRY eq 'FR'", []string{"CUSTOMERS.COUNTRY eq 'FR'"}},
+		{"ORDER_ITEMS_entries", "ITEM_ID", "ORDERS/STATUS EQ 'OPEN' and MATERIALS/UNIT_PRICE gt 100", []string{"ORDERS.STATUS eq 'OPEN' and MATERIALS.UNIT_PRICE gt 100"}},
+	}
+	runNavCases(t, cases)
+}
+
+// runNavCases checks every case on every backend against the reference.
+func runNavCases(t *testing.T, cases []navCase) {
+	data, err := storetest.DemoData(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := storetest.LoadReference(data, "o2c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range navBackends {
+		t.Run(b.name, func(t *testing.T) {
+			s := b.open(t)
+			if err := s.Import(context.Background(), data); err != nil {
+				t.Fatal(err)
+			}
+			h := odata.NewHandler(s)
+			for _, c := range cases {
+				want := refKeys(t, ref, strings.TrimSuffix(c.set, odata.EntitySetSuffix), c.key, c.native)
+				got := odataKeys(t, h, c.set, c.key, "$filter="+strings.ReplaceAll(url.QueryEscape(c.filter), "+", "%20"))
+				if len(want) == 0 {
+					t.Errorf("%s %s: the reference selects nothing; the case tests little", c.set, c.filter)
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("%s $filter=%s:\n got %v\nwant %v", c.set, c.filter, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestODataAnyFilters: PATH/any(x: BODY) keeps the entities with at least one related
+// entity for which BODY is true (a semi-join, SPEC-NOTES' propagation). Where BODY is one
+// condition it means the KM-native filter on the child's fields; the reference evaluator
+// answers both.
+func TestODataAnyFilters(t *testing.T) {
+	cases := []navCase{
+		{"ORDERS_entries", "ORDER_ID", "ORDER_ITEMS/any(i: i/QUANTITY gt 5)", []string{"ORDER_ITEMS.QUANTITY gt 5"}},
+		{"ORDERS_entries", "ORDER_ID", "ORDER_ITEMS/ANY(i:i/QUANTITY gt 5 or i/NET_PRICE lt 20) and STATUS ne 'OPEN'", []string{"ORDER_ITEMS.QUANTITY gt 5 or ORDER_ITEMS.NET_PRICE lt 20", "STATUS ne 'OPEN'"}},
+		// nulls: a null DAYS_LATE is neither ne 0 nor not gt 2
+		{"CUSTOMERS_entries", "CUSTOMER_ID", "ORDERS/any(o: o/DAYS_LATE ne 0)", []string{"ORDERS.DAYS_LATE ne 0"}},
+		{"CUSTOMERS_entries", "CUSTOMER_ID", "ORDERS/any(o: not (o/DAYS_LATE gt 2))", []string{"not (ORDERS.DAYS_LATE gt 2)"}},
+		// the outer entity's properties and paths inside the body
+		{"ORDERS_entries", "ORDER_ID", "ORDER_ITEMS/any(i: i/MATERIALS/MATERIAL_GROUP eq 'Hardware' or i/QUANTITY gt 8)", []string{"MATERIALS.MATERIAL_GROUP eq 'Hardware' or ORDER_ITEMS.QUANTITY gt 8"}},
+		{"ORDERS_entries", "ORDER_ID", "ORDER_ITEMS/any(i: i/QUANTITY gt 8 or EXPRESS eq true)", []string{"ORDER_ITEMS.QUANTITY gt 8 or ORDERS.EXPRESS eq true"}},
+		{"MATERIALS_entries", "MATERIAL_ID", "ORDER_ITEMS/any(i: i/ORDERS/CUSTOMERS/COUNTRY eq 'DE')", []string{"CUSTOMERS.COUNTRY eq 'DE'"}},
+	}
+	runNavCases(t, cases)
+}
+
+// TestODataAnyConjunction: a body of several conditions ANDed holds for one related
+// entity, not for one entity each: the parents are those of the children that pass the
+// whole body (computed here from the reference's child rows), not the KM-native
+// filterExpr's conjunct by conjunct semi-joins. any() without a body: a parent with a
+// child at all.
+func TestODataAnyConjunction(t *testing.T) {
+	data, err := storetest.DemoData(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := storetest.LoadReference(data, "o2c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parentsOf := func(record, ref_, filter string) []string {
+		req := storetest.RefRequest{Record: record, Fields: []string{ref_}}
+		if filter != "" {
+			req.FilterExprs = []string{filter}
+		}
+		res, err := ref.Eval(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range res.Rows {
+			if r[0] != nil && !slices.Contains(out, fmt.Sprint(r[0])) {
+				out = append(out, fmt.Sprint(r[0]))
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	bothConds := parentsOf("ORDER_ITEMS", "ORDER_ID", "QUANTITY gt 8 and NET_PRICE lt 1000")
+	separately := refKeys(t, ref, "ORDERS", "ORDER_ID", []string{"ORDER_ITEMS.QUANTITY gt 8 and ORDER_ITEMS.NET_PRICE lt 1000"})
+	if slices.Equal(bothConds, separately) {
+		t.Fatalf("the data does not tell one item passing both conditions from two items passing one each")
+	}
+	withOrders := parentsOf("ORDERS", "CUSTOMER_ID", "")
+	allCustomers := refKeys(t, ref, "CUSTOMERS", "CUSTOMER_ID", nil)
+	if len(withOrders) == len(allCustomers) {
+		t.Fatalf("every customer has orders: any() tests little")
+	}
+	for _, b := range navBackends {
+		t.Run(b.name, func(t *testing.T) {
+			s := b.open(t)
+			if err := s.Import(context.Background(), data); err != nil {
+				t.Fatal(err)
+			}
+			h := odata.NewHandler(s)
+			for _, c := range []struct {
+				set, key, filter string
+				want             []string
+			}{
+				{"ORDERS_entries", "ORDER_ID", "ORDER_ITEMS/any(i: i/QUANTITY gt 8 and i/NET_PRICE lt 1000)", bothConds},
+				{"CUSTOMERS_entries", "CUSTOMER_ID", "ORDERS/any()", withOrders},
+			} {
+				got := odataKeys(t, h, c.set, c.key, "$filter="+strings.ReplaceAll(url.QueryEscape(c.filter), "+", "%20"))
+				if !slices.Equal(got, c.want) {
+					t.Errorf("%s $filter=%s:\n got %v\nwant %v", c.set, c.filter, got, c.want)
+				}
+				// The reference's own lambda semantics agree.
+				res, err := ref.Eval(storetest.RefRequest{Record: strings.TrimSuffix(c.set, odata.EntitySetSuffix), Fields: []string{c.key}, ODataFilter: c.filter, Sort: "+" + c.key})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var refGot []string
+				for _, r := range res.Rows {
+					refGot = append(refGot, fmt.Sprint(r[0]))
+				}
+				if !slices.Equal(refGot, c.want) {
+					t.Errorf("reference %s $filter=%s:\n got %v\nwant %v", c.set, c.filter, refGot, c.want)
+				}
+			}
+		})
+	}
+}
