@@ -38,3 +38,20 @@ func TestODataBooleansAndNegation(t *testing.T) {
 		t.Errorf("a string property on its own: %v, want a type mismatch saying so", err)
 	}
 }
+
+// TestParenthesisedOperandAfterAnOperator: "A eq (1 add 2)" is valid OData, and Format
+// writes left-nested arithmetic that way ("A eq (0 add 0) add 0"), which must parse again
+// (the OData fuzzer found "A eq 0 Add 0 Add 0" printed into a text it then refused).
+func TestParenthesisedOperandAfterAnOperator(t *testing.T) {
+	for _, src := range []string{"I eq (1 add 2)", "I eq 0 Add 0 Add 0", "I eq (0 add 0) add 0", "(I add 1) eq (2 mul I)"} {
+		e, err := ParseAndBind(src, testSchema, ODataSyntax())
+		if err != nil {
+			t.Errorf("%s: %v", src, err)
+			continue
+		}
+		again, err := ParseAndBind(Format(e), testSchema, ODataSyntax())
+		if err != nil || Format(again) != Format(e) {
+			t.Errorf("%s: formatted as %s, which parses as %v, %v", src, Format(e), again, err)
+		}
+	}
+}

@@ -695,7 +695,9 @@ func (p *parser) parseValue(after string) Literal {
 		}
 		return Literal{At: Pos(v.pos), Kind: kind, Raw: v.text, Value: val}
 	case tLParen:
-		p.fail(KindSyntax, t.pos, "a parenthesised list may only follow \"in\"")
+		// Under ODataSyntax "A eq (1 add 2)" holds a parenthesised operand: the scalar
+		// grammar reads it.
+		p.retry(KindSyntax, t.pos, "a parenthesised list may only follow \"in\"")
 	case tOther:
 		p.unsupportedStart()
 	}
