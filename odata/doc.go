@@ -80,10 +80,10 @@
 //     as strings. The AtomPub service document is application/atomsvc+xml.
 //   - Query option names are matched case-insensitively, with or without "$" (OData
 //     4.01). A system option given twice is 400 ODATA_OPTION_REPEATED; a valid OData
-//     option the service lacks ($expand, $search, $apply, $compute, $skiptoken, ...) is
+//     option the service lacks ($expand, $apply, $compute, $skiptoken, ...) is
 //     501 ODATA_OPTION_NOT_SUPPORTED (OData's Minimal conformance level), and $metadata
-//     says so (Capabilities SearchRestrictions and ExpandRestrictions false on every set,
-//     ComputeSupported false, TopSupported and SkipSupported true); parameter aliases
+//     says so (Capabilities ExpandRestrictions false on every set, ComputeSupported
+//     false, TopSupported and SkipSupported true); parameter aliases
 //     (@p) are 400 ODATA_OPTION_NOT_SUPPORTED; an unknown "$" option is 400
 //     GENERAL_PARAMETER_ILLEGAL; other custom options are ignored, as OData requires.
 //     The service document and $metadata take $format only.
@@ -97,6 +97,13 @@
 //     identity; the context URL lists the selection as asked. $orderby may name any
 //     property, selected or not, the generated key too. Nulls sort last in both
 //     directions and ties keep row order, as on the data endpoints.
+//   - $search is the Knowledge Model API's fuzzy search (km.SearchRequest, searchTerm):
+//     one word or one phrase in double quotes (\" and \\ escape), searched with the
+//     default precision (km.DefaultSearchPrecision) in the string and time properties of
+//     the answer, as searchTerm without searchField searches the selected fields; without
+//     $orderby the best matches come first. AND, OR, NOT, several words and parentheses
+//     are 501, and Capabilities.SearchRestrictions on every set says Searchable with
+//     UnsupportedExpressions AND, OR, NOT and group.
 //   - filterid may be repeated or comma-separated; an unknown one is 400
 //     KM_FILTER_NOTFOUND. filterid and $filter may use fields of other records
 //     (RECORD.FIELD in $filter): they apply through the KM's relationships as on the

@@ -134,6 +134,13 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 		}
 		eq.q.Where = append(eq.q.Where, e)
 	}
+	if o.Search != "" {
+		sr, err := searchRequest(et, eq.out, o.Search)
+		if err != nil {
+			return nil, err
+		}
+		eq.q.Search = sr
+	}
 	eq.q.Count = o.Count
 	return eq, nil
 }

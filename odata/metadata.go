@@ -33,12 +33,12 @@ var filterFunctions = append(query.FilterFunctions(), "add", "sub", "mul", "div"
 
 // setRestrictions are the restriction terms, each with the property that is false on
 // every entity set: read-only sets, and the options the service answers with 501
-// ($search, $expand), so that generated clients do not offer them.
+// ($expand), so that generated clients do not offer them. SearchRestrictions is written
+// beside them (searchRestrictionsXML, searchRestrictionsJSON).
 var setRestrictions = [...][2]string{
 	{"InsertRestrictions", "Insertable"},
 	{"UpdateRestrictions", "Updatable"},
 	{"DeleteRestrictions", "Deletable"},
-	{"SearchRestrictions", "Searchable"},
 	{"ExpandRestrictions", "Expandable"},
 }
 
@@ -87,6 +87,7 @@ func metadataXML(types []*entityType) []byte {
 		for _, r := range setRestrictions {
 			b = append(b, `<Annotation Term="`+capabilitiesAlias+`.`+r[0]+`"><Record><PropertyValue Property="`+r[1]+`" Bool="false"/></Record></Annotation>`...)
 		}
+		b = append(b, searchRestrictionsXML...)
 		b = append(b, `</EntitySet>`...)
 	}
 	b = append(b, `<Annotation Term="`+capabilitiesAlias+`.BatchSupported" Bool="true"/>`...)
@@ -140,6 +141,7 @@ func metadataJSON(types []*entityType) []byte {
 		for _, r := range setRestrictions {
 			b = append(b, `,"@`+capabilitiesAlias+`.`+r[0]+`":{"`+r[1]+`":false}`...)
 		}
+		b = append(b, searchRestrictionsJSON...)
 		b = append(b, '}')
 	}
 	b = append(b, `,"@`+capabilitiesAlias+`.BatchSupported":true`...)
