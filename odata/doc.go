@@ -80,7 +80,7 @@
 //     as strings. The AtomPub service document is application/atomsvc+xml.
 //   - Query option names are matched case-insensitively, with or without "$" (OData
 //     4.01). A system option given twice is 400 ODATA_OPTION_REPEATED; a valid OData
-//     option the service lacks ($expand, $apply, $compute, $skiptoken, ...) is
+//     option the service lacks ($expand, $compute, $skiptoken, ...) is
 //     501 ODATA_OPTION_NOT_SUPPORTED (OData's Minimal conformance level), and $metadata
 //     says so (Capabilities ExpandRestrictions false on every set, ComputeSupported
 //     false, TopSupported and SkipSupported true); parameter aliases
@@ -97,6 +97,18 @@
 //     identity; the context URL lists the selection as asked. $orderby may name any
 //     property, selected or not, the generated key too. Nulls sort last in both
 //     directions and ties keep row order, as on the data endpoints.
+//   - $apply (OData Extension for Data Aggregation 4.0, see ParseApply) is compiled into
+//     one km.Request at the Knowledge Model level, the request of the KM API's
+//     .../data?fields=...&kpis=...: grouping properties (a property of the set,
+//     RECORD.FIELD, or a navigation path whose segments are record ids) are its fields,
+//     custom aggregates its KPIs, "P with sum|min|max|average|countdistinct as A" and
+//     "$count as A" KPIs made for the request (km.KnowledgeModel.AdHocKPI), filter(...)
+//     steps and filterid its filters; so the plan and the grain rule are those of /data
+//     on every store. topcount and bottomcount rank the groups by an alias or grouping
+//     property; $orderby, $top, $skip and $count=true act on the groups, paged like entity
+//     sets. Other transformations, "from", rollup, filters after the aggregation and
+//     $filter, $select or $search beside $apply are 501. $metadata annotates every set
+//     with Aggregation.ApplySupported and one Aggregation.CustomAggregate per KPI.
 //   - $search is the Knowledge Model API's fuzzy search (km.SearchRequest, searchTerm):
 //     one word or one phrase in double quotes (\" and \\ escape), searched with the
 //     default precision (km.DefaultSearchPrecision) in the string and time properties of

@@ -187,6 +187,14 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 			err = badOption(problem.CodeParameterIllegal, "/$count takes $filter and filterid only")
 		}
 	}
+	if err == nil && o.Apply != nil {
+		if countOnly {
+			err = applyUnsupported("/$count with $apply is not supported: ask $count=true")
+		} else {
+			h.serveApply(w, r, m, et, root, o, rep)
+			return
+		}
+	}
 	if err != nil {
 		h.fail(w, r, err)
 		return
