@@ -36,6 +36,9 @@ type Apply struct {
 	Aggregates []ApplyAggregate
 	// Top is the topcount (or bottomcount) after the aggregation, nil without one.
 	Top *ApplyTop
+	// GroupCount is the alias of "groupby(...)/aggregate($count as ALIAS)": the answer is
+	// one entity holding the number of groups (ag-grid-odata asks it so); "" without.
+	GroupCount string
 }
 
 // ApplyAggregate is one aggregate expression of $apply.
@@ -82,6 +85,7 @@ var aggregateMethods = map[string]string{"sum": "sum", "min": "min", "max": "max
 //	groupby((P,...),aggregate(A,...))
 //	aggregate(A,...)        one row over everything
 //	topcount(N,X)           after the aggregation; bottomcount likewise
+//	aggregate($count as A)  after groupby: the number of groups
 //
 // with A one of "KPI", "KPI as ALIAS", "P with METHOD as ALIAS" (METHOD sum, min, max,
 // average, countdistinct) and "$count as ALIAS". Keywords are case-sensitive, as the ABNF
@@ -114,6 +118,16 @@ func ParseApply(text string, filterOpts ...query.Option) (*Apply, error) {
 				return nil, err
 			}
 			a.Filters = append(a.Filters, e)
+		case name == "aggregate" && stage == 1 && a.Grouped && a.Top == nil:
+			// The number of groups: aggregate($count as A) after groupby.
+			ags, err := parseAggregates(*args)
+			if err != nil {
+				return nil, err
+			}
+			if len(ags) != 1 || !ags[0].Count {
+				return nil, applyUnsupported("after groupby, aggregate takes only $count as ALIAS (the number of groups)")
+			}
+			a.GroupCount, stage = ags[0].Alias, 2
 		case name == "groupby" || name == "aggregate":
 			if stage > 0 {
 				return nil, applyUnsupported("a second aggregation is not supported: $apply groups once")

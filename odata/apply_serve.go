@@ -55,6 +55,8 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 		return nil, applyUnsupported("$filter with $apply is not supported: filter first inside $apply, $apply=filter(...)/groupby(...)")
 	case o.Search != "":
 		return nil, applyUnsupported("$search with $apply is not supported")
+	case a.GroupCount != "" && o.Skip > 0:
+		return nil, applyUnsupported("$skip after aggregate($count as " + a.GroupCount + ") is not supported: the answer is one entity")
 	case a.Top != nil && len(o.OrderBy) > 0:
 		return nil, applyUnsupported("$orderby after " + map[bool]string{false: "topcount", true: "bottomcount"}[a.Top.Bottom] + " is not supported")
 	}
@@ -147,8 +149,12 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 		}
 		aq.q.Where = append(aq.q.Where, e)
 	}
-	// Sort: $orderby names answer properties; topcount ranks by one.
+	// Sort: $orderby names answer properties; topcount ranks by one. The count of groups
+	// is one entity: $orderby (ag-grid-odata sends the grid's) does not change it.
 	for _, k := range o.OrderBy {
+		if a.GroupCount != "" {
+			break
+		}
 		col, ok := names[k.Field]
 		if k.Expr != nil || !ok {
 			return nil, &query.Error{Kind: query.KindParameter, Code: query.CodeSortUnknownField, Param: "$orderby", Pos: query.NoPos,
@@ -239,6 +245,9 @@ func (h *Handler) serveApply(w http.ResponseWriter, r *http.Request, m *km.Knowl
 		n = max(0, min(n, end-o.Skip))
 	}
 	aq.q.Skip, aq.q.PageSize, aq.q.Count = o.Skip, max(n, 1), true
+	if o.Apply.GroupCount != "" {
+		aq.q.Skip, aq.q.PageSize = 0, 1
+	}
 	p, err := h.svc.Prepare(m, &aq.q)
 	if err != nil {
 		h.fail(w, r, err)
@@ -256,6 +265,10 @@ func (h *Handler) serveApply(w http.ResponseWriter, r *http.Request, m *km.Knowl
 	count := res.Count
 	if aq.limit >= 0 {
 		count = min(count, aq.limit)
+	}
+	if o.Apply.GroupCount != "" {
+		h.writeGroupCount(w, root, et, o, rep, count, n > 0)
+		return
 	}
 	cols := map[string]int{}
 	for i, c := range p.Plan.Columns {
@@ -345,4 +358,31 @@ func appendApplyObject(b []byte, list []*applyOut, row []query.Value, ieee754 bo
 		b = appendJSONValue(b, row[o.idx], ieee754)
 	}
 	return append(b, '}')
+}
+
+// writeGroupCount answers groupby(...)/aggregate($count as A): one entity {A: count} (none
+// with $top=0), with @odata.count 1 when asked.
+func (h *Handler) writeGroupCount(w http.ResponseWriter, root string, et *entityType, o *QueryOptions, rep representation, count int, rows bool) {
+	alias := o.Apply.GroupCount
+	b := []byte{'{'}
+	if rep.metadata != metaNone {
+		b = append(b, `"@odata.context":`...)
+		b = jsonenc.AppendStringNoHTMLEscape(b, root+"$metadata#"+et.set+"("+alias+")")
+		b = append(b, ',')
+	}
+	if o.Count {
+		b = append(b, `"@odata.count":`...)
+		b = appendJSONValue(b, query.Value{Type: query.TypeInteger, Int: 1}, rep.ieee754)
+		b = append(b, ',')
+	}
+	b = append(b, `"value":[`...)
+	if rows {
+		b = append(b, '{')
+		b = jsonenc.AppendStringNoHTMLEscape(b, alias)
+		b = append(b, ':')
+		b = appendJSONValue(b, query.Value{Type: query.TypeInteger, Int: int64(count)}, rep.ieee754)
+		b = append(b, '}')
+	}
+	b = append(b, "]}"...)
+	write(w, rep.jsonContentType(), b)
 }

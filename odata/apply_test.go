@@ -92,6 +92,11 @@ var applyCases = []struct {
 	{"topcountTrafo", "groupby((STATUS),aggregate(NET with sum as S))/topcount(1 add 1,S)", 501},
 	{"topcountTrafo", "topcount(2,NET)", 501}, // before an aggregation
 	{"topcountTrafo", "groupby((STATUS),aggregate(NET with sum as S))/topcount(2,S)/topcount(1,S)", 501},
+	// aggregate($count as A) after groupby: the number of groups
+	{"aggregateCount", "groupby((STATUS),aggregate(NET with sum as S))/aggregate($count as count)", 0},
+	{"aggregateCount", "groupby((STATUS))/aggregate(NET with sum as S)", 501},
+	{"aggregateCount", "aggregate($count as N)/aggregate($count as M)", 501},
+	{"aggregateCount", "groupby((STATUS))/aggregate($count as N)/topcount(1,N)", 501},
 	// transformations the service does not serve
 	{"computeTrafo", "compute(NET mul 2 as D)/aggregate(D with sum as S)", 501},
 	{"concatTrafo", "concat(aggregate($count as N),groupby((STATUS)))", 501},
@@ -192,6 +197,10 @@ func TestApply(t *testing.T) {
 			ok("STATUS,S", `"@odata.count":5,"value":[{"STATUS":"OPEN","S":1300.5},{"STATUS":"PAID","S":330}]`)},
 		{"filterid", "groupby((STATUS),aggregate($count as N))", "&filterid=GERMANY",
 			ok("STATUS,N", `"value":[{"STATUS":"OPEN","N":1},{"STATUS":"PAID","N":1},{"STATUS":"SHIPPED","N":1}]`)},
+		// ag-grid-odata's count of groups: NET ne 80 drops O3 and O7 (a null NET is
+		// unknown), leaving OPEN, PAID, SHIPPED and CANCELLED.
+		{"number of groups", "filter(NET ne 80)/groupby((STATUS),aggregate($count as childCount))/aggregate($count as count)", "&$top=100",
+			ok("count", `"value":[{"count":4}]`)},
 		{"IEEE754Compatible", "aggregate($count as N)", "&$format=application/json;IEEE754Compatible=true",
 			response{200, "application/json;odata.metadata=minimal;IEEE754Compatible=true", `{"@odata.context":"` + ctxURL + `ORDERS_entries(N)","value":[{"N":"7"}]}`}},
 		// Errors.

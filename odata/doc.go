@@ -105,8 +105,9 @@
 //     "$count as A" KPIs made for the request (km.KnowledgeModel.AdHocKPI), filter(...)
 //     steps and filterid its filters; so the plan and the grain rule are those of /data
 //     on every store. topcount and bottomcount rank the groups by an alias or grouping
-//     property; $orderby, $top, $skip and $count=true act on the groups, paged like entity
-//     sets. Other transformations, "from", rollup, filters after the aggregation and
+//     property; groupby(...)/aggregate($count as A) is one entity with the number of
+//     groups (ag-grid-odata's count; $orderby is ignored there); $orderby, $top, $skip and
+//     $count=true act on the groups, paged like entity sets. Other transformations, "from", rollup, filters after the aggregation and
 //     $filter, $select or $search beside $apply are 501. $metadata annotates every set
 //     with Aggregation.ApplySupported and one Aggregation.CustomAggregate per KPI.
 //   - $search is the Knowledge Model API's fuzzy search (km.SearchRequest, searchTerm):
