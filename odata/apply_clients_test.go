@@ -249,6 +249,10 @@ func TestODataQueryAggregationAndSearch(t *testing.T) {
 			pandasQuery{By: []string{"STATUS"}, Aggs: []pandasAgg{{"Customers", "CUST", "nunique"}}}},
 		{"filter then groupBy a navigation path", `{"transform":[{"filter":{"EXPRESS":false}},{"groupBy":{"properties":["CUSTOMERS/COUNTRY"],"transform":{"aggregate":{"NET":{"with":"max","as":"Max"}}}}}]}`,
 			pandasQuery{Query: "EXPRESS == False", By: []string{"CUSTOMERS/COUNTRY"}, Aggs: []pandasAgg{{"Max", "NET", "max"}}}},
+		// $filter beside $apply: on the grouping property (a null STATUS is unknown, so
+		// the null group goes too).
+		{"filter option with groupBy", `{"filter":{"STATUS":{"ne":"OPEN"}},"transform":{"groupBy":{"properties":["STATUS"],"transform":{"aggregate":{"NET":{"with":"sum","as":"S"}}}}}}`,
+			pandasQuery{Query: "STATUS != 'OPEN' and STATUS.notna()", By: []string{"STATUS"}, Aggs: []pandasAgg{{"S", "NET", "sum"}}}},
 		{"groupBy alone", `{"transform":[{"filter":{"LATE":{"ge":0}}},{"groupBy":{"properties":["STATUS","CUST"]}}]}`,
 			pandasQuery{Query: "LATE >= 0", By: []string{"STATUS", "CUST"}}},
 	}

@@ -2,6 +2,7 @@ package odata
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -51,14 +52,21 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 	switch {
 	case o.Select != nil:
 		return nil, applyUnsupported("$select with $apply is not supported: the answer has the grouping properties and the aliases")
-	case o.Filter != nil:
-		return nil, applyUnsupported("$filter with $apply is not supported: filter first inside $apply, $apply=filter(...)/groupby(...)")
 	case o.Search != "":
 		return nil, applyUnsupported("$search with $apply is not supported")
 	case a.GroupCount != "" && o.Skip > 0:
 		return nil, applyUnsupported("$skip after aggregate($count as " + a.GroupCount + ") is not supported: the answer is one entity")
 	case a.Top != nil && len(o.OrderBy) > 0:
 		return nil, applyUnsupported("$orderby after " + map[bool]string{false: "topcount", true: "bottomcount"}[a.Top.Bottom] + " is not supported")
+	}
+	filters := a.Filters
+	if o.Filter != nil {
+		// $filter acts on the answer of $apply. On grouping properties alone it keeps the
+		// groups whose rows it keeps, so it is served as a filter before the grouping.
+		if err := checkGroupFilter(a, o.Filter); err != nil {
+			return nil, err
+		}
+		filters = append(slices.Clip(filters), o.Filter)
 	}
 	names := map[string]string{} // answer property -> plan column
 	for _, g := range a.GroupBy {
@@ -127,7 +135,7 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 		}
 		aq.q.Where = append(aq.q.Where, f.Bound())
 	}
-	for _, f := range a.Filters {
+	for _, f := range filters {
 		e, err := et.bindFilter(m, f, h.now())
 		if err == nil {
 			// The request is at KM level: the set's own fields become RECORD.FIELD.
@@ -168,6 +176,22 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 		aq.limit = a.Top.N
 	}
 	return aq, nil
+}
+
+// checkGroupFilter refuses a $filter beside $apply that is not a condition on grouping
+// properties of a plain groupby (501): one on aggregated values, or after topcount,
+// bottomcount or the count of groups, would need the groups first.
+func checkGroupFilter(a *Apply, f query.Expr) error {
+	if !a.Grouped || a.Top != nil || a.GroupCount != "" {
+		return applyUnsupported("$filter with this $apply is not supported: filter first inside $apply, $apply=filter(...)/groupby(...)")
+	}
+	_, err := query.MapFields(f, func(r query.FieldRef) (query.FieldRef, error) {
+		if !slices.Contains(a.GroupBy, r.Name) {
+			return r, applyUnsupported("$filter on " + short(r.Name) + " with $apply is not supported: $filter may name grouping properties only; filter rows first inside $apply, $apply=filter(...)/groupby(...)")
+		}
+		return r, nil
+	})
+	return err
 }
 
 // answerNames lists the properties of an aggregated answer.

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -216,8 +217,12 @@ func TestApply(t *testing.T) {
 			"$orderby: with $apply, $orderby names the grouping properties and aliases of the answer (STATUS), not NET", "$orderby")}},
 		{"concat", "concat(groupby((STATUS)),aggregate($count as N))", "", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
 			"$apply: concat(...) is not supported: concatenated results are not offered", "$apply")}},
-		{"with $filter", "groupby((STATUS))", "&$filter=STATUS%20eq%20'PAID'", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
-			"$apply: $filter with $apply is not supported: filter first inside $apply, $apply=filter(...)/groupby(...)", "$apply")}},
+		{"$filter on a grouping property", "groupby((STATUS),aggregate(NET with sum as S))", "&$filter=STATUS%20ne%20'OPEN'%20and%20STATUS%20ne%20null",
+			ok("STATUS,S", `"value":[{"STATUS":"PAID","S":330},{"STATUS":"SHIPPED","S":0.1},{"STATUS":"CANCELLED","S":-325}]`)},
+		{"$filter on an alias", "groupby((STATUS),aggregate(NET with sum as S))", "&$filter=S%20gt%20100", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
+			"$apply: $filter on S with $apply is not supported: $filter may name grouping properties only; filter rows first inside $apply, $apply=filter(...)/groupby(...)", "$apply")}},
+		{"$filter after topcount", "groupby((STATUS),aggregate(NET with sum as S))/topcount(2,S)", "&$filter=STATUS%20eq%20'PAID'", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
+			"$apply: $filter with this $apply is not supported: filter first inside $apply, $apply=filter(...)/groupby(...)", "$apply")}},
 		{"Atom", "groupby((STATUS))", "&$format=atom", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
 			"$apply: aggregated answers are served as JSON only", "$apply")}},
 		{"generated key", "groupby((ROW_NUMBER))", "", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
@@ -302,6 +307,46 @@ func TestApplyMetadataCustomAggregates(t *testing.T) {
 			if n := strings.Count(j, wantJ); n != len(m.Records) {
 				t.Errorf("%s: CSDL JSON has %s %d times, want %d", m.ID, wantJ, n, len(m.Records))
 			}
+		}
+	}
+}
+
+// $apply and $search in $batch parts are answered as on their own (the groups and rows of
+// TestApply and TestSearch).
+func TestApplyAndSearchInBatch(t *testing.T) {
+	h := testHandler(t)
+	body := `{"requests":[
+		{"id":"1","method":"GET","url":` + strconv.Quote("ORDERS_entries?$apply="+esc("groupby((STATUS),aggregate(NET with sum as S))/topcount(1,S)")) + `},
+		{"id":"2","method":"GET","url":"ORDERS_entries?$search=PAID&$select=STATUS"},
+		{"id":"3","method":"GET","url":"ORDERS_entries?$apply=nest(x)"}]}`
+	w := post(h, svc+"/$batch", "application/json", body)
+	if w.Code != 200 {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	var got struct {
+		Responses []struct {
+			ID     string
+			Status int
+			Body   json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
+		t.Fatalf("%v: %s", err, w.Body)
+	}
+	want := []struct {
+		status int
+		body   string
+	}{
+		{200, `{"@odata.context":"` + ctxURL + `ORDERS_entries(STATUS,S)","value":[{"STATUS":"OPEN","S":1300.5}]}`},
+		{200, `{"@odata.context":"` + ctxURL + `ORDERS_entries(STATUS)","value":[{"ID":"O2","STATUS":"PAID"},{"ID":"O3","STATUS":"PAID"}]}`},
+		{501, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED", "$apply: nest(...) is not supported: nested results are not offered", "$apply")},
+	}
+	if len(got.Responses) != len(want) {
+		t.Fatalf("%d responses: %s", len(got.Responses), w.Body)
+	}
+	for i, rs := range got.Responses {
+		if rs.Status != want[i].status || string(rs.Body) != want[i].body {
+			t.Errorf("part %s: %d %s, want %d %s", rs.ID, rs.Status, rs.Body, want[i].status, want[i].body)
 		}
 	}
 }

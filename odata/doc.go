@@ -107,9 +107,11 @@
 //     on every store. topcount and bottomcount rank the groups by an alias or grouping
 //     property; groupby(...)/aggregate($count as A) is one entity with the number of
 //     groups (ag-grid-odata's count; $orderby is ignored there); $orderby, $top, $skip and
-//     $count=true act on the groups, paged like entity sets. Other transformations, "from", rollup, filters after the aggregation and
-//     $filter, $select or $search beside $apply are 501. $metadata annotates every set
-//     with Aggregation.ApplySupported and one Aggregation.CustomAggregate per KPI.
+//     $count=true act on the groups, paged like entity sets; $filter on grouping
+//     properties keeps those groups (served as a filter before the grouping). Other
+//     transformations, "from", rollup, filters after the aggregation, $filter on
+//     aliases, and $select or $search beside $apply are 501. $metadata annotates every
+//     set with Aggregation.ApplySupported and one Aggregation.CustomAggregate per KPI.
 //   - $search is the Knowledge Model API's fuzzy search (km.SearchRequest, searchTerm):
 //     one word or one phrase in double quotes (\" and \\ escape), searched with the
 //     default precision (km.DefaultSearchPrecision) in the string and time properties of
