@@ -302,6 +302,9 @@ type PlanRequest struct {
 	// RowKey lets a record-level request name the record's row key as RowField in Fields,
 	// Sort and Filters (bound against RowKeySchema). It is ignored at KM level.
 	RowKey bool
+	// AdHocKPIs are KPIs m does not define (KnowledgeModel.AdHocKPI) that Request.KPIs may
+	// name; an id is looked up among them first.
+	AdHocKPIs []*KPI
 }
 
 // NewPlan compiles r against m. Every error it returns is a client error: a
@@ -341,6 +344,7 @@ func newPlan(m *KnowledgeModel, r *PlanRequest) (*Plan, error) {
 	if err := c.fields(fields); err != nil {
 		return nil, err
 	}
+	c.adHoc = r.AdHocKPIs
 	if err := c.kpis(r.KPIs); err != nil {
 		return nil, err
 	}
@@ -368,6 +372,7 @@ type compiler struct {
 	rec    *Record // record-level scope, or nil
 	rowKey bool    // RowField names the row key of rec
 	p      *Plan
+	adHoc  []*KPI // KPIs of the request that m does not define
 }
 
 // ref resolves a field as the scope names it: bare at record level, RECORD.FIELD at KM
@@ -413,7 +418,10 @@ func (c *compiler) fields(names []string) error {
 func (c *compiler) kpis(ks []query.NamedMetric) error {
 	var unknown []string
 	for _, qk := range ks {
-		k := c.m.KPI(qk.ID)
+		k := adHocKPI(c.adHoc, qk.ID)
+		if k == nil {
+			k = c.m.KPI(qk.ID)
+		}
 		if k == nil {
 			unknown = append(unknown, qk.ID)
 			continue

@@ -219,6 +219,9 @@ type Request struct {
 	// KPI id -> parameter id -> value.
 	KPIs      []string
 	KPIParams map[string]map[string]string
+	// AdHocKPIs are KPIs the KM does not define (KnowledgeModel.AdHocKPI), each selected
+	// by its id in KPIs; an id there is looked up among them first.
+	AdHocKPIs []*KPI
 	// Filters are predefined filter ids; FilterExprs filter expressions (one each);
 	// Where already bound expressions (OData's $filter). All are ANDed.
 	Filters     []string
@@ -330,8 +333,12 @@ func (s *Service) Prepare(m *KnowledgeModel, r *Request) (*Prepared, error) {
 	}
 	pr.Fields = fields
 	kpis := namelist.Dedup(r.KPIs)
+	pr.AdHocKPIs = r.AdHocKPIs
 	for _, id := range kpis {
-		k := m.KPI(id)
+		k := adHocKPI(r.AdHocKPIs, id)
+		if k == nil {
+			k = m.KPI(id)
+		}
 		if k == nil {
 			pr.KPIs = append(pr.KPIs, query.NamedMetric{ID: id}) // NewPlan reports it
 			continue

@@ -115,10 +115,10 @@
 //     as strings. The AtomPub service document is application/atomsvc+xml.
 //   - Query option names are matched case-insensitively, with or without "$" (OData
 //     4.01). A system option given twice is 400 ODATA_OPTION_REPEATED; a valid OData
-//     option the service lacks ($expand, $search, $apply, $compute, $skiptoken, ...) is
+//     option the service lacks ($expand, $compute, $skiptoken, ...) is
 //     501 ODATA_OPTION_NOT_SUPPORTED (OData's Minimal conformance level), and $metadata
-//     says so (Capabilities SearchRestrictions and ExpandRestrictions false on every set,
-//     ComputeSupported false, TopSupported and SkipSupported true); parameter aliases
+//     says so (Capabilities ExpandRestrictions false on every set, ComputeSupported
+//     false, TopSupported and SkipSupported true); parameter aliases
 //     (@p) are 400 ODATA_OPTION_NOT_SUPPORTED; an unknown "$" option is 400
 //     GENERAL_PARAMETER_ILLEGAL; other custom options are ignored, as OData requires.
 //     The service document and $metadata take $format only.
@@ -132,6 +132,28 @@
 //     identity; the context URL lists the selection as asked. $orderby may name any
 //     property, selected or not, the generated key too. Nulls sort last in both
 //     directions and ties keep row order, as on the data endpoints.
+//   - $apply (OData Extension for Data Aggregation 4.0, see ParseApply) is compiled into
+//     one km.Request at the Knowledge Model level, the request of the KM API's
+//     .../data?fields=...&kpis=...: grouping properties (a property of the set,
+//     RECORD.FIELD, or a navigation path whose segments are record ids) are its fields,
+//     custom aggregates its KPIs, "P with sum|min|max|average|countdistinct as A" and
+//     "$count as A" KPIs made for the request (km.KnowledgeModel.AdHocKPI), filter(...)
+//     steps and filterid its filters; so the plan and the grain rule are those of /data
+//     on every store. topcount and bottomcount rank the groups by an alias or grouping
+//     property; groupby(...)/aggregate($count as A) is one entity with the number of
+//     groups (ag-grid-odata's count; $orderby is ignored there); $orderby, $top, $skip and
+//     $count=true act on the groups, paged like entity sets; $filter on grouping
+//     properties keeps those groups (served as a filter before the grouping). Other
+//     transformations, "from", rollup, filters after the aggregation, $filter on
+//     aliases, and $select or $search beside $apply are 501. $metadata annotates every
+//     set with Aggregation.ApplySupported and one Aggregation.CustomAggregate per KPI.
+//   - $search is the Knowledge Model API's fuzzy search (km.SearchRequest, searchTerm):
+//     one word or one phrase in double quotes (\" and \\ escape), searched with the
+//     default precision (km.DefaultSearchPrecision) in the string and time properties of
+//     the answer, as searchTerm without searchField searches the selected fields; without
+//     $orderby the best matches come first. AND, OR, NOT, several words and parentheses
+//     are 501, and Capabilities.SearchRestrictions on every set says Searchable with
+//     UnsupportedExpressions AND, OR, NOT and group.
 //   - filterid may be repeated or comma-separated; an unknown one is 400
 //     KM_FILTER_NOTFOUND. filterid and $filter may use fields of other records
 //     (RECORD.FIELD in $filter): they apply through the KM's relationships as on the

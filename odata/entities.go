@@ -149,6 +149,13 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 		}
 		eq.q.Where = append(eq.q.Where, e)
 	}
+	if o.Search != "" {
+		sr, err := searchRequest(et, eq.out, o.Search)
+		if err != nil {
+			return nil, err
+		}
+		eq.q.Search = sr
+	}
 	eq.q.Count = o.Count
 	return eq, nil
 }
@@ -193,6 +200,14 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 			o.Count = true
 		} else {
 			err = badOption(problem.CodeParameterIllegal, "/$count takes $filter and filterid only")
+		}
+	}
+	if err == nil && o.Apply != nil {
+		if countOnly {
+			err = applyUnsupported("/$count with $apply is not supported: ask $count=true")
+		} else {
+			h.serveApply(w, r, m, et, root, o, rep)
+			return
 		}
 	}
 	if err != nil {

@@ -321,9 +321,9 @@ func (h *Handler) serveDocument(w http.ResponseWriter, r *http.Request, m *km.Kn
 	types := entityTypes(m)
 	switch {
 	case metadata && f == FormatXML:
-		write(w, "application/xml", metadataXML(types))
+		write(w, "application/xml", metadataXML(types, m.KPIs))
 	case metadata:
-		write(w, "application/json", metadataJSON(types))
+		write(w, "application/json", metadataJSON(types, m.KPIs))
 	case f == FormatXML:
 		write(w, "application/atomsvc+xml;charset=utf-8", serviceXML(root, types))
 	default:

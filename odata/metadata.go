@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/kmkit/kmkit/internal/jsonenc"
+	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -33,12 +34,12 @@ var filterFunctions = append(query.FilterFunctions(), "add", "sub", "mul", "div"
 
 // setRestrictions are the restriction terms, each with the property that is false on
 // every entity set: read-only sets, and the options the service answers with 501
-// ($search, $expand), so that generated clients do not offer them.
+// ($expand), so that generated clients do not offer them. SearchRestrictions is written
+// beside them (searchRestrictionsXML, searchRestrictionsJSON).
 var setRestrictions = [...][2]string{
 	{"InsertRestrictions", "Insertable"},
 	{"UpdateRestrictions", "Updatable"},
 	{"DeleteRestrictions", "Deletable"},
-	{"SearchRestrictions", "Searchable"},
 	{"ExpandRestrictions", "Expandable"},
 }
 
@@ -49,12 +50,14 @@ var containerTags = [...]struct {
 	on   bool
 }{{"TopSupported", true}, {"SkipSupported", true}, {"ComputeSupported", false}}
 
-// metadataXML renders the CSDL XML (EDMX) document of the entity types.
-func metadataXML(types []*entityType) []byte {
+// metadataXML renders the CSDL XML (EDMX) document of the entity types; the KPIs are
+// custom aggregates of every set (aggregationXML).
+func metadataXML(types []*entityType, kpis []*km.KPI) []byte {
 	b := make([]byte, 0, 512+len(types)*512)
 	b = append(b, xmlHeader...)
 	b = append(b, `<edmx:Edmx xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx" Version="`+edmxVersion+`">`...)
 	b = append(b, `<edmx:Reference Uri="`+capabilitiesURI+`"><edmx:Include Namespace="`+capabilitiesNamespace+`" Alias="`+capabilitiesAlias+`"/></edmx:Reference>`...)
+	b = append(b, `<edmx:Reference Uri="`+aggregationURI+`"><edmx:Include Namespace="`+aggregationNamespace+`" Alias="`+aggregationAlias+`"/></edmx:Reference>`...)
 	b = append(b, `<edmx:DataServices><Schema xmlns="http://docs.oasis-open.org/odata/ns/edm" Namespace="`+Namespace+`">`...)
 	for _, et := range types {
 		b = append(b, `<EntityType Name="`...)
@@ -89,6 +92,8 @@ func metadataXML(types []*entityType) []byte {
 		for _, r := range setRestrictions {
 			b = append(b, `<Annotation Term="`+capabilitiesAlias+`.`+r[0]+`"><Record><PropertyValue Property="`+r[1]+`" Bool="false"/></Record></Annotation>`...)
 		}
+		b = append(b, searchRestrictionsXML...)
+		b = aggregationXML(b, kpis)
 		b = append(b, `</EntitySet>`...)
 	}
 	b = append(b, `<Annotation Term="`+capabilitiesAlias+`.BatchSupported" Bool="true"/>`...)
@@ -106,12 +111,13 @@ func metadataXML(types []*entityType) []byte {
 	return b
 }
 
-// metadataJSON renders the CSDL JSON document of the entity types. Nullability is stated
-// on every property, and every property names its $Type, Edm.String included, although
-// both have defaults in CSDL JSON.
-func metadataJSON(types []*entityType) []byte {
+// metadataJSON renders the CSDL JSON document of the entity types and KPIs. Nullability is
+// stated on every property, and every property names its $Type, Edm.String included,
+// although both have defaults in CSDL JSON.
+func metadataJSON(types []*entityType, kpis []*km.KPI) []byte {
 	b := make([]byte, 0, 256+len(types)*512)
-	b = append(b, `{"$Version":"`+csdlJSONVersion+`","$Reference":{"`+capabilitiesJSONURI+`":{"$Include":[{"$Namespace":"`+capabilitiesNamespace+`","$Alias":"`+capabilitiesAlias+`"}]}},`...)
+	b = append(b, `{"$Version":"`+csdlJSONVersion+`","$Reference":{"`+capabilitiesJSONURI+`":{"$Include":[{"$Namespace":"`+capabilitiesNamespace+`","$Alias":"`+capabilitiesAlias+`"}]},`+
+		`"`+aggregationJSONURI+`":{"$Include":[{"$Namespace":"`+aggregationNamespace+`","$Alias":"`+aggregationAlias+`"}]}},`...)
 	b = append(b, `"$EntityContainer":"`+Namespace+"."+ContainerName+`","`+Namespace+`":{`...)
 	for _, et := range types {
 		b = jsonenc.AppendStringNoHTMLEscape(b, et.name)
@@ -144,6 +150,8 @@ func metadataJSON(types []*entityType) []byte {
 		for _, r := range setRestrictions {
 			b = append(b, `,"@`+capabilitiesAlias+`.`+r[0]+`":{"`+r[1]+`":false}`...)
 		}
+		b = append(b, searchRestrictionsJSON...)
+		b = aggregationJSON(b, kpis)
 		b = append(b, '}')
 	}
 	b = append(b, `,"@`+capabilitiesAlias+`.BatchSupported":true`...)

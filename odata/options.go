@@ -15,7 +15,7 @@ import (
 // Error codes the OData handler adds to those of the problem, query and km packages.
 const (
 	// CodeOptionNotSupported: a system query option, or a form of one, that valid OData
-	// allows and this service does not implement ($expand, $search, a path in $orderby ...).
+	// allows and this service does not implement ($expand, a transformation of $apply, a path in $orderby ...).
 	CodeOptionNotSupported = "ODATA_OPTION_NOT_SUPPORTED"
 	// CodeOptionRepeated: a system query option given more than once.
 	CodeOptionRepeated = "ODATA_OPTION_REPEATED"
@@ -69,6 +69,11 @@ type QueryOptions struct {
 	OrderBy []query.SortTerm
 	// Count is $count=true.
 	Count bool
+	// Apply is the parsed $apply (ParseApply), nil when absent.
+	Apply *Apply
+	// Search is the term of $search (a word, or a phrase without its quotes), "" when
+	// absent; see parseSearch.
+	Search string
 	// FilterIDs are the predefined KM filters named by filterid (comma-separated and/or
 	// repeated), duplicates dropped.
 	FilterIDs []string
@@ -83,13 +88,13 @@ const (
 	optFilter  = "filter"
 	optOrderBy = "orderby"
 	optCount   = "count"
+	optSearch  = "search"
+	optApply   = "apply"
 )
 
 // unsupportedOptions are valid OData system query options this service does not offer.
 var unsupportedOptions = map[string]string{
 	"expand":        "navigation properties serve path expressions and any() in $filter only",
-	"search":        "use $filter with contains(FIELD,'text')",
-	"apply":         "aggregation is served by the Knowledge Model API's KPIs",
 	"compute":       "computed properties are not offered",
 	"levels":        "navigation properties serve path expressions and any() in $filter only",
 	"index":         "ordinal access is not offered",
@@ -128,7 +133,7 @@ func ParseQueryOptions(raw string, filterOpts ...query.Option) (*QueryOptions, e
 			case strings.HasPrefix(p.Key, "@"):
 				return nil, badOption(CodeOptionNotSupported, "parameter aliases such as %s are not supported; write the value into the expression", short(p.Key))
 			case strings.HasPrefix(p.Key, "$"):
-				return nil, badOption(problem.CodeParameterIllegal, "unknown system query option %s (supported: $select, $filter, $orderby, $top, $skip, $count, $format)", short(p.Key))
+				return nil, badOption(problem.CodeParameterIllegal, "unknown system query option %s (supported: $select, $filter, $orderby, $top, $skip, $count, $search, $apply, $format)", short(p.Key))
 			case strings.EqualFold(p.Key, "filterid"):
 				for _, id := range query.ParseList([]string{p.Value}) {
 					if !slices.Contains(o.FilterIDs, id) {
@@ -159,7 +164,7 @@ func ParseQueryOptions(raw string, filterOpts ...query.Option) (*QueryOptions, e
 func optionName(key string) (string, bool) {
 	name := strings.ToLower(strings.TrimPrefix(key, "$"))
 	switch name {
-	case optFormat, optSelect, optTop, optSkip, optFilter, optOrderBy, optCount:
+	case optFormat, optSelect, optTop, optSkip, optFilter, optOrderBy, optCount, optSearch, optApply:
 		return name, true
 	}
 	if _, ok := unsupportedOptions[name]; ok {
@@ -194,6 +199,10 @@ func (o *QueryOptions) set(name, v string, filterOpts []query.Option) error {
 		o.Filter, err = query.Parse(v, append([]query.Option{query.WithParam("$filter"), query.ODataSyntax()}, filterOpts...)...)
 	case optOrderBy:
 		o.OrderBy, err = parseOrderBy(v)
+	case optSearch:
+		o.Search, err = parseSearch(v)
+	case optApply:
+		o.Apply, err = ParseApply(v, filterOpts...)
 	}
 	return err
 }

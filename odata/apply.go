@@ -1,0 +1,445 @@
+package odata
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/query"
+)
+
+// $apply (OData Extension for Data Aggregation 4.0) is compiled into one km.Request at
+// the Knowledge Model level, the request GET .../data?fields=...&kpis=... makes: grouping
+// properties are its fields (RECORD.FIELD), custom aggregates are the KM's KPIs, the
+// aggregates "P with sum as A" (min, max, average, countdistinct) and "$count as A" are
+// KPIs made for the request (km.KnowledgeModel.AdHocKPI), filter(...) steps before the
+// aggregation are its filters. So the same plan and the same grain rule hold on every store.
+// See the package documentation for the supported forms; the rest of the grammar is 501.
+
+// Apply is a parsed $apply: filter steps, then at most one aggregation (groupby with or
+// without aggregate, or aggregate alone), then at most one topcount or bottomcount. The
+// shapes outside it are refused by ParseApply.
+type Apply struct {
+	// Text is the option as given.
+	Text string
+	// Filters are the filter(...) steps before the aggregation (unbound), ANDed.
+	Filters []query.Expr
+	// GroupBy lists the grouping properties as written: a property, a navigation path
+	// (CUSTOMERS/COUNTRY) or a Knowledge Model field (CUSTOMERS.COUNTRY). Grouped is true
+	// when a groupby step is present.
+	GroupBy []string
+	Grouped bool
+	// Aggregates are the aggregate expressions, in order.
+	Aggregates []ApplyAggregate
+	// Top is the topcount (or bottomcount) after the aggregation, nil without one.
+	Top *ApplyTop
+	// GroupCount is the alias of "groupby(...)/aggregate($count as ALIAS)": the answer is
+	// one entity holding the number of groups (ag-grid-odata asks it so); "" without.
+	GroupCount string
+}
+
+// ApplyAggregate is one aggregate expression of $apply.
+type ApplyAggregate struct {
+	// Alias is the property of the answer: the "as" alias, or the custom aggregate's name.
+	Alias string
+	// Path is the aggregated property (with Method), or the KPI id of a custom
+	// aggregate (Method ""); "" for $count.
+	Path string
+	// Method is sum, min, max, average or countdistinct; "" for a custom aggregate or
+	// $count.
+	Method string
+	// Count is "$count as Alias".
+	Count bool
+}
+
+// ApplyTop is topcount(N, P) or bottomcount(N, P): the N groups with the largest
+// (smallest) P, an alias or grouping property.
+type ApplyTop struct {
+	N      int
+	By     string
+	Bottom bool
+}
+
+// applyNotSupported are the transformations of the grammar this service does not serve.
+var applyNotSupported = map[string]string{
+	"compute": "computed properties are not offered", "concat": "concatenated results are not offered",
+	"join": "joins along navigation properties are not offered", "outerjoin": "joins along navigation properties are not offered",
+	"nest": "nested results are not offered", "addnested": "nested results are not offered",
+	"bottompercent": "use topcount or bottomcount", "bottomsum": "use topcount or bottomcount",
+	"toppercent": "use topcount or bottomcount", "topsum": "use topcount or bottomcount",
+	"orderby": "use $orderby", "search": "use $search without $apply", "skip": "use $skip", "top": "use $top",
+	"ancestors": "hierarchies are not offered", "descendants": "hierarchies are not offered", "traverse": "hierarchies are not offered",
+}
+
+// aggregateMethods maps the methods of "with" to the aggregates of the KPI language.
+var aggregateMethods = map[string]string{"sum": "sum", "min": "min", "max": "max", "average": "avg", "countdistinct": "countdistinct"}
+
+// ParseApply reads $apply. Steps are separated by "/" outside parentheses and quotes:
+//
+//	filter(EXPR)            before the aggregation, any number (EXPR as in $filter)
+//	identity                anywhere
+//	groupby((P,...))        the distinct values of the grouping properties
+//	groupby((P,...),aggregate(A,...))
+//	aggregate(A,...)        one row over everything
+//	topcount(N,X)           after the aggregation; bottomcount likewise
+//	aggregate($count as A)  after groupby: the number of groups
+//
+// with A one of "KPI", "KPI as ALIAS", "P with METHOD as ALIAS" (METHOD sum, min, max,
+// average, countdistinct) and "$count as ALIAS". Keywords are case-sensitive, as the ABNF
+// has them. Valid forms outside these are 501 ODATA_OPTION_NOT_SUPPORTED; malformed text
+// is 400 with what was expected. filterOpts apply to the filter expressions.
+func ParseApply(text string, filterOpts ...query.Option) (*Apply, error) {
+	a := &Apply{Text: text}
+	steps, err := splitOutside(text, '/')
+	if err != nil {
+		return nil, err
+	}
+	stage := 0 // 0: before the aggregation, 1: after it, 2: after topcount
+	for _, s := range steps {
+		name, args, err := splitCall(s)
+		if err != nil {
+			return nil, err
+		}
+		if args == nil && name != "identity" {
+			return nil, applySyntax("%q is not a transformation: want filter(...), groupby(...), aggregate(...), topcount(...), bottomcount(...) or identity", short(name))
+		}
+		switch {
+		case name == "identity" && args == nil:
+			continue
+		case name == "filter":
+			if stage > 0 {
+				return nil, applyUnsupported("filter(...) after the aggregation (a filter on aggregated values) is not supported: filter before groupby or aggregate")
+			}
+			e, err := query.Parse(*args, append([]query.Option{query.WithParam("$apply"), query.ODataSyntax()}, filterOpts...)...)
+			if err != nil {
+				return nil, err
+			}
+			a.Filters = append(a.Filters, e)
+		case name == "aggregate" && stage == 1 && a.Grouped && a.Top == nil:
+			// The number of groups: aggregate($count as A) after groupby.
+			ags, err := parseAggregates(*args)
+			if err != nil {
+				return nil, err
+			}
+			if len(ags) != 1 || !ags[0].Count {
+				return nil, applyUnsupported("after groupby, aggregate takes only $count as ALIAS (the number of groups)")
+			}
+			a.GroupCount, stage = ags[0].Alias, 2
+		case name == "groupby" || name == "aggregate":
+			if stage > 0 {
+				return nil, applyUnsupported("a second aggregation is not supported: $apply groups once")
+			}
+			stage = 1
+			if name == "aggregate" {
+				if a.Aggregates, err = parseAggregates(*args); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			a.Grouped = true
+			if err := a.parseGroupBy(*args); err != nil {
+				return nil, err
+			}
+		case name == "topcount" || name == "bottomcount":
+			if stage != 1 {
+				return nil, applyUnsupported(name + " is supported once, after groupby or aggregate")
+			}
+			stage = 2
+			t, err := parseTopCount(name, *args)
+			if err != nil {
+				return nil, err
+			}
+			a.Top = t
+		case applyNotSupported[name] != "" && args != nil:
+			return nil, applyUnsupported(name + "(...) is not supported: " + applyNotSupported[name])
+		case strings.Contains(name, ".") && args != nil:
+			return nil, applyUnsupported("custom functions (" + short(name) + ") are not supported")
+		default:
+			return nil, applySyntax("%q is not a transformation: want filter(...), groupby(...), aggregate(...), topcount(...), bottomcount(...) or identity", short(s))
+		}
+	}
+	if stage == 0 {
+		return nil, applyUnsupported("$apply without groupby or aggregate is not supported: use $filter")
+	}
+	return a, a.check()
+}
+
+// check refuses aliases that clash: with each other or with a grouping property.
+func (a *Apply) check() error {
+	seen := map[string]bool{}
+	for _, g := range a.GroupBy {
+		seen[g] = true
+	}
+	for _, ag := range a.Aggregates {
+		if seen[ag.Alias] {
+			return applySyntax("the name %s is given twice in the answer: choose another alias", ag.Alias)
+		}
+		seen[ag.Alias] = true
+	}
+	if a.Top != nil && !seen[a.Top.By] {
+		return applyUnsupported(fmt.Sprintf("%s by %s: only a grouping property or an aggregate's alias can rank the groups", short(a.Top.By), short(a.Top.By)))
+	}
+	return nil
+}
+
+// parseGroupBy reads the arguments of groupby: the list of grouping properties, then
+// optionally aggregate(...).
+func (a *Apply) parseGroupBy(args string) error {
+	parts, err := splitOutside(args, ',')
+	if err != nil {
+		return err
+	}
+	if len(parts) > 2 {
+		return applySyntax("groupby takes a list of properties in parentheses and at most one transformation: %q", short(args))
+	}
+	list := strings.TrimSpace(parts[0])
+	if len(list) < 2 || list[0] != '(' || list[len(list)-1] != ')' {
+		return applySyntax("groupby starts with its properties in parentheses, groupby((P1,P2)...): found %q", short(list))
+	}
+	props, err := splitOutside(list[1:len(list)-1], ',')
+	if err != nil {
+		return err
+	}
+	for _, p := range props {
+		p = strings.TrimSpace(p)
+		if strings.HasPrefix(p, "rollup(") || strings.HasPrefix(p, "rolluprecursive(") {
+			return applyUnsupported("rollup is not supported")
+		}
+		if err := checkPath("groupby", p); err != nil {
+			return err
+		}
+		if slices.Contains(a.GroupBy, p) {
+			return applySyntax("groupby names %s twice", p)
+		}
+		a.GroupBy = append(a.GroupBy, p)
+	}
+	if len(parts) == 2 {
+		inner := strings.TrimSpace(parts[1])
+		steps, err := splitOutside(inner, '/')
+		if err != nil {
+			return err
+		}
+		if len(steps) > 1 {
+			return applyUnsupported("inside groupby only one aggregate(...) is supported: found " + short(inner))
+		}
+		name, args, err := splitCall(inner)
+		if err != nil {
+			return err
+		}
+		if name != "aggregate" || args == nil {
+			return applyUnsupported("inside groupby only aggregate(...) is supported: found " + short(inner))
+		}
+		if a.Aggregates, err = parseAggregates(*args); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkPath checks a property path: identifiers separated by "/" (navigation) or "."
+// (RECORD.FIELD); type casts and other segments are 501.
+func checkPath(where, p string) error {
+	if p == "" {
+		return applySyntax("%s has an empty property", where)
+	}
+	segs := strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '.' })
+	if len(segs) == 0 || strings.Contains(p, "//") || strings.Contains(p, "..") || p[0] == '/' || p[0] == '.' || p[len(p)-1] == '/' || p[len(p)-1] == '.' {
+		return applySyntax("%s property %q is not a property path", where, short(p))
+	}
+	for _, s := range segs {
+		if !isIdentifier(s) {
+			return applySyntax("%s property %q is not a property path", where, short(p))
+		}
+	}
+	if strings.Contains(p, "/") && strings.Contains(p, ".") {
+		return applyUnsupported(where + " property " + short(p) + ": type casts in paths are not supported")
+	}
+	return nil
+}
+
+// parseAggregates reads the aggregate expressions of aggregate(...).
+func parseAggregates(args string) ([]ApplyAggregate, error) {
+	items, err := splitOutside(args, ',')
+	if err != nil {
+		return nil, err
+	}
+	var out []ApplyAggregate
+	for _, item := range items {
+		words := strings.FieldsFunc(item, spaceOrPlus)
+		ag, err := parseAggregate(item, words)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ag)
+	}
+	return out, nil
+}
+
+func parseAggregate(item string, w []string) (ApplyAggregate, error) {
+	item = strings.TrimSpace(item)
+	if len(w) == 0 {
+		return ApplyAggregate{}, applySyntax("aggregate has an empty item")
+	}
+	if strings.ContainsAny(item, "()'") {
+		if slices.Contains(w, "with") {
+			return ApplyAggregate{}, applyUnsupported("aggregating an expression (" + short(item) + ") is not supported: aggregate a property")
+		}
+		return ApplyAggregate{}, applySyntax("aggregate item %q: want KPI [as ALIAS], PROPERTY with METHOD as ALIAS or $count as ALIAS", short(item))
+	}
+	alias := func(i int) (string, error) {
+		if len(w) != i+2 || w[i] != "as" {
+			if len(w) > i && w[i] == "from" {
+				return "", applyUnsupported("aggregate ... from ... is not supported")
+			}
+			return "", applySyntax("aggregate item %q: want \"as ALIAS\" after %s", short(item), strings.Join(w[:i], " "))
+		}
+		if !isIdentifier(w[i+1]) {
+			return "", applySyntax("aggregate item %q: the alias %q is not an identifier", short(item), short(w[i+1]))
+		}
+		return w[i+1], nil
+	}
+	switch {
+	case w[0] == "$count":
+		a, err := alias(1)
+		return ApplyAggregate{Alias: a, Count: true}, err
+	case strings.HasSuffix(w[0], "/$count"):
+		return ApplyAggregate{}, applyUnsupported("counting a navigation path (" + short(w[0]) + ") is not supported: use $count as ALIAS or P with countdistinct as ALIAS")
+	case len(w) >= 3 && w[1] == "with":
+		if err := checkPath("aggregate", w[0]); err != nil {
+			return ApplyAggregate{}, err
+		}
+		m := w[2]
+		if _, ok := aggregateMethods[m]; !ok {
+			if strings.Contains(m, ".") {
+				return ApplyAggregate{}, applyUnsupported("custom aggregation methods (" + short(m) + ") are not supported")
+			}
+			return ApplyAggregate{}, applySyntax("aggregate item %q: the method is sum, min, max, average or countdistinct, not %q", short(item), short(m))
+		}
+		a, err := alias(3)
+		return ApplyAggregate{Alias: a, Path: w[0], Method: m}, err
+	case len(w) == 1 || w[1] == "as" || w[1] == "from":
+		if strings.ContainsAny(w[0], "/.") {
+			if err := checkPath("aggregate", w[0]); err != nil {
+				return ApplyAggregate{}, err
+			}
+			return ApplyAggregate{}, applyUnsupported("custom aggregates along a path (" + short(w[0]) + ") are not supported: name the KPI")
+		}
+		if !isIdentifier(w[0]) {
+			return ApplyAggregate{}, applySyntax("aggregate item %q is not a custom aggregate (a KPI id)", short(item))
+		}
+		if len(w) == 1 {
+			return ApplyAggregate{Alias: w[0], Path: w[0]}, nil
+		}
+		a, err := alias(1)
+		return ApplyAggregate{Alias: a, Path: w[0]}, err
+	}
+	return ApplyAggregate{}, applySyntax("aggregate item %q: want KPI [as ALIAS], PROPERTY with METHOD as ALIAS or $count as ALIAS", short(item))
+}
+
+// parseTopCount reads the arguments of topcount and bottomcount: a count and a name.
+func parseTopCount(name, args string) (*ApplyTop, error) {
+	parts, err := splitOutside(args, ',')
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) != 2 {
+		return nil, applySyntax("%s takes two arguments, a count and a property: %q", name, short(args))
+	}
+	ns, by := strings.TrimSpace(parts[0]), strings.TrimSpace(parts[1])
+	n, err := strconv.ParseUint(ns, 10, 31)
+	if err != nil {
+		if ns != "" && strings.Trim(ns, "0123456789") == "" {
+			return nil, applySyntax("%s: the count %s is too large", name, short(ns))
+		}
+		return nil, applyUnsupported(name + ": the count must be an integer literal, not " + short(ns))
+	}
+	if !isIdentifier(by) {
+		return nil, applyUnsupported(name + ": ranking by an expression (" + short(by) + ") is not supported: name an alias or a grouping property")
+	}
+	return &ApplyTop{N: int(n), By: by, Bottom: name == "bottomcount"}, nil
+}
+
+// splitCall splits "name(args)" into its name and arguments (nil without parentheses).
+// The closing parenthesis must end s.
+func splitCall(s string) (string, *string, error) {
+	s = strings.TrimFunc(s, spaceOrPlus)
+	i := strings.IndexByte(s, '(')
+	if i < 0 {
+		if s == "" {
+			return "", nil, applySyntax("a transformation is empty")
+		}
+		return s, nil, nil
+	}
+	name := strings.TrimFunc(s[:i], spaceOrPlus)
+	end, err := closing(s, i)
+	if err != nil {
+		return "", nil, err
+	}
+	if end != len(s)-1 {
+		return "", nil, applySyntax("unexpected %q after %s(...): separate transformations with /", short(s[end+1:]), short(name))
+	}
+	args := s[i+1 : end]
+	return name, &args, nil
+}
+
+// closing returns the index of the parenthesis closing the one at open, skipping quoted
+// text.
+func closing(s string, open int) (int, error) {
+	depth, quoted := 0, false
+	for i := open; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\'':
+			quoted = !quoted
+		case quoted:
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+			if depth == 0 {
+				return i, nil
+			}
+		}
+	}
+	return 0, applySyntax("%q has an unclosed parenthesis or quote", short(s))
+}
+
+// splitOutside splits s at sep outside parentheses and quotes; unbalanced parentheses are
+// a syntax error.
+func splitOutside(s string, sep byte) ([]string, error) {
+	var parts []string
+	depth, start, quoted := 0, 0, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\'':
+			quoted = !quoted
+		case quoted:
+		case c == '(':
+			depth++
+		case c == ')':
+			if depth == 0 {
+				return nil, applySyntax("%q has a \")\" without its \"(\"", short(s))
+			}
+			depth--
+		case c == sep && depth == 0:
+			parts = append(parts, s[start:i])
+			start = i + 1
+		}
+	}
+	if depth != 0 || quoted {
+		return nil, applySyntax("%q has an unclosed parenthesis or quote", short(s))
+	}
+	return append(parts, s[start:]), nil
+}
+
+// applySyntax is the 400 of malformed $apply text.
+func applySyntax(format string, args ...any) error {
+	return withTarget(badOption(problem.CodeParameterIllegal, "$apply: "+format, args...), "$apply")
+}
+
+// applyUnsupported is the 501 of valid $apply the service does not serve.
+func applyUnsupported(msg string) error {
+	return withTarget(problem.New(http.StatusNotImplemented, CodeOptionNotSupported, "$apply: "+msg), "$apply")
+}

@@ -1,0 +1,412 @@
+package odata
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kmkit/kmkit/internal/jsonenc"
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/query"
+)
+
+// applyQuery is a $apply compiled for the Service: the KM-level request, and how the
+// columns of its answer become the properties of the aggregated entities.
+type applyQuery struct {
+	q km.Request
+	// out are the properties of each answer entity: grouping properties, then aggregates.
+	out []*applyOut
+	// limit is the number of groups topcount/bottomcount keeps, -1 without.
+	limit int
+}
+
+// applyOut is one property of an aggregated entity: a value (col names the plan column)
+// or, for a navigation path, an object holding kids.
+type applyOut struct {
+	name string
+	col  string
+	idx  int // the index of col among the plan's columns, set once planned
+	kids []*applyOut
+}
+
+// add places the value of column col at the path (names) under o's children.
+func addOut(list []*applyOut, path []string, col string) []*applyOut {
+	for _, o := range list {
+		if o.name == path[0] && len(path) > 1 && o.kids != nil {
+			o.kids = addOut(o.kids, path[1:], col)
+			return list
+		}
+	}
+	if len(path) == 1 {
+		return append(list, &applyOut{name: path[0], col: col})
+	}
+	return append(list, &applyOut{name: path[0], kids: addOut(nil, path[1:], col)})
+}
+
+// planApply compiles a into the KM-level request of the Service (see Apply).
+func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOptions) (*applyQuery, error) {
+	a := o.Apply
+	aq := &applyQuery{limit: -1}
+	switch {
+	case o.Select != nil:
+		return nil, applyUnsupported("$select with $apply is not supported: the answer has the grouping properties and the aliases")
+	case o.Search != "":
+		return nil, applyUnsupported("$search with $apply is not supported")
+	case a.GroupCount != "" && o.Skip > 0:
+		return nil, applyUnsupported("$skip after aggregate($count as " + a.GroupCount + ") is not supported: the answer is one entity")
+	case a.Top != nil && len(o.OrderBy) > 0:
+		return nil, applyUnsupported("$orderby after " + map[bool]string{false: "topcount", true: "bottomcount"}[a.Top.Bottom] + " is not supported")
+	}
+	filters := a.Filters
+	if o.Filter != nil {
+		// $filter acts on the answer of $apply. On grouping properties alone it keeps the
+		// groups whose rows it keeps, so it is served as a filter before the grouping.
+		if err := checkGroupFilter(a, o.Filter); err != nil {
+			return nil, err
+		}
+		filters = append(slices.Clip(filters), o.Filter)
+	}
+	names := map[string]string{} // answer property -> plan column
+	for _, g := range a.GroupBy {
+		field, err := applyField(m, et, "groupby", g)
+		if err != nil {
+			return nil, err
+		}
+		aq.q.Fields = append(aq.q.Fields, field)
+		aq.out = addOut(aq.out, strings.Split(g, "/"), field)
+		names[g] = field
+	}
+	adHocID := func() string {
+		id := "APPLY_" + strconv.Itoa(len(aq.q.AdHocKPIs)+1)
+		for m.KPI(id) != nil {
+			id = "_" + id
+		}
+		return id
+	}
+	for _, ag := range a.Aggregates {
+		var id string
+		switch {
+		case ag.Count:
+			k, err := m.AdHocKPI(adHocID(), "count()", et.rec.ID)
+			if err != nil {
+				return nil, withTarget(badOption(problem.CodeParameterIllegal, "$apply: $count as %s: %v", ag.Alias, err), "$apply")
+			}
+			aq.q.AdHocKPIs, id = append(aq.q.AdHocKPIs, k), k.ID
+		case ag.Method != "":
+			field, err := applyField(m, et, "aggregate", ag.Path)
+			if err != nil {
+				return nil, err
+			}
+			k, err := m.AdHocKPI(adHocID(), aggregateMethods[ag.Method]+"("+field+")", "")
+			if err != nil {
+				return nil, withTarget(badOption(problem.CodeParameterIllegal, "$apply: %s with %s: %v", ag.Path, ag.Method, err), "$apply")
+			}
+			aq.q.AdHocKPIs, id = append(aq.q.AdHocKPIs, k), k.ID
+		default:
+			if m.KPI(ag.Path) == nil {
+				hint := km.DidYouMean([]string{ag.Path}, m.SuggestKPI)
+				if et.prop(ag.Path) >= 0 {
+					hint = "; " + ag.Path + " is a property: aggregate it with " + ag.Path + " with sum as ALIAS (or min, max, average, countdistinct)"
+				}
+				return nil, withTarget(badOption(query.CodeFieldNotFound, "$apply: knowledge model %s has no KPI (custom aggregate) %s%s", m.ID, ag.Path, hint), "$apply")
+			}
+			id = ag.Path
+		}
+		aq.q.KPIs = append(aq.q.KPIs, id)
+		aq.out = append(aq.out, &applyOut{name: ag.Alias, col: id})
+		names[ag.Alias] = id
+	}
+	if len(a.Aggregates) == 0 {
+		// groupby alone: the groups of the set's rows, those a count of them has.
+		k, err := m.AdHocKPI(adHocID(), "count()", et.rec.ID)
+		if err != nil {
+			return nil, withTarget(badOption(problem.CodeParameterIllegal, "$apply: groupby: %v", err), "$apply")
+		}
+		aq.q.AdHocKPIs = append(aq.q.AdHocKPIs, k)
+		aq.q.KPIs = append(aq.q.KPIs, k.ID)
+	}
+	// Filters: filterid, then the filter steps, all bound as $filter is on the set.
+	for _, id := range o.FilterIDs {
+		f := m.Filter(id)
+		if f == nil {
+			return nil, withTarget(badOption(CodeFilterNotFound, "filterid: knowledge model %s has no filter %s%s", m.ID, id, km.DidYouMean([]string{id}, m.SuggestFilter)), "filterid")
+		}
+		aq.q.Where = append(aq.q.Where, f.Bound())
+	}
+	for _, f := range filters {
+		e, err := et.bindFilter(m, f, h.now())
+		if err == nil {
+			// The request is at KM level: the set's own fields become RECORD.FIELD.
+			e, err = query.MapFields(e, func(r query.FieldRef) (query.FieldRef, error) {
+				if r.Name == km.RowField {
+					return r, applyUnsupported("filter on the generated key " + et.props[et.key].name + " is not supported")
+				}
+				if _, f := m.Field(r.Name); f == nil {
+					r.Name = et.rec.ID + "." + r.Name
+				}
+				return r, nil
+			})
+		}
+		if err != nil {
+			if qe, ok := err.(*query.Error); ok {
+				qe.Param = "$apply"
+			}
+			return nil, err
+		}
+		aq.q.Where = append(aq.q.Where, e)
+	}
+	// Sort: $orderby names answer properties; topcount ranks by one. The count of groups
+	// is one entity: $orderby (ag-grid-odata sends the grid's) does not change it.
+	for _, k := range o.OrderBy {
+		if a.GroupCount != "" {
+			break
+		}
+		col, ok := names[k.Field]
+		if k.Expr != nil || !ok {
+			return nil, &query.Error{Kind: query.KindParameter, Code: query.CodeSortUnknownField, Param: "$orderby", Pos: query.NoPos,
+				Msg: "with $apply, $orderby names the grouping properties and aliases of the answer (" + strings.Join(answerNames(a), ", ") + "), not " + k.Field}
+		}
+		k.Field = col
+		aq.q.Sort = append(aq.q.Sort, k)
+	}
+	if a.Top != nil {
+		aq.q.Sort = []query.SortTerm{{Field: names[a.Top.By], Desc: !a.Top.Bottom}}
+		aq.limit = a.Top.N
+	}
+	return aq, nil
+}
+
+// checkGroupFilter refuses a $filter beside $apply that is not a condition on grouping
+// properties of a plain groupby (501): one on aggregated values, or after topcount,
+// bottomcount or the count of groups, would need the groups first.
+func checkGroupFilter(a *Apply, f query.Expr) error {
+	if !a.Grouped || a.Top != nil || a.GroupCount != "" {
+		return applyUnsupported("$filter with this $apply is not supported: filter first inside $apply, $apply=filter(...)/groupby(...)")
+	}
+	_, err := query.MapFields(f, func(r query.FieldRef) (query.FieldRef, error) {
+		if !slices.Contains(a.GroupBy, r.Name) {
+			return r, applyUnsupported("$filter on " + short(r.Name) + " with $apply is not supported: $filter may name grouping properties only; filter rows first inside $apply, $apply=filter(...)/groupby(...)")
+		}
+		return r, nil
+	})
+	return err
+}
+
+// answerNames lists the properties of an aggregated answer.
+func answerNames(a *Apply) []string {
+	out := append([]string(nil), a.GroupBy...)
+	for _, ag := range a.Aggregates {
+		out = append(out, ag.Alias)
+	}
+	return out
+}
+
+// applyField resolves a property path of $apply to the Knowledge Model field it names
+// (RECORD.FIELD): a property of the set's type, RECORD.FIELD of any record, or a
+// navigation path whose segments are record ids (CUSTOMERS/COUNTRY), which names the
+// field of the last record; the Knowledge Model joins it by its relationships, as it
+// joins the same RECORD.FIELD on /data.
+func applyField(m *km.KnowledgeModel, et *entityType, where, p string) (string, error) {
+	switch {
+	case strings.Contains(p, "/"):
+		segs := strings.Split(p, "/")
+		for _, s := range segs[:len(segs)-1] {
+			if m.Record(s) == nil {
+				return "", withTarget(badOption(query.CodeFieldNotFound, "$apply: %s %s: %s is no navigation property (a record of knowledge model %s)%s", where, p, s, m.ID, km.DidYouMean([]string{s}, m.SuggestRecord)), "$apply")
+			}
+		}
+		rec := m.Record(segs[len(segs)-2])
+		last := segs[len(segs)-1]
+		if rec.Field(last) == nil {
+			return "", withTarget(badOption(query.CodeFieldNotFound, "$apply: %s %s: record %s has no field %s%s", where, p, rec.ID, last, km.DidYouMean([]string{last}, func(s string) []string { return m.SuggestField(rec, s) })), "$apply")
+		}
+		return rec.ID + "." + last, nil
+	case strings.Contains(p, "."):
+		if _, f := m.Field(p); f == nil {
+			return "", withTarget(badOption(query.CodeFieldNotFound, "$apply: %s %s: no such field of knowledge model %s%s", where, p, m.ID, m.FieldHints(nil, []string{p})), "$apply")
+		}
+		return p, nil
+	}
+	i := et.prop(p)
+	switch {
+	case i < 0:
+		return "", withTarget(badOption(query.CodeFieldNotFound, "$apply: %s: entity type %s has no property %s%s", where, et.name, p, km.DidYouMean([]string{p}, func(s string) []string { return m.SuggestField(et.rec, s) })), "$apply")
+	case et.generated && i == et.key:
+		return "", applyUnsupported(where + " " + p + ": the generated key cannot be grouped or aggregated")
+	}
+	return et.rec.ID + "." + p, nil
+}
+
+// serveApply answers an entity set request with $apply: the aggregated entities as an
+// OData JSON collection, paged as entity sets are.
+func (h *Handler) serveApply(w http.ResponseWriter, r *http.Request, m *km.KnowledgeModel, et *entityType, root string, o *QueryOptions, rep representation) {
+	if rep.format == FormatXML {
+		h.fail(w, r, applyUnsupported("aggregated answers are served as JSON only"))
+		return
+	}
+	aq, err := h.planApply(m, et, o)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	pageSize := min(h.opts.MaxPageSize, h.svc.MaxPageSize())
+	if n := preferredPageSize(r); n > 0 && n < pageSize {
+		pageSize = n
+		w.Header().Set("Preference-Applied", "odata.maxpagesize="+strconv.Itoa(n))
+	}
+	// end bounds the groups the client asked for: topcount's N and $skip+$top.
+	end := -1
+	if aq.limit >= 0 {
+		end = aq.limit
+	}
+	if o.Top >= 0 && (end < 0 || o.Skip+o.Top < end) {
+		end = o.Skip + o.Top
+	}
+	n := pageSize
+	if end >= 0 {
+		n = max(0, min(n, end-o.Skip))
+	}
+	aq.q.Skip, aq.q.PageSize, aq.q.Count = o.Skip, max(n, 1), true
+	if o.Apply.GroupCount != "" {
+		aq.q.Skip, aq.q.PageSize = 0, 1
+	}
+	p, err := h.svc.Prepare(m, &aq.q)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	res, err := h.svc.Run(r.Context(), p)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	rows := res.Rows
+	if n == 0 {
+		rows = nil
+	}
+	count := res.Count
+	if aq.limit >= 0 {
+		count = min(count, aq.limit)
+	}
+	if o.Apply.GroupCount != "" {
+		h.writeGroupCount(w, root, et, o, rep, count, n > 0)
+		return
+	}
+	cols := map[string]int{}
+	for i, c := range p.Plan.Columns {
+		cols[c.Name] = i
+	}
+	var setIdx func([]*applyOut)
+	setIdx = func(list []*applyOut) {
+		for _, o := range list {
+			o.idx = cols[o.col]
+			setIdx(o.kids)
+		}
+	}
+	setIdx(aq.out)
+	last := count
+	if end >= 0 {
+		last = min(last, end)
+	}
+	next := ""
+	if n > 0 && o.Skip+len(rows) < last {
+		top := -1
+		if o.Top >= 0 {
+			top = o.Top
+		}
+		next = nextLink(root+et.set, r.URL.RawQuery, o.Skip+len(rows), top, len(rows))
+	}
+	b := make([]byte, 0, 256+len(rows)*64)
+	b = append(b, '{')
+	if rep.metadata != metaNone {
+		b = append(b, `"@odata.context":`...)
+		b = jsonenc.AppendStringNoHTMLEscape(b, root+"$metadata#"+et.set+"("+string(appendApplyContext(nil, aq.out))+")")
+		b = append(b, ',')
+	}
+	if o.Count {
+		b = append(b, `"@odata.count":`...)
+		if rep.ieee754 {
+			b = strconv.AppendQuote(b, strconv.Itoa(count))
+		} else {
+			b = strconv.AppendInt(b, int64(count), 10)
+		}
+		b = append(b, ',')
+	}
+	b = append(b, `"value":[`...)
+	for i, row := range rows {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendApplyObject(b, aq.out, row, rep.ieee754)
+	}
+	b = append(b, ']')
+	if next != "" {
+		b = append(b, `,"@odata.nextLink":`...)
+		b = jsonenc.AppendStringNoHTMLEscape(b, next)
+	}
+	b = append(b, '}')
+	write(w, rep.jsonContentType(), b)
+}
+
+// appendApplyContext appends the select list of the context URL: P, NAV(P), ALIAS.
+func appendApplyContext(b []byte, list []*applyOut) []byte {
+	for i, o := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, o.name...)
+		if o.kids != nil {
+			b = append(b, '(')
+			b = appendApplyContext(b, o.kids)
+			b = append(b, ')')
+		}
+	}
+	return b
+}
+
+// appendApplyObject appends one aggregated entity (or a nested navigation object).
+func appendApplyObject(b []byte, list []*applyOut, row []query.Value, ieee754 bool) []byte {
+	b = append(b, '{')
+	for i, o := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendStringNoHTMLEscape(b, o.name)
+		b = append(b, ':')
+		if o.kids != nil {
+			b = appendApplyObject(b, o.kids, row, ieee754)
+			continue
+		}
+		b = appendJSONValue(b, row[o.idx], ieee754)
+	}
+	return append(b, '}')
+}
+
+// writeGroupCount answers groupby(...)/aggregate($count as A): one entity {A: count} (none
+// with $top=0), with @odata.count 1 when asked.
+func (h *Handler) writeGroupCount(w http.ResponseWriter, root string, et *entityType, o *QueryOptions, rep representation, count int, rows bool) {
+	alias := o.Apply.GroupCount
+	b := []byte{'{'}
+	if rep.metadata != metaNone {
+		b = append(b, `"@odata.context":`...)
+		b = jsonenc.AppendStringNoHTMLEscape(b, root+"$metadata#"+et.set+"("+alias+")")
+		b = append(b, ',')
+	}
+	if o.Count {
+		b = append(b, `"@odata.count":`...)
+		b = appendJSONValue(b, query.Value{Type: query.TypeInteger, Int: 1}, rep.ieee754)
+		b = append(b, ',')
+	}
+	b = append(b, `"value":[`...)
+	if rows {
+		b = append(b, '{')
+		b = jsonenc.AppendStringNoHTMLEscape(b, alias)
+		b = append(b, ':')
+		b = appendJSONValue(b, query.Value{Type: query.TypeInteger, Int: int64(count)}, rep.ieee754)
+		b = append(b, '}')
+	}
+	b = append(b, "]}"...)
+	write(w, rep.jsonContentType(), b)
+}
