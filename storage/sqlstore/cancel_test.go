@@ -162,7 +162,9 @@ func TestQueryTimeLimitSQL(t *testing.T) {
 				w := httptest.NewRecorder()
 				start := time.Now()
 				h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, target, nil))
-				if d := time.Since(start); d > 300*time.Millisecond+150*time.Millisecond {
+				// The heavy statement runs for many seconds; an answer within twice the
+				// limit was stopped by it (a loaded machine delays the answer past 1.5x).
+				if d := time.Since(start); d > 2*300*time.Millisecond {
 					t.Errorf("%s: answered after %v, want about the limit of 300ms", target, d)
 				}
 				want := `"status":503,"detail":"the query ran longer than the time limit of 300ms and was stopped; narrow it (fewer filters, fields, KPIs or rows)","errorCode":"` + problem.CodeUnavailable + `"`
