@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kmkit/kmkit/internal/demodata"
+	"github.com/kmkit/kmkit/internal/demodata/demostore"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/query"
@@ -21,7 +22,7 @@ import (
 // next to the whole handler request it is part of (parse, compile, execute on the
 // embedded demo data, encode), in the same run.
 func BenchmarkNewPlan(b *testing.B) {
-	s, err := demodata.Store(0)
+	s, err := demostore.Store(0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func BenchmarkKPIsThroughJoinVsPandas(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := demodata.Store(n)
+	s, err := demostore.Store(n)
 	if err != nil {
 		b.Fatal(err)
 	}
