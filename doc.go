@@ -50,7 +50,8 @@
 // Storage: storage/memory (everything in memory) and storage/sqlstore (SQLite or
 // PostgreSQL) open the same way, one value handing out the stores of every API (KM(),
 // SCIM(), Reporting()), and KM stores fill with Import(ctx, fsys) or PutModel(ctx, m);
-// storage/storetest is the conformance suite both pass; storage/swap replaces a km.Store
+// storage/storetest is the conformance suite both pass, asking km.Service as the surfaces
+// do and comparing with its reference evaluator; storage/swap replaces a km.Store
 // while it serves.
 //
 // Every handler is built the same way: NewHandler(store, options...) with functional
