@@ -10,6 +10,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/kmkit/kmkit/internal/kmparams"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 )
@@ -282,7 +283,7 @@ func runTimeAsString(t *testing.T, svc *km.Service, ref *Reference) {
 // checked by their packages' tests.
 func runDidYouMean(t *testing.T, svc *km.Service) {
 	sort := func(s string) []query.SortTerm {
-		keys, err := query.ParseSort(s)
+		keys, err := kmparams.ParseSort(s)
 		if err != nil {
 			t.Fatal(err)
 		}

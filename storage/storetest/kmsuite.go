@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/kmkit/kmkit/internal/kmparams"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/stats"
@@ -195,7 +196,7 @@ func (c *kmCase) request(t *testing.T, m *km.KnowledgeModel) *km.PlanRequest {
 		q.Filters = []query.Expr{c.ast()}
 	}
 	if c.sort != "" {
-		keys, err := query.ParseSort(c.sort)
+		keys, err := kmparams.ParseSort(c.sort)
 		if err != nil {
 			t.Fatal(err)
 		}

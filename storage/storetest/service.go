@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kmkit/kmkit/internal/kmparams"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 )
@@ -36,10 +37,10 @@ func serviceRequest(m *km.KnowledgeModel, req RefRequest) (*km.Request, error) {
 	// commas (the Power Platform connector sends them so); the API hands the Service one
 	// expression each.
 	for _, v := range req.FilterExprs {
-		r.FilterExprs = append(r.FilterExprs, query.SplitTopLevel(v)...)
+		r.FilterExprs = append(r.FilterExprs, kmparams.SplitTopLevel(v)...)
 	}
 	if req.Sort != "" {
-		keys, err := query.ParseSort(req.Sort)
+		keys, err := kmparams.ParseSort(req.Sort)
 		if err != nil {
 			return nil, err
 		}
@@ -89,7 +90,7 @@ func serviceRequest(m *km.KnowledgeModel, req RefRequest) (*km.Request, error) {
 		r.Where = append(r.Where, e)
 	}
 	if req.ODataOrderBy != "" {
-		for _, item := range query.SplitTopLevel(req.ODataOrderBy) {
+		for _, item := range kmparams.SplitTopLevel(req.ODataOrderBy) {
 			words := strings.Fields(item)
 			k := query.SortTerm{}
 			switch strings.ToLower(words[len(words)-1]) {
