@@ -37,7 +37,7 @@ func TestAPIsDoNotDependOnAuth(t *testing.T) {
 // httpFree lists the domain and backend packages that must link no HTTP server code, no
 // OpenAPI and no JWT: a program using a Store and a backend builds without them
 // (database/sql and database/sql/driver split the same way).
-var httpFree = []string{"./km", "./query/...", "./scim", "./scim/scimtest", "./reporting", "./stats", "./problem", "./principal",
+var httpFree = []string{"./km", "./km/exec", "./query/...", "./scim", "./scim/scimtest", "./reporting", "./stats", "./problem", "./principal",
 	"./storage/memory", "./storage/sqlstore"}
 
 // forbiddenInDomain are the packages (and their sub-packages) httpFree must not link.

@@ -13,9 +13,9 @@ import (
 	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/internal/demodata/demostore"
 	"github.com/kmkit/kmkit/km"
+	qexec "github.com/kmkit/kmkit/km/exec"
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/query"
-	qexec "github.com/kmkit/kmkit/query/exec"
 )
 
 // BenchmarkNewPlan times the compile step of a request (km.NewPlan) on the demo's o2c KM,

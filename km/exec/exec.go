@@ -1,7 +1,7 @@
 // Package exec runs queries over tables held in memory by package column: filter, fuzzy
 // search, sort, distinct, paging, projection, and KPIs grouped by the selected fields.
 //
-// A Source runs the km.Plans the Knowledge Model handlers compile, over the tables of a
+// A Source runs the km.Plans the request layer (km.Service) compiles, over the tables of a
 // KM's records, with the plan's semantics (filters carried across relationships, every
 // aggregate at its grain; see Source and package km). Run executes a bare query.Request
 // over one Frame (a table, or a table joined to its parents), the building block Source
