@@ -136,16 +136,14 @@ type plan struct {
 	// count before paging.
 	page, pageSize  int
 	distinct, count bool
-	desc            []bool               // per sort key, descending
 	search          *query.Search        // nil: no search
 	where           query.Expr           // a bare Request's filter, for the early walk (run)
 	refs            []ref                // the selected columns (the grouping keys with KPIs)
 	cols            []query.ColumnHeader // the result columns: refs, then KPIs
 	metrics         []compiledMetric
-	sortCols        []int // the result column of each sort key (-1: an expression)
-	sortRefs        []ref // the column each sort key reads: a selected one, or an expression's values
-	filter          pred  // nil: every row
-	searched        []ref // the columns a search looks at
+	keys            []sortKey // the sort keys, in priority order
+	filter          pred      // nil: every row
+	searched        []ref     // the columns a search looks at
 	// lend, when set, takes the cells of the projected page from the pool and lends them
 	// to the caller's results (query.Recycling).
 	lend *query.Recycling
@@ -181,11 +179,9 @@ func compile(f *Frame, req *query.Request) (*plan, error) {
 		p.metrics[i] = m
 		p.cols = append(p.cols, query.ColumnHeader{Name: k.ID, Type: m.typ, KPI: true})
 	}
-	p.sortCols = make([]int, len(req.Sort))
-	p.sortRefs = make([]ref, len(req.Sort))
-	p.desc = make([]bool, len(req.Sort))
+	p.keys = make([]sortKey, len(req.Sort))
 	for i, k := range req.Sort {
-		p.desc[i] = k.Desc
+		p.keys[i].desc = k.Desc
 		if k.Expr != nil {
 			if len(req.KPIs) > 0 {
 				return nil, fmt.Errorf("exec: %w: sorting groups by an expression", ErrInvalidRequest)
@@ -194,7 +190,7 @@ func compile(f *Frame, req *query.Request) (*plan, error) {
 			if err != nil {
 				return nil, err
 			}
-			p.sortCols[i], p.sortRefs[i] = -1, ref{col: col}
+			p.keys[i].col, p.keys[i].ref = -1, ref{col: col}
 			continue
 		}
 		j := slices.IndexFunc(p.cols, func(c query.ColumnHeader) bool { return c.Name == k.Field })
@@ -204,9 +200,9 @@ func compile(f *Frame, req *query.Request) (*plan, error) {
 			}
 			return nil, fmt.Errorf("exec: %w: sort field %q is not selected", ErrInvalidRequest, k.Field)
 		}
-		p.sortCols[i] = j
+		p.keys[i].col = j
 		if j < len(p.refs) {
-			p.sortRefs[i] = p.refs[j]
+			p.keys[i].ref = p.refs[j]
 		}
 	}
 	if req.Filter != nil {
@@ -224,6 +220,15 @@ func compile(f *Frame, req *query.Request) (*plan, error) {
 		p.search, p.searched = req.Search, searched
 	}
 	return p, nil
+}
+
+// sortKey is a compiled sort key: the result column it sorts by (-1 for a value
+// expression), the column it reads (a selected one, or the expression's values) and its
+// direction.
+type sortKey struct {
+	col  int
+	ref  ref
+	desc bool
 }
 
 // rowSet is a set of frame rows: every row (all), the rows set in bits, or, when bits is
@@ -300,14 +305,14 @@ func (p *plan) selectRows() (rowSet, rowCmp) {
 // groupPage computes the KPIs per group of sel and returns the requested page of groups
 // and the number of groups.
 func (p *plan) groupPage(sel []int32, searchOrder rowCmp) ([][]query.Value, int) {
-	if searchOrder != nil && len(p.desc) == 0 {
+	if searchOrder != nil && len(p.keys) == 0 {
 		slices.SortStableFunc(sel, searchOrder)
 	}
 	rows := runKPIs(p.refs, p.metrics, sel, len(p.refs) == 0)
-	if len(p.desc) > 0 {
+	if len(p.keys) > 0 {
 		slices.SortStableFunc(rows, func(a, b []query.Value) int {
-			for i, desc := range p.desc {
-				if c := compareValues(a[p.sortCols[i]], b[p.sortCols[i]], desc); c != 0 {
+			for _, k := range p.keys {
+				if c := compareValues(a[k.col], b[k.col], k.desc); c != 0 {
 					return c
 				}
 			}
@@ -324,7 +329,7 @@ func (p *plan) groupPage(sel []int32, searchOrder rowCmp) ([][]query.Value, int)
 // the page's end early (see indexTop); otherwise only the rows up to the page's end are
 // sorted when that is far fewer than all.
 func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
-	if len(p.desc) > 0 {
+	if len(p.keys) > 0 {
 		order = chain(p.keyCmps(0))
 	} else if order != nil {
 		order = chain([]rowCmp{order})
@@ -336,7 +341,7 @@ func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 		for i, c := range p.refs {
 			parts[i] = newKeyPart(c)
 		}
-		if order != nil && len(p.desc) == 0 {
+		if order != nil && len(p.keys) == 0 {
 			// Search order: the best-scoring row of each distinct combination represents it.
 			slices.SortFunc(sel, order)
 			order = nil
@@ -351,7 +356,7 @@ func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 	}
 	count := rows.len()
 	start, end := pageBounds(count, p.page, p.pageSize)
-	if len(p.desc) > 0 && p.sortCols[0] >= 0 && start < end {
+	if len(p.keys) > 0 && p.keys[0].col >= 0 && start < end {
 		if top, ok := p.indexTop(rows, count, end); ok {
 			return p.project(top[start:end]), count
 		}
@@ -368,9 +373,9 @@ func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 
 // keyCmps compiles the sort keys from the from'th on over the selected columns.
 func (p *plan) keyCmps(from int) []rowCmp {
-	cmps := make([]rowCmp, 0, len(p.desc)-from)
-	for i, desc := range p.desc[from:] {
-		cmps = append(cmps, keyCmp(p.sortRefs[from+i], desc))
+	cmps := make([]rowCmp, 0, len(p.keys)-from)
+	for _, k := range p.keys[from:] {
+		cmps = append(cmps, keyCmp(k.ref, k.desc))
 	}
 	return cmps
 }
@@ -405,7 +410,7 @@ const earlyFixed = 256
 // first by a column (an expression has no sort index), without a count, distinct or
 // search, and a page end that fits an int32.
 func (p *plan) earlyPageFits() bool {
-	return len(p.desc) > 0 && p.sortCols[0] >= 0 && len(p.metrics) == 0 && !p.count && !p.distinct &&
+	return len(p.keys) > 0 && p.keys[0].col >= 0 && len(p.metrics) == 0 && !p.count && !p.distinct &&
 		p.search == nil && p.page <= (math.MaxInt32-p.pageSize)/p.pageSize
 }
 
@@ -435,16 +440,16 @@ func (p *plan) pageOf(top []int32) [][]query.Value {
 // when it gave up past budget entries (or, with project, when the share of rows kept
 // after earlyMinWalk entries puts the end beyond the budget).
 func (p *plan) walkTop(keep func(r int32) bool, end, budget int, project bool) ([]int32, bool) {
-	j := p.sortCols[0]
+	j := p.keys[0].col
 	ix := p.f.sortIndex(p.cols[j].Name, p.refs[j])
 	var rest rowCmp
-	if len(p.desc) > 1 {
+	if len(p.keys) > 1 {
 		rest = chain(p.keyCmps(1))
 	}
 	out := make([]int32, 0, min(end, 1024))
 	var run []int32 // with rest: the rows of the set in the current run
 	seen, gaveUp := 0, false
-	ix.walk(p.desc[0], func(r []int32) bool {
+	ix.walk(p.keys[0].desc, func(r []int32) bool {
 		switch {
 		case rest == nil && keep == nil:
 			k := min(len(r), end-len(out))

@@ -430,23 +430,21 @@ func compileRows(f *Frame, p *km.Plan) (*plan, error) {
 		pl.refs[i] = r
 		pl.cols[i] = query.ColumnHeader{Name: names[i], Type: r.col.Type()}
 	}
-	pl.desc = make([]bool, len(p.Sort))
-	pl.sortCols = make([]int, len(p.Sort))
-	pl.sortRefs = make([]ref, len(p.Sort))
+	pl.keys = make([]sortKey, len(p.Sort))
 	for i, k := range p.Sort {
-		pl.desc[i] = k.Desc
+		pl.keys[i].desc = k.Desc
 		if k.Expr != nil {
 			col, err := f.scalarColumn(k.Expr)
 			if err != nil {
 				return nil, err
 			}
-			pl.sortCols[i], pl.sortRefs[i] = -1, ref{col: col}
+			pl.keys[i].col, pl.keys[i].ref = -1, ref{col: col}
 			continue
 		}
 		if k.Column < 0 || k.Column >= len(pl.refs) {
 			return nil, fmt.Errorf("exec: %w: sort key on column %d of %d", ErrInvalidRequest, k.Column, len(pl.refs))
 		}
-		pl.sortCols[i], pl.sortRefs[i] = k.Column, pl.refs[k.Column]
+		pl.keys[i].col, pl.keys[i].ref = k.Column, pl.refs[k.Column]
 	}
 	if s := p.Search; s != nil {
 		pl.search = &query.Search{Term: s.Term, Precision: s.Precision}
