@@ -12,7 +12,9 @@
 //     the KPI language's parameters, the compiled query plan, km.Store, the summary types
 //     and km.Service, the one request layer every surface asks: it alone checks the text,
 //     looks the KM up as the caller sees it, plans, caps the page and applies the cost,
-//     memory and time limits. km/kmhttp: the Knowledge Model API (data, KPIs, summary,
+//     memory and time limits. km/exec: the in-memory columnar executor of km.Plans, which
+//     the memory backend runs (the executor sits with the plan it runs). km/kmhttp: the
+//     Knowledge Model API (data, KPIs, summary,
 //     schemas, generated OpenAPI documents), which reads its query strings and bodies
 //     into a km.Request and encodes the Service's results.
 //   - odata: the KMs as a read-only OData v4 service, an HTTP adapter over km.Service
@@ -21,8 +23,8 @@
 //     Context Protocol, an HTTP adapter over km.Service (and stdio, see
 //     examples/mcpstdio). No surface drives another or reads another's output: a host
 //     builds one Service and hands it to the KM API, OData and MCP, which then apply the
-//     same limits (deps_test.go checks that odata and mcp link neither km/kmhttp nor a
-//     store).
+//     same limits (deps_test.go checks that odata, mcp and the conformance suite link
+//     neither km/kmhttp nor a store).
 //   - scim: SCIM 2.0 users and groups, their rules, scim.Store and scim.Service (PATCH);
 //     scim/scimhttp: the SCIM protocol (resources, Bulk, discovery); scim/scimtest: the
 //     suite every scim.Store passes.
@@ -33,7 +35,7 @@
 // Shared by the APIs:
 //   - query: the filter and KPI expression languages (parse, bind, errors with
 //     positions), the portable request and result; query/column: tables held by column;
-//     query/exec: the in-memory executor of compiled plans; query/fuzzy: fuzzy scoring.
+//     query/fuzzy: fuzzy scoring.
 //   - stats: column statistics equal to pandas' describe.
 //   - problem: the RFC 9457 problem bodies and error codes of the KM API;
 //     problem/problemhttp writes them.
@@ -50,7 +52,8 @@
 // Storage: storage/memory (everything in memory) and storage/sqlstore (SQLite or
 // PostgreSQL) open the same way, one value handing out the stores of every API (KM(),
 // SCIM(), Reporting()), and KM stores fill with Import(ctx, fsys) or PutModel(ctx, m);
-// storage/storetest is the conformance suite both pass; storage/swap replaces a km.Store
+// storage/storetest is the conformance suite both pass, asking km.Service as the surfaces
+// do and comparing with its reference evaluator; storage/swap replaces a km.Store
 // while it serves.
 //
 // Every handler is built the same way: NewHandler(store, options...) with functional

@@ -8,7 +8,11 @@
 // A Knowledge Model (KM) holds records (tables with typed fields), relationships that join
 // them many-to-one, KPIs (aggregations written in the KPI language) and predefined filters
 // (filter expressions). Load reads the definitions; a Store serves the catalog and executes
-// Plans. The package imports no net/http: the HTTP API (the handler for /intelligence/api,
+// Plans: a SQL backend translates them, and package km/exec, the in-memory columnar
+// executor the memory backend runs, reads the Plan itself (the executor sits with the
+// plan it runs; no second request model stands between them). The KM API's query-string
+// grammar is the adapters' (internal/kmparams), not the domain's. The package imports no
+// net/http: the HTTP API (the handler for /intelligence/api,
 // its parameters, the summary endpoint and the OpenAPI document) is package km/kmhttp, so a
 // backend or a program using only a Store links no HTTP server, OpenAPI or JWT code.
 // Refusals of the planner are *problem.Problem errors (400 or 404 with an error code such

@@ -10,7 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kmkit/kmkit/internal/demodata"
+	"github.com/kmkit/kmkit/internal/demodata/demostore"
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/mcp"
 )
@@ -19,7 +19,7 @@ import (
 // HTTP (the SDK's client) and as GET .../query on the KM API, alternately in the same run
 // over the demo KM, and reports both per call and their ratio (mcp/api).
 func BenchmarkQueryToolVsKMAPI(b *testing.B) {
-	st, err := demodata.Store(0)
+	st, err := demostore.Store(0)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kmkit/kmkit/internal/jsonenc"
 	"github.com/kmkit/kmkit/internal/kmjson"
+	"github.com/kmkit/kmkit/internal/kmparams"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
@@ -279,24 +280,24 @@ func Describe(m *km.KnowledgeModel) ModelDescription {
 // filterExpr entries joined by top-level commas are read as the KM API reads its query
 // string, so the same text asks the same question on both.
 func request(in *QueryArgs) (*km.Request, error) {
-	r := &km.Request{Record: in.Record, Fields: query.ParseList(in.Fields), AllFields: true,
-		KPIs: query.ParseList(in.KPIs), KPIParams: in.KPIParameters, Filters: query.ParseList(in.Filters),
+	r := &km.Request{Record: in.Record, Fields: kmparams.ParseList(in.Fields), AllFields: true,
+		KPIs: kmparams.ParseList(in.KPIs), KPIParams: in.KPIParameters, Filters: kmparams.ParseList(in.Filters),
 		Distinct: in.Distinct, Page: in.Page, PageSize: DefaultPageSize, Count: true}
 	if in.PageSize != nil {
 		r.PageSize = *in.PageSize
 	}
 	for _, e := range in.FilterExpr {
-		r.FilterExprs = append(r.FilterExprs, query.SplitTopLevel(e)...)
+		r.FilterExprs = append(r.FilterExprs, kmparams.SplitTopLevel(e)...)
 	}
 	if len(in.Sort) > 0 {
-		keys, err := query.ParseSort(strings.Join(in.Sort, ","))
+		keys, err := kmparams.ParseSort(strings.Join(in.Sort, ","))
 		if err != nil {
 			return nil, err
 		}
 		r.Sort = keys
 	}
 	if sa := in.Search; sa != nil {
-		r.Search = &km.SearchRequest{Term: sa.Term, Fields: query.ParseList(sa.Fields), Precision: sa.Precision}
+		r.Search = &km.SearchRequest{Term: sa.Term, Fields: kmparams.ParseList(sa.Fields), Precision: sa.Precision}
 		if sa.Precision == 0 {
 			r.Search.Precision = -1 // the default
 		}
@@ -433,10 +434,10 @@ func (s *Handler) summarize(ctx context.Context, in *SummaryArgs) (map[string]an
 	if err != nil {
 		return nil, err
 	}
-	q := &km.SummaryRequest{Record: in.Record, Fields: query.ParseList(in.Fields), ExcludeFields: query.ParseList(in.ExcludeFields),
-		Filters: query.ParseList(in.Filters), SampleSize: in.SampleSize}
+	q := &km.SummaryRequest{Record: in.Record, Fields: kmparams.ParseList(in.Fields), ExcludeFields: kmparams.ParseList(in.ExcludeFields),
+		Filters: kmparams.ParseList(in.Filters), SampleSize: in.SampleSize}
 	for _, e := range in.FilterExpr {
-		q.FilterExprs = append(q.FilterExprs, query.SplitTopLevel(e)...)
+		q.FilterExprs = append(q.FilterExprs, kmparams.SplitTopLevel(e)...)
 	}
 	res, err := s.svc.Summarize(ctx, m, q)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kmkit/kmkit/internal/demodata"
+	"github.com/kmkit/kmkit/internal/demodata/demostore"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/query"
@@ -46,7 +46,7 @@ func (s *timedStore) Query(ctx context.Context, p *km.Plan) (*query.Result, erro
 
 func demoStore(b *testing.B) *timedStore {
 	benchOnce.Do(func() {
-		s, err := demodata.Store(benchOrders)
+		s, err := demostore.Store(benchOrders)
 		benchStore, benchErr = &timedStore{Store: s}, err
 		runtime.GC() // the generator's garbage is not the first benchmark's to collect
 	})

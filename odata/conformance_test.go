@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kmkit/kmkit/internal/demodata"
+	"github.com/kmkit/kmkit/internal/demodata/demostore"
 	"github.com/kmkit/kmkit/internal/nodetools"
 )
 
@@ -145,7 +145,7 @@ func TestConformanceMetadata(t *testing.T) {
 // from their $metadata what their definitions say.
 func TestConformanceDemoMetadata(t *testing.T) {
 	tools := conformanceTools(t)
-	store, err := demodata.Store(0)
+	store, err := demostore.Store(0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kmkit/kmkit/internal/kmparams"
 	"github.com/kmkit/kmkit/internal/rawquery"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
@@ -135,7 +136,7 @@ func ParseQueryOptions(raw string, filterOpts ...query.Option) (*QueryOptions, e
 			case strings.HasPrefix(p.Key, "$"):
 				return nil, badOption(problem.CodeParameterIllegal, "unknown system query option %s (supported: $select, $filter, $orderby, $top, $skip, $count, $search, $apply, $format)", short(p.Key))
 			case strings.EqualFold(p.Key, "filterid"):
-				for _, id := range query.ParseList([]string{p.Value}) {
+				for _, id := range kmparams.ParseList([]string{p.Value}) {
 					if !slices.Contains(o.FilterIDs, id) {
 						o.FilterIDs = append(o.FilterIDs, id)
 					}
@@ -308,7 +309,7 @@ func parseSelect(v string) ([]string, error) {
 // parseOrderBy reads $orderby: a comma list of "property [asc|desc]".
 func parseOrderBy(v string) ([]query.SortTerm, error) {
 	var keys []query.SortTerm
-	for _, item := range query.SplitTopLevel(v) {
+	for _, item := range kmparams.SplitTopLevel(v) {
 		words := strings.FieldsFunc(item, spaceOrPlus)
 		if len(words) == 0 {
 			return nil, &query.Error{Kind: query.KindParameter, Code: query.CodeSortIsEmpty, Param: "$orderby", Pos: query.NoPos,

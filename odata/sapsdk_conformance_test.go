@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kmkit/kmkit/internal/demodata"
+	"github.com/kmkit/kmkit/internal/demodata/demostore"
 	"github.com/kmkit/kmkit/internal/nodetools"
 )
 
@@ -38,7 +39,7 @@ func sapSDK(t *testing.T) (drive func(out any, cases ...string), filters func() 
 	t.Helper()
 	tools := nodetools.Dir(t, "KMKIT_ODATA_TOOLS", "conformance",
 		[]string{"@sap-cloud-sdk/generator", "@sap-cloud-sdk/odata-v4", "typescript"})
-	store, err := demodata.Store(0)
+	store, err := demostore.Store(0)
 	if err != nil {
 		t.Fatal(err)
 	}

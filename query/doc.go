@@ -181,11 +181,12 @@
 //
 // # Request parameters
 //
-// The query string itself is decoded by the HTTP handlers (internal/rawquery: split at "&"
-// only, "+" a space except as the sign of a time offset). ParseList merges comma-separated and repeated values.
-// ParsePaging never clamps: a page size above the maximum is an error. ParseSort rejects
-// a field given twice (SORT_HAS_DUPLICATE) as well as one given both ways. Option names
-// are case-sensitive.
+// The query strings are the adapters': internal/rawquery decodes them (split at "&" only,
+// "+" a space except as the sign of a time offset) and internal/kmparams reads the KM
+// API's parameters (lists, paging, sort keys, filterExpr values of several expressions).
+// What every surface's request must meet is here: CheckPaging never clamps (a page size
+// above the maximum is an error), CheckSearchPrecision, and CheckSort (a sort key must be
+// among the selected fields and KPIs).
 //
 // # Values in JSON
 //

@@ -44,25 +44,3 @@ func ExampleError() {
 	// filterExpr: position 14: NET_VALUE is a float and cannot be compared with the text 'high'; write a number such as 4.2
 	// $filter: position 11: the arithmetic operator add is not supported
 }
-
-func ExampleSplitTopLevel() {
-	for _, part := range query.SplitTopLevel("COUNTRY in ('DE', 'AT'),NAME eq 'Smith, J.'") {
-		fmt.Println(part)
-	}
-	// Output:
-	// COUNTRY in ('DE', 'AT')
-	// NAME eq 'Smith, J.'
-}
-
-func ExampleParseSort() {
-	keys, err := query.ParseSort("-NET_VALUE,+COUNTRY")
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(keys, query.CheckSort(keys, []string{"NET_VALUE", "COUNTRY"}))
-	_, err = query.ParseSort("A,-A")
-	fmt.Println(err)
-	// Output:
-	// [-NET_VALUE +COUNTRY] <nil>
-	// sort: field "A" is sorted both ascending and descending
-}

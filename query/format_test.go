@@ -83,26 +83,3 @@ func TestOperatorStrings(t *testing.T) {
 		t.Errorf("mismatch (-want +got):\n%s", diff)
 	}
 }
-
-func TestSplitTopLevel(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []string
-	}{
-		{"A eq 1", []string{"A eq 1"}},
-		{"A eq 1, B eq 2", []string{"A eq 1", "B eq 2"}},
-		{"A in (1, 2),B eq 'x,y'", []string{"A in (1, 2)", "B eq 'x,y'"}},
-		{"A eq 'it''s, ok', contains(B, ',')", []string{"A eq 'it''s, ok'", "contains(B, ',')"}},
-		{"((A in (1,2))), B eq 1", []string{"((A in (1,2)))", "B eq 1"}},
-		{"A eq 1,", []string{"A eq 1", ""}},
-		{"", []string{""}},
-		{"A eq 'x, B eq 2", []string{"A eq 'x, B eq 2"}},
-		{"(A eq 1, B eq 2", []string{"(A eq 1, B eq 2"}},
-		{"A eq 1), B eq 2", []string{"A eq 1)", "B eq 2"}},
-	}
-	for _, tt := range tests {
-		if diff := cmp.Diff(tt.want, SplitTopLevel(tt.in)); diff != "" {
-			t.Errorf("SplitTopLevel(%q) mismatch (-want +got):\n%s", tt.in, diff)
-		}
-	}
-}

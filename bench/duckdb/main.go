@@ -11,7 +11,7 @@
 // (kmkit / DuckDB: below 1, kmkit is faster or smaller):
 //
 //   - load: from the CSV files to a queryable store (kmkit's -data path,
-//     memory.KMStore.Import), kmkit's generated demo (-demo-rows, demodata.Store), and DuckDB's
+//     memory.KMStore.Import), kmkit's generated demo (-demo-rows, demostore.Store), and DuckDB's
 //     CREATE TABLE ... AS SELECT * FROM read_csv(...) with the column types given, with 2
 //     and 1 threads; each in a fresh process, so that the resident set after the load, after
 //     three runs of every query, and its peak, are the store's own (plus the runtime's:
@@ -56,6 +56,7 @@ import (
 	"time"
 
 	"github.com/kmkit/kmkit/internal/demodata"
+	"github.com/kmkit/kmkit/internal/demodata/demostore"
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/storage/memory"
@@ -262,7 +263,7 @@ func runChild(what, dir string, orders int) error {
 		store = memory.New().KM()
 		err = store.Import(context.Background(), os.DirFS(dir))
 	case "demo":
-		store, err = demodata.Store(orders)
+		store, err = demostore.Store(orders)
 	default:
 		err = fmt.Errorf("-child %q: want data or demo", what)
 	}

@@ -18,10 +18,10 @@ import (
 	"time"
 
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/exec"
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/query/column"
-	"github.com/kmkit/kmkit/query/exec"
 )
 
 // The KM definition, in the format of the reference server's models/*.yaml.

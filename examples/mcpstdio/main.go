@@ -22,7 +22,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kmkit/kmkit/internal/demodata"
+	"github.com/kmkit/kmkit/internal/demodata/demostore"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/mcp"
 	"github.com/kmkit/kmkit/principal"
@@ -58,7 +58,7 @@ func open(dir string, n int) (km.Store, error) {
 		}
 		return s, nil
 	}
-	return demodata.Store(n)
+	return demostore.Store(n)
 }
 
 // serve runs the MCP server over store on transport t until the client disconnects or ctx

@@ -101,9 +101,4 @@ func TestStoreSizes(t *testing.T) {
 			t.Errorf("%s: %d generated rows, %d in the CSV file", s.Name, got, lines)
 		}
 	}
-	for _, n := range []int{0, 500} {
-		if _, err := Store(n); err != nil {
-			t.Errorf("Store(%d): %v", n, err)
-		}
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kmkit/kmkit/internal/kmparams"
 	"github.com/kmkit/kmkit/km"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -194,7 +195,7 @@ func (b *specBuilder) addShared() {
 	}
 	hundred := 100.0
 	c.Parameters["page"] = intParam("page", "Page number, the first page is 0.", 0, 0, nil)
-	c.Parameters["pageSize"] = intParam("pageSize", "Rows per page.", 1, query.DefaultPageSize, nil)
+	c.Parameters["pageSize"] = intParam("pageSize", "Rows per page.", 1, kmparams.DefaultPageSize, nil)
 	c.Parameters["searchPrecision"] = intParam("searchPrecision", "Fuzzy search precision, 100 for an exact (case-insensitive) occurrence.", 1, km.DefaultSearchPrecision, &hundred)
 	c.Parameters["searchTerm"] = &openapi3.ParameterRef{Value: openapi3.NewQueryParameter("searchTerm").
 		WithDescription("Fuzzy search term: rows whose searched fields match it at the precision.").WithSchema(openapi3.NewStringSchema())}

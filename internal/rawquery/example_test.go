@@ -3,8 +3,8 @@ package rawquery_test
 import (
 	"fmt"
 
+	"github.com/kmkit/kmkit/internal/kmparams"
 	"github.com/kmkit/kmkit/internal/rawquery"
-	"github.com/kmkit/kmkit/query"
 )
 
 func ExampleParse() {
@@ -13,7 +13,7 @@ func ExampleParse() {
 		panic(err)
 	}
 	fmt.Println(ps.Get("filterExpr"))
-	fmt.Println(query.ParseList(ps.Values("fields")))
+	fmt.Println(kmparams.ParseList(ps.Values("fields")))
 	// Output:
 	// D ge 2023-12-05T15:48+03:00
 	// [A B C]

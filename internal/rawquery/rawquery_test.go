@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kmkit/kmkit/internal/kmparams"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 )
@@ -65,7 +66,7 @@ func TestParse(t *testing.T) {
 		}
 	}
 	ps, _ := Parse("fields=A,B&fields=C&x=1")
-	if got := query.ParseList(ps.Values("fields")); !cmp.Equal(got, []string{"A", "B", "C"}) {
+	if got := kmparams.ParseList(ps.Values("fields")); !cmp.Equal(got, []string{"A", "B", "C"}) {
 		t.Errorf("Values(fields) = %q", got)
 	}
 	if ps.Get("x") != "1" || ps.Get("y") != "" || !ps.Has("x") || ps.Has("y") {

@@ -33,6 +33,7 @@ import (
 	"github.com/kmkit/kmkit/cors"
 	"github.com/kmkit/kmkit/head"
 	"github.com/kmkit/kmkit/internal/demodata"
+	"github.com/kmkit/kmkit/internal/demodata/demostore"
 	"github.com/kmkit/kmkit/mcp"
 	"github.com/kmkit/kmkit/metrics"
 	"github.com/kmkit/kmkit/odata"
@@ -288,7 +289,7 @@ func loadData(cfg *config, db *memory.DB, logger *slog.Logger) (*memory.KMStore,
 		}
 		tenants, err = reporting.LoadDir(cfg.dataDir)
 	default:
-		if store, err = demodata.Store(cfg.demoRows); err != nil {
+		if store, err = demostore.Store(cfg.demoRows); err != nil {
 			return nil, nil, err
 		}
 		tenants, err = reporting.Load(demodata.FS)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kmkit/kmkit/internal/jsonenc"
 	"github.com/kmkit/kmkit/internal/kmjson"
+	"github.com/kmkit/kmkit/internal/kmparams"
 	"github.com/kmkit/kmkit/internal/rawquery"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/problem"
@@ -198,27 +199,27 @@ func (h *Handler) readQueryString(raw string) (*dataParams, error) {
 		return nil, err
 	}
 	p.fieldsGiven = params.Has("fields")
-	p.fields = query.ParseList(params.Values("fields"))
-	p.filters = query.ParseList(params.Values("filters"))
+	p.fields = kmparams.ParseList(params.Values("fields"))
+	p.filters = kmparams.ParseList(params.Values("filters"))
 	p.kpisGiven = params.Has("kpis")
-	p.kpis = query.ParseList(params.Values("kpis"))
-	p.options = query.ParseList(params.Values("options"))
+	p.kpis = kmparams.ParseList(params.Values("kpis"))
+	p.options = kmparams.ParseList(params.Values("options"))
 	if params.Has("sort") {
 		p.sortGiven = true
 		p.sort = strings.Join(params.Values("sort"), ",")
 	}
 	for _, v := range params.Values("filterExpr") {
-		p.filterExprs = append(p.filterExprs, query.SplitTopLevel(v)...)
+		p.filterExprs = append(p.filterExprs, kmparams.SplitTopLevel(v)...)
 	}
 	if vs := params.Values("searchTerm"); len(vs) > 0 {
 		p.searchTerm = vs[len(vs)-1]
 	}
-	p.searchField = query.ParseList(params.Values("searchField"))
+	p.searchField = kmparams.ParseList(params.Values("searchField"))
 	sp, err := lastValue(params, "searchPrecision", "an integer from 1 to 100")
 	if err != nil {
 		return nil, err
 	}
-	if p.precision, err = query.ParseSearchPrecision(sp, -1); err != nil {
+	if p.precision, err = kmparams.ParseSearchPrecision(sp, -1); err != nil {
 		return nil, err
 	}
 	for _, v := range params.Values("kpiParam") {
@@ -322,14 +323,14 @@ func (h *Handler) readProjection(w http.ResponseWriter, r *http.Request, recordL
 			return nil, badRequest(problem.CodeConstraint, "projection.fields is %d characters long: want 1 to %d", n, maxFieldsLen)
 		}
 		p.fieldsGiven = true
-		p.fields = query.ParseList([]string{*pr.Fields})
+		p.fields = kmparams.ParseList([]string{*pr.Fields})
 	} else if recordLevel {
 		return nil, badRequest(problem.CodeParameterMissing, "projection.fields is required")
 	}
 	if pr.Filters != nil {
-		p.filters = query.ParseList(pr.Filters.KMFilterNames)
+		p.filters = kmparams.ParseList(pr.Filters.KMFilterNames)
 		for _, e := range pr.Filters.FilterExpr {
-			p.filterExprs = append(p.filterExprs, query.SplitTopLevel(e)...)
+			p.filterExprs = append(p.filterExprs, kmparams.SplitTopLevel(e)...)
 		}
 	}
 	if pg := pr.Pagination; pg != nil {
@@ -359,14 +360,14 @@ func (h *Handler) readProjection(w http.ResponseWriter, r *http.Request, recordL
 			return nil, badRequest(problem.CodeParameterIllegal, "projection.kpis is only accepted by the knowledge model data endpoint")
 		}
 		p.kpisGiven = true
-		p.kpis = query.ParseList(pr.KPIs)
+		p.kpis = kmparams.ParseList(pr.KPIs)
 	}
 	if s := pr.Search; s != nil {
 		if s.Term != nil {
 			p.searchTerm = *s.Term
 		}
 		if s.Field != nil {
-			p.searchField = query.ParseList([]string{*s.Field})
+			p.searchField = kmparams.ParseList([]string{*s.Field})
 		}
 		if s.Precision != nil {
 			if err := query.CheckSearchPrecision(clampInt(*s.Precision)); err != nil {
@@ -433,14 +434,14 @@ func (h *Handler) plan(m *km.KnowledgeModel, rec *km.Record, p *dataParams, asQu
 		r.Record = rec.ID
 	}
 	var err error
-	if r.Distinct, err = query.ParseOptions(p.options); err != nil {
+	if r.Distinct, err = kmparams.ParseOptions(p.options); err != nil {
 		return nil, err
 	}
 	if p.searchTerm != "" || len(p.searchField) > 0 {
 		r.Search = &km.SearchRequest{Term: p.searchTerm, Fields: p.searchField, Precision: p.precision}
 	}
 	if p.sortGiven {
-		if r.Sort, err = query.ParseSort(p.sort); err != nil {
+		if r.Sort, err = kmparams.ParseSort(p.sort); err != nil {
 			return nil, err
 		}
 	}

@@ -9,10 +9,10 @@ import (
 	"testing/fstest"
 
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/exec"
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/query/column"
-	"github.com/kmkit/kmkit/query/exec"
 )
 
 // ticket is a row of the host's own data.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/kmkit/kmkit/internal/kmparams"
 	"github.com/kmkit/kmkit/internal/rawquery"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
@@ -42,7 +43,7 @@ func (h *Handler) paging(params rawquery.Params) (page, size int, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	return query.ParsePaging(pg, ps, h.opts.MaxPageSize)
+	return kmparams.ParsePaging(pg, ps, h.opts.MaxPageSize)
 }
 
 // parseSchemaSort reads the sort of a schema endpoint: one field with an optional + or -.
@@ -50,7 +51,7 @@ func parseSchemaSort(values []string) (key query.SortTerm, present bool, err err
 	if len(values) == 0 {
 		return query.SortTerm{}, false, nil
 	}
-	key, err = query.ParseSchemaSort(strings.Join(values, ","))
+	key, err = kmparams.ParseSchemaSort(strings.Join(values, ","))
 	return key, err == nil, err
 }
 

@@ -11,17 +11,18 @@ import (
 	"testing"
 
 	"github.com/kmkit/kmkit/internal/demodata"
+	"github.com/kmkit/kmkit/internal/demodata/demostore"
 	"github.com/kmkit/kmkit/km"
+	qexec "github.com/kmkit/kmkit/km/exec"
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/query"
-	qexec "github.com/kmkit/kmkit/query/exec"
 )
 
 // BenchmarkNewPlan times the compile step of a request (km.NewPlan) on the demo's o2c KM,
 // next to the whole handler request it is part of (parse, compile, execute on the
 // embedded demo data, encode), in the same run.
 func BenchmarkNewPlan(b *testing.B) {
-	s, err := demodata.Store(0)
+	s, err := demostore.Store(0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func BenchmarkKPIsThroughJoinVsPandas(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := demodata.Store(n)
+	s, err := demostore.Store(n)
 	if err != nil {
 		b.Fatal(err)
 	}

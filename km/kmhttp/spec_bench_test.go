@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/kmkit/kmkit/internal/demodata"
+	"github.com/kmkit/kmkit/internal/demodata/demostore"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/km/kmhttp"
 )
@@ -13,7 +13,7 @@ import (
 // BenchmarkSpec measures the spec endpoint on the demo's o2c KM: building the document
 // (kmhttp.Spec) next to the whole request in JSON and in YAML, so the encoding cost shows.
 func BenchmarkSpec(b *testing.B) {
-	s, err := demodata.Store(0)
+	s, err := demostore.Store(0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func BenchmarkSpec(b *testing.B) {
 // fields, default sample) through the handler, with the memory store's native statistics
 // and with the handler's fallback over the rows Query returns.
 func BenchmarkSummaryEndpoint(b *testing.B) {
-	s, err := demodata.Store(0)
+	s, err := demostore.Store(0)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 
-	"github.com/kmkit/kmkit/internal/demodata"
+	"github.com/kmkit/kmkit/internal/demodata/demostore"
 	"github.com/kmkit/kmkit/km/kmhttp"
 )
 
@@ -24,7 +24,7 @@ import (
 // examples.)
 func demoHandler(t *testing.T) http.Handler {
 	t.Helper()
-	s, err := demodata.Store(0)
+	s, err := demostore.Store(0)
 	if err != nil {
 		t.Fatal(err)
 	}

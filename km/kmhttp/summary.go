@@ -6,10 +6,10 @@ import (
 	"strconv"
 
 	"github.com/kmkit/kmkit/internal/kmjson"
+	"github.com/kmkit/kmkit/internal/kmparams"
 	"github.com/kmkit/kmkit/internal/rawquery"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/problem"
-	"github.com/kmkit/kmkit/query"
 )
 
 // DefaultSampleSize is the number of sample rows of a summary request that names none.
@@ -63,11 +63,11 @@ func (h *Handler) readSummaryParams(raw string) (*km.SummaryRequest, error) {
 		}
 		q.SampleSize = int(n)
 	}
-	q.Fields = query.ParseList(params.Values("fields"))
-	q.ExcludeFields = query.ParseList(params.Values("excludeFields"))
+	q.Fields = kmparams.ParseList(params.Values("fields"))
+	q.ExcludeFields = kmparams.ParseList(params.Values("excludeFields"))
 	for _, v := range params.Values("filterExpr") {
-		q.FilterExprs = append(q.FilterExprs, query.SplitTopLevel(v)...)
+		q.FilterExprs = append(q.FilterExprs, kmparams.SplitTopLevel(v)...)
 	}
-	q.Filters = query.ParseList(params.Values("filters"))
+	q.Filters = kmparams.ParseList(params.Values("filters"))
 	return q, nil
 }

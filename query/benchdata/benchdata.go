@@ -1,5 +1,5 @@
 // Package benchdata generates the order table that the query benchmarks run on: the
-// executor's in query/exec and the storage backends' in storage/sqlstore. Both generate it
+// executor's in km/exec and the storage backends' in storage/sqlstore. Both generate it
 // here, from one seed, so that their figures compare.
 package benchdata
 

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kmkit/kmkit/internal/demodata"
+	"github.com/kmkit/kmkit/internal/demodata/demostore"
 	"github.com/kmkit/kmkit/km/kmhttp"
 )
 
@@ -75,7 +75,7 @@ func TestHeavyRequestsStopWhenCanceled(t *testing.T) {
 	if raceEnabled {
 		orders = 60_000 // about as long to run under the race detector
 	}
-	s, err := demodata.Store(orders)
+	s, err := demostore.Store(orders)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,13 +10,13 @@ import (
 	"sync"
 
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/km/exec"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/query/column"
-	"github.com/kmkit/kmkit/query/exec"
 )
 
 // KMStore is the in-memory km.Store: Knowledge Models and the tables behind their records,
-// queried with the columnar executor of package query/exec.
+// queried with the columnar executor of package km/exec.
 //
 // The store holds every KM; which of them a caller sees is the KM's own rule
 // (km.KnowledgeModel.Teams, applied by km.LookupModel above every store).

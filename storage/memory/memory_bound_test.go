@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kmkit/kmkit/internal/demodata"
+	"github.com/kmkit/kmkit/internal/demodata/demostore"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/query"
@@ -22,7 +22,7 @@ func TestQueryMemoryBound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates the 100,000-order demo")
 	}
-	s, err := demodata.Store(100_000)
+	s, err := demostore.Store(100_000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 	"github.com/kmkit/kmkit/storage/sqlstore"
 )
 
-// The benchmarks run the query benchmarks of query/exec (same data: 1,000,000 generated
+// The benchmarks run the query benchmarks of km/exec (same data: 1,000,000 generated
 // orders of ten columns, same seed) on the memory backend, SQLite and, with
 // KMKIT_POSTGRES_DSN, PostgreSQL, one sub-benchmark per backend in the same run. Before
 // timing, each backend's result is checked against the memory backend's (floats within

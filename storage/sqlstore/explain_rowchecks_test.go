@@ -10,6 +10,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/kmkit/kmkit/internal/kmparams"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 )
@@ -70,7 +71,7 @@ func rowChecksStatement(t *testing.T, db *DB) *statement {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sort, err := query.ParseSort("+LINES.LINE_ID")
+	sort, err := kmparams.ParseSort("+LINES.LINE_ID")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kmkit/kmkit/internal/kmparams"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/storage/storetest"
@@ -206,7 +207,7 @@ func (c planCase) statement(t *testing.T, db *DB, m *km.KnowledgeModel) *stateme
 	}
 	var err error
 	if c.sort != "" {
-		if r.Sort, err = query.ParseSort(c.sort); err != nil {
+		if r.Sort, err = kmparams.ParseSort(c.sort); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,21 +1,18 @@
 package storetest
 
 import (
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"math/big"
-	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
 
+	"github.com/kmkit/kmkit/internal/kmparams"
 	"github.com/kmkit/kmkit/km"
-	"github.com/kmkit/kmkit/km/kmhttp"
-	"github.com/kmkit/kmkit/odata"
+	"github.com/kmkit/kmkit/query"
 )
 
 // answersKM is the KM of runAnswers: orders of customers with a float amount and a time
@@ -69,11 +66,11 @@ const answersOrders = 600
 // answersWakes are the wake-up times of the orders, in turn ("" is null).
 var answersWakes = []string{"06:15:00", "16:45:30", "06:05:07", "", "07:00:00.5", "23:59:59", "00:06:00"}
 
-// answersData returns the data directory of answersKM: customers C1 (FR), C2 (DE) and
+// AnswersData returns the data directory of the answers suite's KM (answers): customers C1 (FR), C2 (DE) and
 // C3 (FR); answersOrders orders with net values of two decimals from a fixed generator
 // and the times of answersWakes; three rows of WIDE, the second holding "needle" in its
 // last field only.
-func answersData() fstest.MapFS {
+func AnswersData() fstest.MapFS {
 	var fields strings.Builder
 	for i := range wideFields {
 		fmt.Fprintf(&fields, "      - {id: W%03d, name: W%03d, type: string}\n", i, i)
@@ -116,20 +113,20 @@ func answersData() fstest.MapFS {
 	}
 }
 
-// runAnswers checks answers of issue 29 on a store through the KM handler: each request
-// as a client sends it, the status, and the rows (from the reference evaluator where it
-// answers the request, else spelled out from the data).
+// runAnswers checks answers of issue 29 on a store through the request layer
+// (km.Service): each request as a surface builds it, the refusal, and the rows (from the
+// reference evaluator where it answers the request, else spelled out from the data).
 func runAnswers(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
-	fsys := answersData()
+	fsys := AnswersData()
 	ref, err := LoadReference(fsys, "answers")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := kmhttp.NewHandler(newStore(t, fsys), kmhttp.WithMaxPageSize(maxAnswer))
-	t.Run("ManySearchFields", func(t *testing.T) { runManySearchFields(t, h) })
-	t.Run("TimeAsString", func(t *testing.T) { runTimeAsString(t, h, ref, newStore(t, fsys)) })
-	t.Run("DidYouMean", func(t *testing.T) { runDidYouMean(t, h, odata.NewHandler(newStore(t, fsys))) })
-	t.Run("ExactSums", func(t *testing.T) { runExactSums(t, h, ref, fsys) })
+	svc := newService(newStore(t, fsys))
+	t.Run("ManySearchFields", func(t *testing.T) { runManySearchFields(t, svc) })
+	t.Run("TimeAsString", func(t *testing.T) { runTimeAsString(t, svc, ref) })
+	t.Run("DidYouMean", func(t *testing.T) { runDidYouMean(t, svc) })
+	t.Run("ExactSums", func(t *testing.T) { runExactSums(t, svc, ref, fsys) })
 	t.Run("FilterTwoStepsAway", func(t *testing.T) { runTwoStepsAway(t, newStore) })
 }
 
@@ -143,7 +140,7 @@ func runTwoStepsAway(t *testing.T, newStore func(t *testing.T, data fs.FS) km.St
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := kmhttp.NewHandler(newStore(t, fsys), kmhttp.WithMaxPageSize(maxAnswer))
+	svc := newService(newStore(t, fsys))
 	for _, req := range []RefRequest{
 		{Record: "PURCHASE_ORDERS", Fields: []string{"PO_ID"}, FilterExprs: []string{"GOODS_RECEIPTS.QUALITY_OK eq false"}},
 		{Record: "PURCHASE_ORDERS", Fields: []string{"PO_ID", "STATUS"}, FilterExprs: []string{"GOODS_RECEIPTS.QUALITY_OK eq false", "STATUS eq 'OPEN'"}},
@@ -152,71 +149,70 @@ func runTwoStepsAway(t *testing.T, newStore func(t *testing.T, data fs.FS) km.St
 		{Record: "GOODS_RECEIPTS", Fields: []string{"GR_ID"}, FilterExprs: []string{"PURCHASE_ORDERS.STATUS eq 'BLOCKED'"}},
 		{Fields: []string{"PURCHASE_ORDERS.STATUS"}, FilterExprs: []string{"GOODS_RECEIPTS.QUALITY_OK eq false"}, Distinct: true},
 	} {
-		for _, kind := range []endpointKind{getQuery, getData, postData} {
-			checkAPI(t, h, ref, "p2p", req, kind)
-		}
+		checkService(t, svc, ref, "p2p", req)
 	}
 }
 
-// queryIDs asks the GET query endpoint target and returns the values of column id of
-// its rows, failing unless the status is 200.
-func queryIDs(t *testing.T, h http.Handler, target, id string) []string {
+// queryIDs asks svc for r on the answers KM and returns the values of column id of its
+// rows, failing on an error.
+func queryIDs(t *testing.T, svc *km.Service, r km.Request, id string) []string {
 	t.Helper()
-	code, body := send(h, apiCall{method: http.MethodGet, target: target})
-	if code != http.StatusOK {
-		t.Fatalf("GET %s: want 200, got %d %s", short(target), code, short(body))
+	res, err := askRequest(svc, "answers", r)
+	if err != nil {
+		t.Fatalf("%+v: %v", r, err)
 	}
-	var v struct {
-		Content []map[string]any `json:"content"`
-	}
-	if err := json.Unmarshal([]byte(body), &v); err != nil {
-		t.Fatalf("GET %s: %v in %s", short(target), err, short(body))
+	i := slices.Index(columnNames(res.Columns), id)
+	if i < 0 {
+		t.Fatalf("%+v: no column %s in %v", r, id, columnNames(res.Columns))
 	}
 	var out []string
-	for _, r := range v.Content {
-		s, _ := r[id].(string)
+	for _, row := range cells(res.Rows) {
+		s, _ := row[i].(string)
 		out = append(out, s)
 	}
 	return out
 }
 
-// runManySearchFields: searchField repeated 1001 times searches the field once (SQLite
+// searching returns a request of fields with a search of term at precision 100 in
+// searchFields.
+func searching(record string, fields []string, term string, searchFields ...string) km.Request {
+	return km.Request{Record: record, Fields: fields, Search: &km.SearchRequest{Term: term, Fields: searchFields, Precision: 100}}
+}
+
+// runManySearchFields: a search field named 1001 times searches the field once (SQLite
 // answered 500, "too many arguments on function max"), and a search over 120 fields
 // answers on every backend.
-func runManySearchFields(t *testing.T, h http.Handler) {
-	base := kmhttp.BasePath + "/knowledge-models/answers"
-	one := base + "/records/ORDERS/query?fields=ORDER_ID,STATUS&searchTerm=OPEN&searchPrecision=100&searchField=STATUS&pageSize=5000"
-	many := base + "/records/ORDERS/query?fields=ORDER_ID,STATUS&searchTerm=OPEN&searchPrecision=100" +
-		strings.Repeat("&searchField=STATUS", 1001) + "&pageSize=5000"
+func runManySearchFields(t *testing.T, svc *km.Service) {
+	one := searching("ORDERS", []string{"ORDER_ID", "STATUS"}, "OPEN", "STATUS")
+	many := searching("ORDERS", []string{"ORDER_ID", "STATUS"}, "OPEN", slices.Repeat([]string{"STATUS"}, 1001)...)
 	var want []string
 	for i := 0; i < answersOrders; i += 3 {
 		want = append(want, fmt.Sprintf("O%04d", i))
 	}
-	for _, target := range []string{one, many} {
-		if got := queryIDs(t, h, target, "ORDER_ID"); !slices.Equal(got, want) {
-			t.Errorf("GET %s: want the %d OPEN orders, got %d: %.80v", short(target), len(want), len(got), got)
+	for _, r := range []km.Request{one, many} {
+		if got := queryIDs(t, svc, r, "ORDER_ID"); !slices.Equal(got, want) {
+			t.Errorf("search in %d fields: want the %d OPEN orders, got %d: %.80v", len(r.Search.Fields), len(want), len(got), got)
 		}
 	}
 	// KM level, the field named RECORD.FIELD 1001 times, with a KPI grouped by it.
-	kmMany := base + "/query?fields=ORDERS.STATUS&kpis=TOTAL_NET&searchTerm=OPEN&searchPrecision=100" +
-		strings.Repeat("&searchField=ORDERS.STATUS", 1001)
-	if got := queryIDs(t, h, kmMany, "ORDERS.STATUS"); !slices.Equal(got, []string{"OPEN"}) {
-		t.Errorf("GET %s: want the group OPEN, got %v", short(kmMany), got)
+	kmMany := searching("", []string{"ORDERS.STATUS"}, "OPEN", slices.Repeat([]string{"ORDERS.STATUS"}, 1001)...)
+	kmMany.KPIs = []string{"TOTAL_NET"}
+	if got := queryIDs(t, svc, kmMany, "ORDERS.STATUS"); !slices.Equal(got, []string{"OPEN"}) {
+		t.Errorf("KM level, search in ORDERS.STATUS 1001 times: want the group OPEN, got %v", got)
 	}
 	var fields []string
 	for i := range wideFields {
 		fields = append(fields, fmt.Sprintf("W%03d", i))
 	}
-	wide := base + "/records/WIDE/query?fields=" + url.QueryEscape(strings.Join(fields, ",")) + "&searchTerm=needle&searchPrecision=100"
-	if got := queryIDs(t, h, wide, "W000"); !slices.Equal(got, []string{"row1-0"}) {
-		t.Errorf("GET %s: want the row with needle in W%03d, got %v", short(wide), wideFields-1, got)
+	if got := queryIDs(t, svc, searching("WIDE", fields, "needle"), "W000"); !slices.Equal(got, []string{"row1-0"}) {
+		t.Errorf("search in %d fields: want the row with needle in W%03d, got %v", wideFields, wideFields-1, got)
 	}
 }
 
 // runTimeAsString: a time field, presented as a string, is read as its HH:MM:SS text by
 // contains, startswith, endswith, OData's string functions and fuzzy search (issue 29
 // item 4: "contains(WAKE,'6:')" was a 400, "contains needs a string field").
-func runTimeAsString(t *testing.T, h http.Handler, ref *Reference, s km.Store) {
+func runTimeAsString(t *testing.T, svc *km.Service, ref *Reference) {
 	fields := []string{"ORDER_ID", "WAKE"}
 	for _, req := range []RefRequest{
 		{Record: "ORDERS", Fields: fields, FilterExprs: []string{"contains(WAKE,'6:')"}},
@@ -226,11 +222,8 @@ func runTimeAsString(t *testing.T, h http.Handler, ref *Reference, s km.Store) {
 		{Record: "CUSTOMERS", Fields: []string{"CUSTOMER_ID"}, FilterExprs: []string{"contains(ORDERS.WAKE,'.5')"}},
 		{Fields: []string{"CUSTOMERS.COUNTRY"}, KPIs: []string{"TOTAL_NET"}, FilterExprs: []string{"startswith(ORDERS.WAKE,'0')"}},
 	} {
-		for _, kind := range []endpointKind{getData, getQuery, postData} {
-			checkAPI(t, h, ref, "answers", req, kind)
-		}
+		checkService(t, svc, ref, "answers", req)
 	}
-	oh := odata.NewHandler(s, odata.WithMaxPageSize(maxAnswer))
 	for _, f := range []string{
 		"contains(WAKE,'6:')",
 		"contains(WAKE,'6:') eq true",
@@ -242,13 +235,12 @@ func runTimeAsString(t *testing.T, h http.Handler, ref *Reference, s km.Store) {
 		"concat(STATUS,WAKE) eq 'PAID16:45:30'",
 		"length(trim(WAKE)) eq length(WAKE) and hour(WAKE) eq 6",
 	} {
-		checkOData(t, oh, ref, "answers", RefRequest{Record: "ORDERS", Fields: fields, ODataFilter: f})
+		checkService(t, svc, ref, "answers", RefRequest{Record: "ORDERS", Fields: fields, ODataFilter: f})
 	}
-	checkOData(t, oh, ref, "answers", RefRequest{Record: "ORDERS", Fields: fields, ODataFilter: "contains(WAKE,'0')", ODataOrderBy: "substring(WAKE,3) desc"})
+	checkService(t, svc, ref, "answers", RefRequest{Record: "ORDERS", Fields: fields, ODataFilter: "contains(WAKE,'0')", ODataOrderBy: "substring(WAKE,3) desc"})
 
-	// Fuzzy search: searchField naming the time field, and by default among the selected
-	// fields; the reference evaluator has no search, so the rows are spelled out.
-	base := kmhttp.BasePath + "/knowledge-models/answers"
+	// Fuzzy search: the search field naming the time field, and by default among the
+	// selected fields; the reference evaluator has no search, so the rows are spelled out.
 	ordersWith := func(wakes ...string) []string {
 		var out []string
 		for i := range answersOrders {
@@ -258,88 +250,83 @@ func runTimeAsString(t *testing.T, h http.Handler, ref *Reference, s km.Store) {
 		}
 		return out
 	}
-	for target, want := range map[string][]string{
-		"/records/ORDERS/query?fields=ORDER_ID,WAKE&searchTerm=06:15&searchField=WAKE&searchPrecision=100&pageSize=5000":       ordersWith("06:15:00"),
-		"/records/ORDERS/query?fields=ORDER_ID,WAKE&searchTerm=16:45:30&searchPrecision=100&pageSize=5000":                     ordersWith("16:45:30"),
-		"/records/ORDERS/query?fields=ORDER_ID,STATUS&searchTerm=00.5&searchField=WAKE&searchPrecision=100&pageSize=5000":      ordersWith("07:00:00.5"),
-		"/query?fields=ORDERS.ORDER_ID,ORDERS.WAKE&searchTerm=23:59&searchField=ORDERS.WAKE&searchPrecision=100&pageSize=5000": ordersWith("23:59:59"),
+	for _, c := range []struct {
+		r    km.Request
+		want []string
+	}{
+		{searching("ORDERS", []string{"ORDER_ID", "WAKE"}, "06:15", "WAKE"), ordersWith("06:15:00")},
+		{searching("ORDERS", []string{"ORDER_ID", "WAKE"}, "16:45:30"), ordersWith("16:45:30")},
+		{searching("ORDERS", []string{"ORDER_ID", "STATUS"}, "00.5", "WAKE"), ordersWith("07:00:00.5")},
+		{searching("", []string{"ORDERS.ORDER_ID", "ORDERS.WAKE"}, "23:59", "ORDERS.WAKE"), ordersWith("23:59:59")},
 	} {
 		id := "ORDER_ID"
-		if strings.HasPrefix(target, "/query") {
+		if c.r.Record == "" {
 			id = "ORDERS.ORDER_ID"
 		}
-		if got := queryIDs(t, h, base+target, id); !slices.Equal(got, want) {
-			t.Errorf("GET %s: want %d orders %.60v, got %d %.60v", target, len(want), want, len(got), got)
+		if got := queryIDs(t, svc, c.r, id); !slices.Equal(got, c.want) {
+			t.Errorf("%+v %+v: want %d orders %.60v, got %d %.60v", c.r, c.r.Search, len(c.want), c.want, len(got), got)
 		}
 	}
 	// With a KPI the groups of WAKE that hold "06:", in their natural order (each by its
 	// first order: O0000, O0002, O0006).
-	groups := base + "/query?fields=ORDERS.WAKE&kpis=TOTAL_NET&searchTerm=06:&searchField=ORDERS.WAKE&searchPrecision=100"
-	if got := queryIDs(t, h, groups, "ORDERS.WAKE"); !slices.Equal(got, []string{"06:15:00", "06:05:07", "00:06:00"}) {
-		t.Errorf("GET %s: want the groups 06:15:00, 06:05:07, 00:06:00, got %v", groups, got)
+	groups := searching("", []string{"ORDERS.WAKE"}, "06:", "ORDERS.WAKE")
+	groups.KPIs = []string{"TOTAL_NET"}
+	if got := queryIDs(t, svc, groups, "ORDERS.WAKE"); !slices.Equal(got, []string{"06:15:00", "06:05:07", "00:06:00"}) {
+		t.Errorf("groups of ORDERS.WAKE holding 06: want 06:15:00, 06:05:07, 00:06:00, got %v", got)
 	}
 }
 
-// runDidYouMean: an unknown record, field, KPI, filter or KPI parameter id is answered
-// with the closest ids (issue 29 item 5), through the KM API and OData; the texts are
-// those of package km's suggestions (case first, then a small edit distance, then the
-// same field id on a related record).
-func runDidYouMean(t *testing.T, kmAPI, oData http.Handler) {
-	km := kmhttp.BasePath + "/knowledge-models/answers"
-	od := odata.BasePath + "/answers.svc"
+// runDidYouMean: an unknown record, field, KPI, filter or KPI parameter id is refused with
+// the closest ids (issue 29 item 5); the texts are those of package km's suggestions (case
+// first, then a small edit distance, then the same field id on a related record). The
+// wording of the surfaces' own parameters (OData's $select, $orderby, entity sets) is
+// checked by their packages' tests.
+func runDidYouMean(t *testing.T, svc *km.Service) {
+	sort := func(s string) []query.SortTerm {
+		keys, err := kmparams.ParseSort(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return keys
+	}
 	for _, c := range []struct {
-		h            http.Handler
-		target       string
+		r            km.Request
 		status       int
 		code, detail string
 	}{
-		{kmAPI, km + "/records/ORDERS/data?fields=order_id", 400, "KM_FIELD_NOTFOUND",
+		{km.Request{Record: "ORDERS", Fields: []string{"order_id"}}, 400, "KM_FIELD_NOTFOUND",
 			"unknown field: order_id (record ORDERS); did you mean ORDER_ID?"},
-		{kmAPI, km + "/data?fields=order_id", 400, "KM_FIELD_NOTFOUND",
+		{km.Request{Fields: []string{"order_id"}}, 400, "KM_FIELD_NOTFOUND",
 			"unknown field: order_id (knowledge model endpoints name fields RECORD.FIELD); did you mean ORDERS.ORDER_ID?"},
-		{kmAPI, km + "/records/ORDERS/data?fields=ORDER_ID&filters=open_orders", 400, "KM_FILTER_NOTFOUND",
+		{km.Request{Record: "ORDERS", Fields: []string{"ORDER_ID"}, Filters: []string{"open_orders"}}, 400, "KM_FILTER_NOTFOUND",
 			"unknown filter: open_orders; did you mean OPEN_ORDERS?"},
-		{kmAPI, km + "/data?kpis=TOTALNET", 400, "KM_FIELD_NOTFOUND",
+		{km.Request{KPIs: []string{"TOTALNET"}}, 400, "KM_FIELD_NOTFOUND",
 			"unknown KPI: TOTALNET; did you mean TOTAL_NET?"},
-		{kmAPI, km + "/data?kpis=TOTALNET,avg_net&fields=CUSTOMERS.COUNTRY", 400, "KM_FIELD_NOTFOUND",
+		{km.Request{KPIs: []string{"TOTALNET", "avg_net"}, Fields: []string{"CUSTOMERS.COUNTRY"}}, 400, "KM_FIELD_NOTFOUND",
 			"unknown KPIs: TOTALNET, avg_net; did you mean TOTAL_NET for TOTALNET, AVG_NET for avg_net?"},
-		{kmAPI, km + "/records/ORDERS/data?fields=ORDER_ID,CUSTOMER_NAME", 400, "KM_FIELD_NOTFOUND",
+		{km.Request{Record: "ORDERS", Fields: []string{"ORDER_ID", "CUSTOMER_NAME"}}, 400, "KM_FIELD_NOTFOUND",
 			"unknown field: CUSTOMER_NAME (record ORDERS); did you mean CUSTOMERS.CUSTOMER_NAME? (fields of other records are selected at knowledge model level, and filtered in filterExpr as RECORD.FIELD)"},
-		{kmAPI, km + "/records/ORDERS/data?fields=ORDER_ID&filterExpr=CUSTOMER_NAME%20eq%20'Martin'", 400, "KM_FIELD_NOTFOUND",
+		{km.Request{Record: "ORDERS", Fields: []string{"ORDER_ID"}, FilterExprs: []string{"CUSTOMER_NAME eq 'Martin'"}}, 400, "KM_FIELD_NOTFOUND",
 			`filterExpr: position 1: unknown field "CUSTOMER_NAME"; did you mean CUSTOMERS.CUSTOMER_NAME?`},
-		{kmAPI, km + "/data?fields=ORDERS.CUSTOMER_NAME", 400, "KM_FIELD_NOTFOUND",
+		{km.Request{Fields: []string{"ORDERS.CUSTOMER_NAME"}}, 400, "KM_FIELD_NOTFOUND",
 			"unknown field: ORDERS.CUSTOMER_NAME (knowledge model endpoints name fields RECORD.FIELD); did you mean CUSTOMERS.CUSTOMER_NAME?"},
-		{kmAPI, km + "/records/ORDERS/data?fields=ORDERS.STATUS", 400, "KM_FIELD_NOTFOUND",
+		{km.Request{Record: "ORDERS", Fields: []string{"ORDERS.STATUS"}}, 400, "KM_FIELD_NOTFOUND",
 			"unknown field: ORDERS.STATUS (record ORDERS); did you mean STATUS?"},
-		{kmAPI, km + "/records/ORDERS/data?fields=ORDER_ID&searchTerm=x&searchField=STAUS", 400, "KM_FIELD_NOTFOUND",
+		{km.Request{Record: "ORDERS", Fields: []string{"ORDER_ID"}, Search: &km.SearchRequest{Term: "x", Fields: []string{"STAUS"}, Precision: -1}}, 400, "KM_FIELD_NOTFOUND",
 			"unknown searchField STAUS (record ORDERS); did you mean STATUS?"},
-		{kmAPI, km + "/records/ORDER/data?fields=ORDER_ID", 404, "KM_RECORD_NOTFOUND",
+		{km.Request{Record: "ORDER", Fields: []string{"ORDER_ID"}}, 404, "KM_RECORD_NOTFOUND",
 			`knowledge model answers has no record "ORDER"; did you mean ORDERS?`},
-		{kmAPI, km + "/data?kpis=BIG_SHARE&kpiParam=BIG_SHARE.treshold:10", 400, "GENERAL_PARAMETER_ILLEGAL",
+		{km.Request{KPIs: []string{"BIG_SHARE"}, KPIParams: map[string]map[string]string{"BIG_SHARE": {"treshold": "10"}}}, 400, "GENERAL_PARAMETER_ILLEGAL",
 			`kpiParam of BIG_SHARE: KPI BIG_SHARE has no parameter "treshold"; did you mean threshold?`},
-		{kmAPI, km + "/records/ORDERS/data?fields=ORDER_ID,STATUS&sort=-status", 400, "SORT_UNKNOWN_FIELD",
+		{km.Request{Record: "ORDERS", Fields: []string{"ORDER_ID", "STATUS"}, Sort: sort("-status")}, 400, "SORT_UNKNOWN_FIELD",
 			`sort: "status" is not among the fields that can be sorted: ORDER_ID, STATUS; did you mean STATUS?`},
-		{kmAPI, km + "/data?fields=CUSTOMERS.COUNTRY&kpis=TOTAL_NET&sort=-TOTALNET", 400, "SORT_UNKNOWN_FIELD",
+		{km.Request{Fields: []string{"CUSTOMERS.COUNTRY"}, KPIs: []string{"TOTAL_NET"}, Sort: sort("-TOTALNET")}, 400, "SORT_UNKNOWN_FIELD",
 			`sort: "TOTALNET" is not among the fields that can be sorted: CUSTOMERS.COUNTRY, TOTAL_NET; did you mean TOTAL_NET?`},
-		{oData, od + "/ORDER_entries", 404, "KM_RECORD_NOTFOUND",
-			`knowledge model answers has no entity set "ORDER_entries" (no record "ORDER"); did you mean ORDERS_entries?`},
-		{oData, od + "/ORDERS_entries?$select=order_id", 400, "KM_FIELD_NOTFOUND",
-			"$select: entity type ORDERS has no property order_id; did you mean ORDER_ID?"},
-		{oData, od + "/ORDERS_entries?$filter=CUSTOMER_NAME%20eq%20'Martin'", 400, "KM_FIELD_NOTFOUND",
-			`$filter: position 1: unknown field "CUSTOMER_NAME"; did you mean CUSTOMERS.CUSTOMER_NAME?`},
-		{oData, od + "/ORDERS_entries?$orderby=status", 400, "SORT_UNKNOWN_FIELD",
-			"$orderby: entity type ORDERS has no property status; did you mean STATUS?"},
-		{oData, od + "/ORDERS_entries?filterid=open_orders", 400, "KM_FILTER_NOTFOUND",
-			"filterid: knowledge model answers has no filter open_orders; did you mean OPEN_ORDERS?"},
 	} {
-		code, body := send(c.h, apiCall{method: http.MethodGet, target: c.target})
-		var p struct {
-			Status    int    `json:"status"`
-			ErrorCode string `json:"errorCode"`
-			Detail    string `json:"detail"`
-		}
-		if err := json.Unmarshal([]byte(body), &p); err != nil || code != c.status || p.Status != c.status || p.ErrorCode != c.code || p.Detail != c.detail {
-			t.Errorf("GET %s\n  want %d %s %q\n  got %d %s", c.target, c.status, c.code, c.detail, code, short(body))
+		_, err := askRequest(svc, "answers", c.r)
+		p, ok := km.AsProblem(err)
+		if !ok || p.Status != c.status || p.ErrorCode != c.code || p.Detail != c.detail {
+			t.Errorf("%+v\n  want %d %s %q\n  got %v", c.r, c.status, c.code, c.detail, err)
 		}
 	}
 }
@@ -349,7 +336,7 @@ func runDidYouMean(t *testing.T, kmAPI, oData http.Handler) {
 // 5173310.32 on SQLite). The oracle is exact rational arithmetic on the amounts as
 // written in the CSV file (math/big), none of the backends; the reference evaluator
 // must agree with it too.
-func runExactSums(t *testing.T, h http.Handler, ref *Reference, fsys fstest.MapFS) {
+func runExactSums(t *testing.T, svc *km.Service, ref *Reference, fsys fstest.MapFS) {
 	country := map[string]string{"C1": "FR", "C2": "DE", "C3": "FR"}
 	sums := map[string]*big.Rat{"FR": new(big.Rat), "DE": new(big.Rat), "": new(big.Rat)}
 	counts := map[string]int64{}
@@ -380,38 +367,32 @@ func runExactSums(t *testing.T, h http.Handler, ref *Reference, fsys fstest.MapF
 	if naive == nearest(sums[""]) {
 		t.Logf("plain addition happens to give the nearest double (%v) on this data", naive)
 	}
-	base := kmhttp.BasePath + "/knowledge-models/answers"
-	check := func(target string, want map[string]float64, key string) {
+	check := func(r km.Request, want map[string]float64, key string) {
 		t.Helper()
-		code, body := send(h, apiCall{method: http.MethodGet, target: base + target})
-		if code != http.StatusOK {
-			t.Fatalf("GET %s: %d %s", target, code, short(body))
+		res, err := askRequest(svc, "answers", r)
+		if err != nil {
+			t.Fatalf("%+v: %v", r, err)
 		}
-		dec := json.NewDecoder(strings.NewReader(body))
-		dec.UseNumber()
-		var raw struct {
-			Content []map[string]any `json:"content"`
-		}
-		if err := dec.Decode(&raw); err != nil {
-			t.Fatal(err)
-		}
-		for _, row := range raw.Content {
-			k, _ := row[key].(string)
+		cols := columnNames(res.Columns)
+		for _, row := range cells(res.Rows) {
+			k := ""
+			if key != "" {
+				k, _ = row[slices.Index(cols, key)].(string)
+			}
 			for id, w := range want {
 				if !strings.HasPrefix(id, k+"|") && key != "" {
 					continue
 				}
 				kpi := strings.TrimPrefix(id, k+"|")
-				n, _ := row[kpi].(json.Number)
-				got, err := strconv.ParseFloat(string(n), 64)
-				if err != nil || got != w {
-					t.Errorf("GET %s: %s of %q = %s, want %s (the double nearest to the exact value)", target, kpi, k, n, strconv.FormatFloat(w, 'f', -1, 64))
+				got, ok := row[slices.Index(cols, kpi)].(float64)
+				if !ok || got != w {
+					t.Errorf("%+v: %s of %q = %v, want %s (the double nearest to the exact value)", r, kpi, k, got, strconv.FormatFloat(w, 'f', -1, 64))
 				}
 			}
 		}
 	}
-	check("/query?kpis=TOTAL_NET,AVG_NET", map[string]float64{"|TOTAL_NET": nearest(sums[""]), "|AVG_NET": mean("")}, "")
-	check("/query?fields=CUSTOMERS.COUNTRY&kpis=TOTAL_NET,AVG_NET", map[string]float64{
+	check(km.Request{KPIs: []string{"TOTAL_NET", "AVG_NET"}}, map[string]float64{"|TOTAL_NET": nearest(sums[""]), "|AVG_NET": mean("")}, "")
+	check(km.Request{Fields: []string{"CUSTOMERS.COUNTRY"}, KPIs: []string{"TOTAL_NET", "AVG_NET"}}, map[string]float64{
 		"FR|TOTAL_NET": nearest(sums["FR"]), "FR|AVG_NET": mean("FR"),
 		"DE|TOTAL_NET": nearest(sums["DE"]), "DE|AVG_NET": mean("DE"),
 	}, "CUSTOMERS.COUNTRY")

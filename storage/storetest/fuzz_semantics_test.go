@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,7 +11,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/kmkit/kmkit/km/kmhttp"
+	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/storage/memory"
 	"github.com/kmkit/kmkit/storage/sqlstore"
 )
@@ -46,8 +45,8 @@ var ambiguousShapes = []int{8, 10}
 // fuzzKM is one random KM with its data, loaded in the stores under test.
 type fuzzKM struct {
 	ref    *Reference
-	memory http.Handler
-	sqlite http.Handler
+	memory *km.Service
+	sqlite *km.Service
 	fields []string // every RECORD.FIELD
 	kpis   []string
 	close  func() error
@@ -204,8 +203,8 @@ func (fm *fuzzModels) get(t *testing.T, v uint8) *fuzzKM {
 	}
 	f := &fuzzKM{
 		ref:    ref,
-		memory: kmhttp.NewHandler(mem, kmhttp.WithMaxPageSize(maxAnswer)),
-		sqlite: kmhttp.NewHandler(lite, kmhttp.WithMaxPageSize(maxAnswer)),
+		memory: newService(mem),
+		sqlite: newService(lite),
 		close:  db.Close,
 	}
 	for _, r := range ref.KM.Records {
@@ -316,7 +315,7 @@ func fuzzRequest(f *fuzzKM, in []byte) RefRequest {
 
 // FuzzSemantics generates requests over random KMs of 3 and 4 records (random
 // relationships, a diamond among them, nulls, dangling keys, KPIs with conditions, filters on any record) and compares the answers of
-// the memory store and SQLite, through the KM handler, with the reference evaluator.
+// the memory store and SQLite, through the request layer (km.Service), with the reference evaluator.
 func FuzzSemantics(f *testing.F) {
 	f.Add(uint8(0), []byte{1, 2, 9, 13, 2, 3, 7, 1, 1, 2, 1, 0})
 	fm := &fuzzModels{dir: f.TempDir(), cache: map[uint8]*fuzzKM{}}
@@ -337,8 +336,8 @@ func FuzzSemantics(f *testing.F) {
 	f.Fuzz(func(t *testing.T, variant uint8, in []byte) {
 		fk := fm.get(t, variant%24)
 		req := fuzzRequest(fk, in)
-		t.Run("memory", func(t *testing.T) { checkAPI(t, fk.memory, fk.ref, "f", req, getData) })
-		t.Run("sqlite", func(t *testing.T) { checkAPI(t, fk.sqlite, fk.ref, "f", req, getQuery) })
+		t.Run("memory", func(t *testing.T) { checkService(t, fk.memory, fk.ref, "f", req) })
+		t.Run("sqlite", func(t *testing.T) { checkService(t, fk.sqlite, fk.ref, "f", req) })
 		t.Run("rows as groups", func(t *testing.T) { checkRowsAsGroups(t, fk, req) })
 	})
 }
@@ -354,7 +353,7 @@ func checkRowsAsGroups(t *testing.T, fk *fuzzKM, req RefRequest) {
 	rows.Fields = dedup(req.Fields) // the answer has one column per distinct field
 	rows.Sort, rows.Page, rows.PageSize, rows.Distinct = "", 0, 0, true
 	if _, err := fk.ref.Eval(rows); err != nil {
-		return // refused: checkAPI has checked the stores refuse it too
+		return // refused: checkService has checked the stores refuse it too
 	}
 	grain, err := fk.ref.RowGrain(rows.Fields)
 	if err != nil {
@@ -381,20 +380,15 @@ func checkRowsAsGroups(t *testing.T, fk *fuzzKM, req RefRequest) {
 	}
 	for _, st := range []struct {
 		name string
-		h    http.Handler
+		svc  *km.Service
 	}{{"memory", fk.memory}, {"sqlite", fk.sqlite}} {
 		var got [2][]string
 		for i, r := range []RefRequest{rows, groups} {
-			call := toCall("f", r, getQuery)
-			code, body := send(st.h, call)
-			if code != http.StatusOK {
-				t.Fatalf("%s: %s: %d %s", st.name, call, code, short(body))
-			}
-			cells, _, err := decodeRows(body, getQuery, append(slices.Clone(r.Fields), r.KPIs...))
+			res, err := ask(context.Background(), st.svc, "f", r)
 			if err != nil {
-				t.Fatalf("%s: %s: %v", st.name, call, err)
+				t.Fatalf("%s: %s: %v", st.name, describe("f", r), err)
 			}
-			for _, row := range cells {
+			for _, row := range cells(res.Rows) {
 				got[i] = append(got[i], fmt.Sprint(row[:len(r.Fields)]))
 			}
 			slices.Sort(got[i])

@@ -1,17 +1,15 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"io/fs"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/kmkit/kmkit/km"
-	"github.com/kmkit/kmkit/km/kmhttp"
 )
 
 // joinsKMText is the KM of issue 29: LINES reach PLANTS directly (their delivery plant)
@@ -149,7 +147,7 @@ func runJoinPaths(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := kmhttp.NewHandler(newStore(t, fsys), kmhttp.WithMaxPageSize(maxAnswer))
+	svc := newService(newStore(t, fsys))
 	t.Run("Reference", func(t *testing.T) {
 		reqs := slices.Clone(joinsOther)
 		for _, r := range joinsRows {
@@ -158,9 +156,7 @@ func runJoinPaths(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store
 			reqs = append(reqs, r.req, withKPI)
 		}
 		for _, req := range reqs {
-			for _, kind := range []endpointKind{getData, getQuery, postData} {
-				checkAPI(t, h, ref, "joins", req, kind)
-			}
+			checkService(t, svc, ref, "joins", req)
 		}
 	})
 	t.Run("RowsAreKPIGroups", func(t *testing.T) {
@@ -169,8 +165,8 @@ func runJoinPaths(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store
 			rows.Distinct = true
 			withKPI := r.req
 			withKPI.KPIs = []string{r.count}
-			got := groupsOf(t, h, rows, 0)
-			want := groupsOf(t, h, withKPI, 1)
+			got := groupsOf(t, svc, rows, 0)
+			want := groupsOf(t, svc, withKPI, 1)
 			if !slices.Equal(got, want) {
 				t.Errorf("fields %v filters %v %v: rows\n  %v\nKPI %s groups\n  %v", r.req.Fields, r.req.Filters, r.req.FilterExprs, got, r.count, want)
 			}
@@ -180,38 +176,59 @@ func runJoinPaths(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store
 		// Item 1: L1 passes EMEA (its delivery plant P1), its order O1 (plant P2) does not.
 		for _, kpis := range [][]string{nil, {"LINE_COUNT"}} {
 			req := RefRequest{Fields: []string{"LINES.LINE_ID", "ORDERS.ORDER_ID", "ORDERS.PLANT_ID"}, KPIs: kpis, Filters: []string{"EMEA"}}
-			rows := answer(t, h, req)
+			rows := answer(t, svc, req)
 			i := slices.IndexFunc(rows, func(r []any) bool { return r[0] == "L1" })
 			if i < 0 || rows[i][1] != nil || rows[i][2] != nil {
 				t.Errorf("%v: rows %v, want L1 with null order and plant", req, rows)
 			}
 		}
-		if rows := answer(t, h, RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID"}, Filters: []string{"EMEA"}}); slices.ContainsFunc(rows, func(r []any) bool { return r[0] == "O1" }) {
+		if rows := answer(t, svc, RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID"}, Filters: []string{"EMEA"}}); slices.ContainsFunc(rows, func(r []any) bool { return r[0] == "O1" }) {
 			t.Errorf("O1 passes EMEA: %v", rows)
 		}
-		// The issue's requests as written.
-		for _, c := range []struct{ target, want string }{
-			{"/query?fields=LINES.LINE_ID,ORDERS.ORDER_ID,ORDERS.PLANT_ID&filters=EMEA", `{"LINES.LINE_ID":"L1","ORDERS.ORDER_ID":null,"ORDERS.PLANT_ID":null}`},
-			{"/query?fields=LINES.LINE_ID,ORDERS.ORDER_ID,ORDERS.PLANT_ID&filters=EMEA&kpis=LINE_COUNT", `{"LINES.LINE_ID":"L1","ORDERS.ORDER_ID":null,"ORDERS.PLANT_ID":null,"LINE_COUNT":1}`},
-			{"/records/ORDERS/query?filters=EMEA", `"ORDER_ID":"O2"`},
-			{"/query?fields=INVOICES.INVOICE_NO,PURCHASE_ORDERS.STATUS", `{"INVOICES.INVOICE_NO":"I2","PURCHASE_ORDERS.STATUS":"CLOSED"}`},
-			{"/query?fields=INVOICES.INVOICE_NO,PURCHASE_ORDERS.STATUS&filterExpr=PURCHASE_ORDERS.STATUS%20eq%20'CLOSED'", `{"INVOICES.INVOICE_NO":"I2","PURCHASE_ORDERS.STATUS":"CLOSED"}`},
+		// The issue's requests as written: the row of L1 (or of O2) is among the answer's, and
+		// O1 is nowhere in it.
+		for _, c := range []struct {
+			req  km.Request
+			want map[string]any
+		}{
+			{km.Request{Fields: []string{"LINES.LINE_ID", "ORDERS.ORDER_ID", "ORDERS.PLANT_ID"}, Filters: []string{"EMEA"}},
+				map[string]any{"LINES.LINE_ID": "L1", "ORDERS.ORDER_ID": nil, "ORDERS.PLANT_ID": nil}},
+			{km.Request{Fields: []string{"LINES.LINE_ID", "ORDERS.ORDER_ID", "ORDERS.PLANT_ID"}, Filters: []string{"EMEA"}, KPIs: []string{"LINE_COUNT"}},
+				map[string]any{"LINES.LINE_ID": "L1", "ORDERS.ORDER_ID": nil, "ORDERS.PLANT_ID": nil, "LINE_COUNT": int64(1)}},
+			{km.Request{Record: "ORDERS", AllFields: true, Filters: []string{"EMEA"}}, map[string]any{"ORDER_ID": "O2"}},
+			{km.Request{Fields: []string{"INVOICES.INVOICE_NO", "PURCHASE_ORDERS.STATUS"}},
+				map[string]any{"INVOICES.INVOICE_NO": "I2", "PURCHASE_ORDERS.STATUS": "CLOSED"}},
+			{km.Request{Fields: []string{"INVOICES.INVOICE_NO", "PURCHASE_ORDERS.STATUS"}, FilterExprs: []string{"PURCHASE_ORDERS.STATUS eq 'CLOSED'"}},
+				map[string]any{"INVOICES.INVOICE_NO": "I2", "PURCHASE_ORDERS.STATUS": "CLOSED"}},
 		} {
-			call := apiCall{method: http.MethodGet, target: kmhttp.BasePath + "/knowledge-models/joins" + c.target}
-			code, body := send(h, call)
-			if code != http.StatusOK || !strings.Contains(body, c.want) || strings.Contains(body, `"O1"`) {
-				t.Errorf("%s: %d %s, want 200 with %s", call, code, short(body), c.want)
+			res, err := askRequest(svc, "joins", c.req)
+			if err != nil {
+				t.Errorf("%+v: %v, want a row with %v", c.req, err, c.want)
+				continue
+			}
+			cols, rows := columnNames(res.Columns), cells(res.Rows)
+			found := slices.ContainsFunc(rows, func(r []any) bool {
+				for name, v := range c.want {
+					if i := slices.Index(cols, name); i < 0 || !sameCell(v, r[i]) {
+						return false
+					}
+				}
+				return true
+			})
+			o1 := slices.ContainsFunc(rows, func(r []any) bool { return slices.Contains(r, any("O1")) })
+			if !found || o1 {
+				t.Errorf("%+v: %v %v, want a row with %v and no O1", c.req, cols, rows, c.want)
 			}
 		}
 		// Sorting by the order's plant: the line whose order fails sorts with the nulls.
-		rows := answer(t, h, RefRequest{Fields: []string{"LINES.LINE_ID", "ORDERS.PLANT_ID"}, Filters: []string{"EMEA"}, Sort: "+ORDERS.PLANT_ID"})
+		rows := answer(t, svc, RefRequest{Fields: []string{"LINES.LINE_ID", "ORDERS.PLANT_ID"}, Filters: []string{"EMEA"}, Sort: "+ORDERS.PLANT_ID"})
 		if len(rows) == 0 || rows[0][1] == "P2" || slices.ContainsFunc(rows, func(r []any) bool { return r[1] == "P2" }) {
 			t.Errorf("sorted by ORDERS.PLANT_ID: %v", rows)
 		}
 		// Item 2: the chain INVOICES-PO_LINES-PURCHASE_ORDERS, with and without a filter on
 		// PURCHASE_ORDERS.STATUS (I2's purchase order PO2 is CLOSED; its vendor's are OPEN).
 		for _, fe := range [][]string{nil, {"PURCHASE_ORDERS.STATUS eq 'OPEN'"}, {"PURCHASE_ORDERS.STATUS eq 'CLOSED'"}} {
-			rows := answer(t, h, RefRequest{Fields: []string{"INVOICES.INVOICE_NO", "PURCHASE_ORDERS.STATUS"}, FilterExprs: fe})
+			rows := answer(t, svc, RefRequest{Fields: []string{"INVOICES.INVOICE_NO", "PURCHASE_ORDERS.STATUS"}, FilterExprs: fe})
 			i := slices.IndexFunc(rows, func(r []any) bool { return r[0] == "I2" })
 			if len(fe) > 0 && strings.Contains(fe[0], "OPEN") {
 				if i >= 0 {
@@ -228,36 +245,36 @@ func runJoinPaths(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store
 		// A searched field joins the rows as a selected one does: along the chain (I2's
 		// purchase order is CLOSED), and a parent failing the filter is null (L1's order,
 		// of plant P2, fails EMEA: no line of an EMEA delivery has an order of P2).
+		search := func(fields []string, term, field string, filters ...string) km.Request {
+			return km.Request{Fields: fields, Filters: filters, Search: &km.SearchRequest{Term: term, Fields: []string{field}, Precision: 100}}
+		}
 		for _, c := range []struct {
-			target string
-			want   []any
+			req  km.Request
+			want []any
 		}{
-			{"/query?fields=INVOICES.INVOICE_NO&searchTerm=CLOSED&searchField=PURCHASE_ORDERS.STATUS&searchPrecision=100", []any{"I2"}},
-			{"/query?fields=LINES.LINE_ID&searchTerm=P2&searchField=ORDERS.PLANT_ID&searchPrecision=100&filters=EMEA", nil},
-			{"/query?fields=LINES.LINE_ID&searchTerm=P1&searchField=ORDERS.PLANT_ID&searchPrecision=100&filters=EMEA", []any{"L2"}},
+			{search([]string{"INVOICES.INVOICE_NO"}, "CLOSED", "PURCHASE_ORDERS.STATUS"), []any{"I2"}},
+			{search([]string{"LINES.LINE_ID"}, "P2", "ORDERS.PLANT_ID", "EMEA"), nil},
+			{search([]string{"LINES.LINE_ID"}, "P1", "ORDERS.PLANT_ID", "EMEA"), []any{"L2"}},
 		} {
-			call := apiCall{method: http.MethodGet, target: kmhttp.BasePath + "/knowledge-models/joins" + c.target}
-			code, body := send(h, call)
-			if code != http.StatusOK {
-				t.Errorf("%s: %d %s", call, code, short(body))
+			res, err := askRequest(svc, "joins", c.req)
+			if err != nil {
+				t.Errorf("%+v: %v", c.req, err)
 				continue
 			}
-			rows, _, err := decodeRows(body, getQuery, []string{strings.TrimPrefix(strings.Split(c.target, "&")[0], "/query?fields=")})
-			if err != nil {
-				t.Fatalf("%s: %v", call, err)
-			}
 			var got []any
-			for _, r := range rows {
+			for _, r := range cells(res.Rows) {
 				got = append(got, r[0])
 			}
 			if !slices.Equal(got, c.want) {
-				t.Errorf("%s: %v, want %v", call, got, c.want)
+				t.Errorf("%+v: %v, want %v", c.req, got, c.want)
 			}
 		}
 		// With KPIs the searched field is selected, and the tie is refused as without.
-		call := apiCall{method: http.MethodGet, target: kmhttp.BasePath + "/knowledge-models/joins/query?fields=COMPANIES.NAME&kpis=VENDOR_COUNT&searchTerm=Alpha&searchField=COMPANIES.NAME"}
-		if code, body := send(h, call); code != http.StatusBadRequest || !strings.Contains(body, km.CodeJoinAmbiguous) {
-			t.Errorf("%s: %d %s, want 400 %s", call, code, short(body), km.CodeJoinAmbiguous)
+		req := search([]string{"COMPANIES.NAME"}, "Alpha", "COMPANIES.NAME")
+		req.KPIs = []string{"VENDOR_COUNT"}
+		req.Search.Precision = -1
+		if _, err := askRequest(svc, "joins", req); !refused(err, 400, km.CodeJoinAmbiguous) {
+			t.Errorf("%+v: %v, want 400 %s", req, err, km.CodeJoinAmbiguous)
 		}
 	})
 	t.Run("Ambiguous", func(t *testing.T) {
@@ -265,57 +282,39 @@ func runJoinPaths(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store
 			if _, err := ref.Eval(req); err == nil || !strings.Contains(err.Error(), "VENDORS-INVOICES-COMPANIES") && !strings.Contains(err.Error(), "COMPANIES-INVOICES-VENDORS") {
 				t.Errorf("reference: %+v: %v, want the tie named", req, err)
 			}
-			for _, kind := range []endpointKind{getData, getQuery, postData} {
-				code, body := send(h, toCall("joins", req, kind))
-				named := func(a, b string) bool { return strings.Contains(body, a) || strings.Contains(body, b) }
-				if code != http.StatusBadRequest || !strings.Contains(body, km.CodeJoinAmbiguous) ||
-					!named("VENDORS-PURCHASE_ORDERS-COMPANIES", "COMPANIES-PURCHASE_ORDERS-VENDORS") || !named("VENDORS-INVOICES-COMPANIES", "COMPANIES-INVOICES-VENDORS") {
-					t.Errorf("%s\n  want 400 %s naming both paths\n  got %d %s", toCall("joins", req, kind), km.CodeJoinAmbiguous, code, short(body))
-				}
+			_, err := ask(context.Background(), svc, "joins", req)
+			msg := ""
+			if err != nil {
+				msg = err.Error()
+			}
+			named := func(a, b string) bool { return strings.Contains(msg, a) || strings.Contains(msg, b) }
+			if !refused(err, 400, km.CodeJoinAmbiguous) ||
+				!named("VENDORS-PURCHASE_ORDERS-COMPANIES", "COMPANIES-PURCHASE_ORDERS-VENDORS") || !named("VENDORS-INVOICES-COMPANIES", "COMPANIES-INVOICES-VENDORS") {
+				t.Errorf("%s\n  want 400 %s naming both paths\n  got %v", describe("joins", req), km.CodeJoinAmbiguous, err)
 			}
 		}
 	})
 }
 
-// send serves one call and returns the status and body.
-func send(h http.Handler, call apiCall) (int, string) {
-	var r *http.Request
-	if call.body != "" {
-		r = httptest.NewRequest(call.method, call.target, strings.NewReader(call.body))
-		r.Header.Set("Content-Type", "application/json")
-	} else {
-		r = httptest.NewRequest(call.method, call.target, nil)
-	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	return w.Code, w.Body.String()
-}
-
-// answer asks h for req (GET .../query of the joins KM) and returns its rows in the order
-// of the request's columns, failing the test on anything but 200.
-func answer(t *testing.T, h http.Handler, req RefRequest) [][]any {
+// answer asks svc for req on the joins KM and returns its rows in the order of the
+// request's columns, failing the test on an error.
+func answer(t *testing.T, svc *km.Service, req RefRequest) [][]any {
 	t.Helper()
-	call := toCall("joins", req, getQuery)
-	code, body := send(h, call)
-	if code != http.StatusOK {
-		t.Fatalf("%s: %d %s", call, code, short(body))
-	}
-	fields := req.Fields
-	if req.Record != "" && len(fields) == 0 {
+	if req.Record != "" && len(req.Fields) == 0 {
 		t.Fatalf("answer needs the fields named")
 	}
-	rows, _, err := decodeRows(body, getQuery, append(slices.Clone(fields), req.KPIs...))
+	res, err := ask(context.Background(), svc, "joins", req)
 	if err != nil {
-		t.Fatalf("%s: %v", call, err)
+		t.Fatalf("%s: %v", describe("joins", req), err)
 	}
-	return rows
+	return cells(res.Rows)
 }
 
-// groupsOf returns the distinct tuples of the field columns of h's answer to req (the
+// groupsOf returns the distinct tuples of the field columns of svc's answer to req (the
 // last kpis columns left out), sorted, each as JSON text.
-func groupsOf(t *testing.T, h http.Handler, req RefRequest, kpis int) []string {
+func groupsOf(t *testing.T, svc *km.Service, req RefRequest, kpis int) []string {
 	t.Helper()
-	rows := answer(t, h, req)
+	rows := answer(t, svc, req)
 	var out []string
 	for _, r := range rows {
 		b, err := json.Marshal(r[:len(r)-kpis])

@@ -9,8 +9,8 @@ import (
 	"github.com/kmkit/kmkit/storage/storetest"
 )
 
-// TestMemory runs the suites on the memory backend, the reference of the others, each on
-// a new memory.DB opened as a host opens it.
+// TestMemory runs the suites on the memory backend, each on a new memory.DB opened as a
+// host opens it.
 func TestMemory(t *testing.T) {
 	storetest.Run(t, storetest.Backend{
 		KM:        storetest.ImportKM(func(*testing.T) *memory.KMStore { return memory.New().KM() }),

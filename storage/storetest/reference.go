@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kmkit/kmkit/internal/kmparams"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 )
@@ -985,7 +986,7 @@ func (r *Reference) Eval(req RefRequest) (*RefResult, error) {
 	}
 	for _, value := range req.FilterExprs {
 		// One value may hold several expressions joined by top-level commas.
-		for _, text := range query.SplitTopLevel(value) {
+		for _, text := range kmparams.SplitTopLevel(value) {
 			e, err := query.Parse(text)
 			if err != nil {
 				return nil, refErr("%v", err)
@@ -1091,7 +1092,7 @@ func (r *Reference) Eval(req RefRequest) (*RefResult, error) {
 		}
 	}
 	if req.Sort != "" {
-		keys, err := query.ParseSort(req.Sort)
+		keys, err := kmparams.ParseSort(req.Sort)
 		if err != nil {
 			return nil, refErr("%v", err)
 		}
@@ -1733,7 +1734,7 @@ func (ev *evaluation) orderByExpressions(rec string, rows [][]query.Value, text 
 		desc bool
 	}
 	var items []item
-	for _, part := range query.SplitTopLevel(text) {
+	for _, part := range kmparams.SplitTopLevel(text) {
 		it := item{}
 		words := strings.Fields(part)
 		switch strings.ToLower(words[len(words)-1]) {

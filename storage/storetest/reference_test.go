@@ -10,7 +10,7 @@ import (
 // TestReferenceRules checks the consequences SEMANTICS spells out on the demo, computed
 // here from the rows directly.
 func TestReferenceRules(t *testing.T) {
-	fsys, err := DemoData(demoOrders)
+	fsys, err := DemoData(DemoOrders)
 	if err != nil {
 		t.Fatal(err)
 	}

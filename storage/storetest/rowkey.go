@@ -1,19 +1,14 @@
 package storetest
 
 import (
-	"encoding/json"
 	"fmt"
 	"io/fs"
-	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/kmkit/kmkit/km"
-	"github.com/kmkit/kmkit/odata"
 )
 
 // rowKeyKM has two records without a key: EVENTS (whose OData key is ROW_NUMBER) under
@@ -65,10 +60,11 @@ func rowKeyData() fs.FS {
 	}
 }
 
-// rowKeyCase is one OData request on a keyless entity set and the same request for the
-// reference evaluator, which numbers rows by their position in the CSV file.
+// rowKeyCase is a request naming the row key of a keyless record, for the reference
+// evaluator, which numbers rows by their position in the CSV file; query is the OData
+// query string that asks it (unescaped), for messages.
 type rowKeyCase struct {
-	query string // the OData query string, unescaped
+	query string
 	ref   RefRequest
 }
 
@@ -89,89 +85,54 @@ var rowKeyCases = []rowKeyCase{
 	{"$select=ROW_NUMBER&$filter=QTY gt 5&$orderby=ROW_NUMBER desc", RefRequest{Fields: []string{"ROW_NUMBER"}, FilterExprs: []string{"QTY gt 5"}, Sort: "-ROW_NUMBER"}},
 }
 
-// runRowKey checks the OData service's generated key of keyless records against the
-// reference evaluator: the key of a row is its position in the record under any filter,
-// sort and page, and it filters and sorts like an integer field.
+// runRowKey checks the row key of keyless records (km.RowField, which OData serves as
+// the generated key) against the reference evaluator: the key of a row is its position in
+// the record under any filter, sort and page, and it filters and sorts like an integer
+// field. The reference names it as OData does (ROW_NUMBER, or _ROW_NUMBER beside a field
+// of that name); odata's tests check that naming.
 func runRowKey(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 	fsys := rowKeyData()
 	ref, err := LoadReference(fsys, "rowkey")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := odata.NewHandler(newStore(t, fsys), odata.WithMaxPageSize(maxAnswer))
+	svc := newService(newStore(t, fsys))
 	for _, c := range rowKeyCases {
 		req := c.ref
 		req.Record, req.RowKey = "EVENTS", "ROW_NUMBER"
 		if req.Fields == nil {
 			req.Fields = []string{"ROW_NUMBER", "ORDER_ID", "ACTIVITY", "QTY"}
 		}
-		checkRowKey(t, h, ref, "EVENTS", c.query, req)
+		checkRowKey(t, svc, ref, req)
 	}
 	// LOGS: ROW_NUMBER is the record's field, _ROW_NUMBER the row key.
-	for _, c := range []rowKeyCase{
-		{"", RefRequest{}},
-		{"$filter=ROW_NUMBER gt 95", RefRequest{FilterExprs: []string{"ROW_NUMBER gt 95"}}},
-		{"$filter=_ROW_NUMBER gt 5&$orderby=MSG,_ROW_NUMBER desc", RefRequest{FilterExprs: []string{"_ROW_NUMBER gt 5"}, Sort: "+MSG,-_ROW_NUMBER"}},
-		{"$orderby=ROW_NUMBER", RefRequest{Sort: "+ROW_NUMBER"}},
+	for _, req := range []RefRequest{
+		{},
+		{FilterExprs: []string{"ROW_NUMBER gt 95"}},
+		{FilterExprs: []string{"_ROW_NUMBER gt 5"}, Sort: "+MSG,-_ROW_NUMBER"},
+		{Sort: "+ROW_NUMBER"},
 	} {
-		req := c.ref
 		req.Record, req.RowKey = "LOGS", "_ROW_NUMBER"
 		req.Fields = []string{"_ROW_NUMBER", "ROW_NUMBER", "MSG"}
-		checkRowKey(t, h, ref, "LOGS", c.query, req)
+		checkRowKey(t, svc, ref, req)
 	}
 }
 
-// checkRowKey sends GET record_entries?query (with $count=true) to h and compares the
-// entities and the count with the reference's rows.
-func checkRowKey(t *testing.T, h http.Handler, ref *Reference, record, query string, req RefRequest) {
+// checkRowKey asks svc for req with its count and compares the rows and the count with
+// the reference's.
+func checkRowKey(t *testing.T, svc *km.Service, ref *Reference, req RefRequest) {
 	t.Helper()
-	v := url.Values{"$count": {"true"}}
-	for pair := range strings.SplitSeq(query, "&") {
-		if k, val, ok := strings.Cut(pair, "="); ok {
-			v.Add(k, val)
-		}
-	}
-	target := odata.BasePath + "/rowkey.svc/" + record + "_entries?" + v.Encode()
-	want, err := ref.Eval(req)
-	if err != nil {
-		t.Fatalf("%s: reference: %v", target, err)
+	res := checkService(t, svc, ref, "rowkey", req)
+	if res == nil {
+		return
 	}
 	all := req
 	all.Page, all.PageSize = 0, 0
 	wantAll, err := ref.Eval(all)
 	if err != nil {
-		t.Fatalf("%s: reference: %v", target, err)
+		t.Fatalf("%s: reference: %v", describe("rowkey", req), err)
 	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, target, nil))
-	if w.Code != http.StatusOK {
-		t.Errorf("GET %s\n  want 200 with %d rows\n  got %d %s", target, len(want.Rows), w.Code, short(w.Body.String()))
-		return
-	}
-	dec := json.NewDecoder(strings.NewReader(w.Body.String()))
-	dec.UseNumber()
-	var body struct {
-		Count int              `json:"@odata.count"`
-		Value []map[string]any `json:"value"`
-	}
-	if err := dec.Decode(&body); err != nil {
-		t.Errorf("GET %s: %v", target, err)
-		return
-	}
-	got := make([][]any, len(body.Value))
-	for i, e := range body.Value {
-		if len(e) != len(want.Columns) {
-			t.Errorf("GET %s: entity %v, want the properties %v", target, e, want.Columns)
-		}
-		got[i] = make([]any, len(want.Columns))
-		for j, c := range want.Columns {
-			got[i][j] = e[c]
-		}
-	}
-	if d := diffRows(want.Rows, got); d != "" {
-		t.Errorf("GET %s\n  columns %v\n%s", target, want.Columns, d)
-	}
-	if body.Count != len(wantAll.Rows) {
-		t.Errorf("GET %s: @odata.count %d, want %d", target, body.Count, len(wantAll.Rows))
+	if res.Count != len(wantAll.Rows) {
+		t.Errorf("%s: count %d, want %d", describe("rowkey", req), res.Count, len(wantAll.Rows))
 	}
 }

@@ -2,29 +2,23 @@ package storetest
 
 import (
 	"bytes"
-	"encoding/json"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
 	"math"
-	"net/http"
-	"net/http/httptest"
-	"net/url"
-	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/km"
-	"github.com/kmkit/kmkit/km/kmhttp"
-	"github.com/kmkit/kmkit/odata"
 )
 
-// demoOrders is the size of the generated demo the semantics suite loads: small enough for
+// DemoOrders is the size of the generated demo the semantics suite loads: small enough for
 // the reference evaluator's nested loops, large enough for every record to have rows with
 // and without relatives.
-const demoOrders = 40
+const DemoOrders = 40
 
 // DemoData returns the order-to-cash demo (internal/demodata) with n generated
 // orders in the layout the stores load: models/*.yaml and data/<source>.csv.
@@ -55,103 +49,6 @@ func DemoData(n int) (fs.FS, error) {
 	return out, nil
 }
 
-// endpointKind is one way of asking the API for rows.
-type endpointKind string
-
-const (
-	getData   endpointKind = "GET data"
-	getQuery  endpointKind = "GET query"
-	postData  endpointKind = "POST data"
-	getSumm   endpointKind = "GET summary"
-	maxAnswer              = 5000 // pageSize that holds every row of the small demo
-)
-
-// apiCall is one HTTP request derived from a RefRequest.
-type apiCall struct {
-	method, target, body string
-}
-
-func (c apiCall) String() string {
-	if c.body != "" {
-		return c.method + " " + c.target + " " + c.body
-	}
-	return c.method + " " + c.target
-}
-
-// toCall renders req as a request of the given kind against KM kmID.
-func toCall(kmID string, req RefRequest, kind endpointKind) apiCall {
-	base := kmhttp.BasePath + "/knowledge-models/" + url.PathEscape(kmID)
-	if req.Record != "" {
-		base += "/records/" + url.PathEscape(req.Record)
-	}
-	if kind == postData {
-		pr := map[string]any{}
-		if len(req.Fields) > 0 {
-			pr["fields"] = strings.Join(req.Fields, ",")
-		}
-		if len(req.Filters)+len(req.FilterExprs) > 0 {
-			f := map[string]any{}
-			if len(req.Filters) > 0 {
-				f["kmFilterNames"] = req.Filters
-			}
-			if len(req.FilterExprs) > 0 {
-				f["filterExpr"] = req.FilterExprs
-			}
-			pr["filters"] = f
-		}
-		pr["pagination"] = map[string]int{"pageNumber": req.Page, "pageSize": pageSizeOf(req)}
-		if req.Sort != "" {
-			pr["sort"] = req.Sort
-		}
-		if req.Distinct {
-			pr["options"] = []string{"distinct"}
-		}
-		if len(req.KPIs) > 0 {
-			pr["kpis"] = req.KPIs
-		}
-		if len(req.KPIParams) > 0 {
-			pr["kpiParameters"] = req.KPIParams
-		}
-		b, _ := json.Marshal(map[string]any{"projection": pr})
-		return apiCall{method: http.MethodPost, target: base + "/data", body: string(b)}
-	}
-	v := url.Values{}
-	if len(req.Fields) > 0 {
-		v.Set("fields", strings.Join(req.Fields, ","))
-	}
-	if len(req.Filters) > 0 {
-		v.Set("filters", strings.Join(req.Filters, ","))
-	}
-	for _, e := range req.FilterExprs {
-		v.Add("filterExpr", e)
-	}
-	if kind == getSumm {
-		v.Set("sampleSize", strconv.Itoa(pageSizeOf(req)))
-		return apiCall{method: http.MethodGet, target: base + "/summary?" + v.Encode()}
-	}
-	if len(req.KPIs) > 0 {
-		v.Set("kpis", strings.Join(req.KPIs, ","))
-	}
-	for k, ps := range req.KPIParams {
-		for p, val := range ps {
-			v.Add("kpiParam", k+"."+p+":"+val)
-		}
-	}
-	if req.Sort != "" {
-		v.Set("sort", req.Sort)
-	}
-	if req.Distinct {
-		v.Set("options", "distinct")
-	}
-	v.Set("page", strconv.Itoa(req.Page))
-	v.Set("pageSize", strconv.Itoa(pageSizeOf(req)))
-	path := "/data"
-	if kind == getQuery {
-		path = "/query"
-	}
-	return apiCall{method: http.MethodGet, target: base + path + "?" + v.Encode()}
-}
-
 func pageSizeOf(req RefRequest) int {
 	if req.PageSize == 0 {
 		return maxAnswer
@@ -159,155 +56,28 @@ func pageSizeOf(req RefRequest) int {
 	return req.PageSize
 }
 
-// checkAPI sends req to h as kind and compares the answer with the reference: the same
-// status class (200, or 400 where the reference refuses the request), the same columns
-// and the same rows in the same order, floats within 1e-9 relative.
-func checkAPI(t *testing.T, h http.Handler, ref *Reference, kmID string, req RefRequest, kind endpointKind) {
-	t.Helper()
-	call := toCall(kmID, req, kind)
-	evalReq := req
-	if kind == getSumm {
-		evalReq.Sort, evalReq.Page, evalReq.Distinct = "", 0, false
-		evalReq.PageSize = 0
-	}
-	want, werr := ref.Eval(evalReq)
-	if werr != nil {
-		if _, ok := werr.(*RefError); !ok {
-			t.Fatalf("%s: the reference failed: %v", call, werr)
-		}
-	}
-	var r *http.Request
-	if call.body != "" {
-		r = httptest.NewRequest(call.method, call.target, strings.NewReader(call.body))
-		r.Header.Set("Content-Type", "application/json")
-	} else {
-		r = httptest.NewRequest(call.method, call.target, nil)
-	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	body := w.Body.String()
-	if werr != nil {
-		if w.Code != http.StatusBadRequest {
-			t.Errorf("%s\n  want 400 (%v)\n  got %d %s", call, werr, w.Code, short(body))
-		}
-		return
-	}
-	if w.Code != http.StatusOK {
-		t.Errorf("%s\n  want 200 with %d rows\n  got %d %s", call, len(want.Rows), w.Code, short(body))
-		return
-	}
-	got, total, err := decodeRows(body, kind, want.Columns)
-	if err != nil {
-		t.Errorf("%s: %v in %s", call, err, short(body))
-		return
-	}
-	wantRows := want.Rows
-	if kind == getSumm {
-		if total != len(want.Rows) {
-			t.Errorf("%s\n  shape: want %d rows, got %d", call, len(want.Rows), total)
-		}
-		wantRows = wantRows[:min(len(wantRows), pageSizeOf(req))]
-	}
-	if d := diffRows(wantRows, got); d != "" {
-		t.Errorf("%s\n  columns %v\n%s", call, want.Columns, d)
-	}
-}
-
-func short(s string) string {
-	if len(s) > 600 {
-		return s[:600] + "..."
-	}
-	return s
-}
-
-// decodeRows reads the rows of an answer in the order of columns; total is the summary's
-// row count (shape[0]).
-func decodeRows(body string, kind endpointKind, columns []string) ([][]any, int, error) {
-	dec := json.NewDecoder(strings.NewReader(body))
-	dec.UseNumber()
-	var objs []map[string]any
-	total := -1
-	switch kind {
-	case getQuery:
-		var v struct {
-			Content []map[string]any `json:"content"`
-		}
-		if err := dec.Decode(&v); err != nil {
-			return nil, 0, err
-		}
-		objs = v.Content
-	default:
-		var v struct {
-			Content struct {
-				Headers []struct {
-					ID string `json:"id"`
-				} `json:"headers"`
-				Data []map[string]any `json:"data"`
-			} `json:"content"`
-			Shape []int `json:"shape"`
-		}
-		if err := dec.Decode(&v); err != nil {
-			return nil, 0, err
-		}
-		var ids []string
-		for _, hd := range v.Content.Headers {
-			ids = append(ids, hd.ID)
-		}
-		if strings.Join(ids, ",") != strings.Join(columns, ",") {
-			return nil, 0, fmt.Errorf("headers %v, want %v", ids, columns)
-		}
-		objs = v.Content.Data
-		if len(v.Shape) > 0 {
-			total = v.Shape[0]
-		}
-	}
-	rows := make([][]any, len(objs))
-	for i, o := range objs {
-		if len(o) != len(columns) {
-			return nil, 0, fmt.Errorf("row %d has %d members, want %d", i, len(o), len(columns))
-		}
-		rows[i] = make([]any, len(columns))
-		for j, c := range columns {
-			v, ok := o[c]
-			if !ok {
-				return nil, 0, fmt.Errorf("row %d has no member %s", i, c)
-			}
-			rows[i][j] = v
-		}
-	}
-	return rows, total, nil
-}
-
-// sameCell compares a reference cell (nil, string, bool, int64, float64) with a decoded
-// JSON value (json.Number for numbers): numbers within 1e-9 relative.
+// sameCell compares a reference cell (nil, string, bool, int64, float64) with a cell of
+// the Service's answer as query.Value.Format renders it: numbers within 1e-9 relative.
 func sameCell(want, got any) bool {
-	switch want.(type) {
-	case nil:
-		return got == nil
-	case string, bool:
-		return want == got
-	}
-	n, ok := got.(json.Number)
-	if !ok {
-		return false
-	}
-	g, err := strconv.ParseFloat(string(n), 64)
-	if err != nil {
-		return false
-	}
-	var wf float64
 	switch w := want.(type) {
+	case nil, string, bool:
+		return want == got
 	case int64:
-		if gi, err := strconv.ParseInt(string(n), 10, 64); err == nil {
-			return gi == w
+		switch g := got.(type) {
+		case int64:
+			return g == w
+		case float64:
+			return closeFloats(float64(w), g)
 		}
-		wf = float64(w)
 	case float64:
-		wf = w
-	default:
-		return false
+		switch g := got.(type) {
+		case int64:
+			return closeFloats(w, float64(g))
+		case float64:
+			return closeFloats(w, g)
+		}
 	}
-	return closeFloats(wf, g)
+	return false
 }
 
 // closeFloats reports whether a and b agree within 1e-9 relative.
@@ -318,8 +88,10 @@ func closeFloats(a, b float64) bool {
 	return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
 }
 
-// diffRows describes the first differences between want and got, or "".
-func diffRows(want, got [][]any) string {
+// DiffRows describes the first differences between want, rows of the reference, and got,
+// rows of an answer (cells as query.Value.Format renders them, or int64 and float64 for
+// numbers), or "" when they agree: numbers within 1e-9 relative.
+func DiffRows(want, got [][]any) string {
 	var b strings.Builder
 	if len(want) != len(got) {
 		fmt.Fprintf(&b, "  want %d rows, got %d\n", len(want), len(got))
@@ -345,8 +117,10 @@ func diffRows(want, got [][]any) string {
 	return b.String()
 }
 
-// semanticsCases lists the requests of the semantics suite over the demo KM o2c.
-func semanticsCases(m *km.KnowledgeModel) (records, kmLevel []RefRequest) {
+// SemanticsCases lists the requests of the semantics suite over the demo KM o2c (m, the
+// KM of DemoData): record-level ones and KM-level ones. The adapters' tests send them
+// through their own encodings.
+func SemanticsCases(m *km.KnowledgeModel) (records, kmLevel []RefRequest) {
 	// Every record x predefined filter pair, at record level.
 	for _, r := range m.Records {
 		var fields []string
@@ -439,10 +213,10 @@ func semanticsCases(m *km.KnowledgeModel) (records, kmLevel []RefRequest) {
 	return records, kmLevel
 }
 
-// runSemantics checks the store, through the KM HTTP handler, against the reference
-// evaluator on a small generated demo.
+// runSemantics checks the store, through the request layer (km.Service) every surface
+// asks, against the reference evaluator on a small generated demo.
 func runSemantics(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
-	fsys, err := DemoData(demoOrders)
+	fsys, err := DemoData(DemoOrders)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,45 +224,36 @@ func runSemantics(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := kmhttp.NewHandler(newStore(t, fsys), kmhttp.WithMaxPageSize(maxAnswer))
-	records, kmLevel := semanticsCases(ref.KM)
+	svc := newService(newStore(t, fsys))
+	records, kmLevel := SemanticsCases(ref.KM)
 	t.Run("Records", func(t *testing.T) {
 		for _, req := range records {
-			for _, kind := range []endpointKind{getData, getQuery, postData, getSumm} {
-				if kind == getSumm && (req.Sort != "" || req.Distinct || req.Page != 0) {
-					continue
-				}
-				checkAPI(t, h, ref, "o2c", req, kind)
+			checkService(t, svc, ref, "o2c", req)
+			if req.Sort == "" && !req.Distinct && req.Page == 0 {
+				checkSummary(t, svc, ref, "o2c", req)
 			}
 		}
 	})
 	t.Run("KnowledgeModel", func(t *testing.T) {
 		for _, req := range kmLevel {
-			for _, kind := range []endpointKind{getData, getQuery, postData} {
-				checkAPI(t, h, ref, "o2c", req, kind)
-			}
+			checkService(t, svc, ref, "o2c", req)
 		}
 	})
+	// OData's requests: $filter with the canonical functions and arithmetic, $orderby
+	// with value expressions.
 	t.Run("OData", func(t *testing.T) {
-		oh := odata.NewHandler(newStore(t, fsys), odata.WithMaxPageSize(maxAnswer))
-		for _, req := range records {
-			if req.Sort != "" || req.Distinct || req.Page != 0 || len(req.FilterExprs) > 0 {
-				continue
-			}
-			checkOData(t, oh, ref, "o2c", req)
-		}
-		for _, req := range oDataFunctionCases() {
-			checkOData(t, oh, ref, "o2c", req)
+		for _, req := range ODataFunctionCases() {
+			checkService(t, svc, ref, "o2c", req)
 		}
 	})
 	t.Run("AmbiguousPath", func(t *testing.T) { runAmbiguous(t, newStore) })
 	t.Run("JoinPaths", func(t *testing.T) { runJoinPaths(t, newStore) })
 }
 
-// oDataFunctionCases are $filter conditions with OData's canonical functions and
+// ODataFunctionCases are $filter conditions with OData's canonical functions and
 // arithmetic (see the query package's documentation for their semantics), each answered
 // by the reference evaluator row at a time.
-func oDataFunctionCases() []RefRequest {
+func ODataFunctionCases() []RefRequest {
 	orders := []string{"ORDER_ID", "STATUS", "ORDER_DATE", "CREATED_AT", "NET_VALUE", "DAYS_LATE"}
 	filters := []string{
 		"contains(STATUS,'PE') eq true",
@@ -560,53 +325,6 @@ func oDataFunctionCases() []RefRequest {
 	return out
 }
 
-// checkOData asks the OData entity set of req.Record for the fields of req with its
-// predefined filters as filterid, and compares the entities with the reference's rows.
-func checkOData(t *testing.T, h http.Handler, ref *Reference, kmID string, req RefRequest) {
-	t.Helper()
-	v := url.Values{}
-	v.Set("$select", strings.Join(req.Fields, ","))
-	if len(req.Filters) > 0 {
-		v.Set("filterid", strings.Join(req.Filters, ","))
-	}
-	if req.ODataFilter != "" {
-		v.Set("$filter", req.ODataFilter)
-	}
-	if req.ODataOrderBy != "" {
-		v.Set("$orderby", req.ODataOrderBy)
-	}
-	target := odata.BasePath + "/" + kmID + ".svc/" + req.Record + "_entries?" + v.Encode()
-	want, err := ref.Eval(req)
-	if err != nil {
-		t.Fatalf("%s: reference: %v", target, err)
-	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, target, nil))
-	if w.Code != http.StatusOK {
-		t.Errorf("GET %s\n  want 200 with %d rows\n  got %d %s", target, len(want.Rows), w.Code, short(w.Body.String()))
-		return
-	}
-	dec := json.NewDecoder(strings.NewReader(w.Body.String()))
-	dec.UseNumber()
-	var body struct {
-		Value []map[string]any `json:"value"`
-	}
-	if err := dec.Decode(&body); err != nil {
-		t.Errorf("GET %s: %v", target, err)
-		return
-	}
-	got := make([][]any, len(body.Value))
-	for i, e := range body.Value {
-		got[i] = make([]any, len(want.Columns))
-		for j, c := range want.Columns {
-			got[i][j] = e[c]
-		}
-	}
-	if d := diffRows(want.Rows, got); d != "" {
-		t.Errorf("GET %s\n  columns %v\n%s", target, want.Columns, d)
-	}
-}
-
 // diamondKM relates A to D through B and through C: two shortest paths.
 const diamondKM = `id: diamond
 name: Diamond
@@ -640,7 +358,7 @@ func runAmbiguous(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := kmhttp.NewHandler(newStore(t, fsys), kmhttp.WithMaxPageSize(maxAnswer))
+	svc := newService(newStore(t, fsys))
 	for _, req := range []RefRequest{
 		{Fields: []string{"D.X"}, KPIs: []string{"NA"}},
 		{Fields: []string{"A.ID", "D.X"}},
@@ -650,22 +368,14 @@ func runAmbiguous(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store
 		if _, err := ref.Eval(req); err == nil || !strings.Contains(err.Error(), "A-B-D or A-C-D") {
 			t.Fatalf("reference: %+v: %v, want the ambiguous paths", req, err)
 		}
-		for _, kind := range []endpointKind{getData, postData} {
-			call := toCall("diamond", req, kind)
-			var r *http.Request
-			if call.body != "" {
-				r = httptest.NewRequest(call.method, call.target, strings.NewReader(call.body))
-				r.Header.Set("Content-Type", "application/json")
-			} else {
-				r = httptest.NewRequest(call.method, call.target, nil)
-			}
-			w := httptest.NewRecorder()
-			h.ServeHTTP(w, r)
-			body := w.Body.String()
-			names := func(a, b string) bool { return strings.Contains(body, a) || strings.Contains(body, b) }
-			if w.Code != http.StatusBadRequest || !names("A-B-D", "D-B-A") || !names("A-C-D", "D-C-A") {
-				t.Errorf("%s\n  want 400 naming the paths A-B-D and A-C-D (either way)\n  got %d %s", call, w.Code, short(body))
-			}
+		_, err := ask(context.Background(), svc, "diamond", req)
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		names := func(a, b string) bool { return strings.Contains(msg, a) || strings.Contains(msg, b) }
+		if status, _ := refusal(err); status != 400 || !names("A-B-D", "D-B-A") || !names("A-C-D", "D-C-A") {
+			t.Errorf("%s\n  want a 400 refusal naming the paths A-B-D and A-C-D (either way)\n  got %v", describe("diamond", req), err)
 		}
 	}
 	// Records whose paths are not in question still answer.
@@ -673,6 +383,6 @@ func runAmbiguous(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store
 		{Fields: []string{"B.D"}, KPIs: []string{"NA"}},
 		{Record: "B", Fields: []string{"ID"}, Filters: []string{"DX"}},
 	} {
-		checkAPI(t, h, ref, "diamond", req, getData)
+		checkService(t, svc, ref, "diamond", req)
 	}
 }

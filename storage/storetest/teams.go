@@ -2,11 +2,9 @@ package storetest
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"io/fs"
-	"net/http"
-	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -14,15 +12,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kmkit/kmkit/km"
-	"github.com/kmkit/kmkit/km/kmhttp"
-	"github.com/kmkit/kmkit/odata"
 	"github.com/kmkit/kmkit/principal"
 )
 
-// teamsData is a data directory of three KMs over one table: open (no teams), scoped
+// TeamsData is a data directory of three KMs over one table: open (no teams), scoped
 // (teams acme and globex) and scoped-ext (extends scoped and lists no teams, so it has
 // scoped's).
-func teamsData() fstest.MapFS {
+func TeamsData() fstest.MapFS {
 	return fstest.MapFS{
 		"models/open.yaml": {Data: []byte(`id: open
 records:
@@ -49,10 +45,12 @@ extends: scoped
 }
 
 // runTeams checks team scoping of KMs (km.KnowledgeModel.Teams) on a store: the store
-// keeps the definition's teams, and through the KM API and OData a caller sees only the
-// KMs of its team; any other KM answers exactly like a KM that does not exist.
+// keeps the definition's teams, and through the request layer (km.Service) a caller sees
+// only the KMs of its team; any other KM is refused exactly like a KM that does not
+// exist. (The root package's TestTeamsOverHTTP checks the same through the KM API and
+// OData.)
 func runTeams(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
-	s := newStore(t, teamsData())
+	s := newStore(t, TeamsData())
 	ctx := context.Background()
 	m, err := s.Model(ctx, "scoped-ext")
 	if err != nil {
@@ -61,44 +59,37 @@ func runTeams(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 	if diff := cmp.Diff([]string{"acme", "globex"}, m.Teams); diff != "" {
 		t.Errorf("teams of scoped-ext, inherited from scoped (-want +got):\n%s", diff)
 	}
-	kmh := kmhttp.NewHandler(s)
-	odh := odata.NewHandler(s)
+	svc := km.NewService(s)
 	as := func(team string) context.Context {
 		return principal.NewContext(ctx, &principal.Principal{Name: "k-" + team, Team: team, Permissions: []principal.Permission{principal.PermKM, principal.PermOData}})
 	}
-	do := func(t *testing.T, ctx context.Context, h http.Handler, method, path, body string) (int, string) {
-		t.Helper()
-		var rd io.Reader
-		if body != "" {
-			rd = strings.NewReader(body)
-		}
-		req := httptest.NewRequestWithContext(ctx, method, path, rd)
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		return rec.Code, rec.Body.String()
-	}
 	listed := func(t *testing.T, ctx context.Context) []string {
 		t.Helper()
-		code, body := do(t, ctx, kmh, http.MethodGet, kmhttp.BasePath+"/knowledge-models", "")
-		if code != http.StatusOK {
-			t.Fatalf("list: %d %s", code, body)
-		}
-		var page struct {
-			Content []struct {
-				ID string `json:"id"`
-			} `json:"content"`
-		}
-		if err := json.Unmarshal([]byte(body), &page); err != nil {
-			t.Fatalf("list: %v: %s", err, body)
+		ms, err := svc.Models(ctx)
+		if err != nil {
+			t.Fatalf("list: %v", err)
 		}
 		var ids []string
-		for _, c := range page.Content {
-			ids = append(ids, c.ID)
+		for _, m := range ms {
+			ids = append(ids, m.ID)
 		}
 		return ids
+	}
+	// asks are the questions a surface asks about a KM: the KM, rows at KM level and at
+	// record level. Each returns the error.
+	asks := []struct {
+		name string
+		ask  func(ctx context.Context, id string) error
+	}{
+		{"model", func(ctx context.Context, id string) error { _, err := svc.Model(ctx, id); return err }},
+		{"KM-level query", func(ctx context.Context, id string) error {
+			_, err := svc.Query(ctx, id, &km.Request{Fields: []string{"T.ID"}, PageSize: 10})
+			return err
+		}},
+		{"record query", func(ctx context.Context, id string) error {
+			_, err := svc.Query(ctx, id, &km.Request{Record: "T", Fields: []string{"ID"}, PageSize: 10})
+			return err
+		}},
 	}
 	all := []string{"open", "scoped", "scoped-ext"}
 	for _, tc := range []struct {
@@ -117,38 +108,24 @@ func runTeams(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 				t.Errorf("listed KMs (-want +got):\n%s", diff)
 			}
 			for _, id := range all {
-				sees := false
-				for _, w := range tc.want {
-					sees = sees || w == id
-				}
-				for _, r := range []struct {
-					h            http.Handler
-					method, path string
-					body         string
-				}{
-					{kmh, http.MethodGet, kmhttp.BasePath + "/knowledge-models/" + id, ""},
-					{kmh, http.MethodGet, kmhttp.BasePath + "/knowledge-models/" + id + "/records", ""},
-					{kmh, http.MethodPost, kmhttp.BasePath + "/knowledge-models/" + id + "/data", `{"projection":{"fields":"T.ID"}}`},
-					{kmh, http.MethodGet, kmhttp.BasePath + "/knowledge-models/" + id + "/records/T/data?fields=ID&pageSize=10", ""},
-					{odh, http.MethodGet, odata.BasePath + "/" + id + ".svc/", ""},
-					{odh, http.MethodGet, odata.BasePath + "/" + id + ".svc/$metadata", ""},
-				} {
-					code, body := do(t, tc.ctx, r.h, r.method, r.path, r.body)
+				sees := slices.Contains(tc.want, id)
+				for _, a := range asks {
+					err := a.ask(tc.ctx, id)
 					if sees {
-						if code != http.StatusOK {
-							t.Errorf("%s %s: %d %s, want 200", r.method, r.path, code, body)
+						if err != nil {
+							t.Errorf("%s of %s: %v, want an answer", a.name, id, err)
 						}
 						continue
 					}
-					// The answer for a KM that does not exist, with its id in place of "absent".
-					absent := strings.Replace(r.path, "/"+id, "/absent", 1)
-					wantCode, wantBody := do(t, tc.ctx, r.h, r.method, absent, r.body)
-					wantBody = strings.ReplaceAll(wantBody, `\"absent\"`, `\"`+id+`\"`)
-					if wantCode != http.StatusNotFound || !strings.Contains(wantBody, "MODEL_NOTFOUND") {
-						t.Fatalf("%s %s: a missing KM answers %d %s, want 404 *_MODEL_NOTFOUND", r.method, absent, wantCode, wantBody)
+					// The refusal of a KM that does not exist, with its id in place of "absent".
+					absent := a.ask(tc.ctx, "absent")
+					ap, ok := km.AsProblem(absent)
+					if !ok || ap.Status != 404 || ap.ErrorCode != km.CodeModelNotFound {
+						t.Fatalf("%s of a missing KM: %v, want 404 %s", a.name, absent, km.CodeModelNotFound)
 					}
-					if code != wantCode || body != wantBody {
-						t.Errorf("%s %s: %d %s\nwant the answer for a missing KM: %d %s", r.method, r.path, code, body, wantCode, wantBody)
+					p, ok := km.AsProblem(err)
+					if !ok || p.Status != ap.Status || p.ErrorCode != ap.ErrorCode || p.Detail != strings.ReplaceAll(ap.Detail, `"absent"`, strconv.Quote(id)) {
+						t.Errorf("%s of %s: %v\nwant the refusal of a missing KM: %v", a.name, id, err, absent)
 					}
 				}
 			}

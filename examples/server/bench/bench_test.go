@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kmkit/kmkit/internal/demodata"
+	"github.com/kmkit/kmkit/internal/demodata/demostore"
 	"github.com/kmkit/kmkit/km/kmhttp"
 )
 
@@ -17,7 +17,7 @@ var (
 // benchHandler is the handler over 200,000 generated orders (2,000 customers), built once.
 func benchHandler(b *testing.B) (*kmhttp.Handler, *timedStore) {
 	benchOnce.Do(func() {
-		s, err := demodata.Store(200_000)
+		s, err := demostore.Store(200_000)
 		if err != nil {
 			b.Fatal(err)
 		}

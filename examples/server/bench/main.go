@@ -50,6 +50,7 @@ import (
 	"time"
 
 	"github.com/kmkit/kmkit/internal/demodata"
+	"github.com/kmkit/kmkit/internal/demodata/demostore"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/query"
@@ -100,7 +101,7 @@ func main() {
 	}
 
 	start := time.Now()
-	store, err := demodata.Store(*rows)
+	store, err := demostore.Store(*rows)
 	if err != nil {
 		log.Fatal(err)
 	}

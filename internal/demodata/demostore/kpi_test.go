@@ -1,4 +1,4 @@
-package demodata
+package demostore
 
 import (
 	"encoding/json"

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kmkit/kmkit/km/exec"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/query/column"
-	"github.com/kmkit/kmkit/query/exec"
 )
 
 func ExampleRun() {

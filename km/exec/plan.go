@@ -368,26 +368,7 @@ func (s *Source) runRows(ctx context.Context, p *km.Plan, st *stop) (*query.Resu
 	if f, err = s.dropFailingParents(ctx, p, f); err != nil {
 		return nil, err
 	}
-	req := &query.Request{Page: p.Page, PageSize: p.PageSize, Distinct: p.Distinct, Count: p.Count}
-	req.Fields = make([]string, len(p.Fields))
-	for i, c := range p.Fields {
-		req.Fields[i] = c.Name()
-	}
-	req.Sort = make([]query.SortTerm, len(p.Sort))
-	for i, k := range p.Sort {
-		if k.Expr != nil {
-			req.Sort[i] = query.SortTerm{Field: query.FormatScalar(k.Expr), Desc: k.Desc, Expr: k.Expr}
-			continue
-		}
-		req.Sort[i] = query.SortTerm{Field: req.Fields[k.Column], Desc: k.Desc}
-	}
-	if p.Search != nil {
-		req.Search = &query.Search{Term: p.Search.Term, Precision: p.Search.Precision}
-		for _, c := range p.Search.Fields {
-			req.Search.Fields = append(req.Search.Fields, c.Name())
-		}
-	}
-	pl, err := compile(f, req)
+	pl, err := compileRows(f, p)
 	if err != nil {
 		return nil, err
 	}
@@ -427,6 +408,56 @@ func (s *Source) runRows(ctx context.Context, p *km.Plan, st *stop) (*query.Resu
 		res.Count = count
 	}
 	return res, nil
+}
+
+// compileRows compiles the rows of p, a plan without KPIs, over f, the frame of its grain
+// and RowJoin: the plan's columns, its sort keys (a column of the plan, or a value
+// expression), its search and its page, read from the plan as the planner checked them.
+func compileRows(f *Frame, p *km.Plan) (*plan, error) {
+	if p.Page < 0 || p.PageSize < 1 {
+		return nil, fmt.Errorf("exec: %w: page %d, page size %d", ErrInvalidRequest, p.Page, p.PageSize)
+	}
+	pl := &plan{f: f, page: p.Page, pageSize: p.PageSize, distinct: p.Distinct, count: p.Count}
+	names := make([]string, len(p.Fields))
+	pl.refs = make([]ref, len(p.Fields))
+	pl.cols = make([]query.ColumnHeader, len(p.Fields))
+	for i, c := range p.Fields {
+		names[i] = c.Name()
+		r, err := f.lookup(names[i])
+		if err != nil {
+			return nil, err
+		}
+		pl.refs[i] = r
+		pl.cols[i] = query.ColumnHeader{Name: names[i], Type: r.col.Type()}
+	}
+	pl.keys = make([]sortKey, len(p.Sort))
+	for i, k := range p.Sort {
+		pl.keys[i].desc = k.Desc
+		if k.Expr != nil {
+			col, err := f.scalarColumn(k.Expr)
+			if err != nil {
+				return nil, err
+			}
+			pl.keys[i].col, pl.keys[i].ref = -1, ref{col: col}
+			continue
+		}
+		if k.Column < 0 || k.Column >= len(pl.refs) {
+			return nil, fmt.Errorf("exec: %w: sort key on column %d of %d", ErrInvalidRequest, k.Column, len(pl.refs))
+		}
+		pl.keys[i].col, pl.keys[i].ref = k.Column, pl.refs[k.Column]
+	}
+	if s := p.Search; s != nil {
+		pl.search = &query.Search{Term: s.Term, Precision: s.Precision}
+		for _, c := range s.Fields {
+			pl.search.Fields = append(pl.search.Fields, c.Name())
+		}
+		searched, err := f.searchedColumns(pl.search, names)
+		if err != nil {
+			return nil, err
+		}
+		pl.searched = searched
+	}
+	return pl, nil
 }
 
 // dropFailingParents returns the frame f of p's grain and RowJoin with the parent rows

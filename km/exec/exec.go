@@ -1,11 +1,13 @@
 // Package exec runs queries over tables held in memory by package column: filter, fuzzy
 // search, sort, distinct, paging, projection, and KPIs grouped by the selected fields.
 //
-// A Source runs the km.Plans the Knowledge Model handlers compile, over the tables of a
+// A Source runs the km.Plans the request layer (km.Service) compiles, over the tables of a
 // KM's records, with the plan's semantics (filters carried across relationships, every
-// aggregate at its grain; see Source and package km). Run executes a bare query.Request
-// over one Frame (a table, or a table joined to its parents), the building block Source
-// uses for rows; it checks the Request itself, since nothing has compiled it.
+// aggregate at its grain; see Source and package km), reading the plan itself: its
+// columns, sort keys, search and page compile straight into the executor's plan
+// (compileRows), with no second request model in between. Run executes a bare
+// query.Request over one Frame (a table, or a table joined to its parents) with the same
+// machinery; it checks the Request itself, since nothing has compiled it.
 //
 // How it works: a Request's filter is compiled once into closures over the frame's columns.
 // Each node evaluates over all rows at once into two bitmaps, the rows where it is true and
@@ -104,10 +106,9 @@ func Run(f *Frame, req *query.Request) (*query.Result, error) {
 
 // run executes the compiled request.
 func (p *plan) run() *query.Result {
-	f, req := p.f, p.req
 	res := &query.Result{Columns: p.cols}
 	if p.filter != nil && p.earlyPageFits() {
-		if rp, ok := f.compileRow(req.Filter); ok {
+		if rp, ok := p.f.compileRow(p.where); ok {
 			if top, ok := p.earlyTop(func(r int32) bool { return rp(r) == triTrue }); ok {
 				res.Rows = p.pageOf(top)
 				return res
@@ -121,23 +122,28 @@ func (p *plan) run() *query.Result {
 	} else {
 		res.Rows, count = p.rowPage(rows, order)
 	}
-	if req.Count {
+	if p.count {
 		res.Count = count
 	}
 	return res
 }
 
-// plan is a Request checked and compiled against a frame.
+// plan is a request checked and compiled against a frame: a km.Plan's rows
+// (compileRows) or a bare query.Request (compile).
 type plan struct {
-	f        *Frame
-	req      *query.Request
-	refs     []ref                // the selected columns (the grouping keys with KPIs)
-	cols     []query.ColumnHeader // the result columns: refs, then KPIs
-	metrics  []compiledMetric
-	sortCols []int // the result column of each sort key (-1: an expression)
-	sortRefs []ref // the column each sort key reads: a selected one, or an expression's values
-	filter   pred  // nil: every row
-	searched []ref // the columns a search looks at
+	f *Frame
+	// page and pageSize select the page; distinct drops repeated rows; count asks for the
+	// count before paging.
+	page, pageSize  int
+	distinct, count bool
+	search          *query.Search        // nil: no search
+	where           query.Expr           // a bare Request's filter, for the early walk (run)
+	refs            []ref                // the selected columns (the grouping keys with KPIs)
+	cols            []query.ColumnHeader // the result columns: refs, then KPIs
+	metrics         []compiledMetric
+	keys            []sortKey // the sort keys, in priority order
+	filter          pred      // nil: every row
+	searched        []ref     // the columns a search looks at
 	// lend, when set, takes the cells of the projected page from the pool and lends them
 	// to the caller's results (query.Recycling).
 	lend *query.Recycling
@@ -149,7 +155,7 @@ func compile(f *Frame, req *query.Request) (*plan, error) {
 	if req.Page < 0 || req.PageSize < 1 {
 		return nil, fmt.Errorf("exec: %w: page %d, page size %d", ErrInvalidRequest, req.Page, req.PageSize)
 	}
-	p := &plan{f: f, req: req}
+	p := &plan{f: f, page: req.Page, pageSize: req.PageSize, distinct: req.Distinct, count: req.Count, where: req.Filter}
 	fields := req.Fields
 	if len(fields) == 0 && len(req.KPIs) == 0 {
 		fields = f.names
@@ -173,9 +179,9 @@ func compile(f *Frame, req *query.Request) (*plan, error) {
 		p.metrics[i] = m
 		p.cols = append(p.cols, query.ColumnHeader{Name: k.ID, Type: m.typ, KPI: true})
 	}
-	p.sortCols = make([]int, len(req.Sort))
-	p.sortRefs = make([]ref, len(req.Sort))
+	p.keys = make([]sortKey, len(req.Sort))
 	for i, k := range req.Sort {
+		p.keys[i].desc = k.Desc
 		if k.Expr != nil {
 			if len(req.KPIs) > 0 {
 				return nil, fmt.Errorf("exec: %w: sorting groups by an expression", ErrInvalidRequest)
@@ -184,7 +190,7 @@ func compile(f *Frame, req *query.Request) (*plan, error) {
 			if err != nil {
 				return nil, err
 			}
-			p.sortCols[i], p.sortRefs[i] = -1, ref{col: col}
+			p.keys[i].col, p.keys[i].ref = -1, ref{col: col}
 			continue
 		}
 		j := slices.IndexFunc(p.cols, func(c query.ColumnHeader) bool { return c.Name == k.Field })
@@ -194,9 +200,9 @@ func compile(f *Frame, req *query.Request) (*plan, error) {
 			}
 			return nil, fmt.Errorf("exec: %w: sort field %q is not selected", ErrInvalidRequest, k.Field)
 		}
-		p.sortCols[i] = j
+		p.keys[i].col = j
 		if j < len(p.refs) {
-			p.sortRefs[i] = p.refs[j]
+			p.keys[i].ref = p.refs[j]
 		}
 	}
 	if req.Filter != nil {
@@ -211,9 +217,18 @@ func compile(f *Frame, req *query.Request) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.searched = searched
+		p.search, p.searched = req.Search, searched
 	}
 	return p, nil
+}
+
+// sortKey is a compiled sort key: the result column it sorts by (-1 for a value
+// expression), the column it reads (a selected one, or the expression's values) and its
+// direction.
+type sortKey struct {
+	col  int
+	ref  ref
+	desc bool
 }
 
 // rowSet is a set of frame rows: every row (all), the rows set in bits, or, when bits is
@@ -280,31 +295,31 @@ func (p *plan) selectRows() (rowSet, rowCmp) {
 	} else {
 		rows = rowSet{all: true, n: p.f.rows}
 	}
-	if p.req.Search == nil {
+	if p.search == nil {
 		return rows, nil
 	}
-	sel, score := search(p.f.rows, rows.vector(), p.searched, p.req.Search, p.stop)
+	sel, score := search(p.f.rows, rows.vector(), p.searched, p.search, p.stop)
 	return rowSet{sel: sel}, func(a, b int32) int { return int(score[b]) - int(score[a]) }
 }
 
 // groupPage computes the KPIs per group of sel and returns the requested page of groups
 // and the number of groups.
 func (p *plan) groupPage(sel []int32, searchOrder rowCmp) ([][]query.Value, int) {
-	if searchOrder != nil && len(p.req.Sort) == 0 {
+	if searchOrder != nil && len(p.keys) == 0 {
 		slices.SortStableFunc(sel, searchOrder)
 	}
 	rows := runKPIs(p.refs, p.metrics, sel, len(p.refs) == 0)
-	if len(p.req.Sort) > 0 {
+	if len(p.keys) > 0 {
 		slices.SortStableFunc(rows, func(a, b []query.Value) int {
-			for i, k := range p.req.Sort {
-				if c := compareValues(a[p.sortCols[i]], b[p.sortCols[i]], k.Desc); c != 0 {
+			for _, k := range p.keys {
+				if c := compareValues(a[k.col], b[k.col], k.desc); c != 0 {
 					return c
 				}
 			}
 			return 0
 		})
 	}
-	start, end := pageBounds(len(rows), p.req.Page, p.req.PageSize)
+	start, end := pageBounds(len(rows), p.page, p.pageSize)
 	return rows[start:end], len(rows)
 }
 
@@ -314,19 +329,19 @@ func (p *plan) groupPage(sel []int32, searchOrder rowCmp) ([][]query.Value, int)
 // the page's end early (see indexTop); otherwise only the rows up to the page's end are
 // sorted when that is far fewer than all.
 func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
-	if len(p.req.Sort) > 0 {
+	if len(p.keys) > 0 {
 		order = chain(p.keyCmps(0))
 	} else if order != nil {
 		order = chain([]rowCmp{order})
 	}
 	order = p.stop.order(order)
-	if p.req.Distinct {
+	if p.distinct {
 		sel := rows.vector()
 		parts := make([]keyPart, len(p.refs))
 		for i, c := range p.refs {
 			parts[i] = newKeyPart(c)
 		}
-		if order != nil && len(p.req.Sort) == 0 {
+		if order != nil && len(p.keys) == 0 {
 			// Search order: the best-scoring row of each distinct combination represents it.
 			slices.SortFunc(sel, order)
 			order = nil
@@ -340,8 +355,8 @@ func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 		rows = rowSet{sel: first}
 	}
 	count := rows.len()
-	start, end := pageBounds(count, p.req.Page, p.req.PageSize)
-	if len(p.req.Sort) > 0 && p.sortCols[0] >= 0 && start < end {
+	start, end := pageBounds(count, p.page, p.pageSize)
+	if len(p.keys) > 0 && p.keys[0].col >= 0 && start < end {
 		if top, ok := p.indexTop(rows, count, end); ok {
 			return p.project(top[start:end]), count
 		}
@@ -358,9 +373,9 @@ func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 
 // keyCmps compiles the sort keys from the from'th on over the selected columns.
 func (p *plan) keyCmps(from int) []rowCmp {
-	cmps := make([]rowCmp, 0, len(p.req.Sort)-from)
-	for i, k := range p.req.Sort[from:] {
-		cmps = append(cmps, keyCmp(p.sortRefs[from+i], k.Desc))
+	cmps := make([]rowCmp, 0, len(p.keys)-from)
+	for _, k := range p.keys[from:] {
+		cmps = append(cmps, keyCmp(k.ref, k.desc))
 	}
 	return cmps
 }
@@ -395,9 +410,8 @@ const earlyFixed = 256
 // first by a column (an expression has no sort index), without a count, distinct or
 // search, and a page end that fits an int32.
 func (p *plan) earlyPageFits() bool {
-	r := p.req
-	return len(r.Sort) > 0 && p.sortCols[0] >= 0 && len(p.metrics) == 0 && !r.Count && !r.Distinct &&
-		r.Search == nil && r.Page <= (math.MaxInt32-r.PageSize)/r.PageSize
+	return len(p.keys) > 0 && p.keys[0].col >= 0 && len(p.metrics) == 0 && !p.count && !p.distinct &&
+		p.search == nil && p.page <= (math.MaxInt32-p.pageSize)/p.pageSize
 }
 
 // earlyTop finds a filtered sorted page without evaluating the filter over every row:
@@ -410,13 +424,13 @@ func (p *plan) earlyPageFits() bool {
 // testing that many rows one by one (closure calls, a null check and a cell each) would
 // exceed.
 func (p *plan) earlyTop(keep func(r int32) bool) ([]int32, bool) {
-	end := (p.req.Page + 1) * p.req.PageSize
+	end := (p.page + 1) * p.pageSize
 	return p.walkTop(keep, end, p.f.rows/16+earlyFixed+end, true)
 }
 
 // pageOf returns the projected page of the rows top, the first rows of the sorted result.
 func (p *plan) pageOf(top []int32) [][]query.Value {
-	start := min(p.req.Page*p.req.PageSize, len(top))
+	start := min(p.page*p.pageSize, len(top))
 	return p.project(top[start:])
 }
 
@@ -426,16 +440,16 @@ func (p *plan) pageOf(top []int32) [][]query.Value {
 // when it gave up past budget entries (or, with project, when the share of rows kept
 // after earlyMinWalk entries puts the end beyond the budget).
 func (p *plan) walkTop(keep func(r int32) bool, end, budget int, project bool) ([]int32, bool) {
-	j := p.sortCols[0]
+	j := p.keys[0].col
 	ix := p.f.sortIndex(p.cols[j].Name, p.refs[j])
 	var rest rowCmp
-	if len(p.req.Sort) > 1 {
+	if len(p.keys) > 1 {
 		rest = chain(p.keyCmps(1))
 	}
 	out := make([]int32, 0, min(end, 1024))
 	var run []int32 // with rest: the rows of the set in the current run
 	seen, gaveUp := 0, false
-	ix.walk(p.req.Sort[0].Desc, func(r []int32) bool {
+	ix.walk(p.keys[0].desc, func(r []int32) bool {
 		switch {
 		case rest == nil && keep == nil:
 			k := min(len(r), end-len(out))

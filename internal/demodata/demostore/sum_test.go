@@ -1,4 +1,4 @@
-package demodata
+package demostore
 
 import (
 	"encoding/csv"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/km/kmhttp"
 )
 
@@ -20,7 +21,7 @@ import (
 // gave 5173310.319999997 (issue 29 item 6).
 func TestTotalNetIsTheNearestDouble(t *testing.T) {
 	read := func(name string) [][]string {
-		b, err := fs.ReadFile(FS, name)
+		b, err := fs.ReadFile(demodata.FS, name)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,31 +1,41 @@
-package query
+// Package kmparams reads the query-string grammar of the KM API, which the MCP tools
+// share: paging (page, pageSize), the search precision, comma-separated and repeated
+// lists (fields, filters, kpis, options), sort keys ("+A,-B") and filterExpr values that
+// carry several expressions joined by top-level commas. The rules a request must meet
+// whatever its surface (page bounds, the precision's range, sort keys that are selected)
+// are package query's checks (CheckPaging, CheckSearchPrecision, CheckSort), which the
+// request layer (km.Service) applies. Errors are *query.Error parameter errors, answered
+// with 400.
+package kmparams
 
 import (
 	"errors"
+	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/query"
 )
 
 // Paging defaults and bounds.
 const (
-	DefaultPageSize    = 50
-	DefaultMaxPageSize = 5000
+	// DefaultPageSize is the page size of a request that names none.
+	DefaultPageSize = 50
 	// MaxSortLength is the longest sort value accepted, in bytes (the API's projection bound).
 	MaxSortLength = 2048
 )
 
 // ParsePaging reads the page and pageSize query parameters. Empty values take the
 // defaults: page 0 and pageSize 50 (or max, when max is below 50). max is the largest
-// page size (DefaultMaxPageSize when max <= 0). A value that is not an integer is
+// page size (query.DefaultMaxPageSize when max <= 0). A value that is not an integer is
 // GENERAL_PARAMETER_MISSMATCH; a page below 0 or above the int32 range, or a page size
 // below 1 or above max, is GENERAL_CONSTRAINT_VIOLATION. Values are never clamped.
 func ParsePaging(page, pageSize string, max int) (int, int, error) {
 	if max <= 0 {
-		max = DefaultMaxPageSize
+		max = query.DefaultMaxPageSize
 	}
 	p, err := parseInt("page", page, 0)
 	if err != nil {
@@ -35,28 +45,10 @@ func ParsePaging(page, pageSize string, max int) (int, int, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	if err := CheckPaging(p, s, max); err != nil {
+	if err := query.CheckPaging(p, s, max); err != nil {
 		return 0, 0, err
 	}
 	return p, s, nil
-}
-
-// CheckPaging checks a page number and size, as given in a POST projection, against the
-// bounds of ParsePaging.
-func CheckPaging(page, size, max int) error {
-	if max <= 0 {
-		max = DefaultMaxPageSize
-	}
-	if page < 0 || page > math.MaxInt32 {
-		return paramError(problem.CodeConstraint, "page", "%d is not a page number: pages count from 0 to %d", page, math.MaxInt32)
-	}
-	if size < 1 {
-		return paramError(problem.CodeConstraint, "pageSize", "%d is below the minimum page size 1", size)
-	}
-	if size > max {
-		return paramError(problem.CodeConstraint, "pageSize", "%d is above the maximum page size %d", size, max)
-	}
-	return nil
 }
 
 // parseInt reads a decimal integer parameter; "" gives def.
@@ -91,15 +83,6 @@ func ParseSearchPrecision(s string, def int) (int, error) {
 	return p, nil
 }
 
-// CheckSearchPrecision checks search.precision of a POST projection: 0 to 100, else
-// GENERAL_CONSTRAINT_VIOLATION.
-func CheckSearchPrecision(p int) error {
-	if p < 0 || p > 100 {
-		return paramError(problem.CodeConstraint, "search.precision", "%d is not between 0 and 100", p)
-	}
-	return nil
-}
-
 // ParseList splits comma-separated and repeated parameter values (fields, filters, kpis,
 // options) into one list, in order, trimming white space and dropping empty items:
 // ["A,B", "C"] gives [A B C].
@@ -127,46 +110,38 @@ func ParseOptions(values []string) (distinct bool, err error) {
 	return distinct, nil
 }
 
-// String returns the key as the API echoes it: "+FIELD" or "-FIELD".
-func (k SortTerm) String() string {
-	if k.Desc {
-		return "-" + k.Field
-	}
-	return "+" + k.Field
-}
-
 // ParseSort reads the sort parameter of the data endpoints: a comma-separated list of
 // fields, each with an optional + (ascending, the default) or - (descending). White space
 // around items is ignored, so a "+" that a form decoder turned into a space still means
 // ascending. Errors: SORT_IS_EMPTY for an empty value or item, SORT_HAS_OPPOSITE for a
 // field sorted both ways, SORT_HAS_DUPLICATE for a field given twice,
 // GENERAL_CONSTRAINT_VIOLATION beyond MaxSortLength bytes.
-func ParseSort(s string) ([]SortTerm, error) {
+func ParseSort(s string) ([]query.SortTerm, error) {
 	if len(s) > MaxSortLength {
 		return nil, paramError(problem.CodeConstraint, "sort", "the value is %d bytes long; at most %d are allowed", len(s), MaxSortLength)
 	}
 	if strings.TrimSpace(s) == "" {
-		return nil, paramError(CodeSortIsEmpty, "sort", "no sort field given")
+		return nil, paramError(query.CodeSortIsEmpty, "sort", "no sort field given")
 	}
-	var keys []SortTerm
+	var keys []query.SortTerm
 	for i, item := range strings.Split(s, ",") {
-		k := SortTerm{Field: strings.TrimSpace(item)}
+		k := query.SortTerm{Field: strings.TrimSpace(item)}
 		if rest, ok := strings.CutPrefix(k.Field, "-"); ok {
 			k.Field, k.Desc = strings.TrimSpace(rest), true
 		} else if rest, ok := strings.CutPrefix(k.Field, "+"); ok {
 			k.Field = strings.TrimSpace(rest)
 		}
 		if k.Field == "" {
-			return nil, paramError(CodeSortIsEmpty, "sort", "item %d names no field", i+1)
+			return nil, paramError(query.CodeSortIsEmpty, "sort", "item %d names no field", i+1)
 		}
 		for _, prev := range keys {
 			if prev.Field != k.Field {
 				continue
 			}
 			if prev.Desc != k.Desc {
-				return nil, paramError(CodeSortHasOpposite, "sort", "field %q is sorted both ascending and descending", short(k.Field))
+				return nil, paramError(query.CodeSortHasOpposite, "sort", "field %q is sorted both ascending and descending", short(k.Field))
 			}
-			return nil, paramError(CodeSortHasDuplicate, "sort", "field %q is given twice", short(k.Field))
+			return nil, paramError(query.CodeSortHasDuplicate, "sort", "field %q is given twice", short(k.Field))
 		}
 		keys = append(keys, k)
 	}
@@ -176,29 +151,56 @@ func ParseSort(s string) ([]SortTerm, error) {
 // ParseSchemaSort reads the sort parameter of the schema list endpoints: exactly one field
 // with an optional + or - (GENERAL_PARAMETER_ILLEGAL for a list), else the errors of
 // ParseSort.
-func ParseSchemaSort(s string) (SortTerm, error) {
+func ParseSchemaSort(s string) (query.SortTerm, error) {
 	keys, err := ParseSort(s)
 	if err != nil {
-		return SortTerm{}, err
+		return query.SortTerm{}, err
 	}
 	if len(keys) != 1 {
-		return SortTerm{}, paramError(problem.CodeParameterIllegal, "sort", "lists sort by exactly one field, not %d", len(keys))
+		return query.SortTerm{}, paramError(problem.CodeParameterIllegal, "sort", "lists sort by exactly one field, not %d", len(keys))
 	}
 	return keys[0], nil
 }
 
-// CheckSort checks that every key names one of allowed (the selected fields and KPIs, or
-// a schema list's headers): SORT_UNKNOWN_FIELD naming the first one that does not.
-func CheckSort(keys []SortTerm, allowed []string) error {
-	for _, k := range keys {
-		if slices.Contains(allowed, k.Field) {
-			continue
-		}
-		msg := strconv.Quote(short(k.Field)) + " is not among the fields that can be sorted"
-		if len(allowed) > 0 && len(allowed) <= 20 {
-			msg += ": " + strings.Join(allowed, ", ")
-		}
-		return paramError(CodeSortUnknownField, "sort", "%s", msg)
+// paramError is the *query.Error of a parameter's value.
+func paramError(code, param, format string, args ...any) *query.Error {
+	return &query.Error{Kind: query.KindParameter, Code: code, Param: param, Pos: query.NoPos, Msg: fmt.Sprintf(format, args...)}
+}
+
+// short cuts s to 24 characters for a message.
+func short(s string) string {
+	const max = 24
+	if utf8.RuneCountInString(s) <= max {
+		return s
 	}
-	return nil
+	r := []rune(s)
+	return string(r[:max]) + "…"
+}
+
+// SplitTopLevel splits a filterExpr value at the commas that stand outside quotes and
+// parentheses, so one value may carry several expressions (the Power Platform connector
+// joins them so). Each part is trimmed of surrounding white space; empty parts are kept,
+// so that Parse reports them. After an unclosed quote or parenthesis the rest of s is one
+// part; a ")" without its "(" does not split; Parse then reports the fault.
+func SplitTopLevel(s string) []string {
+	var parts []string
+	depth, start := 0, 0
+	quoted := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\'':
+			quoted = !quoted // '' inside a text toggles twice
+		case quoted:
+		case c == '(':
+			depth++
+		case c == ')':
+			if depth > 0 {
+				depth--
+			}
+		case c == ',' && depth == 0:
+			parts = append(parts, strings.TrimSpace(s[start:i]))
+			start = i + 1
+		}
+	}
+	return append(parts, strings.TrimSpace(s[start:]))
 }

@@ -1,0 +1,66 @@
+package query
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kmkit/kmkit/problem"
+)
+
+// DefaultMaxPageSize is the largest page size CheckPaging accepts when it is given no
+// bound.
+const DefaultMaxPageSize = 5000
+
+// CheckPaging checks a page number (0 to the int32 range) and a page size (1 to max,
+// DefaultMaxPageSize when max <= 0): GENERAL_CONSTRAINT_VIOLATION naming the parameter
+// (page, pageSize) otherwise.
+func CheckPaging(page, size, max int) error {
+	if max <= 0 {
+		max = DefaultMaxPageSize
+	}
+	if page < 0 || page > math.MaxInt32 {
+		return paramError(problem.CodeConstraint, "page", "%d is not a page number: pages count from 0 to %d", page, math.MaxInt32)
+	}
+	if size < 1 {
+		return paramError(problem.CodeConstraint, "pageSize", "%d is below the minimum page size 1", size)
+	}
+	if size > max {
+		return paramError(problem.CodeConstraint, "pageSize", "%d is above the maximum page size %d", size, max)
+	}
+	return nil
+}
+
+// CheckSearchPrecision checks a search's precision: 0 to 100, else
+// GENERAL_CONSTRAINT_VIOLATION.
+func CheckSearchPrecision(p int) error {
+	if p < 0 || p > 100 {
+		return paramError(problem.CodeConstraint, "search.precision", "%d is not between 0 and 100", p)
+	}
+	return nil
+}
+
+// String returns the key as the API echoes it: "+FIELD" or "-FIELD".
+func (k SortTerm) String() string {
+	if k.Desc {
+		return "-" + k.Field
+	}
+	return "+" + k.Field
+}
+
+// CheckSort checks that every key names one of allowed (the selected fields and KPIs, or
+// a schema list's headers): SORT_UNKNOWN_FIELD naming the first one that does not.
+func CheckSort(keys []SortTerm, allowed []string) error {
+	for _, k := range keys {
+		if slices.Contains(allowed, k.Field) {
+			continue
+		}
+		msg := strconv.Quote(short(k.Field)) + " is not among the fields that can be sorted"
+		if len(allowed) > 0 && len(allowed) <= 20 {
+			msg += ": " + strings.Join(allowed, ", ")
+		}
+		return paramError(CodeSortUnknownField, "sort", "%s", msg)
+	}
+	return nil
+}
