@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kmkit/kmkit/internal/demodata"
+	"github.com/kmkit/kmkit/internal/demodata/demostore"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/odata"
@@ -28,7 +29,7 @@ func TestApplyKPIsEqualKMAPI(t *testing.T) {
 		open func(t *testing.T) km.Store
 	}{
 		{"memory", func(t *testing.T) km.Store {
-			s, err := demodata.Store(0)
+			s, err := demostore.Store(0)
 			if err != nil {
 				t.Fatal(err)
 			}

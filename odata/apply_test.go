@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kmkit/kmkit/internal/demodata"
+	"github.com/kmkit/kmkit/internal/demodata/demostore"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 )
@@ -278,7 +278,7 @@ func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 // type its expression gives (a lone count is an integer, anything else a double), in CSDL
 // XML and JSON.
 func TestApplyMetadataCustomAggregates(t *testing.T) {
-	store, err := demodata.Store(0)
+	store, err := demostore.Store(0)
 	if err != nil {
 		t.Fatal(err)
 	}

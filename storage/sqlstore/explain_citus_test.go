@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kmkit/kmkit/internal/kmparams"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 )
@@ -103,7 +104,7 @@ func (c citusCase) statement(t *testing.T, db *DB, m *km.KnowledgeModel) *statem
 	}
 	var err error
 	if c.sort != "" {
-		if r.Sort, err = query.ParseSort(c.sort); err != nil {
+		if r.Sort, err = kmparams.ParseSort(c.sort); err != nil {
 			t.Fatal(err)
 		}
 	}
