@@ -251,11 +251,7 @@ func (h *Handler) serveApply(w http.ResponseWriter, r *http.Request, m *km.Knowl
 		h.fail(w, r, err)
 		return
 	}
-	pageSize := min(h.opts.MaxPageSize, h.svc.MaxPageSize())
-	if n := preferredPageSize(r); n > 0 && n < pageSize {
-		pageSize = n
-		w.Header().Set("Preference-Applied", "odata.maxpagesize="+strconv.Itoa(n))
-	}
+	pageSize := h.pageSize(w, r)
 	// end bounds the groups the client asked for: topcount's N and $skip+$top.
 	end := -1
 	if aq.limit >= 0 {

@@ -219,11 +219,7 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 		h.fail(w, r, err)
 		return
 	}
-	pageSize := min(h.opts.MaxPageSize, h.svc.MaxPageSize())
-	if n := preferredPageSize(r); n > 0 && n < pageSize {
-		pageSize = n
-		w.Header().Set("Preference-Applied", "odata.maxpagesize="+strconv.Itoa(n))
-	}
+	pageSize := h.pageSize(w, r)
 	n := pageSize
 	if eq.top >= 0 && eq.top < n {
 		n = eq.top
@@ -602,4 +598,16 @@ func (h *Handler) query(ctx context.Context, m *km.KnowledgeModel, eq *entityQue
 		return nil, err
 	}
 	return h.svc.Run(ctx, p)
+}
+
+// pageSize is the server-driven page size of an entity set answer: the handler's and the
+// Service's cap, or the client's odata.maxpagesize preference when smaller, which the
+// answer then says it applied.
+func (h *Handler) pageSize(w http.ResponseWriter, r *http.Request) int {
+	size := min(h.opts.MaxPageSize, h.svc.MaxPageSize())
+	if n := preferredPageSize(r); n > 0 && n < size {
+		size = n
+		w.Header().Set("Preference-Applied", "odata.maxpagesize="+strconv.Itoa(n))
+	}
+	return size
 }
