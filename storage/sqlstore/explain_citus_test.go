@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kmkit/kmkit/internal/kmparams"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 )
@@ -102,21 +101,7 @@ func (c citusCase) statement(t *testing.T, db *DB, m *km.KnowledgeModel) *statem
 		}
 		r.KPIs = append(r.KPIs, query.NamedMetric{ID: id, Metric: k.Metric()})
 	}
-	var err error
-	if c.sort != "" {
-		if r.Sort, err = kmparams.ParseSort(c.sort); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p, err := km.NewPlan(m, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := db.KM().statement(context.Background(), p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
+	return statementOf(t, db, m, r, c.sort)
 }
 
 // taskCount matches the line of a Citus EXPLAIN that says on how many shards a step runs.

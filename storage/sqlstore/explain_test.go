@@ -205,9 +205,16 @@ func (c planCase) statement(t *testing.T, db *DB, m *km.KnowledgeModel) *stateme
 		}
 		r.Filters = append(r.Filters, e)
 	}
+	return statementOf(t, db, m, r, c.sort)
+}
+
+// statementOf compiles r, sorted by sort (the KM API's syntax; "" for none), against m and
+// translates it for db as KMStore.Query does.
+func statementOf(t *testing.T, db *DB, m *km.KnowledgeModel, r *km.PlanRequest, sort string) *statement {
+	t.Helper()
 	var err error
-	if c.sort != "" {
-		if r.Sort, err = kmparams.ParseSort(c.sort); err != nil {
+	if sort != "" {
+		if r.Sort, err = kmparams.ParseSort(sort); err != nil {
 			t.Fatal(err)
 		}
 	}
