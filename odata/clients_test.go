@@ -127,7 +127,7 @@ func TestEntityByKey(t *testing.T) {
 		{"not one value", svc + "/ORDERS_entries('O1'%20or%20ID%20eq%20'O2')", nil, response{400, "application/problem+json",
 			problemBody(400, "GENERAL_PARAMETER_MISSMATCH", "key predicate ('O1' or ID eq 'O2'): want one value of the key property ID")}},
 		{"collection options", svc + "/ORDERS_entries('O1')?$top=1", nil, response{400, "application/problem+json",
-			problemBody(400, "GENERAL_PARAMETER_ILLEGAL", "an entity addressed by key takes $select and $format only")}},
+			problemBody(400, "GENERAL_PARAMETER_ILLEGAL", "an entity addressed by key takes $select, $expand and $format only")}},
 		{"generated key", svc + "/EVENTS_entries(2)", nil, response{200, "application/json;odata.metadata=minimal",
 			`{"@odata.context":"http://example.com` + svc + `/$metadata#EVENTS_entries/$entity","ROW_NUMBER":2,"ORDER_ID":"O1","ACTIVITY":"Ship","AT":"2025-01-07T10:00:00Z"}`}},
 		{"generated key beyond the rows", svc + "/EVENTS_entries(ROW_NUMBER=99)", nil, response{404, "application/problem+json",

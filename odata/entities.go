@@ -203,7 +203,9 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 		}
 	}
 	if err == nil && o.Apply != nil {
-		if countOnly {
+		if o.Expand != nil {
+			err = notSupported("$expand", "$expand with $apply is not supported")
+		} else if countOnly {
 			err = applyUnsupported("/$count with $apply is not supported: ask $count=true")
 		} else {
 			h.serveApply(w, r, m, et, root, o, rep)
@@ -218,6 +220,20 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 	if err != nil {
 		h.fail(w, r, err)
 		return
+	}
+	var expand []*expansion
+	if o.Expand != nil {
+		if countOnly {
+			err = badOption(problem.CodeParameterIllegal, "/$count takes $filter and filterid only")
+		} else if rep.format == FormatXML {
+			err = expandAtom()
+		} else {
+			expand, err = h.planExpand(m, et, o, eq)
+		}
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
 	}
 	pageSize := h.pageSize(w, r)
 	n := pageSize
@@ -253,13 +269,19 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 		write(w, "text/plain;charset=utf-8", strconv.AppendInt(nil, int64(count), 10))
 		return
 	}
+	for _, ex := range expand {
+		if err := h.fill(r.Context(), m, ex, rows); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+	}
 	next := ""
 	if more && eq.skip+n < count {
 		next = nextLink(root+et.set, r.URL.RawQuery, eq.skip+n, eq.top, n)
 	}
 	bp := bufPool.Get().(*[]byte)
 	b := (*bp)[:0]
-	pg := page{eq: eq, rows: rows, count: count, counted: o.Count, next: next, root: root, sel: o.Select, ieee754: rep.ieee754, meta: rep.metadata}
+	pg := page{eq: eq, rows: rows, count: count, counted: o.Count, next: next, root: root, sel: o.Select, ieee754: rep.ieee754, meta: rep.metadata, expand: expand}
 	if rep.format == FormatXML {
 		b = pg.appendAtom(b, h.now())
 		write(w, "application/atom+xml;type=feed;charset=utf-8", b)
@@ -310,6 +332,8 @@ type page struct {
 	sel     []string
 	ieee754 bool
 	meta    string // odata.metadata: minimal ("" too), none or full
+	// expand are the $expand items, filled for rows.
+	expand []*expansion
 }
 
 // value returns property j (an index into eq.out) of row i.
@@ -322,7 +346,7 @@ func (pg *page) appendContext(b []byte) []byte {
 	b = append(b, pg.root...)
 	b = append(b, "$metadata#"...)
 	b = append(b, pg.eq.et.set...)
-	if pg.sel != nil {
+	if pg.sel != nil || pg.expand != nil {
 		b = append(b, '(')
 		for i, s := range pg.sel {
 			if i > 0 {
@@ -330,6 +354,7 @@ func (pg *page) appendContext(b []byte) []byte {
 			}
 			b = append(b, s...)
 		}
+		b = appendExpandContext(b, pg.expand, len(pg.sel) == 0)
 		b = append(b, ')')
 	}
 	return b
@@ -439,6 +464,9 @@ func (pg *page) appendEntityBody(b []byte, keys [][]byte, i int) []byte {
 		}
 		b = append(b, keys[j]...)
 		b = appendJSONValue(b, pg.value(i, j), pg.ieee754)
+	}
+	if pg.expand != nil {
+		b = pg.appendExpanded(b, pg.rows[i])
 	}
 	return b
 }

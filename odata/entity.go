@@ -84,7 +84,7 @@ func cutKeyName(s string) (name, value string, ok bool) {
 func (h *Handler) serveEntity(w http.ResponseWriter, r *http.Request, m *km.KnowledgeModel, et *entityType, root, keyText string) {
 	o, err := ParseQueryOptions(r.URL.RawQuery, query.WithLimits(h.opts.Limits))
 	if err == nil && (o.Filter != nil || o.OrderBy != nil || o.Top >= 0 || o.Skip != 0 || o.Count || o.FilterIDs != nil) {
-		err = badOption(problem.CodeParameterIllegal, "an entity addressed by key takes $select and $format only")
+		err = badOption(problem.CodeParameterIllegal, "an entity addressed by key takes $select, $expand and $format only")
 	}
 	if err != nil {
 		h.fail(w, r, err)
@@ -105,6 +105,18 @@ func (h *Handler) serveEntity(w http.ResponseWriter, r *http.Request, m *km.Know
 		h.fail(w, r, err)
 		return
 	}
+	var expand []*expansion
+	if o.Expand != nil {
+		if rep.format == FormatXML {
+			err = expandAtom()
+		} else {
+			expand, err = h.planExpand(m, et, o, eq)
+		}
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+	}
 	// For a generated key, the row at that position of the record.
 	eq.q.Where = append(eq.q.Where, key.cond)
 	eq.q.Page, eq.q.PageSize = 0, 1
@@ -117,7 +129,13 @@ func (h *Handler) serveEntity(w http.ResponseWriter, r *http.Request, m *km.Know
 		h.fail(w, r, notFoundEntity(et, keyText))
 		return
 	}
-	pg := page{eq: eq, rows: res.Rows[:1], root: root, sel: o.Select, ieee754: rep.ieee754, meta: rep.metadata}
+	for _, ex := range expand {
+		if err := h.fill(r.Context(), m, ex, res.Rows[:1]); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+	}
+	pg := page{eq: eq, rows: res.Rows[:1], root: root, sel: o.Select, ieee754: rep.ieee754, meta: rep.metadata, expand: expand}
 	if rep.format == FormatXML {
 		write(w, "application/atom+xml;type=entry;charset=utf-8", pg.appendAtomEntry(nil, h.now(), 0))
 		return

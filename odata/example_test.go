@@ -50,9 +50,9 @@ func ExampleParseQueryOptions() {
 	}
 	fmt.Println(o.Select, o.FilterText, o.OrderBy, o.Top, o.Skip, o.Count)
 
-	_, err = odata.ParseQueryOptions("$expand=CUSTOMERS")
+	_, err = odata.ParseQueryOptions("$expand=*")
 	fmt.Println(err)
 	// Output:
 	// [ID NET] CREATED ge 2025-01-01T00:00:00+01:00 and NAME ne 'a;b' [-NET] 10 0 true
-	// ODATA_OPTION_NOT_SUPPORTED: $expand is not supported: navigation properties serve path expressions and any() in $filter only
+	// ODATA_OPTION_NOT_SUPPORTED: $expand item "*" is not supported: name a navigation property of the entity type, one level deep
 }

@@ -78,6 +78,16 @@ type QueryOptions struct {
 	// FilterIDs are the predefined KM filters named by filterid (comma-separated and/or
 	// repeated), duplicates dropped.
 	FilterIDs []string
+	// Expand lists the navigation properties of $expand in order, each with its nested
+	// options; nil when absent.
+	Expand []ExpandItem
+}
+
+// ExpandItem is one navigation property of $expand with its nested options ($select,
+// $filter, $orderby, $top, $skip, $count); Options.Top is -1 when not given.
+type ExpandItem struct {
+	Nav     string
+	Options *QueryOptions
 }
 
 // system query options by their canonical name (lower case, without "$").
@@ -91,13 +101,13 @@ const (
 	optCount   = "count"
 	optSearch  = "search"
 	optApply   = "apply"
+	optExpand  = "expand"
 )
 
 // unsupportedOptions are valid OData system query options this service does not offer.
 var unsupportedOptions = map[string]string{
-	"expand":        "navigation properties serve path expressions and any() in $filter only",
 	"compute":       "computed properties are not offered",
-	"levels":        "navigation properties serve path expressions and any() in $filter only",
+	"levels":        "$expand expands one level",
 	"index":         "ordinal access is not offered",
 	"schemaversion": "the service has one schema version",
 	"deltatoken":    "delta links are not offered",
@@ -134,7 +144,7 @@ func ParseQueryOptions(raw string, filterOpts ...query.Option) (*QueryOptions, e
 			case strings.HasPrefix(p.Key, "@"):
 				return nil, badOption(CodeOptionNotSupported, "parameter aliases such as %s are not supported; write the value into the expression", short(p.Key))
 			case strings.HasPrefix(p.Key, "$"):
-				return nil, badOption(problem.CodeParameterIllegal, "unknown system query option %s (supported: $select, $filter, $orderby, $top, $skip, $count, $search, $apply, $format)", short(p.Key))
+				return nil, badOption(problem.CodeParameterIllegal, "unknown system query option %s (supported: $select, $filter, $orderby, $top, $skip, $count, $search, $apply, $expand, $format)", short(p.Key))
 			case strings.EqualFold(p.Key, "filterid"):
 				for _, id := range kmparams.ParseList([]string{p.Value}) {
 					if !slices.Contains(o.FilterIDs, id) {
@@ -168,7 +178,7 @@ func optionName(key string) (string, bool) {
 	case optFormat, optSelect, optTop, optSkip, optFilter, optOrderBy, optCount, optSearch, optApply:
 		return name, true
 	}
-	if _, ok := unsupportedOptions[name]; ok {
+	if _, ok := unsupportedOptions[name]; ok || name == optExpand {
 		// Without "$" these are plain words a host may use as custom options.
 		return name, strings.HasPrefix(key, "$")
 	}
@@ -204,8 +214,102 @@ func (o *QueryOptions) set(name, v string, filterOpts []query.Option) error {
 		o.Search, err = parseSearch(v)
 	case optApply:
 		o.Apply, err = ParseApply(v, filterOpts...)
+	case optExpand:
+		o.Expand, err = parseExpand(v, filterOpts)
 	}
 	return err
+}
+
+// parseExpand reads $expand: a comma list of navigation property names, each optionally
+// followed by nested options in parentheses, separated by ";" (ORDERS($select=ID;$top=2)).
+// The nested options $select, $filter, $orderby, $top, $skip and $count are served;
+// another nested option, "*", a path (NAV/NAV), $ref and $levels are 501.
+func parseExpand(v string, filterOpts []query.Option) ([]ExpandItem, error) {
+	items, err := splitTop(v, ',')
+	if err != nil {
+		return nil, err
+	}
+	var out []ExpandItem
+	for _, item := range items {
+		item = strings.TrimFunc(item, spaceOrPlus)
+		name, rest, hasOpts := strings.Cut(item, "(")
+		name = strings.TrimFunc(name, spaceOrPlus)
+		switch {
+		case name == "*" || strings.HasSuffix(name, "/$ref") || strings.Contains(name, "/"):
+			return nil, problem.New(http.StatusNotImplemented, CodeOptionNotSupported, fmt.Sprintf("$expand item %q is not supported: name a navigation property of the entity type, one level deep", short(name)))
+		case !isIdentifier(name):
+			return nil, badOption(problem.CodeParameterIllegal, "$expand item %q is not a navigation property name", short(item))
+		}
+		for _, e := range out {
+			if e.Nav == name {
+				return nil, badOption(CodeOptionRepeated, "$expand names %s more than once", name)
+			}
+		}
+		o := &QueryOptions{Top: -1}
+		if hasOpts {
+			if !strings.HasSuffix(rest, ")") {
+				return nil, badOption(problem.CodeParameterIllegal, "$expand item %q: the nested options lack their closing parenthesis", short(item))
+			}
+			opts, err := splitTop(strings.TrimSuffix(rest, ")"), ';')
+			if err != nil {
+				return nil, err
+			}
+			seen := map[string]bool{}
+			for _, opt := range opts {
+				k, val, _ := strings.Cut(opt, "=")
+				k = strings.TrimSpace(k)
+				sub, ok := optionName(k)
+				if !ok || !strings.HasPrefix(k, "$") {
+					return nil, badOption(problem.CodeParameterIllegal, "$expand=%s: %q is not a system query option", name, short(opt))
+				}
+				switch sub {
+				case optSelect, optFilter, optOrderBy, optTop, optSkip, optCount:
+				default:
+					return nil, problem.New(http.StatusNotImplemented, CodeOptionNotSupported, fmt.Sprintf("$expand=%s: the nested option $%s is not supported; nested $select, $filter, $orderby, $top, $skip and $count are", name, sub))
+				}
+				if seen[sub] {
+					return nil, badOption(CodeOptionRepeated, "$expand=%s: $%s is given more than once", name, sub)
+				}
+				seen[sub] = true
+				if err := o.set(sub, val, filterOpts); err != nil {
+					return nil, err
+				}
+			}
+		}
+		out = append(out, ExpandItem{Nav: name, Options: o})
+	}
+	return out, nil
+}
+
+// splitTop splits s at the separator sep outside parentheses and single-quoted strings.
+func splitTop(s string, sep byte) ([]string, error) {
+	var out []string
+	depth, start, quoted := 0, 0, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quoted:
+			if c == '\'' {
+				quoted = false // a doubled quote reopens at the next character
+			}
+		case c == '\'':
+			quoted = true
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+			if depth < 0 {
+				return nil, badOption(problem.CodeParameterIllegal, "$expand %q has an unmatched closing parenthesis", short(s))
+			}
+		case c == sep && depth == 0:
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	if depth != 0 || quoted {
+		return nil, badOption(problem.CodeParameterIllegal, "$expand %q has an unclosed parenthesis or string", short(s))
+	}
+	return append(out, s[start:]), nil
 }
 
 // parseFormat reads $format: json, xml, atom or a media type (parameters allowed).

@@ -1,0 +1,229 @@
+package odata
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/kmkit/kmkit/internal/jsonenc"
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/query"
+)
+
+// $expand follows one navigation property per item, one level deep. For a page of parent
+// entities the related record is asked for once through km.Service, filtered by an in
+// list of the page's values of the join field (split into lists of at most the filter
+// limits' MaxIn values, each paged through at the Service's page size), and the related
+// rows are merged into their parents in Go: never one request per entity. Nested $top,
+// $skip and $count apply per parent, over the related rows in their nested $orderby
+// (then key) order.
+
+// expansion is one $expand item, planned and then filled.
+type expansion struct {
+	nav navProp
+	sel []string
+	o   *QueryOptions
+	// eq is the related record's query; parentCol the parent's column of the join
+	// field, childCol the related query's column of it.
+	eq                  *entityQuery
+	parentCol, childCol int
+	// rows are the related rows; byKey the indexes of those of each join value.
+	rows  [][]query.Value
+	byKey map[string][]int
+}
+
+// planExpand checks the $expand items of o against et and plans their queries; the join
+// fields of the parent join eq's fields.
+func (h *Handler) planExpand(m *km.KnowledgeModel, et *entityType, o *QueryOptions, eq *entityQuery) ([]*expansion, error) {
+	var out []*expansion
+	for _, it := range o.Expand {
+		nav, ok := navigation(m, et.rec.ID, it.Nav)
+		if !ok {
+			return nil, withTarget(badOption(query.CodeFieldNotFound, "$expand: entity type %s has no navigation property %s%s", et.name, it.Nav, navHint(m, et.rec.ID)), "$expand")
+		}
+		no := it.Options
+		if !nav.many && (no.OrderBy != nil || no.Top >= 0 || no.Skip != 0 || no.Count) {
+			return nil, withTarget(badOption(problem.CodeParameterIllegal, "$expand=%s: %s is single-valued; it takes nested $select and $filter only", it.Nav, it.Nav), "$expand")
+		}
+		parentField, childField := nav.rel.To.Field, nav.rel.From.Field
+		if !nav.many {
+			parentField, childField = childField, parentField
+		}
+		target := entityTypeOf(m, nav.target)
+		sub := *no
+		sub.Top, sub.Skip, sub.Count = -1, 0, false
+		ceq, err := h.planEntities(m, target, &sub)
+		if err != nil {
+			return nil, err
+		}
+		// A stable order to page through: the nested $orderby, then the key.
+		if !target.generated {
+			ceq.q.Sort = append(ceq.q.Sort, query.SortTerm{Field: target.fieldName(target.key)})
+			ceq.q.Fields, _ = fieldIndex(ceq.q.Fields, target.fieldName(target.key))
+		}
+		ex := &expansion{nav: nav, sel: no.Select, o: no, eq: ceq}
+		ceq.q.Fields, ex.childCol = fieldIndex(ceq.q.Fields, childField)
+		eq.q.Fields, ex.parentCol = fieldIndex(eq.q.Fields, parentField)
+		out = append(out, ex)
+	}
+	return out, nil
+}
+
+// fieldIndex returns fields with name appended unless it is there, and its index.
+func fieldIndex(fields []string, name string) ([]string, int) {
+	for i, f := range fields {
+		if f == name {
+			return fields, i
+		}
+	}
+	return append(fields, name), len(fields)
+}
+
+// fill asks for the related rows of the parent rows, in lists of at most maxIn join
+// values, each paged through.
+func (h *Handler) fill(ctx context.Context, m *km.KnowledgeModel, ex *expansion, parents [][]query.Value) error {
+	ex.byKey = map[string][]int{}
+	seen := map[string]bool{}
+	var keys []query.Value
+	for _, r := range parents {
+		v := r[ex.parentCol]
+		if v.Null || seen[valueKey(v)] {
+			continue
+		}
+		seen[valueKey(v)] = true
+		keys = append(keys, v)
+	}
+	maxIn := h.svc.FilterLimits().MaxIn
+	if maxIn <= 0 {
+		maxIn = query.DefaultMaxIn
+	}
+	size := max(h.svc.MaxPageSize(), 1)
+	childField := ex.eq.q.Fields[ex.childCol]
+	where := ex.eq.q.Where
+	for start := 0; start < len(keys); start += maxIn {
+		chunk := keys[start:min(start+maxIn, len(keys))]
+		in := &query.In{At: query.NoPos, Field: query.FieldRef{At: query.NoPos, Name: childField, Type: chunk[0].Type}}
+		for _, v := range chunk {
+			in.Values = append(in.Values, query.Literal{At: query.NoPos, Value: v})
+		}
+		q := *ex.eq
+		q.q.Where = append(append([]query.Expr(nil), where...), in)
+		for skip := 0; ; skip += size {
+			q.q.Skip, q.q.PageSize = skip, size
+			res, err := h.query(ctx, m, &q)
+			if err != nil {
+				return err
+			}
+			for _, r := range res.Rows {
+				k := valueKey(r[ex.childCol])
+				ex.byKey[k] = append(ex.byKey[k], len(ex.rows))
+				ex.rows = append(ex.rows, r)
+			}
+			if len(res.Rows) < size {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// valueKey is a map key for a join value.
+func valueKey(v query.Value) string {
+	switch v.Type {
+	case query.TypeInteger:
+		return "i" + strconv.FormatInt(v.Int, 10)
+	case query.TypeFloat:
+		return "f" + strconv.FormatFloat(v.Float, 'g', -1, 64)
+	case query.TypeBoolean:
+		return "b" + strconv.FormatBool(v.Bool)
+	}
+	return "s" + v.Str
+}
+
+// related returns the indexes of the related rows of parent row r, after the nested
+// $skip and $top, and their number before them.
+func (ex *expansion) related(r []query.Value) ([]int, int) {
+	v := r[ex.parentCol]
+	if v.Null {
+		return nil, 0
+	}
+	all := ex.byKey[valueKey(v)]
+	n := len(all)
+	s := min(ex.o.Skip, n)
+	all = all[s:]
+	if ex.o.Top >= 0 && ex.o.Top < len(all) {
+		all = all[:ex.o.Top]
+	}
+	return all, n
+}
+
+// appendExpanded appends the expanded navigation properties of parent row r as JSON
+// members (each preceded by a comma): null or the entity for a to-one property, the
+// array of entities (and NAV@odata.count when asked) for a to-many one.
+func (pg *page) appendExpanded(b []byte, r []query.Value) []byte {
+	for _, ex := range pg.expand {
+		idx, n := ex.related(r)
+		child := page{eq: ex.eq, rows: ex.rows, root: pg.root, ieee754: pg.ieee754, meta: pg.meta}
+		keys := child.jsonKeys()
+		if ex.nav.many && ex.o.Count {
+			b = append(b, ',')
+			b = jsonenc.AppendStringNoHTMLEscape(b, ex.nav.name+"@odata.count")
+			b = append(b, ':')
+			if pg.ieee754 {
+				b = strconv.AppendQuote(b, strconv.Itoa(n))
+			} else {
+				b = strconv.AppendInt(b, int64(n), 10)
+			}
+		}
+		b = append(b, ',')
+		b = jsonenc.AppendStringNoHTMLEscape(b, ex.nav.name)
+		b = append(b, ':')
+		if !ex.nav.many {
+			if len(idx) == 0 {
+				b = append(b, "null"...)
+				continue
+			}
+			b = append(b, '{')
+			b = child.appendEntityBody(b, keys, idx[0])
+			b = append(b, '}')
+			continue
+		}
+		b = append(b, '[')
+		for k, i := range idx {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '{')
+			b = child.appendEntityBody(b, keys, i)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return b
+}
+
+// appendExpandContext appends the expanded items of the context URL's select list, as
+// OData 4.01 writes them: NAV(nested select list), NAV() without a nested $select.
+func appendExpandContext(b []byte, expand []*expansion, first bool) []byte {
+	for _, ex := range expand {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, ex.nav.name...)
+		b = append(b, '(')
+		for i, s := range ex.sel {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, s...)
+		}
+		b = append(b, ')')
+	}
+	return b
+}
+
+// expandAtom is the 501 of $expand in an Atom answer.
+func expandAtom() error {
+	return notSupported("$expand", "$expand is served in JSON only; ask $format=json")
+}
