@@ -33,15 +33,22 @@ const (
 var filterFunctions = append(query.FilterFunctions(), "add", "sub", "mul", "div", "divby", "mod")
 
 // setRestrictions are the restriction terms, each with the property that is false on
-// every entity set: read-only sets, and the options the service answers with 501
-// ($expand), so that generated clients do not offer them. SearchRestrictions is written
-// beside them (searchRestrictionsXML, searchRestrictionsJSON).
+// every entity set: the sets are read-only. ExpandRestrictions (expandRestrictionsXML,
+// expandRestrictionsJSON) and SearchRestrictions (searchRestrictionsXML,
+// searchRestrictionsJSON) are written beside them.
 var setRestrictions = [...][2]string{
 	{"InsertRestrictions", "Insertable"},
 	{"UpdateRestrictions", "Updatable"},
 	{"DeleteRestrictions", "Deletable"},
-	{"ExpandRestrictions", "Expandable"},
 }
+
+// expandRestrictionsXML and expandRestrictionsJSON are the Capabilities.ExpandRestrictions
+// of every entity set: $expand is served one level deep (MaxLevels 1: no nested $expand,
+// no $levels).
+const (
+	expandRestrictionsXML  = `<Annotation Term="` + capabilitiesAlias + `.ExpandRestrictions"><Record><PropertyValue Property="Expandable" Bool="true"/><PropertyValue Property="MaxLevels" Int="1"/></Record></Annotation>`
+	expandRestrictionsJSON = `,"@` + capabilitiesAlias + `.ExpandRestrictions":{"Expandable":true,"MaxLevels":1}`
+)
 
 // containerTags are the Capabilities tags of the entity container, with their values:
 // $top and $skip are served, $compute is not.
@@ -92,6 +99,7 @@ func metadataXML(types []*entityType, kpis []*km.KPI) []byte {
 		for _, r := range setRestrictions {
 			b = append(b, `<Annotation Term="`+capabilitiesAlias+`.`+r[0]+`"><Record><PropertyValue Property="`+r[1]+`" Bool="false"/></Record></Annotation>`...)
 		}
+		b = append(b, expandRestrictionsXML...)
 		b = append(b, searchRestrictionsXML...)
 		b = aggregationXML(b, kpis)
 		b = append(b, `</EntitySet>`...)
@@ -150,6 +158,7 @@ func metadataJSON(types []*entityType, kpis []*km.KPI) []byte {
 		for _, r := range setRestrictions {
 			b = append(b, `,"@`+capabilitiesAlias+`.`+r[0]+`":{"`+r[1]+`":false}`...)
 		}
+		b = append(b, expandRestrictionsJSON...)
 		b = append(b, searchRestrictionsJSON...)
 		b = aggregationJSON(b, kpis)
 		b = append(b, '}')
