@@ -1,0 +1,197 @@
+package odata
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/query"
+)
+
+// shopCSV reads testdata/shop/data/NAME.csv as maps of column to text, in file order.
+func shopCSV(t testing.TB, name string) []map[string]string {
+	t.Helper()
+	f, err := os.Open("testdata/shop/data/" + name + ".csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]string
+	for _, r := range rows[1:] {
+		m := map[string]string{}
+		for i, c := range rows[0] {
+			m[c] = r[i]
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// orNull is a CSV text as a JSON string, or nil when empty.
+func orNull(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// expandCase is one $expand request on the shop fixture and its expected JSON value
+// (decoded), computed from the CSV files.
+type expandCase struct {
+	name, target string
+	want         any
+}
+
+// expandCases are the $expand requests the tests make on every store; ctx is the
+// service's $metadata URL.
+func expandCases(t testing.TB, ctx string) []expandCase {
+	customers, orders := shopCSV(t, "customers"), shopCSV(t, "orders")
+	customer := map[string]map[string]string{}
+	for _, c := range customers {
+		customer[c["ID"]] = c
+	}
+	byID := func(a, b map[string]string) int { return strings.Compare(a["ID"], b["ID"]) }
+	slices.SortFunc(orders, byID)
+	slices.SortFunc(customers, byID)
+
+	// ORDERS with their customer (to-one), ordered by ID.
+	var toOne []any
+	for _, o := range orders {
+		var c any
+		if cu, ok := customer[o["CUST"]]; ok {
+			c = map[string]any{"ID": cu["ID"], "NAME": cu["NAME"]}
+		}
+		toOne = append(toOne, map[string]any{"ID": o["ID"], "CUSTOMERS": c})
+	}
+	// CUSTOMERS with their orders (to-many): all, and the PAID ones, highest NET first,
+	// at most one, with their count.
+	var toMany, nested []any
+	for _, c := range customers {
+		var all, paid []map[string]string
+		for _, o := range orders {
+			if o["CUST"] == c["ID"] {
+				all = append(all, o)
+				if o["STATUS"] == "PAID" || o["STATUS"] == "SHIPPED" {
+					paid = append(paid, o)
+				}
+			}
+		}
+		ids := []any{}
+		for _, o := range all {
+			ids = append(ids, map[string]any{"ID": o["ID"], "STATUS": o["STATUS"]})
+		}
+		toMany = append(toMany, map[string]any{"ID": c["ID"], "COUNTRY": orNull(c["COUNTRY"]), "ORDERS": ids})
+		net := func(o map[string]string) float64 { f, _ := strconv.ParseFloat(o["NET"], 64); return f }
+		slices.SortFunc(paid, func(a, b map[string]string) int {
+			switch {
+			case net(a) > net(b):
+				return -1
+			case net(a) < net(b):
+				return 1
+			}
+			return 0
+		})
+		top := []any{}
+		if len(paid) > 0 {
+			top = append(top, map[string]any{"ID": paid[0]["ID"], "NET": net(paid[0])})
+		}
+		nested = append(nested, map[string]any{"ID": c["ID"], "ORDERS@odata.count": float64(len(paid)), "ORDERS": top})
+	}
+	o1 := orders[slices.IndexFunc(orders, func(o map[string]string) bool { return o["ID"] == "O1" })]
+	c1 := customer[o1["CUST"]]
+	return []expandCase{
+		{"to-one", "/ORDERS_entries?$select=ID&$orderby=ID&$expand=CUSTOMERS($select=NAME)",
+			map[string]any{"@odata.context": ctx + "#ORDERS_entries(ID,CUSTOMERS(NAME))", "value": toOne}},
+		{"to-many", "/CUSTOMERS_entries?$select=ID,COUNTRY&$orderby=ID&$expand=ORDERS($select=STATUS)",
+			map[string]any{"@odata.context": ctx + "#CUSTOMERS_entries(ID,COUNTRY,ORDERS(STATUS))", "value": toMany}},
+		{"nested options", "/CUSTOMERS_entries?$select=ID&$orderby=ID&$expand=ORDERS($select=ID,NET;$filter=STATUS%20in%20('PAID','SHIPPED');$orderby=NET%20desc;$top=1;$count=true)",
+			map[string]any{"@odata.context": ctx + "#CUSTOMERS_entries(ID,ORDERS(ID,NET))", "value": nested}},
+		{"by key", "/ORDERS_entries('O1')?$select=ID&$expand=CUSTOMERS",
+			map[string]any{"@odata.context": ctx + "#ORDERS_entries(ID,CUSTOMERS())/$entity", "ID": "O1",
+				"CUSTOMERS": map[string]any{"ID": c1["ID"], "NAME": c1["NAME"], "COUNTRY": orNull(c1["COUNTRY"])}}},
+	}
+}
+
+// checkExpand makes the requests of expandCases on h, whose service root is root.
+func checkExpand(t *testing.T, h http.Handler, root string) {
+	t.Helper()
+	for _, c := range expandCases(t, "http://example.com"+root+"/$metadata") {
+		w := get(h, root+c.target)
+		var got any
+		if err := json.Unmarshal(w.Body.Bytes(), &got); w.Code != 200 || err != nil {
+			t.Errorf("%s: %d %s", c.name, w.Code, w.Body)
+			continue
+		}
+		if d := cmp.Diff(c.want, got); d != "" {
+			t.Errorf("%s: %s (-want +got):\n%s", c.name, c.target, d)
+		}
+	}
+}
+
+// TestExpand: $expand of both kinds with nested options, on the memory store.
+func TestExpand(t *testing.T) {
+	checkExpand(t, testHandler(t), svc)
+}
+
+// TestExpandPagesThroughInLists: a page whose join values outnumber an in list (MaxIn 2
+// here) is
+// expanded in several lists, each paged at the Service's page size; the answer is the
+// same as in one.
+func TestExpandPagesThroughInLists(t *testing.T) {
+	h := testHandler(t, WithMaxPageSize(1))
+	w := get(h, svc+"/CUSTOMERS_entries?$select=ID&$orderby=ID&$expand=ORDERS($select=ID)&$format=application/json;odata.metadata=none")
+	// One customer per page (page size 1): its orders are read one per request.
+	want := `{"value":[{"ID":"C1","ORDERS":[{"ID":"O1"},{"ID":"O2"}]}],"@odata.nextLink":"http://example.com` + svc + `/CUSTOMERS_entries?$select=ID&$orderby=ID&$expand=ORDERS($select=ID)&$format=application/json;odata.metadata=none&$skip=1"}`
+	if w.Code != 200 || w.Body.String() != want {
+		t.Errorf("%d %s\nwant %s", w.Code, w.Body, want)
+	}
+	h = testHandler(t, WithLimits(query.Limits{MaxIn: 2}))
+	if n := h.svc.FilterLimits().MaxIn; n != 2 {
+		t.Fatalf("the Service's in lists hold %d values, want 2", n)
+	}
+	checkExpand(t, h, svc)
+}
+
+// TestExpandErrors: what $expand does not serve is 501 ODATA_OPTION_NOT_SUPPORTED with the
+// OData and problem body; a mistake is 400.
+func TestExpandErrors(t *testing.T) {
+	h := testHandler(t)
+	for _, c := range []struct {
+		target string
+		status int
+		code   string
+		msg    string
+	}{
+		{"/CUSTOMERS_entries?$expand=ORDERS($expand=CUSTOMERS)", 501, CodeOptionNotSupported, "$expand=ORDERS: the nested option $expand is not supported; nested $select, $filter, $orderby, $top, $skip and $count are"},
+		{"/CUSTOMERS_entries?$expand=ORDERS($search=x)", 501, CodeOptionNotSupported, "$expand=ORDERS: the nested option $search is not supported; nested $select, $filter, $orderby, $top, $skip and $count are"},
+		{"/CUSTOMERS_entries?$expand=*", 501, CodeOptionNotSupported, `$expand item "*" is not supported: name a navigation property of the entity type, one level deep`},
+		{"/ORDERS_entries?$expand=CUSTOMERS/ORDERS", 501, CodeOptionNotSupported, `$expand item "CUSTOMERS/ORDERS" is not supported: name a navigation property of the entity type, one level deep`},
+		{"/ORDERS_entries?$expand=CUSTOMERS&$levels=2", 501, CodeOptionNotSupported, "$levels is not supported: $expand expands one level"},
+		{"/ORDERS_entries?$expand=CUSTOMERS&$format=atom", 501, CodeOptionNotSupported, "$expand is served in JSON only; ask $format=json"},
+		{"/ORDERS_entries?$expand=CUSTOMERS&$apply=groupby((STATUS))", 501, CodeOptionNotSupported, "$expand with $apply is not supported"},
+		{"/ORDERS_entries?$expand=NOPE", 400, query.CodeFieldNotFound, "$expand: entity type ORDERS has no navigation property NOPE; it has CUSTOMERS, EVENTS"},
+		{"/ORDERS_entries?$expand=CUSTOMERS($top=1)", 400, problem.CodeParameterIllegal, "$expand=CUSTOMERS: CUSTOMERS is single-valued; it takes nested $select and $filter only"},
+	} {
+		w := get(h, svc+c.target)
+		var body struct {
+			Status    int
+			ErrorCode string
+			Error     struct{ Code, Message string }
+		}
+		_ = json.Unmarshal(w.Body.Bytes(), &body)
+		if w.Code != c.status || body.ErrorCode != c.code || body.Error.Code != c.code || body.Error.Message != c.msg || !strings.HasPrefix(w.Header().Get("Content-Type"), problem.ContentType) {
+			t.Errorf("%s: %d %s %s\nwant %d %s %s", c.target, w.Code, w.Header().Get("Content-Type"), w.Body, c.status, c.code, c.msg)
+		}
+	}
+}
