@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -260,5 +261,39 @@ func TestClientRetrievesKeylessEntity(t *testing.T) {
 	}
 	if want := "entity set EVENTS_entries has no entity with the key (1000000)"; got.Missing == nil || *got.Missing != want {
 		t.Errorf("retrieve(1000000) threw %v, want %q", got.Missing, want)
+	}
+}
+
+// @odata/client sends $expand (ORDERS_entries?$expand=CUSTOMERS&$orderby=ID desc) and
+// reads each order of the first page with its customer, or null (O7 has none), as
+// testdata/shop/data says.
+func TestClientExpands(t *testing.T) {
+	tools := clientTools(t)
+	srv := serveShop(t)
+	var got struct{ Rows []map[string]any }
+	probe(t, tools, &got, "client-expand", srv.URL+BasePath+"/shop.svc/", "ORDERS_entries", "CUSTOMERS")
+	customers := map[string]map[string]any{}
+	for _, c := range shopCSV(t, "customers") {
+		customers[c["ID"]] = map[string]any{"ID": c["ID"], "NAME": c["NAME"], "COUNTRY": orNull(c["COUNTRY"])}
+	}
+	orders := shopCSV(t, "orders")
+	slices.SortFunc(orders, func(a, b map[string]string) int { return strings.Compare(b["ID"], a["ID"]) })
+	var want, have []any
+	for _, o := range orders {
+		var c any
+		if cu, ok := customers[o["CUST"]]; ok {
+			c = cu
+		}
+		want = append(want, []any{o["ID"], c})
+	}
+	for _, r := range got.Rows {
+		have = append(have, []any{r["ID"], r["CUSTOMERS"]})
+	}
+	if len(have) < 2 {
+		t.Fatalf("@odata/client $expand=CUSTOMERS: %d rows, want a page holding O7 (no customer) and O5", len(have))
+	}
+	want = want[:min(len(want), len(have))]
+	if d := cmp.Diff(want, have); d != "" {
+		t.Errorf("@odata/client $expand=CUSTOMERS (-want +got):\n%s", d)
 	}
 }

@@ -13,6 +13,10 @@
 //                                 query an entity set with @odata/client (OData V4), with
 //                                 $filter, $orderby ("FIELD asc|desc"), $top and $count:
 //                                 {"count", "rows"}
+//   probe.js client-expand ROOT SET NAV
+//                                 query an entity set with @odata/client, expanding the
+//                                 navigation property NAV, ordered by ID descending: the
+//                                 first page, {"rows"}
 //   probe.js client-error ROOT SET FILTER
 //                                 query an entity set with @odata/client's EntitySet.query
 //                                 and a $filter the service refuses: {"message"} of the
@@ -100,6 +104,17 @@ async function main(argv) {
         throw new Error(JSON.stringify(res.error));
       }
       return { count: res["@odata.count"], rows: res.value };
+    }
+    case "client-expand": {
+      const [root, set, nav] = args;
+      const { OData } = require("@odata/client");
+      const client = OData.New4({ serviceEndpoint: root });
+      const params = client.newParam().expand(nav).orderby("ID", "desc");
+      const res = await client.newRequest({ collection: set, params });
+      if (res.error) {
+        throw new Error(JSON.stringify(res.error));
+      }
+      return { rows: res.value };
     }
     case "node-version":
       return { major: Number(process.versions.node.split(".")[0]) };
