@@ -86,6 +86,21 @@
 // filters cannot state. (OData's all is true for an entity with no related ones; the
 // service does not answer it rather than answer it otherwise.)
 //
+// $expand follows navigation properties one level deep, in JSON: a to-one property is the
+// related entity or null, a to-many one the array of related entities
+// (CUSTOMERS_entries?$expand=ORDERS($select=ID,NET;$filter=NET gt 0;$orderby=NET
+// desc;$top=2;$count=true)). Nested $select, $filter, $orderby, $top, $skip and $count
+// (NAV@odata.count) are served on to-many properties, $select and $filter on to-one ones
+// (a related entity that fails the filter is null); an entity addressed by key takes
+// $expand too. For a page of entities each expanded property costs one km.Request for
+// the related record filtered by an in list of the page's join values (lists of at most
+// the filter limits' MaxIn values, each paged at the Service's page size), merged in Go:
+// never a request per entity. The context URL lists expanded properties as OData 4.01
+// does: SET(ID,ORDERS(ID,NET)), and NAV() without a nested $select. Nested $expand,
+// $levels, "*", paths, $ref, other nested options, $expand with $apply and $expand in
+// Atom are 501 ODATA_OPTION_NOT_SUPPORTED; $metadata says ExpandRestrictions Expandable
+// true, MaxLevels 1.
+//
 // # Behaviours chosen where the specification is silent
 //
 //   - Formats: $format takes json, xml, atom or the media types application/json,
@@ -115,10 +130,11 @@
 //     as strings. The AtomPub service document is application/atomsvc+xml.
 //   - Query option names are matched case-insensitively, with or without "$" (OData
 //     4.01). A system option given twice is 400 ODATA_OPTION_REPEATED; a valid OData
-//     option the service lacks ($expand, $compute, $skiptoken, ...) is
+//     option the service lacks ($compute, $skiptoken, $levels, ...) is
 //     501 ODATA_OPTION_NOT_SUPPORTED (OData's Minimal conformance level), and $metadata
-//     says so (Capabilities ExpandRestrictions false on every set, ComputeSupported
-//     false, TopSupported and SkipSupported true); parameter aliases
+//     says so (Capabilities ComputeSupported false, TopSupported and SkipSupported
+//     true, ExpandRestrictions Expandable true with MaxLevels 1 on every set); "expand"
+//     without "$" stays a custom option; parameter aliases
 //     (@p) are 400 ODATA_OPTION_NOT_SUPPORTED; an unknown "$" option is 400
 //     GENERAL_PARAMETER_ILLEGAL; other custom options are ignored, as OData requires.
 //     The service document and $metadata take $format only.

@@ -16,7 +16,7 @@ import (
 // Error codes the OData handler adds to those of the problem, query and km packages.
 const (
 	// CodeOptionNotSupported: a system query option, or a form of one, that valid OData
-	// allows and this service does not implement ($expand, a transformation of $apply, a path in $orderby ...).
+	// allows and this service does not implement ($compute, a nested $expand, a transformation of $apply, a path in $orderby ...).
 	CodeOptionNotSupported = "ODATA_OPTION_NOT_SUPPORTED"
 	// CodeOptionRepeated: a system query option given more than once.
 	CodeOptionRepeated = "ODATA_OPTION_REPEATED"
