@@ -2,6 +2,7 @@ package odata
 
 import (
 	"context"
+	"slices"
 	"strconv"
 
 	"github.com/kmkit/kmkit/internal/jsonenc"
@@ -56,10 +57,12 @@ func (h *Handler) planExpand(m *km.KnowledgeModel, et *entityType, o *QueryOptio
 		if err != nil {
 			return nil, err
 		}
-		// A stable order to page through: the nested $orderby, then the key.
-		if !target.generated {
-			ceq.q.Sort = append(ceq.q.Sort, query.SortTerm{Field: target.fieldName(target.key)})
-			ceq.q.Fields, _ = fieldIndex(ceq.q.Fields, target.fieldName(target.key))
+		// A stable order to page through: the nested $orderby, then the key (the row
+		// position for a generated one) unless the $orderby has it.
+		key := target.fieldName(target.key)
+		if !slices.ContainsFunc(ceq.q.Sort, func(k query.SortTerm) bool { return k.Expr == nil && k.Field == key }) {
+			ceq.q.Sort = append(ceq.q.Sort, query.SortTerm{Field: key})
+			ceq.q.Fields, _ = fieldIndex(ceq.q.Fields, key)
 		}
 		ex := &expansion{nav: nav, sel: no.Select, o: no, eq: ceq}
 		ceq.q.Fields, ex.childCol = fieldIndex(ceq.q.Fields, childField)

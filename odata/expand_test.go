@@ -108,6 +108,13 @@ func expandCases(t testing.TB, ctx string) []expandCase {
 		}
 		nested = append(nested, map[string]any{"ID": c["ID"], "ORDERS@odata.count": float64(len(paid)), "ORDERS": top})
 	}
+	// The first customer's orders by ID descending: the nested $orderby names the key.
+	var firstDesc []any
+	for i := len(orders) - 1; i >= 0; i-- {
+		if orders[i]["CUST"] == customers[0]["ID"] {
+			firstDesc = append(firstDesc, map[string]any{"ID": orders[i]["ID"]})
+		}
+	}
 	o1 := orders[slices.IndexFunc(orders, func(o map[string]string) bool { return o["ID"] == "O1" })]
 	c1 := customer[o1["CUST"]]
 	return []expandCase{
@@ -117,6 +124,8 @@ func expandCases(t testing.TB, ctx string) []expandCase {
 			map[string]any{"@odata.context": ctx + "#CUSTOMERS_entries(ID,COUNTRY,ORDERS(STATUS))", "value": toMany}},
 		{"nested options", "/CUSTOMERS_entries?$select=ID&$orderby=ID&$expand=ORDERS($select=ID,NET;$filter=STATUS%20in%20('PAID','SHIPPED');$orderby=NET%20desc;$top=1;$count=true)",
 			map[string]any{"@odata.context": ctx + "#CUSTOMERS_entries(ID,ORDERS(ID,NET))", "value": nested}},
+		{"key descending", "/CUSTOMERS_entries?$select=ID&$orderby=ID&$top=1&$expand=ORDERS($select=ID;$orderby=ID%20desc)",
+			map[string]any{"@odata.context": ctx + "#CUSTOMERS_entries(ID,ORDERS(ID))", "value": []any{map[string]any{"ID": customers[0]["ID"], "ORDERS": firstDesc}}}},
 		{"by key", "/ORDERS_entries('O1')?$select=ID&$expand=CUSTOMERS",
 			map[string]any{"@odata.context": ctx + "#ORDERS_entries(ID,CUSTOMERS())/$entity", "ID": "O1",
 				"CUSTOMERS": map[string]any{"ID": c1["ID"], "NAME": c1["NAME"], "COUNTRY": orNull(c1["COUNTRY"])}}},

@@ -39,7 +39,8 @@ func shopRows(t *testing.T, name string) []map[string]string {
 	return out
 }
 
-// TestODataExpand: $expand of a to-one and of a to-many navigation property, with nested
+// TestODataExpand: $expand of a to-one and of to-many navigation properties (one to a
+// record without a key), with nested
 // $select, $filter, $orderby and $top, on memory, SQLite and PostgreSQL, against what the
 // shop fixture's CSV files say; the in lists of join values are split at 2 values and the
 // related rows paged at 2 per request, so that every store pages through them.
@@ -95,11 +96,30 @@ func TestODataExpand(t *testing.T) {
 		}
 		toMany = append(toMany, map[string]any{"ID": c["ID"], "ORDERS": list})
 	}
+	// ORDERS with their events (a record without a key: ROW_NUMBER is the row's position),
+	// by activity descending, then position.
+	events := shopRows(t, "events")
+	var withEvents []any
+	for _, o := range orders {
+		var mine []any
+		for _, a := range []string{"Ship", "Pay", "Create"} {
+			for i, e := range events {
+				if e["ORDER_ID"] == o["ID"] && e["ACTIVITY"] == a {
+					mine = append(mine, map[string]any{"ROW_NUMBER": float64(i + 1), "ACTIVITY": a})
+				}
+			}
+		}
+		if mine == nil {
+			mine = []any{}
+		}
+		withEvents = append(withEvents, map[string]any{"ID": o["ID"], "EVENTS": mine})
+	}
 	cases := []struct {
 		target string
 		want   []any
 	}{
 		{"ORDERS_entries?$select=ID&$orderby=ID&$expand=CUSTOMERS($select=COUNTRY)", toOne},
+		{"ORDERS_entries?$select=ID&$orderby=ID&$expand=EVENTS($select=ACTIVITY;$orderby=ACTIVITY%20desc)", withEvents},
 		{"CUSTOMERS_entries?$select=ID&$orderby=ID&$expand=ORDERS($select=ID,NET;$filter=NET%20gt%200;$orderby=NET%20desc;$top=2)", toMany},
 	}
 	data := os.DirFS("../../odata/testdata/shop")
