@@ -23,6 +23,8 @@ var fuzzSeeds = []string{
 	"$format=application/json;IEEE754Compatible=true",
 	"$format=atom&$select=*",
 	"$expand=X",
+	"$select=ID&$expand=CUSTOMERS($select=NAME;$filter=COUNTRY%20eq%20'a;b)'),EVENTS($orderby=AT%20desc;$top=1;$count=true)",
+	"$expand=ORDERS($select=ID;$skip=1;$top=2)",
 	"@p=1&$filter=NET%20eq%20@p",
 	"$orderby=length(ID)",
 	"$top=1&$top=2",
