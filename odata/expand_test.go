@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"net/http"
@@ -8,9 +9,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 )
@@ -202,5 +205,31 @@ func TestExpandErrors(t *testing.T) {
 		if w.Code != c.status || body.ErrorCode != c.code || body.Error.Code != c.code || body.Error.Message != c.msg || !strings.HasPrefix(w.Header().Get("Content-Type"), problem.ContentType) {
 			t.Errorf("%s: %d %s %s\nwant %d %s %s", c.target, w.Code, w.Header().Get("Content-Type"), w.Body, c.status, c.code, c.msg)
 		}
+	}
+}
+
+// countingStore counts the plans a store executes.
+type countingStore struct {
+	km.Store
+	n atomic.Int32
+}
+
+func (s *countingStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
+	s.n.Add(1)
+	return s.Store.Query(ctx, p)
+}
+
+// TestExpandRequests: a page of entities costs one store query for itself and one per
+// expanded navigation property, whatever its number of entities.
+func TestExpandRequests(t *testing.T) {
+	s := &countingStore{Store: testStore(t)}
+	h := NewHandler(s)
+	w := get(h, svc+"/ORDERS_entries?$expand=CUSTOMERS,EVENTS")
+	var page struct{ Value []any }
+	if err := json.Unmarshal(w.Body.Bytes(), &page); w.Code != 200 || err != nil || len(page.Value) != len(shopCSV(t, "orders")) {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	if n := s.n.Load(); n != 3 {
+		t.Errorf("%d store queries for %d orders with two expanded properties, want 3", n, len(page.Value))
 	}
 }
