@@ -129,7 +129,7 @@ func expandCases(t testing.TB, ctx string) []expandCase {
 			map[string]any{"@odata.context": ctx + "#CUSTOMERS_entries(ID,ORDERS(ID,NET))", "value": nested}},
 		{"key descending", "/CUSTOMERS_entries?$select=ID&$orderby=ID&$top=1&$expand=ORDERS($select=ID;$orderby=ID%20desc)",
 			map[string]any{"@odata.context": ctx + "#CUSTOMERS_entries(ID,ORDERS(ID))", "value": []any{map[string]any{"ID": customers[0]["ID"], "ORDERS": firstDesc}}}},
-		{"by key", "/ORDERS_entries('O1')?$select=ID&$expand=CUSTOMERS",
+		{"by key", "/ORDERS_entries('O1')?$select=ID&$expand=CUSTOMERS()",
 			map[string]any{"@odata.context": ctx + "#ORDERS_entries(ID,CUSTOMERS())/$entity", "ID": "O1",
 				"CUSTOMERS": map[string]any{"ID": c1["ID"], "NAME": c1["NAME"], "COUNTRY": orNull(c1["COUNTRY"])}}},
 	}

@@ -256,6 +256,9 @@ func parseExpand(v string, filterOpts []query.Option) ([]ExpandItem, error) {
 			}
 			seen := map[string]bool{}
 			for _, opt := range opts {
+				if strings.TrimFunc(opt, spaceOrPlus) == "" {
+					continue // NAV() has no options
+				}
 				k, val, _ := strings.Cut(opt, "=")
 				k = strings.TrimSpace(k)
 				sub, ok := optionName(k)
