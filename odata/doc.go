@@ -36,7 +36,8 @@
 // per request), $orderby (property or value expression over the type's properties, such
 // as tolower(STATUS) or year(DAY) add 1, then [asc|desc],
 // the direction in any case, comma list), $top, $skip,
-// $count=true, $format and filterid (ids of predefined KM filters, ANDed with $filter).
+// $count=true, $expand (see "Navigation properties"), $format and filterid (ids of
+// predefined KM filters, ANDed with $filter).
 // Answers are OData JSON with minimal metadata (@odata.context, @odata.count, value,
 // @odata.nextLink) or Atom feeds. The answer of every request, errors included, carries
 // OData-Version: 4.0. Errors, whatever the format asked for, are one JSON object
