@@ -233,3 +233,23 @@ func TestExpandRequests(t *testing.T) {
 		t.Errorf("%d store queries for %d orders with two expanded properties, want 3", n, len(page.Value))
 	}
 }
+
+// TestExpandInBatch: a GET with $expand in a JSON $batch answers what it answers alone.
+func TestExpandInBatch(t *testing.T) {
+	h := testHandler(t)
+	target := "ORDERS_entries?$select=ID&$expand=CUSTOMERS($select=COUNTRY)"
+	alone := get(h, svc+"/"+target)
+	w := post(h, svc+"/$batch", "application/json", `{"requests":[{"id":"1","method":"GET","url":`+strconv.Quote(target)+`}]}`)
+	var got struct {
+		Responses []struct {
+			Status int
+			Body   json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &got); w.Code != 200 || err != nil || len(got.Responses) != 1 {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	if r := got.Responses[0]; r.Status != 200 || string(r.Body) != alone.Body.String() {
+		t.Errorf("in $batch: %d %s\nalone: %s", r.Status, r.Body, alone.Body)
+	}
+}
