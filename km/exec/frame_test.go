@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -143,15 +144,15 @@ func TestNewFrameErrors(t *testing.T) {
 
 func TestConcurrentRuns(t *testing.T) {
 	f := orders(t)
-	req := &query.Request{Fields: []string{"C", "ID"}, Sort: []query.SortTerm{{Field: "C"}, {Field: "ID", Desc: true}}, PageSize: 3, Search: &query.Search{Term: "o", Precision: 50}}
-	want, err := Run(f, req)
+	req := km.PlanRequest{Request: query.Request{Fields: []string{"C", "ID"}, Sort: []query.SortTerm{{Field: "C"}, {Field: "ID", Desc: true}}, PageSize: 3, Search: &query.Search{Term: "o", Precision: 50}}}
+	want, err := f.run(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	errs := make(chan error, 8)
 	for range 8 {
 		go func() {
-			got, err := Run(f, req)
+			got, err := f.run(req)
 			if err == nil && !cmp.Equal(want, got) {
 				err = errors.New(cmp.Diff(want, got))
 			}
