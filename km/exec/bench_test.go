@@ -49,17 +49,7 @@ func runBench(b *testing.B, req *km.PlanRequest) {
 }
 
 func runPlanBench(b *testing.B, o *one, req *km.PlanRequest, micro bool) {
-	r := *req
-	switch r.Record {
-	case "":
-		r.Record = o.rec
-	case "-":
-		r.Record = ""
-	}
-	p, err := km.NewPlan(o.m, &r)
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := o.compile(b, *req)
 	ctx := context.Background()
 	// A first run builds the frame and the indexes the query uses; the Source keeps them
 	// for its life. BenchmarkIndexBuild measures that once-per-frame cost.

@@ -907,6 +907,9 @@ var parallelPairs = 1 << 16
 // goroutines, each aggregate on one (its values are the same as computed alone).
 func (s *Source) aggregates(ctx context.Context, aggs []*km.Aggregate, all []pairs, n int) ([][]query.Value, error) {
 	values := make([][]query.Value, len(aggs))
+	if len(aggs) == 0 { // KPIs of constants only ("3")
+		return values, nil
+	}
 	errs := make([]error, len(aggs))
 	run := func(i int) {
 		if errs[i] = ctx.Err(); errs[i] == nil {

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -41,7 +42,7 @@ func kmOf(t testing.TB, rec string, tab *column.Table, kpis ...string) *one {
 	return kmOfRecords(t, []rt{{rec, tab.Names()[0], tab}}, nil, kpis...)
 }
 
-// rt is one record of a test KM: its id, key field and table.
+// rt is one record of a test KM: its id, key field ("": none) and table.
 type rt struct {
 	rec, key string
 	tab      *column.Table
@@ -56,7 +57,11 @@ func kmOfRecords(t testing.TB, recs []rt, rels [][2]string, kpis ...string) *one
 	tables := map[string]*column.Table{}
 	b.WriteString("id: m\nrecords:\n")
 	for _, r := range recs {
-		fmt.Fprintf(&b, "  - id: %s\n    key: %s\n    fields:\n", r.rec, r.key)
+		fmt.Fprintf(&b, "  - id: %s\n", r.rec)
+		if r.key != "" {
+			fmt.Fprintf(&b, "    key: %s\n", r.key)
+		}
+		b.WriteString("    fields:\n")
 		for i, name := range r.tab.Names() {
 			fmt.Fprintf(&b, "      - {id: %s, type: %s}\n", name, r.tab.Columns()[i].Type())
 		}
@@ -83,15 +88,69 @@ func kmOfRecords(t testing.TB, recs []rt, rels [][2]string, kpis ...string) *one
 
 // run compiles r at record level (or at KM level when r.Record is "-") and runs the plan.
 func (o *one) run(r km.PlanRequest) (*query.Result, error) {
+	p, err := o.plan(r)
+	if err != nil {
+		return nil, err
+	}
+	return o.src.RunContext(context.Background(), p)
+}
+
+// plan compiles r at record level (or at KM level when r.Record is "-").
+func (o *one) plan(r km.PlanRequest) (*km.Plan, error) {
 	switch r.Record {
 	case "":
 		r.Record = o.rec
 	case "-":
 		r.Record = ""
 	}
-	p, err := km.NewPlan(o.m, &r)
+	return km.NewPlan(o.m, &r)
+}
+
+// compile is plan for requests that must compile.
+func (o *one) compile(t testing.TB, r km.PlanRequest) *km.Plan {
+	t.Helper()
+	p, err := o.plan(r)
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
-	return o.src.RunContext(context.Background(), p)
+	return p
+}
+
+// early compiles r, a plan without KPIs, as Source.runRows does: the executor's plan over
+// the grain's frame with the plan's filter, and the row filter of its conjuncts for the
+// early page (nil when one has no row form).
+func (o *one) early(t testing.TB, r km.PlanRequest) (*plan, func(int32) bool) {
+	t.Helper()
+	p := o.compile(t, r)
+	f, err := o.src.frame(p.Grain, p.RowJoin, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := compileRows(f, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep, err := o.src.rowFilter(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := o.src.filter(context.Background(), p, []string{p.Grain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := fs.pass[p.Grain]; b != nil {
+		pl.filter = func() truth { return truth{t: slices.Clone(b)} }
+	}
+	return pl, keep
+}
+
+// planOf turns a request of the executor's tests into the km.PlanRequest it stands for:
+// its Filter as the one filter entry.
+func planOf(req *query.Request, record string) km.PlanRequest {
+	pr := km.PlanRequest{Record: record, Request: *req}
+	pr.Request.Filter = nil
+	if req.Filter != nil {
+		pr.Filters = []query.Expr{req.Filter}
+	}
+	return pr
 }
