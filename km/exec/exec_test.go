@@ -334,3 +334,16 @@ func TestKPIErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestConstantKPI: a KPI that aggregates nothing ("3" loads) is one group of its value
+// without fields; it once indexed the pairs of its first aggregate, which it has not.
+func TestConstantKPI(t *testing.T) {
+	f := orders(t, "THREE", "3")
+	res, err := f.run(km.PlanRequest{Record: "-", Request: query.Request{KPIs: []query.NamedMetric{{ID: "THREE"}}, PageSize: 5, Count: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([][]query.Value{{query.Float(3)}}, res.Rows); d != "" || res.Count != 1 {
+		t.Errorf("rows (-want +got):\n%s count %d", d, res.Count)
+	}
+}
