@@ -1,12 +1,14 @@
 package exec
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
 
+	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/query/benchdata"
 	"github.com/kmkit/kmkit/query/column"
@@ -33,20 +35,41 @@ func benchData(b *testing.B) *Frame {
 	return benchFrame
 }
 
-func runBench(b *testing.B, req *query.Request) {
-	f := benchData(b)
-	// A first run builds the indexes the query uses; like the frame they are kept for the
-	// frame's life. BenchmarkIndexBuild measures that once-per-frame cost.
-	if _, err := Run(f, req); err != nil {
+// benchKM returns a KM of one record ORDERS over benchdata.Orders, with the KPIs SUM and
+// AVG of NET_VALUE and N (count()), and the Source over it.
+func benchKM(b *testing.B) *one {
+	benchData(b)
+	return kmOf(b, "ORDERS", benchTable, "SUM", "sum(ORDERS.NET_VALUE)", "AVG", "avg(ORDERS.NET_VALUE)", "N", "count()")
+}
+
+// runBench compiles req once (at record level, or at KM level when req.Record is "-")
+// and times the Source running the plan, as a store runs what km.Service compiled.
+func runBench(b *testing.B, req *km.PlanRequest) {
+	runPlanBench(b, benchKM(b), req, false)
+}
+
+func runPlanBench(b *testing.B, o *one, req *km.PlanRequest, micro bool) {
+	p := o.compile(b, *req)
+	ctx := context.Background()
+	// A first run builds the frame and the indexes the query uses; the Source keeps them
+	// for its life. BenchmarkIndexBuild measures that once-per-frame cost.
+	if _, err := o.src.RunContext(ctx, p); err != nil {
 		b.Fatal(err)
+	}
+	if micro {
+		b.ReportAllocs()
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := Run(f, req); err != nil {
+		if _, err := o.src.RunContext(ctx, p); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
+	if micro {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1000/float64(b.N), "µs/op")
+	} else {
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
+	}
 }
 
 // rowScan is the peer of each benchmark: the same query row by row through Frame.Value,
@@ -68,13 +91,12 @@ func rowScan(f *Frame, fields []string, keep func(get func(string) query.Value) 
 }
 
 func BenchmarkFilterSortPage(b *testing.B) {
-	req := &query.Request{
-		Fields: []string{"ORDER_ID", "COUNTRY", "NET_VALUE"},
-		Filter: and(cmpx("NET_VALUE", query.TypeFloat, query.Gt, query.Float(500)),
-			&query.In{Field: field("COUNTRY", query.TypeString), Values: []query.Literal{lit(query.String("DE")), lit(query.String("FR"))}}),
+	req := &km.PlanRequest{Request: query.Request{
+		Fields:   []string{"ORDER_ID", "COUNTRY", "NET_VALUE"},
 		Sort:     []query.SortTerm{{Field: "NET_VALUE", Desc: true}},
 		PageSize: 50, Count: true,
-	}
+	}, Filters: []query.Expr{and(cmpx("NET_VALUE", query.TypeFloat, query.Gt, query.Float(500)),
+		&query.In{Field: field("COUNTRY", query.TypeString), Values: []query.Literal{lit(query.String("DE")), lit(query.String("FR"))}})}}
 	b.Run("columnar", func(b *testing.B) { runBench(b, req) })
 	// Without a count (the KM /data page): the sort index walked with the filter tested
 	// row by row (plan.earlyTop), no bitmap.
@@ -97,15 +119,11 @@ func BenchmarkFilterSortPage(b *testing.B) {
 }
 
 func BenchmarkGroupBy(b *testing.B) {
-	req := &query.Request{
-		Fields: []string{"COUNTRY"},
-		KPIs: []query.NamedMetric{
-			{ID: "SUM", Metric: &query.Aggregate{Func: query.AggSum, Field: "NET_VALUE"}},
-			{ID: "AVG", Metric: &query.Aggregate{Func: query.AggAvg, Field: "NET_VALUE"}},
-			{ID: "N", Metric: &query.Aggregate{Func: query.AggCount}},
-		},
+	req := &km.PlanRequest{Record: "-", Request: query.Request{
+		Fields:   []string{"ORDERS.COUNTRY"},
+		KPIs:     []query.NamedMetric{{ID: "SUM"}, {ID: "AVG"}, {ID: "N"}},
 		PageSize: 50, Count: true,
-	}
+	}}
 	b.Run("columnar", func(b *testing.B) { runBench(b, req) })
 	b.Run("rows", func(b *testing.B) {
 		f := benchData(b)
@@ -137,7 +155,7 @@ func BenchmarkGroupBy(b *testing.B) {
 
 func BenchmarkDistinct(b *testing.B) {
 	for _, fields := range [][]string{{"COUNTRY", "STATUS"}, {"COUNTRY", "QUANTITY"}} {
-		req := &query.Request{Fields: fields, Distinct: true, PageSize: 50, Count: true}
+		req := &km.PlanRequest{Request: query.Request{Fields: fields, Distinct: true, PageSize: 50, Count: true}}
 		name := fields[0] + "+" + fields[1]
 		b.Run(name+"/columnar", func(b *testing.B) { runBench(b, req) })
 		b.Run(name+"/rows", func(b *testing.B) {
@@ -165,11 +183,11 @@ func BenchmarkDistinct(b *testing.B) {
 }
 
 func BenchmarkSearch(b *testing.B) {
-	req := &query.Request{
+	req := &km.PlanRequest{Request: query.Request{
 		Fields:   []string{"ORDER_ID", "MATERIAL"},
 		Search:   &query.Search{Term: "materail", Fields: []string{"MATERIAL"}, Precision: fuzzy.DefaultPrecision},
 		PageSize: 50, Count: true,
-	}
+	}}
 	b.Run("columnar", func(b *testing.B) { runBench(b, req) })
 	// The peer scores every row instead of every dictionary value.
 	b.Run("rows", func(b *testing.B) {
@@ -201,11 +219,11 @@ func BenchmarkTableMemory(b *testing.B) {
 
 // BenchmarkSortAll sorts the whole table on two keys for the first page: the top-k path.
 func BenchmarkSortAll(b *testing.B) {
-	req := &query.Request{
+	req := &km.PlanRequest{Request: query.Request{
 		Fields:   []string{"ORDER_ID", "COUNTRY", "NET_VALUE"},
 		Sort:     []query.SortTerm{{Field: "COUNTRY"}, {Field: "NET_VALUE", Desc: true}},
 		PageSize: 50,
-	}
+	}}
 	b.Run("columnar", func(b *testing.B) { runBench(b, req) })
 	b.Run("rows", func(b *testing.B) {
 		f := benchData(b)
@@ -235,6 +253,7 @@ const smallRows = 10_000
 var (
 	smallOnce  sync.Once
 	smallFrame *Frame
+	smallTable *column.Table
 )
 
 // smallData returns a 10,000-row customer table shaped like the demo's: a unique id, a
@@ -270,7 +289,7 @@ func smallData() *Frame {
 		if err != nil {
 			panic(err)
 		}
-		smallFrame = FromTable(t)
+		smallTable, smallFrame = t, FromTable(t)
 	})
 	return smallFrame
 }
@@ -278,30 +297,20 @@ func smallData() *Frame {
 // BenchmarkSmallPage is the KM benchmark's query (c): a filtered, sorted first page of a
 // 10,000-row record. Its peer is the same page computed row by row as in BenchmarkFilterSortPage.
 func BenchmarkSmallPage(b *testing.B) {
-	req := &query.Request{
+	req := &km.PlanRequest{Request: query.Request{
 		Fields:   []string{"CUSTOMER_ID", "CUSTOMER_NAME", "COUNTRY", "SEGMENT", "CREDIT_LIMIT"},
-		Filter:   cmpx("SEGMENT", query.TypeString, query.Eq, query.String("SMB")),
 		Sort:     []query.SortTerm{{Field: "CREDIT_LIMIT", Desc: true}},
 		PageSize: 50, Count: true,
-	}
+	}, Filters: []query.Expr{cmpx("SEGMENT", query.TypeString, query.Eq, query.String("SMB"))}}
 	early := *req
 	early.Count = false
 	for _, v := range []struct {
 		name string
-		req  *query.Request
+		req  *km.PlanRequest
 	}{{"columnar", req}, {"columnar-nocount", &early}} {
 		b.Run(v.name, func(b *testing.B) {
-			f := smallData()
-			if _, err := Run(f, v.req); err != nil { // builds the indexes, as in runBench
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := Run(f, v.req); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1000/float64(b.N), "µs/op")
+			smallData()
+			runPlanBench(b, kmOf(b, "CUSTOMERS", smallTable), v.req, true)
 		})
 	}
 	b.Run("rows", func(b *testing.B) {
@@ -378,7 +387,7 @@ func BenchmarkFilterFunctions(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run(c.name, func(b *testing.B) {
-			runBench(b, &query.Request{Fields: []string{"ORDER_ID", "STATUS"}, Filter: e, PageSize: 50, Count: true})
+			runBench(b, &km.PlanRequest{Request: query.Request{Fields: []string{"ORDER_ID", "STATUS"}, PageSize: 50, Count: true}, Filters: []query.Expr{e}})
 		})
 	}
 }

@@ -63,18 +63,21 @@ func TestTrueOnlyFilterAgainstReference(t *testing.T) {
 }
 
 // TestEarlyPageAgainstReference runs random sorted, filtered pages without a count, which
-// Run serves by walking the sort index with the row filter, against the reference.
+// the Source serves by walking the sort index with the row filter, against the reference.
 func TestEarlyPageAgainstReference(t *testing.T) {
-	g := &gen{r: rand.New(rand.NewPCG(9, 10))}
+	g := &gen{r: rand.New(rand.NewPCG(9, 10)), plan: true}
 	n := 3000
 	if testing.Short() {
 		n = 400
 	}
 	early, gaveUp := 0, 0
 	for i := range n {
-		f, rf := g.tables(t)
+		_, rf := g.tables(t)
 		req := g.request(rf)
-		req.Count, req.Distinct, req.Search, req.KPIs = false, false, nil, nil
+		if len(req.KPIs) > 0 {
+			continue // KPIs are not pages of rows
+		}
+		req.Count, req.Distinct, req.Search = false, false, nil
 		if req.Filter == nil {
 			req.Filter = g.filter(rf, 2)
 		}
@@ -87,22 +90,18 @@ func TestEarlyPageAgainstReference(t *testing.T) {
 			req.Sort = append(req.Sort, query.SortTerm{Field: sortable[g.r.IntN(len(sortable))], Desc: g.r.IntN(2) == 0})
 		}
 		want := rf.run(req)
-		got, err := Run(f, req)
+		got, err := rf.plan(req)
 		if err != nil {
-			continue // ill-typed random literal
+			t.Fatalf("case %d: %v\nrequest %s", i, err, describe(req))
 		}
 		if d := gocmp.Diff(want, got, cmpopts.EquateApprox(1e-9, 1e-9), cmpopts.EquateEmpty()); d != "" {
 			t.Fatalf("case %d: result differs from the reference (-want +got):\n%s\nrequest %s", i, d, describe(req))
 		}
-		p, err := compile(f, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rp, ok := f.compileRow(req.Filter)
-		if !ok || !p.earlyPageFits() {
+		p, keep := rf.o.early(t, planOf(req, rf.record()))
+		if keep == nil || !p.earlyPageFits() {
 			t.Fatalf("case %d: no early page for %s", i, describe(req))
 		}
-		top, ok := p.earlyTop(func(r int32) bool { return rp(r) == triTrue })
+		top, ok := p.earlyTop(keep)
 		if !ok {
 			gaveUp++
 			continue
@@ -147,7 +146,9 @@ func selectivityTable(t *testing.T) (*Frame, *refFrame) {
 		}
 		rf.rows = append(rf.rows, m)
 	}
-	return FromTable(build(t, names, types, rows)), rf
+	tab := build(t, names, types, rows)
+	rf.o = kmOf(t, "T", tab)
+	return FromTable(tab), rf
 }
 
 // TestEarlyPageSelectivity: filters from half the rows to none, sorted with ties and
@@ -155,7 +156,7 @@ func selectivityTable(t *testing.T) (*Frame, *refFrame) {
 // the reference; the walk serves the pages whose end it reaches early and gives up on the
 // others (a very selective filter, or one that keeps only the far end of the order).
 func TestEarlyPageSelectivity(t *testing.T) {
-	f, rf := selectivityTable(t)
+	_, rf := selectivityTable(t)
 	i, s, fl := query.Int, query.String, query.Float
 	half := cmpx("M", query.TypeInteger, query.Lt, i(500))
 	rare := cmpx("M", query.TypeInteger, query.Eq, i(7))
@@ -190,19 +191,18 @@ func TestEarlyPageSelectivity(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &query.Request{Fields: []string{"ID", "X", "C"}, Filter: tt.filter, Sort: tt.sort, Page: tt.page, PageSize: 20}
 			want := rf.run(req)
-			got, err := Run(f, req)
+			got, err := rf.plan(req)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if d := gocmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
 				t.Fatalf("page differs from the reference (-want +got):\n%s", d)
 			}
-			p, err := compile(f, req)
-			if err != nil {
-				t.Fatal(err)
+			p, keep := rf.o.early(t, planOf(req, ""))
+			if keep == nil {
+				t.Fatal("no row filter")
 			}
-			rp, _ := f.compileRow(req.Filter)
-			top, ok := p.earlyTop(func(r int32) bool { return rp(r) == triTrue })
+			top, ok := p.earlyTop(keep)
 			if ok != tt.early {
 				t.Errorf("early walk ok = %v, want %v", ok, tt.early)
 			}
@@ -213,7 +213,7 @@ func TestEarlyPageSelectivity(t *testing.T) {
 			}
 			// With a count the bitmap path answers: the same rows.
 			req.Count = true
-			counted, err := Run(f, req)
+			counted, err := rf.plan(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -228,7 +228,7 @@ func TestEarlyPageSelectivity(t *testing.T) {
 // filtered sorted page allocate far less than one bit per row of the table: no bitmap or
 // selection vector of all rows.
 func TestSmallPagesAllocateNoRowSets(t *testing.T) {
-	f, _ := selectivityTable(t)
+	_, rf := selectivityTable(t)
 	half := cmpx("M", query.TypeInteger, query.Lt, query.Int(500))
 	reqs := map[string]*query.Request{
 		"unfiltered, sorted":   {Fields: []string{"ID", "X"}, Sort: []query.SortTerm{{Field: "X", Desc: true}}, PageSize: 10},
@@ -237,20 +237,24 @@ func TestSmallPagesAllocateNoRowSets(t *testing.T) {
 	}
 	for name, req := range reqs {
 		t.Run(name, func(t *testing.T) {
-			if _, err := Run(f, req); err != nil { // builds the sort index
+			// The plan is compiled once, as km.Service does per request: what is
+			// measured is the Source's run.
+			p := rf.o.compile(t, planOf(req, ""))
+			ctx := context.Background()
+			if _, err := rf.o.src.RunContext(ctx, p); err != nil { // builds the sort index
 				t.Fatal(err)
 			}
 			const runs = 20
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			for range runs {
-				if _, err := Run(f, req); err != nil {
+				if _, err := rf.o.src.RunContext(ctx, p); err != nil {
 					t.Fatal(err)
 				}
 			}
 			runtime.ReadMemStats(&after)
 			perRun := (after.TotalAlloc - before.TotalAlloc) / runs
-			if limit := uint64(f.Rows() / 8); perRun >= limit {
+			if limit := uint64(len(rf.rows) / 8); perRun >= limit {
 				t.Errorf("%d bytes per page, want below %d (a bit per row)", perRun, limit)
 			}
 		})

@@ -5,14 +5,15 @@
 // KM's records, with the plan's semantics (filters carried across relationships, every
 // aggregate at its grain; see Source and package km), reading the plan itself: its
 // columns, sort keys, search and page compile straight into the executor's plan
-// (compileRows), with no second request model in between. Run executes a bare
-// query.Request over one Frame (a table, or a table joined to its parents) with the same
-// machinery; it checks the Request itself, since nothing has compiled it.
+// (compileRows), with no second request model in between. A plan is valid by
+// construction: the executor checks nothing km.NewPlan has checked, and its errors
+// (ErrInvalidRequest, ErrUnknownField) mean a plan and the Source's tables disagree.
 //
-// How it works: a Request's filter is compiled once into closures over the frame's columns.
-// Each node evaluates over all rows at once into two bitmaps, the rows where it is true and
-// the rows where it is false; rows in neither are unknown, which gives SQL's three-valued
-// logic with word-wise and/or/not (see truth). Bitmaps beat selection vectors here: a leaf
+// How it works: a filter conjunct is compiled once into closures over the columns of the
+// frame of its record (the record's table, joined to the parents it reads). Each node
+// evaluates over all rows at once into two bitmaps, the rows where it is true and the rows
+// where it is false; rows in neither are unknown, which gives SQL's three-valued logic
+// with word-wise and/or/not (see truth). Bitmaps beat selection vectors here: a leaf
 // is one tight loop over a column writing 64 rows per word, combining nodes costs n/64
 // word operations, and negation needs the false set that a selection vector cannot carry.
 // The surviving rows become a selection vector ([]int32) for search, sort and grouping.
@@ -28,9 +29,9 @@
 // stops at the page's end, when that is likely to be soon (see plan.indexTop); a string
 // predicate ORs the bitmaps of the values it accepts instead of reading every row's code.
 // A sorted page that needs no count (nor distinct or search) first skips the bitmaps:
-// it walks the sort index evaluating the filter on each walked row only (compileRow) and
-// stops after the page's end, giving up for the bitmaps past about n/16 rows, or sooner
-// when the share of rows passing so far says the page's end lies further (see
+// it walks the sort index evaluating the filter on each walked row only (Source.rowFilter)
+// and stops after the page's end, giving up for the bitmaps past about n/16 rows, or
+// sooner when the share of rows passing so far says the page's end lies further (see
 // plan.earlyTop). The top of a filter computes only its true rows: the false rows, which
 // only NOT reads, are left out below its ANDs and ORs (compileTrue). Unfiltered pages
 // allocate nothing per row.
@@ -44,36 +45,30 @@
 //
 // Behaviours chosen where the specification is silent:
 //
-//   - A Request with neither Fields nor KPIs selects every column of the frame, in order.
-//   - Sort keys must name a selected field or a requested KPI (any column when no field is
-//     selected); otherwise Run returns an error wrapping ErrInvalidRequest.
-//   - Search: without Search.Fields the searched fields are the string and time fields
-//     among the selected fields, or every such column of the frame when none is selected;
-//     a time is searched as its HH:MM:SS text (query.TimeText), as the API presents it.
-//     Searching a field of another type is an error. A null cell scores 0. Without Sort, rows come best
-//     score first, ties in row order; with Distinct a distinct row takes the best score of
-//     its rows; with KPIs a group takes the best score of its rows.
+//   - Search: without search fields the searched fields are the string and time fields
+//     among the selected fields; a time is searched as its HH:MM:SS text (query.TimeText),
+//     as the API presents it. A null cell scores 0. Without a sort, rows come best score
+//     first, ties in row order; with Distinct a distinct row takes the best score of its
+//     rows; with KPIs a group is scored by its (selected) dimension values.
 //   - Distinct keeps the first row of each distinct combination in the result order. With
 //     KPIs it changes nothing: groups are distinct already.
-//   - Search.Precision is used as given: above 100 nothing matches, 0 or less everything.
+//   - Search precision is used as given: above 100 nothing matches, 0 or less everything.
 //   - KPIs: with no field selected there is exactly one group, also over zero rows (count()
 //     is then 0, sum null). Groups come in order of first appearance (after the search
 //     order), and a sort on them is stable. count and countdistinct give integers, min and
-//     max the field's type (strings compare byte-wise), everything else floats (sum of
-//     integers included); sum, avg and median need an integer or float field; median of an
-//     even count is the mean of the middle two. ratio over a group of no rows is null.
+//     max the field's type, everything else floats (sum of integers included); median of
+//     an even count is the mean of the middle two. ratio over a group of no rows is null.
 //     sum and avg add with Neumaier's compensation (see compensated): sums of decimal
 //     amounts are the double nearest to their true sum (but where huge values cancel).
 //   - An integer field against a float literal, and a date field against a datetime, compare
 //     exactly; a datetime field against a date literal compares the day (UTC).
 //   - "in" with null in its list: rows matching no other value are unknown, as in SQL.
-//   - Page beyond the end: no rows and no error; Page < 0 or PageSize < 1 is an error.
+//   - Page beyond the end: no rows and no error.
 //
-// Run is safe for concurrent use on one Frame.
+// A Source is safe for concurrent use.
 package exec
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -88,48 +83,11 @@ import (
 // ErrUnknownField is wrapped by errors about names that are not columns of the frame.
 var ErrUnknownField = errors.New("unknown field")
 
-// ErrInvalidRequest is wrapped by errors about requests the executor cannot run: a literal
-// of the wrong type, a sort key that is not selected, an aggregate of a non-numeric field.
+// ErrInvalidRequest is wrapped by errors about plans the executor cannot run: a literal
+// of the wrong type, an aggregate of a non-numeric field (km.NewPlan refuses them first).
 var ErrInvalidRequest = errors.New("invalid request")
 
-// Run executes req over the frame f and returns the page of rows it asks for.
-func Run(f *Frame, req *query.Request) (*query.Result, error) {
-	if f == nil || req == nil {
-		return nil, fmt.Errorf("exec: %w: nil frame or request", ErrInvalidRequest)
-	}
-	p, err := compile(f, req)
-	if err != nil {
-		return nil, err
-	}
-	return p.run(), nil
-}
-
-// run executes the compiled request.
-func (p *plan) run() *query.Result {
-	res := &query.Result{Columns: p.cols}
-	if p.filter != nil && p.earlyPageFits() {
-		if rp, ok := p.f.compileRow(p.where); ok {
-			if top, ok := p.earlyTop(func(r int32) bool { return rp(r) == triTrue }); ok {
-				res.Rows = p.pageOf(top)
-				return res
-			}
-		}
-	}
-	rows, order := p.selectRows()
-	var count int
-	if len(p.metrics) > 0 {
-		res.Rows, count = p.groupPage(rows.vector(), order)
-	} else {
-		res.Rows, count = p.rowPage(rows, order)
-	}
-	if p.count {
-		res.Count = count
-	}
-	return res
-}
-
-// plan is a request checked and compiled against a frame: a km.Plan's rows
-// (compileRows) or a bare query.Request (compile).
+// plan is the rows of a km.Plan compiled against the frame of its grain (compileRows).
 type plan struct {
 	f *Frame
 	// page and pageSize select the page; distinct drops repeated rows; count asks for the
@@ -137,89 +95,16 @@ type plan struct {
 	page, pageSize  int
 	distinct, count bool
 	search          *query.Search        // nil: no search
-	where           query.Expr           // a bare Request's filter, for the early walk (run)
-	refs            []ref                // the selected columns (the grouping keys with KPIs)
-	cols            []query.ColumnHeader // the result columns: refs, then KPIs
-	metrics         []compiledMetric
-	keys            []sortKey // the sort keys, in priority order
-	filter          pred      // nil: every row
-	searched        []ref     // the columns a search looks at
+	refs            []ref                // the selected columns
+	cols            []query.ColumnHeader // the result columns, one per ref
+	keys            []sortKey            // the sort keys, in priority order
+	filter          pred                 // nil: every row
+	searched        []ref                // the columns a search looks at
 	// lend, when set, takes the cells of the projected page from the pool and lends them
 	// to the caller's results (query.Recycling).
 	lend *query.Recycling
 	// stop ends the loops once the run's context is done (nil: never; see stop).
 	stop *stop
-}
-
-func compile(f *Frame, req *query.Request) (*plan, error) {
-	if req.Page < 0 || req.PageSize < 1 {
-		return nil, fmt.Errorf("exec: %w: page %d, page size %d", ErrInvalidRequest, req.Page, req.PageSize)
-	}
-	p := &plan{f: f, page: req.Page, pageSize: req.PageSize, distinct: req.Distinct, count: req.Count, where: req.Filter}
-	fields := req.Fields
-	if len(fields) == 0 && len(req.KPIs) == 0 {
-		fields = f.names
-	}
-	p.refs = make([]ref, len(fields))
-	p.cols = make([]query.ColumnHeader, 0, len(fields)+len(req.KPIs))
-	for i, name := range fields {
-		c, err := f.lookup(name)
-		if err != nil {
-			return nil, err
-		}
-		p.refs[i] = c
-		p.cols = append(p.cols, query.ColumnHeader{Name: name, Type: c.col.Type()})
-	}
-	p.metrics = make([]compiledMetric, len(req.KPIs))
-	for i, k := range req.KPIs {
-		m, err := f.compileMetric(k.Metric)
-		if err != nil {
-			return nil, fmt.Errorf("%w (KPI %s)", err, k.ID)
-		}
-		p.metrics[i] = m
-		p.cols = append(p.cols, query.ColumnHeader{Name: k.ID, Type: m.typ, KPI: true})
-	}
-	p.keys = make([]sortKey, len(req.Sort))
-	for i, k := range req.Sort {
-		p.keys[i].desc = k.Desc
-		if k.Expr != nil {
-			if len(req.KPIs) > 0 {
-				return nil, fmt.Errorf("exec: %w: sorting groups by an expression", ErrInvalidRequest)
-			}
-			col, err := f.scalarColumn(k.Expr)
-			if err != nil {
-				return nil, err
-			}
-			p.keys[i].col, p.keys[i].ref = -1, ref{col: col}
-			continue
-		}
-		j := slices.IndexFunc(p.cols, func(c query.ColumnHeader) bool { return c.Name == k.Field })
-		if j < 0 {
-			if _, ok := f.refs[k.Field]; !ok {
-				return nil, fmt.Errorf("exec: %w %q", ErrUnknownField, k.Field)
-			}
-			return nil, fmt.Errorf("exec: %w: sort field %q is not selected", ErrInvalidRequest, k.Field)
-		}
-		p.keys[i].col = j
-		if j < len(p.refs) {
-			p.keys[i].ref = p.refs[j]
-		}
-	}
-	if req.Filter != nil {
-		filter, err := f.compileTrue(context.Background(), req.Filter)
-		if err != nil {
-			return nil, err
-		}
-		p.filter = filter
-	}
-	if req.Search != nil {
-		searched, err := f.searchedColumns(req.Search, req.Fields)
-		if err != nil {
-			return nil, err
-		}
-		p.search, p.searched = req.Search, searched
-	}
-	return p, nil
 }
 
 // sortKey is a compiled sort key: the result column it sorts by (-1 for a value
@@ -300,27 +185,6 @@ func (p *plan) selectRows() (rowSet, rowCmp) {
 	}
 	sel, score := search(p.f.rows, rows.vector(), p.searched, p.search, p.stop)
 	return rowSet{sel: sel}, func(a, b int32) int { return int(score[b]) - int(score[a]) }
-}
-
-// groupPage computes the KPIs per group of sel and returns the requested page of groups
-// and the number of groups.
-func (p *plan) groupPage(sel []int32, searchOrder rowCmp) ([][]query.Value, int) {
-	if searchOrder != nil && len(p.keys) == 0 {
-		slices.SortStableFunc(sel, searchOrder)
-	}
-	rows := runKPIs(p.refs, p.metrics, sel, len(p.refs) == 0)
-	if len(p.keys) > 0 {
-		slices.SortStableFunc(rows, func(a, b []query.Value) int {
-			for _, k := range p.keys {
-				if c := compareValues(a[k.col], b[k.col], k.desc); c != 0 {
-					return c
-				}
-			}
-			return 0
-		})
-	}
-	start, end := pageBounds(len(rows), p.page, p.pageSize)
-	return rows[start:end], len(rows)
 }
 
 // rowPage orders rows (sort keys, else the search order, else row order), removes
@@ -410,7 +274,7 @@ const earlyFixed = 256
 // first by a column (an expression has no sort index), without a count, distinct or
 // search, and a page end that fits an int32.
 func (p *plan) earlyPageFits() bool {
-	return len(p.keys) > 0 && p.keys[0].col >= 0 && len(p.metrics) == 0 && !p.count && !p.distinct &&
+	return len(p.keys) > 0 && p.keys[0].col >= 0 && !p.count && !p.distinct &&
 		p.search == nil && p.page <= (math.MaxInt32-p.pageSize)/p.pageSize
 }
 
@@ -603,36 +467,6 @@ func pageBounds(n, page, size int) (start, end int) {
 	}
 	start = page * size
 	return start, min(start+size, n)
-}
-
-// runKPIs groups sel by the key columns and computes the metrics per group. With no key
-// column (all true) there is one group, also over no rows.
-func runKPIs(keys []ref, metrics []compiledMetric, sel []int32, all bool) [][]query.Value {
-	parts := make([]keyPart, len(keys))
-	for i, c := range keys {
-		parts[i] = newKeyPart(c)
-	}
-	gid, first := groupRows(parts, sel, nil)
-	g := groups{sel: sel, gid: gid, n: len(first)}
-	if all {
-		g.n = 1
-	}
-	values := make([][]query.Value, len(metrics))
-	for i, m := range metrics {
-		values[i] = m.eval(g)
-	}
-	rows := make([][]query.Value, g.n)
-	for gi := range rows {
-		row := make([]query.Value, 0, len(keys)+len(metrics))
-		for _, c := range keys {
-			row = append(row, c.value(sel[first[gi]]))
-		}
-		for _, v := range values {
-			row = append(row, v[gi])
-		}
-		rows[gi] = row
-	}
-	return rows
 }
 
 // searchedColumns resolves the fields a search looks at.

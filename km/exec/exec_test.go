@@ -4,8 +4,11 @@ import (
 	"errors"
 	"math"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/query/column"
 )
@@ -50,9 +53,9 @@ func and(l, r query.Expr) query.Expr { return &query.Logical{Op: query.And, L: l
 func or(l, r query.Expr) query.Expr  { return &query.Logical{Op: query.Or, L: l, R: r} }
 func not(x query.Expr) query.Expr    { return &query.Not{X: x} }
 
-// orders: C string (null in row 2), N float, Q integer, D date, AT datetime.
-func orders(t testing.TB) *Frame {
-	return FromTable(table(t,
+// orders: C string (null in row 2), N float, Q integer, D date, AT datetime; record O.
+func orders(t testing.TB, kpis ...string) *one {
+	return kmOf(t, "O", table(t,
 		[]string{"ID", "C", "N", "Q", "D", "AT"},
 		[]query.Type{query.TypeString, query.TypeString, query.TypeFloat, query.TypeInteger, query.TypeDate, query.TypeDateTime},
 		[][]any{
@@ -61,7 +64,7 @@ func orders(t testing.TB) *Frame {
 			{"o3", nil, nil, nil, nil, nil},
 			{"o4", "DE", 5.0, 3, 100, 99*query.MicrosPerDay + query.MicrosPerDay - 1},
 			{"o5", "IT", 20.5, 2, 102, -1},
-		}))
+		}), kpis...)
 }
 
 func floats(vs ...float64) []query.Literal {
@@ -72,9 +75,9 @@ func floats(vs ...float64) []query.Literal {
 	return out
 }
 
-func ids(t *testing.T, f *Frame, filter query.Expr) []string {
+func ids(t *testing.T, o *one, filter query.Expr) []string {
 	t.Helper()
-	res, err := Run(f, &query.Request{Fields: []string{"ID"}, Filter: filter, PageSize: 100})
+	res, err := o.run(km.PlanRequest{Request: query.Request{Fields: []string{"ID"}, PageSize: 100}, Filters: []query.Expr{filter}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +170,7 @@ func TestSortPageDistinct(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := Run(f, &tt.req)
+			res, err := f.run(km.PlanRequest{Request: tt.req})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,42 +185,44 @@ func TestSortPageDistinct(t *testing.T) {
 }
 
 func TestKPIs(t *testing.T) {
-	f := orders(t)
-	agg := func(fn query.AggFunc, field string, filter query.Expr) query.Metric {
-		return &query.Aggregate{Func: fn, Field: field, Filter: filter}
+	f := orders(t,
+		"ROWS", "count()",
+		"NS", "count(O.N)",
+		"QD", "countdistinct(O.Q)",
+		"SUM", "sum(O.N)",
+		"AVG", "avg(O.Q)",
+		"MIN", "min(O.Q)", // the KPI language takes min and max of numbers only
+		"MAX", "max(O.N)",
+		"MED", "median(O.N)",
+		"RATIO", "ratio(O.Q ge 2)",
+		"SUMQ_N_GT_6", "sum(O.Q, O.N gt 6)",
+		"PER_ROW", "sum(O.N) / count(O.ID, O.C eq 'DE')", // ID is never null: count() of the rows in DE
+		"PLUS", "count() + 0.5",
+		"N", "count()",
+		"S", "sum(O.N)")
+	kpis := func(ids ...string) []query.NamedMetric {
+		out := make([]query.NamedMetric, len(ids))
+		for i, id := range ids {
+			out[i] = query.NamedMetric{ID: id}
+		}
+		return out
 	}
-	de := cmpx("C", query.TypeString, query.Eq, query.String("DE"))
-	req := query.Request{
-		Fields: []string{"C"},
-		KPIs: []query.NamedMetric{
-			{ID: "ROWS", Metric: agg(query.AggCount, "", nil)},
-			{ID: "NS", Metric: agg(query.AggCount, "N", nil)},
-			{ID: "QD", Metric: agg(query.AggCountDistinct, "Q", nil)},
-			{ID: "SUM", Metric: agg(query.AggSum, "N", nil)},
-			{ID: "AVG", Metric: agg(query.AggAvg, "Q", nil)},
-			{ID: "MIN", Metric: agg(query.AggMin, "ID", nil)},
-			{ID: "MAX", Metric: agg(query.AggMax, "D", nil)},
-			{ID: "MED", Metric: agg(query.AggMedian, "N", nil)},
-			{ID: "RATIO", Metric: agg(query.AggRatio, "", cmpx("Q", query.TypeInteger, query.Ge, query.Int(2)))},
-			{ID: "SUMQ_N_GT_6", Metric: agg(query.AggSum, "Q", cmpx("N", query.TypeFloat, query.Gt, query.Int(6)))},
-			{ID: "PER_ROW", Metric: &query.Arith{Op: '/', L: agg(query.AggSum, "N", nil), R: agg(query.AggCount, "", de)}},
-			{ID: "PLUS", Metric: &query.Arith{Op: '+', L: agg(query.AggCount, "", nil), R: &query.Number{V: 0.5}}},
-		},
+	res, err := f.run(km.PlanRequest{Record: "-", Request: query.Request{
+		Fields:   []string{"O.C"},
+		KPIs:     kpis("ROWS", "NS", "QD", "SUM", "AVG", "MIN", "MAX", "MED", "RATIO", "SUMQ_N_GT_6", "PER_ROW", "PLUS"),
 		Sort:     []query.SortTerm{{Field: "SUM", Desc: true}},
 		PageSize: 10,
 		Count:    true,
-	}
-	res, err := Run(f, &req)
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	nf := query.Null(query.TypeFloat)
-	day := func(d int64) query.Value { return query.Value{Type: query.TypeDate, Int: d} }
 	want := [][]query.Value{
-		{query.String("FR"), query.Int(1), query.Int(1), query.Int(1), query.Float(20.5), query.Float(2), query.String("o2"), day(101), query.Float(20.5), query.Float(1), query.Float(2), nf, query.Float(1.5)},
-		{query.String("IT"), query.Int(1), query.Int(1), query.Int(1), query.Float(20.5), query.Float(2), query.String("o5"), day(102), query.Float(20.5), query.Float(1), query.Float(2), nf, query.Float(1.5)},
-		{query.String("DE"), query.Int(2), query.Int(2), query.Int(2), query.Float(15), query.Float(2), query.String("o1"), day(100), query.Float(7.5), query.Float(0.5), query.Float(1), query.Float(7.5), query.Float(2.5)},
-		{query.Null(query.TypeString), query.Int(1), query.Int(0), query.Int(0), nf, nf, query.String("o3"), query.Null(query.TypeDate), nf, query.Float(0), nf, nf, query.Float(1.5)},
+		{query.String("FR"), query.Int(1), query.Int(1), query.Int(1), query.Float(20.5), query.Float(2), query.Int(2), query.Float(20.5), query.Float(20.5), query.Float(1), query.Float(2), nf, query.Float(1.5)},
+		{query.String("IT"), query.Int(1), query.Int(1), query.Int(1), query.Float(20.5), query.Float(2), query.Int(2), query.Float(20.5), query.Float(20.5), query.Float(1), query.Float(2), nf, query.Float(1.5)},
+		{query.String("DE"), query.Int(2), query.Int(2), query.Int(2), query.Float(15), query.Float(2), query.Int(1), query.Float(10), query.Float(7.5), query.Float(0.5), query.Float(1), query.Float(7.5), query.Float(2.5)},
+		{query.Null(query.TypeString), query.Int(1), query.Int(0), query.Int(0), nf, nf, query.Null(query.TypeInteger), nf, nf, query.Float(0), nf, nf, query.Float(1.5)},
 	}
 	if d := cmp.Diff(want, res.Rows); d != "" {
 		t.Errorf("rows (-want +got):\n%s", d)
@@ -225,9 +230,9 @@ func TestKPIs(t *testing.T) {
 	if res.Count != 4 {
 		t.Errorf("count %d, want 4", res.Count)
 	}
-	wantCols := []query.ColumnHeader{{Name: "C", Type: query.TypeString}, {Name: "ROWS", Type: query.TypeInteger, KPI: true}, {Name: "NS", Type: query.TypeInteger, KPI: true},
+	wantCols := []query.ColumnHeader{{Name: "O.C", Type: query.TypeString}, {Name: "ROWS", Type: query.TypeInteger, KPI: true}, {Name: "NS", Type: query.TypeInteger, KPI: true},
 		{Name: "QD", Type: query.TypeInteger, KPI: true}, {Name: "SUM", Type: query.TypeFloat, KPI: true}, {Name: "AVG", Type: query.TypeFloat, KPI: true},
-		{Name: "MIN", Type: query.TypeString, KPI: true}, {Name: "MAX", Type: query.TypeDate, KPI: true}, {Name: "MED", Type: query.TypeFloat, KPI: true},
+		{Name: "MIN", Type: query.TypeInteger, KPI: true}, {Name: "MAX", Type: query.TypeFloat, KPI: true}, {Name: "MED", Type: query.TypeFloat, KPI: true},
 		{Name: "RATIO", Type: query.TypeFloat, KPI: true}, {Name: "SUMQ_N_GT_6", Type: query.TypeFloat, KPI: true}, {Name: "PER_ROW", Type: query.TypeFloat, KPI: true},
 		{Name: "PLUS", Type: query.TypeFloat, KPI: true}}
 	if d := cmp.Diff(wantCols, res.Columns); d != "" {
@@ -235,11 +240,10 @@ func TestKPIs(t *testing.T) {
 	}
 
 	// No fields: one group, also when no row passes the filter.
-	res, err = Run(f, &query.Request{
-		KPIs:     []query.NamedMetric{{ID: "N", Metric: agg(query.AggCount, "", nil)}, {ID: "S", Metric: agg(query.AggSum, "N", nil)}},
-		Filter:   cmpx("Q", query.TypeInteger, query.Gt, query.Int(100)),
+	res, err = f.run(km.PlanRequest{Record: "-", Request: query.Request{
+		KPIs:     kpis("N", "S"),
 		PageSize: 5, Count: true,
-	})
+	}, Filters: []query.Expr{cmpx("O.Q", query.TypeInteger, query.Gt, query.Int(100))}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +253,7 @@ func TestKPIs(t *testing.T) {
 }
 
 func TestSearch(t *testing.T) {
-	f := FromTable(table(t, []string{"NAME", "CITY", "N"}, []query.Type{query.TypeString, query.TypeString, query.TypeInteger}, [][]any{
+	f := kmOf(t, "T", table(t, []string{"NAME", "CITY", "N"}, []query.Type{query.TypeString, query.TypeString, query.TypeInteger}, [][]any{
 		{"Screw", "Köln", 1},
 		{"Raw Material", "München", 2},
 		{"Material", nil, 3},
@@ -273,7 +277,7 @@ func TestSearch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.req.PageSize = 10
-			res, err := Run(f, &tt.req)
+			res, err := f.run(km.PlanRequest{Request: tt.req})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -292,49 +296,54 @@ func TestSearch(t *testing.T) {
 	}
 }
 
+// TestErrors: a request the executor could not answer is refused when its plan is
+// compiled, as a client error (400); the Source never sees it.
 func TestErrors(t *testing.T) {
 	f := orders(t)
-	de := cmpx("C", query.TypeString, query.Eq, query.String("DE"))
 	tests := []struct {
 		name string
-		req  query.Request
-		is   error
-		want string
+		req  km.PlanRequest
 	}{
-		{"unknown field", query.Request{Fields: []string{"X"}, PageSize: 1}, ErrUnknownField, `exec: unknown field "X"`},
-		{"unknown filter field", query.Request{Filter: cmpx("X", query.TypeString, query.Eq, query.String("a")), PageSize: 1}, ErrUnknownField, `exec: unknown field "X"`},
-		{"unknown sort field", query.Request{Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: "X"}}, PageSize: 1}, ErrUnknownField, `exec: unknown field "X"`},
-		{"sort not selected", query.Request{Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: "N"}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: sort field "N" is not selected`},
-		{"page size", query.Request{PageSize: 0}, ErrInvalidRequest, "exec: invalid request: page 0, page size 0"},
-		{"negative page", query.Request{Page: -1, PageSize: 1}, ErrInvalidRequest, "exec: invalid request: page -1, page size 1"},
-		{"literal type", query.Request{Filter: cmpx("N", query.TypeFloat, query.Eq, query.String("a")), PageSize: 1}, ErrInvalidRequest, `exec: invalid request: cannot compare float field "N" with a string literal`},
-		{"function on number", query.Request{Filter: &query.Call{Func: query.Contains, Field: field("N", query.TypeFloat), Arg: lit(query.String("1"))}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: function on float field "N"`},
-		{"sum of string", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Aggregate{Func: query.AggSum, Field: "C"}}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: sum of string field "C" (KPI K)`},
-		{"unknown KPI field", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Aggregate{Func: query.AggMin, Field: "Z"}}}, PageSize: 1}, ErrUnknownField, `exec: unknown field "Z" (KPI K)`},
-		{"ratio without condition", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Aggregate{Func: query.AggRatio}}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: ratio without a condition (KPI K)`},
-		{"arithmetic on strings", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Arith{Op: '+', L: &query.Aggregate{Func: query.AggMin, Field: "C"}, R: &query.Number{V: 1}}}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: arithmetic on a string and a float KPI value (KPI K)`},
-		{"search non-string", query.Request{Search: &query.Search{Term: "a", Fields: []string{"N"}}, PageSize: 1}, ErrInvalidRequest, `exec: invalid request: search field "N" is a float field, not a string or time field`},
-		{"nil filter node", query.Request{Filter: not(nil), PageSize: 1}, ErrInvalidRequest, "exec: invalid request: nil filter node"},
-		{"typed nil filter node", query.Request{Filter: and(de, (*query.Compare)(nil)), PageSize: 1}, ErrInvalidRequest, "exec: invalid request: nil filter node"},
-		{"nil KPI", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Arith{Op: '+', L: (*query.Aggregate)(nil), R: &query.Number{V: 1}}}}, PageSize: 1}, ErrInvalidRequest, "exec: invalid request: nil KPI expression (KPI K)"},
-		{"bad arithmetic operator", query.Request{KPIs: []query.NamedMetric{{ID: "K", Metric: &query.Arith{Op: '%', L: &query.Number{V: 2}, R: &query.Number{V: 1}}}}, PageSize: 1}, ErrInvalidRequest, "exec: invalid request: arithmetic operator '%' (KPI K)"},
-		{"bad operator", query.Request{Filter: cmpx("N", query.TypeFloat, 0, query.Float(1)), PageSize: 1}, ErrInvalidRequest, "exec: invalid request: comparison operator 0"},
+		{"unknown field", km.PlanRequest{Request: query.Request{Fields: []string{"X"}, PageSize: 1}}},
+		{"unknown filter field", km.PlanRequest{Request: query.Request{PageSize: 1}, Filters: []query.Expr{cmpx("X", query.TypeString, query.Eq, query.String("a"))}}},
+		{"unknown sort field", km.PlanRequest{Request: query.Request{Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: "X"}}, PageSize: 1}}},
+		{"sort not selected", km.PlanRequest{Request: query.Request{Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: "N"}}, PageSize: 1}}},
+		{"page size", km.PlanRequest{Request: query.Request{PageSize: 0}}},
+		{"negative page", km.PlanRequest{Request: query.Request{Page: -1, PageSize: 1}}},
+		{"unknown KPI", km.PlanRequest{Record: "-", Request: query.Request{KPIs: []query.NamedMetric{{ID: "K"}}, PageSize: 1}}},
+		{"search non-string", km.PlanRequest{Request: query.Request{Search: &query.Search{Term: "a", Fields: []string{"N"}}, PageSize: 1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Run(f, &tt.req)
-			if err == nil || err.Error() != tt.want || !errors.Is(err, tt.is) {
-				t.Errorf("err = %v, want %q wrapping %v", err, tt.want, tt.is)
+			_, err := f.run(tt.req)
+			var pe *problem.Problem
+			var qe *query.Error
+			if !errors.As(err, &pe) && !errors.As(err, &qe) || pe != nil && pe.Status != 400 {
+				t.Errorf("err = %v, want a client error", err)
 			}
 		})
 	}
 }
 
-func TestRunNil(t *testing.T) {
-	if _, err := Run(nil, &query.Request{PageSize: 1}); !errors.Is(err, ErrInvalidRequest) {
-		t.Errorf("Run(nil frame) err = %v", err)
+// TestKPIErrors: a KPI the executor could not compute is refused when the KM loads.
+func TestKPIErrors(t *testing.T) {
+	for _, expr := range []string{"sum(O.C)", "min(O.Z)", "ratio()", "min(O.C) + 1"} {
+		m := "id: m\nrecords:\n  - id: O\n    key: ID\n    fields: [{id: ID, type: string}, {id: C, type: string}]\nkpis:\n  - {id: K, expr: \"" + expr + "\", record: O}\n"
+		if _, err := km.Load(fstest.MapFS{"models/m.yaml": {Data: []byte(m)}}); err == nil {
+			t.Errorf("KPI %s loaded", expr)
+		}
 	}
-	if _, err := Run(orders(t), nil); !errors.Is(err, ErrInvalidRequest) {
-		t.Errorf("Run(nil request) err = %v", err)
+}
+
+// TestConstantKPI: a KPI that aggregates nothing ("3" loads) is one group of its value
+// without fields; it once indexed the pairs of its first aggregate, which it has not.
+func TestConstantKPI(t *testing.T) {
+	f := orders(t, "THREE", "3")
+	res, err := f.run(km.PlanRequest{Record: "-", Request: query.Request{KPIs: []query.NamedMetric{{ID: "THREE"}}, PageSize: 5, Count: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([][]query.Value{{query.Float(3)}}, res.Rows); d != "" || res.Count != 1 {
+		t.Errorf("rows (-want +got):\n%s count %d", d, res.Count)
 	}
 }

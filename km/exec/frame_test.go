@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -30,7 +31,11 @@ func TestFrameChain(t *testing.T) {
 	if d := cmp.Diff(wantNames, f.Names()); d != "" {
 		t.Errorf("names (-want +got):\n%s", d)
 	}
-	res, err := Run(f, &query.Request{Fields: []string{"ACTIVITIES.ACT", "ORDERS.NET", "CUSTOMERS.COUNTRY"}, PageSize: 10})
+	// The same tables as a KM, asked through plans.
+	o := kmOfRecords(t, []rt{{"ACTIVITIES", "ACT", acts}, {"ORDERS", "ORDER_ID", ords}, {"CUSTOMERS", "ID", custs}},
+		[][2]string{{"ACTIVITIES.ORDER_ID", "ORDERS.ORDER_ID"}, {"ORDERS.CUSTOMER", "CUSTOMERS.ID"}},
+		"N", "count()", "NET", "sum(ORDERS.NET)")
+	res, err := o.run(km.PlanRequest{Record: "-", Request: query.Request{Fields: []string{"ACTIVITIES.ACT", "ORDERS.NET", "CUSTOMERS.COUNTRY"}, PageSize: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +53,9 @@ func TestFrameChain(t *testing.T) {
 		t.Errorf("rows (-want +got):\n%s", d)
 	}
 
-	// Filters on joined columns: unmatched rows read null.
+	// Filters on parent records: a plan places each on its record and carries it to the
+	// activities by semi-join, so a row without a parent matches no parent's predicate,
+	// "is null" included (every customer has a country).
 	filters := []struct {
 		name   string
 		filter query.Expr
@@ -56,13 +63,13 @@ func TestFrameChain(t *testing.T) {
 	}{
 		{"eq through two joins", cmpx("CUSTOMERS.COUNTRY", query.TypeString, query.Eq, query.String("DE")), []string{"create", "ship"}},
 		{"ne skips unmatched", cmpx("CUSTOMERS.COUNTRY", query.TypeString, query.Ne, query.String("DE")), []string{"create"}},
-		{"is null counts unmatched", &query.IsNull{Field: field("CUSTOMERS.COUNTRY", query.TypeString)}, []string{"lost", "orphan", "create"}},
+		{"is null holds for no customer", &query.IsNull{Field: field("CUSTOMERS.COUNTRY", query.TypeString)}, []string{}},
 		{"is not null", &query.IsNull{Field: field("ORDERS.NET", query.TypeFloat), Negated: true}, []string{"create", "ship", "create", "create"}},
 		{"not gt", not(cmpx("ORDERS.NET", query.TypeFloat, query.Gt, query.Float(15))), []string{"create", "ship", "create"}},
 	}
 	for _, tt := range filters {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := Run(f, &query.Request{Fields: []string{"ACTIVITIES.ACT"}, Filter: tt.filter, PageSize: 10})
+			res, err := o.run(km.PlanRequest{Record: "-", Request: query.Request{Fields: []string{"ACTIVITIES.ACT"}, PageSize: 10}, Filters: []query.Expr{tt.filter}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,17 +83,18 @@ func TestFrameChain(t *testing.T) {
 		})
 	}
 
-	// KPIs at the grain of the many side, grouped by a joined field.
-	res, err = Run(f, &query.Request{
+	// KPIs each at its own grain, grouped by a parent's field: count() counts activities,
+	// sum(ORDERS.NET) adds each order once (order 1 has two activities in DE).
+	res, err = o.run(km.PlanRequest{Record: "-", Request: query.Request{
 		Fields:   []string{"CUSTOMERS.COUNTRY"},
-		KPIs:     []query.NamedMetric{{ID: "N", Metric: &query.Aggregate{Func: query.AggCount}}, {ID: "NET", Metric: &query.Aggregate{Func: query.AggSum, Field: "ORDERS.NET"}}},
+		KPIs:     []query.NamedMetric{{ID: "N"}, {ID: "NET"}},
 		Sort:     []query.SortTerm{{Field: "CUSTOMERS.COUNTRY"}},
 		PageSize: 10,
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = [][]query.Value{{s("DE"), query.Int(2), fl(20)}, {s("FR"), query.Int(1), fl(20)}, {ns, query.Int(3), fl(7)}}
+	want = [][]query.Value{{s("DE"), query.Int(2), fl(10)}, {s("FR"), query.Int(1), fl(20)}, {ns, query.Int(3), fl(7)}}
 	if d := cmp.Diff(want, res.Rows); d != "" {
 		t.Errorf("KPI rows (-want +got):\n%s", d)
 	}
@@ -143,15 +151,15 @@ func TestNewFrameErrors(t *testing.T) {
 
 func TestConcurrentRuns(t *testing.T) {
 	f := orders(t)
-	req := &query.Request{Fields: []string{"C", "ID"}, Sort: []query.SortTerm{{Field: "C"}, {Field: "ID", Desc: true}}, PageSize: 3, Search: &query.Search{Term: "o", Precision: 50}}
-	want, err := Run(f, req)
+	req := km.PlanRequest{Request: query.Request{Fields: []string{"C", "ID"}, Sort: []query.SortTerm{{Field: "C"}, {Field: "ID", Desc: true}}, PageSize: 3, Search: &query.Search{Term: "o", Precision: 50}}}
+	want, err := f.run(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	errs := make(chan error, 8)
 	for range 8 {
 		go func() {
-			got, err := Run(f, req)
+			got, err := f.run(req)
 			if err == nil && !cmp.Equal(want, got) {
 				err = errors.New(cmp.Diff(want, got))
 			}

@@ -8,15 +8,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/query/column"
 )
 
 // sortTable has a row id and a column of each type with ties and nulls; F also holds NaN,
 // both zeros and both infinities.
-func sortTable(t testing.TB) *Frame {
+func sortTable(t testing.TB) *one {
 	nan := math.NaN()
-	return FromTable(table(t,
+	return kmOf(t, "T", table(t,
 		[]string{"ID", "F", "I", "S", "B"},
 		[]query.Type{query.TypeInteger, query.TypeFloat, query.TypeInteger, query.TypeString, query.TypeBoolean},
 		[][]any{
@@ -35,10 +36,10 @@ func sortTable(t testing.TB) *Frame {
 }
 
 // pageIDs runs req and returns the ID column of the page.
-func pageIDs(t *testing.T, f *Frame, req *query.Request) []int64 {
+func pageIDs(t *testing.T, f *one, req *query.Request) []int64 {
 	t.Helper()
 	req.Fields = append([]string{"ID"}, req.Fields...)
-	res, err := Run(f, req)
+	res, err := f.run(planOf(req, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,15 +97,13 @@ func TestSortIndexOrder(t *testing.T) {
 				t.Errorf("even ids (-want +got):\n%s", d)
 			}
 			// The comparator path (sortTop) agrees with the index.
-			p, err := compile(f, &query.Request{Fields: []string{"ID", tt.field}, Sort: sort, PageSize: 100})
-			if err != nil {
-				t.Fatal(err)
-			}
-			all := make([]int32, f.Rows())
+			p, _ := f.early(t, km.PlanRequest{Record: "T", Request: query.Request{Fields: []string{"ID", tt.field}, Sort: sort, PageSize: 100}})
+			rows := f.tab.Rows()
+			all := make([]int32, rows)
 			for i := range all {
 				all[i] = int32(i)
 			}
-			top := sortTop(all, chain(p.keyCmps(0)), f.Rows())
+			top := sortTop(all, chain(p.keyCmps(0)), rows)
 			got = got[:0]
 			for _, r := range top {
 				got = append(got, int64(r))
@@ -146,7 +145,7 @@ func TestSortIndexKeysAndDistinct(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := Run(f, tt.req)
+			res, err := f.run(planOf(tt.req, ""))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -199,7 +198,7 @@ func TestIndexTopGivesUp(t *testing.T) {
 	for i := range rows {
 		rows[i] = []any{i, float64(i), r.IntN(10)}
 	}
-	f := FromTable(table(t, []string{"ID", "X", "M"}, []query.Type{query.TypeInteger, query.TypeFloat, query.TypeInteger}, rows))
+	f := kmOf(t, "T", table(t, []string{"ID", "X", "M"}, []query.Type{query.TypeInteger, query.TypeFloat, query.TypeInteger}, rows))
 	tests := []struct {
 		name   string
 		filter query.Expr
@@ -212,10 +211,7 @@ func TestIndexTopGivesUp(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &query.Request{Fields: []string{"ID", "X"}, Filter: tt.filter, Sort: []query.SortTerm{{Field: "X", Desc: true}}, PageSize: 5}
-			p, err := compile(f, req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, _ := f.early(t, planOf(req, ""))
 			sel, _ := p.selectRows()
 			count := sel.len()
 			_, ok := p.indexTop(sel, count, 5)
@@ -244,14 +240,14 @@ func TestSortIndexConcurrentBuild(t *testing.T) {
 	req := func() *query.Request {
 		return &query.Request{Fields: []string{"ID", "F"}, Sort: []query.SortTerm{{Field: "F", Desc: true}}, PageSize: 4}
 	}
-	want, err := Run(sortTable(t), req())
+	want, err := sortTable(t).run(planOf(req(), ""))
 	if err != nil {
 		t.Fatal(err)
 	}
 	errs := make(chan error, 8)
 	for range 8 {
 		go func() {
-			got, err := Run(f, req())
+			got, err := f.run(planOf(req(), ""))
 			if err == nil && !cmp.Equal(want, got, cmp.Comparer(sameFloat)) {
 				err = errors.New(cmp.Diff(want, got, cmp.Comparer(sameFloat)))
 			}
@@ -306,6 +302,7 @@ func TestStringFilterPaths(t *testing.T) {
 		rf.types["A."+name] = types[i]
 	}
 	rf.names = append(rf.names, "B.K", "B.S")
+	rf.o = kmOfRecords(t, []rt{{"A", "ID", a}, {"B", "K", b}}, [][2]string{{"A.FK", "B.K"}})
 	rf.types["B.K"], rf.types["B.S"] = query.TypeString, query.TypeString
 	for _, ar := range rows {
 		row := map[string]query.Value{"B.K": query.Null(query.TypeString), "B.S": query.Null(query.TypeString)}
@@ -348,9 +345,16 @@ func TestStringFilterPaths(t *testing.T) {
 			"eq and id small": and(cmpx(col, query.TypeString, query.Eq, value(2)), cmpx("A.ID", query.TypeInteger, query.Lt, query.Int(150))),
 		}
 		for name, filter := range filters {
+			if col == "B.S" {
+				// A plan places a predicate on B alone on B's rows (so "is null" holds
+				// for no A row without a B); ORed with a predicate on A that is always
+				// false it stays one condition of A's rows reading S through the join
+				// index, the path this test is after.
+				filter = or(filter, cmpx("A.ID", query.TypeInteger, query.Lt, query.Int(0)))
+			}
 			t.Run(col+" "+name, func(t *testing.T) {
 				req := &query.Request{Fields: []string{"A.ID", col}, Filter: filter, PageSize: n, Count: true}
-				got, err := Run(f, req)
+				got, err := rf.plan(req)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -21,64 +20,6 @@ type groups struct {
 type compiledMetric struct {
 	typ  query.Type
 	eval func(g groups) []query.Value
-}
-
-// compileMetric checks a KPI expression against the frame and compiles it.
-func (f *Frame) compileMetric(m query.Metric) (compiledMetric, error) {
-	switch m := m.(type) {
-	case *query.Number:
-		if m == nil {
-			break
-		}
-		v := query.Float(m.V)
-		return compiledMetric{typ: query.TypeFloat, eval: func(g groups) []query.Value {
-			out := make([]query.Value, g.n)
-			for i := range out {
-				out[i] = v
-			}
-			return out
-		}}, nil
-	case *query.Arith:
-		if m == nil {
-			break
-		}
-		l, err := f.compileMetric(m.L)
-		if err != nil {
-			return compiledMetric{}, err
-		}
-		r, err := f.compileMetric(m.R)
-		if err != nil {
-			return compiledMetric{}, err
-		}
-		if !l.typ.Numeric() || !r.typ.Numeric() {
-			return compiledMetric{}, fmt.Errorf("exec: %w: arithmetic on a %v and a %v KPI value", ErrInvalidRequest, l.typ, r.typ)
-		}
-		op, err := arith(m.Op)
-		if err != nil {
-			return compiledMetric{}, err
-		}
-		return compiledMetric{typ: query.TypeFloat, eval: func(g groups) []query.Value {
-			a, b := l.eval(g), r.eval(g)
-			out := make([]query.Value, g.n)
-			for i := range out {
-				if a[i].Null || b[i].Null {
-					out[i] = query.Null(query.TypeFloat)
-					continue
-				}
-				out[i] = op(asFloat(a[i]), asFloat(b[i]))
-			}
-			return out
-		}}, nil
-	case *query.Aggregate:
-		if m == nil {
-			break
-		}
-		return f.compileAggregate(m)
-	case nil:
-	default:
-		return compiledMetric{}, fmt.Errorf("exec: %w: KPI expression %T", ErrInvalidRequest, m)
-	}
-	return compiledMetric{}, fmt.Errorf("exec: %w: nil KPI expression", ErrInvalidRequest)
 }
 
 func arith(op byte) (func(a, b float64) query.Value, error) {
@@ -105,18 +46,6 @@ func asFloat(v query.Value) float64 {
 		return v.Float
 	}
 	return float64(v.Int)
-}
-
-func (f *Frame) compileAggregate(a *query.Aggregate) (compiledMetric, error) {
-	var cond pred
-	if a.Filter != nil {
-		p, err := f.compileTrue(context.Background(), a.Filter)
-		if err != nil {
-			return compiledMetric{}, err
-		}
-		cond = p
-	}
-	return f.aggregateWith(a, cond)
 }
 
 // aggregateWith compiles an aggregate whose condition is cond (nil: none), ignoring

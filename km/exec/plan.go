@@ -30,7 +30,7 @@ import (
 //     down marks every child of a marked parent. A record's passing rows are the AND of
 //     its conjuncts' bitmaps.
 //   - Rows: a frame of the grain record joining its parents (RowJoin), with the passing
-//     rows as its selection; sort, search, distinct and paging are Run's. With RowChecks
+//     rows as its selection, then sort, search, distinct and paging (compileRows). With RowChecks
 //     the request reads a frame of its own whose join indexes drop the parents that fail
 //     their tests (dropFailingParents).
 //   - KPIs: per aggregate, tuples of row numbers start at the passing grain rows and grow
@@ -355,7 +355,7 @@ func (s *Source) RunContext(ctx context.Context, p *km.Plan) (res *query.Result,
 	return s.runKPIs(ctx, p, fs, st)
 }
 
-// runRows lists the rows of the grain with Run's machinery over the grain's frame. A
+// runRows lists the rows of the grain with the executor's plan over the grain's frame. A
 // sorted page without a count first tries earlyTop with the filter evaluated row by row
 // (rowFilter); otherwise, or when the walk gives up, the filter's bitmap over the grain
 // rows selects them.
@@ -907,6 +907,9 @@ var parallelPairs = 1 << 16
 // goroutines, each aggregate on one (its values are the same as computed alone).
 func (s *Source) aggregates(ctx context.Context, aggs []*km.Aggregate, all []pairs, n int) ([][]query.Value, error) {
 	values := make([][]query.Value, len(aggs))
+	if len(aggs) == 0 { // KPIs of constants only ("3")
+		return values, nil
+	}
 	errs := make([]error, len(aggs))
 	run := func(i int) {
 		if errs[i] = ctx.Err(); errs[i] == nil {

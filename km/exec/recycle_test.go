@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 
@@ -15,7 +16,7 @@ import (
 // changing shapes, so no cell of an earlier, larger page shows through; a page still
 // lent (not released) is not overwritten by the next query's.
 func TestRecycledPagesAgainstReference(t *testing.T) {
-	g := &gen{r: rand.New(rand.NewPCG(21, 22))}
+	g := &gen{r: rand.New(rand.NewPCG(21, 22)), plan: true}
 	n := 2000
 	if testing.Short() {
 		n = 300
@@ -25,16 +26,18 @@ func TestRecycledPagesAgainstReference(t *testing.T) {
 	var heldRC *query.Recycling
 	lent := 0
 	for i := range n {
-		f, rf := g.tables(t)
+		_, rf := g.tables(t)
 		req := g.request(rf)
 		want := rf.run(req)
-		p, err := compile(f, req)
+		rc := new(query.Recycling)
+		p, err := rf.o.plan(planOf(req, rf.record()))
 		if err != nil {
 			t.Fatalf("case %d: %v\nrequest %s", i, err, describe(req))
 		}
-		rc := new(query.Recycling)
-		p.lend = rc
-		got := p.run()
+		got, err := rf.o.src.RunContext(query.WithRecycling(context.Background(), rc), p)
+		if err != nil {
+			t.Fatalf("case %d: %v\nrequest %s", i, err, describe(req))
+		}
 		lent += rc.Lent()
 		if d := gocmp.Diff(want, got, cmpopts.EquateApprox(1e-9, 1e-9), cmpopts.EquateEmpty()); d != "" {
 			t.Fatalf("case %d: result differs from the reference (-want +got):\n%s\nrequest %s", i, d, describe(req))

@@ -22,6 +22,24 @@ type refFrame struct {
 	names []string
 	types map[string]query.Type
 	rows  []map[string]query.Value
+	// o is the same tables as a KM (records A and B, A.FK -> B.K; KPIs K0 to K2, which
+	// a request overrides with its metrics) and the Source over them.
+	o *one
+}
+
+// plan runs req as the KM-level plan it stands for: req.Filter as the one filter entry,
+// each KPI named K<i> with the request's metric.
+func (rf *refFrame) plan(req *query.Request) (*query.Result, error) {
+	return rf.o.run(planOf(req, rf.record()))
+}
+
+// record is the record of the plans rf's requests stand for: "-" (KM level) when its
+// names are qualified, else the one record's.
+func (rf *refFrame) record() string {
+	if strings.Contains(rf.names[0], ".") {
+		return "-"
+	}
+	return ""
 }
 
 // Three-valued results of the reference evaluator.
@@ -412,6 +430,25 @@ func (rf *refFrame) metric(m query.Metric, g []int) query.Value {
 // gen makes random tables, filters and requests.
 type gen struct {
 	r *rand.Rand
+	// plan restricts requests to what a km.Plan states with the frame's semantics: filters
+	// and KPIs name A's fields only (a plan places a predicate on B on B's rows and carries
+	// it by semi-join, and aggregates B's fields at B's grain), min and max read numbers
+	// (the KPI language's rule), fields are distinct and present unless KPIs are asked.
+	plan bool
+}
+
+// names returns the fields a filter or a KPI may name.
+func (g *gen) names(rf *refFrame) []string {
+	if !g.plan {
+		return rf.names
+	}
+	var out []string
+	for _, n := range rf.names {
+		if strings.HasPrefix(n, "A.") {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 var words = []string{"Material", "material", "Raw Material", "München", "Munchen", "Köln", "DE", "FR", "", "Matter", "Order 1", "order 10", "Zürich", "x"}
@@ -478,7 +515,8 @@ func (g *gen) tables(t *testing.T) (*Frame, *refFrame) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rf := &refFrame{types: map[string]query.Type{}}
+	rf := &refFrame{types: map[string]query.Type{},
+		o: kmOfRecords(t, []rt{{"A", "", a}, {"B", "K", b}}, [][2]string{{"A.FK", "B.K"}}, "K0", "count()", "K1", "count()", "K2", "count()")}
 	for i, name := range aNames {
 		rf.names = append(rf.names, "A."+name)
 		rf.types["A."+name] = aTypes[i]
@@ -565,7 +603,8 @@ func (g *gen) filter(rf *refFrame, depth int) query.Expr {
 			return or(g.filter(rf, depth-1), g.filter(rf, depth-1))
 		}
 	}
-	name := rf.names[r.IntN(len(rf.names))]
+	names := g.names(rf)
+	name := names[r.IntN(len(names))]
 	t := rf.types[name]
 	fr := field(name, t)
 	switch k := r.IntN(10); {
@@ -592,7 +631,11 @@ func (g *gen) request(rf *refFrame) *query.Request {
 	req := &query.Request{PageSize: 1 + r.IntN(12), Page: r.IntN(4), Count: r.IntN(4) != 0}
 	if r.IntN(5) != 0 {
 		for range 1 + r.IntN(5) {
-			req.Fields = append(req.Fields, rf.names[r.IntN(len(rf.names))])
+			name := rf.names[r.IntN(len(rf.names))]
+			if g.plan && slices.Contains(req.Fields, name) {
+				continue
+			}
+			req.Fields = append(req.Fields, name)
 		}
 	}
 	if r.IntN(3) != 0 {
@@ -607,10 +650,30 @@ func (g *gen) request(rf *refFrame) *query.Request {
 	}
 	if r.IntN(4) == 0 {
 		for i := range 1 + r.IntN(3) {
-			req.KPIs = append(req.KPIs, query.NamedMetric{ID: fmt.Sprintf("K%d", i), Metric: g.metric(rf, 1)})
+			m := g.metric(rf, 1)
+			for g.plan && !hasAggregate(m) { // a KM's KPI aggregates something
+				m = g.metric(rf, 1)
+			}
+			req.KPIs = append(req.KPIs, query.NamedMetric{ID: fmt.Sprintf("K%d", i), Metric: m})
 		}
 	} else {
 		req.Distinct = r.IntN(3) == 0
+	}
+	if g.plan && len(req.Fields) == 0 && len(req.KPIs) == 0 {
+		req.Fields = slices.Clone(rf.names)
+	}
+	if g.plan && len(req.KPIs) == 0 && !slices.ContainsFunc(req.Fields, func(f string) bool { return strings.HasPrefix(f, "A.") }) {
+		// Rows of a plan are of the finest record selected: A's, as the frame's.
+		a := g.names(rf)
+		req.Fields = append(req.Fields, a[r.IntN(len(a))])
+	}
+	if g.plan && len(req.KPIs) > 0 && req.Search != nil {
+		// With KPIs a plan searches the selected fields, which group the KPIs.
+		// Without a field it has nothing to search.
+		req.Search.Fields = slices.DeleteFunc(req.Search.Fields, func(f string) bool { return !slices.Contains(req.Fields, f) })
+		if len(req.Fields) == 0 {
+			req.Search = nil
+		}
 	}
 	sortable := slices.Clone(req.Fields)
 	if len(sortable) == 0 && len(req.KPIs) == 0 {
@@ -627,6 +690,17 @@ func (g *gen) request(rf *refFrame) *query.Request {
 	return req
 }
 
+// hasAggregate reports whether m holds an aggregate.
+func hasAggregate(m query.Metric) bool {
+	switch m := m.(type) {
+	case *query.Aggregate:
+		return true
+	case *query.Arith:
+		return hasAggregate(m.L) || hasAggregate(m.R)
+	}
+	return false
+}
+
 func (g *gen) metric(rf *refFrame, depth int) query.Metric {
 	r := g.r
 	if depth > 0 && r.IntN(4) == 0 {
@@ -636,6 +710,9 @@ func (g *gen) metric(rf *refFrame, depth int) query.Metric {
 		return &query.Number{V: float64(r.IntN(5))}
 	}
 	numeric := []string{"A.C1", "A.C2", "B.F"}
+	if g.plan {
+		numeric = numeric[:2]
+	}
 	a := &query.Aggregate{Func: query.AggFunc(1 + r.IntN(8))}
 	switch a.Func {
 	case query.AggSum, query.AggAvg, query.AggMedian:
@@ -649,29 +726,31 @@ func (g *gen) metric(rf *refFrame, depth int) query.Metric {
 		}
 		fallthrough
 	default:
-		a.Field = rf.names[r.IntN(len(rf.names))]
+		names := g.names(rf)
+		a.Field = names[r.IntN(len(names))]
 	}
 	if r.IntN(3) == 0 {
 		a.Filter = g.filter(rf, 1)
 	}
-	// Arithmetic needs numbers: min and max of other types stand alone only.
-	if depth == 0 && (a.Func == query.AggMin || a.Func == query.AggMax) && !rf.types[a.Field].Numeric() {
+	// Arithmetic needs numbers: min and max of other types stand alone only (and in a
+	// plan, nowhere).
+	if (depth == 0 || g.plan) && (a.Func == query.AggMin || a.Func == query.AggMax) && !rf.types[a.Field].Numeric() {
 		a.Field = numeric[r.IntN(len(numeric))]
 	}
 	return a
 }
 
 func TestAgainstReference(t *testing.T) {
-	g := &gen{r: rand.New(rand.NewPCG(1, 2))}
+	g := &gen{r: rand.New(rand.NewPCG(1, 2)), plan: true}
 	n := 3000
 	if testing.Short() {
 		n = 300
 	}
 	for i := range n {
-		f, rf := g.tables(t)
+		_, rf := g.tables(t)
 		req := g.request(rf)
 		want := rf.run(req)
-		got, err := Run(f, req)
+		got, err := rf.plan(req)
 		if err != nil {
 			t.Fatalf("case %d: %v\nrequest %s", i, err, describe(req))
 		}
@@ -739,11 +818,11 @@ func FuzzAgainstReference(f *testing.F) {
 	f.Add(uint64(1), uint64(2))
 	f.Add(uint64(42), uint64(0))
 	f.Fuzz(func(t *testing.T, s1, s2 uint64) {
-		g := &gen{r: rand.New(rand.NewPCG(s1, s2))}
-		fr, rf := g.tables(t)
+		g := &gen{r: rand.New(rand.NewPCG(s1, s2)), plan: true}
+		_, rf := g.tables(t)
 		req := g.request(rf)
 		want := rf.run(req)
-		got, err := Run(fr, req)
+		got, err := rf.plan(req)
 		if err != nil {
 			t.Fatalf("%v\nrequest %s", err, describe(req))
 		}

@@ -9,7 +9,7 @@ import "context"
 // into the context's error, so that a canceled request stops within a few milliseconds of
 // CPU wherever it is: a column pass, a grouping, a sort (through stop.order), a search.
 //
-// A nil *stop (a run without a context: Run) checks nothing. A stop is used by one
+// A nil *stop checks nothing. A stop is used by one
 // goroutine, the run's: the loops a run spreads over several goroutines (the aggregates,
 // the parallel dense grouping) are single passes, checked between them.
 type stop struct {

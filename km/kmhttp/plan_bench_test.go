@@ -13,7 +13,6 @@ import (
 	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/internal/demodata/demostore"
 	"github.com/kmkit/kmkit/km"
-	qexec "github.com/kmkit/kmkit/km/exec"
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/query"
 )
@@ -144,27 +143,5 @@ func BenchmarkKPIsThroughJoinVsPandas(b *testing.B) {
 		b.ReportMetric(ours*1e3, "ms")
 		b.ReportMetric(pandas*1e3, "pandas-ms")
 		b.ReportMetric(ours/pandas, "ratio")
-	})
-	// The old rule for the same request, timed for reference: the KPIs over the frame of
-	// ORDER_ITEMS joined to ORDERS and MATERIALS (an order's value counted once per item).
-	b.Run("old-rule", func(b *testing.B) {
-		tables, err := demodata.Tables(n)
-		if err != nil {
-			b.Fatal(err)
-		}
-		f, err := qexec.NewFrame("ORDER_ITEMS", tables["order_items"],
-			qexec.Join{From: "ORDER_ITEMS.ORDER_ID", Record: "ORDERS", Table: tables["orders"], Key: "ORDER_ID"},
-			qexec.Join{From: "ORDER_ITEMS.MATERIAL_ID", Record: "MATERIALS", Table: tables["materials"], Key: "MATERIAL_ID"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		req := &query.Request{Fields: []string{"MATERIALS.MATERIAL_GROUP"}, PageSize: 50, KPIs: []query.NamedMetric{
-			{ID: "TOTAL_NET", Metric: m.KPI("TOTAL_NET").Metric()}, {ID: "ITEM_QUANTITY", Metric: m.KPI("ITEM_QUANTITY").Metric()}}}
-		for b.Loop() {
-			if _, err := qexec.Run(f, req); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)*1e3, "ms")
 	})
 }
