@@ -130,21 +130,7 @@ func TestRowChecksPlanShapes(t *testing.T) {
 		if _, err := db.sql.ExecContext(ctx, "ANALYZE"); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := db.sql.QueryContext(ctx, "EXPLAIN QUERY PLAN "+st.page, st.pageArgs...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var b strings.Builder
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			b.WriteString(detail + "\n")
-		}
-		plan := b.String()
+		plan := sqlitePlan(t, db, st)
 		t.Logf("%s\n%s", st.page, plan)
 		for _, w := range []string{"SEARCH r1 USING INDEX", "SEARCH s1 USING INDEX"} {
 			if !strings.Contains(plan, w) {

@@ -247,21 +247,7 @@ func TestSQLitePlanShapes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			c.withIndex(t, db.sql.ExecContext, "sqlite")
 			st := c.statement(t, db, m)
-			rows, err := db.sql.QueryContext(ctx, "EXPLAIN QUERY PLAN "+st.page, st.pageArgs...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			var b strings.Builder
-			for rows.Next() {
-				var id, parent, unused int
-				var detail string
-				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-					t.Fatal(err)
-				}
-				b.WriteString(detail + "\n")
-			}
-			plan := b.String()
+			plan := sqlitePlan(t, db, st)
 			t.Logf("%s\n%s", st.page, plan)
 			for _, w := range c.sqlite {
 				if !strings.Contains(plan, w) {
@@ -350,4 +336,27 @@ func openSchema(t testing.TB, dsn string) *DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// sqlitePlan returns the detail lines of SQLite's EXPLAIN QUERY PLAN of st's page.
+func sqlitePlan(t *testing.T, db *DB, st *statement) string {
+	t.Helper()
+	rows, err := db.sql.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+st.page, st.pageArgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString(detail + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
