@@ -27,7 +27,9 @@
 //     DefaultPageSize.
 //   - summarize_record: the KM API's summary endpoint.
 //   - find_field_values: the distinct values of a string field the KM API's fuzzy search
-//     matches, best first, so that an agent can turn "munich" into the stored "München".
+//     matches, best first, so that an agent can turn "munich" into the stored "München":
+//     limit of them (page from 0 asks for the following ones), with total (how many
+//     match), more (values follow these) and next (the page and limit that return them).
 //
 // Every tool reads its arguments into the domain's portable request (km.Request,
 // km.SummaryRequest) and asks the request layer (km.Service), as the KM API and OData do:

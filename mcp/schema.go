@@ -110,6 +110,7 @@ func (s *Handler) findInputSchema() *jsonschema.Schema {
 		p["limit"].Description = "most values returned, 1 to " + strconv.Itoa(s.opts.maxRows) + " (default " + strconv.Itoa(DefaultFindLimit) + ")"
 		bounds(p["precision"], 1, 100)
 		p["precision"].Description = precisionNote
+		minimum(p["page"], 0)
 	})
 }
 

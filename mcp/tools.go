@@ -178,11 +178,26 @@ type FindArgs struct {
 	Term      string `json:"term" jsonschema:"what the user typed, e.g. munich"`
 	Precision int    `json:"precision,omitempty" jsonschema:"match precision from 1 to 100 (default 80)"`
 	Limit     int    `json:"limit,omitempty" jsonschema:"most values returned (default 10)"`
+	// Page asks for the values after the first Page*Limit matches (from 0), as next says.
+	Page int `json:"page,omitempty" jsonschema:"page of values from 0, each of limit values (ask for the one next names)"`
 }
 
 // FindResult is the output of find_field_values: stored values, best match first.
 type FindResult struct {
 	Values []any `json:"values"`
+	// Total is the number of matching values of the field.
+	Total int `json:"total" jsonschema:"how many stored values match, on every page together"`
+	// More says matching values follow the ones returned; Next then names the call that
+	// returns them.
+	More bool      `json:"more" jsonschema:"true when matching values follow the ones returned: ask for next"`
+	Next *FindNext `json:"next,omitempty" jsonschema:"the page and limit arguments that return the values following these"`
+}
+
+// FindNext names the find_field_values call that returns the values following an
+// answer's: its page and limit arguments, the other arguments unchanged.
+type FindNext struct {
+	Page  int `json:"page"`
+	Limit int `json:"limit"`
 }
 
 func (s *Handler) addTools(srv *sdk.Server, p *principal.Principal) {
@@ -238,7 +253,8 @@ func (s *Handler) addTools(srv *sdk.Server, p *principal.Principal) {
 			return nil, out, nil
 		})
 	sdk.AddTool(srv, &sdk.Tool{Name: ToolFindValues, Annotations: readOnly, InputSchema: s.findInputSchema(),
-		Description: "Fuzzy-find the stored values of a string field that match what a user typed (\"munich\" finds \"München\"), best match first; use them in filterExpr."},
+		Description: "Fuzzy-find the stored values of a string field that match what a user typed (\"munich\" finds \"München\"), best match first; use them in filterExpr. " +
+			"more says whether further values match; next names the page and limit that return them."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in FindArgs) (*sdk.CallToolResult, FindResult, error) {
 			out, err := s.find(scope(ctx, p), &in)
 			if err != nil {
@@ -455,7 +471,8 @@ func (s *Handler) summarize(ctx context.Context, in *SummaryArgs) (map[string]an
 }
 
 // find answers find_field_values: the distinct values of the field that the fuzzy search
-// matches, best first.
+// matches, best first, a page of limit of them, with how many match and whether more
+// follow.
 func (s *Handler) find(ctx context.Context, in *FindArgs) (*FindResult, error) {
 	var missing []string
 	for _, a := range []struct{ name, value string }{{"record", in.Record}, {"field", in.Field}, {"term", in.Term}} {
@@ -470,7 +487,7 @@ func (s *Handler) find(ctx context.Context, in *FindArgs) (*FindResult, error) {
 	if in.Limit != 0 {
 		limit = in.Limit
 	}
-	r := &km.Request{Record: in.Record, Fields: []string{in.Field}, Distinct: true, PageSize: limit,
+	r := &km.Request{Record: in.Record, Fields: []string{in.Field}, Distinct: true, Page: in.Page, PageSize: limit, Count: true,
 		Search: &km.SearchRequest{Term: in.Term, Fields: []string{in.Field}, Precision: in.Precision}}
 	if in.Precision == 0 {
 		r.Search.Precision = -1 // the default
@@ -479,9 +496,12 @@ func (s *Handler) find(ctx context.Context, in *FindArgs) (*FindResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &FindResult{Values: make([]any, 0, len(res.Rows))}
+	out := &FindResult{Values: make([]any, 0, len(res.Rows)), Total: res.Count, More: res.More()}
 	for _, row := range res.Rows {
 		out.Values = append(out.Values, json.RawMessage(jsonenc.AppendJSON(nil, row[0])))
+	}
+	if out.More {
+		out.Next = &FindNext{Page: in.Page + 1, Limit: limit}
 	}
 	return out, nil
 }
