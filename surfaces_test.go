@@ -419,3 +419,68 @@ func TestIssue27OnEveryBackend(t *testing.T) {
 		})
 	}
 }
+
+// TestFindFieldValuesPagesOnEveryBackend pages through the values of ORDERS.STATUS that
+// contain "e" (case-insensitive, precision 100): in km/testdata/shop/data/orders.csv those
+// are OPEN, DELIVERED and CANCELLED (PAID has none). Every find_field_values answer says
+// how many match, whether more follow and which call returns them; following next returns
+// each value once.
+func TestFindFieldValuesPagesOnEveryBackend(t *testing.T) {
+	for _, b := range shopBackends() {
+		t.Run(b.name, func(t *testing.T) {
+			s := newSurfaces(t, km.NewService(b.open(t)), 50)
+			find := func(args map[string]any) (mcp.FindResult, map[string]any, string) {
+				t.Helper()
+				args["km"], args["record"], args["field"] = "shop-base", "ORDERS", "STATUS"
+				res, err := s.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: mcp.ToolFindValues, Arguments: args})
+				if err != nil {
+					t.Fatal(err)
+				}
+				text := res.Content[0].(*sdk.TextContent).Text
+				if res.IsError {
+					return mcp.FindResult{}, nil, text
+				}
+				raw, _ := json.Marshal(res.StructuredContent)
+				var out mcp.FindResult
+				var generic map[string]any
+				if json.Unmarshal(raw, &out) != nil || json.Unmarshal(raw, &generic) != nil {
+					t.Fatalf("%v: %s", args, raw)
+				}
+				return out, generic, ""
+			}
+			seen := map[any]int{}
+			for _, c := range []struct {
+				page, limit, values int
+				next                *mcp.FindNext
+			}{
+				{0, 2, 2, &mcp.FindNext{Page: 1, Limit: 2}},
+				{1, 2, 1, nil},
+				{2, 2, 0, nil},
+				{0, 3, 3, nil},
+				{0, 1, 1, &mcp.FindNext{Page: 1, Limit: 1}},
+				{1, 1, 1, &mcp.FindNext{Page: 2, Limit: 1}},
+			} {
+				out, _, refused := find(map[string]any{"term": "e", "precision": 100, "limit": c.limit, "page": c.page})
+				if refused != "" || len(out.Values) != c.values || out.Total != 3 || out.More != (c.next != nil) || !reflect.DeepEqual(out.Next, c.next) {
+					t.Errorf("page %d, limit %d: %+v (next %+v) %s, want %d values of 3, next %+v", c.page, c.limit, out, out.Next, refused, c.values, c.next)
+				}
+				if c.limit == 2 {
+					for _, v := range out.Values {
+						seen[v]++
+					}
+				}
+			}
+			if want := map[any]int{"OPEN": 1, "DELIVERED": 1, "CANCELLED": 1}; !reflect.DeepEqual(seen, want) {
+				t.Errorf("pages of 2: %v, want each of %v once", seen, want)
+			}
+			// No value matches: an empty answer that says so.
+			if _, none, _ := find(map[string]any{"term": "zzz", "precision": 100}); !reflect.DeepEqual(none, map[string]any{"values": []any{}, "total": 0.0, "more": false}) {
+				t.Errorf("no match: %v", none)
+			}
+			// A negative page is refused by the input schema.
+			if _, _, refused := find(map[string]any{"term": "e", "page": -1}); !strings.Contains(refused, "page") {
+				t.Errorf("page -1: %q, want a tool error about page", refused)
+			}
+		})
+	}
+}

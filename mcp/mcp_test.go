@@ -402,57 +402,6 @@ func TestFindFieldValues(t *testing.T) {
 	}
 }
 
-// TestFindFieldValuesPages pages through the values of ORDERS.STATUS that contain "e"
-// (case-insensitive, precision 100): in km/testdata/shop/data/orders.csv those are OPEN,
-// DELIVERED and CANCELLED (PAID has none). Every answer says how many match, whether more
-// follow and which call returns them; following next returns each value once.
-func TestFindFieldValuesPages(t *testing.T) {
-	f := newFixture(t)
-	find := func(page, limit int) mcp.FindResult {
-		t.Helper()
-		var out mcp.FindResult
-		f.ok(t, mcp.ToolFindValues, map[string]any{"km": "shop-base", "record": "ORDERS", "field": "STATUS", "term": "e",
-			"precision": 100, "limit": limit, "page": page}, &out)
-		return out
-	}
-	seen := map[any]int{}
-	for _, c := range []struct {
-		page, limit, values int
-		next                *mcp.FindNext
-	}{
-		{0, 2, 2, &mcp.FindNext{Page: 1, Limit: 2}},
-		{1, 2, 1, nil},
-		{2, 2, 0, nil},
-		{0, 3, 3, nil},
-		{0, 1, 1, &mcp.FindNext{Page: 1, Limit: 1}},
-		{1, 1, 1, &mcp.FindNext{Page: 2, Limit: 1}},
-	} {
-		out := find(c.page, c.limit)
-		if len(out.Values) != c.values || out.Total != 3 || out.More != (c.next != nil) || !reflect.DeepEqual(out.Next, c.next) {
-			t.Errorf("page %d, limit %d: %+v (next %+v), want %d values of 3, next %+v", c.page, c.limit, out, out.Next, c.values, c.next)
-		}
-		if c.limit == 2 {
-			for _, v := range out.Values {
-				seen[v]++
-			}
-		}
-	}
-	if want := map[any]int{"OPEN": 1, "DELIVERED": 1, "CANCELLED": 1}; !reflect.DeepEqual(seen, want) {
-		t.Errorf("pages of 2: %v, want each of %v once", seen, want)
-	}
-	// No value matches: an empty answer that says so.
-	var none map[string]any
-	f.ok(t, mcp.ToolFindValues, map[string]any{"km": "shop-base", "record": "ORDERS", "field": "STATUS", "term": "zzz", "precision": 100}, &none)
-	if want := map[string]any{"values": []any{}, "total": 0.0, "more": false}; !reflect.DeepEqual(none, want) {
-		t.Errorf("no match: %v, want %v", none, want)
-	}
-	// A negative page is refused by the input schema.
-	if res := f.call(t, mcp.ToolFindValues, map[string]any{"km": "shop-base", "record": "ORDERS", "field": "STATUS", "term": "e", "page": -1}); !res.IsError ||
-		!strings.Contains(text(res), "page") {
-		t.Errorf("page -1: %v %s, want a tool error about page", res.IsError, text(res))
-	}
-}
-
 func TestTeamScope(t *testing.T) {
 	st := loadStore(t)
 	base, err := st.Model(context.Background(), "shop-base")
