@@ -269,11 +269,10 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 		write(w, "text/plain;charset=utf-8", strconv.AppendInt(nil, int64(count), 10))
 		return
 	}
-	for _, ex := range expand {
-		if err := h.fill(r.Context(), m, ex, rows); err != nil {
-			h.fail(w, r, err)
-			return
-		}
+	left := h.opts.MaxExpanded
+	if err := h.expandAll(r.Context(), m, expand, rows, &left); err != nil {
+		h.fail(w, r, err)
+		return
 	}
 	next := ""
 	if more && eq.skip+n < count {

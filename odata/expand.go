@@ -11,13 +11,16 @@ import (
 	"github.com/kmkit/kmkit/query"
 )
 
-// $expand follows one navigation property per item, one level deep. For a page of parent
-// entities the related record is asked for once through km.Service, filtered by an in
-// list of the page's values of the join field (split into lists of at most the filter
-// limits' MaxIn values, each paged through at the Service's page size), and the related
-// rows are merged into their parents in Go: never one request per entity. Nested $top,
-// $skip and $count apply per parent, over the related rows in their nested $orderby
-// (then key) order.
+// $expand follows navigation properties, nested down to MaxExpandLevels. For a page of
+// parent entities each expanded property is asked for once through km.Service, filtered
+// by an in list of the page's values of the join field (split into lists of at most the
+// filter limits' MaxIn values, each paged through at the Service's page size), and the
+// related rows are merged into their parents in Go: never one request per entity. A
+// nested $expand is filled the same way from the related rows its parents show (after
+// their nested $skip and $top), one request per property per level. Nested $top, $skip
+// and $count apply per parent, over the related rows in their nested $orderby (then key)
+// order. The related rows of one answer, all levels together, are bounded by
+// WithMaxExpandedEntities.
 
 // expansion is one $expand item, planned and then filled.
 type expansion struct {
@@ -28,13 +31,15 @@ type expansion struct {
 	// field, childCol the related query's column of it.
 	eq                  *entityQuery
 	parentCol, childCol int
+	// sub are the nested $expand items, planned against the related entity type.
+	sub []*expansion
 	// rows are the related rows; byKey the indexes of those of each join value.
 	rows  [][]query.Value
 	byKey map[string][]int
 }
 
-// planExpand checks the $expand items of o against et and plans their queries; the join
-// fields of the parent join eq's fields.
+// planExpand checks the $expand items of o against et and plans their queries (and
+// those of their nested items); the join fields of the parent join eq's fields.
 func (h *Handler) planExpand(m *km.KnowledgeModel, et *entityType, o *QueryOptions, eq *entityQuery) ([]*expansion, error) {
 	var out []*expansion
 	for _, it := range o.Expand {
@@ -42,9 +47,14 @@ func (h *Handler) planExpand(m *km.KnowledgeModel, et *entityType, o *QueryOptio
 		if !ok {
 			return nil, withTarget(badOption(query.CodeFieldNotFound, "$expand: entity type %s has no navigation property %s%s", et.name, it.Nav, navHint(m, et.rec.ID)), "$expand")
 		}
+		if it.Levels > 1 {
+			// A KM relationship never joins a record with itself (km's loader refuses
+			// it), so no navigation property leads back to its own entity type.
+			return nil, withTarget(badOption(problem.CodeParameterIllegal, "$expand=%s($levels=%d): %s leads to entity type %s, not back to %s, so it cannot recurse; $levels=1 or max expands it once", it.Nav, it.Levels, it.Nav, nav.target, et.name), "$expand")
+		}
 		no := it.Options
 		if !nav.many && (no.OrderBy != nil || no.Top >= 0 || no.Skip != 0 || no.Count) {
-			return nil, withTarget(badOption(problem.CodeParameterIllegal, "$expand=%s: %s is single-valued; it takes nested $select and $filter only", it.Nav, it.Nav), "$expand")
+			return nil, withTarget(badOption(problem.CodeParameterIllegal, "$expand=%s: %s is single-valued; it takes nested $select, $filter and $expand only", it.Nav, it.Nav), "$expand")
 		}
 		parentField, childField := nav.rel.To.Field, nav.rel.From.Field
 		if !nav.many {
@@ -67,6 +77,9 @@ func (h *Handler) planExpand(m *km.KnowledgeModel, et *entityType, o *QueryOptio
 		ex := &expansion{nav: nav, sel: no.Select, o: no, eq: ceq}
 		ceq.q.Fields, ex.childCol = fieldIndex(ceq.q.Fields, childField)
 		eq.q.Fields, ex.parentCol = fieldIndex(eq.q.Fields, parentField)
+		if ex.sub, err = h.planExpand(m, target, no, ceq); err != nil {
+			return nil, err
+		}
 		out = append(out, ex)
 	}
 	return out, nil
@@ -82,9 +95,35 @@ func fieldIndex(fields []string, name string) ([]string, int) {
 	return append(fields, name), len(fields)
 }
 
+// expandAll fills the expansions exps for the parent rows, then their nested items for
+// the related rows each parent shows, level by level. left is what remains of the
+// answer's bound on related rows.
+func (h *Handler) expandAll(ctx context.Context, m *km.KnowledgeModel, exps []*expansion, parents [][]query.Value, left *int) error {
+	for _, ex := range exps {
+		if err := h.fill(ctx, m, ex, parents, left); err != nil {
+			return err
+		}
+		if ex.sub == nil {
+			continue
+		}
+		var shown [][]query.Value
+		for _, r := range parents {
+			idx, _ := ex.related(r)
+			for _, i := range idx {
+				shown = append(shown, ex.rows[i])
+			}
+		}
+		if err := h.expandAll(ctx, m, ex.sub, shown, left); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // fill asks for the related rows of the parent rows, in lists of at most maxIn join
-// values, each paged through.
-func (h *Handler) fill(ctx context.Context, m *km.KnowledgeModel, ex *expansion, parents [][]query.Value) error {
+// values, each paged through, taking their number from left; beyond it the answer is
+// tooManyExpanded.
+func (h *Handler) fill(ctx context.Context, m *km.KnowledgeModel, ex *expansion, parents [][]query.Value, left *int) error {
 	ex.byKey = map[string][]int{}
 	seen := map[string]bool{}
 	var keys []query.Value
@@ -100,6 +139,8 @@ func (h *Handler) fill(ctx context.Context, m *km.KnowledgeModel, ex *expansion,
 	if maxIn <= 0 {
 		maxIn = query.DefaultMaxIn
 	}
+	// Each page asks for at most one row beyond the bound, which is enough to know it
+	// is passed.
 	size := max(h.svc.MaxPageSize(), 1)
 	childField := ex.eq.q.Fields[ex.childCol]
 	where := ex.eq.q.Where
@@ -112,22 +153,30 @@ func (h *Handler) fill(ctx context.Context, m *km.KnowledgeModel, ex *expansion,
 		q := *ex.eq
 		q.q.Where = append(append([]query.Expr(nil), where...), in)
 		for skip := 0; ; skip += size {
-			q.q.Skip, q.q.PageSize = skip, size
+			q.q.Skip, q.q.PageSize = skip, min(size, *left+1)
 			res, err := h.query(ctx, m, &q)
 			if err != nil {
 				return err
+			}
+			if *left -= len(res.Rows); *left < 0 {
+				return tooManyExpanded(h.opts.MaxExpanded)
 			}
 			for _, r := range res.Rows {
 				k := valueKey(r[ex.childCol])
 				ex.byKey[k] = append(ex.byKey[k], len(ex.rows))
 				ex.rows = append(ex.rows, r)
 			}
-			if len(res.Rows) < size {
+			if len(res.Rows) < q.q.PageSize {
 				break
 			}
 		}
 	}
 	return nil
+}
+
+// tooManyExpanded is the 400 of an answer whose expanded entities pass the bound n.
+func tooManyExpanded(n int) error {
+	return withTarget(badOption(problem.CodeConstraint, "$expand brings more than %d related entities into one answer; ask for fewer entities per page (Prefer: odata.maxpagesize=N or $top), narrow the nested $filter, or expand fewer properties", n), "$expand")
 }
 
 // valueKey is a map key for a join value.
@@ -166,7 +215,7 @@ func (ex *expansion) related(r []query.Value) ([]int, int) {
 func (pg *page) appendExpanded(b []byte, r []query.Value) []byte {
 	for _, ex := range pg.expand {
 		idx, n := ex.related(r)
-		child := page{eq: ex.eq, rows: ex.rows, root: pg.root, ieee754: pg.ieee754, meta: pg.meta}
+		child := page{eq: ex.eq, rows: ex.rows, root: pg.root, ieee754: pg.ieee754, meta: pg.meta, expand: ex.sub}
 		keys := child.jsonKeys()
 		if ex.nav.many && ex.o.Count {
 			b = append(b, ',')
@@ -206,7 +255,8 @@ func (pg *page) appendExpanded(b []byte, r []query.Value) []byte {
 }
 
 // appendExpandContext appends the expanded items of the context URL's select list, as
-// OData 4.01 writes them: NAV(nested select list), NAV() without a nested $select.
+// OData 4.01 writes them: NAV(nested select list, nested expanded items), NAV() without
+// either.
 func appendExpandContext(b []byte, expand []*expansion, first bool) []byte {
 	for _, ex := range expand {
 		if !first {
@@ -221,6 +271,7 @@ func appendExpandContext(b []byte, expand []*expansion, first bool) []byte {
 			}
 			b = append(b, s...)
 		}
+		b = appendExpandContext(b, ex.sub, len(ex.sel) == 0)
 		b = append(b, ')')
 	}
 	return b

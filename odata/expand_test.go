@@ -175,6 +175,140 @@ func TestExpandPagesThroughInLists(t *testing.T) {
 	checkExpand(t, h, svc)
 }
 
+// nestedExpandCases are nested $expand requests on the shop fixture and their expected
+// JSON values (decoded, odata.metadata=none), computed from the CSV files.
+func nestedExpandCases(t testing.TB) []expandCase {
+	customers, orders, events := shopCSV(t, "customers"), shopCSV(t, "orders"), shopCSV(t, "events")
+	byID := func(a, b map[string]string) int { return strings.Compare(a["ID"], b["ID"]) }
+	slices.SortFunc(customers, byID)
+	slices.SortFunc(orders, byID)
+	net := func(o map[string]string) float64 { f, _ := strconv.ParseFloat(o["NET"], 64); return f }
+	// The events of an order as entities, ACTIVITY descending then position.
+	eventsOf := func(order string) []any {
+		var idx []int
+		for i, e := range events {
+			if e["ORDER_ID"] == order {
+				idx = append(idx, i)
+			}
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return -strings.Compare(events[a]["ACTIVITY"], events[b]["ACTIVITY"]) })
+		out := []any{}
+		for _, i := range idx {
+			out = append(out, map[string]any{"ROW_NUMBER": float64(i + 1), "ACTIVITY": events[i]["ACTIVITY"]})
+		}
+		return out
+	}
+	// Customers, each with its order of the highest NET (ties: ID), each with its events
+	// and their count.
+	var deep []any
+	for _, c := range customers {
+		var mine []map[string]string
+		for _, o := range orders {
+			if o["CUST"] == c["ID"] && o["NET"] != "" {
+				mine = append(mine, o)
+			}
+		}
+		slices.SortStableFunc(mine, func(a, b map[string]string) int {
+			switch {
+			case net(a) > net(b):
+				return -1
+			case net(a) < net(b):
+				return 1
+			}
+			return 0
+		})
+		top := []any{}
+		for _, o := range mine[:min(1, len(mine))] {
+			ev := eventsOf(o["ID"])
+			top = append(top, map[string]any{"ID": o["ID"], "EVENTS@odata.count": float64(len(ev)), "EVENTS": ev})
+		}
+		deep = append(deep, map[string]any{"ID": c["ID"], "ORDERS": top})
+	}
+	// Ship events, with their order, its customer, and the customer's orders that are
+	// not OPEN (by ID): to-one, to-one, to-many.
+	order, customer := map[string]map[string]string{}, map[string]map[string]string{}
+	for _, o := range orders {
+		order[o["ID"]] = o
+	}
+	for _, c := range customers {
+		customer[c["ID"]] = c
+	}
+	var ships []any
+	for i, e := range events {
+		if e["ACTIVITY"] != "Ship" {
+			continue
+		}
+		o := order[e["ORDER_ID"]]
+		c := customer[o["CUST"]]
+		notOpen := []any{}
+		for _, o2 := range orders {
+			if o2["CUST"] == c["ID"] && o2["STATUS"] != "" && o2["STATUS"] != "OPEN" {
+				notOpen = append(notOpen, map[string]any{"ID": o2["ID"]})
+			}
+		}
+		ships = append(ships, map[string]any{"ROW_NUMBER": float64(i + 1), "ACTIVITY": "Ship", "ORDERS": map[string]any{
+			"ID": o["ID"], "STATUS": o["STATUS"], "CUSTOMERS": map[string]any{"ID": c["ID"], "COUNTRY": orNull(c["COUNTRY"]), "ORDERS": notOpen}}})
+	}
+	return []expandCase{
+		{"to-many in to-many", "/CUSTOMERS_entries?$select=ID&$orderby=ID&$expand=ORDERS($select=ID;$orderby=NET%20desc;$top=1;$expand=EVENTS($select=ACTIVITY;$orderby=ACTIVITY%20desc;$count=true))",
+			map[string]any{"value": deep}},
+		{"three levels", "/EVENTS_entries?$select=ACTIVITY&$filter=ACTIVITY%20eq%20'Ship'&$expand=ORDERS($select=STATUS;$expand=CUSTOMERS($select=COUNTRY;$expand=ORDERS($select=ID;$filter=STATUS%20ne%20'OPEN')))",
+			map[string]any{"value": ships}},
+	}
+}
+
+// TestExpandNested: nested $expand, with nested options at every level, on the memory
+// store, in one page and paged one entity and two in-list values at a time.
+func TestExpandNested(t *testing.T) {
+	for _, h := range []*Handler{testHandler(t), testHandler(t, WithMaxPageSize(1), WithLimits(query.Limits{MaxIn: 2}))} {
+		for _, c := range nestedExpandCases(t) {
+			got := getAllPages(t, h, svc+c.target+"&$format=application/json;odata.metadata=none")
+			if d := cmp.Diff(c.want, map[string]any{"value": got}); d != "" {
+				t.Errorf("%s: %s (-want +got):\n%s", c.name, c.target, d)
+			}
+		}
+	}
+	// The context URL lists the nested items, NAV() where nothing is selected.
+	w := get(testHandler(t), svc+"/EVENTS_entries?$top=1&$select=AT&$expand=ORDERS($expand=CUSTOMERS($select=NAME),EVENTS)")
+	want := `"@odata.context":"http://example.com` + svc + `/$metadata#EVENTS_entries(AT,ORDERS(CUSTOMERS(NAME),EVENTS()))"`
+	if w.Code != 200 || !strings.Contains(w.Body.String(), want) {
+		t.Errorf("context: %d %s\nwant %s", w.Code, w.Body, want)
+	}
+}
+
+// getAllPages follows the next links of an entity set from target and returns the
+// entities of all pages.
+func getAllPages(t *testing.T, h http.Handler, target string) []any {
+	t.Helper()
+	var all []any
+	for target != "" {
+		w := get(h, target)
+		var page struct {
+			Value    []any  `json:"value"`
+			NextLink string `json:"@odata.nextLink"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &page); w.Code != 200 || err != nil {
+			t.Fatalf("GET %s: %d %s", target, w.Code, w.Body)
+		}
+		all = append(all, page.Value...)
+		target = strings.TrimPrefix(page.NextLink, "http://example.com")
+	}
+	return all
+}
+
+// TestExpandLevels: $levels=1 and max expand once, since no navigation property leads
+// back to its own entity type; a deeper $levels is 400.
+func TestExpandLevels(t *testing.T) {
+	h := testHandler(t)
+	plain := get(h, svc+"/CUSTOMERS_entries?$expand=ORDERS($select=ID)")
+	for _, v := range []string{"1", "max"} {
+		w := get(h, svc+"/CUSTOMERS_entries?$expand=ORDERS($select=ID;$levels="+v+")")
+		if w.Code != 200 || w.Body.String() != plain.Body.String() {
+			t.Errorf("$levels=%s: %d %s\nwant %s", v, w.Code, w.Body, plain.Body)
+		}
+	}
+}
+
 // TestExpandErrors: what $expand does not serve is 501 ODATA_OPTION_NOT_SUPPORTED with the
 // OData and problem body; a mistake is 400.
 func TestExpandErrors(t *testing.T) {
@@ -185,15 +319,22 @@ func TestExpandErrors(t *testing.T) {
 		code   string
 		msg    string
 	}{
-		{"/CUSTOMERS_entries?$expand=ORDERS($expand=CUSTOMERS)", 501, CodeOptionNotSupported, "$expand=ORDERS: the nested option $expand is not supported; nested $select, $filter, $orderby, $top, $skip and $count are"},
-		{"/CUSTOMERS_entries?$expand=ORDERS($search=x)", 501, CodeOptionNotSupported, "$expand=ORDERS: the nested option $search is not supported; nested $select, $filter, $orderby, $top, $skip and $count are"},
-		{"/CUSTOMERS_entries?$expand=*", 501, CodeOptionNotSupported, `$expand item "*" is not supported: name a navigation property of the entity type, one level deep`},
-		{"/ORDERS_entries?$expand=CUSTOMERS/ORDERS", 501, CodeOptionNotSupported, `$expand item "CUSTOMERS/ORDERS" is not supported: name a navigation property of the entity type, one level deep`},
-		{"/ORDERS_entries?$expand=CUSTOMERS&$levels=2", 501, CodeOptionNotSupported, "$levels is not supported: $expand expands one level"},
+		{"/CUSTOMERS_entries?$expand=ORDERS($search=x)", 501, CodeOptionNotSupported, "$expand=ORDERS: the nested option $search is not supported; nested $select, $filter, $orderby, $top, $skip, $count, $expand and $levels are"},
+		{"/CUSTOMERS_entries?$expand=ORDERS($expand=EVENTS($compute=1%20as%20X))", 501, CodeOptionNotSupported, "$expand=EVENTS: the nested option $compute is not supported; nested $select, $filter, $orderby, $top, $skip, $count, $expand and $levels are"},
+		{"/CUSTOMERS_entries?$expand=*", 501, CodeOptionNotSupported, `$expand item "*" is not supported: name a navigation property of the entity type (nest $expand inside it for the next level)`},
+		{"/ORDERS_entries?$expand=CUSTOMERS/ORDERS", 501, CodeOptionNotSupported, `$expand item "CUSTOMERS/ORDERS" is not supported: name a navigation property of the entity type (nest $expand inside it for the next level)`},
+		{"/ORDERS_entries?$expand=CUSTOMERS($expand=ORDERS($expand=CUSTOMERS($expand=ORDERS($expand=CUSTOMERS))))", 400, problem.CodeConstraint, "$expand nests more than 4 levels deep"},
+		{"/ORDERS_entries?$expand=CUSTOMERS($expand=NOPE)", 400, query.CodeFieldNotFound, "$expand: entity type CUSTOMERS has no navigation property NOPE; it has ORDERS"},
+		{"/ORDERS_entries?$expand=CUSTOMERS($expand=ORDERS($top=x))", 400, problem.CodeParameterMismatch, "$top is \"x\": want a non-negative integer"},
+		{"/ORDERS_entries?$expand=CUSTOMERS&$levels=2", 400, problem.CodeParameterIllegal, "$levels is an option of an $expand item: $expand=NAV($levels=1)"},
+		{"/ORDERS_entries?$expand=CUSTOMERS($levels=2)", 400, problem.CodeParameterIllegal, "$expand=CUSTOMERS($levels=2): CUSTOMERS leads to entity type CUSTOMERS, not back to ORDERS, so it cannot recurse; $levels=1 or max expands it once"},
+		{"/ORDERS_entries?$expand=CUSTOMERS($levels=0)", 400, problem.CodeParameterMismatch, `$expand=CUSTOMERS: $levels is "0": want a positive integer or max`},
+		{"/ORDERS_entries?$expand=CUSTOMERS($levels=MAX)", 400, problem.CodeParameterMismatch, `$expand=CUSTOMERS: $levels is "MAX": want a positive integer or max`},
+		{"/ORDERS_entries?$expand=CUSTOMERS($levels=1;$levels=1)", 400, CodeOptionRepeated, "$expand=CUSTOMERS: $levels is given more than once"},
 		{"/ORDERS_entries?$expand=CUSTOMERS&$format=atom", 501, CodeOptionNotSupported, "$expand is served in JSON only; ask $format=json"},
 		{"/ORDERS_entries?$expand=CUSTOMERS&$apply=groupby((STATUS))", 501, CodeOptionNotSupported, "$expand with $apply is not supported"},
 		{"/ORDERS_entries?$expand=NOPE", 400, query.CodeFieldNotFound, "$expand: entity type ORDERS has no navigation property NOPE; it has CUSTOMERS, EVENTS"},
-		{"/ORDERS_entries?$expand=CUSTOMERS($top=1)", 400, problem.CodeParameterIllegal, "$expand=CUSTOMERS: CUSTOMERS is single-valued; it takes nested $select and $filter only"},
+		{"/ORDERS_entries?$expand=CUSTOMERS($top=1)", 400, problem.CodeParameterIllegal, "$expand=CUSTOMERS: CUSTOMERS is single-valued; it takes nested $select, $filter and $expand only"},
 	} {
 		w := get(h, svc+c.target)
 		var body struct {
@@ -205,6 +346,31 @@ func TestExpandErrors(t *testing.T) {
 		if w.Code != c.status || body.ErrorCode != c.code || body.Error.Code != c.code || body.Error.Message != c.msg || !strings.HasPrefix(w.Header().Get("Content-Type"), problem.ContentType) {
 			t.Errorf("%s: %d %s %s\nwant %d %s %s", c.target, w.Code, w.Header().Get("Content-Type"), w.Body, c.status, c.code, c.msg)
 		}
+	}
+}
+
+// TestExpandBound: the related entities of one answer, all properties and levels
+// together, are bounded by WithMaxExpandedEntities; beyond it the answer is a 400 saying
+// what to ask instead.
+func TestExpandBound(t *testing.T) {
+	// The shop has 6 orders with a customer and 9 events: CUSTOMERS with ORDERS brings 6
+	// entities, with their EVENTS 15.
+	const target = "/CUSTOMERS_entries?$expand=ORDERS($expand=EVENTS)&$format=application/json;odata.metadata=none"
+	if w := get(testHandler(t, WithMaxExpandedEntities(15)), svc+target); w.Code != 200 {
+		t.Errorf("at the bound: %d %s", w.Code, w.Body)
+	}
+	for _, n := range []int{7, 14} {
+		w := get(testHandler(t, WithMaxExpandedEntities(n)), svc+target)
+		msg := "$expand brings more than " + strconv.Itoa(n) + " related entities into one answer; ask for fewer entities per page (Prefer: odata.maxpagesize=N or $top), narrow the nested $filter, or expand fewer properties"
+		want := `{"title":"Bad Request","status":400,"detail":` + strconv.Quote(msg) + `,"errorCode":"GENERAL_CONSTRAINT_VIOLATION","type":"urn:kmkit:problem:GENERAL_CONSTRAINT_VIOLATION","error":{"code":"GENERAL_CONSTRAINT_VIOLATION","message":` + strconv.Quote(msg) + `,"target":"$expand","details":[]}}`
+		if w.Code != 400 || w.Body.String() != want {
+			t.Errorf("bound %d: %d %s\nwant %s", n, w.Code, w.Body, want)
+		}
+	}
+	// Fewer entities per page fit: C1 brings 7 (2 orders, 5 events), the others fewer.
+	w := get(testHandler(t, WithMaxExpandedEntities(7)), svc+target, "Prefer", "odata.maxpagesize=1")
+	if w.Code != 200 {
+		t.Errorf("one customer per page: %d %s", w.Code, w.Body)
 	}
 }
 
@@ -220,7 +386,7 @@ func (s *countingStore) Query(ctx context.Context, p *km.Plan) (*query.Result, e
 }
 
 // TestExpandRequests: a page of entities costs one store query for itself and one per
-// expanded navigation property, whatever its number of entities.
+// expanded navigation property per level, whatever its number of entities.
 func TestExpandRequests(t *testing.T) {
 	s := &countingStore{Store: testStore(t)}
 	h := NewHandler(s)
@@ -231,6 +397,14 @@ func TestExpandRequests(t *testing.T) {
 	}
 	if n := s.n.Load(); n != 3 {
 		t.Errorf("%d store queries for %d orders with two expanded properties, want 3", n, len(page.Value))
+	}
+	s.n.Store(0)
+	w = get(h, svc+"/CUSTOMERS_entries?$expand=ORDERS($expand=EVENTS,CUSTOMERS($expand=ORDERS))")
+	if err := json.Unmarshal(w.Body.Bytes(), &page); w.Code != 200 || err != nil || len(page.Value) != len(shopCSV(t, "customers")) {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	if n := s.n.Load(); n != 5 {
+		t.Errorf("%d store queries for %d customers with four expanded properties on three levels, want 5", n, len(page.Value))
 	}
 }
 
