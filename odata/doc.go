@@ -87,7 +87,7 @@
 // filters cannot state. (OData's all is true for an entity with no related ones; the
 // service does not answer it rather than answer it otherwise.)
 //
-// $expand follows navigation properties: a to-one property is the related entity or
+// $expand follows navigation properties, in JSON and Atom: a to-one property is the related entity or
 // null, a to-many one the array of related entities
 // (CUSTOMERS_entries?$expand=ORDERS($select=ID,NET;$filter=NET gt 0;$orderby=NET
 // desc;$top=2;$count=true)). Nested $select, $filter, $orderby, $top, $skip and $count
@@ -115,9 +115,15 @@
 // loader refuses a relationship that joins a record with itself. So $levels=1 and
 // $levels=max (the hierarchy's full depth, which is one level) expand once, and
 // $levels=2 and more are 400 GENERAL_PARAMETER_ILLEGAL saying the property cannot
-// recurse; $levels outside $expand is 400. "*", paths, $ref, other nested options,
-// $expand with $apply and $expand in Atom are 501 ODATA_OPTION_NOT_SUPPORTED; $metadata
-// says ExpandRestrictions Expandable true, MaxLevels MaxExpandLevels (4).
+// recurse; $levels outside $expand is 400. "*", paths, $ref, other nested options and
+// $expand with $apply are 501 ODATA_OPTION_NOT_SUPPORTED; $metadata says
+// ExpandRestrictions Expandable true, MaxLevels MaxExpandLevels (4).
+//
+// In Atom, as OData's Atom format writes them, each expanded property of an entry is a
+// link rel="http://docs.oasis-open.org/odata/ns/related/NAV" (type entry or feed, title
+// NAV, href SET(key)/NAV) holding m:inline: the related entry, nothing for a null to-one
+// property, or an inline feed (id SET(key)/NAV, m:count when asked) of the related
+// entries, each with its own expanded links.
 //
 // # Behaviours chosen where the specification is silent
 //

@@ -107,11 +107,7 @@ func (h *Handler) serveEntity(w http.ResponseWriter, r *http.Request, m *km.Know
 	}
 	var expand []*expansion
 	if o.Expand != nil {
-		if rep.format == FormatXML {
-			err = expandAtom()
-		} else {
-			expand, err = h.planExpand(m, et, o, eq)
-		}
+		expand, err = h.planExpand(m, et, o, eq)
 		if err != nil {
 			h.fail(w, r, err)
 			return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/kmkit/kmkit/internal/jsonenc"
 	"github.com/kmkit/kmkit/km"
@@ -209,13 +210,18 @@ func (ex *expansion) related(r []query.Value) ([]int, int) {
 	return all, n
 }
 
+// related returns the page of ex's related rows, encoded as pg is.
+func (pg *page) related(ex *expansion) *page {
+	return &page{eq: ex.eq, rows: ex.rows, root: pg.root, ieee754: pg.ieee754, meta: pg.meta, expand: ex.sub}
+}
+
 // appendExpanded appends the expanded navigation properties of parent row r as JSON
 // members (each preceded by a comma): null or the entity for a to-one property, the
 // array of entities (and NAV@odata.count when asked) for a to-many one.
 func (pg *page) appendExpanded(b []byte, r []query.Value) []byte {
 	for _, ex := range pg.expand {
 		idx, n := ex.related(r)
-		child := page{eq: ex.eq, rows: ex.rows, root: pg.root, ieee754: pg.ieee754, meta: pg.meta, expand: ex.sub}
+		child := pg.related(ex)
 		keys := child.jsonKeys()
 		if ex.nav.many && ex.o.Count {
 			b = append(b, ',')
@@ -277,7 +283,75 @@ func appendExpandContext(b []byte, expand []*expansion, first bool) []byte {
 	return b
 }
 
-// expandAtom is the 501 of $expand in an Atom answer.
-func expandAtom() error {
-	return notSupported("$expand", "$expand is served in JSON only; ask $format=json")
+// atomNav is an expanded navigation property of the entries an atomEncoder writes: the
+// page of its related rows and their encoder.
+type atomNav struct {
+	ex   *expansion
+	pg   *page
+	enc  *atomEncoder
+	open []byte // the link element's start tag up to its href's value
+}
+
+// atomNavs returns the encoders of the expanded properties of pg's entries.
+func (pg *page) atomNavs(now time.Time) []atomNav {
+	navs := make([]atomNav, len(pg.expand))
+	for k, ex := range pg.expand {
+		child := pg.related(ex)
+		kind := "entry"
+		if ex.nav.many {
+			kind = "feed"
+		}
+		open := `<link rel="http://docs.oasis-open.org/odata/ns/related/` + ex.nav.name + `" type="application/atom+xml;type=` + kind + `" title="` + ex.nav.name + `" href="`
+		navs[k] = atomNav{ex: ex, pg: child, enc: child.atomEncoder(now), open: []byte(open)}
+	}
+	return navs
+}
+
+// appendAtomLinks appends the expanded navigation properties of entity i of pg (whose
+// key literal is key) as OData's Atom format writes them: a link to the property
+// (SET(key)/NAV) holding m:inline, with the related entry (empty for none) of a to-one
+// property, or an inline feed of the related entries (with m:count when asked) of a
+// to-many one.
+func (enc *atomEncoder) appendAtomLinks(b []byte, pg *page, i int, key []byte) []byte {
+	r := pg.rows[i]
+	for _, nav := range enc.navs {
+		idx, n := nav.ex.related(r)
+		b = append(b, nav.open...)
+		b = append(b, pg.eq.et.set...)
+		b = append(b, '(')
+		b = appendEscapedASCII(b, key)
+		b = append(b, ')', '/')
+		b = append(b, nav.ex.nav.name...)
+		b = append(b, `">`...)
+		if !nav.ex.nav.many {
+			if len(idx) == 0 {
+				b = append(b, `<m:inline/></link>`...)
+				continue
+			}
+			b = append(b, `<m:inline>`...)
+			b = nav.enc.appendEntry(b, nav.pg, idx[0], false)
+			b = append(b, `</m:inline></link>`...)
+			continue
+		}
+		b = append(b, `<m:inline><feed><id>`...)
+		b = append(b, enc.idPrefix...)
+		b = appendEscapedASCII(b, key)
+		b = append(b, ')', '/')
+		b = append(b, nav.ex.nav.name...)
+		b = append(b, `</id><title type="text">`...)
+		b = append(b, nav.ex.nav.name...)
+		b = append(b, `</title><updated>`...)
+		b = append(b, enc.updated...)
+		b = append(b, `</updated><author><name/></author>`...)
+		if nav.ex.o.Count {
+			b = append(b, `<m:count>`...)
+			b = strconv.AppendInt(b, int64(n), 10)
+			b = append(b, `</m:count>`...)
+		}
+		for _, j := range idx {
+			b = nav.enc.appendEntry(b, nav.pg, j, false)
+		}
+		b = append(b, `</feed></m:inline></link>`...)
+	}
+	return b
 }
