@@ -183,10 +183,16 @@
 //     property; groupby(...)/aggregate($count as A) is one entity with the number of
 //     groups (ag-grid-odata's count; $orderby is ignored there); $orderby, $top, $skip and
 //     $count=true act on the groups, paged like entity sets; $filter on grouping
-//     properties keeps those groups (served as a filter before the grouping). Other
+//     properties keeps those groups (served as a filter before the grouping).
+//     concat(T1,T2,...), last and after filter steps only (which then apply to every
+//     branch), answers the entities of each branch (one of the forms above) one branch
+//     after the other, each branch one km.Request; $skip, $top, $count and paging act on
+//     the concatenation, and the context URL lists every property once; $orderby and
+//     $filter beside it, concat inside concat or before other steps are 501. Other
 //     transformations, "from", rollup, filters after the aggregation, $filter on
 //     aliases, and $select or $search beside $apply are 501. $metadata annotates every
-//     set with Aggregation.ApplySupported and one Aggregation.CustomAggregate per KPI.
+//     set with Aggregation.ApplySupported (its Transformations listing concat too) and
+//     one Aggregation.CustomAggregate per KPI.
 //   - $search is the Knowledge Model API's fuzzy search (km.SearchRequest, searchTerm):
 //     one word or one phrase in double quotes (\" and \\ escape), searched with the
 //     default precision (km.DefaultSearchPrecision) in the string and time properties of
