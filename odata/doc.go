@@ -87,28 +87,30 @@
 // filters cannot state. (OData's all is true for an entity with no related ones; the
 // service does not answer it rather than answer it otherwise.)
 //
-// $expand follows navigation properties, in JSON and Atom: a to-one property is the related entity or
-// null, a to-many one the array of related entities
+// $expand follows navigation properties, in JSON and Atom: a to-one property is the
+// related entity or null, a to-many one the array of related entities
 // (CUSTOMERS_entries?$expand=ORDERS($select=ID,NET;$filter=NET gt 0;$orderby=NET
 // desc;$top=2;$count=true)). Nested $select, $filter, $orderby, $top, $skip and $count
 // (NAV@odata.count) are served on to-many properties, $select and $filter on to-one ones
 // (a related entity that fails the filter is null), and nested $expand on both, with its
 // own nested options, down to MaxExpandLevels levels
-// (CUSTOMERS_entries?$expand=ORDERS($top=1;$expand=EVENTS($orderby=AT))); beyond them
-// the answer is 400 GENERAL_CONSTRAINT_VIOLATION. An entity addressed by key takes
-// $expand too. For a page of entities each expanded property costs one km.Request for
-// the related record filtered by an in list of the page's join values (lists of at most
-// the filter limits' MaxIn values, each paged at the Service's page size), merged in Go;
-// a nested property costs one more, over the related entities its parents show: one
-// request per expanded property per level, never a request per entity, each through the
-// Service and under the answer's time limit. The related entities of one answer, all
-// levels together, are bounded by WithMaxExpandedEntities (default
-// DefaultMaxExpandedEntities); an answer that would bring more is 400
-// GENERAL_CONSTRAINT_VIOLATION (target $expand) saying to ask for fewer entities per page
-// (Prefer: odata.maxpagesize or $top), a narrower nested $filter or fewer properties,
-// rather than a nested next link few clients follow. The context URL lists expanded
-// properties as OData 4.01 does: SET(ID,ORDERS(ID,NET,EVENTS())), NAV() where nothing
-// is selected or expanded inside.
+// (CUSTOMERS_entries?$expand=ORDERS($top=1;$expand=EVENTS($orderby=AT))); beyond them the
+// answer is 400 GENERAL_CONSTRAINT_VIOLATION. An entity addressed by key takes $expand
+// too. For a page of entities each expanded property costs one km.Request for the related
+// record filtered by an in list of the page's join values (lists of at most the filter
+// limits' MaxIn values, each paged at the Service's page size), merged in Go; a nested
+// property costs one more, over the related entities its parents show: one request per
+// expanded property per level, never a request per entity, each through the Service and
+// under the answer's time limit. The related entities of one answer, all levels together,
+// are bounded by WithMaxExpandedEntities (default DefaultMaxExpandedEntities); an answer
+// that would bring more is 400 GENERAL_CONSTRAINT_VIOLATION (target $expand) saying to ask
+// for fewer entities per page (Prefer: odata.maxpagesize or $top), a narrower nested
+// $filter or fewer properties, rather than a nested next link few clients follow. For a
+// single parent (an entity by key, a page of one) the nested $skip, $top and $count of a
+// to-many property are asked of the store, so that SET('K')?$expand=NAV($top=10) reads ten
+// related entities however many there are. The context URL lists expanded properties as
+// OData 4.01 does: SET(ID,ORDERS(ID,NET,EVENTS())), NAV() where nothing is selected or
+// expanded inside.
 //
 // $levels (a nested option, NAV($levels=N), as OData defines it) recurses through a
 // navigation property whose target is its own entity type. The KM never has one: km's

@@ -37,6 +37,10 @@ type expansion struct {
 	// rows are the related rows; byKey the indexes of those of each join value.
 	rows  [][]query.Value
 	byKey map[string][]int
+	// pushed is set when the store applied the nested $skip and $top (one parent);
+	// total is then the related rows' count, asked with them when $count is.
+	pushed bool
+	total  int
 }
 
 // planExpand checks the $expand items of o against et and plans their queries (and
@@ -123,7 +127,9 @@ func (h *Handler) expandAll(ctx context.Context, m *km.KnowledgeModel, exps []*e
 
 // fill asks for the related rows of the parent rows, in lists of at most maxIn join
 // values, each paged through, taking their number from left; beyond it the answer is
-// tooManyExpanded.
+// tooManyExpanded. A to-many property of a single parent (an entity by key, a page of
+// one) has its nested $skip, $top and $count asked of the store instead, so that a few
+// related rows of a large set are read alone.
 func (h *Handler) fill(ctx context.Context, m *km.KnowledgeModel, ex *expansion, parents [][]query.Value, left *int) error {
 	ex.byKey = map[string][]int{}
 	seen := map[string]bool{}
@@ -136,13 +142,11 @@ func (h *Handler) fill(ctx context.Context, m *km.KnowledgeModel, ex *expansion,
 		seen[valueKey(v)] = true
 		keys = append(keys, v)
 	}
+	ex.pushed = len(keys) == 1 && ex.nav.many
 	maxIn := h.svc.FilterLimits().MaxIn
 	if maxIn <= 0 {
 		maxIn = query.DefaultMaxIn
 	}
-	// Each page asks for at most one row beyond the bound, which is enough to know it
-	// is passed.
-	size := max(h.svc.MaxPageSize(), 1)
 	childField := ex.eq.q.Fields[ex.childCol]
 	where := ex.eq.q.Where
 	for start := 0; start < len(keys); start += maxIn {
@@ -153,26 +157,57 @@ func (h *Handler) fill(ctx context.Context, m *km.KnowledgeModel, ex *expansion,
 		}
 		q := *ex.eq
 		q.q.Where = append(append([]query.Expr(nil), where...), in)
-		for skip := 0; ; skip += size {
-			q.q.Skip, q.q.PageSize = skip, min(size, *left+1)
-			res, err := h.query(ctx, m, &q)
-			if err != nil {
-				return err
-			}
-			if *left -= len(res.Rows); *left < 0 {
-				return tooManyExpanded(h.opts.MaxExpanded)
-			}
-			for _, r := range res.Rows {
-				k := valueKey(r[ex.childCol])
-				ex.byKey[k] = append(ex.byKey[k], len(ex.rows))
-				ex.rows = append(ex.rows, r)
-			}
-			if len(res.Rows) < q.q.PageSize {
-				break
-			}
+		if err := h.readRelated(ctx, m, ex, &q, left); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// readRelated pages through the rows of q, the related rows of some parents, at the
+// Service's page size and adds them to ex; for a pushed expansion from its nested $skip,
+// at most its nested $top of them, and their count. Each page asks for at most one row
+// beyond what left allows, which is enough to know the bound is passed.
+func (h *Handler) readRelated(ctx context.Context, m *km.KnowledgeModel, ex *expansion, q *entityQuery, left *int) error {
+	size := max(h.svc.MaxPageSize(), 1)
+	from, upto := 0, -1 // the first row to read and how many at most (-1: all)
+	if ex.pushed {
+		from, upto = ex.o.Skip, ex.o.Top
+	}
+	for read := 0; ; {
+		n := min(size, *left+1)
+		if upto >= 0 {
+			n = min(n, upto-read)
+		}
+		count := ex.pushed && ex.o.Count && read == 0
+		if n <= 0 && !count {
+			return nil
+		}
+		q.q.Skip, q.q.PageSize, q.q.Count = from+read, max(n, 1), count
+		res, err := h.query(ctx, m, q)
+		if err != nil {
+			return err
+		}
+		if count {
+			ex.total = res.Count
+		}
+		rows := res.Rows
+		if n <= 0 {
+			rows = nil // $top=0: the count alone
+		}
+		if *left -= len(rows); *left < 0 {
+			return tooManyExpanded(h.opts.MaxExpanded)
+		}
+		for _, r := range rows {
+			k := valueKey(r[ex.childCol])
+			ex.byKey[k] = append(ex.byKey[k], len(ex.rows))
+			ex.rows = append(ex.rows, r)
+		}
+		read += len(rows)
+		if len(rows) < n || n <= 0 {
+			return nil
+		}
+	}
 }
 
 // tooManyExpanded is the 400 of an answer whose expanded entities pass the bound n.
@@ -201,6 +236,9 @@ func (ex *expansion) related(r []query.Value) ([]int, int) {
 		return nil, 0
 	}
 	all := ex.byKey[valueKey(v)]
+	if ex.pushed {
+		return all, ex.total
+	}
 	n := len(all)
 	s := min(ex.o.Skip, n)
 	all = all[s:]

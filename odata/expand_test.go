@@ -552,3 +552,29 @@ func TestExpandInBatch(t *testing.T) {
 		t.Errorf("in $batch: %d %s\nalone: %s", r.Status, r.Body, alone.Body)
 	}
 }
+
+// TestExpandOneParent: the to-many property of a single entity has its nested $skip,
+// $top and $count asked of the store, so that a bound smaller than the related set
+// still serves a few of its rows. C1 has the orders O1 (NET 100.5) and O2 (250).
+func TestExpandOneParent(t *testing.T) {
+	h := testHandler(t, WithMaxExpandedEntities(1))
+	for _, c := range []struct{ target, want string }{
+		{"/CUSTOMERS_entries('C1')?$select=ID&$expand=ORDERS($select=ID;$orderby=NET%20desc;$skip=1;$top=1;$count=true)",
+			`{"ID":"C1","ORDERS@odata.count":2,"ORDERS":[{"ID":"O1"}]}`},
+		{"/CUSTOMERS_entries('C1')?$select=ID&$expand=ORDERS($select=ID;$top=0;$count=true)",
+			`{"ID":"C1","ORDERS@odata.count":2,"ORDERS":[]}`},
+		{"/CUSTOMERS_entries('C1')?$select=ID&$expand=ORDERS($select=ID;$skip=1)",
+			`{"ID":"C1","ORDERS":[{"ID":"O2"}]}`},
+		{"/CUSTOMERS_entries?$select=ID&$top=1&$expand=ORDERS($select=ID;$orderby=NET%20desc;$top=1)",
+			`{"value":[{"ID":"C1","ORDERS":[{"ID":"O2"}]}]}`},
+	} {
+		w := get(h, svc+c.target+"&$format=application/json;odata.metadata=none")
+		if w.Code != 200 || w.Body.String() != c.want {
+			t.Errorf("%s: %d %s\nwant %s", c.target, w.Code, w.Body, c.want)
+		}
+	}
+	// Without $top, both orders are read: beyond the bound.
+	if w := get(h, svc+"/CUSTOMERS_entries('C1')?$expand=ORDERS"); w.Code != 400 {
+		t.Errorf("C1 with both orders under a bound of 1: %d %s", w.Code, w.Body)
+	}
+}
