@@ -262,8 +262,10 @@
 // Queries are bounded as the Knowledge Model API's, by the same Service (WithService):
 // they run under its time limit (503 beyond it) and their plan is costed and refused
 // beyond its budget with 400 GENERAL_CONSTRAINT_VIOLATION naming the part that is too
-// large (km.CheckCost). A $batch runs all its parts in one time budget
-// (km.Service.Budget): the limit bounds the batch, not each part.
+// large (km.CheckCost). A request runs all its queries (the page, each expanded
+// property at each level, each branch of concat) in one time budget
+// (km.Service.Budget), and a $batch all its parts: the limit bounds the request or the
+// batch, not each query.
 //
 // The handler keeps no state between requests; authentication, permissions and rate
 // limits belong to the auth middleware in front of it (auth.Guard.Wrap, with WriteProblem
