@@ -36,7 +36,7 @@ type expansion struct {
 	sub []*expansion
 	// rows are the related rows; byKey the indexes of those of each join value.
 	rows  [][]query.Value
-	byKey map[string][]int
+	byKey map[joinKey][]int
 	// pushed is set when the store applied the nested $skip and $top (one parent);
 	// total is then the related rows' count, asked with them when $count is.
 	pushed bool
@@ -131,15 +131,15 @@ func (h *Handler) expandAll(ctx context.Context, m *km.KnowledgeModel, exps []*e
 // one) has its nested $skip, $top and $count asked of the store instead, so that a few
 // related rows of a large set are read alone.
 func (h *Handler) fill(ctx context.Context, m *km.KnowledgeModel, ex *expansion, parents [][]query.Value, left *int) error {
-	ex.byKey = map[string][]int{}
-	seen := map[string]bool{}
+	ex.byKey = map[joinKey][]int{}
+	seen := map[joinKey]bool{}
 	var keys []query.Value
 	for _, r := range parents {
 		v := r[ex.parentCol]
-		if v.Null || seen[valueKey(v)] {
+		if v.Null || seen[keyOf(v)] {
 			continue
 		}
-		seen[valueKey(v)] = true
+		seen[keyOf(v)] = true
 		keys = append(keys, v)
 	}
 	ex.pushed = len(keys) == 1 && ex.nav.many
@@ -199,7 +199,7 @@ func (h *Handler) readRelated(ctx context.Context, m *km.KnowledgeModel, ex *exp
 			return tooManyExpanded(h.opts.MaxExpanded)
 		}
 		for _, r := range rows {
-			k := valueKey(r[ex.childCol])
+			k := keyOf(r[ex.childCol])
 			ex.byKey[k] = append(ex.byKey[k], len(ex.rows))
 			ex.rows = append(ex.rows, r)
 		}
@@ -215,17 +215,28 @@ func tooManyExpanded(n int) error {
 	return withTarget(badOption(problem.CodeConstraint, "$expand brings more than %d related entities into one answer; ask for fewer entities per page (Prefer: odata.maxpagesize=N or $top), narrow the nested $filter, or expand fewer properties", n), "$expand")
 }
 
-// valueKey is a map key for a join value.
-func valueKey(v query.Value) string {
+// joinKey is a map key for a join value: its type and the member of query.Value that
+// type uses (Int for integers, dates, date-times and times), so that no key is built
+// as text.
+type joinKey struct {
+	t query.Type
+	s string
+	i int64
+	f float64
+	b bool
+}
+
+// keyOf returns the joinKey of v.
+func keyOf(v query.Value) joinKey {
 	switch v.Type {
-	case query.TypeInteger:
-		return "i" + strconv.FormatInt(v.Int, 10)
+	case query.TypeString:
+		return joinKey{t: v.Type, s: v.Str}
 	case query.TypeFloat:
-		return "f" + strconv.FormatFloat(v.Float, 'g', -1, 64)
+		return joinKey{t: v.Type, f: v.Float}
 	case query.TypeBoolean:
-		return "b" + strconv.FormatBool(v.Bool)
+		return joinKey{t: v.Type, b: v.Bool}
 	}
-	return "s" + v.Str
+	return joinKey{t: v.Type, i: v.Int}
 }
 
 // related returns the indexes of the related rows of parent row r, after the nested
@@ -235,7 +246,7 @@ func (ex *expansion) related(r []query.Value) ([]int, int) {
 	if v.Null {
 		return nil, 0
 	}
-	all := ex.byKey[valueKey(v)]
+	all := ex.byKey[keyOf(v)]
 	if ex.pushed {
 		return all, ex.total
 	}

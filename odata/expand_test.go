@@ -14,11 +14,13 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/query"
+	"github.com/kmkit/kmkit/storage/memory"
 )
 
 // shopCSV reads testdata/shop/data/NAME.csv as maps of column to text, in file order.
@@ -576,5 +578,48 @@ func TestExpandOneParent(t *testing.T) {
 	// Without $top, both orders are read: beyond the bound.
 	if w := get(h, svc+"/CUSTOMERS_entries('C1')?$expand=ORDERS"); w.Code != 400 {
 		t.Errorf("C1 with both orders under a bound of 1: %d %s", w.Code, w.Body)
+	}
+}
+
+// TestExpandJoinsOnDates: a relationship on date fields joins each row with the rows of
+// its own day (join values are compared by the member their type uses).
+func TestExpandJoinsOnDates(t *testing.T) {
+	s := memory.New().KM()
+	err := s.Import(context.Background(), fstest.MapFS{
+		"models/cal.yaml": {Data: []byte(`id: cal
+name: Calendar
+published: 2026-01-15T10:00:00Z
+records:
+  - id: DAYS
+    name: Days
+    key: DAY
+    fields:
+      - {id: DAY, name: Day, type: date}
+      - {id: NAME, name: Name, type: string}
+  - id: SHIFTS
+    name: Shifts
+    key: ID
+    fields:
+      - {id: ID, name: Shift, type: string}
+      - {id: DAY, name: Day, type: date}
+relationships:
+  - {from: SHIFTS.DAY, to: DAYS.DAY}
+`)},
+		"data/DAYS.csv":   {Data: []byte("DAY,NAME\n2025-01-01,New Year\n2025-01-02,Second\n")},
+		"data/SHIFTS.csv": {Data: []byte("ID,DAY\nS1,2025-01-01\nS2,2025-01-02\nS3,2025-01-02\nS4,\n")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHandler(s)
+	w := get(h, BasePath+"/cal.svc/DAYS_entries?$select=DAY&$expand=SHIFTS($select=ID)&$format=application/json;odata.metadata=none")
+	want := `{"value":[{"DAY":"2025-01-01","SHIFTS":[{"ID":"S1"}]},{"DAY":"2025-01-02","SHIFTS":[{"ID":"S2"},{"ID":"S3"}]}]}`
+	if w.Code != 200 || w.Body.String() != want {
+		t.Errorf("%d %s\nwant %s", w.Code, w.Body, want)
+	}
+	w = get(h, BasePath+"/cal.svc/SHIFTS_entries?$select=ID&$expand=DAYS($select=NAME)&$format=application/json;odata.metadata=none")
+	want = `{"value":[{"ID":"S1","DAYS":{"DAY":"2025-01-01","NAME":"New Year"}},{"ID":"S2","DAYS":{"DAY":"2025-01-02","NAME":"Second"}},{"ID":"S3","DAYS":{"DAY":"2025-01-02","NAME":"Second"}},{"ID":"S4","DAYS":null}]}`
+	if w.Code != 200 || w.Body.String() != want {
+		t.Errorf("%d %s\nwant %s", w.Code, w.Body, want)
 	}
 }
