@@ -39,6 +39,10 @@ type Apply struct {
 	// GroupCount is the alias of "groupby(...)/aggregate($count as ALIAS)": the answer is
 	// one entity holding the number of groups (ag-grid-odata asks it so); "" without.
 	GroupCount string
+	// Concat are the branches of a final concat(...) step, each a $apply of its own with
+	// the filter steps before concat as its first ones; the answer is their answers one
+	// after the other. The other members are then empty.
+	Concat []*Apply
 }
 
 // ApplyAggregate is one aggregate expression of $apply.
@@ -65,8 +69,7 @@ type ApplyTop struct {
 
 // applyNotSupported are the transformations of the grammar this service does not serve.
 var applyNotSupported = map[string]string{
-	"compute": "computed properties are not offered", "concat": "concatenated results are not offered",
-	"join": "joins along navigation properties are not offered", "outerjoin": "joins along navigation properties are not offered",
+	"compute": "computed properties are not offered", "join": "joins along navigation properties are not offered", "outerjoin": "joins along navigation properties are not offered",
 	"nest": "nested results are not offered", "addnested": "nested results are not offered",
 	"bottompercent": "use topcount or bottomcount", "bottomsum": "use topcount or bottomcount",
 	"toppercent": "use topcount or bottomcount", "topsum": "use topcount or bottomcount",
@@ -86,6 +89,8 @@ var aggregateMethods = map[string]string{"sum": "sum", "min": "min", "max": "max
 //	aggregate(A,...)        one row over everything
 //	topcount(N,X)           after the aggregation; bottomcount likewise
 //	aggregate($count as A)  after groupby: the number of groups
+//	concat(T1,T2,...)       last, after filter steps only: each Ti one of the forms
+//	                        above (without concat), the answer theirs one after the other
 //
 // with A one of "KPI", "KPI as ALIAS", "P with METHOD as ALIAS" (METHOD sum, min, max,
 // average, countdistinct) and "$count as ALIAS". Keywords are case-sensitive, as the ABNF
@@ -98,13 +103,16 @@ func ParseApply(text string, filterOpts ...query.Option) (*Apply, error) {
 		return nil, err
 	}
 	stage := 0 // 0: before the aggregation, 1: after it, 2: after topcount
-	for _, s := range steps {
+	for k, s := range steps {
 		name, args, err := splitCall(s)
 		if err != nil {
 			return nil, err
 		}
+		if name == "concat" && args != nil {
+			return a.parseConcat(*args, stage, k < len(steps)-1, filterOpts)
+		}
 		if args == nil && name != "identity" {
-			return nil, applySyntax("%q is not a transformation: want filter(...), groupby(...), aggregate(...), topcount(...), bottomcount(...) or identity", short(name))
+			return nil, applySyntax("%q is not a transformation: want filter(...), groupby(...), aggregate(...), topcount(...), bottomcount(...), concat(...) or identity", short(name))
 		}
 		switch {
 		case name == "identity" && args == nil:
@@ -158,13 +166,43 @@ func ParseApply(text string, filterOpts ...query.Option) (*Apply, error) {
 		case strings.Contains(name, ".") && args != nil:
 			return nil, applyUnsupported("custom functions (" + short(name) + ") are not supported")
 		default:
-			return nil, applySyntax("%q is not a transformation: want filter(...), groupby(...), aggregate(...), topcount(...), bottomcount(...) or identity", short(s))
+			return nil, applySyntax("%q is not a transformation: want filter(...), groupby(...), aggregate(...), topcount(...), bottomcount(...), concat(...) or identity", short(s))
 		}
 	}
 	if stage == 0 {
 		return nil, applyUnsupported("$apply without groupby or aggregate is not supported: use $filter")
 	}
 	return a, a.check()
+}
+
+// parseConcat reads the arguments of concat(...), a step after the filter steps a holds
+// (stage 0) and, when more is true, before other steps.
+func (a *Apply) parseConcat(args string, stage int, more bool, filterOpts []query.Option) (*Apply, error) {
+	switch {
+	case stage > 0:
+		return nil, applyUnsupported("concat(...) after an aggregation is not supported: put it first, after filter steps only")
+	case more:
+		return nil, applyUnsupported("transformations after concat(...) are not supported: end $apply with it")
+	}
+	parts, err := splitOutside(args, ',')
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) < 2 {
+		return nil, applySyntax("concat takes two transformation sequences or more, separated by commas: %q", short(args))
+	}
+	for _, part := range parts {
+		b, err := ParseApply(part, filterOpts...)
+		if err != nil {
+			return nil, err
+		}
+		if b.Concat != nil {
+			return nil, applyUnsupported("concat(...) inside concat(...) is not supported: list every sequence in one concat")
+		}
+		b.Filters = append(slices.Clip(a.Filters), b.Filters...)
+		a.Concat = append(a.Concat, b)
+	}
+	return a, nil
 }
 
 // check refuses aliases that clash: with each other or with a grouping property.

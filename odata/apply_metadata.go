@@ -16,7 +16,7 @@ const (
 
 // applyTransformations are the transformations $apply serves (Aggregation.ApplySupported's
 // Transformations).
-var applyTransformations = [...]string{"aggregate", "groupby", "filter", "topcount", "bottomcount", "identity"}
+var applyTransformations = [...]string{"aggregate", "groupby", "filter", "topcount", "bottomcount", "identity", "concat"}
 
 // aggregationXML appends the Aggregation annotations of an entity set: ApplySupported
 // (the transformations above, no rollup) and one CustomAggregate per KPI, qualified by

@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strconv"
@@ -246,6 +247,10 @@ func (h *Handler) serveApply(w http.ResponseWriter, r *http.Request, m *km.Knowl
 		h.fail(w, r, applyUnsupported("aggregated answers are served as JSON only"))
 		return
 	}
+	if o.Apply.Concat != nil {
+		h.serveConcat(w, r, m, et, root, o, rep)
+		return
+	}
 	aq, err := h.planApply(m, et, o)
 	if err != nil {
 		h.fail(w, r, err)
@@ -268,12 +273,7 @@ func (h *Handler) serveApply(w http.ResponseWriter, r *http.Request, m *km.Knowl
 	if o.Apply.GroupCount != "" {
 		aq.q.Skip, aq.q.PageSize = 0, 1
 	}
-	p, err := h.svc.Prepare(m, &aq.q)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	res, err := h.svc.Run(r.Context(), p)
+	res, err := h.runApply(r.Context(), m, aq)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -290,18 +290,6 @@ func (h *Handler) serveApply(w http.ResponseWriter, r *http.Request, m *km.Knowl
 		h.writeGroupCount(w, root, et, o, rep, count, n > 0)
 		return
 	}
-	cols := map[string]int{}
-	for i, c := range p.Plan.Columns {
-		cols[c.Name] = i
-	}
-	var setIdx func([]*applyOut)
-	setIdx = func(list []*applyOut) {
-		for _, o := range list {
-			o.idx = cols[o.col]
-			setIdx(o.kids)
-		}
-	}
-	setIdx(aq.out)
 	last := count
 	if end >= 0 {
 		last = min(last, end)
@@ -314,36 +302,188 @@ func (h *Handler) serveApply(w http.ResponseWriter, r *http.Request, m *km.Knowl
 		}
 		next = nextLink(root+et.set, r.URL.RawQuery, o.Skip+len(rows), top, len(rows))
 	}
-	b := make([]byte, 0, 256+len(rows)*64)
+	items := make([]applyItem, len(rows))
+	for i, row := range rows {
+		items[i] = applyItem{aq.out, row}
+	}
+	ans := applyAnswer{context: root + "$metadata#" + et.set + "(" + string(appendApplyContext(nil, aq.out)) + ")", counted: o.Count, count: count, items: items, next: next}
+	write(w, rep.jsonContentType(), ans.appendJSON(nil, rep))
+}
+
+// serveConcat answers $apply=concat(T1,T2,...): the aggregated entities of each branch,
+// one branch after the other, each branch one request to the Service (with the count of
+// its entities, so that $skip, $top, $count and server-driven paging act on the
+// concatenation). $orderby and $filter would need the branches' entities together and
+// are 501.
+func (h *Handler) serveConcat(w http.ResponseWriter, r *http.Request, m *km.KnowledgeModel, et *entityType, root string, o *QueryOptions, rep representation) {
+	switch {
+	case len(o.OrderBy) > 0:
+		h.fail(w, r, applyUnsupported("$orderby after concat(...) is not supported: rank inside a branch with topcount or bottomcount"))
+		return
+	case o.Filter != nil:
+		h.fail(w, r, applyUnsupported("$filter with concat(...) is not supported: filter first inside $apply, $apply=filter(...)/concat(...)"))
+		return
+	}
+	branches := make([]*applyQuery, len(o.Apply.Concat))
+	var ctxList []byte
+	seen := map[string]bool{}
+	for k, a := range o.Apply.Concat {
+		bo := *o
+		bo.Apply, bo.Top, bo.Skip, bo.Count = a, -1, 0, false
+		aq, err := h.planApply(m, et, &bo)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		branches[k] = aq
+		// The context lists every property of the answer once.
+		outs := aq.out
+		if a.GroupCount != "" {
+			outs = []*applyOut{{name: a.GroupCount}}
+		}
+		for _, p := range outs {
+			item := string(appendApplyContext(nil, []*applyOut{p}))
+			if !seen[item] {
+				if len(seen) > 0 {
+					ctxList = append(ctxList, ',')
+				}
+				seen[item] = true
+				ctxList = append(ctxList, item...)
+			}
+		}
+	}
+	pageSize := h.pageSize(w, r)
+	n := pageSize
+	if o.Top >= 0 {
+		n = min(n, o.Top)
+	}
+	// The page is the entities from $skip to $skip+n of the concatenation; offset is
+	// where the current branch starts in it.
+	var items []applyItem
+	offset := 0
+	for k, aq := range branches {
+		a := o.Apply.Concat[k]
+		skip := max(0, o.Skip-offset)
+		want := n - len(items)
+		aq.q.Skip, aq.q.PageSize, aq.q.Count = skip, max(want, 1), true
+		if a.GroupCount != "" {
+			aq.q.Skip, aq.q.PageSize = 0, 1
+		}
+		if aq.limit >= 0 {
+			aq.q.PageSize = max(1, min(aq.q.PageSize, aq.limit-skip))
+		}
+		res, err := h.runApply(r.Context(), m, aq)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		total := res.Count
+		switch {
+		case a.GroupCount != "":
+			// One entity: the number of groups.
+			if skip == 0 && want > 0 {
+				items = append(items, applyItem{[]*applyOut{{name: a.GroupCount}}, []query.Value{{Type: query.TypeInteger, Int: int64(res.Count)}}})
+			}
+			total = 1
+		default:
+			if aq.limit >= 0 {
+				total = min(total, aq.limit)
+			}
+			rows := res.Rows[:max(0, min(len(res.Rows), want, total-skip))]
+			for _, row := range rows {
+				items = append(items, applyItem{aq.out, row})
+			}
+		}
+		offset += total
+	}
+	count := offset
+	last := count
+	if o.Top >= 0 {
+		last = min(last, o.Skip+o.Top)
+	}
+	next := ""
+	if n > 0 && o.Skip+len(items) < last {
+		top := -1
+		if o.Top >= 0 {
+			top = o.Top
+		}
+		next = nextLink(root+et.set, r.URL.RawQuery, o.Skip+len(items), top, len(items))
+	}
+	ans := applyAnswer{context: root + "$metadata#" + et.set + "(" + string(ctxList) + ")", counted: o.Count, count: count, items: items, next: next}
+	write(w, rep.jsonContentType(), ans.appendJSON(nil, rep))
+}
+
+// runApply asks the Service for aq's groups (aq.q's Skip and PageSize, with their
+// count), and sets the plan column of each answer property.
+func (h *Handler) runApply(ctx context.Context, m *km.KnowledgeModel, aq *applyQuery) (*query.Result, error) {
+	p, err := h.svc.Prepare(m, &aq.q)
+	if err != nil {
+		return nil, err
+	}
+	res, err := h.svc.Run(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	cols := map[string]int{}
+	for i, c := range p.Plan.Columns {
+		cols[c.Name] = i
+	}
+	var setIdx func([]*applyOut)
+	setIdx = func(list []*applyOut) {
+		for _, o := range list {
+			o.idx = cols[o.col]
+			setIdx(o.kids)
+		}
+	}
+	setIdx(aq.out)
+	return res, nil
+}
+
+// applyItem is one aggregated entity of an answer: its properties and the row they read.
+type applyItem struct {
+	out []*applyOut
+	row []query.Value
+}
+
+// applyAnswer is an answer of aggregated entities, ready to encode.
+type applyAnswer struct {
+	context string
+	counted bool
+	count   int
+	items   []applyItem
+	next    string
+}
+
+// appendJSON appends the answer as an OData JSON collection.
+func (a *applyAnswer) appendJSON(b []byte, rep representation) []byte {
 	b = append(b, '{')
 	if rep.metadata != metaNone {
 		b = append(b, `"@odata.context":`...)
-		b = jsonenc.AppendStringNoHTMLEscape(b, root+"$metadata#"+et.set+"("+string(appendApplyContext(nil, aq.out))+")")
+		b = jsonenc.AppendStringNoHTMLEscape(b, a.context)
 		b = append(b, ',')
 	}
-	if o.Count {
+	if a.counted {
 		b = append(b, `"@odata.count":`...)
 		if rep.ieee754 {
-			b = strconv.AppendQuote(b, strconv.Itoa(count))
+			b = strconv.AppendQuote(b, strconv.Itoa(a.count))
 		} else {
-			b = strconv.AppendInt(b, int64(count), 10)
+			b = strconv.AppendInt(b, int64(a.count), 10)
 		}
 		b = append(b, ',')
 	}
 	b = append(b, `"value":[`...)
-	for i, row := range rows {
+	for i, it := range a.items {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendApplyObject(b, aq.out, row, rep.ieee754)
+		b = appendApplyObject(b, it.out, it.row, rep.ieee754)
 	}
 	b = append(b, ']')
-	if next != "" {
+	if a.next != "" {
 		b = append(b, `,"@odata.nextLink":`...)
-		b = jsonenc.AppendStringNoHTMLEscape(b, next)
+		b = jsonenc.AppendStringNoHTMLEscape(b, a.next)
 	}
-	b = append(b, '}')
-	write(w, rep.jsonContentType(), b)
+	return append(b, '}')
 }
 
 // appendApplyContext appends the select list of the context URL: P, NAV(P), ALIAS.

@@ -59,3 +59,41 @@ func TestBatchHasOneTimeBudget(t *testing.T) {
 		}
 	}
 }
+
+// delayStore answers every query after a delay, or when its context ends.
+type delayStore struct {
+	km.Store
+	d time.Duration
+}
+
+func (s delayStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
+	select {
+	case <-time.After(s.d):
+		return s.Store.Query(ctx, p)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// TestExpandHasOneTimeBudget: the queries of nested $expand and of concat's branches run
+// in the request's one time budget. Three queries of 200 ms each, under a limit of 300
+// ms, are stopped at the limit with 503, not answered after 600 ms.
+func TestExpandHasOneTimeBudget(t *testing.T) {
+	const limit = 300 * time.Millisecond
+	service := km.NewService(delayStore{testStore(t), 200 * time.Millisecond}, km.WithQueryTimeout(limit))
+	h := NewHandler(nil, WithService(service))
+	for _, target := range []string{
+		"/CUSTOMERS_entries?$expand=ORDERS($expand=EVENTS)",
+		"/ORDERS_entries?$apply=concat(aggregate($count%20as%20N),groupby((STATUS)),groupby((CUST)))",
+	} {
+		start := time.Now()
+		w := get(h, svc+target)
+		took := time.Since(start)
+		if w.Code != 503 || !strings.Contains(w.Body.String(), "the query ran longer than the time limit of 300ms") {
+			t.Errorf("%s: %d %s", target, w.Code, w.Body)
+		}
+		if took > 2*limit {
+			t.Errorf("%s took %v: more than one budget of %v", target, took, limit)
+		}
+	}
+}

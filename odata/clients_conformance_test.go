@@ -297,3 +297,45 @@ func TestClientExpands(t *testing.T) {
 		t.Errorf("@odata/client $expand=CUSTOMERS (-want +got):\n%s", d)
 	}
 }
+
+// @odata/client sends a nested $expand
+// (CUSTOMERS_entries?$expand=ORDERS($select=ID;$expand=EVENTS($select=ACTIVITY))&$orderby=ID
+// desc) and reads each customer with its orders, each with its events, as
+// testdata/shop/data says.
+func TestClientExpandsNested(t *testing.T) {
+	tools := clientTools(t)
+	srv := serveShop(t)
+	var got struct{ Rows []map[string]any }
+	probe(t, tools, &got, "client-expand", srv.URL+BasePath+"/shop.svc/", "CUSTOMERS_entries", "ORDERS($select=ID;$expand=EVENTS($select=ACTIVITY))")
+	customers, orders, events := shopCSV(t, "customers"), shopCSV(t, "orders"), shopCSV(t, "events")
+	slices.SortFunc(customers, func(a, b map[string]string) int { return strings.Compare(b["ID"], a["ID"]) })
+	slices.SortFunc(orders, func(a, b map[string]string) int { return strings.Compare(a["ID"], b["ID"]) })
+	var want []any
+	for _, c := range customers {
+		list := []any{}
+		for _, o := range orders {
+			if o["CUST"] != c["ID"] {
+				continue
+			}
+			evs := []any{}
+			for i, e := range events {
+				if e["ORDER_ID"] == o["ID"] {
+					evs = append(evs, map[string]any{"ROW_NUMBER": float64(i + 1), "ACTIVITY": e["ACTIVITY"]})
+				}
+			}
+			list = append(list, map[string]any{"ID": o["ID"], "EVENTS": evs})
+		}
+		want = append(want, map[string]any{"ID": c["ID"], "NAME": c["NAME"], "COUNTRY": orNull(c["COUNTRY"]), "ORDERS": list})
+	}
+	have := make([]any, len(got.Rows))
+	for i, r := range got.Rows {
+		have[i] = r
+	}
+	if len(have) < 2 {
+		t.Fatalf("@odata/client nested $expand: %d rows, want a page of customers", len(have))
+	}
+	want = want[:min(len(want), len(have))]
+	if d := cmp.Diff(want, have); d != "" {
+		t.Errorf("@odata/client nested $expand (-want +got):\n%s", d)
+	}
+}

@@ -87,20 +87,45 @@
 // filters cannot state. (OData's all is true for an entity with no related ones; the
 // service does not answer it rather than answer it otherwise.)
 //
-// $expand follows navigation properties one level deep, in JSON: a to-one property is the
+// $expand follows navigation properties, in JSON and Atom: a to-one property is the
 // related entity or null, a to-many one the array of related entities
 // (CUSTOMERS_entries?$expand=ORDERS($select=ID,NET;$filter=NET gt 0;$orderby=NET
 // desc;$top=2;$count=true)). Nested $select, $filter, $orderby, $top, $skip and $count
 // (NAV@odata.count) are served on to-many properties, $select and $filter on to-one ones
-// (a related entity that fails the filter is null); an entity addressed by key takes
-// $expand too. For a page of entities each expanded property costs one km.Request for
-// the related record filtered by an in list of the page's join values (lists of at most
-// the filter limits' MaxIn values, each paged at the Service's page size), merged in Go:
-// never a request per entity. The context URL lists expanded properties as OData 4.01
-// does: SET(ID,ORDERS(ID,NET)), and NAV() without a nested $select. Nested $expand,
-// $levels, "*", paths, $ref, other nested options, $expand with $apply and $expand in
-// Atom are 501 ODATA_OPTION_NOT_SUPPORTED; $metadata says ExpandRestrictions Expandable
-// true, MaxLevels 1.
+// (a related entity that fails the filter is null), and nested $expand on both, with its
+// own nested options, down to MaxExpandLevels levels
+// (CUSTOMERS_entries?$expand=ORDERS($top=1;$expand=EVENTS($orderby=AT))); beyond them the
+// answer is 400 GENERAL_CONSTRAINT_VIOLATION. An entity addressed by key takes $expand
+// too. For a page of entities each expanded property costs one km.Request for the related
+// record filtered by an in list of the page's join values (lists of at most the filter
+// limits' MaxIn values, each paged at the Service's page size), merged in Go; a nested
+// property costs one more, over the related entities its parents show: one request per
+// expanded property per level, never a request per entity, each through the Service and
+// under the answer's time limit. The related entities of one answer, all levels together,
+// are bounded by WithMaxExpandedEntities (default DefaultMaxExpandedEntities); an answer
+// that would bring more is 400 GENERAL_CONSTRAINT_VIOLATION (target $expand) saying to ask
+// for fewer entities per page (Prefer: odata.maxpagesize or $top), a narrower nested
+// $filter or fewer properties, rather than a nested next link few clients follow. For a
+// single parent (an entity by key, a page of one) the nested $skip, $top and $count of a
+// to-many property are asked of the store, so that SET('K')?$expand=NAV($top=10) reads ten
+// related entities however many there are. The context URL lists expanded properties as
+// OData 4.01 does: SET(ID,ORDERS(ID,NET,EVENTS())), NAV() where nothing is selected or
+// expanded inside.
+//
+// $levels (a nested option, NAV($levels=N), as OData defines it) recurses through a
+// navigation property whose target is its own entity type. The KM never has one: km's
+// loader refuses a relationship that joins a record with itself. So $levels=1 and
+// $levels=max (the hierarchy's full depth, which is one level) expand once, and
+// $levels=2 and more are 400 GENERAL_PARAMETER_ILLEGAL saying the property cannot
+// recurse; $levels outside $expand is 400. "*", paths, $ref, other nested options and
+// $expand with $apply are 501 ODATA_OPTION_NOT_SUPPORTED; $metadata says
+// ExpandRestrictions Expandable true, MaxLevels MaxExpandLevels (4).
+//
+// In Atom, as OData's Atom format writes them, each expanded property of an entry is a
+// link rel="http://docs.oasis-open.org/odata/ns/related/NAV" (type entry or feed, title
+// NAV, href SET(key)/NAV) holding m:inline: the related entry, nothing for a null to-one
+// property, or an inline feed (id SET(key)/NAV, m:count when asked) of the related
+// entries, each with its own expanded links.
 //
 // # Behaviours chosen where the specification is silent
 //
@@ -131,10 +156,10 @@
 //     as strings. The AtomPub service document is application/atomsvc+xml.
 //   - Query option names are matched case-insensitively, with or without "$" (OData
 //     4.01). A system option given twice is 400 ODATA_OPTION_REPEATED; a valid OData
-//     option the service lacks ($compute, $skiptoken, $levels, ...) is
+//     option the service lacks ($compute, $skiptoken, ...) is
 //     501 ODATA_OPTION_NOT_SUPPORTED (OData's Minimal conformance level), and $metadata
 //     says so (Capabilities ComputeSupported false, TopSupported and SkipSupported
-//     true, ExpandRestrictions Expandable true with MaxLevels 1 on every set); "expand"
+//     true, ExpandRestrictions Expandable true with MaxLevels 4 on every set); "expand"
 //     without "$" stays a custom option; parameter aliases
 //     (@p) are 400 ODATA_OPTION_NOT_SUPPORTED; an unknown "$" option is 400
 //     GENERAL_PARAMETER_ILLEGAL; other custom options are ignored, as OData requires.
@@ -160,10 +185,16 @@
 //     property; groupby(...)/aggregate($count as A) is one entity with the number of
 //     groups (ag-grid-odata's count; $orderby is ignored there); $orderby, $top, $skip and
 //     $count=true act on the groups, paged like entity sets; $filter on grouping
-//     properties keeps those groups (served as a filter before the grouping). Other
+//     properties keeps those groups (served as a filter before the grouping).
+//     concat(T1,T2,...), last and after filter steps only (which then apply to every
+//     branch), answers the entities of each branch (one of the forms above) one branch
+//     after the other, each branch one km.Request; $skip, $top, $count and paging act on
+//     the concatenation, and the context URL lists every property once; $orderby and
+//     $filter beside it, concat inside concat or before other steps are 501. Other
 //     transformations, "from", rollup, filters after the aggregation, $filter on
 //     aliases, and $select or $search beside $apply are 501. $metadata annotates every
-//     set with Aggregation.ApplySupported and one Aggregation.CustomAggregate per KPI.
+//     set with Aggregation.ApplySupported (its Transformations listing concat too) and
+//     one Aggregation.CustomAggregate per KPI.
 //   - $search is the Knowledge Model API's fuzzy search (km.SearchRequest, searchTerm):
 //     one word or one phrase in double quotes (\" and \\ escape), searched with the
 //     default precision (km.DefaultSearchPrecision) in the string and time properties of
@@ -231,8 +262,10 @@
 // Queries are bounded as the Knowledge Model API's, by the same Service (WithService):
 // they run under its time limit (503 beyond it) and their plan is costed and refused
 // beyond its budget with 400 GENERAL_CONSTRAINT_VIOLATION naming the part that is too
-// large (km.CheckCost). A $batch runs all its parts in one time budget
-// (km.Service.Budget): the limit bounds the batch, not each part.
+// large (km.CheckCost). A request runs all its queries (the page, each expanded
+// property at each level, each branch of concat) in one time budget
+// (km.Service.Budget), and a $batch all its parts: the limit bounds the request or the
+// batch, not each query.
 //
 // The handler keeps no state between requests; authentication, permissions and rate
 // limits belong to the auth middleware in front of it (auth.Guard.Wrap, with WriteProblem

@@ -225,8 +225,6 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 	if o.Expand != nil {
 		if countOnly {
 			err = badOption(problem.CodeParameterIllegal, "/$count takes $filter and filterid only")
-		} else if rep.format == FormatXML {
-			err = expandAtom()
 		} else {
 			expand, err = h.planExpand(m, et, o, eq)
 		}
@@ -269,11 +267,10 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 		write(w, "text/plain;charset=utf-8", strconv.AppendInt(nil, int64(count), 10))
 		return
 	}
-	for _, ex := range expand {
-		if err := h.fill(r.Context(), m, ex, rows); err != nil {
-			h.fail(w, r, err)
-			return
-		}
+	left := h.opts.MaxExpanded
+	if err := h.expandAll(r.Context(), m, expand, rows, &left); err != nil {
+		h.fail(w, r, err)
+		return
 	}
 	next := ""
 	if more && eq.skip+n < count {
@@ -529,6 +526,8 @@ type atomEncoder struct {
 	idPrefix                 []byte
 	keyCol                   int
 	key                      []byte // the key literal of the entry being written
+	// navs are the expanded navigation properties of the entries.
+	navs []atomNav
 }
 
 func (pg *page) atomEncoder(now time.Time) *atomEncoder {
@@ -556,6 +555,7 @@ func (pg *page) atomEncoder(now time.Time) *atomEncoder {
 	// Entry ids are the canonical URLs set(key); key literals are percent-encoded ASCII,
 	// so only "&" (and, in the attribute, nothing else) needs escaping.
 	enc.idPrefix = appendXMLText(nil, pg.root+et.set+"(", false)
+	enc.navs = pg.atomNavs(now)
 	return enc
 }
 
@@ -583,7 +583,9 @@ func (enc *atomEncoder) appendEntry(b []byte, pg *page, i int, topLevel bool) []
 	b = append(b, '(')
 	b = appendEscapedASCII(b, key)
 	b = append(b, ')')
-	b = append(b, `"/><title/><updated>`...)
+	b = append(b, `"/>`...)
+	b = enc.appendAtomLinks(b, pg, i, key)
+	b = append(b, `<title/><updated>`...)
 	b = append(b, enc.updated...)
 	b = append(b, `</updated><author><name/></author><content type="application/xml"><m:properties>`...)
 	for j := range pg.eq.out {

@@ -107,11 +107,7 @@ func (h *Handler) serveEntity(w http.ResponseWriter, r *http.Request, m *km.Know
 	}
 	var expand []*expansion
 	if o.Expand != nil {
-		if rep.format == FormatXML {
-			err = expandAtom()
-		} else {
-			expand, err = h.planExpand(m, et, o, eq)
-		}
+		expand, err = h.planExpand(m, et, o, eq)
 		if err != nil {
 			h.fail(w, r, err)
 			return
@@ -129,11 +125,10 @@ func (h *Handler) serveEntity(w http.ResponseWriter, r *http.Request, m *km.Know
 		h.fail(w, r, notFoundEntity(et, keyText))
 		return
 	}
-	for _, ex := range expand {
-		if err := h.fill(r.Context(), m, ex, res.Rows[:1]); err != nil {
-			h.fail(w, r, err)
-			return
-		}
+	left := h.opts.MaxExpanded
+	if err := h.expandAll(r.Context(), m, expand, res.Rows[:1], &left); err != nil {
+		h.fail(w, r, err)
+		return
 	}
 	pg := page{eq: eq, rows: res.Rows[:1], root: root, sel: o.Select, ieee754: rep.ieee754, meta: rep.metadata, expand: expand}
 	if rep.format == FormatXML {

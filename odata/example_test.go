@@ -54,5 +54,5 @@ func ExampleParseQueryOptions() {
 	fmt.Println(err)
 	// Output:
 	// [ID NET] CREATED ge 2025-01-01T00:00:00+01:00 and NAME ne 'a;b' [-NET] 10 0 true
-	// ODATA_OPTION_NOT_SUPPORTED: $expand item "*" is not supported: name a navigation property of the entity type, one level deep
+	// ODATA_OPTION_NOT_SUPPORTED: $expand item "*" is not supported: name a navigation property of the entity type (nest $expand inside it for the next level)
 }

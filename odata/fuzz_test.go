@@ -1,8 +1,11 @@
 package odata
 
 import (
+	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -25,6 +28,9 @@ var fuzzSeeds = []string{
 	"$expand=X",
 	"$select=ID&$expand=CUSTOMERS($select=NAME;$filter=COUNTRY%20eq%20'a;b)'),EVENTS($orderby=AT%20desc;$top=1;$count=true)",
 	"$expand=ORDERS($select=ID;$skip=1;$top=2)",
+	"$expand=ORDERS($select=ID;$expand=EVENTS($orderby=AT;$top=1),CUSTOMERS($levels=max;$expand=ORDERS($count=true)))",
+	"$expand=CUSTOMERS($levels=2)&$format=atom",
+	"$apply=filter(NET%20gt%200)/concat(aggregate($count%20as%20N),groupby((STATUS),aggregate(NET%20with%20sum%20as%20S))/topcount(1,S))&$skip=1",
 	"@p=1&$filter=NET%20eq%20@p",
 	"$orderby=length(ID)",
 	"$top=1&$top=2",
@@ -118,6 +124,17 @@ func FuzzEntitySet(f *testing.F) {
 		case w.Code == http.StatusOK:
 			if strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") && !json.Valid(w.Body.Bytes()) {
 				t.Fatalf("invalid JSON for %q: %s", raw, w.Body)
+			}
+			if strings.HasPrefix(w.Header().Get("Content-Type"), "application/atom+xml") {
+				for d := xml.NewDecoder(bytes.NewReader(w.Body.Bytes())); ; {
+					_, err := d.Token()
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						t.Fatalf("invalid XML for %q: %v in %s", raw, err, w.Body)
+					}
+				}
 			}
 		case w.Code >= 400 && w.Code < 500, w.Code == http.StatusNotImplemented:
 			var p problem.Problem

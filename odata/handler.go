@@ -28,6 +28,9 @@ const Version = "4.0"
 // DefaultMaxPageSize is the default of WithMaxPageSize.
 const DefaultMaxPageSize = 5000
 
+// DefaultMaxExpandedEntities is the default of WithMaxExpandedEntities.
+const DefaultMaxExpandedEntities = 10000
+
 // Error codes of unknown resources, shared with the Knowledge Model API.
 const (
 	CodeModelNotFound  = km.CodeModelNotFound
@@ -38,6 +41,7 @@ const (
 // options configure a Handler; the zero value gives the defaults.
 type options struct {
 	MaxPageSize    int
+	MaxExpanded    int
 	BaseURL        string
 	MaxBatchBytes  int64
 	Limits         query.Limits
@@ -64,6 +68,13 @@ type Option func(*options)
 // the default. A client may ask for smaller pages with the header
 // "Prefer: odata.maxpagesize=N".
 func WithMaxPageSize(n int) Option { return func(o *options) { o.MaxPageSize = n } }
+
+// WithMaxExpandedEntities bounds the related entities $expand brings into one answer,
+// all expanded properties and levels together (a page of 5000 entities each with 50
+// related ones would be 250000): beyond it the answer is 400 GENERAL_CONSTRAINT_VIOLATION
+// saying what to ask instead. Default DefaultMaxExpandedEntities; values below 1 keep
+// the default.
+func WithMaxExpandedEntities(n int) Option { return func(o *options) { o.MaxExpanded = n } }
 
 // WithBaseURL sets the scheme and host of the absolute URLs the answers carry (context
 // URLs, next links, Atom ids), for example "https://api.example.com" behind a proxy.
@@ -117,6 +128,9 @@ func NewHandler(store km.Store, opt ...Option) *Handler {
 	}
 	if opts.MaxPageSize <= 0 {
 		opts.MaxPageSize = DefaultMaxPageSize
+	}
+	if opts.MaxExpanded <= 0 {
+		opts.MaxExpanded = DefaultMaxExpandedEntities
 	}
 	if opts.MaxBatchBytes <= 0 {
 		opts.MaxBatchBytes = DefaultMaxBatchBytes

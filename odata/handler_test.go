@@ -104,7 +104,7 @@ func TestErrors(t *testing.T) {
 		{"top", svc + "/ORDERS_entries?$top=ten", nil,
 			response{400, problem.ContentType, problemBody(400, "GENERAL_PARAMETER_MISSMATCH", `$top is "ten": want a non-negative integer`)}},
 		{"expand", svc + "/ORDERS_entries?$expand=CUSTOMERS($levels=2)", nil,
-			response{501, problem.ContentType, problemBody(501, "ODATA_OPTION_NOT_SUPPORTED", `$expand=CUSTOMERS: the nested option $levels is not supported; nested $select, $filter, $orderby, $top, $skip and $count are`)}},
+			response{400, problem.ContentType, problemBodyAt(400, "GENERAL_PARAMETER_ILLEGAL", `$expand=CUSTOMERS($levels=2): CUSTOMERS leads to entity type CUSTOMERS, not back to ORDERS, so it cannot recurse; $levels=1 or max expands it once`, "$expand")}},
 		{"metadata takes format only", svc + "/$metadata?$top=1", nil,
 			response{400, problem.ContentType, problemBody(400, "GENERAL_PARAMETER_ILLEGAL", `$top applies to entity sets only; the service document and $metadata take $format`)}},
 		{"service document takes format only", svc + "?$filter=A%20eq%201", nil,

@@ -43,11 +43,11 @@ var setRestrictions = [...][2]string{
 }
 
 // expandRestrictionsXML and expandRestrictionsJSON are the Capabilities.ExpandRestrictions
-// of every entity set: $expand is served one level deep (MaxLevels 1: no nested $expand,
-// no $levels).
-const (
-	expandRestrictionsXML  = `<Annotation Term="` + capabilitiesAlias + `.ExpandRestrictions"><Record><PropertyValue Property="Expandable" Bool="true"/><PropertyValue Property="MaxLevels" Int="1"/></Record></Annotation>`
-	expandRestrictionsJSON = `,"@` + capabilitiesAlias + `.ExpandRestrictions":{"Expandable":true,"MaxLevels":1}`
+// of every entity set: every navigation property expands, nested down to
+// MaxExpandLevels.
+var (
+	expandRestrictionsXML  = `<Annotation Term="` + capabilitiesAlias + `.ExpandRestrictions"><Record><PropertyValue Property="Expandable" Bool="true"/><PropertyValue Property="MaxLevels" Int="` + strconv.Itoa(MaxExpandLevels) + `"/></Record></Annotation>`
+	expandRestrictionsJSON = `,"@` + capabilitiesAlias + `.ExpandRestrictions":{"Expandable":true,"MaxLevels":` + strconv.Itoa(MaxExpandLevels) + `}`
 )
 
 // containerTags are the Capabilities tags of the entity container, with their values:

@@ -84,11 +84,18 @@ type QueryOptions struct {
 }
 
 // ExpandItem is one navigation property of $expand with its nested options ($select,
-// $filter, $orderby, $top, $skip, $count); Options.Top is -1 when not given.
+// $filter, $orderby, $top, $skip, $count, and $expand in Options.Expand);
+// Options.Top is -1 when not given.
 type ExpandItem struct {
 	Nav     string
 	Options *QueryOptions
+	// Levels is the nested $levels: 0 when absent, -1 for max.
+	Levels int
 }
+
+// MaxExpandLevels is how deep $expand items may nest: NAV($expand=NAV2($expand=NAV3))
+// is three levels. $metadata states it as ExpandRestrictions/MaxLevels.
+const MaxExpandLevels = 4
 
 // system query options by their canonical name (lower case, without "$").
 const (
@@ -102,12 +109,12 @@ const (
 	optSearch  = "search"
 	optApply   = "apply"
 	optExpand  = "expand"
+	optLevels  = "levels"
 )
 
 // unsupportedOptions are valid OData system query options this service does not offer.
 var unsupportedOptions = map[string]string{
 	"compute":       "computed properties are not offered",
-	"levels":        "$expand expands one level",
 	"index":         "ordinal access is not offered",
 	"schemaversion": "the service has one schema version",
 	"deltatoken":    "delta links are not offered",
@@ -159,6 +166,9 @@ func ParseQueryOptions(raw string, filterOpts ...query.Option) (*QueryOptions, e
 			// conformance level), as unsupported $filter features are.
 			return nil, problem.New(http.StatusNotImplemented, CodeOptionNotSupported, fmt.Sprintf("$%s is not supported: %s", name, why))
 		}
+		if name == optLevels {
+			return nil, badOption(problem.CodeParameterIllegal, "$levels is an option of an $expand item: $expand=NAV($levels=1)")
+		}
 		if seen[name] {
 			return nil, badOption(CodeOptionRepeated, "$%s is given more than once", name)
 		}
@@ -178,7 +188,7 @@ func optionName(key string) (string, bool) {
 	case optFormat, optSelect, optTop, optSkip, optFilter, optOrderBy, optCount, optSearch, optApply:
 		return name, true
 	}
-	if _, ok := unsupportedOptions[name]; ok || name == optExpand {
+	if _, ok := unsupportedOptions[name]; ok || name == optExpand || name == optLevels {
 		// Without "$" these are plain words a host may use as custom options.
 		return name, strings.HasPrefix(key, "$")
 	}
@@ -215,16 +225,21 @@ func (o *QueryOptions) set(name, v string, filterOpts []query.Option) error {
 	case optApply:
 		o.Apply, err = ParseApply(v, filterOpts...)
 	case optExpand:
-		o.Expand, err = parseExpand(v, filterOpts)
+		o.Expand, err = parseExpand(v, filterOpts, 1)
 	}
 	return err
 }
 
-// parseExpand reads $expand: a comma list of navigation property names, each optionally
-// followed by nested options in parentheses, separated by ";" (ORDERS($select=ID;$top=2)).
-// The nested options $select, $filter, $orderby, $top, $skip and $count are served;
-// another nested option, "*", a path (NAV/NAV), $ref and $levels are 501.
-func parseExpand(v string, filterOpts []query.Option) ([]ExpandItem, error) {
+// parseExpand reads $expand at nesting level depth (1 for the request's own): a comma
+// list of navigation property names, each optionally followed by nested options in
+// parentheses, separated by ";" (ORDERS($select=ID;$top=2;$expand=EVENTS)). The nested
+// options $select, $filter, $orderby, $top, $skip, $count, $expand (down to
+// MaxExpandLevels) and $levels (a positive integer or max) are read; another nested
+// option, "*", a path (NAV/NAV) and $ref are 501.
+func parseExpand(v string, filterOpts []query.Option, depth int) ([]ExpandItem, error) {
+	if depth > MaxExpandLevels {
+		return nil, badOption(problem.CodeConstraint, "$expand nests more than %d levels deep", MaxExpandLevels)
+	}
 	items, err := splitTop(v, ',')
 	if err != nil {
 		return nil, err
@@ -236,7 +251,7 @@ func parseExpand(v string, filterOpts []query.Option) ([]ExpandItem, error) {
 		name = strings.TrimFunc(name, spaceOrPlus)
 		switch {
 		case name == "*" || strings.HasSuffix(name, "/$ref") || strings.Contains(name, "/"):
-			return nil, problem.New(http.StatusNotImplemented, CodeOptionNotSupported, fmt.Sprintf("$expand item %q is not supported: name a navigation property of the entity type, one level deep", short(name)))
+			return nil, problem.New(http.StatusNotImplemented, CodeOptionNotSupported, fmt.Sprintf("$expand item %q is not supported: name a navigation property of the entity type (nest $expand inside it for the next level)", short(name)))
 		case !isIdentifier(name):
 			return nil, badOption(problem.CodeParameterIllegal, "$expand item %q is not a navigation property name", short(item))
 		}
@@ -245,43 +260,74 @@ func parseExpand(v string, filterOpts []query.Option) ([]ExpandItem, error) {
 				return nil, badOption(CodeOptionRepeated, "$expand names %s more than once", name)
 			}
 		}
-		o := &QueryOptions{Top: -1}
+		it := ExpandItem{Nav: name, Options: &QueryOptions{Top: -1}}
 		if hasOpts {
-			if !strings.HasSuffix(rest, ")") {
-				return nil, badOption(problem.CodeParameterIllegal, "$expand item %q: the nested options lack their closing parenthesis", short(item))
-			}
-			opts, err := splitTop(strings.TrimSuffix(rest, ")"), ';')
-			if err != nil {
+			if err := it.parseOptions(item, rest, filterOpts, depth); err != nil {
 				return nil, err
 			}
-			seen := map[string]bool{}
-			for _, opt := range opts {
-				if strings.TrimFunc(opt, spaceOrPlus) == "" {
-					continue // NAV() has no options
-				}
-				k, val, _ := strings.Cut(opt, "=")
-				k = strings.TrimSpace(k)
-				sub, ok := optionName(k)
-				if !ok || !strings.HasPrefix(k, "$") {
-					return nil, badOption(problem.CodeParameterIllegal, "$expand=%s: %q is not a system query option", name, short(opt))
-				}
-				switch sub {
-				case optSelect, optFilter, optOrderBy, optTop, optSkip, optCount:
-				default:
-					return nil, problem.New(http.StatusNotImplemented, CodeOptionNotSupported, fmt.Sprintf("$expand=%s: the nested option $%s is not supported; nested $select, $filter, $orderby, $top, $skip and $count are", name, sub))
-				}
-				if seen[sub] {
-					return nil, badOption(CodeOptionRepeated, "$expand=%s: $%s is given more than once", name, sub)
-				}
-				seen[sub] = true
-				if err := o.set(sub, val, filterOpts); err != nil {
-					return nil, err
-				}
-			}
 		}
-		out = append(out, ExpandItem{Nav: name, Options: o})
+		out = append(out, it)
 	}
 	return out, nil
+}
+
+// parseOptions reads the nested options of $expand item (the text after its "(" is rest)
+// into it.
+func (it *ExpandItem) parseOptions(item, rest string, filterOpts []query.Option, depth int) error {
+	name, o := it.Nav, it.Options
+	if !strings.HasSuffix(rest, ")") {
+		return badOption(problem.CodeParameterIllegal, "$expand item %q: the nested options lack their closing parenthesis", short(item))
+	}
+	opts, err := splitTop(strings.TrimSuffix(rest, ")"), ';')
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, opt := range opts {
+		if strings.TrimFunc(opt, spaceOrPlus) == "" {
+			continue // NAV() has no options
+		}
+		k, val, _ := strings.Cut(opt, "=")
+		k = strings.TrimSpace(k)
+		sub, ok := optionName(k)
+		if !ok || !strings.HasPrefix(k, "$") {
+			return badOption(problem.CodeParameterIllegal, "$expand=%s: %q is not a system query option", name, short(opt))
+		}
+		switch sub {
+		case optSelect, optFilter, optOrderBy, optTop, optSkip, optCount, optExpand, optLevels:
+		default:
+			return problem.New(http.StatusNotImplemented, CodeOptionNotSupported, fmt.Sprintf("$expand=%s: the nested option $%s is not supported; nested $select, $filter, $orderby, $top, $skip, $count, $expand and $levels are", name, sub))
+		}
+		if seen[sub] {
+			return badOption(CodeOptionRepeated, "$expand=%s: $%s is given more than once", name, sub)
+		}
+		seen[sub] = true
+		switch sub {
+		case optExpand:
+			o.Expand, err = parseExpand(val, filterOpts, depth+1)
+		case optLevels:
+			it.Levels, err = parseLevels(name, val)
+		default:
+			err = o.set(sub, val, filterOpts)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseLevels reads the value of a nested $levels: a positive integer or max (-1).
+func parseLevels(nav, v string) (int, error) {
+	v = strings.TrimSpace(v)
+	if v == "max" {
+		return -1, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || v[0] == '+' {
+		return 0, badOption(problem.CodeParameterMismatch, "$expand=%s: $levels is %q: want a positive integer or max", nav, short(v))
+	}
+	return n, nil
 }
 
 // splitTop splits s at the separator sep outside parentheses and single-quoted strings.

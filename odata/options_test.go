@@ -90,7 +90,7 @@ func TestParseQueryOptionsErrors(t *testing.T) {
 		{"$top=1&$top=2", wantErr{400, "ODATA_OPTION_REPEATED", `$top is given more than once`}},
 		{"$top=1&top=2", wantErr{400, "ODATA_OPTION_REPEATED", `$top is given more than once`}},
 		{"$format=csv", wantErr{415, "GENERAL_UNSUPPORTED_MEDIA_TYPE", `$format "csv" is not supported: use json, xml, atom, application/json, application/xml or application/atom+xml`}},
-		{"$expand=*", wantErr{501, "ODATA_OPTION_NOT_SUPPORTED", `$expand item "*" is not supported: name a navigation property of the entity type, one level deep`}},
+		{"$expand=*", wantErr{501, "ODATA_OPTION_NOT_SUPPORTED", `$expand item "*" is not supported: name a navigation property of the entity type (nest $expand inside it for the next level)`}},
 		{"$search=x", wantErr{}},
 		{"$search=x%20y", wantErr{501, "ODATA_OPTION_NOT_SUPPORTED", ""}},
 		{"$apply=aggregate(A)", wantErr{}},

@@ -41,7 +41,7 @@ func shopRows(t *testing.T, name string) []map[string]string {
 
 // TestODataExpand: $expand of a to-one and of to-many navigation properties (one to a
 // record without a key), with nested
-// $select, $filter, $orderby and $top, on memory, SQLite and PostgreSQL, against what the
+// $select, $filter, $orderby, $top and $expand, on memory, SQLite and PostgreSQL, against what the
 // shop fixture's CSV files say; the in lists of join values are split at 2 values and the
 // related rows paged at 2 per request, so that every store pages through them.
 func TestODataExpand(t *testing.T) {
@@ -100,6 +100,7 @@ func TestODataExpand(t *testing.T) {
 	// by activity descending, then position.
 	events := shopRows(t, "events")
 	var withEvents []any
+	eventsOf := map[string][]any{}
 	for _, o := range orders {
 		var mine []any
 		for _, a := range []string{"Ship", "Pay", "Create"} {
@@ -113,6 +114,18 @@ func TestODataExpand(t *testing.T) {
 			mine = []any{}
 		}
 		withEvents = append(withEvents, map[string]any{"ID": o["ID"], "EVENTS": mine})
+		eventsOf[o["ID"]] = mine
+	}
+	// The same customers with their top orders, each with its events (nested $expand).
+	var nested []any
+	for _, c := range toMany {
+		c := c.(map[string]any)
+		list := []any{}
+		for _, o := range c["ORDERS"].([]any) {
+			o := o.(map[string]any)
+			list = append(list, map[string]any{"ID": o["ID"], "NET": o["NET"], "EVENTS": eventsOf[o["ID"].(string)]})
+		}
+		nested = append(nested, map[string]any{"ID": c["ID"], "ORDERS": list})
 	}
 	cases := []struct {
 		target string
@@ -121,6 +134,7 @@ func TestODataExpand(t *testing.T) {
 		{"ORDERS_entries?$select=ID&$orderby=ID&$expand=CUSTOMERS($select=COUNTRY)", toOne},
 		{"ORDERS_entries?$select=ID&$orderby=ID&$expand=EVENTS($select=ACTIVITY;$orderby=ACTIVITY%20desc)", withEvents},
 		{"CUSTOMERS_entries?$select=ID&$orderby=ID&$expand=ORDERS($select=ID,NET;$filter=NET%20gt%200;$orderby=NET%20desc;$top=2)", toMany},
+		{"CUSTOMERS_entries?$select=ID&$orderby=ID&$expand=ORDERS($select=ID,NET;$filter=NET%20gt%200;$orderby=NET%20desc;$top=2;$expand=EVENTS($select=ACTIVITY;$orderby=ACTIVITY%20desc))", nested},
 	}
 	data := os.DirFS("../../odata/testdata/shop")
 	for _, b := range navBackends {
