@@ -2,13 +2,13 @@ package sqlstore_test
 
 import (
 	"context"
-	"github.com/kmkit/kmkit/auth/ratelimit"
-	"github.com/kmkit/kmkit/auth/ratelimit/limitertest"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/kmkit/kmkit/auth/ratelimit"
+	"github.com/kmkit/kmkit/auth/ratelimit/limitertest"
 	"github.com/kmkit/kmkit/storage/sqlstore"
 )
 
