@@ -200,6 +200,24 @@ var kmCases = []kmCase{
 	{name: "kpi grouped sorted", fields: []string{"ORDERS.EXPRESS"}, kpis: []string{"NET", "LATE_N"}, sort: "-NET"},
 	{name: "kpi over join", fields: []string{"CUSTOMERS.COUNTRY"}, kpis: []string{"QTY", "PER_ITEM", "ORDERS_N"}},
 	{name: "kpi filtered paged", fields: []string{"ORDERS.CUST"}, kpis: []string{"QTY"}, filter: "ITEMS.QTY gt 1", page: 1, size: 2},
+	// A KPI that aggregates nothing is its constant in every group that exists: the
+	// groups the same request lists without KPIs (SQL's SELECT f, 3 FROM t GROUP BY f),
+	// and without fields the one group, also over no rows.
+	{name: "kpi constant", kpis: []string{"THREE"}, want: [][]any{{3.0}}},
+	{name: "kpi constant no rows", kpis: []string{"THREE", "N"}, filter: "ORDERS.NET gt 1e9", want: [][]any{{3.0, int64(0)}}},
+	{name: "kpi constant alone no rows", kpis: []string{"THREE"}, filter: "ORDERS.NET gt 1e9", want: [][]any{{3.0}}},
+	{name: "kpi constant grouped", fields: []string{"ORDERS.STATUS"}, kpis: []string{"THREE"},
+		want: [][]any{{"OPEN", 3.0}, {"PAID", 3.0}, {"DELIVERED", 3.0}, {"CANCELLED", 3.0}, {"open", 3.0}, {nil, 3.0}, {"x'; DROP TABLE st_items; --", 3.0}}},
+	{name: "kpi constant grouped no rows", fields: []string{"ORDERS.STATUS"}, kpis: []string{"THREE"}, filter: "ORDERS.NET gt 1e9", want: [][]any{}},
+	{name: "kpi constant grouped filtered", fields: []string{"CUSTOMERS.COUNTRY"}, kpis: []string{"THREE"}, filter: "ORDERS.LATE gt 0"},
+	{name: "kpi constant grouped two records", fields: []string{"ITEMS.MATERIAL", "CUSTOMERS.COUNTRY"}, kpis: []string{"THREE"}},
+	{name: "kpi constant grouped sorted paged", fields: []string{"ORDERS.CUST"}, kpis: []string{"THREE"}, sort: "-ORDERS.CUST", page: 1, size: 2},
+	{name: "kpi constant with an aggregate", fields: []string{"ITEMS.MATERIAL"}, kpis: []string{"THREE", "NET"}},
+	{name: "kpi constant search", fields: []string{"ITEMS.MATERIAL"}, kpis: []string{"THREE"}, search: &query.Search{Term: "steel", Precision: 60}},
+	// A page past the end makes the SQL store count the groups on their own: the count
+	// statement takes the filter's and the search's arguments, not the KPIs' constants.
+	{name: "kpi constant in arithmetic past the end", fields: []string{"ORDERS.STATUS"}, kpis: []string{"PER_ITEM", "THREE"}, filter: "ORDERS.NET gt 100",
+		search: &query.Search{Term: "paid", Precision: 50}, page: 3, size: 2, want: [][]any{}},
 	{name: "search of no string field", fields: []string{"ORDERS.LATE"}, kpis: []string{"N"}, search: &query.Search{Term: "x", Precision: 0},
 		want: [][]any{{nil, int64(4)}, {int64(2), int64(1)}, {int64(0), int64(1)}, {int64(5), int64(1)}, {int64(-1), int64(2)}, {int64(1), int64(1)}, {int64(3), int64(1)}, {int64(7), int64(1)}}},
 	{name: "kpi search", fields: []string{"ITEMS.MATERIAL"}, kpis: []string{"N"}, search: &query.Search{Term: "steel", Precision: 60},

@@ -1471,6 +1471,21 @@ func (ev *evaluation) kpiRows(refs []fieldRef, ids []string, params map[string]m
 	// Order: by aggregate, groups first found by it, by smallest grain row, then values.
 	var order []string
 	placed := map[string]bool{}
+	// KPIs that aggregate nothing (constants) have the groups the same request lists
+	// without KPIs, in their order, as SQL's SELECT f, 3 FROM t GROUP BY f does.
+	if len(aggs) == 0 && len(refs) > 0 {
+		listed, err := ev.kmRows(refs)
+		if err != nil {
+			return nil, err
+		}
+		for _, vals := range listed {
+			if k := key(vals); !placed[k] {
+				placed[k] = true
+				groups[k] = vals
+				order = append(order, k)
+			}
+		}
+	}
 	for _, ag := range aggs {
 		var fresh []string
 		for k := range ag.groups {
