@@ -39,6 +39,9 @@ func serviceRequest(m *km.KnowledgeModel, req RefRequest) (*km.Request, error) {
 	for _, v := range req.FilterExprs {
 		r.FilterExprs = append(r.FilterExprs, kmparams.SplitTopLevel(v)...)
 	}
+	if req.Search != nil {
+		r.Search = &km.SearchRequest{Term: req.Search.Term, Fields: req.Search.Fields, Precision: req.Search.Precision}
+	}
 	if req.Sort != "" {
 		keys, err := kmparams.ParseSort(req.Sort)
 		if err != nil {
