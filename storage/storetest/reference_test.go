@@ -165,7 +165,14 @@ func TestRefScore(t *testing.T) {
 		{"materail", "Material", 88}, // n=8, d=1: 87.5 rounds up
 		{"mtrl", "Material", 70},     // span 8: 50+160/8
 		{"xyz", "Material", 0},
-		{"mi", "materials inc", 57}, // sahilm takes the i of "inc": span 11, 50+80/11
+		{"mi", "materials inc", 57},        // sahilm takes the i of "inc": span 11, 50+80/11
+		{"ab", "a long text before b", 56}, // a..b(efore), the word start: span 13
+		{"ΣΊΣΥΦΟΣ", "σίσυφος", 100},        // full case folding: final sigma
+		{"kln", "Köln", 80},                // subsequence over 4 runes beats one deletion (67)
+		{"ölk", "Kölner", 67},              // one deletion, counted in runes
+		{"köln", "Kln", 75},
+		{"\u0301", "x", 95}, // only a combining mark: empty once marks are removed
+		{"kiwi", "", 0},
 		{"sbolt", "Steel Bolt", 80}, // typo d=1 (80) over subsequence span 10 (70)
 		{"stlbolt", "Steel Bolt", 78},
 		{"abcdefghijklmnopqrstuvwxyz012345", "abcdefghijklmnopqrstuvwxyz01234X", 90},  // 32 runes, d=1
