@@ -40,6 +40,11 @@ type kmCase struct {
 	// want, when set, is the expected page as query.Value.Format renders it, checked in
 	// addition to the comparison with the reference evaluator.
 	want [][]any
+	// refWithoutSearch compares the answer with the reference's to the request without
+	// its search: for a plan whose search has no field to search, which the API refuses
+	// (and the reference with it) but a store answers, every row scoring 0 (all pass at
+	// precision 0).
+	refWithoutSearch bool
 }
 
 var kmCases = []kmCase{
@@ -218,7 +223,7 @@ var kmCases = []kmCase{
 	// statement takes the filter's and the search's arguments, not the KPIs' constants.
 	{name: "kpi constant in arithmetic past the end", fields: []string{"ORDERS.STATUS"}, kpis: []string{"PER_ITEM", "THREE"}, filter: "ORDERS.NET gt 100",
 		search: &query.Search{Term: "paid", Precision: 50}, page: 3, size: 2, want: [][]any{}},
-	{name: "search of no string field", fields: []string{"ORDERS.LATE"}, kpis: []string{"N"}, search: &query.Search{Term: "x", Precision: 0},
+	{name: "search of no string field", fields: []string{"ORDERS.LATE"}, kpis: []string{"N"}, search: &query.Search{Term: "x", Precision: 0}, refWithoutSearch: true,
 		want: [][]any{{nil, int64(4)}, {int64(2), int64(1)}, {int64(0), int64(1)}, {int64(5), int64(1)}, {int64(-1), int64(2)}, {int64(1), int64(1)}, {int64(3), int64(1)}, {int64(7), int64(1)}}},
 	{name: "kpi search", fields: []string{"ITEMS.MATERIAL"}, kpis: []string{"N"}, search: &query.Search{Term: "steel", Precision: 60},
 		want: [][]any{{"Steel Bolt", int64(2)}, {"Steel Nut", int64(1)}, {"Stahl Schraube", int64(1)}}},
@@ -316,7 +321,7 @@ func (c *kmCase) refRequest() RefRequest {
 	if r.PageSize == 0 {
 		r.PageSize = 100
 	}
-	if c.search != nil {
+	if c.search != nil && !c.refWithoutSearch {
 		r.Search = &RefSearch{Term: c.search.Term, Fields: c.search.Fields, Precision: c.search.Precision}
 	}
 	switch {

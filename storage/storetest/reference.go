@@ -1064,7 +1064,11 @@ func (r *Reference) Eval(req RefRequest) (*RefResult, error) {
 	}
 	// The searched fields: without KPIs they join the listed rows' fields (so they take
 	// part in choosing the row grain) and leave once the rows are scored.
-	searched, err := ev.searchedFields(req.Search, refs, len(kpis) > 0)
+	search := req.Search
+	if search != nil && search.Term == "" && len(search.Fields) == 0 {
+		search = nil // no searchTerm and no searchField: no search
+	}
+	searched, err := ev.searchedFields(search, refs, len(kpis) > 0)
 	if err != nil {
 		return nil, err
 	}
@@ -1088,8 +1092,8 @@ func (r *Reference) Eval(req RefRequest) (*RefResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.Search != nil {
-		rows = searchRows(rows, req.Search, scored, req.Sort == "" && req.ODataOrderBy == "")
+	if search != nil {
+		rows = searchRows(rows, search, scored, req.Sort == "" && req.ODataOrderBy == "")
 		for i, row := range rows {
 			rows[i] = row[:len(columns)]
 		}

@@ -121,11 +121,15 @@ func refPlain(s string) string {
 func (r fieldRef) same(o fieldRef) bool { return r.rec == o.rec && r.index == o.index }
 
 // searchedFields resolves the fields a search scores: those it names, each once, or
-// without names the selected string and time fields. With KPIs a named field must be
+// without names the selected string and time fields (none is refused, as the API
+// refuses it, and so is a searchField without a term). At record level a named field is one of the record's; with KPIs it must be
 // selected (the groups are what is searched).
 func (ev *evaluation) searchedFields(s *RefSearch, selected []fieldRef, kpis bool) ([]fieldRef, error) {
 	if s == nil {
 		return nil, nil
+	}
+	if s.Term == "" {
+		return nil, refErr("searchField without a searchTerm")
 	}
 	if s.Precision < 0 || s.Precision > 100 {
 		return nil, refErr("searchPrecision %d is not within 0..100", s.Precision)
@@ -140,6 +144,10 @@ func (ev *evaluation) searchedFields(s *RefSearch, selected []fieldRef, kpis boo
 		ref, err := ev.resolve(name)
 		if err != nil {
 			return nil, err
+		}
+		if ev.scope != "" && ref.rec != ev.scope {
+			// The rows listed are the record's: a search reads its fields only.
+			return nil, refErr("searchField %s is no field of record %s", name, ev.scope)
 		}
 		if ref.typ != query.TypeString && ref.typ != query.TypeTime {
 			return nil, refErr("searchField %s is a %s field", name, ref.typ)
@@ -156,11 +164,14 @@ func (ev *evaluation) searchedFields(s *RefSearch, selected []fieldRef, kpis boo
 			}
 		}
 	}
+	if len(out) == 0 {
+		return nil, refErr("no string field to search")
+	}
 	return out, nil
 }
 
 // searchRows keeps the rows whose best score over the columns cols reaches the search's
-// precision (a null cell scores 0, and so does a row when cols is empty), and with
+// precision (a null cell scores 0), and with
 // byScore orders them best score first, ties in their order.
 func searchRows(rows [][]query.Value, s *RefSearch, cols []int, byScore bool) [][]query.Value {
 	type scoredRow struct {

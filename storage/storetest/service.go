@@ -137,6 +137,9 @@ func (s rowKeySchema) FieldType(name string) (query.Type, bool) {
 
 // describe renders req for messages.
 func describe(kmID string, req RefRequest) string {
+	if req.Search != nil {
+		return fmt.Sprintf("%s %+v search %+v", kmID, req, *req.Search)
+	}
 	return fmt.Sprintf("%s %+v", kmID, req)
 }
 
