@@ -45,7 +45,8 @@
 // $orderby expressions, and the 400s of sibling conditions, unlistable records and
 // ambiguous paths (a diamond KM). Answers are compared as rows: same columns, same rows
 // in the same order, floats within 1e-9 relative. FuzzSemantics does the same with random
-// requests over random 3-record KMs against the memory store and SQLite.
+// requests over random 3-record KMs against the memory store and SQLite, fuzzy searches
+// and a constant KPI among them.
 //
 // Choices where the rules leave room, as the reference makes them: an aggregate's
 // condition is one conjunct (not split at its top-level "and") with its own home; the rows
