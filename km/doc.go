@@ -135,7 +135,10 @@
 // passes when some connected row of the condition's home passes it; the request's filter
 // restricts the grain rows, not the rows the condition reads (a choice: the condition
 // says which grain rows count, the filter which grain rows exist). Without fields there
-// is one group, also over no rows. The groups are those of all aggregates; an aggregate
+// is one group, also over no rows. The groups are those of all aggregates; KPIs that
+// aggregate nothing (constants such as "3") have the groups the same request lists
+// without KPIs, as SQL's SELECT f, 3 FROM t GROUP BY f does (a 400 KM_JOIN_NOT_POSSIBLE
+// where those rows cannot be listed), and their value in every group. An aggregate
 // without rows in a group is 0 for counts and null otherwise, and arithmetic with null or
 // a division by zero is null. Without sort, groups come by the first aggregate that has
 // rows in them, then by the least row number of those rows, then by their values

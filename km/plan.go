@@ -46,7 +46,10 @@ type Plan struct {
 	KPIs []PlanKPI
 	// Aggregates are the aggregates of all KPIs, each once, in order of appearance (KPI
 	// order, left to right in each expression). Aggregates[i].Index is i. The order of
-	// groups without sort refers to it.
+	// groups without sort refers to it. When fields are selected and no KPI aggregates
+	// anything (constants such as "3"), it holds one count() of the row grain's rows that
+	// no KPI reads: it makes the groups those the request lists without KPIs, as SQL's
+	// SELECT f, 3 FROM t GROUP BY f does.
 	Aggregates []*Aggregate
 
 	// Grain is, for a request without KPIs, the record whose rows are listed (the row grain:
@@ -766,6 +769,15 @@ func (c *compiler) shape() error {
 			addRecord(s.To)
 		}
 		return nil
+	}
+	if len(p.Aggregates) == 0 && len(dims) > 0 {
+		// The KPIs aggregate nothing (constants): their groups are the rows the request
+		// lists without KPIs, which a count() of the row grain's rows gives, in their order.
+		g, err := c.m.rowGrain(dims)
+		if err != nil {
+			return badRequest(CodeJoinNotPossible, "the KPIs requested aggregate nothing, so their groups are the rows the selected fields list, and the rows of records %s cannot be listed together: add a KPI that aggregates over them", strings.Join(dims, ", "))
+		}
+		p.Aggregates = []*Aggregate{{Func: query.AggCount, Grain: g, Type: query.TypeInteger}}
 	}
 	for _, a := range p.Aggregates {
 		var paths []Path

@@ -509,3 +509,30 @@ func TestRowChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanConstantKPI: KPIs that aggregate nothing group by the rows the selected fields
+// list (a count() of the row grain that no KPI reads); without fields they are the one
+// group; fields of sibling records have no such rows, and the 400 says why.
+func TestPlanConstantKPI(t *testing.T) {
+	m := demoKM(t)
+	three := []query.NamedMetric{{ID: "TOTAL_NET", Metric: &query.Number{V: 3}}}
+	plan := func(fields ...string) (*km.Plan, error) {
+		return km.NewPlan(m, &km.PlanRequest{Request: query.Request{Fields: fields, KPIs: three, PageSize: 10}})
+	}
+	p, err := plan("ORDERS.STATUS", "CUSTOMERS.COUNTRY")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Aggregates) != 1 || p.Aggregates[0].Func != query.AggCount || p.Aggregates[0].Field != nil || p.Aggregates[0].Grain != "ORDERS" ||
+		steps(p.Aggregates[0].Expand) != "ORDERS.CUSTOMER_ID>CUSTOMERS.CUSTOMER_ID" {
+		t.Errorf("aggregates %+v, want one count() of ORDERS expanded to CUSTOMERS", p.Aggregates)
+	}
+	if p, err := plan(); err != nil || len(p.Aggregates) != 0 {
+		t.Errorf("without fields: %v, aggregates %+v; want none", err, p)
+	}
+	_, err = plan("ACTIVITIES.ACTIVITY", "ORDER_ITEMS.QUANTITY")
+	st, code, detail := problemOf(t, err)
+	if st != 400 || code != km.CodeJoinNotPossible || !strings.Contains(detail, "aggregate nothing") || !strings.Contains(detail, "ACTIVITIES, ORDER_ITEMS") {
+		t.Errorf("sibling fields: %d %s %q", st, code, detail)
+	}
+}

@@ -12,10 +12,13 @@
 //     substitutions and transpositions of adjacent runes) between the term and any substring
 //     of the value, and n the term's length in runes, round(100*(n-d)/n), at most 90
 //     ("materail" against "Material": n=8, d=1, 88);
-//     subsequence: when every rune of the term occurs in the value in order (found by
-//     github.com/sahilm/fuzzy, which prefers matches at word starts), 50 + 40*n/span, where
-//     span is the number of runes from the first matched rune to the last ("mtrl" against
-//     "Material": 70).
+//     subsequence: when every rune of the term occurs in the value in order, 50 + 40*n/span
+//     rounded down, where span is the number of runes from the first to the last rune of
+//     the match github.com/sahilm/fuzzy returns ("mtrl" against "Material": 70). That
+//     match is not always the shortest: sahilm takes each term rune at its best-scoring
+//     place before the next term rune's first occurrence, and prefers word starts and
+//     adjacent runes ("mi" against "materials inc" takes the i of "inc": span 11, 57, not
+//     63); it reads a value only up to its first NUL.
 //
 // Lengths are counted in runes, never bytes. An empty term matches every value with 100.
 // Terms longer than [MaxFuzzyRunes] runes get only the two substring tiers: the

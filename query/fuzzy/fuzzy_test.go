@@ -26,6 +26,7 @@ func TestScore(t *testing.T) {
 		{"mtrl", "Material", 70}, // subsequence over all 8 runes: 50+40*4/8
 		{"xyz", "Material", 0},
 		{"ab", "a long text before b", 56}, // subsequence a..b(efore): 50+40*2/13
+		{"mi", "materials inc", 57},        // sahilm's match takes the i of "inc": 50+40*2/11, not /6
 		{"zürich", "Zurich", 95},
 		{"kln", "Köln", 80},   // subsequence k..n over 4 runes beats one deletion (67)
 		{"ölk", "Kölner", 67}, // one deletion (substring "köl"), counted in runes

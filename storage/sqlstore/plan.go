@@ -698,13 +698,18 @@ func (t *planner) kpiStatement(st *statement, score *searchScore) (*statement, e
 		keys = append(keys, "k"+strconv.Itoa(i))
 	}
 	var src string
-	if len(groups) == 1 {
+	switch {
+	case len(groups) == 0:
+		// No KPI aggregates anything and no field is selected (the plan gives constants
+		// with fields a count() that makes their groups): the one group, also over no rows.
+		src = "SELECT 0 AS o"
+	case len(groups) == 1:
 		s, err := t.aggregates(groups[0])
 		if err != nil {
 			return nil, err
 		}
 		src = s
-	} else {
+	default:
 		var branches []string
 		for gi, g := range groups {
 			s, err := t.aggregates(g)
@@ -737,6 +742,16 @@ func (t *planner) kpiStatement(st *statement, score *searchScore) (*statement, e
 			src += " GROUP BY " + strings.Join(keys, ", ")
 		}
 	}
+	// The count statement reads only src and the search's condition: their arguments come
+	// first, those of the KPIs' constants and the sort after them.
+	from := " FROM (" + src + ") q"
+	var scoreExpr string
+	if score != nil {
+		scoreExpr = t.b.scoreExpr(score)
+		from += " WHERE " + scoreExpr + " >= " + t.b.arg(int64(p.Search.Precision))
+	}
+	st.count = "SELECT count(*)" + from
+	st.countArgs = slices.Clone(t.b.args)
 	var sel []string
 	for i, k := range keys {
 		sel = append(sel, "q."+k+" AS c"+strconv.Itoa(i))
@@ -748,24 +763,17 @@ func (t *planner) kpiStatement(st *statement, score *searchScore) (*statement, e
 		}
 		sel = append(sel, e+" AS c"+strconv.Itoa(len(keys)+i))
 	}
-	from := " FROM (" + src + ") q"
 	order, err := t.orderBy(false)
 	if err != nil {
 		return nil, err
 	}
-	if score != nil {
-		s := t.b.scoreExpr(score)
-		from += " WHERE " + s + " >= " + t.b.arg(int64(p.Search.Precision))
-		if len(p.Sort) == 0 {
-			order = append(order, "(100 - "+s+")")
-		}
+	if score != nil && len(p.Sort) == 0 {
+		order = append(order, "(100 - "+scoreExpr+")")
 	}
 	order = append(order, "q.o")
 	for _, k := range keys {
 		order = append(order, "q."+k+" ASC NULLS LAST")
 	}
-	st.count = "SELECT count(*)" + from
-	st.countArgs = slices.Clone(t.b.args)
 	cols := strings.Join(sel, ", ")
 	if p.Count {
 		st.pageCounts = true

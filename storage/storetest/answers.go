@@ -240,7 +240,18 @@ func runTimeAsString(t *testing.T, svc *km.Service, ref *Reference) {
 	checkService(t, svc, ref, "answers", RefRequest{Record: "ORDERS", Fields: fields, ODataFilter: "contains(WAKE,'0')", ODataOrderBy: "substring(WAKE,3) desc"})
 
 	// Fuzzy search: the search field naming the time field, and by default among the
-	// selected fields; the reference evaluator has no search, so the rows are spelled out.
+	// selected fields, against the reference and with the rows spelled out.
+	for _, req := range []RefRequest{
+		{Record: "ORDERS", Fields: fields, Search: &RefSearch{Term: "06:15", Fields: []string{"WAKE"}, Precision: 100}},
+		{Record: "ORDERS", Fields: fields, Search: &RefSearch{Term: "16:45:30", Precision: 100}},
+		{Record: "ORDERS", Fields: fields, Search: &RefSearch{Term: "16:54", Precision: 70}},
+		{Record: "ORDERS", Fields: []string{"ORDER_ID", "STATUS"}, Search: &RefSearch{Term: "00.5", Fields: []string{"WAKE"}, Precision: 100}},
+		{Fields: []string{"ORDERS.ORDER_ID", "ORDERS.WAKE"}, Search: &RefSearch{Term: "23:59", Fields: []string{"ORDERS.WAKE"}, Precision: 100}},
+		{Fields: []string{"ORDERS.WAKE"}, KPIs: []string{"TOTAL_NET"}, Search: &RefSearch{Term: "06:", Precision: 100}},
+		{Fields: []string{"ORDERS.WAKE"}, KPIs: []string{"TOTAL_NET"}, Search: &RefSearch{Term: "0615", Precision: 60}},
+	} {
+		checkService(t, svc, ref, "answers", req)
+	}
 	ordersWith := func(wakes ...string) []string {
 		var out []string
 		for i := range answersOrders {

@@ -29,7 +29,8 @@ import (
 //
 // It takes the KM as km.Load returns it and parses filters with query.Parse and KPI
 // expressions with query.ParseKPI (ASTs only: typing of literals, name resolution, paths,
-// propagation and aggregation are its own). Fuzzy search is not covered.
+// propagation and aggregation are its own). Its fuzzy search scores values with refScore,
+// written from the documented tiers.
 type Reference struct {
 	// KM is the Knowledge Model.
 	KM *km.KnowledgeModel
@@ -57,6 +58,8 @@ type RefRequest struct {
 	Page, PageSize int
 	// Distinct is options=distinct.
 	Distinct bool
+	// Search is the fuzzy search, or nil.
+	Search *RefSearch
 	// RowKey is, at record level, the name under which the request names the record's row
 	// key (the OData service's generated key of a record without a key): the row's 1-based
 	// position among all rows of the record, an integer that can be selected, filtered
@@ -1056,21 +1059,44 @@ func (r *Reference) Eval(req RefRequest) (*RefResult, error) {
 	}
 	kpis := dedup(req.KPIs)
 	columns := append(slices.Clone(fields), kpis...)
+	if req.Record == "" && len(fields) == 0 && len(kpis) == 0 {
+		return nil, refErr("no fields and no KPIs")
+	}
+	// The searched fields: without KPIs they join the listed rows' fields (so they take
+	// part in choosing the row grain) and leave once the rows are scored.
+	search := req.Search
+	if search != nil && search.Term == "" && len(search.Fields) == 0 {
+		search = nil // no searchTerm and no searchField: no search
+	}
+	searched, err := ev.searchedFields(search, refs, len(kpis) > 0)
+	if err != nil {
+		return nil, err
+	}
+	listed := slices.Clone(refs)
+	scored := make([]int, len(searched)) // the searched fields' columns in the rows
+	for i, ref := range searched {
+		if scored[i] = slices.IndexFunc(listed, ref.same); scored[i] < 0 {
+			scored[i] = len(listed)
+			listed = append(listed, ref)
+		}
+	}
 	var rows [][]query.Value
-	var err error
 	switch {
 	case req.Record != "":
-		rows, err = ev.recordRows(req.Record, refs)
+		rows, err = ev.recordRows(req.Record, listed)
 	case len(kpis) == 0:
-		if len(fields) == 0 {
-			return nil, refErr("no fields and no KPIs")
-		}
-		rows, err = ev.kmRows(refs)
+		rows, err = ev.kmRows(listed)
 	default:
-		rows, err = ev.kpiRows(refs, kpis, req.KPIParams)
+		rows, err = ev.kpiRows(listed, kpis, req.KPIParams)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if search != nil {
+		rows = searchRows(rows, search, scored, req.Sort == "" && req.ODataOrderBy == "")
+		for i, row := range rows {
+			rows[i] = row[:len(columns)]
+		}
 	}
 	if req.Distinct {
 		seen := map[string]bool{}
@@ -1449,6 +1475,21 @@ func (ev *evaluation) kpiRows(refs []fieldRef, ids []string, params map[string]m
 	// Order: by aggregate, groups first found by it, by smallest grain row, then values.
 	var order []string
 	placed := map[string]bool{}
+	// KPIs that aggregate nothing (constants) have the groups the same request lists
+	// without KPIs, in their order, as SQL's SELECT f, 3 FROM t GROUP BY f does.
+	if len(aggs) == 0 && len(refs) > 0 {
+		listed, err := ev.kmRows(refs)
+		if err != nil {
+			return nil, err
+		}
+		for _, vals := range listed {
+			if k := key(vals); !placed[k] {
+				placed[k] = true
+				groups[k] = vals
+				order = append(order, k)
+			}
+		}
+	}
 	for _, ag := range aggs {
 		var fresh []string
 		for k := range ag.groups {

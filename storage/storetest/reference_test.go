@@ -149,3 +149,45 @@ func TestReferenceJoinPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestRefScore checks the reference's fuzzy score on the examples the rule documents
+// (SPEC-NOTES "Fuzzy search", query/fuzzy's package doc), worked out by hand.
+func TestRefScore(t *testing.T) {
+	for _, c := range []struct {
+		term, value string
+		want        int
+	}{
+		{"mat", "Material", 100},
+		{"STEEL", "steel bolt", 100},
+		{"", "anything", 100},
+		{"Munchen", "München", 95},
+		{"Munchén", "München", 95},
+		{"materail", "Material", 88}, // n=8, d=1: 87.5 rounds up
+		{"mtrl", "Material", 70},     // span 8: 50+160/8
+		{"xyz", "Material", 0},
+		{"mi", "materials inc", 57},        // sahilm takes the i of "inc": span 11, 50+80/11
+		{"ab", "a long text before b", 56}, // a..b(efore), the word start: span 13
+		{"ΣΊΣΥΦΟΣ", "σίσυφος", 100},        // full case folding: final sigma
+		{"kln", "Köln", 80},                // subsequence over 4 runes beats one deletion (67)
+		{"ölk", "Kölner", 67},              // one deletion, counted in runes
+		{"köln", "Kln", 75},
+		{"\u0301", "x", 95}, // only a combining mark: empty once marks are removed
+		{"kiwi", "", 0},
+		{"sbolt", "Steel Bolt", 80}, // typo d=1 (80) over subsequence span 10 (70)
+		{"stlbolt", "Steel Bolt", 78},
+		{"abcdefghijklmnopqrstuvwxyz012345", "abcdefghijklmnopqrstuvwxyz01234X", 90},  // 32 runes, d=1
+		{"abcdefghijklmnopqrstuvwxyz0123456", "abcdefghijklmnopqrstuvwxyz012345X", 0}, // 33: substring tiers only
+	} {
+		if got := refScore(c.term, c.value); got != c.want {
+			t.Errorf("refScore(%q, %q) = %d, want %d", c.term, c.value, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{{"ca", "ac", 1}, {"ca", "abc", 3}, {"", "ab", 2}, {"kitten", "sitting", 3}} {
+		if got := osaDistance([]rune(c.a), []rune(c.b)); got != c.want {
+			t.Errorf("osaDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}

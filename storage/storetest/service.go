@@ -39,6 +39,9 @@ func serviceRequest(m *km.KnowledgeModel, req RefRequest) (*km.Request, error) {
 	for _, v := range req.FilterExprs {
 		r.FilterExprs = append(r.FilterExprs, kmparams.SplitTopLevel(v)...)
 	}
+	if req.Search != nil {
+		r.Search = &km.SearchRequest{Term: req.Search.Term, Fields: req.Search.Fields, Precision: req.Search.Precision}
+	}
 	if req.Sort != "" {
 		keys, err := kmparams.ParseSort(req.Sort)
 		if err != nil {
@@ -134,6 +137,9 @@ func (s rowKeySchema) FieldType(name string) (query.Type, bool) {
 
 // describe renders req for messages.
 func describe(kmID string, req RefRequest) string {
+	if req.Search != nil {
+		return fmt.Sprintf("%s %+v search %+v", kmID, req, *req.Search)
+	}
 	return fmt.Sprintf("%s %+v", kmID, req)
 }
 

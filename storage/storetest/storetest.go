@@ -27,10 +27,10 @@
 // semantics, string functions, sorts with nulls last and ties in row order, paging,
 // distinct, search, joins, KPIs) and compares every result with the reference evaluator
 // (Reference) on the same data; no backend is the oracle of the suite. The reference
-// has no fuzzy search: the search cases spell their pages out, as do a few others, and
-// hostile inputs (values, field ids, sort keys and search terms written to break out of
-// SQL) must be rejected or matched literally. Results must be equal, floats within 1e-9
-// relative.
+// scores fuzzy search by the documented tiers with plain loops of its own (refScore);
+// some cases also spell their pages out, and hostile inputs (values, field ids, sort keys
+// and search terms written to break out of SQL) must be rejected or matched literally.
+// Results must be equal, floats within 1e-9 relative.
 //
 // The semantics part of the KM suite (issue 12: KPIs at their grain, filters across
 // records, join paths, quoted literals) takes its expected answers from Reference, a
@@ -45,7 +45,8 @@
 // $orderby expressions, and the 400s of sibling conditions, unlistable records and
 // ambiguous paths (a diamond KM). Answers are compared as rows: same columns, same rows
 // in the same order, floats within 1e-9 relative. FuzzSemantics does the same with random
-// requests over random 3-record KMs against the memory store and SQLite.
+// requests over random 3-record KMs against the memory store and SQLite, fuzzy searches
+// and a constant KPI among them.
 //
 // Choices where the rules leave room, as the reference makes them: an aggregate's
 // condition is one conjunct (not split at its top-level "and") with its own home; the rows
