@@ -401,10 +401,13 @@ func dateAgainstInstant(at Pos, f FieldRef, op CompareOp, l Literal, us int64) E
 }
 
 // never is a condition on the date field f that no date meets and a null date leaves
-// unknown, as a comparison with a value f cannot hold: f lt d and f gt d.
+// unknown, as a comparison with a value f cannot hold: not (f le d or f ge d). It is one
+// condition, not a conjunction: a plan splits a filter at its top-level ANDs, and across
+// records each part may pass on a different related row (f lt d on one, f gt d on
+// another), which would let a parent through that no row of f's record lets through.
 func never(at Pos, f FieldRef, l Literal) Expr {
 	_, v := classify(l.Raw)
 	day, _ := dayOf(v.Int)
 	d := dateLiteral(l, day)
-	return &Logical{At: at, Op: And, L: &Compare{At: at, Field: f, Op: Lt, Value: d}, R: &Compare{At: at, Field: f, Op: Gt, Value: d}}
+	return &Not{At: at, X: &Logical{At: at, Op: Or, L: &Compare{At: at, Field: f, Op: Le, Value: d}, R: &Compare{At: at, Field: f, Op: Ge, Value: d}}}
 }
