@@ -72,16 +72,22 @@ func (l *Loader) Load(r io.Reader, schema Schema) (*Table, error) {
 	return loadSequential(bytes.NewReader(data), schema)
 }
 
-// readAll reads r whole into buf's memory, or into a buffer sized by r's Stat when it has
-// one (a file) and buf is smaller.
+// readAll reads r whole into buf's memory, or into a buffer sized by r's Stat (a file) or
+// Size (a bytes.Reader or strings.Reader: at most what is left to read) when buf is
+// smaller, so that the buffer does not grow by copying.
 func readAll(r io.Reader, buf []byte) ([]byte, error) {
-	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() < math.MaxInt32 {
-			// One spare byte: the final Read sees EOF without growing the buffer.
-			if size := int(fi.Size()) + 1; cap(buf) < size {
-				buf = make([]byte, 0, size)
-			}
+	size := int64(-1)
+	switch r := r.(type) {
+	case interface{ Stat() (fs.FileInfo, error) }:
+		if fi, err := r.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
 		}
+	case interface{ Size() int64 }:
+		size = r.Size()
+	}
+	// One spare byte: the final Read sees EOF without growing the buffer.
+	if size >= 0 && size < math.MaxInt32 && cap(buf) < int(size)+1 {
+		buf = make([]byte, 0, size+1)
 	}
 	buf = buf[:0]
 	for {

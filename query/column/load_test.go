@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
+	"unsafe"
 
 	"github.com/kmkit/kmkit/query"
 )
@@ -250,4 +255,40 @@ func FuzzParseDecimal(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(checkDecimal)
+}
+
+// TestReadAll reads through each kind of reader, with and without a buffer to reuse: the
+// bytes read whole, into one allocation of the reader's size when it tells it.
+func TestReadAll(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789abcdef"), 40_000)
+	path := filepath.Join(t.TempDir(), "f.csv")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	readers := map[string]func() io.Reader{
+		"file":           func() io.Reader { f, _ := os.Open(path); t.Cleanup(func() { f.Close() }); return f },
+		"bytes.Reader":   func() io.Reader { return bytes.NewReader(data) },
+		"one byte":       func() io.Reader { return iotest.OneByteReader(bytes.NewReader(data)) },
+		"plain":          func() io.Reader { return iotest.HalfReader(bytes.NewBuffer(data)) },
+		"data and EOF":   func() io.Reader { return iotest.DataErrReader(bytes.NewReader(data)) },
+		"strings.Reader": func() io.Reader { return strings.NewReader(string(data)) },
+	}
+	for name, open := range readers {
+		for _, buf := range [][]byte{nil, make([]byte, 10, 100), make([]byte, 0, 2*len(data))} {
+			got, err := readAll(open(), buf)
+			if err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("%s, buffer of %d: %d bytes, %v", name, cap(buf), len(got), err)
+			}
+			sized := name == "file" || name == "bytes.Reader" || name == "strings.Reader"
+			switch {
+			case cap(buf) > len(data) && unsafe.SliceData(got) != unsafe.SliceData(buf):
+				t.Errorf("%s: a buffer large enough was not reused", name)
+			case cap(buf) <= len(data) && sized && cap(got) != len(data)+1:
+				t.Errorf("%s: read into %d bytes of capacity, want the size and one", name, cap(got))
+			}
+		}
+	}
+	if _, err := readAll(iotest.ErrReader(io.ErrUnexpectedEOF), nil); err != io.ErrUnexpectedEOF {
+		t.Errorf("error reader: %v", err)
+	}
 }
