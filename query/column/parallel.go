@@ -510,17 +510,13 @@ func ParseDate(s string) (int64, bool) {
 }
 
 // ParseDateTime parses an RFC 3339 date-time, as time.Parse(time.RFC3339Nano, s) accepts
-// it, and returns the instant in microseconds since the Unix epoch.
+// it, and returns the instant in microseconds since the Unix epoch (digits of the
+// fraction past the microsecond are dropped, as time.Time.UnixMicro drops them).
 func ParseDateTime(s string) (int64, bool) {
-	// The common form YYYY-MM-DDTHH:MM:SSZ directly; every other through time.Parse.
-	if len(s) == 20 && s[10] == 'T' && s[13] == ':' && s[16] == ':' && s[19] == 'Z' {
-		day, ok := ParseDate(s[:10])
-		h, ok1 := twoDigits(s[11:13])
-		m, ok2 := twoDigits(s[14:16])
-		sec, ok3 := twoDigits(s[17:19])
-		if ok && ok1 && ok2 && ok3 && h < 24 && m < 60 && sec < 60 {
-			return day*query.MicrosPerDay + (int64(h)*3600+int64(m)*60+int64(sec))*1_000_000, true
-		}
+	// YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM) directly; every other form, and
+	// anything out of range, through time.Parse.
+	if us, ok := parseDateTimeFast(s); ok {
+		return us, true
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
@@ -528,6 +524,54 @@ func ParseDateTime(s string) (int64, bool) {
 	}
 	return t.UnixMicro(), true
 }
+
+// parseDateTimeFast is ParseDateTime for the common forms; ok is false for any other.
+func parseDateTimeFast(s string) (int64, bool) {
+	if len(s) < 20 || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return 0, false
+	}
+	day, ok := ParseDate(s[:10])
+	h, ok1 := twoDigits(s[11:13])
+	m, ok2 := twoDigits(s[14:16])
+	sec, ok3 := twoDigits(s[17:19])
+	if !ok || !ok1 || !ok2 || !ok3 || h > 23 || m > 59 || sec > 59 {
+		return 0, false
+	}
+	us := day*query.MicrosPerDay + (int64(h)*3600+int64(m)*60+int64(sec))*1_000_000
+	zone := s[19:]
+	if zone[0] == '.' {
+		n := 1
+		for n < len(zone) && zone[n] >= '0' && zone[n] <= '9' {
+			if n <= 6 {
+				us += int64(zone[n]-'0') * pow10Int[6-n]
+			}
+			n++
+		}
+		if n == 1 || n > 10 {
+			return 0, false
+		}
+		zone = zone[n:]
+	}
+	switch {
+	case zone == "Z":
+		return us, true
+	case len(zone) == 6 && (zone[0] == '+' || zone[0] == '-') && zone[3] == ':':
+		oh, ok1 := twoDigits(zone[1:3])
+		om, ok2 := twoDigits(zone[4:6])
+		if !ok1 || !ok2 || oh > 23 || om > 59 {
+			return 0, false
+		}
+		off := int64(oh*3600+om*60) * 1_000_000
+		if zone[0] == '+' {
+			off = -off
+		}
+		return us + off, true
+	}
+	return 0, false
+}
+
+// pow10Int holds the powers of ten of a fraction's microsecond digits.
+var pow10Int = [...]int64{1, 10, 100, 1_000, 10_000, 100_000}
 
 func isLeap(y int) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }
 
