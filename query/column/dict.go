@@ -68,7 +68,7 @@ func (d *dictBuilder) add(s string) uint32 {
 	if k == 0 || len(d.blocks[k-1]) == cap(d.blocks[k-1]) {
 		size := firstDictBlock
 		if k > 0 {
-			size = min(2*cap(d.blocks[k-1]), maxDictBlock)
+			size = max(firstDictBlock, min(2*cap(d.blocks[k-1]), maxDictBlock))
 		}
 		d.blocks = append(d.blocks, make([]string, 0, size))
 		k++

@@ -292,3 +292,26 @@ func TestReadAll(t *testing.T) {
 		t.Errorf("error reader: %v", err)
 	}
 }
+
+// TestDictBuilderReserve holds the dictionary to first-appearance order whether it was
+// sized for the values that come (one block, no copy) or for fewer or none.
+func TestDictBuilderReserve(t *testing.T) {
+	vals := []string{"a", "b", "b", "c", "a", "d", "e"}
+	want := []string{"a", "b", "c", "d", "e"}
+	for _, n := range []int{-1, 0, 1, 3, 5} {
+		var d dictBuilder
+		if n >= 0 {
+			d.reserve(n)
+		}
+		for _, v := range vals {
+			d.code([]byte(v))
+		}
+		got := d.values()
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("reserve(%d): %q, want %q", n, got, want)
+		}
+		if n == len(want) && unsafe.SliceData(got) != unsafe.SliceData(d.blocks[0]) {
+			t.Errorf("reserve(%d): the dictionary was copied", n)
+		}
+	}
+}
