@@ -425,14 +425,18 @@ func measureLoads(dir string, orders int, peerDir string, threads, gogcs []int, 
 	fmt.Printf("\nresident before loading: kmkit %s, Node.js with DuckDB %s\n\n",
 		mib(med(rows[0], func(f loadFigures) int64 { return f.Before })),
 		mib(med(peers[0], func(f loadFigures) int64 { return f.Before })))
-	fmt.Println("| kmkit / DuckDB | " + strings.Join(mapSlice(peers, func(p *row) string { return "time, " + p.name[8:] + " | resident, " + p.name[8:] }), " | ") + " |")
-	fmt.Println("|---" + strings.Repeat("|---", 2*len(peers)) + "|")
+	fmt.Println("| kmkit / DuckDB | " + strings.Join(mapSlice(peers, func(p *row) string {
+		return "time, " + p.name[8:] + " | resident, " + p.name[8:] + " | peak, " + p.name[8:]
+	}), " | ") + " |")
+	fmt.Println("|---" + strings.Repeat("|---", 3*len(peers)) + "|")
 	for _, r := range rows[:len(rows)-len(peers)] {
 		cells := []string{}
 		for _, p := range peers {
-			cells = append(cells,
-				fmt.Sprintf("%.2f", float64(med(r, func(f loadFigures) int64 { return f.NS }))/float64(med(p, func(f loadFigures) int64 { return f.NS }))),
-				fmt.Sprintf("%.2f", float64(med(r, func(f loadFigures) int64 { return f.RSS }))/float64(med(p, func(f loadFigures) int64 { return f.RSS }))))
+			ratio := func(pick func(loadFigures) int64) string {
+				return fmt.Sprintf("%.2f", float64(med(r, pick))/float64(med(p, pick)))
+			}
+			cells = append(cells, ratio(func(f loadFigures) int64 { return f.NS }),
+				ratio(func(f loadFigures) int64 { return f.RSS }), ratio(func(f loadFigures) int64 { return f.Peak }))
 		}
 		fmt.Printf("| %s | %s |\n", r.name, strings.Join(cells, " | "))
 	}

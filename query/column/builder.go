@@ -114,7 +114,7 @@ func (b *Builder) Build() Column {
 	}
 	switch b.typ {
 	case query.TypeString:
-		return &Strings{Codes: trim(b.codes), Dict: trim(b.dict.dict), Nulls: nulls}
+		return &Strings{Codes: trim(b.codes), Dict: b.dict.values(), Nulls: nulls}
 	case query.TypeFloat:
 		return &Float64s{Vals: trim(b.floats), Nulls: nulls}
 	case query.TypeBoolean:

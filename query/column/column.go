@@ -19,15 +19,18 @@
 //   - The CSV loader rejects NaN and infinite floats (they have no JSON form) and integers
 //     outside int64; it accepts "true"/"false" only, in that spelling, for booleans.
 //   - LoadCSV reads the file whole, cuts it into chunks of about 1 MiB at record ends and
-//     parses the chunks on GOMAXPROCS goroutines straight into typed slices (numbers and
-//     dates from the file's bytes, no string per cell); string columns then get their
-//     dictionaries, one column per goroutine. A dictionary needs no map while its values
-//     come in strictly ascending order (ids of a file sorted by its key): the map is built
-//     at the first value out of order. Dictionary strings are copied into shared blocks (of
-//     up to 64 KiB) rather than allocated one by one. A file with an error, or in a form
-//     the parallel parser does not take, is read again by the sequential loader
-//     (encoding/csv), which reports the error with its line: both read the same files into
-//     the same tables.
+//     parses the chunks on GOMAXPROCS goroutines straight into the table's slices (numbers
+//     and dates from the file's bytes, no string per cell): the newlines of the chunks bound
+//     their records, so every column is allocated once, at its final size, before parsing,
+//     and no slice grows by copying. String columns then get their dictionaries, one column
+//     per goroutine. A dictionary needs no map while its values come in strictly ascending
+//     order (ids of a file sorted by its key): the map is built at the first value out of
+//     order; the values of an ascending column are counted first, so that its dictionary is
+//     allocated once. Dictionary strings are copied into shared blocks (of up to 64 KiB)
+//     rather than allocated one by one. A file with an error, or in a form the parallel
+//     parser does not take, is read again by the sequential loader (encoding/csv), which
+//     reports the error with its line: both read the same files into the same tables. A
+//     [Loader] reads many files into the same memory, one after the other.
 //
 // Columns and tables are immutable once built and safe for concurrent use.
 package column

@@ -40,11 +40,30 @@ func (e *CellError) Error() string {
 // true or false, integers in base 10, floats as strconv.ParseFloat reads them (finite only).
 // A cell that is not of its type gives a *CellError; a header that is not the schema's set
 // of fields gives an error naming the unknown, duplicate or missing fields.
+//
+// LoadCSV is a [Loader] used once: to read several files, use one Loader for all of them.
 func LoadCSV(r io.Reader, schema Schema) (*Table, error) {
-	data, err := readAll(r)
+	var l Loader
+	return l.Load(r, schema)
+}
+
+// Loader reads CSV files into tables as [LoadCSV] does, keeping the memory it reads a file
+// into from one file to the next: loading a directory then holds that memory for its
+// largest file once, instead of leaving each file's behind as garbage until the next
+// collection. The tables it returns
+// share no memory with it or with each other. The zero Loader is ready to use; a Loader is
+// not safe for concurrent use. Drop it after the last file, so that its memory can go.
+type Loader struct {
+	buf []byte // the file being read
+}
+
+// Load reads the CSV file r holds into a table of the fields of schema, as LoadCSV does.
+func (l *Loader) Load(r io.Reader, schema Schema) (*Table, error) {
+	data, err := readAll(r, l.buf)
 	if err != nil {
 		return nil, fmt.Errorf("csv: %w", err)
 	}
+	l.buf = data[:0]
 	if t, ok := loadParallel(data, schema); ok {
 		return t, nil
 	}
@@ -53,19 +72,28 @@ func LoadCSV(r io.Reader, schema Schema) (*Table, error) {
 	return loadSequential(bytes.NewReader(data), schema)
 }
 
-// readAll reads r whole, sized by its Stat when it has one (a file).
-func readAll(r io.Reader) ([]byte, error) {
-	size := 0
-	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() < math.MaxInt32 {
-			size = int(fi.Size())
+// readAll reads r whole into buf's memory, or into a buffer sized by r's Stat (a file) or
+// Size (a bytes.Reader or strings.Reader: at most what is left to read) when buf is
+// smaller, so that the buffer does not grow by copying.
+func readAll(r io.Reader, buf []byte) ([]byte, error) {
+	size := int64(-1)
+	switch r := r.(type) {
+	case interface{ Stat() (fs.FileInfo, error) }:
+		if fi, err := r.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
 		}
+	case interface{ Size() int64 }:
+		size = r.Size()
 	}
-	if size == 0 {
-		return io.ReadAll(r)
+	// One spare byte: the final Read sees EOF without growing the buffer.
+	if size >= 0 && size < math.MaxInt32 && cap(buf) < int(size)+1 {
+		buf = make([]byte, 0, size+1)
 	}
-	buf := make([]byte, 0, size+1) // one spare byte: the final Read sees EOF without growing
+	buf = buf[:0]
 	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // grow, as io.ReadAll does
+		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
@@ -73,9 +101,6 @@ func readAll(r io.Reader) ([]byte, error) {
 		}
 		if err != nil {
 			return nil, err
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
 		}
 	}
 }

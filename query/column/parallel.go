@@ -16,11 +16,18 @@ import (
 
 // The parallel CSV loader. The body of the file (after the header, which encoding/csv
 // reads) is cut into chunks at record ends, found by counting quotes: a newline after an
-// even number of quotes ends a record. Each chunk is split into cells and its numbers,
-// dates and booleans are parsed straight from the file's bytes into typed slices, chunks
-// in parallel; string cells are kept as (offset, length) references. Then each string
-// column gets its dictionary in one pass over its references, columns in parallel, in the
-// order of first appearance, as the sequential loader builds it.
+// even number of quotes ends a record. A chunk holds at most as many records as newlines
+// (one more at the end of a file without a final newline), so counting them gives each
+// chunk its first row in the table before any chunk is parsed: every column is allocated
+// once, at its final size, and the chunks, parsed in parallel, write their numbers, dates
+// and booleans straight from the file's bytes into it, each at its own rows. String cells
+// are written as references to their bytes (offset and length) into the slots of their
+// codes. Where a chunk holds fewer records than newlines (empty lines, newlines in quoted
+// cells), the rows after it move up once, after parsing. Then each string column gets its
+// dictionary in one pass over its references, columns in parallel, in the order of first
+// appearance, as the sequential loader builds it; the codes replace the references. A
+// column whose values ascend (a file sorted by its id) has its dictionary counted first
+// and allocated once.
 //
 // It reads the CSV of RFC 4180 as encoding/csv does (CRLF or LF line ends, quoted cells
 // with doubled quotes, commas and newlines, empty lines skipped), and gives up, returning
@@ -34,31 +41,59 @@ import (
 // inputs into many chunks.
 var chunkBytes = 1 << 20
 
-// nullRef marks a null string cell.
-const nullRef = math.MaxUint32
+// A string cell is written as a reference to its bytes, in the slot of the column's code
+// for its row, which the dictionary pass then replaces with the code: nullRef for a null;
+// for a cell of fewer than 256 bytes at an offset of the chunk below 2^23, the offset and
+// the length (off<<8 | n); for any other cell, longRef | i, its reference in the chunk's
+// list of long references.
+const (
+	nullRef       = math.MaxUint32
+	longRef       = 1 << 31
+	shortLenBits  = 8
+	maxShortLen   = 1<<shortLenBits - 1
+	maxShortStart = 1 << (31 - shortLenBits)
+)
 
-// escapedRef marks a reference into a chunk's buffer of unescaped quoted cells.
+// escapedRef marks a long reference into a chunk's buffer of unescaped quoted cells.
 const escapedRef = 1 << 31
 
 // strRef is a string cell: n bytes at off of the chunk (or of its unescaped buffer when n
-// has escapedRef), or null when n is nullRef.
+// has escapedRef).
 type strRef struct{ off, n uint32 }
 
-// chunkColumn is one column of a parsed chunk.
-type chunkColumn struct {
+// target is where the chunks write one column, indexed by row of the table: the column's
+// values (numbers, dates, booleans), or its codes, holding the cells' references until
+// the dictionary pass (strings).
+type target struct {
 	ints   []int64
 	floats []float64
 	bools  []bool
-	refs   []strRef
-	nulls  []int32 // rows of the chunk whose cell is null
+	codes  []uint32
 }
 
-// parsedChunk is a chunk split into cells.
+// move copies the n rows at src to dst, which is not after src.
+func (t *target) move(dst, src, n int) {
+	switch {
+	case t.ints != nil:
+		copy(t.ints[dst:], t.ints[src:src+n])
+	case t.floats != nil:
+		copy(t.floats[dst:], t.floats[src:src+n])
+	case t.bools != nil:
+		copy(t.bools[dst:], t.bools[src:src+n])
+	default:
+		copy(t.codes[dst:], t.codes[src:src+n])
+	}
+}
+
+// parsedChunk is a chunk of the body split into cells.
 type parsedChunk struct {
 	data    []byte
-	escaped []byte
-	rows    int
-	cols    []chunkColumn
+	escaped []byte    // its quoted cells with doubled quotes or CRLFs, unescaped
+	long    []strRef  // its string cells too long or too far for a short reference
+	bound   int       // at most this many records: its newlines (+1 at a file's unended end)
+	start   int       // its first row in the targets
+	rows    int       // its records
+	nulls   [][]int32 // per column, the chunk's rows whose cell is null
 }
 
 // loadParallel is LoadCSV for files it reads (see above); ok is false otherwise.
@@ -77,30 +112,58 @@ func loadParallel(data []byte, schema Schema) (*Table, bool) {
 	}
 	body := data[cr.InputOffset():]
 	chunks := splitChunks(body, chunkBytes)
-	parsed := make([]*parsedChunk, len(chunks))
+	parsed := make([]parsedChunk, len(chunks))
+	parallel(len(chunks), func(i int) { parsed[i].bound = bytes.Count(chunks[i], []byte{'\n'}) })
+	if n := len(chunks); n > 0 && chunks[n-1][len(chunks[n-1])-1] != '\n' {
+		parsed[n-1].bound++
+	}
+	bound := 0
+	for i := range parsed {
+		parsed[i].start = bound
+		bound += parsed[i].bound
+	}
+	targets := allocTargets(types, bound)
 	var failed atomic.Bool
 	parallel(len(chunks), func(i int) {
-		if failed.Load() {
-			return
-		}
-		p, ok := parseChunk(chunks[i], types, i == len(chunks)-1)
-		if !ok {
+		if failed.Load() || !parsed[i].parse(chunks[i], types, targets, i == len(chunks)-1) {
 			failed.Store(true)
-			return
 		}
-		parsed[i] = p
 	})
 	if failed.Load() {
 		return nil, false
 	}
 	rows := 0
-	for _, p := range parsed {
-		rows += p.rows
+	for i := range parsed {
+		if p := &parsed[i]; p.start != rows {
+			for c := range targets {
+				targets[c].move(rows, p.start, p.rows)
+			}
+			p.start = rows
+		}
+		rows += parsed[i].rows
 	}
 	cols := make([]Column, len(types))
-	parallel(len(types), func(c int) { cols[c] = assemble(parsed, c, types[c], rows) })
+	parallel(len(types), func(c int) { cols[c] = assemble(parsed, c, types[c], &targets[c], rows) })
 	t, err := NewTable(names, cols)
 	return t, err == nil
+}
+
+// allocTargets allocates the columns of a file of at most rows rows.
+func allocTargets(types []query.Type, rows int) []target {
+	targets := make([]target, len(types))
+	for c, t := range types {
+		switch t {
+		case query.TypeString:
+			targets[c].codes = make([]uint32, rows)
+		case query.TypeFloat:
+			targets[c].floats = make([]float64, rows)
+		case query.TypeBoolean:
+			targets[c].bools = make([]bool, rows)
+		default:
+			targets[c].ints = make([]int64, rows)
+		}
+	}
+	return targets
 }
 
 // parallel calls f(0) to f(n-1) on GOMAXPROCS goroutines.
@@ -160,28 +223,15 @@ func splitChunks(body []byte, size int) [][]byte {
 	return chunks
 }
 
-// parseChunk splits a chunk into records and cells and parses each cell as its column's
-// type. last says the chunk ends the file (a final \r is then dropped, as encoding/csv
-// does). ok is false at the first thing the parallel loader does not take.
-func parseChunk(data []byte, types []query.Type, last bool) (*parsedChunk, bool) {
+// parse splits the chunk data into records and cells, parses each cell as its column's
+// type and writes it into targets at the chunk's rows. last says the chunk ends the file
+// (a final \r is then dropped, as encoding/csv does). ok is false at the first thing the
+// parallel loader does not take.
+func (p *parsedChunk) parse(data []byte, types []query.Type, targets []target, last bool) bool {
 	if len(data) >= math.MaxInt32 {
-		return nil, false
+		return false
 	}
-	p := &parsedChunk{data: data, cols: make([]chunkColumn, len(types))}
-	est := bytes.Count(data, []byte{'\n'}) + 1
-	for c, t := range types {
-		col := &p.cols[c]
-		switch t {
-		case query.TypeString:
-			col.refs = make([]strRef, 0, est)
-		case query.TypeFloat:
-			col.floats = make([]float64, 0, est)
-		case query.TypeBoolean:
-			col.bools = make([]bool, 0, est)
-		default:
-			col.ints = make([]int64, 0, est)
-		}
-	}
+	p.data, p.nulls = data, make([][]int32, len(types))
 	if last && len(data) > 0 && data[len(data)-1] == '\r' {
 		data = data[:len(data)-1]
 		p.data = data
@@ -197,6 +247,10 @@ func parseChunk(data []byte, types []query.Type, last bool) (*parsedChunk, bool)
 			pos += 2
 			continue
 		}
+		if p.rows == p.bound {
+			return false // cannot happen: each record but a file's last ends with a newline
+		}
+		row := p.start + p.rows
 		for c := range types {
 			var cell []byte
 			var ref strRef
@@ -207,7 +261,7 @@ func parseChunk(data []byte, types []query.Type, last bool) (*parsedChunk, bool)
 				for {
 					q := bytes.IndexByte(data[end:], '"')
 					if q < 0 {
-						return nil, false // unterminated
+						return false // unterminated
 					}
 					end += q
 					if end+1 < len(data) && data[end+1] == '"' {
@@ -229,7 +283,7 @@ func parseChunk(data []byte, types []query.Type, last bool) (*parsedChunk, bool)
 					p.escaped = unescape(p.escaped, raw)
 					cell = p.escaped[off:]
 					if len(p.escaped) >= escapedRef {
-						return nil, false
+						return false
 					}
 					ref = strRef{uint32(off), uint32(len(cell)) | escapedRef}
 				}
@@ -238,7 +292,7 @@ func parseChunk(data []byte, types []query.Type, last bool) (*parsedChunk, bool)
 				start := pos
 				for pos < len(data) && data[pos] != ',' && data[pos] != '\n' {
 					if data[pos] == '"' {
-						return nil, false // a bare quote
+						return false // a bare quote
 					}
 					pos++
 				}
@@ -253,7 +307,7 @@ func parseChunk(data []byte, types []query.Type, last bool) (*parsedChunk, bool)
 			// of the chunk) after it.
 			if c < len(types)-1 {
 				if pos >= len(data) || data[pos] != ',' {
-					return nil, false
+					return false
 				}
 				pos++
 			} else {
@@ -264,57 +318,62 @@ func parseChunk(data []byte, types []query.Type, last bool) (*parsedChunk, bool)
 				case data[pos] == '\r' && pos+1 < len(data) && data[pos+1] == '\n':
 					pos += 2
 				default:
-					return nil, false
+					return false
 				}
 			}
-			if !p.appendCell(c, types[c], cell, ref) {
-				return nil, false
+			if !p.setCell(&targets[c], c, types[c], row, cell, ref) {
+				return false
 			}
 		}
 		p.rows++
 	}
-	return p, true
+	return true
 }
 
 // unescape appends a quoted cell's content with doubled quotes undoubled and CRLF read as
 // LF, as encoding/csv reads it.
 func unescape(dst, raw []byte) []byte {
-	for i := 0; i < len(raw); i++ {
-		switch {
-		case raw[i] == '"' && i+1 < len(raw) && raw[i+1] == '"':
-			dst = append(dst, '"')
-			i++
-		case raw[i] == '\r' && i+1 < len(raw) && raw[i+1] == '\n':
-			dst = append(dst, '\n')
-			i++
-		default:
-			dst = append(dst, raw[i])
+	for {
+		i := bytes.IndexAny(raw, "\"\r")
+		if i < 0 || i+1 == len(raw) {
+			return append(dst, raw...)
 		}
+		switch {
+		case raw[i] == '"' && raw[i+1] == '"':
+			dst = append(dst, raw[:i+1]...)
+		case raw[i] == '\r' && raw[i+1] == '\n':
+			dst = append(append(dst, raw[:i]...), '\n')
+		default:
+			dst = append(dst, raw[:i+1]...)
+			raw = raw[i+1:]
+			continue
+		}
+		raw = raw[i+2:]
 	}
-	return dst
 }
 
-// appendCell parses cell as type t into column c of the chunk; false if it is not of t.
-func (p *parsedChunk) appendCell(c int, t query.Type, cell []byte, ref strRef) bool {
-	col := &p.cols[c]
+// setCell parses cell as type t and writes it to row of tg, the target of column c; false
+// if it is not of t.
+func (p *parsedChunk) setCell(tg *target, c int, t query.Type, row int, cell []byte, ref strRef) bool {
 	if len(cell) == 0 {
-		col.nulls = append(col.nulls, int32(p.rows))
-		switch t {
-		case query.TypeString:
-			col.refs = append(col.refs, strRef{n: nullRef})
-		case query.TypeFloat:
-			col.floats = append(col.floats, 0)
-		case query.TypeBoolean:
-			col.bools = append(col.bools, false)
-		default:
-			col.ints = append(col.ints, 0)
+		p.nulls[c] = append(p.nulls[c], int32(row-p.start))
+		if t == query.TypeString {
+			tg.codes[row] = nullRef
 		}
-		return true
+		return true // the other targets hold zeros
 	}
 	s := unsafe.String(unsafe.SliceData(cell), len(cell)) // only read while cell lives
 	switch t {
 	case query.TypeString:
-		col.refs = append(col.refs, ref)
+		switch {
+		case ref.n <= maxShortLen && ref.off < maxShortStart:
+			tg.codes[row] = ref.off<<shortLenBits | ref.n
+		case len(p.long) < longRef-1:
+			tg.codes[row] = longRef | uint32(len(p.long))
+			p.long = append(p.long, ref)
+		default:
+			return false
+		}
 	case query.TypeInteger:
 		v, ok := parseInt(cell)
 		if !ok {
@@ -323,19 +382,21 @@ func (p *parsedChunk) appendCell(c int, t query.Type, cell []byte, ref strRef) b
 				return false
 			}
 		}
-		col.ints = append(col.ints, v)
+		tg.ints[row] = v
 	case query.TypeFloat:
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return false
+		v, ok := parseDecimal(cell)
+		if !ok {
+			var err error
+			if v, err = strconv.ParseFloat(s, 64); err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return false
+			}
 		}
-		col.floats = append(col.floats, v)
+		tg.floats[row] = v
 	case query.TypeBoolean:
 		switch s {
 		case "true":
-			col.bools = append(col.bools, true)
+			tg.bools[row] = true
 		case "false":
-			col.bools = append(col.bools, false)
 		default:
 			return false
 		}
@@ -344,19 +405,19 @@ func (p *parsedChunk) appendCell(c int, t query.Type, cell []byte, ref strRef) b
 		if !ok {
 			return false
 		}
-		col.ints = append(col.ints, d)
+		tg.ints[row] = d
 	case query.TypeDateTime, query.TypeTimestamp:
 		us, ok := ParseDateTime(s)
 		if !ok {
 			return false
 		}
-		col.ints = append(col.ints, us)
+		tg.ints[row] = us
 	case query.TypeTime:
 		us, ok := ParseTime(s)
 		if !ok {
 			return false
 		}
-		col.ints = append(col.ints, us)
+		tg.ints[row] = us
 	default:
 		return false
 	}
@@ -386,6 +447,45 @@ func parseInt(b []byte) (int64, bool) {
 	return v, true
 }
 
+// pow10 holds the powers of ten a float64 represents exactly, up to those parseDecimal
+// divides by.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
+// parseDecimal reads a decimal [-]ddd[.ddd] of at most 15 digits (the form of amounts and
+// prices) as strconv.ParseFloat does, without its general machinery: the digits make an
+// integer below 2^53 and the power of ten is exact, so one division rounds correctly (the
+// exact path of strconv). ok is false for anything else (strconv.ParseFloat then decides).
+func parseDecimal(b []byte) (float64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	var m uint64
+	digits, point := 0, -1
+	for i, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			m = m*10 + uint64(c-'0')
+			digits++
+		case c == '.' && point < 0:
+			point = i
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 || digits >= len(pow10) {
+		return 0, false
+	}
+	f := float64(m)
+	if point >= 0 {
+		f /= pow10[len(b)-1-point]
+	}
+	if neg {
+		f = -f
+	}
+	return f, true
+}
+
 // ParseDate parses a date YYYY-MM-DD, as time.Parse(time.DateOnly, s) accepts it, and
 // returns it in days since 1970-01-01.
 func ParseDate(s string) (int64, bool) {
@@ -410,17 +510,13 @@ func ParseDate(s string) (int64, bool) {
 }
 
 // ParseDateTime parses an RFC 3339 date-time, as time.Parse(time.RFC3339Nano, s) accepts
-// it, and returns the instant in microseconds since the Unix epoch.
+// it, and returns the instant in microseconds since the Unix epoch (digits of the
+// fraction past the microsecond are dropped, as time.Time.UnixMicro drops them).
 func ParseDateTime(s string) (int64, bool) {
-	// The common form YYYY-MM-DDTHH:MM:SSZ directly; every other through time.Parse.
-	if len(s) == 20 && s[10] == 'T' && s[13] == ':' && s[16] == ':' && s[19] == 'Z' {
-		day, ok := ParseDate(s[:10])
-		h, ok1 := twoDigits(s[11:13])
-		m, ok2 := twoDigits(s[14:16])
-		sec, ok3 := twoDigits(s[17:19])
-		if ok && ok1 && ok2 && ok3 && h < 24 && m < 60 && sec < 60 {
-			return day*query.MicrosPerDay + (int64(h)*3600+int64(m)*60+int64(sec))*1_000_000, true
-		}
+	// YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM) directly; every other form, and
+	// anything out of range, through time.Parse.
+	if us, ok := parseDateTimeFast(s); ok {
+		return us, true
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
@@ -428,6 +524,54 @@ func ParseDateTime(s string) (int64, bool) {
 	}
 	return t.UnixMicro(), true
 }
+
+// parseDateTimeFast is ParseDateTime for the common forms; ok is false for any other.
+func parseDateTimeFast(s string) (int64, bool) {
+	if len(s) < 20 || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return 0, false
+	}
+	day, ok := ParseDate(s[:10])
+	h, ok1 := twoDigits(s[11:13])
+	m, ok2 := twoDigits(s[14:16])
+	sec, ok3 := twoDigits(s[17:19])
+	if !ok || !ok1 || !ok2 || !ok3 || h > 23 || m > 59 || sec > 59 {
+		return 0, false
+	}
+	us := day*query.MicrosPerDay + (int64(h)*3600+int64(m)*60+int64(sec))*1_000_000
+	zone := s[19:]
+	if zone[0] == '.' {
+		n := 1
+		for n < len(zone) && zone[n] >= '0' && zone[n] <= '9' {
+			if n <= 6 {
+				us += int64(zone[n]-'0') * pow10Int[6-n]
+			}
+			n++
+		}
+		if n == 1 || n > 10 {
+			return 0, false
+		}
+		zone = zone[n:]
+	}
+	switch {
+	case zone == "Z":
+		return us, true
+	case len(zone) == 6 && (zone[0] == '+' || zone[0] == '-') && zone[3] == ':':
+		oh, ok1 := twoDigits(zone[1:3])
+		om, ok2 := twoDigits(zone[4:6])
+		if !ok1 || !ok2 || oh > 23 || om > 59 {
+			return 0, false
+		}
+		off := int64(oh*3600+om*60) * 1_000_000
+		if zone[0] == '+' {
+			off = -off
+		}
+		return us + off, true
+	}
+	return 0, false
+}
+
+// pow10Int holds the powers of ten of a fraction's microsecond digits.
+var pow10Int = [...]int64{1, 10, 100, 1_000, 10_000, 100_000}
 
 func isLeap(y int) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }
 
@@ -461,131 +605,97 @@ func daysFromCivil(y int64, m, d int) int64 {
 	return era*146097 + doe - 719468
 }
 
-// assemble builds column c of the table from the parsed chunks.
-func assemble(chunks []*parsedChunk, c int, t query.Type, rows int) Column {
+// assemble builds column c of the table, of type t and rows rows, from its target and the
+// parsed chunks.
+func assemble(chunks []parsedChunk, c int, t query.Type, tg *target, rows int) Column {
 	var nulls Bitmap
-	base := 0
-	for _, p := range chunks {
-		for _, r := range p.cols[c].nulls {
+	for i := range chunks {
+		p := &chunks[i]
+		for _, r := range p.nulls[c] {
 			if nulls == nil {
 				nulls = NewBitmap(rows)
 			}
-			nulls.Set(base + int(r))
+			nulls.Set(p.start + int(r))
 		}
-		base += p.rows
 	}
 	switch t {
 	case query.TypeString:
-		return assembleStrings(chunks, c, rows, nulls)
+		return assembleStrings(chunks, trim(tg.codes[:rows]), nulls)
 	case query.TypeFloat:
-		vals := make([]float64, 0, rows)
-		for _, p := range chunks {
-			vals = append(vals, p.cols[c].floats...)
-		}
-		return &Float64s{Vals: vals, Nulls: nulls}
+		return &Float64s{Vals: trim(tg.floats[:rows]), Nulls: nulls}
 	case query.TypeBoolean:
-		vals := make([]bool, 0, rows)
-		for _, p := range chunks {
-			vals = append(vals, p.cols[c].bools...)
-		}
-		return &Bools{Vals: vals, Nulls: nulls}
+		return &Bools{Vals: trim(tg.bools[:rows]), Nulls: nulls}
 	default:
-		vals := make([]int64, 0, rows)
-		for _, p := range chunks {
-			vals = append(vals, p.cols[c].ints...)
-		}
-		return &Int64s{T: t, Vals: vals, Nulls: nulls}
+		return &Int64s{T: t, Vals: trim(tg.ints[:rows]), Nulls: nulls}
 	}
 }
 
-// assembleStrings builds a string column's dictionary in order of first appearance. A
-// cell equal to the cell before it (runs of one id, as in the items of an order) takes
+// cell returns the bytes of the string cell of reference ref, which is not null.
+func (p *parsedChunk) cell(ref uint32) []byte {
+	if ref&longRef == 0 {
+		off := ref >> shortLenBits
+		return p.data[off : off+ref&maxShortLen]
+	}
+	r := p.long[ref&^longRef]
+	if r.n&escapedRef != 0 {
+		return p.escaped[r.off : r.off+r.n&^escapedRef]
+	}
+	return p.data[r.off : r.off+r.n]
+}
+
+// assembleStrings builds a string column from its cells' references, which codes holds:
+// its dictionary in order of first appearance, and its codes in place of the references.
+// A cell equal to the cell before it (runs of one id, as in the items of an order) takes
 // its code without a lookup.
-func assembleStrings(chunks []*parsedChunk, c, rows int, nulls Bitmap) *Strings {
-	codes := make([]uint32, 0, rows)
+func assembleStrings(chunks []parsedChunk, codes []uint32, nulls Bitmap) *Strings {
 	var d dictBuilder
+	if n, ok := ascendingDistinct(chunks, codes); ok {
+		d.reserve(n)
+	}
 	var prev []byte
 	prevCode := uint32(0)
 	havePrev := false
-	for _, p := range chunks {
-		for _, ref := range p.cols[c].refs {
-			if ref.n == nullRef {
-				codes = append(codes, 0)
+	for i := range chunks {
+		p := &chunks[i]
+		rows := codes[p.start : p.start+p.rows]
+		for r, ref := range rows {
+			if ref == nullRef {
+				rows[r] = 0
 				continue
 			}
-			var b []byte
-			if ref.n&escapedRef != 0 {
-				n := ref.n &^ escapedRef
-				b = p.escaped[ref.off : ref.off+n]
-			} else {
-				b = p.data[ref.off : ref.off+ref.n]
+			b := p.cell(ref)
+			if !havePrev || !bytes.Equal(b, prev) {
+				prevCode = d.code(b)
+				prev, havePrev = b, true
 			}
-			if havePrev && bytes.Equal(b, prev) {
-				codes = append(codes, prevCode)
+			rows[r] = prevCode
+		}
+	}
+	return &Strings{Codes: codes, Dict: d.values(), Nulls: nulls}
+}
+
+// ascendingDistinct returns the number of distinct values of the string cells referenced
+// by refs when they come in ascending order (the ids of a file sorted by them, each once
+// or in runs); ok is false when they do not. Their dictionary then takes exactly that
+// size, allocated once.
+func ascendingDistinct(chunks []parsedChunk, refs []uint32) (int, bool) {
+	n := 0
+	var prev []byte
+	for i := range chunks {
+		p := &chunks[i]
+		for _, ref := range refs[p.start : p.start+p.rows] {
+			if ref == nullRef {
 				continue
 			}
-			prevCode = d.code(b)
-			prev, havePrev = b, true
-			codes = append(codes, prevCode)
+			b := p.cell(ref)
+			switch c := bytes.Compare(b, prev); {
+			case c < 0:
+				return 0, false
+			case c > 0 || n == 0:
+				n++
+				prev = b
+			}
 		}
 	}
-	return &Strings{Codes: codes, Dict: trim(d.dict), Nulls: nulls}
-}
-
-// dictBuilder assigns codes to strings in order of first appearance. While the values
-// come in strictly ascending byte order (ids of a file sorted by its key), a value greater
-// than the last one is new without a lookup; the map is built at the first value out of
-// order. New values are copied into shared blocks of memory, not one allocation each
-// (values above a quarter of a block get their own).
-type dictBuilder struct {
-	dict   []string
-	lookup map[string]uint32 // nil while the values ascend
-	arena  []byte
-}
-
-// arenaBlock is the size of the blocks dictionary strings are copied into.
-const arenaBlock = 64 << 10
-
-// code returns the code of b, adding it to the dictionary when it is new.
-func (d *dictBuilder) code(b []byte) uint32 {
-	if d.lookup == nil {
-		n := len(d.dict)
-		if n == 0 || string(b) > d.dict[n-1] {
-			d.dict = append(d.dict, d.clone(b))
-			return uint32(n)
-		}
-		if string(b) == d.dict[n-1] {
-			return uint32(n - 1)
-		}
-		d.lookup = make(map[string]uint32, 2*n)
-		for i, s := range d.dict {
-			d.lookup[s] = uint32(i)
-		}
-	}
-	if code, ok := d.lookup[string(b)]; ok {
-		return code
-	}
-	s := d.clone(b)
-	code := uint32(len(d.dict))
-	d.dict = append(d.dict, s)
-	d.lookup[s] = code
-	return code
-}
-
-// clone copies b into the current block and returns it as a string. Blocks start small
-// and double up to arenaBlock, so that a small column does not hold a large block.
-func (d *dictBuilder) clone(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	if cap(d.arena)-len(d.arena) < len(b) {
-		size := min(arenaBlock, max(256, 2*cap(d.arena)))
-		if len(b) > size/4 {
-			return string(b)
-		}
-		d.arena = make([]byte, 0, size)
-	}
-	off := len(d.arena)
-	d.arena = append(d.arena, b...)
-	return unsafe.String(&d.arena[off], len(b))
+	return n, true
 }

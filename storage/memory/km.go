@@ -109,6 +109,7 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 		return err
 	}
 	tables := make(map[string]*column.Table, len(schemas))
+	var loader column.Loader // one scratch memory for all the files
 	for _, src := range slices.Sorted(maps.Keys(schemas)) {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -118,7 +119,7 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 		if err != nil {
 			return fmt.Errorf("memory: the data of source %s: %w", src, err)
 		}
-		t, err := column.LoadCSV(f, schemas[src])
+		t, err := loader.Load(f, schemas[src])
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
