@@ -52,8 +52,8 @@
 // condition is one conjunct (not split at its top-level "and") with its own home; the rows
 // of a KM-level request without KPIs carry their parents' fields where the parent rows
 // pass the filter and nulls where they do not, as the KPI form counts them (SPEC-NOTES,
-// "KPIs: every aggregate at its own grain"); a bare count() takes the only record its KPI's expression
-// names.
+// "KPIs: every aggregate at its own grain"); a bare count() takes the only record its
+// KPI's expression names.
 //
 // The Answers part (issue 29) asks a small KM of its own (AnswersData) and the
 // procure-to-pay KM of P2PData: a time field read as its HH:MM:SS text by the string
