@@ -77,6 +77,10 @@ type dialect interface {
 	// ways), written as the indexes read it; notNull: the expression holds no null, so
 	// where nulls go does not matter.
 	sortDir(desc, notNull bool) string
+	// groupsBySorting reports whether the database groups rows only by sorting them
+	// (SQLite, which has no hash aggregation: a GROUP BY without an index sorts every row,
+	// where its DISTINCT dedups in a temporary B-tree of the distinct values).
+	groupsBySorting() bool
 }
 
 // quoteIdent quotes an identifier for both dialects (standard SQL double quotes).
@@ -249,6 +253,8 @@ func (sqliteDialect) typedNull(query.Type) string { return "NULL" }
 
 // subqueryFence: SQLite keeps a correlated EXISTS a sub-query.
 func (sqliteDialect) subqueryFence() string { return "" }
+
+func (sqliteDialect) groupsBySorting() bool { return true }
 
 // probed: SQLite's unary plus, which keeps the value and rules out an index on the
 // column. Its planner keeps a correlated EXISTS a loop per outer row and picks the
@@ -452,6 +458,9 @@ func (postgresDialect) typedNull(t query.Type) string {
 
 // subqueryFence: PostgreSQL does not turn an EXISTS with an OFFSET into a semi-join.
 func (postgresDialect) subqueryFence() string { return " OFFSET 0" }
+
+// groupsBySorting: PostgreSQL hashes the groups of an unordered GROUP BY.
+func (postgresDialect) groupsBySorting() bool { return false }
 
 // probed: PostgreSQL plans EXISTS as a semi-join, costed every way: the column as it is.
 func (postgresDialect) probed(expr string) string { return expr }

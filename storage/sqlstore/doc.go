@@ -121,7 +121,11 @@
 //     it used last, so each page offset in use is a prepared statement of its own);
 //     distinct keeps the first row of each combination in the result order: SELECT
 //     DISTINCT when the sort keys cover every selected column, else a GROUP BY ordered
-//     by the least row key of each combination; groups of KPIs come in the plan's natural
+//     by the least row key of each combination; on SQLite, which groups only by sorting
+//     every row, a distinct without sort keys is counted with SELECT DISTINCT (a
+//     temporary B-tree of the combinations) and its page is the grouping of the first
+//     rows in row order, of more of them when those hold fewer combinations than the
+//     page needs, and of all of them as the last resort (KMStore.firstSeenPage); groups of KPIs come in the plan's natural
 //     order (the first grain, in aggregate order, that has the group, then its least
 //     grain row, then the keys ascending with nulls last), after the sort keys and, with
 //     a search and no sort, the best score;

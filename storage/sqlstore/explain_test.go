@@ -47,7 +47,6 @@ func TestPostgresPlanShapes(t *testing.T) {
 	}
 	for _, c := range planCases {
 		t.Run(c.name, func(t *testing.T) {
-			c.withIndex(t, conn.ExecContext, "postgres")
 			st := c.statement(t, db, m)
 			plan := explain(t, conn, st.page, st.pageArgs)
 			t.Logf("%s\n%s", st.page, plan)
@@ -87,30 +86,6 @@ type planCase struct {
 	distinct bool
 	// sqlite are texts SQLite's EXPLAIN QUERY PLAN must contain.
 	sqlite []string
-	// index is an index (per dialect) a host adds for the case: created before the
-	// EXPLAIN, dropped after it.
-	index map[string]string
-}
-
-// withIndex creates the case's index on exec, if any, until the test ends.
-func (c planCase) withIndex(t *testing.T, exec func(context.Context, string, ...any) (sql.Result, error), dialect string) {
-	t.Helper()
-	ddl := c.index[dialect]
-	if ddl == "" {
-		return
-	}
-	ctx := context.Background()
-	if _, err := exec(ctx, ddl); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := exec(ctx, "ANALYZE"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := exec(ctx, "DROP INDEX "+strings.Fields(ddl)[2]); err != nil {
-			t.Error(err)
-		}
-	})
 }
 
 // fullSort matches a Sort node of an EXPLAIN (not an Incremental Sort).
@@ -127,17 +102,13 @@ var planCases = []planCase{
 		filters: []string{"STATUS eq 'OPEN'"}, sort: "+NET_VALUE", want: []string{`Index Scan using "orders_STATUS_NET_VALUE"`, "Limit"},
 		noSort: true, sqlite: []string{"SEARCH r0 USING INDEX orders_STATUS_NET_VALUE (STATUS=?)"}},
 	// bench/sqlcompare's query 4: sorted descending, then ascending on a second column,
-	// read from an index a host adds for it (SQLite's indexes end with the rowid,
-	// RowColumn, so they serve the tie-break as well; ITEM_VALUE is NOT NULL, so plain
-	// DESC on PostgreSQL too).
+	// on the database as kmkit imported it: the demo's [MATERIAL_ID, -ITEM_VALUE] (with
+	// RowColumn after it) gives a material's items by value, and the ties of equal values
+	// are sorted by ITEM_ID run by run.
 	{name: "filtered page sorted both ways", record: "ORDER_ITEMS", fields: []string{"ITEM_ID", "MATERIAL_ID", "ITEM_VALUE"},
-		filters: []string{"MATERIAL_ID eq 'M0003'"}, sort: "-ITEM_VALUE,+ITEM_ID",
-		index: map[string]string{
-			"postgres": `CREATE INDEX items_by_material ON order_items ("MATERIAL_ID", "ITEM_VALUE" DESC, "ITEM_ID", kmkit_row)`,
-			"sqlite":   `CREATE INDEX items_by_material ON order_items ("MATERIAL_ID", "ITEM_VALUE" DESC, "ITEM_ID")`,
-		},
-		want: []string{`Scan using items_by_material`, "Limit"}, noSort: true,
-		sqlite: []string{"INDEX items_by_material (MATERIAL_ID=?)"}},
+		filters: []string{"MATERIAL_ID eq 'M-00003'"}, sort: "-ITEM_VALUE,+ITEM_ID",
+		want:   []string{`Index Scan using "order_items_MATERIAL_ID_-ITEM_VALUE"`, "Incremental Sort", `Presorted Key: "ITEM_VALUE"`, "Limit"},
+		noSort: true, ties: true, sqlite: []string{"SEARCH r0 USING INDEX order_items_MATERIAL_ID_-ITEM_VALUE (MATERIAL_ID=?)"}},
 	// The ascending index read backwards: NET_VALUE holds no null, so the statement sorts
 	// it plain DESC, and the ties are put back in row order run by run.
 	{name: "filtered page sorted descending", record: "ORDERS", fields: []string{"ORDER_ID", "STATUS", "NET_VALUE"},
@@ -245,7 +216,6 @@ func TestSQLitePlanShapes(t *testing.T) {
 	}
 	for _, c := range planCases {
 		t.Run(c.name, func(t *testing.T) {
-			c.withIndex(t, db.sql.ExecContext, "sqlite")
 			st := c.statement(t, db, m)
 			plan := sqlitePlan(t, db, st)
 			t.Logf("%s\n%s", st.page, plan)
@@ -359,4 +329,47 @@ func sqlitePlan(t *testing.T, db *DB, st *statement) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// TestSQLiteFirstSeenStatements checks the statements of a distinct without sort keys on
+// SQLite (planner.firstSeen) and their plans: the count dedups in a temporary B-tree
+// over a scan of the table, even where an index holds one of the columns (whose
+// order SQLite would otherwise read, looking each row's other column up in the table),
+// and the page groups the first rows of a scan in row order.
+func TestSQLiteFirstSeenStatements(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "explain.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	m := loadDemo(t, db)
+	if _, err := db.sql.ExecContext(ctx, "ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	r := &km.PlanRequest{Record: "ORDERS", Request: query.Request{Fields: []string{"STATUS", "CURRENCY"}, Distinct: true, Page: 2, PageSize: 50, Count: true}}
+	st := statementOf(t, db, m, r, "")
+	if st.firstSeen == nil {
+		t.Fatalf("no first-rows page for %s", st.page)
+	}
+	const (
+		wantCount = `SELECT count(*) FROM (SELECT DISTINCT +r0."STATUS", +r0."CURRENCY" FROM "orders" r0 WHERE 1 = 1) q`
+		wantPage  = `SELECT c0, c1, count(*) OVER () AS found FROM (SELECT c0, c1, min(r) AS r FROM (` +
+			`SELECT r0."STATUS" AS c0, r0."CURRENCY" AS c1, r0."kmkit_row" AS r FROM "orders" r0 WHERE 1 = 1 ORDER BY r0."kmkit_row" LIMIT 4096` +
+			`) q GROUP BY c0, c1) q ORDER BY r LIMIT 50 OFFSET 100`
+	)
+	if st.count != wantCount {
+		t.Errorf("count:\n got %s\nwant %s", st.count, wantCount)
+	}
+	if got := st.firstSeen(4096); got != wantPage {
+		t.Errorf("page:\n got %s\nwant %s", got, wantPage)
+	}
+	count := sqlitePlan(t, db, &statement{page: st.count, pageArgs: st.countArgs})
+	if !strings.Contains(count, "SCAN r0\n") || !strings.Contains(count, "USE TEMP B-TREE FOR DISTINCT") {
+		t.Errorf("the count does not scan the table into a temporary B-tree:\n%s", count)
+	}
+	page := sqlitePlan(t, db, &statement{page: st.firstSeen(4096), pageArgs: st.pageArgs})
+	if !strings.Contains(page, "SCAN r0\n") || strings.Contains(page, "INDEX") {
+		t.Errorf("the first rows are not read in row order:\n%s", page)
+	}
 }

@@ -2,3 +2,11 @@ package sqlstore
 
 // RaceEnabled is raceEnabled for the package's external tests.
 const RaceEnabled = raceEnabled
+
+// SetFirstSeen sets the rows KMStore.firstSeenPage groups first (at least perRow per row
+// of the page's end) and the growth of its further try, until t ends.
+func SetFirstSeen(t interface{ Cleanup(func()) }, rows, perRow, growth int64) {
+	r, p, g := firstSeenRows, firstSeenPerRow, firstSeenGrowth
+	firstSeenRows, firstSeenPerRow, firstSeenGrowth = rows, perRow, growth
+	t.Cleanup(func() { firstSeenRows, firstSeenPerRow, firstSeenGrowth = r, p, g })
+}

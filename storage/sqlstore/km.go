@@ -154,6 +154,9 @@ func (s *KMStore) query(ctx context.Context, db *sql.DB, p *km.Plan) (*query.Res
 		return nil, err
 	}
 	res := &query.Result{Columns: st.cols, Rows: [][]query.Value{}}
+	if st.firstSeen != nil && !st.empty {
+		return res, s.firstSeenPage(ctx, db, p, st, res)
+	}
 	counted := false
 	if !st.empty {
 		if counted, err = s.page(ctx, db, st, res); err != nil {
@@ -170,6 +173,58 @@ func (s *KMStore) query(ctx context.Context, db *sql.DB, p *km.Plan) (*query.Res
 		}
 	}
 	return res, nil
+}
+
+// firstSeenRows is the number of passing rows whose distinct rows firstSeenPage groups
+// first (at least firstSeenPerRow per row of the page's end), and firstSeenGrowth the
+// factor of the one further try before the grouping of every row.
+var (
+	firstSeenRows   int64 = 4096
+	firstSeenPerRow int64 = 16
+	firstSeenGrowth int64 = 32
+)
+
+// firstSeenPage runs the page of a distinct without sort keys on a database that groups
+// by sorting (statement.firstSeen): it counts the distinct rows, then groups the first
+// rows passing the filter, and more of them while they hold fewer distinct rows than the
+// page needs, before it groups them all. res.Count is set when p counts.
+func (s *KMStore) firstSeenPage(ctx context.Context, db *sql.DB, p *km.Plan, st *statement, res *query.Result) error {
+	q, args, err := s.db.fit(st.count, st.countArgs)
+	if err != nil {
+		return err
+	}
+	var total int
+	if err := db.QueryRowContext(ctx, q, args...).Scan(&total); err != nil {
+		return outOfRange(fmt.Errorf("sqlstore: count: %w", err))
+	}
+	// translatePlan set st.empty where the page's start overflows.
+	start := int64(p.Page) * int64(p.PageSize)
+	need := min(start+int64(p.PageSize), int64(total))
+	if need > start {
+		rows := max(firstSeenRows, firstSeenPerRow*need)
+		done := false
+		for try := 0; try < 2 && !done; try, rows = try+1, rows*firstSeenGrowth {
+			// The rows end with the number of distinct rows among the first ones.
+			prefix := *st
+			prefix.page, prefix.pageCounts = st.firstSeen(rows), true
+			scan := &query.Result{Rows: res.Rows[:0]}
+			if _, err := s.page(ctx, db, &prefix, scan); err != nil {
+				return err
+			}
+			res.Rows, done = scan.Rows, int64(scan.Count) >= need
+		}
+		if !done {
+			scan := &query.Result{Rows: res.Rows[:0]}
+			if _, err := s.page(ctx, db, st, scan); err != nil {
+				return err
+			}
+			res.Rows = scan.Rows
+		}
+	}
+	if p.Count {
+		res.Count = total
+	}
+	return nil
 }
 
 // page runs the page statement into res and reports whether it set res.Count (a page

@@ -408,6 +408,11 @@ type statement struct {
 	// pad says that the page's rows start with a constant that is not a column (a
 	// statement selects at least one value).
 	pad bool
+	// firstSeen, when set, returns the page of a distinct without sort keys computed
+	// from the first rows passing the filter, in row order (see planner.firstSeen): its
+	// rows end with the number of distinct rows among those. It takes the pageArgs;
+	// count is then the count of all the distinct rows.
+	firstSeen func(rows int64) string
 }
 
 // searchScore is the score expression of a search: per searched column, a CASE over the
