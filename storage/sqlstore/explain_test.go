@@ -197,7 +197,7 @@ func longIn(field string, n int) string {
 // statement compiles the case against m and translates it for db.
 func (c planCase) statement(t *testing.T, db *DB, m *km.KnowledgeModel) *statement {
 	t.Helper()
-	r := &km.PlanRequest{Record: c.record, Request: query.Request{Fields: c.fields, PageSize: 50, Distinct: c.distinct}}
+	r := &km.PlanRequest{Record: c.record, Fields: c.fields, PageSize: 50, Distinct: c.distinct}
 	for _, f := range c.filters {
 		e, err := query.ParseAndBind(f, m.FilterSchema(c.record))
 		if err != nil {

@@ -32,7 +32,7 @@ type kmCase struct {
 	// refFilter is, with ast, the filter as the reference evaluator reads it: the same
 	// condition in the filter language.
 	refFilter string
-	search    *query.Search
+	search    *km.SearchRequest
 	sort      string
 	page      int
 	size      int // 0: 100
@@ -120,25 +120,25 @@ var kmCases = []kmCase{
 	{name: "distinct with nulls", record: "ORDERS", fields: []string{"EXPRESS", "STATUS"}, distinct: true},
 	{name: "distinct sorted", record: "ORDERS", fields: []string{"STATUS", "NET"}, distinct: true, sort: "-NET"},
 	{name: "distinct paged", record: "ITEMS", fields: []string{"MATERIAL"}, distinct: true, page: 1, size: 3},
-	{name: "search", record: "ITEMS", fields: []string{"ID", "MATERIAL"}, search: &query.Search{Term: "materail", Precision: 70},
+	{name: "search", record: "ITEMS", fields: []string{"ID", "MATERIAL"}, search: &km.SearchRequest{Term: "materail", Precision: 70},
 		want: [][]any{{"I4", "Material X"}, {"I7", "Mäterial Y"}}},
-	{name: "search exact", record: "ITEMS", fields: []string{"ID"}, search: &query.Search{Term: "STEEL", Fields: []string{"MATERIAL"}, Precision: 100},
+	{name: "search exact", record: "ITEMS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "STEEL", Fields: []string{"MATERIAL"}, Precision: 100},
 		want: [][]any{{"I1"}, {"I3"}, {"I5"}, {"I12"}}},
-	{name: "search accents", record: "CUSTOMERS", fields: []string{"ID", "NAME"}, search: &query.Search{Term: "munchen", Precision: 70},
+	{name: "search accents", record: "CUSTOMERS", fields: []string{"ID", "NAME"}, search: &km.SearchRequest{Term: "munchen", Precision: 70},
 		want: [][]any{{"C4", "München Werke"}}},
-	{name: "search all strings", record: "CUSTOMERS", search: &query.Search{Term: "de", Precision: 50},
+	{name: "search all strings", record: "CUSTOMERS", search: &km.SearchRequest{Term: "de", Precision: 50},
 		want: [][]any{{"C1", "Müller GmbH", "DE", "2019-03-01"}, {"C3", "Smith; DROP TABLE st_orders; --", "US", nil}, {"C4", "München Werke", "DE", "2018-01-01"},
 			{"C2", "D'Artagnan SA", "FR", "2020-07-14"}, {"C5", "materials inc", nil, "2021-12-31"}, {"C6", "Ω Omega", "GR", "1969-07-20"}}},
-	{name: "search precision zero", record: "CUSTOMERS", fields: []string{"ID", "COUNTRY"}, search: &query.Search{Term: "fr", Precision: 0},
+	{name: "search precision zero", record: "CUSTOMERS", fields: []string{"ID", "COUNTRY"}, search: &km.SearchRequest{Term: "fr", Precision: 0},
 		want: [][]any{{"C2", "FR"}, {"C6", "GR"}, {"C1", "DE"}, {"C3", "US"}, {"C4", "DE"}, {"C5", nil}}},
-	{name: "search nothing", record: "ITEMS", fields: []string{"ID"}, search: &query.Search{Term: "xyz", Precision: 70}, want: [][]any{}},
-	{name: "search sorted", record: "ITEMS", fields: []string{"ID", "MATERIAL", "VALUE"}, search: &query.Search{Term: "steel", Precision: 60}, sort: "-VALUE",
+	{name: "search nothing", record: "ITEMS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "xyz", Precision: 70}, want: [][]any{}},
+	{name: "search sorted", record: "ITEMS", fields: []string{"ID", "MATERIAL", "VALUE"}, search: &km.SearchRequest{Term: "steel", Precision: 60}, sort: "-VALUE",
 		want: [][]any{{"I5", "Steel Nut", 1200.0}, {"I3", "Steel Bolt", 101.0}, {"I12", "Steel Bolt", 101.0}, {"I1", "Steel Bolt", 50.5}, {"I10", "Stahl Schraube", -5.5}}},
 	{name: "search filtered distinct", record: "ITEMS", fields: []string{"MATERIAL"}, filter: "QTY gt 1", distinct: true,
-		search: &query.Search{Term: "copper", Precision: 50}, want: [][]any{{"Copper Wire"}, {"copper wire"}}},
-	{name: "search quote", record: "CUSTOMERS", fields: []string{"ID"}, search: &query.Search{Term: "d'artagnan", Precision: 100}, want: [][]any{}},
-	{name: "search injection", record: "CUSTOMERS", fields: []string{"ID"}, search: &query.Search{Term: "'; DROP TABLE st_orders; --", Precision: 60}, want: [][]any{}},
-	{name: "search empty term", record: "CUSTOMERS", fields: []string{"ID"}, search: &query.Search{Term: "", Precision: 100},
+		search: &km.SearchRequest{Term: "copper", Precision: 50}, want: [][]any{{"Copper Wire"}, {"copper wire"}}},
+	{name: "search quote", record: "CUSTOMERS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "d'artagnan", Precision: 100}, want: [][]any{}},
+	{name: "search injection", record: "CUSTOMERS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "'; DROP TABLE st_orders; --", Precision: 60}, want: [][]any{}},
+	{name: "search empty term", record: "CUSTOMERS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "", Precision: 100},
 		want: [][]any{{"C1"}, {"C2"}, {"C3"}, {"C4"}, {"C5"}, {"C6"}}},
 	{name: "value injection", record: "ORDERS", fields: []string{"ID"}, filter: "STATUS eq 'x''; DROP TABLE st_items; --'", want: [][]any{{"O12"}}},
 	{name: "value injection comment", record: "CUSTOMERS", fields: []string{"ID"}, filter: "NAME eq 'Smith; DROP TABLE st_orders; --' or NAME eq '\"; --/*'", want: [][]any{{"C3"}}},
@@ -153,9 +153,9 @@ var kmCases = []kmCase{
 	{name: "kpi grouped sorted", fields: []string{"ORDERS.EXPRESS"}, kpis: []string{"NET", "LATE_N"}, sort: "-NET"},
 	{name: "kpi over join", fields: []string{"CUSTOMERS.COUNTRY"}, kpis: []string{"QTY", "PER_ITEM", "ORDERS_N"}},
 	{name: "kpi filtered paged", fields: []string{"ORDERS.CUST"}, kpis: []string{"QTY"}, filter: "ITEMS.QTY gt 1", page: 1, size: 2},
-	{name: "search of no string field", fields: []string{"ORDERS.LATE"}, kpis: []string{"N"}, search: &query.Search{Term: "x", Precision: 0},
+	{name: "search of no string field", fields: []string{"ORDERS.LATE"}, kpis: []string{"N"}, search: &km.SearchRequest{Term: "x", Precision: 0},
 		want: [][]any{{nil, int64(4)}, {int64(2), int64(1)}, {int64(0), int64(1)}, {int64(5), int64(1)}, {int64(-1), int64(2)}, {int64(1), int64(1)}, {int64(3), int64(1)}, {int64(7), int64(1)}}},
-	{name: "kpi search", fields: []string{"ITEMS.MATERIAL"}, kpis: []string{"N"}, search: &query.Search{Term: "steel", Precision: 60},
+	{name: "kpi search", fields: []string{"ITEMS.MATERIAL"}, kpis: []string{"N"}, search: &km.SearchRequest{Term: "steel", Precision: 60},
 		want: [][]any{{"Steel Bolt", int64(2)}, {"Steel Nut", int64(1)}, {"Stahl Schraube", int64(1)}}},
 }
 
@@ -183,7 +183,7 @@ func (c *kmCase) request(t *testing.T, m *km.KnowledgeModel) *km.PlanRequest {
 		if k == nil {
 			t.Fatalf("no KPI %s", id)
 		}
-		q.KPIs = append(q.KPIs, query.NamedMetric{ID: id, Metric: k.Metric()})
+		q.KPIs = append(q.KPIs, k.ID)
 	}
 	if c.filter != "" {
 		e, err := query.ParseAndBind(c.filter, schema)
@@ -368,7 +368,7 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 			}
 		}
 		q := kmCases[0].request(t, m)
-		q.Search = &query.Search{Term: "x", Precision: 50}
+		q.Search = &km.SearchRequest{Term: "x", Precision: 50}
 		if _, err := summarize(ctx, sz, m, q); !errors.Is(err, km.ErrUnsupported) {
 			t.Errorf("Summarize of a search: %v, want ErrUnsupported", err)
 		}
@@ -382,28 +382,28 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 			"ID/*",
 			"ΙD",
 		} {
-			q := &km.PlanRequest{Record: "ORDERS", Request: query.Request{Fields: []string{name}, PageSize: 10}}
+			q := &km.PlanRequest{Record: "ORDERS", Fields: []string{name}, PageSize: 10}
 			if _, err := run(ctx, s, m, q); err == nil {
 				t.Errorf("field %q: no error", name)
 			}
-			q = &km.PlanRequest{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: name}}, PageSize: 10}}
+			q = &km.PlanRequest{Record: "ORDERS", Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: name}}, PageSize: 10}
 			if _, err := run(ctx, s, m, q); err == nil {
 				t.Errorf("sort key %q: no error", name)
 			}
-			q = &km.PlanRequest{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, PageSize: 10},
+			q = &km.PlanRequest{Record: "ORDERS", Fields: []string{"ID"}, PageSize: 10,
 				Filters: []query.Expr{&query.IsNull{Field: query.FieldRef{Name: name, Type: query.TypeString}}}}
 			if _, err := run(ctx, s, m, q); err == nil {
 				t.Errorf("filter field %q: no error", name)
 			}
-			q = &km.PlanRequest{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, PageSize: 10,
-				Search: &query.Search{Term: "x", Fields: []string{name}, Precision: 50}}}
+			q = &km.PlanRequest{Record: "ORDERS", Fields: []string{"ID"}, PageSize: 10,
+				Search: &km.SearchRequest{Term: "x", Fields: []string{name}, Precision: 50}}
 			if _, err := run(ctx, s, m, q); err == nil {
 				t.Errorf("search field %q: no error", name)
 			}
 		}
 		// Every table is still there and whole.
 		for rec, n := range map[string]int{"ORDERS": 12, "ITEMS": 12, "CUSTOMERS": 6} {
-			res, err := run(ctx, s, m, &km.PlanRequest{Record: rec, Request: query.Request{PageSize: 1, Count: true}})
+			res, err := run(ctx, s, m, &km.PlanRequest{Record: rec, PageSize: 1, Count: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -414,13 +414,14 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 	})
 
 	t.Run("Errors", func(t *testing.T) {
-		for name, req := range map[string]query.Request{
+		for name, req := range map[string]km.PlanRequest{
 			"unselected sort": {Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: "NET"}}, PageSize: 10},
 			"page size 0":     {Fields: []string{"ID"}, PageSize: 0},
 			"negative page":   {Fields: []string{"ID"}, Page: -1, PageSize: 10},
-			"number search":   {Fields: []string{"ID"}, PageSize: 10, Search: &query.Search{Term: "1", Fields: []string{"NET"}}},
+			"number search":   {Fields: []string{"ID"}, PageSize: 10, Search: &km.SearchRequest{Term: "1", Fields: []string{"NET"}}},
 		} {
-			if _, err := run(ctx, s, m, &km.PlanRequest{Record: "ORDERS", Request: req}); err == nil {
+			req.Record = "ORDERS"
+			if _, err := run(ctx, s, m, &req); err == nil {
 				t.Errorf("%s: no error", name)
 			}
 		}
