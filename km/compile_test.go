@@ -27,7 +27,7 @@ func TestCompile(t *testing.T) {
 		t.Errorf("defaults not filled: %+v %+v", m.KPI("H_SUM"), m.Records[0])
 	}
 	// The compiled relationship joins the records: rows of T and U are listed at U's grain.
-	if p, err := NewPlan(m, &PlanRequest{Request: query.Request{Fields: []string{"T.H", "U.ID"}, PageSize: 1}}); err != nil || p.Grain != "U" {
+	if p, err := NewPlan(m, &PlanRequest{Fields: []string{"T.H", "U.ID"}, PageSize: 1}); err != nil || p.Grain != "U" {
 		t.Errorf("NewPlan of T.H, U.ID = %+v, %v; want grain U", p, err)
 	}
 

@@ -333,6 +333,11 @@ func (m *KnowledgeModel) compileKPI(k *KPI, values map[string]string) error {
 	if err != nil {
 		return err
 	}
+	return m.setMetric(k, metric)
+}
+
+// setMetric stores metric, checked (checkKPIMetric), as k's and sets k's Type from it.
+func (m *KnowledgeModel) setMetric(k *KPI, metric query.Metric) error {
 	k.metric = metric
 	grains, err := m.metricGrains(k, metric)
 	if err != nil {
@@ -365,16 +370,42 @@ func (m *KnowledgeModel) KPIMetric(k *KPI, values map[string]string) (query.Metr
 	if err != nil {
 		return nil, err
 	}
-	if err := m.checkMetric(metric); err != nil {
-		return nil, err
-	}
-	if k.Record != "" && m.Record(k.Record) == nil {
-		return nil, fmt.Errorf("record %s: no such record", k.Record)
-	}
-	if _, err := m.metricGrains(k, metric); err != nil {
+	if err := m.checkKPIMetric(k, metric); err != nil {
 		return nil, err
 	}
 	return metric, nil
+}
+
+// checkKPIMetric checks that metric, bound against m's fields, can be k's: its fields
+// can be aggregated, k's record exists and every aggregate has a grain that joins.
+func (m *KnowledgeModel) checkKPIMetric(k *KPI, metric query.Metric) error {
+	if err := m.checkMetric(metric); err != nil {
+		return err
+	}
+	if k.Record != "" && m.Record(k.Record) == nil {
+		return fmt.Errorf("record %s: no such record", k.Record)
+	}
+	_, err := m.metricGrains(k, metric)
+	return err
+}
+
+// withParams returns a copy of k computed with the parameter values of values instead of
+// its defaults (KPIMetric), its Parameters carrying the values used: the KPI a request
+// that sets k's parameters asks for, which it hands NewPlan among PlanRequest.AdHocKPIs.
+func (m *KnowledgeModel) withParams(k *KPI, values map[string]string) (*KPI, error) {
+	metric, err := m.KPIMetric(k, values)
+	if err != nil {
+		return nil, err
+	}
+	c := *k
+	c.metric = metric
+	c.Parameters = slices.Clone(k.Parameters)
+	for i, p := range c.Parameters {
+		if v, ok := values[p.ID]; ok {
+			c.Parameters[i].Value = v
+		}
+	}
+	return &c, nil
 }
 
 // checkMetric verifies that every aggregate names a field of the KM of a type it can

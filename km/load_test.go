@@ -346,7 +346,7 @@ func TestPlan(t *testing.T) {
 	// Rows of the records of the fields are listed at the grain that reaches the others
 	// going up the relationships, the base KM's and the child's alike.
 	rows := func(m *KnowledgeModel, fields ...string) (string, error) {
-		p, err := NewPlan(m, &PlanRequest{Request: query.Request{Fields: fields, PageSize: 1}})
+		p, err := NewPlan(m, &PlanRequest{Fields: fields, PageSize: 1})
 		if err != nil {
 			return "", err
 		}

@@ -288,26 +288,45 @@ func MetricType(m Metric) query.Type {
 	return query.TypeFloat
 }
 
-// PlanRequest is what NewPlan compiles: a query.Request and the scope it runs in.
+// PlanRequest is what NewPlan compiles: km's portable request (what the Service makes of a
+// Request once it has checked its text, set its KPIs' parameters and bound its filters)
+// and the scope it runs in.
 //
-// Request.Fields, Search.Fields and Sort keys are named as the endpoint names them ("FIELD"
-// at record level, "RECORD.FIELD" at KM level); Request.KPIs carry the KPI id and its metric
-// with the request's parameter values (nil: KPI.Metric()). Filters are one entry per
-// predefined filter (Filter.Bound()) or filterExpr entry, each bound against
-// m.FilterSchema(Record) (Request.Filter is ignored): at record level a filter may name
-// Record's fields bare or "RECORD.FIELD" of any record.
+// Fields, Search.Fields and Sort keys are named as the endpoint names them ("FIELD" at
+// record level, "RECORD.FIELD" at KM level). Filters are one entry per predefined filter
+// (Filter.Bound()) or filterExpr entry, each bound against m.FilterSchema(Record): at
+// record level a filter may name Record's fields bare or "RECORD.FIELD" of any record.
 type PlanRequest struct {
 	// Record is the record of a record-level endpoint, "" at KM level.
 	Record string
-	query.Request
-	// Filters are bound filter expressions, ANDed.
+	// Fields are the selected fields, in output order; none at record level: every field
+	// of Record. With KPIs they are the grouping keys.
+	Fields []string
+	// KPIs are the ids of the requested KPIs (KM level only), computed per distinct
+	// combination of Fields (one row when Fields is empty). An id is looked up among
+	// AdHocKPIs first, then among m's KPIs.
+	KPIs []string
+	// AdHocKPIs are KPIs m does not define (KnowledgeModel.AdHocKPI, MetricKPI) or m's KPIs
+	// with other parameter values, for KPIs to name.
+	AdHocKPIs []*KPI
+	// Filters are bound filter expressions, ANDed; none matches every row.
 	Filters []query.Expr
+	// Search is the fuzzy search, or nil. Without Fields it looks at the selected string
+	// and time fields; a negative Precision takes DefaultSearchPrecision.
+	Search *SearchRequest
+	// Sort keys in priority order, each a selected field or KPI (or, at record level
+	// without KPIs, a bound value expression). Nulls sort last in both directions; ties
+	// keep row order.
+	Sort []query.SortTerm
+	// Page is 0-based; PageSize is at least 1.
+	Page, PageSize int
+	// Distinct removes duplicate rows of the selected columns before paging.
+	Distinct bool
+	// Count asks the store for Result.Count, the number of rows (or groups) before paging.
+	Count bool
 	// RowKey lets a record-level request name the record's row key as RowField in Fields,
 	// Sort and Filters (bound against RowKeySchema). It is ignored at KM level.
 	RowKey bool
-	// AdHocKPIs are KPIs m does not define (KnowledgeModel.AdHocKPI) that Request.KPIs may
-	// name; an id is looked up among them first.
-	AdHocKPIs []*KPI
 }
 
 // NewPlan compiles r against m. Every error it returns is a client error: a
@@ -418,22 +437,18 @@ func (c *compiler) fields(names []string) error {
 	return nil
 }
 
-func (c *compiler) kpis(ks []query.NamedMetric) error {
+func (c *compiler) kpis(ids []string) error {
 	var unknown []string
-	for _, qk := range ks {
-		k := adHocKPI(c.adHoc, qk.ID)
+	for _, id := range ids {
+		k := adHocKPI(c.adHoc, id)
 		if k == nil {
-			k = c.m.KPI(qk.ID)
+			k = c.m.KPI(id)
 		}
 		if k == nil {
-			unknown = append(unknown, qk.ID)
+			unknown = append(unknown, id)
 			continue
 		}
-		metric := qk.Metric
-		if metric == nil {
-			metric = k.metric
-		}
-		pm, err := c.metric(k, metric)
+		pm, err := c.metric(k, k.metric)
 		if err != nil {
 			return err
 		}
@@ -628,11 +643,14 @@ func (m *KnowledgeModel) conjunct(e query.Expr, reach []string) (*Conjunct, erro
 	return cj, nil
 }
 
-func (c *compiler) search(s *query.Search) error {
+func (c *compiler) search(s *SearchRequest) error {
 	if s == nil {
 		return nil
 	}
 	ps := &Search{Term: s.Term, Precision: s.Precision}
+	if ps.Precision < 0 {
+		ps.Precision = DefaultSearchPrecision
+	}
 	for _, name := range s.Fields {
 		ref, _, ok := c.ref(name)
 		if !ok {

@@ -31,10 +31,7 @@ func demoKM(t testing.TB) *km.KnowledgeModel {
 // planOf compiles a request; filters are filterExpr texts bound as the handler binds them.
 func planOf(t *testing.T, m *km.KnowledgeModel, record string, fields, kpis []string, filters ...string) (*km.Plan, error) {
 	t.Helper()
-	r := &km.PlanRequest{Record: record, Request: query.Request{Fields: fields, PageSize: 10}}
-	for _, k := range kpis {
-		r.KPIs = append(r.KPIs, query.NamedMetric{ID: k})
-	}
+	r := &km.PlanRequest{Record: record, Fields: fields, KPIs: kpis, PageSize: 10}
 	for _, f := range filters {
 		if pf := m.Filter(f); pf != nil {
 			r.Filters = append(r.Filters, pf.Bound())
@@ -225,10 +222,7 @@ func TestPlanErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := &km.PlanRequest{Record: c.record, Request: query.Request{Fields: c.fields, PageSize: 10}}
-			for _, k := range c.kpis {
-				r.KPIs = append(r.KPIs, query.NamedMetric{ID: k})
-			}
+			r := &km.PlanRequest{Record: c.record, Fields: c.fields, KPIs: c.kpis, PageSize: 10}
 			for _, f := range c.filters {
 				e, err := query.ParseAndBind(f, m.FilterSchema(c.record))
 				if err != nil {
@@ -354,8 +348,8 @@ func TestCountGrainDefinitions(t *testing.T) {
 
 func TestSortAndSearchChecked(t *testing.T) {
 	m := demoKM(t)
-	r := &km.PlanRequest{Request: query.Request{Fields: []string{"CUSTOMERS.COUNTRY"}, KPIs: []query.NamedMetric{{ID: "TOTAL_NET"}}, PageSize: 5,
-		Sort: []query.SortTerm{{Field: "TOTAL_NET", Desc: true}, {Field: "CUSTOMERS.COUNTRY"}}}}
+	r := &km.PlanRequest{Fields: []string{"CUSTOMERS.COUNTRY"}, KPIs: []string{"TOTAL_NET"}, PageSize: 5,
+		Sort: []query.SortTerm{{Field: "TOTAL_NET", Desc: true}, {Field: "CUSTOMERS.COUNTRY"}}}
 	p, err := km.NewPlan(m, r)
 	if err != nil {
 		t.Fatal(err)
@@ -368,7 +362,7 @@ func TestSortAndSearchChecked(t *testing.T) {
 		t.Error("sort on an unselected field accepted")
 	}
 	r.Sort = nil
-	r.Search = &query.Search{Term: "x", Fields: []string{"ORDERS.STATUS"}, Precision: 80}
+	r.Search = &km.SearchRequest{Term: "x", Fields: []string{"ORDERS.STATUS"}, Precision: 80}
 	if _, err := km.NewPlan(m, r); err == nil || !strings.Contains(err.Error(), "not a selected field") {
 		t.Errorf("search of an unselected field with KPIs: %v", err)
 	}
@@ -515,9 +509,12 @@ func TestRowChecks(t *testing.T) {
 // group; fields of sibling records have no such rows, and the 400 says why.
 func TestPlanConstantKPI(t *testing.T) {
 	m := demoKM(t)
-	three := []query.NamedMetric{{ID: "TOTAL_NET", Metric: &query.Number{V: 3}}}
+	three, err := m.AdHocKPI("THREE", "3", "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	plan := func(fields ...string) (*km.Plan, error) {
-		return km.NewPlan(m, &km.PlanRequest{Request: query.Request{Fields: fields, KPIs: three, PageSize: 10}})
+		return km.NewPlan(m, &km.PlanRequest{Fields: fields, KPIs: []string{"THREE"}, AdHocKPIs: []*km.KPI{three}, PageSize: 10})
 	}
 	p, err := plan("ORDERS.STATUS", "CUSTOMERS.COUNTRY")
 	if err != nil {

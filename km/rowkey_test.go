@@ -38,10 +38,10 @@ func rowKeyFilter(t *testing.T, m *km.KnowledgeModel, record, src string) query.
 
 func TestPlanRowKey(t *testing.T) {
 	m := demoKM(t)
-	r := &km.PlanRequest{Record: "ORDERS", RowKey: true, Request: query.Request{
+	r := &km.PlanRequest{Record: "ORDERS", RowKey: true,
 		Fields: []string{km.RowField, "STATUS"}, PageSize: 10,
 		Sort: []query.SortTerm{{Field: km.RowField, Desc: true}},
-	}}
+	}
 	r.Filters = []query.Expr{rowKeyFilter(t, m, "ORDERS", "R gt 3 or CUSTOMERS.COUNTRY eq 'DE'")}
 	p, err := km.NewPlan(m, r)
 	if err != nil {
@@ -70,15 +70,15 @@ func TestPlanRowKey(t *testing.T) {
 
 	// Without RowKey, and at KM level, the row key is no field.
 	for _, r := range []*km.PlanRequest{
-		{Record: "ORDERS", Request: query.Request{Fields: []string{km.RowField}, PageSize: 10}},
-		{RowKey: true, Request: query.Request{Fields: []string{"ORDERS." + km.RowField}, PageSize: 10}},
+		{Record: "ORDERS", Fields: []string{km.RowField}, PageSize: 10},
+		{RowKey: true, Fields: []string{"ORDERS." + km.RowField}, PageSize: 10},
 	} {
 		_, err := km.NewPlan(m, r)
 		if st, code, _ := problemOf(t, err); st != 400 || code != query.CodeFieldNotFound {
 			t.Errorf("%+v: %d %s", r, st, code)
 		}
 	}
-	r = &km.PlanRequest{Record: "ORDERS", Request: query.Request{Fields: []string{"STATUS"}, PageSize: 10}}
+	r = &km.PlanRequest{Record: "ORDERS", Fields: []string{"STATUS"}, PageSize: 10}
 	r.Filters = []query.Expr{rowKeyFilter(t, m, "ORDERS", "R gt 3")}
 	if _, err := km.NewPlan(m, r); err == nil {
 		t.Error("a filter on the row key compiled without RowKey")

@@ -333,23 +333,28 @@ func (s *Service) Prepare(m *KnowledgeModel, r *Request) (*Prepared, error) {
 	}
 	pr.Fields = fields
 	kpis := namelist.Dedup(r.KPIs)
-	pr.AdHocKPIs = r.AdHocKPIs
+	pr.KPIs, pr.AdHocKPIs = kpis, r.AdHocKPIs
+	var withParams []*KPI
 	for _, id := range kpis {
+		vals := r.KPIParams[id]
+		if len(vals) == 0 {
+			continue
+		}
 		k := adHocKPI(r.AdHocKPIs, id)
 		if k == nil {
 			k = m.KPI(id)
 		}
 		if k == nil {
-			pr.KPIs = append(pr.KPIs, query.NamedMetric{ID: id}) // NewPlan reports it
-			continue
+			continue // NewPlan reports it
 		}
-		metric := k.Metric()
-		if vals := r.KPIParams[id]; len(vals) > 0 {
-			if metric, err = m.KPIMetric(k, vals); err != nil {
-				return nil, badRequest(problem.CodeParameterIllegal, "kpiParam of %s: %v", id, err)
-			}
+		k, err = m.withParams(k, vals)
+		if err != nil {
+			return nil, badRequest(problem.CodeParameterIllegal, "kpiParam of %s: %v", id, err)
 		}
-		pr.KPIs = append(pr.KPIs, query.NamedMetric{ID: id, Metric: metric})
+		withParams = append(withParams, k)
+	}
+	if len(withParams) > 0 {
+		pr.AdHocKPIs = append(withParams, r.AdHocKPIs...)
 	}
 	for _, id := range slices.Sorted(maps.Keys(r.KPIParams)) {
 		if !slices.Contains(kpis, id) {
@@ -439,11 +444,11 @@ func (s *Service) checkRequest(r *Request) error {
 // searchSpec checks the search. Without fields the searched fields are the string and
 // time fields (a time is presented as a string) among the selected ones, or all such
 // fields of the record (at record level) when none are selected.
-func searchSpec(m *KnowledgeModel, rec *Record, sr *SearchRequest, selected []string) (*query.Search, error) {
+func searchSpec(m *KnowledgeModel, rec *Record, sr *SearchRequest, selected []string) (*SearchRequest, error) {
 	if sr.Term == "" {
 		return nil, badRequest(problem.CodeParameterMissing, "searchField is given but searchTerm is missing")
 	}
-	s := &query.Search{Term: sr.Term, Precision: sr.Precision}
+	s := &SearchRequest{Term: sr.Term, Precision: sr.Precision}
 	if s.Precision < 0 {
 		s.Precision = DefaultSearchPrecision
 	}

@@ -41,6 +41,19 @@ func CheckSearchPrecision(p int) error {
 	return nil
 }
 
+// SortTerm is one sort key and its direction, as the KM API's sort parameter, OData's
+// $orderby and the MCP tools write it. It lives here, not in km, because it is part of
+// the query language every surface shares: CheckSort checks keys against the columns of a
+// request or of a schema list, String writes them as the API echoes them, and Expr is a
+// value expression of the filter language (scalar.go).
+type SortTerm struct {
+	Field string
+	Desc  bool
+	// Expr, when set, is a bound value expression to sort by (OData's $orderby
+	// tolower(NAME)); Field is then its text, for messages.
+	Expr Scalar
+}
+
 // String returns the key as the API echoes it: "+FIELD" or "-FIELD".
 func (k SortTerm) String() string {
 	if k.Desc {

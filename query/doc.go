@@ -1,7 +1,7 @@
-// Package query holds the portable form of a data query (Request) and the languages its
-// parameters are written in: the filter language of filterExpr and $filter, the KPI
-// expression language, sort keys, paging, options and search precision, and a raw
-// query-string decoder.
+// Package query holds the languages a data query is written in: the filter language of
+// filterExpr and $filter, the KPI expression language, sort keys, the checks of paging and
+// search precision, typed values, and the Result a store returns. The request itself is
+// km's (km.Request, km.PlanRequest): this package knows no KM.
 //
 // # Filters
 //

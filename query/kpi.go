@@ -8,6 +8,47 @@ import (
 	"github.com/kmkit/kmkit/problem"
 )
 
+// Metric is a parsed KPI expression (ParseKPI, ParseAndBindKPI): *Aggregate, *Arith or
+// *Number. It is the KPI language's syntax tree, as Expr is the filter language's; km
+// compiles it into the typed, grain-placed metric of a plan (km.Metric).
+type Metric interface{ metricNode() }
+
+// AggFunc is an aggregate function of the KPI language.
+type AggFunc uint8
+
+// The aggregate functions. Aggregates skip nulls.
+const (
+	AggCount         AggFunc = iota + 1 // count() rows, or count(F) non-null values of F
+	AggCountDistinct                    // distinct non-null values of F
+	AggSum
+	AggAvg
+	AggMin
+	AggMax
+	AggMedian
+	AggRatio // rows where Filter is true over all rows of the group
+)
+
+// Aggregate applies Func to Field over the rows of a group that pass Filter. Field is empty
+// for count() and ratio; for ratio, Filter is the condition and is required.
+type Aggregate struct {
+	Func   AggFunc
+	Field  string
+	Filter Expr
+}
+
+// Arith is "L Op R" with Op one of + - * /. Division by zero and arithmetic with null give null.
+type Arith struct {
+	Op   byte
+	L, R Metric
+}
+
+// Number is a numeric constant in a KPI expression.
+type Number struct{ V float64 }
+
+func (*Aggregate) metricNode() {}
+func (*Arith) metricNode()     {}
+func (*Number) metricNode()    {}
+
 // condParser parses the text of a condition found at offset off of the KPI expression.
 // Errors it returns carry positions relative to the whole expression.
 type condParser func(text string, off int) (Expr, *Error)

@@ -91,12 +91,12 @@ func rowScan(f *Frame, fields []string, keep func(get func(string) query.Value) 
 }
 
 func BenchmarkFilterSortPage(b *testing.B) {
-	req := &km.PlanRequest{Request: query.Request{
+	req := &km.PlanRequest{
 		Fields:   []string{"ORDER_ID", "COUNTRY", "NET_VALUE"},
 		Sort:     []query.SortTerm{{Field: "NET_VALUE", Desc: true}},
 		PageSize: 50, Count: true,
-	}, Filters: []query.Expr{and(cmpx("NET_VALUE", query.TypeFloat, query.Gt, query.Float(500)),
-		&query.In{Field: field("COUNTRY", query.TypeString), Values: []query.Literal{lit(query.String("DE")), lit(query.String("FR"))}})}}
+		Filters: []query.Expr{and(cmpx("NET_VALUE", query.TypeFloat, query.Gt, query.Float(500)),
+			&query.In{Field: field("COUNTRY", query.TypeString), Values: []query.Literal{lit(query.String("DE")), lit(query.String("FR"))}})}}
 	b.Run("columnar", func(b *testing.B) { runBench(b, req) })
 	// Without a count (the KM /data page): the sort index walked with the filter tested
 	// row by row (plan.earlyTop), no bitmap.
@@ -119,11 +119,11 @@ func BenchmarkFilterSortPage(b *testing.B) {
 }
 
 func BenchmarkGroupBy(b *testing.B) {
-	req := &km.PlanRequest{Record: "-", Request: query.Request{
+	req := &km.PlanRequest{Record: "-",
 		Fields:   []string{"ORDERS.COUNTRY"},
-		KPIs:     []query.NamedMetric{{ID: "SUM"}, {ID: "AVG"}, {ID: "N"}},
+		KPIs:     []string{"SUM", "AVG", "N"},
 		PageSize: 50, Count: true,
-	}}
+	}
 	b.Run("columnar", func(b *testing.B) { runBench(b, req) })
 	b.Run("rows", func(b *testing.B) {
 		f := benchData(b)
@@ -155,7 +155,7 @@ func BenchmarkGroupBy(b *testing.B) {
 
 func BenchmarkDistinct(b *testing.B) {
 	for _, fields := range [][]string{{"COUNTRY", "STATUS"}, {"COUNTRY", "QUANTITY"}} {
-		req := &km.PlanRequest{Request: query.Request{Fields: fields, Distinct: true, PageSize: 50, Count: true}}
+		req := &km.PlanRequest{Fields: fields, Distinct: true, PageSize: 50, Count: true}
 		name := fields[0] + "+" + fields[1]
 		b.Run(name+"/columnar", func(b *testing.B) { runBench(b, req) })
 		b.Run(name+"/rows", func(b *testing.B) {
@@ -183,11 +183,11 @@ func BenchmarkDistinct(b *testing.B) {
 }
 
 func BenchmarkSearch(b *testing.B) {
-	req := &km.PlanRequest{Request: query.Request{
+	req := &km.PlanRequest{
 		Fields:   []string{"ORDER_ID", "MATERIAL"},
-		Search:   &query.Search{Term: "materail", Fields: []string{"MATERIAL"}, Precision: fuzzy.DefaultPrecision},
+		Search:   &km.SearchRequest{Term: "materail", Fields: []string{"MATERIAL"}, Precision: fuzzy.DefaultPrecision},
 		PageSize: 50, Count: true,
-	}}
+	}
 	b.Run("columnar", func(b *testing.B) { runBench(b, req) })
 	// The peer scores every row instead of every dictionary value.
 	b.Run("rows", func(b *testing.B) {
@@ -219,11 +219,11 @@ func BenchmarkTableMemory(b *testing.B) {
 
 // BenchmarkSortAll sorts the whole table on two keys for the first page: the top-k path.
 func BenchmarkSortAll(b *testing.B) {
-	req := &km.PlanRequest{Request: query.Request{
+	req := &km.PlanRequest{
 		Fields:   []string{"ORDER_ID", "COUNTRY", "NET_VALUE"},
 		Sort:     []query.SortTerm{{Field: "COUNTRY"}, {Field: "NET_VALUE", Desc: true}},
 		PageSize: 50,
-	}}
+	}
 	b.Run("columnar", func(b *testing.B) { runBench(b, req) })
 	b.Run("rows", func(b *testing.B) {
 		f := benchData(b)
@@ -297,11 +297,11 @@ func smallData() *Frame {
 // BenchmarkSmallPage is the KM benchmark's query (c): a filtered, sorted first page of a
 // 10,000-row record. Its peer is the same page computed row by row as in BenchmarkFilterSortPage.
 func BenchmarkSmallPage(b *testing.B) {
-	req := &km.PlanRequest{Request: query.Request{
+	req := &km.PlanRequest{
 		Fields:   []string{"CUSTOMER_ID", "CUSTOMER_NAME", "COUNTRY", "SEGMENT", "CREDIT_LIMIT"},
 		Sort:     []query.SortTerm{{Field: "CREDIT_LIMIT", Desc: true}},
 		PageSize: 50, Count: true,
-	}, Filters: []query.Expr{cmpx("SEGMENT", query.TypeString, query.Eq, query.String("SMB"))}}
+		Filters: []query.Expr{cmpx("SEGMENT", query.TypeString, query.Eq, query.String("SMB"))}}
 	early := *req
 	early.Count = false
 	for _, v := range []struct {
@@ -387,7 +387,7 @@ func BenchmarkFilterFunctions(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run(c.name, func(b *testing.B) {
-			runBench(b, &km.PlanRequest{Request: query.Request{Fields: []string{"ORDER_ID", "STATUS"}, PageSize: 50, Count: true}, Filters: []query.Expr{e}})
+			runBench(b, &km.PlanRequest{Fields: []string{"ORDER_ID", "STATUS"}, PageSize: 50, Count: true, Filters: []query.Expr{e}})
 		})
 	}
 }

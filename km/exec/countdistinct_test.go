@@ -18,7 +18,7 @@ func TestCountDistinctSortedPath(t *testing.T) {
 	g := &gen{r: rand.New(rand.NewPCG(7, 14)), plan: true}
 	for i := range 600 {
 		_, rf := g.tables(t)
-		req := g.request(rf)
+		req := g.request(t, rf)
 		want := rf.run(req)
 		got, err := rf.plan(req)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -73,13 +74,13 @@ func TestEarlyPageAgainstReference(t *testing.T) {
 	early, gaveUp := 0, 0
 	for i := range n {
 		_, rf := g.tables(t)
-		req := g.request(rf)
+		req := g.request(t, rf)
 		if len(req.KPIs) > 0 {
 			continue // KPIs are not pages of rows
 		}
 		req.Count, req.Distinct, req.Search = false, false, nil
-		if req.Filter == nil {
-			req.Filter = g.filter(rf, 2)
+		if len(req.Filters) == 0 {
+			req.Filters = []query.Expr{g.filter(rf, 2)}
 		}
 		sortable := req.Fields
 		if len(sortable) == 0 {
@@ -97,7 +98,7 @@ func TestEarlyPageAgainstReference(t *testing.T) {
 		if d := gocmp.Diff(want, got, cmpopts.EquateApprox(1e-9, 1e-9), cmpopts.EquateEmpty()); d != "" {
 			t.Fatalf("case %d: result differs from the reference (-want +got):\n%s\nrequest %s", i, d, describe(req))
 		}
-		p, keep := rf.o.early(t, planOf(req, rf.record()))
+		p, keep := rf.o.early(t, *req)
 		if keep == nil || !p.earlyPageFits() {
 			t.Fatalf("case %d: no early page for %s", i, describe(req))
 		}
@@ -189,7 +190,7 @@ func TestEarlyPageSelectivity(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := &query.Request{Fields: []string{"ID", "X", "C"}, Filter: tt.filter, Sort: tt.sort, Page: tt.page, PageSize: 20}
+			req := &km.PlanRequest{Fields: []string{"ID", "X", "C"}, Filters: where(tt.filter), Sort: tt.sort, Page: tt.page, PageSize: 20}
 			want := rf.run(req)
 			got, err := rf.plan(req)
 			if err != nil {
@@ -198,7 +199,7 @@ func TestEarlyPageSelectivity(t *testing.T) {
 			if d := gocmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
 				t.Fatalf("page differs from the reference (-want +got):\n%s", d)
 			}
-			p, keep := rf.o.early(t, planOf(req, ""))
+			p, keep := rf.o.early(t, *req)
 			if keep == nil {
 				t.Fatal("no row filter")
 			}
@@ -230,16 +231,16 @@ func TestEarlyPageSelectivity(t *testing.T) {
 func TestSmallPagesAllocateNoRowSets(t *testing.T) {
 	_, rf := selectivityTable(t)
 	half := cmpx("M", query.TypeInteger, query.Lt, query.Int(500))
-	reqs := map[string]*query.Request{
+	reqs := map[string]*km.PlanRequest{
 		"unfiltered, sorted":   {Fields: []string{"ID", "X"}, Sort: []query.SortTerm{{Field: "X", Desc: true}}, PageSize: 10},
 		"unfiltered, unsorted": {Fields: []string{"ID", "X"}, Page: 3, PageSize: 10},
-		"filtered, sorted":     {Fields: []string{"ID", "X"}, Filter: half, Sort: []query.SortTerm{{Field: "X", Desc: true}}, PageSize: 10},
+		"filtered, sorted":     {Fields: []string{"ID", "X"}, Filters: where(half), Sort: []query.SortTerm{{Field: "X", Desc: true}}, PageSize: 10},
 	}
 	for name, req := range reqs {
 		t.Run(name, func(t *testing.T) {
 			// The plan is compiled once, as km.Service does per request: what is
 			// measured is the Source's run.
-			p := rf.o.compile(t, planOf(req, ""))
+			p := rf.o.compile(t, *req)
 			ctx := context.Background()
 			if _, err := rf.o.src.RunContext(ctx, p); err != nil { // builds the sort index
 				t.Fatal(err)

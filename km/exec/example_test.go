@@ -54,12 +54,12 @@ func ExampleSource() {
 	if err != nil {
 		panic(err)
 	}
-	p, err := km.NewPlan(m, &km.PlanRequest{Record: "ORDERS", Request: query.Request{
+	p, err := km.NewPlan(m, &km.PlanRequest{Record: "ORDERS",
 		Fields:   []string{"ORDER_ID", "NET_VALUE"},
 		Sort:     []query.SortTerm{{Field: "NET_VALUE", Desc: true}},
 		PageSize: 10,
 		Count:    true,
-	}, Filters: []query.Expr{filter}})
+		Filters:  []query.Expr{filter}})
 	if err != nil {
 		panic(err)
 	}
@@ -88,12 +88,12 @@ func ExampleSource_kpis() {
 
 	// The KPI is summed per country of the items' orders; I4's order is missing, so it
 	// falls in the group of no country.
-	p, err := km.NewPlan(m, &km.PlanRequest{Request: query.Request{
+	p, err := km.NewPlan(m, &km.PlanRequest{
 		Fields:   []string{"ORDERS.COUNTRY"},
-		KPIs:     []query.NamedMetric{{ID: "QTY"}},
+		KPIs:     []string{"QTY"},
 		Sort:     []query.SortTerm{{Field: "QTY", Desc: true}}, // ties keep the groups' order
 		PageSize: 10,
-	}})
+	})
 	if err != nil {
 		panic(err)
 	}

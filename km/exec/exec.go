@@ -75,6 +75,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/query/column"
 	"github.com/kmkit/kmkit/query/fuzzy"
@@ -94,7 +95,7 @@ type plan struct {
 	// count before paging.
 	page, pageSize  int
 	distinct, count bool
-	search          *query.Search        // nil: no search
+	search          *km.Search           // nil: no search
 	refs            []ref                // the selected columns
 	cols            []query.ColumnHeader // the result columns, one per ref
 	keys            []sortKey            // the sort keys, in priority order
@@ -470,10 +471,11 @@ func pageBounds(n, page, size int) (start, end int) {
 }
 
 // searchedColumns resolves the fields a search looks at.
-func (f *Frame) searchedColumns(s *query.Search, selected []string) ([]ref, error) {
+func (f *Frame) searchedColumns(s *km.Search, selected []string) ([]ref, error) {
 	var out []ref
 	if len(s.Fields) > 0 {
-		for _, name := range s.Fields {
+		for _, field := range s.Fields {
+			name := field.Name()
 			c, err := f.lookup(name)
 			if err != nil {
 				return nil, err
@@ -519,7 +521,7 @@ func scoreDict(m *fuzzy.Matcher, dict []string, st *stop) []uint8 {
 // search keeps the rows of sel whose best score over the columns reaches the precision.
 // Each column's dictionary is scored once; rows look their score up by code. It returns
 // the kept rows (in sel's order) and the score of every kept row, indexed by frame row.
-func search(n int, sel []int32, cols []ref, s *query.Search, st *stop) ([]int32, []uint8) {
+func search(n int, sel []int32, cols []ref, s *km.Search, st *stop) ([]int32, []uint8) {
 	m := fuzzy.New(s.Term)
 	score := make([]uint8, n)
 	for _, c := range cols {

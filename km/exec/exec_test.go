@@ -77,7 +77,7 @@ func floats(vs ...float64) []query.Literal {
 
 func ids(t *testing.T, o *one, filter query.Expr) []string {
 	t.Helper()
-	res, err := o.run(km.PlanRequest{Request: query.Request{Fields: []string{"ID"}, PageSize: 100}, Filters: []query.Expr{filter}})
+	res, err := o.run(km.PlanRequest{Fields: []string{"ID"}, PageSize: 100, Filters: []query.Expr{filter}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,28 +149,28 @@ func TestSortPageDistinct(t *testing.T) {
 	f := orders(t)
 	tests := []struct {
 		name string
-		req  query.Request
+		req  km.PlanRequest
 		want [][]query.Value
 		cnt  int
 	}{
-		{"desc nulls last, ties in row order", query.Request{Fields: []string{"ID", "N"}, Sort: []query.SortTerm{{Field: "N", Desc: true}}, PageSize: 10, Count: true},
+		{"desc nulls last, ties in row order", km.PlanRequest{Fields: []string{"ID", "N"}, Sort: []query.SortTerm{{Field: "N", Desc: true}}, PageSize: 10, Count: true},
 			[][]query.Value{{query.String("o2"), query.Float(20.5)}, {query.String("o5"), query.Float(20.5)}, {query.String("o1"), query.Float(10)}, {query.String("o4"), query.Float(5)}, {query.String("o3"), query.Null(query.TypeFloat)}}, 5},
-		{"asc nulls last", query.Request{Fields: []string{"C"}, Sort: []query.SortTerm{{Field: "C"}}, PageSize: 10},
+		{"asc nulls last", km.PlanRequest{Fields: []string{"C"}, Sort: []query.SortTerm{{Field: "C"}}, PageSize: 10},
 			[][]query.Value{{query.String("DE")}, {query.String("DE")}, {query.String("FR")}, {query.String("IT")}, {query.Null(query.TypeString)}}, 0},
-		{"second page", query.Request{Fields: []string{"ID"}, Page: 1, PageSize: 2, Count: true},
+		{"second page", km.PlanRequest{Fields: []string{"ID"}, Page: 1, PageSize: 2, Count: true},
 			[][]query.Value{{query.String("o3")}, {query.String("o4")}}, 5},
-		{"page beyond the end", query.Request{Fields: []string{"ID"}, Page: 7, PageSize: 2, Count: true},
+		{"page beyond the end", km.PlanRequest{Fields: []string{"ID"}, Page: 7, PageSize: 2, Count: true},
 			[][]query.Value{}, 5},
-		{"distinct", query.Request{Fields: []string{"C", "Q"}, Distinct: true, PageSize: 10, Count: true},
+		{"distinct", km.PlanRequest{Fields: []string{"C", "Q"}, Distinct: true, PageSize: 10, Count: true},
 			[][]query.Value{{query.String("DE"), query.Int(1)}, {query.String("FR"), query.Int(2)}, {query.Null(query.TypeString), query.Null(query.TypeInteger)}, {query.String("DE"), query.Int(3)}, {query.String("IT"), query.Int(2)}}, 5},
-		{"distinct sorted", query.Request{Fields: []string{"N"}, Distinct: true, Sort: []query.SortTerm{{Field: "N", Desc: true}}, PageSize: 10, Count: true},
+		{"distinct sorted", km.PlanRequest{Fields: []string{"N"}, Distinct: true, Sort: []query.SortTerm{{Field: "N", Desc: true}}, PageSize: 10, Count: true},
 			[][]query.Value{{query.Float(20.5)}, {query.Float(10)}, {query.Float(5)}, {query.Null(query.TypeFloat)}}, 4},
-		{"two keys", query.Request{Fields: []string{"Q", "ID"}, Sort: []query.SortTerm{{Field: "Q", Desc: true}, {Field: "ID", Desc: true}}, PageSize: 3},
+		{"two keys", km.PlanRequest{Fields: []string{"Q", "ID"}, Sort: []query.SortTerm{{Field: "Q", Desc: true}, {Field: "ID", Desc: true}}, PageSize: 3},
 			[][]query.Value{{query.Int(3), query.String("o4")}, {query.Int(2), query.String("o5")}, {query.Int(2), query.String("o2")}}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := f.run(km.PlanRequest{Request: tt.req})
+			res, err := f.run(tt.req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -200,20 +200,13 @@ func TestKPIs(t *testing.T) {
 		"PLUS", "count() + 0.5",
 		"N", "count()",
 		"S", "sum(O.N)")
-	kpis := func(ids ...string) []query.NamedMetric {
-		out := make([]query.NamedMetric, len(ids))
-		for i, id := range ids {
-			out[i] = query.NamedMetric{ID: id}
-		}
-		return out
-	}
-	res, err := f.run(km.PlanRequest{Record: "-", Request: query.Request{
+	res, err := f.run(km.PlanRequest{Record: "-",
 		Fields:   []string{"O.C"},
-		KPIs:     kpis("ROWS", "NS", "QD", "SUM", "AVG", "MIN", "MAX", "MED", "RATIO", "SUMQ_N_GT_6", "PER_ROW", "PLUS"),
+		KPIs:     []string{"ROWS", "NS", "QD", "SUM", "AVG", "MIN", "MAX", "MED", "RATIO", "SUMQ_N_GT_6", "PER_ROW", "PLUS"},
 		Sort:     []query.SortTerm{{Field: "SUM", Desc: true}},
 		PageSize: 10,
 		Count:    true,
-	}})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,10 +233,10 @@ func TestKPIs(t *testing.T) {
 	}
 
 	// No fields: one group, also when no row passes the filter.
-	res, err = f.run(km.PlanRequest{Record: "-", Request: query.Request{
-		KPIs:     kpis("N", "S"),
+	res, err = f.run(km.PlanRequest{Record: "-",
+		KPIs:     []string{"N", "S"},
 		PageSize: 5, Count: true,
-	}, Filters: []query.Expr{cmpx("O.Q", query.TypeInteger, query.Gt, query.Int(100))}})
+		Filters: []query.Expr{cmpx("O.Q", query.TypeInteger, query.Gt, query.Int(100))}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,22 +255,22 @@ func TestSearch(t *testing.T) {
 	}))
 	tests := []struct {
 		name string
-		req  query.Request
+		req  km.PlanRequest
 		want []int64
 	}{
-		{"typo, best first", query.Request{Fields: []string{"N", "NAME"}, Search: &query.Search{Term: "materail", Precision: 70}}, []int64{2, 3}},
-		{"exact before typo", query.Request{Fields: []string{"N", "NAME"}, Search: &query.Search{Term: "mat", Precision: 60}}, []int64{2, 3, 4}},
-		{"accent, no field selected searches all strings", query.Request{Search: &query.Search{Term: "munchen", Precision: 90}}, []int64{2}},
-		{"no string field selected", query.Request{Fields: []string{"N"}, Search: &query.Search{Term: "mat", Precision: 60}}, []int64{}},
-		{"string fields among the selected", query.Request{Fields: []string{"N", "CITY"}, Search: &query.Search{Term: "material", Precision: 90}}, []int64{}},
-		{"named field", query.Request{Fields: []string{"N"}, Search: &query.Search{Term: "mun", Fields: []string{"CITY"}, Precision: 95}}, []int64{5, 2}},
-		{"sort overrides score", query.Request{Fields: []string{"N", "NAME"}, Sort: []query.SortTerm{{Field: "N", Desc: true}}, Search: &query.Search{Term: "mat", Precision: 60}}, []int64{4, 3, 2}},
-		{"no match", query.Request{Fields: []string{"N"}, Search: &query.Search{Term: "xyz", Precision: 70}}, []int64{}},
+		{"typo, best first", km.PlanRequest{Fields: []string{"N", "NAME"}, Search: &km.SearchRequest{Term: "materail", Precision: 70}}, []int64{2, 3}},
+		{"exact before typo", km.PlanRequest{Fields: []string{"N", "NAME"}, Search: &km.SearchRequest{Term: "mat", Precision: 60}}, []int64{2, 3, 4}},
+		{"accent, no field selected searches all strings", km.PlanRequest{Search: &km.SearchRequest{Term: "munchen", Precision: 90}}, []int64{2}},
+		{"no string field selected", km.PlanRequest{Fields: []string{"N"}, Search: &km.SearchRequest{Term: "mat", Precision: 60}}, []int64{}},
+		{"string fields among the selected", km.PlanRequest{Fields: []string{"N", "CITY"}, Search: &km.SearchRequest{Term: "material", Precision: 90}}, []int64{}},
+		{"named field", km.PlanRequest{Fields: []string{"N"}, Search: &km.SearchRequest{Term: "mun", Fields: []string{"CITY"}, Precision: 95}}, []int64{5, 2}},
+		{"sort overrides score", km.PlanRequest{Fields: []string{"N", "NAME"}, Sort: []query.SortTerm{{Field: "N", Desc: true}}, Search: &km.SearchRequest{Term: "mat", Precision: 60}}, []int64{4, 3, 2}},
+		{"no match", km.PlanRequest{Fields: []string{"N"}, Search: &km.SearchRequest{Term: "xyz", Precision: 70}}, []int64{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.req.PageSize = 10
-			res, err := f.run(km.PlanRequest{Request: tt.req})
+			res, err := f.run(tt.req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -304,14 +297,14 @@ func TestErrors(t *testing.T) {
 		name string
 		req  km.PlanRequest
 	}{
-		{"unknown field", km.PlanRequest{Request: query.Request{Fields: []string{"X"}, PageSize: 1}}},
-		{"unknown filter field", km.PlanRequest{Request: query.Request{PageSize: 1}, Filters: []query.Expr{cmpx("X", query.TypeString, query.Eq, query.String("a"))}}},
-		{"unknown sort field", km.PlanRequest{Request: query.Request{Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: "X"}}, PageSize: 1}}},
-		{"sort not selected", km.PlanRequest{Request: query.Request{Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: "N"}}, PageSize: 1}}},
-		{"page size", km.PlanRequest{Request: query.Request{PageSize: 0}}},
-		{"negative page", km.PlanRequest{Request: query.Request{Page: -1, PageSize: 1}}},
-		{"unknown KPI", km.PlanRequest{Record: "-", Request: query.Request{KPIs: []query.NamedMetric{{ID: "K"}}, PageSize: 1}}},
-		{"search non-string", km.PlanRequest{Request: query.Request{Search: &query.Search{Term: "a", Fields: []string{"N"}}, PageSize: 1}}},
+		{"unknown field", km.PlanRequest{Fields: []string{"X"}, PageSize: 1}},
+		{"unknown filter field", km.PlanRequest{PageSize: 1, Filters: []query.Expr{cmpx("X", query.TypeString, query.Eq, query.String("a"))}}},
+		{"unknown sort field", km.PlanRequest{Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: "X"}}, PageSize: 1}},
+		{"sort not selected", km.PlanRequest{Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: "N"}}, PageSize: 1}},
+		{"page size", km.PlanRequest{PageSize: 0}},
+		{"negative page", km.PlanRequest{Page: -1, PageSize: 1}},
+		{"unknown KPI", km.PlanRequest{Record: "-", KPIs: []string{"K"}, PageSize: 1}},
+		{"search non-string", km.PlanRequest{Search: &km.SearchRequest{Term: "a", Fields: []string{"N"}}, PageSize: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -339,7 +332,7 @@ func TestKPIErrors(t *testing.T) {
 // without fields; it once indexed the pairs of its first aggregate, which it has not.
 func TestConstantKPI(t *testing.T) {
 	f := orders(t, "THREE", "3")
-	res, err := f.run(km.PlanRequest{Record: "-", Request: query.Request{KPIs: []query.NamedMetric{{ID: "THREE"}}, PageSize: 5, Count: true}})
+	res, err := f.run(km.PlanRequest{Record: "-", KPIs: []string{"THREE"}, PageSize: 5, Count: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func TestFrameChain(t *testing.T) {
 	o := kmOfRecords(t, []rt{{"ACTIVITIES", "ACT", acts}, {"ORDERS", "ORDER_ID", ords}, {"CUSTOMERS", "ID", custs}},
 		[][2]string{{"ACTIVITIES.ORDER_ID", "ORDERS.ORDER_ID"}, {"ORDERS.CUSTOMER", "CUSTOMERS.ID"}},
 		"N", "count()", "NET", "sum(ORDERS.NET)")
-	res, err := o.run(km.PlanRequest{Record: "-", Request: query.Request{Fields: []string{"ACTIVITIES.ACT", "ORDERS.NET", "CUSTOMERS.COUNTRY"}, PageSize: 10}})
+	res, err := o.run(km.PlanRequest{Record: "-", Fields: []string{"ACTIVITIES.ACT", "ORDERS.NET", "CUSTOMERS.COUNTRY"}, PageSize: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestFrameChain(t *testing.T) {
 	}
 	for _, tt := range filters {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := o.run(km.PlanRequest{Record: "-", Request: query.Request{Fields: []string{"ACTIVITIES.ACT"}, PageSize: 10}, Filters: []query.Expr{tt.filter}})
+			res, err := o.run(km.PlanRequest{Record: "-", Fields: []string{"ACTIVITIES.ACT"}, PageSize: 10, Filters: []query.Expr{tt.filter}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,12 +85,12 @@ func TestFrameChain(t *testing.T) {
 
 	// KPIs each at its own grain, grouped by a parent's field: count() counts activities,
 	// sum(ORDERS.NET) adds each order once (order 1 has two activities in DE).
-	res, err = o.run(km.PlanRequest{Record: "-", Request: query.Request{
+	res, err = o.run(km.PlanRequest{Record: "-",
 		Fields:   []string{"CUSTOMERS.COUNTRY"},
-		KPIs:     []query.NamedMetric{{ID: "N"}, {ID: "NET"}},
+		KPIs:     []string{"N", "NET"},
 		Sort:     []query.SortTerm{{Field: "CUSTOMERS.COUNTRY"}},
 		PageSize: 10,
-	}})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestNewFrameErrors(t *testing.T) {
 
 func TestConcurrentRuns(t *testing.T) {
 	f := orders(t)
-	req := km.PlanRequest{Request: query.Request{Fields: []string{"C", "ID"}, Sort: []query.SortTerm{{Field: "C"}, {Field: "ID", Desc: true}}, PageSize: 3, Search: &query.Search{Term: "o", Precision: 50}}}
+	req := km.PlanRequest{Fields: []string{"C", "ID"}, Sort: []query.SortTerm{{Field: "C"}, {Field: "ID", Desc: true}}, PageSize: 3, Search: &km.SearchRequest{Term: "o", Precision: 50}}
 	want, err := f.run(req)
 	if err != nil {
 		t.Fatal(err)

@@ -36,10 +36,10 @@ func sortTable(t testing.TB) *one {
 }
 
 // pageIDs runs req and returns the ID column of the page.
-func pageIDs(t *testing.T, f *one, req *query.Request) []int64 {
+func pageIDs(t *testing.T, f *one, req *km.PlanRequest) []int64 {
 	t.Helper()
 	req.Fields = append([]string{"ID"}, req.Fields...)
-	res, err := f.run(planOf(req, ""))
+	res, err := f.run(*req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,12 +72,12 @@ func TestSortIndexOrder(t *testing.T) {
 		t.Run(fmt.Sprintf("%s desc=%v", tt.field, tt.desc), func(t *testing.T) {
 			f := sortTable(t)
 			sort := []query.SortTerm{{Field: tt.field, Desc: tt.desc}}
-			got := pageIDs(t, f, &query.Request{Fields: []string{tt.field}, Sort: sort, PageSize: 100})
+			got := pageIDs(t, f, &km.PlanRequest{Fields: []string{tt.field}, Sort: sort, PageSize: 100})
 			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("whole table (-want +got):\n%s", d)
 			}
 			// Pages of 3: page 1 is the 4th to 6th rows.
-			got = pageIDs(t, f, &query.Request{Fields: []string{tt.field}, Sort: sort, Page: 1, PageSize: 3})
+			got = pageIDs(t, f, &km.PlanRequest{Fields: []string{tt.field}, Sort: sort, Page: 1, PageSize: 3})
 			if d := cmp.Diff(tt.want[3:6], got); d != "" {
 				t.Errorf("page 1 of 3 (-want +got):\n%s", d)
 			}
@@ -92,12 +92,12 @@ func TestSortIndexOrder(t *testing.T) {
 			for id := int64(0); id <= 10; id += 2 {
 				filter.Values = append(filter.Values, lit(query.Int(id)))
 			}
-			got = pageIDs(t, f, &query.Request{Fields: []string{tt.field}, Filter: filter, Sort: sort, PageSize: 100})
+			got = pageIDs(t, f, &km.PlanRequest{Fields: []string{tt.field}, Filters: where(filter), Sort: sort, PageSize: 100})
 			if d := cmp.Diff(even, got); d != "" {
 				t.Errorf("even ids (-want +got):\n%s", d)
 			}
 			// The comparator path (sortTop) agrees with the index.
-			p, _ := f.early(t, km.PlanRequest{Record: "T", Request: query.Request{Fields: []string{"ID", tt.field}, Sort: sort, PageSize: 100}})
+			p, _ := f.early(t, km.PlanRequest{Record: "T", Fields: []string{"ID", tt.field}, Sort: sort, PageSize: 100})
 			rows := f.tab.Rows()
 			all := make([]int32, rows)
 			for i := range all {
@@ -122,30 +122,30 @@ func TestSortIndexKeysAndDistinct(t *testing.T) {
 	f := sortTable(t)
 	tests := []struct {
 		name string
-		req  *query.Request
+		req  *km.PlanRequest
 		want [][]query.Value
 	}{
 		{
 			name: "two keys",
-			req:  &query.Request{Fields: []string{"I", "S"}, Sort: []query.SortTerm{{Field: "I", Desc: true}, {Field: "S"}}, PageSize: 6},
+			req:  &km.PlanRequest{Fields: []string{"I", "S"}, Sort: []query.SortTerm{{Field: "I", Desc: true}, {Field: "S"}}, PageSize: 6},
 			want: rowsOf(
 				[]any{7, "b"}, []any{7, "c"}, []any{5, "b"}, []any{5, "c"}, []any{5, nil}, []any{0, nil},
 			),
 		},
 		{
 			name: "two keys, second page inside a run",
-			req:  &query.Request{Fields: []string{"I", "ID"}, Sort: []query.SortTerm{{Field: "I"}, {Field: "ID", Desc: true}}, Page: 1, PageSize: 2},
+			req:  &km.PlanRequest{Fields: []string{"I", "ID"}, Sort: []query.SortTerm{{Field: "I"}, {Field: "ID", Desc: true}}, Page: 1, PageSize: 2},
 			want: rowsOf([]any{-3, 3}, []any{0, 8}),
 		},
 		{
 			name: "distinct",
-			req:  &query.Request{Fields: []string{"S"}, Sort: []query.SortTerm{{Field: "S", Desc: true}}, Distinct: true, PageSize: 10, Count: true},
+			req:  &km.PlanRequest{Fields: []string{"S"}, Sort: []query.SortTerm{{Field: "S", Desc: true}}, Distinct: true, PageSize: 10, Count: true},
 			want: rowsOf([]any{"c"}, []any{"b"}, []any{"a"}, []any{""}, []any{nil}),
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := f.run(planOf(tt.req, ""))
+			res, err := f.run(*tt.req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -210,8 +210,8 @@ func TestIndexTopGivesUp(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := &query.Request{Fields: []string{"ID", "X"}, Filter: tt.filter, Sort: []query.SortTerm{{Field: "X", Desc: true}}, PageSize: 5}
-			p, _ := f.early(t, planOf(req, ""))
+			req := &km.PlanRequest{Fields: []string{"ID", "X"}, Filters: where(tt.filter), Sort: []query.SortTerm{{Field: "X", Desc: true}}, PageSize: 5}
+			p, _ := f.early(t, *req)
 			sel, _ := p.selectRows()
 			count := sel.len()
 			_, ok := p.indexTop(sel, count, 5)
@@ -226,7 +226,7 @@ func TestIndexTopGivesUp(t *testing.T) {
 					}
 				}
 			}
-			if d := cmp.Diff(want, pageIDs(t, f, &query.Request{Filter: tt.filter, Sort: req.Sort, PageSize: 5, Fields: []string{"X"}})); d != "" {
+			if d := cmp.Diff(want, pageIDs(t, f, &km.PlanRequest{Filters: where(tt.filter), Sort: req.Sort, PageSize: 5, Fields: []string{"X"}})); d != "" {
 				t.Errorf("page (-want +got):\n%s", d)
 			}
 		})
@@ -237,17 +237,17 @@ func TestIndexTopGivesUp(t *testing.T) {
 // one goroutine builds the index, the others wait for it (run with -race).
 func TestSortIndexConcurrentBuild(t *testing.T) {
 	f := sortTable(t)
-	req := func() *query.Request {
-		return &query.Request{Fields: []string{"ID", "F"}, Sort: []query.SortTerm{{Field: "F", Desc: true}}, PageSize: 4}
+	req := func() *km.PlanRequest {
+		return &km.PlanRequest{Fields: []string{"ID", "F"}, Sort: []query.SortTerm{{Field: "F", Desc: true}}, PageSize: 4}
 	}
-	want, err := sortTable(t).run(planOf(req(), ""))
+	want, err := sortTable(t).run(*req())
 	if err != nil {
 		t.Fatal(err)
 	}
 	errs := make(chan error, 8)
 	for range 8 {
 		go func() {
-			got, err := f.run(planOf(req(), ""))
+			got, err := f.run(*req())
 			if err == nil && !cmp.Equal(want, got, cmp.Comparer(sameFloat)) {
 				err = errors.New(cmp.Diff(want, got, cmp.Comparer(sameFloat)))
 			}
@@ -353,7 +353,7 @@ func TestStringFilterPaths(t *testing.T) {
 				filter = or(filter, cmpx("A.ID", query.TypeInteger, query.Lt, query.Int(0)))
 			}
 			t.Run(col+" "+name, func(t *testing.T) {
-				req := &query.Request{Fields: []string{"A.ID", col}, Filter: filter, PageSize: n, Count: true}
+				req := &km.PlanRequest{Fields: []string{"A.ID", col}, Filters: where(filter), PageSize: n, Count: true}
 				got, err := rf.plan(req)
 				if err != nil {
 					t.Fatal(err)

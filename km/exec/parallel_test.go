@@ -138,8 +138,8 @@ kpis:
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := km.NewPlan(m, &km.PlanRequest{Request: query.Request{Fields: []string{"O.G"},
-		KPIs: []query.NamedMetric{{ID: "TOTAL"}, {ID: "MEAN"}, {ID: "LATE"}, {ID: "N"}}, PageSize: 100}})
+	p, err := km.NewPlan(m, &km.PlanRequest{Fields: []string{"O.G"},
+		KPIs: []string{"TOTAL", "MEAN", "LATE", "N"}, PageSize: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

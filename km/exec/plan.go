@@ -447,11 +447,8 @@ func compileRows(f *Frame, p *km.Plan) (*plan, error) {
 		pl.keys[i].col, pl.keys[i].ref = k.Column, pl.refs[k.Column]
 	}
 	if s := p.Search; s != nil {
-		pl.search = &query.Search{Term: s.Term, Precision: s.Precision}
-		for _, c := range s.Fields {
-			pl.search.Fields = append(pl.search.Fields, c.Name())
-		}
-		searched, err := f.searchedColumns(pl.search, names)
+		pl.search = s
+		searched, err := f.searchedColumns(s, names)
 		if err != nil {
 			return nil, err
 		}

@@ -144,13 +144,10 @@ func (o *one) early(t testing.TB, r km.PlanRequest) (*plan, func(int32) bool) {
 	return pl, keep
 }
 
-// planOf turns a request of the executor's tests into the km.PlanRequest it stands for:
-// its Filter as the one filter entry.
-func planOf(req *query.Request, record string) km.PlanRequest {
-	pr := km.PlanRequest{Record: record, Request: *req}
-	pr.Request.Filter = nil
-	if req.Filter != nil {
-		pr.Filters = []query.Expr{req.Filter}
+// where returns the filter entries of a plan request with the one filter e (nil: none).
+func where(e query.Expr) []query.Expr {
+	if e == nil {
+		return nil
 	}
-	return pr
+	return []query.Expr{e}
 }

@@ -27,10 +27,10 @@ func TestRecycledPagesAgainstReference(t *testing.T) {
 	lent := 0
 	for i := range n {
 		_, rf := g.tables(t)
-		req := g.request(rf)
+		req := g.request(t, rf)
 		want := rf.run(req)
 		rc := new(query.Recycling)
-		p, err := rf.o.plan(planOf(req, rf.record()))
+		p, err := rf.o.plan(*req)
 		if err != nil {
 			t.Fatalf("case %d: %v\nrequest %s", i, err, describe(req))
 		}

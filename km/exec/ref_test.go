@@ -12,6 +12,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/query/column"
 	"github.com/kmkit/kmkit/query/fuzzy"
@@ -22,15 +23,17 @@ type refFrame struct {
 	names []string
 	types map[string]query.Type
 	rows  []map[string]query.Value
-	// o is the same tables as a KM (records A and B, A.FK -> B.K; KPIs K0 to K2, which
-	// a request overrides with its metrics) and the Source over them.
+	// o is the same tables as a KM (records A and B, A.FK -> B.K) and the Source over
+	// them.
 	o *one
 }
 
-// plan runs req as the KM-level plan it stands for: req.Filter as the one filter entry,
-// each KPI named K<i> with the request's metric.
-func (rf *refFrame) plan(req *query.Request) (*query.Result, error) {
-	return rf.o.run(planOf(req, rf.record()))
+// plan runs req as a plan on rf's KM: at KM level when rf's names are qualified
+// (record).
+func (rf *refFrame) plan(req *km.PlanRequest) (*query.Result, error) {
+	r := *req
+	r.Record = rf.record()
+	return rf.o.run(r)
 }
 
 // record is the record of the plans rf's requests stand for: "-" (KM level) when its
@@ -190,14 +193,35 @@ func keyOf(vals []query.Value) string {
 }
 
 // run is the reference executor: row by row, with sort.Stable and maps of printed keys.
-func (rf *refFrame) run(req *query.Request) *query.Result {
+// passes reports whether row passes every filter entry.
+func (rf *refFrame) passes(filters []query.Expr, row map[string]query.Value) bool {
+	for _, e := range filters {
+		if rf.eval(e, row) != vTrue {
+			return false
+		}
+	}
+	return true
+}
+
+// metricOf returns the metric of the KPI id of a request of gen.request: an ad-hoc KPI.
+func metricOf(req *km.PlanRequest, id string) query.Metric {
+	for _, k := range req.AdHocKPIs {
+		if k.ID == id {
+			return k.Metric()
+		}
+	}
+	panic("no ad-hoc KPI " + id)
+}
+
+// run answers req, a request of gen.request, as the reference does.
+func (rf *refFrame) run(req *km.PlanRequest) *query.Result {
 	fields := req.Fields
 	if len(fields) == 0 && len(req.KPIs) == 0 {
 		fields = rf.names
 	}
 	var rows []int
 	for r, row := range rf.rows {
-		if req.Filter == nil || rf.eval(req.Filter, row) == vTrue {
+		if rf.passes(req.Filters, row) {
 			rows = append(rows, r)
 		}
 	}
@@ -268,13 +292,13 @@ func (rf *refFrame) run(req *query.Request) *query.Result {
 					row = append(row, rf.rows[g[0]][name])
 				}
 			}
-			for _, kpi := range req.KPIs {
-				row = append(row, rf.metric(kpi.Metric, g))
+			for _, id := range req.KPIs {
+				row = append(row, rf.metric(metricOf(req, id), g))
 			}
 			out = append(out, row)
 		}
-		for _, kpi := range req.KPIs {
-			res.Columns = append(res.Columns, query.ColumnHeader{Name: kpi.ID, Type: rf.metricType(kpi.Metric), KPI: true})
+		for _, id := range req.KPIs {
+			res.Columns = append(res.Columns, query.ColumnHeader{Name: id, Type: rf.metricType(metricOf(req, id)), KPI: true})
 		}
 	} else {
 		for _, r := range rows {
@@ -516,7 +540,7 @@ func (g *gen) tables(t *testing.T) (*Frame, *refFrame) {
 		t.Fatal(err)
 	}
 	rf := &refFrame{types: map[string]query.Type{},
-		o: kmOfRecords(t, []rt{{"A", "", a}, {"B", "K", b}}, [][2]string{{"A.FK", "B.K"}}, "K0", "count()", "K1", "count()", "K2", "count()")}
+		o: kmOfRecords(t, []rt{{"A", "", a}, {"B", "K", b}}, [][2]string{{"A.FK", "B.K"}})}
 	for i, name := range aNames {
 		rf.names = append(rf.names, "A."+name)
 		rf.types["A."+name] = aTypes[i]
@@ -626,9 +650,12 @@ func (g *gen) filter(rf *refFrame, depth int) query.Expr {
 	return &query.Compare{Field: fr, Op: query.CompareOp(1 + r.IntN(6)), Value: g.literal(t)}
 }
 
-func (g *gen) request(rf *refFrame) *query.Request {
+// request returns a random request on rf's KM (at KM level when rf's names are
+// qualified): one filter entry or none, KPIs K<i> that are ad-hoc KPIs of random metrics.
+func (g *gen) request(t testing.TB, rf *refFrame) *km.PlanRequest {
+	t.Helper()
 	r := g.r
-	req := &query.Request{PageSize: 1 + r.IntN(12), Page: r.IntN(4), Count: r.IntN(4) != 0}
+	req := &km.PlanRequest{Record: rf.record(), PageSize: 1 + r.IntN(12), Page: r.IntN(4), Count: r.IntN(4) != 0}
 	if r.IntN(5) != 0 {
 		for range 1 + r.IntN(5) {
 			name := rf.names[r.IntN(len(rf.names))]
@@ -639,11 +666,11 @@ func (g *gen) request(rf *refFrame) *query.Request {
 		}
 	}
 	if r.IntN(3) != 0 {
-		req.Filter = g.filter(rf, 3)
+		req.Filters = []query.Expr{g.filter(rf, 3)}
 	}
 	if r.IntN(4) == 0 {
 		terms := []string{"materail", "mat", "munchen", "xyz", "order", "k", ""}
-		req.Search = &query.Search{Term: terms[r.IntN(len(terms))], Precision: 40 + r.IntN(61)}
+		req.Search = &km.SearchRequest{Term: terms[r.IntN(len(terms))], Precision: 40 + r.IntN(61)}
 		if r.IntN(3) == 0 {
 			req.Search.Fields = []string{"A.C0", "B.S", "A.FK"}[:1+r.IntN(3)]
 		}
@@ -654,7 +681,12 @@ func (g *gen) request(rf *refFrame) *query.Request {
 			for g.plan && !hasAggregate(m) { // a KM's KPI aggregates something
 				m = g.metric(rf, 1)
 			}
-			req.KPIs = append(req.KPIs, query.NamedMetric{ID: fmt.Sprintf("K%d", i), Metric: m})
+			k, err := rf.o.m.MetricKPI(fmt.Sprintf("K%d", i), m, "A")
+			if err != nil {
+				t.Fatalf("%v: %s", err, metricString(m))
+			}
+			req.KPIs = append(req.KPIs, k.ID)
+			req.AdHocKPIs = append(req.AdHocKPIs, k)
 		}
 	} else {
 		req.Distinct = r.IntN(3) == 0
@@ -679,9 +711,7 @@ func (g *gen) request(rf *refFrame) *query.Request {
 	if len(sortable) == 0 && len(req.KPIs) == 0 {
 		sortable = rf.names
 	}
-	for _, k := range req.KPIs {
-		sortable = append(sortable, k.ID)
-	}
+	sortable = append(sortable, req.KPIs...)
 	if len(sortable) > 0 && r.IntN(3) != 0 {
 		for range 1 + r.IntN(2) {
 			req.Sort = append(req.Sort, query.SortTerm{Field: sortable[r.IntN(len(sortable))], Desc: r.IntN(2) == 0})
@@ -748,7 +778,7 @@ func TestAgainstReference(t *testing.T) {
 	}
 	for i := range n {
 		_, rf := g.tables(t)
-		req := g.request(rf)
+		req := g.request(t, rf)
 		want := rf.run(req)
 		got, err := rf.plan(req)
 		if err != nil {
@@ -760,17 +790,17 @@ func TestAgainstReference(t *testing.T) {
 	}
 }
 
-func describe(req *query.Request) string {
+func describe(req *km.PlanRequest) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "fields %v sort %v page %d/%d distinct %v count %v", req.Fields, req.Sort, req.Page, req.PageSize, req.Distinct, req.Count)
-	if req.Filter != nil {
-		fmt.Fprintf(&b, "\nfilter %s", exprString(req.Filter))
+	for _, e := range req.Filters {
+		fmt.Fprintf(&b, "\nfilter %s", exprString(e))
 	}
 	if req.Search != nil {
 		fmt.Fprintf(&b, "\nsearch %+v", *req.Search)
 	}
-	for _, k := range req.KPIs {
-		fmt.Fprintf(&b, "\nkpi %s %s", k.ID, metricString(k.Metric))
+	for _, id := range req.KPIs {
+		fmt.Fprintf(&b, "\nkpi %s %s", id, metricString(metricOf(req, id)))
 	}
 	return b.String()
 }
@@ -820,7 +850,7 @@ func FuzzAgainstReference(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s1, s2 uint64) {
 		g := &gen{r: rand.New(rand.NewPCG(s1, s2)), plan: true}
 		_, rf := g.tables(t)
-		req := g.request(rf)
+		req := g.request(t, rf)
 		want := rf.run(req)
 		got, err := rf.plan(req)
 		if err != nil {

@@ -42,11 +42,11 @@ func BenchmarkNewPlan(b *testing.B) {
 		req    km.PlanRequest
 		target string
 	}{
-		{"record-page", km.PlanRequest{Record: "ORDER_ITEMS", Request: query.Request{Fields: []string{"ITEM_ID", "QUANTITY"}, PageSize: 50,
-			Sort: []query.SortTerm{{Field: "QUANTITY", Desc: true}}}, Filters: []query.Expr{m.Filter("OPEN_ORDERS").Bound(), filter("QUANTITY gt 2", "ORDER_ITEMS")}},
+		{"record-page", km.PlanRequest{Record: "ORDER_ITEMS", Fields: []string{"ITEM_ID", "QUANTITY"}, PageSize: 50,
+			Sort: []query.SortTerm{{Field: "QUANTITY", Desc: true}}, Filters: []query.Expr{m.Filter("OPEN_ORDERS").Bound(), filter("QUANTITY gt 2", "ORDER_ITEMS")}},
 			api + "/o2c/records/ORDER_ITEMS/data?fields=ITEM_ID,QUANTITY&filters=OPEN_ORDERS&filterExpr=QUANTITY%20gt%202&sort=-QUANTITY"},
-		{"kpis-through-join", km.PlanRequest{Request: query.Request{Fields: []string{"MATERIALS.MATERIAL_GROUP", "CUSTOMERS.COUNTRY"}, PageSize: 50,
-			KPIs: []query.NamedMetric{{ID: "TOTAL_NET"}, {ID: "ITEM_QUANTITY"}, {ID: "ACTIVITY_COUNT"}}}, Filters: []query.Expr{m.Filter("YEAR_2025").Bound()}},
+		{"kpis-through-join", km.PlanRequest{Fields: []string{"MATERIALS.MATERIAL_GROUP", "CUSTOMERS.COUNTRY"}, PageSize: 50,
+			KPIs: []string{"TOTAL_NET", "ITEM_QUANTITY", "ACTIVITY_COUNT"}, Filters: []query.Expr{m.Filter("YEAR_2025").Bound()}},
 			api + "/o2c/data?fields=MATERIALS.MATERIAL_GROUP,CUSTOMERS.COUNTRY&kpis=TOTAL_NET,ITEM_QUANTITY,ACTIVITY_COUNT&filters=YEAR_2025"},
 	}
 	for _, c := range cases {
@@ -124,8 +124,8 @@ func BenchmarkKPIsThroughJoinVsPandas(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := km.NewPlan(m, &km.PlanRequest{Request: query.Request{Fields: []string{"MATERIALS.MATERIAL_GROUP"}, PageSize: 50,
-		KPIs: []query.NamedMetric{{ID: "TOTAL_NET"}, {ID: "ITEM_QUANTITY"}}}})
+	p, err := km.NewPlan(m, &km.PlanRequest{Fields: []string{"MATERIALS.MATERIAL_GROUP"}, PageSize: 50,
+		KPIs: []string{"TOTAL_NET", "ITEM_QUANTITY"}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func summaryStore(t testing.TB, n int) (*KMStore, *km.KnowledgeModel) {
 // paged as the summary endpoint plans it (page 0 of size 1: a summary reads every row).
 func summaryQuery(t testing.TB, filter string) *km.PlanRequest {
 	t.Helper()
-	q := &km.PlanRequest{Record: "R", Request: query.Request{PageSize: 1}}
+	q := &km.PlanRequest{Record: "R", PageSize: 1}
 	for _, f := range summaryFields {
 		q.Fields = append(q.Fields, f.id)
 	}
@@ -154,9 +154,9 @@ func TestSummarizeLeavesOtherQueriesToTheHandler(t *testing.T) {
 	s, m := summaryStore(t, 10)
 	ctx := context.Background()
 	for name, r := range map[string]*km.PlanRequest{
-		"KM level": {Request: query.Request{Fields: []string{"R.I"}, PageSize: 1}},
-		"search":   {Record: "R", Request: query.Request{Fields: []string{"S"}, Search: &query.Search{Term: "v", Fields: []string{"S"}}, PageSize: 1}},
-		"distinct": {Record: "R", Request: query.Request{Fields: []string{"S"}, Distinct: true, PageSize: 1}},
+		"KM level": {Fields: []string{"R.I"}, PageSize: 1},
+		"search":   {Record: "R", Fields: []string{"S"}, Search: &km.SearchRequest{Term: "v", Fields: []string{"S"}}, PageSize: 1},
+		"distinct": {Record: "R", Fields: []string{"S"}, Distinct: true, PageSize: 1},
 	} {
 		p, err := km.NewPlan(m, r)
 		if err != nil {
@@ -166,10 +166,10 @@ func TestSummarizeLeavesOtherQueriesToTheHandler(t *testing.T) {
 			t.Errorf("%s: error %v, want km.ErrUnsupported", name, err)
 		}
 	}
-	if _, err := summarizeRequest(ctx, s, m, &km.PlanRequest{Record: "R", Request: query.Request{Fields: []string{"NOPE"}, PageSize: 1}}); err == nil {
+	if _, err := summarizeRequest(ctx, s, m, &km.PlanRequest{Record: "R", Fields: []string{"NOPE"}, PageSize: 1}); err == nil {
 		t.Error("unknown field: no error")
 	}
-	if _, err := summarizeRequest(ctx, s, m, &km.PlanRequest{Record: "NOPE", Request: query.Request{Fields: []string{"I"}, PageSize: 1}}); err == nil {
+	if _, err := summarizeRequest(ctx, s, m, &km.PlanRequest{Record: "NOPE", Fields: []string{"I"}, PageSize: 1}); err == nil {
 		t.Error("unknown record: no error")
 	}
 	canceled, cancel := context.WithCancel(ctx)

@@ -90,7 +90,7 @@ func TestImportIntoAStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := km.NewPlan(m, &km.PlanRequest{Record: record, Request: query.Request{PageSize: 1, Count: true}})
+		p, err := km.NewPlan(m, &km.PlanRequest{Record: record, PageSize: 1, Count: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,8 +192,8 @@ func TestKMStoreConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	kmQuery := func() *km.PlanRequest {
-		return &km.PlanRequest{Request: query.Request{Fields: []string{"B.NAME"},
-			KPIs: []query.NamedMetric{{ID: "N"}}, Sort: []query.SortTerm{{Field: "B.NAME"}}, Page: 0, PageSize: 10}}
+		return &km.PlanRequest{Fields: []string{"B.NAME"},
+			KPIs: []string{"N"}, Sort: []query.SortTerm{{Field: "B.NAME"}}, Page: 0, PageSize: 10}
 	}
 	want := [][]query.Value{{query.String("Xavier"), query.Int(2)}, {query.String("Yvonne"), query.Int(1)}, {query.Null(query.TypeString), query.Int(1)}}
 	var wg sync.WaitGroup
@@ -210,7 +210,7 @@ func TestKMStoreConcurrent(t *testing.T) {
 					errs <- fmt.Errorf("KM query (-want +got):\n%s", diff)
 					return
 				}
-				res, err = runRequest(ctx, s, m, &km.PlanRequest{Record: "A", Request: query.Request{Fields: []string{"ID"}, Count: true, Page: 0, PageSize: 1}})
+				res, err = runRequest(ctx, s, m, &km.PlanRequest{Record: "A", Fields: []string{"ID"}, Count: true, Page: 0, PageSize: 1})
 				if err != nil || res.Count != 4 {
 					errs <- fmt.Errorf("record query: %v %+v", err, res)
 					return

@@ -43,15 +43,13 @@ func TestQueryMemoryBound(t *testing.T) {
 		target string
 		plan   *km.PlanRequest
 	}{
-		{"KPIs by key", byKey, &km.PlanRequest{Request: query.Request{Fields: []string{"ORDERS.ORDER_ID", "ORDERS.STATUS"}, PageSize: 50}}},
-		{"distinct", distinct, &km.PlanRequest{Record: "ACTIVITIES", Request: query.Request{Fields: []string{"ACTIVITY_ID", "ORDER_ID", "EVENT_TIME", "ACTIVITY"}, Distinct: true, PageSize: 5000,
-			Sort: []query.SortTerm{{Field: "EVENT_TIME", Desc: true}}}}},
+		{"KPIs by key", byKey, &km.PlanRequest{Fields: []string{"ORDERS.ORDER_ID", "ORDERS.STATUS"}, PageSize: 50}},
+		{"distinct", distinct, &km.PlanRequest{Record: "ACTIVITIES", Fields: []string{"ACTIVITY_ID", "ORDER_ID", "EVENT_TIME", "ACTIVITY"}, Distinct: true, PageSize: 5000,
+			Sort: []query.SortTerm{{Field: "EVENT_TIME", Desc: true}}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.plan.Record == "" {
-				for _, id := range strings.Split(allKPIs, ",") {
-					c.plan.KPIs = append(c.plan.KPIs, query.NamedMetric{ID: id, Metric: m.KPI(id).Metric()})
-				}
+				c.plan.KPIs = strings.Split(allKPIs, ",")
 			}
 			p, err := km.NewPlan(m, c.plan)
 			if err != nil {

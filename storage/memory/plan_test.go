@@ -87,10 +87,7 @@ func TestPlanSemantics(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := &km.PlanRequest{Record: c.record, Request: query.Request{Fields: c.fields, PageSize: 100}}
-			for _, k := range c.kpis {
-				r.KPIs = append(r.KPIs, query.NamedMetric{ID: k})
-			}
+			r := &km.PlanRequest{Record: c.record, Fields: c.fields, KPIs: c.kpis, PageSize: 100}
 			for _, text := range c.filters {
 				e, err := query.ParseAndBind(text, m.FilterSchema(c.record))
 				if err != nil {
@@ -157,7 +154,7 @@ func TestPlanSortedPages(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, count := range []bool{false, true} {
-				r := &km.PlanRequest{Record: c.record, Request: query.Request{Fields: c.fields, Sort: c.sort, Page: c.page, PageSize: 2, Count: count}}
+				r := &km.PlanRequest{Record: c.record, Fields: c.fields, Sort: c.sort, Page: c.page, PageSize: 2, Count: count}
 				r.Filters = []query.Expr{e}
 				p, err := km.NewPlan(m, r)
 				if err != nil {

@@ -206,7 +206,7 @@ func benchSetup(b *testing.B) []benchBackend {
 }
 
 // runBenchQuery runs a request on record ORDERS (see runBench).
-func runBenchQuery(b *testing.B, req query.Request, filters ...query.Expr) {
+func runBenchQuery(b *testing.B, req km.PlanRequest, filters ...query.Expr) {
 	runBench(b, "ORDERS", req, filters...)
 }
 
@@ -214,10 +214,11 @@ func runBenchQuery(b *testing.B, req query.Request, filters ...query.Expr) {
 // database sums in its own order), then times each. record "" is a KM-level request;
 // filters are bound filter expressions, ANDed. Each run compiles the request with
 // km.NewPlan, as the handlers do, and runs the plan.
-func runBench(b *testing.B, record string, req query.Request, filters ...query.Expr) {
+func runBench(b *testing.B, record string, req km.PlanRequest, filters ...query.Expr) {
 	backends := benchSetup(b)
 	ctx := context.Background()
-	r := &km.PlanRequest{Record: record, Request: req, Filters: filters}
+	r := &req
+	r.Record, r.Filters = record, filters
 	run := func(be benchBackend) (*query.Result, error) {
 		p, err := km.NewPlan(be.model, r)
 		if err != nil {
@@ -252,7 +253,7 @@ func runBench(b *testing.B, record string, req query.Request, filters ...query.E
 func benchField(name string, t query.Type) query.FieldRef { return query.FieldRef{Name: name, Type: t} }
 
 func BenchmarkFilterSortPage(b *testing.B) {
-	runBenchQuery(b, query.Request{
+	runBenchQuery(b, km.PlanRequest{
 		Fields:   []string{"ORDER_ID", "COUNTRY", "NET_VALUE"},
 		Sort:     []query.SortTerm{{Field: "NET_VALUE", Desc: true}},
 		PageSize: 50, Count: true,
@@ -262,9 +263,9 @@ func BenchmarkFilterSortPage(b *testing.B) {
 }
 
 func BenchmarkGroupBy(b *testing.B) {
-	runBench(b, "", query.Request{
+	runBench(b, "", km.PlanRequest{
 		Fields:   []string{"ORDERS.COUNTRY"},
-		KPIs:     []query.NamedMetric{{ID: "SUM"}, {ID: "AVG"}, {ID: "N"}},
+		KPIs:     []string{"SUM", "AVG", "N"},
 		PageSize: 50, Count: true,
 	})
 }
@@ -272,21 +273,21 @@ func BenchmarkGroupBy(b *testing.B) {
 func BenchmarkDistinct(b *testing.B) {
 	for _, fields := range [][]string{{"COUNTRY", "STATUS"}, {"COUNTRY", "QUANTITY"}} {
 		b.Run(fields[0]+"+"+fields[1], func(b *testing.B) {
-			runBenchQuery(b, query.Request{Fields: fields, Distinct: true, PageSize: 50, Count: true})
+			runBenchQuery(b, km.PlanRequest{Fields: fields, Distinct: true, PageSize: 50, Count: true})
 		})
 	}
 }
 
 func BenchmarkSearch(b *testing.B) {
-	runBenchQuery(b, query.Request{
+	runBenchQuery(b, km.PlanRequest{
 		Fields:   []string{"ORDER_ID", "MATERIAL"},
-		Search:   &query.Search{Term: "materail", Fields: []string{"MATERIAL"}, Precision: fuzzy.DefaultPrecision},
+		Search:   &km.SearchRequest{Term: "materail", Fields: []string{"MATERIAL"}, Precision: fuzzy.DefaultPrecision},
 		PageSize: 50, Count: true,
 	})
 }
 
 func BenchmarkSortAll(b *testing.B) {
-	runBenchQuery(b, query.Request{
+	runBenchQuery(b, km.PlanRequest{
 		Fields:   []string{"ORDER_ID", "COUNTRY", "NET_VALUE"},
 		Sort:     []query.SortTerm{{Field: "COUNTRY"}, {Field: "NET_VALUE", Desc: true}},
 		PageSize: 50,
@@ -296,7 +297,7 @@ func BenchmarkSortAll(b *testing.B) {
 // BenchmarkIndexedCount counts the orders of one day: an index range scan in SQL, a scan
 // of the column in memory.
 func BenchmarkIndexedCount(b *testing.B) {
-	runBenchQuery(b, query.Request{
+	runBenchQuery(b, km.PlanRequest{
 		Fields:   []string{"ORDER_ID"},
 		PageSize: 1, Count: true,
 	}, &query.Compare{Field: benchField("CREATED", query.TypeDate), Op: query.Eq, Value: query.Literal{Value: query.Value{Type: query.TypeDate, Int: 19_500}}})
@@ -322,7 +323,7 @@ func BenchmarkFilterFunctions(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run(c.name, func(b *testing.B) {
-			runBenchQuery(b, query.Request{Fields: []string{"ORDER_ID", "STATUS"}, PageSize: 50, Count: true}, e)
+			runBenchQuery(b, km.PlanRequest{Fields: []string{"ORDER_ID", "STATUS"}, PageSize: 50, Count: true}, e)
 		})
 	}
 }

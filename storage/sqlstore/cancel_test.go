@@ -63,7 +63,7 @@ func heavyPlan(t *testing.T, m *km.KnowledgeModel) *km.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := km.NewPlan(m, &km.PlanRequest{Record: "NUMBERS", Request: query.Request{Fields: []string{"N"}, PageSize: 10, Count: true}, Filters: []query.Expr{e}})
+	p, err := km.NewPlan(m, &km.PlanRequest{Record: "NUMBERS", Fields: []string{"N"}, PageSize: 10, Count: true, Filters: []query.Expr{e}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -329,7 +329,7 @@ func TestCitusFiltersAcrossShards(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%+v: reference: %v", req, err)
 		}
-		r := &km.PlanRequest{Record: req.Record, Request: query.Request{Fields: req.Fields, PageSize: req.PageSize, Distinct: req.Distinct}}
+		r := &km.PlanRequest{Record: req.Record, Fields: req.Fields, PageSize: req.PageSize, Distinct: req.Distinct}
 		for _, f := range req.FilterExprs {
 			e, err := query.ParseAndBind(f, m.FilterSchema(req.Record))
 			if err != nil {

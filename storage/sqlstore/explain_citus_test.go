@@ -85,7 +85,7 @@ func TestCitusPlanShapes(t *testing.T) {
 // statement compiles the case against m and translates it for db.
 func (c citusCase) statement(t *testing.T, db *DB, m *km.KnowledgeModel) *statement {
 	t.Helper()
-	r := &km.PlanRequest{Record: c.record, Request: query.Request{Fields: c.fields, PageSize: 50, Distinct: c.distinct}}
+	r := &km.PlanRequest{Record: c.record, Fields: c.fields, PageSize: 50, Distinct: c.distinct}
 	schema := m.FilterSchema(c.record)
 	for _, f := range c.filters {
 		e, err := query.ParseAndBind(f, schema)
@@ -99,7 +99,7 @@ func (c citusCase) statement(t *testing.T, db *DB, m *km.KnowledgeModel) *statem
 		if k == nil {
 			t.Fatalf("no KPI %s", id)
 		}
-		r.KPIs = append(r.KPIs, query.NamedMetric{ID: id, Metric: k.Metric()})
+		r.KPIs = append(r.KPIs, k.ID)
 	}
 	return statementOf(t, db, m, r, c.sort)
 }

@@ -75,7 +75,7 @@ func rowChecksStatement(t *testing.T, db *DB) *statement {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := km.NewPlan(m, &km.PlanRequest{Request: query.Request{Fields: []string{"LINES.LINE_ID", "ORDERS.ORDER_ID", "ORDERS.PLANT_ID"}, PageSize: 50, Sort: sort}, Filters: []query.Expr{e}})
+	p, err := km.NewPlan(m, &km.PlanRequest{Fields: []string{"LINES.LINE_ID", "ORDERS.ORDER_ID", "ORDERS.PLANT_ID"}, PageSize: 50, Sort: sort, Filters: []query.Expr{e}})
 	if err != nil {
 		t.Fatal(err)
 	}

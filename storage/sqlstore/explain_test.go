@@ -168,7 +168,7 @@ func longIn(field string, n int) string {
 // statement compiles the case against m and translates it for db.
 func (c planCase) statement(t *testing.T, db *DB, m *km.KnowledgeModel) *statement {
 	t.Helper()
-	r := &km.PlanRequest{Record: c.record, Request: query.Request{Fields: c.fields, PageSize: 50, Distinct: c.distinct}}
+	r := &km.PlanRequest{Record: c.record, Fields: c.fields, PageSize: 50, Distinct: c.distinct}
 	for _, f := range c.filters {
 		e, err := query.ParseAndBind(f, m.FilterSchema(c.record))
 		if err != nil {
@@ -347,7 +347,7 @@ func TestSQLiteFirstSeenStatements(t *testing.T) {
 	if _, err := db.sql.ExecContext(ctx, "ANALYZE"); err != nil {
 		t.Fatal(err)
 	}
-	r := &km.PlanRequest{Record: "ORDERS", Request: query.Request{Fields: []string{"STATUS", "CURRENCY"}, Distinct: true, Page: 2, PageSize: 50, Count: true}}
+	r := &km.PlanRequest{Record: "ORDERS", Fields: []string{"STATUS", "CURRENCY"}, Distinct: true, Page: 2, PageSize: 50, Count: true}
 	st := statementOf(t, db, m, r, "")
 	if st.firstSeen == nil {
 		t.Fatalf("no first-rows page for %s", st.page)

@@ -87,7 +87,7 @@ func TestDistinctFirstSeen(t *testing.T) {
 // reads; the KM API's total is the page's rows).
 func count(t *testing.T, s *sqlstore.KMStore, m *km.KnowledgeModel, req storetest.RefRequest) int {
 	t.Helper()
-	r := &km.PlanRequest{Record: req.Record, Request: query.Request{Fields: req.Fields, Distinct: true, Page: req.Page, PageSize: req.PageSize, Count: true}}
+	r := &km.PlanRequest{Record: req.Record, Fields: req.Fields, Distinct: true, Page: req.Page, PageSize: req.PageSize, Count: true}
 	schema := m.FilterSchema(req.Record)
 	for _, f := range req.FilterExprs {
 		e, err := query.ParseAndBind(f, schema)

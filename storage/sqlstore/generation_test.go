@@ -8,7 +8,6 @@ import (
 
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/outage"
-	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/storage/sqlstore"
 	"github.com/kmkit/kmkit/storage/storetest"
 )
@@ -54,7 +53,7 @@ func TestGenerationReplaced(t *testing.T) {
 				t.Fatal(err)
 			}
 			read := func(fields ...string) error {
-				p, err := km.NewPlan(m, &km.PlanRequest{Record: "CUSTOMERS", Request: query.Request{Fields: fields, PageSize: 5}})
+				p, err := km.NewPlan(m, &km.PlanRequest{Record: "CUSTOMERS", Fields: fields, PageSize: 5})
 				if err != nil {
 					t.Fatal(err)
 				}

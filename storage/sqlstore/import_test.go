@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/kmkit/kmkit/km"
-	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/storage/sqlstore"
 	"github.com/kmkit/kmkit/storage/storetest"
 )
@@ -27,7 +26,7 @@ func testImport(t *testing.T, dsn string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := km.NewPlan(m, &km.PlanRequest{Record: rec, Request: query.Request{PageSize: 1, Count: true}})
+		p, err := km.NewPlan(m, &km.PlanRequest{Record: rec, PageSize: 1, Count: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -51,8 +51,8 @@ func testNotNull(t *testing.T, dsn string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := km.NewPlan(m, &km.PlanRequest{Record: "T", Request: query.Request{
-			Fields: []string{"ID", "V"}, Sort: []query.SortTerm{{Field: "V"}}, PageSize: 10}})
+		p, err := km.NewPlan(m, &km.PlanRequest{Record: "T",
+			Fields: []string{"ID", "V"}, Sort: []query.SortTerm{{Field: "V"}}, PageSize: 10})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,7 +20,6 @@ import (
 
 	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/km"
-	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/stats"
 )
 
@@ -76,7 +75,7 @@ func BenchmarkSummary(b *testing.B) {
 				b.Fatal(err)
 			}
 			rec := m.Record("ORDERS")
-			r := &km.PlanRequest{Record: "ORDERS", Request: query.Request{PageSize: math.MaxInt32}}
+			r := &km.PlanRequest{Record: "ORDERS", PageSize: math.MaxInt32}
 			for _, f := range rec.Fields {
 				r.Fields = append(r.Fields, f.ID)
 			}

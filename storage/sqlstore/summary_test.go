@@ -165,7 +165,7 @@ func summaryAgainstPandas(t *testing.T, n int, cases map[string][2]string) {
 // summaryPlan compiles a summary of every field of R filtered by filter (none when empty).
 func summaryPlan(t *testing.T, m *km.KnowledgeModel, filter string) *km.Plan {
 	t.Helper()
-	r := &km.PlanRequest{Record: "R", Request: query.Request{PageSize: math.MaxInt32}}
+	r := &km.PlanRequest{Record: "R", PageSize: math.MaxInt32}
 	for _, f := range pandasFields {
 		r.Fields = append(r.Fields, f.id)
 	}

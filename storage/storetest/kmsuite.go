@@ -32,7 +32,7 @@ type kmCase struct {
 	// refFilter is, with ast, the filter as the reference evaluator reads it: the same
 	// condition in the filter language.
 	refFilter string
-	search    *query.Search
+	search    *km.SearchRequest
 	sort      string
 	page      int
 	size      int // 0: 100
@@ -124,74 +124,74 @@ var kmCases = []kmCase{
 	{name: "distinct with nulls", record: "ORDERS", fields: []string{"EXPRESS", "STATUS"}, distinct: true},
 	{name: "distinct sorted", record: "ORDERS", fields: []string{"STATUS", "NET"}, distinct: true, sort: "-NET"},
 	{name: "distinct paged", record: "ITEMS", fields: []string{"MATERIAL"}, distinct: true, page: 1, size: 3},
-	{name: "search", record: "ITEMS", fields: []string{"ID", "MATERIAL"}, search: &query.Search{Term: "materail", Precision: 70},
+	{name: "search", record: "ITEMS", fields: []string{"ID", "MATERIAL"}, search: &km.SearchRequest{Term: "materail", Precision: 70},
 		want: [][]any{{"I4", "Material X"}, {"I7", "Mäterial Y"}}},
-	{name: "search exact", record: "ITEMS", fields: []string{"ID"}, search: &query.Search{Term: "STEEL", Fields: []string{"MATERIAL"}, Precision: 100},
+	{name: "search exact", record: "ITEMS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "STEEL", Fields: []string{"MATERIAL"}, Precision: 100},
 		want: [][]any{{"I1"}, {"I3"}, {"I5"}, {"I12"}}},
-	{name: "search accents", record: "CUSTOMERS", fields: []string{"ID", "NAME"}, search: &query.Search{Term: "munchen", Precision: 70},
+	{name: "search accents", record: "CUSTOMERS", fields: []string{"ID", "NAME"}, search: &km.SearchRequest{Term: "munchen", Precision: 70},
 		want: [][]any{{"C4", "München Werke"}}},
-	{name: "search all strings", record: "CUSTOMERS", search: &query.Search{Term: "de", Precision: 50},
+	{name: "search all strings", record: "CUSTOMERS", search: &km.SearchRequest{Term: "de", Precision: 50},
 		want: [][]any{{"C1", "Müller GmbH", "DE", "2019-03-01"}, {"C3", "Smith; DROP TABLE st_orders; --", "US", nil}, {"C4", "München Werke", "DE", "2018-01-01"},
 			{"C2", "D'Artagnan SA", "FR", "2020-07-14"}, {"C5", "materials inc", nil, "2021-12-31"}, {"C6", "Ω Omega", "GR", "1969-07-20"}}},
-	{name: "search precision zero", record: "CUSTOMERS", fields: []string{"ID", "COUNTRY"}, search: &query.Search{Term: "fr", Precision: 0},
+	{name: "search precision zero", record: "CUSTOMERS", fields: []string{"ID", "COUNTRY"}, search: &km.SearchRequest{Term: "fr", Precision: 0},
 		want: [][]any{{"C2", "FR"}, {"C6", "GR"}, {"C1", "DE"}, {"C3", "US"}, {"C4", "DE"}, {"C5", nil}}},
-	{name: "search nothing", record: "ITEMS", fields: []string{"ID"}, search: &query.Search{Term: "xyz", Precision: 70}, want: [][]any{}},
-	{name: "search sorted", record: "ITEMS", fields: []string{"ID", "MATERIAL", "VALUE"}, search: &query.Search{Term: "steel", Precision: 60}, sort: "-VALUE",
+	{name: "search nothing", record: "ITEMS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "xyz", Precision: 70}, want: [][]any{}},
+	{name: "search sorted", record: "ITEMS", fields: []string{"ID", "MATERIAL", "VALUE"}, search: &km.SearchRequest{Term: "steel", Precision: 60}, sort: "-VALUE",
 		want: [][]any{{"I5", "Steel Nut", 1200.0}, {"I3", "Steel Bolt", 101.0}, {"I12", "Steel Bolt", 101.0}, {"I1", "Steel Bolt", 50.5}, {"I10", "Stahl Schraube", -5.5}}},
 	{name: "search filtered distinct", record: "ITEMS", fields: []string{"MATERIAL"}, filter: "QTY gt 1", distinct: true,
-		search: &query.Search{Term: "copper", Precision: 50}, want: [][]any{{"Copper Wire"}, {"copper wire"}}},
-	{name: "search quote", record: "CUSTOMERS", fields: []string{"ID"}, search: &query.Search{Term: "d'artagnan", Precision: 100}, want: [][]any{}},
-	{name: "search injection", record: "CUSTOMERS", fields: []string{"ID"}, search: &query.Search{Term: "'; DROP TABLE st_orders; --", Precision: 60}, want: [][]any{}},
-	{name: "search empty term", record: "CUSTOMERS", fields: []string{"ID"}, search: &query.Search{Term: "", Precision: 100},
+		search: &km.SearchRequest{Term: "copper", Precision: 50}, want: [][]any{{"Copper Wire"}, {"copper wire"}}},
+	{name: "search quote", record: "CUSTOMERS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "d'artagnan", Precision: 100}, want: [][]any{}},
+	{name: "search injection", record: "CUSTOMERS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "'; DROP TABLE st_orders; --", Precision: 60}, want: [][]any{}},
+	{name: "search empty term", record: "CUSTOMERS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "", Precision: 100},
 		want: [][]any{{"C1"}, {"C2"}, {"C3"}, {"C4"}, {"C5"}, {"C6"}}},
 	// Precision edges: a value scoring exactly the precision matches, one point below
 	// does not. "materail" against "Material X": n=8, d=1, 87.5 rounds to 88.
-	{name: "search typo at precision", record: "ITEMS", fields: []string{"ID", "MATERIAL"}, search: &query.Search{Term: "materail", Precision: 88},
+	{name: "search typo at precision", record: "ITEMS", fields: []string{"ID", "MATERIAL"}, search: &km.SearchRequest{Term: "materail", Precision: 88},
 		want: [][]any{{"I4", "Material X"}, {"I7", "Mäterial Y"}}},
-	{name: "search typo above precision", record: "ITEMS", fields: []string{"ID"}, search: &query.Search{Term: "materail", Fields: []string{"MATERIAL"}, Precision: 89}, want: [][]any{}},
+	{name: "search typo above precision", record: "ITEMS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "materail", Fields: []string{"MATERIAL"}, Precision: 89}, want: [][]any{}},
 	// The typo tier wins: "sbolt" against "Steel Bolt" is 80 by typo (d=1), 70 by subsequence.
-	{name: "search typo beats subsequence", record: "ITEMS", fields: []string{"ID"}, search: &query.Search{Term: "sbolt", Fields: []string{"MATERIAL"}, Precision: 80},
+	{name: "search typo beats subsequence", record: "ITEMS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "sbolt", Fields: []string{"MATERIAL"}, Precision: 80},
 		want: [][]any{{"I1"}, {"I3"}, {"I12"}}},
-	{name: "search typo beats subsequence above", record: "ITEMS", fields: []string{"ID"}, search: &query.Search{Term: "sbolt", Fields: []string{"MATERIAL"}, Precision: 81}, want: [][]any{}},
+	{name: "search typo beats subsequence above", record: "ITEMS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "sbolt", Fields: []string{"MATERIAL"}, Precision: 81}, want: [][]any{}},
 	// The subsequence tier wins: "stlbolt" against "Steel Bolt" is 78 by subsequence
 	// (span 10), 57 by typo (d=3).
-	{name: "search subsequence beats typo", record: "ITEMS", fields: []string{"ID"}, search: &query.Search{Term: "stlbolt", Fields: []string{"MATERIAL"}, Precision: 78},
+	{name: "search subsequence beats typo", record: "ITEMS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "stlbolt", Fields: []string{"MATERIAL"}, Precision: 78},
 		want: [][]any{{"I1"}, {"I3"}, {"I12"}}},
-	{name: "search subsequence beats typo above", record: "ITEMS", fields: []string{"ID"}, search: &query.Search{Term: "stlbolt", Fields: []string{"MATERIAL"}, Precision: 79}, want: [][]any{}},
+	{name: "search subsequence beats typo above", record: "ITEMS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "stlbolt", Fields: []string{"MATERIAL"}, Precision: 79}, want: [][]any{}},
 	// The span is that of sahilm/fuzzy's match, which prefers a word start: "mi" in
 	// "materials inc" matches the i of "inc" (span 11, 57), not the nearer one (span 6, 63).
-	{name: "search subsequence span at word start", record: "CUSTOMERS", fields: []string{"ID", "NAME"}, search: &query.Search{Term: "mi", Precision: 57},
+	{name: "search subsequence span at word start", record: "CUSTOMERS", fields: []string{"ID", "NAME"}, search: &km.SearchRequest{Term: "mi", Precision: 57},
 		want: [][]any{{"C3", "Smith; DROP TABLE st_orders; --"}, {"C5", "materials inc"}}},
-	{name: "search subsequence span above", record: "CUSTOMERS", fields: []string{"ID"}, search: &query.Search{Term: "mi", Fields: []string{"NAME"}, Precision: 58}, want: [][]any{{"C3"}}},
+	{name: "search subsequence span above", record: "CUSTOMERS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "mi", Fields: []string{"NAME"}, Precision: 58}, want: [][]any{{"C3"}}},
 	// Best score first, ties in row order: the steel items (82) before the rest (50).
-	{name: "search score order", record: "ITEMS", fields: []string{"ID", "MATERIAL"}, search: &query.Search{Term: "stel", Precision: 50}},
-	{name: "search score order paged", record: "ITEMS", fields: []string{"ID", "MATERIAL"}, search: &query.Search{Term: "stel", Precision: 50}, page: 1, size: 3},
+	{name: "search score order", record: "ITEMS", fields: []string{"ID", "MATERIAL"}, search: &km.SearchRequest{Term: "stel", Precision: 50}},
+	{name: "search score order paged", record: "ITEMS", fields: []string{"ID", "MATERIAL"}, search: &km.SearchRequest{Term: "stel", Precision: 50}, page: 1, size: 3},
 	// Accents: an accented term finds the accent-free value at 95, its own at 100.
-	{name: "search accented term", record: "ITEMS", fields: []string{"ID"}, search: &query.Search{Term: "MÄTERIAL", Fields: []string{"MATERIAL"}, Precision: 95},
+	{name: "search accented term", record: "ITEMS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "MÄTERIAL", Fields: []string{"MATERIAL"}, Precision: 95},
 		want: [][]any{{"I7"}, {"I4"}}},
-	{name: "search accented term exact", record: "ITEMS", fields: []string{"ID"}, search: &query.Search{Term: "mäterial", Fields: []string{"MATERIAL"}, Precision: 96}, want: [][]any{{"I7"}}},
-	{name: "search case folding", record: "CUSTOMERS", fields: []string{"ID"}, search: &query.Search{Term: "MÜLLER", Fields: []string{"NAME"}, Precision: 100}, want: [][]any{{"C1"}}},
-	{name: "search greek", record: "CUSTOMERS", fields: []string{"ID"}, search: &query.Search{Term: "ωo", Fields: []string{"NAME"}, Precision: 76}, want: [][]any{{"C6"}}},
+	{name: "search accented term exact", record: "ITEMS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "mäterial", Fields: []string{"MATERIAL"}, Precision: 96}, want: [][]any{{"I7"}}},
+	{name: "search case folding", record: "CUSTOMERS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "MÜLLER", Fields: []string{"NAME"}, Precision: 100}, want: [][]any{{"C1"}}},
+	{name: "search greek", record: "CUSTOMERS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "ωo", Fields: []string{"NAME"}, Precision: 76}, want: [][]any{{"C6"}}},
 	// Terms of more than 32 runes get only the substring tiers.
-	{name: "search 32 runes with a typo", record: "CUSTOMERS", fields: []string{"ID"}, search: &query.Search{Term: "Smith; DROP TABLE st_orders; --X", Fields: []string{"NAME"}, Precision: 90}, want: [][]any{{"C3"}}},
-	{name: "search 33 runes with a typo", record: "CUSTOMERS", fields: []string{"ID"}, search: &query.Search{Term: "XSmith; DROP TABLE st_orders; --X", Fields: []string{"NAME"}, Precision: 1}, want: [][]any{}},
+	{name: "search 32 runes with a typo", record: "CUSTOMERS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "Smith; DROP TABLE st_orders; --X", Fields: []string{"NAME"}, Precision: 90}, want: [][]any{{"C3"}}},
+	{name: "search 33 runes with a typo", record: "CUSTOMERS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "XSmith; DROP TABLE st_orders; --X", Fields: []string{"NAME"}, Precision: 1}, want: [][]any{}},
 	// Several fields: a row's score is its best field's.
-	{name: "search two fields", record: "CUSTOMERS", fields: []string{"ID"}, search: &query.Search{Term: "de", Fields: []string{"NAME", "COUNTRY"}, Precision: 50}},
-	{name: "search unselected field", record: "CUSTOMERS", fields: []string{"ID"}, search: &query.Search{Term: "munchen", Fields: []string{"NAME"}, Precision: 90}, want: [][]any{{"C4"}}},
-	{name: "search time", record: "ORDERS", fields: []string{"ID", "AT"}, search: &query.Search{Term: "12:00", Precision: 100}, want: [][]any{{"O3", "12:00:00"}, {"O11", "12:00:00"}}},
-	{name: "search time typo", record: "ORDERS", fields: []string{"ID", "AT"}, search: &query.Search{Term: "11:11:11.52", Precision: 70}},
-	{name: "search distinct keeps best place", record: "ITEMS", fields: []string{"MATERIAL"}, distinct: true, search: &query.Search{Term: "wire", Precision: 0}},
-	{name: "search distinct sorted", record: "ITEMS", fields: []string{"MATERIAL", "QTY"}, distinct: true, sort: "+QTY", search: &query.Search{Term: "stel", Precision: 50}},
+	{name: "search two fields", record: "CUSTOMERS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "de", Fields: []string{"NAME", "COUNTRY"}, Precision: 50}},
+	{name: "search unselected field", record: "CUSTOMERS", fields: []string{"ID"}, search: &km.SearchRequest{Term: "munchen", Fields: []string{"NAME"}, Precision: 90}, want: [][]any{{"C4"}}},
+	{name: "search time", record: "ORDERS", fields: []string{"ID", "AT"}, search: &km.SearchRequest{Term: "12:00", Precision: 100}, want: [][]any{{"O3", "12:00:00"}, {"O11", "12:00:00"}}},
+	{name: "search time typo", record: "ORDERS", fields: []string{"ID", "AT"}, search: &km.SearchRequest{Term: "11:11:11.52", Precision: 70}},
+	{name: "search distinct keeps best place", record: "ITEMS", fields: []string{"MATERIAL"}, distinct: true, search: &km.SearchRequest{Term: "wire", Precision: 0}},
+	{name: "search distinct sorted", record: "ITEMS", fields: []string{"MATERIAL", "QTY"}, distinct: true, sort: "+QTY", search: &km.SearchRequest{Term: "stel", Precision: 50}},
 	// KM level: a searched field of a parent record, and of a child record (the row
 	// grain becomes ITEMS: one row per item).
-	{name: "search parent field", fields: []string{"ORDERS.ID"}, search: &query.Search{Term: "munchen", Fields: []string{"CUSTOMERS.NAME"}, Precision: 90},
+	{name: "search parent field", fields: []string{"ORDERS.ID"}, search: &km.SearchRequest{Term: "munchen", Fields: []string{"CUSTOMERS.NAME"}, Precision: 90},
 		want: [][]any{{"O6"}, {"O11"}}},
-	{name: "search child field", fields: []string{"ORDERS.ID"}, search: &query.Search{Term: "copper", Fields: []string{"ITEMS.MATERIAL"}, Precision: 100},
+	{name: "search child field", fields: []string{"ORDERS.ID"}, search: &km.SearchRequest{Term: "copper", Fields: []string{"ITEMS.MATERIAL"}, Precision: 100},
 		want: [][]any{{"O1"}, {"O5"}}},
-	{name: "search joined fields", fields: []string{"ITEMS.MATERIAL", "CUSTOMERS.NAME"}, search: &query.Search{Term: "mtrl", Precision: 60}},
-	{name: "kpi search score order", fields: []string{"ITEMS.MATERIAL"}, kpis: []string{"QTY", "N"}, search: &query.Search{Term: "stel", Precision: 50}},
-	{name: "kpi search two dimensions", fields: []string{"CUSTOMERS.COUNTRY", "ORDERS.STATUS"}, kpis: []string{"NET"}, search: &query.Search{Term: "de", Precision: 70}},
-	{name: "kpi search sorted", fields: []string{"ORDERS.STATUS"}, kpis: []string{"NET"}, sort: "-NET", search: &query.Search{Term: "paid", Precision: 50}},
+	{name: "search joined fields", fields: []string{"ITEMS.MATERIAL", "CUSTOMERS.NAME"}, search: &km.SearchRequest{Term: "mtrl", Precision: 60}},
+	{name: "kpi search score order", fields: []string{"ITEMS.MATERIAL"}, kpis: []string{"QTY", "N"}, search: &km.SearchRequest{Term: "stel", Precision: 50}},
+	{name: "kpi search two dimensions", fields: []string{"CUSTOMERS.COUNTRY", "ORDERS.STATUS"}, kpis: []string{"NET"}, search: &km.SearchRequest{Term: "de", Precision: 70}},
+	{name: "kpi search sorted", fields: []string{"ORDERS.STATUS"}, kpis: []string{"NET"}, sort: "-NET", search: &km.SearchRequest{Term: "paid", Precision: 50}},
 	{name: "value injection", record: "ORDERS", fields: []string{"ID"}, filter: "STATUS eq 'x''; DROP TABLE st_items; --'", want: [][]any{{"O12"}}},
 	{name: "value injection comment", record: "CUSTOMERS", fields: []string{"ID"}, filter: "NAME eq 'Smith; DROP TABLE st_orders; --' or NAME eq '\"; --/*'", want: [][]any{{"C3"}}},
 	{name: "join fields", fields: []string{"ITEMS.ID", "ORDERS.STATUS", "CUSTOMERS.COUNTRY"}},
@@ -218,14 +218,14 @@ var kmCases = []kmCase{
 	{name: "kpi constant grouped two records", fields: []string{"ITEMS.MATERIAL", "CUSTOMERS.COUNTRY"}, kpis: []string{"THREE"}},
 	{name: "kpi constant grouped sorted paged", fields: []string{"ORDERS.CUST"}, kpis: []string{"THREE"}, sort: "-ORDERS.CUST", page: 1, size: 2},
 	{name: "kpi constant with an aggregate", fields: []string{"ITEMS.MATERIAL"}, kpis: []string{"THREE", "NET"}},
-	{name: "kpi constant search", fields: []string{"ITEMS.MATERIAL"}, kpis: []string{"THREE"}, search: &query.Search{Term: "steel", Precision: 60}},
+	{name: "kpi constant search", fields: []string{"ITEMS.MATERIAL"}, kpis: []string{"THREE"}, search: &km.SearchRequest{Term: "steel", Precision: 60}},
 	// A page past the end makes the SQL store count the groups on their own: the count
 	// statement takes the filter's and the search's arguments, not the KPIs' constants.
 	{name: "kpi constant in arithmetic past the end", fields: []string{"ORDERS.STATUS"}, kpis: []string{"PER_ITEM", "THREE"}, filter: "ORDERS.NET gt 100",
-		search: &query.Search{Term: "paid", Precision: 50}, page: 3, size: 2, want: [][]any{}},
-	{name: "search of no string field", fields: []string{"ORDERS.LATE"}, kpis: []string{"N"}, search: &query.Search{Term: "x", Precision: 0}, refWithoutSearch: true,
+		search: &km.SearchRequest{Term: "paid", Precision: 50}, page: 3, size: 2, want: [][]any{}},
+	{name: "search of no string field", fields: []string{"ORDERS.LATE"}, kpis: []string{"N"}, search: &km.SearchRequest{Term: "x", Precision: 0}, refWithoutSearch: true,
 		want: [][]any{{nil, int64(4)}, {int64(2), int64(1)}, {int64(0), int64(1)}, {int64(5), int64(1)}, {int64(-1), int64(2)}, {int64(1), int64(1)}, {int64(3), int64(1)}, {int64(7), int64(1)}}},
-	{name: "kpi search", fields: []string{"ITEMS.MATERIAL"}, kpis: []string{"N"}, search: &query.Search{Term: "steel", Precision: 60},
+	{name: "kpi search", fields: []string{"ITEMS.MATERIAL"}, kpis: []string{"N"}, search: &km.SearchRequest{Term: "steel", Precision: 60},
 		want: [][]any{{"Steel Bolt", int64(2)}, {"Steel Nut", int64(1)}, {"Stahl Schraube", int64(1)}}},
 }
 
@@ -253,7 +253,7 @@ func (c *kmCase) request(t *testing.T, m *km.KnowledgeModel) *km.PlanRequest {
 		if k == nil {
 			t.Fatalf("no KPI %s", id)
 		}
-		q.KPIs = append(q.KPIs, query.NamedMetric{ID: id, Metric: k.Metric()})
+		q.KPIs = append(q.KPIs, k.ID)
 	}
 	if c.filter != "" {
 		e, err := query.ParseAndBind(c.filter, schema)
@@ -437,7 +437,7 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 			}
 		}
 		q := kmCases[0].request(t, m)
-		q.Search = &query.Search{Term: "x", Precision: 50}
+		q.Search = &km.SearchRequest{Term: "x", Precision: 50}
 		if _, err := summarize(ctx, sz, m, q); !errors.Is(err, km.ErrUnsupported) {
 			t.Errorf("Summarize of a search: %v, want ErrUnsupported", err)
 		}
@@ -451,28 +451,28 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 			"ID/*",
 			"ΙD",
 		} {
-			q := &km.PlanRequest{Record: "ORDERS", Request: query.Request{Fields: []string{name}, PageSize: 10}}
+			q := &km.PlanRequest{Record: "ORDERS", Fields: []string{name}, PageSize: 10}
 			if _, err := run(ctx, s, m, q); err == nil {
 				t.Errorf("field %q: no error", name)
 			}
-			q = &km.PlanRequest{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: name}}, PageSize: 10}}
+			q = &km.PlanRequest{Record: "ORDERS", Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: name}}, PageSize: 10}
 			if _, err := run(ctx, s, m, q); err == nil {
 				t.Errorf("sort key %q: no error", name)
 			}
-			q = &km.PlanRequest{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, PageSize: 10},
+			q = &km.PlanRequest{Record: "ORDERS", Fields: []string{"ID"}, PageSize: 10,
 				Filters: []query.Expr{&query.IsNull{Field: query.FieldRef{Name: name, Type: query.TypeString}}}}
 			if _, err := run(ctx, s, m, q); err == nil {
 				t.Errorf("filter field %q: no error", name)
 			}
-			q = &km.PlanRequest{Record: "ORDERS", Request: query.Request{Fields: []string{"ID"}, PageSize: 10,
-				Search: &query.Search{Term: "x", Fields: []string{name}, Precision: 50}}}
+			q = &km.PlanRequest{Record: "ORDERS", Fields: []string{"ID"}, PageSize: 10,
+				Search: &km.SearchRequest{Term: "x", Fields: []string{name}, Precision: 50}}
 			if _, err := run(ctx, s, m, q); err == nil {
 				t.Errorf("search field %q: no error", name)
 			}
 		}
 		// Every table is still there and whole.
 		for rec, n := range map[string]int{"ORDERS": 12, "ITEMS": 12, "CUSTOMERS": 6} {
-			res, err := run(ctx, s, m, &km.PlanRequest{Record: rec, Request: query.Request{PageSize: 1, Count: true}})
+			res, err := run(ctx, s, m, &km.PlanRequest{Record: rec, PageSize: 1, Count: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -483,13 +483,14 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 	})
 
 	t.Run("Errors", func(t *testing.T) {
-		for name, req := range map[string]query.Request{
+		for name, req := range map[string]km.PlanRequest{
 			"unselected sort": {Fields: []string{"ID"}, Sort: []query.SortTerm{{Field: "NET"}}, PageSize: 10},
 			"page size 0":     {Fields: []string{"ID"}, PageSize: 0},
 			"negative page":   {Fields: []string{"ID"}, Page: -1, PageSize: 10},
-			"number search":   {Fields: []string{"ID"}, PageSize: 10, Search: &query.Search{Term: "1", Fields: []string{"NET"}}},
+			"number search":   {Fields: []string{"ID"}, PageSize: 10, Search: &km.SearchRequest{Term: "1", Fields: []string{"NET"}}},
 		} {
-			if _, err := run(ctx, s, m, &km.PlanRequest{Record: "ORDERS", Request: req}); err == nil {
+			req.Record = "ORDERS"
+			if _, err := run(ctx, s, m, &req); err == nil {
 				t.Errorf("%s: no error", name)
 			}
 		}
