@@ -100,6 +100,7 @@ type plan struct {
 	keys            []sortKey            // the sort keys, in priority order
 	filter          pred                 // nil: every row
 	searched        []ref                // the columns a search looks at
+	scores          *scoreCache          // the Source's dictionary scores (nil: none)
 	// lend, when set, takes the cells of the projected page from the pool and lends them
 	// to the caller's results (query.Recycling).
 	lend *query.Recycling
@@ -183,7 +184,7 @@ func (p *plan) selectRows() (rowSet, rowCmp) {
 	if p.search == nil {
 		return rows, nil
 	}
-	sel, score := search(p.f.rows, rows.vector(), p.searched, p.search, p.stop)
+	sel, score := search(p.f.rows, rows.vector(), p.searched, p.search, p.scores, p.stop)
 	return rowSet{sel: sel}, func(a, b int32) int { return int(score[b]) - int(score[a]) }
 }
 
@@ -517,9 +518,10 @@ func scoreDict(m *fuzzy.Matcher, dict []string, st *stop) []uint8 {
 }
 
 // search keeps the rows of sel whose best score over the columns reaches the precision.
-// Each column's dictionary is scored once; rows look their score up by code. It returns
-// the kept rows (in sel's order) and the score of every kept row, indexed by frame row.
-func search(n int, sel []int32, cols []ref, s *query.Search, st *stop) ([]int32, []uint8) {
+// Each column's dictionary is scored once, or its scores are found in cache; rows look
+// their score up by code. It returns the kept rows (in sel's order) and the score of
+// every kept row, indexed by frame row.
+func search(n int, sel []int32, cols []ref, s *query.Search, cache *scoreCache, st *stop) ([]int32, []uint8) {
 	m := fuzzy.New(s.Term)
 	score := make([]uint8, n)
 	for _, c := range cols {
@@ -546,7 +548,7 @@ func search(n int, sel []int32, cols []ref, s *query.Search, st *stop) ([]int32,
 			}
 			continue
 		}
-		byCode := scoreDict(m, col.Dict, st)
+		byCode := cache.scores(col, s.Term, m, st)
 		switch {
 		case c.index == nil && col.Nulls == nil:
 			for _, r := range sel {

@@ -42,6 +42,7 @@ type Source struct {
 	m      *km.KnowledgeModel
 	tables map[string]*column.Table // by record id
 	cache  sync.Map                 // string -> *lazy
+	scores *scoreCache              // fuzzy scores of dictionaries by term
 }
 
 // lazy is a cached value built once.
@@ -54,7 +55,7 @@ type lazy struct {
 // NewSource returns the source of m's records; tables maps each record id to its table,
 // which holds a column per field of the record, named by the field id.
 func NewSource(m *km.KnowledgeModel, tables map[string]*column.Table) *Source {
-	return &Source{m: m, tables: tables}
+	return &Source{m: m, tables: tables, scores: newScoreCache(scoreCacheBytes)}
 }
 
 // cached returns the value of key, building it with build on first use.
@@ -374,6 +375,7 @@ func (s *Source) runRows(ctx context.Context, p *km.Plan, st *stop) (*query.Resu
 	}
 	pl.lend = query.RecyclingFrom(ctx)
 	pl.stop = st
+	pl.scores = s.scores
 	res := &query.Result{Columns: pl.cols}
 	for i := range res.Columns {
 		res.Columns[i].Name = p.Columns[i].Name
