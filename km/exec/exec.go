@@ -101,6 +101,7 @@ type plan struct {
 	filter          pred                 // nil: every row
 	searched        []ref                // the columns a search looks at
 	scores          *scoreCache          // the Source's dictionary scores (nil: none)
+	arena           *arena               // the run's scratch buffers (nil: allocate)
 	// lend, when set, takes the cells of the projected page from the pool and lends them
 	// to the caller's results (query.Recycling).
 	lend *query.Recycling
@@ -137,13 +138,13 @@ func (s rowSet) len() int {
 	return len(s.sel)
 }
 
-// vector returns the rows as a selection vector.
-func (s rowSet) vector() []int32 {
+// vector returns the rows as a selection vector, in a buffer of a when it makes one.
+func (s rowSet) vector(a *arena) []int32 {
 	if s.all {
-		return rowRange(0, s.n)
+		return rowRangeIn(a, 0, s.n)
 	}
 	if s.bits != nil {
-		return selection(s.bits)
+		return selectionIn(a, s.bits)
 	}
 	return s.sel
 }
@@ -161,8 +162,11 @@ func (s rowSet) keep(n int) func(r int32) bool {
 }
 
 // rowRange returns the rows from, from+1, ..., to-1.
-func rowRange(from, to int) []int32 {
-	sel := make([]int32, to-from)
+func rowRange(from, to int) []int32 { return rowRangeIn(nil, from, to) }
+
+// rowRangeIn is rowRange in a buffer of the arena a.
+func rowRangeIn(a *arena, from, to int) []int32 {
+	sel := a.int32s(to - from)
 	for i := range sel {
 		sel[i] = int32(from + i)
 	}
@@ -184,7 +188,7 @@ func (p *plan) selectRows() (rowSet, rowCmp) {
 	if p.search == nil {
 		return rows, nil
 	}
-	sel, score := search(p.f.rows, rows.vector(), p.searched, p.search, p.scores, p.stop)
+	sel, score := search(p.f.rows, rows.vector(p.arena), p.searched, p.search, p.scores, p.stop)
 	return rowSet{sel: sel}, func(a, b int32) int { return int(score[b]) - int(score[a]) }
 }
 
@@ -201,7 +205,7 @@ func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 	}
 	order = p.stop.order(order)
 	if p.distinct {
-		sel := rows.vector()
+		sel := rows.vector(p.arena)
 		parts := make([]keyPart, len(p.refs))
 		for i, c := range p.refs {
 			parts[i] = newKeyPart(c)
@@ -213,7 +217,7 @@ func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 		}
 		// With sort keys, all selected, duplicates sort together: the first row of each
 		// combination in row order is also first in sorted order.
-		_, first := groupRows(parts, sel, p.stop)
+		_, first := groupRows(parts, sel, p.stop, p.arena)
 		for i, pos := range first {
 			first[i] = sel[pos]
 		}
@@ -229,7 +233,7 @@ func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 	if rows.all && order == nil {
 		return p.project(rowRange(start, end)), count // row order: no selection of all rows
 	}
-	sel := rows.vector()
+	sel := rows.vector(p.arena)
 	if order != nil {
 		sel = sortTop(sel, order, end)
 	}

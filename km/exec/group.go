@@ -120,10 +120,12 @@ const denseLimit = 1 << 22
 // groupRows gives each row of sel a group id, numbering groups in order of first
 // appearance in sel; equal keys (nulls equal to each other) share a group. It returns the
 // group id of each entry of sel and the sel position of each group's first row. st may
-// stop it between columns and within the hash-map passes.
-func groupRows(parts []keyPart, sel []int32, st *stop) (gid []int32, first []int32) {
-	gid = make([]int32, len(sel))
+// stop it between columns and within the hash-map passes. Its buffers (the group ids
+// returned among them) are a's.
+func groupRows(parts []keyPart, sel []int32, st *stop, a *arena) (gid []int32, first []int32) {
+	gid = a.int32s(len(sel))
 	if len(parts) == 0 {
+		clear(gid)
 		if len(sel) > 0 {
 			first = []int32{0}
 		}
@@ -141,7 +143,7 @@ func groupRows(parts []keyPart, sel []int32, st *stop) (gid []int32, first []int
 	case dense > 0:
 		// Every part is small: combine them in mixed radix, null as the last digit, one
 		// column at a time, then number the combined keys in order of first appearance.
-		keys := make([]int32, len(sel))
+		keys := a.zeroed(len(sel))
 		if len(sel) >= parallelRows && dense <= len(sel) && runtime.GOMAXPROCS(0) > 1 {
 			return groupDenseParallel(parts, sel, keys, gid, dense)
 		}
@@ -149,7 +151,7 @@ func groupRows(parts []keyPart, sel []int32, st *stop) (gid []int32, first []int
 			p.mix(keys, sel)
 			st.check(len(sel))
 		}
-		ids := make([]int32, dense)
+		ids := a.int32s(dense)
 		for i := range ids {
 			ids[i] = -1
 		}

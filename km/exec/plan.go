@@ -41,8 +41,9 @@ import (
 type Source struct {
 	m      *km.KnowledgeModel
 	tables map[string]*column.Table // by record id
-	cache  sync.Map                 // string -> *lazy
-	scores *scoreCache              // fuzzy scores of dictionaries by term
+	cache   sync.Map                 // string -> *lazy
+	scores  *scoreCache              // fuzzy scores of dictionaries by term
+	scratch *scratch                 // the runs' buffers, kept between runs
 }
 
 // lazy is a cached value built once.
@@ -55,7 +56,29 @@ type lazy struct {
 // NewSource returns the source of m's records; tables maps each record id to its table,
 // which holds a column per field of the record, named by the field id.
 func NewSource(m *km.KnowledgeModel, tables map[string]*column.Table) *Source {
-	return &Source{m: m, tables: tables, scores: newScoreCache(scoreCacheBytes)}
+	return &Source{m: m, tables: tables, scores: newScoreCache(scoreCacheBytes), scratch: newScratch(tables)}
+}
+
+// Warm readies s for its first requests, so that they run as later ones do: it builds
+// the indexes of the KM's relationships (each child row's parent, each parent row's
+// children), which the first request crossing a relationship would otherwise build, and
+// touches scratch buffers for runs over each table's rows, which the first heavy request
+// would otherwise take from fresh memory, a page fault per 4 KiB (see scratch). A store
+// calls it once after loading; it costs about six int32s per row of each table, kept for
+// the Source's life. Errors are left to the requests that meet them.
+func (s *Source) Warm() {
+	for _, r := range s.m.Relationships {
+		down := km.Step{From: r.To.Record, FromField: r.To.Field, To: r.From.Record, ToField: r.From.Field}
+		_, _ = s.children(down) // builds the parent index (the step up) first
+	}
+	classes := map[int]int{} // the largest row count of each size class
+	for _, t := range s.tables {
+		k := class(max(t.Rows(), 1))
+		classes[k] = max(classes[k], t.Rows())
+	}
+	for _, n := range classes {
+		s.scratch.warm(n, warmRuns)
+	}
 }
 
 // cached returns the value of key, building it with build on first use.
@@ -342,9 +365,11 @@ func (s *Source) Run(p *km.Plan) (*query.Result, error) {
 // are always completed (one radix sort of the column).
 func (s *Source) RunContext(ctx context.Context, p *km.Plan) (res *query.Result, err error) {
 	defer recoverHalt(&err)
+	a := &arena{s: s.scratch}
+	defer a.release() // after the run: the result holds values, never the buffers
 	st := newStop(ctx)
 	if len(p.KPIs) == 0 {
-		return s.runRows(ctx, p, st)
+		return s.runRows(ctx, p, st, a)
 	}
 	fs, err := s.filter(ctx, p, p.Records)
 	if err != nil {
@@ -353,14 +378,14 @@ func (s *Source) RunContext(ctx context.Context, p *km.Plan) (res *query.Result,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return s.runKPIs(ctx, p, fs, st)
+	return s.runKPIs(ctx, p, fs, st, a)
 }
 
 // runRows lists the rows of the grain with the executor's plan over the grain's frame. A
 // sorted page without a count first tries earlyTop with the filter evaluated row by row
 // (rowFilter); otherwise, or when the walk gives up, the filter's bitmap over the grain
 // rows selects them.
-func (s *Source) runRows(ctx context.Context, p *km.Plan, st *stop) (*query.Result, error) {
+func (s *Source) runRows(ctx context.Context, p *km.Plan, st *stop, a *arena) (*query.Result, error) {
 	rowKey := slices.ContainsFunc(p.Fields, func(c km.ColumnRef) bool { return c.Field == km.RowField && c.Record == p.Grain })
 	f, err := s.frame(p.Grain, p.RowJoin, rowKey)
 	if err != nil {
@@ -376,6 +401,7 @@ func (s *Source) runRows(ctx context.Context, p *km.Plan, st *stop) (*query.Resu
 	pl.lend = query.RecyclingFrom(ctx)
 	pl.stop = st
 	pl.scores = s.scores
+	pl.arena = a
 	res := &query.Result{Columns: pl.cols}
 	for i := range res.Columns {
 		res.Columns[i].Name = p.Columns[i].Name
@@ -611,7 +637,7 @@ type pairs struct {
 }
 
 // runKPIs computes the KPIs per group of the dimensions.
-func (s *Source) runKPIs(ctx context.Context, p *km.Plan, fs *filterState, st *stop) (*query.Result, error) {
+func (s *Source) runKPIs(ctx context.Context, p *km.Plan, fs *filterState, st *stop, ar *arena) (*query.Result, error) {
 	gs := &groupSet{ids: map[string]int32{}}
 	if len(p.Fields) == 0 {
 		gs.vals, gs.first, gs.minG = [][]query.Value{{}}, []int{0}, []int32{-1}
@@ -631,7 +657,7 @@ func (s *Source) runKPIs(ctx context.Context, p *km.Plan, fs *filterState, st *s
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		pr, err := s.expand(p, fs, a, gs, st)
+		pr, err := s.expand(p, fs, a, gs, st, ar)
 		if err != nil {
 			return nil, err
 		}
@@ -735,23 +761,20 @@ func searchGroups(p *km.Plan, rows [][]query.Value, order []int32, st *stop) ([]
 }
 
 // expand builds the tuples of one aggregate, groups them, and returns its distinct
-// (group, grain row) pairs.
-func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupSet, stp *stop) (pairs, error) {
+// (group, grain row) pairs. Its buffers, the pairs' among them, are ar's.
+func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupSet, stp *stop, ar *arena) (pairs, error) {
 	gt, err := s.table(a.Grain)
 	if err != nil {
 		return pairs{}, err
 	}
 	var grain []int32
 	if b := fs.pass[a.Grain]; b != nil {
-		grain = selection(b)
+		grain = selectionIn(ar, b)
 	} else {
-		grain = make([]int32, gt.Rows())
-		for i := range grain {
-			grain[i] = int32(i)
-		}
+		grain = rowRangeIn(ar, 0, gt.Rows())
 	}
 	if len(p.Fields) == 0 {
-		return pairs{g: grain, gid: make([]int32, len(grain))}, nil
+		return pairs{g: grain, gid: ar.zeroed(len(grain))}, nil
 	}
 	// The tuples: one row number per record, -1 for null.
 	idx := map[string][]int32{a.Grain: grain}
@@ -764,7 +787,7 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 			if err != nil {
 				return pairs{}, err
 			}
-			to := make([]int32, len(from))
+			to := ar.int32s(len(from))
 			pass := fs.pass[st.To]
 			for t, r := range from {
 				q := int32(-1)
@@ -809,7 +832,7 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		for _, rec := range recs {
 			stp.check(len(rep))
 			old := idx[rec]
-			nw := make([]int32, len(rep))
+			nw := ar.int32s(len(rep))
 			for i, t := range rep {
 				nw[i] = old[t]
 			}
@@ -839,11 +862,8 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		}
 		parts[i] = newKeyPart(ref{col: col, index: rows})
 	}
-	sel := make([]int32, nt)
-	for i := range sel {
-		sel[i] = int32(i)
-	}
-	local, first := groupRows(parts, sel, stp)
+	sel := rowRangeIn(ar, 0, nt)
+	local, first := groupRows(parts, sel, stp, ar)
 	global := make([]int32, len(first))
 	for l, t := range first {
 		stp.check(1)
@@ -861,7 +881,7 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		// expansion keeps the grain's order), so a group seen with the current grain row
 		// is remembered by stamping it with that row.
 		stamp := make([]int32, len(gs.vals))
-		kept := pairs{g: make([]int32, 0, nt), gid: make([]int32, 0, nt)}
+		kept := pairs{g: ar.int32s(nt)[:0], gid: ar.int32s(nt)[:0]} // at most nt pairs: no growth
 		for t, gi := range out.gid {
 			if g := out.g[t]; stamp[gi] != g+1 {
 				stamp[gi] = g + 1
