@@ -36,12 +36,23 @@ kpis:
 }
 
 // TestPlanSemantics checks the plan's semantics on a KM small enough to work the answers
-// out by hand (written next to each case).
+// out by hand (written next to each case), on a store as loaded and on one warmed
+// (KMStore.Warm: relationship indexes and scratch memory built before the first query).
 func TestPlanSemantics(t *testing.T) {
+	t.Run("loaded", func(t *testing.T) { testPlanSemantics(t, false) })
+	t.Run("warmed", func(t *testing.T) { testPlanSemantics(t, true) })
+}
+
+func testPlanSemantics(t *testing.T, warm bool) {
 	s := New().KM()
 	err := s.Import(context.Background(), planKM)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if warm {
+		if err := s.Warm(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	m, err := s.Model(context.Background(), "m")
 	if err != nil {
