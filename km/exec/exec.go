@@ -188,7 +188,7 @@ func (p *plan) selectRows() (rowSet, rowCmp) {
 	if p.search == nil {
 		return rows, nil
 	}
-	sel, score := search(p.f.rows, rows.vector(p.arena), p.searched, p.search, p.scores, p.stop)
+	sel, score := search(p.f.rows, rows.vector(p.arena), p.searched, p.search, p.scores, p.stop, p.arena)
 	return rowSet{sel: sel}, func(a, b int32) int { return int(score[b]) - int(score[a]) }
 }
 
@@ -524,8 +524,8 @@ func scoreDict(m *fuzzy.Matcher, dict []string, st *stop) []uint8 {
 // search keeps the rows of sel whose best score over the columns reaches the precision.
 // Each column's dictionary is scored once, or its scores are found in cache; rows look
 // their score up by code. It returns the kept rows (in sel's order) and the score of
-// every kept row, indexed by frame row.
-func search(n int, sel []int32, cols []ref, s *query.Search, cache *scoreCache, st *stop) ([]int32, []uint8) {
+// every kept row, indexed by frame row. The kept rows are in a buffer of a.
+func search(n int, sel []int32, cols []ref, s *query.Search, cache *scoreCache, st *stop, a *arena) ([]int32, []uint8) {
 	m := fuzzy.New(s.Term)
 	score := make([]uint8, n)
 	for _, c := range cols {
@@ -567,7 +567,7 @@ func search(n int, sel []int32, cols []ref, s *query.Search, cache *scoreCache, 
 			}
 		}
 	}
-	kept := make([]int32, 0, len(sel)/4)
+	kept := a.int32s(len(sel))[:0] // at most every row: appends stay in the buffer
 	for _, r := range sel {
 		if int(score[r]) >= s.Precision {
 			kept = append(kept, r)

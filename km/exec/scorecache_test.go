@@ -84,7 +84,7 @@ func TestSearchRepeated(t *testing.T) {
 		wg.Go(func() {
 			for i := range 100 {
 				s := &query.Search{Term: terms[r.IntN(len(terms))], Precision: 40 + r.IntN(61)}
-				got, score := search(f.rows, rowRange(0, f.rows), []ref{{col: col}}, s, cache, nil)
+				got, score := search(f.rows, rowRange(0, f.rows), []ref{{col: col}}, s, cache, nil, nil)
 				m := fuzzy.New(s.Term)
 				var want []int32
 				for row, v := range vals {
