@@ -39,8 +39,8 @@ import (
 //     distinct; the aggregate runs over the grain table with those pairs. Groups of all
 //     aggregates are merged by their dimension values.
 type Source struct {
-	m      *km.KnowledgeModel
-	tables map[string]*column.Table // by record id
+	m       *km.KnowledgeModel
+	tables  map[string]*column.Table // by record id
 	cache   sync.Map                 // string -> *lazy
 	scores  *scoreCache              // fuzzy scores of dictionaries by term
 	scratch *scratch                 // the runs' buffers, kept between runs
