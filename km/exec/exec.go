@@ -505,17 +505,18 @@ func (f *Frame) searchedColumns(s *query.Search, selected []string) ([]ref, erro
 	return out, nil
 }
 
-// scoreDict scores every value of dict, in chunks between which st may stop the run: a
-// dictionary of a million values takes seconds to score.
-func scoreDict(m *fuzzy.Matcher, dict []string, st *stop) []uint8 {
+// scoreDict scores every value of dict, exactly from least on (fuzzy.Matcher's
+// ScoreAllAtLeast), in chunks between which st may stop the run: a dictionary of a
+// million values takes seconds to score.
+func scoreDict(m *fuzzy.Matcher, dict []string, least int, st *stop) []uint8 {
 	if st == nil {
-		return m.ScoreAll(dict)
+		return m.ScoreAllAtLeast(dict, least)
 	}
 	out := make([]uint8, 0, len(dict))
 	const chunk = 1 << 10
 	for lo := 0; lo < len(dict); lo += chunk {
 		hi := min(lo+chunk, len(dict))
-		out = append(out, m.ScoreAll(dict[lo:hi])...)
+		out = append(out, m.ScoreAllAtLeast(dict[lo:hi], least)...)
 		st.check(64 * (hi - lo)) // a fuzzy score costs about as much as 64 rows of a loop
 	}
 	return out
@@ -528,7 +529,7 @@ func scoreDict(m *fuzzy.Matcher, dict []string, st *stop) []uint8 {
 func search(n int, sel []int32, cols []ref, s *query.Search, cache *scoreCache, st *stop, a *arena) ([]int32, []uint8) {
 	m := fuzzy.New(s.Term)
 	score := make([]uint8, n)
-	for _, c := range cols {
+	for i, c := range cols {
 		col, ok := c.col.(*column.Strings)
 		if !ok {
 			// A time column: its HH:MM:SS text, scored once per distinct value.
@@ -552,8 +553,14 @@ func search(n int, sel []int32, cols []ref, s *query.Search, cache *scoreCache, 
 			}
 			continue
 		}
-		byCode := cache.scores(col, s.Term, m, st)
+		byCode := cache.scores(col, s.Term, m, s.Precision, st)
 		switch {
+		case c.index == nil && col.Nulls == nil && i == 0:
+			// The first column searched: its scores are the rows' so far. No max, whose
+			// branch the scores below the precision (0, see scoreCache) make unpredictable.
+			for _, r := range sel {
+				score[r] = byCode[col.Codes[r]]
+			}
 		case c.index == nil && col.Nulls == nil:
 			for _, r := range sel {
 				score[r] = max(score[r], byCode[col.Codes[r]])

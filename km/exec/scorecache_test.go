@@ -31,7 +31,7 @@ func TestScoreCache(t *testing.T) {
 	want := func(col *column.Strings, term string) []uint8 { return fuzzy.New(term).ScoreAll(col.Dict) }
 	get := func(col *column.Strings, term string) []uint8 {
 		t.Helper()
-		got := c.scores(col, term, fuzzy.New(term), nil)
+		got := c.scores(col, term, fuzzy.New(term), 0, nil)
 		if !slices.Equal(got, want(col, term)) {
 			t.Fatalf("scores of %v against %q: %v, want %v", col.Dict, term, got, want(col, term))
 		}
@@ -52,9 +52,19 @@ func TestScoreCache(t *testing.T) {
 	if c.bytes > c.maxBytes || c.bytes != 8 || c.lru.Len() != 2 {
 		t.Errorf("cache holds %d bytes in %d entries, bound %d", c.bytes, c.lru.Len(), c.maxBytes)
 	}
+	// An entry scored for precision 80 serves 90, not 60, which takes its place.
+	f := newScoreCache(100)
+	hi := f.scores(a, "matrial", fuzzy.New("matrial"), 80, nil)
+	if again := f.scores(a, "matrial", fuzzy.New("matrial"), 90, nil); &again[0] != &hi[0] {
+		t.Error("an entry of precision 80 was not used for 90")
+	}
+	lo := f.scores(a, "matrial", fuzzy.New("matrial"), 60, nil)
+	if &lo[0] == &hi[0] || f.byKey[scoreKey{a, "matrial"}].Value.(*scoreEntry).floor != 60 || f.lru.Len() != 1 {
+		t.Error("precision 60 did not score again into the entry")
+	}
 	// A dictionary larger than the whole cache is scored and not kept.
 	big := newScoreCache(2)
-	big.scores(a, "mat", fuzzy.New("mat"), nil)
+	big.scores(a, "mat", fuzzy.New("mat"), 0, nil)
 	if big.lru.Len() != 0 || big.bytes != 0 {
 		t.Errorf("an entry larger than the cache was kept: %d bytes", big.bytes)
 	}
