@@ -145,7 +145,7 @@ func groupRows(parts []keyPart, sel []int32, st *stop, a *arena) (gid []int32, f
 		// column at a time, then number the combined keys in order of first appearance.
 		keys := a.zeroed(len(sel))
 		if len(sel) >= parallelRows && dense <= len(sel) && runtime.GOMAXPROCS(0) > 1 {
-			return groupDenseParallel(parts, sel, keys, gid, dense)
+			return groupDenseParallel(parts, sel, keys, gid, dense, a)
 		}
 		for _, p := range parts {
 			p.mix(keys, sel)
@@ -226,14 +226,18 @@ var parallelRows = 1 << 16
 // contiguous chunk of sel: the combined keys and each chunk's first position of every key
 // in parallel, then the group ids numbered in order of first appearance (one pass over the
 // dense key range per chunk), then the rows' ids in parallel. dense is small next to
-// len(sel), so the passes over the key range cost little.
-func groupDenseParallel(parts []keyPart, sel, keys, gid []int32, dense int) ([]int32, []int32) {
+// len(sel), so the passes over the key range cost little. Its tables over the key range
+// are buffers of a, taken before the goroutines start (an arena is one goroutine's).
+func groupDenseParallel(parts []keyPart, sel, keys, gid []int32, dense int, a *arena) ([]int32, []int32) {
 	n := min(runtime.GOMAXPROCS(0), 8)
 	bounds := make([]int, n+1)
 	for c := range bounds {
 		bounds[c] = len(sel) * c / n
 	}
 	chunkFirst := make([][]int32, n) // per chunk: position of each key's first row, or -1
+	for c := range chunkFirst {
+		chunkFirst[c] = a.int32s(dense)
+	}
 	each := func(f func(c, lo, hi int)) {
 		var wg sync.WaitGroup
 		for c := range n {
@@ -245,7 +249,7 @@ func groupDenseParallel(parts []keyPart, sel, keys, gid []int32, dense int) ([]i
 		for _, p := range parts {
 			p.mix(keys[lo:hi], sel[lo:hi])
 		}
-		f := make([]int32, dense)
+		f := chunkFirst[c]
 		for i := range f {
 			f[i] = -1
 		}
@@ -254,11 +258,10 @@ func groupDenseParallel(parts []keyPart, sel, keys, gid []int32, dense int) ([]i
 				f[k] = int32(i)
 			}
 		}
-		chunkFirst[c] = f
 	})
 	// A key's first row is in the first chunk that holds it; ordering the keys by that
 	// position numbers them as the sequential pass would.
-	firstOf := make([]int32, dense)
+	firstOf := a.int32s(dense)
 	for k := range firstOf {
 		firstOf[k] = -1
 		for c := range n {
@@ -275,7 +278,7 @@ func groupDenseParallel(parts []keyPart, sel, keys, gid []int32, dense int) ([]i
 		}
 	}
 	slices.Sort(first)
-	ids := make([]int32, dense)
+	ids := a.int32s(dense) // read only at the keys present, each set below
 	for id, f := range first {
 		ids[keys[f]] = int32(id)
 	}

@@ -14,14 +14,20 @@ import (
 // not, sizes from 0 to 60 rows) one after the other and two at a time on one Source whose
 // scratch keeps every buffer (the size floor lowered to 1 row), so that each run takes
 // buffers an earlier run of another shape wrote: every answer must still be the reference
-// evaluator's (run with -race).
+// evaluator's (run with -race). Every other table set takes the parallel paths (dense
+// grouping in chunks, aggregates on goroutines) at any size.
 func TestScratchReuse(t *testing.T) {
-	old := minScratch
+	old, rows, pairs := minScratch, parallelRows, parallelPairs
 	minScratch = 1
-	t.Cleanup(func() { minScratch = old })
+	t.Cleanup(func() { minScratch, parallelRows, parallelPairs = old, rows, pairs })
 	g := &gen{r: rand.New(rand.NewPCG(9, 10)), plan: true}
 	reused := 0
 	for set := range 40 {
+		if set%2 == 1 {
+			parallelRows, parallelPairs = 0, 0
+		} else {
+			parallelRows, parallelPairs = rows, pairs
+		}
 		_, rf := g.tables(t)
 		if rf.o.src.scratch == nil {
 			continue // a table set of no rows
