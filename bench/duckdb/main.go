@@ -28,7 +28,7 @@
 //     against DuckDB's (floats to 1e-9 relative), but the search's: DuckDB's peer keeps the
 //     names of Jaro-Winkler similarity 0.7 or more, a similar question, not the same;
 //   - fresh against warm: kmkit's store loaded and warmed as the reference server does
-//     (debug.FreeOSMemory, then memory.KMStore.Warm), each query's first run, and one run
+//     (memory.KMStore.Warm, then debug.FreeOSMemory), each query's first run, and one run
 //     after debug.FreeOSMemory (what the runtime does to the free heap of a long-idle
 //     server), next to the warm median: wall time, CPU time and minor page faults
 //     (getrusage) of the request.
@@ -290,10 +290,10 @@ func runChild(what, dir string, orders int) error {
 	if err != nil {
 		return err
 	}
-	debug.FreeOSMemory() // as the reference server does after loading, then warms the store
-	if err := store.Warm(); err != nil {
+	if err := store.Warm(); err != nil { // as the reference server does after loading
 		return err
 	}
+	debug.FreeOSMemory()
 	f.NS = int64(time.Since(start))
 	f.RSS = rss()
 	f.HeapInuse = heapInuse()
@@ -482,10 +482,10 @@ func measureQueries(dir, peerDir string, threads []int, rounds, n int) error {
 		return err
 	}
 	// As the reference server does after loading (internal/server's loadData).
-	debug.FreeOSMemory()
 	if err := store.Warm(); err != nil {
 		return err
 	}
+	debug.FreeOSMemory()
 	h := kmhttp.NewHandler(store)
 	peers := make([]*peer, len(threads))
 	for i, t := range threads {

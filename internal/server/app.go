@@ -297,15 +297,15 @@ func loadData(cfg *config, db *memory.DB, logger *slog.Logger) (*memory.KMStore,
 	if err != nil {
 		return nil, nil, err
 	}
-	// Loading leaves garbage as large as the files (their bytes, cell references); with
-	// GOGC=400 the runtime would keep it resident until the heap grows fivefold. Collect it
-	// and return it to the system now, once, before serving.
-	debug.FreeOSMemory()
-	// Then build the executors, the relationship indexes and the scratch memory of the
-	// queries, so that the first heavy request runs as later ones do.
+	// Build the executors, the relationship indexes and the scratch memory of the queries,
+	// so that the first heavy request runs as later ones do.
 	if err := store.Warm(); err != nil {
 		return nil, nil, err
 	}
+	// Loading leaves garbage as large as the files (their bytes, cell references; Warm its
+	// hash maps); with GOGC=400 the runtime would keep it resident until the heap grows
+	// fivefold. Collect it and return it to the system now, once, before serving.
+	debug.FreeOSMemory()
 	models, _ := store.Models(context.Background())
 	logger.Info("data loaded", "models", len(models), "reportingTenants", len(tenants), "took", time.Since(start).Round(time.Millisecond))
 	return store, tenants, nil

@@ -59,13 +59,28 @@ func NewSource(m *km.KnowledgeModel, tables map[string]*column.Table) *Source {
 	return &Source{m: m, tables: tables, scores: newScoreCache(scoreCacheBytes), scratch: newScratch(tables)}
 }
 
+// NewSourceSharing is NewSource for a store of several KMs over the same tables: the new
+// Source shares other's scratch memory and fuzzy scores (both keyed by memory and by
+// column, never by record, so any two Sources may share them), so that its Warm touches
+// no memory of its own and the store keeps one of each (sized by other's tables: a larger
+// table of the new Source's takes memory beyond the scratch's bound). nil: a Source of
+// its own, as NewSource.
+func NewSourceSharing(m *km.KnowledgeModel, tables map[string]*column.Table, other *Source) *Source {
+	s := NewSource(m, tables)
+	if other != nil {
+		s.scores, s.scratch = other.scores, other.scratch
+	}
+	return s
+}
+
 // Warm readies s for its first requests, so that they run as later ones do: it builds
 // the indexes of the KM's relationships (each child row's parent, each parent row's
 // children), which the first request crossing a relationship would otherwise build, and
 // touches scratch buffers for runs over each table's rows, which the first heavy request
 // would otherwise take from fresh memory, a page fault per 4 KiB (see scratch). A store
-// calls it once after loading; it costs about six int32s per row of each table, kept for
-// the Source's life. Errors are left to the requests that meet them.
+// calls it once after loading; it costs about four int32s per row of each table size
+// (see warmRuns), kept for the Source's life, and leaves the hash maps of the indexes'
+// builds as garbage. Errors are left to the requests that meet them.
 func (s *Source) Warm() {
 	for _, r := range s.m.Relationships {
 		down := km.Step{From: r.To.Record, FromField: r.To.Field, To: r.From.Record, ToField: r.From.Field}

@@ -111,13 +111,14 @@ func (a *arena) release() {
 }
 
 // The scratch's bounds, in buffers of a table's rows: warmRuns buffers of each table's
-// size class are touched by Warm, enough for one run over that table (a KPI request
-// through a parent takes five: the grain rows, the parent rows, the tuples, their group
-// ids and their keys); at most maxRuns of the largest table's class are kept in all, so
-// that two heavy runs at once both find theirs.
+// size class are touched by Warm, enough for most runs over that table (a KPI request
+// grouping its own rows takes four: the grain rows, the tuples, their group ids and their
+// keys; through a parent one more); at most maxRuns of the largest table's class are kept
+// in all. Kept buffers are resident memory: 16 bytes a row of each table size warmed, 24
+// bytes a row of the largest at most.
 const (
-	warmRuns = 6
-	maxRuns  = 12
+	warmRuns = 4
+	maxRuns  = 6
 )
 
 // newScratch returns the scratch of a Source over tables.

@@ -107,3 +107,18 @@ func TestScratchBounds(t *testing.T) {
 		t.Error("a nil arena does not allocate")
 	}
 }
+
+// TestNewSourceSharing: a Source built sharing another's keeps the other's scratch and
+// score cache; without one it has its own.
+func TestNewSourceSharing(t *testing.T) {
+	g := &gen{r: rand.New(rand.NewPCG(13, 14)), plan: true}
+	_, rf := g.tables(t)
+	a := rf.o.src
+	b := NewSourceSharing(rf.o.m, a.tables, a)
+	if b.scratch != a.scratch || b.scores != a.scores {
+		t.Error("the new Source does not share the other's scratch and scores")
+	}
+	if c := NewSourceSharing(rf.o.m, a.tables, nil); c.scores == a.scores || c.scores == nil {
+		t.Error("a Source built sharing nothing has no score cache of its own")
+	}
+}
