@@ -42,8 +42,16 @@ type Source struct {
 	m       *km.KnowledgeModel
 	tables  map[string]*column.Table // by record id
 	cache   sync.Map                 // string -> *lazy
+	rel     *sync.Map                // relationship indexes: relKey -> *lazy
 	scores  *scoreCache              // fuzzy scores of dictionaries by term
 	scratch *scratch                 // the runs' buffers, kept between runs
+}
+
+// relKey names a relationship index by the columns it joins, not by record ids, so that
+// Sources of different KMs over the same tables share it (NewSourceSharing).
+type relKey struct {
+	from, key column.Column // the child's field, the parent's key
+	children  bool          // the parent's children, else each child's parent
 }
 
 // lazy is a cached value built once.
@@ -56,19 +64,19 @@ type lazy struct {
 // NewSource returns the source of m's records; tables maps each record id to its table,
 // which holds a column per field of the record, named by the field id.
 func NewSource(m *km.KnowledgeModel, tables map[string]*column.Table) *Source {
-	return &Source{m: m, tables: tables, scores: newScoreCache(scoreCacheBytes), scratch: newScratch(tables)}
+	return &Source{m: m, tables: tables, rel: &sync.Map{}, scores: newScoreCache(scoreCacheBytes), scratch: newScratch(tables)}
 }
 
 // NewSourceSharing is NewSource for a store of several KMs over the same tables: the new
-// Source shares other's scratch memory and fuzzy scores (both keyed by memory and by
-// column, never by record, so any two Sources may share them), so that its Warm touches
-// no memory of its own and the store keeps one of each (sized by other's tables: a larger
+// Source shares other's relationship indexes, scratch memory and fuzzy scores (all keyed
+// by memory and by column, never by record, so any two Sources may share them), so that
+// its Warm builds and touches nothing the other has and the store keeps one of each (sized by other's tables: a larger
 // table of the new Source's takes memory beyond the scratch's bound). nil: a Source of
 // its own, as NewSource.
 func NewSourceSharing(m *km.KnowledgeModel, tables map[string]*column.Table, other *Source) *Source {
 	s := NewSource(m, tables)
 	if other != nil {
-		s.scores, s.scratch = other.scores, other.scratch
+		s.rel, s.scores, s.scratch = other.rel, other.scores, other.scratch
 	}
 	return s
 }
@@ -98,9 +106,14 @@ func (s *Source) Warm() {
 
 // cached returns the value of key, building it with build on first use.
 func (s *Source) cached(key string, build func() (any, error)) (any, error) {
-	v, ok := s.cache.Load(key)
+	return cachedIn(&s.cache, key, build)
+}
+
+// cachedIn returns the value of key in cache, building it with build on first use.
+func cachedIn(cache *sync.Map, key any, build func() (any, error)) (any, error) {
+	v, ok := cache.Load(key)
 	if !ok {
-		v, _ = s.cache.LoadOrStore(key, &lazy{})
+		v, _ = cache.LoadOrStore(key, &lazy{})
 	}
 	l := v.(*lazy)
 	l.once.Do(func() { l.v, l.err = build() })
@@ -182,24 +195,12 @@ func namesRowKey(e query.Expr, record string) bool {
 // parents returns, for each row of child, the row of parent whose key equals the child's
 // field, or -1.
 func (s *Source) parents(child, field, parent, key string) ([]int32, error) {
-	v, err := s.cached("parents "+child+"."+field+">"+parent+"."+key, func() (any, error) {
-		ct, err := s.table(child)
-		if err != nil {
-			return nil, err
-		}
-		pt, err := s.table(parent)
-		if err != nil {
-			return nil, err
-		}
-		fc, ok := ct.Column(field)
-		if !ok {
-			return nil, fmt.Errorf("exec: %w %q", ErrUnknownField, child+"."+field)
-		}
-		kc, ok := pt.Column(key)
-		if !ok {
-			return nil, fmt.Errorf("exec: %w %q", ErrUnknownField, parent+"."+key)
-		}
-		idx, err := joinIndex(ct.Rows(), ref{col: fc}, kc)
+	fc, kc, err := s.relColumns(child, field, parent, key)
+	if err != nil {
+		return nil, err
+	}
+	v, err := cachedIn(s.rel, relKey{from: fc, key: kc}, func() (any, error) {
+		idx, err := joinIndex(fc.Len(), ref{col: fc}, kc)
 		if err != nil {
 			return nil, fmt.Errorf("exec: relationship %s.%s to %s.%s: %w", child, field, parent, key, err)
 		}
@@ -209,6 +210,27 @@ func (s *Source) parents(child, field, parent, key string) ([]int32, error) {
 		return nil, err
 	}
 	return v.([]int32), nil
+}
+
+// relColumns returns the columns a relationship joins: child's field and parent's key.
+func (s *Source) relColumns(child, field, parent, key string) (from, to column.Column, err error) {
+	ct, err := s.table(child)
+	if err != nil {
+		return nil, nil, err
+	}
+	pt, err := s.table(parent)
+	if err != nil {
+		return nil, nil, err
+	}
+	fc, ok := ct.Column(field)
+	if !ok {
+		return nil, nil, fmt.Errorf("exec: %w %q", ErrUnknownField, child+"."+field)
+	}
+	kc, ok := pt.Column(key)
+	if !ok {
+		return nil, nil, fmt.Errorf("exec: %w %q", ErrUnknownField, parent+"."+key)
+	}
+	return fc, kc, nil
 }
 
 // stepIndex returns the parent index of the relationship a step crosses, over the child's
@@ -228,16 +250,16 @@ type children struct {
 }
 
 func (s *Source) children(st km.Step) (*children, error) {
-	v, err := s.cached("children "+st.String(), func() (any, error) {
+	fc, kc, err := s.relColumns(st.To, st.ToField, st.From, st.FromField)
+	if err != nil {
+		return nil, err
+	}
+	v, err := cachedIn(s.rel, relKey{from: fc, key: kc, children: true}, func() (any, error) {
 		idx, err := s.stepIndex(st)
 		if err != nil {
 			return nil, err
 		}
-		pt, err := s.table(st.From)
-		if err != nil {
-			return nil, err
-		}
-		c := &children{off: make([]int32, pt.Rows()+1), rows: make([]int32, 0, len(idx))}
+		c := &children{off: make([]int32, kc.Len()+1), rows: make([]int32, 0, len(idx))}
 		for _, p := range idx {
 			if p >= 0 {
 				c.off[p+1]++

@@ -108,17 +108,17 @@ func TestScratchBounds(t *testing.T) {
 	}
 }
 
-// TestNewSourceSharing: a Source built sharing another's keeps the other's scratch and
-// score cache; without one it has its own.
+// TestNewSourceSharing: a Source built sharing another's keeps the other's relationship
+// indexes, scratch and score cache; without one it has its own.
 func TestNewSourceSharing(t *testing.T) {
 	g := &gen{r: rand.New(rand.NewPCG(13, 14)), plan: true}
 	_, rf := g.tables(t)
 	a := rf.o.src
 	b := NewSourceSharing(rf.o.m, a.tables, a)
-	if b.scratch != a.scratch || b.scores != a.scores {
-		t.Error("the new Source does not share the other's scratch and scores")
+	if b.scratch != a.scratch || b.scores != a.scores || b.rel != a.rel {
+		t.Error("the new Source does not share the other's indexes, scratch and scores")
 	}
-	if c := NewSourceSharing(rf.o.m, a.tables, nil); c.scores == a.scores || c.scores == nil {
-		t.Error("a Source built sharing nothing has no score cache of its own")
+	if c := NewSourceSharing(rf.o.m, a.tables, nil); c.scores == a.scores || c.scores == nil || c.rel == a.rel {
+		t.Error("a Source built sharing nothing has no indexes and score cache of its own")
 	}
 }
