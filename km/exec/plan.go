@@ -70,9 +70,9 @@ func NewSource(m *km.KnowledgeModel, tables map[string]*column.Table) *Source {
 // NewSourceSharing is NewSource for a store of several KMs over the same tables: the new
 // Source shares other's relationship indexes, scratch memory and fuzzy scores (all keyed
 // by memory and by column, never by record, so any two Sources may share them), so that
-// its Warm builds and touches nothing the other has and the store keeps one of each (sized by other's tables: a larger
-// table of the new Source's takes memory beyond the scratch's bound). nil: a Source of
-// its own, as NewSource.
+// its Warm builds and touches nothing the other has and the store keeps one of each. The
+// scratch is sized by other's tables: a larger table of the new Source's takes memory
+// beyond its bound. A nil other gives a Source of its own, as NewSource.
 func NewSourceSharing(m *km.KnowledgeModel, tables map[string]*column.Table, other *Source) *Source {
 	s := NewSource(m, tables)
 	if other != nil {
