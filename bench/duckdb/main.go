@@ -18,13 +18,20 @@
 //     printed as "resident before loading"); kmkit's load ends, as the reference server's
 //     does, with debug.FreeOSMemory, and its figures include the live Go heap after the
 //     load and after the queries (what their caches keep), each measured after a collection;
-//   - queries: the Knowledge Model API's queries of BENCHMARKS.md's KM table (a, b, c) and
+//   - queries: the Knowledge Model API's queries of BENCHMARKS.md's KM table (a, b, c),
 //     KPIs grouped through the ORDERS-CUSTOMERS join, with and without countdistinct (d, e),
-//     through kmkit's HTTP handler in process (parsing, planning, executing, encoding the
-//     JSON page) next to the same query in SQL on DuckDB (executing and reading the result
-//     into JavaScript values), interleaved: each round runs every query -n times on kmkit,
-//     then on each DuckDB; the figure is the median over all rounds. Before timing, every
-//     query's answer from kmkit is checked against DuckDB's (floats to 1e-9 relative).
+//     a distinct page (f) and a fuzzy search (g), through kmkit's HTTP handler in process
+//     (parsing, planning, executing, encoding the JSON page) next to the same query in SQL
+//     on DuckDB (executing and reading the result into JavaScript values), interleaved:
+//     each round runs every query -n times on kmkit, then on each DuckDB; the figure is the
+//     median over all rounds. Before timing, every query's answer from kmkit is checked
+//     against DuckDB's (floats to 1e-9 relative), but the search's: DuckDB's peer keeps the
+//     names of Jaro-Winkler similarity 0.7 or more, a similar question, not the same;
+//   - fresh against warm: kmkit's store loaded and warmed as the reference server does
+//     (debug.FreeOSMemory, memory.KMStore.Warm, debug.FreeOSMemory again), each query's first run, and one run
+//     after debug.FreeOSMemory (what the runtime does to the free heap of a long-idle
+//     server), next to the warm median: wall time, CPU time and minor page faults
+//     (getrusage) of the request.
 //
 // The kmkit side runs the garbage collector at GOGC=400, the reference server's setting,
 // unless -gogc says otherwise (a comma-separated list repeats the load measurements for
@@ -53,6 +60,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/kmkit/kmkit/internal/demodata"
@@ -67,32 +75,44 @@ type benchQuery struct {
 	name string
 	path string // the KM API request, relative to the o2c KM
 	sql  string
+	// similar marks a peer that answers a similar question, not the same: its rows are
+	// not compared (the fuzzy search's scores are kmkit's own; DuckDB's is Jaro-Winkler).
+	similar bool
 }
 
 var queries = []benchQuery{
 	{"(a) ORDERS page: filter + sort, pageSize 50",
 		"/records/ORDERS/data?fields=ORDER_ID,CUSTOMER_ID,ORDER_DATE,STATUS,NET_VALUE,DAYS_LATE&filterExpr=STATUS%20eq%20'OPEN'&sort=-NET_VALUE&pageSize=50",
 		`SELECT ORDER_ID, CUSTOMER_ID, ORDER_DATE, STATUS, NET_VALUE, DAYS_LATE FROM orders
-		 WHERE STATUS = 'OPEN' ORDER BY NET_VALUE DESC NULLS LAST, rowid LIMIT 50`},
+		 WHERE STATUS = 'OPEN' ORDER BY NET_VALUE DESC NULLS LAST, rowid LIMIT 50`, false},
 	{"(b) KPIs grouped by ORDERS.STATUS",
 		"/data?fields=ORDERS.STATUS&kpis=TOTAL_NET,AVG_NET,LATE_SHARE&sort=-TOTAL_NET",
 		`SELECT STATUS, sum(NET_VALUE) AS TOTAL_NET, avg(NET_VALUE) AS AVG_NET,
 		 count(*) FILTER (WHERE DAYS_LATE > 0) / count(*) AS LATE_SHARE
-		 FROM orders GROUP BY STATUS ORDER BY TOTAL_NET DESC`},
+		 FROM orders GROUP BY STATUS ORDER BY TOTAL_NET DESC`, false},
 	{"(c) CUSTOMERS page: filter + sort, pageSize 50",
 		"/records/CUSTOMERS/data?fields=CUSTOMER_ID,CUSTOMER_NAME,COUNTRY,SEGMENT,CREDIT_LIMIT&filterExpr=SEGMENT%20eq%20'SMB'&sort=-CREDIT_LIMIT&pageSize=50",
 		`SELECT CUSTOMER_ID, CUSTOMER_NAME, COUNTRY, SEGMENT, CREDIT_LIMIT FROM customers
-		 WHERE SEGMENT = 'SMB' ORDER BY CREDIT_LIMIT DESC NULLS LAST, rowid LIMIT 50`},
+		 WHERE SEGMENT = 'SMB' ORDER BY CREDIT_LIMIT DESC NULLS LAST, rowid LIMIT 50`, false},
 	{"(d) KPIs by CUSTOMERS.COUNTRY through the join, with countdistinct",
 		"/data?fields=CUSTOMERS.COUNTRY&kpis=ORDER_COUNT,TOTAL_NET&sort=CUSTOMERS.COUNTRY",
 		`SELECT c.COUNTRY, count(DISTINCT o.ORDER_ID) AS ORDER_COUNT, sum(o.NET_VALUE) AS TOTAL_NET
 		 FROM orders o JOIN customers c ON c.CUSTOMER_ID = o.CUSTOMER_ID
-		 GROUP BY c.COUNTRY ORDER BY c.COUNTRY NULLS LAST`},
+		 GROUP BY c.COUNTRY ORDER BY c.COUNTRY NULLS LAST`, false},
 	{"(e) KPIs by CUSTOMERS.COUNTRY through the join, sum and avg",
 		"/data?fields=CUSTOMERS.COUNTRY&kpis=TOTAL_NET,AVG_NET&sort=CUSTOMERS.COUNTRY",
 		`SELECT c.COUNTRY, sum(o.NET_VALUE) AS TOTAL_NET, avg(o.NET_VALUE) AS AVG_NET
 		 FROM orders o JOIN customers c ON c.CUSTOMER_ID = o.CUSTOMER_ID
-		 GROUP BY c.COUNTRY ORDER BY c.COUNTRY NULLS LAST`},
+		 GROUP BY c.COUNTRY ORDER BY c.COUNTRY NULLS LAST`, false},
+	{"(f) ORDERS distinct CUSTOMER_ID, STATUS, pageSize 50", // first row of each pair, in row order
+		"/records/ORDERS/data?fields=CUSTOMER_ID,STATUS&options=distinct&pageSize=50",
+		`SELECT CUSTOMER_ID, STATUS FROM orders GROUP BY CUSTOMER_ID, STATUS
+		 ORDER BY min(rowid) LIMIT 50`, false},
+	{"(g) CUSTOMERS fuzzy search 'schmidt logistik' in CUSTOMER_NAME, pageSize 50",
+		"/records/CUSTOMERS/data?fields=CUSTOMER_ID,CUSTOMER_NAME&searchTerm=schmidt%20logistik&searchField=CUSTOMER_NAME&pageSize=50",
+		`SELECT CUSTOMER_ID, CUSTOMER_NAME FROM customers
+		 WHERE jaro_winkler_similarity(lower(CUSTOMER_NAME), 'schmidt logistik') >= 0.7
+		 ORDER BY jaro_winkler_similarity(lower(CUSTOMER_NAME), 'schmidt logistik') DESC, rowid LIMIT 50`, true},
 }
 
 func main() {
@@ -103,7 +123,7 @@ func main() {
 	loadRounds := flag.Int("load-rounds", 1, "rounds of the load measurements (0: none)")
 	threadList := flag.String("threads", "2,1", "DuckDB thread counts")
 	gogcList := flag.String("gogc", "400", "kmkit's GOGC (a comma-separated list repeats the load measurements)")
-	only := flag.String("q", "abcde", "the queries to run, by letter")
+	only := flag.String("q", "abcdefg", "the queries to run, by letter")
 	child := flag.String("child", "", "internal: measure one kmkit load (data or demo) in this process")
 	cpuprofile := flag.String("cpuprofile", "", "with -child: write a CPU profile of the load to this file")
 	flag.Parse()
@@ -272,6 +292,12 @@ func runChild(what, dir string, orders int) error {
 	}
 	debug.FreeOSMemory() // as the reference server does after loading
 	f.NS = int64(time.Since(start))
+	// Ready: the server warms the store in the background from here on (its resident set
+	// below is the warmed one).
+	if err := store.Warm(); err != nil {
+		return err
+	}
+	debug.FreeOSMemory()
 	f.RSS = rss()
 	f.HeapInuse = heapInuse()
 	h := kmhttp.NewHandler(store)
@@ -462,7 +488,12 @@ func measureQueries(dir, peerDir string, threads []int, rounds, n int) error {
 	if err != nil {
 		return err
 	}
-	runtime.GC()
+	// As the reference server does after loading (internal/server's loadData).
+	debug.FreeOSMemory()
+	if err := store.Warm(); err != nil {
+		return err
+	}
+	debug.FreeOSMemory()
 	h := kmhttp.NewHandler(store)
 	peers := make([]*peer, len(threads))
 	for i, t := range threads {
@@ -476,10 +507,18 @@ func measureQueries(dir, peerDir string, threads []int, rounds, n int) error {
 		}
 		peers[i] = p
 	}
-	for _, q := range queries {
+	// The first run of each query, the first request the freshly loaded store meets of its
+	// kind, is measured as it checks the answer.
+	first := make([]usage, len(queries))
+	for qi, q := range queries {
+		u0 := now()
 		body, err := serve(h, q.path)
 		if err != nil {
 			return err
+		}
+		first[qi] = now().sub(u0)
+		if q.similar {
+			continue
 		}
 		got, err := kmkitRows(body)
 		if err != nil {
@@ -496,17 +535,20 @@ func measureQueries(dir, peerDir string, threads []int, rounds, n int) error {
 		}
 	}
 	times := make([][][]int64, len(queries)) // query, engine (kmkit, then the peers), runs
+	warm := make([][]usage, len(queries))    // kmkit's runs
 	for qi := range times {
 		times[qi] = make([][]int64, 1+len(peers))
 	}
 	for range rounds {
 		for qi, q := range queries {
 			for range n {
-				t0 := time.Now()
+				u0 := now()
 				if _, err := serve(h, q.path); err != nil {
 					return err
 				}
-				times[qi][0] = append(times[qi][0], int64(time.Since(t0)))
+				u := now().sub(u0)
+				warm[qi] = append(warm[qi], u)
+				times[qi][0] = append(times[qi][0], u.ns)
 			}
 			for pi, p := range peers {
 				res, err := p.query(q.sql, n)
@@ -534,8 +576,70 @@ func measureQueries(dir, peerDir string, threads []int, rounds, n int) error {
 		}
 		fmt.Println(line + " |")
 	}
-	fmt.Printf("\nmedians of %d runs (%d rounds of %d), same process, same data\n", rounds*n, rounds, n)
+	fmt.Printf("\nmedians of %d runs (%d rounds of %d), same process, same data\n\n", rounds*n, rounds, n)
+
+	// After a long idle period the runtime has returned the free heap to the system;
+	// debug.FreeOSMemory does the same at once. Then one run of each query.
+	idle := make([]usage, len(queries))
+	for qi, q := range queries {
+		debug.FreeOSMemory()
+		u0 := now()
+		if _, err := serve(h, q.path); err != nil {
+			return err
+		}
+		idle[qi] = now().sub(u0)
+	}
+	fmt.Println("| query (kmkit) | first run after the load: time, cpu, page faults | after the free heap went back to the system | warm (median) | first / warm: time, cpu | idle / warm: time, cpu |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for qi, q := range queries {
+		w := medianUsage(warm[qi])
+		fmt.Printf("| %s | %s | %s | %s | %.2f, %.2f | %.2f, %.2f |\n", q.name, first[qi], idle[qi], w,
+			ratio(first[qi].ns, w.ns), ratio(first[qi].cpu, w.cpu), ratio(idle[qi].ns, w.ns), ratio(idle[qi].cpu, w.cpu))
+	}
+	fmt.Println("\npage faults: minor faults of the process (getrusage ru_minflt) during the request; cpu: user and system time of the process")
 	return nil
+}
+
+// usage is what one request cost the process: wall time, CPU time (user and system, all
+// threads) and minor page faults (getrusage), or a reading of them (now).
+type usage struct {
+	ns, cpu, faults int64
+}
+
+// now reads the process's clock, CPU time and minor page faults so far.
+func now() usage {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		log.Fatal(err)
+	}
+	return usage{ns: time.Now().UnixNano(), cpu: ru.Utime.Nano() + ru.Stime.Nano(), faults: int64(ru.Minflt)}
+}
+
+// sub returns u - v, the cost between two readings.
+func (u usage) sub(v usage) usage {
+	return usage{ns: u.ns - v.ns, cpu: u.cpu - v.cpu, faults: u.faults - v.faults}
+}
+
+// String is "time, cpu, page faults".
+func (u usage) String() string {
+	return fmt.Sprintf("%s, %s, %d", dur(u.ns), dur(u.cpu), u.faults)
+}
+
+// medianUsage is the median of each figure over runs, separately.
+func medianUsage(runs []usage) usage {
+	return usage{
+		ns:     median(mapSlice(runs, func(u usage) int64 { return u.ns })),
+		cpu:    median(mapSlice(runs, func(u usage) int64 { return u.cpu })),
+		faults: median(mapSlice(runs, func(u usage) int64 { return u.faults })),
+	}
+}
+
+// ratio is a / b, 0 where b is 0 (a CPU time below the clock's tick).
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }
 
 func median(v []int64) int64 {

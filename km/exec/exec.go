@@ -101,6 +101,8 @@ type plan struct {
 	keys            []sortKey            // the sort keys, in priority order
 	filter          pred                 // nil: every row
 	searched        []ref                // the columns a search looks at
+	scores          *scoreCache          // the Source's dictionary scores (nil: none)
+	arena           *arena               // the run's scratch buffers (nil: allocate)
 	// lend, when set, takes the cells of the projected page from the pool and lends them
 	// to the caller's results (query.Recycling).
 	lend *query.Recycling
@@ -137,13 +139,13 @@ func (s rowSet) len() int {
 	return len(s.sel)
 }
 
-// vector returns the rows as a selection vector.
-func (s rowSet) vector() []int32 {
+// vector returns the rows as a selection vector, in a buffer of a when it makes one.
+func (s rowSet) vector(a *arena) []int32 {
 	if s.all {
-		return rowRange(0, s.n)
+		return rowRangeIn(a, 0, s.n)
 	}
 	if s.bits != nil {
-		return selection(s.bits)
+		return selectionIn(a, s.bits)
 	}
 	return s.sel
 }
@@ -161,8 +163,11 @@ func (s rowSet) keep(n int) func(r int32) bool {
 }
 
 // rowRange returns the rows from, from+1, ..., to-1.
-func rowRange(from, to int) []int32 {
-	sel := make([]int32, to-from)
+func rowRange(from, to int) []int32 { return rowRangeIn(nil, from, to) }
+
+// rowRangeIn is rowRange in a buffer of the arena a.
+func rowRangeIn(a *arena, from, to int) []int32 {
+	sel := a.int32s(to - from)
 	for i := range sel {
 		sel[i] = int32(from + i)
 	}
@@ -184,7 +189,7 @@ func (p *plan) selectRows() (rowSet, rowCmp) {
 	if p.search == nil {
 		return rows, nil
 	}
-	sel, score := search(p.f.rows, rows.vector(), p.searched, p.search, p.stop)
+	sel, score := search(p.f.rows, rows.vector(p.arena), p.searched, p.search, p.scores, p.stop, p.arena)
 	return rowSet{sel: sel}, func(a, b int32) int { return int(score[b]) - int(score[a]) }
 }
 
@@ -201,7 +206,7 @@ func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 	}
 	order = p.stop.order(order)
 	if p.distinct {
-		sel := rows.vector()
+		sel := rows.vector(p.arena)
 		parts := make([]keyPart, len(p.refs))
 		for i, c := range p.refs {
 			parts[i] = newKeyPart(c)
@@ -213,7 +218,7 @@ func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 		}
 		// With sort keys, all selected, duplicates sort together: the first row of each
 		// combination in row order is also first in sorted order.
-		_, first := groupRows(parts, sel, p.stop)
+		_, first := groupRows(parts, sel, p.stop, p.arena)
 		for i, pos := range first {
 			first[i] = sel[pos]
 		}
@@ -229,7 +234,7 @@ func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 	if rows.all && order == nil {
 		return p.project(rowRange(start, end)), count // row order: no selection of all rows
 	}
-	sel := rows.vector()
+	sel := rows.vector(p.arena)
 	if order != nil {
 		sel = sortTop(sel, order, end)
 	}
@@ -502,29 +507,31 @@ func (f *Frame) searchedColumns(s *km.Search, selected []string) ([]ref, error) 
 	return out, nil
 }
 
-// scoreDict scores every value of dict, in chunks between which st may stop the run: a
-// dictionary of a million values takes seconds to score.
-func scoreDict(m *fuzzy.Matcher, dict []string, st *stop) []uint8 {
+// scoreDict scores every value of dict, exactly from least on (fuzzy.Matcher's
+// ScoreAllAtLeast), in chunks between which st may stop the run: a dictionary of a
+// million values takes seconds to score.
+func scoreDict(m *fuzzy.Matcher, dict []string, least int, st *stop) []uint8 {
 	if st == nil {
-		return m.ScoreAll(dict)
+		return m.ScoreAllAtLeast(dict, least)
 	}
 	out := make([]uint8, 0, len(dict))
 	const chunk = 1 << 10
 	for lo := 0; lo < len(dict); lo += chunk {
 		hi := min(lo+chunk, len(dict))
-		out = append(out, m.ScoreAll(dict[lo:hi])...)
+		out = append(out, m.ScoreAllAtLeast(dict[lo:hi], least)...)
 		st.check(64 * (hi - lo)) // a fuzzy score costs about as much as 64 rows of a loop
 	}
 	return out
 }
 
 // search keeps the rows of sel whose best score over the columns reaches the precision.
-// Each column's dictionary is scored once; rows look their score up by code. It returns
-// the kept rows (in sel's order) and the score of every kept row, indexed by frame row.
-func search(n int, sel []int32, cols []ref, s *km.Search, st *stop) ([]int32, []uint8) {
+// Each column's dictionary is scored once, or its scores are found in cache; rows look
+// their score up by code. It returns the kept rows (in sel's order) and the score of
+// every kept row, indexed by frame row. The kept rows are in a buffer of a.
+func search(n int, sel []int32, cols []ref, s *km.Search, cache *scoreCache, st *stop, a *arena) ([]int32, []uint8) {
 	m := fuzzy.New(s.Term)
 	score := make([]uint8, n)
-	for _, c := range cols {
+	for i, c := range cols {
 		col, ok := c.col.(*column.Strings)
 		if !ok {
 			// A time column: its HH:MM:SS text, scored once per distinct value.
@@ -548,8 +555,14 @@ func search(n int, sel []int32, cols []ref, s *km.Search, st *stop) ([]int32, []
 			}
 			continue
 		}
-		byCode := scoreDict(m, col.Dict, st)
+		byCode := cache.scores(col, s.Term, m, s.Precision, st)
 		switch {
+		case c.index == nil && col.Nulls == nil && i == 0:
+			// The first column searched: its scores are the rows' so far. No max, whose
+			// branch the scores below the precision (0, see scoreCache) make unpredictable.
+			for _, r := range sel {
+				score[r] = byCode[col.Codes[r]]
+			}
 		case c.index == nil && col.Nulls == nil:
 			for _, r := range sel {
 				score[r] = max(score[r], byCode[col.Codes[r]])
@@ -563,7 +576,7 @@ func search(n int, sel []int32, cols []ref, s *km.Search, st *stop) ([]int32, []
 			}
 		}
 	}
-	kept := make([]int32, 0, len(sel)/4)
+	kept := a.int32s(len(sel))[:0] // at most every row: appends stay in the buffer
 	for _, r := range sel {
 		if int(score[r]) >= s.Precision {
 			kept = append(kept, r)

@@ -633,12 +633,15 @@ func (f *Frame) callKernel(c column.Column, e *query.Call) (kernel, error) {
 }
 
 // selection returns the rows set in b, ascending.
-func selection(b column.Bitmap) []int32 {
+func selection(b column.Bitmap) []int32 { return selectionIn(nil, b) }
+
+// selectionIn is selection in a buffer of the arena a.
+func selectionIn(a *arena, b column.Bitmap) []int32 {
 	n := 0
 	for _, w := range b {
 		n += bits.OnesCount64(w)
 	}
-	sel := make([]int32, 0, n)
+	sel := a.int32s(n)[:0]
 	for i, w := range b {
 		for w != 0 {
 			sel = append(sel, int32(i*64+bits.TrailingZeros64(w)))

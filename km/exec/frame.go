@@ -39,12 +39,6 @@ func (c ref) row(r int32) int32 {
 	return c.index[r]
 }
 
-// isNull reports whether the frame cell r is null.
-func (c ref) isNull(r int32) bool {
-	cr := c.row(r)
-	return cr < 0 || c.col.IsNull(int(cr))
-}
-
 // value returns the frame cell r.
 func (c ref) value(r int32) query.Value {
 	cr := c.row(r)

@@ -120,10 +120,12 @@ const denseLimit = 1 << 22
 // groupRows gives each row of sel a group id, numbering groups in order of first
 // appearance in sel; equal keys (nulls equal to each other) share a group. It returns the
 // group id of each entry of sel and the sel position of each group's first row. st may
-// stop it between columns and within the hash-map passes.
-func groupRows(parts []keyPart, sel []int32, st *stop) (gid []int32, first []int32) {
-	gid = make([]int32, len(sel))
+// stop it between columns and within the hash-map passes. Its buffers (the group ids
+// returned among them) are a's.
+func groupRows(parts []keyPart, sel []int32, st *stop, a *arena) (gid []int32, first []int32) {
+	gid = a.int32s(len(sel))
 	if len(parts) == 0 {
+		clear(gid)
 		if len(sel) > 0 {
 			first = []int32{0}
 		}
@@ -141,15 +143,15 @@ func groupRows(parts []keyPart, sel []int32, st *stop) (gid []int32, first []int
 	case dense > 0:
 		// Every part is small: combine them in mixed radix, null as the last digit, one
 		// column at a time, then number the combined keys in order of first appearance.
-		keys := make([]int32, len(sel))
+		keys := a.zeroed(len(sel))
 		if len(sel) >= parallelRows && dense <= len(sel) && runtime.GOMAXPROCS(0) > 1 {
-			return groupDenseParallel(parts, sel, keys, gid, dense)
+			return groupDenseParallel(parts, sel, keys, gid, dense, a)
 		}
 		for _, p := range parts {
 			p.mix(keys, sel)
 			st.check(len(sel))
 		}
-		ids := make([]int32, dense)
+		ids := a.int32s(dense)
 		for i := range ids {
 			ids[i] = -1
 		}
@@ -224,14 +226,18 @@ var parallelRows = 1 << 16
 // contiguous chunk of sel: the combined keys and each chunk's first position of every key
 // in parallel, then the group ids numbered in order of first appearance (one pass over the
 // dense key range per chunk), then the rows' ids in parallel. dense is small next to
-// len(sel), so the passes over the key range cost little.
-func groupDenseParallel(parts []keyPart, sel, keys, gid []int32, dense int) ([]int32, []int32) {
+// len(sel), so the passes over the key range cost little. Its tables over the key range
+// are buffers of a, taken before the goroutines start (an arena is one goroutine's).
+func groupDenseParallel(parts []keyPart, sel, keys, gid []int32, dense int, a *arena) ([]int32, []int32) {
 	n := min(runtime.GOMAXPROCS(0), 8)
 	bounds := make([]int, n+1)
 	for c := range bounds {
 		bounds[c] = len(sel) * c / n
 	}
 	chunkFirst := make([][]int32, n) // per chunk: position of each key's first row, or -1
+	for c := range chunkFirst {
+		chunkFirst[c] = a.int32s(dense)
+	}
 	each := func(f func(c, lo, hi int)) {
 		var wg sync.WaitGroup
 		for c := range n {
@@ -243,7 +249,7 @@ func groupDenseParallel(parts []keyPart, sel, keys, gid []int32, dense int) ([]i
 		for _, p := range parts {
 			p.mix(keys[lo:hi], sel[lo:hi])
 		}
-		f := make([]int32, dense)
+		f := chunkFirst[c]
 		for i := range f {
 			f[i] = -1
 		}
@@ -252,11 +258,10 @@ func groupDenseParallel(parts []keyPart, sel, keys, gid []int32, dense int) ([]i
 				f[k] = int32(i)
 			}
 		}
-		chunkFirst[c] = f
 	})
 	// A key's first row is in the first chunk that holds it; ordering the keys by that
 	// position numbers them as the sequential pass would.
-	firstOf := make([]int32, dense)
+	firstOf := a.int32s(dense)
 	for k := range firstOf {
 		firstOf[k] = -1
 		for c := range n {
@@ -273,7 +278,7 @@ func groupDenseParallel(parts []keyPart, sel, keys, gid []int32, dense int) ([]i
 		}
 	}
 	slices.Sort(first)
-	ids := make([]int32, dense)
+	ids := a.int32s(dense) // read only at the keys present, each set below
 	for id, f := range first {
 		ids[keys[f]] = int32(id)
 	}

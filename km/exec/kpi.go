@@ -85,14 +85,7 @@ func (f *Frame) aggregateWith(a *query.Aggregate, cond pred) (compiledMetric, er
 	case query.AggCount:
 		if a.Field == "" {
 			return compiledMetric{typ: query.TypeInteger, eval: func(g groups) []query.Value {
-				b := passing()
-				n := make([]int64, g.n)
-				for i, r := range g.sel {
-					if pass(b, r) {
-						n[g.gid[i]]++
-					}
-				}
-				return ints(n)
+				return ints(countRows(g, passing(), ref{}))
 			}}, nil
 		}
 	case query.AggCountDistinct, query.AggSum, query.AggAvg, query.AggMin, query.AggMax, query.AggMedian:
@@ -107,14 +100,7 @@ func (f *Frame) aggregateWith(a *query.Aggregate, cond pred) (compiledMetric, er
 	switch a.Func {
 	case query.AggCount:
 		return compiledMetric{typ: query.TypeInteger, eval: func(g groups) []query.Value {
-			b := passing()
-			n := make([]int64, g.n)
-			for i, r := range g.sel {
-				if pass(b, r) && !c.isNull(r) {
-					n[g.gid[i]]++
-				}
-			}
-			return ints(n)
+			return ints(countRows(g, passing(), c))
 		}}, nil
 	case query.AggCountDistinct:
 		return compiledMetric{typ: query.TypeInteger, eval: func(g groups) []query.Value {
@@ -122,6 +108,7 @@ func (f *Frame) aggregateWith(a *query.Aggregate, cond pred) (compiledMetric, er
 		}}, nil
 	case query.AggMin, query.AggMax:
 		order := keyCmp(c, a.Func == query.AggMax)
+		nulls := nullsOf(c.col)
 		return compiledMetric{typ: c.col.Type(), eval: func(g groups) []query.Value {
 			b := passing()
 			best := make([]int32, g.n)
@@ -129,7 +116,7 @@ func (f *Frame) aggregateWith(a *query.Aggregate, cond pred) (compiledMetric, er
 				best[i] = -1
 			}
 			for i, r := range g.sel {
-				if !pass(b, r) || c.isNull(r) {
+				if cr := c.row(r); cr < 0 || nulls.Get(int(cr)) || !pass(b, r) {
 					continue
 				}
 				if cur := best[g.gid[i]]; cur < 0 || order(r, cur) < 0 {
@@ -237,6 +224,37 @@ func accumulate(c ref, g groups, pass column.Bitmap, sum []compensated, n []int)
 			n[g.gid[i]]++
 		}
 	}
+}
+
+// countRows counts by group the rows of g that are in pass (nil: every row) and whose cell
+// of c is not null; a zero ref (no column) counts every row. Whether a column has nulls is
+// known at load time (a column without nulls has no bitmap), so a column read directly
+// without nulls costs no test per row: the counts are those of the group ids alone.
+func countRows(g groups, pass column.Bitmap, c ref) []int64 {
+	n := make([]int64, g.n)
+	var nulls column.Bitmap
+	if c.col != nil {
+		nulls = nullsOf(c.col)
+	}
+	if c.index == nil && nulls == nil {
+		if pass == nil {
+			for _, id := range g.gid {
+				n[id]++
+			}
+			return n
+		}
+		for i, r := range g.sel {
+			n[g.gid[i]] += int64(bit(pass, r)) // no branch: the passing rows are scattered
+		}
+		return n
+	}
+	for i, r := range g.sel {
+		cr := c.row(r)
+		if cr >= 0 && !nulls.Get(int(cr)) && (pass == nil || pass.Get(int(r))) {
+			n[g.gid[i]]++
+		}
+	}
+	return n
 }
 
 // bit is 1 when row r is in b, else 0, as b.Get(r) without a branch on the bit.

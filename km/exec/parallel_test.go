@@ -55,7 +55,7 @@ func TestGroupRowsParallel(t *testing.T) {
 				sel = append(sel, int32(i))
 			}
 		}
-		gid, first := groupRows(parts, sel, nil)
+		gid, first := groupRows(parts, sel, nil, nil)
 
 		ids := map[string]int32{}
 		var wantFirst []int32

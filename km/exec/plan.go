@@ -39,9 +39,19 @@ import (
 //     distinct; the aggregate runs over the grain table with those pairs. Groups of all
 //     aggregates are merged by their dimension values.
 type Source struct {
-	m      *km.KnowledgeModel
-	tables map[string]*column.Table // by record id
-	cache  sync.Map                 // string -> *lazy
+	m       *km.KnowledgeModel
+	tables  map[string]*column.Table // by record id
+	cache   sync.Map                 // string -> *lazy
+	rel     *sync.Map                // relationship indexes: relKey -> *lazy
+	scores  *scoreCache              // fuzzy scores of dictionaries by term
+	scratch *scratch                 // the runs' buffers, kept between runs
+}
+
+// relKey names a relationship index by the columns it joins, not by record ids, so that
+// Sources of different KMs over the same tables share it (NewSourceSharing).
+type relKey struct {
+	from, key column.Column // the child's field, the parent's key
+	children  bool          // the parent's children, else each child's parent
 }
 
 // lazy is a cached value built once.
@@ -54,14 +64,56 @@ type lazy struct {
 // NewSource returns the source of m's records; tables maps each record id to its table,
 // which holds a column per field of the record, named by the field id.
 func NewSource(m *km.KnowledgeModel, tables map[string]*column.Table) *Source {
-	return &Source{m: m, tables: tables}
+	return &Source{m: m, tables: tables, rel: &sync.Map{}, scores: newScoreCache(scoreCacheBytes), scratch: newScratch(tables)}
+}
+
+// NewSourceSharing is NewSource for a store of several KMs over the same tables: the new
+// Source shares other's relationship indexes, scratch memory and fuzzy scores (all keyed
+// by memory and by column, never by record, so any two Sources may share them), so that
+// its Warm builds and touches nothing the other has and the store keeps one of each. The
+// scratch is sized by other's tables: a larger table of the new Source's takes memory
+// beyond its bound. A nil other gives a Source of its own, as NewSource.
+func NewSourceSharing(m *km.KnowledgeModel, tables map[string]*column.Table, other *Source) *Source {
+	s := NewSource(m, tables)
+	if other != nil {
+		s.rel, s.scores, s.scratch = other.rel, other.scores, other.scratch
+	}
+	return s
+}
+
+// Warm readies s for its first requests, so that they run as later ones do: it builds
+// the indexes of the KM's relationships (each child row's parent, each parent row's
+// children), which the first request crossing a relationship would otherwise build, and
+// touches scratch buffers for runs over each table's rows, which the first heavy request
+// would otherwise take from fresh memory, a page fault per 4 KiB (see scratch). A store
+// calls it once after loading; it costs about four int32s per row of each table size
+// (see warmRuns), kept for the Source's life, and leaves the hash maps of the indexes'
+// builds as garbage. Errors are left to the requests that meet them.
+func (s *Source) Warm() {
+	for _, r := range s.m.Relationships {
+		down := km.Step{From: r.To.Record, FromField: r.To.Field, To: r.From.Record, ToField: r.From.Field}
+		_, _ = s.children(down) // builds the parent index (the step up) first
+	}
+	classes := map[int]int{} // the largest row count of each size class
+	for _, t := range s.tables {
+		k := class(max(t.Rows(), 1))
+		classes[k] = max(classes[k], t.Rows())
+	}
+	for _, n := range classes {
+		s.scratch.warm(n, warmRuns)
+	}
 }
 
 // cached returns the value of key, building it with build on first use.
 func (s *Source) cached(key string, build func() (any, error)) (any, error) {
-	v, ok := s.cache.Load(key)
+	return cachedIn(&s.cache, key, build)
+}
+
+// cachedIn returns the value of key in cache, building it with build on first use.
+func cachedIn(cache *sync.Map, key any, build func() (any, error)) (any, error) {
+	v, ok := cache.Load(key)
 	if !ok {
-		v, _ = s.cache.LoadOrStore(key, &lazy{})
+		v, _ = cache.LoadOrStore(key, &lazy{})
 	}
 	l := v.(*lazy)
 	l.once.Do(func() { l.v, l.err = build() })
@@ -143,24 +195,12 @@ func namesRowKey(e query.Expr, record string) bool {
 // parents returns, for each row of child, the row of parent whose key equals the child's
 // field, or -1.
 func (s *Source) parents(child, field, parent, key string) ([]int32, error) {
-	v, err := s.cached("parents "+child+"."+field+">"+parent+"."+key, func() (any, error) {
-		ct, err := s.table(child)
-		if err != nil {
-			return nil, err
-		}
-		pt, err := s.table(parent)
-		if err != nil {
-			return nil, err
-		}
-		fc, ok := ct.Column(field)
-		if !ok {
-			return nil, fmt.Errorf("exec: %w %q", ErrUnknownField, child+"."+field)
-		}
-		kc, ok := pt.Column(key)
-		if !ok {
-			return nil, fmt.Errorf("exec: %w %q", ErrUnknownField, parent+"."+key)
-		}
-		idx, err := joinIndex(ct.Rows(), ref{col: fc}, kc)
+	fc, kc, err := s.relColumns(child, field, parent, key)
+	if err != nil {
+		return nil, err
+	}
+	v, err := cachedIn(s.rel, relKey{from: fc, key: kc}, func() (any, error) {
+		idx, err := joinIndex(fc.Len(), ref{col: fc}, kc)
 		if err != nil {
 			return nil, fmt.Errorf("exec: relationship %s.%s to %s.%s: %w", child, field, parent, key, err)
 		}
@@ -170,6 +210,27 @@ func (s *Source) parents(child, field, parent, key string) ([]int32, error) {
 		return nil, err
 	}
 	return v.([]int32), nil
+}
+
+// relColumns returns the columns a relationship joins: child's field and parent's key.
+func (s *Source) relColumns(child, field, parent, key string) (from, to column.Column, err error) {
+	ct, err := s.table(child)
+	if err != nil {
+		return nil, nil, err
+	}
+	pt, err := s.table(parent)
+	if err != nil {
+		return nil, nil, err
+	}
+	fc, ok := ct.Column(field)
+	if !ok {
+		return nil, nil, fmt.Errorf("exec: %w %q", ErrUnknownField, child+"."+field)
+	}
+	kc, ok := pt.Column(key)
+	if !ok {
+		return nil, nil, fmt.Errorf("exec: %w %q", ErrUnknownField, parent+"."+key)
+	}
+	return fc, kc, nil
 }
 
 // stepIndex returns the parent index of the relationship a step crosses, over the child's
@@ -189,16 +250,16 @@ type children struct {
 }
 
 func (s *Source) children(st km.Step) (*children, error) {
-	v, err := s.cached("children "+st.String(), func() (any, error) {
+	fc, kc, err := s.relColumns(st.To, st.ToField, st.From, st.FromField)
+	if err != nil {
+		return nil, err
+	}
+	v, err := cachedIn(s.rel, relKey{from: fc, key: kc, children: true}, func() (any, error) {
 		idx, err := s.stepIndex(st)
 		if err != nil {
 			return nil, err
 		}
-		pt, err := s.table(st.From)
-		if err != nil {
-			return nil, err
-		}
-		c := &children{off: make([]int32, pt.Rows()+1), rows: make([]int32, 0, len(idx))}
+		c := &children{off: make([]int32, kc.Len()+1), rows: make([]int32, 0, len(idx))}
 		for _, p := range idx {
 			if p >= 0 {
 				c.off[p+1]++
@@ -341,9 +402,11 @@ func (s *Source) Run(p *km.Plan) (*query.Result, error) {
 // are always completed (one radix sort of the column).
 func (s *Source) RunContext(ctx context.Context, p *km.Plan) (res *query.Result, err error) {
 	defer recoverHalt(&err)
+	a := &arena{s: s.scratch}
+	defer a.release() // after the run: the result holds values, never the buffers
 	st := newStop(ctx)
 	if len(p.KPIs) == 0 {
-		return s.runRows(ctx, p, st)
+		return s.runRows(ctx, p, st, a)
 	}
 	fs, err := s.filter(ctx, p, p.Records)
 	if err != nil {
@@ -352,14 +415,14 @@ func (s *Source) RunContext(ctx context.Context, p *km.Plan) (res *query.Result,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return s.runKPIs(ctx, p, fs, st)
+	return s.runKPIs(ctx, p, fs, st, a)
 }
 
 // runRows lists the rows of the grain with the executor's plan over the grain's frame. A
 // sorted page without a count first tries earlyTop with the filter evaluated row by row
 // (rowFilter); otherwise, or when the walk gives up, the filter's bitmap over the grain
 // rows selects them.
-func (s *Source) runRows(ctx context.Context, p *km.Plan, st *stop) (*query.Result, error) {
+func (s *Source) runRows(ctx context.Context, p *km.Plan, st *stop, a *arena) (*query.Result, error) {
 	rowKey := slices.ContainsFunc(p.Fields, func(c km.ColumnRef) bool { return c.Field == km.RowField && c.Record == p.Grain })
 	f, err := s.frame(p.Grain, p.RowJoin, rowKey)
 	if err != nil {
@@ -374,6 +437,8 @@ func (s *Source) runRows(ctx context.Context, p *km.Plan, st *stop) (*query.Resu
 	}
 	pl.lend = query.RecyclingFrom(ctx)
 	pl.stop = st
+	pl.scores = s.scores
+	pl.arena = a
 	res := &query.Result{Columns: pl.cols}
 	for i := range res.Columns {
 		res.Columns[i].Name = p.Columns[i].Name
@@ -606,7 +671,7 @@ type pairs struct {
 }
 
 // runKPIs computes the KPIs per group of the dimensions.
-func (s *Source) runKPIs(ctx context.Context, p *km.Plan, fs *filterState, st *stop) (*query.Result, error) {
+func (s *Source) runKPIs(ctx context.Context, p *km.Plan, fs *filterState, st *stop, ar *arena) (*query.Result, error) {
 	gs := &groupSet{ids: map[string]int32{}}
 	if len(p.Fields) == 0 {
 		gs.vals, gs.first, gs.minG = [][]query.Value{{}}, []int{0}, []int32{-1}
@@ -626,7 +691,7 @@ func (s *Source) runKPIs(ctx context.Context, p *km.Plan, fs *filterState, st *s
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		pr, err := s.expand(p, fs, a, gs, st)
+		pr, err := s.expand(p, fs, a, gs, st, ar)
 		if err != nil {
 			return nil, err
 		}
@@ -730,23 +795,20 @@ func searchGroups(p *km.Plan, rows [][]query.Value, order []int32, st *stop) ([]
 }
 
 // expand builds the tuples of one aggregate, groups them, and returns its distinct
-// (group, grain row) pairs.
-func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupSet, stp *stop) (pairs, error) {
+// (group, grain row) pairs. Its buffers, the pairs' among them, are ar's.
+func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupSet, stp *stop, ar *arena) (pairs, error) {
 	gt, err := s.table(a.Grain)
 	if err != nil {
 		return pairs{}, err
 	}
 	var grain []int32
 	if b := fs.pass[a.Grain]; b != nil {
-		grain = selection(b)
+		grain = selectionIn(ar, b)
 	} else {
-		grain = make([]int32, gt.Rows())
-		for i := range grain {
-			grain[i] = int32(i)
-		}
+		grain = rowRangeIn(ar, 0, gt.Rows())
 	}
 	if len(p.Fields) == 0 {
-		return pairs{g: grain, gid: make([]int32, len(grain))}, nil
+		return pairs{g: grain, gid: ar.zeroed(len(grain))}, nil
 	}
 	// The tuples: one row number per record, -1 for null.
 	idx := map[string][]int32{a.Grain: grain}
@@ -759,7 +821,7 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 			if err != nil {
 				return pairs{}, err
 			}
-			to := make([]int32, len(from))
+			to := ar.int32s(len(from))
 			pass := fs.pass[st.To]
 			for t, r := range from {
 				q := int32(-1)
@@ -804,7 +866,7 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		for _, rec := range recs {
 			stp.check(len(rep))
 			old := idx[rec]
-			nw := make([]int32, len(rep))
+			nw := ar.int32s(len(rep))
 			for i, t := range rep {
 				nw[i] = old[t]
 			}
@@ -834,11 +896,8 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		}
 		parts[i] = newKeyPart(ref{col: col, index: rows})
 	}
-	sel := make([]int32, nt)
-	for i := range sel {
-		sel[i] = int32(i)
-	}
-	local, first := groupRows(parts, sel, stp)
+	sel := rowRangeIn(ar, 0, nt)
+	local, first := groupRows(parts, sel, stp, ar)
 	global := make([]int32, len(first))
 	for l, t := range first {
 		stp.check(1)
@@ -856,7 +915,7 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		// expansion keeps the grain's order), so a group seen with the current grain row
 		// is remembered by stamping it with that row.
 		stamp := make([]int32, len(gs.vals))
-		kept := pairs{g: make([]int32, 0, nt), gid: make([]int32, 0, nt)}
+		kept := pairs{g: ar.int32s(nt)[:0], gid: ar.int32s(nt)[:0]} // at most nt pairs: no growth
 		for t, gi := range out.gid {
 			if g := out.g[t]; stamp[gi] != g+1 {
 				stamp[gi] = g + 1

@@ -78,7 +78,25 @@ func (m *Matcher) Score(value string) int {
 
 // ScoreAll returns the score of each value; it runs the subsequence matcher once over all
 // of them. The executor calls it with the dictionary of a string column.
-func (m *Matcher) ScoreAll(values []string) []uint8 {
+func (m *Matcher) ScoreAll(values []string) []uint8 { return m.ScoreAllAtLeast(values, 0) }
+
+// ScoreAllAtLeast is ScoreAll for a search that keeps the values scoring at least least:
+// every score of least or more is the value's score; a value below it may get 0 instead
+// of its score. It skips the typo and subsequence scores of values that cannot reach it,
+// known from the runes they share with the term:
+//
+// Let c be the number of the term's runes that the value holds, counted as multisets, two
+// runes the same when Unicode simple case folding makes them equal (the subsequence
+// matcher's equality). The typo score needs d <= dmax, the largest distance whose score
+// reaches least. In an optimal alignment of the term with a substring of the value, each
+// rune of the term either is a rune of the substring (kept, or one of a transposed pair)
+// or comes from an insertion or a substitution, one operation each; the kept and
+// transposed runes are a sub-multiset of the value's runes, so d >= n - c, and a value
+// with n - c > dmax cannot reach least by typos. A subsequence match pairs every rune of the
+// term with a distinct rune of the value that folds equal to it, so it needs c = n. Both
+// scores are at most MaxTypoScore, so for least above it only the substring tiers count.
+// TestScoreAllAtLeast holds this to the full scores on random values.
+func (m *Matcher) ScoreAllAtLeast(values []string, least int) []uint8 {
 	scores := make([]uint8, len(values))
 	if m.folded == "" {
 		for i := range scores {
@@ -86,12 +104,20 @@ func (m *Matcher) ScoreAll(values []string) []uint8 {
 		}
 		return scores
 	}
-	fuzzyTerm := len(m.pattern) > 0 && len(m.pattern) <= MaxFuzzyRunes
+	fuzzyTerm := len(m.pattern) > 0 && len(m.pattern) <= MaxFuzzyRunes && least <= MaxTypoScore
 	var plains []string // accent-free forms of the values still below AccentScore
 	var index []int     // their positions in values
 	var bp *bitPattern
+	var shared *runeCounter
+	n, dmax := len(m.pattern), len(m.pattern)
 	if fuzzyTerm {
 		bp = newBitPattern(m.pattern)
+		if least > 0 {
+			shared = newRuneCounter(m.pattern)
+			for dmax >= 0 && int(typoScore(n, dmax)) < least {
+				dmax--
+			}
+		}
 	}
 	for i, f := range foldAll(values) {
 		if strings.Contains(f, m.folded) {
@@ -106,7 +132,17 @@ func (m *Matcher) ScoreAll(values []string) []uint8 {
 		if !fuzzyTerm {
 			continue
 		}
-		scores[i] = typoScore(len(m.pattern), bp.distance(p))
+		if shared != nil {
+			c := shared.common(p)
+			if n-c <= dmax {
+				scores[i] = typoScore(n, bp.distance(p))
+			}
+			if c < n {
+				continue // no subsequence match
+			}
+		} else {
+			scores[i] = typoScore(n, bp.distance(p))
+		}
 		plains = append(plains, p)
 		index = append(index, i)
 	}
@@ -295,4 +331,72 @@ func (p *bitPattern) distance(s string) int {
 		best = min(best, score)
 	}
 	return best
+}
+
+// runeCounter counts the runes a value shares with a term, as multisets of runes under
+// simple case folding (see ScoreAllAtLeast).
+type runeCounter struct {
+	ascii [utf8.RuneSelf]int32 // the term's count of each ASCII fold key
+	other map[rune]int32       // of the other fold keys
+	left  [utf8.RuneSelf]int32 // scratch: what is left to match of ascii
+	n     int
+}
+
+func newRuneCounter(term []rune) *runeCounter {
+	c := &runeCounter{n: len(term)}
+	for _, r := range term {
+		if k := foldKey(r); k < utf8.RuneSelf {
+			c.ascii[k]++
+		} else {
+			if c.other == nil {
+				c.other = map[rune]int32{}
+			}
+			c.other[k]++
+		}
+	}
+	return c
+}
+
+// common returns how many of the term's runes s holds (at most the term's length).
+func (c *runeCounter) common(s string) int {
+	c.left = c.ascii
+	var other map[rune]int32
+	shared := 0
+	for _, r := range s {
+		k := foldKey(r)
+		if k < utf8.RuneSelf {
+			if c.left[k] > 0 {
+				c.left[k]--
+				shared++
+			}
+		} else if c.other[k] > 0 {
+			if other == nil {
+				other = make(map[rune]int32, len(c.other))
+			}
+			if other[k] < c.other[k] {
+				other[k]++
+				shared++
+			}
+		}
+		if shared == c.n {
+			break
+		}
+	}
+	return shared
+}
+
+// foldKey returns the least rune that Unicode simple case folding makes equal to r: equal
+// keys for the runes the subsequence matcher takes as equal.
+func foldKey(r rune) rune {
+	if r < utf8.RuneSelf {
+		if 'a' <= r && r <= 'z' {
+			return r - 'a' + 'A'
+		}
+		return r
+	}
+	k := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		k = min(k, f)
+	}
+	return k
 }

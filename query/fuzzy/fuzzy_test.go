@@ -2,6 +2,7 @@ package fuzzy
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -175,6 +176,47 @@ func TestBitParallelDistance(t *testing.T) {
 		want := d.semiGlobal(term, s)
 		if got := newBitPattern(term).distance(s); got != want {
 			t.Fatalf("distance(%q, %q) = %d, want %d", string(term), s, got, want)
+		}
+	}
+}
+
+// TestScoreAllAtLeast holds the prefilter of ScoreAllAtLeast to the full scores on random
+// values and terms (runes of several cases and foldings: ß, ſ, the Kelvin sign, accents):
+// a value scoring at least the floor keeps its score, one below it stays below.
+func TestScoreAllAtLeast(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	alphabet := []rune("abcdeklmorstSKMABCüéÉſßK ")
+	word := func(n int) string {
+		rs := make([]rune, n)
+		for i := range rs {
+			rs[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		return string(rs)
+	}
+	for c := range 400 {
+		values := make([]string, 60)
+		for i := range values {
+			values[i] = word(r.IntN(16))
+		}
+		term := word(1 + r.IntN(9))
+		if r.IntN(2) == 0 { // a term near a value: a substring with a few edits
+			v := []rune(values[r.IntN(len(values))] + word(4))
+			lo := r.IntN(len(v))
+			rs := slices.Clone(v[lo:min(len(v), lo+1+r.IntN(8))])
+			for range r.IntN(3) {
+				rs[r.IntN(len(rs))] = alphabet[r.IntN(len(alphabet))]
+			}
+			term = string(rs)
+		}
+		m := New(term)
+		full := m.ScoreAll(values)
+		for _, least := range []int{1, 30, 50, 60, 70, 80, 88, 90, 91, 95, 100} {
+			got := m.ScoreAllAtLeast(values, least)
+			for i, v := range values {
+				if int(full[i]) >= least && got[i] != full[i] || int(full[i]) < least && int(got[i]) >= least {
+					t.Fatalf("case %d: %q against %q at least %d: %d, full score %d", c, term, v, least, got[i], full[i])
+				}
+			}
 		}
 	}
 }

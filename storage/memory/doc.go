@@ -16,7 +16,10 @@
 // loads a data directory and registers its KMs, PutModel adds or replaces one KM whose
 // sources the store holds. Data that come from no directory (generated, or read by the
 // host) enter with KMStore.PutTable, then PutModel; in sqlstore they are tables of the
-// database (sqlstore.KMStore.ImportTables, or the host's own).
+// database (sqlstore.KMStore.ImportTables, or the host's own). KMStore.Warm, once the data
+// are in place, builds what the first queries would otherwise build (relationship
+// indexes, the executors' scratch memory), so that the first heavy request after a load
+// costs what later ones do.
 //
 // Where the backends differ, as memory is no database: each KMStore of a DB holds its own
 // tables (a KM store of a sqlstore.DB reads the database's), so that importing into a new

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/km/exec"
@@ -35,9 +36,10 @@ type KMStore struct {
 
 // kmSource is a cached executor source, built once by whichever query needs it first.
 type kmSource struct {
-	once sync.Once
-	src  *exec.Source
-	err  error
+	once  sync.Once
+	src   *exec.Source
+	err   error
+	built atomic.Bool // src is set (read src only after seeing this)
 }
 
 // newKMStore returns an empty store (DB.KM).
@@ -203,6 +205,41 @@ func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) 
 	return src.RunContext(ctx, p)
 }
 
+// Warm readies the store for its first requests after a load: it builds the executor of
+// every KM it holds with the indexes of its relationships, and the scratch memory of its
+// runs (exec.Source.Warm), so that the first heavy request runs as later ones do instead
+// of paying for the indexes and for fresh memory (a page fault per 4 KiB). It costs about
+// four int32s per row of each table size, kept while the data stay, and leaves garbage
+// (the hash maps of the index builds) that a collection frees. A host calls it once its
+// tables and models are in place (the reference server does after loading); without it
+// each executor is built by its first request. A later PutTable, PutModel or Import drops
+// the executors: call Warm again after it.
+func (s *KMStore) Warm() error {
+	s.mu.RLock()
+	models := slices.Collect(maps.Values(s.models))
+	s.mu.RUnlock()
+	for _, m := range models {
+		src, err := s.source(m)
+		if err != nil {
+			return err
+		}
+		src.Warm()
+	}
+	return nil
+}
+
+// sharedLocked returns the executor of another KM of the store, already built over the
+// store's tables (they change only with a clear of the sources), whose scratch memory and
+// fuzzy scores a new one shares, or nil. The caller holds s.mu.
+func (s *KMStore) sharedLocked(self *kmSource) *exec.Source {
+	for _, e := range s.sources {
+		if e != self && e.built.Load() {
+			return e.src
+		}
+	}
+	return nil
+}
+
 // source returns the (cached) executor source of m's tables.
 func (s *KMStore) source(m *km.KnowledgeModel) (*exec.Source, error) {
 	s.mu.Lock()
@@ -224,7 +261,8 @@ func (s *KMStore) source(m *km.KnowledgeModel) (*exec.Source, error) {
 			}
 			tables[r.ID] = t
 		}
-		e.src = exec.NewSource(m, tables)
+		e.src = exec.NewSourceSharing(m, tables, s.sharedLocked(e))
+		e.built.Store(true)
 	})
 	return e.src, e.err
 }

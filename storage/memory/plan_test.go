@@ -36,12 +36,23 @@ kpis:
 }
 
 // TestPlanSemantics checks the plan's semantics on a KM small enough to work the answers
-// out by hand (written next to each case).
+// out by hand (written next to each case), on a store as loaded and on one warmed
+// (KMStore.Warm: relationship indexes and scratch memory built before the first query).
 func TestPlanSemantics(t *testing.T) {
+	t.Run("loaded", func(t *testing.T) { testPlanSemantics(t, false) })
+	t.Run("warmed", func(t *testing.T) { testPlanSemantics(t, true) })
+}
+
+func testPlanSemantics(t *testing.T, warm bool) {
 	s := New().KM()
 	err := s.Import(context.Background(), planKM)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if warm {
+		if err := s.Warm(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	m, err := s.Model(context.Background(), "m")
 	if err != nil {
@@ -176,5 +187,45 @@ func TestPlanSortedPages(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWarmSharesScratch: the executors of two KMs over the same tables (the second built
+// sharing the first's scratch memory and fuzzy scores, exec.NewSourceSharing) both answer,
+// warmed, as the hand-worked rows of TestPlanSemantics ("grain up") say.
+func TestWarmSharesScratch(t *testing.T) {
+	ctx := context.Background()
+	fsys := fstest.MapFS{}
+	for k, v := range planKM {
+		fsys[k] = v
+	}
+	fsys["models/m2.yaml"] = &fstest.MapFile{Data: []byte("id: m2\nextends: m\n")}
+	s := New().KM()
+	if err := s.Import(ctx, fsys); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Warm(); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"m", "m2"} {
+		m, err := s.Model(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := km.NewPlan(m, &km.PlanRequest{
+			Fields: []string{"P.V"}, KPIs: []string{"SUM_Q", "N_P"}, PageSize: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Query(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Children without a parent (c5, c6) fall in the null group of P.V.
+		f, i := query.Float, query.Int
+		want := [][]query.Value{{f(10), f(6), i(1)}, {f(20), f(4), i(1)}, {query.Null(query.TypeFloat), f(11), i(0)}, {f(40), query.Null(query.TypeFloat), i(1)}}
+		if d := cmp.Diff(want, res.Rows); d != "" {
+			t.Errorf("KM %s (-want +got):\n%s", id, d)
+		}
 	}
 }

@@ -1,0 +1,125 @@
+package exec
+
+import (
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/query"
+)
+
+// TestScratchReuse runs requests of every shape (rows, distinct, search, KPIs, joined and
+// not, sizes from 0 to 60 rows) one after the other and two at a time on one Source whose
+// scratch keeps every buffer (the size floor lowered to 1 row), so that each run takes
+// buffers an earlier run of another shape wrote: every answer must still be the reference
+// evaluator's (run with -race). Every other table set takes the parallel paths (dense
+// grouping in chunks, aggregates on goroutines) at any size.
+func TestScratchReuse(t *testing.T) {
+	old, rows, pairs := minScratch, parallelRows, parallelPairs
+	minScratch = 1
+	t.Cleanup(func() { minScratch, parallelRows, parallelPairs = old, rows, pairs })
+	g := &gen{r: rand.New(rand.NewPCG(9, 10)), plan: true}
+	reused := 0
+	for set := range 40 {
+		if set%2 == 1 {
+			parallelRows, parallelPairs = 0, 0
+		} else {
+			parallelRows, parallelPairs = rows, pairs
+		}
+		_, rf := g.tables(t)
+		if rf.o.src.scratch == nil {
+			continue // a table set of no rows
+		}
+		rf.o.src.Warm()
+		var reqs [2][]*queryCase
+		for w := range reqs {
+			for range 30 {
+				req := g.request(t, rf)
+				reqs[w] = append(reqs[w], &queryCase{req: req, want: rf.run(req)})
+			}
+		}
+		var wg sync.WaitGroup
+		for w := range reqs {
+			wg.Go(func() {
+				for i, c := range reqs[w] {
+					got, err := rf.plan(c.req)
+					if err != nil {
+						t.Errorf("set %d, worker %d, case %d: %v\nrequest %s", set, w, i, err, describe(c.req))
+						return
+					}
+					if d := gocmp.Diff(c.want, got, cmpopts.EquateApprox(1e-9, 1e-9), cmpopts.EquateEmpty()); d != "" {
+						t.Errorf("set %d, worker %d, case %d: result differs from the reference (-want +got):\n%s\nrequest %s", set, w, i, d, describe(c.req))
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		rf.o.src.scratch.mu.Lock()
+		reused += rf.o.src.scratch.bytes
+		rf.o.src.scratch.mu.Unlock()
+	}
+	if reused == 0 {
+		t.Fatal("no run returned a buffer to the scratch: the test exercised no reuse")
+	}
+}
+
+type queryCase struct {
+	req  *km.PlanRequest
+	want *query.Result
+}
+
+// TestScratchBounds: take gives the length asked for from the buffer of its class, give
+// keeps buffers up to the bound only, and an arena returns what it took.
+func TestScratchBounds(t *testing.T) {
+	s := &scratch{maxBytes: 4 * 2 * 8192}
+	a := &arena{s: s}
+	b1 := a.int32s(5000)
+	b2 := a.zeroed(8192)
+	if len(b1) != 5000 || cap(b1) != 8192 || len(b2) != 8192 {
+		t.Fatalf("lengths %d, %d (cap %d)", len(b1), len(b2), cap(b1))
+	}
+	for _, v := range b2 {
+		if v != 0 {
+			t.Fatal("zeroed returned a non-zero element")
+		}
+	}
+	a.int32s(7000) // a third buffer of the class: beyond the bound when given back
+	small := a.int32s(10)
+	a.release()
+	if s.bytes != s.maxBytes || len(s.free[class(8192)]) != 2 {
+		t.Fatalf("scratch keeps %d bytes in %d buffers, bound %d", s.bytes, len(s.free[class(8192)]), s.maxBytes)
+	}
+	if len(a.held) != 0 || len(small) != 10 {
+		t.Fatal("the arena still holds buffers after release")
+	}
+	b := a.int32s(6000)
+	if &b[:1][0] != &b2[:1][0] && &b[:1][0] != &b1[:1][0] {
+		t.Error("a buffer of the class was not reused")
+	}
+	var nilArena *arena
+	if len(nilArena.zeroed(3)) != 3 {
+		t.Error("a nil arena does not allocate")
+	}
+}
+
+// TestNewSourceSharing: a Source built sharing another's keeps the other's relationship
+// indexes, scratch and score cache; without one it has its own.
+func TestNewSourceSharing(t *testing.T) {
+	g := &gen{r: rand.New(rand.NewPCG(13, 14)), plan: true}
+	_, rf := g.tables(t)
+	a := rf.o.src
+	b := NewSourceSharing(rf.o.m, a.tables, a)
+	if b.scratch != a.scratch || b.scores != a.scores || b.rel != a.rel {
+		t.Error("the new Source does not share the other's indexes, scratch and scores")
+	}
+	if c := NewSourceSharing(rf.o.m, a.tables, nil); c.scores == a.scores || c.scores == nil || c.rel == a.rel {
+		t.Error("a Source built sharing nothing has no indexes and score cache of its own")
+	}
+}
