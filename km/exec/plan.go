@@ -235,7 +235,11 @@ func (s *Source) holds(ctx context.Context, cj *km.Conjunct) (column.Bitmap, err
 	if err != nil {
 		return nil, err
 	}
-	pr, err := f.compileTrue(ctx, cj.Expr)
+	qctx, err := s.withQuantified(ctx, cj)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := f.compileTrue(qctx, cj.Expr)
 	if err != nil {
 		return nil, err
 	}
