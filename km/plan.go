@@ -321,6 +321,12 @@ type PlanRequest struct {
 	// RowKey lets a record-level request name the record's row key as RowField in Fields,
 	// Sort and Filters (bound against RowKeySchema). It is ignored at KM level.
 	RowKey bool
+	// Related lets a record-level request name, in Fields and Sort, the fields
+	// "RECORD.FIELD" of the records its record reaches going up (the OData service's
+	// $orderby by a to-one navigation path): a listed row reads them from its one related
+	// row along the KM's path, null where there is none or where it fails the filter, as
+	// a KM-level request's row does. It is ignored at KM level.
+	Related bool
 	// AdHocKPIs are KPIs m does not define (KnowledgeModel.AdHocKPI) that Request.KPIs may
 	// name; an id is looked up among them first.
 	AdHocKPIs []*KPI
@@ -352,6 +358,7 @@ func newPlan(m *KnowledgeModel, r *PlanRequest) (*Plan, error) {
 	}
 	c.rec = rec
 	c.rowKey = r.RowKey && rec != nil
+	c.related = r.Related && rec != nil
 	fields := r.Fields
 	if rec != nil && len(fields) == 0 {
 		for _, f := range rec.Fields {
@@ -390,6 +397,8 @@ type compiler struct {
 	m      *KnowledgeModel
 	rec    *Record // record-level scope, or nil
 	rowKey bool    // RowField names the row key of rec
+	// related: a field may be RECORD.FIELD of a record rec reaches going up
+	related bool
 	p      *Plan
 	adHoc  []*KPI // KPIs of the request that m does not define
 }
@@ -403,6 +412,9 @@ func (c *compiler) ref(name string) (ColumnRef, *Field, bool) {
 	if c.rec != nil {
 		f := c.rec.Field(name)
 		if f == nil {
+			if r, f := c.m.Field(name); c.related && f != nil && r != c.rec && c.m.reachesUp(c.rec.ID, r.ID) {
+				return ColumnRef{Record: r.ID, Field: f.ID, Type: f.Type}, f, true
+			}
 			return ColumnRef{}, nil, false
 		}
 		return ColumnRef{Record: c.rec.ID, Field: f.ID, Type: f.Type}, f, true
