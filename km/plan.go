@@ -399,8 +399,8 @@ type compiler struct {
 	rowKey bool    // RowField names the row key of rec
 	// related: a field may be RECORD.FIELD of a record rec reaches going up
 	related bool
-	p      *Plan
-	adHoc  []*KPI // KPIs of the request that m does not define
+	p       *Plan
+	adHoc   []*KPI // KPIs of the request that m does not define
 }
 
 // ref resolves a field as the scope names it: bare at record level, RECORD.FIELD at KM
