@@ -6,8 +6,8 @@ import "strings"
 // PATH/any(VAR: BODY), PATH/all(VAR: BODY) and PATH/any() (the collection is not
 // empty). Path is the path to the collection as written (ITEMS, or NAV/ITEMS). In Body,
 // a field reference VAR/FIELD (or VAR/NAV/FIELD) names a field of the collection's
-// element; other names are the outer entity's. The OData service rewrites a Lambda into
-// KM filters before binding; Bind refuses it as unsupported.
+// element; other names are the outer entity's. The OData service compiles a Lambda into
+// a Quantified before binding; Bind refuses a Lambda as unsupported.
 type Lambda struct {
 	At   Pos
 	Path string

@@ -42,13 +42,14 @@ func (s *Source) withQuantified(ctx context.Context, cj *km.Conjunct) (context.C
 		if err != nil {
 			return nil, err
 		}
-		related := column.NewBitmap(t.Rows())
+		// related: the rows of Record where the body is true (every row without a body).
+		var related column.Bitmap
 		if q.Body != nil {
 			if related, err = s.holds(ctx, q.Body); err != nil {
 				return nil, err
 			}
 		} else {
-			related = complement(related, nil, t.Rows())
+			related = complement(column.NewBitmap(t.Rows()), nil, t.Rows())
 		}
 		if x.All {
 			related = complement(related, nil, t.Rows()) // the rows where the body is not true
