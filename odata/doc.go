@@ -134,8 +134,9 @@
 //   - Capabilities: $metadata references the OASIS Capabilities vocabulary and says what
 //     the service does: every entity set has InsertRestrictions/Insertable,
 //     UpdateRestrictions/Updatable and DeleteRestrictions/Deletable false; the container
-//     has BatchSupported true and FilterFunctions listing every function and arithmetic
-//     operator $filter supports (contains ... ceiling, add ... mod).
+//     has BatchSupported true and FilterFunctions listing every function, arithmetic
+//     operator and lambda operator $filter supports (contains ... ceiling, add ... mod,
+//     any, all).
 //   - JSON control information: odata.metadata=minimal (the default), none (no context
 //     URL) or full (also @odata.type, @odata.id and @odata.editLink per entity, and
 //     NAME@odata.type for Int64, Date, DateTimeOffset and TimeOfDay properties), from
