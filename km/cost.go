@@ -110,6 +110,10 @@ func (p *Plan) Cost(sz Sizes) Cost {
 	}
 	for _, cj := range p.Filter {
 		c.Predicates += predicates(cj.Expr)
+		for x := range cj.Quantifiers {
+			// A quantifier reads the related rows (those of its nested ones alike).
+			c.Rows = max(c.Rows, rows(x.Record))
+		}
 	}
 	for _, cjs := range p.RowChecks {
 		for _, cj := range cjs {
@@ -220,6 +224,8 @@ func predicates(e query.Expr) int64 {
 		return predicates(e.L) + predicates(e.R)
 	case *query.Not:
 		return predicates(e.X)
+	case *query.Quantified:
+		return 1 + predicates(e.Body)
 	case nil:
 		return 0
 	}

@@ -112,8 +112,18 @@
 // reads. Record endpoints take their own fields bare and RECORD.FIELD of any record;
 // every predefined filter applies to every record it reaches.
 //
+// A conjunct may hold quantified conditions (query.Quantified, OData's any and all)
+// anywhere under its and, or and not: a condition on a row of a record P over its related
+// rows of a record C that P reaches going down only (Quantifier). It reads P like a
+// field of P (P is the home or one of its parents), and its value is true or false,
+// never unknown: any is true when some related row passes the body (true), all when no
+// related row fails it (false or unknown), so over no related rows any is false and all
+// true. The body is placed on C as a conjunct is on its home (C's fields and those of
+// its parents), and may hold quantified conditions of its own.
+//
 // Rows without KPIs. At record level the rows are the record's rows that pass the
-// filter, in row order. At KM level the rows are those of the row grain: the coarsest
+// filter, in row order (with PlanRequest.Related they may also show and sort by fields
+// of the records the record reaches going up, read as at KM level). At KM level the rows are those of the row grain: the coarsest
 // record whose path (by the rule above) to every record of the selected fields (and of
 // the searched fields) goes only up (ORDERS for ORDERS and CUSTOMERS fields, ORDER_ITEMS
 // for ORDERS and MATERIALS), each with the fields of its parent chain. The filter

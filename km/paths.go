@@ -29,6 +29,11 @@ func (s Step) String() string {
 	return s.From + "." + s.FromField + dir + s.To + "." + s.ToField
 }
 
+// Reverse returns the step that crosses the same relationship the other way.
+func (s Step) Reverse() Step {
+	return Step{From: s.To, To: s.From, FromField: s.ToField, ToField: s.FromField, Up: !s.Up}
+}
+
 // Path is a walk between two records: each step's From is the previous step's To. The
 // empty path leads from a record to itself.
 type Path []Step

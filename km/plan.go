@@ -238,8 +238,27 @@ type Conjunct struct {
 	Reads []Step
 	// Reach holds, for every record of Plan.Records (for an aggregate condition: for its
 	// grain), the path from Home to that record (KnowledgeModel.PathBetween; empty for
-	// Home itself).
+	// Home itself). Nil for the body of a Quantifier.
 	Reach map[string]Path
+	// Quantifiers places every query.Quantified node of Expr (outside the bodies of
+	// others, which their own Body conjuncts hold): Expr names each node's Parent like a
+	// field of it (Parent is Home or reached along Reads), and a row reads the node's
+	// value from its row of Parent. Nil when Expr has none.
+	Quantifiers map[*query.Quantified]*Quantifier
+}
+
+// Quantifier is the plan of a query.Quantified node q: the related rows of a row of
+// q.Parent are the rows of q.Record connected to it along Down, and each of them passes
+// or fails Body, a conjunct whose Home is q.Record (Body.Expr is q.Body, evaluated on
+// the related row as a conjunct's Expr on its home row; Body.Reach is nil). Any is true
+// when some related row passes; all when every related row passes (Body.Expr true),
+// which holds when there is none; neither is ever unknown.
+type Quantifier struct {
+	// Down is the path from q.Parent to q.Record (KnowledgeModel.PathBetween), steps
+	// down only, at least one.
+	Down Path
+	// Body is q.Body placed on q.Record, nil for any() without a body.
+	Body *Conjunct
 }
 
 // Search is a fuzzy search (package query/fuzzy): a row (or group) matches when the best
@@ -327,6 +346,12 @@ type PlanRequest struct {
 	// RowKey lets a record-level request name the record's row key as RowField in Fields,
 	// Sort and Filters (bound against RowKeySchema). It is ignored at KM level.
 	RowKey bool
+	// Related lets a record-level request name, in Fields and Sort, the fields
+	// "RECORD.FIELD" of the records its record reaches going up (the OData service's
+	// $orderby by a to-one navigation path): a listed row reads them from its one related
+	// row along the KM's path, null where there is none or where it fails the filter, as
+	// a KM-level request's row does. It is ignored at KM level.
+	Related bool
 }
 
 // NewPlan compiles r against m. Every error it returns is a client error: a
@@ -355,6 +380,7 @@ func newPlan(m *KnowledgeModel, r *PlanRequest) (*Plan, error) {
 	}
 	c.rec = rec
 	c.rowKey = r.RowKey && rec != nil
+	c.related = r.Related && rec != nil
 	fields := r.Fields
 	if rec != nil && len(fields) == 0 {
 		for _, f := range rec.Fields {
@@ -393,8 +419,10 @@ type compiler struct {
 	m      *KnowledgeModel
 	rec    *Record // record-level scope, or nil
 	rowKey bool    // RowField names the row key of rec
-	p      *Plan
-	adHoc  []*KPI // KPIs of the request that m does not define
+	// related: a field may be RECORD.FIELD of a record rec reaches going up
+	related bool
+	p       *Plan
+	adHoc   []*KPI // KPIs of the request that m does not define
 }
 
 // ref resolves a field as the scope names it: bare at record level, RECORD.FIELD at KM
@@ -406,6 +434,9 @@ func (c *compiler) ref(name string) (ColumnRef, *Field, bool) {
 	if c.rec != nil {
 		f := c.rec.Field(name)
 		if f == nil {
+			if r, f := c.m.Field(name); c.related && f != nil && r != c.rec && c.m.reachesUp(c.rec.ID, r.ID) {
+				return ColumnRef{Record: r.ID, Field: f.ID, Type: f.Type}, f, true
+			}
 			return ColumnRef{}, nil, false
 		}
 		return ColumnRef{Record: c.rec.ID, Field: f.ID, Type: f.Type}, f, true
@@ -559,20 +590,10 @@ func (m *KnowledgeModel) metricGrains(k *KPI, mt query.Metric) (map[*query.Aggre
 }
 
 // home finds the home of a bound expression: the record among those it names whose path
-// to every other one goes only up. It returns the home and the records named.
+// to every other one goes only up. It returns the home and the records named (the
+// Parent of a Quantified node counts as named, its body does not).
 func (m *KnowledgeModel) home(e query.Expr) (string, []string, error) {
-	var named []string
-	ExprFields(e, func(name string) {
-		id := RowKeyRecord(name)
-		if r, _ := m.Field(name); r != nil {
-			id = r.ID
-		} else if m.Record(id) == nil {
-			id = ""
-		}
-		if id != "" && !slices.Contains(named, id) {
-			named = append(named, id)
-		}
-	})
+	named := m.named(e)
 	if len(named) == 0 {
 		return "", nil, fmt.Errorf("the condition names no field")
 	}
@@ -611,6 +632,44 @@ func quoteExpr(e query.Expr) string {
 	return "the condition " + s
 }
 
+// named returns the records whose fields a bound expression reads, in order of
+// appearance: the records of its fields and the Parent of each Quantified node (outside
+// the bodies of others).
+func (m *KnowledgeModel) named(e query.Expr) []string {
+	var named []string
+	add := func(id string) {
+		if id != "" && !slices.Contains(named, id) {
+			named = append(named, id)
+		}
+	}
+	var walk func(query.Expr)
+	walk = func(e query.Expr) {
+		switch x := e.(type) {
+		case *query.Logical:
+			walk(x.L)
+			walk(x.R)
+		case *query.Not:
+			walk(x.X)
+		case *query.Quantified:
+			if m.Record(x.Parent) != nil {
+				add(x.Parent)
+			}
+		default:
+			ExprFields(e, func(name string) {
+				id := RowKeyRecord(name)
+				if r, _ := m.Field(name); r != nil {
+					id = r.ID
+				} else if m.Record(id) == nil {
+					id = ""
+				}
+				add(id)
+			})
+		}
+	}
+	walk(e)
+	return named
+}
+
 // conjunct places a bound expression (fields RECORD.FIELD) on its home and computes the
 // paths to the given records.
 func (m *KnowledgeModel) conjunct(e query.Expr, reach []string) (*Conjunct, error) {
@@ -618,7 +677,25 @@ func (m *KnowledgeModel) conjunct(e query.Expr, reach []string) (*Conjunct, erro
 	if err != nil {
 		return nil, err
 	}
-	cj := &Conjunct{Expr: e, Home: home, Reach: make(map[string]Path, len(reach))}
+	cj, err := m.placed(e, home, named)
+	if err != nil {
+		return nil, err
+	}
+	cj.Reach = make(map[string]Path, len(reach))
+	for _, r := range reach {
+		p, err := m.PathBetween(home, r)
+		if err != nil {
+			return nil, err
+		}
+		cj.Reach[r] = p
+	}
+	return cj, nil
+}
+
+// placed returns e placed on home, which reaches every record of named (m.named(e))
+// going up: its Reads and its Quantifiers.
+func (m *KnowledgeModel) placed(e query.Expr, home string, named []string) (*Conjunct, error) {
+	cj := &Conjunct{Expr: e, Home: home}
 	var ups []Path
 	for _, r := range named {
 		if r == home {
@@ -630,17 +707,62 @@ func (m *KnowledgeModel) conjunct(e query.Expr, reach []string) (*Conjunct, erro
 		}
 		ups = append(ups, p)
 	}
+	var err error
 	if cj.Reads, err = tree(home, ups); err != nil {
 		return nil, err
 	}
-	for _, r := range reach {
-		p, err := m.PathBetween(home, r)
-		if err != nil {
-			return nil, err
+	var walk func(query.Expr) error
+	walk = func(e query.Expr) error {
+		switch x := e.(type) {
+		case *query.Logical:
+			if err := walk(x.L); err != nil {
+				return err
+			}
+			return walk(x.R)
+		case *query.Not:
+			return walk(x.X)
+		case *query.Quantified:
+			q, err := m.quantifier(x)
+			if err != nil {
+				return err
+			}
+			if cj.Quantifiers == nil {
+				cj.Quantifiers = map[*query.Quantified]*Quantifier{}
+			}
+			cj.Quantifiers[x] = q
 		}
-		cj.Reach[r] = p
+		return nil
 	}
-	return cj, nil
+	return cj, walk(e)
+}
+
+// quantifier places a Quantified node: the path down from its Parent to its Record, and
+// its body on Record.
+func (m *KnowledgeModel) quantifier(x *query.Quantified) (*Quantifier, error) {
+	if m.Record(x.Parent) == nil || m.Record(x.Record) == nil {
+		return nil, fmt.Errorf("%s/%s(...): unknown record %s or %s", x.Record, x.Operator(), x.Parent, x.Record)
+	}
+	down, err := m.PathBetween(x.Parent, x.Record)
+	if err != nil {
+		return nil, err
+	}
+	if len(down) == 0 || slices.ContainsFunc(down, func(s Step) bool { return s.Up }) {
+		return nil, fmt.Errorf("%s/%s(...): %s is not a collection of %s: the knowledge model joins them along %s, which is not one-to-many all along", x.Record, x.Operator(), x.Record, x.Parent, down)
+	}
+	q := &Quantifier{Down: down}
+	if x.Body == nil {
+		return q, nil
+	}
+	named := m.named(x.Body)
+	for _, r := range named {
+		if !m.reachesUp(x.Record, r) {
+			return nil, fmt.Errorf("%s/%s(...): the condition reads %s, which a row of %s does not reach through relationships from the many side to the one side", x.Record, x.Operator(), r, x.Record)
+		}
+	}
+	if q.Body, err = m.placed(x.Body, x.Record, named); err != nil {
+		return nil, err
+	}
+	return q, nil
 }
 
 func (c *compiler) search(s *SearchRequest) error {
@@ -832,7 +954,7 @@ func (c *compiler) rowChecks() {
 	checks := make([][]*Conjunct, len(p.RowJoin))
 	needed := false
 	for i, s := range p.RowJoin {
-		down := Step{From: s.To, To: s.From, FromField: s.ToField, ToField: s.FromField, Up: !s.Up}
+		down := s.Reverse()
 		for _, cj := range p.Filter {
 			from, to := cj.Reach[s.From], cj.Reach[s.To]
 			if len(to) == len(from)+1 && slices.Equal(to[:len(from)], from) && to[len(from)] == s {

@@ -243,6 +243,9 @@ type Request struct {
 	Count bool
 	// RowKey lets a record-level request name the row key (RowField).
 	RowKey bool
+	// Related lets a record-level request name fields of other records (see
+	// PlanRequest.Related).
+	Related bool
 }
 
 // SearchRequest is the fuzzy search of a Request.
@@ -313,7 +316,7 @@ func (s *Service) Prepare(m *KnowledgeModel, r *Request) (*Prepared, error) {
 	if r.Skip < 0 || r.Skip > 0 && r.Page != 0 {
 		return nil, badRequest(problem.CodeConstraint, "skip %d with page %d: want skip >= 0, and page 0 with a skip", r.Skip, r.Page)
 	}
-	pr := &PlanRequest{Record: r.Record, RowKey: r.RowKey}
+	pr := &PlanRequest{Record: r.Record, RowKey: r.RowKey, Related: r.Related}
 	pr.Page, pr.PageSize, pr.Count, pr.Distinct = r.Page, r.PageSize, r.Count, r.Distinct
 	var off int
 	if r.Skip > 0 {

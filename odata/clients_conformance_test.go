@@ -197,6 +197,11 @@ func TestCAPFunctions(t *testing.T) {
 		{"CUSTOMERS.COUNTRY = 'DE'", 0, []string{"O1", "O2", "O5"}},
 		{"exists EVENTS[ACTIVITY = 'Ship']", 0, []string{"O1", "O2", "O5"}},
 		{"exists EVENTS[ACTIVITY = 'Ship' and AT >= '2025-02-01T00:00:00Z']", 0, []string{"O2", "O5"}},
+		// not exists is not EVENTS/any(...), and exists may stand under or: O'6, O3, O4 and
+		// O7 have no Ship event (O7 none at all); O2 alone has a Pay event, O1 and O4 are
+		// OPEN (ids in byte order, as $orderby=ID sorts them).
+		{"not exists EVENTS[ACTIVITY = 'Ship']", 0, []string{"O'6", "O3", "O4", "O7"}},
+		{"STATUS = 'OPEN' or exists EVENTS[ACTIVITY = 'Pay']", 0, []string{"O1", "O2", "O4"}},
 	}
 	for _, tt := range tests {
 		var got struct {

@@ -72,20 +72,33 @@
 // customer passes neither CUSTOMERS/COUNTRY eq 'DE' nor CUSTOMERS/COUNTRY eq null. The
 // path must be the one the KM joins the two records along (its
 // shortest, unambiguous path); another path is 501, and so is one that leads back to its
-// own record. A collection-valued path outside any/all is 400. $orderby by a path is 501:
-// the plan sorts a record's rows by its own fields.
+// own record. A collection-valued path outside any/all is 400.
 //
-// PATH/any(x: BODY) on a to-many path (ORDERS_entries?$filter=ITEMS/any(i: i/QUANTITY
-// gt 5)) keeps the entities with at least one related entity for which BODY is true: the
-// KM's filter across records, a semi-join. In BODY, x/FIELD and x/NAV/FIELD are the
-// related entity's, other names the outer entity's; a BODY of several conditions holds
-// for one related entity. Nulls follow the filters' three-valued logic: a related entity
-// whose BODY is null does not count, and an entity with no related ones never passes.
-// PATH/any() keeps entities with at least one related entity. any is served as a
-// condition ANDed with the rest of $filter; inside or or not, nested in another lambda,
-// and all(...) are 501 FILTER_NOT_SUPPORTED: they are negated semi-joins, which the KM's
-// filters cannot state. (OData's all is true for an entity with no related ones; the
-// service does not answer it rather than answer it otherwise.)
+// $orderby takes the same paths through to-one navigation properties
+// (ORDERS_entries?$orderby=CUSTOMERS/COUNTRY desc,ORDER_ID): each entity is sorted by the
+// value of its related entity, read as a KM-level request reads the related record's
+// field on a listed row, so an entity without a related entity (or whose related entity
+// fails the filter) sorts as null: last, in both directions. A path through a to-many
+// property is 400: a collection has no single value to sort by.
+//
+// PATH/any(x: BODY) and PATH/all(x: BODY) on a to-many path
+// (ORDERS_entries?$filter=ITEMS/any(i: i/QUANTITY gt 5)) are served anywhere in $filter:
+// ANDed, under or and not (CUSTOMERS_entries?$filter=COUNTRY eq 'DE' or not
+// ORDERS/all(o: o/EXPRESS eq true)). any holds for an entity with at least one related
+// entity for which BODY is true; all holds when BODY is true for every related entity;
+// PATH/any() holds for an entity with at least one related entity. In BODY, x/FIELD and
+// x/NAV/FIELD are the related entity's, other names the outer entity's; a BODY of
+// several conditions holds for one related entity. Nulls follow the filters'
+// three-valued logic: any counts a related entity only where BODY is true (a null BODY
+// does not count), and all fails on a related entity where BODY is false or null (no
+// related entity where BODY is not true). Neither is ever null: over an entity with no
+// related entities any is false and all is true, as OData says, so not any and not all
+// are their complements. The plan evaluates them as a correlated EXISTS (any) or NOT
+// EXISTS (all) over the related record (km.Quantifier). A path may start with to-one
+// properties (ORDER_ITEMS_entries?$filter=ORDERS/ACTIVITIES/any(a: ...)), quantifying
+// over the related entities of the entity it reaches; its BODY then cannot read the
+// outer entity's properties, and a lambda nested in another lambda's BODY is 501
+// FILTER_NOT_SUPPORTED.
 //
 // $expand follows navigation properties, in JSON and Atom: a to-one property is the
 // related entity or null, a to-many one the array of related entities
@@ -146,8 +159,9 @@
 //   - Capabilities: $metadata references the OASIS Capabilities vocabulary and says what
 //     the service does: every entity set has InsertRestrictions/Insertable,
 //     UpdateRestrictions/Updatable and DeleteRestrictions/Deletable false; the container
-//     has BatchSupported true and FilterFunctions listing every function and arithmetic
-//     operator $filter supports (contains ... ceiling, add ... mod).
+//     has BatchSupported true and FilterFunctions listing every function, arithmetic
+//     operator and lambda operator $filter supports (contains ... ceiling, add ... mod,
+//     any, all).
 //   - JSON control information: odata.metadata=minimal (the default), none (no context
 //     URL) or full (also @odata.type, @odata.id and @odata.editLink per entity, and
 //     NAME@odata.type for Int64, Date, DateTimeOffset and TimeOfDay properties), from

@@ -98,12 +98,17 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 			continue
 		}
 		if strings.Contains(k.Field, "/") {
-			// A path to a field of a related record (CUSTOMERS/COUNTRY).
-			if _, err := resolvePath(m, et.rec.ID, k.Field, "$orderby"); err != nil {
+			// A path through to-one navigation properties (CUSTOMERS/COUNTRY): the
+			// related record's field, which each row reads from its one related row.
+			name, err := resolvePath(m, et.rec.ID, k.Field, "$orderby")
+			if err != nil {
 				return nil, err
 			}
-			// The plan sorts a record's rows by its own fields only.
-			return nil, notSupported("$orderby", "$orderby: sorting by %s, a property of a related entity, is not supported; $filter takes such paths", k.Field)
+			k.Field = name
+			addField(name)
+			eq.q.Sort = append(eq.q.Sort, k)
+			eq.q.Related = true
+			continue
 		}
 		i := et.prop(k.Field)
 		switch {

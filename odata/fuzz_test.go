@@ -49,6 +49,12 @@ var fuzzSeeds = []string{
 	"$filter=matchesPattern(STATUS,'x')",
 	"$filter=contains(tolower(ACTIVITY),'s')&$orderby=hour(AT)%20desc",
 	"$orderby=tolower(STATUS)%20desc,year(DAY),LATE%20mod%202",
+	"$filter=EVENTS/all(e:e/ACTIVITY%20eq%20'Ship')%20or%20not%20EVENTS/any()",
+	"$filter=not%20(EVENTS/any(e:e/AT%20gt%2010:00:00%20and%20LATE%20gt%200)%20and%20STATUS%20eq%20'PAID')",
+	"$filter=not%20EVENTS/all(e:not%20(e/ORDERS/CUSTOMERS/COUNTRY%20ne%20null)%20or%20e/ID%20eq%20ID)",
+	"$filter=CUSTOMERS/ORDERS/any(o:o/NET%20gt%201)%20or%20EVENTS/all(e:EVENTS/any())",
+	"$orderby=CUSTOMERS/COUNTRY%20desc,ID&$filter=EVENTS/any()",
+	"$orderby=ORDERS/CUSTOMERS/NAME,EVENTS/AT",
 }
 
 // checkClientError fails unless err is a 4xx problem or a *query.Error.

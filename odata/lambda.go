@@ -8,59 +8,53 @@ import (
 	"github.com/kmkit/kmkit/query"
 )
 
-// Lambdas: PATH/any(x: BODY) on a to-many navigation path is the KM's filter across
-// records. A KM filter that names fields of a child record keeps a parent row when at
-// least one connected child row passes it (SPEC-NOTES, "Filters across records": a
-// semi-join), which is exactly any: BODY, with x/FIELD read as CHILD.FIELD and the outer
-// entity's properties as PARENT.FIELD (the child's own parent through the same
-// relationships), becomes one filter conjunct whose home is the child record. Nulls follow
-// the filters' three-valued logic: a child row counts only where BODY is true, so a parent
-// with no children, or whose children's BODY is null, does not pass. PATH/any() (no
-// body) keeps parents with at least one child.
+// Lambdas: PATH/any(x: BODY) and PATH/all(x: BODY) on a to-many navigation path become a
+// query.Quantified node, which the plan evaluates anywhere in $filter (under and, or and
+// not): for each row of the entity set, over its related rows of the path's record
+// (CHILD), reached along the path, which must be the one the KM joins the two records
+// along. In BODY, x/FIELD is CHILD.FIELD, x/NAV/FIELD a field reached from the related
+// row through to-one navigation properties, and the outer entity's properties (bare
+// names) are its fields, read from the related row through the same relationships.
+// Nulls follow the filters' three-valued logic: any counts a related row only where BODY
+// is true; all fails on a related row where BODY is false or null (there is no related
+// row where BODY is not true). Neither is ever null: with no related rows any is false
+// and all is true, as OData says. PATH/any() (no body) holds where there is a related
+// row.
 //
-// The rewrite holds where the lambda is a condition of its own, ANDed with the rest of
-// $filter; inside or or not it would change meaning (a semi-join is not negated by a
-// negated body), so there it is 501. all is 501 too: it is a negated semi-join (no child
-// where BODY is not true), which the KM's filters cannot state.
+// A path that starts with to-one properties (ITEMS/ORDERS/ACTIVITIES/any(...)) quantifies
+// over the related rows of the last entity it reaches (the item's order); its body may
+// not read the outer entity's properties then (501), which no row of CHILD reaches. A
+// lambda inside a lambda's body is 501.
 
-// resolveLambdas rewrites the lambdas of an unbound $filter on record rec into KM filters
-// (see above), after resolvePaths has not yet run: it resolves the paths inside lambda
+// resolveLambdas rewrites the lambdas of an unbound $filter on record rec into Quantified
+// nodes (see above), before resolvePaths runs: it resolves the paths inside lambda
 // bodies itself.
 func resolveLambdas(m *km.KnowledgeModel, rec string, e query.Expr) (query.Expr, error) {
-	var walk func(e query.Expr, top bool) (query.Expr, error)
-	walk = func(e query.Expr, top bool) (query.Expr, error) {
-		switch x := e.(type) {
-		case *query.Logical:
-			l, err := walk(x.L, top && x.Op == query.And)
-			if err != nil {
-				return nil, err
-			}
-			r, err := walk(x.R, top && x.Op == query.And)
-			if err != nil {
-				return nil, err
-			}
-			return &query.Logical{At: x.At, Op: x.Op, L: l, R: r}, nil
-		case *query.Not:
-			if _, err := walk(x.X, false); err != nil {
-				return nil, err
-			}
-			return x, nil
-		case *query.Lambda:
-			if x.All {
-				return nil, notSupported("$filter", "$filter: %s/all(...) is not supported: the knowledge model's filters keep a record when some related row passes, not when every one does; write %s/any(...) or filter the related entity set", x.Path, x.Path)
-			}
-			if !top {
-				return nil, notSupported("$filter", "$filter: %s/any(...) is supported as a condition ANDed with the rest of $filter, not inside or or not", x.Path)
-			}
-			return anyFilter(m, rec, x)
+	switch x := e.(type) {
+	case *query.Logical:
+		l, err := resolveLambdas(m, rec, x.L)
+		if err != nil {
+			return nil, err
 		}
-		return e, nil
+		r, err := resolveLambdas(m, rec, x.R)
+		if err != nil {
+			return nil, err
+		}
+		return &query.Logical{At: x.At, Op: x.Op, L: l, R: r}, nil
+	case *query.Not:
+		inner, err := resolveLambdas(m, rec, x.X)
+		if err != nil {
+			return nil, err
+		}
+		return &query.Not{At: x.At, X: inner}, nil
+	case *query.Lambda:
+		return quantified(m, rec, x)
 	}
-	return walk(e, true)
+	return e, nil
 }
 
-// anyFilter rewrites PATH/any(VAR: BODY) on record rec.
-func anyFilter(m *km.KnowledgeModel, rec string, l *query.Lambda) (query.Expr, error) {
+// quantified compiles PATH/any(VAR: BODY) or PATH/all(VAR: BODY) on record rec.
+func quantified(m *km.KnowledgeModel, rec string, l *query.Lambda) (query.Expr, error) {
 	const param = "$filter"
 	segs := strings.Split(l.Path, "/")
 	cur := rec
@@ -87,13 +81,14 @@ func anyFilter(m *km.KnowledgeModel, rec string, l *query.Lambda) (query.Expr, e
 	if err := sameJoin(m, rec, cur, steps, l.Path, param); err != nil {
 		return nil, err
 	}
-	child := m.Record(cur)
+	q := &query.Quantified{At: l.At, All: l.All, Parent: steps[len(steps)-1].From, Record: cur}
 	if l.Body == nil {
-		return someRow(l.At, child), nil
+		return q, nil
 	}
 	if containsLambda(l.Body) {
-		return nil, notSupported(param, "$filter: a lambda inside %s/any(...) is not supported", l.Path)
+		return nil, notSupported(param, "$filter: a lambda inside %s/%s(...) is not supported", l.Path, l.Operator())
 	}
+	child := m.Record(cur)
 	body, err := query.MapFields(l.Body, func(r query.FieldRef) (query.FieldRef, error) {
 		name, rel, ok := strings.Cut(r.Name, "/")
 		switch {
@@ -110,40 +105,26 @@ func anyFilter(m *km.KnowledgeModel, rec string, l *query.Lambda) (query.Expr, e
 			return r, err
 		case r.Name == l.Var:
 			return r, withTarget(badOption(problem.CodeParameterIllegal, "$filter: %s is an entity of %s; compare its properties, as %s/FIELD", l.Var, cur, l.Var), param)
-		case ok:
-			n, err := resolvePath(m, rec, r.Name, param)
-			r.Name = n
-			return r, err
-		case !strings.Contains(r.Name, "."):
-			// The outer entity's property: its field, reached from the child.
-			if m.Record(rec).Field(r.Name) != nil {
-				r.Name = rec + "." + r.Name
+		case ok || !strings.Contains(r.Name, ".") && m.Record(rec).Field(r.Name) != nil:
+			// A property of the outer entity (or a path from it): read from the related
+			// row through the lambda's own path, which only a path of one step has.
+			if q.Parent != rec {
+				return r, notSupported(param, "$filter: the condition of %s/%s(...) reads %s, a property of the outer entity, which the rows of %s reach only through the lambda's path of to-one properties; compare it outside the lambda", l.Path, l.Operator(), r.Name, cur)
 			}
+			if ok {
+				n, err := resolvePath(m, rec, r.Name, param)
+				r.Name = n
+				return r, err
+			}
+			r.Name = rec + "." + r.Name
 		}
 		return r, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	named := false
-	if _, err := query.MapFields(body, func(r query.FieldRef) (query.FieldRef, error) {
-		named = named || strings.HasPrefix(r.Name, cur+".")
-		return r, nil
-	}); err != nil {
-		return nil, err
-	}
-	if !named {
-		// A body over the child's parents only (i/ORDERS/STATUS): the child is the row
-		// that must exist, so the conjunct names it, true for every row of it.
-		body = &query.Logical{At: l.At, Op: query.And, L: body, R: someRow(l.At, child)}
-	}
-	// One conjunct: the KM splits a filter at its top-level ands, and each part would be
-	// a semi-join of its own (two children, not one). not (not A or not B) is A and B in
-	// three-valued logic too, and is not split.
-	if a, ok := body.(*query.Logical); ok && a.Op == query.And {
-		body = &query.Not{At: a.At, X: &query.Logical{At: a.At, Op: query.Or, L: &query.Not{At: a.At, X: a.L}, R: &query.Not{At: a.At, X: a.R}}}
-	}
-	return body, nil
+	q.Body = body
+	return q, nil
 }
 
 // containsLambda reports whether e holds a lambda.
@@ -157,10 +138,4 @@ func containsLambda(e query.Expr) bool {
 		return true
 	}
 	return false
-}
-
-// someRow is a condition every row of rec meets: its first field is null or not.
-func someRow(at query.Pos, rec *km.Record) query.Expr {
-	ref := query.FieldRef{At: at, Name: rec.ID + "." + rec.Fields[0].ID}
-	return &query.Logical{At: at, Op: query.Or, L: &query.IsNull{At: at, Field: ref}, R: &query.IsNull{At: at, Field: ref, Negated: true}}
 }

@@ -27,10 +27,11 @@ const (
 	capabilitiesAlias     = "Capabilities"
 )
 
-// filterFunctions are the canonical functions and arithmetic operators $filter supports,
-// as Capabilities.FilterFunctions ("functions and operators supported in $filter") lists
-// them.
-var filterFunctions = append(query.FilterFunctions(), "add", "sub", "mul", "div", "divby", "mod")
+// filterFunctions are the canonical functions, arithmetic operators and lambda
+// operators $filter supports, as Capabilities.FilterFunctions ("functions and operators
+// supported in $filter") lists them: any and all are served anywhere in $filter, over a
+// to-many navigation path (not nested in another lambda).
+var filterFunctions = append(query.FilterFunctions(), "add", "sub", "mul", "div", "divby", "mod", "any", "all")
 
 // setRestrictions are the restriction terms, each with the property that is false on
 // every entity set: the sets are read-only. ExpandRestrictions (expandRestrictionsXML,

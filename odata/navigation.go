@@ -162,6 +162,9 @@ func resolvePath(m *km.KnowledgeModel, rec, path, param string) (string, error) 
 		if !ok {
 			return "", withTarget(badOption(query.CodeFieldNotFound, "%s: %s has no navigation property %s%s", param, strings.Join(append([]string{rec}, segs[:i]...), "/"), s, navHint(m, cur)), param)
 		}
+		if n.many && param == "$orderby" {
+			return "", withTarget(badOption(problem.CodeParameterIllegal, "$orderby: %s is a collection of %s, which has no single value of %s to sort by; sort by a property of a single-valued (to-one) navigation property", strings.Join(segs[:i+1], "/"), n.target, strings.Join(segs[i+1:], "/")), param)
+		}
 		if n.many {
 			return "", withTarget(badOption(problem.CodeParameterIllegal, "%s: %s is a collection of %s; a condition over it needs any or all: %s/any(x: x/%s ...)", param, strings.Join(segs[:i+1], "/"), n.target, strings.Join(segs[:i+1], "/"), segs[len(segs)-1]), param)
 		}

@@ -5,7 +5,8 @@ package query
 type Pos int
 
 // Expr is a node of a filter expression: one of *Logical, *Not, *Compare, *In, *Call,
-// *IsNull. Parse returns an unbound tree (field types unset; literals carry only the value
+// *IsNull, the value-expression comparisons *ScalarCompare and *ScalarMatch, and OData's
+// *Lambda (parsed) and *Quantified (bound). Parse returns an unbound tree (field types unset; literals carry only the value
 // they denote as written, bare words none); Bind returns a bound copy that executors consume.
 type Expr interface {
 	// Position is where the node starts in the source text.

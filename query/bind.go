@@ -160,6 +160,16 @@ func bind(e Expr, s *binder) (Expr, *Error) {
 		return s.bindScalarCompare(e)
 	case *ScalarMatch:
 		return s.bindScalarMatch(e)
+	case *Quantified:
+		c := *e
+		if e.Body != nil {
+			body, err := bind(e.Body, s)
+			if err != nil {
+				return nil, err
+			}
+			c.Body = body
+		}
+		return &c, nil
 	case *Lambda:
 		// Only a caller that knows the navigation properties can read it (package odata).
 		return nil, &Error{Kind: KindUnsupported, Code: CodeFilterNotSupported, Pos: e.At, Msg: fmt.Sprintf("the lambda operator %s is not supported here", e.Operator())}

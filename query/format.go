@@ -36,7 +36,9 @@ func (f FuncName) String() string {
 
 // Format returns the canonical text of e: lowercase keywords, single spaces, parentheses
 // only where the tree needs them, literals as written (texts quoted, a quote in them doubled),
-// null tests as "eq null" / "ne null". Parse(Format(e)) returns e again, positions aside.
+// null tests as "eq null" / "ne null". Parse(Format(e)) returns e again, positions aside (a
+// Quantified, which only the OData service builds, formats as RECORD/any(BODY) and parses
+// to no node).
 // Format of a nil Expr is "".
 func Format(e Expr) string {
 	if e == nil {
@@ -80,6 +82,16 @@ func format(b *strings.Builder, e Expr) {
 		if e.Body != nil {
 			b.WriteString(e.Var)
 			b.WriteString(": ")
+			format(b, e.Body)
+		}
+		b.WriteByte(')')
+	case *Quantified:
+		// A bound node: RECORD/any(BODY), the body's fields named RECORD.FIELD.
+		b.WriteString(e.Record)
+		b.WriteByte('/')
+		b.WriteString(e.Operator())
+		b.WriteByte('(')
+		if e.Body != nil {
 			format(b, e.Body)
 		}
 		b.WriteByte(')')

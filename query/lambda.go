@@ -6,8 +6,8 @@ import "strings"
 // PATH/any(VAR: BODY), PATH/all(VAR: BODY) and PATH/any() (the collection is not
 // empty). Path is the path to the collection as written (ITEMS, or NAV/ITEMS). In Body,
 // a field reference VAR/FIELD (or VAR/NAV/FIELD) names a field of the collection's
-// element; other names are the outer entity's. The OData service rewrites a Lambda into
-// KM filters before binding; Bind refuses it as unsupported.
+// element; other names are the outer entity's. The OData service compiles a Lambda into
+// a Quantified before binding; Bind refuses a Lambda as unsupported.
 type Lambda struct {
 	At   Pos
 	Path string
@@ -79,4 +79,36 @@ func (p *parser) parseLambda(t token) Expr {
 	p.leave()
 	p.next()
 	return l
+}
+
+// Quantified is a bound lambda: a condition on a row of record Parent over its related
+// rows of record Record, which the knowledge model reaches from Parent along one-to-many
+// relationships only (the path is the KM's; km.Conjunct.Quantifiers holds it). With All
+// false it is true when some related row passes Body (Body true on that row: any); with
+// All true it is true when no related row fails it (Body false or unknown on none: all).
+// Its value is never unknown: a Parent row without related rows (none, or a null key)
+// gives false for any and true for all, as OData's any and all do. Body reads fields
+// "RECORD.FIELD" of Record and of records reached from it going up only; nil means true
+// (any(): the row has some related row). Body may hold Quantified nodes of its own.
+//
+// The OData service builds it from a Lambda; Bind binds Body with the schema of the rest.
+type Quantified struct {
+	At  Pos
+	All bool
+	// Parent is the record of the row tested, Record the record of the related rows.
+	Parent, Record string
+	Body           Expr
+}
+
+// Position implements Expr.
+func (e *Quantified) Position() Pos { return e.At }
+
+func (*Quantified) exprNode() {}
+
+// Operator returns "any" or "all".
+func (e *Quantified) Operator() string {
+	if e.All {
+		return "all"
+	}
+	return "any"
 }

@@ -45,6 +45,12 @@ func MapFields(e Expr, f func(FieldRef) (FieldRef, error)) (Expr, error) {
 				c.Body = walk(e.Body)
 			}
 			return &c
+		case *Quantified:
+			c := *e
+			if e.Body != nil {
+				c.Body = walk(e.Body)
+			}
+			return &c
 		case *Compare:
 			c := *e
 			c.Field = field(e.Field)

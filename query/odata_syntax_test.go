@@ -133,7 +133,11 @@ func FuzzParseOData(f *testing.F) {
 		// paths and lambdas
 		"A/B eq 1", "A/B/C eq 'x'", "A/ B eq 1", "A//B eq 1", "A/B/ eq 1", "A/any(x: x/B gt 5)",
 		"A/all(x: x/B eq null)", "A/B/any(x:x/C eq 1)", "contains(A/B,'x')", "NS.T/B eq 1", "A/B(1) eq 2",
-		"not A/B eq 1", "A/B in (1,2)", "A/B add 1 gt 2"} {
+		"not A/B eq 1", "A/B in (1,2)", "A/B add 1 gt 2",
+		// lambdas under or and not, all, nested
+		"I/any(i: i/Q gt 1) or not I/all(i: i/Q eq null)", "not A/all(x: x/B eq 1 and (x/C lt 2 or not x/D))",
+		"A/any() and not (B eq 1 or A/all(x: x/C/D in (1, 2)))", "A/any(x: x/B/any(y: y/C eq x/D))",
+		"not (A/any(x: contains(x/B,'y')) or C/D/all(z: z/E add 1 gt F))"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {

@@ -27,6 +27,7 @@ var ignorePos = cmp.Options{
 	cmpopts.IgnoreFields(ScalarMatch{}, "At"),
 	cmpopts.IgnoreFields(Apply{}, "At"),
 	cmpopts.IgnoreFields(Arithmetic{}, "At"),
+	cmpopts.IgnoreFields(Lambda{}, "At"),
 }
 
 func fr(name string) FieldRef { return FieldRef{Name: name} }

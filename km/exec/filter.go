@@ -108,6 +108,8 @@ func (f *Frame) compileFilter(ctx context.Context, e query.Expr) (pred, error) {
 		return f.compileScalarCompare(ctx, e)
 	case *query.ScalarMatch:
 		return f.compileScalarMatch(ctx, e)
+	case *query.Quantified:
+		return f.compileQuantified(ctx, e)
 	}
 	return nil, fmt.Errorf("exec: %w: filter node %T", ErrInvalidRequest, e)
 }
@@ -132,6 +134,8 @@ func isNilNode(e query.Expr) bool {
 	case *query.ScalarCompare:
 		return e == nil
 	case *query.ScalarMatch:
+		return e == nil
+	case *query.Quantified:
 		return e == nil
 	}
 	return false

@@ -28,7 +28,9 @@ import (
 //     joining the parents it reads) into a bitmap, then carried along its Reach path to
 //     every record the plan reads: a step up marks the parent of every marked child, a step
 //     down marks every child of a marked parent. A record's passing rows are the AND of
-//     its conjuncts' bitmaps.
+//     its conjuncts' bitmaps. A quantified condition (OData's any and all) of a conjunct
+//     is its body's bitmap over the related record carried up to the parent record
+//     first, then read like a column of the parent (withQuantified).
 //   - Rows: a frame of the grain record joining its parents (RowJoin), with the passing
 //     rows as its selection, then sort, search, distinct and paging (compileRows). With RowChecks
 //     the request reads a frame of its own whose join indexes drop the parents that fail
@@ -296,7 +298,11 @@ func (s *Source) holds(ctx context.Context, cj *km.Conjunct) (column.Bitmap, err
 	if err != nil {
 		return nil, err
 	}
-	pr, err := f.compileTrue(ctx, cj.Expr)
+	qctx, err := s.withQuantified(ctx, cj)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := f.compileTrue(qctx, cj.Expr)
 	if err != nil {
 		return nil, err
 	}

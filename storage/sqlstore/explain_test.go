@@ -74,7 +74,10 @@ type planCase struct {
 	record  string
 	fields  []string
 	filters []string
-	sort    string
+	// where are unbound filter trees the filter language cannot write (OData's lambdas
+	// as query.Quantified), bound like filters.
+	where []query.Expr
+	sort  string
 	// want are texts the plan must contain; none of noSeq's tables may be read by a
 	// sequential scan, and noSort forbids a Sort node: the rows come in the index's order.
 	want   []string
@@ -153,6 +156,18 @@ var planCases = []planCase{
 	{name: "or chain of equalities", record: "ORDERS", fields: []string{"ORDER_ID", "STATUS"},
 		filters: []string{"STATUS eq 'OPEN' or STATUS eq 'PAID' or STATUS eq 'X'"}, want: []string{"Index", "= ANY"},
 		sqlite: []string{"SEARCH r0 USING INDEX orders_STATUS"}},
+	// OData's all: a correlated NOT EXISTS over the children, an anti-join probing the
+	// relationship's index; any under or: the children probed per order row.
+	{name: "all over the children", record: "ORDERS", fields: []string{"ORDER_ID"},
+		where: []query.Expr{&query.Quantified{All: true, Parent: "ORDERS", Record: "ACTIVITIES",
+			Body: &query.Compare{Field: query.FieldRef{Name: "ACTIVITIES.ACTIVITY"}, Op: query.Ne, Value: query.Literal{At: 1, Kind: query.LitString, Raw: "Change Price"}}}},
+		want: []string{"Anti Join", `"activities_ORDER_ID"`}, sqlite: []string{"SEARCH s1 USING INDEX activities_ORDER_ID (ORDER_ID=?)"}},
+	{name: "any under or", record: "ORDERS", fields: []string{"ORDER_ID"},
+		where: []query.Expr{&query.Logical{Op: query.Or,
+			L: &query.Compare{Field: query.FieldRef{Name: "STATUS"}, Op: query.Eq, Value: query.Literal{At: 1, Kind: query.LitString, Raw: "OPEN"}},
+			R: &query.Quantified{Parent: "ORDERS", Record: "ORDER_ITEMS",
+				Body: &query.Compare{Field: query.FieldRef{Name: "ORDER_ITEMS.QUANTITY"}, Op: query.Gt, Value: query.Literal{At: 1, Kind: query.LitInteger, Raw: "8", Value: query.Int(8)}}}}},
+		want: []string{`"order_items_ORDER_ID"`}, sqlite: []string{"SEARCH s1 USING INDEX order_items_ORDER_ID (ORDER_ID=?)"}},
 }
 
 // longIn is "field in (...)" of n order ids, few of which exist (so that the rows they
@@ -171,6 +186,13 @@ func (c planCase) statement(t *testing.T, db *DB, m *km.KnowledgeModel) *stateme
 	r := &km.PlanRequest{Record: c.record, Fields: c.fields, PageSize: 50, Distinct: c.distinct}
 	for _, f := range c.filters {
 		e, err := query.ParseAndBind(f, m.FilterSchema(c.record))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Filters = append(r.Filters, e)
+	}
+	for _, w := range c.where {
+		e, err := query.Bind(w, m.FilterSchema(c.record))
 		if err != nil {
 			t.Fatal(err)
 		}

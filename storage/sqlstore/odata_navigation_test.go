@@ -39,7 +39,13 @@ type importer interface {
 // selects, sorted by key, following nextLinks.
 func odataKeys(t *testing.T, h http.Handler, set, key, query string) []string {
 	t.Helper()
-	target := odata.BasePath + "/o2c.svc/" + set + "?$select=" + key + "&$orderby=" + key + "&" + query
+	return odataKeysOrdered(t, h, set, key, key, query)
+}
+
+// odataKeysOrdered is odataKeys in the order of $orderby=orderby.
+func odataKeysOrdered(t *testing.T, h http.Handler, set, key, orderby, query string) []string {
+	t.Helper()
+	target := odata.BasePath + "/o2c.svc/" + set + "?$select=" + key + "&$orderby=" + strings.ReplaceAll(url.QueryEscape(orderby), "+", "%20") + "&" + query
 	var keys []string
 	for target != "" {
 		w := httptest.NewRecorder()
@@ -226,6 +232,127 @@ func TestODataAnyConjunction(t *testing.T) {
 				}
 				if !slices.Equal(refGot, c.want) {
 					t.Errorf("reference %s $filter=%s:\n got %v\nwant %v", c.set, c.filter, refGot, c.want)
+				}
+			}
+		})
+	}
+}
+
+// TestODataLambdasAnywhere: any and all under or and not, all alone, not all: the
+// entities the reference evaluator's own lambdas select (its row-at-a-time reading of
+// OData's rules: any is false and all true over no related entity, a null body is not
+// true), on every backend.
+func TestODataLambdasAnywhere(t *testing.T) {
+	data, err := storetest.DemoData(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := storetest.LoadReference(data, "o2c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ set, key, filter string }{
+		{"ORDERS_entries", "ORDER_ID", "ORDER_ITEMS/all(i: i/QUANTITY gt 3)"},
+		{"ORDERS_entries", "ORDER_ID", "ORDER_ITEMS/all(i: i/QUANTITY gt 2 or EXPRESS eq true)"},
+		{"ORDERS_entries", "ORDER_ID", "STATUS eq 'OPEN' or ORDER_ITEMS/any(i: i/QUANTITY gt 8)"},
+		{"ORDERS_entries", "ORDER_ID", "not ORDER_ITEMS/any(i: i/QUANTITY gt 8)"},
+		{"ORDERS_entries", "ORDER_ID", "not ORDER_ITEMS/all(i: i/NET_PRICE lt 500) and DAYS_LATE gt 0"},
+		{"ORDERS_entries", "ORDER_ID", "not (ORDER_ITEMS/any() and DAYS_LATE gt 0)"},
+		{"CUSTOMERS_entries", "CUSTOMER_ID", "ORDERS/all(o: o/DAYS_LATE le 2)"},
+		{"CUSTOMERS_entries", "CUSTOMER_ID", "COUNTRY eq 'DE' or (ORDERS/any(o: o/STATUS eq 'OPEN') and not ORDERS/all(o: o/EXPRESS eq true))"},
+		{"MATERIALS_entries", "MATERIAL_ID", "ORDER_ITEMS/all(i: i/QUANTITY lt 9) or not ORDER_ITEMS/any(i: i/QUANTITY lt 2)"},
+	}
+	for _, b := range navBackends {
+		t.Run(b.name, func(t *testing.T) {
+			s := b.open(t)
+			if err := s.Import(context.Background(), data); err != nil {
+				t.Fatal(err)
+			}
+			h := odata.NewHandler(s)
+			for _, c := range cases {
+				rec := strings.TrimSuffix(c.set, odata.EntitySetSuffix)
+				res, err := ref.Eval(storetest.RefRequest{Record: rec, Fields: []string{c.key}, ODataFilter: c.filter, Sort: "+" + c.key})
+				if err != nil {
+					t.Fatalf("%s: the reference refuses it: %v", c.filter, err)
+				}
+				var want []string
+				for _, r := range res.Rows {
+					want = append(want, fmt.Sprint(r[0]))
+				}
+				if all := refKeys(t, ref, rec, c.key, nil); len(want) == 0 || len(want) == len(all) {
+					t.Errorf("%s %s: the reference selects %d of %d entities; the case tests little", c.set, c.filter, len(want), len(all))
+				}
+				got := odataKeys(t, h, c.set, c.key, "$filter="+strings.ReplaceAll(url.QueryEscape(c.filter), "+", "%20"))
+				if !slices.Equal(got, want) {
+					t.Errorf("%s $filter=%s:\n got %v\nwant %v", c.set, c.filter, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestODataLambdaThroughToOne: a lambda's path may start with to-one properties; it then
+// quantifies over the related rows of the entity they reach (the item's order), which is
+// the KM-native filter on the related record (SPEC-NOTES' propagation up, then down).
+func TestODataLambdaThroughToOne(t *testing.T) {
+	runNavCases(t, []navCase{
+		{"ORDER_ITEMS_entries", "ITEM_ID", "ORDERS/ACTIVITIES/any(a: a/ACTIVITY eq 'Ship Goods')", []string{"ACTIVITIES.ACTIVITY eq 'Ship Goods'"}},
+	})
+}
+
+// TestODataOrderByPath: $orderby by a path through to-one navigation properties sorts the
+// entities by the related entity's property (nulls last both ways, where there is none
+// too), as the KM-level request listing the record with the related field sorts its rows
+// in the reference evaluator; with $filter and across pages ($top, nextLink).
+func TestODataOrderByPath(t *testing.T) {
+	data, err := storetest.DemoData(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := storetest.LoadReference(data, "o2c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		set, key, orderby, filter string
+		// fields and sort of the KM-level reference request
+		fields []string
+		sort   string
+		native []string
+	}{
+		{"ORDERS_entries", "ORDER_ID", "CUSTOMERS/COUNTRY,ORDER_ID", "",
+			[]string{"ORDERS.ORDER_ID", "CUSTOMERS.COUNTRY"}, "+CUSTOMERS.COUNTRY,+ORDERS.ORDER_ID", nil},
+		{"ORDERS_entries", "ORDER_ID", "CUSTOMERS/CUSTOMER_NAME desc,NET_VALUE", "STATUS ne 'OPEN'",
+			[]string{"ORDERS.ORDER_ID", "CUSTOMERS.CUSTOMER_NAME", "ORDERS.NET_VALUE"}, "-CUSTOMERS.CUSTOMER_NAME,+ORDERS.NET_VALUE", []string{"ORDERS.STATUS ne 'OPEN'"}},
+		{"ORDER_ITEMS_entries", "ITEM_ID", "ORDERS/CUSTOMERS/SEGMENT desc,MATERIALS/UNIT_PRICE,ITEM_ID", "QUANTITY gt 2",
+			[]string{"ORDER_ITEMS.ITEM_ID", "CUSTOMERS.SEGMENT", "MATERIALS.UNIT_PRICE"}, "-CUSTOMERS.SEGMENT,+MATERIALS.UNIT_PRICE,+ORDER_ITEMS.ITEM_ID", []string{"ORDER_ITEMS.QUANTITY gt 2"}},
+	}
+	for _, b := range navBackends {
+		t.Run(b.name, func(t *testing.T) {
+			s := b.open(t)
+			if err := s.Import(context.Background(), data); err != nil {
+				t.Fatal(err)
+			}
+			h := odata.NewHandler(s, odata.WithMaxPageSize(7))
+			for _, c := range cases {
+				res, err := ref.Eval(storetest.RefRequest{Fields: c.fields, FilterExprs: c.native, Sort: c.sort})
+				if err != nil {
+					t.Fatalf("%s: the reference refuses it: %v", c.orderby, err)
+				}
+				var want []string
+				for _, r := range res.Rows {
+					want = append(want, fmt.Sprint(r[0]))
+				}
+				q := ""
+				if c.filter != "" {
+					q = "$filter=" + strings.ReplaceAll(url.QueryEscape(c.filter), "+", "%20")
+				}
+				got := odataKeysOrdered(t, h, c.set, c.key, c.orderby, q)
+				if !slices.Equal(got, want) {
+					t.Errorf("%s $orderby=%s:\n got %v\nwant %v", c.set, c.orderby, got, want)
+				}
+				if slices.IsSorted(want) {
+					t.Errorf("%s $orderby=%s: the reference's order is the key order; the case tests little", c.set, c.orderby)
 				}
 			}
 		})

@@ -31,12 +31,93 @@ type planner struct {
 	// plans (see conjunct, leftJoin, aggregates). A KM without declarations has only
 	// coordinator-local tables, which Citus leaves to PostgreSQL's planner.
 	citus bool
+	// quants places the Quantified nodes of the plan's conjuncts (km.Conjunct.Quantifiers,
+	// those of their bodies included).
+	quants map[*query.Quantified]*km.Quantifier
 }
 
 func newPlanner(d dialect, p *km.Plan) *planner {
 	_, citus := d.(citusDialect)
 	citus = citus && slices.ContainsFunc(p.KM.Records, func(r *km.Record) bool { return r.Distribution != "" || r.Reference })
-	return &planner{d: d, p: p, b: &builder{d: d}, citus: citus}
+	t := &planner{d: d, p: p, b: &builder{d: d}, citus: citus}
+	var add func(cj *km.Conjunct)
+	add = func(cj *km.Conjunct) {
+		for x, q := range cj.Quantifiers {
+			if t.quants == nil {
+				t.quants = map[*query.Quantified]*km.Quantifier{}
+			}
+			t.quants[x] = q
+			if q.Body != nil {
+				add(q.Body)
+			}
+		}
+	}
+	for _, cj := range p.Filter {
+		add(cj) // RowChecks hold conjuncts of Filter
+	}
+	if t.quants != nil {
+		t.b.quantified = t.quantified
+	}
+	return t
+}
+
+// quantified translates a Quantified node (OData's any and all) whose Parent's columns r
+// resolves: a correlated sub-query over the related rows, joined down from the parent's
+// key, whose body reads its parents through LEFT JOINs and its columns dialect.probed,
+// like the EXISTS of a conjunct reached down. any is EXISTS (a related row where the body
+// is true), all is NOT EXISTS (a related row where it is not true: false or null). On
+// Citus, which plans no correlated sub-query from a reference table into a distributed
+// one, the sub-query is uncorrelated: the parent's key IN the keys of the related rows
+// (nulls left out on both sides, so that the value is never unknown).
+func (t *planner) quantified(x *query.Quantified, r resolver) (string, error) {
+	q, ok := t.quants[x]
+	if !ok || len(q.Down) == 0 {
+		return "", fmt.Errorf("%w: %s/%s(...) without its quantifier", errInternal, x.Record, x.Operator())
+	}
+	first := q.Down[0]
+	parentKey, err := r(first.From + "." + first.FromField)
+	if err != nil {
+		return "", err
+	}
+	sub := &scope{}
+	var a0, cur string
+	for i, s := range q.Down {
+		src, err := t.source(s.To)
+		if err != nil {
+			return "", err
+		}
+		a := t.alias()
+		if i == 0 {
+			a0 = a
+			sub.from.WriteString(src + " " + a)
+		} else {
+			fmt.Fprintf(&sub.from, " JOIN %s %s ON %s = %s", src, a, col(a, s.ToField), col(cur, s.FromField))
+		}
+		cur = a
+	}
+	if q.Body != nil {
+		body, err := t.atHome(q.Body, cur, sub, !t.citus)
+		if err != nil {
+			return "", err
+		}
+		if x.All {
+			body = "(" + body + ") IS NOT TRUE"
+		}
+		sub.where = append(sub.where, body)
+	} else if x.All {
+		return "(1 = 1)", nil // no related row fails no condition
+	}
+	not := ""
+	if x.All {
+		not = "NOT "
+	}
+	if t.citus {
+		sub.where = append(sub.where, col(a0, first.ToField)+" IS NOT NULL")
+		return "(" + not + "(" + parentKey.expr + " IS NOT NULL AND " + parentKey.expr + " IN (SELECT " + col(a0, first.ToField) +
+			" FROM " + sub.from.String() + " WHERE " + sub.cond() + ")))", nil
+	}
+	sub.where = append([]string{col(a0, first.ToField) + " = " + parentKey.expr}, sub.where...)
+	return "(" + not + "EXISTS (SELECT 1 FROM " + sub.from.String() + " WHERE " + sub.cond() + t.fence() + "))", nil
 }
 
 // alias returns a fresh alias for a record read inside a condition.

@@ -23,6 +23,9 @@ type resolver func(name string) (frameCol, error)
 type builder struct {
 	d    dialect
 	args []any
+	// quantified translates a query.Quantified node read through r (planner.quantified);
+	// nil where a statement holds none.
+	quantified func(q *query.Quantified, r resolver) (string, error)
 }
 
 // arg binds v and returns its marker.
@@ -118,6 +121,10 @@ func (b *builder) filter(r resolver, e query.Expr) (string, error) {
 		return b.scalarCompare(r, e)
 	case *query.ScalarMatch:
 		return b.scalarMatch(r, e)
+	case *query.Quantified:
+		if b.quantified != nil {
+			return b.quantified(e, r)
+		}
 	case nil:
 	}
 	return "", fmt.Errorf("%w: filter node %T", errInternal, e)

@@ -27,6 +27,14 @@ func TestReferenceLambdas(t *testing.T) {
 		{"ITEMS/any()", []string{"O1", "O12", "O2", "O3", "O4", "O5", "O6", "O8", "O9"}},
 		{"ITEMS/any(i: i/QTY ge 5 and i/QTY lt 10)", []string{"O1", "O12"}},
 		{"ITEMS/all(i: i/QTY ge 5) and CUST eq 'C1'", []string{"O1", "O2"}},
+		// anywhere in the filter: under or and not; any and all are never unknown, so
+		// not of them is their complement, while "and LATE gt 0" stays unknown where
+		// LATE is null (O1, O4), and not unknown is unknown
+		{"ITEMS/any(i: i/QTY gt 1) or CUST eq 'C1'", []string{"O1", "O12", "O2", "O4", "O5", "O6", "O8"}},
+		{"not ITEMS/any(i: i/QTY ge 5)", []string{"O10", "O11", "O3", "O5", "O6", "O7", "O8", "O9"}},
+		{"not ITEMS/all(i: i/QTY ge 5)", []string{"O3", "O5", "O6", "O8", "O9"}},
+		{"ITEMS/all(i: i/QTY ge 5) or STATUS eq 'PAID'", []string{"O1", "O10", "O11", "O12", "O2", "O3", "O4", "O6", "O7"}},
+		{"not (ITEMS/any() and LATE gt 0)", []string{"O10", "O11", "O3", "O6", "O7"}},
 	} {
 		res, err := ref.Eval(RefRequest{Record: "ORDERS", Fields: []string{"ID"}, ODataFilter: c.filter, Sort: "+ID"})
 		if err != nil {
@@ -41,7 +49,7 @@ func TestReferenceLambdas(t *testing.T) {
 			t.Errorf("%s:\n got %v\nwant %v", c.filter, got, c.want)
 		}
 	}
-	for _, f := range []string{"ITEMS/any(i: i/QTY gt 1) or CUST eq 'C1'", "CUSTOMERS/any(c: c/ID eq 'C1')"} {
+	for _, f := range []string{"CUSTOMERS/any(c: c/ID eq 'C1')", "ITEMS/any(i: ITEMS/any())"} {
 		if _, err := ref.Eval(RefRequest{Record: "ORDERS", Fields: []string{"ID"}, ODataFilter: f}); err == nil {
 			t.Errorf("%s: accepted", f)
 		}

@@ -406,6 +406,10 @@ type evaluation struct {
 	rowKey    string
 	conjuncts []*conjunct
 	passCache map[string][]bool // record -> rows passing the whole filter
+	// lambdas holds, for each OData lambda of the filter, whether it holds on each row of
+	// scope; lambdaRow is the row of scope a condition holding lambdas is evaluated on.
+	lambdas   map[*query.Lambda][]bool
+	lambdaRow int
 }
 
 // fieldRef is a resolved field of a condition.
@@ -505,6 +509,9 @@ func (ev *evaluation) newConjunct(e query.Expr) (*conjunct, error) {
 	if err != nil {
 		return nil, err
 	}
+	if hasLambda(e) && !slices.Contains(recs, ev.scope) {
+		recs = append(recs, ev.scope) // a lambda reads the scope's row
+	}
 	// Literals must be values of their fields' types.
 	if err := ev.checkLiterals(e, c.refs); err != nil {
 		return nil, err
@@ -525,6 +532,9 @@ func (ev *evaluation) newConjunct(e query.Expr) (*conjunct, error) {
 		return nil, refErr("a condition on records %s has no record from which all are reached going up: write them as separate filter expressions", strings.Join(recs, ", "))
 	}
 	c.home = homes[0]
+	if hasLambda(e) && c.home != ev.scope {
+		return nil, refErr("a condition with a lambda on %s names fields of %s, which %s does not reach going up", ev.scope, c.home, ev.scope)
+	}
 	c.up = map[string][]step{}
 	var reads [][]step
 	for _, r := range recs {
@@ -550,6 +560,7 @@ func (ev *evaluation) newConjunct(e query.Expr) (*conjunct, error) {
 			}
 			return ref.of(ev.rows[ref.rec], row)
 		}
+		ev.lambdaRow = h
 		c.homeP[h] = ev.eval(e, c.refs, get) == yes
 	}
 	return c, nil
@@ -706,6 +717,11 @@ func (ev *evaluation) eval(e query.Expr, refs map[string]fieldRef, get func(fiel
 		return ev.evalScalarCompare(x, refs, get)
 	case *query.ScalarMatch:
 		return ev.evalScalarMatch(x, refs, get)
+	case *query.Lambda:
+		if ev.lambdas[x][ev.lambdaRow] {
+			return yes
+		}
+		return no
 	}
 	panic(fmt.Sprintf("reference: unknown expression %T", e))
 }
@@ -1018,15 +1034,10 @@ func (r *Reference) Eval(req RefRequest) (*RefResult, error) {
 		split(e)
 	}
 	for _, e := range conj {
-		var c *conjunct
-		var err error
-		if l, ok := e.(*query.Lambda); ok {
-			c, err = ev.lambdaConjunct(l)
-		} else if hasLambda(e) {
-			err = refErr("a lambda inside or or not")
-		} else {
-			c, err = ev.newConjunct(e)
+		if err := ev.evalLambdas(e); err != nil {
+			return nil, err
 		}
+		c, err := ev.newConjunct(e)
 		if err != nil {
 			return nil, err
 		}
@@ -1834,14 +1845,40 @@ func (ev *evaluation) orderByExpressions(rec string, rows [][]query.Value, text 
 
 // ---- OData lambdas ----
 
-// lambdaConjunct evaluates an OData lambda of a record-level ODataFilter, PATH/any(x:
+// evalLambdas evaluates the OData lambdas of a record-level ODataFilter condition, which
+// may stand anywhere in it (under and, or and not), on every row of the request's record
+// (see lambdaHolds).
+func (ev *evaluation) evalLambdas(e query.Expr) error {
+	switch x := e.(type) {
+	case *query.Logical:
+		if err := ev.evalLambdas(x.L); err != nil {
+			return err
+		}
+		return ev.evalLambdas(x.R)
+	case *query.Not:
+		return ev.evalLambdas(x.X)
+	case *query.Lambda:
+		holds, err := ev.lambdaHolds(x)
+		if err != nil {
+			return err
+		}
+		if ev.lambdas == nil {
+			ev.lambdas = map[*query.Lambda][]bool{}
+		}
+		ev.lambdas[x] = holds
+	}
+	return nil
+}
+
+// lambdaHolds evaluates an OData lambda of a record-level ODataFilter, PATH/any(x:
 // BODY), PATH/all(x: BODY) or PATH/any(), on the rows of the request's record: PATH is
 // one to-many navigation property, named after the related record (the plain form of
 // the OData service's naming). In BODY x/FIELD is the related row's field, a bare name
 // the outer row's, RECORD.FIELD a record reached going up from the related row. With
 // three-valued logic a related row counts for any when BODY is true; all holds when
-// BODY is true for every related row, and so when there is none (OData's rule).
-func (ev *evaluation) lambdaConjunct(l *query.Lambda) (*conjunct, error) {
+// BODY is true for every related row, and so when there is none (OData's rule). The
+// value is true or false, never unknown.
+func (ev *evaluation) lambdaHolds(l *query.Lambda) ([]bool, error) {
 	scope, child := ev.scope, l.Path
 	if scope == "" || ev.m.Record(child) == nil {
 		return nil, refErr("lambda %s: not a record related to %s", l.Path, scope)
@@ -1912,9 +1949,8 @@ func (ev *evaluation) lambdaConjunct(l *query.Lambda) (*conjunct, error) {
 			})
 		}
 	}
-	c := &conjunct{expr: l, refs: map[string]fieldRef{}, home: scope, cache: map[string][]bool{}}
-	c.homeP = make([]bool, len(ev.rows[scope]))
-	for x := range c.homeP {
+	holds := make([]bool, len(ev.rows[scope]))
+	for x := range holds {
 		pass := l.All
 		for _, h := range ev.connected(p, x) {
 			if l.All && childP[h] != yes {
@@ -1926,9 +1962,9 @@ func (ev *evaluation) lambdaConjunct(l *query.Lambda) (*conjunct, error) {
 				break
 			}
 		}
-		c.homeP[x] = pass
+		holds[x] = pass
 	}
-	return c, nil
+	return holds, nil
 }
 
 // hasLambda reports whether e holds an OData lambda.
