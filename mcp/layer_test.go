@@ -196,3 +196,30 @@ func TestTimeLimitAndClientGone(t *testing.T) {
 		t.Error("the store still runs 5s after its client left")
 	}
 }
+
+// TestAdversarialArguments are the query calls the root package's
+// TestSurfacesAgreeOnUnseenInputs found answered otherwise than by the KM API: a pageSize
+// of the wrong JSON type was GENERAL_PARAMETER_ILLEGAL (the KM API's pageSize=1.5 is
+// GENERAL_PARAMETER_MISSMATCH), and a negative search precision was served at the
+// default precision (the KM API's searchPrecision=-1 is 400).
+func TestAdversarialArguments(t *testing.T) {
+	f := newFixture(t)
+	for _, c := range []struct {
+		args   map[string]any
+		api    string // the KM API's request for the same question
+		detail string // the tool error's detail
+	}{
+		{map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 1.5}, "pageSize=1.5",
+			"arguments: cannot unmarshal number 1.5 into Go struct field QueryArgs.pageSize of type int"},
+		{map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": "ten"}, "pageSize=ten",
+			"arguments: cannot unmarshal string into Go struct field QueryArgs.pageSize of type int"},
+		{map[string]any{"km": "shop-base", "record": "ORDERS", "search": map[string]any{"term": "paid", "precision": -1}}, "searchTerm=paid&searchPrecision=-1",
+			"search.precision: -1 is not between 0 and 100"},
+	} {
+		want := f.apiProblem(t, "/knowledge-models/shop-base/records/ORDERS/query?"+c.api)
+		p := f.problemOf(t, mcp.ToolQuery, c.args)
+		if p["status"] != 400.0 || p["errorCode"] != want["errorCode"] || p["detail"] != c.detail {
+			t.Errorf("%v: %v, want 400 %v %q", c.args, p, want["errorCode"], c.detail)
+		}
+	}
+}

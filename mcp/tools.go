@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -313,6 +314,11 @@ func request(in *QueryArgs) (*km.Request, error) {
 		r.Sort = keys
 	}
 	if sa := in.Search; sa != nil {
+		// 0 (or no precision) is the default; a negative one is out of range, as on the
+		// KM API (for the Service a negative precision would mean the default).
+		if sa.Precision < 0 {
+			return nil, query.CheckSearchPrecision(sa.Precision)
+		}
 		r.Search = &km.SearchRequest{Term: sa.Term, Fields: kmparams.ParseList(sa.Fields), Precision: sa.Precision}
 		if sa.Precision == 0 {
 			r.Search.Precision = -1 // the default
@@ -330,7 +336,13 @@ func (s *Handler) queryCall(ctx context.Context, args json.RawMessage) ([]byte, 
 		dec := json.NewDecoder(bytes.NewReader(args))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&in); err != nil {
-			return nil, invalid(problem.CodeParameterIllegal, "arguments: "+strings.TrimPrefix(err.Error(), "json: "))
+			// A value of the wrong JSON type (pageSize 1.5 or "ten") is a mismatch, as a
+			// query string's pageSize=1.5 is on the KM API.
+			code := problem.CodeParameterIllegal
+			if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) {
+				code = problem.CodeParameterMismatch
+			}
+			return nil, invalid(code, "arguments: "+strings.TrimPrefix(err.Error(), "json: "))
 		}
 	}
 	if in.KM == "" {
