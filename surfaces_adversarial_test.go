@@ -19,6 +19,7 @@ import (
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/mcp"
 	"github.com/kmkit/kmkit/odata"
+	"github.com/kmkit/kmkit/query"
 )
 
 // The adversarial half of issue 27: questions nobody wrote the surfaces for (missing and
@@ -583,4 +584,39 @@ func sameKeys(rows, like []map[string]any) []map[string]any {
 		}
 	}
 	return out
+}
+
+// TestSurfacesShareConfiguredLimits: limits configured once, on the Service, hold alike on
+// every surface: filter bounds (length, nesting, in-list size) and a page cap below the
+// default page size (a request without pageSize then gets a page of the cap, as
+// kmparams.ParsePaging documents, on every surface).
+func TestSurfacesShareConfiguredLimits(t *testing.T) {
+	base := shopBackends()[0].open(t)
+	t.Run("filter limits", func(t *testing.T) {
+		s := newSurfaces(t, km.NewService(base, km.WithFilterLimits(query.Limits{MaxLength: 40, MaxDepth: 3, MaxIn: 3})), 50)
+		for _, p := range []probe{
+			{name: "length within", fields: []string{"ID"}, filterExpr: []string{"STATUS eq 'PAID'"}, sort: []string{"ID"}, status: 200, rows: 3},
+			{name: "length beyond", fields: []string{"ID"}, filterExpr: []string{"STATUS eq '" + strings.Repeat("P", 40) + "'"}, status: 400, code: "GENERAL_CONSTRAINT_VIOLATION"},
+			{name: "depth within", fields: []string{"ID"}, filterExpr: []string{"((NET gt 100))"}, sort: []string{"ID"}, status: 200, rows: 5},
+			{name: "depth beyond", fields: []string{"ID"}, filterExpr: []string{"((((NET gt 100))))"}, status: 400, code: "GENERAL_CONSTRAINT_VIOLATION"},
+			{name: "in within", fields: []string{"ID"}, filterExpr: []string{"STATUS in ('PAID','X','Y')"}, sort: []string{"ID"}, status: 200, rows: 3},
+			{name: "in beyond", fields: []string{"ID"}, filterExpr: []string{"STATUS in ('PAID','X','Y','Z')"}, status: 400, code: "GENERAL_CONSTRAINT_VIOLATION"},
+		} {
+			p.record = "ORDERS"
+			t.Run(p.name, func(t *testing.T) { checkProbe(t, s, p) })
+		}
+	})
+	t.Run("page cap below the default page", func(t *testing.T) {
+		s := newSurfaces(t, km.NewService(base, km.WithMaxPageSize(2)), 2)
+		for _, p := range []probe{
+			{name: "no pageSize", fields: []string{"ID"}, sort: []string{"ID"}, status: 200, rows: 2,
+				skip: skips("odata,batch", "OData pages by the server (at most the cap per response, then a next link): no default to compare")},
+			{name: "pageSize of the cap", fields: []string{"ID"}, sort: []string{"ID"}, pageSize: "2", status: 200, rows: 2},
+			{name: "pageSize above the cap", fields: []string{"ID"}, sort: []string{"ID"}, pageSize: "3", status: 400, code: "GENERAL_CONSTRAINT_VIOLATION",
+				skip: skips("odata,batch", "OData's $top above the cap is served in pages of the cap with a next link (SPEC-NOTES: server-driven paging)")},
+		} {
+			p.record = "ORDERS"
+			t.Run(p.name, func(t *testing.T) { checkProbe(t, s, p) })
+		}
+	})
 }

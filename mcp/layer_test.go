@@ -223,3 +223,15 @@ func TestAdversarialArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultPageOfTheServiceCap: a query call without pageSize gets a page of the
+// Service's cap when that is below DefaultPageSize (as the KM API's request without
+// pageSize does); it was refused "pageSize: 50 is above the maximum page size 2".
+func TestDefaultPageOfTheServiceCap(t *testing.T) {
+	f := &fixture{cs: connect(t, mcp.NewHandler(nil, mcp.WithService(km.NewService(loadStore(t), km.WithMaxPageSize(2)))).MCPServer(nil))}
+	var out mcp.QueryResult
+	f.ok(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "fields": []string{"ID"}, "sort": []string{"ID"}}, &out)
+	if out.PageSize != 2 || len(out.Rows) != 2 || !out.More || out.Next == nil || *out.Next != (mcp.PageRef{Page: 1, PageSize: 2}) {
+		t.Errorf("%+v, want page 0 of 2 rows, more, next page 1", out)
+	}
+}

@@ -132,8 +132,8 @@ type QueryArgs struct {
 	Distinct      bool                         `json:"distinct,omitempty" jsonschema:"drop repeated rows"`
 	Search        *SearchArgs                  `json:"search,omitempty"`
 	Page          int                          `json:"page,omitempty" jsonschema:"page number from 0"`
-	// PageSize is nil when the call names none (DefaultPageSize); 0 is refused, as by the
-	// KM API.
+	// PageSize is nil when the call names none (DefaultPageSize, or the largest page
+	// allowed when that is smaller); 0 is refused, as by the KM API.
 	PageSize *int `json:"pageSize,omitempty" jsonschema:"rows per page (default 50; the input schema states the maximum)"`
 }
 
@@ -348,11 +348,13 @@ func (s *Handler) queryCall(ctx context.Context, args json.RawMessage) ([]byte, 
 	if in.KM == "" {
 		return nil, invalid(problem.CodeParameterMissing, "km is required: a knowledge model id (list_knowledge_models)")
 	}
-	size := DefaultPageSize
-	if in.PageSize != nil {
-		size = *in.PageSize
+	if in.PageSize == nil {
+		// The default page, or the largest one allowed when that is smaller (as the KM
+		// API's default is the Service's cap when that is below 50).
+		size := min(DefaultPageSize, s.opts.maxRows, s.svc.MaxPageSize())
+		in.PageSize = &size
 	}
-	if err := query.CheckPaging(in.Page, size, s.opts.maxRows); err != nil {
+	if err := query.CheckPaging(in.Page, *in.PageSize, s.opts.maxRows); err != nil {
 		return nil, err
 	}
 	r, err := request(&in)

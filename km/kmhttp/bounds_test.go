@@ -3,12 +3,14 @@ package kmhttp_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/storage/memory"
 )
@@ -83,5 +85,29 @@ func TestQueryTimeLimit(t *testing.T) {
 	// Schema endpoints are not queries: the limit does not apply.
 	if w := call(h, http.MethodGet, api+"/shop/records", ""); w.Code != http.StatusOK {
 		t.Errorf("records: %d %s", w.Code, w.Body.String())
+	}
+}
+
+// TestDefaultPageOfTheServiceCap: behind WithService, a request without pageSize gets the
+// Service's default page, 50 or its page cap when lower (kmparams.ParsePaging); it was a
+// 400 "50 is above the maximum page size 2" on GET and POST, as the handler read pages
+// against its own cap (found by the root package's TestSurfacesShareConfiguredLimits).
+func TestDefaultPageOfTheServiceCap(t *testing.T) {
+	s := memory.New().KM()
+	if err := s.Import(context.Background(), os.DirFS("../testdata/shop")); err != nil {
+		t.Fatal(err)
+	}
+	h := kmhttp.NewHandler(nil, kmhttp.WithService(km.NewService(s, km.WithMaxPageSize(2))))
+	for _, r := range []*http.Request{
+		httptest.NewRequest(http.MethodGet, api+"/shop/records/ORDERS/data?fields=ID&sort=ID", nil),
+		httptest.NewRequest(http.MethodPost, api+"/shop/records/ORDERS/data", strings.NewReader(`{"projection":{"fields":"ID","sort":"ID"}}`)),
+	} {
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		want := `{"page":0,"pageSize":2,"total":2,"sort":["+ID"],"content":{"headers":[{"id":"ID","name":"Order","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}],"data":[{"ID":"O1"},{"ID":"O2"}]}}`
+		if w.Code != 200 || strings.TrimSpace(w.Body.String()) != want {
+			t.Errorf("%s: %d %s\nwant 200 %s", r.Method, w.Code, w.Body, want)
+		}
 	}
 }
