@@ -72,6 +72,7 @@ const (
 	mcpZero       = "MCP's precision 0 (or absent) is the default precision; 0 cannot be asked"
 	postZero      = "the POST body takes precision 0 to 100 (SPEC-NOTES: 1..100 on GET only)"
 	dataFields    = "the data endpoints need fields at record level (the seed); the query endpoints default to all"
+	odataClients  = "a form OData clients send, accepted by $filter only (SPEC-NOTES, OData: what real clients send)"
 	postSort      = "the POST body's sort is 2 to 2048 characters (the seed): a shorter one is GENERAL_CONSTRAINT_VIOLATION"
 	odataOrderBy  = "OData's $orderby may name a property $select leaves out (valid OData); the KM API's sort may not"
 )
@@ -649,4 +650,88 @@ func TestSurfacesShareConfiguredLimits(t *testing.T) {
 			t.Run(p.name, func(t *testing.T) { checkProbe(t, s, p) })
 		}
 	})
+}
+
+// TestSummaryAgreesAcrossSurfaces asks the KM API's summary endpoint and MCP's
+// summarize_record the same adversarial questions: the same statistics for accepted ones,
+// the same status and code for refused ones, on every backend.
+func TestSummaryAgreesAcrossSurfaces(t *testing.T) {
+	cases := []struct {
+		name   string
+		query  url.Values
+		args   map[string]any
+		status int
+		code   string
+		// schema, when set, is the argument MCP's input schema refuses (the SDK answers
+		// such a call with a tool error naming it, before the tool runs).
+		schema string
+	}{
+		{"all fields", url.Values{}, map[string]any{}, 200, "", ""},
+		{"some fields", url.Values{"fields": {"NET,STATUS"}}, map[string]any{"fields": []string{"NET", "STATUS"}}, 200, "", ""},
+		{"excluded", url.Values{"excludeFields": {"NET"}}, map[string]any{"excludeFields": []string{"NET"}}, 200, "", ""},
+		{"filtered", url.Values{"filterExpr": {"NET gt 100"}, "filters": {"PAID"}}, map[string]any{"filterExpr": []string{"NET gt 100"}, "filters": []string{"PAID"}}, 200, "", ""},
+		{"no row passes", url.Values{"filterExpr": {"NET gt 1e9"}}, map[string]any{"filterExpr": []string{"NET gt 1e9"}}, 200, "", ""},
+		{"sample of 1", url.Values{"sampleSize": {"1"}}, map[string]any{"sampleSize": 1}, 200, "", ""},
+		{"unknown field", url.Values{"fields": {"NOPE"}}, map[string]any{"fields": []string{"NOPE"}}, 400, "KM_FIELD_NOTFOUND", ""},
+		{"unknown excluded field", url.Values{"excludeFields": {"NOPE"}}, map[string]any{"excludeFields": []string{"NOPE"}}, 400, "KM_FIELD_NOTFOUND", ""},
+		{"every field excluded", url.Values{"excludeFields": {"ID,CUST,DAY,CREATED,STATUS,NET,LATE,EXPRESS"}},
+			map[string]any{"excludeFields": []string{"ID", "CUST", "DAY", "CREATED", "STATUS", "NET", "LATE", "EXPRESS"}}, 400, "GENERAL_PARAMETER_ILLEGAL", ""},
+		{"unknown filter", url.Values{"filters": {"NOPE"}}, map[string]any{"filters": []string{"NOPE"}}, 400, "KM_FILTER_NOTFOUND", ""},
+		{"NUL in a filter", url.Values{"filterExpr": {"STATUS eq 'a\x00b'"}}, map[string]any{"filterExpr": []string{"STATUS eq 'a\x00b'"}}, 400, "GENERAL_PARAMETER_ILLEGAL", ""},
+		{"NUL in a field", url.Values{"fields": {"NET\x00"}}, map[string]any{"fields": []string{"NET\x00"}}, 400, "GENERAL_PARAMETER_ILLEGAL", ""},
+		{"malformed filter", url.Values{"filterExpr": {"NET gt"}}, map[string]any{"filterExpr": []string{"NET gt"}}, 400, "FILTER_SYNTAX_ERROR", ""},
+		{"huge sample", url.Values{"sampleSize": {"1000000"}}, map[string]any{"sampleSize": 1000000}, 400, "GENERAL_CONSTRAINT_VIOLATION", ""},
+		{"negative sample", url.Values{"sampleSize": {"-1"}}, map[string]any{"sampleSize": -1}, 400, "GENERAL_CONSTRAINT_VIOLATION", "sampleSize"},
+	}
+	for _, b := range shopBackends() {
+		t.Run(b.name, func(t *testing.T) {
+			s := newSurfaces(t, km.NewService(b.open(t)), 50)
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					w := httptest.NewRecorder()
+					r := httptest.NewRequest(http.MethodGet, "/", nil)
+					r.URL = &url.URL{Path: kmhttp.BasePath + "/knowledge-models/shop-base/records/ORDERS/summary", RawQuery: c.query.Encode()}
+					s.kmAPI.ServeHTTP(w, r)
+					api := refusal(w.Code, w.Body.Bytes())
+					if api.status != c.status || api.code != c.code {
+						t.Fatalf("KM API: %d %s, want %d %s", w.Code, w.Body, c.status, c.code)
+					}
+					c.args["km"], c.args["record"] = "shop-base", "ORDERS"
+					res, err := s.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: mcp.ToolSummarize, Arguments: c.args})
+					if err != nil {
+						t.Fatal(err)
+					}
+					text := res.Content[0].(*sdk.TextContent).Text
+					if c.schema != "" {
+						if !res.IsError || !strings.HasPrefix(text, `validating "arguments"`) || !strings.Contains(text, "/"+c.schema+":") {
+							t.Errorf("MCP: %s, want the input schema's refusal of %s", text, c.schema)
+						}
+						return
+					}
+					if res.IsError {
+						var p struct {
+							Status    int    `json:"status"`
+							ErrorCode string `json:"errorCode"`
+						}
+						if err := json.Unmarshal([]byte(text), &p); err != nil || p.Status != c.status || p.ErrorCode != c.code {
+							t.Errorf("MCP: %s, want %d %s", text, c.status, c.code)
+						}
+						return
+					}
+					if c.status != 200 {
+						t.Fatalf("MCP: %.300s, want %d %s", text, c.status, c.code)
+					}
+					var fromAPI, fromMCP map[string]any
+					if decode(w.Body.Bytes(), &fromAPI) != nil || decode([]byte(text), &fromMCP) != nil {
+						t.Fatalf("bodies: %s\n%s", w.Body, text)
+					}
+					for _, k := range []string{"shape", "summary", "content"} {
+						if fromAPI[k] == nil || !reflect.DeepEqual(fromAPI[k], fromMCP[k]) {
+							t.Errorf("%s: MCP %.300v\nKM API %.300v", k, fromMCP[k], fromAPI[k])
+						}
+					}
+				})
+			}
+		})
+	}
 }
