@@ -735,3 +735,88 @@ func TestSummaryAgreesAcrossSurfaces(t *testing.T) {
 		})
 	}
 }
+
+// TestFindValuesAgreesWithQuery: find_field_values is the KM API's distinct fuzzy search
+// of one field (fields=F&options=distinct&searchTerm=T&searchField=F); with adversarial
+// terms and fields both give the same values in the same order, or the same refusal.
+func TestFindValuesAgreesWithQuery(t *testing.T) {
+	cases := []struct {
+		name, record, field, term string
+		precision, limit, page    int
+		status                    int
+		code                      string
+	}{
+		{"typo", "CUSTOMERS", "NAME", "materail", 0, 0, 0, 200, ""},
+		{"umlaut", "CUSTOMERS", "NAME", "muller", 0, 0, 0, 200, ""},
+		{"exact", "ORDERS", "STATUS", "AI", 100, 0, 0, 200, ""},
+		{"second page", "ORDERS", "STATUS", "e", 100, 2, 1, 200, ""},
+		{"page beyond", "ORDERS", "STATUS", "e", 100, 2, 50, 200, ""},
+		{"quote in the term", "CUSTOMERS", "NAME", "d'art", 0, 0, 0, 200, ""},
+		{"U+0001 in the term", "ORDERS", "STATUS", "pa\x01id", 0, 0, 0, 200, ""},
+		{"long term", "ORDERS", "STATUS", strings.Repeat("paid", 500), 0, 0, 0, 200, ""},
+		{"NUL in the term", "ORDERS", "STATUS", "pa\x00id", 0, 0, 0, 400, "GENERAL_PARAMETER_ILLEGAL"},
+		{"number field", "ORDERS", "NET", "1", 0, 0, 0, 400, "GENERAL_PARAMETER_ILLEGAL"},
+		{"unknown field", "ORDERS", "NOPE", "x", 0, 0, 0, 400, "KM_FIELD_NOTFOUND"},
+		{"field in wrong case", "ORDERS", "status", "x", 0, 0, 0, 400, "KM_FIELD_NOTFOUND"},
+		{"field of another record", "ORDERS", "NAME", "x", 0, 0, 0, 400, "KM_FIELD_NOTFOUND"},
+		{"unknown record", "NOPE", "NAME", "x", 0, 0, 0, 404, "KM_RECORD_NOTFOUND"},
+		{"NUL in the field", "ORDERS", "STATUS\x00", "x", 0, 0, 0, 400, "GENERAL_PARAMETER_ILLEGAL"},
+	}
+	for _, b := range shopBackends() {
+		t.Run(b.name, func(t *testing.T) {
+			s := newSurfaces(t, km.NewService(b.open(t)), 50)
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					limit := mcp.DefaultFindLimit
+					if c.limit > 0 {
+						limit = c.limit
+					}
+					v := url.Values{"fields": {c.field}, "options": {"distinct"}, "searchTerm": {c.term}, "searchField": {c.field},
+						"pageSize": {strconv.Itoa(limit)}, "page": {strconv.Itoa(c.page)}}
+					if c.precision > 0 {
+						v.Set("searchPrecision", strconv.Itoa(c.precision))
+					}
+					w := httptest.NewRecorder()
+					r := httptest.NewRequest(http.MethodGet, "/", nil)
+					r.URL = &url.URL{Path: kmhttp.BasePath + "/knowledge-models/shop-base/records/" + c.record + "/query", RawQuery: v.Encode()}
+					s.kmAPI.ServeHTTP(w, r)
+					want := refusal(w.Code, w.Body.Bytes())
+					if want.status != c.status || want.code != c.code {
+						t.Fatalf("KM API: %d %s, want %d %s", w.Code, w.Body, c.status, c.code)
+					}
+					var values []any
+					if c.status == 200 {
+						values = []any{}
+						for _, row := range rowsOf(t, w.Body.Bytes(), "content") {
+							values = append(values, row[c.field])
+						}
+					}
+					args := map[string]any{"km": "shop-base", "record": c.record, "field": c.field, "term": c.term}
+					for k, n := range map[string]int{"precision": c.precision, "limit": c.limit, "page": c.page} {
+						if n > 0 {
+							args[k] = n
+						}
+					}
+					res, err := s.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: mcp.ToolFindValues, Arguments: args})
+					if err != nil {
+						t.Fatal(err)
+					}
+					text := []byte(res.Content[0].(*sdk.TextContent).Text)
+					if res.IsError {
+						if got := refusal(0, text); got.code != c.code || !strings.Contains(string(text), `"status":`+strconv.Itoa(c.status)) {
+							t.Errorf("MCP: %s, want %d %s", text, c.status, c.code)
+						}
+						return
+					}
+					var out struct{ Values []any }
+					if err := decode(text, &out); err != nil || c.status != 200 || !reflect.DeepEqual(out.Values, values) {
+						t.Errorf("MCP: %s (%v)\nKM API: %d %v", text, err, c.status, values)
+					}
+					if c.status == 200 && len(values) == 0 && !strings.Contains(c.name, "beyond") && !strings.Contains(c.name, "U+0001") && !strings.Contains(c.name, "long") {
+						t.Error("no values: a weak case")
+					}
+				})
+			}
+		})
+	}
+}
