@@ -820,3 +820,47 @@ func TestFindValuesAgreesWithQuery(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchPartsAnswerAsAlone sends every probe OData can word as the parts of one $batch:
+// each part answers what the same request answers alone (the refusal of one part, a
+// filter beyond the limits or a NUL, leaves the others whole).
+func TestBatchPartsAnswerAsAlone(t *testing.T) {
+	for _, b := range shopBackends() {
+		t.Run(b.name, func(t *testing.T) {
+			s := newSurfaces(t, km.NewService(b.open(t)), 5000)
+			var probes []probe
+			var parts []any
+			for _, p := range adversarialProbes() {
+				if p.skip["odata"] == "" && p.skip["batch"] == "" {
+					probes = append(probes, p)
+					parts = append(parts, map[string]string{"id": strconv.Itoa(len(parts)), "method": "GET", "url": p.odataURL()})
+				}
+			}
+			body, _ := json.Marshal(map[string]any{"requests": parts})
+			r := httptest.NewRequest(http.MethodPost, odata.BasePath+"/shop-base.svc/$batch", bytes.NewReader(body))
+			r.Header.Set("Content-Type", "application/json")
+			w := httptest.NewRecorder()
+			s.od.ServeHTTP(w, r)
+			var got struct {
+				Responses []struct {
+					ID     string
+					Status int
+					Body   json.RawMessage
+				}
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || w.Code != 200 || len(got.Responses) != len(probes) {
+				t.Fatalf("%d parts: %d, %d responses (%v)", len(probes), w.Code, len(got.Responses), err)
+			}
+			for i, rs := range got.Responses {
+				p := probes[i]
+				if rs.ID != strconv.Itoa(i) {
+					t.Fatalf("response %d has id %s", i, rs.ID)
+				}
+				alone := s.probeOData(t, p)
+				if part := odataRows(t, rs.Status, rs.Body); part.status != alone.status || part.code != alone.code || !reflect.DeepEqual(part.rows, alone.rows) {
+					t.Errorf("%s: in the batch %.300v\nalone %.300v", p.name, part, alone)
+				}
+			}
+		})
+	}
+}
