@@ -48,6 +48,10 @@ func TestQueryCostBudget(t *testing.T) {
 		{"grouping beyond the budget", 31, grouped, http.StatusBadRequest,
 			"the query is estimated at 32 row operations, beyond the budget of 31: the grouping is too large: 8 rows by 2 fields for 2 aggregates"},
 		{"no budget", -1, grouped, http.StatusOK, ""},
+		// A listing, no KPI: 8 rows x 2 fields + 8 rows x 1 predicate = 24; it was worded
+		// "the grouping is too large: 8 rows by 2 fields for 1 aggregates".
+		{"listing beyond the budget", 23, api + "/shop/records/ORDERS/query?fields=ID,NET&sort=-NET&filterExpr=NET%20gt%201", http.StatusBadRequest,
+			"the query is estimated at 24 row operations, beyond the budget of 23: the listing is too large: 8 rows by 2 fields; select fewer fields, or filter the rows first"},
 		// A summary describes the filtered rows: the same 8 x 5 + 8 x 1 x 1.
 		{"summary at the budget", 48, summary, http.StatusOK, ""},
 		{"summary beyond the budget", 47, summary, http.StatusBadRequest,
