@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -385,13 +386,12 @@ func (s *surfaces) probeMCP(t *testing.T, p probe) answer {
 	text := []byte(res.Content[0].(*sdk.TextContent).Text)
 	if res.IsError {
 		var pb struct {
-			Status    int    `json:"status"`
-			ErrorCode string `json:"errorCode"`
+			Status int `json:"status"`
 		}
 		if err := json.Unmarshal(text, &pb); err != nil || pb.Status == 0 {
 			t.Fatalf("MCP: the tool error is no problem body: %s", text)
 		}
-		return answer{status: pb.Status, code: pb.ErrorCode}
+		return refusal(pb.Status, text)
 	}
 	return answer{status: 200, rows: rowsOf(t, text, "rows")}
 }
@@ -859,6 +859,67 @@ func TestBatchPartsAnswerAsAlone(t *testing.T) {
 				alone := s.probeOData(t, p)
 				if part := odataRows(t, rs.Status, rs.Body); part.status != alone.status || part.code != alone.code || !reflect.DeepEqual(part.rows, alone.rows) {
 					t.Errorf("%s: in the batch %.300v\nalone %.300v", p.name, part, alone)
+				}
+			}
+		})
+	}
+}
+
+// TestHeavyQuestionRefusedAlike: with a small cost budget, memory bound or time limit set
+// once on the Service, the same heavy question is refused with the same status, code and
+// detail on the KM API (GET and POST), OData, every part of a $batch and MCP; the parts of
+// a $batch share one time budget, so four parts that would each run until the limit end
+// within about one limit. (The time limit's advice names what each surface can narrow:
+// only its status, code and first sentence are shared.)
+func TestHeavyQuestionRefusedAlike(t *testing.T) {
+	p := probe{name: "heavy", record: "ORDERS", fields: []string{"ID", "NET"}, filterExpr: []string{"NET gt 1"}, sort: []string{"-NET"}}
+	base := shopBackends()[0].open(t)
+	const limit = 100 * time.Millisecond
+	for _, c := range []struct {
+		name   string
+		svc    *km.Service
+		status int
+		code   string
+		detail string
+	}{
+		{"budget", km.NewService(base, km.WithMaxQueryCost(23)), 400, "GENERAL_CONSTRAINT_VIOLATION",
+			"the query is estimated at 24 row operations, beyond the budget of 23: the listing is too large: 8 rows by 2 fields; select fewer fields, or filter the rows first"},
+		{"memory", km.NewService(base, km.WithMaxQueryMemory(100)), 400, "GENERAL_CONSTRAINT_VIOLATION",
+			"the query would hold about 5 KB in memory, beyond the limit of 100 bytes: 8 rows; filter the rows first, or drop distinct or the sort"},
+		{"time limit", km.NewService(slowStore{base}, km.WithQueryTimeout(limit)), 503, "GENERAL_SERVICE_UNAVAILABLE",
+			"the query ran longer than the time limit of 100ms and was stopped; narrow it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSurfaces(t, c.svc, 50)
+			got := map[string]answer{"km": s.probeGET(t, p), "data": s.probeData(t, p), "post": s.probePOST(t, p), "odata": s.probeOData(t, p), "mcp": s.probeMCP(t, p)}
+			parts := []any{}
+			for i := range 4 {
+				parts = append(parts, map[string]string{"id": strconv.Itoa(i), "method": "GET", "url": p.odataURL()})
+			}
+			body, _ := json.Marshal(map[string]any{"requests": parts})
+			r := httptest.NewRequest(http.MethodPost, odata.BasePath+"/shop-base.svc/$batch", bytes.NewReader(body))
+			r.Header.Set("Content-Type", "application/json")
+			w := httptest.NewRecorder()
+			start := time.Now()
+			s.od.ServeHTTP(w, r)
+			if took := time.Since(start); took > 3*limit {
+				t.Errorf("the batch of 4 parts took %v: more than one time budget of %v", took, limit)
+			}
+			var b struct {
+				Responses []struct {
+					Status int
+					Body   json.RawMessage
+				}
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &b); err != nil || len(b.Responses) != 4 {
+				t.Fatalf("batch: %v %s", err, w.Body)
+			}
+			for i, rs := range b.Responses {
+				got["batch part "+strconv.Itoa(i)] = refusal(rs.Status, rs.Body)
+			}
+			for surface, a := range got {
+				if a.status != c.status || a.code != c.code || !strings.HasPrefix(a.detail, c.detail) {
+					t.Errorf("%s: %d %s %q, want %d %s %q", surface, a.status, a.code, a.detail, c.status, c.code, c.detail)
 				}
 			}
 		})

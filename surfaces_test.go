@@ -144,6 +144,7 @@ type question struct {
 type answer struct {
 	status int
 	code   string
+	detail string // the refusal's detail (problem) or message (OData error)
 	rows   []map[string]any
 }
 
@@ -166,16 +167,18 @@ func decode(b []byte, out any) error {
 func refusal(status int, body []byte) answer {
 	var p struct {
 		ErrorCode string `json:"errorCode"`
+		Detail    string `json:"detail"`
 		Error     struct {
-			Code string `json:"code"`
+			Code    string `json:"code"`
+			Message string `json:"message"`
 		} `json:"error"`
 	}
 	_ = json.Unmarshal(body, &p)
-	code := p.ErrorCode
+	code, detail := p.ErrorCode, p.Detail
 	if code == "" {
-		code = p.Error.Code
+		code, detail = p.Error.Code, p.Error.Message
 	}
-	return answer{status: status, code: code}
+	return answer{status: status, code: code, detail: detail}
 }
 
 // pick keeps the fields of q of each row.
