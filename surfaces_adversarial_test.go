@@ -13,9 +13,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kmkit/kmkit/internal/kmparams"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/mcp"
@@ -924,4 +926,67 @@ func TestHeavyQuestionRefusedAlike(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzSurfacesAgree asks generated record-level questions (fields, a filter, a sort, a
+// page size, a search term) through the KM API's GET /query, its POST /data, MCP and, for
+// the filter, OData, on the memory backend. GET and MCP must answer alike (the same rows,
+// or the same status and code); POST too where JSON can carry the question; and what
+// the KM API's filterExpr accepts, OData's $filter (a superset: the forms OData clients
+// send) answers with the same rows. No surface may answer 500. The seeds are the probes of
+// TestSurfacesAgreeOnUnseenInputs.
+func FuzzSurfacesAgree(f *testing.F) {
+	for _, p := range adversarialProbes() {
+		if p.record == "" {
+			continue
+		}
+		size, err := strconv.ParseInt(p.pageSize, 10, 64)
+		if err != nil {
+			size = 50
+		}
+		f.Add(strings.Join(p.fields, ","), strings.Join(p.filterExpr, ","), strings.Join(p.sort, ","), size, p.term)
+	}
+	s := newSurfaces(f, km.NewService(shopBackends()[0].open(f)), 5000)
+	f.Fuzz(func(t *testing.T, fields, filter, sort string, pageSize int64, term string) {
+		p := probe{record: "ORDERS", pageSize: strconv.FormatInt(pageSize, 10), term: term}
+		if fields != "" {
+			p.fields = []string{fields}
+		}
+		if filter != "" {
+			p.filterExpr = []string{filter}
+		}
+		if sort != "" {
+			p.sort = []string{sort}
+		}
+		want := s.probeGET(t, p)
+		if want.status >= 500 {
+			t.Fatalf("KM API: %v", want)
+		}
+		same := func(name string, got answer) {
+			t.Helper()
+			if got.status != want.status || got.code != want.code || !reflect.DeepEqual(got.rows, want.rows) {
+				t.Errorf("%s: %.300v\nKM API: %.300v", name, got, want)
+			}
+		}
+		if utf8.ValidString(fields + filter + sort + term) {
+			// JSON carries only UTF-8 (encoding/json would send another question).
+			same("mcp", s.probeMCP(t, p))
+			// The POST body's sort and fields are 1 (sort 2) to 2048 characters, and its
+			// fields are required at record level (the seed).
+			if len(sort) != 1 && len(sort) <= 2048 && len(fields) <= 2048 && strings.Trim(fields, ", \t") != "" {
+				same("post", s.probePOST(t, p))
+			}
+		}
+		if filter == "" || len(kmparams.SplitTopLevel(filter)) != 1 {
+			return
+		}
+		q := probe{record: "ORDERS", fields: []string{"ID"}, filterExpr: []string{filter}, sort: []string{"ID"}}
+		if api := s.probeGET(t, q); api.status == 200 {
+			if od := s.probeOData(t, q); od.status != 200 || !reflect.DeepEqual(od.rows, api.rows) {
+				t.Errorf("OData: %.300v\nKM API: %.300v", od, api)
+			}
+		} else if od := s.probeOData(t, q); od.status >= 500 && od.status != 501 {
+			t.Errorf("OData: %v", od)
+		}
+	})
 }
