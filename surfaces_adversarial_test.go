@@ -215,7 +215,8 @@ func (s *surfaces) probePOST(t *testing.T, p probe) answer {
 		t.Fatal(err)
 	}
 	w := httptest.NewRecorder()
-	r := httptest.NewRequest(http.MethodPost, p.pathOf("data"), bytes.NewReader(body))
+	r := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+	r.URL = &url.URL{Path: p.pathOf("data")}
 	r.Header.Set("Content-Type", "application/json")
 	s.kmAPI.ServeHTTP(w, r)
 	return dataRows(t, w.Code, w.Body.Bytes())
@@ -291,7 +292,7 @@ func (p probe) odataURL() string {
 		// A phrase in double quotes, in which \" and \\ escape a quote and a backslash.
 		v.Set("$search", `"`+strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(p.term)+`"`)
 	}
-	return p.record + "_entries?" + strings.ReplaceAll(v.Encode(), "+", "%20")
+	return url.PathEscape(p.record+"_entries") + "?" + strings.ReplaceAll(v.Encode(), "+", "%20")
 }
 
 // odataRows reads an OData collection's rows without their annotations.
@@ -435,6 +436,9 @@ func adversarialProbes() []probe {
 		{name: "field of another record", fields: []string{"ID", "NAME"}, status: 400, code: "KM_FIELD_NOTFOUND"},
 		{name: "duplicated field", fields: []string{"ID", "STATUS", "ID"}, sort: []string{"ID"}, status: 200},
 		{name: "NUL in a field", fields: []string{"ID\x00"}, status: 400, code: "GENERAL_PARAMETER_ILLEGAL"},
+		{name: "unknown record", record: "NOPE", fields: []string{"ID"}, status: 404, code: "KM_RECORD_NOTFOUND"},
+		{name: "record in wrong case", record: "orders", fields: []string{"ID"}, status: 404, code: "KM_RECORD_NOTFOUND"},
+		{name: "NUL in the record", record: "ORD\x00ERS", fields: []string{"ID"}, status: 400, code: "GENERAL_PARAMETER_ILLEGAL"},
 		// Filters.
 		{name: "filter", fields: []string{"ID", "NET"}, filterExpr: []string{"NET gt 50"}, sort: []string{"ID"}, status: 200},
 		{name: "two filters", fields: []string{"ID"}, filterExpr: []string{"NET gt 50", "STATUS eq 'PAID'"}, sort: []string{"ID"}, status: 200},
