@@ -999,3 +999,49 @@ func FuzzSurfacesAgree(f *testing.F) {
 		}
 	})
 }
+
+// TestLimitsHoldOnEveryTool: summarize_record and find_field_values meet the limits of the
+// Service as the KM API's summary and query endpoints do: the same status, code and detail
+// under a small budget, memory bound and time limit.
+func TestLimitsHoldOnEveryTool(t *testing.T) {
+	base := shopBackends()[0].open(t)
+	for _, c := range []struct {
+		name string
+		svc  *km.Service
+	}{
+		{"budget", km.NewService(base, km.WithMaxQueryCost(5))},
+		{"memory", km.NewService(base, km.WithMaxQueryMemory(10))},
+		{"time limit", km.NewService(slowStore{base}, km.WithQueryTimeout(50*time.Millisecond))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSurfaces(t, c.svc, 50)
+			for _, tc := range []struct {
+				tool, path string
+				args       map[string]any
+			}{
+				{mcp.ToolSummarize, "/records/ORDERS/summary?filterExpr=NET%20gt%201",
+					map[string]any{"km": "shop-base", "record": "ORDERS", "filterExpr": []string{"NET gt 1"}}},
+				{mcp.ToolFindValues, "/records/ORDERS/query?fields=STATUS&options=distinct&searchTerm=paid&searchField=STATUS&pageSize=10",
+					map[string]any{"km": "shop-base", "record": "ORDERS", "field": "STATUS", "term": "paid"}},
+			} {
+				w := httptest.NewRecorder()
+				s.kmAPI.ServeHTTP(w, httptest.NewRequest(http.MethodGet, kmhttp.BasePath+"/knowledge-models/shop-base"+tc.path, nil))
+				want := refusal(w.Code, w.Body.Bytes())
+				if want.status != 400 && want.status != 503 {
+					t.Fatalf("KM API %s: %d %s, want a refusal", tc.path, w.Code, w.Body)
+				}
+				res, err := s.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: tc.tool, Arguments: tc.args})
+				if err != nil {
+					t.Fatal(err)
+				}
+				text := []byte(res.Content[0].(*sdk.TextContent).Text)
+				got := refusal(0, text)
+				// The time limit's advice names what each surface can narrow.
+				detail, _, _ := strings.Cut(want.detail, "; narrow it")
+				if !res.IsError || !strings.Contains(string(text), `"status":`+strconv.Itoa(want.status)+",") || got.code != want.code || !strings.HasPrefix(got.detail, detail) {
+					t.Errorf("%s: %s\nKM API: %d %s %q", tc.tool, text, want.status, want.code, want.detail)
+				}
+			}
+		})
+	}
+}
