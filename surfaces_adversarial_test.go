@@ -57,6 +57,8 @@ type probe struct {
 	rows   int
 	// empty says a 200 with no rows is the answer (else a case without rows is weak).
 	empty bool
+	// want, when set, is the KM API's rows as JSON.
+	want string
 	// skip names the surfaces that cannot word the question, each with the reason.
 	skip map[string]string
 }
@@ -550,6 +552,12 @@ func adversarialProbes() []probe {
 		{name: "quote in a string parameter", kpis: []string{"STATUS_NET"}, kpiParams: map[string]map[string]string{"STATUS_NET": {"s": "O'PEN"}}, status: 200, rows: 1, skip: skips("odata,batch", kmLevel)},
 		{name: "parameter of an unselected KPI", kpis: []string{"NET"}, kpiParams: map[string]map[string]string{"LATE_SHARE": {"t": "1"}}, status: 400, code: "GENERAL_PARAMETER_ILLEGAL", skip: skips("odata,batch", kmLevel)},
 		{name: "KPI at record level", record: "ORDERS", fields: []string{"ID"}, kpis: []string{"NET"}, status: 400, code: "GENERAL_PARAMETER_ILLEGAL", skip: skips("odata,batch", kmLevel)},
+		{name: "KPIs by fields of two records", atKM: true, fields: []string{"ORDERS.STATUS", "ITEMS.MATERIAL"}, kpis: []string{"NET", "QTY"}, sort: []string{"-QTY", "ITEMS.MATERIAL", "ORDERS.STATUS"}, status: 200, skip: skips("odata,batch", kmLevel)},
+		{name: "KPI filtered through a related record", atKM: true, fields: []string{"ORDERS.STATUS"}, filterExpr: []string{"ITEMS.MATERIAL eq 'Laptop'"}, kpis: []string{"ORDERS_N"}, status: 200, rows: 1, skip: skips("odata,batch", kmLevel)},
+		{name: "two predefined filters at KM level", atKM: true, fields: []string{"ORDERS.STATUS", "CUSTOMERS.NAME"}, filters: []string{"GERMANY", "LATE"}, sort: []string{"CUSTOMERS.NAME", "ORDERS.STATUS"}, status: 200, rows: 2, skip: skips("odata,batch", kmLevel)},
+		{name: "repeated KPI", kpis: []string{"NET", "NET"}, status: 200, rows: 1, skip: skips("odata,batch", kmLevel)},
+		{name: "KPI parameter that tries to widen the filter", kpis: []string{"STATUS_NET"}, kpiParams: map[string]map[string]string{"STATUS_NET": {"s": "x' or ORDERS.STATUS ne '"}}, status: 200, want: `[{"STATUS_NET":null}]`, skip: skips("odata,batch", kmLevel)},
+		{name: "KPI parameter of the wrong type", kpis: []string{"LATE_SHARE"}, kpiParams: map[string]map[string]string{"LATE_SHARE": {"t": "abc"}}, status: 400, code: "GENERAL_PARAMETER_ILLEGAL", skip: skips("odata,batch", kmLevel)},
 		{name: "KM-level fields of two records", fields: []string{"ORDERS.ID", "CUSTOMERS.COUNTRY"}, sort: []string{"ORDERS.ID"}, status: 200, atKM: true, skip: skips("odata,batch", kmLevel)},
 		{name: "KM level without fields or KPIs", status: 400, code: "GENERAL_PARAMETER_MISSING", atKM: true, skip: skips("odata,batch", kmLevel)},
 		{name: "KM-level distinct search", fields: []string{"ORDERS.STATUS", "CUSTOMERS.COUNTRY"}, distinct: true, term: "e", precision: "100", sort: []string{"ORDERS.STATUS"}, status: 200,
@@ -585,6 +593,9 @@ func checkProbe(t *testing.T, s *surfaces, p probe) {
 	want := s.probeGET(t, p)
 	if want.status != p.status || want.code != p.code || p.status == 200 && p.rows >= 0 && len(want.rows) != p.rows {
 		t.Errorf("KM API GET: %.300v, want %d %s (%d rows)", want, p.status, p.code, p.rows)
+	}
+	if b, _ := json.Marshal(want.rows); p.want != "" && string(b) != p.want {
+		t.Errorf("KM API GET: %s, want %s", b, p.want)
 	}
 	if p.status == 200 && !p.empty && len(want.rows) == 0 {
 		t.Errorf("no rows: a weak case")
