@@ -235,3 +235,19 @@ func TestDefaultPageOfTheServiceCap(t *testing.T) {
 		t.Errorf("%+v, want page 0 of 2 rows, more, next page 1", out)
 	}
 }
+
+// TestNULBeforeThePage: a query call with a NUL and a page size out of range is refused
+// for the NUL, as the KM API refuses fields=%00&pageSize=-53 (400
+// GENERAL_PARAMETER_ILLEGAL); it was refused for the page (GENERAL_CONSTRAINT_VIOLATION),
+// found by the root package's FuzzSurfacesAgree.
+func TestNULBeforeThePage(t *testing.T) {
+	f := newFixture(t)
+	want := f.apiProblem(t, "/knowledge-models/shop-base/records/ORDERS/query?fields=%00&pageSize=-53")
+	p := f.problemOf(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "fields": []string{"\x00"}, "pageSize": -53})
+	detail, _ := p["detail"].(string)
+	if p["status"] != 400.0 || p["errorCode"] != want["errorCode"] || want["errorCode"] != "GENERAL_PARAMETER_ILLEGAL" ||
+		!strings.HasPrefix(detail, "arguments at byte ") ||
+		!strings.HasSuffix(detail, ` (JSON escape \u0000) contains a NUL character (U+0000): text in requests must be UTF-8 without NUL characters`) {
+		t.Errorf("%v\nKM API: %v", p, want)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kmkit/kmkit/internal/inputcheck"
 	"github.com/kmkit/kmkit/internal/jsonenc"
 	"github.com/kmkit/kmkit/internal/kmjson"
 	"github.com/kmkit/kmkit/internal/kmparams"
@@ -331,6 +332,12 @@ func request(in *QueryArgs) (*km.Request, error) {
 // refused as the input schema says), checks the page against WithMaxRows as the KM API
 // checks its maximum, asks the Service and writes the page.
 func (s *Handler) queryCall(ctx context.Context, args json.RawMessage) ([]byte, error) {
+	// Text no store can hold is refused first, as the KM API's door refuses it before it
+	// reads a parameter: a question with a NUL and a bad page is refused for the NUL on
+	// both.
+	if e := inputcheck.Body(args); e != nil {
+		return nil, invalid(problem.CodeParameterIllegal, strings.Replace(e.Error(), "request body", "arguments", 1))
+	}
 	var in QueryArgs
 	if len(args) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(args))
