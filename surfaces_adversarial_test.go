@@ -441,6 +441,9 @@ func adversarialProbes() []probe {
 		{name: "unknown record", record: "NOPE", fields: []string{"ID"}, status: 404, code: "KM_RECORD_NOTFOUND"},
 		{name: "record in wrong case", record: "orders", fields: []string{"ID"}, status: 404, code: "KM_RECORD_NOTFOUND"},
 		{name: "NUL in the record", record: "ORD\x00ERS", fields: []string{"ID"}, status: 400, code: "GENERAL_PARAMETER_ILLEGAL"},
+		{name: "unknown record and a bad page", record: "NOPE", fields: []string{"ID"}, pageSize: "0", status: 404, code: "KM_RECORD_NOTFOUND", skip: skips("odata,batch", odataPaging)},
+		{name: "NUL in a field and a bad page", fields: []string{"ID\x00"}, pageSize: "0", status: 400, code: "GENERAL_PARAMETER_ILLEGAL", skip: skips("odata,batch", odataPaging)},
+		{name: "unknown field and a bad page", fields: []string{"NOPE"}, pageSize: "0", status: 400, code: "GENERAL_CONSTRAINT_VIOLATION", skip: skips("odata,batch", odataPaging)},
 		// Filters.
 		{name: "filter", fields: []string{"ID", "NET"}, filterExpr: []string{"NET gt 50"}, sort: []string{"ID"}, status: 200},
 		{name: "two filters", fields: []string{"ID"}, filterExpr: []string{"NET gt 50", "STATUS eq 'PAID'"}, sort: []string{"ID"}, status: 200},

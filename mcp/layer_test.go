@@ -251,3 +251,15 @@ func TestNULBeforeThePage(t *testing.T) {
 		t.Errorf("%v\nKM API: %v", p, want)
 	}
 }
+
+// TestUnknownRecordBeforeThePage: a query call naming an unknown record with pageSize 0
+// is refused for the record (404 KM_RECORD_NOTFOUND), as the KM API refuses
+// records/NOPE/query?pageSize=0; it was refused for the page.
+func TestUnknownRecordBeforeThePage(t *testing.T) {
+	f := newFixture(t)
+	want := f.api(t, "/knowledge-models/shop-base/records/NOPE/query?pageSize=0", http.StatusNotFound)
+	p := f.problemOf(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "NOPE", "pageSize": 0})
+	if p["status"] != 404.0 || p["errorCode"] != want["errorCode"] || p["detail"] != want["detail"] {
+		t.Errorf("%v\nKM API: %v", p, want)
+	}
+}

@@ -362,6 +362,15 @@ func (s *Handler) queryCall(ctx context.Context, args json.RawMessage) ([]byte, 
 		in.PageSize = &size
 	}
 	if err := query.CheckPaging(in.Page, *in.PageSize, s.opts.maxRows); err != nil {
+		// The KM API refuses an unknown KM or record (its path) before it reads the page:
+		// so does query, looking them up on this error path only.
+		m, merr := s.svc.Model(ctx, in.KM)
+		if merr == nil {
+			_, merr = km.LookupRecord(m, in.Record)
+		}
+		if merr != nil {
+			return nil, merr
+		}
 		return nil, err
 	}
 	r, err := request(&in)
