@@ -951,8 +951,8 @@ func TestHeavyQuestionRefusedAlike(t *testing.T) {
 	}
 }
 
-// FuzzSurfacesAgree asks generated record-level questions (fields, a filter, a sort, a
-// page size, a search term) through the KM API's GET /query, its POST /data, MCP and, for
+// FuzzSurfacesAgree asks generated record-level questions (a record, fields, a filter, a
+// sort, a page and page size, a search term) through the KM API's GET /query, its POST /data, MCP and, for
 // the filter, OData, on the memory backend. GET and MCP must answer alike (the same rows,
 // or the same status and code); POST too where JSON can carry the question; and what
 // the KM API's filterExpr accepts, OData's $filter (a superset: the forms OData clients
@@ -967,11 +967,19 @@ func FuzzSurfacesAgree(f *testing.F) {
 		if err != nil {
 			size = 50
 		}
-		f.Add(strings.Join(p.fields, ","), strings.Join(p.filterExpr, ","), strings.Join(p.sort, ","), size, p.term)
+		page, err := strconv.ParseInt(p.page, 10, 64)
+		if err != nil {
+			page = 0
+		}
+		f.Add(p.record, strings.Join(p.fields, ","), strings.Join(p.filterExpr, ","), strings.Join(p.sort, ","), page, size, p.term)
 	}
 	s := newSurfaces(f, km.NewService(shopBackends()[0].open(f)), 5000)
-	f.Fuzz(func(t *testing.T, fields, filter, sort string, pageSize int64, term string) {
-		p := probe{record: "ORDERS", pageSize: strconv.FormatInt(pageSize, 10), term: term}
+	f.Fuzz(func(t *testing.T, record, fields, filter, sort string, page, pageSize int64, term string) {
+		if record == "" || strings.ContainsAny(record, "/?#%") {
+			// A record is a path segment of the KM API: "" or a slash names another route.
+			return
+		}
+		p := probe{record: record, page: strconv.FormatInt(page, 10), pageSize: strconv.FormatInt(pageSize, 10), term: term}
 		if fields != "" {
 			p.fields = []string{fields}
 		}
@@ -991,7 +999,7 @@ func FuzzSurfacesAgree(f *testing.F) {
 				t.Errorf("%s: %.300v\nKM API: %.300v", name, got, want)
 			}
 		}
-		if utf8.ValidString(fields + filter + sort + term) {
+		if utf8.ValidString(record + fields + filter + sort + term) {
 			// JSON carries only UTF-8 (encoding/json would send another question).
 			same("mcp", s.probeMCP(t, p))
 			// The POST body's sort and fields are 1 (sort 2) to 2048 characters, and its
@@ -1001,6 +1009,9 @@ func FuzzSurfacesAgree(f *testing.F) {
 			}
 		}
 		if filter == "" || len(kmparams.SplitTopLevel(filter)) != 1 {
+			return
+		}
+		if record != "ORDERS" {
 			return
 		}
 		q := probe{record: "ORDERS", fields: []string{"ID"}, filterExpr: []string{filter}, sort: []string{"ID"}}
