@@ -37,32 +37,32 @@ import (
 // shopBackend is a backend with the shop test KMs (km/testdata/shop) imported.
 type shopBackend struct {
 	name string
-	open func(t *testing.T) km.Store
+	open func(t testing.TB) km.Store
 }
 
 // shopBackends are memory, SQLite and, with KMKIT_POSTGRES_DSN, PostgreSQL.
 func shopBackends() []shopBackend {
 	data := os.DirFS("km/testdata/shop")
 	bs := []shopBackend{
-		{"memory", func(t *testing.T) km.Store {
+		{"memory", func(t testing.TB) km.Store {
 			s := memory.New().KM()
 			if err := s.Import(context.Background(), data); err != nil {
 				t.Fatal(err)
 			}
 			return s
 		}},
-		{"sqlite", func(t *testing.T) km.Store {
+		{"sqlite", func(t testing.TB) km.Store {
 			return openSQL(t, "sqlite:"+filepath.Join(t.TempDir(), "kmkit.db"), data)
 		}},
 	}
 	if os.Getenv("KMKIT_POSTGRES_DSN") != "" {
-		bs = append(bs, shopBackend{"postgres", func(t *testing.T) km.Store { return openSQL(t, postgresSchema(t), data) }})
+		bs = append(bs, shopBackend{"postgres", func(t testing.TB) km.Store { return openSQL(t, postgresSchema(t), data) }})
 	}
 	return bs
 }
 
 // openSQL opens dsn with sqlstore and imports data into its KM store.
-func openSQL(t *testing.T, dsn string, data fs.FS) km.Store {
+func openSQL(t testing.TB, dsn string, data fs.FS) km.Store {
 	t.Helper()
 	db, err := sqlstore.Open(context.Background(), dsn)
 	if err != nil {
@@ -80,7 +80,7 @@ var schemaSeq atomic.Int64
 
 // postgresSchema creates a fresh schema on KMKIT_POSTGRES_DSN's server, dropped when the
 // test ends, and returns the URL that uses it.
-func postgresSchema(t *testing.T) string {
+func postgresSchema(t testing.TB) string {
 	t.Helper()
 	dsn := os.Getenv("KMKIT_POSTGRES_DSN")
 	admin, err := sql.Open("pgx", dsn)
@@ -114,7 +114,7 @@ type surfaces struct {
 	cs        *sdk.ClientSession
 }
 
-func newSurfaces(t *testing.T, svc *km.Service, maxRows int) *surfaces {
+func newSurfaces(t testing.TB, svc *km.Service, maxRows int) *surfaces {
 	t.Helper()
 	srv := mcp.NewHandler(nil, mcp.WithService(svc), mcp.WithMaxRows(maxRows)).MCPServer(nil)
 	st, ct := sdk.NewInMemoryTransports()
@@ -144,6 +144,7 @@ type question struct {
 type answer struct {
 	status int
 	code   string
+	detail string // the refusal's detail (problem) or message (OData error)
 	rows   []map[string]any
 }
 
@@ -166,16 +167,18 @@ func decode(b []byte, out any) error {
 func refusal(status int, body []byte) answer {
 	var p struct {
 		ErrorCode string `json:"errorCode"`
+		Detail    string `json:"detail"`
 		Error     struct {
-			Code string `json:"code"`
+			Code    string `json:"code"`
+			Message string `json:"message"`
 		} `json:"error"`
 	}
 	_ = json.Unmarshal(body, &p)
-	code := p.ErrorCode
+	code, detail := p.ErrorCode, p.Detail
 	if code == "" {
-		code = p.Error.Code
+		code, detail = p.Error.Code, p.Error.Message
 	}
-	return answer{status: status, code: code}
+	return answer{status: status, code: code, detail: detail}
 }
 
 // pick keeps the fields of q of each row.

@@ -293,7 +293,12 @@ func CheckCost(ctx context.Context, store Store, p *Plan, lim Limits) error {
 	budget := lim.Cost
 	part := fmt.Sprintf("the filters are too large: %d predicates over %d rows", c.Predicates, c.Rows)
 	hint := "use fewer comparisons (an in list counts once, or'ed eq comparisons each) or fewer filterExpr entries"
-	if c.Grouping > c.Filter {
+	switch {
+	case c.Grouping > c.Filter && len(p.KPIs) == 0 && len(p.Aggregates) == 0:
+		// A listing: no group and no aggregate to name.
+		part = fmt.Sprintf("the listing is too large: %d rows by %d fields", c.Rows, max(1, c.Fields))
+		hint = "select fewer fields, or filter the rows first"
+	case c.Grouping > c.Filter:
 		part = fmt.Sprintf("the grouping is too large: %d rows by %d fields for %d aggregates", c.Rows, max(1, c.Fields), max(1, c.Aggregates))
 		hint = "select fewer fields or KPIs, or filter the rows first"
 	}

@@ -24,7 +24,8 @@
 //     distinct, search, page, pageSize. Rows come back as objects with the applied page,
 //     the total of rows before paging, more (rows follow these) and next (the page and
 //     pageSize that return them). pageSize 0 is refused as by the KM API; absent, it is
-//     DefaultPageSize.
+//     DefaultPageSize, or the largest page allowed (WithMaxRows, the Service's
+//     MaxPageSize) when that is smaller.
 //   - summarize_record: the KM API's summary endpoint.
 //   - find_field_values: the distinct values of a string field the KM API's fuzzy search
 //     matches, best first, so that an agent can turn "munich" into the stored "München":

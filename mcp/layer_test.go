@@ -196,3 +196,70 @@ func TestTimeLimitAndClientGone(t *testing.T) {
 		t.Error("the store still runs 5s after its client left")
 	}
 }
+
+// TestAdversarialArguments are the query calls the root package's
+// TestSurfacesAgreeOnUnseenInputs found answered otherwise than by the KM API: a pageSize
+// of the wrong JSON type was GENERAL_PARAMETER_ILLEGAL (the KM API's pageSize=1.5 is
+// GENERAL_PARAMETER_MISSMATCH), and a negative search precision was served at the
+// default precision (the KM API's searchPrecision=-1 is 400).
+func TestAdversarialArguments(t *testing.T) {
+	f := newFixture(t)
+	for _, c := range []struct {
+		args   map[string]any
+		api    string // the KM API's request for the same question
+		detail string // the tool error's detail
+	}{
+		{map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 1.5}, "pageSize=1.5",
+			"arguments: cannot unmarshal number 1.5 into Go struct field QueryArgs.pageSize of type int"},
+		{map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": "ten"}, "pageSize=ten",
+			"arguments: cannot unmarshal string into Go struct field QueryArgs.pageSize of type int"},
+		{map[string]any{"km": "shop-base", "record": "ORDERS", "search": map[string]any{"term": "paid", "precision": -1}}, "searchTerm=paid&searchPrecision=-1",
+			"search.precision: -1 is not between 0 and 100"},
+	} {
+		want := f.apiProblem(t, "/knowledge-models/shop-base/records/ORDERS/query?"+c.api)
+		p := f.problemOf(t, mcp.ToolQuery, c.args)
+		if p["status"] != 400.0 || p["errorCode"] != want["errorCode"] || p["detail"] != c.detail {
+			t.Errorf("%v: %v, want 400 %v %q", c.args, p, want["errorCode"], c.detail)
+		}
+	}
+}
+
+// TestDefaultPageOfTheServiceCap: a query call without pageSize gets a page of the
+// Service's cap when that is below DefaultPageSize (as the KM API's request without
+// pageSize does); it was refused "pageSize: 50 is above the maximum page size 2".
+func TestDefaultPageOfTheServiceCap(t *testing.T) {
+	f := &fixture{cs: connect(t, mcp.NewHandler(nil, mcp.WithService(km.NewService(loadStore(t), km.WithMaxPageSize(2)))).MCPServer(nil))}
+	var out mcp.QueryResult
+	f.ok(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "fields": []string{"ID"}, "sort": []string{"ID"}}, &out)
+	if out.PageSize != 2 || len(out.Rows) != 2 || !out.More || out.Next == nil || *out.Next != (mcp.PageRef{Page: 1, PageSize: 2}) {
+		t.Errorf("%+v, want page 0 of 2 rows, more, next page 1", out)
+	}
+}
+
+// TestNULBeforeThePage: a query call with a NUL and a page size out of range is refused
+// for the NUL, as the KM API refuses fields=%00&pageSize=-53 (400
+// GENERAL_PARAMETER_ILLEGAL); it was refused for the page (GENERAL_CONSTRAINT_VIOLATION),
+// found by the root package's FuzzSurfacesAgree.
+func TestNULBeforeThePage(t *testing.T) {
+	f := newFixture(t)
+	want := f.apiProblem(t, "/knowledge-models/shop-base/records/ORDERS/query?fields=%00&pageSize=-53")
+	p := f.problemOf(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "fields": []string{"\x00"}, "pageSize": -53})
+	detail, _ := p["detail"].(string)
+	if p["status"] != 400.0 || p["errorCode"] != want["errorCode"] || want["errorCode"] != "GENERAL_PARAMETER_ILLEGAL" ||
+		!strings.HasPrefix(detail, "arguments at byte ") ||
+		!strings.HasSuffix(detail, ` (JSON escape \u0000) contains a NUL character (U+0000): text in requests must be UTF-8 without NUL characters`) {
+		t.Errorf("%v\nKM API: %v", p, want)
+	}
+}
+
+// TestUnknownRecordBeforeThePage: a query call naming an unknown record with pageSize 0
+// is refused for the record (404 KM_RECORD_NOTFOUND), as the KM API refuses
+// records/NOPE/query?pageSize=0; it was refused for the page.
+func TestUnknownRecordBeforeThePage(t *testing.T) {
+	f := newFixture(t)
+	want := f.api(t, "/knowledge-models/shop-base/records/NOPE/query?pageSize=0", http.StatusNotFound)
+	p := f.problemOf(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "NOPE", "pageSize": 0})
+	if p["status"] != 404.0 || p["errorCode"] != want["errorCode"] || p["detail"] != want["detail"] {
+		t.Errorf("%v\nKM API: %v", p, want)
+	}
+}

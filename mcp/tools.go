@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kmkit/kmkit/internal/inputcheck"
 	"github.com/kmkit/kmkit/internal/jsonenc"
 	"github.com/kmkit/kmkit/internal/kmjson"
 	"github.com/kmkit/kmkit/internal/kmparams"
@@ -131,8 +133,8 @@ type QueryArgs struct {
 	Distinct      bool                         `json:"distinct,omitempty" jsonschema:"drop repeated rows"`
 	Search        *SearchArgs                  `json:"search,omitempty"`
 	Page          int                          `json:"page,omitempty" jsonschema:"page number from 0"`
-	// PageSize is nil when the call names none (DefaultPageSize); 0 is refused, as by the
-	// KM API.
+	// PageSize is nil when the call names none (DefaultPageSize, or the largest page
+	// allowed when that is smaller); 0 is refused, as by the KM API.
 	PageSize *int `json:"pageSize,omitempty" jsonschema:"rows per page (default 50; the input schema states the maximum)"`
 }
 
@@ -313,6 +315,11 @@ func request(in *QueryArgs) (*km.Request, error) {
 		r.Sort = keys
 	}
 	if sa := in.Search; sa != nil {
+		// 0 (or no precision) is the default; a negative one is out of range, as on the
+		// KM API (for the Service a negative precision would mean the default).
+		if sa.Precision < 0 {
+			return nil, query.CheckSearchPrecision(sa.Precision)
+		}
 		r.Search = &km.SearchRequest{Term: sa.Term, Fields: kmparams.ParseList(sa.Fields), Precision: sa.Precision}
 		if sa.Precision == 0 {
 			r.Search.Precision = -1 // the default
@@ -325,22 +332,45 @@ func request(in *QueryArgs) (*km.Request, error) {
 // refused as the input schema says), checks the page against WithMaxRows as the KM API
 // checks its maximum, asks the Service and writes the page.
 func (s *Handler) queryCall(ctx context.Context, args json.RawMessage) ([]byte, error) {
+	// Text no store can hold is refused first, as the KM API's door refuses it before it
+	// reads a parameter: a question with a NUL and a bad page is refused for the NUL on
+	// both.
+	if e := inputcheck.Body(args); e != nil {
+		return nil, invalid(problem.CodeParameterIllegal, strings.Replace(e.Error(), "request body", "arguments", 1))
+	}
 	var in QueryArgs
 	if len(args) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(args))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&in); err != nil {
-			return nil, invalid(problem.CodeParameterIllegal, "arguments: "+strings.TrimPrefix(err.Error(), "json: "))
+			// A value of the wrong JSON type (pageSize 1.5 or "ten") is a mismatch, as a
+			// query string's pageSize=1.5 is on the KM API.
+			code := problem.CodeParameterIllegal
+			if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) {
+				code = problem.CodeParameterMismatch
+			}
+			return nil, invalid(code, "arguments: "+strings.TrimPrefix(err.Error(), "json: "))
 		}
 	}
 	if in.KM == "" {
 		return nil, invalid(problem.CodeParameterMissing, "km is required: a knowledge model id (list_knowledge_models)")
 	}
-	size := DefaultPageSize
-	if in.PageSize != nil {
-		size = *in.PageSize
+	if in.PageSize == nil {
+		// The default page, or the largest one allowed when that is smaller (as the KM
+		// API's default is the Service's cap when that is below 50).
+		size := min(DefaultPageSize, s.opts.maxRows, s.svc.MaxPageSize())
+		in.PageSize = &size
 	}
-	if err := query.CheckPaging(in.Page, size, s.opts.maxRows); err != nil {
+	if err := query.CheckPaging(in.Page, *in.PageSize, s.opts.maxRows); err != nil {
+		// The KM API refuses an unknown KM or record (its path) before it reads the page:
+		// so does query, looking them up on this error path only.
+		m, merr := s.svc.Model(ctx, in.KM)
+		if merr == nil {
+			_, merr = km.LookupRecord(m, in.Record)
+		}
+		if merr != nil {
+			return nil, merr
+		}
 		return nil, err
 	}
 	r, err := request(&in)

@@ -3,6 +3,7 @@ package odata
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -94,6 +95,30 @@ func TestExpandHasOneTimeBudget(t *testing.T) {
 		}
 		if took > 2*limit {
 			t.Errorf("%s took %v: more than one budget of %v", target, took, limit)
+		}
+	}
+}
+
+// TestFilterBoundsOfTheService: $filter is parsed within the filter bounds of the Service
+// the handler answers through (WithService), as the KM API's filterExpr is; the handler
+// parsed it within the package defaults, so a Service's smaller bounds held on the KM API
+// and MCP only (found by the root package's TestSurfacesShareConfiguredLimits).
+func TestFilterBoundsOfTheService(t *testing.T) {
+	service := km.NewService(testStore(t), km.WithFilterLimits(query.Limits{MaxLength: 40, MaxDepth: 3, MaxIn: 3}))
+	h := NewHandler(nil, WithService(service))
+	for _, c := range []struct{ filter, message string }{
+		{"STATUS eq '" + strings.Repeat("P", 40) + "'", "$filter: the expression is 52 bytes long; at most 40 are allowed"},
+		{"((((NET gt 100))))", `$filter: position 4: the expression nests deeper than 3 levels of parentheses and "not"`},
+		{"STATUS in ('PAID','X','Y','Z')", "$filter: position 27: the in list has more than 3 values"},
+	} {
+		w := get(h, svc+"/ORDERS_entries?$filter="+url.QueryEscape(c.filter))
+		var e struct {
+			ErrorCode string
+			Error     struct{ Code, Message string }
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil || w.Code != 400 || e.ErrorCode != "GENERAL_CONSTRAINT_VIOLATION" ||
+			e.Error.Code != "GENERAL_CONSTRAINT_VIOLATION" || e.Error.Message != c.message {
+			t.Errorf("%s: %d %s, want 400 GENERAL_CONSTRAINT_VIOLATION %q", c.filter, w.Code, w.Body, c.message)
 		}
 	}
 }

@@ -144,6 +144,8 @@ func NewHandler(store km.Store, opt ...Option) *Handler {
 		svc = km.NewService(store, km.WithMaxPageSize(opts.MaxPageSize), km.WithFilterLimits(opts.Limits),
 			km.WithQueryTimeout(opts.QueryTimeout), km.WithMaxQueryCost(opts.MaxQueryCost), km.WithMaxQueryMemory(opts.MaxQueryMemory))
 	}
+	// $filter is parsed within the Service's filter bounds, as filterExpr is.
+	opts.Limits = svc.FilterLimits()
 	h := &Handler{store: svc.Store(), svc: svc, opts: opts, now: time.Now}
 	h.api = &routing.API{Name: "odata", Logger: opts.Logger, TimeLimit: svc.QueryTimeout(), TimeLimitCause: km.ErrTimeLimit,
 		Narrow: "narrow it (a simpler $filter, fewer rows)", Write: func(w http.ResponseWriter, r *http.Request, p *problem.Problem) {

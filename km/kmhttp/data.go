@@ -317,7 +317,7 @@ func (h *Handler) readProjection(w http.ResponseWriter, r *http.Request, recordL
 	if pr == nil {
 		return nil, badRequest(problem.CodeParameterMissing, "the body needs a projection member: {\"projection\": {...}}")
 	}
-	p := &dataParams{precision: -1, page: 0, size: DefaultPageSize}
+	p := &dataParams{precision: -1, page: 0, size: min(DefaultPageSize, h.svc.MaxPageSize())}
 	if pr.Fields != nil {
 		if n := len(*pr.Fields); n < 1 || n > maxFieldsLen {
 			return nil, badRequest(problem.CodeConstraint, "projection.fields is %d characters long: want 1 to %d", n, maxFieldsLen)

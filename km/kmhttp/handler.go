@@ -124,6 +124,9 @@ func NewHandler(store km.Store, opt ...Option) *Handler {
 			km.WithFilterLimits(opts.Limits), km.WithQueryTimeout(opts.QueryTimeout),
 			km.WithMaxQueryCost(opts.MaxQueryCost), km.WithMaxQueryMemory(opts.MaxQueryMemory))
 	}
+	// The query string's pages are read against the Service's cap, so that a request
+	// without pageSize gets the Service's default page (50, or the cap when lower).
+	opts.MaxPageSize = svc.MaxPageSize()
 	h := &Handler{store: svc.Store(), svc: svc, opts: opts, api: &routing.API{Name: "km", Write: writeProblem, Logger: opts.Logger,
 		TimeLimit: svc.QueryTimeout(), TimeLimitCause: km.ErrTimeLimit, Narrow: "narrow it (fewer filters, fields, KPIs or rows)"}}
 	h.entry = h.api.Handler(h.serve)
