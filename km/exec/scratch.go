@@ -113,11 +113,11 @@ func (a *arena) release() {
 // The scratch's bounds, in buffers of a table's rows: warmRuns buffers of each table's
 // size class are touched by Warm, enough for most runs over that table (a KPI request
 // grouping its own rows takes four: the grain rows, the tuples, their group ids and their
-// keys; through a parent one more); at most maxRuns of the largest table's class are kept
-// in all. Kept buffers are resident memory: 16 bytes a row of each table size warmed, 24
-// bytes a row of the largest at most.
+// keys; through a parent, or with a count distinct's per-group bitmaps, one more); at most
+// maxRuns of the largest table's class are kept in all. Kept buffers are resident memory:
+// 20 bytes a row of each table size warmed, 24 bytes a row of the largest at most.
 const (
-	warmRuns = 4
+	warmRuns = 5
 	maxRuns  = 6
 )
 
