@@ -27,14 +27,21 @@ type Numeric struct {
 // DescribeFloat describes a float column as pandas describes a float64 Series. Rows for
 // which nulls reports true, and NaN values, are nulls.
 func DescribeFloat(values []float64, nulls Nulls) Numeric {
+	return describeAsFloat(values, nulls)
+}
+
+// describeAsFloat is DescribeFloat of the values converted to float64, converting each
+// where it is read: an integer column is described without a float64 copy of it.
+func describeAsFloat[T int64 | float64](values []T, nulls Nulls) Numeric {
 	var nullRows bitmap
 	compact := make([]float64, 0, len(values))
 	for i, v := range values {
-		if math.IsNaN(v) || nulls != nil && nulls(i) {
+		f := float64(v)
+		if math.IsNaN(f) || nulls != nil && nulls(i) {
 			nullRows = nullRows.set(i, len(values))
 			continue
 		}
-		compact = append(compact, v)
+		compact = append(compact, f)
 	}
 	d := Numeric{Count: int64(len(compact)), Mean: nan(), Std: nan(), Min: nan(), Max: nan()}
 	mean, std := meanStd(values, nullRows, len(compact))
@@ -55,11 +62,7 @@ func DescribeInt(values []int64, nulls Nulls) Numeric {
 	if nulls != nil {
 		for i := range values {
 			if nulls(i) {
-				asFloat := make([]float64, len(values))
-				for j, v := range values {
-					asFloat[j] = float64(v)
-				}
-				return DescribeFloat(asFloat, nulls)
+				return describeAsFloat(values, nulls)
 			}
 		}
 	}
