@@ -87,7 +87,9 @@ func NewSourceSharing(m *km.KnowledgeModel, tables map[string]*column.Table, oth
 // the indexes of the KM's relationships (each child row's parent, each parent row's
 // children), which the first request crossing a relationship would otherwise build, and
 // touches scratch buffers for runs over each table's rows, which the first heavy request
-// would otherwise take from fresh memory, a page fault per 4 KiB (see scratch). A store
+// would otherwise take from fresh memory, a page fault per 4 KiB (see scratch), and finds
+// the range of each integer column, which the first request grouping or counting distinct
+// values of it would otherwise scan for (about 1 ms at 1M rows). A store
 // calls it once after loading; it costs about five int32s per row of each table size
 // (see warmRuns), kept for the Source's life, and leaves the hash maps of the indexes'
 // builds as garbage. Errors are left to the requests that meet them.
@@ -103,6 +105,13 @@ func (s *Source) Warm() {
 	}
 	for _, n := range classes {
 		s.scratch.warm(n, warmRuns)
+	}
+	for _, t := range s.tables {
+		for _, c := range t.Columns() {
+			if c, ok := c.(*column.Int64s); ok {
+				c.Range()
+			}
+		}
 	}
 }
 
