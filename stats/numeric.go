@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 
 	"gonum.org/v1/gonum/floats"
@@ -26,14 +27,21 @@ type Numeric struct {
 // DescribeFloat describes a float column as pandas describes a float64 Series. Rows for
 // which nulls reports true, and NaN values, are nulls.
 func DescribeFloat(values []float64, nulls Nulls) Numeric {
+	return describeAsFloat(values, nulls)
+}
+
+// describeAsFloat is DescribeFloat of the values converted to float64, converting each
+// where it is read: an integer column is described without a float64 copy of it.
+func describeAsFloat[T int64 | float64](values []T, nulls Nulls) Numeric {
 	var nullRows bitmap
 	compact := make([]float64, 0, len(values))
 	for i, v := range values {
-		if math.IsNaN(v) || nulls != nil && nulls(i) {
+		f := float64(v)
+		if math.IsNaN(f) || nulls != nil && nulls(i) {
 			nullRows = nullRows.set(i, len(values))
 			continue
 		}
-		compact = append(compact, v)
+		compact = append(compact, f)
 	}
 	d := Numeric{Count: int64(len(compact)), Mean: nan(), Std: nan(), Min: nan(), Max: nan()}
 	mean, std := meanStd(values, nullRows, len(compact))
@@ -54,11 +62,7 @@ func DescribeInt(values []int64, nulls Nulls) Numeric {
 	if nulls != nil {
 		for i := range values {
 			if nulls(i) {
-				asFloat := make([]float64, len(values))
-				for j, v := range values {
-					asFloat[j] = float64(v)
-				}
-				return DescribeFloat(asFloat, nulls)
+				return describeAsFloat(values, nulls)
 			}
 		}
 	}
@@ -123,14 +127,18 @@ func (m bitmap) set(i, n int) bitmap {
 	return m
 }
 
-// zero sets b[j] to 0 for every marked row start+j.
+// zero sets b[j] to 0 for every marked row start+j. It visits the marked rows only, a
+// word of 64 rows at a time, so a column with few nulls costs a word test per 64 rows.
 func (m bitmap) zero(b []float64, start int) {
 	if m == nil {
 		return
 	}
-	for j := range b {
-		if i := start + j; m[i/64]&(1<<(i%64)) != 0 {
-			b[j] = 0
+	end := start + len(b)
+	for w := start / 64; w*64 < end; w++ {
+		for word := m[w]; word != 0; word &= word - 1 {
+			if i := w*64 + bits.TrailingZeros64(word); i >= start && i < end {
+				b[i-start] = 0
+			}
 		}
 	}
 }

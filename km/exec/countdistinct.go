@@ -6,8 +6,8 @@ import (
 	"github.com/kmkit/kmkit/query/column"
 )
 
-// distinctBitsLimit (a variable for tests) bounds the bits of the per-group bitmaps countDistinct allocates
-// (groups times the column's digits): 2^28 bits are 32 MiB. Beyond it, the values are
+// distinctBitsLimit (a variable for tests) bounds the bits of the per-group bitmaps
+// countDistinct uses (groups times the column's digits): 2^28 bits are 32 MiB. Beyond it, the values are
 // sorted per group instead.
 var distinctBitsLimit = 1 << 28
 
@@ -64,10 +64,12 @@ func countDistinct(c ref, g groups, pass column.Bitmap) []int64 {
 // countDistinctBits is countDistinct over per-group bitmaps of k's digits (k.card set).
 func countDistinctBits(k keyPart, g groups, pass column.Bitmap, n []int64) {
 	card := k.card
-	seen := make([]uint64, (g.n*card+63)/64)
+	// 32-bit words, so that the bitmap is a buffer of the run's scratch (g.arena): the
+	// first run after a start or an idle period then finds its pages resident.
+	seen := g.arena.zeroed((g.n*card + 31) / 32)
 	mark := func(gi int32, d int) {
 		bit := int(gi)*card + d
-		w, m := bit>>6, uint64(1)<<(bit&63)
+		w, m := bit>>5, int32(1)<<(bit&31)
 		if seen[w]&m == 0 {
 			seen[w] |= m
 			n[gi]++

@@ -11,9 +11,10 @@ import (
 
 // groups is the grouping of a selection: gid[i] is the group of frame row sel[i].
 type groups struct {
-	sel []int32
-	gid []int32
-	n   int
+	sel   []int32
+	gid   []int32
+	n     int
+	arena *arena // buffers for the evaluation, of the goroutine evaluating (nil: allocate)
 }
 
 // compiledMetric computes a KPI for every group.

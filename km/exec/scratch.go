@@ -113,24 +113,32 @@ func (a *arena) release() {
 // The scratch's bounds, in buffers of a table's rows: warmRuns buffers of each table's
 // size class are touched by Warm, enough for most runs over that table (a KPI request
 // grouping its own rows takes four: the grain rows, the tuples, their group ids and their
-// keys; through a parent one more); at most maxRuns of the largest table's class are kept
-// in all. Kept buffers are resident memory: 16 bytes a row of each table size warmed, 24
-// bytes a row of the largest at most.
+// keys; through a parent, or with a count distinct's per-group bitmaps, one more); at most
+// maxRuns of the largest table's class are kept in all, or what Warm touches if that is
+// more. Kept buffers are resident memory: 20 bytes a row of each table size warmed, 24
+// bytes a row of the largest at most beyond that.
 const (
-	warmRuns = 4
+	warmRuns = 5
 	maxRuns  = 6
 )
 
 // newScratch returns the scratch of a Source over tables.
 func newScratch(tables map[string]*column.Table) *scratch {
 	largest := 0
+	classes := map[int]bool{} // the size classes of the tables, which Warm fills
 	for _, t := range tables {
 		largest = max(largest, t.Rows())
+		classes[class(max(t.Rows(), 1))] = true
 	}
 	if largest < minScratch {
 		return nil // no buffer worth keeping: runs allocate
 	}
-	return &scratch{maxBytes: maxRuns * 4 << class(largest)}
+	warmed := 0
+	for k := range classes {
+		warmed += warmRuns * 4 << k
+	}
+	// Room for what Warm touches, so that it does not touch buffers only to drop them.
+	return &scratch{maxBytes: max(maxRuns*4<<class(largest), warmed)}
 }
 
 // warm takes count buffers of n int32s, writes every element (so that their pages are

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
+	"github.com/kmkit/kmkit/query/column"
 )
 
 // TestScratchReuse runs requests of every shape (rows, distinct, search, KPIs, joined and
@@ -121,5 +122,35 @@ func TestNewSourceSharing(t *testing.T) {
 	}
 	if c := NewSourceSharing(rf.o.m, a.tables, nil); c.scores == a.scores || c.scores == nil || c.rel == a.rel {
 		t.Error("a Source built sharing nothing has no indexes and score cache of its own")
+	}
+}
+
+// TestScratchKeepsWhatWarmTouches: a scratch over tables of two size classes keeps every
+// buffer warm touches for each (warmRuns of each class), even where those exceed maxRuns
+// buffers of the largest class, so that Warm's pages are not touched only to be dropped.
+func TestScratchKeepsWhatWarmTouches(t *testing.T) {
+	table := func(rows int) *column.Table {
+		b := column.NewBuilder(query.TypeInteger)
+		for i := range rows {
+			b.AppendInt(int64(i))
+		}
+		tab, err := column.NewTable([]string{"I"}, []column.Column{b.Build()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tab
+	}
+	small, large := 1<<13, 1<<15 // four times smaller: warmRuns of both exceed maxRuns of the large
+	s := newScratch(map[string]*column.Table{"s": table(small), "l": table(large)})
+	s.warm(small, warmRuns)
+	s.warm(large, warmRuns)
+	if got, want := len(s.free[class(small)]), warmRuns; got != want {
+		t.Errorf("%d buffers of the small class kept, want %d", got, want)
+	}
+	if got, want := len(s.free[class(large)]), warmRuns; got != want {
+		t.Errorf("%d buffers of the large class kept, want %d", got, want)
+	}
+	if want := warmRuns * 4 * (small + large); s.bytes != want {
+		t.Errorf("scratch keeps %d bytes, want %d", s.bytes, want)
 	}
 }

@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"encoding/csv"
 	"math"
-	"runtime"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
+	"github.com/kmkit/kmkit/internal/parallel"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -113,7 +112,7 @@ func loadParallel(data []byte, schema Schema) (*Table, bool) {
 	body := data[cr.InputOffset():]
 	chunks := splitChunks(body, chunkBytes)
 	parsed := make([]parsedChunk, len(chunks))
-	parallel(len(chunks), func(i int) { parsed[i].bound = bytes.Count(chunks[i], []byte{'\n'}) })
+	parallel.For(len(chunks), func(i int) { parsed[i].bound = bytes.Count(chunks[i], []byte{'\n'}) })
 	if n := len(chunks); n > 0 && chunks[n-1][len(chunks[n-1])-1] != '\n' {
 		parsed[n-1].bound++
 	}
@@ -124,7 +123,7 @@ func loadParallel(data []byte, schema Schema) (*Table, bool) {
 	}
 	targets := allocTargets(types, bound)
 	var failed atomic.Bool
-	parallel(len(chunks), func(i int) {
+	parallel.For(len(chunks), func(i int) {
 		if failed.Load() || !parsed[i].parse(chunks[i], types, targets, i == len(chunks)-1) {
 			failed.Store(true)
 		}
@@ -143,7 +142,7 @@ func loadParallel(data []byte, schema Schema) (*Table, bool) {
 		rows += parsed[i].rows
 	}
 	cols := make([]Column, len(types))
-	parallel(len(types), func(c int) { cols[c] = assemble(parsed, c, types[c], &targets[c], rows) })
+	parallel.For(len(types), func(c int) { cols[c] = assemble(parsed, c, types[c], &targets[c], rows) })
 	t, err := NewTable(names, cols)
 	return t, err == nil
 }
@@ -164,31 +163,6 @@ func allocTargets(types []query.Type, rows int) []target {
 		}
 	}
 	return targets
-}
-
-// parallel calls f(0) to f(n-1) on GOMAXPROCS goroutines.
-func parallel(n int, f func(i int)) {
-	workers := min(n, runtime.GOMAXPROCS(0))
-	if workers <= 1 {
-		for i := range n {
-			f(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				f(i)
-			}
-		})
-	}
-	wg.Wait()
 }
 
 // splitChunks cuts body into pieces of about size bytes, each ending after a newline that

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/kmkit/kmkit/internal/parallel"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/query/column"
@@ -13,9 +14,9 @@ import (
 
 // Summarize implements km.Summarizer: it describes the record's columns where they are,
 // with package stats, instead of turning every filtered row into query.Values for the
-// handler. Without a filter the columns are described in place; with one, the executor
-// selects the rows (as it does for Query) and only their cells are gathered. The
-// statistics are those km.DescribeResult computes on the same rows.
+// handler, one column per core at a time. Without a filter the columns are described in
+// place; with one, the executor selects the rows (as it does for Query) and only their
+// cells are gathered. The statistics are those km.DescribeResult computes on the same rows.
 //
 // KM-level plans, KPIs, searches and distinct are left to the handler (km.ErrUnsupported).
 func (s *KMStore) Summarize(ctx context.Context, p *km.Plan) (*km.Summary, error) {
@@ -55,11 +56,15 @@ func (s *KMStore) Summarize(ctx context.Context, p *km.Plan) (*km.Summary, error
 	if sel != nil {
 		sum.Rows = len(sel)
 	}
-	for i, c := range cols {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	// The columns are independent: described on the cores at once, each on one goroutine
+	// (describe only reads the table and sel).
+	parallel.For(len(cols), func(i int) {
+		if ctx.Err() == nil {
+			sum.Fields[i] = describe(cols[i], sel)
 		}
-		sum.Fields[i] = describe(c, sel)
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return sum, nil
 }
