@@ -1,11 +1,10 @@
 // Command duckdb measures kmkit's memory backend next to DuckDB on the same data: the
 // order-to-cash demo generated for -orders orders, written as the CSV files a -data
 // directory holds, loaded by kmkit and by DuckDB (through its Node.js client, pinned in
-// package-lock.json beside this file; `npm install` here installs the locked versions with
-// DuckDB's native library; `npm ci` refuses where the registry, like this project's build
-// machine's mirror, does not serve the other platforms' optional packages).
+// package-lock.json beside this file, which lists DuckDB's native library for every
+// platform; `npm ci` here installs the locked versions with this platform's).
 //
-//	(cd bench/duckdb && npm install) && go run ./bench/duckdb -orders 1000000
+//	(cd bench/duckdb && npm ci) && go run ./bench/duckdb -orders 1000000
 //
 // It prints three Markdown tables, each kmkit figure next to DuckDB's with their ratio
 // (kmkit / DuckDB: below 1, kmkit is faster or smaller):
@@ -205,7 +204,7 @@ func peerDirectory() (string, error) {
 			return filepath.Abs(d)
 		}
 	}
-	return "", errors.New("@duckdb/node-api is not installed: run `npm install` in bench/duckdb, then run this from the repository root")
+	return "", errors.New("@duckdb/node-api is not installed: run `npm ci` in bench/duckdb, then run this from the repository root")
 }
 
 // writeDataDir writes the models and the generated CSV files of the demo into dir, in the
