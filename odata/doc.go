@@ -205,8 +205,14 @@
 //     after the other, each branch one km.Request; $skip, $top, $count and paging act on
 //     the concatenation, and the context URL lists every property once; $orderby and
 //     $filter beside it, concat inside concat or before other steps are 501. Other
-//     transformations, "from", rollup, filters after the aggregation, $filter on
-//     aliases, and $select or $search beside $apply are 501. $metadata annotates every
+//     transformations, "from", aggregated expressions (NET mul 2 with sum as A),
+//     custom aggregation methods, rollup, filters after the aggregation, $filter on
+//     aliases, and $select or $search beside $apply are 501 once the text is well formed
+//     by the aggregation ABNF; malformed text (a missing alias, "from" without "with", a
+//     grouping path ending in a type cast, nest without "as") is 400. The official
+//     aggregation ABNF test cases run against the parser (DEVELOPERS.md). Grouping along
+//     a to-many navigation property is answered with the KM's grain rule, as /data
+//     answers a field of a to-many related record. $metadata annotates every
 //     set with Aggregation.ApplySupported (its Transformations listing concat too) and
 //     one Aggregation.CustomAggregate per KPI.
 //   - $search is the Knowledge Model API's fuzzy search (km.SearchRequest, searchTerm):
