@@ -97,7 +97,12 @@
 // EXISTS (all) over the related record (km.Quantifier). A path may start with to-one
 // properties (ORDER_ITEMS_entries?$filter=ORDERS/ACTIVITIES/any(a: ...)), quantifying
 // over the related entities of the entity it reaches; its BODY then cannot read the
-// outer entity's properties, and a lambda nested in another lambda's BODY is 501
+// outer entity's properties (501 FILTER_NOT_SUPPORTED). Lambdas nest on a path from an
+// enclosing lambda's variable (CUSTOMERS_entries?$filter=ORDERS/any(o:
+// o/ORDER_ITEMS/any(i: i/QUANTITY gt 5 and o/EXPRESS eq true))): the inner BODY reads
+// its own variable, the enclosing ones' and the outer entity's properties, unless a
+// lambda between them has a to-one prefix (501, as above); a lambda inside a BODY on a
+// path from the outer entity (ORDERS/any(o: ORDERS/any(...))) is 501
 // FILTER_NOT_SUPPORTED.
 //
 // $expand follows navigation properties, in JSON and Atom: a to-one property is the

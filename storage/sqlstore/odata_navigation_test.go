@@ -261,6 +261,12 @@ func TestODataLambdasAnywhere(t *testing.T) {
 		{"CUSTOMERS_entries", "CUSTOMER_ID", "ORDERS/all(o: o/DAYS_LATE le 2)"},
 		{"CUSTOMERS_entries", "CUSTOMER_ID", "COUNTRY eq 'DE' or (ORDERS/any(o: o/STATUS eq 'OPEN') and not ORDERS/all(o: o/EXPRESS eq true))"},
 		{"MATERIALS_entries", "MATERIAL_ID", "ORDER_ITEMS/all(i: i/QUANTITY lt 9) or not ORDER_ITEMS/any(i: i/QUANTITY lt 2)"},
+		// Nested lambdas: the inner one's body reads its own variable, the enclosing one's
+		// and the outer entity's.
+		{"CUSTOMERS_entries", "CUSTOMER_ID", "ORDERS/any(o: o/ORDER_ITEMS/any(i: i/QUANTITY gt 8))"},
+		{"CUSTOMERS_entries", "CUSTOMER_ID", "ORDERS/any(o: o/ORDER_ITEMS/all(i: i/QUANTITY gt 3 or o/EXPRESS eq true))"},
+		{"CUSTOMERS_entries", "CUSTOMER_ID", "ORDERS/all(o: o/ORDER_ITEMS/any(i: i/QUANTITY gt 5 or COUNTRY eq 'DE'))"},
+		{"CUSTOMERS_entries", "CUSTOMER_ID", "COUNTRY ne 'DE' and not ORDERS/any(o: o/STATUS eq 'OPEN' and o/ORDER_ITEMS/any())"},
 	}
 	for _, b := range navBackends {
 		t.Run(b.name, func(t *testing.T) {
