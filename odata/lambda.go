@@ -80,6 +80,21 @@ func resolveIn(m *km.KnowledgeModel, sc lambdaScope, e query.Expr) (query.Expr, 
 	return e, nil
 }
 
+// rowKeyName returns the name of the row key of record rec (RECORD.#row, km.RowField)
+// when prop is its generated key property: rec declares no key, and prop is the property
+// its entity type names the row number with.
+func rowKeyName(m *km.KnowledgeModel, rec, prop string) (string, bool) {
+	r := m.Record(rec)
+	if r == nil || !keyless(r) || r.Field(prop) != nil {
+		return "", false
+	}
+	et := newEntityType(r)
+	if et.props[et.key].name != prop {
+		return "", false
+	}
+	return rec + "." + km.RowField, true
+}
+
 // quantified compiles PATH/any(VAR: BODY) or PATH/all(VAR: BODY) standing in sc.
 func quantified(m *km.KnowledgeModel, sc lambdaScope, l *query.Lambda) (query.Expr, error) {
 	const param = "$filter"
@@ -149,6 +164,10 @@ func quantified(m *km.KnowledgeModel, sc lambdaScope, l *query.Lambda) (query.Ex
 				return r, outer(r, "a property of an enclosing lambda's variable")
 			}
 			if !strings.Contains(rel, "/") {
+				if n, isKey := rowKeyName(m, v.rec, rel); isKey {
+					r.Name = n
+					return r, nil
+				}
 				if m.Record(v.rec).Field(rel) == nil {
 					return r, withTarget(badOption(query.CodeFieldNotFound, "$filter: %s: entity type %s has no property %s", l.Path, v.rec, rel), param)
 				}

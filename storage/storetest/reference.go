@@ -444,6 +444,9 @@ func (ev *evaluation) resolve(name string) (fieldRef, error) {
 	if ev.scope != "" && ev.rowKey != "" && name == ev.rowKey {
 		return fieldRef{rec: ev.scope, index: -1, typ: query.TypeInteger, name: name}, nil
 	}
+	if rec := km.RowKeyRecord(name); rec != "" && ev.m.Record(rec) != nil {
+		return fieldRef{rec: rec, index: -1, typ: query.TypeInteger, name: name}, nil
+	}
 	if ev.scope != "" {
 		if i := ev.fieldIndex(ev.scope, name); i >= 0 {
 			return fieldRef{rec: ev.scope, index: i, typ: ev.m.Record(ev.scope).Fields[i].Type, name: name}, nil
@@ -1874,6 +1877,11 @@ func (ev *evaluation) lambdasIn(e query.Expr, scope, v string) error {
 	return nil
 }
 
+// odataRowNumber is the property under which the OData service names the generated key
+// of a record without a key: the row's 1-based position in its record. A lambda's body
+// names it of the related rows as x/ROW_NUMBER.
+const odataRowNumber = "ROW_NUMBER"
+
 // lambdaHolds evaluates an OData lambda of a record-level ODataFilter, PATH/any(x:
 // BODY), PATH/all(x: BODY) or PATH/any(), on the rows of the request's record: PATH is
 // one to-many navigation property, named after the related record (the plain form of
@@ -1917,6 +1925,9 @@ func (ev *evaluation) lambdaHolds(l *query.Lambda, scope, v string) ([]bool, err
 			// Names of an inner lambda's variable are left to it.
 			if v, f, ok := strings.Cut(r.Name, "/"); ok && v == l.Var {
 				r.Name = child + "." + f
+				if rec := ev.m.Record(child); f == odataRowNumber && rec.Key == "" && ev.fieldIndex(child, f) < 0 {
+					r.Name = child + "." + km.RowField
+				}
 			} else if !strings.ContainsAny(r.Name, "./") {
 				r.Name = ev.scope + "." + r.Name
 			}
