@@ -111,7 +111,9 @@
 // (CUSTOMERS_entries?$expand=ORDERS($select=ID,NET;$filter=NET gt 0;$orderby=NET
 // desc;$top=2;$count=true)). Nested $select, $filter, $orderby, $top, $skip and $count
 // (NAV@odata.count) are served on to-many properties, $select and $filter on to-one ones
-// (a related entity that fails the filter is null), and nested $expand on both, with its
+// (a related entity that fails the filter is null; a nested $filter takes lambdas and
+// paths as $filter does: ORDERS($filter=EVENTS/any(e: e/ACTIVITY eq 'Ship'))), and nested
+// $expand on both, with its
 // own nested options, down to MaxExpandLevels levels
 // (CUSTOMERS_entries?$expand=ORDERS($top=1;$expand=EVENTS($orderby=AT))); beyond them the
 // answer is 400 GENERAL_CONSTRAINT_VIOLATION. An entity addressed by key takes $expand
