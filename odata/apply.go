@@ -372,10 +372,10 @@ func parseAggregates(args string) ([]ApplyAggregate, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &aggReader{toks: toks, item: args}
+	r := &aggReader{toks: toks}
 	var out []ApplyAggregate
 	for {
-		ag, err := r.item1()
+		ag, err := r.readItem()
 		if err != nil {
 			return nil, err
 		}
@@ -433,7 +433,6 @@ func aggregateTokens(args string) ([]string, error) {
 type aggReader struct {
 	toks []string
 	i    int
-	item string
 }
 
 func (r *aggReader) next() string {
@@ -451,8 +450,8 @@ func (r *aggReader) take() string {
 	return t
 }
 
-// item1 reads one aggregate expression.
-func (r *aggReader) item1() (ApplyAggregate, error) {
+// readItem reads one aggregate expression.
+func (r *aggReader) readItem() (ApplyAggregate, error) {
 	var head []string
 	for t := r.next(); t != "" && t != "," && t != "with" && t != "as" && t != "from"; t = r.next() {
 		head = append(head, r.take())
@@ -467,7 +466,7 @@ func (r *aggReader) item1() (ApplyAggregate, error) {
 		if err != nil {
 			return ApplyAggregate{}, err
 		}
-		alias, err := r.alias(expr, true)
+		alias, err := r.alias(expr)
 		switch {
 		case err != nil:
 			return ApplyAggregate{}, err
@@ -491,7 +490,7 @@ func (r *aggReader) item1() (ApplyAggregate, error) {
 		if err != nil {
 			return ApplyAggregate{}, err
 		}
-		alias, err := r.alias(expr, true)
+		alias, err := r.alias(expr)
 		if err != nil {
 			return ApplyAggregate{}, err
 		}
@@ -522,7 +521,7 @@ func (r *aggReader) item1() (ApplyAggregate, error) {
 	}
 	alias := expr
 	if from || r.next() == "as" {
-		if alias, err = r.alias(expr, true); err != nil {
+		if alias, err = r.alias(expr); err != nil {
 			return ApplyAggregate{}, err
 		}
 	}
@@ -579,11 +578,8 @@ func (r *aggReader) from(withRequired bool) (bool, error) {
 }
 
 // alias reads "as ALIAS".
-func (r *aggReader) alias(expr string, required bool) (string, error) {
+func (r *aggReader) alias(expr string) (string, error) {
 	if r.next() != "as" {
-		if !required {
-			return "", nil
-		}
 		return "", applySyntax("aggregate item %q: want \"as ALIAS\"", short(expr))
 	}
 	r.take()
