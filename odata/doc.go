@@ -88,7 +88,8 @@
 // entity for which BODY is true; all holds when BODY is true for every related entity;
 // PATH/any() holds for an entity with at least one related entity. In BODY, x/FIELD and
 // x/NAV/FIELD are the related entity's (x/ROW_NUMBER the generated key of a related
-// entity without a key of its own), other names the outer entity's; a BODY of
+// entity without a key of its own; the generated key of the outer entity or of an
+// enclosing lambda's variable is 501 there), other names the outer entity's; a BODY of
 // several conditions holds for one related entity. Nulls follow the filters'
 // three-valued logic: any counts a related entity only where BODY is true (a null BODY
 // does not count), and all fails on a related entity where BODY is false or null (no

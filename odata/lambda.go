@@ -95,6 +95,19 @@ func rowKeyName(m *km.KnowledgeModel, rec, prop string) (string, bool) {
 	return rec + "." + km.RowField, true
 }
 
+// isGenerated reports whether prop is the generated key property of record rec.
+func isGenerated(m *km.KnowledgeModel, rec, prop string) bool {
+	_, ok := rowKeyName(m, rec, prop)
+	return ok
+}
+
+// generatedOuterKey is the 501 of a lambda body naming the generated key of an entity
+// other than its own related one (whose, says what): the plan reads a row key only on
+// the rows a condition stands on.
+func generatedOuterKey(l *query.Lambda, r query.FieldRef, whose string) error {
+	return notSupported("$filter", "$filter: the condition of %s/%s(...) reads %s, the generated key of %s, which a lambda's condition cannot read; compare it outside the lambda", l.Path, l.Operator(), r.Name, whose)
+}
+
 // quantified compiles PATH/any(VAR: BODY) or PATH/all(VAR: BODY) standing in sc.
 func quantified(m *km.KnowledgeModel, sc lambdaScope, l *query.Lambda) (query.Expr, error) {
 	const param = "$filter"
@@ -165,6 +178,9 @@ func quantified(m *km.KnowledgeModel, sc lambdaScope, l *query.Lambda) (query.Ex
 			}
 			if !strings.Contains(rel, "/") {
 				if n, isKey := rowKeyName(m, v.rec, rel); isKey {
+					if name != l.Var {
+						return r, generatedOuterKey(l, r, "an enclosing lambda's variable")
+					}
 					r.Name = n
 					return r, nil
 				}
@@ -177,6 +193,8 @@ func quantified(m *km.KnowledgeModel, sc lambdaScope, l *query.Lambda) (query.Ex
 			n, err := resolvePath(m, v.rec, rel, param)
 			r.Name = n
 			return r, err
+		case !ok && isGenerated(m, rec, r.Name):
+			return r, generatedOuterKey(l, r, "the outer entity")
 		case !ok && isVar:
 			return r, withTarget(badOption(problem.CodeParameterIllegal, "$filter: %s is an entity of %s; compare its properties, as %s/FIELD", name, v.rec, name), param)
 		case ok || !strings.Contains(r.Name, ".") && m.Record(rec).Field(r.Name) != nil:
