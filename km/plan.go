@@ -105,7 +105,9 @@ type Plan struct {
 // integer that is never null, and that no filter, sort or page changes. It is no field of
 // the KM (field ids are identifiers, and "#" is none): only a record-level request that
 // asks for it (PlanRequest.RowKey) may name it, as a field, a sort key or in a filter,
-// where it is named "RECORD.#row" like any field. The OData service uses it as the
+// where it is named "RECORD.#row" like any field; and the body of a quantified condition
+// (query.Quantified) may name the row key of the rows it quantifies over, whatever the
+// request. The OData service uses it as the
 // generated key of records that declare no key; the KM API does not expose it.
 //
 // A store serves it from the row's position: the memory backend from the row index, the
@@ -1006,11 +1008,41 @@ func (m *KnowledgeModel) rowGrain(dims []string) (string, error) {
 	return "", badRequest(CodeJoinNotPossible, "the rows of records %s cannot be listed together: no one record has a row for each combination of theirs through relationships from the many side to the one side; KPIs can combine them (select the fields of one and a KPI over the other)", strings.Join(dims, ", "))
 }
 
+// bodyRowKeys adds to keys the row keys (RECORD.#row, RowField) that the bodies of e's
+// Quantified nodes name of their own related record (Quantified.Record), at any depth: a
+// quantified condition may read the row key of the rows it quantifies over (OData's
+// generated key of a record without a key, x/ROW_NUMBER), whether or not the request
+// names its own.
+func bodyRowKeys(e query.Expr, keys map[string]bool) {
+	switch x := e.(type) {
+	case *query.Logical:
+		bodyRowKeys(x.L, keys)
+		bodyRowKeys(x.R, keys)
+	case *query.Not:
+		bodyRowKeys(x.X, keys)
+	case *query.Quantified:
+		if x.Body == nil {
+			return
+		}
+		ExprFields(x.Body, func(name string) {
+			if RowKeyRecord(name) == x.Record {
+				keys[name] = true
+			}
+		})
+		bodyRowKeys(x.Body, keys)
+	}
+}
+
 // filter binds, splits and places the request's filters.
 func (c *compiler) filter(filters []query.Expr) error {
 	sch := planSchema{m: c.m, rec: c.rec, rowKey: c.rowKey}
 	for _, e := range filters {
+		keys := map[string]bool{}
+		bodyRowKeys(e, keys)
 		b, err := query.MapFields(e, func(r query.FieldRef) (query.FieldRef, error) {
+			if keys[r.Name] && r.Type == query.TypeInteger {
+				return r, nil
+			}
 			if _, ok := sch.FieldType(r.Name); !ok || r.Type == query.TypeInvalid {
 				return r, &query.Error{Kind: query.KindType, Code: query.CodeFieldNotFound, Pos: r.At, Msg: fmt.Sprintf("unknown field %q", r.Name) + c.m.fieldHints(c.rec, []string{r.Name}, false)}
 			}

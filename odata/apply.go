@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -162,6 +163,9 @@ func ParseApply(text string, filterOpts ...query.Option) (*Apply, error) {
 			}
 			a.Top = t
 		case applyNotSupported[name] != "" && args != nil:
+			if err := checkUnsupported(name, *args); err != nil {
+				return nil, err
+			}
 			return nil, applyUnsupported(name + "(...) is not supported: " + applyNotSupported[name])
 		case strings.Contains(name, ".") && args != nil:
 			return nil, applyUnsupported("custom functions (" + short(name) + ") are not supported")
@@ -205,6 +209,64 @@ func (a *Apply) parseConcat(args string, stage int, more bool, filterOpts []quer
 	return a, nil
 }
 
+// checkUnsupported checks the arguments of a transformation the service does not serve
+// as far as the ABNF constrains them without a model, so that malformed text is 400 rather
+// than 501: nest and addnested name every result (applyExpr "as" ALIAS), ancestors and
+// descendants take a hierarchy reference ending in a property path, transformations, then
+// optionally a distance and "keep start".
+func checkUnsupported(name, args string) error {
+	parts, err := splitOutside(args, ',')
+	if err != nil {
+		return err
+	}
+	switch name {
+	case "nest", "addnested":
+		first := 0
+		if name == "addnested" {
+			first = 1
+		}
+		if len(parts) <= first {
+			return applySyntax("%s takes transformations, each followed by \"as ALIAS\"", name)
+		}
+		for _, p := range parts[first:] {
+			w := strings.FieldsFunc(p, spaceOrPlus)
+			if len(w) < 3 || w[len(w)-2] != "as" || !isIdentifier(w[len(w)-1]) {
+				return applySyntax("%s: %q is not followed by \"as ALIAS\"", name, short(strings.TrimSpace(p)))
+			}
+			i := strings.LastIndex(p, " as ")
+			steps, err := splitOutside(strings.TrimSpace(p[:max(i, 0)]), '/')
+			if err != nil {
+				return err
+			}
+			for _, step := range steps {
+				if n, a, err := splitCall(step); err == nil && a != nil && (n == "nest" || n == "addnested") {
+					if err := checkUnsupported(n, *a); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	case "ancestors", "descendants":
+		if len(parts) < 4 {
+			return applySyntax("%s takes a hierarchy (root, qualifier, property path) and transformations", name)
+		}
+		if p := strings.TrimSpace(parts[2]); strings.ContainsAny(p, "()") || isSyntax(checkPath(name, p)) {
+			return applySyntax("%s: the node property %q is not a property path", name, short(p))
+		}
+		rest := parts[4:]
+		if len(rest) > 0 && strings.Trim(strings.TrimSpace(rest[0]), "0123456789") == "" && strings.TrimSpace(rest[0]) != "" {
+			rest = rest[1:]
+		}
+		if len(rest) > 0 && strings.Join(strings.FieldsFunc(rest[0], spaceOrPlus), " ") == "keep start" {
+			rest = rest[1:]
+		}
+		if len(rest) > 0 {
+			return applySyntax("%s: unexpected %q: after the transformations come only a distance and \"keep start\"", name, short(strings.TrimSpace(rest[0])))
+		}
+	}
+	return nil
+}
+
 // check refuses aliases that clash: with each other or with a grouping property.
 func (a *Apply) check() error {
 	seen := map[string]bool{}
@@ -245,6 +307,9 @@ func (a *Apply) parseGroupBy(args string) error {
 		p = strings.TrimSpace(p)
 		if strings.HasPrefix(p, "rollup(") || strings.HasPrefix(p, "rolluprecursive(") {
 			return applyUnsupported("rollup is not supported")
+		}
+		if i := strings.LastIndexByte(p, '/'); i >= 0 && strings.Contains(p[i:], ".") {
+			return applySyntax("groupby property %q ends with a type cast: name a property after it", short(p))
 		}
 		if err := checkPath("groupby", p); err != nil {
 			return err
@@ -298,83 +363,264 @@ func checkPath(where, p string) error {
 	return nil
 }
 
-// parseAggregates reads the aggregate expressions of aggregate(...).
+// parseAggregates reads the aggregate expressions of aggregate(...) (aggregateExpr of
+// the aggregation ABNF). The whole grammar is checked; the forms outside what the service
+// serves (expressions, "from", custom methods, paths before $count or a custom aggregate)
+// are then 501.
 func parseAggregates(args string) ([]ApplyAggregate, error) {
-	items, err := splitOutside(args, ',')
+	toks, err := aggregateTokens(args)
 	if err != nil {
 		return nil, err
 	}
+	r := &aggReader{toks: toks}
 	var out []ApplyAggregate
-	for _, item := range items {
-		words := strings.FieldsFunc(item, spaceOrPlus)
-		ag, err := parseAggregate(item, words)
+	for {
+		ag, err := r.readItem()
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, ag)
+		if r.next() == "" {
+			return out, nil
+		}
+		if r.take() != "," {
+			return nil, applySyntax("aggregate: unexpected %q after an aggregate expression: separate them with commas", short(r.toks[r.i-1]))
+		}
 	}
-	return out, nil
 }
 
-func parseAggregate(item string, w []string) (ApplyAggregate, error) {
-	item = strings.TrimSpace(item)
-	if len(w) == 0 {
-		return ApplyAggregate{}, applySyntax("aggregate has an empty item")
-	}
-	if strings.ContainsAny(item, "()'") {
-		if slices.Contains(w, "with") {
-			return ApplyAggregate{}, applyUnsupported("aggregating an expression (" + short(item) + ") is not supported: aggregate a property")
+// aggregateTokens splits the arguments of aggregate(...) into words and commas, outside
+// parentheses and quotes.
+func aggregateTokens(args string) ([]string, error) {
+	var toks []string
+	depth, quoted, start := 0, false, -1
+	flush := func(i int) {
+		if start >= 0 {
+			toks = append(toks, args[start:i])
+			start = -1
 		}
-		return ApplyAggregate{}, applySyntax("aggregate item %q: want KPI [as ALIAS], PROPERTY with METHOD as ALIAS or $count as ALIAS", short(item))
 	}
-	alias := func(i int) (string, error) {
-		if len(w) != i+2 || w[i] != "as" {
-			if len(w) > i && w[i] == "from" {
-				return "", applyUnsupported("aggregate ... from ... is not supported")
-			}
-			return "", applySyntax("aggregate item %q: want \"as ALIAS\" after %s", short(item), strings.Join(w[:i], " "))
+	for i := 0; i < len(args); i++ {
+		c := args[i]
+		switch {
+		case c == '\'':
+			quoted = !quoted
+		case quoted:
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case depth == 0 && spaceOrPlus(rune(c)):
+			flush(i)
+			continue
+		case depth == 0 && c == ',':
+			flush(i)
+			toks = append(toks, ",")
+			continue
 		}
-		if !isIdentifier(w[i+1]) {
-			return "", applySyntax("aggregate item %q: the alias %q is not an identifier", short(item), short(w[i+1]))
+		if start < 0 {
+			start = i
 		}
-		return w[i+1], nil
 	}
+	flush(len(args))
+	if depth != 0 || quoted {
+		return nil, applySyntax("%q has an unclosed parenthesis or quote", short(args))
+	}
+	return toks, nil
+}
+
+// aggReader reads aggregate expressions from their tokens.
+type aggReader struct {
+	toks []string
+	i    int
+}
+
+func (r *aggReader) next() string {
+	if r.i < len(r.toks) {
+		return r.toks[r.i]
+	}
+	return ""
+}
+
+func (r *aggReader) take() string {
+	t := r.next()
+	if t != "" {
+		r.i++
+	}
+	return t
+}
+
+// readItem reads one aggregate expression.
+func (r *aggReader) readItem() (ApplyAggregate, error) {
+	var head []string
+	for t := r.next(); t != "" && t != "," && t != "with" && t != "as" && t != "from"; t = r.next() {
+		head = append(head, r.take())
+	}
+	if len(head) == 0 {
+		return ApplyAggregate{}, applySyntax("aggregate has an empty item: want KPI [as ALIAS], PROPERTY with METHOD as ALIAS or $count as ALIAS")
+	}
+	expr := strings.Join(head, " ")
 	switch {
-	case w[0] == "$count":
-		a, err := alias(1)
-		return ApplyAggregate{Alias: a, Count: true}, err
-	case strings.HasSuffix(w[0], "/$count"):
-		return ApplyAggregate{}, applyUnsupported("counting a navigation path (" + short(w[0]) + ") is not supported: use $count as ALIAS or P with countdistinct as ALIAS")
-	case len(w) >= 3 && w[1] == "with":
-		if err := checkPath("aggregate", w[0]); err != nil {
+	case expr == "$count" || strings.HasSuffix(expr, "/$count"):
+		from, err := r.from(true)
+		if err != nil {
 			return ApplyAggregate{}, err
 		}
-		m := w[2]
-		if _, ok := aggregateMethods[m]; !ok {
-			if strings.Contains(m, ".") {
-				return ApplyAggregate{}, applyUnsupported("custom aggregation methods (" + short(m) + ") are not supported")
-			}
-			return ApplyAggregate{}, applySyntax("aggregate item %q: the method is sum, min, max, average or countdistinct, not %q", short(item), short(m))
-		}
-		a, err := alias(3)
-		return ApplyAggregate{Alias: a, Path: w[0], Method: m}, err
-	case len(w) == 1 || w[1] == "as" || w[1] == "from":
-		if strings.ContainsAny(w[0], "/.") {
-			if err := checkPath("aggregate", w[0]); err != nil {
+		alias, err := r.alias(expr)
+		switch {
+		case err != nil:
+			return ApplyAggregate{}, err
+		case expr != "$count":
+			if err := checkPath("aggregate", strings.TrimSuffix(expr, "/$count")); err != nil {
 				return ApplyAggregate{}, err
 			}
-			return ApplyAggregate{}, applyUnsupported("custom aggregates along a path (" + short(w[0]) + ") are not supported: name the KPI")
+			return ApplyAggregate{}, applyUnsupported("counting a navigation path (" + short(expr) + ") is not supported: use $count as ALIAS or P with countdistinct as ALIAS")
+		case from:
+			return ApplyAggregate{}, applyUnsupported("aggregate ... from ... is not supported")
 		}
-		if !isIdentifier(w[0]) {
-			return ApplyAggregate{}, applySyntax("aggregate item %q is not a custom aggregate (a KPI id)", short(item))
+		return ApplyAggregate{Alias: alias, Count: true}, nil
+	case r.next() == "with":
+		r.take()
+		custom, err := r.method()
+		if err != nil {
+			return ApplyAggregate{}, err
 		}
-		if len(w) == 1 {
-			return ApplyAggregate{Alias: w[0], Path: w[0]}, nil
+		method := r.toks[r.i-1]
+		from, err := r.from(true)
+		if err != nil {
+			return ApplyAggregate{}, err
 		}
-		a, err := alias(1)
-		return ApplyAggregate{Alias: a, Path: w[0]}, err
+		alias, err := r.alias(expr)
+		if err != nil {
+			return ApplyAggregate{}, err
+		}
+		if len(head) > 1 || strings.ContainsAny(expr, "()'@$") || isSyntax(checkPath("aggregate", expr)) {
+			return ApplyAggregate{}, aggregatedExpression(expr)
+		}
+		if err := checkPath("aggregate", expr); err != nil {
+			return ApplyAggregate{}, err
+		}
+		switch {
+		case custom:
+			return ApplyAggregate{}, applyUnsupported("custom aggregation methods (" + short(method) + ") are not supported")
+		case from:
+			return ApplyAggregate{}, applyUnsupported("aggregate ... from ... is not supported")
+		}
+		return ApplyAggregate{Alias: alias, Path: expr, Method: method}, nil
 	}
-	return ApplyAggregate{}, applySyntax("aggregate item %q: want KPI [as ALIAS], PROPERTY with METHOD as ALIAS or $count as ALIAS", short(item))
+	// A custom aggregate: [path "/"] customAggregate [[from ...] as ALIAS].
+	if len(head) > 1 || strings.ContainsAny(expr, "()'") {
+		return ApplyAggregate{}, applySyntax("aggregate item %q: an expression is aggregated with METHOD as ALIAS", short(expr))
+	}
+	if err := checkPath("aggregate", expr); err != nil {
+		return ApplyAggregate{}, err
+	}
+	from, err := r.from(false)
+	if err != nil {
+		return ApplyAggregate{}, err
+	}
+	alias := expr
+	if from || r.next() == "as" {
+		if alias, err = r.alias(expr); err != nil {
+			return ApplyAggregate{}, err
+		}
+	}
+	switch {
+	case strings.ContainsAny(expr, "/."):
+		return ApplyAggregate{}, applyUnsupported("custom aggregates along a path (" + short(expr) + ") are not supported: name the KPI")
+	case from:
+		return ApplyAggregate{}, applyUnsupported("aggregate ... from ... is not supported")
+	}
+	return ApplyAggregate{Alias: alias, Path: expr}, nil
+}
+
+// method reads an aggregation method after "with"; custom is true for a namespace-qualified
+// one.
+func (r *aggReader) method() (custom bool, err error) {
+	m := r.take()
+	if _, ok := aggregateMethods[m]; ok {
+		return false, nil
+	}
+	if ns, name, ok := cutLast(m, "."); ok && isIdentifier(name) && checkPath("aggregate", ns) == nil {
+		return true, nil
+	}
+	return false, applySyntax("aggregate: the method is sum, min, max, average, countdistinct or a qualified custom method, not %q", short(m))
+}
+
+// from reads any "from P1,P2 with METHOD" clauses; with is required after the grouping
+// properties unless this is a custom aggregate's. It reports whether there was one.
+func (r *aggReader) from(withRequired bool) (bool, error) {
+	found := false
+	for r.next() == "from" {
+		r.take()
+		found = true
+		for {
+			p := r.take()
+			if err := checkPath("aggregate ... from", p); err != nil && isSyntax(err) {
+				return false, err
+			}
+			if r.next() != "," || r.i+1 >= len(r.toks) || r.toks[r.i+1] == "," {
+				break
+			}
+			r.take()
+		}
+		switch {
+		case r.next() == "with":
+			r.take()
+			if _, err := r.method(); err != nil {
+				return false, err
+			}
+		case withRequired:
+			return false, applySyntax("aggregate: \"from\" grouping properties are followed by \"with METHOD\"")
+		}
+	}
+	return found, nil
+}
+
+// alias reads "as ALIAS".
+func (r *aggReader) alias(expr string) (string, error) {
+	if r.next() != "as" {
+		return "", applySyntax("aggregate item %q: want \"as ALIAS\"", short(expr))
+	}
+	r.take()
+	a := r.take()
+	if !isIdentifier(a) {
+		return "", applySyntax("aggregate item %q: the alias %q is not an identifier", short(expr), short(a))
+	}
+	return a, nil
+}
+
+// aggregatedExpression answers an expression before "with": 501 when it is an expression
+// of the scalar grammar or of OData beyond it, 400 when it is malformed.
+func aggregatedExpression(expr string) error {
+	_, err := query.ParseScalar(expr, query.WithParam("$apply"), query.ODataSyntax())
+	var qe *query.Error
+	if errors.As(err, &qe) && qe.Kind == query.KindSyntax && !qualifiedCall(expr) {
+		return err
+	}
+	return applyUnsupported("aggregating an expression (" + short(expr) + ") is not supported: aggregate a property")
+}
+
+// qualifiedCall reports whether expr starts with a namespace-qualified function call,
+// Namespace.Function(...), which the scalar grammar does not read.
+func qualifiedCall(expr string) bool {
+	name, _, ok := strings.Cut(expr, "(")
+	ns, fn, dotted := cutLast(name, ".")
+	return ok && dotted && isIdentifier(fn) && checkPath("", ns) == nil
+}
+
+// cutLast cuts s around the last sep.
+func cutLast(s, sep string) (before, after string, found bool) {
+	if i := strings.LastIndex(s, sep); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return s, "", false
+}
+
+// isSyntax reports whether err is a 400 (not a 501).
+func isSyntax(err error) bool {
+	var t *targeted
+	return errors.As(err, &t) && t.Problem.Status == http.StatusBadRequest
 }
 
 // parseTopCount reads the arguments of topcount and bottomcount: a count and a name.

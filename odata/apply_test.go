@@ -18,12 +18,10 @@ import (
 	"github.com/kmkit/kmkit/query"
 )
 
-// applyCases is the parser table of $apply. The OASIS aggregation ABNF test cases are not
-// among the references the tests may read (../shared/reference holds the core ABNF's
-// only), so these cases are our own, derived rule by rule from the aggregation ABNF
-// (OData Aggregation ABNF Construction Rules 4.0, section 2): valid forms the service
-// serves parse (0), valid forms it does not serve are 501, and text no rule produces is
-// 400.
+// applyCases is our own parser table of $apply, derived rule by rule from the aggregation
+// ABNF (OData Aggregation ABNF Construction Rules 4.0, section 2), on the demo's names:
+// valid forms the service serves parse (0), valid forms it does not serve are 501, and
+// text no rule produces is 400. TestAggregationABNF runs the official cases as well.
 var applyCases = []struct {
 	rule, text string
 	status     int
@@ -52,7 +50,15 @@ var applyCases = []struct {
 	{"aggregateExpr", "aggregate(NET with sum as A B)", 400},         // one alias
 	{"aggregateExpr", "aggregate(NET with Custom.Method as A)", 501}, // namespace "." odataIdentifier
 	{"aggregateExpr", "aggregate(NET with sum from DAY with average as A)", 501},
-	{"aggregateExpr", "aggregate(NET mul LATE with sum as A)", 400}, // an expression needs commonExpr: parenthesised or a call
+	{"aggregateExpr", "aggregate(NET mul LATE with sum as A)", 501}, // aggregatableExpr = commonExpr
+	{"aggregateExpr", "aggregate(NET mul with sum as A)", 400},
+	{"aggregateExpr", "aggregate(NET(1) as A)", 400}, // a custom aggregate is a name
+	{"aggregateFrom", "aggregate(NET with sum from DAY,CUST with max as A)", 501},
+	{"aggregateFrom", "aggregate(NET with sum from DAY as A)", 400}, // from ... needs with
+	{"aggregateFrom", "aggregate(NET with sum from DAY with max)", 400},
+	{"customFrom", "aggregate(TOTAL_NET from DAY)", 400}, // customFrom needs as
+	{"customFrom", "aggregate(TOTAL_NET from DAY as A)", 501},
+	{"groupingProperty", "groupby((CUSTOMERS/Self.Type))", 400}, // ends with a cast
 	{"aggregateExpr", "aggregate(round(NET) with sum as A)", 501},
 	// aggregateCount = "$count" / path "/$count"
 	{"aggregateCount", "aggregate($count as N)", 0},
@@ -319,7 +325,7 @@ func TestApplyAndSearchInBatch(t *testing.T) {
 	body := `{"requests":[
 		{"id":"1","method":"GET","url":` + strconv.Quote("ORDERS_entries?$apply="+esc("groupby((STATUS),aggregate(NET with sum as S))/topcount(1,S)")) + `},
 		{"id":"2","method":"GET","url":"ORDERS_entries?$search=PAID&$select=STATUS"},
-		{"id":"3","method":"GET","url":"ORDERS_entries?$apply=nest(x)"}]}`
+		{"id":"3","method":"GET","url":"ORDERS_entries?$apply=nest(identity%20as%20x)"}]}`
 	w := post(h, svc+"/$batch", "application/json", body)
 	if w.Code != 200 {
 		t.Fatalf("status %d: %s", w.Code, w.Body)

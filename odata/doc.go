@@ -87,7 +87,9 @@
 // ORDERS/all(o: o/EXPRESS eq true)). any holds for an entity with at least one related
 // entity for which BODY is true; all holds when BODY is true for every related entity;
 // PATH/any() holds for an entity with at least one related entity. In BODY, x/FIELD and
-// x/NAV/FIELD are the related entity's, other names the outer entity's; a BODY of
+// x/NAV/FIELD are the related entity's (x/ROW_NUMBER the generated key of a related
+// entity without a key of its own; the generated key of the outer entity or of an
+// enclosing lambda's variable is 501 there), other names the outer entity's; a BODY of
 // several conditions holds for one related entity. Nulls follow the filters'
 // three-valued logic: any counts a related entity only where BODY is true (a null BODY
 // does not count), and all fails on a related entity where BODY is false or null (no
@@ -97,7 +99,12 @@
 // EXISTS (all) over the related record (km.Quantifier). A path may start with to-one
 // properties (ORDER_ITEMS_entries?$filter=ORDERS/ACTIVITIES/any(a: ...)), quantifying
 // over the related entities of the entity it reaches; its BODY then cannot read the
-// outer entity's properties, and a lambda nested in another lambda's BODY is 501
+// outer entity's properties (501 FILTER_NOT_SUPPORTED). Lambdas nest on a path from an
+// enclosing lambda's variable (CUSTOMERS_entries?$filter=ORDERS/any(o:
+// o/ORDER_ITEMS/any(i: i/QUANTITY gt 5 and o/EXPRESS eq true))): the inner BODY reads
+// its own variable, the enclosing ones' and the outer entity's properties, unless a
+// lambda between them has a to-one prefix (501, as above); a lambda inside a BODY on a
+// path from the outer entity (ORDERS/any(o: ORDERS/any(...))) is 501
 // FILTER_NOT_SUPPORTED.
 //
 // $expand follows navigation properties, in JSON and Atom: a to-one property is the
@@ -105,7 +112,9 @@
 // (CUSTOMERS_entries?$expand=ORDERS($select=ID,NET;$filter=NET gt 0;$orderby=NET
 // desc;$top=2;$count=true)). Nested $select, $filter, $orderby, $top, $skip and $count
 // (NAV@odata.count) are served on to-many properties, $select and $filter on to-one ones
-// (a related entity that fails the filter is null), and nested $expand on both, with its
+// (a related entity that fails the filter is null; a nested $filter takes lambdas and
+// paths as $filter does: ORDERS($filter=EVENTS/any(e: e/ACTIVITY eq 'Ship'))), and nested
+// $expand on both, with its
 // own nested options, down to MaxExpandLevels levels
 // (CUSTOMERS_entries?$expand=ORDERS($top=1;$expand=EVENTS($orderby=AT))); beyond them the
 // answer is 400 GENERAL_CONSTRAINT_VIOLATION. An entity addressed by key takes $expand
@@ -205,8 +214,14 @@
 //     after the other, each branch one km.Request; $skip, $top, $count and paging act on
 //     the concatenation, and the context URL lists every property once; $orderby and
 //     $filter beside it, concat inside concat or before other steps are 501. Other
-//     transformations, "from", rollup, filters after the aggregation, $filter on
-//     aliases, and $select or $search beside $apply are 501. $metadata annotates every
+//     transformations, "from", aggregated expressions (NET mul 2 with sum as A),
+//     custom aggregation methods, rollup, filters after the aggregation, $filter on
+//     aliases, and $select or $search beside $apply are 501 once the text is well formed
+//     by the aggregation ABNF; malformed text (a missing alias, "from" without "with", a
+//     grouping path ending in a type cast, nest without "as") is 400. The official
+//     aggregation ABNF test cases run against the parser (DEVELOPERS.md). Grouping along
+//     a to-many navigation property is answered with the KM's grain rule, as /data
+//     answers a field of a to-many related record. $metadata annotates every
 //     set with Aggregation.ApplySupported (its Transformations listing concat too) and
 //     one Aggregation.CustomAggregate per KPI.
 //   - $search is the Knowledge Model API's fuzzy search (km.SearchRequest, searchTerm):

@@ -55,7 +55,7 @@ func newEntityType(rec *km.Record) *entityType {
 		// Entity types and the container share the schema's namespace.
 		et.name += "_Type"
 	}
-	if rec.Key == "" || rec.Field(rec.Key) == nil {
+	if keyless(rec) {
 		name := RowNumberKey
 		for rec.Field(name) != nil {
 			name = "_" + name
@@ -95,12 +95,16 @@ func (et *entityType) bindFilter(m *km.KnowledgeModel, e query.Expr, now time.Ti
 	return et.storeNames(b)
 }
 
+// keyless reports whether rec declares no key: its entity type's key is the generated
+// row number.
+func keyless(rec *km.Record) bool { return rec.Key == "" || rec.Field(rec.Key) == nil }
+
 // filterSchema is the schema filters and key predicates of the entity set bind against.
 func (et *entityType) filterSchema(m *km.KnowledgeModel) query.Schema {
 	if !et.generated {
-		return m.FilterSchema(et.rec.ID)
+		return keySchema{Schema: m.FilterSchema(et.rec.ID), m: m}
 	}
-	return keySchema{Schema: m.RowKeySchema(et.rec.ID), key: et.props[et.key].name}
+	return keySchema{Schema: m.RowKeySchema(et.rec.ID), key: et.props[et.key].name, m: m}
 }
 
 // storeNames renames the generated key in a bound expression to km.RowField.
@@ -117,16 +121,22 @@ func (et *entityType) storeNames(e query.Expr) (query.Expr, error) {
 	})
 }
 
-// keySchema resolves the generated key property as an integer field besides the fields
-// of Schema.
+// keySchema resolves the generated key property (key, "" when the record has a key of its
+// own) as an integer field besides the fields of Schema, and the row key RECORD.#row
+// (km.RowField) of a keyless record of m, which a lambda's body names for the generated
+// key of the related entities (x/ROW_NUMBER).
 type keySchema struct {
 	query.Schema
 	key string
+	m   *km.KnowledgeModel
 }
 
 // FieldType implements query.Schema.
 func (s keySchema) FieldType(name string) (query.Type, bool) {
-	if name == s.key {
+	if s.key != "" && name == s.key {
+		return query.TypeInteger, true
+	}
+	if r := s.m.Record(km.RowKeyRecord(name)); r != nil && keyless(r) {
 		return query.TypeInteger, true
 	}
 	if name == km.RowField {

@@ -41,7 +41,7 @@ func shopRows(t *testing.T, name string) []map[string]string {
 
 // TestODataExpand: $expand of a to-one and of to-many navigation properties (one to a
 // record without a key), with nested
-// $select, $filter, $orderby, $top and $expand, on memory, SQLite and PostgreSQL, against what the
+// $select, $filter (lambdas too), $orderby, $top and $expand, on memory, SQLite and PostgreSQL, against what the
 // shop fixture's CSV files say; the in lists of join values are split at 2 values and the
 // related rows paged at 2 per request, so that every store pages through them.
 func TestODataExpand(t *testing.T) {
@@ -127,10 +127,36 @@ func TestODataExpand(t *testing.T) {
 		}
 		nested = append(nested, map[string]any{"ID": c["ID"], "ORDERS": list})
 	}
+	// The customers with their orders that have a Ship event, and with those that have an
+	// event past the fifth row of events.csv (a lambda in the nested $filter, on the
+	// activity and on the generated key).
+	lambdaExpand := func(has func(pos int, e map[string]string) bool) []any {
+		var out []any
+		for _, c := range customers {
+			list := []any{}
+			for _, o := range orders {
+				if o["CUST"] != c["ID"] {
+					continue
+				}
+				for i, e := range events {
+					if e["ORDER_ID"] == o["ID"] && has(i+1, e) {
+						list = append(list, map[string]any{"ID": o["ID"]})
+						break
+					}
+				}
+			}
+			out = append(out, map[string]any{"ID": c["ID"], "ORDERS": list})
+		}
+		return out
+	}
+	shipped := lambdaExpand(func(_ int, e map[string]string) bool { return e["ACTIVITY"] == "Ship" })
+	late := lambdaExpand(func(pos int, _ map[string]string) bool { return pos > 5 })
 	cases := []struct {
 		target string
 		want   []any
 	}{
+		{"CUSTOMERS_entries?$select=ID&$orderby=ID&$expand=ORDERS($select=ID;$orderby=ID;$filter=EVENTS/any(e:%20e/ACTIVITY%20eq%20'Ship'))", shipped},
+		{"CUSTOMERS_entries?$select=ID&$orderby=ID&$expand=ORDERS($select=ID;$orderby=ID;$filter=not%20EVENTS/all(e:%20e/ROW_NUMBER%20le%205))", late},
 		{"ORDERS_entries?$select=ID&$orderby=ID&$expand=CUSTOMERS($select=COUNTRY)", toOne},
 		{"ORDERS_entries?$select=ID&$orderby=ID&$expand=EVENTS($select=ACTIVITY;$orderby=ACTIVITY%20desc)", withEvents},
 		{"CUSTOMERS_entries?$select=ID&$orderby=ID&$expand=ORDERS($select=ID,NET;$filter=NET%20gt%200;$orderby=NET%20desc;$top=2)", toMany},

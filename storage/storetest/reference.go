@@ -444,6 +444,9 @@ func (ev *evaluation) resolve(name string) (fieldRef, error) {
 	if ev.scope != "" && ev.rowKey != "" && name == ev.rowKey {
 		return fieldRef{rec: ev.scope, index: -1, typ: query.TypeInteger, name: name}, nil
 	}
+	if rec := km.RowKeyRecord(name); rec != "" && ev.m.Record(rec) != nil {
+		return fieldRef{rec: rec, index: -1, typ: query.TypeInteger, name: name}, nil
+	}
 	if ev.scope != "" {
 		if i := ev.fieldIndex(ev.scope, name); i >= 0 {
 			return fieldRef{rec: ev.scope, index: i, typ: ev.m.Record(ev.scope).Fields[i].Type, name: name}, nil
@@ -1848,17 +1851,21 @@ func (ev *evaluation) orderByExpressions(rec string, rows [][]query.Value, text 
 // evalLambdas evaluates the OData lambdas of a record-level ODataFilter condition, which
 // may stand anywhere in it (under and, or and not), on every row of the request's record
 // (see lambdaHolds).
-func (ev *evaluation) evalLambdas(e query.Expr) error {
+func (ev *evaluation) evalLambdas(e query.Expr) error { return ev.lambdasIn(e, ev.scope, "") }
+
+// lambdasIn evaluates the lambdas of e, a condition on the rows of scope: the request's
+// record, or inside the body of a lambda with variable v the record of its related rows.
+func (ev *evaluation) lambdasIn(e query.Expr, scope, v string) error {
 	switch x := e.(type) {
 	case *query.Logical:
-		if err := ev.evalLambdas(x.L); err != nil {
+		if err := ev.lambdasIn(x.L, scope, v); err != nil {
 			return err
 		}
-		return ev.evalLambdas(x.R)
+		return ev.lambdasIn(x.R, scope, v)
 	case *query.Not:
-		return ev.evalLambdas(x.X)
+		return ev.lambdasIn(x.X, scope, v)
 	case *query.Lambda:
-		holds, err := ev.lambdaHolds(x)
+		holds, err := ev.lambdaHolds(x, scope, v)
 		if err != nil {
 			return err
 		}
@@ -1870,6 +1877,11 @@ func (ev *evaluation) evalLambdas(e query.Expr) error {
 	return nil
 }
 
+// odataRowNumber is the property under which the OData service names the generated key
+// of a record without a key: the row's 1-based position in its record. A lambda's body
+// names it of the related rows as x/ROW_NUMBER.
+const odataRowNumber = "ROW_NUMBER"
+
 // lambdaHolds evaluates an OData lambda of a record-level ODataFilter, PATH/any(x:
 // BODY), PATH/all(x: BODY) or PATH/any(), on the rows of the request's record: PATH is
 // one to-many navigation property, named after the related record (the plain form of
@@ -1878,13 +1890,21 @@ func (ev *evaluation) evalLambdas(e query.Expr) error {
 // three-valued logic a related row counts for any when BODY is true; all holds when
 // BODY is true for every related row, and so when there is none (OData's rule). The
 // value is true or false, never unknown.
-func (ev *evaluation) lambdaHolds(l *query.Lambda) ([]bool, error) {
-	scope, child := ev.scope, l.Path
+//
+// A lambda inside the body of a lambda with variable v (v non-empty) quantifies over the
+// rows related to v's: its path is v/RECORD, and scope is v's record. In its body, v/FIELD
+// is v's row's field (read going up from the inner related row) and a bare name the
+// request's row's.
+func (ev *evaluation) lambdaHolds(l *query.Lambda, scope, v string) ([]bool, error) {
+	child := l.Path
+	if v != "" {
+		var ok bool
+		if child, ok = strings.CutPrefix(l.Path, v+"/"); !ok {
+			return nil, refErr("lambda %s inside the lambda of %s: its path does not start at %s", l.Path, v, v)
+		}
+	}
 	if scope == "" || ev.m.Record(child) == nil {
 		return nil, refErr("lambda %s: not a record related to %s", l.Path, scope)
-	}
-	if hasLambda(l.Body) {
-		return nil, refErr("a lambda inside a lambda")
 	}
 	p, err := ev.path(scope, child)
 	if err != nil {
@@ -1902,16 +1922,24 @@ func (ev *evaluation) lambdaHolds(l *query.Lambda) ([]bool, error) {
 		}
 	} else {
 		body, err := query.MapFields(l.Body, func(r query.FieldRef) (query.FieldRef, error) {
+			// Names of an inner lambda's variable are left to it.
 			if v, f, ok := strings.Cut(r.Name, "/"); ok && v == l.Var {
 				r.Name = child + "." + f
-			} else if !strings.Contains(r.Name, ".") {
-				r.Name = scope + "." + r.Name
+				if rec := ev.m.Record(child); f == odataRowNumber && rec.Key == "" && ev.fieldIndex(child, f) < 0 {
+					r.Name = child + "." + km.RowField
+				}
+			} else if !strings.ContainsAny(r.Name, "./") {
+				r.Name = ev.scope + "." + r.Name
 			}
 			return r, nil
 		})
 		if err != nil {
 			return nil, err
 		}
+		if err := ev.lambdasIn(body, child, l.Var); err != nil {
+			return nil, err
+		}
+		defer func(row int) { ev.lambdaRow = row }(ev.lambdaRow)
 		refs := map[string]fieldRef{}
 		up := map[string][]step{}
 		exprFieldNames(body, func(name string) {
@@ -1936,6 +1964,7 @@ func (ev *evaluation) lambdaHolds(l *query.Lambda) ([]bool, error) {
 			return nil, err
 		}
 		for h := range childP {
+			ev.lambdaRow = h
 			childP[h] = ev.eval(body, refs, func(ref fieldRef) query.Value {
 				row := h
 				for _, s := range up[ref.rec] {
