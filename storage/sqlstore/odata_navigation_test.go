@@ -104,6 +104,20 @@ type navCase struct {
 	native           []string
 }
 
+// demoReference is the order-to-cash demo of 40 orders and the reference evaluator over it.
+func demoReference(t *testing.T) (fs.FS, *storetest.Reference) {
+	t.Helper()
+	data, err := storetest.DemoData(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := storetest.LoadReference(data, "o2c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, ref
+}
+
 // TestODataPathFilters: a path expression in $filter (CUSTOMERS/COUNTRY on ORDERS) is the
 // KM-native field (CUSTOMERS.COUNTRY): the same entities as the reference evaluator
 // computes for the KM-native filter, on every backend.
@@ -120,14 +134,7 @@ func TestODataPathFilters(t *testing.T) {
 
 // runNavCases checks every case on every backend against the reference.
 func runNavCases(t *testing.T, cases []navCase) {
-	data, err := storetest.DemoData(40)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := storetest.LoadReference(data, "o2c")
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, ref := demoReference(t)
 	for _, b := range navBackends {
 		t.Run(b.name, func(t *testing.T) {
 			s := b.open(t)
@@ -174,14 +181,7 @@ func TestODataAnyFilters(t *testing.T) {
 // filterExpr's conjunct by conjunct semi-joins. any() without a body: a parent with a
 // child at all.
 func TestODataAnyConjunction(t *testing.T) {
-	data, err := storetest.DemoData(40)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := storetest.LoadReference(data, "o2c")
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, ref := demoReference(t)
 	parentsOf := func(record, ref_, filter string) []string {
 		req := storetest.RefRequest{Record: record, Fields: []string{ref_}}
 		if filter != "" {
@@ -250,14 +250,7 @@ func TestODataAnyConjunction(t *testing.T) {
 // OData's rules: any is false and all true over no related entity, a null body is not
 // true), on every backend.
 func TestODataLambdasAnywhere(t *testing.T) {
-	data, err := storetest.DemoData(40)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := storetest.LoadReference(data, "o2c")
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, ref := demoReference(t)
 	cases := []struct{ set, key, filter string }{
 		{"ORDERS_entries", "ORDER_ID", "ORDER_ITEMS/all(i: i/QUANTITY gt 3)"},
 		{"ORDERS_entries", "ORDER_ID", "ORDER_ITEMS/all(i: i/QUANTITY gt 2 or EXPRESS eq true)"},
@@ -369,14 +362,7 @@ func TestODataLambdaThroughToOne(t *testing.T) {
 // too), as the KM-level request listing the record with the related field sorts its rows
 // in the reference evaluator; with $filter and across pages ($top, nextLink).
 func TestODataOrderByPath(t *testing.T) {
-	data, err := storetest.DemoData(40)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := storetest.LoadReference(data, "o2c")
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, ref := demoReference(t)
 	cases := []struct {
 		set, key, orderby, filter string
 		// fields and sort of the KM-level reference request

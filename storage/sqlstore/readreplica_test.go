@@ -296,14 +296,7 @@ func TestReplicaStopped(t *testing.T) {
 	closed.Host = l.Addr().String()
 	l.Close()
 
-	data, err := storetest.DemoData(40)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := storetest.LoadReference(data, "o2c")
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, ref := demoReference(t)
 	reqs := []storetest.RefRequest{
 		{Record: "ORDERS", Fields: []string{"ORDER_ID", "NET_VALUE"}},
 		{Fields: []string{"CUSTOMERS.COUNTRY"}, KPIs: []string{"TOTAL_NET"}},
@@ -455,14 +448,7 @@ func (p *proxy) stop() {
 func TestReplicaReadFails(t *testing.T) {
 	dsn := postgresDSN(t)
 	rdsn := replicaOf(t, dsn)
-	data, err := storetest.DemoData(40)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := storetest.LoadReference(data, "o2c")
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, ref := demoReference(t)
 	rd := &reads{}
 	var logs syncBuffer
 	// The decoy schema: the primary's km_imports, and tables of the same names with no
