@@ -3,6 +3,8 @@ package stats
 import (
 	"encoding/json"
 	"maps"
+	"math"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -149,6 +151,39 @@ func topOf(counts []int64, first func(freq int64) int) (unique int64, top int) {
 	return unique, top
 }
 
+// DescribeBools describes a boolean column, as DescribeCategorical with strconv.FormatBool
+// does, counting in two counters instead of a map.
+func DescribeBools(values []bool, nulls Nulls) Categorical {
+	var counts [2]int64 // false, true
+	for i, v := range values {
+		if nulls != nil && nulls(i) {
+			continue
+		}
+		counts[b2i(v)]++
+	}
+	c := Categorical{Count: counts[0] + counts[1]}
+	var top int
+	c.Unique, top = topOf(counts[:], func(int64) int {
+		for i, v := range values {
+			if nulls == nil || !nulls(i) {
+				return b2i(v)
+			}
+		}
+		return -1
+	})
+	if top >= 0 {
+		c.Top, c.Freq = strconv.FormatBool(top == 1), counts[top]
+	}
+	return c
+}
+
+func b2i(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}
+
 // DescribeStrings describes a string column.
 func DescribeStrings(values []string, nulls Nulls) Categorical {
 	return DescribeCategorical(values, nulls, func(s string) string { return s })
@@ -204,8 +239,88 @@ const denseSlack = 1 << 16
 
 // DescribeInstants describes a datetime or timestamp column given as microseconds since the
 // Unix epoch; top is RFC 3339 in UTC.
+//
+// Instants are mostly distinct in a large column, which makes a hash map of them slow: the
+// non-null instants are sorted instead (a radix sort of their offsets from the least) and
+// counted in runs.
 func DescribeInstants(micros []int64, nulls Nulls) Categorical {
-	return DescribeCategorical(micros, nulls, FormatInstant)
+	keys := make([]uint64, 0, len(micros))
+	lo := int64(math.MaxInt64)
+	for i, v := range micros {
+		if nulls != nil && nulls(i) {
+			continue
+		}
+		keys = append(keys, uint64(v))
+		lo = min(lo, v)
+	}
+	if len(keys) == 0 {
+		return Categorical{}
+	}
+	var span uint64
+	for i, k := range keys {
+		keys[i] = k - uint64(lo) // v - lo, exact in uint64 even where it overflows int64
+		span = max(span, keys[i])
+	}
+	sorted := radixSort(keys, span)
+	c := Categorical{Count: int64(len(sorted))}
+	var top uint64
+	tied := 0
+	for i := 0; i < len(sorted); {
+		j := i + 1
+		for j < len(sorted) && sorted[j] == sorted[i] {
+			j++
+		}
+		switch n := int64(j - i); {
+		case n > c.Freq:
+			c.Freq, top, tied = n, sorted[i], 1
+		case n == c.Freq:
+			tied++
+		}
+		c.Unique++
+		i = j
+	}
+	if tied > 1 { // the first in row order of the instants that occur Freq times
+		for i, v := range micros {
+			if nulls != nil && nulls(i) {
+				continue
+			}
+			k := uint64(v) - uint64(lo)
+			at, _ := slices.BinarySearch(sorted, k)
+			if end := at + int(c.Freq) - 1; end < len(sorted) && sorted[end] == k {
+				top = k
+				break
+			}
+		}
+	}
+	c.Top = FormatInstant(int64(top + uint64(lo)))
+	return c
+}
+
+// radixSort sorts keys, all at most span, a byte at a time from the least significant
+// (skipping the bytes in which all keys agree); it reorders keys and may return a second
+// slice of the same length holding the result.
+func radixSort(keys []uint64, span uint64) []uint64 {
+	buf := make([]uint64, len(keys))
+	for shift := uint(0); shift < 64 && span>>shift != 0; shift += 8 {
+		var offsets [256]int
+		for _, k := range keys {
+			offsets[byte(k>>shift)]++
+		}
+		if offsets[byte(keys[0]>>shift)] == len(keys) {
+			continue
+		}
+		sum := 0
+		for d, n := range offsets {
+			offsets[d], sum = sum, sum+n
+		}
+		for _, k := range keys {
+			d := byte(k >> shift)
+			buf[offsets[d]] = k
+			offsets[d]++
+		}
+		keys, buf = buf, keys
+	}
+	return keys
 }
 
 // FormatDate formats a day given as days since 1970-01-01 as YYYY-MM-DD, as the data

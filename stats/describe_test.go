@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -201,6 +202,16 @@ func TestDescribeDatesAndInstants(t *testing.T) {
 	if diff := cmp.Diff(want, DescribeInstants(micros, rows(0, 4))); diff != "" {
 		t.Errorf("DescribeInstants with nulls (-want +got):\n%s", diff)
 	}
+	// Ties go to the first in row order, not the least; the extremes' span overflows int64.
+	micros = []int64{math.MaxInt64 / 2, 5, math.MinInt64, 5, math.MaxInt64 / 2, -7, -7, 0}
+	want = Categorical{Count: 8, Unique: 5, Top: FormatInstant(math.MaxInt64 / 2), Freq: 2}
+	if diff := cmp.Diff(want, DescribeInstants(micros, nil)); diff != "" {
+		t.Errorf("DescribeInstants, ties and extremes (-want +got):\n%s", diff)
+	}
+	want = Categorical{Count: 6, Unique: 4, Top: "1970-01-01T00:00:00.000005Z", Freq: 2}
+	if diff := cmp.Diff(want, DescribeInstants(micros, rows(0, 7))); diff != "" {
+		t.Errorf("DescribeInstants, ties after a null (-want +got):\n%s", diff)
+	}
 	if got, want := FormatInstant(1_700_000_000_123_400), "2023-11-14T22:13:20.1234Z"; got != want {
 		t.Errorf("FormatInstant = %q, want %q", got, want)
 	}
@@ -383,6 +394,42 @@ func TestSelectNthLarge(t *testing.T) {
 			}
 			if m := slices.Max(x[:k+1]); k > 0 && m != x[k] {
 				t.Errorf("%s: selectNth(k=%d) left %d before %d", name, k, m, x[k])
+			}
+		}
+	}
+}
+
+// TestDescribeBools checks the two counters against DescribeCategorical with
+// strconv.FormatBool (the map it replaces) on every column of up to six values with and
+// without nulls, and a few answers by hand: ties go to the first value in row order.
+func TestDescribeBools(t *testing.T) {
+	for _, c := range []struct {
+		vals  []bool
+		nulls Nulls
+		want  Categorical
+	}{
+		{[]bool{true, false, false, true}, nil, Categorical{Count: 4, Unique: 2, Top: "true", Freq: 2}},
+		{[]bool{true, false, false, true}, rows(0), Categorical{Count: 3, Unique: 2, Top: "false", Freq: 2}},
+		{[]bool{false, true, true}, rows(1, 2), Categorical{Count: 1, Unique: 1, Top: "false", Freq: 1}},
+		{[]bool{true}, rows(0), Categorical{}},
+		{nil, nil, Categorical{}},
+	} {
+		if diff := cmp.Diff(c.want, DescribeBools(c.vals, c.nulls)); diff != "" {
+			t.Errorf("DescribeBools(%v) (-want +got):\n%s", c.vals, diff)
+		}
+	}
+	for n := range 7 {
+		for bits := range 1 << n {
+			for nullBits := range 1 << n {
+				vals := make([]bool, n)
+				for i := range vals {
+					vals[i] = bits>>i&1 == 1
+				}
+				nulls := func(i int) bool { return nullBits>>i&1 == 1 }
+				want := DescribeCategorical(vals, nulls, strconv.FormatBool)
+				if diff := cmp.Diff(want, DescribeBools(vals, nulls)); diff != "" {
+					t.Fatalf("DescribeBools(%v, nulls %b) (-want +got):\n%s", vals, nullBits, diff)
+				}
 			}
 		}
 	}

@@ -19,13 +19,20 @@
 //     load and after the queries (what their caches keep), each measured after a collection;
 //   - queries: the Knowledge Model API's queries of BENCHMARKS.md's KM table (a, b, c),
 //     KPIs grouped through the ORDERS-CUSTOMERS join, with and without countdistinct (d, e),
-//     a distinct page (f) and a fuzzy search (g), through kmkit's HTTP handler in process
+//     a distinct page (f), a fuzzy search (g) and a describe of every field of ORDERS (h),
+//     through kmkit's HTTP handler in process
 //     (parsing, planning, executing, encoding the JSON page) next to the same query in SQL
 //     on DuckDB (executing and reading the result into JavaScript values), interleaved:
 //     each round runs every query -n times on kmkit, then on each DuckDB; the figure is the
 //     median over all rounds. Before timing, every query's answer from kmkit is checked
 //     against DuckDB's (floats to 1e-9 relative), but the search's: DuckDB's peer keeps the
 //     names of Jaro-Winkler similarity 0.7 or more, a similar question, not the same;
+//     the describe's (h) on what both compute (sameSummary). The describe is the summary
+//     endpoint (the memory store's Summarizer, as the reference server answers it: per
+//     numeric field count, mean, std, min, exact quartiles and max; per other field count,
+//     exact distinct count, top and freq; a sample of rows) next to DuckDB's SUMMARIZE of
+//     the table (per column min, max, approx_unique, avg, std, approximate quartiles q25,
+//     q50, q75, count and null_percentage): the whole describe call on each side;
 //   - fresh against warm: kmkit's store loaded and warmed as the reference server does
 //     (debug.FreeOSMemory, memory.KMStore.Warm, debug.FreeOSMemory again), each query's first run, and one run
 //     after debug.FreeOSMemory (what the runtime does to the free heap of a long-idle
@@ -77,41 +84,47 @@ type benchQuery struct {
 	// similar marks a peer that answers a similar question, not the same: its rows are
 	// not compared (the fuzzy search's scores are kmkit's own; DuckDB's is Jaro-Winkler).
 	similar bool
+	// check, where set, compares kmkit's body with DuckDB's rows in place of the
+	// cell-by-cell comparison of a data page (the describe answers in two shapes).
+	check func(body []byte, duck [][]any) error
 }
 
 var queries = []benchQuery{
 	{"(a) ORDERS page: filter + sort, pageSize 50",
 		"/records/ORDERS/data?fields=ORDER_ID,CUSTOMER_ID,ORDER_DATE,STATUS,NET_VALUE,DAYS_LATE&filterExpr=STATUS%20eq%20'OPEN'&sort=-NET_VALUE&pageSize=50",
 		`SELECT ORDER_ID, CUSTOMER_ID, ORDER_DATE, STATUS, NET_VALUE, DAYS_LATE FROM orders
-		 WHERE STATUS = 'OPEN' ORDER BY NET_VALUE DESC NULLS LAST, rowid LIMIT 50`, false},
+		 WHERE STATUS = 'OPEN' ORDER BY NET_VALUE DESC NULLS LAST, rowid LIMIT 50`, false, nil},
 	{"(b) KPIs grouped by ORDERS.STATUS",
 		"/data?fields=ORDERS.STATUS&kpis=TOTAL_NET,AVG_NET,LATE_SHARE&sort=-TOTAL_NET",
 		`SELECT STATUS, sum(NET_VALUE) AS TOTAL_NET, avg(NET_VALUE) AS AVG_NET,
 		 count(*) FILTER (WHERE DAYS_LATE > 0) / count(*) AS LATE_SHARE
-		 FROM orders GROUP BY STATUS ORDER BY TOTAL_NET DESC`, false},
+		 FROM orders GROUP BY STATUS ORDER BY TOTAL_NET DESC`, false, nil},
 	{"(c) CUSTOMERS page: filter + sort, pageSize 50",
 		"/records/CUSTOMERS/data?fields=CUSTOMER_ID,CUSTOMER_NAME,COUNTRY,SEGMENT,CREDIT_LIMIT&filterExpr=SEGMENT%20eq%20'SMB'&sort=-CREDIT_LIMIT&pageSize=50",
 		`SELECT CUSTOMER_ID, CUSTOMER_NAME, COUNTRY, SEGMENT, CREDIT_LIMIT FROM customers
-		 WHERE SEGMENT = 'SMB' ORDER BY CREDIT_LIMIT DESC NULLS LAST, rowid LIMIT 50`, false},
+		 WHERE SEGMENT = 'SMB' ORDER BY CREDIT_LIMIT DESC NULLS LAST, rowid LIMIT 50`, false, nil},
 	{"(d) KPIs by CUSTOMERS.COUNTRY through the join, with countdistinct",
 		"/data?fields=CUSTOMERS.COUNTRY&kpis=ORDER_COUNT,TOTAL_NET&sort=CUSTOMERS.COUNTRY",
 		`SELECT c.COUNTRY, count(DISTINCT o.ORDER_ID) AS ORDER_COUNT, sum(o.NET_VALUE) AS TOTAL_NET
 		 FROM orders o JOIN customers c ON c.CUSTOMER_ID = o.CUSTOMER_ID
-		 GROUP BY c.COUNTRY ORDER BY c.COUNTRY NULLS LAST`, false},
+		 GROUP BY c.COUNTRY ORDER BY c.COUNTRY NULLS LAST`, false, nil},
 	{"(e) KPIs by CUSTOMERS.COUNTRY through the join, sum and avg",
 		"/data?fields=CUSTOMERS.COUNTRY&kpis=TOTAL_NET,AVG_NET&sort=CUSTOMERS.COUNTRY",
 		`SELECT c.COUNTRY, sum(o.NET_VALUE) AS TOTAL_NET, avg(o.NET_VALUE) AS AVG_NET
 		 FROM orders o JOIN customers c ON c.CUSTOMER_ID = o.CUSTOMER_ID
-		 GROUP BY c.COUNTRY ORDER BY c.COUNTRY NULLS LAST`, false},
+		 GROUP BY c.COUNTRY ORDER BY c.COUNTRY NULLS LAST`, false, nil},
 	{"(f) ORDERS distinct CUSTOMER_ID, STATUS, pageSize 50", // first row of each pair, in row order
 		"/records/ORDERS/data?fields=CUSTOMER_ID,STATUS&options=distinct&pageSize=50",
 		`SELECT CUSTOMER_ID, STATUS FROM orders GROUP BY CUSTOMER_ID, STATUS
-		 ORDER BY min(rowid) LIMIT 50`, false},
+		 ORDER BY min(rowid) LIMIT 50`, false, nil},
 	{"(g) CUSTOMERS fuzzy search 'schmidt logistik' in CUSTOMER_NAME, pageSize 50",
 		"/records/CUSTOMERS/data?fields=CUSTOMER_ID,CUSTOMER_NAME&searchTerm=schmidt%20logistik&searchField=CUSTOMER_NAME&pageSize=50",
 		`SELECT CUSTOMER_ID, CUSTOMER_NAME FROM customers
 		 WHERE jaro_winkler_similarity(lower(CUSTOMER_NAME), 'schmidt logistik') >= 0.7
-		 ORDER BY jaro_winkler_similarity(lower(CUSTOMER_NAME), 'schmidt logistik') DESC, rowid LIMIT 50`, true},
+		 ORDER BY jaro_winkler_similarity(lower(CUSTOMER_NAME), 'schmidt logistik') DESC, rowid LIMIT 50`, true, nil},
+	{"(h) describe ORDERS, every field (the summary endpoint; DuckDB's SUMMARIZE)",
+		"/records/ORDERS/summary",
+		`SUMMARIZE orders`, false, sameSummary},
 }
 
 func main() {
@@ -122,7 +135,7 @@ func main() {
 	loadRounds := flag.Int("load-rounds", 1, "rounds of the load measurements (0: none)")
 	threadList := flag.String("threads", "2,1", "DuckDB thread counts")
 	gogcList := flag.String("gogc", "400", "kmkit's GOGC (a comma-separated list repeats the load measurements)")
-	only := flag.String("q", "abcdefg", "the queries to run, by letter")
+	only := flag.String("q", "abcdefgh", "the queries to run, by letter")
 	child := flag.String("child", "", "internal: measure one kmkit load (data or demo) in this process")
 	cpuprofile := flag.String("cpuprofile", "", "with -child: write a CPU profile of the load to this file")
 	flag.Parse()
@@ -519,6 +532,18 @@ func measureQueries(dir, peerDir string, threads []int, rounds, n int) error {
 		if q.similar {
 			continue
 		}
+		if q.check != nil {
+			for i, p := range peers {
+				want, err := p.query(q.sql, 0)
+				if err != nil {
+					return fmt.Errorf("%s: %w", q.name, err)
+				}
+				if err := q.check(body, want.Rows); err != nil {
+					return fmt.Errorf("%s: kmkit and DuckDB (%d threads) disagree: %w", q.name, threads[i], err)
+				}
+			}
+			continue
+		}
 		got, err := kmkitRows(body)
 		if err != nil {
 			return fmt.Errorf("%s: %w", q.name, err)
@@ -846,4 +871,72 @@ func (p *peer) query(sql string, n int) (queryResult, error) {
 	var r queryResult
 	err := p.call(map[string]any{"op": "query", "sql": sql, "n": n}, &r)
 	return r, err
+}
+
+// sameSummary compares kmkit's summary body with the rows of DuckDB's SUMMARIZE (one per
+// column: column_name, column_type, min, max, approx_unique, avg, std, q25, q50, q75,
+// count, null_percentage) on what both compute exactly: the fields in order, the row
+// count, each field's count of values (DuckDB gives the null percentage to two decimals:
+// to within 0.005% of the rows), and a numeric field's min, max and mean (1e-9 relative).
+// Quantiles and distinct counts are not compared: DuckDB's are approximate, kmkit's exact.
+func sameSummary(body []byte, duck [][]any) error {
+	var sum struct {
+		Shape   [2]int64 `json:"shape"`
+		Summary map[string]struct {
+			Count *int64       `json:"count"`
+			Mean  *json.Number `json:"mean"`
+			Min   *json.Number `json:"min"`
+			Max   *json.Number `json:"max"`
+		} `json:"summary"`
+		Content struct {
+			Headers []struct {
+				ID string `json:"id"`
+			} `json:"headers"`
+		} `json:"content"`
+	}
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	if err := d.Decode(&sum); err != nil {
+		return err
+	}
+	if len(sum.Content.Headers) != len(duck) {
+		return fmt.Errorf("%d fields, DuckDB %d columns", len(sum.Content.Headers), len(duck))
+	}
+	for i, h := range sum.Content.Headers {
+		row := duck[i]
+		if len(row) != 12 {
+			return fmt.Errorf("SUMMARIZE row %d: %d cells, want 12", i, len(row))
+		}
+		if fmt.Sprint(row[0]) != h.ID {
+			return fmt.Errorf("field %d: %s, DuckDB %v", i, h.ID, row[0])
+		}
+		f, ok := sum.Summary[h.ID]
+		if !ok || f.Count == nil {
+			return fmt.Errorf("%s: no count in the summary", h.ID)
+		}
+		rows, err1 := strconv.ParseFloat(fmt.Sprint(row[10]), 64)
+		nullPct, err2 := strconv.ParseFloat(fmt.Sprint(row[11]), 64)
+		if err1 != nil || err2 != nil {
+			return fmt.Errorf("%s: DuckDB's count %v, null percentage %v", h.ID, row[10], row[11])
+		}
+		if int64(rows) != sum.Shape[0] {
+			return fmt.Errorf("%s: %d rows, DuckDB %v", h.ID, sum.Shape[0], row[10])
+		}
+		if math.Abs(float64(*f.Count)-rows*(1-nullPct/100)) > rows*0.00005+0.5 {
+			return fmt.Errorf("%s: %d values, DuckDB %v rows with %v%% nulls", h.ID, *f.Count, row[10], row[11])
+		}
+		if f.Mean == nil { // categorical
+			continue
+		}
+		for _, c := range []struct {
+			name string
+			ours *json.Number
+			duck any
+		}{{"min", f.Min, row[2]}, {"max", f.Max, row[3]}, {"mean", f.Mean, row[5]}} {
+			if c.ours == nil || !sameCell(c.ours.String(), c.duck) {
+				return fmt.Errorf("%s %s: %v, DuckDB %v", h.ID, c.name, c.ours, c.duck)
+			}
+		}
+	}
+	return nil
 }

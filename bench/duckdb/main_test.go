@@ -29,3 +29,33 @@ func TestAnswersCompare(t *testing.T) {
 		t.Error("sameCell")
 	}
 }
+
+// TestSummaryCompare checks the comparison of kmkit's summary with DuckDB's SUMMARIZE: the
+// fields in order, the rows, each field's values from the null percentage, and a numeric
+// field's min, max and mean; it fails on any of them differing.
+func TestSummaryCompare(t *testing.T) {
+	body := []byte(`{"content":{"headers":[{"id":"V"},{"id":"S"}],"data":[]},"shape":[2000,2],` +
+		`"summary":{"V":{"count":1990,"mean":2.5,"std":1,"min":-1,"25_percentile":0,"50_percentile":2,"75_percentile":3,"max":9.25},` +
+		`"S":{"count":2000,"unique":3,"top":"a","freq":"900"}}}`)
+	row := func(name, min, max string, avg any, count, nulls string) []any {
+		return []any{name, "T", min, max, "3", avg, "1", "0", "2", "3", count, nulls}
+	}
+	duck := [][]any{row("V", "-1.0", "9.25", "2.5", "2000", "0.50"), row("S", "a", "c", nil, "2000", "0.00")}
+	if err := sameSummary(body, duck); err != nil {
+		t.Fatalf("equal summaries differ: %v", err)
+	}
+	for name, bad := range map[string][][]any{
+		"min":               {row("V", "-2", "9.25", "2.5", "2000", "0.50"), duck[1]},
+		"max":               {row("V", "-1", "9.5", "2.5", "2000", "0.50"), duck[1]},
+		"mean":              {row("V", "-1", "9.25", "2.5000001", "2000", "0.50"), duck[1]},
+		"rows":              {row("V", "-1", "9.25", "2.5", "2001", "0.50"), duck[1]},
+		"nulls":             {row("V", "-1", "9.25", "2.5", "2000", "0.60"), duck[1]},
+		"categorical count": {duck[0], row("S", "a", "c", nil, "2000", "1.00")},
+		"order":             {duck[1], duck[0]},
+		"columns":           {duck[0]},
+	} {
+		if err := sameSummary(body, bad); err == nil {
+			t.Errorf("%s: a different summary compared equal", name)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package memory
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/kmkit/kmkit/internal/parallel"
 	"github.com/kmkit/kmkit/km"
@@ -100,7 +99,7 @@ func describe(c column.Column, sel []int32) km.FieldSummary {
 	case *column.Strings:
 		cat = stats.DescribeCodes(gather(c.Codes, sel), c.Dict, nulls)
 	case *column.Bools:
-		cat = stats.DescribeCategorical(gather(c.Vals, sel), nulls, strconv.FormatBool)
+		cat = stats.DescribeBools(gather(c.Vals, sel), nulls)
 	}
 	return km.FieldSummary{Categorical: &cat}
 }
