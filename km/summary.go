@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/kmkit/kmkit/query"
@@ -113,7 +112,7 @@ func describeColumn(rows [][]query.Value, j int, t query.Type) FieldSummary {
 		for i, r := range rows {
 			vs[i] = r[j].Bool
 		}
-		c = stats.DescribeCategorical(vs, nulls, strconv.FormatBool)
+		c = stats.DescribeBools(vs, nulls)
 	}
 	return FieldSummary{Categorical: &c}
 }
