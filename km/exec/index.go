@@ -30,15 +30,32 @@ type sortIndex struct {
 	identity bool
 }
 
-// sortIndex returns the index of the frame column c named name, building it on first use.
-// It is safe for concurrent use: concurrent first users wait for one build.
+// sortIndex returns the index of the frame column c named name, building it on first use:
+// a base column's in the frame's table indexes when it has them (shared with every frame
+// over the table), any other in the frame's own. It is safe for concurrent use:
+// concurrent first users wait for one build.
 func (f *Frame) sortIndex(name string, c ref) *sortIndex {
 	v, ok := f.indexes.Load(name)
 	if !ok {
+		if c.index == nil && f.tableIndexes != nil {
+			return tableSortIndex(f.tableIndexes, c.col)
+		}
 		v, _ = f.indexes.LoadOrStore(name, &sortIndex{})
 	}
 	ix := v.(*sortIndex)
 	ix.once.Do(func() { ix.build(f.rows, c) })
+	return ix
+}
+
+// tableSortIndex returns the sort index of the table column c in indexes (by column),
+// building it on first use; concurrent first users wait for one build.
+func tableSortIndex(indexes *sync.Map, c column.Column) *sortIndex {
+	v, ok := indexes.Load(c)
+	if !ok {
+		v, _ = indexes.LoadOrStore(c, &sortIndex{})
+	}
+	ix := v.(*sortIndex)
+	ix.once.Do(func() { ix.build(c.Len(), ref{col: c}) })
 	return ix
 }
 
