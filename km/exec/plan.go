@@ -128,8 +128,16 @@ const warmSortColumns = 8
 // sorted by: its key, then the fields of the indexes it declares (km.Record.Indexes, as
 // the SQL stores create them), each once, at most warmSortColumns a record. Each costs
 // an int32 a row (the permutation) and one per distinct value (the runs' bounds): at
-// most 8 bytes a row, kept for the Source's life.
+// most 8 bytes a row, kept for the Source's life; the builds share one pair of key
+// buffers (32 bytes a row of the largest table), garbage once Warm returns.
 func (s *Source) warmSorts() {
+	// The builds' keys, sized once for the largest table and reused from one build to
+	// the next (grown table by table, each smaller pair would be garbage).
+	most := 0
+	for _, t := range s.tables {
+		most = max(most, t.Rows())
+	}
+	bufs := &[2][]keyed{make([]keyed, 0, most), make([]keyed, 0, most)}
 	for _, r := range s.m.Records {
 		t, ok := s.tables[r.ID]
 		if !ok {
@@ -148,7 +156,7 @@ func (s *Source) warmSorts() {
 		}
 		for _, name := range fields[:min(len(fields), warmSortColumns)] {
 			if c, ok := t.Column(name); ok {
-				tableSortIndex(s.sorts, c)
+				tableSortIndex(s.sorts, c, bufs)
 			}
 		}
 	}

@@ -86,7 +86,7 @@ func TestWarmSortIndexes(t *testing.T) {
 			t.Fatal(err)
 		}
 		c, _ := tab.Column(a.Fields[0].ID)
-		if fr.sortIndex("A."+a.Fields[0].ID, fr.refs["A."+a.Fields[0].ID]) != tableSortIndex(rf.o.src.sorts, c) {
+		if fr.sortIndex("A."+a.Fields[0].ID, fr.refs["A."+a.Fields[0].ID]) != tableSortIndex(rf.o.src.sorts, c, nil) {
 			t.Errorf("set %d: a frame's sort builds its own index instead of reading the one Warm built", set)
 		}
 		warmed++
