@@ -52,8 +52,8 @@ type Record struct {
 	Fields []*Field
 	// Indexes are the indexes the definition declares for the record's sort and filter
 	// fields (its indexes: key), each a list of columns in order. SQL stores create them on
-	// import, next to those on the key and the relationship fields; the memory store
-	// ignores them.
+	// import, next to those on the key and the relationship fields; the memory store's
+	// Warm builds the sort indexes of their columns.
 	Indexes []Index
 	// Distribution is the id of the field a distributed SQL database (Citus) hash-distributes
 	// the record's rows by, or "": the definition's `distribution: FIELD`. The distributed

@@ -340,7 +340,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				var ix sortIndex
-				ix.build(f.rows, c)
+				ix.build(f.rows, c, nil)
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
 		})

@@ -18,8 +18,13 @@ type Frame struct {
 	rows  int
 	names []string
 	refs  map[string]ref
-	// indexes caches a *sortIndex per column name, built when a query first walks it.
+	// indexes caches a *sortIndex per column name, built when a query first walks it:
+	// those of columns read through a join, and the row key's.
 	indexes sync.Map
+	// tableIndexes, when set, caches the *sortIndex of each base column (read without an
+	// index) by the column, shared with the other frames over the same base table (the
+	// Source's, see Source.Warm): a base column's frame rows are the table's.
+	tableIndexes *sync.Map
 	// codeIndexes caches a *codeRowsIndex per string column (by pointer) of few values.
 	codeIndexes sync.Map
 }
@@ -128,7 +133,7 @@ func (f *Frame) reindexed(indexes map[string][]int32) *Frame {
 	if len(indexes) == 0 {
 		return f
 	}
-	out := &Frame{rows: f.rows, names: f.names, refs: make(map[string]ref, len(f.refs))}
+	out := &Frame{rows: f.rows, names: f.names, refs: make(map[string]ref, len(f.refs)), tableIndexes: f.tableIndexes}
 	changed := func(name string) bool {
 		rec, _, _ := strings.Cut(name, ".")
 		_, ok := indexes[rec]

@@ -30,15 +30,33 @@ type sortIndex struct {
 	identity bool
 }
 
-// sortIndex returns the index of the frame column c named name, building it on first use.
-// It is safe for concurrent use: concurrent first users wait for one build.
+// sortIndex returns the index of the frame column c named name, building it on first use:
+// a base column's in the frame's table indexes when it has them (shared with every frame
+// over the table), any other in the frame's own. It is safe for concurrent use:
+// concurrent first users wait for one build.
 func (f *Frame) sortIndex(name string, c ref) *sortIndex {
 	v, ok := f.indexes.Load(name)
 	if !ok {
+		if c.index == nil && f.tableIndexes != nil {
+			return tableSortIndex(f.tableIndexes, c.col, nil)
+		}
 		v, _ = f.indexes.LoadOrStore(name, &sortIndex{})
 	}
 	ix := v.(*sortIndex)
-	ix.once.Do(func() { ix.build(f.rows, c) })
+	ix.once.Do(func() { ix.build(f.rows, c, nil) })
+	return ix
+}
+
+// tableSortIndex returns the sort index of the table column c in indexes (by column),
+// building it on first use with bufs (see build); concurrent first users wait for one
+// build.
+func tableSortIndex(indexes *sync.Map, c column.Column, bufs *[2][]keyed) *sortIndex {
+	v, ok := indexes.Load(c)
+	if !ok {
+		v, _ = indexes.LoadOrStore(c, &sortIndex{})
+	}
+	ix := v.(*sortIndex)
+	ix.once.Do(func() { ix.build(c.Len(), ref{col: c}, bufs) })
 	return ix
 }
 
@@ -48,8 +66,12 @@ type keyed struct {
 	row int32
 }
 
-// build sorts the n frame rows of c by order-preserving integer keys.
-func (ix *sortIndex) build(n int, c ref) {
+// build sorts the n frame rows of c by order-preserving integer keys. bufs, when not nil,
+// holds the keyed rows and radixSort's scratch (grown to n rows where shorter), so that
+// builds one after another (Source.Warm's) reuse them instead of each leaving 32 bytes a
+// row of garbage, which a heap run at a high GOGC keeps until it has grown several times
+// over.
+func (ix *sortIndex) build(n int, c ref, bufs *[2][]keyed) {
 	if ix.identity {
 		ix.perm = make([]int32, n)
 		ix.bounds = make([]int32, n+1)
@@ -76,7 +98,15 @@ func (ix *sortIndex) build(n int, c ref) {
 	default:
 		panic("exec: unknown column type")
 	}
-	rows := make([]keyed, 0, n)
+	if bufs == nil {
+		bufs = new([2][]keyed)
+	}
+	for i := range bufs {
+		if cap(bufs[i]) < n {
+			bufs[i] = make([]keyed, 0, n)
+		}
+	}
+	rows := bufs[0][:0]
 	var nullRows []int32
 	for r := range int32(n) {
 		cr := c.row(r)
@@ -86,9 +116,16 @@ func (ix *sortIndex) build(n int, c ref) {
 		}
 		rows = append(rows, keyed{keyOf(cr), r})
 	}
-	rows = radixSort(rows)
+	rows = radixSort(rows, bufs[1][:len(rows)])
 	ix.perm = make([]int32, 0, n)
 	ix.nonNull = len(rows)
+	runs := 2 // the null run and the end, at most
+	for i, k := range rows {
+		if i == 0 || k.key != rows[i-1].key {
+			runs++
+		}
+	}
+	ix.bounds = make([]int32, 0, runs) // sized once: no garbage of growing it
 	for i, k := range rows {
 		if i == 0 || k.key != rows[i-1].key {
 			ix.bounds = append(ix.bounds, int32(i))
@@ -105,8 +142,9 @@ func (ix *sortIndex) build(n int, c ref) {
 
 // radixSort sorts rows by key, stably (rows come in row order, so ties stay in row order):
 // a least-significant-digit radix sort on bytes, skipping the bytes all keys share. Short
-// inputs use a comparison sort. It returns the sorted slice, rows or a scratch slice.
-func radixSort(rows []keyed) []keyed {
+// inputs use a comparison sort. buf is its scratch, as long as rows. It returns the
+// sorted slice, rows or buf.
+func radixSort(rows, buf []keyed) []keyed {
 	if len(rows) < 256 {
 		slices.SortFunc(rows, func(a, b keyed) int {
 			if c := cmp.Compare(a.key, b.key); c != 0 {
@@ -122,7 +160,6 @@ func radixSort(rows []keyed) []keyed {
 			counts[d][byte(k.key>>(8*d))]++
 		}
 	}
-	buf := make([]keyed, len(rows))
 	for d := range 8 {
 		c := &counts[d]
 		if c[byte(rows[0].key>>(8*d))] == len(rows) {

@@ -45,6 +45,7 @@ type Source struct {
 	tables  map[string]*column.Table // by record id
 	cache   sync.Map                 // string -> *lazy
 	rel     *sync.Map                // relationship indexes: relKey -> *lazy
+	sorts   *sync.Map                // sort indexes of table columns: column.Column -> *sortIndex
 	scores  *scoreCache              // fuzzy scores of dictionaries by term
 	scratch *scratch                 // the runs' buffers, kept between runs
 }
@@ -66,11 +67,11 @@ type lazy struct {
 // NewSource returns the source of m's records; tables maps each record id to its table,
 // which holds a column per field of the record, named by the field id.
 func NewSource(m *km.KnowledgeModel, tables map[string]*column.Table) *Source {
-	return &Source{m: m, tables: tables, rel: &sync.Map{}, scores: newScoreCache(scoreCacheBytes), scratch: newScratch(tables)}
+	return &Source{m: m, tables: tables, rel: &sync.Map{}, sorts: &sync.Map{}, scores: newScoreCache(scoreCacheBytes), scratch: newScratch(tables)}
 }
 
 // NewSourceSharing is NewSource for a store of several KMs over the same tables: the new
-// Source shares other's relationship indexes, scratch memory and fuzzy scores (all keyed
+// Source shares other's relationship indexes, sort indexes, scratch memory and fuzzy scores (all keyed
 // by memory and by column, never by record, so any two Sources may share them), so that
 // its Warm builds and touches nothing the other has and the store keeps one of each. The
 // scratch is sized by other's tables: a larger table of the new Source's takes memory
@@ -78,7 +79,7 @@ func NewSource(m *km.KnowledgeModel, tables map[string]*column.Table) *Source {
 func NewSourceSharing(m *km.KnowledgeModel, tables map[string]*column.Table, other *Source) *Source {
 	s := NewSource(m, tables)
 	if other != nil {
-		s.rel, s.scores, s.scratch = other.rel, other.scores, other.scratch
+		s.rel, s.sorts, s.scores, s.scratch = other.rel, other.sorts, other.scores, other.scratch
 	}
 	return s
 }
@@ -89,10 +90,14 @@ func NewSourceSharing(m *km.KnowledgeModel, tables map[string]*column.Table, oth
 // touches scratch buffers for runs over each table's rows, which the first heavy request
 // would otherwise take from fresh memory, a page fault per 4 KiB (see scratch), and finds
 // the range of each integer column, which the first request grouping or counting distinct
-// values of it would otherwise scan for (about 1 ms at 1M rows). A store
-// calls it once after loading; it costs about five int32s per row of each table size
-// (see warmRuns), kept for the Source's life, and leaves the hash maps of the indexes'
-// builds as garbage. Errors are left to the requests that meet them.
+// values of it would otherwise scan for (about 1 ms at 1M rows), and builds the sort
+// indexes a served KM's pages are likely to walk (warmSorts), which the first page sorted
+// by such a column would otherwise build (about 50 ms at 1M rows). A store calls it once
+// after loading; it costs about five int32s per row of each table size (see warmRuns)
+// and at most two int32s a row per column sorted (see warmSorts), kept for the Source's
+// life, and leaves the hash maps of the indexes' builds and the sorts' keys as garbage.
+// Errors are left to the requests that meet them. A request running meanwhile waits
+// only for an index it needs that Warm is building, never builds one twice.
 func (s *Source) Warm() {
 	for _, r := range s.m.Relationships {
 		down := km.Step{From: r.To.Record, FromField: r.To.Field, To: r.From.Record, ToField: r.From.Field}
@@ -110,6 +115,48 @@ func (s *Source) Warm() {
 		for _, c := range t.Columns() {
 			if c, ok := c.(*column.Int64s); ok {
 				c.Range()
+			}
+		}
+	}
+	s.warmSorts()
+}
+
+// warmSortColumns bounds the columns of a record whose sort indexes warmSorts builds.
+const warmSortColumns = 8
+
+// warmSorts builds the sort indexes of the columns each record's pages are likely to be
+// sorted by: its key, then the fields of the indexes it declares (km.Record.Indexes, as
+// the SQL stores create them), each once, at most warmSortColumns a record. Each costs
+// an int32 a row (the permutation) and one per distinct value (the runs' bounds): at
+// most 8 bytes a row, kept for the Source's life; the builds share one pair of key
+// buffers (32 bytes a row of the largest table), garbage once Warm returns.
+func (s *Source) warmSorts() {
+	// The builds' keys, sized once for the largest table and reused from one build to
+	// the next (grown table by table, each smaller pair would be garbage).
+	most := 0
+	for _, t := range s.tables {
+		most = max(most, t.Rows())
+	}
+	bufs := &[2][]keyed{make([]keyed, 0, most), make([]keyed, 0, most)}
+	for _, r := range s.m.Records {
+		t, ok := s.tables[r.ID]
+		if !ok {
+			continue
+		}
+		var fields []string
+		if r.Key != "" {
+			fields = append(fields, r.Key)
+		}
+		for _, ix := range r.Indexes {
+			for _, c := range ix {
+				if !slices.Contains(fields, c.Field) {
+					fields = append(fields, c.Field)
+				}
+			}
+		}
+		for _, name := range fields[:min(len(fields), warmSortColumns)] {
+			if c, ok := t.Column(name); ok {
+				tableSortIndex(s.sorts, c, bufs)
 			}
 		}
 	}
@@ -168,6 +215,9 @@ func (s *Source) frame(root string, steps []km.Step, rowKey bool) (*Frame, error
 			joins[i] = Join{From: st.From + "." + st.FromField, Record: st.To, Table: t, Key: st.ToField}
 		}
 		f, err := NewFrame(root, base, joins...)
+		if err == nil {
+			f.tableIndexes = s.sorts
+		}
 		if err == nil && rowKey {
 			f.addRowKey(root+"."+km.RowField, s.rowKeys(root, base.Rows()))
 		}

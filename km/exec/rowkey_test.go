@@ -19,7 +19,7 @@ func TestRowKeySortIndexIsIdentity(t *testing.T) {
 		f.addRowKey("R.#row", col)
 		got := f.sortIndex("R.#row", f.refs["R.#row"])
 		want := &sortIndex{}
-		want.build(n, ref{col: col})
+		want.build(n, ref{col: col}, nil)
 		if !slices.Equal(got.perm, want.perm) || !slices.Equal(got.bounds, want.bounds) || got.nonNull != want.nonNull {
 			t.Errorf("n=%d: identity %v %v %d, sorted %v %v %d", n, got.perm, got.bounds, got.nonNull, want.perm, want.bounds, want.nonNull)
 		}

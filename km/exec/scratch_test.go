@@ -117,10 +117,10 @@ func TestNewSourceSharing(t *testing.T) {
 	_, rf := g.tables(t)
 	a := rf.o.src
 	b := NewSourceSharing(rf.o.m, a.tables, a)
-	if b.scratch != a.scratch || b.scores != a.scores || b.rel != a.rel {
+	if b.scratch != a.scratch || b.scores != a.scores || b.rel != a.rel || b.sorts != a.sorts {
 		t.Error("the new Source does not share the other's indexes, scratch and scores")
 	}
-	if c := NewSourceSharing(rf.o.m, a.tables, nil); c.scores == a.scores || c.scores == nil || c.rel == a.rel {
+	if c := NewSourceSharing(rf.o.m, a.tables, nil); c.scores == a.scores || c.scores == nil || c.rel == a.rel || c.sorts == a.sorts {
 		t.Error("a Source built sharing nothing has no indexes and score cache of its own")
 	}
 }

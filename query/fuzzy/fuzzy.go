@@ -119,12 +119,13 @@ func (m *Matcher) ScoreAllAtLeast(values []string, least int) []uint8 {
 			}
 		}
 	}
-	for i, f := range foldAll(values) {
+	var fo folder
+	for i, f := range foldAll(values, &fo) {
 		if strings.Contains(f, m.folded) {
 			scores[i] = ExactScore
 			continue
 		}
-		p := stripMarks(f)
+		p := fo.stripMarks(f)
 		if strings.Contains(p, m.plain) {
 			scores[i] = AccentScore
 			continue
@@ -172,9 +173,10 @@ func typoScore(n, d int) uint8 {
 	return uint8(min(s, MaxTypoScore))
 }
 
-// foldAll returns fold of each value. ASCII values are lowered into one shared buffer, so
-// a dictionary costs two allocations, not one per value.
-func foldAll(values []string) []string {
+// foldAll returns fold of each value, folding the non-ASCII ones with fo. ASCII values
+// are lowered into one shared buffer, so a dictionary costs two allocations, not one per
+// value.
+func foldAll(values []string, fo *folder) []string {
 	size := 0
 	for _, v := range values {
 		size += len(v)
@@ -191,7 +193,7 @@ func foldAll(values []string) []string {
 			}
 		}
 		if !ascii {
-			out[i] = fold(v)
+			out[i] = fo.fold(v)
 			ends[i] = -1
 			continue
 		}
@@ -215,8 +217,22 @@ func foldAll(values []string) []string {
 	return out
 }
 
+// folder folds and strips values with transformers it makes on first need and reuses
+// (transform.String resets them), so that a dictionary's non-ASCII values do not each
+// allocate a chain and its buffers (about 8 KiB a call: a fresh server's first search
+// took its pages one fault at a time). A folder is not safe for concurrent use.
+type folder struct {
+	folding, stripping transform.Transformer
+}
+
 // fold returns s with Unicode full case folding, in NFC.
-func fold(s string) string {
+func fold(s string) string { return new(folder).fold(s) }
+
+// stripMarks removes combining marks (accents) from s.
+func stripMarks(s string) string { return new(folder).stripMarks(s) }
+
+// fold returns s with Unicode full case folding, in NFC.
+func (fo *folder) fold(s string) string {
 	ascii := true
 	upper := false
 	for i := 0; i < len(s); i++ {
@@ -239,7 +255,10 @@ func fold(s string) string {
 		}
 		return string(b)
 	}
-	f, _, err := transform.String(transform.Chain(norm.NFC, cases.Fold(), norm.NFC), s)
+	if fo.folding == nil {
+		fo.folding = transform.Chain(norm.NFC, cases.Fold(), norm.NFC)
+	}
+	f, _, err := transform.String(fo.folding, s)
 	if err != nil {
 		return strings.ToLower(s)
 	}
@@ -247,10 +266,13 @@ func fold(s string) string {
 }
 
 // stripMarks removes combining marks (accents) from s.
-func stripMarks(s string) string {
+func (fo *folder) stripMarks(s string) string {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
-			out, _, err := transform.String(transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC), s)
+			if fo.stripping == nil {
+				fo.stripping = transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+			}
+			out, _, err := transform.String(fo.stripping, s)
 			if err != nil {
 				return s
 			}

@@ -1,7 +1,10 @@
 package fuzzy
 
 import (
+	"bytes"
+	"encoding/json"
 	"math/rand/v2"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -216,6 +219,43 @@ func TestScoreAllAtLeast(t *testing.T) {
 				if int(full[i]) >= least && got[i] != full[i] || int(full[i]) < least && int(got[i]) >= least {
 					t.Fatalf("case %d: %q against %q at least %d: %d, full score %d", c, term, v, least, got[i], full[i])
 				}
+			}
+		}
+	}
+}
+
+// TestFolderReuse: one folder's transformers, reused across a dictionary's values (as
+// ScoreAllAtLeast does), fold and strip each value as Python's unicodedata does
+// (NFC of the case fold of NFC; NFC of NFD without the nonspacing marks), in any order.
+func TestFolderReuse(t *testing.T) {
+	py, err := exec.LookPath("/usr/bin/python3")
+	if err != nil {
+		t.Skip("no /usr/bin/python3: the oracle of the folding")
+	}
+	values := []string{"München", "Straße", "ÉCOLE", "Ǆemal", "İstanbul", "Åland Øre", "a\u0301b", "ΣΊΣΥΦΟΣ", "plain", "Mätérîäl", "ﬁle", "Ωmega"}
+	script := `import json, sys, unicodedata as u
+vals = json.load(sys.stdin)
+nfc = lambda s: u.normalize('NFC', s)
+print(json.dumps([[nfc(nfc(v).casefold()), nfc(''.join(c for c in u.normalize('NFD', v) if u.category(c) != 'Mn'))] for v in vals]))`
+	in, _ := json.Marshal(values)
+	cmd := exec.Command(py, "-c", script)
+	cmd.Stdin = bytes.NewReader(in)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want [][2]string
+	if err := json.Unmarshal(out, &want); err != nil {
+		t.Fatal(err)
+	}
+	var fo folder
+	for round := range 2 { // the second round reuses transformers already used
+		for i, v := range values {
+			if got := fo.fold(v); got != want[i][0] {
+				t.Errorf("round %d: fold(%q) = %q, want %q", round, v, got, want[i][0])
+			}
+			if got := fo.stripMarks(v); got != want[i][1] {
+				t.Errorf("round %d: stripMarks(%q) = %q, want %q", round, v, got, want[i][1])
 			}
 		}
 	}

@@ -208,9 +208,12 @@ func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) 
 // Warm readies the store for its first requests after a load: it builds the executor of
 // every KM it holds with the indexes of its relationships, and the scratch memory of its
 // runs (exec.Source.Warm), so that the first heavy request runs as later ones do instead
-// of paying for the indexes and for fresh memory (a page fault per 4 KiB). It costs about
-// four int32s per row of each table size, kept while the data stay, and leaves garbage
-// (the hash maps of the index builds) that a collection frees. A host calls it once its
+// of paying for the indexes and for fresh memory (a page fault per 4 KiB), and the sort
+// indexes of each record's key and declared index columns (km.Record.Indexes), which the
+// first page sorted by one of them would otherwise build. It costs about four int32s per
+// row of each table size and at most two per row of each column sorted (about 110 MiB
+// for the 1M-order demo), kept while the data stay, and leaves garbage (the hash maps of
+// the index builds, the sorts' keys) that a collection frees. A host calls it once its
 // tables and models are in place (the reference server does after loading); without it
 // each executor is built by its first request. A later PutTable, PutModel or Import drops
 // the executors: call Warm again after it.
