@@ -95,7 +95,8 @@ func NewSourceSharing(m *km.KnowledgeModel, tables map[string]*column.Table, oth
 // by such a column would otherwise build (about 50 ms at 1M rows). A store calls it once
 // after loading; it costs about five int32s per row of each table size (see warmRuns)
 // and at most two int32s a row per column sorted (see warmSorts), kept for the Source's
-// life, and leaves the hash maps of the indexes' builds and the sorts' keys as garbage.
+// life, and leaves the sorts' keys as garbage (it collects the hash maps of the indexes'
+// builds itself, once, before the sorts).
 // Errors are left to the requests that meet them. A request running meanwhile waits
 // only for an index it needs that Warm is building, never builds one twice.
 func (s *Source) Warm() {
@@ -118,6 +119,10 @@ func (s *Source) Warm() {
 			}
 		}
 	}
+	// The relationship indexes' hash maps are garbage now; collect them before the sort
+	// builds take their key buffers, or both count toward the process's peak (at 1M
+	// orders, 730 MiB with this collection against 832 MiB without).
+	runtime.GC()
 	s.warmSorts()
 }
 
