@@ -14,8 +14,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
 // DB is an open kmkit database: SQLite or PostgreSQL with the kmkit schema applied. Its
@@ -79,15 +81,8 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		db, err = sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 		d = sqliteDialect{}
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		db, err = sql.Open("pgx", dsn)
+		db, err = openPostgresPool(dsn)
 		d = postgresDialect{}
-		if err == nil {
-			// A bounded pool: database/sql's default is unbounded, and many replicas
-			// each opening a connection per concurrent request would exhaust the server's
-			// max_connections. Hosts tune it through SQL().
-			db.SetMaxOpenConns(DefaultMaxConns)
-			db.SetMaxIdleConns(DefaultMaxConns / 2)
-		}
 	default:
 		return nil, fmt.Errorf("sqlstore: unsupported database %q: want sqlite:PATH or a postgres:// URL", redact(dsn))
 	}
@@ -234,4 +229,36 @@ func (db *DB) tx(ctx context.Context, f func(*sql.Tx) error) error {
 			return err
 		}
 	}
+}
+
+// openPostgresPool opens a pool of connections to the PostgreSQL server of dsn. The pool
+// is bounded: database/sql's default is unbounded, and many replicas each opening a
+// connection per concurrent request would exhaust the server's max_connections (hosts
+// tune it through SQL()).
+//
+// Each connection asks the server to check, every second while it runs a statement,
+// that the connection is still open (client_connection_check_interval, PostgreSQL 14 and
+// later). A request whose context ends closes its connection and sends the server a
+// cancel request; should that request be lost (it travels on a connection of its own),
+// the server still stops the statement within a second of the close instead of running
+// it to its end.
+func openPostgresPool(dsn string) (*sql.DB, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(checkClientEverySecond))
+	db.SetMaxOpenConns(DefaultMaxConns)
+	db.SetMaxIdleConns(DefaultMaxConns / 2)
+	return db, nil
+}
+
+// checkClientEverySecond sets client_connection_check_interval on c; a server before
+// PostgreSQL 14, which lacks the setting (undefined_object), runs without it.
+func checkClientEverySecond(ctx context.Context, c *pgx.Conn) error {
+	_, err := c.Exec(ctx, "SET client_connection_check_interval = 1000")
+	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "42704" {
+		return nil
+	}
+	return err
 }

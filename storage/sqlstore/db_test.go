@@ -80,3 +80,21 @@ func TestLimiterConformance(t *testing.T) {
 		})
 	}
 }
+
+// TestPostgresChecksItsClient: every connection of the pool asks the server to check its
+// client every second while a statement runs, so that a statement whose request has ended
+// stops even if the cancel request is lost.
+func TestPostgresChecksItsClient(t *testing.T) {
+	db := openPostgres(t)
+	pool := db.SQL()
+	pool.SetMaxIdleConns(0) // each query below on a connection of its own
+	for range 2 {
+		var v string
+		if err := pool.QueryRowContext(context.Background(), "SHOW client_connection_check_interval").Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		if v != "1s" {
+			t.Errorf("client_connection_check_interval is %q, want 1s", v)
+		}
+	}
+}

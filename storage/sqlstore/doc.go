@@ -176,6 +176,9 @@
 // Every statement of a query, summary or search runs under the request's context: a
 // canceled request (client gone, server shutdown, kmhttp.WithQueryTimeout) stops its
 // statement (sqlite3_interrupt; PostgreSQL's cancel request) and frees its connection.
+// PostgreSQL connections also set client_connection_check_interval to one second, so
+// that the server stops a statement whose connection has closed even if the cancel
+// request, which travels on a connection of its own, is lost.
 //
 // RowCount (km.RowCounter, for the cost budget) counts nothing: it reads the row count
 // recorded in km_imports when the table was imported, or, for a host's own table on

@@ -125,13 +125,11 @@ func (db *DB) AddReplicas(dsns []string, opts ReplicaOptions) error {
 			closeReplicas(rs.list)
 			return fmt.Errorf("sqlstore: replica %q: want a postgres:// URL", redact(dsn))
 		}
-		pool, err := sql.Open("pgx", dsn)
+		pool, err := openPostgresPool(dsn)
 		if err != nil {
 			closeReplicas(rs.list)
 			return fmt.Errorf("sqlstore: replica %s: %w", redact(dsn), err)
 		}
-		pool.SetMaxOpenConns(DefaultMaxConns)
-		pool.SetMaxIdleConns(DefaultMaxConns / 2)
 		rs.list = append(rs.list, &replica{name: redact(dsn), sql: pool})
 	}
 	if len(rs.list) == 0 {
