@@ -1,7 +1,6 @@
 package sqlstore_test
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -39,11 +38,7 @@ func TestODataApplyConcat(t *testing.T) {
 	data := os.DirFS("../../odata/testdata/shop")
 	for _, b := range navBackends {
 		t.Run(b.name, func(t *testing.T) {
-			s := b.open(t)
-			if err := s.Import(context.Background(), data); err != nil {
-				t.Fatal(err)
-			}
-			h := odata.NewHandler(s, odata.WithMaxPageSize(2))
+			h := odata.NewHandler(importOn(t, b.open, data), odata.WithMaxPageSize(2))
 			var got []map[string]any
 			target := odata.BasePath + "/shop.svc/ORDERS_entries?$count=true&$apply=" + url.QueryEscape(apply)
 			for target != "" {

@@ -1,7 +1,6 @@
 package sqlstore_test
 
 import (
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"net/http"
@@ -165,11 +164,7 @@ func TestODataExpand(t *testing.T) {
 	data := os.DirFS("../../odata/testdata/shop")
 	for _, b := range navBackends {
 		t.Run(b.name, func(t *testing.T) {
-			s := b.open(t)
-			if err := s.Import(context.Background(), data); err != nil {
-				t.Fatal(err)
-			}
-			h := odata.NewHandler(s, odata.WithMaxPageSize(2), odata.WithLimits(query.Limits{MaxIn: 2}))
+			h := odata.NewHandler(importOn(t, b.open, data), odata.WithMaxPageSize(2), odata.WithLimits(query.Limits{MaxIn: 2}))
 			for _, c := range cases {
 				var got []any
 				target := odata.BasePath + "/shop.svc/" + c.target + "&$format=application/json;odata.metadata=none"

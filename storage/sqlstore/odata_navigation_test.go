@@ -30,6 +30,16 @@ var navBackends = []struct {
 	{"postgres", func(t testing.TB) importer { return openPostgres(t).KM() }},
 }
 
+// importOn opens a store with open and imports data into it.
+func importOn(t *testing.T, open func(testing.TB) importer, data fs.FS) importer {
+	t.Helper()
+	s := open(t)
+	if err := s.Import(context.Background(), data); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // importer is a store that loads a KM directory.
 type importer interface {
 	km.Store
@@ -137,11 +147,7 @@ func runNavCases(t *testing.T, cases []navCase) {
 	data, ref := demoReference(t)
 	for _, b := range navBackends {
 		t.Run(b.name, func(t *testing.T) {
-			s := b.open(t)
-			if err := s.Import(context.Background(), data); err != nil {
-				t.Fatal(err)
-			}
-			h := odata.NewHandler(s)
+			h := odata.NewHandler(importOn(t, b.open, data))
 			for _, c := range cases {
 				want := refKeys(t, ref, strings.TrimSuffix(c.set, odata.EntitySetSuffix), c.key, c.native)
 				got := odataKeys(t, h, c.set, c.key, "$filter="+strings.ReplaceAll(url.QueryEscape(c.filter), "+", "%20"))
@@ -212,11 +218,7 @@ func TestODataAnyConjunction(t *testing.T) {
 	}
 	for _, b := range navBackends {
 		t.Run(b.name, func(t *testing.T) {
-			s := b.open(t)
-			if err := s.Import(context.Background(), data); err != nil {
-				t.Fatal(err)
-			}
-			h := odata.NewHandler(s)
+			h := odata.NewHandler(importOn(t, b.open, data))
 			for _, c := range []struct {
 				set, key, filter string
 				want             []string
@@ -270,11 +272,7 @@ func TestODataLambdasAnywhere(t *testing.T) {
 	}
 	for _, b := range navBackends {
 		t.Run(b.name, func(t *testing.T) {
-			s := b.open(t)
-			if err := s.Import(context.Background(), data); err != nil {
-				t.Fatal(err)
-			}
-			h := odata.NewHandler(s)
+			h := odata.NewHandler(importOn(t, b.open, data))
 			for _, c := range cases {
 				rec := strings.TrimSuffix(c.set, odata.EntitySetSuffix)
 				res, err := ref.Eval(storetest.RefRequest{Record: rec, Fields: []string{c.key}, ODataFilter: c.filter, Sort: "+" + c.key})
@@ -320,11 +318,7 @@ func TestODataLambdaRowKey(t *testing.T) {
 	}
 	for _, b := range navBackends {
 		t.Run(b.name, func(t *testing.T) {
-			s := b.open(t)
-			if err := s.Import(context.Background(), data); err != nil {
-				t.Fatal(err)
-			}
-			h := odata.NewHandler(s)
+			h := odata.NewHandler(importOn(t, b.open, data))
 			for _, c := range cases {
 				res, err := ref.Eval(storetest.RefRequest{Record: c.set, Fields: []string{"ID"}, ODataFilter: c.filter})
 				if err != nil {
@@ -379,11 +373,7 @@ func TestODataOrderByPath(t *testing.T) {
 	}
 	for _, b := range navBackends {
 		t.Run(b.name, func(t *testing.T) {
-			s := b.open(t)
-			if err := s.Import(context.Background(), data); err != nil {
-				t.Fatal(err)
-			}
-			h := odata.NewHandler(s, odata.WithMaxPageSize(7))
+			h := odata.NewHandler(importOn(t, b.open, data), odata.WithMaxPageSize(7))
 			for _, c := range cases {
 				res, err := ref.Eval(storetest.RefRequest{Fields: c.fields, FilterExprs: c.native, Sort: c.sort})
 				if err != nil {
