@@ -294,14 +294,7 @@ func (h *Handler) serveApply(w http.ResponseWriter, r *http.Request, m *km.Knowl
 	if end >= 0 {
 		last = min(last, end)
 	}
-	next := ""
-	if n > 0 && o.Skip+len(rows) < last {
-		top := -1
-		if o.Top >= 0 {
-			top = o.Top
-		}
-		next = nextLink(root+et.set, r.URL.RawQuery, o.Skip+len(rows), top, len(rows))
-	}
+	next := applyNextLink(r, root+et.set, o.Skip, o.Top, len(rows), last, n > 0)
 	items := make([]applyItem, len(rows))
 	for i, row := range rows {
 		items[i] = applyItem{aq.out, row}
@@ -401,14 +394,7 @@ func (h *Handler) serveConcat(w http.ResponseWriter, r *http.Request, m *km.Know
 	if o.Top >= 0 {
 		last = min(last, o.Skip+o.Top)
 	}
-	next := ""
-	if n > 0 && o.Skip+len(items) < last {
-		top := -1
-		if o.Top >= 0 {
-			top = o.Top
-		}
-		next = nextLink(root+et.set, r.URL.RawQuery, o.Skip+len(items), top, len(items))
-	}
+	next := applyNextLink(r, root+et.set, o.Skip, o.Top, len(items), last, n > 0)
 	ans := applyAnswer{context: root + "$metadata#" + et.set + "(" + string(ctxList) + ")", counted: o.Count, count: count, items: items, next: next}
 	write(w, rep.jsonContentType(), ans.appendJSON(nil, rep))
 }
@@ -545,4 +531,14 @@ func (h *Handler) writeGroupCount(w http.ResponseWriter, root string, et *entity
 	}
 	b = append(b, "]}"...)
 	write(w, rep.jsonContentType(), b)
+}
+
+// applyNextLink is the nextLink of an $apply page of shown items from skip, the items
+// asked for ending before last ($top, topcount or the count), or "" where the page ends
+// them or none was asked (paged false: $top=0). top is $top, negative when absent.
+func applyNextLink(r *http.Request, setURL string, skip, top, shown, last int, paged bool) string {
+	if !paged || skip+shown >= last {
+		return ""
+	}
+	return nextLink(setURL, r.URL.RawQuery, skip+shown, max(top, -1), shown)
 }
