@@ -390,6 +390,9 @@ func (s *surfaces) probeMCP(t *testing.T, p probe) answer {
 		t.Fatalf("MCP: %d contents", len(res.Content))
 	}
 	text := []byte(res.Content[0].(*sdk.TextContent).Text)
+	if got := s.postQuery(t, args); got.IsError != res.IsError || len(got.Content) != 1 || got.Content[0].(*sdk.TextContent).Text != string(text) {
+		t.Fatalf("MCP over Streamable HTTP answers %+v, through the SDK's session %s", got, text)
+	}
 	if res.IsError {
 		var pb struct {
 			Status int `json:"status"`
@@ -400,6 +403,29 @@ func (s *surfaces) probeMCP(t *testing.T, p probe) answer {
 		return refusal(pb.Status, text)
 	}
 	return answer{status: 200, rows: rowsOf(t, text, "rows")}
+}
+
+// postQuery calls query with args over Streamable HTTP, as a client of 2025-06-18.
+func (s *surfaces) postQuery(t *testing.T, args map[string]any) *sdk.CallToolResult {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": mcp.ToolQuery, "arguments": args}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest(http.MethodPost, mcp.BasePath, bytes.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	w := httptest.NewRecorder()
+	s.mcpHTTP.ServeHTTP(w, r)
+	var msg struct {
+		Result *sdk.CallToolResult `json:"result"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &msg); err != nil || w.Code != http.StatusOK || msg.Result == nil {
+		t.Fatalf("MCP over Streamable HTTP: %d %s (%v)", w.Code, w.Body, err)
+	}
+	return msg.Result
 }
 
 // jsonValue is raw as a JSON value when it is one (10, 1.5), else as a JSON string.

@@ -108,15 +108,18 @@ func postgresSchema(t testing.TB) string {
 	return u.String()
 }
 
-// surfaces serves one Service through the KM API, OData and MCP.
+// surfaces serves one Service through the KM API, OData and MCP: through the SDK's
+// session (cs) and over Streamable HTTP (mcpHTTP), where the handler writes query calls
+// itself.
 type surfaces struct {
-	kmAPI, od http.Handler
-	cs        *sdk.ClientSession
+	kmAPI, od, mcpHTTP http.Handler
+	cs                 *sdk.ClientSession
 }
 
 func newSurfaces(t testing.TB, svc *km.Service, maxRows int) *surfaces {
 	t.Helper()
-	srv := mcp.NewHandler(nil, mcp.WithService(svc), mcp.WithMaxRows(maxRows)).MCPServer(nil)
+	tools := mcp.NewHandler(nil, mcp.WithService(svc), mcp.WithMaxRows(maxRows))
+	srv := tools.MCPServer(nil)
 	st, ct := sdk.NewInMemoryTransports()
 	ss, err := srv.Connect(context.Background(), st, nil)
 	if err != nil {
@@ -128,7 +131,7 @@ func newSurfaces(t testing.TB, svc *km.Service, maxRows int) *surfaces {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return &surfaces{kmAPI: kmhttp.NewHandler(nil, kmhttp.WithService(svc)), od: odata.NewHandler(nil, odata.WithService(svc)), cs: cs}
+	return &surfaces{kmAPI: kmhttp.NewHandler(nil, kmhttp.WithService(svc)), od: odata.NewHandler(nil, odata.WithService(svc)), mcpHTTP: tools, cs: cs}
 }
 
 // question is one question to a record of shop-base, as each surface words it.

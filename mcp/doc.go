@@ -14,6 +14,15 @@
 // Callers need the "mcp" permission, and the KMs they see are scoped to their team as for
 // the KM API.
 //
+// Over Streamable HTTP, the SDK gives each stateless request a session of its own and
+// decodes and encodes each message several times, which cost an agent's query call
+// several times the query. So the Handler answers the common form of a query call itself:
+// a POST of one tools/call of query (protocol 2025-03-26 to 2025-11-25, no _meta, a plain
+// id), written byte for byte as the SDK writes it (a test holds the two together, and a
+// fuzz target holds the reading of the call to the SDK's). Every other request, including
+// the draft sessionless protocol (2026-07-28) and anything the SDK refuses, goes to the
+// SDK as it came.
+//
 // # Tools
 //
 //   - list_knowledge_models: the KMs visible to the caller.

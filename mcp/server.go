@@ -159,6 +159,9 @@ func (s *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuseOrigin(w)
 		return
 	}
+	if s.serveDirect(w, r) {
+		return
+	}
 	s.http.ServeHTTP(w, r)
 }
 

@@ -238,7 +238,7 @@ func (s *Handler) addTools(srv *sdk.Server, p *principal.Principal) {
 		Description: "Query a record's rows or the knowledge model (fields across records, KPIs grouped by the fields): filters, filterExpr, KPIs with parameters, sort, paging, distinct and fuzzy search, as the KM API's query endpoint. " +
 			"At most " + strconv.Itoa(s.opts.maxRows) + " rows per call (pageSize); ask for further pages with page, or as next says."},
 		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			body, err := s.queryCall(scope(ctx, p), req.Params.Arguments)
+			body, err := s.queryCall(scope(ctx, p), nil, req.Params.Arguments)
 			if err != nil {
 				err = s.toolError(ctx, ToolQuery, err)
 				return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}}, nil
@@ -330,8 +330,8 @@ func request(in *QueryArgs) (*km.Request, error) {
 
 // queryCall answers a query call: it reads the arguments (unknown ones and wrong types
 // refused as the input schema says), checks the page against WithMaxRows as the KM API
-// checks its maximum, asks the Service and writes the page.
-func (s *Handler) queryCall(ctx context.Context, args json.RawMessage) ([]byte, error) {
+// checks its maximum, asks the Service and appends the page to dst.
+func (s *Handler) queryCall(ctx context.Context, dst []byte, args json.RawMessage) ([]byte, error) {
 	// Text no store can hold is refused first, as the KM API's door refuses it before it
 	// reads a parameter: a question with a NUL and a bad page is refused for the NUL on
 	// both.
@@ -381,34 +381,45 @@ func (s *Handler) queryCall(ctx context.Context, args json.RawMessage) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
-	return s.page(res)
+	return s.appendPage(dst, res)
 }
 
-// page writes a result as the query tool answers it (QueryResult), the rows' members in
-// column order. Rows that would take the answer beyond the byte cap are cut at a whole
-// divisor d of the page size, so that page (page*pageSize+d)/d of size d starts exactly
-// at the first row cut: no row is skipped.
-func (s *Handler) page(res *km.Result) ([]byte, error) {
+// appendPage appends a result to b as the query tool answers it (QueryResult), the rows'
+// members in column order. Rows that would take the answer beyond the byte cap are cut
+// at a whole divisor d of the page size, so that page (page*pageSize+d)/d of size d
+// starts exactly at the first row cut: no row is skipped.
+func (s *Handler) appendPage(b []byte, res *km.Result) ([]byte, error) {
 	p := res.Plan
 	names := make([]string, len(p.Columns))
 	for i, c := range p.Columns {
 		names[i] = c.Name
 	}
 	keys := kmjson.QuoteKeys(names)
-	rows := make([]byte, 0, 64*len(res.Rows)*max(1, len(keys)))
-	ends := make([]int, 0, len(res.Rows)) // where each row's JSON ends in rows
-	for _, row := range res.Rows {
-		start := len(rows)
-		if start > 0 {
-			rows = append(rows, ',')
+	b = append(b, `{"page":`...)
+	b = strconv.AppendInt(b, int64(p.Page), 10)
+	b = append(b, `,"pageSize":`...)
+	b = strconv.AppendInt(b, int64(p.PageSize), 10)
+	b = append(b, `,"sort":[`...)
+	for i, k := range res.Sort {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		rows = kmjson.AppendRow(rows, keys, row)
-		if len(rows)+2 > s.opts.maxBytes { // the rows as a JSON array
-
-			rows = rows[:start]
+		b = jsonenc.AppendStringNoHTMLEscape(b, k)
+	}
+	b = append(b, `],"rows":[`...)
+	rowsStart := len(b)
+	ends := make([]int, 0, len(res.Rows)) // where each row's JSON ends in b
+	for _, row := range res.Rows {
+		start := len(b)
+		if start > rowsStart {
+			b = append(b, ',')
+		}
+		b = kmjson.AppendRow(b, keys, row)
+		if len(b)-rowsStart+2 > s.opts.maxBytes { // the rows as a JSON array
+			b = b[:start]
 			break
 		}
-		ends = append(ends, len(rows))
+		ends = append(ends, len(b))
 	}
 	kept := len(ends)
 	var next *PageRef
@@ -422,7 +433,7 @@ func (s *Handler) page(res *km.Result) ([]byte, error) {
 			return nil, invalid(problem.CodeConstraint, "one row of the answer is above the server's cap of "+strconv.Itoa(s.opts.maxBytes)+
 				" bytes: ask for fewer fields")
 		}
-		rows = rows[:ends[d-1]]
+		b = b[:ends[d-1]]
 		next = &PageRef{Page: (p.Page*p.PageSize + d) / d, PageSize: d}
 		note = strconv.Itoa(len(res.Rows)-d) + " rows of the page were left out to keep the answer within " +
 			strconv.Itoa(s.opts.maxBytes) + " bytes; the rows that follow these are page " + strconv.Itoa(next.Page) +
@@ -430,20 +441,6 @@ func (s *Handler) page(res *km.Result) ([]byte, error) {
 	} else if res.More() {
 		next = &PageRef{Page: p.Page + 1, PageSize: p.PageSize}
 	}
-	b := make([]byte, 0, len(rows)+256+len(note))
-	b = append(b, `{"page":`...)
-	b = strconv.AppendInt(b, int64(p.Page), 10)
-	b = append(b, `,"pageSize":`...)
-	b = strconv.AppendInt(b, int64(p.PageSize), 10)
-	b = append(b, `,"sort":[`...)
-	for i, k := range res.Sort {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonenc.AppendStringNoHTMLEscape(b, k)
-	}
-	b = append(b, `],"rows":[`...)
-	b = append(b, rows...)
 	b = append(b, `],"total":`...)
 	b = strconv.AppendInt(b, int64(res.Count), 10)
 	b = append(b, `,"more":`...)

@@ -13,79 +13,89 @@ package jsonenc
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
 
 const hexDigits = "0123456789abcdef"
 
-// safe and htmlSafe mark the ASCII bytes a JSON string holds as they are, without and
-// with HTML escaping.
-var safe, htmlSafe = func() (s, h [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		s[c] = c != '"' && c != '\\'
-		h[c] = s[c] && c != '<' && c != '>' && c != '&'
+// How appendString writes a byte: as it is (plain), as a backslash and itself (quotes
+// and backslashes), as an escape of escapes (control characters, and <, > and & when
+// escaping HTML), or as the start of a UTF-8 sequence (every byte from 0x80 on).
+const (
+	plain = iota
+	backslashed
+	escaped
+	multibyte
+)
+
+// classes and htmlClasses say how each byte is written, without and with HTML escaping;
+// escapes holds the escape of each byte of the class escaped.
+var classes, htmlClasses, escapes = func() (c, h [256]uint8, e [256]string) {
+	for b := range 256 {
+		switch {
+		case b >= utf8.RuneSelf:
+			c[b] = multibyte
+		case b == '"' || b == '\\':
+			c[b] = backslashed
+		case b < 0x20 || b == '<' || b == '>' || b == '&':
+			e[b] = `\u00` + string(hexDigits[b>>4]) + string(hexDigits[b&0xf])
+			if b < 0x20 {
+				c[b] = escaped
+			}
+		}
+		h[b] = c[b]
+		if b == '<' || b == '>' || b == '&' {
+			h[b] = escaped
+		}
 	}
-	return s, h
+	for b, short := range map[byte]string{'\b': `\b`, '\f': `\f`, '\n': `\n`, '\r': `\r`, '\t': `\t`} {
+		e[b] = short
+	}
+	return c, h, e
 }()
 
 // AppendString appends s as a JSON string, escaped exactly as json.Marshal escapes it.
-func AppendString(b []byte, s string) []byte { return appendString(b, s, &htmlSafe) }
+func AppendString(b []byte, s string) []byte { return appendString(b, s, &htmlClasses) }
 
 // AppendStringNoHTMLEscape appends s as a JSON string, escaped exactly as an
 // encoding/json Encoder with SetEscapeHTML(false) escapes it: <, > and & stay as they are.
-func AppendStringNoHTMLEscape(b []byte, s string) []byte { return appendString(b, s, &safe) }
+func AppendStringNoHTMLEscape(b []byte, s string) []byte { return appendString(b, s, &classes) }
 
-func appendString(b []byte, s string, plain *[utf8.RuneSelf]bool) []byte {
+// appendString writes byte by byte: runs between escapes are short in the JSON texts
+// written as strings (a tool result's text), and one switch per byte is faster there
+// than copying each run.
+func appendString(b []byte, s string, class *[256]uint8) []byte {
+	b = slices.Grow(b, len(s)+len(s)/4+2)
 	b = append(b, '"')
-	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c < utf8.RuneSelf {
-			if plain[c] {
-				i++
-				for i < len(s) && s[i] < utf8.RuneSelf && plain[s[i]] {
-					i++
-				}
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default: // other control characters, and <, > and & when escaping HTML
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
+		switch class[c] {
+		case plain:
+			b = append(b, c)
 			i++
-			start = i
+			continue
+		case backslashed:
+			b = append(b, '\\', c)
+			i++
+			continue
+		case escaped:
+			b = append(b, escapes[c]...)
+			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
 			b = append(b, `\ufffd`...)
 		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
 			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
 		default:
-			i += size
-			continue
+			b = append(b, s[i:i+size]...)
 		}
 		i += size
-		start = i
 	}
-	b = append(b, s[start:]...)
 	return append(b, '"')
 }
 

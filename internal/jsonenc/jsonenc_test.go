@@ -3,9 +3,11 @@ package jsonenc
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -165,6 +167,34 @@ func BenchmarkAppendFloat(b *testing.B) {
 		b.Run(c.name+"/strconv", func(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				buf = strconv.AppendFloat(buf[:0], c.vals[i&1023], 'f', -1, 64)
+			}
+		})
+	}
+}
+
+// BenchmarkAppendString writes a JSON page as a JSON string (the text content of an MCP
+// tool result: quotes every few bytes) and a plain sentence, next to encoding/json.
+func BenchmarkAppendString(b *testing.B) {
+	var page strings.Builder
+	page.WriteString(`{"page":0,"pageSize":50,"rows":[`)
+	for i := range 50 {
+		fmt.Fprintf(&page, `{"ORDER_ID":"SO-%07d","NET_VALUE":%d.25,"STATUS":"OPEN","CITY":"München"},`, i, i*97)
+	}
+	page.WriteString(`{}]}`)
+	buf := make([]byte, 0, 16<<10)
+	for _, c := range []struct{ name, s string }{{"page", page.String()}, {"sentence", strings.Repeat("Müller & Söhne ship 12 orders a week. ", 20)}} {
+		b.Run(c.name+"/jsonenc", func(b *testing.B) {
+			b.SetBytes(int64(len(c.s)))
+			for b.Loop() {
+				buf = AppendString(buf[:0], c.s)
+			}
+		})
+		b.Run(c.name+"/encoding-json", func(b *testing.B) {
+			b.SetBytes(int64(len(c.s)))
+			for b.Loop() {
+				if _, err := json.Marshal(c.s); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}
