@@ -1,8 +1,10 @@
 package exec
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/bits"
 	"slices"
@@ -404,14 +406,18 @@ func (f *Frame) compareKernel(c column.Column, op query.CompareOp, lit query.Val
 		if lit.Type != query.TypeString {
 			return nil, typeError(name, c.Type(), lit)
 		}
-		return func(out column.Bitmap) unknownRule {
+		scan := func(out column.Bitmap) unknownRule {
 			match := make([]bool, len(c.Dict))
 			for code, s := range c.Dict {
 				match[code] = compareOrdered(s, lit.Str, op)
 			}
 			f.codeSet(out, c, match)
 			return nullsUnknown
-		}, nil
+		}
+		if op != query.Eq {
+			return scan, nil
+		}
+		return f.viaIndex(c, 1, func(_ int, row int32) int { return strings.Compare(lit.Str, c.Dict[c.Codes[row]]) }, nullsUnknown, scan), nil
 	case *column.Float64s:
 		var x float64
 		switch lit.Type {
@@ -436,7 +442,11 @@ func (f *Frame) compareKernel(c column.Column, op query.CompareOp, lit query.Val
 			return nullsUnknown
 		}, nil
 	case *column.Int64s:
-		return int64Kernel(c, op, lit, name)
+		k, err := int64Kernel(c, op, lit, name)
+		if err != nil || op != query.Eq || (c.T != lit.Type && !(c.T.Temporal() && lit.Type.Temporal())) {
+			return k, err
+		}
+		return f.viaIndex(c, 1, func(_ int, row int32) int { return cmp.Compare(lit.Int, c.Vals[row]) }, nullsUnknown, k), nil
 	}
 	return nil, fmt.Errorf("exec: %w: column type %T", ErrInvalidRequest, c)
 }
@@ -517,14 +527,16 @@ func (f *Frame) inKernel(c column.Column, lits []query.Literal, name string) (ke
 			}
 			set[v.Str] = true
 		}
-		return func(out column.Bitmap) unknownRule {
+		scan := func(out column.Bitmap) unknownRule {
 			match := make([]bool, len(c.Dict))
 			for code, s := range c.Dict {
 				match[code] = set[s]
 			}
 			f.codeSet(out, c, match)
 			return rule
-		}, nil
+		}
+		sought := slices.Collect(maps.Keys(set))
+		return f.viaIndex(c, len(sought), func(i int, row int32) int { return strings.Compare(sought[i], c.Dict[c.Codes[row]]) }, rule, scan), nil
 	case *column.Bools:
 		var want [2]bool
 		for _, v := range vals {
@@ -572,7 +584,10 @@ func (f *Frame) inKernel(c column.Column, lits []query.Literal, name string) (ke
 			}
 		}
 		if len(days) == 0 {
-			return setKernel(c.Vals, xs, rule), nil
+			slices.Sort(xs)
+			xs = slices.Compact(xs)
+			scan := setKernel(c.Vals, xs, rule)
+			return f.viaIndex(c, len(xs), func(i int, row int32) int { return cmp.Compare(xs[i], c.Vals[row]) }, rule, scan), nil
 		}
 		slices.Sort(xs)
 		slices.Sort(days)

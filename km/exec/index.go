@@ -5,7 +5,9 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kmkit/kmkit/query/column"
 )
@@ -28,6 +30,9 @@ type sortIndex struct {
 	// distinct and never null (a row key): build makes the identity permutation without
 	// sorting.
 	identity bool
+	// built is set once a table index is built: filters use it then (builtIndex), but
+	// never wait for a build or start one.
+	built atomic.Bool
 }
 
 // sortIndex returns the index of the frame column c named name, building it on first use:
@@ -56,8 +61,69 @@ func tableSortIndex(indexes *sync.Map, c column.Column, bufs *[2][]keyed) *sortI
 		v, _ = indexes.LoadOrStore(c, &sortIndex{})
 	}
 	ix := v.(*sortIndex)
-	ix.once.Do(func() { ix.build(c.Len(), ref{col: c}, bufs) })
+	ix.once.Do(func() {
+		ix.build(c.Len(), ref{col: c}, bufs)
+		ix.built.Store(true)
+	})
 	return ix
+}
+
+// builtIndex returns the sort index of the table column c when one has been built (by
+// Source.Warm, or by an earlier query sorting by c), else nil.
+func (f *Frame) builtIndex(c column.Column) *sortIndex {
+	if f.tableIndexes == nil {
+		return nil
+	}
+	v, ok := f.tableIndexes.Load(c)
+	if !ok || !v.(*sortIndex).built.Load() {
+		return nil
+	}
+	return v.(*sortIndex)
+}
+
+// equal returns the rows whose value the sought one equals, by binary search over the
+// runs of non-null values: seek(row) compares the sought value with row's, as cmp.Compare
+// orders them (the index's order).
+func (ix *sortIndex) equal(seek func(row int32) int) []int32 {
+	runs := len(ix.bounds) - 1
+	if ix.nonNull < len(ix.perm) {
+		runs-- // the last run holds the nulls
+	}
+	k, found := sort.Find(runs, func(k int) int { return seek(ix.perm[ix.bounds[k]]) })
+	if !found {
+		return nil
+	}
+	return ix.perm[ix.bounds[k]:ix.bounds[k+1]]
+}
+
+// rowsPerSoughtValue is the fewest rows of a column per value sought by an equality or
+// an in-list for the filter to find them in the column's built sort index (a binary
+// search each, some twenty reads at random) rather than scan the column.
+var rowsPerSoughtValue = 2048
+
+// viaIndex returns a kernel that sets the rows of c holding one of n sought values and
+// returns rule: it finds them in c's sort index when one is built and c has
+// rowsPerSoughtValue rows per value, else it runs scan, which does the same by a scan.
+// seek(i, row) compares sought value i with row's value (see equal). The index's rows
+// hold no null where the scan's may: leafSets clears the nulls under both rules an
+// equality or an in-list returns (nullsUnknown, notTrueUnknown).
+func (f *Frame) viaIndex(c column.Column, n int, seek func(i int, row int32) int, rule unknownRule, scan kernel) kernel {
+	if n == 0 || n*rowsPerSoughtValue > c.Len() {
+		return scan
+	}
+	return func(out column.Bitmap) unknownRule {
+		ix := f.builtIndex(c)
+		if ix == nil {
+			return scan(out)
+		}
+		clear(out)
+		for i := range n {
+			for _, r := range ix.equal(func(row int32) int { return seek(i, row) }) {
+				out.Set(int(r))
+			}
+		}
+		return rule
+	}
 }
 
 // keyed is a frame row with its column value mapped to an unsigned integer of the same order.

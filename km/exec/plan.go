@@ -130,8 +130,11 @@ func (s *Source) Warm() {
 const warmSortColumns = 8
 
 // warmSorts builds the sort indexes of the columns each record's pages are likely to be
-// sorted by: its key, then the fields of the indexes it declares (km.Record.Indexes, as
-// the SQL stores create them), each once, at most warmSortColumns a record. Each costs
+// sorted or sought by: its key, the fields that refer to another record (an OData
+// $expand seeks a page's keys in them), then the fields of the indexes it declares
+// (km.Record.Indexes, as the SQL stores create them), each once, at most
+// warmSortColumns a record. Equalities and in-lists of a few values find their rows in
+// these indexes (Frame.viaIndex) instead of scanning the column. Each costs
 // an int32 a row (the permutation) and one per distinct value (the runs' bounds): at
 // most 8 bytes a row, kept for the Source's life; the builds share one pair of key
 // buffers (32 bytes a row of the largest table), garbage once Warm returns.
@@ -151,6 +154,11 @@ func (s *Source) warmSorts() {
 		var fields []string
 		if r.Key != "" {
 			fields = append(fields, r.Key)
+		}
+		for _, rel := range s.m.Relationships {
+			if rel.From.Record == r.ID && !slices.Contains(fields, rel.From.Field) {
+				fields = append(fields, rel.From.Field)
+			}
 		}
 		for _, ix := range r.Indexes {
 			for _, c := range ix {
