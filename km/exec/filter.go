@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -417,7 +416,7 @@ func (f *Frame) compareKernel(c column.Column, op query.CompareOp, lit query.Val
 		if op != query.Eq {
 			return scan, nil
 		}
-		return f.viaIndex(c, 1, func(_ int, row int32) int { return strings.Compare(lit.Str, c.Dict[c.Codes[row]]) }, nullsUnknown, scan), nil
+		return f.viaIndex(c, 1, seekStrings([]string{lit.Str}), nullsUnknown, scan), nil
 	case *column.Float64s:
 		var x float64
 		switch lit.Type {
@@ -446,7 +445,7 @@ func (f *Frame) compareKernel(c column.Column, op query.CompareOp, lit query.Val
 		if err != nil || op != query.Eq || (c.T != lit.Type && !(c.T.Temporal() && lit.Type.Temporal())) {
 			return k, err
 		}
-		return f.viaIndex(c, 1, func(_ int, row int32) int { return cmp.Compare(lit.Int, c.Vals[row]) }, nullsUnknown, k), nil
+		return f.viaIndex(c, 1, seekInts([]int64{lit.Int}), nullsUnknown, k), nil
 	}
 	return nil, fmt.Errorf("exec: %w: column type %T", ErrInvalidRequest, c)
 }
@@ -536,7 +535,7 @@ func (f *Frame) inKernel(c column.Column, lits []query.Literal, name string) (ke
 			return rule
 		}
 		sought := slices.Collect(maps.Keys(set))
-		return f.viaIndex(c, len(sought), func(i int, row int32) int { return strings.Compare(sought[i], c.Dict[c.Codes[row]]) }, rule, scan), nil
+		return f.viaIndex(c, len(sought), seekStrings(sought), rule, scan), nil
 	case *column.Bools:
 		var want [2]bool
 		for _, v := range vals {
@@ -587,7 +586,7 @@ func (f *Frame) inKernel(c column.Column, lits []query.Literal, name string) (ke
 			slices.Sort(xs)
 			xs = slices.Compact(xs)
 			scan := setKernel(c.Vals, xs, rule)
-			return f.viaIndex(c, len(xs), func(i int, row int32) int { return cmp.Compare(xs[i], c.Vals[row]) }, rule, scan), nil
+			return f.viaIndex(c, len(xs), seekInts(xs), rule, scan), nil
 		}
 		slices.Sort(xs)
 		slices.Sort(days)

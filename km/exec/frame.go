@@ -25,6 +25,9 @@ type Frame struct {
 	// index) by the column, shared with the other frames over the same base table (the
 	// Source's, see Source.Warm): a base column's frame rows are the table's.
 	tableIndexes *sync.Map
+	// referrals, when set, holds the key each referring column refers to with the
+	// relationship's children index (the Source's, see Source.children).
+	referrals *sync.Map
 	// codeIndexes caches a *codeRowsIndex per string column (by pointer) of few values.
 	codeIndexes sync.Map
 }
@@ -133,7 +136,7 @@ func (f *Frame) reindexed(indexes map[string][]int32) *Frame {
 	if len(indexes) == 0 {
 		return f
 	}
-	out := &Frame{rows: f.rows, names: f.names, refs: make(map[string]ref, len(f.refs)), tableIndexes: f.tableIndexes}
+	out := &Frame{rows: f.rows, names: f.names, refs: make(map[string]ref, len(f.refs)), tableIndexes: f.tableIndexes, referrals: f.referrals}
 	changed := func(name string) bool {
 		rec, _, _ := strings.Cut(name, ".")
 		_, ok := indexes[rec]

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -97,33 +98,97 @@ func (ix *sortIndex) equal(seek func(row int32) int) []int32 {
 }
 
 // rowsPerSoughtValue is the fewest rows of a column per value sought by an equality or
-// an in-list for the filter to find them in the column's built sort index (a binary
-// search each, some twenty reads at random) rather than scan the column.
+// an in-list for the filter to seek the values' rows in a built index (a binary search
+// each, some twenty reads at random) rather than scan the column.
 var rowsPerSoughtValue = 2048
 
+// seeker returns the rows of sought value i in ix, the built sort index of col: the
+// column a kernel filters, or the key that column refers to (of its type).
+type seeker func(ix *sortIndex, col column.Column, i int) []int32
+
+// seekStrings seeks values in string columns.
+func seekStrings(values []string) seeker {
+	return func(ix *sortIndex, col column.Column, i int) []int32 {
+		c, ok := col.(*column.Strings)
+		if !ok {
+			return nil
+		}
+		return ix.equal(func(row int32) int { return strings.Compare(values[i], c.Dict[c.Codes[row]]) })
+	}
+}
+
+// seekInts seeks values (in the column's unit) in integer, date, instant or time columns.
+func seekInts(values []int64) seeker {
+	return func(ix *sortIndex, col column.Column, i int) []int32 {
+		c, ok := col.(*column.Int64s)
+		if !ok {
+			return nil
+		}
+		return ix.equal(func(row int32) int { return cmp.Compare(values[i], c.Vals[row]) })
+	}
+}
+
 // viaIndex returns a kernel that sets the rows of c holding one of n sought values and
-// returns rule: it finds them in c's sort index when one is built and c has
-// rowsPerSoughtValue rows per value, else it runs scan, which does the same by a scan.
-// seek(i, row) compares sought value i with row's value (see equal). The index's rows
-// hold no null where the scan's may: leafSets clears the nulls under both rules an
-// equality or an in-list returns (nullsUnknown, notTrueUnknown).
-func (f *Frame) viaIndex(c column.Column, n int, seek func(i int, row int32) int, rule unknownRule, scan kernel) kernel {
+// returns rule: it seeks them (seekRows) when c has rowsPerSoughtValue rows per value,
+// and otherwise, or when no index serves, runs scan, which does the same by a scan. The
+// rows sought hold no null where the scan's may: leafSets clears the nulls under both
+// rules an equality or an in-list returns (nullsUnknown, notTrueUnknown).
+func (f *Frame) viaIndex(c column.Column, n int, seek seeker, rule unknownRule, scan kernel) kernel {
 	if n == 0 || n*rowsPerSoughtValue > c.Len() {
 		return scan
 	}
 	return func(out column.Bitmap) unknownRule {
-		ix := f.builtIndex(c)
-		if ix == nil {
-			return scan(out)
+		if f.seekRows(c, n, seek, out) {
+			return rule
 		}
+		return scan(out)
+	}
+}
+
+// seekRows sets in out (and nothing else) the rows of c that hold one of n sought
+// values, found by binary search in c's built sort index, or else through the
+// relationship c refers by: the children of the rows of the referred key that hold the
+// values, found in the key's built sort index. It reports false, out untouched, when
+// neither index is built, or when a value sought is no key's (rows may still hold it:
+// a reference to no row).
+func (f *Frame) seekRows(c column.Column, n int, seek seeker, out column.Bitmap) bool {
+	if ix := f.builtIndex(c); ix != nil {
 		clear(out)
 		for i := range n {
-			for _, r := range ix.equal(func(row int32) int { return seek(i, row) }) {
+			for _, r := range seek(ix, c, i) {
 				out.Set(int(r))
 			}
 		}
-		return rule
+		return true
 	}
+	if f.referrals == nil {
+		return false
+	}
+	v, ok := f.referrals.Load(c)
+	if !ok {
+		return false
+	}
+	ref := v.(*referral)
+	kix := f.builtIndex(ref.key)
+	if kix == nil {
+		return false
+	}
+	keys := make([][]int32, n)
+	for i := range n {
+		if keys[i] = seek(kix, ref.key, i); len(keys[i]) == 0 {
+			return false
+		}
+	}
+	clear(out)
+	ch := ref.children
+	for _, run := range keys {
+		for _, p := range run {
+			for _, r := range ch.rows[ch.off[p]:ch.off[p+1]] {
+				out.Set(int(r))
+			}
+		}
+	}
+	return true
 }
 
 // keyed is a frame row with its column value mapped to an unsigned integer of the same order.

@@ -41,13 +41,16 @@ import (
 //     distinct; the aggregate runs over the grain table with those pairs. Groups of all
 //     aggregates are merged by their dimension values.
 type Source struct {
-	m       *km.KnowledgeModel
-	tables  map[string]*column.Table // by record id
-	cache   sync.Map                 // string -> *lazy
-	rel     *sync.Map                // relationship indexes: relKey -> *lazy
-	sorts   *sync.Map                // sort indexes of table columns: column.Column -> *sortIndex
-	scores  *scoreCache              // fuzzy scores of dictionaries by term
-	scratch *scratch                 // the runs' buffers, kept between runs
+	m      *km.KnowledgeModel
+	tables map[string]*column.Table // by record id
+	cache  sync.Map                 // string -> *lazy
+	rel    *sync.Map                // relationship indexes: relKey -> *lazy
+	// referrals holds, once a relationship's children index is built, the key a child's
+	// field refers to with that index: column.Column (the field) -> *referral.
+	referrals *sync.Map
+	sorts     *sync.Map   // sort indexes of table columns: column.Column -> *sortIndex
+	scores    *scoreCache // fuzzy scores of dictionaries by term
+	scratch   *scratch    // the runs' buffers, kept between runs
 }
 
 // relKey names a relationship index by the columns it joins, not by record ids, so that
@@ -67,7 +70,7 @@ type lazy struct {
 // NewSource returns the source of m's records; tables maps each record id to its table,
 // which holds a column per field of the record, named by the field id.
 func NewSource(m *km.KnowledgeModel, tables map[string]*column.Table) *Source {
-	return &Source{m: m, tables: tables, rel: &sync.Map{}, sorts: &sync.Map{}, scores: newScoreCache(scoreCacheBytes), scratch: newScratch(tables)}
+	return &Source{m: m, tables: tables, rel: &sync.Map{}, referrals: &sync.Map{}, sorts: &sync.Map{}, scores: newScoreCache(scoreCacheBytes), scratch: newScratch(tables)}
 }
 
 // NewSourceSharing is NewSource for a store of several KMs over the same tables: the new
@@ -130,11 +133,8 @@ func (s *Source) Warm() {
 const warmSortColumns = 8
 
 // warmSorts builds the sort indexes of the columns each record's pages are likely to be
-// sorted or sought by: its key, the fields that refer to another record (an OData
-// $expand seeks a page's keys in them), then the fields of the indexes it declares
-// (km.Record.Indexes, as the SQL stores create them), each once, at most
-// warmSortColumns a record. Equalities and in-lists of a few values find their rows in
-// these indexes (Frame.viaIndex) instead of scanning the column. Each costs
+// sorted by: its key, then the fields of the indexes it declares (km.Record.Indexes, as
+// the SQL stores create them), each once, at most warmSortColumns a record. Each costs
 // an int32 a row (the permutation) and one per distinct value (the runs' bounds): at
 // most 8 bytes a row, kept for the Source's life; the builds share one pair of key
 // buffers (32 bytes a row of the largest table), garbage once Warm returns.
@@ -154,11 +154,6 @@ func (s *Source) warmSorts() {
 		var fields []string
 		if r.Key != "" {
 			fields = append(fields, r.Key)
-		}
-		for _, rel := range s.m.Relationships {
-			if rel.From.Record == r.ID && !slices.Contains(fields, rel.From.Field) {
-				fields = append(fields, rel.From.Field)
-			}
 		}
 		for _, ix := range r.Indexes {
 			for _, c := range ix {
@@ -229,7 +224,7 @@ func (s *Source) frame(root string, steps []km.Step, rowKey bool) (*Frame, error
 		}
 		f, err := NewFrame(root, base, joins...)
 		if err == nil {
-			f.tableIndexes = s.sorts
+			f.tableIndexes, f.referrals = s.sorts, s.referrals
 		}
 		if err == nil && rowKey {
 			f.addRowKey(root+"."+km.RowField, s.rowKeys(root, base.Rows()))
@@ -316,6 +311,14 @@ func (s *Source) stepIndex(st km.Step) ([]int32, error) {
 	return s.parents(st.To, st.ToField, st.From, st.FromField)
 }
 
+// referral is a child's field with the key it refers to (unique: joinIndex refuses
+// duplicates) and the relationship's children index: the rows whose field holds the
+// key of parent row p are the children of p.
+type referral struct {
+	key      column.Column
+	children *children
+}
+
 // children lists the children of every parent row of a step down: the children of parent
 // row p are rows[off[p]:off[p+1]], ascending.
 type children struct {
@@ -350,6 +353,7 @@ func (s *Source) children(st km.Step) (*children, error) {
 				next[p]++
 			}
 		}
+		s.referrals.Store(fc, &referral{key: kc, children: c})
 		return c, nil
 	})
 	if err != nil {

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/query"
 )
 
 // TestWarmSortIndexes: Warm builds the sort indexes of each record's key and declared
@@ -97,8 +99,10 @@ func TestWarmSortIndexes(t *testing.T) {
 }
 
 // TestFiltersSeekInBuiltIndexes: equalities and in-lists read the rows of the values they
-// seek from the built sort indexes (declared for every column here, and the row threshold is
-// lifted, so that the small generated tables take that path; Warm builds them) and answer as the reference
+// seek from the built sort indexes, or through the relationship a field refers by
+// (declared for every column here but, on odd sets, the referring A.FK; the row
+// threshold is lifted, so that the small generated tables take those paths; Warm builds
+// them) and answer as the reference
 // evaluator does, nulls, dangling keys and absent values included.
 func TestFiltersSeekInBuiltIndexes(t *testing.T) {
 	defer func(n int) { rowsPerSoughtValue = n }(rowsPerSoughtValue)
@@ -110,12 +114,27 @@ func TestFiltersSeekInBuiltIndexes(t *testing.T) {
 		for _, id := range []string{"A", "B"} {
 			r := rf.o.m.Record(id)
 			for _, f := range r.Fields {
-				r.Indexes = append(r.Indexes, km.Index{{Field: f.ID}})
+				// On odd sets A.FK has no index of its own: its rows are sought through
+				// the relationship (B.K's index and the children of its rows).
+				if f.ID != "FK" || set%2 == 0 {
+					r.Indexes = append(r.Indexes, km.Index{{Field: f.ID}})
+				}
 			}
 		}
 		rf.o.src.Warm() // the key's and the first warmSortColumns fields' indexes
 		for i := range 40 {
 			req := g.request(t, rf)
+			if i%4 == 0 { // the referring field sought among B's keys (k0, k1 ...)
+				fk := field("A.FK", query.TypeString)
+				var vals []query.Literal
+				for range 1 + g.r.IntN(3) {
+					vals = append(vals, lit(query.String(fmt.Sprintf("k%d", g.r.IntN(3)))))
+				}
+				req.Filters = []query.Expr{&query.In{Field: fk, Values: vals}}
+				if i%8 == 0 {
+					req.Filters = []query.Expr{&query.Compare{Field: fk, Op: query.Eq, Value: vals[0]}}
+				}
+			}
 			want := rf.run(req)
 			r := *req
 			r.Record = rf.record()
