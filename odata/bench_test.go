@@ -84,6 +84,9 @@ func BenchmarkPage1000(b *testing.B) {
 		// The same orders with their items, and with the items' materials (nested).
 		{"odata-expand-items", odataSet + "&$expand=ORDER_ITEMS", true},
 		{"odata-expand-items-materials", odataSet + "&$expand=ORDER_ITEMS($expand=MATERIALS)", true},
+		// One order read by its key, and its items through the navigation property.
+		{"odata-by-key", BasePath + "/o2c.svc/ORDERS_entries('SO-0500000')", true},
+		{"odata-by-key-items", BasePath + "/o2c.svc/ORDERS_entries('SO-0500000')/ORDER_ITEMS", true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			store := demoStore(b)

@@ -134,6 +134,18 @@
 // OData 4.01 does: SET(ID,ORDERS(ID,NET,EVENTS())), NAV() where nothing is selected or
 // expanded inside.
 //
+// A navigation property is also addressable after an entity, one step: SET(key)/NAV. A
+// to-many property answers as the target's entity set restricted to the related
+// entities, with every option of an entity set but $apply (501), its next links
+// continuing the path (CUSTOMERS_entries('C1')/ORDERS?$filter=NET gt 100&$top=10); a
+// to-one property answers as the related entity (its $select, $expand and $format), or
+// 204 No Content when it leads to none. The entity with the key must exist (404
+// ODATA_ENTITY_NOTFOUND). A property after an entity (SET(key)/NAME, /$value), a
+// navigation followed further (SET(key)/NAV/NAV2, SET(key)/NAV(key2)) and /$count after a
+// navigation property are 501, saying to ask $select or SET(key)/NAV with options; an
+// unknown name is 404. Each costs one store request for the entity's join value and one
+// for the related entities.
+//
 // $levels (a nested option, NAV($levels=N), as OData defines it) recurses through a
 // navigation property whose target is its own entity type. The KM never has one: km's
 // loader refuses a relationship that joins a record with itself. So $levels=1 and

@@ -191,7 +191,7 @@ func preferredPageSize(r *http.Request) int {
 }
 
 // serveEntities answers an entity set (or its /$count).
-func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.KnowledgeModel, et *entityType, root string, countOnly bool) {
+func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.KnowledgeModel, et *entityType, root string, countOnly bool, via *navScope) {
 	o, err := ParseQueryOptions(r.URL.RawQuery, query.WithLimits(h.opts.Limits))
 	if err != nil {
 		h.fail(w, r, err)
@@ -208,7 +208,9 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 		}
 	}
 	if err == nil && o.Apply != nil {
-		if o.Expand != nil {
+		if via != nil {
+			err = applyUnsupported("not supported on a navigation path: ask " + et.set + "?$apply=filter(...)/..., the referring property in the filter")
+		} else if o.Expand != nil {
 			err = notSupported("$expand", "$expand with $apply is not supported")
 		} else if countOnly {
 			err = applyUnsupported("/$count with $apply is not supported: ask $count=true")
@@ -225,6 +227,13 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 	if err != nil {
 		h.fail(w, r, err)
 		return
+	}
+	setURL := root + et.set
+	if via != nil {
+		setURL = via.url
+		if via.where != nil {
+			eq.q.Where = append(eq.q.Where, via.where)
+		}
 	}
 	var expand []*expansion
 	if o.Expand != nil {
@@ -256,6 +265,9 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 		rows  [][]query.Value
 		count int
 	)
+	if via != nil && via.where == nil {
+		n, eq.q.Count = 0, false // a navigation from no value: no entity
+	}
 	if n > 0 || eq.q.Count {
 		eq.q.Skip, eq.q.PageSize = eq.skip, max(n, 1)
 		res, err := h.query(r.Context(), m, eq)
@@ -279,7 +291,7 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 	}
 	next := ""
 	if more && eq.skip+n < count {
-		next = nextLink(root+et.set, r.URL.RawQuery, eq.skip+n, eq.top, n)
+		next = nextLink(setURL, r.URL.RawQuery, eq.skip+n, eq.top, n)
 	}
 	bp := bufPool.Get().(*[]byte)
 	b := (*bp)[:0]

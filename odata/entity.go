@@ -82,8 +82,20 @@ func cutKeyName(s string) (name, value string, ok bool) {
 // serveEntity answers an entity addressed by key: SET('SO-1') or SET(KEY='SO-1'). It takes
 // $select and $format; the entity is 404 ODATA_ENTITY_NOTFOUND when no row has the key.
 func (h *Handler) serveEntity(w http.ResponseWriter, r *http.Request, m *km.KnowledgeModel, et *entityType, root, keyText string) {
+	h.serveSingle(w, r, m, et, root, func() (query.Expr, error) {
+		key, err := parseKey(m, et, keyText)
+		return key.cond, err
+	}, notFoundEntity(et, keyText))
+}
+
+// serveSingle answers the one entity of et where the condition cond returns holds (read
+// after the options, whose errors come first; nil: none can), with $select, $expand and
+// $format. When no row holds it, it fails with missing, or answers 204 No Content when
+// missing is nil (a single-valued navigation property that leads to no entity).
+func (h *Handler) serveSingle(w http.ResponseWriter, r *http.Request, m *km.KnowledgeModel, et *entityType, root string,
+	cond func() (query.Expr, error), missing error) {
 	o, err := ParseQueryOptions(r.URL.RawQuery, query.WithLimits(h.opts.Limits))
-	if err == nil && (o.Filter != nil || o.OrderBy != nil || o.Top >= 0 || o.Skip != 0 || o.Count || o.FilterIDs != nil) {
+	if err == nil && (o.Filter != nil || o.OrderBy != nil || o.Top >= 0 || o.Skip != 0 || o.Count || o.FilterIDs != nil || o.Apply != nil || o.Search != "") {
 		err = badOption(problem.CodeParameterIllegal, "an entity addressed by key takes $select, $expand and $format only")
 	}
 	if err != nil {
@@ -95,9 +107,13 @@ func (h *Handler) serveEntity(w http.ResponseWriter, r *http.Request, m *km.Know
 		h.fail(w, r, err)
 		return
 	}
-	key, err := parseKey(m, et, keyText)
+	where, err := cond()
 	if err != nil {
 		h.fail(w, r, err)
+		return
+	}
+	if where == nil { // no entity can hold it
+		h.noEntity(w, r, missing)
 		return
 	}
 	eq, err := h.planEntities(m, et, o)
@@ -113,8 +129,7 @@ func (h *Handler) serveEntity(w http.ResponseWriter, r *http.Request, m *km.Know
 			return
 		}
 	}
-	// For a generated key, the row at that position of the record.
-	eq.q.Where = append(eq.q.Where, key.cond)
+	eq.q.Where = append(eq.q.Where, where)
 	eq.q.Page, eq.q.PageSize = 0, 1
 	res, err := h.query(r.Context(), m, eq)
 	if err != nil {
@@ -122,7 +137,7 @@ func (h *Handler) serveEntity(w http.ResponseWriter, r *http.Request, m *km.Know
 		return
 	}
 	if len(res.Rows) == 0 {
-		h.fail(w, r, notFoundEntity(et, keyText))
+		h.noEntity(w, r, missing)
 		return
 	}
 	left := h.opts.MaxExpanded
@@ -136,6 +151,16 @@ func (h *Handler) serveEntity(w http.ResponseWriter, r *http.Request, m *km.Know
 		return
 	}
 	write(w, rep.jsonContentType(), pg.appendEntityJSON(nil, 0))
+}
+
+// noEntity answers a request for one entity that none is: it fails with missing, or
+// answers 204 No Content when missing is nil.
+func (h *Handler) noEntity(w http.ResponseWriter, r *http.Request, missing error) {
+	if missing == nil {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	h.fail(w, r, missing)
 }
 
 func notFoundEntity(et *entityType, keyText string) error {

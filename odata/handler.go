@@ -165,41 +165,77 @@ const (
 	resCount
 	resEntity
 	resBatch
+	resNavigation
 )
 
-// route splits a path below BasePath into the resource, the KM id, the entity set and,
-// for an entity addressed by key, the key predicate (the text inside the parentheses).
-// A path it does not know gives a 404 problem saying why.
-func route(path string) (res resource, kmID, set, key string, err error) {
+// address is what a path addresses: the resource, the KM id, the entity set and, for an
+// entity addressed by key, the key predicate (the text inside the parentheses) and the
+// navigation property that follows it, if any.
+type address struct {
+	res                 resource
+	kmID, set, key, nav string
+}
+
+// route reads a path below BasePath. A path it does not know gives a 404 problem saying
+// why; a longer path after an entity (a property's value, a navigation followed further)
+// is valid OData it does not serve: a 501 saying what to ask instead.
+func route(path string) (address, error) {
 	rest, ok := strings.CutPrefix(path, BasePath+"/")
 	if !ok {
-		return 0, "", "", "", notFoundPath(path, "OData services live at "+BasePath+"/{km_id}.svc")
+		return address{}, notFoundPath(path, "OData services live at "+BasePath+"/{km_id}.svc")
 	}
 	svc, sub, _ := strings.Cut(rest, "/")
-	kmID, ok = strings.CutSuffix(svc, ".svc")
+	kmID, ok := strings.CutSuffix(svc, ".svc")
 	if !ok || kmID == "" {
-		return 0, "", "", "", notFoundPath(path, "OData services live at "+BasePath+"/{km_id}.svc")
+		return address{}, notFoundPath(path, "OData services live at "+BasePath+"/{km_id}.svc")
 	}
 	switch {
 	case sub == "":
-		return resService, kmID, "", "", nil
+		return address{res: resService, kmID: kmID}, nil
 	case sub == "$metadata":
-		return resMetadata, kmID, "", "", nil
+		return address{res: resMetadata, kmID: kmID}, nil
 	case sub == "$batch":
-		return resBatch, kmID, "", "", nil
+		return address{res: resBatch, kmID: kmID}, nil
 	case strings.HasSuffix(sub, EntitySetSuffix) && isIdentifier(sub):
-		return resEntitySet, kmID, sub, "", nil
+		return address{res: resEntitySet, kmID: kmID, set: sub}, nil
 	}
 	if set, ok := strings.CutSuffix(sub, "/$count"); ok && strings.HasSuffix(set, EntitySetSuffix) && isIdentifier(set) {
-		return resCount, kmID, set, "", nil
+		return address{res: resCount, kmID: kmID, set: set}, nil
 	}
 	if i := strings.IndexByte(sub, '('); i > 0 && strings.HasSuffix(sub[:i], EntitySetSuffix) && isIdentifier(sub[:i]) {
-		if key, ok := strings.CutSuffix(sub[i+1:], ")"); ok {
-			return resEntity, kmID, sub[:i], key, nil
+		set := sub[:i]
+		j := closingParen(sub, i)
+		if j < 0 {
+			return address{}, notFoundPath(path, "an entity is addressed as "+set+"(key)")
 		}
-		return 0, "", "", "", notFoundPath(path, "an entity is addressed as "+sub[:i]+"(key); its properties and navigation are not addressable")
+		key, after := sub[i+1:j], sub[j+1:]
+		switch nav, ok := strings.CutPrefix(after, "/"); {
+		case after == "":
+			return address{res: resEntity, kmID: kmID, set: set, key: key}, nil
+		case ok && isIdentifier(nav):
+			return address{res: resNavigation, kmID: kmID, set: set, key: key, nav: nav}, nil
+		case ok && nav != "":
+			return address{}, notSupported(nav, "%s(%s)/%s: an entity's navigation properties are addressable one step (%s(key)/NAVIGATION), its properties with $select; ask %s(key)/NAVIGATION with $filter, $select or $expand instead",
+				set, short(key), short(nav), set, set)
+		}
+		return address{}, notFoundPath(path, "an entity is addressed as "+set+"(key), its navigation properties as "+set+"(key)/NAVIGATION")
 	}
-	return 0, "", "", "", notFoundPath(path, "a service has $metadata, $batch and entity sets named {record_id}"+EntitySetSuffix)
+	return address{}, notFoundPath(path, "a service has $metadata, $batch and entity sets named {record_id}"+EntitySetSuffix)
+}
+
+// closingParen returns the index of the parenthesis that closes the one at s[open],
+// outside single-quoted literals (” is a quote inside one), or -1.
+func closingParen(s string, open int) int {
+	quoted := false
+	for i := open + 1; i < len(s); i++ {
+		switch {
+		case s[i] == '\'':
+			quoted = !quoted // a doubled quote toggles twice
+		case !quoted && s[i] == ')':
+			return i
+		}
+	}
+	return -1
 }
 
 func notFoundPath(path, why string) error { return routing.NotFoundProblem(path, why) }
@@ -217,11 +253,12 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, problem.New(http.StatusBadRequest, problem.CodeParameterIllegal, err.Error()))
 		return
 	}
-	res, kmID, set, key, err := route(r.URL.Path)
+	a, err := route(r.URL.Path)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
+	res, set := a.res, a.set
 	if err := checkMaxVersion(r.Header.Values("OData-MaxVersion")); err != nil {
 		h.fail(w, r, err)
 		return
@@ -235,7 +272,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if !h.api.Allow(w, r, http.MethodGet) { // the OData services are read-only
 		return
 	}
-	m, err := h.svc.Model(r.Context(), kmID)
+	m, err := h.svc.Model(r.Context(), a.kmID)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -249,7 +286,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	switch res {
 	case resService, resMetadata:
 		h.serveDocument(w, r, m, root, res == resMetadata)
-	case resEntitySet, resCount, resEntity:
+	case resEntitySet, resCount, resEntity, resNavigation:
 		recID := strings.TrimSuffix(set, EntitySetSuffix)
 		rec := m.Record(recID)
 		if rec == nil {
@@ -264,11 +301,14 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 					}))
 			return
 		}
-		if res == resEntity {
-			h.serveEntity(w, r, m, newEntityType(rec), root, key)
-			return
+		switch res {
+		case resEntity:
+			h.serveEntity(w, r, m, newEntityType(rec), root, a.key)
+		case resNavigation:
+			h.serveNavigation(w, r, m, newEntityType(rec), root, a.key, a.nav)
+		default:
+			h.serveEntities(w, r, m, newEntityType(rec), root, res == resCount, nil)
 		}
-		h.serveEntities(w, r, m, newEntityType(rec), root, res == resCount)
 	}
 }
 

@@ -4,11 +4,11 @@ package odata
 // BasePath+"/{km_id}.svc/{entity_set}", or "" when no resource has the path. Metrics and
 // logs label requests with it: a fixed set of values, never a model or record id.
 func RouteTemplate(path string) string {
-	res, _, _, _, err := route(path)
+	a, err := route(path)
 	if err != nil {
 		return ""
 	}
-	switch res {
+	switch a.res {
 	case resService:
 		return BasePath + "/{km_id}.svc/"
 	case resMetadata:
@@ -21,6 +21,8 @@ func RouteTemplate(path string) string {
 		return BasePath + "/{km_id}.svc/{entity_set}({key})"
 	case resBatch:
 		return BasePath + "/{km_id}.svc/$batch"
+	case resNavigation:
+		return BasePath + "/{km_id}.svc/{entity_set}({key})/{navigation}"
 	}
 	return BasePath + "/{km_id}.svc/{resource}"
 }
