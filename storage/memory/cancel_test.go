@@ -136,8 +136,9 @@ func head(rec *httptest.ResponseRecorder) string { return rec.Body.String()[:min
 
 // cancelDuring serves a request, cancels it after wait and checks that it stops at once,
 // answers 503 and leaves nothing running. It reports whether the request was still
-// running when canceled; unless mustRun, a request that finished before wait is not
-// checked.
+// running when canceled; unless mustRun, a request that finished before wait, or that
+// answered 200 because the cancellation came as it wrote its answer, is not checked
+// further.
 func cancelDuring(t *testing.T, serve func(context.Context) *httptest.ResponseRecorder, wait time.Duration, mustRun bool) bool {
 	t.Helper()
 	runtime.GC()
@@ -172,6 +173,12 @@ func cancelDuring(t *testing.T, serve func(context.Context) *httptest.ResponseRe
 	t.Logf("canceled after %v, returned %v later after %v of CPU", wait, wall, stop)
 	if stop > limit {
 		t.Errorf("canceled after %v: the handler used %v of CPU after the cancellation (returned after %v), want within %v", wait, stop, wall, limit)
+	}
+	if rec.Code == http.StatusOK && !mustRun {
+		// The cancellation landed as the answer was written: its work was done (the
+		// CPU check above holds). Another try, or the one that must run, checks the 503.
+		t.Logf("canceled after %v as it was answering: status 200", wait)
+		return false
 	}
 	if rec.Code != http.StatusServiceUnavailable {
 		t.Errorf("canceled after %v: status %d, want 503 (nobody reads it): %s", wait, rec.Code, head(rec))
