@@ -96,13 +96,13 @@ func (m *Matcher) ScoreAll(values []string) []uint8 { return m.ScoreAllAtLeast(v
 // term with a distinct rune of the value that folds equal to it, so it needs c = n. Both
 // scores are at most MaxTypoScore, so for least above it only the substring tiers count.
 // A value that contains a valid UTF-8 term holds it rune for rune, so c = n there too.
-// It builds the values' Index and scores them with ScoreIndex; TestScoreIndex and
+// It builds the values' Index (unsorted) and scores them with ScoreIndex; TestScoreIndex and
 // FuzzScoreIndex hold both to a full scan of each value, tier by tier.
 func (m *Matcher) ScoreAllAtLeast(values []string, least int) []uint8 {
 	if m.folded == "" {
 		return exactScores(len(values))
 	}
-	return m.ScoreIndex(NewIndex(values), least, nil)
+	return m.ScoreIndex(newIndex(values, false), least, nil)
 }
 
 func exactScores(n int) []uint8 {

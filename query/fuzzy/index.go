@@ -38,7 +38,12 @@ type Index struct {
 const maxShared = 255
 
 // NewIndex returns the Index of values.
-func NewIndex(values []string) *Index {
+func NewIndex(values []string) *Index { return newIndex(values, true) }
+
+// newIndex returns the Index of values, in their byte order with their shared prefixes
+// if sorted, else in their own order sharing none (for one term, sorting costs more
+// than the distance it saves).
+func newIndex(values []string, sorted bool) *Index {
 	var fo folder
 	folded := foldAll(values, &fo)
 	plains := make([]string, len(values))
@@ -58,7 +63,9 @@ func NewIndex(values []string) *Index {
 	for i := range ix.order {
 		ix.order[i] = int32(i)
 	}
-	slices.SortFunc(ix.order, func(a, b int32) int { return strings.Compare(plains[a], plains[b]) })
+	if sorted {
+		slices.SortFunc(ix.order, func(a, b int32) int { return strings.Compare(plains[a], plains[b]) })
+	}
 	ix.shared = make([]uint8, len(values))
 	ix.sig = make([]runeSig, len(values))
 	ix.foldSig = ix.sig
@@ -70,7 +77,7 @@ func NewIndex(values []string) *Index {
 		if accents {
 			ix.foldSig[j] = signature(folded[i])
 		}
-		if j > 0 {
+		if sorted && j > 0 {
 			ix.shared[j] = uint8(sharedRunes(plains[ix.order[j-1]], plains[i]))
 		}
 	}
