@@ -15,8 +15,8 @@ import (
 // prefix with the one before, so that a search computes the typo distance of a shared
 // prefix once.
 //
-// Building it costs about what scoring one term over the values costs without it (the
-// folding, and a sort). It holds the folded forms and, where any value has accents or
+// Building it costs one to two times what scoring one term over the values costs without
+// it (the folding, and a sort). It holds the folded forms and, where any value has accents or
 // other combining marks, the accent-free ones (ASCII text folds to itself), plus per
 // value 8 bytes of offsets, 8 of summary and 5 of sort order, and where accents are found
 // 16 more: 21 to 37 bytes per value besides one or two copies of its text. An Index is
