@@ -120,13 +120,13 @@ const progressEvery = 1 << 10
 // values alone done once, in ix: their folded and accent-free forms; a runeSig of each
 // form, from which sigBound bounds n - c from below in a few operations, so that only
 // the values lacking none of the term's runes are searched for it (the substring tiers;
-// every value, for a term that is not valid UTF-8), and only those lacking at most dmax
-// get a typo score, and none a subsequence score; and their byte order with the prefix
-// each shares with the one before, so that the typo distance runs only over the runes
-// after the prefix a value shares with the last value scored (the distance's state after
-// a prefix depends on the prefix alone). progress, unless nil, is called with the number
-// of values scored since its last call, every progressEvery values and at the end: a
-// caller stops the scoring by panicking in it.
+// every value, for a term that is not valid UTF-8), only those lacking at most dmax get
+// a typo score, and only those lacking none a subsequence score; and their byte order
+// with the prefix each shares with the one before, so that the typo distance runs only
+// over the runes after the prefix a value shares with the last value scored (the
+// distance's state after a prefix depends on the prefix alone). progress, unless nil, is
+// called with the number of values scored since its last call, every progressEvery
+// values and at the end: a caller stops the scoring by panicking in it.
 func (m *Matcher) ScoreIndex(ix *Index, least int, progress func(values int)) []uint8 {
 	if m.folded == "" {
 		return exactScores(ix.Len())
