@@ -28,6 +28,10 @@
 //
 // [DefaultPrecision] (70) admits one typo in a term of 4 or more runes, two in 7 or more,
 // and compact subsequences; "materail" finds "Material" and "xyz" does not.
+//
+// A dictionary searched for many terms is prepared once as an [Index]
+// ([Matcher.ScoreIndex] scores a term over it, skipping most values in a few
+// operations); [Matcher.ScoreAll] prepares its values for the one term.
 package fuzzy
 
 import (
