@@ -19,7 +19,8 @@
 //     load and after the queries (what their caches keep), each measured after a collection;
 //   - queries: the Knowledge Model API's queries of BENCHMARKS.md's KM table (a, b, c),
 //     KPIs grouped through the ORDERS-CUSTOMERS join, with and without countdistinct (d, e),
-//     a distinct page (f), a fuzzy search (g) and a describe of every field of ORDERS (h),
+//     a distinct page (f), a fuzzy search (g), a describe of every field of ORDERS (h)
+//     and a fuzzy search with a new term in each kmkit run (i: no score cache hit),
 //     through kmkit's HTTP handler in process
 //     (parsing, planning, executing, encoding the JSON page) next to the same query in SQL
 //     on DuckDB (executing and reading the result into JavaScript values), interleaved:
@@ -57,6 +58,7 @@ import (
 	"log"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,44 +89,82 @@ type benchQuery struct {
 	// check, where set, compares kmkit's body with DuckDB's rows in place of the
 	// cell-by-cell comparison of a data page (the describe answers in two shapes).
 	check func(body []byte, duck [][]any) error
+	// newTerm marks a search whose path takes a new term (%s) in each kmkit run
+	// (newSearchTerm), so that no run finds its scores in the cache; DuckDB keeps none.
+	newTerm bool
 }
 
 var queries = []benchQuery{
 	{"(a) ORDERS page: filter + sort, pageSize 50",
 		"/records/ORDERS/data?fields=ORDER_ID,CUSTOMER_ID,ORDER_DATE,STATUS,NET_VALUE,DAYS_LATE&filterExpr=STATUS%20eq%20'OPEN'&sort=-NET_VALUE&pageSize=50",
 		`SELECT ORDER_ID, CUSTOMER_ID, ORDER_DATE, STATUS, NET_VALUE, DAYS_LATE FROM orders
-		 WHERE STATUS = 'OPEN' ORDER BY NET_VALUE DESC NULLS LAST, rowid LIMIT 50`, false, nil},
+		 WHERE STATUS = 'OPEN' ORDER BY NET_VALUE DESC NULLS LAST, rowid LIMIT 50`, false, nil, false},
 	{"(b) KPIs grouped by ORDERS.STATUS",
 		"/data?fields=ORDERS.STATUS&kpis=TOTAL_NET,AVG_NET,LATE_SHARE&sort=-TOTAL_NET",
 		`SELECT STATUS, sum(NET_VALUE) AS TOTAL_NET, avg(NET_VALUE) AS AVG_NET,
 		 count(*) FILTER (WHERE DAYS_LATE > 0) / count(*) AS LATE_SHARE
-		 FROM orders GROUP BY STATUS ORDER BY TOTAL_NET DESC`, false, nil},
+		 FROM orders GROUP BY STATUS ORDER BY TOTAL_NET DESC`, false, nil, false},
 	{"(c) CUSTOMERS page: filter + sort, pageSize 50",
 		"/records/CUSTOMERS/data?fields=CUSTOMER_ID,CUSTOMER_NAME,COUNTRY,SEGMENT,CREDIT_LIMIT&filterExpr=SEGMENT%20eq%20'SMB'&sort=-CREDIT_LIMIT&pageSize=50",
 		`SELECT CUSTOMER_ID, CUSTOMER_NAME, COUNTRY, SEGMENT, CREDIT_LIMIT FROM customers
-		 WHERE SEGMENT = 'SMB' ORDER BY CREDIT_LIMIT DESC NULLS LAST, rowid LIMIT 50`, false, nil},
+		 WHERE SEGMENT = 'SMB' ORDER BY CREDIT_LIMIT DESC NULLS LAST, rowid LIMIT 50`, false, nil, false},
 	{"(d) KPIs by CUSTOMERS.COUNTRY through the join, with countdistinct",
 		"/data?fields=CUSTOMERS.COUNTRY&kpis=ORDER_COUNT,TOTAL_NET&sort=CUSTOMERS.COUNTRY",
 		`SELECT c.COUNTRY, count(DISTINCT o.ORDER_ID) AS ORDER_COUNT, sum(o.NET_VALUE) AS TOTAL_NET
 		 FROM orders o JOIN customers c ON c.CUSTOMER_ID = o.CUSTOMER_ID
-		 GROUP BY c.COUNTRY ORDER BY c.COUNTRY NULLS LAST`, false, nil},
+		 GROUP BY c.COUNTRY ORDER BY c.COUNTRY NULLS LAST`, false, nil, false},
 	{"(e) KPIs by CUSTOMERS.COUNTRY through the join, sum and avg",
 		"/data?fields=CUSTOMERS.COUNTRY&kpis=TOTAL_NET,AVG_NET&sort=CUSTOMERS.COUNTRY",
 		`SELECT c.COUNTRY, sum(o.NET_VALUE) AS TOTAL_NET, avg(o.NET_VALUE) AS AVG_NET
 		 FROM orders o JOIN customers c ON c.CUSTOMER_ID = o.CUSTOMER_ID
-		 GROUP BY c.COUNTRY ORDER BY c.COUNTRY NULLS LAST`, false, nil},
+		 GROUP BY c.COUNTRY ORDER BY c.COUNTRY NULLS LAST`, false, nil, false},
 	{"(f) ORDERS distinct CUSTOMER_ID, STATUS, pageSize 50", // first row of each pair, in row order
 		"/records/ORDERS/data?fields=CUSTOMER_ID,STATUS&options=distinct&pageSize=50",
 		`SELECT CUSTOMER_ID, STATUS FROM orders GROUP BY CUSTOMER_ID, STATUS
-		 ORDER BY min(rowid) LIMIT 50`, false, nil},
+		 ORDER BY min(rowid) LIMIT 50`, false, nil, false},
 	{"(g) CUSTOMERS fuzzy search 'schmidt logistik' in CUSTOMER_NAME, pageSize 50",
 		"/records/CUSTOMERS/data?fields=CUSTOMER_ID,CUSTOMER_NAME&searchTerm=schmidt%20logistik&searchField=CUSTOMER_NAME&pageSize=50",
 		`SELECT CUSTOMER_ID, CUSTOMER_NAME FROM customers
 		 WHERE jaro_winkler_similarity(lower(CUSTOMER_NAME), 'schmidt logistik') >= 0.7
-		 ORDER BY jaro_winkler_similarity(lower(CUSTOMER_NAME), 'schmidt logistik') DESC, rowid LIMIT 50`, true, nil},
+		 ORDER BY jaro_winkler_similarity(lower(CUSTOMER_NAME), 'schmidt logistik') DESC, rowid LIMIT 50`, true, nil, false},
+	{"(i) CUSTOMERS fuzzy search, a new term each run ('rossi helth', 'schmidt helth' ...; DuckDB: 'schmidt logistik') in CUSTOMER_NAME, pageSize 50",
+		"/records/CUSTOMERS/data?fields=CUSTOMER_ID,CUSTOMER_NAME&searchTerm=%s&searchField=CUSTOMER_NAME&pageSize=50",
+		`SELECT CUSTOMER_ID, CUSTOMER_NAME FROM customers
+		 WHERE jaro_winkler_similarity(lower(CUSTOMER_NAME), 'schmidt logistik') >= 0.7
+		 ORDER BY jaro_winkler_similarity(lower(CUSTOMER_NAME), 'schmidt logistik') DESC, rowid LIMIT 50`, true, nil, true},
 	{"(h) describe ORDERS, every field (the summary endpoint; DuckDB's SUMMARIZE)",
 		"/records/ORDERS/summary",
-		`SUMMARIZE orders`, false, sameSummary},
+		`SUMMARIZE orders`, false, sameSummary, false},
+}
+
+// searchStems and searchKinds make the terms of the new-term search: the words of the
+// demo's customer names (internal/demodata), as a user types them.
+var (
+	searchStems = []string{"rossi", "schmidt", "müller", "dubois", "garcia", "jansen", "smith", "novak", "berg",
+		"weber", "martin", "bianchi", "lopez", "de vries", "johnson", "kowalski", "fischer", "moreau"}
+	searchKinds = []string{"helth", "logistik", "maschinenbau", "industries", "foods", "retail", "trading",
+		"manufacturing", "energy", "electronics"}
+	searchRuns int // the new-term searches sent so far
+)
+
+// newSearchTerm returns the term of the next new-term search: a stem and a kind, the
+// first 180 distinct, then each with a number.
+func newSearchTerm() string {
+	k := searchRuns
+	searchRuns++
+	term := searchStems[k%len(searchStems)] + " " + searchKinds[k/len(searchStems)%len(searchKinds)]
+	if n := k / (len(searchStems) * len(searchKinds)); n > 0 {
+		term += " " + strconv.Itoa(n)
+	}
+	return term
+}
+
+// request returns the path of q's next kmkit run.
+func (q benchQuery) request() string {
+	if q.newTerm {
+		return fmt.Sprintf(q.path, url.QueryEscape(newSearchTerm()))
+	}
+	return q.path
 }
 
 func main() {
@@ -135,7 +175,7 @@ func main() {
 	loadRounds := flag.Int("load-rounds", 1, "rounds of the load measurements (0: none)")
 	threadList := flag.String("threads", "2,1", "DuckDB thread counts")
 	gogcList := flag.String("gogc", "400", "kmkit's GOGC (a comma-separated list repeats the load measurements)")
-	only := flag.String("q", "abcdefgh", "the queries to run, by letter")
+	only := flag.String("q", "abcdefghi", "the queries to run, by letter")
 	child := flag.String("child", "", "internal: measure one kmkit load (data or demo) in this process")
 	cpuprofile := flag.String("cpuprofile", "", "with -child: write a CPU profile of the load to this file")
 	flag.Parse()
@@ -315,7 +355,7 @@ func runChild(what, dir string, orders int) error {
 	h := kmhttp.NewHandler(store)
 	for range 3 {
 		for _, q := range queries {
-			if _, err := serve(h, q.path); err != nil {
+			if _, err := serve(h, q.request()); err != nil {
 				return err
 			}
 		}
@@ -524,7 +564,7 @@ func measureQueries(dir, peerDir string, threads []int, rounds, n int) error {
 	first := make([]usage, len(queries))
 	for qi, q := range queries {
 		u0 := now()
-		body, err := serve(h, q.path)
+		body, err := serve(h, q.request())
 		if err != nil {
 			return err
 		}
@@ -567,7 +607,7 @@ func measureQueries(dir, peerDir string, threads []int, rounds, n int) error {
 		for qi, q := range queries {
 			for range n {
 				u0 := now()
-				if _, err := serve(h, q.path); err != nil {
+				if _, err := serve(h, q.request()); err != nil {
 					return err
 				}
 				u := now().sub(u0)
@@ -608,7 +648,7 @@ func measureQueries(dir, peerDir string, threads []int, rounds, n int) error {
 	for qi, q := range queries {
 		debug.FreeOSMemory()
 		u0 := now()
-		if _, err := serve(h, q.path); err != nil {
+		if _, err := serve(h, q.request()); err != nil {
 			return err
 		}
 		idle[qi] = now().sub(u0)

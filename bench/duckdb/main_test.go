@@ -59,3 +59,22 @@ func TestSummaryCompare(t *testing.T) {
 		}
 	}
 }
+
+// TestNewSearchTerms: the new-term search never repeats a term (each run would otherwise
+// find its scores in kmkit's cache), and its path carries the term escaped.
+func TestNewSearchTerms(t *testing.T) {
+	searchRuns = 0
+	seen := map[string]bool{}
+	for range 1000 {
+		term := newSearchTerm()
+		if seen[term] {
+			t.Fatalf("term %q repeated after %d runs", term, len(seen))
+		}
+		seen[term] = true
+	}
+	searchRuns = 0
+	q := benchQuery{path: "/x?searchTerm=%s&pageSize=50", newTerm: true}
+	if got, want := q.request(), "/x?searchTerm=rossi+helth&pageSize=50"; got != want {
+		t.Errorf("path %q, want %q", got, want)
+	}
+}

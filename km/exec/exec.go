@@ -507,21 +507,15 @@ func (f *Frame) searchedColumns(s *km.Search, selected []string) ([]ref, error) 
 	return out, nil
 }
 
-// scoreDict scores every value of dict, exactly from least on (fuzzy.Matcher's
-// ScoreAllAtLeast), in chunks between which st may stop the run: a dictionary of a
-// million values takes seconds to score.
-func scoreDict(m *fuzzy.Matcher, dict []string, least int, st *stop) []uint8 {
+// scoreDict scores every value of a dictionary, prepared as ix, exactly from least on
+// (fuzzy.Matcher's ScoreIndex), letting st stop the run between chunks of values: a
+// dictionary of a million values takes a good fraction of a second.
+func scoreDict(m *fuzzy.Matcher, ix *fuzzy.Index, least int, st *stop) []uint8 {
 	if st == nil {
-		return m.ScoreAllAtLeast(dict, least)
+		return m.ScoreIndex(ix, least, nil)
 	}
-	out := make([]uint8, 0, len(dict))
-	const chunk = 1 << 10
-	for lo := 0; lo < len(dict); lo += chunk {
-		hi := min(lo+chunk, len(dict))
-		out = append(out, m.ScoreAllAtLeast(dict[lo:hi], least)...)
-		st.check(64 * (hi - lo)) // a fuzzy score costs about as much as 64 rows of a loop
-	}
-	return out
+	// A value costs at most about as much as 64 rows of a loop (most cost a few).
+	return m.ScoreIndex(ix, least, func(values int) { st.check(64 * values) })
 }
 
 // search keeps the rows of sel whose best score over the columns reaches the precision.

@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
+	"github.com/kmkit/kmkit/query/column"
+	"github.com/kmkit/kmkit/query/fuzzy"
 )
 
 // TestWarmSortIndexes: Warm builds the sort indexes of each record's key and declared
@@ -154,5 +156,51 @@ func TestFiltersSeekInBuiltIndexes(t *testing.T) {
 	}
 	if sought == 0 {
 		t.Fatal("no column had a built index to seek in")
+	}
+}
+
+// TestWarmSearchIndexes: Warm builds the fuzzy index of each string dictionary of up to
+// warmSearchValues values, once for columns sharing a dictionary, and leaves larger ones
+// to their first search, which builds the index the later searches read.
+func TestWarmSearchIndexes(t *testing.T) {
+	rows := warmSearchValues + 1
+	key, small, large := column.NewBuilder(query.TypeInteger), column.NewBuilder(query.TypeString), column.NewBuilder(query.TypeString)
+	for i := range rows {
+		key.AppendInt(int64(i))
+		small.AppendString(fmt.Sprintf("Material %d", i%100))
+		large.AppendString(fmt.Sprintf("Order %d", i))
+	}
+	s := small.Build().(*column.Strings)
+	shared := &column.Strings{Codes: s.Codes, Dict: s.Dict} // another column, the same dictionary
+	tab, err := column.NewTable([]string{"K", "S", "T", "L"}, []column.Column{key.Build(), s, shared, large.Build()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := kmOf(t, "A", tab)
+	o.src.Warm()
+	indexes := func() int {
+		n := 0
+		o.src.scores.indexes.Range(func(any, any) bool { n++; return true })
+		return n
+	}
+	if n := indexes(); n != 1 {
+		t.Fatalf("Warm built %d fuzzy indexes, want 1 (S and T share a dictionary, L is over the bound)", n)
+	}
+	if o.src.scores.index(s) != o.src.scores.index(shared) || indexes() != 1 {
+		t.Error("S and T, one dictionary, do not share its index")
+	}
+	search := func(term string) {
+		res, err := o.run(km.PlanRequest{Fields: []string{"L"}, PageSize: 5, Count: true,
+			Search: &km.SearchRequest{Term: term, Fields: []string{"L"}, Precision: fuzzy.ExactScore}})
+		if err != nil || res.Count != 1 {
+			t.Fatalf("search %q: %v, %d rows, want 1", term, err, res.Count)
+		}
+	}
+	search("order 131072")
+	l, _ := tab.Column("L")
+	first := o.src.scores.index(l.(*column.Strings))
+	search("order 131071")
+	if indexes() != 2 || o.src.scores.index(l.(*column.Strings)) != first {
+		t.Error("the first search of L did not build the one index later searches read")
 	}
 }

@@ -35,3 +35,31 @@ func BenchmarkScoreAll(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(values)), "ns/value")
 	})
 }
+
+// BenchmarkScoreIndex scores terms at the default precision over the Index of a
+// 50,000-value dictionary, built once (what a search of a new term costs on a warm
+// store), next to ScoreAllAtLeast, which prepares the values for every term (what it cost
+// before the Index), and reports the Index's build.
+func BenchmarkScoreIndex(b *testing.B) {
+	values := benchValues()
+	terms := []string{"materail", "steel bolt 00017", "coper", "brass valve", "xyz"}
+	ix := NewIndex(values)
+	for _, term := range terms {
+		m := New(term)
+		b.Run("index/"+term, func(b *testing.B) {
+			for b.Loop() {
+				m.ScoreIndex(ix, DefaultPrecision, nil)
+			}
+		})
+		b.Run("prepare-each/"+term, func(b *testing.B) {
+			for b.Loop() {
+				m.ScoreAllAtLeast(values, DefaultPrecision)
+			}
+		})
+	}
+	b.Run("build", func(b *testing.B) {
+		for b.Loop() {
+			NewIndex(values)
+		}
+	})
+}

@@ -28,6 +28,10 @@
 //
 // [DefaultPrecision] (70) admits one typo in a term of 4 or more runes, two in 7 or more,
 // and compact subsequences; "materail" finds "Material" and "xyz" does not.
+//
+// A dictionary searched for many terms is prepared once as an [Index]
+// ([Matcher.ScoreIndex] scores a term over it, skipping most values in a few
+// operations); [Matcher.ScoreAll] prepares its values for the one term.
 package fuzzy
 
 import (
@@ -95,57 +99,102 @@ func (m *Matcher) ScoreAll(values []string) []uint8 { return m.ScoreAllAtLeast(v
 // with n - c > dmax cannot reach least by typos. A subsequence match pairs every rune of the
 // term with a distinct rune of the value that folds equal to it, so it needs c = n. Both
 // scores are at most MaxTypoScore, so for least above it only the substring tiers count.
-// TestScoreAllAtLeast holds this to the full scores on random values.
+// A value that contains a valid UTF-8 term holds it rune for rune, so c = n there too.
+// It builds the values' Index (unsorted) and scores them with ScoreIndex; TestScoreIndex and
+// FuzzScoreIndex hold both to a full scan of each value, tier by tier.
 func (m *Matcher) ScoreAllAtLeast(values []string, least int) []uint8 {
-	scores := make([]uint8, len(values))
 	if m.folded == "" {
-		for i := range scores {
-			scores[i] = ExactScore
-		}
-		return scores
+		return exactScores(len(values))
 	}
+	return m.ScoreIndex(newIndex(values, false), least, nil)
+}
+
+func exactScores(n int) []uint8 {
+	scores := make([]uint8, n)
+	for i := range scores {
+		scores[i] = ExactScore
+	}
+	return scores
+}
+
+// progressEvery is how many values ScoreIndex scores between its calls of progress.
+const progressEvery = 1 << 10
+
+// ScoreIndex is ScoreAllAtLeast over the values of ix, with the work that depends on the
+// values alone done once, in ix: their folded and accent-free forms; a runeSig of each
+// form, from which sigBound bounds n - c from below in a few operations, so that only
+// the values lacking none of the term's runes are searched for it (the substring tiers;
+// every value, for a term that is not valid UTF-8), only those lacking at most dmax get
+// a typo score, and only those lacking none a subsequence score; and their byte order
+// with the prefix each shares with the one before, so that the typo distance runs only
+// over the runes after the prefix a value shares with the last value scored (the
+// distance's state after a prefix depends on the prefix alone). progress, unless nil, is
+// called with the number of values scored since its last call, every progressEvery
+// values and at the end: a caller stops the scoring by panicking in it.
+func (m *Matcher) ScoreIndex(ix *Index, least int, progress func(values int)) []uint8 {
+	if m.folded == "" {
+		return exactScores(ix.Len())
+	}
+	scores := make([]uint8, ix.Len())
 	fuzzyTerm := len(m.pattern) > 0 && len(m.pattern) <= MaxFuzzyRunes && least <= MaxTypoScore
-	var plains []string // accent-free forms of the values still below AccentScore
-	var index []int     // their positions in values
-	var bp *bitPattern
-	var shared *runeCounter
 	n, dmax := len(m.pattern), len(m.pattern)
+	for least > 0 && dmax >= 0 && int(typoScore(n, dmax)) < least {
+		dmax--
+	}
+	foldBound, bound := newSigBound([]rune(m.folded)), newSigBound(m.pattern)
+	// A valid UTF-8 term occurs in a value only at the start of a rune (a lead byte is
+	// never a continuation byte), so a value containing it holds every rune of it.
+	validFolded, validPlain := utf8.ValidString(m.folded), utf8.ValidString(m.plain)
+	var bp *bitPattern
 	if fuzzyTerm {
 		bp = newBitPattern(m.pattern)
-		if least > 0 {
-			shared = newRuneCounter(m.pattern)
-			for dmax >= 0 && int(typoScore(n, dmax)) < least {
-				dmax--
-			}
-		}
 	}
-	var fo folder
-	for i, f := range foldAll(values, &fo) {
-		if strings.Contains(f, m.folded) {
+	var plains []string // accent-free forms of the values that may match as a subsequence
+	var index []int32   // their positions in ix
+	// The distance's states after each rune of the last value scored, up to maxShared,
+	// and where each rune ends; have of them hold.
+	var states [maxShared + 1]distState
+	var ends [maxShared + 1]int
+	have := 0
+	if fuzzyTerm {
+		states[0] = bp.start()
+	}
+	shared := maxShared // runes the next value shares with the last value scored
+	for j, i := range ix.order {
+		if progress != nil && j%progressEvery == progressEvery-1 {
+			progress(progressEvery)
+		}
+		shared = min(shared, int(ix.shared[j]))
+		lacking := bound.lacking(ix.sig[j])
+		exact := !validFolded || foldBound.lacking(ix.foldSig[j]) == 0 // may contain the folded term
+		accent := !validPlain || lacking == 0                          // may contain the plain one
+		if !exact && !accent && (!fuzzyTerm || lacking > dmax) {
+			continue
+		}
+		if exact && strings.Contains(form(ix.folded, ix.foldEnd, int(i)), m.folded) {
 			scores[i] = ExactScore
 			continue
 		}
-		p := fo.stripMarks(f)
-		if strings.Contains(p, m.plain) {
+		p := form(ix.plain, ix.plainEnd, int(i))
+		if accent && strings.Contains(p, m.plain) {
 			scores[i] = AccentScore
 			continue
 		}
-		if !fuzzyTerm {
-			continue
+		if !fuzzyTerm || lacking > dmax {
+			continue // n-c > dmax >= 0: neither a typo score of least nor a subsequence
 		}
-		if shared != nil {
-			c := shared.common(p)
-			if n-c <= dmax {
-				scores[i] = typoScore(n, bp.distance(p))
-			}
-			if c < n {
-				continue // no subsequence match
-			}
-		} else {
-			scores[i] = typoScore(n, bp.distance(p))
+		k := min(shared, have)
+		st := states[k]
+		have = min(bp.resume(&st, p[ends[k]:], k, states[:], ends[:]), maxShared)
+		shared = maxShared
+		scores[i] = typoScore(n, st.best)
+		if lacking == 0 { // else c < n: no subsequence
+			plains = append(plains, p)
+			index = append(index, i)
 		}
-		plains = append(plains, p)
-		index = append(index, i)
+	}
+	if progress != nil {
+		progress(len(ix.order) % progressEvery)
 	}
 	if len(plains) == 0 {
 		return scores
@@ -330,10 +379,40 @@ func (p *bitPattern) eq(r rune) uint64 {
 // substitutions, transpositions of adjacent runes) between the term and any substring of
 // s, in O(len(s)) word operations. The term has 1 to 64 runes.
 func (p *bitPattern) distance(s string) int {
-	vp, vn := ^uint64(0), uint64(0) // vertical deltas +1 / -1 of the current column
-	var d0, prevEq uint64
-	score, best := p.n, p.n
-	for _, r := range s {
+	st := p.start()
+	p.resume(&st, s, 0, nil, nil)
+	return st.best
+}
+
+// distState is the state of distance after a prefix of the text: the column of the
+// dynamic programme as vertical deltas, the previous column's matches and the best
+// distance so far. It depends on the prefix alone, so values sharing a prefix share it.
+type distState struct {
+	vp, vn, d0, prevEq uint64 // vertical deltas +1 / -1, the last d0 and match mask
+	score, best        int    // the distance of a match ending here; the least so far
+}
+
+// start returns the state before any text.
+func (p *bitPattern) start() distState {
+	return distState{vp: ^uint64(0), score: p.n, best: p.n}
+}
+
+// resume runs st over the runes of s, which begin after k runes of the text. While the
+// runes read are fewer than len(states), it records in states[j] and ends[j] the state
+// after j runes and where rune j ends in the text (from the start of s's text, ends[k]
+// being where s begins in it). It returns the runes of the text read so far, k and s's.
+func (p *bitPattern) resume(st *distState, s string, k int, states []distState, ends []int) int {
+	vp, vn, d0, prevEq, score, best := st.vp, st.vn, st.d0, st.prevEq, st.score, st.best
+	base := 0
+	if k < len(ends) {
+		base = ends[k]
+	}
+	for i := 0; i < len(s); {
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
+		i += size
 		eq := p.eq(r)
 		tr := ((^d0 & eq) << 1) & prevEq
 		d0 = (((eq & vp) + vp) ^ vp) | eq | vn | tr
@@ -351,60 +430,13 @@ func (p *bitPattern) distance(s string) int {
 		vn = d0 & hp
 		prevEq = eq
 		best = min(best, score)
-	}
-	return best
-}
-
-// runeCounter counts the runes a value shares with a term, as multisets of runes under
-// simple case folding (see ScoreAllAtLeast).
-type runeCounter struct {
-	ascii [utf8.RuneSelf]int32 // the term's count of each ASCII fold key
-	other map[rune]int32       // of the other fold keys
-	left  [utf8.RuneSelf]int32 // scratch: what is left to match of ascii
-	n     int
-}
-
-func newRuneCounter(term []rune) *runeCounter {
-	c := &runeCounter{n: len(term)}
-	for _, r := range term {
-		if k := foldKey(r); k < utf8.RuneSelf {
-			c.ascii[k]++
-		} else {
-			if c.other == nil {
-				c.other = map[rune]int32{}
-			}
-			c.other[k]++
+		if k++; k < len(states) {
+			states[k] = distState{vp, vn, d0, prevEq, score, best}
+			ends[k] = base + i
 		}
 	}
-	return c
-}
-
-// common returns how many of the term's runes s holds (at most the term's length).
-func (c *runeCounter) common(s string) int {
-	c.left = c.ascii
-	var other map[rune]int32
-	shared := 0
-	for _, r := range s {
-		k := foldKey(r)
-		if k < utf8.RuneSelf {
-			if c.left[k] > 0 {
-				c.left[k]--
-				shared++
-			}
-		} else if c.other[k] > 0 {
-			if other == nil {
-				other = make(map[rune]int32, len(c.other))
-			}
-			if other[k] < c.other[k] {
-				other[k]++
-				shared++
-			}
-		}
-		if shared == c.n {
-			break
-		}
-	}
-	return shared
+	*st = distState{vp, vn, d0, prevEq, score, best}
+	return k
 }
 
 // foldKey returns the least rune that Unicode simple case folding makes equal to r: equal

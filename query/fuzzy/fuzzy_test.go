@@ -3,13 +3,16 @@ package fuzzy
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	sfuzzy "github.com/sahilm/fuzzy"
 )
 
 func TestScore(t *testing.T) {
@@ -183,45 +186,144 @@ func TestBitParallelDistance(t *testing.T) {
 	}
 }
 
-// TestScoreAllAtLeast holds the prefilter of ScoreAllAtLeast to the full scores on random
-// values and terms (runes of several cases and foldings: ß, ſ, the Kelvin sign, accents):
-// a value scoring at least the floor keeps its score, one below it stays below.
-func TestScoreAllAtLeast(t *testing.T) {
+// fullScore is the score of value by the definition of the package documentation, tier
+// by tier, on its own: the full scan that ScoreIndex must agree with (the folding is held
+// to Python's by TestFolderReuse, the distance computed by the textbook dynamic
+// programme, the subsequence match sahilm's for the value alone).
+func fullScore(term, value string) uint8 {
+	t, f := fold(term), fold(value)
+	if strings.Contains(f, t) {
+		return ExactScore
+	}
+	tp, p := stripMarks(t), stripMarks(f)
+	if strings.Contains(p, tp) {
+		return AccentScore
+	}
+	pattern := []rune(tp)
+	if len(pattern) > MaxFuzzyRunes {
+		return 0
+	}
+	var d distance
+	score := typoScore(len(pattern), d.semiGlobal(pattern, p))
+	for _, match := range sfuzzy.Find(tp, []string{p}) {
+		if len(match.MatchedIndexes) == len(pattern) {
+			first, last := match.MatchedIndexes[0], match.MatchedIndexes[len(match.MatchedIndexes)-1]
+			score = max(score, uint8(50+40*len(pattern)/(utf8.RuneCountInString(p[first:last])+1)))
+		}
+	}
+	return score
+}
+
+// fullScores is fullScore of each value.
+func fullScores(term string, values []string) []uint8 {
+	out := make([]uint8, len(values))
+	for i, v := range values {
+		out[i] = fullScore(term, v)
+	}
+	return out
+}
+
+// checkScores holds got, a scoring of values from least on, to want, their full scores:
+// a value of full score least or more has it, one below stays below (least 0: every
+// score).
+func checkScores(t *testing.T, term string, values []string, least int, got, want []uint8) {
+	t.Helper()
+	for i, v := range values {
+		if int(want[i]) >= least && got[i] != want[i] || int(want[i]) < least && int(got[i]) >= least {
+			t.Fatalf("%q against %q at least %d: %d, full score %d", term, v, least, got[i], want[i])
+		}
+	}
+}
+
+// TestScoreIndex holds ScoreAll, ScoreAllAtLeast and ScoreIndex over one Index reused for
+// many terms to the full scan, on random dictionaries whose values share prefixes (the
+// distance's states taken over from one value to the next, beyond maxShared runes too),
+// with runes of several cases and foldings (ß, ſ, the Kelvin sign, accents, a combining
+// mark, a Hangul jamo), invalid UTF-8 and NULs, and terms near values.
+func TestScoreIndex(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	alphabet := []rune("abcdeklmorstSKMABCüéÉſßK ")
+	alphabet := []rune("abcdeklmorstSKMABCüéÉſßK \u0301\u1100\u1161\x00")
 	word := func(n int) string {
-		rs := make([]rune, n)
-		for i := range rs {
-			rs[i] = alphabet[r.IntN(len(alphabet))]
+		var b strings.Builder
+		for range n {
+			if r.IntN(40) == 0 {
+				b.WriteByte(0xc3) // a lead byte without its continuation, or with one
+				continue
+			}
+			b.WriteRune(alphabet[r.IntN(len(alphabet))])
 		}
-		return string(rs)
+		return b.String()
 	}
-	for c := range 400 {
-		values := make([]string, 60)
+	for range 100 {
+		stems := []string{word(r.IntN(6)), word(3 + r.IntN(6)), strings.Repeat("ab", 100+r.IntN(60))}
+		values := make([]string, 80)
 		for i := range values {
-			values[i] = word(r.IntN(16))
-		}
-		term := word(1 + r.IntN(9))
-		if r.IntN(2) == 0 { // a term near a value: a substring with a few edits
-			v := []rune(values[r.IntN(len(values))] + word(4))
-			lo := r.IntN(len(v))
-			rs := slices.Clone(v[lo:min(len(v), lo+1+r.IntN(8))])
-			for range r.IntN(3) {
-				rs[r.IntN(len(rs))] = alphabet[r.IntN(len(alphabet))]
+			values[i] = stems[r.IntN(len(stems))] + word(r.IntN(12))
+			if r.IntN(3) == 0 {
+				values[i] = word(r.IntN(16))
 			}
-			term = string(rs)
 		}
-		m := New(term)
-		full := m.ScoreAll(values)
-		for _, least := range []int{1, 30, 50, 60, 70, 80, 88, 90, 91, 95, 100} {
-			got := m.ScoreAllAtLeast(values, least)
-			for i, v := range values {
-				if int(full[i]) >= least && got[i] != full[i] || int(full[i]) < least && int(got[i]) >= least {
-					t.Fatalf("case %d: %q against %q at least %d: %d, full score %d", c, term, v, least, got[i], full[i])
+		ix := NewIndex(values)
+		for range 8 {
+			term := word(1 + r.IntN(9))
+			if r.IntN(2) == 0 { // a term near a value: a substring with a few edits
+				v := []rune(values[r.IntN(len(values))] + word(4))
+				lo := r.IntN(len(v))
+				rs := slices.Clone(v[lo:min(len(v), lo+1+r.IntN(12))])
+				for range r.IntN(3) {
+					rs[r.IntN(len(rs))] = alphabet[r.IntN(len(alphabet))]
 				}
+				term = string(rs)
 			}
+			m := New(term)
+			want := fullScores(term, values)
+			checkScores(t, term, values, 0, m.ScoreAll(values), want)
+			for _, least := range []int{1, 30, 50, 60, 70, 80, 88, 90, 91, 95, 100} {
+				checkScores(t, term, values, least, m.ScoreIndex(ix, least, nil), want)
+			}
+			checkScores(t, term, values, 70, m.ScoreAllAtLeast(values, 70), want)
 		}
 	}
+}
+
+// TestScoreIndexProgress: progress is told of every value once, in steps of at most
+// progressEvery, and a panic in it stops the scoring.
+func TestScoreIndexProgress(t *testing.T) {
+	values := make([]string, 2*progressEvery+5)
+	for i := range values {
+		values[i] = fmt.Sprintf("Material %d", i)
+	}
+	ix := NewIndex(values)
+	total, calls := 0, 0
+	New("materail").ScoreIndex(ix, 70, func(n int) {
+		if n > progressEvery {
+			t.Errorf("progress told of %d values at once", n)
+		}
+		total += n
+		calls++
+	})
+	if total != len(values) || calls != 3 {
+		t.Errorf("progress told of %d values in %d calls, want %d in 3", total, calls, len(values))
+	}
+	defer func() {
+		if recover() != "stop" {
+			t.Error("a panic in progress did not stop the scoring")
+		}
+	}()
+	New("materail").ScoreIndex(ix, 70, func(int) { panic("stop") })
+}
+
+// FuzzScoreIndex holds ScoreIndex to the full scan on small dictionaries of related
+// values (the values, their concatenation, their prefixes).
+func FuzzScoreIndex(f *testing.F) {
+	f.Add("materail", "Material", "Raw Material 7", uint8(70))
+	f.Add("Munchen", "München", "Münchner", uint8(90))
+	f.Add("ß", "SS", "ſs", uint8(1))
+	f.Add("\xc3", "a\xc3\xa4b", "a\xc3b", uint8(50))
+	f.Fuzz(func(t *testing.T, term, a, b string, least uint8) {
+		values := []string{a, b, a + b, b + a, a[:len(a)/2], a[:len(a)/2] + b}
+		checkScores(t, term, values, int(least%101), New(term).ScoreIndex(NewIndex(values), int(least%101), nil), fullScores(term, values))
+	})
 }
 
 // TestFolderReuse: one folder's transformers, reused across a dictionary's values (as
