@@ -120,8 +120,10 @@ const denseLimit = 1 << 22
 // groupRows gives each row of sel a group id, numbering groups in order of first
 // appearance in sel; equal keys (nulls equal to each other) share a group. It returns the
 // group id of each entry of sel and the sel position of each group's first row. st may
-// stop it between columns and within the hash-map passes. Its buffers (the group ids
-// returned among them) are a's.
+// stop it between columns and within the hash-map passes. Its buffers (the group ids and
+// the first positions returned among them) are a's: a run of many groups (a distinct
+// page of 50,000 pairs) takes them from the scratch instead of growing a slice, whose
+// fresh pages cost a fault each in every run.
 func groupRows(parts []keyPart, sel []int32, st *stop, a *arena) (gid []int32, first []int32) {
 	gid = a.int32s(len(sel))
 	if len(parts) == 0 {
@@ -147,6 +149,7 @@ func groupRows(parts []keyPart, sel []int32, st *stop, a *arena) (gid []int32, f
 		if len(sel) >= parallelRows && dense <= len(sel) && runtime.GOMAXPROCS(0) > 1 {
 			return groupDenseParallel(parts, sel, keys, gid, dense, a)
 		}
+		first = a.int32s(min(len(sel), dense))[:0] // a group per key at most: no growth
 		for _, p := range parts {
 			p.mix(keys, sel)
 			st.check(len(sel))
@@ -165,6 +168,7 @@ func groupRows(parts []keyPart, sel []int32, st *stop, a *arena) (gid []int32, f
 			gid[i] = id
 		}
 	case len(parts) <= 3:
+		first = a.int32s(len(sel))[:0] // a group per row at most: no growth
 		// The parts and a null mask in a fixed array key.
 		ids := make(map[[4]uint64]int32)
 		for i, r := range sel {
@@ -190,6 +194,7 @@ func groupRows(parts []keyPart, sel []int32, st *stop, a *arena) (gid []int32, f
 		}
 	default:
 		// Any number of parts: their bytes and null flags as a string key.
+		first = a.int32s(len(sel))[:0] // a group per row at most: no growth
 		ids := make(map[string]int32)
 		buf := make([]byte, 9*len(parts))
 		for i, r := range sel {
@@ -271,7 +276,7 @@ func groupDenseParallel(parts []keyPart, sel, keys, gid []int32, dense int, a *a
 			}
 		}
 	}
-	var first []int32
+	first := a.int32s(len(firstOf))[:0] // at most one position per key: no growth
 	for _, f := range firstOf {
 		if f >= 0 {
 			first = append(first, f)
