@@ -48,6 +48,7 @@ type Source struct {
 	sorts   *sync.Map                // sort indexes of table columns: column.Column -> *sortIndex
 	scores  *scoreCache              // fuzzy scores of dictionaries by term
 	scratch *scratch                 // the runs' buffers, kept between runs
+	conds   *condCache               // the rows where aggregates' conditions hold
 }
 
 // relKey names a relationship index by the columns it joins, not by record ids, so that
@@ -67,7 +68,8 @@ type lazy struct {
 // NewSource returns the source of m's records; tables maps each record id to its table,
 // which holds a column per field of the record, named by the field id.
 func NewSource(m *km.KnowledgeModel, tables map[string]*column.Table) *Source {
-	return &Source{m: m, tables: tables, rel: &sync.Map{}, sorts: &sync.Map{}, scores: newScoreCache(scoreCacheBytes), scratch: newScratch(tables)}
+	return &Source{m: m, tables: tables, rel: &sync.Map{}, sorts: &sync.Map{}, scores: newScoreCache(scoreCacheBytes),
+		scratch: newScratch(tables), conds: &condCache{maxBytes: condCacheBytes}}
 }
 
 // NewSourceSharing is NewSource for a store of several KMs over the same tables: the new
@@ -92,10 +94,12 @@ func NewSourceSharing(m *km.KnowledgeModel, tables map[string]*column.Table, oth
 // the range of each integer column, which the first request grouping or counting distinct
 // values of it would otherwise scan for (about 1 ms at 1M rows), and builds the sort
 // indexes a served KM's pages are likely to walk (warmSorts), which the first page sorted
-// by such a column would otherwise build (about 50 ms at 1M rows). A store calls it once
-// after loading; it costs about five int32s per row of each table size (see warmRuns)
-// and at most two int32s a row per column sorted (see warmSorts), kept for the Source's
-// life, and leaves the sorts' keys as garbage (it collects the hash maps of the indexes'
+// by such a column would otherwise build (about 50 ms at 1M rows), and evaluates the
+// conditions of the KM's KPIs (warmConds), which each KPI request would otherwise
+// evaluate over every row. A store calls it once
+// after loading; it costs about five int32s per row of each table size (see warmRuns),
+// at most two int32s a row per column sorted (see warmSorts) and a bit a row per KPI
+// condition (at most condCacheBytes), kept for the Source's life, and leaves the sorts' keys as garbage (it collects the hash maps of the indexes'
 // builds itself, once, before the sorts).
 // Errors are left to the requests that meet them. A request running meanwhile waits
 // only for an index it needs that Warm is building, never builds one twice.
@@ -124,6 +128,7 @@ func (s *Source) Warm() {
 	// orders, 730 MiB with this collection against 832 MiB without).
 	runtime.GC()
 	s.warmSorts()
+	s.warmConds()
 }
 
 // warmSortColumns bounds the columns of a record whose sort indexes warmSorts builds,
@@ -1044,23 +1049,69 @@ func isIdentity(ids []int32) bool {
 // aggregates on several cores: below it the goroutines cost more than they save.
 var parallelPairs = 1 << 16
 
+// sumKey names the values a sum or an avg adds: one field of the grain over the same
+// pairs (pairs are shared between aggregates, never copied: their first elements name
+// them) with the same condition.
+type sumKey struct {
+	g, gid *int32
+	field  string
+	cond   string
+}
+
+// sumKeyOf returns the sumKey of a, a sum or an avg over pr, or false for any other
+// aggregate, no pairs, or a condition without a key (condKey).
+func sumKeyOf(a *km.Aggregate, pr pairs) (sumKey, bool) {
+	if (a.Func != query.AggSum && a.Func != query.AggAvg) || a.Field == nil || len(pr.g) == 0 {
+		return sumKey{}, false
+	}
+	k := sumKey{g: &pr.g[0], gid: &pr.gid[0], field: a.Field.Name()}
+	if a.Cond != nil {
+		c, ok := condKey(a)
+		if !ok {
+			return sumKey{}, false
+		}
+		k.cond = c
+	}
+	return k, true
+}
+
 // aggregates computes each aggregate of aggs over its pairs (all[i]) for n groups. The
 // aggregates are independent, so with enough pairs they run on up to GOMAXPROCS
-// goroutines, each aggregate on one (its values are the same as computed alone).
+// goroutines, each aggregate on one (its values are the same as computed alone). A sum
+// and an avg of the same values (TOTAL_NET and AVG_NET) add them once: the second reads
+// the first's sums, and runs after every aggregate that adds its own, so that it rarely
+// waits for them.
 func (s *Source) aggregates(ctx context.Context, aggs []*km.Aggregate, all []pairs, n int) ([][]query.Value, error) {
 	values := make([][]query.Value, len(aggs))
 	if len(aggs) == 0 { // KPIs of constants only ("3")
 		return values, nil
 	}
+	keys := make([]*sumKey, len(aggs))
+	order := make([]int, 0, len(aggs))
+	var twins []int
+	seen := map[sumKey]bool{}
+	for i, a := range aggs {
+		if k, ok := sumKeyOf(a, all[i]); ok {
+			keys[i] = &k
+			if seen[k] {
+				twins = append(twins, i)
+				continue
+			}
+			seen[k] = true
+		}
+		order = append(order, i)
+	}
+	order = append(order, twins...)
+	var sums sync.Map // sumKey -> *lazy holding groupSums
 	errs := make([]error, len(aggs))
 	run := func(i int) {
 		if errs[i] = ctx.Err(); errs[i] == nil {
-			values[i], errs[i] = s.aggregate(ctx, aggs[i], all[i], n)
+			values[i], errs[i] = s.aggregate(ctx, aggs[i], all[i], n, &sums, keys[i])
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(aggs))
 	if total := len(all[0].g) * len(aggs); workers < 2 || total < parallelPairs {
-		for i := range aggs {
+		for _, i := range order {
 			if run(i); errs[i] != nil {
 				return nil, errs[i]
 			}
@@ -1071,8 +1122,8 @@ func (s *Source) aggregates(ctx context.Context, aggs []*km.Aggregate, all []pai
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < len(aggs); i = int(next.Add(1)) - 1 {
-				run(i)
+			for j := int(next.Add(1)) - 1; j < len(order); j = int(next.Add(1)) - 1 {
+				run(order[j])
 			}
 		})
 	}
@@ -1085,8 +1136,10 @@ func (s *Source) aggregates(ctx context.Context, aggs []*km.Aggregate, all []pai
 	return values, nil
 }
 
-// aggregate computes one aggregate over its pairs for n groups.
-func (s *Source) aggregate(ctx context.Context, a *km.Aggregate, pr pairs, n int) ([]query.Value, error) {
+// aggregate computes one aggregate over its pairs for n groups. A sum or an avg with a
+// key takes the sums of its values from sums, adding them there when no other aggregate
+// of the run has.
+func (s *Source) aggregate(ctx context.Context, a *km.Aggregate, pr pairs, n int, sums *sync.Map, key *sumKey) ([]query.Value, error) {
 	gt, err := s.table(a.Grain)
 	if err != nil {
 		return nil, err
@@ -1098,11 +1151,7 @@ func (s *Source) aggregate(ctx context.Context, a *km.Aggregate, pr pairs, n int
 	}
 	var cond pred
 	if a.Cond != nil {
-		home, err := s.holds(ctx, a.Cond)
-		if err != nil {
-			return nil, err
-		}
-		b, err := s.carry(home, a.Cond.Reach[a.Grain])
+		b, err := s.condRows(ctx, a)
 		if err != nil {
 			return nil, err
 		}
@@ -1116,7 +1165,12 @@ func (s *Source) aggregate(ctx context.Context, a *km.Aggregate, pr pairs, n int
 	// arena is one goroutine's. The values computed never point into its buffers.
 	ar := &arena{s: s.scratch}
 	defer ar.release()
-	return cm.eval(groups{sel: pr.g, gid: pr.gid, n: n, arena: ar}), nil
+	g := groups{sel: pr.g, gid: pr.gid, n: n, arena: ar}
+	if key != nil && cm.sums != nil {
+		v, _ := cachedIn(sums, *key, func() (any, error) { return cm.sums.add(g), nil })
+		return cm.sums.finish(v.(groupSums)), nil
+	}
+	return cm.eval(g), nil
 }
 
 // metricValue computes a KPI's value in group gi from its aggregates' values.
