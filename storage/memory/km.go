@@ -211,7 +211,8 @@ func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) 
 // of paying for the indexes and for fresh memory (a page fault per 4 KiB), and the sort
 // indexes of each record's key and declared index columns (km.Record.Indexes), or of
 // every column of a small record (at most 65,536 rows), which the first page sorted by
-// one of them would otherwise build. It costs about four int32s per
+// one of them would otherwise build, and the rows where the conditions of the KPIs hold
+// (a bit a row, at most 4 MiB a KM). It costs about four int32s per
 // row of each table size and at most two per row of each column sorted (about 110 MiB
 // for the 1M-order demo), kept while the data stay, and leaves garbage (the hash maps of
 // the index builds, the sorts' keys) that a collection frees. A host calls it once its
