@@ -227,6 +227,20 @@ func groupRows(parts []keyPart, sel []int32, st *stop, a *arena) (gid []int32, f
 // cores.
 var parallelRows = 1 << 16
 
+// chunks is the number of goroutines a pass over rows splits into: one per core, at
+// most 8.
+func chunks() int { return min(runtime.GOMAXPROCS(0), 8) }
+
+// inChunks calls f on n contiguous chunks of the range 0..rows, each on a goroutine of
+// its own (c numbers the chunk), and returns when every call has.
+func inChunks(rows, n int, f func(c, lo, hi int)) {
+	var wg sync.WaitGroup
+	for c := range n {
+		wg.Go(func() { f(c, rows*c/n, rows*(c+1)/n) })
+	}
+	wg.Wait()
+}
+
 // groupDenseParallel is groupRows' dense path on GOMAXPROCS goroutines, each on a
 // contiguous chunk of sel: the combined keys and each chunk's first position of every key
 // in parallel, then the group ids numbered in order of first appearance (one pass over the
@@ -234,22 +248,12 @@ var parallelRows = 1 << 16
 // len(sel), so the passes over the key range cost little. Its tables over the key range
 // are buffers of a, taken before the goroutines start (an arena is one goroutine's).
 func groupDenseParallel(parts []keyPart, sel, keys, gid []int32, dense int, a *arena) ([]int32, []int32) {
-	n := min(runtime.GOMAXPROCS(0), 8)
-	bounds := make([]int, n+1)
-	for c := range bounds {
-		bounds[c] = len(sel) * c / n
-	}
+	n := chunks()
 	chunkFirst := make([][]int32, n) // per chunk: position of each key's first row, or -1
 	for c := range chunkFirst {
 		chunkFirst[c] = a.int32s(dense)
 	}
-	each := func(f func(c, lo, hi int)) {
-		var wg sync.WaitGroup
-		for c := range n {
-			wg.Go(func() { f(c, bounds[c], bounds[c+1]) })
-		}
-		wg.Wait()
-	}
+	each := func(f func(c, lo, hi int)) { inChunks(len(sel), n, f) }
 	each(func(c, lo, hi int) {
 		for _, p := range parts {
 			p.mix(keys[lo:hi], sel[lo:hi])

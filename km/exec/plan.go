@@ -909,15 +909,22 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 			}
 			to := ar.int32s(len(from))
 			pass := fs.pass[st.To]
-			for t, r := range from {
-				q := int32(-1)
-				if r >= 0 {
-					q = pi[r]
+			up := func(_, lo, hi int) {
+				for t, r := range from[lo:hi] {
+					q := int32(-1)
+					if r >= 0 {
+						q = pi[r]
+					}
+					if q >= 0 && pass != nil && !pass.Get(int(q)) {
+						q = -1
+					}
+					to[lo+t] = q
 				}
-				if q >= 0 && pass != nil && !pass.Get(int(q)) {
-					q = -1
-				}
-				to[t] = q
+			}
+			if n := chunks(); len(from) >= parallelRows && n > 1 {
+				inChunks(len(from), n, up) // a gather: each tuple's parent on its own
+			} else {
+				up(0, 0, len(from))
 			}
 			idx[st.To] = to
 			recs = append(recs, st.To)
