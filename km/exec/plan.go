@@ -96,11 +96,11 @@ func NewSourceSharing(m *km.KnowledgeModel, tables map[string]*column.Table, oth
 // indexes a served KM's pages are likely to walk (warmSorts), which the first page sorted
 // by such a column would otherwise build (about 50 ms at 1M rows), and evaluates the
 // conditions of the KM's KPIs (warmConds), which each KPI request would otherwise
-// evaluate over every row. A store calls it once
-// after loading; it costs about five int32s per row of each table size (see warmRuns),
-// at most two int32s a row per column sorted (see warmSorts) and a bit a row per KPI
-// condition (at most condCacheBytes), kept for the Source's life, and leaves the sorts' keys as garbage (it collects the hash maps of the indexes'
-// builds itself, once, before the sorts).
+// evaluate over every row. A store calls it once after loading; it costs about five
+// int32s per row of each table size (see warmRuns), at most two int32s a row per column
+// sorted (see warmSorts) and a bit a row per KPI condition (at most condCacheBytes),
+// kept for the Source's life, and leaves the sorts' keys as garbage (it collects the
+// hash maps of the indexes' builds itself, once, before the sorts).
 // Errors are left to the requests that meet them. A request running meanwhile waits
 // only for an index it needs that Warm is building, never builds one twice.
 func (s *Source) Warm() {
@@ -135,7 +135,9 @@ func (s *Source) Warm() {
 // unless the record has at most warmSortAllRows rows: then every column's are built.
 const warmSortColumns = 8
 
-var warmSortAllRows = 1 << 16 // a variable for the tests
+// warmSortAllRows is the most rows of a record whose every column warmSorts sorts (a
+// variable for the tests).
+var warmSortAllRows = 1 << 16
 
 // warmSorts builds the sort indexes of the columns each record's pages are likely to be
 // sorted by: its key, then the fields of the indexes it declares (km.Record.Indexes, as
