@@ -209,7 +209,10 @@ func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 	}
 	order = p.stop.order(order)
 	if p.distinct {
-		sel := rows.vector(p.arena)
+		var sel []int32 // nil: every row, in row order
+		if !rows.all || order != nil && len(p.keys) == 0 {
+			sel = rows.vector(p.arena)
+		}
 		parts := make([]keyPart, len(p.refs))
 		for i, c := range p.refs {
 			parts[i] = newKeyPart(c)
@@ -221,9 +224,11 @@ func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 		}
 		// With sort keys, all selected, duplicates sort together: the first row of each
 		// combination in row order is also first in sorted order.
-		_, first := groupRows(parts, sel, p.stop, p.arena)
-		for i, pos := range first {
-			first[i] = sel[pos]
+		first := groupFirsts(parts, sel, rows.n, p.stop, p.arena)
+		if sel != nil {
+			for i, pos := range first {
+				first[i] = sel[pos]
+			}
 		}
 		rows = rowSet{sel: first}
 	}

@@ -133,14 +133,7 @@ func groupRows(parts []keyPart, sel []int32, st *stop, a *arena) (gid []int32, f
 		}
 		return gid, first
 	}
-	dense := 1
-	for _, p := range parts {
-		if p.card == 0 || dense > denseLimit/p.card {
-			dense = 0
-			break
-		}
-		dense *= p.card
-	}
+	dense := denseKeys(parts)
 	switch {
 	case dense > 0:
 		// Every part is small: combine them in mixed radix, null as the last digit, one
@@ -223,6 +216,120 @@ func groupRows(parts []keyPart, sel []int32, st *stop, a *arena) (gid []int32, f
 	return gid, first
 }
 
+// denseKeys is the number of combined keys of parts when every part is small (see
+// keyPart.card) and their product at most denseLimit, else 0.
+func denseKeys(parts []keyPart) int {
+	dense := 1
+	for _, p := range parts {
+		if p.card == 0 || dense > denseLimit/p.card {
+			return 0
+		}
+		dense *= p.card
+	}
+	return dense
+}
+
+// mergeFirsts returns the first positions of the keys 0..dense-1 that chunks hold
+// (chunkFirst[c][k]: the first position of key k in chunk c, or -1; chunks in order),
+// ascending: a key's first row is in the first chunk that holds it, and ordering the
+// keys by that position numbers them as a sequential pass would. Its buffers are a's.
+func mergeFirsts(chunkFirst [][]int32, dense int, a *arena) []int32 {
+	firstOf := a.int32s(dense)
+	for k := range firstOf {
+		firstOf[k] = -1
+		for _, cf := range chunkFirst {
+			if f := cf[k]; f >= 0 {
+				firstOf[k] = f
+				break
+			}
+		}
+	}
+	first := a.int32s(len(firstOf))[:0] // at most one position per key: no growth
+	for _, f := range firstOf {
+		if f >= 0 {
+			first = append(first, f)
+		}
+	}
+	slices.Sort(first)
+	return first
+}
+
+// firstsBlock is the rows groupFirsts combines at a time: their keys stay in the core's
+// cache.
+const firstsBlock = 1 << 13
+
+// groupFirsts returns the positions in sel of the first row of each distinct key of
+// parts, ascending (groupRows' first, without the group ids: what a distinct page needs);
+// a nil sel stands for every row 0..n-1, in order. On the dense path it combines the keys
+// a block of rows at a time in small buffers (with a nil sel, the block's rows too), so
+// that a distinct of every row of a million writes no vector of a million row numbers,
+// keys or group ids: on caches that hold none of it (a first request) that traffic cost
+// more than the keys' columns themselves. Its buffers are a's.
+func groupFirsts(parts []keyPart, sel []int32, n int, st *stop, a *arena) []int32 {
+	dense := denseKeys(parts)
+	if len(parts) == 0 || dense == 0 {
+		if sel == nil {
+			sel = rowRangeIn(a, 0, n)
+		}
+		_, first := groupRows(parts, sel, st, a)
+		return first
+	}
+	if sel != nil {
+		n = len(sel)
+	}
+	nc := 1
+	if n >= parallelRows && dense <= n && chunks() > 1 {
+		nc = chunks()
+	}
+	chunkFirst := make([][]int32, nc)
+	keyBlocks := make([][]int32, nc)
+	rowBlocks := make([][]int32, nc)
+	for c := range nc { // taken here: an arena is one goroutine's
+		chunkFirst[c] = a.int32s(dense)
+		keyBlocks[c] = a.int32s(firstsBlock)
+		if sel == nil {
+			rowBlocks[c] = a.int32s(firstsBlock)
+		}
+	}
+	chunk := func(c, lo, hi int) {
+		f := chunkFirst[c]
+		for i := range f {
+			f[i] = -1
+		}
+		for b := lo; b < hi; b += firstsBlock {
+			e := min(b+firstsBlock, hi)
+			keys := keyBlocks[c][:e-b]
+			clear(keys)
+			var rows []int32
+			if sel != nil {
+				rows = sel[b:e]
+			} else {
+				rows = rowBlocks[c][:e-b]
+				for i := range rows {
+					rows[i] = int32(b + i)
+				}
+			}
+			for _, p := range parts {
+				p.mix(keys, rows)
+			}
+			for i, k := range keys {
+				if f[k] < 0 {
+					f[k] = int32(b + i)
+				}
+			}
+			if nc == 1 {
+				st.check(e - b) // a stop is one goroutine's
+			}
+		}
+	}
+	if nc == 1 {
+		chunk(0, 0, n)
+	} else {
+		inChunks(n, nc, chunk)
+	}
+	return mergeFirsts(chunkFirst, dense, a)
+}
+
 // parallelRows is the number of rows from which groupRows splits the dense path over the
 // cores.
 var parallelRows = 1 << 16
@@ -268,25 +375,7 @@ func groupDenseParallel(parts []keyPart, sel, keys, gid []int32, dense int, a *a
 			}
 		}
 	})
-	// A key's first row is in the first chunk that holds it; ordering the keys by that
-	// position numbers them as the sequential pass would.
-	firstOf := a.int32s(dense)
-	for k := range firstOf {
-		firstOf[k] = -1
-		for c := range n {
-			if f := chunkFirst[c][k]; f >= 0 {
-				firstOf[k] = f
-				break
-			}
-		}
-	}
-	first := a.int32s(len(firstOf))[:0] // at most one position per key: no growth
-	for _, f := range firstOf {
-		if f >= 0 {
-			first = append(first, f)
-		}
-	}
-	slices.Sort(first)
+	first := mergeFirsts(chunkFirst, dense, a)
 	ids := a.int32s(dense) // read only at the keys present, each set below
 	for id, f := range first {
 		ids[keys[f]] = int32(id)

@@ -116,6 +116,7 @@ func (s *Source) Warm() {
 	for _, n := range classes {
 		s.scratch.warm(n, warmRuns)
 	}
+	s.scratch.warm(firstsBlock, 2*chunks()) // a distinct's key and row blocks (groupFirsts)
 	for _, t := range s.tables {
 		for _, c := range t.Columns() {
 			if c, ok := c.(*column.Int64s); ok {
