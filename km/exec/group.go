@@ -3,8 +3,8 @@ package exec
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"runtime"
-	"slices"
 	"sync"
 
 	"github.com/kmkit/kmkit/query/column"
@@ -230,27 +230,31 @@ func denseKeys(parts []keyPart) int {
 }
 
 // mergeFirsts returns the first positions of the keys 0..dense-1 that chunks hold
-// (chunkFirst[c][k]: the first position of key k in chunk c, or -1; chunks in order),
-// ascending: a key's first row is in the first chunk that holds it, and ordering the
-// keys by that position numbers them as a sequential pass would. Its buffers are a's.
-func mergeFirsts(chunkFirst [][]int32, dense int, a *arena) []int32 {
-	firstOf := a.int32s(dense)
-	for k := range firstOf {
-		firstOf[k] = -1
+// (chunkFirst[c][k]: the first position of key k in chunk c, or -1; chunks in order;
+// positions below n), ascending: a key's first row is in the first chunk that holds it,
+// and ordering the keys by that position numbers them as a sequential pass would. The
+// positions are ordered by marking them in a bitmap over 0..n-1 and reading it in order
+// (a distinct page of 50,000 pairs among a million rows: a pass over 128 KB where
+// sorting took 3 ms). Its buffers are a's.
+func mergeFirsts(chunkFirst [][]int32, dense, n int, a *arena) []int32 {
+	marks := a.zeroed((n + 31) / 32) // bit f%32 of word f/32: position f is a first
+	count := 0
+	for k := range dense {
 		for _, cf := range chunkFirst {
 			if f := cf[k]; f >= 0 {
-				firstOf[k] = f
+				marks[f>>5] |= 1 << (f & 31)
+				count++
 				break
 			}
 		}
 	}
-	first := a.int32s(len(firstOf))[:0] // at most one position per key: no growth
-	for _, f := range firstOf {
-		if f >= 0 {
-			first = append(first, f)
+	first := a.int32s(count)[:0] // sized exactly: no growth
+	for w, m := range marks {
+		for m != 0 {
+			first = append(first, int32(w<<5+bits.TrailingZeros32(uint32(m))))
+			m &= m - 1
 		}
 	}
-	slices.Sort(first)
 	return first
 }
 
@@ -327,7 +331,7 @@ func groupFirsts(parts []keyPart, sel []int32, n int, st *stop, a *arena) []int3
 	} else {
 		inChunks(n, nc, chunk)
 	}
-	return mergeFirsts(chunkFirst, dense, a)
+	return mergeFirsts(chunkFirst, dense, n, a)
 }
 
 // parallelRows is the number of rows from which groupRows splits the dense path over the
@@ -375,7 +379,7 @@ func groupDenseParallel(parts []keyPart, sel, keys, gid []int32, dense int, a *a
 			}
 		}
 	})
-	first := mergeFirsts(chunkFirst, dense, a)
+	first := mergeFirsts(chunkFirst, dense, len(sel), a)
 	ids := a.int32s(dense) // read only at the keys present, each set below
 	for id, f := range first {
 		ids[keys[f]] = int32(id)
