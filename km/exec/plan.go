@@ -115,6 +115,7 @@ func (s *Source) Warm() {
 	}
 	for _, n := range classes {
 		s.scratch.warm(n, warmRuns)
+		s.scratch.warm((n+31)/32, 1) // the bitmap of a grouping's first rows (mergeFirsts)
 	}
 	s.scratch.warm(firstsBlock, 2*chunks()) // a distinct's key and row blocks (groupFirsts)
 	for _, t := range s.tables {
