@@ -911,8 +911,15 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 			if err != nil {
 				return pairs{}, err
 			}
-			to := ar.int32s(len(from))
 			pass := fs.pass[st.To]
+			if !down && st.From == a.Grain && fs.pass[a.Grain] == nil && pass == nil {
+				// Every grain row in order, each parent passing: the tuples' parents are
+				// the relationship's index itself (read only), not a gather of it.
+				idx[st.To] = pi
+				recs = append(recs, st.To)
+				continue
+			}
+			to := ar.int32s(len(from))
 			up := func(_, lo, hi int) {
 				for t, r := range from[lo:hi] {
 					q := int32(-1)
