@@ -41,7 +41,8 @@
 // relationship index in the same loop; the keys index an array of group ids. countdistinct
 // over such a column marks one bit per (group, code) in per-group bitmaps (up to 32 MiB of
 // them); over other columns, or past that size, it buckets the values by group, sorts each
-// bucket and counts the runs. A KPI's condition (ratio(DAYS_LATE gt 0), sum(V, S eq
+// bucket and counts the runs; over a column whose sort index, when built, shows a value
+// of its own in every row (a record's key), it counts the rows. A KPI's condition (ratio(DAYS_LATE gt 0), sum(V, S eq
 // 'X')) is evaluated once per Source into a bitmap over its grain's rows and kept (at
 // most condCacheBytes; Source.Warm evaluates those of the KM's KPIs); a sum and an avg of
 // the same values in one request add them once.

@@ -1166,6 +1166,11 @@ func (s *Source) aggregate(ctx context.Context, a *km.Aggregate, pr pairs, n int
 	qa := &query.Aggregate{Func: a.Func}
 	if a.Field != nil {
 		qa.Field = a.Field.Field
+		if a.Func == query.AggCountDistinct && s.distinctValues(gt, a.Field.Field) {
+			// Every row holds a value of its own, and the pairs hold a grain row once
+			// per group: the distinct values of a group are its rows' values.
+			qa.Func = query.AggCount
+		}
 	}
 	var cond pred
 	if a.Cond != nil {
@@ -1189,6 +1194,22 @@ func (s *Source) aggregate(ctx context.Context, a *km.Aggregate, pr pairs, n int
 		return cm.sums.finish(v.(groupSums)), nil
 	}
 	return cm.eval(g), nil
+}
+
+// distinctValues reports whether every row of t's column field holds a value no other
+// row holds (none null), as the column's sort index says (a run per row), when Warm or
+// a page has built it: a record's key, which Warm sorts, usually does. Without an index
+// it reports false (building one would cost more than the count it saves).
+func (s *Source) distinctValues(t *column.Table, field string) bool {
+	c, ok := t.Column(field)
+	if !ok {
+		return false
+	}
+	if _, ok := s.sorts.Load(c); !ok {
+		return false
+	}
+	ix := tableSortIndex(s.sorts, c, nil) // built, or being built: waits for it
+	return ix.nonNull == c.Len() && len(ix.bounds)-1 == c.Len()
 }
 
 // metricValue computes a KPI's value in group gi from its aggregates' values.
