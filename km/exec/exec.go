@@ -41,7 +41,11 @@
 // relationship index in the same loop; the keys index an array of group ids. countdistinct
 // over such a column marks one bit per (group, code) in per-group bitmaps (up to 32 MiB of
 // them); over other columns, or past that size, it buckets the values by group, sorts each
-// bucket and counts the runs.
+// bucket and counts the runs; over a column whose sort index, when built, shows a value
+// of its own in every row (a record's key), it counts the rows. A KPI's condition (ratio(DAYS_LATE gt 0), sum(V, S eq
+// 'X')) is evaluated once per Source into a bitmap over its grain's rows and kept (at
+// most condCacheBytes; Source.Warm evaluates those of the KM's KPIs); a sum and an avg of
+// the same values in one request add them once.
 //
 // Behaviours chosen where the specification is silent:
 //
@@ -206,7 +210,10 @@ func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 	}
 	order = p.stop.order(order)
 	if p.distinct {
-		sel := rows.vector(p.arena)
+		var sel []int32 // nil: every row, in row order
+		if !rows.all || order != nil && len(p.keys) == 0 {
+			sel = rows.vector(p.arena)
+		}
 		parts := make([]keyPart, len(p.refs))
 		for i, c := range p.refs {
 			parts[i] = newKeyPart(c)
@@ -218,9 +225,11 @@ func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 		}
 		// With sort keys, all selected, duplicates sort together: the first row of each
 		// combination in row order is also first in sorted order.
-		_, first := groupRows(parts, sel, p.stop, p.arena)
-		for i, pos := range first {
-			first[i] = sel[pos]
+		first := groupFirsts(parts, sel, rows.n, p.stop, p.arena)
+		if sel != nil {
+			for i, pos := range first {
+				first[i] = sel[pos]
+			}
 		}
 		rows = rowSet{sel: first}
 	}

@@ -3,8 +3,8 @@ package exec
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"runtime"
-	"slices"
 	"sync"
 
 	"github.com/kmkit/kmkit/query/column"
@@ -120,8 +120,10 @@ const denseLimit = 1 << 22
 // groupRows gives each row of sel a group id, numbering groups in order of first
 // appearance in sel; equal keys (nulls equal to each other) share a group. It returns the
 // group id of each entry of sel and the sel position of each group's first row. st may
-// stop it between columns and within the hash-map passes. Its buffers (the group ids
-// returned among them) are a's.
+// stop it between columns and within the hash-map passes. Its buffers (the group ids and
+// the first positions returned among them) are a's: a run of many groups (a distinct
+// page of 50,000 pairs) takes them from the scratch instead of growing a slice, whose
+// fresh pages cost a fault each in every run.
 func groupRows(parts []keyPart, sel []int32, st *stop, a *arena) (gid []int32, first []int32) {
 	gid = a.int32s(len(sel))
 	if len(parts) == 0 {
@@ -131,14 +133,7 @@ func groupRows(parts []keyPart, sel []int32, st *stop, a *arena) (gid []int32, f
 		}
 		return gid, first
 	}
-	dense := 1
-	for _, p := range parts {
-		if p.card == 0 || dense > denseLimit/p.card {
-			dense = 0
-			break
-		}
-		dense *= p.card
-	}
+	dense := denseKeys(parts)
 	switch {
 	case dense > 0:
 		// Every part is small: combine them in mixed radix, null as the last digit, one
@@ -147,6 +142,7 @@ func groupRows(parts []keyPart, sel []int32, st *stop, a *arena) (gid []int32, f
 		if len(sel) >= parallelRows && dense <= len(sel) && runtime.GOMAXPROCS(0) > 1 {
 			return groupDenseParallel(parts, sel, keys, gid, dense, a)
 		}
+		first = a.int32s(min(len(sel), dense))[:0] // a group per key at most: no growth
 		for _, p := range parts {
 			p.mix(keys, sel)
 			st.check(len(sel))
@@ -165,6 +161,7 @@ func groupRows(parts []keyPart, sel []int32, st *stop, a *arena) (gid []int32, f
 			gid[i] = id
 		}
 	case len(parts) <= 3:
+		first = a.int32s(len(sel))[:0] // a group per row at most: no growth
 		// The parts and a null mask in a fixed array key.
 		ids := make(map[[4]uint64]int32)
 		for i, r := range sel {
@@ -190,6 +187,7 @@ func groupRows(parts []keyPart, sel []int32, st *stop, a *arena) (gid []int32, f
 		}
 	default:
 		// Any number of parts: their bytes and null flags as a string key.
+		first = a.int32s(len(sel))[:0] // a group per row at most: no growth
 		ids := make(map[string]int32)
 		buf := make([]byte, 9*len(parts))
 		for i, r := range sel {
@@ -218,9 +216,141 @@ func groupRows(parts []keyPart, sel []int32, st *stop, a *arena) (gid []int32, f
 	return gid, first
 }
 
+// denseKeys is the number of combined keys of parts when every part is small (see
+// keyPart.card) and their product at most denseLimit, else 0.
+func denseKeys(parts []keyPart) int {
+	dense := 1
+	for _, p := range parts {
+		if p.card == 0 || dense > denseLimit/p.card {
+			return 0
+		}
+		dense *= p.card
+	}
+	return dense
+}
+
+// mergeFirsts returns the first positions of the keys 0..dense-1 that chunks hold
+// (chunkFirst[c][k]: the first position of key k in chunk c, or -1; chunks in order;
+// positions below n), ascending: a key's first row is in the first chunk that holds it,
+// and ordering the keys by that position numbers them as a sequential pass would. The
+// positions are ordered by marking them in a bitmap over 0..n-1 and reading it in order
+// (a distinct page of 50,000 pairs among a million rows: a pass over 128 KB where
+// sorting took 3 ms). Its buffers are a's.
+func mergeFirsts(chunkFirst [][]int32, dense, n int, a *arena) []int32 {
+	marks := a.zeroed((n + 31) / 32) // bit f%32 of word f/32: position f is a first
+	count := 0
+	for k := range dense {
+		for _, cf := range chunkFirst {
+			if f := cf[k]; f >= 0 {
+				marks[f>>5] |= 1 << (f & 31)
+				count++
+				break
+			}
+		}
+	}
+	first := a.int32s(count)[:0] // sized exactly: no growth
+	for w, m := range marks {
+		for m != 0 {
+			first = append(first, int32(w<<5+bits.TrailingZeros32(uint32(m))))
+			m &= m - 1
+		}
+	}
+	return first
+}
+
+// firstsBlock is the rows groupFirsts combines at a time: their keys stay in the core's
+// cache.
+const firstsBlock = 1 << 13
+
+// groupFirsts returns the positions in sel of the first row of each distinct key of
+// parts, ascending (groupRows' first, without the group ids: what a distinct page needs);
+// a nil sel stands for every row 0..n-1, in order. On the dense path it combines the keys
+// a block of rows at a time in small buffers (with a nil sel, the block's rows too), so
+// that a distinct of every row of a million writes no vector of a million row numbers,
+// keys or group ids: on caches that hold none of it (a first request) that traffic cost
+// more than the keys' columns themselves. Its buffers are a's.
+func groupFirsts(parts []keyPart, sel []int32, n int, st *stop, a *arena) []int32 {
+	dense := denseKeys(parts)
+	if len(parts) == 0 || dense == 0 {
+		if sel == nil {
+			sel = rowRangeIn(a, 0, n)
+		}
+		_, first := groupRows(parts, sel, st, a)
+		return first
+	}
+	if sel != nil {
+		n = len(sel)
+	}
+	nc := 1
+	if n >= parallelRows && dense <= n && chunks() > 1 {
+		nc = chunks()
+	}
+	chunkFirst := make([][]int32, nc)
+	keyBlocks := make([][]int32, nc)
+	rowBlocks := make([][]int32, nc)
+	for c := range nc { // taken here: an arena is one goroutine's
+		chunkFirst[c] = a.int32s(dense)
+		keyBlocks[c] = a.int32s(firstsBlock)
+		if sel == nil {
+			rowBlocks[c] = a.int32s(firstsBlock)
+		}
+	}
+	chunk := func(c, lo, hi int) {
+		f := chunkFirst[c]
+		for i := range f {
+			f[i] = -1
+		}
+		for b := lo; b < hi; b += firstsBlock {
+			e := min(b+firstsBlock, hi)
+			keys := keyBlocks[c][:e-b]
+			clear(keys)
+			var rows []int32
+			if sel != nil {
+				rows = sel[b:e]
+			} else {
+				rows = rowBlocks[c][:e-b]
+				for i := range rows {
+					rows[i] = int32(b + i)
+				}
+			}
+			for _, p := range parts {
+				p.mix(keys, rows)
+			}
+			for i, k := range keys {
+				if f[k] < 0 {
+					f[k] = int32(b + i)
+				}
+			}
+			if nc == 1 {
+				st.check(e - b) // a stop is one goroutine's
+			}
+		}
+	}
+	if nc == 1 {
+		chunk(0, 0, n)
+	} else {
+		inChunks(n, nc, chunk)
+	}
+	return mergeFirsts(chunkFirst, dense, n, a)
+}
+
 // parallelRows is the number of rows from which groupRows splits the dense path over the
 // cores.
 var parallelRows = 1 << 16
+
+// chunks is the number of goroutines a pass over rows splits into: one per core, at
+// most 8.
+func chunks() int { return min(runtime.GOMAXPROCS(0), 8) }
+
+// inChunks calls f on n contiguous chunks of the range 0..rows, each on a goroutine of
+// its own (c numbers the chunk), and returns when every call has.
+func inChunks(rows, n int, f func(c, lo, hi int)) {
+	var wg sync.WaitGroup
+	for c := range n {
+		wg.Go(func() { f(c, rows*c/n, rows*(c+1)/n) })
+	}
+	wg.Wait()
+}
 
 // groupDenseParallel is groupRows' dense path on GOMAXPROCS goroutines, each on a
 // contiguous chunk of sel: the combined keys and each chunk's first position of every key
@@ -229,22 +359,12 @@ var parallelRows = 1 << 16
 // len(sel), so the passes over the key range cost little. Its tables over the key range
 // are buffers of a, taken before the goroutines start (an arena is one goroutine's).
 func groupDenseParallel(parts []keyPart, sel, keys, gid []int32, dense int, a *arena) ([]int32, []int32) {
-	n := min(runtime.GOMAXPROCS(0), 8)
-	bounds := make([]int, n+1)
-	for c := range bounds {
-		bounds[c] = len(sel) * c / n
-	}
+	n := chunks()
 	chunkFirst := make([][]int32, n) // per chunk: position of each key's first row, or -1
 	for c := range chunkFirst {
 		chunkFirst[c] = a.int32s(dense)
 	}
-	each := func(f func(c, lo, hi int)) {
-		var wg sync.WaitGroup
-		for c := range n {
-			wg.Go(func() { f(c, bounds[c], bounds[c+1]) })
-		}
-		wg.Wait()
-	}
+	each := func(f func(c, lo, hi int)) { inChunks(len(sel), n, f) }
 	each(func(c, lo, hi int) {
 		for _, p := range parts {
 			p.mix(keys[lo:hi], sel[lo:hi])
@@ -259,25 +379,7 @@ func groupDenseParallel(parts []keyPart, sel, keys, gid []int32, dense int, a *a
 			}
 		}
 	})
-	// A key's first row is in the first chunk that holds it; ordering the keys by that
-	// position numbers them as the sequential pass would.
-	firstOf := a.int32s(dense)
-	for k := range firstOf {
-		firstOf[k] = -1
-		for c := range n {
-			if f := chunkFirst[c][k]; f >= 0 {
-				firstOf[k] = f
-				break
-			}
-		}
-	}
-	var first []int32
-	for _, f := range firstOf {
-		if f >= 0 {
-			first = append(first, f)
-		}
-	}
-	slices.Sort(first)
+	first := mergeFirsts(chunkFirst, dense, len(sel), a)
 	ids := a.int32s(dense) // read only at the keys present, each set below
 	for id, f := range first {
 		ids[keys[f]] = int32(id)

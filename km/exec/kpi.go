@@ -21,6 +21,22 @@ type groups struct {
 type compiledMetric struct {
 	typ  query.Type
 	eval func(g groups) []query.Value
+	// sums, set for sum and avg, is eval in two steps: the compensated sum and the count
+	// of the values of each group, then the metric's values from them (finish), so that
+	// a sum and an avg of the same field over the same rows add the values once.
+	sums *sumMetric
+}
+
+// sumMetric is a sum's or an avg's evaluation in two steps (compiledMetric.sums).
+type sumMetric struct {
+	add    func(g groups) groupSums
+	finish func(groupSums) []query.Value
+}
+
+// groupSums are the compensated sum and the count of the values of each group.
+type groupSums struct {
+	sum []compensated
+	n   []int
 }
 
 func arith(op byte) (func(a, b float64) query.Value, error) {
@@ -157,22 +173,29 @@ func (f *Frame) aggregateWith(a *query.Aggregate, cond pred) (compiledMetric, er
 		}}, nil
 	}
 	avg := a.Func == query.AggAvg
-	return compiledMetric{typ: query.TypeFloat, eval: func(g groups) []query.Value {
-		sum := make([]compensated, g.n)
-		n := make([]int, g.n)
-		accumulate(c, g, passing(), sum, n)
-		out := make([]query.Value, g.n)
-		for i := range out {
-			switch {
-			case n[i] == 0:
-				out[i] = query.Null(query.TypeFloat)
-			case avg:
-				out[i] = query.Float(sum[i].value() / float64(n[i]))
-			default:
-				out[i] = query.Float(sum[i].value())
+	sm := &sumMetric{
+		add: func(g groups) groupSums {
+			gs := groupSums{sum: make([]compensated, g.n), n: make([]int, g.n)}
+			accumulate(c, g, passing(), gs.sum, gs.n)
+			return gs
+		},
+		finish: func(gs groupSums) []query.Value {
+			out := make([]query.Value, len(gs.sum))
+			for i := range out {
+				switch {
+				case gs.n[i] == 0:
+					out[i] = query.Null(query.TypeFloat)
+				case avg:
+					out[i] = query.Float(gs.sum[i].value() / float64(gs.n[i]))
+				default:
+					out[i] = query.Float(gs.sum[i].value())
+				}
 			}
-		}
-		return out
+			return out
+		},
+	}
+	return compiledMetric{typ: query.TypeFloat, sums: sm, eval: func(g groups) []query.Value {
+		return sm.finish(sm.add(g))
 	}}, nil
 }
 

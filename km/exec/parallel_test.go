@@ -160,3 +160,80 @@ kpis:
 		t.Errorf("KPIs by group (-want +got):\n%s", d)
 	}
 }
+
+// TestGroupFirsts holds groupFirsts, on every row (a nil selection) or a selection, in
+// blocks and in chunks on several goroutines or not, to the obvious answer: the position
+// of the first row of each distinct combination of the keys' values (nulls equal), in
+// order.
+func TestGroupFirsts(t *testing.T) {
+	rows := parallelRows
+	t.Cleanup(func() { parallelRows = rows })
+	r := rand.New(rand.NewPCG(31, 32))
+	for c := range 60 {
+		parallelRows = rows
+		if c%2 == 0 {
+			parallelRows = 0
+		}
+		n := 1 + r.IntN(3*firstsBlock)
+		var parts []keyPart
+		var cols []column.Column
+		for range 1 + r.IntN(3) {
+			var col column.Column
+			if r.IntN(3) == 0 { // a float column: no dense digits, the hash-map path
+				b := column.NewBuilder(query.TypeFloat)
+				for range n {
+					b.AppendFloat(float64(r.IntN(40)))
+				}
+				col = b.Build()
+			} else {
+				b := column.NewBuilder(query.TypeString)
+				card := 1 + r.IntN(30)
+				for range n {
+					if r.IntN(10) == 0 {
+						b.AppendNull()
+					} else {
+						b.AppendString(fmt.Sprint("v", r.IntN(card)))
+					}
+				}
+				col = b.Build()
+			}
+			cols = append(cols, col)
+			parts = append(parts, newKeyPart(ref{col: col}))
+		}
+		var sel []int32 // nil: every row
+		if r.IntN(2) == 0 {
+			sel = []int32{}
+			for i := range n {
+				if r.IntN(4) != 0 {
+					sel = append(sel, int32(i))
+				}
+			}
+		}
+		a := &arena{s: &scratch{maxBytes: 1 << 30}}
+		got := slices.Clone(groupFirsts(parts, sel, n, nil, a))
+		a.release()
+
+		seen := map[string]bool{}
+		var want []int32
+		for i := range n {
+			row := int32(i)
+			if sel != nil {
+				if i >= len(sel) {
+					break
+				}
+				row = sel[i]
+			}
+			key := ""
+			for _, col := range cols {
+				key += fmt.Sprintf("%v|", col.Value(int(row)))
+			}
+			if !seen[key] {
+				seen[key] = true
+				want = append(want, int32(i))
+			}
+		}
+		if d := gocmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
+			t.Fatalf("case %d (%d rows, selection %v): first positions (-want +got):\n%s", c, n, sel != nil, d)
+		}
+	}
+}

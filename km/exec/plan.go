@@ -51,6 +51,7 @@ type Source struct {
 	sorts     *sync.Map   // sort indexes of table columns: column.Column -> *sortIndex
 	scores    *scoreCache // fuzzy scores of dictionaries by term
 	scratch   *scratch    // the runs' buffers, kept between runs
+	conds     *condCache  // the rows where aggregates' conditions hold
 }
 
 // relKey names a relationship index by the columns it joins, not by record ids, so that
@@ -70,7 +71,8 @@ type lazy struct {
 // NewSource returns the source of m's records; tables maps each record id to its table,
 // which holds a column per field of the record, named by the field id.
 func NewSource(m *km.KnowledgeModel, tables map[string]*column.Table) *Source {
-	return &Source{m: m, tables: tables, rel: &sync.Map{}, referrals: &sync.Map{}, sorts: &sync.Map{}, scores: newScoreCache(scoreCacheBytes), scratch: newScratch(tables)}
+	return &Source{m: m, tables: tables, rel: &sync.Map{}, referrals: &sync.Map{}, sorts: &sync.Map{}, scores: newScoreCache(scoreCacheBytes),
+		scratch: newScratch(tables), conds: &condCache{maxBytes: condCacheBytes}}
 }
 
 // NewSourceSharing is NewSource for a store of several KMs over the same tables: the new
@@ -95,14 +97,16 @@ func NewSourceSharing(m *km.KnowledgeModel, tables map[string]*column.Table, oth
 // the range of each integer column, which the first request grouping or counting distinct
 // values of it would otherwise scan for (about 1 ms at 1M rows), and builds the sort
 // indexes a served KM's pages are likely to walk (warmSorts), which the first page sorted
-// by such a column would otherwise build (about 50 ms at 1M rows), and the fuzzy indexes
-// of the string dictionaries of up to warmSearchValues values (warmSearch), which the
-// first search of such a column would otherwise build. A store calls it once after
-// loading; it costs about five int32s per row of each table size (see warmRuns), at most
-// two int32s a row per column sorted (see warmSorts), and twice the text plus about 30
-// bytes a value of each dictionary indexed (fuzzy.Index), kept for the Source's life,
-// and leaves the sorts' keys as garbage (it collects the hash maps of the indexes'
-// builds itself, once, before the sorts).
+// by such a column would otherwise build (about 50 ms at 1M rows), the fuzzy indexes of
+// the string dictionaries of up to warmSearchValues values (warmSearch), which the first
+// search of such a column would otherwise build, and evaluates the conditions of the KM's
+// KPIs (warmConds), which each KPI request would otherwise evaluate over every row. A
+// store calls it once after loading; it costs about five int32s per row of each table
+// size (see warmRuns), at most two int32s a row per column sorted (see warmSorts), twice
+// the text plus about 30 bytes a value of each dictionary indexed (fuzzy.Index) and a bit
+// a row per KPI condition (at most condCacheBytes), kept for the Source's life, and
+// leaves the sorts' keys as garbage (it collects the hash maps of the indexes' builds
+// itself, once, before the sorts).
 // Errors are left to the requests that meet them. A request running meanwhile waits
 // only for an index it needs that Warm is building, never builds one twice.
 func (s *Source) Warm() {
@@ -117,7 +121,9 @@ func (s *Source) Warm() {
 	}
 	for _, n := range classes {
 		s.scratch.warm(n, warmRuns)
+		s.scratch.warm((n+31)/32, 1) // the bitmap of a grouping's first rows (mergeFirsts)
 	}
+	s.scratch.warm(firstsBlock, 2*chunks()) // a distinct's key and row blocks (groupFirsts)
 	for _, t := range s.tables {
 		for _, c := range t.Columns() {
 			if c, ok := c.(*column.Int64s); ok {
@@ -131,6 +137,7 @@ func (s *Source) Warm() {
 	runtime.GC()
 	s.warmSorts()
 	s.warmSearch()
+	s.warmConds()
 }
 
 // warmSearchValues bounds the dictionaries whose fuzzy indexes warmSearch builds: names,
@@ -152,15 +159,24 @@ func (s *Source) warmSearch() {
 	}
 }
 
-// warmSortColumns bounds the columns of a record whose sort indexes warmSorts builds.
+// warmSortColumns bounds the columns of a record whose sort indexes warmSorts builds,
+// unless the record has at most warmSortAllRows rows: then every column's are built.
 const warmSortColumns = 8
+
+// warmSortAllRows is the most rows of a record whose every column warmSorts sorts (a
+// variable for the tests).
+var warmSortAllRows = 1 << 16
 
 // warmSorts builds the sort indexes of the columns each record's pages are likely to be
 // sorted by: its key, then the fields of the indexes it declares (km.Record.Indexes, as
-// the SQL stores create them), each once, at most warmSortColumns a record. Each costs
+// the SQL stores create them), each once, at most warmSortColumns a record; and of every
+// column of a record of at most warmSortAllRows rows (a dimension such as the demo's
+// 10,000 customers, whose pages a client sorts by any field: building the index of an
+// undeclared one took the first such page 0.7 ms against 0.03 ms once built). Each costs
 // an int32 a row (the permutation) and one per distinct value (the runs' bounds): at
-// most 8 bytes a row, kept for the Source's life; the builds share one pair of key
-// buffers (32 bytes a row of the largest table), garbage once Warm returns.
+// most 8 bytes a row, kept for the Source's life (at most 512 KiB a column of a small
+// record); the builds share one pair of key buffers (32 bytes a row of the largest
+// table), garbage once Warm returns.
 func (s *Source) warmSorts() {
 	// The builds' keys, sized once for the largest table and reused from one build to
 	// the next (grown table by table, each smaller pair would be garbage).
@@ -185,7 +201,11 @@ func (s *Source) warmSorts() {
 				}
 			}
 		}
-		for _, name := range fields[:min(len(fields), warmSortColumns)] {
+		fields = fields[:min(len(fields), warmSortColumns)]
+		if t.Rows() <= warmSortAllRows {
+			fields = t.Names()
+		}
+		for _, name := range fields {
 			if c, ok := t.Column(name); ok {
 				tableSortIndex(s.sorts, c, bufs)
 			}
@@ -926,17 +946,31 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 			if err != nil {
 				return pairs{}, err
 			}
-			to := ar.int32s(len(from))
 			pass := fs.pass[st.To]
-			for t, r := range from {
-				q := int32(-1)
-				if r >= 0 {
-					q = pi[r]
+			if !down && st.From == a.Grain && fs.pass[a.Grain] == nil && pass == nil {
+				// Every grain row in order, each parent passing: the tuples' parents are
+				// the relationship's index itself (read only), not a gather of it.
+				idx[st.To] = pi
+				recs = append(recs, st.To)
+				continue
+			}
+			to := ar.int32s(len(from))
+			up := func(_, lo, hi int) {
+				for t, r := range from[lo:hi] {
+					q := int32(-1)
+					if r >= 0 {
+						q = pi[r]
+					}
+					if q >= 0 && pass != nil && !pass.Get(int(q)) {
+						q = -1
+					}
+					to[lo+t] = q
 				}
-				if q >= 0 && pass != nil && !pass.Get(int(q)) {
-					q = -1
-				}
-				to[t] = q
+			}
+			if n := chunks(); len(from) >= parallelRows && n > 1 {
+				inChunks(len(from), n, up) // a gather: each tuple's parent on its own
+			} else {
+				up(0, 0, len(from))
 			}
 			idx[st.To] = to
 			recs = append(recs, st.To)
@@ -1001,7 +1035,12 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		}
 		parts[i] = newKeyPart(ref{col: col, index: rows})
 	}
-	sel := rowRangeIn(ar, 0, nt)
+	var sel []int32 // the tuples 0..nt-1
+	if !down && fs.pass[a.Grain] == nil {
+		sel = grain // every grain row in order, one tuple each: the same numbers
+	} else {
+		sel = rowRangeIn(ar, 0, nt)
+	}
 	local, first := groupRows(parts, sel, stp, ar)
 	global := make([]int32, len(first))
 	for l, t := range first {
@@ -1063,23 +1102,69 @@ func isIdentity(ids []int32) bool {
 // aggregates on several cores: below it the goroutines cost more than they save.
 var parallelPairs = 1 << 16
 
+// sumKey names the values a sum or an avg adds: one field of the grain over the same
+// pairs (pairs are shared between aggregates, never copied: their first elements name
+// them) with the same condition.
+type sumKey struct {
+	g, gid *int32
+	field  string
+	cond   string
+}
+
+// sumKeyOf returns the sumKey of a, a sum or an avg over pr, or false for any other
+// aggregate, no pairs, or a condition without a key (condKey).
+func sumKeyOf(a *km.Aggregate, pr pairs) (sumKey, bool) {
+	if (a.Func != query.AggSum && a.Func != query.AggAvg) || a.Field == nil || len(pr.g) == 0 {
+		return sumKey{}, false
+	}
+	k := sumKey{g: &pr.g[0], gid: &pr.gid[0], field: a.Field.Name()}
+	if a.Cond != nil {
+		c, ok := condKey(a)
+		if !ok {
+			return sumKey{}, false
+		}
+		k.cond = c
+	}
+	return k, true
+}
+
 // aggregates computes each aggregate of aggs over its pairs (all[i]) for n groups. The
 // aggregates are independent, so with enough pairs they run on up to GOMAXPROCS
-// goroutines, each aggregate on one (its values are the same as computed alone).
+// goroutines, each aggregate on one (its values are the same as computed alone). A sum
+// and an avg of the same values (TOTAL_NET and AVG_NET) add them once: the second reads
+// the first's sums, and runs after every aggregate that adds its own, so that it rarely
+// waits for them.
 func (s *Source) aggregates(ctx context.Context, aggs []*km.Aggregate, all []pairs, n int) ([][]query.Value, error) {
 	values := make([][]query.Value, len(aggs))
 	if len(aggs) == 0 { // KPIs of constants only ("3")
 		return values, nil
 	}
+	keys := make([]*sumKey, len(aggs))
+	order := make([]int, 0, len(aggs))
+	var twins []int
+	seen := map[sumKey]bool{}
+	for i, a := range aggs {
+		if k, ok := sumKeyOf(a, all[i]); ok {
+			keys[i] = &k
+			if seen[k] {
+				twins = append(twins, i)
+				continue
+			}
+			seen[k] = true
+		}
+		order = append(order, i)
+	}
+	order = append(order, twins...)
+	var sums sync.Map // sumKey -> *lazy holding groupSums
 	errs := make([]error, len(aggs))
 	run := func(i int) {
 		if errs[i] = ctx.Err(); errs[i] == nil {
-			values[i], errs[i] = s.aggregate(ctx, aggs[i], all[i], n)
+			values[i], errs[i] = s.aggregate(ctx, aggs[i], all[i], n, &sums, keys[i])
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(aggs))
 	if total := len(all[0].g) * len(aggs); workers < 2 || total < parallelPairs {
-		for i := range aggs {
+		for _, i := range order {
 			if run(i); errs[i] != nil {
 				return nil, errs[i]
 			}
@@ -1090,8 +1175,8 @@ func (s *Source) aggregates(ctx context.Context, aggs []*km.Aggregate, all []pai
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < len(aggs); i = int(next.Add(1)) - 1 {
-				run(i)
+			for j := int(next.Add(1)) - 1; j < len(order); j = int(next.Add(1)) - 1 {
+				run(order[j])
 			}
 		})
 	}
@@ -1104,8 +1189,10 @@ func (s *Source) aggregates(ctx context.Context, aggs []*km.Aggregate, all []pai
 	return values, nil
 }
 
-// aggregate computes one aggregate over its pairs for n groups.
-func (s *Source) aggregate(ctx context.Context, a *km.Aggregate, pr pairs, n int) ([]query.Value, error) {
+// aggregate computes one aggregate over its pairs for n groups. A sum or an avg with a
+// key takes the sums of its values from sums, adding them there when no other aggregate
+// of the run has.
+func (s *Source) aggregate(ctx context.Context, a *km.Aggregate, pr pairs, n int, sums *sync.Map, key *sumKey) ([]query.Value, error) {
 	gt, err := s.table(a.Grain)
 	if err != nil {
 		return nil, err
@@ -1114,14 +1201,15 @@ func (s *Source) aggregate(ctx context.Context, a *km.Aggregate, pr pairs, n int
 	qa := &query.Aggregate{Func: a.Func}
 	if a.Field != nil {
 		qa.Field = a.Field.Field
+		if a.Func == query.AggCountDistinct && s.distinctValues(gt, a.Field.Field) {
+			// Every row holds a value of its own, and the pairs hold a grain row once
+			// per group: the distinct values of a group are its rows' values.
+			qa.Func = query.AggCount
+		}
 	}
 	var cond pred
 	if a.Cond != nil {
-		home, err := s.holds(ctx, a.Cond)
-		if err != nil {
-			return nil, err
-		}
-		b, err := s.carry(home, a.Cond.Reach[a.Grain])
+		b, err := s.condRows(ctx, a)
 		if err != nil {
 			return nil, err
 		}
@@ -1135,7 +1223,28 @@ func (s *Source) aggregate(ctx context.Context, a *km.Aggregate, pr pairs, n int
 	// arena is one goroutine's. The values computed never point into its buffers.
 	ar := &arena{s: s.scratch}
 	defer ar.release()
-	return cm.eval(groups{sel: pr.g, gid: pr.gid, n: n, arena: ar}), nil
+	g := groups{sel: pr.g, gid: pr.gid, n: n, arena: ar}
+	if key != nil && cm.sums != nil {
+		v, _ := cachedIn(sums, *key, func() (any, error) { return cm.sums.add(g), nil })
+		return cm.sums.finish(v.(groupSums)), nil
+	}
+	return cm.eval(g), nil
+}
+
+// distinctValues reports whether every row of t's column field holds a value no other
+// row holds (none null), as the column's sort index says (a run per row), when Warm or
+// a page has built it: a record's key, which Warm sorts, usually does. Without an index
+// it reports false (building one would cost more than the count it saves).
+func (s *Source) distinctValues(t *column.Table, field string) bool {
+	c, ok := t.Column(field)
+	if !ok {
+		return false
+	}
+	if _, ok := s.sorts.Load(c); !ok {
+		return false
+	}
+	ix := tableSortIndex(s.sorts, c, nil) // built, or being built: waits for it
+	return ix.nonNull == c.Len() && len(ix.bounds)-1 == c.Len()
 }
 
 // metricValue computes a KPI's value in group gi from its aggregates' values.

@@ -115,11 +115,17 @@ func (a *arena) release() {
 // grouping its own rows takes four: the grain rows, the tuples, their group ids and their
 // keys; through a parent, or with a count distinct's per-group bitmaps, one more); at most
 // maxRuns of the largest table's class are kept in all, or what Warm touches if that is
-// more. Kept buffers are resident memory: 20 bytes a row of each table size warmed, 24
-// bytes a row of the largest at most beyond that.
+// more, and beyond either spareRuns of the largest class more, for the buffers of sizes
+// no table has (a filtered selection, the key tables of a grouping or a distinct, the
+// first rows of its groups), which a scratch filled by Warm would otherwise drop after
+// every run, so that each run took them from fresh memory. Kept buffers are resident
+// memory: 20 bytes a row of each table size warmed, 8 bytes a row of the largest beyond
+// that once runs have used buffers of other sizes (32 bytes a row of the largest at most
+// when Warm touches less than maxRuns of it).
 const (
-	warmRuns = 5
-	maxRuns  = 6
+	warmRuns  = 5
+	maxRuns   = 6
+	spareRuns = 2
 )
 
 // newScratch returns the scratch of a Source over tables.
@@ -137,8 +143,9 @@ func newScratch(tables map[string]*column.Table) *scratch {
 	for k := range classes {
 		warmed += warmRuns * 4 << k
 	}
-	// Room for what Warm touches, so that it does not touch buffers only to drop them.
-	return &scratch{maxBytes: max(maxRuns*4<<class(largest), warmed)}
+	// Room for what Warm touches, so that it does not touch buffers only to drop them,
+	// and for buffers of other sizes beside them.
+	return &scratch{maxBytes: max(maxRuns*4<<class(largest), warmed) + spareRuns*4<<class(largest)}
 }
 
 // warm takes count buffers of n int32s, writes every element (so that their pages are

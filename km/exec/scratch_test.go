@@ -1,7 +1,9 @@
 package exec
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
@@ -152,5 +154,103 @@ func TestScratchKeepsWhatWarmTouches(t *testing.T) {
 	}
 	if want := warmRuns * 4 * (small + large); s.bytes != want {
 		t.Errorf("scratch keeps %d bytes, want %d", s.bytes, want)
+	}
+}
+
+// TestScratchSpareRoom: a scratch Warm filled still keeps buffers of sizes no table has
+// (a filtered selection, a distinct's key tables), up to spareRuns buffers of the largest
+// table's class, so that runs reuse them instead of taking fresh memory every time.
+func TestScratchSpareRoom(t *testing.T) {
+	table := func(rows int) *column.Table {
+		b := column.NewBuilder(query.TypeInteger)
+		for i := range rows {
+			b.AppendInt(int64(i))
+		}
+		tab, err := column.NewTable([]string{"I"}, []column.Column{b.Build()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tab
+	}
+	large := 1 << 15
+	s := newScratch(map[string]*column.Table{"l": table(large)})
+	s.warm(large, maxRuns) // the scratch's bound before the spare room
+	a := &arena{s: s}
+	other := a.int32s(large / 2) // a size class no table has
+	for range maxRuns + 1 {
+		a.int32s(large) // the buffers Warm touched, and one more of the table's class
+	}
+	a.release()
+	if len(s.free[class(large/2)]) != 1 || len(s.free[class(large)]) != maxRuns+1 {
+		t.Fatalf("after Warm the scratch keeps %d buffers of another size and %d of the table's, want 1 and %d",
+			len(s.free[class(large/2)]), len(s.free[class(large)]), maxRuns+1)
+	}
+	if b := a.int32s(large / 2); &b[:1][0] != &other[:1][0] {
+		t.Error("the buffer of another size was not reused")
+	}
+	a.release()
+	if want := (maxRuns + spareRuns) * 4 * large; s.maxBytes != want || s.bytes > want {
+		t.Errorf("scratch bound %d bytes, keeps %d, want a bound of %d", s.maxBytes, s.bytes, want)
+	}
+}
+
+// TestGroupRowsFirstFromArena: on every path (dense, dense in chunks, hash map of up to
+// three parts, of more) groupRows takes the first rows of its groups from the arena, as
+// it does the group ids, and numbers the groups as it does allocating them.
+func TestGroupRowsFirstFromArena(t *testing.T) {
+	old, rows := minScratch, parallelRows
+	minScratch = 1
+	t.Cleanup(func() { minScratch, parallelRows = old, rows })
+	r := rand.New(rand.NewPCG(21, 22))
+	n := 3000
+	col := func(typ query.Type, card int) column.Column {
+		b := column.NewBuilder(typ)
+		for range n {
+			switch {
+			case r.IntN(20) == 0:
+				b.AppendNull()
+			case typ == query.TypeString:
+				b.AppendString(fmt.Sprint("v", r.IntN(card)))
+			default:
+				b.AppendFloat(float64(r.IntN(card)))
+			}
+		}
+		return b.Build()
+	}
+	sel := make([]int32, 0, n)
+	for i := range n {
+		if r.IntN(3) != 0 {
+			sel = append(sel, int32(i))
+		}
+	}
+	few, many := col(query.TypeString, 7), col(query.TypeFloat, 500) // floats: no dense digits
+	for _, c := range []struct {
+		name     string
+		cols     []column.Column
+		parallel bool
+	}{
+		{"dense", []column.Column{few, few}, false},
+		{"dense in chunks", []column.Column{few, few}, true},
+		{"map", []column.Column{few, many}, false},
+		{"map of more parts", []column.Column{few, many, many, few}, false},
+	} {
+		parallelRows = rows
+		if c.parallel {
+			parallelRows = 0
+		}
+		parts := make([]keyPart, len(c.cols))
+		for i, k := range c.cols {
+			parts[i] = newKeyPart(ref{col: k})
+		}
+		wantGid, wantFirst := groupRows(parts, sel, nil, nil)
+		a := &arena{s: &scratch{maxBytes: 1 << 30}}
+		gid, first := groupRows(parts, sel, nil, a)
+		if !slices.Equal(gid, wantGid) || !slices.Equal(first, wantFirst) || len(first) < 2 {
+			t.Fatalf("%s: %d groups from the arena, %d allocating, or their ids differ", c.name, len(first), len(wantFirst))
+		}
+		if !slices.ContainsFunc(a.held, func(b []int32) bool { return &b[:1][0] == &first[:1][0] }) {
+			t.Errorf("%s: the first rows are not the arena's", c.name)
+		}
+		a.release()
 	}
 }

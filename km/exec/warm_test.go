@@ -15,20 +15,31 @@ import (
 )
 
 // TestWarmSortIndexes: Warm builds the sort indexes of each record's key and declared
-// index columns (at most warmSortColumns a record) in the table indexes every frame over
-// the table reads, and requests of every shape, run two at a time while Warm runs and
-// again after it, answer as the reference evaluator does, as they do on a Source never
-// warmed (run with -race).
+// index columns (at most warmSortColumns a record), or of every column of a record of at
+// most warmSortAllRows rows, in the table indexes every frame over the table reads, and
+// requests of every shape, run two at a time while Warm runs and again after it, answer
+// as the reference evaluator does, as they do on a Source never warmed (run with -race).
+// Every other table set is warmed as a large one (warmSortAllRows 0).
 func TestWarmSortIndexes(t *testing.T) {
 	g := &gen{r: rand.New(rand.NewPCG(15, 16)), plan: true}
 	warmed := 0
+	allRows := warmSortAllRows
+	t.Cleanup(func() { warmSortAllRows = allRows })
 	for set := range 30 {
+		warmSortAllRows = allRows
+		if set%2 == 1 {
+			warmSortAllRows = 0
+		}
 		_, rf := g.tables(t)
 		a, b := rf.o.m.Record("A"), rf.o.m.Record("B")
-		for _, f := range a.Fields {
+		declared := len(a.Fields) // A declares an index of each field, or of its first only
+		if set%4 >= 2 {
+			declared = 1
+		}
+		for _, f := range a.Fields[:declared] {
 			a.Indexes = append(a.Indexes, km.Index{{Field: f.ID, Descending: set%2 == 0}})
 		}
-		b.Indexes = []km.Index{{{Field: "S"}, {Field: "F"}}}
+		b.Indexes = []km.Index{{{Field: "S"}}}
 		cold := NewSource(rf.o.m, rf.o.src.tables)
 		var reqs [2][]*queryCase
 		for w := range reqs {
@@ -69,20 +80,24 @@ func TestWarmSortIndexes(t *testing.T) {
 			return
 		}
 		// Warm built the key's and the declared columns' indexes (the first
-		// warmSortColumns of A's), and a frame's sort reads them.
+		// warmSortColumns of A's), or every column's of a small record, and a frame's
+		// sort reads them.
 		tab := rf.o.src.tables["A"]
 		for i, f := range a.Fields {
 			c, _ := tab.Column(f.ID)
 			v, ok := rf.o.src.sorts.Load(c)
 			built := ok && v.(*sortIndex).perm != nil
-			if tab.Rows() > 0 && i < warmSortColumns && !built {
-				t.Errorf("set %d: Warm built no sort index of A.%s", set, f.ID)
+			if tab.Rows() > 0 && (i < min(declared, warmSortColumns) || tab.Rows() <= warmSortAllRows) && !built {
+				t.Errorf("set %d: Warm built no sort index of A.%s (%d rows)", set, f.ID, tab.Rows())
 			}
 		}
-		for _, name := range []string{"K", "S", "F"} {
-			c, _ := rf.o.src.tables["B"].Column(name)
-			if _, ok := rf.o.src.sorts.Load(c); !ok {
-				t.Errorf("set %d: Warm built no sort index of B.%s", set, name)
+		bt := rf.o.src.tables["B"]
+		for _, name := range bt.Names() {
+			c, _ := bt.Column(name)
+			v, ok := rf.o.src.sorts.Load(c)
+			built := ok && v.(*sortIndex).perm != nil
+			if (name == "K" || name == "S" || bt.Rows() <= warmSortAllRows) && !built {
+				t.Errorf("set %d: Warm built no sort index of B.%s (%d rows)", set, name, bt.Rows())
 			}
 		}
 		fr, err := rf.o.src.frame("A", nil, false)

@@ -209,13 +209,15 @@ func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) 
 // every KM it holds with the indexes of its relationships, and the scratch memory of its
 // runs (exec.Source.Warm), so that the first heavy request runs as later ones do instead
 // of paying for the indexes and for fresh memory (a page fault per 4 KiB), and the sort
-// indexes of each record's key and declared index columns (km.Record.Indexes), which the
-// first page sorted by one of them would otherwise build, and the fuzzy index of each
-// string dictionary of up to 128Ki values (fuzzy.Index), which the first search of one
-// would otherwise build. It costs about four int32s per row of each table size, at most
-// two per row of each column sorted (about 110 MiB for the 1M-order demo), and the
-// dictionaries' text once or twice more plus 21 to 37 bytes a value (1.6 MB for the
-// demo), kept while the data stay, and leaves garbage (the hash maps of
+// indexes of each record's key and declared index columns (km.Record.Indexes), or of
+// every column of a small record (at most 65,536 rows), which the first page sorted by
+// one of them would otherwise build, the fuzzy index of each string dictionary of up to
+// 128Ki values (fuzzy.Index), which the first search of one would otherwise build, and
+// the rows where the conditions of the KPIs hold (a bit a row, at most 4 MiB a KM). It
+// costs about four int32s per row of each table size, at most two per row of each
+// column sorted (about 110 MiB for the 1M-order demo), and the dictionaries' text once
+// or twice more plus 21 to 37 bytes a value (1.6 MB for the demo), kept while the data
+// stay, and leaves garbage (the hash maps of
 // the index builds, the sorts' keys) that a collection frees. A host calls it once its
 // tables and models are in place (the reference server does after loading); without it
 // each executor is built by its first request. A later PutTable, PutModel or Import drops
