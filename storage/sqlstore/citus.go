@@ -97,7 +97,7 @@ func (db *DB) colocationAnchor(ctx context.Context, typ string) (string, error) 
 			return "", fmt.Errorf("co-location anchor %s: %w", name, err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, db.d.rebind(recordImport), done, 0, name); err != nil {
+	if _, err := tx.ExecContext(ctx, db.d.rebind(recordImport), done, 0, "", name); err != nil {
 		return "", err
 	}
 	return name, tx.Commit()

@@ -114,7 +114,12 @@
 //     ORDER BY c ASC|DESC, so that either index serves either direction; otherwise
 //     PostgreSQL gets c ASC|DESC NULLS LAST (the descending one served by an index
 //     c DESC NULLS LAST only) and SQLite, whose indexes hold nulls first, c DESC (its
-//     descending order has nulls last) or c ASC NULLS LAST, which no index serves. Pages are LIMIT and OFFSET written as integer literals, so that the
+//     descending order has nulls last) or c ASC NULLS LAST, which no index serves. A
+//     column whose values the import found strictly ascending in row order (a key
+//     exported in order; ColumnDef.RowOrdered, recorded in km_imports) is sorted as
+//     RowColumn in a page of rows, and ends the ORDER BY: `-ITEM_VALUE, ITEM_ID` reads
+//     an index (ITEM_VALUE DESC, RowColumn) in order instead of sorting each run of equal
+//     values by ITEM_ID. Pages are LIMIT and OFFSET written as integer literals, so that the
 //     planner costs the page and PostgreSQL keeps the statement's plan (a generic plan:
 //     with a bound LIMIT it assumes a tenth of the rows and plans every execution
 //     afresh; pgx prepares each statement text once per connection and keeps the 512
@@ -218,7 +223,9 @@
 // An imported table declares NOT NULL every column that holds no null (the rows are known
 // before the table is created), so that SQLite sorts such a column ascending through an
 // index and PostgreSQL descending through an ascending index read backwards (see the sorts
-// above). It is indexed on each index the records declare (km.Record.Indexes), each ending
+// above); the columns among them of strings or integers whose values strictly ascend in
+// row order are recorded with the import's digest, in the same transaction, and sorted as
+// the row order. It is indexed on each index the records declare (km.Record.Indexes), each ending
 // with RowColumn (on SQLite implicitly: RowColumn is the rowid, which every index entry
 // ends with anyway, so it is not stored and sorted twice), and on the key of each record
 // using it and every field of a relationship, unless a declared index begins with that

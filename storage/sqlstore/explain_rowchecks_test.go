@@ -82,7 +82,7 @@ func rowChecksStatement(t *testing.T, db *DB) *statement {
 	if p.RowChecks == nil {
 		t.Fatal("the plan tests no parent")
 	}
-	st, err := translatePlan(db.d, p, nil, s.notNull(ctx, "rc_lines"))
+	st, err := translatePlan(db.d, p, nil, s.sourceColumns(ctx, "rc_lines"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -37,9 +39,9 @@ type KMStore struct {
 	// counts caches RowCount per source (rowCount values) for rowCountTTL, so that the
 	// cost estimate of a request costs no statement; PutModel clears it.
 	counts sync.Map
-	// notNulls caches the NOT NULL columns per source (notNullColumns values) for
-	// rowCountTTL; PutModel (and so every import) clears it.
-	notNulls sync.Map
+	// columns caches the NOT NULL and the row-ordered columns per source (cachedColumns
+	// values) for rowCountTTL; PutModel (and so every import) clears it.
+	columns sync.Map
 
 	// digests are the km_imports digests of the sources the store imported (Import,
 	// ImportGenerated), guarded by mu: the generation of the data it serves, which a
@@ -47,9 +49,19 @@ type KMStore struct {
 	digests map[string]string
 }
 
-// notNullColumns is a cached answer of notNull.
-type notNullColumns struct {
-	cols  map[string]bool
+// sourceColumns is what the translation knows of a source's columns (a nil map: none
+// known).
+type sourceColumns struct {
+	// notNull are the columns declared NOT NULL in the catalog.
+	notNull map[string]bool
+	// rowOrdered are the columns whose values strictly ascend in row order, as the
+	// source's import recorded them (ColumnDef.RowOrdered).
+	rowOrdered map[string]bool
+}
+
+// cachedColumns is a cached answer of columns.
+type cachedColumns struct {
+	cols  sourceColumns
 	read  time.Time
 	loads int64 // DB.loads when read
 }
@@ -86,7 +98,7 @@ func (s *KMStore) PutModel(ctx context.Context, m *km.KnowledgeModel) error {
 	defer s.mu.Unlock()
 	s.models[m.ID] = m
 	s.counts.Clear()
-	s.notNulls.Clear()
+	s.columns.Clear()
 	return nil
 }
 
@@ -113,17 +125,18 @@ func (s *KMStore) Model(_ context.Context, id string) (*km.KnowledgeModel, error
 	return m, nil
 }
 
-// statement translates p for the store's database, with the NOT NULL columns of the
-// grain's table when p sorts rows: both dialects write the sort of a column without nulls
-// so that the import's ascending indexes serve it (read backwards for a descending sort).
+// statement translates p for the store's database, with what it knows of the columns of
+// the grain's table when p sorts rows: both dialects write the sort of a column without
+// nulls so that the import's ascending indexes serve it (read backwards for a descending
+// sort), and a column that ascends in row order is sorted as the row order.
 func (s *KMStore) statement(ctx context.Context, p *km.Plan, score *searchScore) (*statement, error) {
-	var notNull map[string]bool
+	var cols sourceColumns
 	if len(p.KPIs) == 0 && len(p.Sort) > 0 {
 		if r := p.KM.Record(p.Grain); r != nil {
-			notNull = s.notNull(ctx, r.Source)
+			cols = s.sourceColumns(ctx, r.Source)
 		}
 	}
-	return translatePlan(s.db.planDialect(ctx), p, score, notNull)
+	return translatePlan(s.db.planDialect(ctx), p, score, cols)
 }
 
 // Query implements km.Store: the plan is translated into one statement for the page and,
@@ -447,23 +460,52 @@ func (s *KMStore) readRowCount(ctx context.Context, source string) (int64, bool)
 
 var _ km.RowCounter = (*KMStore)(nil)
 
-// notNull returns the columns of source declared NOT NULL, as the catalog says (Import
-// declares every column without nulls so; a host's table may too; a view's columns are
-// all nullable). An answer is reused for 30 seconds, until PutModel and until the DB
-// loads a table (LoadIndexedTable, which every import calls), like RowCount's; an error
-// reads as none, which only costs the index.
-func (s *KMStore) notNull(ctx context.Context, source string) map[string]bool {
+// sourceColumns returns the columns of source declared NOT NULL, as the catalog says
+// (Import declares every column without nulls so; a host's table may too; a view's
+// columns are all nullable), and those its import recorded as ascending in row order
+// (km_imports; none for a table no LoadTable loaded; the record holds until the table's
+// next load, so a host that replaces a loaded table by other means loads it with
+// LoadTable or drops its km_imports row). An answer is reused for 30 seconds,
+// until PutModel and until the DB loads a table (LoadIndexedTable, which every import
+// calls), like RowCount's; an error reads as none, which only costs the index.
+func (s *KMStore) sourceColumns(ctx context.Context, source string) sourceColumns {
 	loads := s.db.loads.Load()
-	if v, found := s.notNulls.Load(source); found {
-		if c := v.(notNullColumns); c.loads == loads && time.Since(c.read) < rowCountTTL {
+	if v, found := s.columns.Load(source); found {
+		if c := v.(cachedColumns); c.loads == loads && time.Since(c.read) < rowCountTTL {
 			return c.cols
 		}
 	}
-	cols, err := s.readNotNull(ctx, source)
-	if err == nil {
-		s.notNulls.Store(source, notNullColumns{cols: cols, read: time.Now(), loads: loads})
+	var cols sourceColumns
+	var err error
+	if cols.notNull, err = s.readNotNull(ctx, source); err != nil {
+		return sourceColumns{}
 	}
+	if cols.rowOrdered, err = s.readRowOrdered(ctx, source); err != nil {
+		return sourceColumns{notNull: cols.notNull}
+	}
+	s.columns.Store(source, cachedColumns{cols: cols, read: time.Now(), loads: loads})
 	return cols
+}
+
+// readRowOrdered reads the row-ordered columns of source that its import recorded.
+func (s *KMStore) readRowOrdered(ctx context.Context, source string) (map[string]bool, error) {
+	var text string
+	err := s.db.sql.QueryRowContext(ctx, s.db.d.rebind(`SELECT row_ordered FROM km_imports WHERE source = ? AND digest <> ''`), source).Scan(&text)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && text == "" {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	if err := json.Unmarshal([]byte(text), &names); err != nil {
+		return nil, err
+	}
+	cols := make(map[string]bool, len(names))
+	for _, n := range names {
+		cols[n] = true
+	}
+	return cols, nil
 }
 
 // readNotNull reads the NOT NULL columns of source from the catalog.

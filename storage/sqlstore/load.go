@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"hash"
 	"io"
@@ -32,6 +33,13 @@ type ColumnDef struct {
 	// load). The translation reads it back from the catalog: a sort on such a column needs
 	// no NULLS LAST, which SQLite cannot read from an ascending index.
 	NotNull bool
+	// RowOrdered declares that the column's values strictly ascend in row order, with no
+	// null (strings in byte order): sorting by the column is sorting by RowColumn, which
+	// ends every index. LoadTable records it with the import; the KM store's row pages
+	// then sort by RowColumn in its place, so that an index ending with RowColumn serves a
+	// sort whose ties are broken by the column (a record's key, say). It is trusted as
+	// given: a column declared so that does not ascend pages in the wrong order.
+	RowOrdered bool
 }
 
 // Rows yields the rows LoadTable inserts: Next advances (false at the end) and Values
@@ -199,7 +207,11 @@ func (db *DB) LoadDistributedTable(ctx context.Context, table string, cols []Col
 	names := []string{RowColumn}
 	types := make([]query.Type, len(cols))
 	notNull := map[string]bool{}
+	var ordered []string
 	for i, c := range cols {
+		if c.RowOrdered {
+			ordered = append(ordered, c.Name)
+		}
 		def := quoteIdent(c.Name) + " " + db.sqlType(c.Type)
 		if c.NotNull {
 			def += " NOT NULL"
@@ -243,13 +255,23 @@ func (db *DB) LoadDistributedTable(ctx context.Context, table string, cols []Col
 	for _, idx := range indexes {
 		after = append(after, idx.ddl(db.d, table, notNull))
 	}
+	orderedJSON := ""
+	if ordered != nil {
+		b, err := json.Marshal(ordered)
+		if err != nil {
+			return err
+		}
+		orderedJSON = string(b)
+	}
+	// The row-ordered columns are written with the digest, in the transaction that
+	// replaces the table, so that no reader sees a table with another's.
 	record := db.d.rebind(recordImport)
 	claim := db.d.rebind(claimImport)
 	defer db.loads.Add(1)
 	if pg {
-		return db.copyTable(ctx, table, names, types, ddl, after, rows, claim, record, digest, copyOpts)
+		return db.copyTable(ctx, table, names, types, ddl, after, rows, claim, record, digest, orderedJSON, copyOpts)
 	}
-	return db.insertTable(ctx, table, names, types, ddl, after, rows, claim, record, digest)
+	return db.insertTable(ctx, table, names, types, ddl, after, rows, claim, record, digest, orderedJSON)
 }
 
 // insertTable is LoadTable for SQLite: one IMMEDIATE transaction on a connection of its
@@ -265,7 +287,7 @@ func (db *DB) LoadDistributedTable(ctx context.Context, table string, cols []Col
 // that size sort within the processor's caches and keep the cores busy, where runs of the
 // pool's 64 MiB made the index builds of the 1M-order demo a fifth slower (the inserts
 // only append pages, which a small cache writes out as early).
-func (db *DB) insertTable(ctx context.Context, table string, names []string, types []query.Type, ddl, after []string, rows Rows, claim, record, digest string) error {
+func (db *DB) insertTable(ctx context.Context, table string, names []string, types []query.Type, ddl, after []string, rows Rows, claim, record, digest, ordered string) error {
 	conn, err := db.sql.Conn(ctx)
 	if err != nil {
 		return err
@@ -293,7 +315,7 @@ func (db *DB) insertTable(ctx context.Context, table string, names []string, typ
 	// A busy database is retried, but only before the rows were read: they cannot be
 	// read twice.
 	for attempt := 0; ; attempt++ {
-		read, err := insertTx(ctx, conn, table, names, types, ddl, after, rows, claim, record, digest)
+		read, err := insertTx(ctx, conn, table, names, types, ddl, after, rows, claim, record, digest, ordered)
 		if err == nil || read || attempt >= 5 || !db.d.retryable(err) {
 			return err
 		}
@@ -301,7 +323,7 @@ func (db *DB) insertTable(ctx context.Context, table string, names []string, typ
 }
 
 // insertTx runs the transaction of insertTable and reports whether it began reading rows.
-func insertTx(ctx context.Context, conn *sql.Conn, table string, names []string, types []query.Type, ddl, after []string, rows Rows, claim, record, digest string) (bool, error) {
+func insertTx(ctx context.Context, conn *sql.Conn, table string, names []string, types []query.Type, ddl, after []string, rows Rows, claim, record, digest, ordered string) (bool, error) {
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
@@ -336,7 +358,7 @@ func insertTx(ctx context.Context, conn *sql.Conn, table string, names []string,
 	if _, err = tx.ExecContext(ctx, "ANALYZE "+quoteIdent(table)); err != nil {
 		return true, err
 	}
-	if _, err = tx.ExecContext(ctx, record, digest, n, table); err != nil {
+	if _, err = tx.ExecContext(ctx, record, digest, n, ordered, table); err != nil {
 		return true, err
 	}
 	return true, tx.Commit()
@@ -529,8 +551,9 @@ func readBatches(rows Rows, types []query.Type, size int) (batches chan argBatch
 const claimImport = `INSERT INTO km_imports (source, digest, rows_loaded) VALUES (?, '', 0)
 	ON CONFLICT (source) DO UPDATE SET source = excluded.source RETURNING digest`
 
-// recordImport records the digest and row count of an imported source.
-const recordImport = `UPDATE km_imports SET digest = ?, rows_loaded = ? WHERE source = ?`
+// recordImport records the digest, the row count and the row-ordered columns (a JSON
+// array, or "" for none; see ColumnDef.RowOrdered) of an imported source.
+const recordImport = `UPDATE km_imports SET digest = ?, rows_loaded = ?, row_ordered = ? WHERE source = ?`
 
 // copyTable is LoadTable for PostgreSQL: one pgx transaction on a pooled connection that
 // creates the table, streams the rows in COPY's binary format (encoded straight from the
@@ -542,7 +565,7 @@ const recordImport = `UPDATE km_imports SET digest = ?, rows_loaded = ? WHERE so
 // WAL-logged table from the start: an import the server has acknowledged survives a crash.
 // (Loading UNLOGGED and then SET LOGGED would not save the logging: SET LOGGED rewrites and
 // logs the whole table again unless wal_level is minimal.)
-func (db *DB) copyTable(ctx context.Context, table string, names []string, types []query.Type, ddl, after []string, rows Rows, claim, record, digest, copyOpts string) error {
+func (db *DB) copyTable(ctx context.Context, table string, names []string, types []query.Type, ddl, after []string, rows Rows, claim, record, digest, ordered, copyOpts string) error {
 	conn, err := db.sql.Conn(ctx)
 	if err != nil {
 		return err
@@ -598,7 +621,7 @@ func (db *DB) copyTable(ctx context.Context, table string, names []string, types
 		if _, err := tx.Exec(ctx, "ANALYZE "+quoteIdent(table)); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, record, digest, tag.RowsAffected(), table); err != nil {
+		if _, err := tx.Exec(ctx, record, digest, tag.RowsAffected(), ordered, table); err != nil {
 			return err
 		}
 		return tx.Commit(ctx)
@@ -998,6 +1021,29 @@ func hasNull(c column.Column) bool {
 	return slices.ContainsFunc(nulls, func(w uint64) bool { return w != 0 })
 }
 
+// ascends reports whether the values of a column without nulls strictly ascend in row
+// order, as the database orders them (strings byte by byte; integers, dates and times as
+// their integers). Floats and booleans are left out: there the answer is rarely yes.
+func ascends(c column.Column) bool {
+	switch c := c.(type) {
+	case *column.Strings:
+		for i := 1; i < len(c.Codes); i++ {
+			if c.Dict[c.Codes[i-1]] >= c.Dict[c.Codes[i]] {
+				return false
+			}
+		}
+		return true
+	case *column.Int64s:
+		for i := 1; i < len(c.Vals); i++ {
+			if c.Vals[i-1] >= c.Vals[i] {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
 // sortedColumns returns the columns of a schema by name.
 func sortedColumns(sc column.Schema) []ColumnDef {
 	cols := make([]ColumnDef, 0, len(sc))
@@ -1055,6 +1101,7 @@ func (s *KMStore) loadTable(ctx context.Context, src source, t *column.Table, di
 	}
 	for i, col := range rows.cols {
 		cols[i].NotNull = !hasNull(col)
+		cols[i].RowOrdered = cols[i].NotNull && ascends(col)
 		if cols[i].Name == src.dist.Column && !cols[i].NotNull {
 			if citus, err := s.db.HasCitus(ctx); err != nil {
 				return err

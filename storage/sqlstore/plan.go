@@ -23,9 +23,8 @@ type planner struct {
 	p *km.Plan
 	b *builder
 	n int // sub-query aliases handed out
-	// notNull holds the columns of the grain's source declared NOT NULL (nil: none
-	// known); see orderBy.
-	notNull map[string]bool
+	// cols is what is known of the columns of the grain's source; see orderBy.
+	cols sourceColumns
 	// citus says that the database is Citus (citusDialect) and the KM places some record
 	// on it (a distributed or reference table): the statements take the shapes Citus
 	// plans (see conjunct, leftJoin, aggregates). A KM without declarations has only
@@ -462,7 +461,7 @@ func (t *planner) orderBy(rows bool) ([]string, error) {
 		notNull := false
 		if rows && k.Expr == nil && k.Column >= 0 && k.Column < len(t.p.Fields) {
 			f := t.p.Fields[k.Column]
-			notNull = f.Record == t.p.Grain && (f.Field == km.RowField || t.notNull[f.Field])
+			notNull = f.Record == t.p.Grain && (f.Field == km.RowField || t.cols.notNull[f.Field])
 		}
 		dir := t.d.sortDir(k.Desc, notNull)
 		if k.Expr != nil {
@@ -476,6 +475,25 @@ func (t *planner) orderBy(rows bool) ([]string, error) {
 		out = append(out, "c"+strconv.Itoa(k.Column)+dir)
 	}
 	return out, nil
+}
+
+// rowOrder returns the ORDER BY of a statement of rows: the sort keys (orderBy) and then
+// order, the ties' order. A sort key on a column of the grain that ascends in row order
+// (sourceColumns.rowOrdered) is written as RowColumn, in its direction, and ends the list:
+// the two orders are the same, RowColumn is unique, and every index of an imported table
+// ends with it, so that an index on the keys before it serves the page in order where the
+// column itself (a record's key breaking the ties of a sort) would make the database
+// read and sort each run of equal values.
+func (t *planner) rowOrder(keys []string, order string) []string {
+	for i, k := range t.p.Sort {
+		if k.Expr != nil || k.Column < 0 || k.Column >= len(t.p.Fields) {
+			continue
+		}
+		if f := t.p.Fields[k.Column]; f.Record == t.p.Grain && t.cols.rowOrdered[f.Field] {
+			return append(keys[:i:i], t.rowAlias(f.Record)+"."+quoteIdent(RowColumn)+t.d.sortDir(k.Desc, true))
+		}
+	}
+	return append(keys, order)
 }
 
 // rowResolver resolves a field "RECORD.FIELD" of the row statement.
@@ -505,11 +523,10 @@ func (t *planner) page(sql string) (string, bool) {
 }
 
 // translatePlan builds the statements of a plan. score is its search, already scored
-// (nil without one); notNull holds the columns of the grain's source declared NOT NULL
-// (nil when unknown).
-func translatePlan(d dialect, p *km.Plan, score *searchScore, notNull map[string]bool) (*statement, error) {
+// (nil without one); cols is what is known of the columns of the grain's source.
+func translatePlan(d dialect, p *km.Plan, score *searchScore, cols sourceColumns) (*statement, error) {
 	t := newPlanner(d, p)
-	t.notNull = notNull
+	t.cols = cols
 	st := &statement{}
 	for _, c := range p.Columns {
 		st.cols = append(st.cols, query.ColumnHeader{Name: c.Name, Type: c.Type, KPI: c.KPI != nil})
@@ -586,7 +603,7 @@ func (t *planner) rowStatement(st *statement, score *searchScore) (*statement, e
 			count = t.firstSeen(st, sel, exprs, from, order)
 		}
 	default:
-		page = "SELECT " + strings.Join(sel, ", ") + total + from + " ORDER BY " + strings.Join(append(keys, order), ", ")
+		page = "SELECT " + strings.Join(sel, ", ") + total + from + " ORDER BY " + strings.Join(t.rowOrder(keys, order), ", ")
 		count = "SELECT count(*)" + from
 	}
 	st.count, st.countArgs = count, countArgs

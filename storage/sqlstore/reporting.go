@@ -79,7 +79,7 @@ func (s *ReportingStore) PutTenantContext(ctx context.Context, tenant string, el
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, d.rebind(recordImport), digest, len(sorted), source)
+		_, err = tx.ExecContext(ctx, d.rebind(recordImport), digest, len(sorted), "", source)
 		return err
 	})
 }
