@@ -22,7 +22,8 @@ type sortIndex struct {
 	// nulls last.
 	perm []int32
 	// bounds delimit the runs of equal values in perm: run k is perm[bounds[k]:bounds[k+1]].
-	// The nulls, if any, are the last run.
+	// The nulls, if any, are the last run. It is nil when every non-null value is
+	// distinct: run k is then perm[k] alone (see run), saving an int32 a row for keys.
 	bounds []int32
 	// nonNull is the number of non-null rows: perm[:nonNull] are they, perm[nonNull:] the
 	// null rows.
@@ -56,7 +57,7 @@ func (f *Frame) sortIndex(name string, c ref) *sortIndex {
 // tableSortIndex returns the sort index of the table column c in indexes (by column),
 // building it on first use with bufs (see build); concurrent first users wait for one
 // build.
-func tableSortIndex(indexes *sync.Map, c column.Column, bufs *[2][]keyed) *sortIndex {
+func tableSortIndex(indexes *sync.Map, c column.Column, bufs *sortBufs) *sortIndex {
 	v, ok := indexes.Load(c)
 	if !ok {
 		v, _ = indexes.LoadOrStore(c, &sortIndex{})
@@ -86,15 +87,41 @@ func (f *Frame) builtIndex(c column.Column) *sortIndex {
 // runs of non-null values: seek(row) compares the sought value with row's, as cmp.Compare
 // orders them (the index's order).
 func (ix *sortIndex) equal(seek func(row int32) int) []int32 {
-	runs := len(ix.bounds) - 1
-	if ix.nonNull < len(ix.perm) {
-		runs-- // the last run holds the nulls
-	}
-	k, found := sort.Find(runs, func(k int) int { return seek(ix.perm[ix.bounds[k]]) })
+	k, found := sort.Find(ix.valueRuns(), func(k int) int { return seek(ix.run(k)[0]) })
 	if !found {
 		return nil
 	}
-	return ix.perm[ix.bounds[k]:ix.bounds[k+1]]
+	return ix.run(k)
+}
+
+// runs is the number of runs of ix, the nulls' included.
+func (ix *sortIndex) runs() int {
+	if ix.bounds != nil {
+		return len(ix.bounds) - 1
+	}
+	if ix.nonNull < len(ix.perm) {
+		return ix.nonNull + 1
+	}
+	return ix.nonNull
+}
+
+// valueRuns is the number of runs of non-null values of ix.
+func (ix *sortIndex) valueRuns() int {
+	if ix.nonNull < len(ix.perm) {
+		return ix.runs() - 1 // the last run holds the nulls
+	}
+	return ix.runs()
+}
+
+// run returns the rows of run k of ix.
+func (ix *sortIndex) run(k int) []int32 {
+	switch {
+	case ix.bounds != nil:
+		return ix.perm[ix.bounds[k]:ix.bounds[k+1]]
+	case k < ix.nonNull:
+		return ix.perm[k : k+1]
+	}
+	return ix.perm[ix.nonNull:]
 }
 
 // rowsPerSoughtValue is the fewest rows of a column per value sought by an equality or
@@ -191,27 +218,26 @@ func (f *Frame) seekRows(c column.Column, n int, seek seeker, out column.Bitmap)
 	return true
 }
 
-// keyed is a frame row with its column value mapped to an unsigned integer of the same order.
-type keyed struct {
-	key uint64
-	row int32
+// sortBufs hold the rows a build sorts, each with its column value mapped to an
+// unsigned integer of the same order, as two parallel arrays (12 bytes a row, not the 16
+// of a struct of both), twice: radixSort's input and its scratch.
+type sortBufs struct {
+	keys [2][]uint64
+	rows [2][]int32
 }
 
 // build sorts the n frame rows of c by order-preserving integer keys. bufs, when not nil,
 // holds the keyed rows and radixSort's scratch (grown to n rows where shorter), so that
-// builds one after another (Source.Warm's) reuse them instead of each leaving 32 bytes a
+// builds one after another (Source.Warm's) reuse them instead of each leaving 24 bytes a
 // row of garbage, which a heap run at a high GOGC keeps until it has grown several times
 // over.
-func (ix *sortIndex) build(n int, c ref, bufs *[2][]keyed) {
+func (ix *sortIndex) build(n int, c ref, bufs *sortBufs) {
 	if ix.identity {
 		ix.perm = make([]int32, n)
-		ix.bounds = make([]int32, n+1)
 		for i := range ix.perm {
 			ix.perm[i] = int32(i)
-			ix.bounds[i] = int32(i)
 		}
-		ix.bounds[n] = int32(n)
-		ix.nonNull = n
+		ix.nonNull = n // and every value distinct: no bounds
 		return
 	}
 	nulls := nullsOf(c.col)
@@ -230,14 +256,14 @@ func (ix *sortIndex) build(n int, c ref, bufs *[2][]keyed) {
 		panic("exec: unknown column type")
 	}
 	if bufs == nil {
-		bufs = new([2][]keyed)
+		bufs = new(sortBufs)
 	}
-	for i := range bufs {
-		if cap(bufs[i]) < n {
-			bufs[i] = make([]keyed, 0, n)
+	for i := range 2 {
+		if cap(bufs.keys[i]) < n {
+			bufs.keys[i], bufs.rows[i] = make([]uint64, 0, n), make([]int32, 0, n)
 		}
 	}
-	rows := bufs[0][:0]
+	keys, rows := bufs.keys[0][:0], bufs.rows[0][:0]
 	var nullRows []int32
 	for r := range int32(n) {
 		cr := c.row(r)
@@ -245,55 +271,60 @@ func (ix *sortIndex) build(n int, c ref, bufs *[2][]keyed) {
 			nullRows = append(nullRows, r)
 			continue
 		}
-		rows = append(rows, keyed{keyOf(cr), r})
+		keys, rows = append(keys, keyOf(cr)), append(rows, r)
 	}
-	rows = radixSort(rows, bufs[1][:len(rows)])
+	keys, rows = radixSort(keys, rows, bufs.keys[1][:len(keys)], bufs.rows[1][:len(rows)])
 	ix.perm = make([]int32, 0, n)
 	ix.nonNull = len(rows)
-	runs := 2 // the null run and the end, at most
-	for i, k := range rows {
-		if i == 0 || k.key != rows[i-1].key {
+	ix.perm = append(ix.perm, rows...)
+	ix.perm = append(ix.perm, nullRows...)
+	runs := 0 // of non-null values
+	for i, k := range keys {
+		if i == 0 || k != keys[i-1] {
 			runs++
 		}
 	}
-	ix.bounds = make([]int32, 0, runs) // sized once: no garbage of growing it
-	for i, k := range rows {
-		if i == 0 || k.key != rows[i-1].key {
+	if runs == len(keys) {
+		return // every value distinct: no bounds (see run)
+	}
+	ix.bounds = make([]int32, 0, runs+2) // sized once: no garbage of growing it
+	for i, k := range keys {
+		if i == 0 || k != keys[i-1] {
 			ix.bounds = append(ix.bounds, int32(i))
 		}
-		ix.perm = append(ix.perm, k.row)
 	}
 	if len(nullRows) > 0 {
 		ix.bounds = append(ix.bounds, int32(len(rows)))
-		ix.perm = append(ix.perm, nullRows...)
 	}
 	ix.bounds = append(ix.bounds, int32(n))
 	ix.bounds = slices.Clip(ix.bounds)
 }
 
-// radixSort sorts rows by key, stably (rows come in row order, so ties stay in row order):
-// a least-significant-digit radix sort on bytes, skipping the bytes all keys share. Short
-// inputs use a comparison sort. buf is its scratch, as long as rows. It returns the
-// sorted slice, rows or buf.
-func radixSort(rows, buf []keyed) []keyed {
-	if len(rows) < 256 {
-		slices.SortFunc(rows, func(a, b keyed) int {
-			if c := cmp.Compare(a.key, b.key); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.row, b.row)
-		})
-		return rows
+// radixSort sorts rows by keys (parallel arrays), stably (rows come in row order, so ties
+// stay in row order): a least-significant-digit radix sort on bytes, skipping the bytes
+// all keys share. Short inputs use a comparison sort. bufKeys and bufRows are its
+// scratch, as long as keys. It returns the sorted arrays, the input's or the scratch.
+func radixSort(keys []uint64, rows []int32, bufKeys []uint64, bufRows []int32) ([]uint64, []int32) {
+	if len(keys) < 256 {
+		order := make([]int, len(keys))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(keys[a], keys[b]) })
+		for i, o := range order {
+			bufKeys[i], bufRows[i] = keys[o], rows[o]
+		}
+		return bufKeys, bufRows
 	}
 	var counts [8][256]int
-	for _, k := range rows {
+	for _, k := range keys {
 		for d := range 8 {
-			counts[d][byte(k.key>>(8*d))]++
+			counts[d][byte(k>>(8*d))]++
 		}
 	}
 	for d := range 8 {
 		c := &counts[d]
-		if c[byte(rows[0].key>>(8*d))] == len(rows) {
+		if c[byte(keys[0]>>(8*d))] == len(keys) {
 			continue // every key has this byte
 		}
 		pos := 0
@@ -301,14 +332,15 @@ func radixSort(rows, buf []keyed) []keyed {
 			c[i] = pos
 			pos += n
 		}
-		for _, k := range rows {
-			b := byte(k.key >> (8 * d))
-			buf[c[b]] = k
+		for i, k := range keys {
+			b := byte(k >> (8 * d))
+			bufKeys[c[b]], bufRows[c[b]] = k, rows[i]
 			c[b]++
 		}
-		rows, buf = buf, rows
+		keys, bufKeys = bufKeys, keys
+		rows, bufRows = bufRows, rows
 	}
-	return rows
+	return keys, rows
 }
 
 // floatKey maps a float to an integer in cmp.Compare's order: every NaN lowest and equal,
@@ -331,21 +363,17 @@ func floatKey(v float64) uint64 {
 // the column (desc: values descending), each run's rows ascending, nulls last, until
 // visit returns false.
 func (ix *sortIndex) walk(desc bool, visit func(run []int32) bool) {
-	runs := len(ix.bounds) - 1
-	nonNullRuns := runs
-	if ix.nonNull < len(ix.perm) {
-		nonNullRuns-- // the last run holds the nulls
-	}
+	nonNullRuns := ix.valueRuns()
 	for i := range nonNullRuns {
 		k := i
 		if desc {
 			k = nonNullRuns - 1 - i
 		}
-		if !visit(ix.perm[ix.bounds[k]:ix.bounds[k+1]]) {
+		if !visit(ix.run(k)) {
 			return
 		}
 	}
-	if nonNullRuns < runs {
+	if ix.nonNull < len(ix.perm) {
 		visit(ix.perm[ix.nonNull:])
 	}
 }

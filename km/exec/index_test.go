@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -429,23 +431,53 @@ func TestSortIndexBuild(t *testing.T) {
 			if d := cmp.Diff(want, ix.perm); d != "" {
 				t.Fatalf("perm (-want +got):\n%s", d)
 			}
-			if ix.bounds[0] != 0 || int(ix.bounds[len(ix.bounds)-1]) != n {
-				t.Fatalf("bounds %d..%d, want 0..%d", ix.bounds[0], ix.bounds[len(ix.bounds)-1], n)
-			}
-			for k := 0; k+1 < len(ix.bounds); k++ {
-				run := ix.perm[ix.bounds[k]:ix.bounds[k+1]]
+			covered := 0
+			for k := range ix.runs() {
+				run := ix.run(k)
 				if len(run) == 0 {
 					t.Fatalf("run %d is empty", k)
 				}
+				if &run[0] != &ix.perm[covered] {
+					t.Fatalf("run %d does not start where run %d ends (%d)", k, k-1, covered)
+				}
+				covered += len(run)
 				for _, r := range run[1:] {
 					if key(run[0], r) != 0 {
 						t.Fatalf("run %d: rows %d and %d differ", k, run[0], r)
 					}
 				}
-				if k+2 < len(ix.bounds) && key(run[0], ix.perm[ix.bounds[k+1]]) >= 0 {
-					t.Fatalf("runs %d and %d: %d is not below %d", k, k+1, run[0], ix.perm[ix.bounds[k+1]])
+				if k+1 < ix.runs() && key(run[0], ix.run(k + 1)[0]) >= 0 {
+					t.Fatalf("runs %d and %d: %d is not below %d", k, k+1, run[0], ix.run(k + 1)[0])
 				}
 			}
+			if covered != n {
+				t.Fatalf("the runs hold %d rows, want %d", covered, n)
+			}
 		})
+	}
+}
+
+// TestSortIndexOfDistinctValues: an index whose non-null values are all distinct keeps
+// no bounds; its runs are single rows, then the nulls' run, in a walk either way and in
+// a search for a value.
+func TestSortIndexOfDistinctValues(t *testing.T) {
+	col := &column.Strings{Dict: []string{"b", "a", "c"}, Codes: []uint32{0, 0, 1, 0, 2}, Nulls: column.NewBitmap(5)}
+	col.Nulls.Set(1)
+	col.Nulls.Set(3)
+	ix := &sortIndex{}
+	ix.build(5, ref{col: col}, nil)
+	if ix.bounds != nil || ix.runs() != 4 || ix.valueRuns() != 3 {
+		t.Fatalf("bounds %v, %d runs, %d of values: want none, 4, 3", ix.bounds, ix.runs(), ix.valueRuns())
+	}
+	var runs [][]int32
+	ix.walk(true, func(run []int32) bool { runs = append(runs, slices.Clone(run)); return true })
+	if want := [][]int32{{4}, {0}, {2}, {1, 3}}; !cmp.Equal(runs, want) {
+		t.Errorf("descending walk %v, want %v", runs, want)
+	}
+	for value, want := range map[string][]int32{"a": {2}, "b": {0}, "c": {4}, "d": nil, "": nil} {
+		got := ix.equal(func(row int32) int { return strings.Compare(value, col.Dict[col.Codes[row]]) })
+		if !slices.Equal(got, want) {
+			t.Errorf("equal(%q) = %v, want %v", value, got, want)
+		}
 	}
 }

@@ -175,8 +175,8 @@ var warmSortAllRows = 1 << 16
 // undeclared one took the first such page 0.7 ms against 0.03 ms once built). Each costs
 // an int32 a row (the permutation) and one per distinct value (the runs' bounds): at
 // most 8 bytes a row, kept for the Source's life (at most 512 KiB a column of a small
-// record); the builds share one pair of key buffers (32 bytes a row of the largest
-// table), garbage once Warm returns.
+// record); the builds share one pair of key buffers (24 bytes a row of the largest
+// table, let go once it is sorted), garbage once Warm returns.
 func (s *Source) warmSorts() {
 	// The records by size, largest first. The largest table's builds take key buffers of
 	// its size; once they are done, the buffers are let go and collected, so that the
@@ -190,11 +190,11 @@ func (s *Source) warmSorts() {
 		}
 	}
 	slices.SortStableFunc(records, func(a, b *km.Record) int { return cmp.Compare(s.tables[b.ID].Rows(), s.tables[a.ID].Rows()) })
-	bufs := new([2][]keyed) // grown by the builds to each table's size (see build)
+	bufs := new(sortBufs) // grown by the builds to each table's size (see build)
 	for i, r := range records {
 		t := s.tables[r.ID]
 		if i == 1 {
-			bufs = new([2][]keyed)
+			bufs = new(sortBufs)
 			runtime.GC()
 		}
 		var fields []string
@@ -1251,7 +1251,7 @@ func (s *Source) distinctValues(t *column.Table, field string) bool {
 		return false
 	}
 	ix := tableSortIndex(s.sorts, c, nil) // built, or being built: waits for it
-	return ix.nonNull == c.Len() && len(ix.bounds)-1 == c.Len()
+	return ix.nonNull == c.Len() && ix.runs() == c.Len()
 }
 
 // metricValue computes a KPI's value in group gi from its aggregates' values.
