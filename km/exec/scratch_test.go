@@ -131,17 +131,7 @@ func TestNewSourceSharing(t *testing.T) {
 // buffer warm touches for each (warmRuns of each class), even where those exceed maxRuns
 // buffers of the largest class, so that Warm's pages are not touched only to be dropped.
 func TestScratchKeepsWhatWarmTouches(t *testing.T) {
-	table := func(rows int) *column.Table {
-		b := column.NewBuilder(query.TypeInteger)
-		for i := range rows {
-			b.AppendInt(int64(i))
-		}
-		tab, err := column.NewTable([]string{"I"}, []column.Column{b.Build()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tab
-	}
+	table := func(rows int) *column.Table { return intTable(t, rows) }
 	small, large := 1<<13, 1<<15 // four times smaller: warmRuns of both exceed maxRuns of the large
 	s := newScratch(map[string]*column.Table{"s": table(small), "l": table(large)})
 	s.warm(small, warmRuns)
@@ -161,17 +151,7 @@ func TestScratchKeepsWhatWarmTouches(t *testing.T) {
 // (a filtered selection, a distinct's key tables), up to spareRuns buffers of the largest
 // table's class, so that runs reuse them instead of taking fresh memory every time.
 func TestScratchSpareRoom(t *testing.T) {
-	table := func(rows int) *column.Table {
-		b := column.NewBuilder(query.TypeInteger)
-		for i := range rows {
-			b.AppendInt(int64(i))
-		}
-		tab, err := column.NewTable([]string{"I"}, []column.Column{b.Build()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tab
-	}
+	table := func(rows int) *column.Table { return intTable(t, rows) }
 	large := 1 << 15
 	s := newScratch(map[string]*column.Table{"l": table(large)})
 	s.warm(large, maxRuns) // the scratch's bound before the spare room
@@ -253,4 +233,18 @@ func TestGroupRowsFirstFromArena(t *testing.T) {
 		}
 		a.release()
 	}
+}
+
+// intTable is a table of one integer column I holding 0, 1, ... rows-1.
+func intTable(t *testing.T, rows int) *column.Table {
+	t.Helper()
+	b := column.NewBuilder(query.TypeInteger)
+	for i := range rows {
+		b.AppendInt(int64(i))
+	}
+	tab, err := column.NewTable([]string{"I"}, []column.Column{b.Build()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab
 }
