@@ -204,8 +204,8 @@ func route(path string) (address, error) {
 	}
 	if i := strings.IndexByte(sub, '('); i > 0 && strings.HasSuffix(sub[:i], EntitySetSuffix) && isIdentifier(sub[:i]) {
 		set := sub[:i]
-		j := closingParen(sub, i)
-		if j < 0 {
+		j, err := closing(sub, i) // its error speaks of $apply: the path's is below
+		if err != nil {
 			return address{}, notFoundPath(path, "an entity is addressed as "+set+"(key)")
 		}
 		key, after := sub[i+1:j], sub[j+1:]
@@ -221,21 +221,6 @@ func route(path string) (address, error) {
 		return address{}, notFoundPath(path, "an entity is addressed as "+set+"(key), its navigation properties as "+set+"(key)/NAVIGATION")
 	}
 	return address{}, notFoundPath(path, "a service has $metadata, $batch and entity sets named {record_id}"+EntitySetSuffix)
-}
-
-// closingParen returns the index of the parenthesis that closes the one at s[open],
-// outside single-quoted literals (” is a quote inside one), or -1.
-func closingParen(s string, open int) int {
-	quoted := false
-	for i := open + 1; i < len(s); i++ {
-		switch {
-		case s[i] == '\'':
-			quoted = !quoted // a doubled quote toggles twice
-		case !quoted && s[i] == ')':
-			return i
-		}
-	}
-	return -1
 }
 
 func notFoundPath(path, why string) error { return routing.NotFoundProblem(path, why) }
