@@ -62,7 +62,7 @@ func (s *Handler) serveDirect(w http.ResponseWriter, r *http.Request) bool {
 		b = jsonenc.AppendString(b, s.toolError(r.Context(), ToolQuery, err).Error())
 		b = append(b, `}],"isError":true}}`...)
 	} else {
-		b = jsonenc.AppendString(b, string(page))
+		b = jsonenc.AppendBytes(b, page)
 		b = append(b, `}],"structuredContent":`...)
 		b = appendHTMLEscaped(b, page)
 		b = append(b, `}}`...)

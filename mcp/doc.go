@@ -21,7 +21,11 @@
 // id), written byte for byte as the SDK writes it (a test holds the two together, and a
 // fuzz target holds the reading of the call to the SDK's). Every other request, including
 // the draft sessionless protocol (2026-07-28) and anything the SDK refuses, goes to the
-// SDK as it came.
+// SDK as it came. As the KM API keeps the plans of repeated GETs, the Handler keeps the
+// checked plans of up to 512 distinct query arguments (with the KM value they were
+// planned on, so a changed KM is planned anew; calls that may use now() or carry KPI
+// parameters are planned per call): an agent repeating a call skips reading and planning
+// it, and the store still runs it.
 //
 // # Tools
 //

@@ -10,6 +10,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmkit/kmkit/internal/kmspec"
+	"github.com/kmkit/kmkit/internal/plancache"
 	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/principal"
@@ -105,6 +106,8 @@ type Handler struct {
 	queryInput, queryOutput json.RawMessage
 	api                     *routing.API // the failure path every API shares
 	http                    http.Handler
+	// plans keeps the plans of recent query calls by their arguments.
+	plans plancache.Cache[string, *queryPlan]
 }
 
 // NewHandler returns the MCP handler over store. Every call goes through the request

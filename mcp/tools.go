@@ -15,6 +15,7 @@ import (
 	"github.com/kmkit/kmkit/internal/jsonenc"
 	"github.com/kmkit/kmkit/internal/kmjson"
 	"github.com/kmkit/kmkit/internal/kmparams"
+	"github.com/kmkit/kmkit/internal/plancache"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
@@ -330,8 +331,42 @@ func request(in *QueryArgs) (*km.Request, error) {
 
 // queryCall answers a query call: it reads the arguments (unknown ones and wrong types
 // refused as the input schema says), checks the page against WithMaxRows as the KM API
-// checks its maximum, asks the Service and appends the page to dst.
+// checks its maximum, asks the Service and appends the page to dst. The plan of a call
+// whose arguments were planned before for the same KM value is taken from the handler's
+// plan cache, as the KM API takes a repeated GET's.
 func (s *Handler) queryCall(ctx context.Context, dst []byte, args json.RawMessage) ([]byte, error) {
+	if q, ok := s.plans.Get(string(args)); ok {
+		if m, err := s.svc.Model(ctx, q.km); err == nil && m == q.m {
+			res, err := s.svc.Run(ctx, q.prep)
+			if err != nil {
+				return nil, err
+			}
+			return s.appendPage(dst, q.keys, &km.Result{Prepared: q.prep, Result: res})
+		}
+	}
+	q, err := s.planQuery(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.svc.Run(ctx, q.prep)
+	if err != nil {
+		return nil, err
+	}
+	return s.appendPage(dst, q.keys, &km.Result{Prepared: q.prep, Result: res})
+}
+
+// queryPlan is a query call's checked plan, with the keys of its rows' members quoted.
+type queryPlan struct {
+	km   string
+	m    *km.KnowledgeModel
+	prep *km.Prepared
+	keys [][]byte
+}
+
+// planQuery reads and checks a query call's arguments and plans it, keeping the plan
+// for the same arguments when it does not depend on the moment it is made (no now(), no
+// KPI parameters: plancache).
+func (s *Handler) planQuery(ctx context.Context, args json.RawMessage) (*queryPlan, error) {
 	// Text no store can hold is refused first, as the KM API's door refuses it before it
 	// reads a parameter: a question with a NUL and a bad page is refused for the NUL on
 	// both.
@@ -361,15 +396,15 @@ func (s *Handler) queryCall(ctx context.Context, dst []byte, args json.RawMessag
 		size := min(DefaultPageSize, s.opts.maxRows, s.svc.MaxPageSize())
 		in.PageSize = &size
 	}
+	m, err := s.svc.Model(ctx, in.KM)
+	if err != nil {
+		return nil, err
+	}
 	if err := query.CheckPaging(in.Page, *in.PageSize, s.opts.maxRows); err != nil {
-		// The KM API refuses an unknown KM or record (its path) before it reads the page:
-		// so does query, looking them up on this error path only.
-		m, merr := s.svc.Model(ctx, in.KM)
-		if merr == nil {
-			_, merr = km.LookupRecord(m, in.Record)
-		}
-		if merr != nil {
-			return nil, merr
+		// The KM API refuses an unknown record (its path) before it reads the page: so
+		// does query.
+		if _, rerr := km.LookupRecord(m, in.Record); rerr != nil {
+			return nil, rerr
 		}
 		return nil, err
 	}
@@ -377,24 +412,27 @@ func (s *Handler) queryCall(ctx context.Context, dst []byte, args json.RawMessag
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.svc.Query(ctx, in.KM, r)
+	prep, err := s.svc.Prepare(m, r)
 	if err != nil {
 		return nil, err
 	}
-	return s.appendPage(dst, res)
+	names := make([]string, len(prep.Plan.Columns))
+	for i, c := range prep.Plan.Columns {
+		names[i] = c.Name
+	}
+	q := &queryPlan{km: in.KM, m: m, prep: prep, keys: kmjson.QuoteKeys(names)}
+	if len(in.KPIParameters) == 0 && !plancache.MentionsNow(string(args)) {
+		s.plans.Put(string(args), q)
+	}
+	return q, nil
 }
 
 // appendPage appends a result to b as the query tool answers it (QueryResult), the rows'
 // members in column order. Rows that would take the answer beyond the byte cap are cut
 // at a whole divisor d of the page size, so that page (page*pageSize+d)/d of size d
 // starts exactly at the first row cut: no row is skipped.
-func (s *Handler) appendPage(b []byte, res *km.Result) ([]byte, error) {
+func (s *Handler) appendPage(b []byte, keys [][]byte, res *km.Result) ([]byte, error) {
 	p := res.Plan
-	names := make([]string, len(p.Columns))
-	for i, c := range p.Columns {
-		names[i] = c.Name
-	}
-	keys := kmjson.QuoteKeys(names)
 	b = append(b, `{"page":`...)
 	b = strconv.AppendInt(b, int64(p.Page), 10)
 	b = append(b, `,"pageSize":`...)

@@ -59,6 +59,10 @@ var classes, htmlClasses, escapes = func() (c, h [256]uint8, e [256]string) {
 // AppendString appends s as a JSON string, escaped exactly as json.Marshal escapes it.
 func AppendString(b []byte, s string) []byte { return appendString(b, s, &htmlClasses) }
 
+// AppendBytes appends the text s as a JSON string, as AppendString does, without copying
+// it into a string first.
+func AppendBytes(b, s []byte) []byte { return appendString(b, s, &htmlClasses) }
+
 // AppendStringNoHTMLEscape appends s as a JSON string, escaped exactly as an
 // encoding/json Encoder with SetEscapeHTML(false) escapes it: <, > and & stay as they are.
 func AppendStringNoHTMLEscape(b []byte, s string) []byte { return appendString(b, s, &classes) }
@@ -66,7 +70,7 @@ func AppendStringNoHTMLEscape(b []byte, s string) []byte { return appendString(b
 // appendString writes byte by byte: runs between escapes are short in the JSON texts
 // written as strings (a tool result's text), and one switch per byte is faster there
 // than copying each run.
-func appendString(b []byte, s string, class *[256]uint8) []byte {
+func appendString[T string | []byte](b []byte, s T, class *[256]uint8) []byte {
 	b = slices.Grow(b, len(s)+len(s)/4+2)
 	b = append(b, '"')
 	for i := 0; i < len(s); {
@@ -85,7 +89,7 @@ func appendString(b []byte, s string, class *[256]uint8) []byte {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
 		switch {
 		case r == utf8.RuneError && size == 1:
 			b = append(b, `\ufffd`...)

@@ -48,6 +48,9 @@ func TestAppendString(t *testing.T) {
 		if got := string(AppendString(nil, tt.in)); got != tt.html {
 			t.Errorf("AppendString(%q) = %s, want %s", tt.in, got, tt.html)
 		}
+		if got := string(AppendBytes(nil, []byte(tt.in))); got != tt.html {
+			t.Errorf("AppendBytes(%q) = %s, want %s", tt.in, got, tt.html)
+		}
 		if got := string(AppendStringNoHTMLEscape(nil, tt.in)); got != tt.noHTML {
 			t.Errorf("AppendStringNoHTMLEscape(%q) = %s, want %s", tt.in, got, tt.noHTML)
 		}
@@ -120,6 +123,9 @@ func FuzzAppendString(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if got, want := string(AppendString(nil, s)), marshal(t, s); got != want {
 			t.Fatalf("AppendString(%q) = %s, json.Marshal gives %s", s, got, want)
+		}
+		if got, want := string(AppendBytes(nil, []byte(s))), marshal(t, s); got != want {
+			t.Fatalf("AppendBytes(%q) = %s, json.Marshal gives %s", s, got, want)
 		}
 		if got, want := string(AppendStringNoHTMLEscape(nil, s)), noHTML(t, s); got != want {
 			t.Fatalf("AppendStringNoHTMLEscape(%q) = %s, encoding/json gives %s", s, got, want)

@@ -94,7 +94,7 @@ func (h *Handler) dataPlan(w http.ResponseWriter, r *http.Request, m *km.Knowled
 		return h.plan(m, rec, p, asQuery)
 	}
 	key := planKey{m: m, rec: rec, asQuery: asQuery, raw: r.URL.RawQuery}
-	if pl := h.plans.get(key); pl != nil {
+	if pl, ok := h.plans.Get(key); ok {
 		return pl, nil
 	}
 	p, err := h.readQueryString(r.URL.RawQuery)
@@ -105,7 +105,9 @@ func (h *Handler) dataPlan(w http.ResponseWriter, r *http.Request, m *km.Knowled
 	if err != nil {
 		return nil, err
 	}
-	h.plans.put(key, p, pl)
+	if timeless(p) {
+		h.plans.Put(key, pl)
+	}
 	return pl, nil
 }
 

@@ -90,7 +90,8 @@
 //     the limit of ...: about 100001 groups of 34 values; group by fewer or coarser
 //     fields ...", before anything is allocated.
 //   - Repeated data GETs: the handler keeps the checked plans of up to 512 distinct
-//     requests (KM value, endpoint and query string), so a repeated request skips parsing
+//     requests (KM value, endpoint and query string; package internal/plancache, which
+//     MCP's query tool uses too), so a repeated request skips parsing
 //     and planning (the store still runs it, and its cost is still checked). Plans with
 //     now() in a filter or sort key, or with KPI parameters, are made per request.
 //   - Successful answers carry Cache-Control: private, no-store (they hold a team's data

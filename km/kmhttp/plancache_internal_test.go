@@ -23,24 +23,3 @@ func TestTimeless(t *testing.T) {
 		}
 	}
 }
-
-// TestPlanCacheBounded: the cache holds at most planCacheSize plans.
-func TestPlanCacheBounded(t *testing.T) {
-	var c planCache
-	p := &dataParams{}
-	for i := range 3 * planCacheSize {
-		c.put(planKey{raw: string(rune('a'+i%26)) + string(rune(i))}, p, &plan{})
-		if n := len(c.plans); n > planCacheSize {
-			t.Fatalf("after %d plans the cache holds %d", i+1, n)
-		}
-	}
-	k := planKey{raw: "x"}
-	pl := &plan{}
-	c.put(k, p, pl)
-	if c.get(k) != pl {
-		t.Fatal("the plan just kept is not found")
-	}
-	if c.get(planKey{raw: "y"}) != nil {
-		t.Fatal("a plan never kept is found")
-	}
-}
