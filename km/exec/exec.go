@@ -224,8 +224,16 @@ func (p *plan) rowPage(rows rowSet, order rowCmp) ([][]query.Value, int) {
 			order = nil
 		}
 		// With sort keys, all selected, duplicates sort together: the first row of each
-		// combination in row order is also first in sorted order.
-		first := groupFirsts(parts, sel, rows.n, p.stop, p.arena)
+		// combination in row order is also first in sorted order. In row order without a
+		// count, the page's rows are among the first: the walk stops at the page's end.
+		var first []int32
+		ok := false
+		if end, fits := pageEnd(p.page, p.pageSize); fits && order == nil && len(p.keys) == 0 && !p.count {
+			first, ok = firstsUpTo(parts, sel, rows.n, end, p.stop, p.arena)
+		}
+		if !ok {
+			first = groupFirsts(parts, sel, rows.n, p.stop, p.arena)
+		}
 		if sel != nil {
 			for i, pos := range first {
 				first[i] = sel[pos]
@@ -476,6 +484,15 @@ func fillColumn(out []query.Value, stride int, sel []int32, c ref) {
 }
 
 // pageBounds returns the slice bounds of page (0-based) of size rows out of n.
+// pageEnd returns the end of page (rows before it and in it), false when that is beyond
+// an int.
+func pageEnd(page, size int) (int, bool) {
+	if page > math.MaxInt/size-1 {
+		return 0, false
+	}
+	return (page + 1) * size, true
+}
+
 func pageBounds(n, page, size int) (start, end int) {
 	if page > n/size {
 		return n, n

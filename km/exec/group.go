@@ -194,16 +194,7 @@ func groupRows(parts []keyPart, sel []int32, st *stop, a *arena) (gid []int32, f
 			if i&1023 == 0 {
 				st.check(1024)
 			}
-			for j, p := range parts {
-				v, null := p.part(r)
-				if null {
-					buf[9*j] = 1
-					v = 0
-				} else {
-					buf[9*j] = 0
-				}
-				binary.LittleEndian.PutUint64(buf[9*j+1:], v)
-			}
+			putKey(buf, parts, r)
 			id, ok := ids[string(buf)]
 			if !ok {
 				id = int32(len(first))
@@ -214,6 +205,21 @@ func groupRows(parts []keyPart, sel []int32, st *stop, a *arena) (gid []int32, f
 		}
 	}
 	return gid, first
+}
+
+// putKey writes the key of row r, each part's null flag and bytes, into buf (9 bytes a
+// part).
+func putKey(buf []byte, parts []keyPart, r int32) {
+	for j, p := range parts {
+		v, null := p.part(r)
+		if null {
+			buf[9*j] = 1
+			v = 0
+		} else {
+			buf[9*j] = 0
+		}
+		binary.LittleEndian.PutUint64(buf[9*j+1:], v)
+	}
 }
 
 // denseKeys is the number of combined keys of parts when every part is small (see
@@ -333,6 +339,80 @@ func groupFirsts(parts []keyPart, sel []int32, n int, st *stop, a *arena) []int3
 	}
 	return mergeFirsts(chunkFirst, dense, n, a)
 }
+
+// firstsUpTo returns the positions in sel of the first row of each of the first want
+// distinct keys of parts, ascending (what groupFirsts returns, cut at want): the first
+// page of a distinct request without a count is found among the first rows, so it walks
+// sel from the start, a block at a time, and stops when it has want keys. A nil sel
+// stands for every row 0..n-1. It gives up (false) when the keys it found in
+// earlyFirstsRows rows (or 64 per key wanted, if more) are fewer than want: a grouping
+// pass over every row then costs little more than the walk did. A walk that reaches the
+// end of sel returns every key (fewer than want). Its buffers are a's.
+func firstsUpTo(parts []keyPart, sel []int32, n, want int, st *stop, a *arena) ([]int32, bool) {
+	if sel != nil {
+		n = len(sel)
+	}
+	limit := max(earlyFirstsRows, 64*want)
+	if len(parts) == 0 || limit >= n/2 {
+		return nil, false
+	}
+	dense := denseKeys(parts)
+	var seen []int32 // dense: bit k%32 of word k/32 is set once key k is found
+	var seenKeys map[string]struct{}
+	var buf []byte
+	if dense > 0 {
+		seen = a.zeroed((dense + 31) / 32)
+	} else {
+		seenKeys = make(map[string]struct{}, want)
+		buf = make([]byte, 9*len(parts))
+	}
+	first := make([]int32, 0, want)
+	keys, rowBlock := a.int32s(firstsBlock), a.int32s(firstsBlock)
+	for b := 0; b < n; b += firstsBlock {
+		if b >= limit {
+			return nil, false
+		}
+		e := min(b+firstsBlock, n)
+		rows := rowBlock[:e-b]
+		if sel != nil {
+			rows = sel[b:e]
+		} else {
+			for i := range rows {
+				rows[i] = int32(b + i)
+			}
+		}
+		if dense > 0 {
+			keys := keys[:e-b]
+			clear(keys)
+			for _, p := range parts {
+				p.mix(keys, rows)
+			}
+			for i, k := range keys {
+				if bit := int32(1) << (k & 31); seen[k>>5]&bit == 0 {
+					seen[k>>5] |= bit
+					if first = append(first, int32(b+i)); len(first) == want {
+						return first, true
+					}
+				}
+			}
+		} else {
+			for i, r := range rows {
+				putKey(buf, parts, r)
+				if _, ok := seenKeys[string(buf)]; !ok {
+					seenKeys[string(buf)] = struct{}{}
+					if first = append(first, int32(b+i)); len(first) == want {
+						return first, true
+					}
+				}
+			}
+		}
+		st.check(e - b)
+	}
+	return first, true
+}
+
+// earlyFirstsRows is the number of rows firstsUpTo walks at least before it gives up.
+var earlyFirstsRows = 1 << 16
 
 // parallelRows is the number of rows from which groupRows splits the dense path over the
 // cores.

@@ -164,10 +164,13 @@ kpis:
 // TestGroupFirsts holds groupFirsts, on every row (a nil selection) or a selection, in
 // blocks and in chunks on several goroutines or not, to the obvious answer: the position
 // of the first row of each distinct combination of the keys' values (nulls equal), in
-// order.
+// order; and firstsUpTo to its first want positions, giving up only when the rows it
+// walks hold fewer than want combinations.
 func TestGroupFirsts(t *testing.T) {
-	rows := parallelRows
-	t.Cleanup(func() { parallelRows = rows })
+	rows, early := parallelRows, earlyFirstsRows
+	t.Cleanup(func() { parallelRows, earlyFirstsRows = rows, early })
+	earlyFirstsRows = 1 << 10
+	cut, gaveUp := 0, 0
 	r := rand.New(rand.NewPCG(31, 32))
 	for c := range 60 {
 		parallelRows = rows
@@ -234,6 +237,102 @@ func TestGroupFirsts(t *testing.T) {
 		}
 		if d := gocmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
 			t.Fatalf("case %d (%d rows, selection %v): first positions (-want +got):\n%s", c, n, sel != nil, d)
+		}
+
+		k := 1 + r.IntN(len(want)+3)
+		upTo, ok := firstsUpTo(parts, sel, n, k, nil, a)
+		upTo = slices.Clone(upTo)
+		a.release()
+		if !ok {
+			// Given up: the walk read whole blocks up to earlyFirstsRows (or 64 per key),
+			// or was not worth starting; either way fewer than k keys begin there.
+			m, limit := n, max(earlyFirstsRows, 64*k)
+			if sel != nil {
+				m = len(sel)
+			}
+			walked := (limit + firstsBlock - 1) / firstsBlock * firstsBlock
+			if i, _ := slices.BinarySearch(want, int32(walked)); limit < m/2 && i >= k {
+				t.Fatalf("case %d: firstsUpTo(%d) gave up although %d keys begin in the first %d rows", c, k, i, walked)
+			}
+			gaveUp++
+			continue
+		}
+		cut++
+		if d := gocmp.Diff(want[:min(k, len(want))], upTo, cmpopts.EquateEmpty()); d != "" {
+			t.Fatalf("case %d (%d rows, selection %v): firstsUpTo(%d) (-want +got):\n%s", c, n, sel != nil, k, d)
+		}
+	}
+	if cut == 0 || gaveUp == 0 {
+		t.Fatalf("firstsUpTo found the keys in %d cases and gave up in %d: want both", cut, gaveUp)
+	}
+}
+
+// TestDistinctPageWithoutCount: a distinct page in row order without a count stops its
+// walk at the page's end (firstsUpTo), or falls back to the whole grouping; either way
+// its rows are the obvious answer's: the first row of each distinct combination, in row
+// order, paged. Dictionary keys (the dense path), a float key (the hash path), a filter's
+// selection and combinations too few for the page (the walk gives up) are each asked.
+func TestDistinctPageWithoutCount(t *testing.T) {
+	early := earlyFirstsRows
+	t.Cleanup(func() { earlyFirstsRows = early })
+	earlyFirstsRows = 1 << 8
+	const n = 50_000
+	r := rand.New(rand.NewPCG(41, 42))
+	kb, sb, fb := column.NewBuilder(query.TypeString), column.NewBuilder(query.TypeString), column.NewBuilder(query.TypeFloat)
+	for range n {
+		if r.IntN(50) == 0 {
+			kb.AppendNull()
+		} else {
+			kb.AppendString(fmt.Sprint("k", r.IntN(400)))
+		}
+		sb.AppendString(string(rune('a' + r.IntN(5))))
+		fb.AppendFloat(float64(r.IntN(30)) / 4)
+	}
+	tab, err := column.NewTable([]string{"K", "S", "F"}, []column.Column{kb.Build(), sb.Build(), fb.Build()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := kmOf(t, "R", tab)
+	for _, c := range []struct {
+		fields     []string
+		onlyA      bool // the rows whose S is "a"
+		page, size int
+	}{
+		{[]string{"K", "S"}, false, 0, 7},
+		{[]string{"K", "S"}, false, 5, 7},
+		{[]string{"S", "K"}, true, 2, 50},
+		{[]string{"F", "K"}, false, 3, 20},
+		{[]string{"F"}, false, 0, 50},   // 30 values: the walk gives up
+		{[]string{"S"}, false, 1, 3},    // the second page of 5 values
+		{[]string{"K"}, false, 100, 50}, // beyond the last value
+	} {
+		req := km.PlanRequest{Fields: c.fields, Distinct: true, Page: c.page, PageSize: c.size}
+		if c.onlyA {
+			req.Filters = where(cmpx("S", query.TypeString, query.Eq, query.String("a")))
+		}
+		res, err := o.run(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		var want [][]query.Value
+		for i := range n {
+			if c.onlyA && tab.Columns()[1].Value(i).Str != "a" {
+				continue
+			}
+			row := make([]query.Value, len(c.fields))
+			for j, name := range c.fields {
+				col, _ := tab.Column(name)
+				row[j] = col.Value(i)
+			}
+			if key := fmt.Sprint(row); !seen[key] {
+				seen[key] = true
+				want = append(want, row)
+			}
+		}
+		start, end := min(c.page*c.size, len(want)), min((c.page+1)*c.size, len(want))
+		if d := gocmp.Diff(want[start:end], res.Rows, cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("%v page %d of %d (only a: %v) (-want +got):\n%s", c.fields, c.page, c.size, c.onlyA, d)
 		}
 	}
 }
