@@ -41,6 +41,15 @@ func TestParseFilter(t *testing.T) {
 		{`userName eq "a" or id eq "b"`, "User", nil, `the operator "or" is not supported: filters combine terms with "and" only`},
 		{`not(id eq "b")`, "User", nil, `the operator "not" is not supported in filters`},
 		{`userName eq "a" and (id eq "b" or id eq "c")`, "User", nil, `the operator "or" is not supported: filters combine terms with "and" only`},
+		// String literals are JSON strings: their escapes are decoded (Okta escapes the
+		// quotes of a group name it checks for), invalid ones are a syntax error.
+		{`displayName eq "Sales \"EMEA\" \\ Ops"`, "Group", []Equal{{Attr: "displayName", Value: `Sales "EMEA" \ Ops`}}, ""},
+		{`displayName eq "Gr\u00fc\u00dfe" and externalId eq "a\/b\tc"`, "Group",
+			[]Equal{{Attr: "displayName", Value: "Grüße"}, {Attr: "externalId", Value: "a/b\tc"}}, ""},
+		{`emails[type eq "w\"k"].value eq "a\u0040b.example"`, "User", []Equal{{Attr: EmailFilter, Value: "a@b.example", Type: `w"k`}}, ""},
+		{`members[value eq "\u0031"]`, "Group", []Equal{{Attr: MemberFilter, Value: "1"}}, ""},
+		{`userName eq "a\qb"`, "User", nil, `the filter "userName eq \"a\\qb\"" is not valid SCIM filter syntax`},
+		{`userName eq "a\u00"`, "User", nil, `the filter "userName eq \"a\\u00\"" is not valid SCIM filter syntax`},
 		{`userName eq "unterminated`, "User", nil, `the filter "userName eq \"unterminated" is not valid SCIM filter syntax`},
 		{strings.Repeat("x", 5000), "User", nil, "the filter is longer than 4096 bytes"},
 	}

@@ -155,7 +155,7 @@ func parsePath(s string) (filter.Path, error) {
 	if err != nil || ap.SubAttribute != nil {
 		return filter.Path{}, fmt.Errorf("invalid attribute before the filter of %q", s)
 	}
-	vf, err := filter.ParseFilter([]byte(s[open+1 : closing]))
+	vf, err := parseFilterText(s[open+1:closing], nil)
 	if err != nil {
 		return filter.Path{}, err
 	}

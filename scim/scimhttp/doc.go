@@ -63,7 +63,9 @@
 //     Entra ID sends it, emails[type eq "work"].value eq "x" (or emails[value eq "x" and
 //     type eq "work"], or emails.value eq "x"), address and type ignoring case; groups on
 //     members[value eq "id"] (or members.value eq "id"). Anything else is 400
-//     invalidFilter naming the unsupported part.
+//     invalidFilter naming the unsupported part. Strings in filters, here and in PATCH
+//     paths, are JSON strings: "Sales \"EMEA\"" and "Gr\u00fc\u00dfe" compare with the
+//     texts they encode.
 //   - PATCH (RFC 7644 section 3.5.2) is applied by scim.Service: see package scim for
 //     the paths, values and rules, and the behaviours RFC 7644 leaves open. If-Match
 //     pins the version it is applied to (412 when it does not match).

@@ -294,6 +294,11 @@ func testPatch(t *testing.T, newStore Factory) {
 			janeWant(func(m map[string]any) {
 				m["emails"] = []any{map[string]any{"value": "j2@example.com", "type": "home"}}
 			})},
+		{"a value filter's strings are JSON strings, escapes decoded",
+			`[{"op":"replace","path":"emails[value eq \"jane\\u0040example.com\"].type","value":"work"}]`,
+			janeWant(func(m map[string]any) {
+				m["emails"] = []any{map[string]any{"value": "jane@example.com", "type": "work"}}
+			})},
 		{"remove by filter",
 			`[{"op":"remove","path":"emails[type eq \"home\"]"}]`,
 			janeWant(func(m map[string]any) { delete(m, "emails") })},
