@@ -1,8 +1,10 @@
 package scim
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -217,9 +219,16 @@ func (s ResourceSchema) apply(res map[string]any, op PatchOp) *Error {
 
 // applyObject applies the attributes of a path-less value (or of an extension object)
 // one by one, each key being a path: "displayName", "name.givenName", a URN-prefixed
-// attribute, or an extension URN whose value is an object of its attributes.
+// attribute, or an extension URN whose value is an object of its attributes. Keys apply
+// in their order ignoring case, so that the outcome does not depend on the order a map
+// happens to give: a whole attribute ("name", "emails", an extension URN) applies before
+// the keys that name parts of it ("name.givenName", "emails[type eq \"work\"].value").
 func (s ResourceSchema) applyObject(res map[string]any, op, prefix string, obj map[string]any) *Error {
-	for k, v := range obj {
+	keys := slices.SortedFunc(maps.Keys(obj), func(a, b string) int {
+		return cmp.Or(strings.Compare(strings.ToLower(a), strings.ToLower(b)), strings.Compare(a, b))
+	})
+	for _, k := range keys {
+		v := obj[k]
 		key := k
 		if prefix != "" {
 			key = prefix + ":" + k

@@ -275,6 +275,17 @@ func testPatch(t *testing.T, newStore Factory) {
 				ent(m)["costCenter"] = "CC1"
 				ent(m)["manager"] = map[string]any{"value": "other"}
 			})},
+		{"path-less keys apply whole attributes before their parts, whatever the map order",
+			`[{"op":"replace","value":{"name.givenName":"K","name":{"givenName":"X","familyName":"Y"},"Name.FamilyName":"U",
+				"emails[type eq \"home\"].value":"k@home.example","emails":[{"value":"x@home.example","type":"home"}],
+				"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department":"Ops",
+				"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"department":"Sales","costCenter":"C"}}}]`,
+			janeWant(func(m map[string]any) {
+				m["name"] = map[string]any{"givenName": "K", "familyName": "U"}
+				m["emails"] = []any{map[string]any{"value": "k@home.example", "type": "home"}}
+				ent(m)["department"] = "Ops"
+				ent(m)["costCenter"] = "C"
+			})},
 		{"path-less replace with an extension object",
 			`[{"op":"replace","value":{"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"department":"Sales"}}}]`,
 			janeWant(func(m map[string]any) { ent(m)["department"] = "Sales" })},
