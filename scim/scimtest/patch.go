@@ -286,6 +286,15 @@ func testPatch(t *testing.T, newStore Factory) {
 				ent(m)["department"] = "Ops"
 				ent(m)["costCenter"] = "C"
 			})},
+		{"a manager as a bare id, by URN:attr key, extension object and extension path",
+			`[{"op":"add","value":{"URN:IETF:params:scim:schemas:extension:enterprise:2.0:User:manager":"m1"}},
+			{"op":"replace","value":{"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"Manager":"m2","costCenter":"C"}}},
+			{"op":"replace","path":"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User","value":{"manager":"m3","division":"D"}}]`,
+			janeWant(func(m map[string]any) {
+				ent(m)["manager"] = map[string]any{"value": "m3"}
+				ent(m)["costCenter"] = "C"
+				ent(m)["division"] = "D"
+			})},
 		{"path-less replace with an extension object",
 			`[{"op":"replace","value":{"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"department":"Sales"}}}]`,
 			janeWant(func(m map[string]any) { ent(m)["department"] = "Sales" })},
