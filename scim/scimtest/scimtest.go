@@ -427,7 +427,7 @@ func testParallelSeats(t *testing.T, newStore Factory) {
 }
 
 // testValueFilters checks the filters on e-mails and group members: EmailFilter compares
-// address and type ignoring case, MemberFilter selects the groups of a user.
+// address and type ignoring case (over Unicode), MemberFilter selects the groups of a user.
 func testValueFilters(t *testing.T, newStore Factory) {
 	ctx := context.Background()
 	s := newStore(t, nil)
@@ -437,6 +437,8 @@ func testValueFilters(t *testing.T, newStore Factory) {
 	b := must(s.CreateUser(ctx, "t", scim.User{UserName: "b@example.com", Attributes: map[string]any{
 		"emails": []any{mail("a@home.example", "Work")}}})).get(t)
 	must(s.CreateUser(ctx, "t", scim.User{UserName: "c@example.com", Attributes: map[string]any{"title": "x"}})).get(t)
+	d := must(s.CreateUser(ctx, "t", scim.User{UserName: "d@example.com", Attributes: map[string]any{
+		"emails": []any{mail("Ärger.Öl@Example.com", "BÜRO"), mail("s@example.com", "home")}}})).get(t)
 	must(s.CreateUser(ctx, "other", scim.User{UserName: "a@example.com", Attributes: map[string]any{
 		"emails": []any{mail("a@work.example", "work")}}})).get(t)
 	email := func(v, typ string) []scim.Equal { return []scim.Equal{{Attr: scim.EmailFilter, Value: v, Type: typ}} }
@@ -451,6 +453,11 @@ func testValueFilters(t *testing.T, newStore Factory) {
 		{email("a@home.example", "work"), []string{b.UserName}},
 		{append(email("a@home.example", ""), scim.Equal{Attr: "userName", Value: "B@example.com"}), []string{b.UserName}},
 		{email("nobody@example.com", ""), []string{}},
+		// Case is folded over Unicode, as strings.ToLower folds userName and displayName
+		// (so ſ, whose lower case is itself, is not s).
+		{email("ärger.öl@example.COM", "büro"), []string{d.UserName}},
+		{email("ÄRGER.ÖL@EXAMPLE.COM", ""), []string{d.UserName}},
+		{email("ſ@example.com", ""), []string{}},
 	}
 	for _, tt := range users {
 		page, total, err := s.ListUsers(ctx, "t", scim.ListQuery{Filter: tt.filter, StartIndex: 1, Count: 10})

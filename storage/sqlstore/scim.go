@@ -287,8 +287,8 @@ func (s *SCIMStore) listClauses(team string, q scim.ListQuery, users bool) (wher
 }
 
 // emailCondition is the condition of an EmailFilter term on scim_users, with three
-// parameters: the address, then the type twice ("" for any). Both sides are folded with
-// lower(), which SQLite applies to ASCII letters only.
+// parameters: the address, then the type twice ("" for any). Both sides are folded to
+// lower case over Unicode, as scim.Equal.MatchesEmails folds them.
 func (s *SCIMStore) emailCondition() string {
 	elements := `json_each(scim_users.attributes, '$.emails') e`
 	value, typ := `json_extract(e.value, '$.value')`, `json_extract(e.value, '$.type')`
@@ -297,8 +297,9 @@ func (s *SCIMStore) emailCondition() string {
 			THEN scim_users.attributes::jsonb -> 'emails' ELSE '[]'::jsonb END) e`
 		value, typ = `e ->> 'value'`, `e ->> 'type'`
 	}
-	return `EXISTS (SELECT 1 FROM ` + elements + ` WHERE lower(` + value + `) = lower(CAST(? AS TEXT))
-		AND (CAST(? AS TEXT) = '' OR lower(` + typ + `) = lower(CAST(? AS TEXT))))`
+	lower := func(x string) string { return s.db.d.caseMap(false, x) }
+	return `EXISTS (SELECT 1 FROM ` + elements + ` WHERE ` + lower(value) + ` = ` + lower(`CAST(? AS TEXT)`) + `
+		AND (CAST(? AS TEXT) = '' OR ` + lower(typ) + ` = ` + lower(`CAST(? AS TEXT)`) + `))`
 }
 
 // ListUsers implements scim.Store.
