@@ -1,6 +1,8 @@
 package scimhttp
 
 import (
+	"slices"
+
 	"github.com/elimity-com/scim/optional"
 	"github.com/elimity-com/scim/schema"
 
@@ -43,10 +45,22 @@ func userExtensions() []schema.Schema { return []schema.Schema{extensionSchema()
 // userSchema is the core User schema.
 func userSchema() schema.Schema { return schema.CoreUserSchema() }
 
-// groupSchema is the core Group schema with the group's role added.
+// groupSchema is the core Group schema with the group's role added, and displayName
+// unique on the server, as the stores enforce it (409 uniqueness) where RFC 7643's
+// schema says none.
 func groupSchema() schema.Schema {
 	s := schema.CoreGroupSchema()
-	s.Attributes = append(s.Attributes[:len(s.Attributes):len(s.Attributes)],
-		roleAttribute("Role the group grants its members: MEMBER, ANALYST or ADMIN."))
+	attrs := slices.Clone(s.Attributes)
+	for i, a := range attrs {
+		if a.Name() == "displayName" {
+			attrs[i] = schema.SimpleCoreAttribute(schema.SimpleStringParams(schema.StringParams{
+				Description: optional.NewString("A human-readable name for the Group, unique in the team ignoring case. REQUIRED."),
+				Name:        "displayName",
+				Required:    true,
+				Uniqueness:  schema.AttributeUniquenessServer(),
+			}))
+		}
+	}
+	s.Attributes = append(attrs, roleAttribute("Role the group grants its members: MEMBER, ANALYST or ADMIN."))
 	return s
 }
