@@ -197,6 +197,18 @@ func (s ResourceSchema) applyPatch(res map[string]any, ops []PatchOp) *Error {
 }
 
 func (s ResourceSchema) apply(res map[string]any, op PatchOp) *Error {
+	// The core schema's URN as the path names the resource itself: its value is a
+	// path-less value, as an extension's URN as the path takes the extension's attributes.
+	if strings.EqualFold(strings.TrimSpace(op.Path), s.Core.ID) {
+		obj, ok := op.Value.(map[string]any)
+		switch {
+		case op.Op == "remove":
+			return noTarget("The path %q names the whole resource, which remove cannot remove.", op.Path)
+		case !ok:
+			return invalidValue("%s on %q needs an object of attributes as its value.", op.Op, op.Path)
+		}
+		return s.applyObject(res, op.Op, "", obj)
+	}
 	if op.Path == "" {
 		if op.Op == "remove" {
 			return noTarget("remove needs a path.")
@@ -236,6 +248,15 @@ func (s ResourceSchema) applyObject(res map[string]any, op, prefix string, obj m
 		if prefix == "" {
 			switch lk := strings.ToLower(k); {
 			case lk == "schemas":
+				continue
+			case lk == strings.ToLower(s.Core.ID):
+				m, ok := v.(map[string]any)
+				if !ok {
+					return invalidValue("%s must be an object of its attributes.", k)
+				}
+				if e := s.applyObject(res, op, "", m); e != nil {
+					return e
+				}
 				continue
 			case lk == "id" || lk == "meta":
 				if lk == "id" && v == res["id"] {

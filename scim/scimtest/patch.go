@@ -295,6 +295,14 @@ func testPatch(t *testing.T, newStore Factory) {
 				ent(m)["costCenter"] = "C"
 				ent(m)["division"] = "D"
 			})},
+		{"the core schema's URN as path or key takes a path-less value",
+			`[{"op":"replace","path":"urn:ietf:params:scim:schemas:core:2.0:User","value":{"title":"Lead","name.givenName":"J"}},
+			{"op":"add","value":{"URN:IETF:params:scim:schemas:core:2.0:User":{"nickName":"JJ"}}}]`,
+			janeWant(func(m map[string]any) {
+				m["title"] = "Lead"
+				m["nickName"] = "JJ"
+				m["name"] = map[string]any{"givenName": "J", "familyName": "Doe"}
+			})},
 		{"path-less replace with an extension object",
 			`[{"op":"replace","value":{"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"department":"Sales"}}}]`,
 			janeWant(func(m map[string]any) { ent(m)["department"] = "Sales" })},
@@ -383,6 +391,14 @@ func testPatchErrors(t *testing.T, newStore Factory) {
 		{"add with a filter that describes no value", "/Users/" + id, `[{"op":"add","path":"emails[type sw \"w\"].value","value":"x@y.example"}]`,
 			"noTarget", `Operations[0]: No value of emails matches the filter of "emails[type sw \"w\"].value", and the filter does not describe a value to create (it must combine eq terms with and).`},
 		{"remove without path", "/Users/" + id, `[{"op":"remove"}]`, "noTarget", "Operations[0]: remove needs a path."},
+		{"remove the core schema", "/Users/" + id, `[{"op":"remove","path":"urn:ietf:params:scim:schemas:core:2.0:User"}]`,
+			"noTarget", `Operations[0]: The path "urn:ietf:params:scim:schemas:core:2.0:User" names the whole resource, which remove cannot remove.`},
+		{"the core schema's URN with a value that is not an object", "/Users/" + id,
+			`[{"op":"replace","value":{"urn:ietf:params:scim:schemas:core:2.0:User":"x"}}]`,
+			"invalidValue", `Operations[0]: urn:ietf:params:scim:schemas:core:2.0:User must be an object of its attributes.`},
+		{"the core schema's URN as path with a value that is not an object", "/Users/" + id,
+			`[{"op":"add","path":"urn:ietf:params:scim:schemas:core:2.0:User","value":"x"}]`,
+			"invalidValue", `Operations[0]: add on "urn:ietf:params:scim:schemas:core:2.0:User" needs an object of attributes as its value.`},
 		{"unknown attribute", "/Users/" + id, `[{"op":"add","path":"shoeSize","value":42}]`,
 			"invalidPath", `Operations[0]: The path "shoeSize" names no attribute of the resource.`},
 		{"unknown sub-attribute", "/Users/" + id, `[{"op":"add","path":"name.nickName","value":"x"}]`,
