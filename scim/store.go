@@ -208,7 +208,12 @@ type ListQuery struct {
 //   - the seat limit of the team (ErrLicenseExceeded), see the backend's documentation for
 //     how it is configured; active users occupy seats, and a write that would leave more
 //     active users than seats fails unless it lowers their number;
-//   - ifVersion > 0 on replace and delete requires the stored version (ErrVersionMismatch).
+//   - ifVersion > 0 on replace and delete requires the stored version (ErrVersionMismatch);
+//   - a write that changes what another resource shows gives that resource a new version
+//     and LastModified too, so that its ETag changes with its representation: a user's
+//     userName or displayName (its groups' members.display), a group's members or
+//     displayName, or its deletion (the groups of the users concerned, see
+//     TouchedMembers), a user's deletion (the members of its groups).
 //
 // Deleting a user removes it from the team's groups; deleting a group leaves its members
 // in the team. Lists are in creation order. Missing resources are ErrNotFound. Returned

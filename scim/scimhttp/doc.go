@@ -88,7 +88,9 @@
 //     name that is not one) carries, next to the RFC 7644 Error members, the seed's
 //     FrontendHandledBackendError members frontendErrorKey and errorInformation.
 //   - Endpoint names match ignoring case (/users is /Users).
-//   - ETags are weak, W/"n", n the resource's version. If-Match on PUT, PATCH and DELETE
+//   - ETags are weak, W/"n", n the resource's version, which also changes when a write
+//     to another resource changes what this one shows (a user's groups, a group's
+//     members.display). If-Match on PUT, PATCH and DELETE
 //     is checked atomically by the store (412 when it does not match); If-None-Match on
 //     GET of one resource answers 304. PUT and PATCH without If-Match retry when another
 //     write slips in between their read and their write, so no update is lost.
