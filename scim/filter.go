@@ -2,6 +2,7 @@ package scim
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -35,6 +36,9 @@ func parseFilter(s, resourceType string) ([]Equal, error) {
 	expr, err := parseFilterText(s, func(s string) string {
 		return valuePathCompare.ReplaceAllString(s, "$1[$2 and $3 $4 $5]")
 	})
+	if errors.As(err, new(nulError)) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("the filter %q is not valid SCIM filter syntax", s)
 	}
@@ -67,6 +71,10 @@ func parseFilterText(s string, rewrite func(string) string) (filter.Expression, 
 		if err := json.Unmarshal([]byte(s[i:end+1]), &text); err != nil {
 			return nil, fmt.Errorf("%s is not a JSON string: %w", s[i:end+1], err)
 		}
+		if strings.IndexByte(text, 0) >= 0 {
+			// As anywhere in a request: no store holds it (PostgreSQL refuses it).
+			return nil, nulError(s[i : end+1])
+		}
 		b.WriteString(strconv.Quote(strconv.Itoa(len(texts))))
 		texts = append(texts, text)
 		i = end
@@ -81,6 +89,13 @@ func parseFilterText(s string, rewrite func(string) string) (filter.Expression, 
 	}
 	restoreTexts(expr, texts)
 	return expr, nil
+}
+
+// nulError is the error of a filter string that decodes to a NUL character.
+type nulError string
+
+func (e nulError) Error() string {
+	return fmt.Sprintf("the string %s of the filter contains a NUL character (U+0000): text in requests must be UTF-8 without NUL characters", string(e))
 }
 
 // stringEnd returns the index of the quote that closes the JSON string opening at s[open],

@@ -50,6 +50,10 @@ func TestParseFilter(t *testing.T) {
 		{`members[value eq "\u0031"]`, "Group", []Equal{{Attr: MemberFilter, Value: "1"}}, ""},
 		{`userName eq "a\qb"`, "User", nil, `the filter "userName eq \"a\\qb\"" is not valid SCIM filter syntax`},
 		{`userName eq "a\u00"`, "User", nil, `the filter "userName eq \"a\\u00\"" is not valid SCIM filter syntax`},
+		{`userName eq "a\u0000b"`, "User", nil,
+			`the string "a\u0000b" of the filter contains a NUL character (U+0000): text in requests must be UTF-8 without NUL characters`},
+		{`emails[type eq "\u0000"].value eq "a"`, "User", nil,
+			`the string "\u0000" of the filter contains a NUL character (U+0000): text in requests must be UTF-8 without NUL characters`},
 		{`userName eq "unterminated`, "User", nil, `the filter "userName eq \"unterminated" is not valid SCIM filter syntax`},
 		{strings.Repeat("x", 5000), "User", nil, "the filter is longer than 4096 bytes"},
 	}
