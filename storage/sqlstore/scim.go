@@ -228,13 +228,12 @@ func (s *SCIMStore) touchGroupsOf(ctx context.Context, tx *sql.Tx, team, id stri
 // touchUsers gives the users ids, whose groups a write to a group changed
 // (scim.TouchedMembers), the write's version and modify time.
 func (s *SCIMStore) touchUsers(ctx context.Context, tx *sql.Tx, team string, ids []string, version, now int64) error {
-	for _, id := range ids {
-		if _, err := tx.ExecContext(ctx, s.q(`UPDATE scim_users SET modified_us = ?, version = ? WHERE team = ? AND id = ?`),
-			now, version, team, id); err != nil {
-			return err
-		}
+	if len(ids) == 0 {
+		return nil
 	}
-	return nil
+	_, err := tx.ExecContext(ctx, s.q(`UPDATE scim_users SET modified_us = ?, version = ? WHERE team = ? AND `+
+		s.db.d.inArray("id", "?", ids)), now, version, team, s.db.d.arrayArg(ids))
+	return err
 }
 
 // members returns the members of the group gid as stored, without displays.
