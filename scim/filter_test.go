@@ -48,6 +48,8 @@ func TestParseFilter(t *testing.T) {
 			[]Equal{{Attr: "displayName", Value: "Grüße"}, {Attr: "externalId", Value: "a/b\tc"}}, ""},
 		{`emails[type eq "w\"k"].value eq "a\u0040b.example"`, "User", []Equal{{Attr: EmailFilter, Value: "a@b.example", Type: `w"k`}}, ""},
 		{`members[value eq "\u0031"]`, "Group", []Equal{{Attr: MemberFilter, Value: "1"}}, ""},
+		// The rewrite of Entra ID's emails[...].value form does not reach into strings.
+		{`displayName eq "a[b].c eq true"`, "Group", []Equal{{Attr: "displayName", Value: "a[b].c eq true"}}, ""},
 		{`userName eq "a\qb"`, "User", nil, `the filter "userName eq \"a\\qb\"" is not valid SCIM filter syntax`},
 		{`userName eq "a\u00"`, "User", nil, `the filter "userName eq \"a\\u00\"" is not valid SCIM filter syntax`},
 		{`userName eq "a\u0000b"`, "User", nil,
