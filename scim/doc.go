@@ -38,6 +38,8 @@
 //     a sub-attribute of an attribute that has no values is an add (emails.type).
 //   - A path-less add or replace takes an object whose keys are paths: plain, dotted
 //     ("name.givenName") or URN-prefixed attributes, or an extension URN with an object.
+//     The core schema's URN, as the path or as a key, takes such an object too; keys apply
+//     in their order ignoring case, so a whole attribute before the keys naming its parts.
 //     Replacing an extension, by its URN as path or as key, replaces the attributes given
 //     and keeps the others, as replacing a complex attribute keeps the sub-attributes not
 //     given.

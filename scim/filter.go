@@ -1,8 +1,11 @@
 package scim
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/scim2/filter-parser/v2"
@@ -30,7 +33,12 @@ func parseFilter(s, resourceType string) ([]Equal, error) {
 	if len(s) > maxFilterLength {
 		return nil, fmt.Errorf("the filter is longer than %d bytes", maxFilterLength)
 	}
-	expr, err := filter.ParseFilter([]byte(valuePathCompare.ReplaceAllString(s, "$1[$2 and $3 $4 $5]")))
+	expr, err := parseFilterText(s, func(s string) string {
+		return valuePathCompare.ReplaceAllString(s, "$1[$2 and $3 $4 $5]")
+	})
+	if errors.As(err, new(nulError)) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("the filter %q is not valid SCIM filter syntax", s)
 	}
@@ -39,6 +47,88 @@ func parseFilter(s, resourceType string) ([]Equal, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// parseFilterText parses a filter (or a valFilter) whose string literals are JSON strings,
+// as RFC 7644 section 3.4.2.2 has them (compValue is RFC 7159's string). The filter parser
+// keeps a literal's escapes as written, so that "Sales \"EMEA\"" would compare with a
+// text holding backslashes, and refuses some of them ("Gr\u00fc\u00dfe"). So each literal
+// is decoded here and the parser sees its number, as a string, in its place; rewrite, when
+// not nil, changes the text with the literals so replaced before it is parsed.
+func parseFilterText(s string, rewrite func(string) string) (filter.Expression, error) {
+	var b strings.Builder
+	var texts []string
+	for i := 0; i < len(s); i++ {
+		end := -1
+		if s[i] == '"' {
+			end = stringEnd(s, i)
+		}
+		if end < 0 {
+			b.WriteByte(s[i])
+			continue
+		}
+		var text string
+		if err := json.Unmarshal([]byte(s[i:end+1]), &text); err != nil {
+			return nil, fmt.Errorf("%s is not a JSON string: %w", s[i:end+1], err)
+		}
+		if strings.IndexByte(text, 0) >= 0 {
+			// As anywhere in a request: no store holds it (PostgreSQL refuses it).
+			return nil, nulError(s[i : end+1])
+		}
+		b.WriteString(strconv.Quote(strconv.Itoa(len(texts))))
+		texts = append(texts, text)
+		i = end
+	}
+	text := b.String()
+	if rewrite != nil {
+		text = rewrite(text)
+	}
+	expr, err := filter.ParseFilter([]byte(text))
+	if err != nil {
+		return nil, err
+	}
+	restoreTexts(expr, texts)
+	return expr, nil
+}
+
+// nulError is the error of a filter string that decodes to a NUL character.
+type nulError string
+
+func (e nulError) Error() string {
+	return fmt.Sprintf("the string %s of the filter contains a NUL character (U+0000): text in requests must be UTF-8 without NUL characters", string(e))
+}
+
+// stringEnd returns the index of the quote that closes the JSON string opening at s[open],
+// or -1 when it is not closed.
+func stringEnd(s string, open int) int {
+	for i := open + 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return -1
+}
+
+// restoreTexts puts the decoded literals back in place of their numbers.
+func restoreTexts(e filter.Expression, texts []string) {
+	switch e := e.(type) {
+	case *filter.LogicalExpression:
+		restoreTexts(e.Left, texts)
+		restoreTexts(e.Right, texts)
+	case *filter.NotExpression:
+		restoreTexts(e.Expression, texts)
+	case *filter.ValuePath:
+		restoreTexts(e.ValueFilter, texts)
+	case *filter.AttributeExpression:
+		if s, ok := e.CompareValue.(string); ok {
+			if i, err := strconv.Atoi(s); err == nil && i >= 0 && i < len(texts) {
+				e.CompareValue = texts[i]
+			}
+		}
+	}
 }
 
 func collectEqualities(e filter.Expression, resourceType string, out *[]Equal) error {

@@ -41,6 +41,21 @@ func TestParseFilter(t *testing.T) {
 		{`userName eq "a" or id eq "b"`, "User", nil, `the operator "or" is not supported: filters combine terms with "and" only`},
 		{`not(id eq "b")`, "User", nil, `the operator "not" is not supported in filters`},
 		{`userName eq "a" and (id eq "b" or id eq "c")`, "User", nil, `the operator "or" is not supported: filters combine terms with "and" only`},
+		// String literals are JSON strings: their escapes are decoded (Okta escapes the
+		// quotes of a group name it checks for), invalid ones are a syntax error.
+		{`displayName eq "Sales \"EMEA\" \\ Ops"`, "Group", []Equal{{Attr: "displayName", Value: `Sales "EMEA" \ Ops`}}, ""},
+		{`displayName eq "Gr\u00fc\u00dfe" and externalId eq "a\/b\tc"`, "Group",
+			[]Equal{{Attr: "displayName", Value: "Grüße"}, {Attr: "externalId", Value: "a/b\tc"}}, ""},
+		{`emails[type eq "w\"k"].value eq "a\u0040b.example"`, "User", []Equal{{Attr: EmailFilter, Value: "a@b.example", Type: `w"k`}}, ""},
+		{`members[value eq "\u0031"]`, "Group", []Equal{{Attr: MemberFilter, Value: "1"}}, ""},
+		// The rewrite of Entra ID's emails[...].value form does not reach into strings.
+		{`displayName eq "a[b].c eq true"`, "Group", []Equal{{Attr: "displayName", Value: "a[b].c eq true"}}, ""},
+		{`userName eq "a\qb"`, "User", nil, `the filter "userName eq \"a\\qb\"" is not valid SCIM filter syntax`},
+		{`userName eq "a\u00"`, "User", nil, `the filter "userName eq \"a\\u00\"" is not valid SCIM filter syntax`},
+		{`userName eq "a\u0000b"`, "User", nil,
+			`the string "a\u0000b" of the filter contains a NUL character (U+0000): text in requests must be UTF-8 without NUL characters`},
+		{`emails[type eq "\u0000"].value eq "a"`, "User", nil,
+			`the string "\u0000" of the filter contains a NUL character (U+0000): text in requests must be UTF-8 without NUL characters`},
 		{`userName eq "unterminated`, "User", nil, `the filter "userName eq \"unterminated" is not valid SCIM filter syntax`},
 		{strings.Repeat("x", 5000), "User", nil, "the filter is longer than 4096 bytes"},
 	}

@@ -138,15 +138,21 @@ func normalizeEnterprise(m map[string]any) *Error {
 			delete(m, k)
 		}
 	}
-	if k, ok := AttributeKey(ext, "manager"); ok {
-		if id, ok := ext[k].(string); ok {
-			ext[k] = map[string]any{"value": id}
-		}
-	}
+	managerObject(ext, "manager")
 	if len(ext) > 0 {
 		m[EnterpriseSchema] = ext
 	}
 	return nil
+}
+
+// managerObject turns the enterprise manager at key name of m (in any case), when it is
+// given as a bare id as Entra ID sends it, into {"value": id}.
+func managerObject(m map[string]any, name string) {
+	if k, ok := AttributeKey(m, name); ok {
+		if id, ok := m[k].(string); ok {
+			m[k] = map[string]any{"value": id}
+		}
+	}
 }
 
 // RoleOf checks the JSON value of a role attribute; null gives "".
@@ -291,7 +297,8 @@ func CheckMemberObject(i int, v any) *Error {
 }
 
 // NormalizePatch checks the PatchOp message and, for users, rewrites role and
-// sendEmailOnInvitation paths and keys to the extension and boolean strings to booleans.
+// sendEmailOnInvitation paths and keys to the extension, boolean strings to booleans, and
+// an enterprise manager given as a bare id, by path or by key, to {"value": id}.
 func NormalizePatch(m map[string]any, user bool) *Error {
 	schemas, _ := m["schemas"].([]any)
 	if !ContainsFold(schemas, PatchOpSchema) {
@@ -325,8 +332,11 @@ func NormalizePatch(m map[string]any, user bool) *Error {
 		vk, hasValue := AttributeKey(op, "value")
 		path, _ := op[pk].(string)
 		if hasPath && path != "" {
-			if s, ok := op[vk].(string); ok && strings.EqualFold(path, EnterpriseSchema+":manager") {
-				op[vk] = map[string]any{"value": s}
+			if strings.EqualFold(path, EnterpriseSchema+":manager") {
+				managerObject(op, vk)
+			}
+			if value, ok := op[vk].(map[string]any); ok && strings.EqualFold(path, EnterpriseSchema) {
+				managerObject(value, "manager")
 			}
 			if isExtAttr(path) {
 				path = ExtensionSchema + ":" + canonicalExtAttr(path)
@@ -345,6 +355,12 @@ func NormalizePatch(m map[string]any, user bool) *Error {
 			continue
 		}
 		if value, ok := op[vk].(map[string]any); ok && hasValue {
+			managerObject(value, EnterpriseSchema+":manager")
+			if k, ok := AttributeKey(value, EnterpriseSchema); ok {
+				if ext, ok := value[k].(map[string]any); ok {
+					managerObject(ext, "manager")
+				}
+			}
 			if e := boolValue(value, "active"); e != nil {
 				return e
 			}

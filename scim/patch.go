@@ -1,8 +1,10 @@
 package scim
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -155,7 +157,7 @@ func parsePath(s string) (filter.Path, error) {
 	if err != nil || ap.SubAttribute != nil {
 		return filter.Path{}, fmt.Errorf("invalid attribute before the filter of %q", s)
 	}
-	vf, err := filter.ParseFilter([]byte(s[open+1 : closing]))
+	vf, err := parseFilterText(s[open+1:closing], nil)
 	if err != nil {
 		return filter.Path{}, err
 	}
@@ -195,6 +197,18 @@ func (s ResourceSchema) applyPatch(res map[string]any, ops []PatchOp) *Error {
 }
 
 func (s ResourceSchema) apply(res map[string]any, op PatchOp) *Error {
+	// The core schema's URN as the path names the resource itself: its value is a
+	// path-less value, as an extension's URN as the path takes the extension's attributes.
+	if strings.EqualFold(strings.TrimSpace(op.Path), s.Core.ID) {
+		obj, ok := op.Value.(map[string]any)
+		switch {
+		case op.Op == "remove":
+			return noTarget("The path %q names the whole resource, which remove cannot remove.", op.Path)
+		case !ok:
+			return invalidValue("%s on %q needs an object of attributes as its value.", op.Op, op.Path)
+		}
+		return s.applyObject(res, op.Op, "", obj)
+	}
 	if op.Path == "" {
 		if op.Op == "remove" {
 			return noTarget("remove needs a path.")
@@ -217,9 +231,16 @@ func (s ResourceSchema) apply(res map[string]any, op PatchOp) *Error {
 
 // applyObject applies the attributes of a path-less value (or of an extension object)
 // one by one, each key being a path: "displayName", "name.givenName", a URN-prefixed
-// attribute, or an extension URN whose value is an object of its attributes.
+// attribute, or an extension URN whose value is an object of its attributes. Keys apply
+// in their order ignoring case, so that the outcome does not depend on the order a map
+// happens to give: a whole attribute ("name", "emails", an extension URN) applies before
+// the keys that name parts of it ("name.givenName", "emails[type eq \"work\"].value").
 func (s ResourceSchema) applyObject(res map[string]any, op, prefix string, obj map[string]any) *Error {
-	for k, v := range obj {
+	keys := slices.SortedFunc(maps.Keys(obj), func(a, b string) int {
+		return cmp.Or(strings.Compare(strings.ToLower(a), strings.ToLower(b)), strings.Compare(a, b))
+	})
+	for _, k := range keys {
+		v := obj[k]
 		key := k
 		if prefix != "" {
 			key = prefix + ":" + k
@@ -227,6 +248,15 @@ func (s ResourceSchema) applyObject(res map[string]any, op, prefix string, obj m
 		if prefix == "" {
 			switch lk := strings.ToLower(k); {
 			case lk == "schemas":
+				continue
+			case lk == strings.ToLower(s.Core.ID):
+				m, ok := v.(map[string]any)
+				if !ok {
+					return invalidValue("%s must be an object of its attributes.", k)
+				}
+				if e := s.applyObject(res, op, "", m); e != nil {
+					return e
+				}
 				continue
 			case lk == "id" || lk == "meta":
 				if lk == "id" && v == res["id"] {

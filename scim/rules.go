@@ -1,6 +1,7 @@
 package scim
 
 import (
+	"slices"
 	"strings"
 	"sync"
 )
@@ -26,6 +27,26 @@ func CheckUserNameChange(stored, requested string) error {
 		return nil
 	}
 	return Errorf(ErrMutability, "userName cannot be changed: it is %q, the request has %q.", stored, requested)
+}
+
+// TouchedMembers returns the ids of the users whose groups attribute a write to a group
+// changes, given the group's members before and after it (each without duplicates): the
+// users in one of the lists only, or, when the group's displayName changes, in either.
+// A Store gives them the write's version and modify time, so that their ETags change
+// with what they show.
+func TouchedMembers(before, after []Member, renamed bool) []string {
+	count := make(map[string]int, len(before)+len(after))
+	for _, m := range slices.Concat(before, after) {
+		count[m.Value]++
+	}
+	var out []string
+	for _, m := range slices.Concat(before, after) {
+		if n := count[m.Value]; n == 1 || (renamed && n > 0) {
+			out = append(out, m.Value)
+			count[m.Value] = 0
+		}
+	}
+	return out
 }
 
 // CheckMember returns the error of a group member: ErrNoSuchMember when the user id does

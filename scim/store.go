@@ -151,7 +151,7 @@ func (e Equal) MatchesEmails(attrs map[string]any) bool {
 		m, _ := v.(map[string]any)
 		value, _ := m["value"].(string)
 		typ, _ := m["type"].(string)
-		if strings.EqualFold(value, e.Value) && (e.Type == "" || strings.EqualFold(typ, e.Type)) {
+		if sameFolded(value, e.Value) && (e.Type == "" || sameFolded(typ, e.Type)) {
 			return true
 		}
 	}
@@ -162,9 +162,17 @@ func (e Equal) MatchesEmails(attrs map[string]any) bool {
 func (e Equal) Matches(value string) bool {
 	switch e.Attr {
 	case "userName", "displayName":
-		return strings.EqualFold(value, e.Value)
+		return sameFolded(value, e.Value)
 	}
 	return value == e.Value
+}
+
+// sameFolded reports whether a and b are equal in lower case (strings.ToLower), the
+// folding the stores' unique keys and SQL filters use; strings.EqualFold folds more
+// (ſ is s there), which would make one backend find what another does not.
+func sameFolded(a, b string) bool {
+	//lint:ignore SA6005 strings.EqualFold is the folding this function must not use (see above).
+	return strings.ToLower(a) == strings.ToLower(b)
 }
 
 // SortKey orders a list. Attr is "" (creation order), "id", "externalId", "userName",
@@ -200,7 +208,12 @@ type ListQuery struct {
 //   - the seat limit of the team (ErrLicenseExceeded), see the backend's documentation for
 //     how it is configured; active users occupy seats, and a write that would leave more
 //     active users than seats fails unless it lowers their number;
-//   - ifVersion > 0 on replace and delete requires the stored version (ErrVersionMismatch).
+//   - ifVersion > 0 on replace and delete requires the stored version (ErrVersionMismatch);
+//   - a write that changes what another resource shows gives that resource a new version
+//     and LastModified too, so that its ETag changes with its representation: a user's
+//     userName or displayName (its groups' members.display), a group's members or
+//     displayName, or its deletion (the groups of the users concerned, see
+//     TouchedMembers), a user's deletion (the members of its groups).
 //
 // Deleting a user removes it from the team's groups; deleting a group leaves its members
 // in the team. Lists are in creation order. Missing resources are ErrNotFound. Returned

@@ -63,7 +63,9 @@
 //     Entra ID sends it, emails[type eq "work"].value eq "x" (or emails[value eq "x" and
 //     type eq "work"], or emails.value eq "x"), address and type ignoring case; groups on
 //     members[value eq "id"] (or members.value eq "id"). Anything else is 400
-//     invalidFilter naming the unsupported part.
+//     invalidFilter naming the unsupported part. Strings in filters, here and in PATCH
+//     paths, are JSON strings: "Sales \"EMEA\"" and "Gr\u00fc\u00dfe" compare with the
+//     texts they encode.
 //   - PATCH (RFC 7644 section 3.5.2) is applied by scim.Service: see package scim for
 //     the paths, values and rules, and the behaviours RFC 7644 leaves open. If-Match
 //     pins the version it is applied to (412 when it does not match).
@@ -86,7 +88,9 @@
 //     name that is not one) carries, next to the RFC 7644 Error members, the seed's
 //     FrontendHandledBackendError members frontendErrorKey and errorInformation.
 //   - Endpoint names match ignoring case (/users is /Users).
-//   - ETags are weak, W/"n", n the resource's version. If-Match on PUT, PATCH and DELETE
+//   - ETags are weak, W/"n", n the resource's version, which also changes when a write
+//     to another resource changes what this one shows (a user's groups, a group's
+//     members.display). If-Match on PUT, PATCH and DELETE
 //     is checked atomically by the store (412 when it does not match); If-None-Match on
 //     GET of one resource answers 304. PUT and PATCH without If-Match retry when another
 //     write slips in between their read and their write, so no update is lost.

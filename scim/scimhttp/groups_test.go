@@ -359,10 +359,20 @@ func TestDiscovery(t *testing.T) {
 	r = s.call("acme", "GET", "/Schemas/"+groupURN, nil)
 	var names []string
 	for _, a := range r.body["attributes"].([]any) {
-		names = append(names, a.(map[string]any)["name"].(string))
+		// The uniqueness the service enforces: displayName is 409 uniqueness when taken.
+		names = append(names, fmt.Sprintf("%s %v", a.(map[string]any)["name"], a.(map[string]any)["uniqueness"]))
 	}
-	if diff := cmp.Diff([]string{"displayName", "members", "role"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"displayName server", "members <nil>", "role none"}, names); diff != "" {
 		t.Errorf("group schema attributes (-want +got):\n%s", diff)
+	}
+	// Members are users only (a member of type Group is refused), and the schema says so.
+	var memberSubs []string
+	for _, a := range r.body["attributes"].([]any)[1].(map[string]any)["subAttributes"].([]any) {
+		a := a.(map[string]any)
+		memberSubs = append(memberSubs, fmt.Sprintf("%s %v %v", a["name"], a["canonicalValues"], a["referenceTypes"]))
+	}
+	if diff := cmp.Diff([]string{"value <nil> <nil>", "$ref <nil> [User]", "type [User] <nil>", "display <nil> <nil>"}, memberSubs); diff != "" {
+		t.Errorf("group members sub-attributes (-want +got):\n%s", diff)
 	}
 	s.call("acme", "GET", "/Schemas/urn:nope", nil).wantError(t, 404, "", "Resource urn:nope not found.")
 

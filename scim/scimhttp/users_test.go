@@ -444,6 +444,40 @@ func TestETags(t *testing.T) {
 	s.call("acme", "DELETE", "/Users/"+id, nil, "If-Match", `W/"3"`).must(t, http.StatusNoContent)
 }
 
+// TestETagsOfDerivedAttributes: a user's groups and a group's members.display are part of
+// their representations, so a write that changes them changes their ETags, and a
+// conditional GET does not answer 304 with what has changed.
+func TestETagsOfDerivedAttributes(t *testing.T) {
+	s := newServer(t)
+	id := s.createUser("acme", "jane@example.com", "displayName", "Jane")
+	gid := s.createGroup("acme", "G", id)
+	etag := func(path string) string {
+		return s.call("acme", "GET", path, nil).must(t, http.StatusOK).header.Get("ETag")
+	}
+	userTag := etag("/Users/" + id)
+
+	s.call("acme", "PATCH", "/Groups/"+gid, patch(op("replace", "displayName", "Renamed"))).must(t, http.StatusOK)
+	r := s.call("acme", "GET", "/Users/"+id, nil, "If-None-Match", userTag).must(t, http.StatusOK)
+	if got := r.body["groups"].([]any)[0].(map[string]any)["display"]; got != "Renamed" {
+		t.Errorf("groups.display after the group's rename: %v", got)
+	}
+	groupTag := etag("/Groups/" + gid)
+
+	s.call("acme", "PATCH", "/Users/"+id, patch(op("replace", "displayName", "Janet"))).must(t, http.StatusOK)
+	r = s.call("acme", "GET", "/Groups/"+gid, nil, "If-None-Match", groupTag).must(t, http.StatusOK)
+	if got := r.body["members"].([]any)[0].(map[string]any)["display"]; got != "Janet" {
+		t.Errorf("members.display after the user's rename: %v", got)
+	}
+	userTag = etag("/Users/" + id)
+
+	s.call("acme", "PATCH", "/Groups/"+gid, patch(op("remove", "members", nil))).must(t, http.StatusOK)
+	r = s.call("acme", "GET", "/Users/"+id, nil, "If-None-Match", userTag).must(t, http.StatusOK)
+	if groups, ok := r.body["groups"]; ok {
+		t.Errorf("groups after leaving the group: %v", groups)
+	}
+	s.call("acme", "GET", "/Users/"+id, nil, "If-None-Match", r.header.Get("ETag")).must(t, http.StatusNotModified)
+}
+
 func TestSeatLimit(t *testing.T) {
 	s := newServer(t)
 	s.store.SetSeatLimit("acme", 2)

@@ -275,6 +275,34 @@ func testPatch(t *testing.T, newStore Factory) {
 				ent(m)["costCenter"] = "CC1"
 				ent(m)["manager"] = map[string]any{"value": "other"}
 			})},
+		{"path-less keys apply whole attributes before their parts, whatever the map order",
+			`[{"op":"replace","value":{"name.givenName":"K","name":{"givenName":"X","familyName":"Y"},"Name.FamilyName":"U",
+				"emails[type eq \"home\"].value":"k@home.example","emails":[{"value":"x@home.example","type":"home"}],
+				"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department":"Ops",
+				"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"department":"Sales","costCenter":"C"}}}]`,
+			janeWant(func(m map[string]any) {
+				m["name"] = map[string]any{"givenName": "K", "familyName": "U"}
+				m["emails"] = []any{map[string]any{"value": "k@home.example", "type": "home"}}
+				ent(m)["department"] = "Ops"
+				ent(m)["costCenter"] = "C"
+			})},
+		{"a manager as a bare id, by URN:attr key, extension object and extension path",
+			`[{"op":"add","value":{"URN:IETF:params:scim:schemas:extension:enterprise:2.0:User:manager":"m1"}},
+			{"op":"replace","value":{"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"Manager":"m2","costCenter":"C"}}},
+			{"op":"replace","path":"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User","value":{"manager":"m3","division":"D"}}]`,
+			janeWant(func(m map[string]any) {
+				ent(m)["manager"] = map[string]any{"value": "m3"}
+				ent(m)["costCenter"] = "C"
+				ent(m)["division"] = "D"
+			})},
+		{"the core schema's URN as path or key takes a path-less value",
+			`[{"op":"replace","path":"urn:ietf:params:scim:schemas:core:2.0:User","value":{"title":"Lead","name.givenName":"J"}},
+			{"op":"add","value":{"URN:IETF:params:scim:schemas:core:2.0:User":{"nickName":"JJ"}}}]`,
+			janeWant(func(m map[string]any) {
+				m["title"] = "Lead"
+				m["nickName"] = "JJ"
+				m["name"] = map[string]any{"givenName": "J", "familyName": "Doe"}
+			})},
 		{"path-less replace with an extension object",
 			`[{"op":"replace","value":{"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"department":"Sales"}}}]`,
 			janeWant(func(m map[string]any) { ent(m)["department"] = "Sales" })},
@@ -293,6 +321,11 @@ func testPatch(t *testing.T, newStore Factory) {
 			`[{"op":"replace","path":"emails[type eq \"home\"].value","value":"j2@example.com"}]`,
 			janeWant(func(m map[string]any) {
 				m["emails"] = []any{map[string]any{"value": "j2@example.com", "type": "home"}}
+			})},
+		{"a value filter's strings are JSON strings, escapes decoded",
+			`[{"op":"replace","path":"emails[value eq \"jane\\u0040example.com\"].type","value":"work"}]`,
+			janeWant(func(m map[string]any) {
+				m["emails"] = []any{map[string]any{"value": "jane@example.com", "type": "work"}}
 			})},
 		{"remove by filter",
 			`[{"op":"remove","path":"emails[type eq \"home\"]"}]`,
@@ -358,6 +391,14 @@ func testPatchErrors(t *testing.T, newStore Factory) {
 		{"add with a filter that describes no value", "/Users/" + id, `[{"op":"add","path":"emails[type sw \"w\"].value","value":"x@y.example"}]`,
 			"noTarget", `Operations[0]: No value of emails matches the filter of "emails[type sw \"w\"].value", and the filter does not describe a value to create (it must combine eq terms with and).`},
 		{"remove without path", "/Users/" + id, `[{"op":"remove"}]`, "noTarget", "Operations[0]: remove needs a path."},
+		{"remove the core schema", "/Users/" + id, `[{"op":"remove","path":"urn:ietf:params:scim:schemas:core:2.0:User"}]`,
+			"noTarget", `Operations[0]: The path "urn:ietf:params:scim:schemas:core:2.0:User" names the whole resource, which remove cannot remove.`},
+		{"the core schema's URN with a value that is not an object", "/Users/" + id,
+			`[{"op":"replace","value":{"urn:ietf:params:scim:schemas:core:2.0:User":"x"}}]`,
+			"invalidValue", `Operations[0]: urn:ietf:params:scim:schemas:core:2.0:User must be an object of its attributes.`},
+		{"the core schema's URN as path with a value that is not an object", "/Users/" + id,
+			`[{"op":"add","path":"urn:ietf:params:scim:schemas:core:2.0:User","value":"x"}]`,
+			"invalidValue", `Operations[0]: add on "urn:ietf:params:scim:schemas:core:2.0:User" needs an object of attributes as its value.`},
 		{"unknown attribute", "/Users/" + id, `[{"op":"add","path":"shoeSize","value":42}]`,
 			"invalidPath", `Operations[0]: The path "shoeSize" names no attribute of the resource.`},
 		{"unknown sub-attribute", "/Users/" + id, `[{"op":"add","path":"name.nickName","value":"x"}]`,

@@ -44,6 +44,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"ParallelMemberships", testParallelMemberships},
 		{"ParallelSeats", testParallelSeats},
 		{"ValueFilters", testValueFilters},
+		{"DerivedVersions", testDerivedVersions},
 		{"Patch", testPatch},
 		{"PatchErrors", testPatchErrors},
 		{"PatchGroups", testPatchGroups},
@@ -427,7 +428,7 @@ func testParallelSeats(t *testing.T, newStore Factory) {
 }
 
 // testValueFilters checks the filters on e-mails and group members: EmailFilter compares
-// address and type ignoring case, MemberFilter selects the groups of a user.
+// address and type ignoring case (over Unicode), MemberFilter selects the groups of a user.
 func testValueFilters(t *testing.T, newStore Factory) {
 	ctx := context.Background()
 	s := newStore(t, nil)
@@ -437,6 +438,8 @@ func testValueFilters(t *testing.T, newStore Factory) {
 	b := must(s.CreateUser(ctx, "t", scim.User{UserName: "b@example.com", Attributes: map[string]any{
 		"emails": []any{mail("a@home.example", "Work")}}})).get(t)
 	must(s.CreateUser(ctx, "t", scim.User{UserName: "c@example.com", Attributes: map[string]any{"title": "x"}})).get(t)
+	d := must(s.CreateUser(ctx, "t", scim.User{UserName: "d@example.com", Attributes: map[string]any{
+		"emails": []any{mail("Ärger.Öl@Example.com", "BÜRO"), mail("s@example.com", "home")}}})).get(t)
 	must(s.CreateUser(ctx, "other", scim.User{UserName: "a@example.com", Attributes: map[string]any{
 		"emails": []any{mail("a@work.example", "work")}}})).get(t)
 	email := func(v, typ string) []scim.Equal { return []scim.Equal{{Attr: scim.EmailFilter, Value: v, Type: typ}} }
@@ -451,6 +454,11 @@ func testValueFilters(t *testing.T, newStore Factory) {
 		{email("a@home.example", "work"), []string{b.UserName}},
 		{append(email("a@home.example", ""), scim.Equal{Attr: "userName", Value: "B@example.com"}), []string{b.UserName}},
 		{email("nobody@example.com", ""), []string{}},
+		// Case is folded over Unicode, as strings.ToLower folds userName and displayName
+		// (so ſ, whose lower case is itself, is not s).
+		{email("ärger.öl@example.COM", "büro"), []string{d.UserName}},
+		{email("ÄRGER.ÖL@EXAMPLE.COM", ""), []string{d.UserName}},
+		{email("ſ@example.com", ""), []string{}},
 	}
 	for _, tt := range users {
 		page, total, err := s.ListUsers(ctx, "t", scim.ListQuery{Filter: tt.filter, StartIndex: 1, Count: 10})
@@ -491,4 +499,94 @@ func testValueFilters(t *testing.T, newStore Factory) {
 			t.Errorf("%+v: total %d, groups (-want +got):\n%s", tt.filter, total, diff)
 		}
 	}
+}
+
+// testDerivedVersions checks that a write changing what another resource shows changes
+// that resource's version and lastModified too, so that its ETag changes with its
+// representation: a user's name is its groups' members.display, a group's displayName
+// and members are the groups of its users. Resources the write does not touch keep
+// theirs.
+func testDerivedVersions(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+	s := newStore(t, nil)
+	a := must(s.CreateUser(ctx, "t", scim.User{UserName: "a@example.com", Active: true})).get(t)
+	b := must(s.CreateUser(ctx, "t", scim.User{UserName: "b@example.com", Active: true})).get(t)
+	c := must(s.CreateUser(ctx, "t", scim.User{UserName: "c@example.com", Active: true})).get(t)
+	other := must(s.CreateGroup(ctx, "t", scim.Group{DisplayName: "Other", Members: []scim.Member{{Value: c.ID}}})).get(t)
+	user := func(u scim.User) scim.User { return must(s.GetUser(ctx, "t", u.ID)).get(t) }
+	group := func(g scim.Group) scim.Group { return must(s.GetGroup(ctx, "t", g.ID)).get(t) }
+	type state struct {
+		users  []scim.User
+		groups []scim.Group
+	}
+	read := func(gs ...scim.Group) state {
+		st := state{users: []scim.User{user(a), user(b), user(c)}}
+		for _, g := range gs {
+			st.groups = append(st.groups, group(g))
+		}
+		return st
+	}
+	// changed names the resources whose version is not the one in before.
+	changed := func(before state, gs ...scim.Group) []string {
+		after := read(gs...)
+		out := []string{}
+		for i, u := range after.users {
+			if u.Version != before.users[i].Version {
+				if u.LastModified.Before(before.users[i].LastModified) {
+					t.Errorf("user %s: lastModified went back", u.UserName)
+				}
+				out = append(out, u.UserName)
+			}
+		}
+		for i, g := range after.groups {
+			if g.Version != before.groups[i].Version {
+				out = append(out, g.DisplayName)
+			}
+		}
+		return out
+	}
+	check := func(step string, got []string, want ...string) {
+		t.Helper()
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: changed versions (-want +got):\n%s", step, diff)
+		}
+	}
+
+	before := read(other)
+	g := must(s.CreateGroup(ctx, "t", scim.Group{DisplayName: "G", Members: []scim.Member{{Value: a.ID}}})).get(t)
+	check("create a group with a", changed(before, other), "a@example.com")
+
+	before = read(g, other)
+	must(s.ReplaceGroup(ctx, "t", scim.Group{ID: g.ID, DisplayName: "G", Members: []scim.Member{{Value: a.ID}, {Value: b.ID}}}, 0)).get(t)
+	check("add b", changed(before, g, other), "b@example.com", "G")
+
+	before = read(g, other)
+	must(s.ReplaceGroup(ctx, "t", scim.Group{ID: g.ID, DisplayName: "G", Members: []scim.Member{{Value: b.ID}}}, 0)).get(t)
+	check("remove a", changed(before, g, other), "a@example.com", "G")
+
+	before = read(g, other)
+	must(s.ReplaceGroup(ctx, "t", scim.Group{ID: g.ID, DisplayName: "Renamed", Members: []scim.Member{{Value: b.ID}}, Role: scim.RoleAdmin}, 0)).get(t)
+	check("rename the group", changed(before, g, other), "b@example.com", "Renamed")
+
+	before = read(g, other)
+	must(s.ReplaceGroup(ctx, "t", scim.Group{ID: g.ID, DisplayName: "Renamed", Members: []scim.Member{{Value: b.ID}}, ExternalID: "x"}, 0)).get(t)
+	check("change the group's externalId", changed(before, g, other), "Renamed")
+
+	before = read(g, other)
+	bu := user(b)
+	bu.DisplayName = "Bee"
+	must(s.ReplaceUser(ctx, "t", bu, 0)).get(t)
+	check("rename b", changed(before, g, other), "b@example.com", "Renamed")
+
+	before = read(g, other)
+	bu = user(b)
+	bu.Attributes = map[string]any{"title": "T"}
+	must(s.ReplaceUser(ctx, "t", bu, 0)).get(t)
+	check("change b's title", changed(before, g, other), "b@example.com")
+
+	before = read(other)
+	if err := s.DeleteGroup(ctx, "t", g.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	check("delete the group", changed(before, other), "b@example.com")
 }

@@ -151,9 +151,25 @@ func (s *SCIMStore) ReplaceUser(_ context.Context, team string, u scim.User, ifV
 	u.Created = old.Created
 	u.LastModified = s.now()
 	u.Version = t.nextVersion()
+	if u.UserName != old.UserName || u.DisplayName != old.DisplayName {
+		// The user's name is its groups' members.display.
+		for gid := range t.memberOf[u.ID] {
+			t.groups[gid].LastModified, t.groups[gid].Version = u.LastModified, u.Version
+		}
+	}
 	t.users[u.ID] = &u
 	t.active += delta
 	return u.Clone(), nil
+}
+
+// touchUsers gives the users whose groups a write to a group changed
+// (scim.TouchedMembers) the write's version and modify time.
+func (t *scimTeam) touchUsers(old, members []scim.Member, renamed bool, version int64, now time.Time) {
+	for _, id := range scim.TouchedMembers(old, members, renamed) {
+		if u := t.users[id]; u != nil {
+			u.LastModified, u.Version = now, version
+		}
+	}
 }
 
 // DeleteUser implements scim.Store: the user leaves the team and its groups.
@@ -357,6 +373,7 @@ func (s *SCIMStore) CreateGroup(_ context.Context, team string, g scim.Group) (s
 	t.groupOrder = append(t.groupOrder, g.ID)
 	t.groupByName[strings.ToLower(g.DisplayName)] = g.ID
 	t.setMemberships(g.ID, nil, members)
+	t.touchUsers(nil, members, false, g.Version, g.Created)
 	return t.readGroup(sg), nil
 }
 
@@ -407,6 +424,7 @@ func (s *SCIMStore) ReplaceGroup(_ context.Context, team string, g scim.Group, i
 	g.Created = old.Created
 	g.LastModified = s.now()
 	g.Version = t.nextVersion()
+	t.touchUsers(old.Members, members, g.DisplayName != old.DisplayName, g.Version, g.LastModified)
 	old.Group = g
 	return t.readGroup(old), nil
 }
@@ -427,6 +445,7 @@ func (s *SCIMStore) DeleteGroup(_ context.Context, team, id string, ifVersion in
 		return err
 	}
 	t.setMemberships(id, g.Members, nil)
+	t.touchUsers(g.Members, nil, false, t.nextVersion(), s.now())
 	delete(t.groups, id)
 	delete(t.groupByName, strings.ToLower(g.DisplayName))
 	t.groupOrder = slices.DeleteFunc(t.groupOrder, func(v string) bool { return v == id })

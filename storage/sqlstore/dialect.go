@@ -48,6 +48,9 @@ type dialect interface {
 	literal(v any) (string, error)
 	// bytewise makes a string expression compare byte by byte.
 	bytewise(expr string) string
+	// caseMap maps a string expression to lower (or upper) case over Unicode, as
+	// strings.ToLower and strings.ToUpper do (SQLite's own lower and upper map ASCII only).
+	caseMap(upper bool, expr string) string
 	// contains and startsWith are the case-sensitive string tests.
 	contains(expr, param string) string
 	startsWith(expr, param string) string
@@ -207,6 +210,13 @@ func (sqliteDialect) literal(v any) (string, error) {
 }
 
 func (sqliteDialect) bytewise(expr string) string { return expr } // BINARY is the default collation
+
+func (sqliteDialect) caseMap(upper bool, expr string) string {
+	if upper {
+		return "kmkit_upper(" + expr + ")"
+	}
+	return "kmkit_lower(" + expr + ")"
+}
 
 // sortDir: SQLite orders nulls first ascending and last descending, as an index holds
 // them; it reads an index for ASC or DESC and for neither with the other nulls clause
@@ -384,6 +394,13 @@ func arrayLiteral[T any](d postgresDialect, vals []T) (string, error) {
 }
 
 func (postgresDialect) bytewise(expr string) string { return expr + ` COLLATE "C"` }
+
+func (postgresDialect) caseMap(upper bool, expr string) string {
+	if upper {
+		return "upper((" + expr + `) COLLATE "C.utf8")`
+	}
+	return "lower((" + expr + `) COLLATE "C.utf8")`
+}
 
 // sortDir: PostgreSQL's ascending order has nulls last, as its ascending indexes hold
 // them. Descending, a column that can hold nulls is DESC NULLS LAST, which a descending

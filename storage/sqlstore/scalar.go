@@ -110,14 +110,7 @@ func (b *builder) apply(fn query.ScalarFunc, args []frameCol) (string, error) {
 	}
 	switch fn {
 	case query.FnToLower, query.FnToUpper:
-		name := "lower"
-		if fn == query.FnToUpper {
-			name = "upper"
-		}
-		if pg {
-			return name + "((" + x + `) COLLATE "C.utf8")`, nil
-		}
-		return "kmkit_" + name + "(" + x + ")", nil
+		return b.d.caseMap(fn == query.FnToUpper, x), nil
 	case query.FnLength:
 		if pg {
 			return "char_length(" + x + ")", nil

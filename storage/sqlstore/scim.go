@@ -175,6 +175,11 @@ func (s *SCIMStore) ReplaceUser(ctx context.Context, team string, u scim.User, i
 		u.Created = old.Created
 		u.LastModified = micros(s.now())
 		u.Version = version
+		if u.UserName != old.UserName || u.DisplayName != old.DisplayName {
+			if err := s.touchGroupsOf(ctx, tx, team, u.ID, version, u.LastModified.UnixMicro()); err != nil {
+				return err
+			}
+		}
 		_, err = tx.ExecContext(ctx, s.q(`UPDATE scim_users SET user_name = ?, user_name_key = ?, external_id = ?,
 			display_name = ?, display_name_key = ?, active = ?, role = ?, send_email = ?, attributes = ?,
 			modified_us = ?, version = ? WHERE team = ? AND id = ?`),
@@ -200,9 +205,7 @@ func (s *SCIMStore) DeleteUser(ctx context.Context, team, id string, ifVersion i
 		if err := scim.CheckVersion("User", id, old.Version, ifVersion); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, s.q(`UPDATE scim_groups SET modified_us = ?, version = ?
-			WHERE team = ? AND id IN (SELECT group_id FROM scim_members WHERE team = ? AND user_id = ?)`),
-			s.now().UnixMicro(), version, team, team, id); err != nil {
+		if err := s.touchGroupsOf(ctx, tx, team, id, version, s.now().UnixMicro()); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM scim_members WHERE team = ? AND user_id = ?`), team, id); err != nil {
@@ -211,6 +214,44 @@ func (s *SCIMStore) DeleteUser(ctx context.Context, team, id string, ifVersion i
 		_, err = tx.ExecContext(ctx, s.q(`DELETE FROM scim_users WHERE team = ? AND id = ?`), team, id)
 		return err
 	})
+}
+
+// touchGroupsOf gives the groups of the user id the write's version and modify time: the
+// user's name is their members.display, and leaving them changes their members.
+func (s *SCIMStore) touchGroupsOf(ctx context.Context, tx *sql.Tx, team, id string, version, now int64) error {
+	_, err := tx.ExecContext(ctx, s.q(`UPDATE scim_groups SET modified_us = ?, version = ?
+		WHERE team = ? AND id IN (SELECT group_id FROM scim_members WHERE team = ? AND user_id = ?)`),
+		now, version, team, team, id)
+	return err
+}
+
+// touchUsers gives the users ids, whose groups a write to a group changed
+// (scim.TouchedMembers), the write's version and modify time.
+func (s *SCIMStore) touchUsers(ctx context.Context, tx *sql.Tx, team string, ids []string, version, now int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, s.q(`UPDATE scim_users SET modified_us = ?, version = ? WHERE team = ? AND `+
+		s.db.d.inArray("id", "?", ids)), now, version, team, s.db.d.arrayArg(ids))
+	return err
+}
+
+// members returns the members of the group gid as stored, without displays.
+func (s *SCIMStore) members(ctx context.Context, tx *sql.Tx, team, gid string) ([]scim.Member, error) {
+	rows, err := tx.QueryContext(ctx, s.q(`SELECT user_id FROM scim_members WHERE team = ? AND group_id = ?`), team, gid)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []scim.Member
+	for rows.Next() {
+		var m scim.Member
+		if err := rows.Scan(&m.Value); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
 }
 
 // listClauses returns the WHERE conditions and arguments of a filter, and the ORDER BY of
@@ -287,8 +328,8 @@ func (s *SCIMStore) listClauses(team string, q scim.ListQuery, users bool) (wher
 }
 
 // emailCondition is the condition of an EmailFilter term on scim_users, with three
-// parameters: the address, then the type twice ("" for any). Both sides are folded with
-// lower(), which SQLite applies to ASCII letters only.
+// parameters: the address, then the type twice ("" for any). Both sides are folded to
+// lower case over Unicode, as scim.Equal.MatchesEmails folds them.
 func (s *SCIMStore) emailCondition() string {
 	elements := `json_each(scim_users.attributes, '$.emails') e`
 	value, typ := `json_extract(e.value, '$.value')`, `json_extract(e.value, '$.type')`
@@ -297,8 +338,9 @@ func (s *SCIMStore) emailCondition() string {
 			THEN scim_users.attributes::jsonb -> 'emails' ELSE '[]'::jsonb END) e`
 		value, typ = `e ->> 'value'`, `e ->> 'type'`
 	}
-	return `EXISTS (SELECT 1 FROM ` + elements + ` WHERE lower(` + value + `) = lower(CAST(? AS TEXT))
-		AND (CAST(? AS TEXT) = '' OR lower(` + typ + `) = lower(CAST(? AS TEXT))))`
+	lower := func(x string) string { return s.db.d.caseMap(false, x) }
+	return `EXISTS (SELECT 1 FROM ` + elements + ` WHERE ` + lower(value) + ` = ` + lower(`CAST(? AS TEXT)`) + `
+		AND (CAST(? AS TEXT) = '' OR ` + lower(typ) + ` = ` + lower(`CAST(? AS TEXT)`) + `))`
 }
 
 // ListUsers implements scim.Store.
@@ -485,6 +527,9 @@ func (s *SCIMStore) CreateGroup(ctx context.Context, team string, g scim.Group) 
 		if err := s.setMembers(ctx, tx, team, id, members); err != nil {
 			return err
 		}
+		if err := s.touchUsers(ctx, tx, team, scim.TouchedMembers(nil, members, false), version, now); err != nil {
+			return err
+		}
 		out, err = s.getGroup(ctx, tx, team, id)
 		return err
 	})
@@ -501,7 +546,9 @@ func (s *SCIMStore) ReplaceGroup(ctx context.Context, team string, g scim.Group,
 	var out scim.Group
 	err := s.write(ctx, team, func(tx *sql.Tx, version int64) error {
 		var stored int64
-		err := tx.QueryRowContext(ctx, s.q(`SELECT version FROM scim_groups WHERE team = ? AND id = ?`), team, g.ID).Scan(&stored)
+		var storedName string
+		err := tx.QueryRowContext(ctx, s.q(`SELECT version, display_name FROM scim_groups WHERE team = ? AND id = ?`),
+			team, g.ID).Scan(&stored, &storedName)
 		if errors.Is(err, sql.ErrNoRows) {
 			return scim.NotFound("Group", g.ID)
 		}
@@ -521,9 +568,14 @@ func (s *SCIMStore) ReplaceGroup(ctx context.Context, team string, g scim.Group,
 		if err := s.checkSeats(ctx, tx, team, 0); err != nil {
 			return err
 		}
+		before, err := s.members(ctx, tx, team, g.ID)
+		if err != nil {
+			return err
+		}
+		now := s.now().UnixMicro()
 		_, err = tx.ExecContext(ctx, s.q(`UPDATE scim_groups SET display_name = ?, display_name_key = ?, external_id = ?,
 			role = ?, modified_us = ?, version = ? WHERE team = ? AND id = ?`),
-			g.DisplayName, strings.ToLower(g.DisplayName), g.ExternalID, string(g.Role), s.now().UnixMicro(), version, team, g.ID)
+			g.DisplayName, strings.ToLower(g.DisplayName), g.ExternalID, string(g.Role), now, version, team, g.ID)
 		if s.db.d.uniqueViolation(err) {
 			return scim.DuplicateGroupName(g.DisplayName)
 		}
@@ -531,6 +583,10 @@ func (s *SCIMStore) ReplaceGroup(ctx context.Context, team string, g scim.Group,
 			return err
 		}
 		if err := s.setMembers(ctx, tx, team, g.ID, members); err != nil {
+			return err
+		}
+		touched := scim.TouchedMembers(before, members, g.DisplayName != storedName)
+		if err := s.touchUsers(ctx, tx, team, touched, version, now); err != nil {
 			return err
 		}
 		out, err = s.getGroup(ctx, tx, team, g.ID)
@@ -541,7 +597,7 @@ func (s *SCIMStore) ReplaceGroup(ctx context.Context, team string, g scim.Group,
 
 // DeleteGroup implements scim.Store: the members stay in the team.
 func (s *SCIMStore) DeleteGroup(ctx context.Context, team, id string, ifVersion int64) error {
-	return s.write(ctx, team, func(tx *sql.Tx, _ int64) error {
+	return s.write(ctx, team, func(tx *sql.Tx, version int64) error {
 		var stored int64
 		err := tx.QueryRowContext(ctx, s.q(`SELECT version FROM scim_groups WHERE team = ? AND id = ?`), team, id).Scan(&stored)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -551,6 +607,13 @@ func (s *SCIMStore) DeleteGroup(ctx context.Context, team, id string, ifVersion 
 			return err
 		}
 		if err := scim.CheckVersion("Group", id, stored, ifVersion); err != nil {
+			return err
+		}
+		before, err := s.members(ctx, tx, team, id)
+		if err != nil {
+			return err
+		}
+		if err := s.touchUsers(ctx, tx, team, scim.TouchedMembers(before, nil, false), version, s.now().UnixMicro()); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM scim_members WHERE team = ? AND group_id = ?`), team, id); err != nil {
