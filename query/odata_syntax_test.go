@@ -72,6 +72,13 @@ func TestODataSyntax(t *testing.T) {
 		{"(A eq 1 or year(D) eq 2025)", or(cmpx("A", Eq, litInt("1", 1)), &ScalarCompare{L: apply(FnYear, field("D")), Op: Eq, R: konst(litInt("2025", 2025))})},
 		// a function and arithmetic that reduce to a field and a literal keep the plain node
 		{"(A) eq 1", cmpx("A", Eq, litInt("1", 1))},
+		// OData has no bare text literal: a name or a path on the right of an operator is a
+		// property, so two properties compare (the Knowledge Model API's filterExpr reads
+		// the name as legacy text, TestODataSyntaxIsAnOption)
+		{"ID eq CUST", &ScalarCompare{L: field("ID"), Op: Eq, R: field("CUST")}},
+		{"NET gt LATE", &ScalarCompare{L: field("NET"), Op: Gt, R: field("LATE")}},
+		{"CUST eq CUSTOMERS/ID", &ScalarCompare{L: field("CUST"), Op: Eq, R: field("CUSTOMERS/ID")}},
+		{"A eq 1 and STATUS ne PAID", and(cmpx("A", Eq, litInt("1", 1)), &ScalarCompare{L: field("STATUS"), Op: Ne, R: field("PAID")})},
 	}
 	for _, tt := range tests {
 		got, err := Parse(tt.src, ODataSyntax())
@@ -109,6 +116,13 @@ func TestODataSyntaxIsAnOption(t *testing.T) {
 	}
 	if d := cmp.Diff(cmpx("NET", Gt, litBare("1000D")), e, ignorePos); d != "" {
 		t.Errorf("without ODataSyntax (-want +got):\n%s", d)
+	}
+	e, err = Parse("STATUS eq PAID")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(cmpx("STATUS", Eq, litBare("PAID")), e, ignorePos); d != "" {
+		t.Errorf("without ODataSyntax, a name is a legacy bare word (-want +got):\n%s", d)
 	}
 }
 
