@@ -126,6 +126,23 @@ func TestODataSyntaxIsAnOption(t *testing.T) {
 	}
 }
 
+// TestODataSpecialDoubles: INF, -INF and NaN are OData's double literals, not property
+// names: not supported (501 on the OData service), saying which.
+func TestODataSpecialDoubles(t *testing.T) {
+	for _, c := range []struct{ src, msg string }{
+		{"NET eq INF", "filterExpr: position 8: the floating-point value INF is not supported"},
+		{"NET gt -INF", "filterExpr: position 9: the floating-point value INF is not supported"},
+		{"NET ne NaN", "filterExpr: position 8: the floating-point value NaN is not supported"},
+		{"NaN lt NET add 1", "filterExpr: position 1: the floating-point value NaN is not supported"},
+	} {
+		_, err := Parse(c.src, ODataSyntax())
+		var qe *Error
+		if !errors.As(err, &qe) || qe.Kind != KindUnsupported || qe.Error() != c.msg {
+			t.Errorf("Parse(%q, ODataSyntax()): %v, want the unsupported %q", c.src, err, c.msg)
+		}
+	}
+}
+
 // FuzzParseOData checks the parser under ODataSyntax as FuzzParse checks the default
 // one: no panic, errors are *Error inside the text, and accepted trees
 // print to text that parses to the same tree.
