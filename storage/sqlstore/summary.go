@@ -110,9 +110,9 @@ func summarize(ctx context.Context, d dialect, q summaryQuerier, p *km.Plan) (*k
 	// The first statement: the row count, then the aggregates of each numeric field in order.
 	// PostgreSQL's avg and stddev_samp of doubles refuse a sum of squares beyond a double's
 	// range (values beyond about 1e154): then the statement runs again with those two
-	// computed in numeric, and the deviation is what pandas' sum of squares in doubles
-	// gives: +Infinity (inf, written null) where that sum is beyond a double's range, 0
-	// where it is below the least double.
+	// computed in numeric, as pandas' sums in doubles give them: the mean ±Infinity (inf,
+	// written null) where the sum is beyond a double's range, the deviation +Infinity
+	// where the sum of squares is, and 0 where that is below the least double.
 	first := func(wide bool) ([]any, error) {
 		items := []string{"count(*)"}
 		for _, c := range cols {
@@ -124,7 +124,8 @@ func summarize(ctx context.Context, d dialect, q summaryQuerier, p *km.Plan) (*k
 			if wide {
 				wx := "CAST(" + x + " AS numeric)"
 				squares := "var_samp(" + wx + ") * (count(" + x + ") - 1)"
-				mean = "avg(" + wx + ")"
+				// A sum beyond a double's range overflows pandas' mean too: ±inf.
+				mean = "CASE WHEN abs(sum(" + wx + ")) > 1.7976931348623157e308 THEN sign(sum(" + wx + ")) * CAST('Infinity' AS DOUBLE PRECISION) ELSE " + d.toFloat("avg("+wx+")") + " END"
 				std = "CASE WHEN " + squares + " > 1.7976931348623157e308 THEN CAST('Infinity' AS DOUBLE PRECISION)" +
 					" WHEN " + squares + " < 4.9e-324 THEN 0 ELSE " + d.toFloat("stddev_samp("+wx+")") + " END"
 			}

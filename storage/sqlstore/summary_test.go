@@ -56,12 +56,13 @@ print(json.dumps(out))
 
 // pandasFields are the fields of record R of the generated KM "g": integers without and with
 // nulls, floats of ordinary, huge and tiny magnitude, a float around zero (where a mean
-// cancels), the categorical types, and floats whose squares are beyond a double's range
-// (pandas' deviation is inf there, PostgreSQL's stddev_samp refuses them).
+// cancels), the categorical types, floats whose squares are beyond a double's range
+// (pandas' deviation is inf there, PostgreSQL's stddev_samp refuses them) and floats near
+// the largest double, whose sum is beyond it (pandas' mean is inf too).
 var pandasFields = []struct{ id, typ string }{
 	{"ID", "integer"}, {"I", "integer"}, {"F", "float"}, {"BIG", "float"}, {"TINY", "float"},
 	{"U", "float"}, {"S", "string"}, {"D", "date"}, {"DT", "datetime"}, {"B", "boolean"},
-	{"HUGE", "float"},
+	{"HUGE", "float"}, {"EDGE", "float"},
 }
 
 // pandasCases are the filters of TestSummaryAgainstPandas, each with the same filter as a
@@ -348,6 +349,9 @@ func writePandasKM(t *testing.T, dir string, n int) {
 		}
 		if huge.Float64() >= 0.1 {
 			row[10] = float(huge.NormFloat64() * 1e200)
+		}
+		if huge.Float64() >= 0.1 {
+			row[11] = float((1 + huge.Float64()/2) * 1e308)
 		}
 		_ = cw.Write(row)
 	}
