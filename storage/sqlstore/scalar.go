@@ -23,11 +23,13 @@ import (
 // (NULLIF), and so does an integer result beyond 64 bits.
 
 // outOfRange turns PostgreSQL's refusal of a float result beyond a double's range (a
-// filter's arithmetic such as NET mul 1e308) into a 400: the request asked for it.
+// filter's arithmetic such as NET mul 1e308, or a KPI's between its aggregates; a sum
+// beyond the range is computed again in numeric, see wideSum) into a 400: the request
+// asked for it.
 func outOfRange(err error) error {
 	if isOutOfRange(err) {
 		return problem.New(400, query.CodeFilterNotSupported,
-			"the filter's arithmetic gives a number beyond the range of a 64-bit float, which the database refuses")
+			"the arithmetic of the filter or of a KPI gives a number beyond the range of a 64-bit float, which the database refuses")
 	}
 	return err
 }
