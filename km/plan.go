@@ -781,7 +781,7 @@ func (c *compiler) search(s *SearchRequest) error {
 			return badRequest(query.CodeFieldNotFound, "unknown searchField %s%s%s", name, FieldHint(c.rec), c.m.fieldHints(c.rec, []string{name}, true))
 		}
 		if !ref.Type.Searchable() {
-			return badRequest(problem.CodeParameterIllegal, "searchField %s is a %s field; fuzzy search needs a string field", name, ref.Type)
+			return badRequest(problem.CodeParameterIllegal, "searchField %s is %s field; fuzzy search needs a string field", name, article(ref.Type))
 		}
 		if len(c.p.KPIs) > 0 && !slices.Contains(c.p.Fields, ref) {
 			return badRequest(problem.CodeParameterIllegal, "searchField %s is not a selected field: with KPIs the search looks at the selected fields, which group the KPIs", name)

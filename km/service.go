@@ -469,7 +469,7 @@ func searchSpec(m *KnowledgeModel, rec *Record, sr *SearchRequest, selected []st
 				return nil, badRequest(query.CodeFieldNotFound, "unknown searchField %s%s%s", name, FieldHint(rec), m.FieldHints(rec, []string{name}))
 			}
 			if !f.Type.Searchable() {
-				return nil, badRequest(problem.CodeParameterIllegal, "searchField %s is a %s field; fuzzy search needs a string field", name, f.Type)
+				return nil, badRequest(problem.CodeParameterIllegal, "searchField %s is %s field; fuzzy search needs a string field", name, article(f.Type))
 			}
 			s.Fields = append(s.Fields, name)
 		}

@@ -137,7 +137,14 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 		aq.q.Where = append(aq.q.Where, f.Bound())
 	}
 	for _, f := range filters {
-		e, err := et.bindFilter(m, f, h.now())
+		// Lambdas and paths through to-one navigation properties, as $filter takes them.
+		e, err := resolveLambdas(m, et.rec.ID, f)
+		if err == nil {
+			e, err = resolvePaths(m, et.rec.ID, e, "$apply")
+		}
+		if err == nil {
+			e, err = et.bindFilter(m, e, h.now())
+		}
 		if err == nil {
 			// The request is at KM level: the set's own fields become RECORD.FIELD.
 			e, err = query.MapFields(e, func(r query.FieldRef) (query.FieldRef, error) {

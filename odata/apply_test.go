@@ -195,6 +195,17 @@ func TestApply(t *testing.T) {
 			ok("STATUS", `"@odata.count":2,"value":[{"STATUS":"OPEN"},{"STATUS":"PAID"}]`)},
 		{"filter on a parent record", "filter(CUSTOMERS.COUNTRY eq 'DE')/aggregate(NET with sum as Total)", "",
 			ok("Total", `"value":[{"Total":350.6}]`)},
+		// filter steps take what $filter takes: paths through to-one navigation properties
+		// (C1 and C4 are German: O1, O2, O5) and lambdas (O1, O2 and O5 have a Ship event;
+		// every event of O3 and O4 is a Create, and O'6 and O7 have none)
+		{"filter through a navigation path", "filter(CUSTOMERS/COUNTRY eq 'DE')/aggregate(NET with sum as Total)", "",
+			ok("Total", `"value":[{"Total":350.6}]`)},
+		{"filter with a function of a path", "filter(tolower(CUSTOMERS/COUNTRY) eq 'de')/aggregate($count as N)", "",
+			ok("N", `"value":[{"N":3}]`)},
+		{"filter with any", "filter(EVENTS/any(e: e/ACTIVITY eq 'Ship'))/aggregate(NET with sum as Total)", "",
+			ok("Total", `"value":[{"Total":350.6}]`)},
+		{"filter with all", "filter(EVENTS/all(e: e/ACTIVITY eq 'Create'))/aggregate($count as N)", "",
+			ok("N", `"value":[{"N":4}]`)},
 		{"KM field", "groupby((CUSTOMERS.COUNTRY),aggregate(NET with sum as Total))", "&$orderby=Total",
 			ok("CUSTOMERS.COUNTRY,Total", `"value":[{"CUSTOMERS.COUNTRY":"IE","Total":-245},{"CUSTOMERS.COUNTRY":"DE","Total":350.6},{"CUSTOMERS.COUNTRY":null,"Total":1200}]`)},
 		{"navigation path", "groupby((CUSTOMERS/COUNTRY),aggregate(NET with sum as Total))", "&$orderby=Total%20desc",
@@ -232,6 +243,8 @@ func TestApply(t *testing.T) {
 			"$apply: $filter with this $apply is not supported: filter first inside $apply, $apply=filter(...)/groupby(...)", "$apply")}},
 		{"Atom", "groupby((STATUS))", "&$format=atom", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
 			"$apply: aggregated answers are served as JSON only", "$apply")}},
+		{"a navigation property as a value", "filter(CUSTOMERS eq null)/aggregate($count as N)", "", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
+			"$apply: CUSTOMERS is a navigation property; using it as a value is not supported: compare its properties, as CUSTOMERS/PROPERTY", "$apply")}},
 		{"generated key", "groupby((ROW_NUMBER))", "", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
 			"$apply: groupby ROW_NUMBER: the generated key cannot be grouped or aggregated", "$apply")}},
 	}

@@ -126,6 +126,11 @@ func TestEntityByKey(t *testing.T) {
 			problemBody(400, "GENERAL_PARAMETER_ILLEGAL", "key predicate (STATUS='PAID'): entity type ORDERS has the key property ID, not STATUS")}},
 		{"not one value", svc + "/ORDERS_entries('O1'%20or%20ID%20eq%20'O2')", nil, response{400, "application/problem+json",
 			problemBody(400, "GENERAL_PARAMETER_MISSMATCH", "key predicate ('O1' or ID eq 'O2'): want one value of the key property ID")}},
+		// a key predicate holds a literal: an unquoted word is no string, nor a property
+		{"unquoted text", svc + "/ORDERS_entries(O1)", nil, response{400, "application/problem+json",
+			problemBody(400, "GENERAL_PARAMETER_MISSMATCH", "key predicate (O1): O1 is no literal of the key property ID; write text in quotes, as ('O1')")}},
+		{"the key property as its value", svc + "/ORDERS_entries(ID=ID)", nil, response{400, "application/problem+json",
+			problemBody(400, "GENERAL_PARAMETER_MISSMATCH", "key predicate (ID=ID): want one value of the key property ID")}},
 		{"collection options", svc + "/ORDERS_entries('O1')?$top=1", nil, response{400, "application/problem+json",
 			problemBody(400, "GENERAL_PARAMETER_ILLEGAL", "an entity addressed by key takes $select, $expand and $format only")}},
 		{"generated key", svc + "/EVENTS_entries(2)", nil, response{200, "application/json;odata.metadata=minimal",

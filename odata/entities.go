@@ -86,6 +86,16 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 	for _, k := range o.OrderBy {
 		if k.Expr != nil {
 			// An expression over the type's properties: the store computes it per row.
+			// A path in it (tolower(CUSTOMERS/NAME)) is valid OData the plan cannot sort
+			// by (expressions read the record's own fields): 501, not an unknown field.
+			if _, err := query.MapScalarFields(k.Expr, func(r query.FieldRef) (query.FieldRef, error) {
+				if isPath(r.Name) {
+					return r, notSupported("$orderby", "$orderby: %s: an expression over a navigation path (%s) is not supported; sort by the path itself or by an expression over properties of %s", k.Field, r.Name, et.rec.ID)
+				}
+				return r, nil
+			}); err != nil {
+				return nil, err
+			}
 			e, err := query.BindScalar(k.Expr, m.FilterSchema(et.rec.ID), h.now())
 			if err != nil {
 				if qe, ok := err.(*query.Error); ok {
@@ -139,7 +149,7 @@ func (h *Handler) planEntities(m *km.KnowledgeModel, et *entityType, o *QueryOpt
 		if err != nil {
 			return nil, err
 		}
-		if e, err = resolvePaths(m, et.rec.ID, e); err != nil {
+		if e, err = resolvePaths(m, et.rec.ID, e, "$filter"); err != nil {
 			return nil, err
 		}
 		e, err = et.bindFilter(m, e, h.now())

@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -50,6 +51,11 @@ func parseKey(m *km.KnowledgeModel, et *entityType, text string) (entityKey, err
 		var msg string
 		if qe, ok := err.(*query.Error); ok {
 			msg = qe.Msg
+			if qe.Code == query.CodeFieldNotFound {
+				// A name where the literal goes (ORDERS_entries(O1)): $filter reads it
+				// as a property, but a key predicate holds a literal.
+				msg = fmt.Sprintf("%s is no literal of the key property %s; write text in quotes, as ('%s')", short(lit), keyName, strings.ReplaceAll(lit, "'", "''"))
+			}
 		} else {
 			msg = err.Error()
 		}

@@ -215,13 +215,22 @@ func navHint(m *km.KnowledgeModel, rec string) string {
 	return "; it has " + strings.Join(names, ", ")
 }
 
-// resolvePaths rewrites the path expressions of an unbound $filter to KM-level names.
-func resolvePaths(m *km.KnowledgeModel, rec string, e query.Expr) (query.Expr, error) {
+// resolvePaths rewrites the path expressions of an unbound $filter (or of a filter step of
+// $apply: param names the option) to KM-level names.
+func resolvePaths(m *km.KnowledgeModel, rec string, e query.Expr, param string) (query.Expr, error) {
 	return query.MapFields(e, func(r query.FieldRef) (query.FieldRef, error) {
 		if !strings.Contains(r.Name, "/") {
+			if n, ok := navigation(m, rec, r.Name); ok && m.Record(rec).Field(r.Name) == nil {
+				// CUSTOMERS eq null: valid OData, a navigation property used as a value.
+				hint := "compare its properties, as " + n.name + "/PROPERTY"
+				if n.many {
+					hint = "ask " + n.name + "/any() or not " + n.name + "/any()"
+				}
+				return r, notSupported(param, "%s: %s is a navigation property; using it as a value is not supported: %s", param, n.name, hint)
+			}
 			return r, nil
 		}
-		name, err := resolvePath(m, rec, r.Name, "$filter")
+		name, err := resolvePath(m, rec, r.Name, param)
 		if err != nil {
 			return r, err
 		}

@@ -99,6 +99,14 @@ func TestPathErrors(t *testing.T) {
 		{"/CUSTOMERS_entries?$orderby=ORDERS/EVENTS/AT", 400, "GENERAL_PARAMETER_ILLEGAL",
 			"$orderby: ORDERS is a collection of ORDERS, which has no single value of EVENTS/AT to sort by; sort by a property of a single-valued (to-one) navigation property"},
 		{"/ORDERS_entries?$filter=CUSTOMERS/$count gt 1", 501, "FILTER_NOT_SUPPORTED", ""},
+		// valid OData the plan does not take: 501 saying what to ask instead, not "unknown
+		// field"
+		{"/ORDERS_entries?$filter=CUSTOMERS eq null", 501, "FILTER_NOT_SUPPORTED",
+			"$filter: CUSTOMERS is a navigation property; using it as a value is not supported: compare its properties, as CUSTOMERS/PROPERTY"},
+		{"/ORDERS_entries?$filter=EVENTS ne null", 501, "FILTER_NOT_SUPPORTED",
+			"$filter: EVENTS is a navigation property; using it as a value is not supported: ask EVENTS/any() or not EVENTS/any()"},
+		{"/ORDERS_entries?$orderby=tolower(CUSTOMERS/NAME),ID", 501, "ODATA_OPTION_NOT_SUPPORTED",
+			"$orderby: tolower(CUSTOMERS/NAME): an expression over a navigation path (CUSTOMERS/NAME) is not supported; sort by the path itself or by an expression over properties of ORDERS"},
 		// lambdas
 		{"/CUSTOMERS_entries?$filter=ORDERS/any(o: ORDERS/any(p: p/STATUS eq 'x'))", 501, "FILTER_NOT_SUPPORTED",
 			"$filter: ORDERS/any(...) inside a lambda's condition: a lambda there is supported on a path from a lambda variable (x/NAV/any(...))"},

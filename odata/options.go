@@ -207,7 +207,7 @@ func (o *QueryOptions) set(name, v string, filterOpts []query.Option) error {
 	case optSkip:
 		o.Skip, err = parseCount("$skip", v)
 	case optCount:
-		switch strings.TrimSpace(v) {
+		switch strings.ToLower(strings.TrimSpace(v)) { // true and false in any case (4.01)
 		case "true":
 			o.Count = true
 		case "false":

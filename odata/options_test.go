@@ -21,6 +21,8 @@ func TestParseQueryOptions(t *testing.T) {
 		{"$top=0", QueryOptions{Top: 0}},
 		{"$count=true", QueryOptions{Top: -1, Count: true}},
 		{"$count=false", QueryOptions{Top: -1}},
+		{"$count=True", QueryOptions{Top: -1, Count: true}},
+		{"$count=FALSE", QueryOptions{Top: -1}},
 		{"$select=A,B,%20C%20,A", QueryOptions{Top: -1, Select: []string{"A", "B", "C"}}},
 		{"$select=*", QueryOptions{Top: -1}},
 		{"$select=A,*", QueryOptions{Top: -1}},

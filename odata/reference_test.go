@@ -103,6 +103,10 @@ func TestDidYouMeanOptions(t *testing.T) {
 			"$orderby: entity type ORDERS has no property status; did you mean STATUS?"},
 		{od + "/ORDERS_entries?filterid=open_orders", 400, "KM_FILTER_NOTFOUND",
 			"filterid: knowledge model answers has no filter open_orders; did you mean OPEN_ORDERS?"},
+		// OData has no bare text literal: a name on the right is a property (the KM API's
+		// filterExpr reads STATUS eq PAID as legacy text)
+		{od + "/ORDERS_entries?$filter=STATUS%20eq%20status", 400, "KM_FIELD_NOTFOUND",
+			`$filter: position 11: unknown field "status"; did you mean STATUS?`},
 	} {
 		w := httptest.NewRecorder()
 		oData.ServeHTTP(w, httptest.NewRequest(http.MethodGet, c.target, nil))
@@ -116,6 +120,53 @@ func TestDidYouMeanOptions(t *testing.T) {
 			t.Errorf("GET %s\n  want %d %s %q\n  got %d %s", c.target, c.status, c.code, c.detail, w.Code, body)
 		}
 	}
+}
+
+// TestPropertiesOnBothSides: a $filter comparison of two properties (OData has no bare
+// text literal, so a name on the right of an operator is a property) compares them row by
+// row, also through a navigation path on either side. The expected counts follow from
+// the data (storetest.AnswersData: every order has a known customer) and OData's
+// definition: X eq X holds on every row where X is not null, X ne X on none.
+func TestPropertiesOnBothSides(t *testing.T) {
+	oData := odata.NewHandler(importMemory(t, storetest.AnswersData()))
+	all := count(t, oData, "")
+	if all == 0 {
+		t.Fatal("no orders: a weak test")
+	}
+	for _, c := range []struct {
+		filter string
+		want   int
+	}{
+		{"ORDER_ID eq ORDER_ID", all},
+		{"ORDER_ID ne ORDER_ID", 0},
+		{"CUSTOMER_ID eq CUSTOMERS/CUSTOMER_ID", all},
+		{"CUSTOMERS/CUSTOMER_ID ne CUSTOMER_ID", 0},
+		{"STATUS eq ORDER_ID", 0},
+		{"NET_VALUE ge NET_VALUE", count(t, oData, "NET_VALUE ne null")},
+	} {
+		if got := count(t, oData, c.filter); got != c.want {
+			t.Errorf("$filter=%s: %d orders, want %d", c.filter, got, c.want)
+		}
+	}
+}
+
+// count returns the @odata.count of the orders of answers.svc that pass filter.
+func count(t *testing.T, h http.Handler, filter string) int {
+	t.Helper()
+	v := url.Values{"$count": {"true"}, "$top": {"0"}}
+	if filter != "" {
+		v.Set("$filter", filter)
+	}
+	target := odata.BasePath + "/answers.svc/ORDERS_entries?" + strings.ReplaceAll(v.Encode(), "+", "%20")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, target, nil))
+	var body struct {
+		Count *int `json:"@odata.count"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || w.Code != http.StatusOK || body.Count == nil {
+		t.Fatalf("GET %s: %d %s", target, w.Code, w.Body)
+	}
+	return *body.Count
 }
 
 // number returns a JSON number as int64 when it is an integer, else as float64; other

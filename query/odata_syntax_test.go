@@ -72,6 +72,13 @@ func TestODataSyntax(t *testing.T) {
 		{"(A eq 1 or year(D) eq 2025)", or(cmpx("A", Eq, litInt("1", 1)), &ScalarCompare{L: apply(FnYear, field("D")), Op: Eq, R: konst(litInt("2025", 2025))})},
 		// a function and arithmetic that reduce to a field and a literal keep the plain node
 		{"(A) eq 1", cmpx("A", Eq, litInt("1", 1))},
+		// OData has no bare text literal: a name or a path on the right of an operator is a
+		// property, so two properties compare (the Knowledge Model API's filterExpr reads
+		// the name as legacy text, TestODataSyntaxIsAnOption)
+		{"ID eq CUST", &ScalarCompare{L: field("ID"), Op: Eq, R: field("CUST")}},
+		{"NET gt LATE", &ScalarCompare{L: field("NET"), Op: Gt, R: field("LATE")}},
+		{"CUST eq CUSTOMERS/ID", &ScalarCompare{L: field("CUST"), Op: Eq, R: field("CUSTOMERS/ID")}},
+		{"A eq 1 and STATUS ne PAID", and(cmpx("A", Eq, litInt("1", 1)), &ScalarCompare{L: field("STATUS"), Op: Ne, R: field("PAID")})},
 	}
 	for _, tt := range tests {
 		got, err := Parse(tt.src, ODataSyntax())
@@ -109,6 +116,30 @@ func TestODataSyntaxIsAnOption(t *testing.T) {
 	}
 	if d := cmp.Diff(cmpx("NET", Gt, litBare("1000D")), e, ignorePos); d != "" {
 		t.Errorf("without ODataSyntax (-want +got):\n%s", d)
+	}
+	e, err = Parse("STATUS eq PAID")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(cmpx("STATUS", Eq, litBare("PAID")), e, ignorePos); d != "" {
+		t.Errorf("without ODataSyntax, a name is a legacy bare word (-want +got):\n%s", d)
+	}
+}
+
+// TestODataSpecialDoubles: INF, -INF and NaN are OData's double literals, not property
+// names: not supported (501 on the OData service), saying which.
+func TestODataSpecialDoubles(t *testing.T) {
+	for _, c := range []struct{ src, msg string }{
+		{"NET eq INF", "filterExpr: position 8: the floating-point value INF is not supported"},
+		{"NET gt -INF", "filterExpr: position 9: the floating-point value INF is not supported"},
+		{"NET ne NaN", "filterExpr: position 8: the floating-point value NaN is not supported"},
+		{"NaN lt NET add 1", "filterExpr: position 1: the floating-point value NaN is not supported"},
+	} {
+		_, err := Parse(c.src, ODataSyntax())
+		var qe *Error
+		if !errors.As(err, &qe) || qe.Kind != KindUnsupported || qe.Error() != c.msg {
+			t.Errorf("Parse(%q, ODataSyntax()): %v, want the unsupported %q", c.src, err, c.msg)
+		}
 	}
 }
 

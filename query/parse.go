@@ -80,6 +80,9 @@ func WithParam(name string) Option { return func(c *config) { c.param = name } }
 // bare word. Under ODataSyntax a path expression (NAV/FIELD, NAV/NAV/FIELD: simple names
 // joined by "/") is a FieldRef whose Name keeps the "/"s; the caller resolves it before
 // binding (the OData service maps it to RECORD.FIELD through its navigation properties).
+// OData has no bare text literal: under ODataSyntax a name or a path on the right of an
+// operator ("ID eq CUST", "CUST eq CUSTOMERS/ID") is a property, read by the scalar
+// grammar, where filterExpr reads a legacy bare word.
 func ODataSyntax() Option { return func(c *config) { c.odata = true } }
 
 func newConfig(opts []Option) config {
@@ -681,10 +684,18 @@ func (p *parser) parseValue(after string) Literal {
 			case '\'':
 				p.fail(KindUnsupported, v.pos, "typed literals such as %s'...' are not supported", short(v.text))
 			case '/':
-				p.fail(KindUnsupported, v.pos, "paths with / are not supported")
+				// Under ODataSyntax a path on the right (CUST eq CUSTOMERS/ID) is a
+				// property: the scalar grammar reads it.
+				p.retry(KindUnsupported, v.pos, "paths with / are not supported")
 			}
 		}
 		kind, val := classify(v.text)
+		if kind == LitBare && p.odata && isIdentStart(rune(v.text[0])) {
+			// OData has no bare text literal: a name on the right of an operator is a
+			// property (ID eq CUST compares two properties), which the scalar grammar
+			// reads; the legacy bare word is the Knowledge Model API's filterExpr's.
+			p.retry(KindSyntax, v.pos, "expected a value after %q, found the name %s", after, short(v.text))
+		}
 		p.moveTo(v.end)
 		if kind == LitBare && p.tok.kind == tValue && p.tok.pos > v.end {
 			// "2023-12-05T15:48 03:00": a "+" that a URL decoder turned into a space.

@@ -230,6 +230,10 @@ func (p *parser) parseAtom() Scalar {
 		if isKeyword(t.text) || isArithmetic(strings.ToLower(t.text)) {
 			p.fail(KindSyntax, t.pos, "expected a field, a literal or a function, found %s", p.describe())
 		}
+		if t.text == "INF" || t.text == "NaN" {
+			// OData's special doubles (INF, -INF, NaN), not names.
+			p.fail(KindUnsupported, t.pos, "the floating-point value %s is not supported", t.text)
+		}
 		if p.nextChar() == '(' {
 			return p.parseApply()
 		}

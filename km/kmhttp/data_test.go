@@ -172,6 +172,8 @@ func TestRecordData(t *testing.T) {
 			wantProblem: &prob{"GENERAL_PARAMETER_MISSMATCH", `searchPrecision: "high" is not an integer`}},
 		{name: "search in a number field", target: rec("ORDERS", "fields=ID&searchTerm=1&searchField=NET"), status: 400,
 			wantProblem: &prob{"GENERAL_PARAMETER_ILLEGAL", "searchField NET is a float field; fuzzy search needs a string field"}},
+		{name: "search in an integer field", target: rec("ORDERS", "fields=ID&searchTerm=1&searchField=LATE"), status: 400,
+			wantProblem: &prob{"GENERAL_PARAMETER_ILLEGAL", "searchField LATE is an integer field; fuzzy search needs a string field"}},
 		{name: "searchField without a term", target: rec("ORDERS", "fields=ID&searchField=ID"), status: 400,
 			wantProblem: &prob{"GENERAL_PARAMETER_MISSING", "searchField is given but searchTerm is missing"}},
 		{name: "bad escape", target: rec("ORDERS", "fields=ID&filterExpr=%zz"), status: 400,

@@ -216,7 +216,7 @@ func statementOf(t *testing.T, db *DB, m *km.KnowledgeModel, r *km.PlanRequest, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := db.KM().statement(context.Background(), p, nil)
+	st, err := db.KM().statement(context.Background(), p, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

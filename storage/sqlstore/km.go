@@ -129,14 +129,14 @@ func (s *KMStore) Model(_ context.Context, id string) (*km.KnowledgeModel, error
 // the grain's table when p sorts rows: both dialects write the sort of a column without
 // nulls so that the import's ascending indexes serve it (read backwards for a descending
 // sort), and a column that ascends in row order is sorted as the row order.
-func (s *KMStore) statement(ctx context.Context, p *km.Plan, score *searchScore) (*statement, error) {
+func (s *KMStore) statement(ctx context.Context, p *km.Plan, score *searchScore, wide bool) (*statement, error) {
 	var cols sourceColumns
 	if len(p.KPIs) == 0 && len(p.Sort) > 0 {
 		if r := p.KM.Record(p.Grain); r != nil {
 			cols = s.sourceColumns(ctx, r.Source)
 		}
 	}
-	return translatePlan(s.db.planDialect(ctx), p, score, cols)
+	return translate(s.db.planDialect(ctx), p, score, cols, wide)
 }
 
 // Query implements km.Store: the plan is translated into one statement for the page and,
@@ -162,18 +162,28 @@ func (s *KMStore) query(ctx context.Context, db *sql.DB, p *km.Plan) (*query.Res
 			return nil, err
 		}
 	}
-	st, err := s.statement(ctx, p, score)
+	st, err := s.statement(ctx, p, score, false)
 	if err != nil {
 		return nil, err
 	}
 	res := &query.Result{Columns: st.cols, Rows: [][]query.Value{}}
 	if st.firstSeen != nil && !st.empty {
-		return res, s.firstSeenPage(ctx, db, p, st, res)
+		return res, outOfRange(s.firstSeenPage(ctx, db, p, st, res))
 	}
 	counted := false
 	if !st.empty {
-		if counted, err = s.page(ctx, db, st, res); err != nil {
-			return nil, err
+		counted, err = s.page(ctx, db, st, res)
+		if isOutOfRange(err) && len(p.Aggregates) > 0 {
+			// PostgreSQL's sum of doubles refused a total beyond a double's range (or
+			// the filter's arithmetic did): once more with the sums in numeric.
+			if st, err = s.statement(ctx, p, score, true); err != nil {
+				return nil, err
+			}
+			res.Rows = res.Rows[:0]
+			counted, err = s.page(ctx, db, st, res)
+		}
+		if err != nil {
+			return nil, outOfRange(err)
 		}
 	}
 	if p.Count && !counted {
@@ -249,7 +259,7 @@ func (s *KMStore) page(ctx context.Context, db *sql.DB, st *statement, res *quer
 	}
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return false, outOfRange(fmt.Errorf("sqlstore: query: %w", err))
+		return false, fmt.Errorf("sqlstore: query: %w", err)
 	}
 	defer rows.Close()
 	n := len(st.cols)

@@ -33,6 +33,9 @@ type planner struct {
 	// quants places the Quantified nodes of the plan's conjuncts (km.Conjunct.Quantifiers,
 	// those of their bodies included).
 	quants map[*query.Quantified]*km.Quantifier
+	// wide sums and averages in numeric (wideSum): the statement PostgreSQL runs again
+	// when its sum of doubles refused a total beyond a double's range.
+	wide bool
 }
 
 func newPlanner(d dialect, p *km.Plan) *planner {
@@ -525,8 +528,13 @@ func (t *planner) page(sql string) (string, bool) {
 // translatePlan builds the statements of a plan. score is its search, already scored
 // (nil without one); cols is what is known of the columns of the grain's source.
 func translatePlan(d dialect, p *km.Plan, score *searchScore, cols sourceColumns) (*statement, error) {
+	return translate(d, p, score, cols, false)
+}
+
+// translate is translatePlan, summing and averaging in numeric when wide (see wideSum).
+func translate(d dialect, p *km.Plan, score *searchScore, cols sourceColumns, wide bool) (*statement, error) {
 	t := newPlanner(d, p)
-	t.cols = cols
+	t.cols, t.wide = cols, wide
 	st := &statement{}
 	for _, c := range p.Columns {
 		st.cols = append(st.cols, query.ColumnHeader{Name: c.Name, Type: c.Type, KPI: c.KPI != nil})
@@ -785,13 +793,34 @@ func (t *planner) aggregate(a *km.Aggregate, v, flag string) (string, error) {
 	case query.AggMax:
 		return t.d.minMax(true, x, a.Field.Type), nil
 	case query.AggSum:
+		if t.wide {
+			return wideSum(t.d.toFloat(x), false), nil
+		}
 		return t.d.sum(t.d.toFloat(x)), nil
 	case query.AggAvg:
+		if t.wide {
+			return wideSum(t.d.toFloat(x), true), nil
+		}
 		return t.d.avg(t.d.toFloat(x)), nil
 	case query.AggMedian:
 		return t.d.median(t.d.toFloat(x)), nil
 	}
 	return "", fmt.Errorf("%w: aggregate function %d", errInternal, a.Func)
+}
+
+// wideSum is PostgreSQL's sum (or average) of the double expression x computed in numeric,
+// which has no overflow: a total beyond a double's range is ±Infinity, as the memory
+// backend's and SQLite's sums of doubles give it (JSON null), where sum of doubles
+// refuses it. Slower than the dialect's sum, it serves the statement run again after
+// that refusal (KMStore.query).
+func wideSum(x string, avg bool) string {
+	total := "sum(CAST(" + x + " AS numeric))"
+	value := total
+	if avg {
+		value = "avg(CAST(" + x + " AS numeric))"
+	}
+	return "CASE WHEN abs(" + total + ") > 1.7976931348623157e308 THEN sign(" + total + ") * CAST('Infinity' AS DOUBLE PRECISION)" +
+		" ELSE CAST(" + value + " AS DOUBLE PRECISION) END"
 }
 
 // metric translates a KPI's metric over the aggregate columns x<j> of the groups.

@@ -23,14 +23,22 @@ import (
 // (NULLIF), and so does an integer result beyond 64 bits.
 
 // outOfRange turns PostgreSQL's refusal of a float result beyond a double's range (a
-// filter's arithmetic such as NET mul 1e308) into a 400: the request asked for it.
+// filter's arithmetic such as NET mul 1e308, or a KPI's between its aggregates; a sum
+// beyond the range is computed again in numeric, see wideSum) into a 400: the request
+// asked for it.
 func outOfRange(err error) error {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "22003" {
+	if isOutOfRange(err) {
 		return problem.New(400, query.CodeFilterNotSupported,
-			"the filter's arithmetic gives a number beyond the range of a 64-bit float, which the database refuses")
+			"the arithmetic of the filter or of a KPI gives a number beyond the range of a 64-bit float, which the database refuses")
 	}
 	return err
+}
+
+// isOutOfRange reports whether err is PostgreSQL's refusal of a number beyond its type's
+// range (SQLSTATE 22003).
+func isOutOfRange(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "22003"
 }
 
 // dayMicros is a day in microseconds, as SQL text.

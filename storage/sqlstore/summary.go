@@ -108,21 +108,42 @@ func summarize(ctx context.Context, d dialect, q summaryQuerier, p *km.Plan) (*k
 	pg := d.name() == "postgres"
 
 	// The first statement: the row count, then the aggregates of each numeric field in order.
-	items := []string{"count(*)"}
-	for _, c := range cols {
-		if !c.typ.Numeric() {
-			continue // described by describeCategorical
+	// PostgreSQL's avg and stddev_samp of doubles refuse a sum of squares beyond a double's
+	// range (values beyond about 1e154): then the statement runs again with those two
+	// computed in numeric, as pandas' sums in doubles give them: the mean ±Infinity (inf,
+	// written null) where the sum is beyond a double's range, the deviation +Infinity
+	// where the sum of squares is, and 0 where that is below the least double.
+	first := func(wide bool) ([]any, error) {
+		items := []string{"count(*)"}
+		for _, c := range cols {
+			if !c.typ.Numeric() {
+				continue // described by describeCategorical
+			}
+			x := c.expr
+			mean, std := "avg("+x+")", "stddev_samp("+x+")"
+			if wide {
+				wx := "CAST(" + x + " AS numeric)"
+				squares := "var_samp(" + wx + ") * (count(" + x + ") - 1)"
+				// A sum beyond a double's range overflows pandas' mean too: ±inf.
+				mean = "CASE WHEN abs(sum(" + wx + ")) > 1.7976931348623157e308 THEN sign(sum(" + wx + ")) * CAST('Infinity' AS DOUBLE PRECISION) ELSE " + d.toFloat("avg("+wx+")") + " END"
+				std = "CASE WHEN " + squares + " > 1.7976931348623157e308 THEN CAST('Infinity' AS DOUBLE PRECISION)" +
+					" WHEN " + squares + " < 4.9e-324 THEN 0 ELSE " + d.toFloat("stddev_samp("+wx+")") + " END"
+			}
+			items = append(items, "count("+x+")", d.toFloat(mean), "min("+x+")", "max("+x+")")
+			if pg {
+				quartiles := "percentile_cont(ARRAY[0.25, 0.5, 0.75]) WITHIN GROUP (ORDER BY " + d.toFloat(x) + ")"
+				items = append(items, d.toFloat(std),
+					"("+quartiles+")[1]", "("+quartiles+")[2]", "("+quartiles+")[3]")
+			}
 		}
-		x := c.expr
-		items = append(items, "count("+x+")", d.toFloat("avg("+x+")"), "min("+x+")", "max("+x+")")
-		if pg {
-			quartiles := "percentile_cont(ARRAY[0.25, 0.5, 0.75]) WITHIN GROUP (ORDER BY " + d.toFloat(x) + ")"
-			items = append(items, d.toFloat("stddev_samp("+x+")"),
-				"("+quartiles+")[1]", "("+quartiles+")[2]", "("+quartiles+")[3]")
-		}
+		cells := make([]any, len(items))
+		return cells, queryRow(ctx, q, f.statement(items, ""), f.args, cells)
 	}
-	cells := make([]any, len(items))
-	if err := queryRow(ctx, q, f.statement(items, ""), f.args, cells); err != nil {
+	cells, err := first(false)
+	if pg && isOutOfRange(err) {
+		cells, err = first(true)
+	}
+	if err != nil {
 		return nil, err
 	}
 	sum := &km.Summary{Fields: make([]km.FieldSummary, len(cols))}

@@ -42,8 +42,8 @@ for name, mask in cases.items():
     for c in d.columns:
         stats = {}
         for k, v in d[c].items():
-            if isinstance(v, float) and math.isnan(v):
-                v = None
+            if isinstance(v, float) and not math.isfinite(v):
+                v = None  # NaN, or an overflowed deviation (inf): JSON's null
             elif k in ("count", "unique", "freq") and v is not None:
                 v = int(v)
             elif k == "top" and v is not None:
@@ -56,10 +56,13 @@ print(json.dumps(out))
 
 // pandasFields are the fields of record R of the generated KM "g": integers without and with
 // nulls, floats of ordinary, huge and tiny magnitude, a float around zero (where a mean
-// cancels), and the categorical types.
+// cancels), the categorical types, floats whose squares are beyond a double's range
+// (pandas' deviation is inf there, PostgreSQL's stddev_samp refuses them) and floats near
+// the largest double, whose sum is beyond it (pandas' mean is inf too).
 var pandasFields = []struct{ id, typ string }{
 	{"ID", "integer"}, {"I", "integer"}, {"F", "float"}, {"BIG", "float"}, {"TINY", "float"},
 	{"U", "float"}, {"S", "string"}, {"D", "date"}, {"DT", "datetime"}, {"B", "boolean"},
+	{"HUGE", "float"}, {"EDGE", "float"},
 }
 
 // pandasCases are the filters of TestSummaryAgainstPandas, each with the same filter as a
@@ -304,6 +307,7 @@ func writePandasKM(t *testing.T, dir string, n int) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(5, 11))
+	huge := rand.New(rand.NewPCG(13, 17)) // its own stream: the other columns stay as they were
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
 	header := make([]string, len(pandasFields))
@@ -342,6 +346,12 @@ func writePandasKM(t *testing.T, dir string, n int) {
 		}
 		if !null(0.3) {
 			row[9] = strconv.FormatBool(rng.IntN(3) == 0)
+		}
+		if huge.Float64() >= 0.1 {
+			row[10] = float(huge.NormFloat64() * 1e200)
+		}
+		if huge.Float64() >= 0.1 {
+			row[11] = float((1 + huge.Float64()/2) * 1e308)
 		}
 		_ = cw.Write(row)
 	}

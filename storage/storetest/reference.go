@@ -802,14 +802,14 @@ func literalAs(l query.Literal, t query.Type) (typedLiteral, bool) {
 		}
 	case query.TypeInteger, query.TypeFloat:
 		if kind == query.LitInteger || kind == query.LitDecimal {
-			r, ok := new(big.Rat).SetString(raw)
-			if !ok {
-				if kind == query.LitInteger {
-					r = new(big.Rat).SetInt64(val.Int)
-				} else {
-					r = new(big.Rat)
-					r.SetFloat64(val.Float)
-				}
+			// A decimal is the float64 nearest its text, as a float field holds the same
+			// text (0.1 eq 0.1, as pandas compares them); the comparison with the field's
+			// value is then exact, an int64 against that float64 included.
+			r := new(big.Rat)
+			if kind == query.LitInteger {
+				r.SetInt64(val.Int)
+			} else {
+				r.SetFloat64(val.Float)
 			}
 			return typedLiteral{rat: r}, true
 		}

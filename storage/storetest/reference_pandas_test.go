@@ -275,6 +275,9 @@ var pandasFilters = [][][]any{
 	{{"A", "ACT", "eq", "Pay"}},
 	{{"M", "GRP", "eq", "G1"}},
 	{{"O", "STATUS", "ne", "OPEN"}, {"I", "QTY", "lt", 5}},
+	// 0.1 has no exact binary form: the float field holds the float64 nearest it, which
+	// equals the literal's
+	{{"O", "NET", "eq", 0.1}},
 }
 
 var pandasDims = [][][]string{
@@ -349,7 +352,11 @@ func writePandasData(t *testing.T, dir string, rng *rand.Rand) {
 	}
 	for _, id := range ids("O", no) {
 		net := ""
-		if rng.Float64() > 0.15 {
+		switch x := rng.Float64(); {
+		case x < 0.15:
+		case x < 0.35:
+			net = "0.1"
+		default:
 			net = strconv.FormatFloat(float64(rng.IntN(100000))/100, 'f', -1, 64)
 		}
 		tables["o"] = append(tables["o"], []string{id, pick(0.1, ids("C", nc+1)...), net, num(0.2, -3, 6), pick(0.15, "OPEN", "PAID", "SHIPPED")})

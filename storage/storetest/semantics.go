@@ -298,6 +298,12 @@ func ODataFunctionCases() []RefRequest {
 		"not (length(STATUS) eq 4)",
 		"CUSTOMERS.CREDIT_LIMIT divby 1000 add DAYS_LATE gt 100",
 		"length(CUSTOMERS.CITY) add length(STATUS) eq 10",
+		// a name on the right of an operator is a property (OData has no bare text): two
+		// properties compare, also of a related record
+		"ORDER_ID eq ORDER_ID",
+		"STATUS ne CURRENCY",
+		"NET_VALUE gt DAYS_LATE",
+		"CUSTOMERS.CREDIT_LIMIT lt NET_VALUE or DAYS_LATE ge NET_VALUE",
 	}
 	var out []RefRequest
 	for _, f := range filters {
