@@ -30,7 +30,9 @@ const (
 
 // batchRequest is one request of a batch, as read from either format.
 type batchRequest struct {
-	id      string // JSON id, or the multipart Content-ID ("" when absent)
+	id      string   // JSON id, or the multipart Content-ID ("" when absent)
+	group   string   // the JSON atomicityGroup ("" when none)
+	deps    []string // the JSON dependsOn: ids and atomicity groups of earlier requests
 	method  string
 	target  string
 	header  http.Header
@@ -88,8 +90,20 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	r = r.WithContext(ctx)
 	resps := make([]batchResponse, len(reqs))
+	failed := map[string]string{} // the ids and atomicity groups that failed -> the id of a failed request
 	for i, br := range reqs {
-		resps[i] = h.runBatchRequest(r, br)
+		if dep, by := failedDependency(br, failed); dep != "" {
+			resps[i] = failedDependencyResponse(br, dep, by)
+		} else {
+			resps[i] = h.runBatchRequest(r, br)
+		}
+		if resps[i].status >= 400 {
+			for _, k := range []string{br.id, br.group} {
+				if k != "" {
+					failed[k] = br.id
+				}
+			}
+		}
 	}
 	if mt == "application/json" {
 		write(w, "application/json", appendJSONBatch(nil, resps))
@@ -97,6 +111,29 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 	}
 	boundary := "batchresponse_" + uuid.NewString()
 	write(w, "multipart/mixed;boundary="+boundary, appendMultipartBatch(nil, resps, boundary))
+}
+
+// failedDependency returns the first entry of br's dependsOn that failed (an id or an
+// atomicity group) and the id of the request that failed it, or "".
+func failedDependency(br batchRequest, failed map[string]string) (dep, by string) {
+	for _, d := range br.deps {
+		if id, ok := failed[d]; ok {
+			return d, id
+		}
+	}
+	return "", ""
+}
+
+// failedDependencyResponse is the answer to a request that depends on one that failed:
+// it is not run, and answers 424 Failed Dependency, as OData's JSON batch format asks.
+func failedDependencyResponse(br batchRequest, dep, by string) batchResponse {
+	rec := &recorder{header: http.Header{}}
+	detail := fmt.Sprintf("request %q depends on request %q, which failed: it was not run", short(br.id), short(by))
+	if dep != by {
+		detail = fmt.Sprintf("request %q depends on atomicity group %q, whose request %q failed: it was not run", short(br.id), short(dep), short(by))
+	}
+	writeProblem(rec, &http.Request{Header: br.header}, http.StatusFailedDependency, problem.CodeConstraint, detail)
+	return batchResponse{id: br.id, status: rec.status, header: rec.header, body: rec.body.Bytes()}
 }
 
 // runBatchRequest runs one request of the batch against the handler, as a request of its
@@ -168,7 +205,9 @@ func (rc *recorder) Write(p []byte) (int, error) {
 
 // readJSONBatch reads a JSON batch: {"requests": [{"id", "method", "url", "headers",
 // "atomicityGroup", "dependsOn", "body"}, ...]}. Requests run in order, so dependsOn
-// holds; an atomicity group (a change set) cannot run in a read-only service.
+// holds; each of its entries must name an earlier request or atomicity group (forward
+// references are not allowed), and a request that depends on a failed one is not run
+// (424). An atomicity group (a change set) cannot run in a read-only service.
 func readJSONBatch(body []byte) ([]batchRequest, error) {
 	var env struct {
 		Requests []struct {
@@ -188,7 +227,8 @@ func readJSONBatch(body []byte) ([]batchRequest, error) {
 		return nil, badOption(problem.CodeParameterMissing, "the batch has no requests member")
 	}
 	out := make([]batchRequest, len(env.Requests))
-	ids := map[string]bool{}
+	ids := map[string]bool{}     // the requests' ids
+	earlier := map[string]bool{} // the ids and atomicity groups of the requests read so far
 	for i, q := range env.Requests {
 		if q.ID == "" {
 			return nil, badOption(problem.CodeParameterMissing, "request %d of the batch has no id", i+1)
@@ -197,7 +237,17 @@ func readJSONBatch(body []byte) ([]batchRequest, error) {
 			return nil, badOption(problem.CodeParameterIllegal, "request id %q occurs twice in the batch", short(q.ID))
 		}
 		ids[q.ID] = true
-		br := batchRequest{id: q.ID, method: strings.ToUpper(q.Method), target: q.URL, header: http.Header{}}
+		for _, d := range q.DependsOn {
+			if !earlier[d] {
+				return nil, badOption(problem.CodeParameterIllegal,
+					"request %q depends on %q, which is no earlier request or atomicity group of the batch", short(q.ID), short(d))
+			}
+		}
+		earlier[q.ID] = true
+		if q.AtomicityGroup != "" {
+			earlier[q.AtomicityGroup] = true
+		}
+		br := batchRequest{id: q.ID, group: q.AtomicityGroup, deps: q.DependsOn, method: strings.ToUpper(q.Method), target: q.URL, header: http.Header{}}
 		for k, v := range q.Headers {
 			br.header.Set(k, v)
 		}

@@ -374,6 +374,55 @@ func TestBatchJSON(t *testing.T) {
 	}
 }
 
+// TestBatchDependsOn: a request of a JSON batch that depends on a failed request (or on
+// an atomicity group, which a read-only service fails) is not run and answers 424 Failed
+// Dependency naming the failed request; one that depends on requests that succeeded runs.
+func TestBatchDependsOn(t *testing.T) {
+	h := testHandler(t)
+	body := `{"requests":[
+		{"id":"1","method":"GET","url":"ORDERS_entries('O1')?$select=ID"},
+		{"id":"2","method":"GET","url":"ORDERS_entries('NOPE')"},
+		{"id":"3","method":"GET","url":"ORDERS_entries/$count","dependsOn":["1"]},
+		{"id":"4","method":"GET","url":"ORDERS_entries/$count","dependsOn":["1","2"]},
+		{"id":"5","method":"GET","url":"ORDERS_entries/$count","dependsOn":["4"]},
+		{"id":"6","method":"PATCH","url":"ORDERS_entries('O1')","atomicityGroup":"g","body":{"NET":1}},
+		{"id":"7","method":"GET","url":"ORDERS_entries/$count","dependsOn":["g"]}]}`
+	w := post(h, svc+"/$batch", "application/json", body)
+	if w.Code != 200 {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	var got struct {
+		Responses []struct {
+			ID     string
+			Status int
+			Body   json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
+		t.Fatalf("%v: %s", err, w.Body)
+	}
+	want := []struct {
+		status  int
+		message string
+	}{
+		{200, ""}, {404, "entity set ORDERS_entries has no entity with the key ('NOPE')"}, {200, ""},
+		{424, `request "4" depends on request "2", which failed: it was not run`},
+		{424, `request "5" depends on request "4", which failed: it was not run`},
+		{400, "atomicity groups (change sets) are not supported: the OData services are read-only"},
+		{424, `request "7" depends on atomicity group "g", whose request "6" failed: it was not run`},
+	}
+	if len(got.Responses) != len(want) {
+		t.Fatalf("%d responses: %s", len(got.Responses), w.Body)
+	}
+	for i, rs := range got.Responses {
+		var e struct{ Error struct{ Message string } }
+		_ = json.Unmarshal(rs.Body, &e) // a $count's body is a string
+		if rs.ID != strconv.Itoa(i+1) || rs.Status != want[i].status || e.Error.Message != want[i].message {
+			t.Errorf("response %d: id %s, %d %s; want %d %q", i+1, rs.ID, rs.Status, rs.Body, want[i].status, want[i].message)
+		}
+	}
+}
+
 func TestBatchMultipart(t *testing.T) {
 	h := testHandler(t)
 	long := "ORDERS_entries?$select=ID&$filter=" + url.QueryEscape(longIn(120))
@@ -442,6 +491,10 @@ func TestBatchErrors(t *testing.T) {
 		{"not JSON", "application/json", "{", 400, "the batch is not a JSON batch {\"requests\": [...]}: unexpected end of JSON input"},
 		{"no id", "application/json", `{"requests":[{"method":"GET","url":"ORDERS_entries"}]}`, 400, "request 1 of the batch has no id"},
 		{"no boundary", "multipart/mixed", "--x--", 400, "the multipart batch has no boundary parameter in its Content-Type"},
+		{"forward dependsOn", "application/json", `{"requests":[{"id":"1","method":"GET","url":"$metadata","dependsOn":["2"]},{"id":"2","method":"GET","url":"$metadata"}]}`,
+			400, `request "1" depends on "2", which is no earlier request or atomicity group of the batch`},
+		{"unknown dependsOn", "application/json", `{"requests":[{"id":"1","method":"GET","url":"$metadata","dependsOn":["x"]}]}`,
+			400, `request "1" depends on "x", which is no earlier request or atomicity group of the batch`},
 		{"too large", "application/json", `{"requests":[` + strings.Repeat(" ", 300) + `]}`, 413, "the batch exceeds 200 bytes"},
 	}
 	for _, tt := range tests {

@@ -292,7 +292,10 @@
 //     their Content-IDs. Request URLs are relative to the service root, or absolute
 //     paths or URLs (whose host is ignored). Requests run in order with the batch's
 //     credentials; a method other than GET is 405 and a change set (atomicity group,
-//     nested multipart) 400 in its place, the batch itself 200. At most
+//     nested multipart) 400 in its place, the batch itself 200. A failed request does
+//     not stop the batch; a JSON request whose dependsOn names a failed request or
+//     atomicity group is not run and answers 424 Failed Dependency naming it, and a
+//     dependsOn entry that names no earlier request or group makes the batch 400. At most
 //     MaxBatchRequests requests and WithMaxBatchBytes bytes (413 beyond).
 //   - Only GET is allowed elsewhere (405 with Allow: GET, HEAD otherwise; HEAD is
 //     answered as GET without a body). An unknown KM is 404 KM_MODEL_NOTFOUND, an unknown
