@@ -211,13 +211,14 @@ func parseTime(s string) (int64, string) {
 }
 
 // parseDateTime parses YYYY-MM-DDTHH:MM[:SS[.f]](Z|+hh:mm|-hh:mm) to microseconds since
-// the Unix epoch in UTC, or returns why it cannot.
+// the Unix epoch in UTC, or returns why it cannot. T and Z may be written t and z, as
+// RFC 3339 and OData's ABNF (whose quoted strings ignore case) allow.
 func parseDateTime(s string) (int64, string) {
 	y, m, d, n, reason := parseYMD(s)
 	if reason != "" {
 		return 0, reason
 	}
-	if n >= len(s) || s[n] != 'T' {
+	if n >= len(s) || s[n] != 'T' && s[n] != 't' {
 		return 0, "a date-time is written YYYY-MM-DDTHH:MM[:SS[.ffffff]] followed by Z or an offset ±hh:mm"
 	}
 	clock, k, reason := parseClock(s[n+1:])
@@ -227,7 +228,7 @@ func parseDateTime(s string) (int64, string) {
 	rest := s[n+1+k:]
 	var offset int64 // seconds east of UTC
 	switch {
-	case rest == "Z":
+	case rest == "Z" || rest == "z":
 	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
 		oh, ok1 := digits(rest, 1, 2)
 		om, ok2 := digits(rest, 4, 2)
