@@ -74,8 +74,10 @@
 //     resource has data of it.
 //   - Sorting: sortBy on userName, displayName (both ignoring case), externalId, id,
 //     meta.created or meta.lastModified (groups: all but userName); other attributes are
-//     400 invalidValue. Resources without a value come last in both directions; ties and
-//     unsorted lists are in creation order. sortOrder without sortBy is ignored.
+//     400 invalidValue. Resources without a value come last in both directions; values
+//     equal but for case are ordered by their bytes (upper case first, reversed when
+//     descending), equal values and unsorted lists in creation order. sortOrder without
+//     sortBy is ignored.
 //   - Lists: count defaults to 200 and larger counts are lowered to 200; a negative count
 //     is 0; startIndex below 1 is 1. itemsPerPage is the number of resources returned
 //     (the library reports the count asked for).
