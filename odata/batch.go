@@ -89,21 +89,40 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := h.svc.Budget(r.Context())
 	defer cancel()
 	r = r.WithContext(ctx)
-	resps := make([]batchResponse, len(reqs))
+	// A failed request does not stop the batch unless the client prefers it to
+	// (continue-on-error=false); when one failed and the rest ran, the answer says the
+	// preference was applied, as OData asks.
+	pref, val, asked := preference(r, "odata.continue-on-error", "continue-on-error")
+	stop := asked && strings.EqualFold(val, "false")
+	resps := make([]batchResponse, 0, len(reqs))
 	failed := map[string]string{} // the ids and atomicity groups that failed -> the id of a failed request
-	for i, br := range reqs {
+	continued := false            // a request failed and the batch did not stop
+	for _, br := range reqs {
+		var rs batchResponse
 		if dep, by := failedDependency(br, failed); dep != "" {
-			resps[i] = failedDependencyResponse(br, dep, by)
+			rs = failedDependencyResponse(br, dep, by)
 		} else {
-			resps[i] = h.runBatchRequest(r, br)
+			rs = h.runBatchRequest(r, br)
 		}
-		if resps[i].status >= 400 {
-			for _, k := range []string{br.id, br.group} {
-				if k != "" {
-					failed[k] = br.id
-				}
+		resps = append(resps, rs)
+		if rs.status < 400 {
+			continue
+		}
+		if stop {
+			break
+		}
+		continued = true
+		for _, k := range []string{br.id, br.group} {
+			if k != "" {
+				failed[k] = br.id
 			}
 		}
+	}
+	if continued {
+		if !asked {
+			pref = "continue-on-error"
+		}
+		w.Header().Set("Preference-Applied", pref+"=true")
 	}
 	if mt == "application/json" {
 		write(w, "application/json", appendJSONBatch(nil, resps))

@@ -423,6 +423,47 @@ func TestBatchDependsOn(t *testing.T) {
 	}
 }
 
+// TestBatchContinueOnError: a failed request does not stop the batch, and the answer says
+// so (Preference-Applied: continue-on-error=true, in the client's spelling when it asked);
+// Prefer: odata.continue-on-error=false stops the batch after the first failed request.
+func TestBatchContinueOnError(t *testing.T) {
+	h := testHandler(t)
+	const failing = `{"requests":[
+		{"id":"1","method":"GET","url":"ORDERS_entries/$count"},
+		{"id":"2","method":"GET","url":"ORDERS_entries('NOPE')"},
+		{"id":"3","method":"GET","url":"ORDERS_entries/$count"}]}`
+	for _, c := range []struct {
+		prefer, body string
+		ids          []string
+		applied      string
+	}{
+		{"", failing, []string{"1", "2", "3"}, "continue-on-error=true"},
+		{"odata.continue-on-error", failing, []string{"1", "2", "3"}, "odata.continue-on-error=true"},
+		{"return=minimal, continue-on-error=true", failing, []string{"1", "2", "3"}, "continue-on-error=true"},
+		{"odata.continue-on-error=false", failing, []string{"1", "2"}, ""},
+		{"", `{"requests":[{"id":"1","method":"GET","url":"ORDERS_entries/$count"}]}`, []string{"1"}, ""},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "http://example.com"+svc+"/$batch", strings.NewReader(c.body))
+		r.Header.Set("Content-Type", "application/json")
+		if c.prefer != "" {
+			r.Header.Set("Prefer", c.prefer)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		var got struct{ Responses []struct{ ID string } }
+		if err := json.Unmarshal(w.Body.Bytes(), &got); w.Code != 200 || err != nil {
+			t.Fatalf("Prefer %q: %d %v: %s", c.prefer, w.Code, err, w.Body)
+		}
+		var ids []string
+		for _, rs := range got.Responses {
+			ids = append(ids, rs.ID)
+		}
+		if !slices.Equal(ids, c.ids) || w.Header().Get("Preference-Applied") != c.applied {
+			t.Errorf("Prefer %q: responses %v, Preference-Applied %q; want %v, %q", c.prefer, ids, w.Header().Get("Preference-Applied"), c.ids, c.applied)
+		}
+	}
+}
+
 func TestBatchMultipart(t *testing.T) {
 	h := testHandler(t)
 	long := "ORDERS_entries?$select=ID&$filter=" + url.QueryEscape(longIn(120))

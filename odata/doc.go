@@ -293,7 +293,10 @@
 //     paths or URLs (whose host is ignored). Requests run in order with the batch's
 //     credentials; a method other than GET is 405 and a change set (atomicity group,
 //     nested multipart) 400 in its place, the batch itself 200. A failed request does
-//     not stop the batch; a JSON request whose dependsOn names a failed request or
+//     not stop the batch (the answer then carries Preference-Applied:
+//     continue-on-error=true) unless the client sends Prefer: odata.continue-on-error=false
+//     (or continue-on-error=false), which stops it after the first failed request; a JSON
+//     request whose dependsOn names a failed request or
 //     atomicity group is not run and answers 424 Failed Dependency naming it, and a
 //     dependsOn entry that names no earlier request or group makes the batch 400. At most
 //     MaxBatchRequests requests and WithMaxBatchBytes bytes (413 beyond).

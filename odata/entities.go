@@ -185,19 +185,27 @@ func plural(n int, one, many string) string {
 // preferredPageSize reads "Prefer: odata.maxpagesize=N" (also "maxpagesize", OData
 // 4.01); 0 when absent or not a positive integer.
 func preferredPageSize(r *http.Request) int {
+	_, val, ok := preference(r, "odata.maxpagesize", "maxpagesize")
+	if n, err := strconv.Atoi(val); ok && err == nil && n > 0 {
+		return n
+	}
+	return 0
+}
+
+// preference returns the first preference of r's Prefer headers named one of names (in
+// any case; OData 4.0 names them odata.x, 4.01 also x): the name as written, lower-cased,
+// and its value without quotes ("" when it has none).
+func preference(r *http.Request, names ...string) (name, value string, ok bool) {
 	for _, v := range r.Header.Values("Prefer") {
 		for item := range strings.SplitSeq(v, ",") {
-			k, val, ok := strings.Cut(strings.TrimSpace(item), "=")
+			k, val, _ := strings.Cut(strings.TrimSpace(item), "=")
 			k = strings.ToLower(strings.TrimSpace(k))
-			if !ok || (k != "odata.maxpagesize" && k != "maxpagesize") {
-				continue
-			}
-			if n, err := strconv.Atoi(strings.Trim(strings.TrimSpace(val), `"`)); err == nil && n > 0 {
-				return n
+			if slices.Contains(names, k) {
+				return k, strings.Trim(strings.TrimSpace(val), `"`), true
 			}
 		}
 	}
-	return 0
+	return "", "", false
 }
 
 // serveEntities answers an entity set (or its /$count).
