@@ -49,7 +49,7 @@ func (s *Handler) completer(p *principal.Principal) func(context.Context, *sdk.C
 		case "km":
 			ms, err := s.svc.Models(ctx)
 			if err != nil {
-				return nil, s.toolError(ctx, "completion/complete", err)
+				return nil, s.requestError(ctx, "completion/complete", err)
 			}
 			for _, m := range ms {
 				candidates = append(candidates, m.ID)

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmkit/kmkit/km"
@@ -548,4 +550,31 @@ func (tt teamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("X-Team", string(tt))
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestPromptErrorsAreInvalidParams: a prompts/get the caller got wrong (no km, an unknown
+// KM or record) is a JSON-RPC error of code -32602 (Invalid params), as the
+// specification's prompts error handling says of missing and invalid arguments, carrying
+// the KM API's problem; never the undefined code 0.
+func TestPromptErrorsAreInvalidParams(t *testing.T) {
+	f := newFixture(t)
+	for _, c := range []struct {
+		args map[string]string
+		code string
+	}{
+		{map[string]string{}, "KM_MODEL_NOTFOUND"},
+		{map[string]string{"km": "nope"}, "KM_MODEL_NOTFOUND"},
+		{map[string]string{"km": "shop-base", "record": "NOPE"}, "KM_RECORD_NOTFOUND"},
+	} {
+		_, err := f.cs.GetPrompt(context.Background(), &sdk.GetPromptParams{Name: mcp.PromptFilterLanguage, Arguments: c.args})
+		var wire *jsonrpc.Error
+		if !errors.As(err, &wire) || wire.Code != jsonrpc.CodeInvalidParams {
+			t.Errorf("%v: %#v, want a JSON-RPC error of code %d", c.args, err, jsonrpc.CodeInvalidParams)
+			continue
+		}
+		var pr mcp.ToolError
+		if err := json.Unmarshal([]byte(wire.Message), &pr); err != nil || pr.Status != http.StatusNotFound || pr.ErrorCode != c.code {
+			t.Errorf("%v: message %s (%v), want the problem of %s", c.args, wire.Message, err, c.code)
+		}
+	}
 }

@@ -103,7 +103,7 @@ func (s *Handler) addResources(srv *sdk.Server, p *principal.Principal) {
 func (s *Handler) listResources(ctx context.Context) (*sdk.ListResourcesResult, error) {
 	ms, err := s.svc.Models(ctx)
 	if err != nil {
-		return nil, s.toolError(ctx, "resources/list", err)
+		return nil, s.requestError(ctx, "resources/list", err)
 	}
 	slices.SortFunc(ms, func(a, b *km.KnowledgeModel) int { return strings.Compare(a.ID, b.ID) })
 	out := &sdk.ListResourcesResult{Resources: []*sdk.Resource{}}
@@ -140,7 +140,7 @@ func (s *Handler) readRecord(ctx context.Context, uri string) (*sdk.ReadResource
 		return nil, notFound(uri)
 	}
 	if err != nil {
-		return nil, s.toolError(ctx, "resources/read", err)
+		return nil, s.requestError(ctx, "resources/read", err)
 	}
 	d := Describe(m)
 	for _, r := range d.Records {
@@ -179,7 +179,7 @@ func (s *Handler) readResource(ctx context.Context, uri, suffix string, render f
 		return nil, notFound(uri)
 	}
 	if err != nil {
-		return nil, s.toolError(ctx, "resources/read", err)
+		return nil, s.requestError(ctx, "resources/read", err)
 	}
 	b, err := render(m)
 	if err != nil {
@@ -200,11 +200,11 @@ func (s *Handler) addPrompts(srv *sdk.Server, p *principal.Principal) {
 			ctx = scope(ctx, p)
 			m, err := s.svc.Model(ctx, req.Params.Arguments["km"])
 			if err != nil {
-				return nil, s.toolError(ctx, "prompts/get", err)
+				return nil, s.requestError(ctx, "prompts/get", err)
 			}
 			text, err := s.filterGuide(ctx, m, req.Params.Arguments["record"], req.Params.Arguments["field"])
 			if err != nil {
-				return nil, s.toolError(ctx, "prompts/get", err)
+				return nil, s.requestError(ctx, "prompts/get", err)
 			}
 			return &sdk.GetPromptResult{Description: "The filter language of knowledge model " + m.ID,
 				Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: text}}}}, nil

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmkit/kmkit/internal/kmspec"
@@ -200,12 +201,27 @@ func (e *ToolError) Error() string {
 // (km.AsProblem), else the answer and log line every API gives the same failure
 // (routing.API.Failure: the time limit, a client gone and a database outage are 503,
 // anything else 500 with a logged support id).
-func (s *Handler) toolError(ctx context.Context, tool string, err error) error {
+func (s *Handler) toolError(ctx context.Context, tool string, err error) *ToolError {
 	pr, ok := km.AsProblem(err)
 	if !ok {
 		pr, _ = s.api.Failure(ctx, nil, fmt.Errorf("%s: %w", tool, err))
 	}
 	return &ToolError{Status: pr.Status, ErrorCode: pr.ErrorCode, Detail: pr.Detail, Title: pr.Title, Type: pr.Type}
+}
+
+// requestError turns err into the JSON-RPC error of a request that is no tool call
+// (prompts/get, resources/list and read, completion/complete): its message is the
+// problem body of toolError, its code Invalid params (-32602) for the caller's mistakes
+// (a 4xx problem: an unknown KM or record) and Internal error (-32603) for failures, as
+// the specification's error handling of prompts asks. An error without a JSON-RPC code
+// would reach the client with code 0, which no version of the specification defines.
+func (s *Handler) requestError(ctx context.Context, method string, err error) error {
+	te := s.toolError(ctx, method, err)
+	code := int64(jsonrpc.CodeInvalidParams)
+	if te.Status >= http.StatusInternalServerError {
+		code = jsonrpc.CodeInternalError
+	}
+	return &jsonrpc.Error{Code: code, Message: te.Error()}
 }
 
 // invalid returns the 400 problem of a tool's arguments.
