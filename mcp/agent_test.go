@@ -9,6 +9,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/mcp"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/query"
@@ -108,6 +109,61 @@ func TestSchemasStateLimits(t *testing.T) {
 		if got := prop(toolSchema(t, f.cs, mcp.ToolFindValues, false), "limit"); got["maximum"] != float64(maxRows) {
 			t.Errorf("MaxRows %d: find_field_values limit schema %v", maxRows, got)
 		}
+		if got := prop(toolSchema(t, f.cs, mcp.ToolSummarize, false), "sampleSize"); got["maximum"] != float64(km.DefaultMaxSampleSize) {
+			t.Errorf("summarize_record sampleSize schema %v", got)
+		}
+	}
+}
+
+// TestSchemasStateTheServiceLimits: when the Service's page and sample caps are below
+// WithMaxRows, the input schemas and the query tool's description state the Service's,
+// and the tools keep them: the largest stated value is answered, one above refused. The
+// schemas stated WithMaxRows (and no sampleSize maximum) while the Service refused
+// pageSize, limit and sampleSize above its own caps.
+func TestSchemasStateTheServiceLimits(t *testing.T) {
+	svc := km.NewService(loadStore(t), km.WithMaxPageSize(3), km.WithMaxSampleSize(2))
+	f := &fixture{cs: connect(t, mcp.NewHandler(nil, mcp.WithService(svc), mcp.WithMaxRows(20)).MCPServer(nil))}
+	q := toolSchema(t, f.cs, mcp.ToolQuery, false)
+	if got := prop(q, "pageSize"); got["maximum"] != float64(3) || !strings.Contains(got["description"].(string), "1 to 3 ") {
+		t.Errorf("query pageSize schema %v, want the maximum 3", got)
+	}
+	if got := prop(toolSchema(t, f.cs, mcp.ToolFindValues, false), "limit"); got["maximum"] != float64(3) ||
+		!strings.Contains(got["description"].(string), "1 to 3 (default 3)") {
+		t.Errorf("find_field_values limit schema %v, want the maximum and default 3", got)
+	}
+	if got := prop(toolSchema(t, f.cs, mcp.ToolSummarize, false), "sampleSize"); got["maximum"] != float64(2) || got["minimum"] != float64(1) {
+		t.Errorf("summarize_record sampleSize schema %v, want 1 to 2", got)
+	}
+	tools, err := f.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		if tool.Name == mcp.ToolQuery && !strings.Contains(tool.Description, "At most 3 rows per call") {
+			t.Errorf("query description %q, want the maximum 3", tool.Description)
+		}
+	}
+	for _, c := range []struct {
+		tool    string
+		args    map[string]any
+		refused bool
+	}{
+		{mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 3}, false},
+		{mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 4}, true},
+		{mcp.ToolFindValues, map[string]any{"km": "shop-base", "record": "CUSTOMERS", "field": "NAME", "term": "a", "limit": 3}, false},
+		{mcp.ToolFindValues, map[string]any{"km": "shop-base", "record": "CUSTOMERS", "field": "NAME", "term": "a", "limit": 4}, true},
+		{mcp.ToolSummarize, map[string]any{"km": "shop-base", "record": "ORDERS", "sampleSize": 2}, false},
+		{mcp.ToolSummarize, map[string]any{"km": "shop-base", "record": "ORDERS", "sampleSize": 3}, true},
+	} {
+		if res := f.call(t, c.tool, c.args); res.IsError != c.refused {
+			t.Errorf("%s %v: isError %v, want %v: %s", c.tool, c.args, res.IsError, c.refused, text(res))
+		}
+	}
+	// find_field_values without limit answers at most the stated maximum.
+	var out mcp.FindResult
+	f.ok(t, mcp.ToolFindValues, map[string]any{"km": "shop-base", "record": "CUSTOMERS", "field": "NAME", "term": "e", "precision": 1}, &out)
+	if len(out.Values) > 3 || (out.Next != nil && out.Next.Limit != 3) {
+		t.Errorf("find_field_values without limit: %+v, want at most 3 values", out)
 	}
 }
 

@@ -79,8 +79,9 @@
 //
 // # Descriptions for agents
 //
-// The input schemas state the limits: pageSize and find_field_values' limit from 1 to
-// WithMaxRows, precisions from 1 to 100, page from 0. filterExpr's description gives the
+// The input schemas state the limits the tools keep: pageSize and find_field_values' limit
+// from 1 to WithMaxRows (or the Service's MaxPageSize when smaller), summarize_record's
+// sampleSize from 1 to the Service's MaxSampleSize, precisions from 1 to 100, page from 0. filterExpr's description gives the
 // operators and FilterExprExamples (a test parses each with the filter language's parser).
 // describe_knowledge_model's output schema enumerates every field type (FieldTypes).
 //

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -88,7 +89,7 @@ func queryInputSchema(maxRows int) *jsonschema.Schema {
 		p["filterExpr"].Description = filterExprDescription()
 		p["filterExpr"].Examples = []any{FilterExprExamples[:2]}
 		bounds(p["pageSize"], 1, maxRows)
-		p["pageSize"].Description = "rows per page, 1 to " + strconv.Itoa(maxRows) + " (default " + strconv.Itoa(DefaultPageSize) + ")"
+		p["pageSize"].Description = "rows per page, 1 to " + strconv.Itoa(maxRows) + " (default " + strconv.Itoa(min(DefaultPageSize, maxRows)) + ")"
 		minimum(p["page"], 0)
 		bounds(p["search"].Properties["precision"], 1, 100)
 		p["search"].Properties["precision"].Description = precisionNote
@@ -99,7 +100,9 @@ func queryInputSchema(maxRows int) *jsonschema.Schema {
 func (s *Handler) summaryInputSchema() *jsonschema.Schema {
 	return schemaFor[SummaryArgs](func(p map[string]*jsonschema.Schema) {
 		p["filterExpr"].Description = filterExprDescription()
-		minimum(p["sampleSize"], 1)
+		bounds(p["sampleSize"], 1, s.svc.MaxSampleSize())
+		p["sampleSize"].Description = "sample rows returned with the statistics, 1 to " + strconv.Itoa(s.svc.MaxSampleSize()) +
+			" (default " + strconv.Itoa(km.DefaultSampleSize) + ")"
 	})
 }
 
@@ -107,7 +110,7 @@ func (s *Handler) summaryInputSchema() *jsonschema.Schema {
 func (s *Handler) findInputSchema() *jsonschema.Schema {
 	return schemaFor[FindArgs](func(p map[string]*jsonschema.Schema) {
 		bounds(p["limit"], 1, s.opts.maxRows)
-		p["limit"].Description = "most values returned, 1 to " + strconv.Itoa(s.opts.maxRows) + " (default " + strconv.Itoa(DefaultFindLimit) + ")"
+		p["limit"].Description = "most values returned, 1 to " + strconv.Itoa(s.opts.maxRows) + " (default " + strconv.Itoa(min(DefaultFindLimit, s.opts.maxRows)) + ")"
 		bounds(p["precision"], 1, 100)
 		p["precision"].Description = precisionNote
 		minimum(p["page"], 0)

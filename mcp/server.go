@@ -52,7 +52,8 @@ type Option func(*config)
 // find_field_values): the tools' input schemas state it as the maximum, so an agent knows
 // it before calling, and a call above it is refused (query: as the KM API refuses a page
 // above its maximum; find_field_values: by the SDK, as its schema says). Default
-// DefaultMaxRows; values below 1 keep it.
+// DefaultMaxRows; values below 1 keep it. The Service's MaxPageSize (WithService) bounds it
+// in turn: the schemas state, and the tools keep, the smaller of the two.
 func WithMaxRows(n int) Option {
 	return func(c *config) {
 		if n > 0 {
@@ -125,6 +126,9 @@ func NewHandler(store km.Store, opts ...Option) *Handler {
 	if svc == nil {
 		svc = km.NewService(store)
 	}
+	// A page beyond the Service's cap is refused whatever WithMaxRows says: the schemas
+	// state, and the tools keep, the smaller of the two.
+	c.maxRows = min(c.maxRows, svc.MaxPageSize())
 	s := &Handler{svc: svc, opts: c, queryInput: mustJSON(queryInputSchema(c.maxRows)), queryOutput: mustJSON(schemaFor[QueryResult](nil)), api: &routing.API{Name: "mcp", Logger: c.logger,
 		TimeLimit: svc.QueryTimeout(), TimeLimitCause: km.ErrTimeLimit, Narrow: "narrow it (fewer filters, fields, KPIs or rows)"}}
 	srv := s.MCPServer(nil)

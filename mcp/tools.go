@@ -393,7 +393,7 @@ func (s *Handler) planQuery(ctx context.Context, args json.RawMessage) (*queryPl
 	if in.PageSize == nil {
 		// The default page, or the largest one allowed when that is smaller (as the KM
 		// API's default is the Service's cap when that is below 50).
-		size := min(DefaultPageSize, s.opts.maxRows, s.svc.MaxPageSize())
+		size := min(DefaultPageSize, s.opts.maxRows) // maxRows is within the Service's cap
 		in.PageSize = &size
 	}
 	m, err := s.svc.Model(ctx, in.KM)
@@ -548,7 +548,7 @@ func (s *Handler) find(ctx context.Context, in *FindArgs) (*FindResult, error) {
 	if len(missing) > 0 {
 		return nil, invalid(problem.CodeParameterMissing, strings.Join(missing, ", ")+": required and not empty (record, field and term)")
 	}
-	limit := DefaultFindLimit
+	limit := min(DefaultFindLimit, s.opts.maxRows)
 	if in.Limit != 0 {
 		limit = in.Limit
 	}
