@@ -324,6 +324,22 @@ func TestHugePageRefusedByCap(t *testing.T) {
 
 func TestBadArguments(t *testing.T) {
 	f := newFixture(t)
+	// A name spelled otherwise than the input schema's is unknown (additionalProperties
+	// false); encoding/json matched it case-insensitively, so "KM" was read as km.
+	for _, c := range []struct {
+		args   map[string]any
+		detail string
+	}{
+		{map[string]any{"km": "shop-base", "record": "ORDERS", "KM": "nope"}, `arguments: unknown field "KM"`},
+		{map[string]any{"Km": "shop-base", "record": "ORDERS"}, `arguments: unknown field "Km"`},
+		{map[string]any{"km": "shop-base", "record": "ORDERS", "PageSize": 1, "Sort": []string{"ID"}}, `arguments: unknown field "PageSize"`},
+		{map[string]any{"km": "shop-base", "record": "ORDERS", "search": map[string]any{"Term": "x"}}, `arguments: unknown field "search.Term"`},
+	} {
+		p := f.problemOf(t, mcp.ToolQuery, c.args)
+		if p["status"] != 400.0 || p["errorCode"] != "GENERAL_PARAMETER_ILLEGAL" || p["detail"] != c.detail {
+			t.Errorf("%v: %v, want 400 GENERAL_PARAMETER_ILLEGAL %q", c.args, p, c.detail)
+		}
+	}
 	for _, args := range []map[string]any{
 		{"km": "shop-base", "record": "ORDERS", "colour": "red"}, // unknown argument
 		{"km": "shop-base", "record": "ORDERS", "pageSize": "ten"},

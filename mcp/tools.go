@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -386,6 +387,9 @@ func (s *Handler) planQuery(ctx context.Context, args json.RawMessage) (*queryPl
 			}
 			return nil, invalid(code, "arguments: "+strings.TrimPrefix(err.Error(), "json: "))
 		}
+		if err := checkArgNames(args); err != nil {
+			return nil, err
+		}
 	}
 	if in.KM == "" {
 		return nil, invalid(problem.CodeParameterMissing, "km is required: a knowledge model id (list_knowledge_models)")
@@ -425,6 +429,55 @@ func (s *Handler) planQuery(ctx context.Context, args json.RawMessage) (*queryPl
 		s.plans.Put(string(args), q)
 	}
 	return q, nil
+}
+
+// queryArgNames and searchArgNames are the names of query's arguments and of its search
+// argument's members, as the input schema spells them.
+var queryArgNames, searchArgNames = jsonNames[QueryArgs](), jsonNames[SearchArgs]()
+
+// jsonNames returns the JSON names of the fields of the struct T.
+func jsonNames[T any]() []string {
+	t := reflect.TypeFor[T]()
+	names := make([]string, t.NumField())
+	for i := range names {
+		names[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	}
+	return names
+}
+
+// checkArgNames refuses, as the input schema does (additionalProperties false), an
+// argument of a query call, or a member of its search, whose name is not spelled exactly
+// as the schema names it: encoding/json reads names case-insensitively, so without this
+// "KM" would be read as km, and {"km":"a","KM":"b"} as km "b". args decoded into
+// QueryArgs, so it is an object or null and search an object or null.
+func checkArgNames(args json.RawMessage) error {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(args, &top); err != nil {
+		return invalid(problem.CodeParameterIllegal, "arguments: "+strings.TrimPrefix(err.Error(), "json: "))
+	}
+	unknown := func(obj map[string]json.RawMessage, names []string, prefix string) error {
+		var bad []string
+		for k := range obj {
+			if !slices.Contains(names, k) {
+				bad = append(bad, k)
+			}
+		}
+		if len(bad) == 0 {
+			return nil
+		}
+		slices.Sort(bad)
+		return invalid(problem.CodeParameterIllegal, "arguments: unknown field "+strconv.Quote(prefix+bad[0]))
+	}
+	if err := unknown(top, queryArgNames, ""); err != nil {
+		return err
+	}
+	var search map[string]json.RawMessage
+	if raw := top["search"]; len(raw) > 0 {
+		if err := json.Unmarshal(raw, &search); err != nil {
+			return invalid(problem.CodeParameterIllegal, "arguments: search: "+strings.TrimPrefix(err.Error(), "json: "))
+		}
+	}
+	return unknown(search, searchArgNames, "search.")
 }
 
 // appendPage appends a result to b as the query tool answers it (QueryResult), the rows'
