@@ -321,3 +321,22 @@ func TestFilterLanguagePromptForAField(t *testing.T) {
 		t.Errorf("unknown record: %v", err)
 	}
 }
+
+// TestToolAnnotations: every tool says it only reads, and that it reads this server's
+// KMs, not an open world (openWorldHint defaults to true, which the tools did not
+// contradict).
+func TestToolAnnotations(t *testing.T) {
+	f := newFixture(t)
+	tools, err := f.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools.Tools) != 5 {
+		t.Fatalf("%d tools", len(tools.Tools))
+	}
+	for _, tool := range tools.Tools {
+		if a := tool.Annotations; a == nil || !a.ReadOnlyHint || a.OpenWorldHint == nil || *a.OpenWorldHint {
+			t.Errorf("%s: annotations %+v, want readOnlyHint true and openWorldHint false", tool.Name, a)
+		}
+	}
+}

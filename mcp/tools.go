@@ -205,7 +205,9 @@ type FindNext struct {
 }
 
 func (s *Handler) addTools(srv *sdk.Server, p *principal.Principal) {
-	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true}
+	// Every tool reads the KMs of this server's store: read-only, and a closed world (the
+	// annotation's default, true, says a tool may reach entities beyond the server).
+	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}
 	sdk.AddTool(srv, &sdk.Tool{Name: ToolListModels, Annotations: readOnly,
 		Description: "List the knowledge models visible to you."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, ModelList, error) {
