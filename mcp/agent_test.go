@@ -340,3 +340,17 @@ func TestToolAnnotations(t *testing.T) {
 		}
 	}
 }
+
+// TestCapabilitiesPromiseNoListChanges: the server never sends a list_changed
+// notification (its tools, prompts and templates are fixed; over stateless HTTP there is
+// no stream), so initialize does not advertise listChanged, which the SDK's default did;
+// it advertises the features it serves.
+func TestCapabilitiesPromiseNoListChanges(t *testing.T) {
+	caps := newFixture(t).cs.InitializeResult().Capabilities
+	if caps.Tools == nil || caps.Prompts == nil || caps.Resources == nil || caps.Completions == nil || caps.Logging == nil {
+		t.Fatalf("capabilities %+v: want tools, prompts, resources, completions and logging", caps)
+	}
+	if caps.Tools.ListChanged || caps.Prompts.ListChanged || caps.Resources.ListChanged || caps.Resources.Subscribe {
+		t.Errorf("capabilities tools %+v, prompts %+v, resources %+v: want no listChanged nor subscribe", *caps.Tools, *caps.Prompts, *caps.Resources)
+	}
+}

@@ -149,6 +149,12 @@ func (s *Handler) MCPServer(p *principal.Principal) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "kmkit", Title: "kmkit Knowledge Models", Version: "1"}, &sdk.ServerOptions{
 		Instructions:      instructions,
 		CompletionHandler: s.completer(p),
+		// The tools, prompts and resource templates are added once and the resources
+		// listed are the KMs of the moment, so the server never sends a list_changed
+		// notification (and over stateless HTTP has no stream to send one on): the
+		// capabilities say so, where the SDK's default, listChanged true, promises them.
+		Capabilities: &sdk.ServerCapabilities{Logging: &sdk.LoggingCapabilities{}, Tools: &sdk.ToolCapabilities{},
+			Prompts: &sdk.PromptCapabilities{}, Resources: &sdk.ResourceCapabilities{}},
 	})
 	s.addTools(srv, p)
 	s.addResources(srv, p)
