@@ -68,7 +68,8 @@
 // (kmkit://knowledge-models/{km}/records/{record}/schema.json, one record's fields and the
 // relationships it takes part in). resources/list names these resources for every KM the
 // caller sees, so hosts that only list resources show them. A KM or record the caller
-// does not see is "resource not found". The filter_language prompt (arguments km, and
+// does not see is "resource not found": code -32002 in protocol versions 2025-03-26 to
+// 2025-11-25, as they specify, and -32602 from the draft 2026-07-28 on (SEP-2164). The filter_language prompt (arguments km, and
 // optionally record and field to narrow the examples) explains the filter language of
 // filterExpr with examples built from the KM's fields and a row of each record's data,
 // each an expression the KM API accepts.

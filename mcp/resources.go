@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmkit/kmkit/internal/jsonenc"
@@ -68,7 +70,8 @@ func (s *Handler) addResources(srv *sdk.Server, p *principal.Principal) {
 	// resources/list names the concrete resources of every KM the caller sees (the
 	// templates alone leave hosts that list resources with nothing to show).
 	// resources/read of a URI with a control character is "resource not found" here,
-	// before the SDK answers it with an error it cannot write (and drops the answer).
+	// before the SDK answers it with an error it cannot write (and drops the answer); and
+	// "resource not found" takes the code of the request's protocol version (versionCode).
 	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 			switch method {
@@ -76,8 +79,10 @@ func (s *Handler) addResources(srv *sdk.Server, p *principal.Principal) {
 				return s.listResources(scope(ctx, p))
 			case "resources/read":
 				if rr, ok := req.(*sdk.ReadResourceRequest); ok && rr.Params != nil && strings.ContainsFunc(rr.Params.URI, unicode.IsControl) {
-					return nil, notFound(rr.Params.URI)
+					return nil, versionCode(req, notFound(rr.Params.URI))
 				}
+				res, err := next(ctx, method, req)
+				return res, versionCode(req, err)
 			}
 			return next(ctx, method, req)
 		}
@@ -290,6 +295,30 @@ func plain(v query.Value) (any, error) {
 	var out any
 	err := dec.Decode(&out)
 	return out, err
+}
+
+// codeResourceNotFound is the code of "resource not found" of the protocol versions
+// 2024-11-05 to 2025-11-25 (their resources page, Error Handling); from 2026-07-28 on it
+// is Invalid params (-32602, SEP-2164), the SDK's code for every version.
+const codeResourceNotFound = -32002
+
+// versionCode returns err, or, when it is the SDK's "resource not found" and req came
+// in a protocol version before 2026-07-28, the same error with the code that version
+// specifies. A request of the sessionless draft (2026-07-28) has no initialize
+// parameters.
+func versionCode(req sdk.Request, err error) error {
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams || we.Message != "Resource not found" {
+		return err
+	}
+	ss, _ := req.GetSession().(*sdk.ServerSession)
+	if ss == nil {
+		return err
+	}
+	if ip := ss.InitializeParams(); ip == nil || ip.ProtocolVersion >= "2026-07-28" {
+		return err
+	}
+	return &jsonrpc.Error{Code: codeResourceNotFound, Message: we.Message, Data: we.Data}
 }
 
 // notFound is the "resource not found" error of uri. The SDK writes the URI into the
