@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -103,8 +104,20 @@ func TestSchemasStateLimits(t *testing.T) {
 		if got := prop(q, "search", "precision"); got["maximum"] != float64(100) || got["minimum"] != float64(1) {
 			t.Errorf("query search.precision schema %v", got)
 		}
-		if got := prop(q, "page"); got["minimum"] != float64(0) {
+		if got := prop(q, "page"); got["minimum"] != float64(0) || got["maximum"] != float64(math.MaxInt32) {
 			t.Errorf("query page schema %v", got)
+		}
+		if got := prop(toolSchema(t, f.cs, mcp.ToolFindValues, false), "page"); got["minimum"] != float64(0) || got["maximum"] != float64(math.MaxInt32) {
+			t.Errorf("find_field_values page schema %v", got)
+		}
+		// The largest page stated is answered (with no rows), the next one refused.
+		var last mcp.QueryResult
+		f.ok(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "page": math.MaxInt32}, &last)
+		if len(last.Rows) != 0 || last.Page != math.MaxInt32 {
+			t.Errorf("page %d: %+v", math.MaxInt32, last)
+		}
+		if p := f.problemOf(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "page": math.MaxInt32 + 1}); p["errorCode"] != "GENERAL_CONSTRAINT_VIOLATION" {
+			t.Errorf("page %d: %v", math.MaxInt32+1, p)
 		}
 		if got := prop(toolSchema(t, f.cs, mcp.ToolFindValues, false), "limit"); got["maximum"] != float64(maxRows) {
 			t.Errorf("MaxRows %d: find_field_values limit schema %v", maxRows, got)

@@ -82,7 +82,8 @@
 //
 // The input schemas state the limits the tools keep: pageSize and find_field_values' limit
 // from 1 to WithMaxRows (or the Service's MaxPageSize when smaller), summarize_record's
-// sampleSize from 1 to the Service's MaxSampleSize, precisions from 1 to 100, page from 0. filterExpr's description gives the
+// sampleSize from 1 to the Service's MaxSampleSize, precisions from 1 to 100, page from 0
+// to 2147483647 (query.CheckPaging's range). filterExpr's description gives the
 // operators and FilterExprExamples (a test parses each with the filter language's parser).
 // describe_knowledge_model's output schema enumerates every field type (FieldTypes).
 //

@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -66,11 +67,6 @@ func bounds(s *jsonschema.Schema, lo, hi int) {
 	s.Minimum, s.Maximum = &l, &h
 }
 
-func minimum(s *jsonschema.Schema, lo int) {
-	l := float64(lo)
-	s.Minimum = &l
-}
-
 // precisionNote completes the description of a search precision.
 const precisionNote = "match precision from 1 to 100 (default 80): 100 only exact (case-insensitive) occurrences, lower admits typos"
 
@@ -90,7 +86,7 @@ func queryInputSchema(maxRows int) *jsonschema.Schema {
 		p["filterExpr"].Examples = []any{FilterExprExamples[:2]}
 		bounds(p["pageSize"], 1, maxRows)
 		p["pageSize"].Description = "rows per page, 1 to " + strconv.Itoa(maxRows) + " (default " + strconv.Itoa(min(DefaultPageSize, maxRows)) + ")"
-		minimum(p["page"], 0)
+		bounds(p["page"], 0, math.MaxInt32) // query.CheckPaging's range
 		bounds(p["search"].Properties["precision"], 1, 100)
 		p["search"].Properties["precision"].Description = precisionNote
 	})
@@ -113,7 +109,7 @@ func (s *Handler) findInputSchema() *jsonschema.Schema {
 		p["limit"].Description = "most values returned, 1 to " + strconv.Itoa(s.opts.maxRows) + " (default " + strconv.Itoa(min(DefaultFindLimit, s.opts.maxRows)) + ")"
 		bounds(p["precision"], 1, 100)
 		p["precision"].Description = precisionNote
-		minimum(p["page"], 0)
+		bounds(p["page"], 0, math.MaxInt32) // query.CheckPaging's range
 	})
 }
 
