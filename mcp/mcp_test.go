@@ -571,16 +571,19 @@ func (tt teamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestPromptErrorsAreInvalidParams: a prompts/get the caller got wrong (no km, an unknown
 // KM or record) is a JSON-RPC error of code -32602 (Invalid params), as the
 // specification's prompts error handling says of missing and invalid arguments, carrying
-// the KM API's problem; never the undefined code 0.
+// the KM API's problem; never the undefined code 0. A missing km says so (it was
+// KM_MODEL_NOTFOUND for the knowledge model "").
 func TestPromptErrorsAreInvalidParams(t *testing.T) {
 	f := newFixture(t)
 	for _, c := range []struct {
-		args map[string]string
-		code string
+		args   map[string]string
+		status int
+		code   string
 	}{
-		{map[string]string{}, "KM_MODEL_NOTFOUND"},
-		{map[string]string{"km": "nope"}, "KM_MODEL_NOTFOUND"},
-		{map[string]string{"km": "shop-base", "record": "NOPE"}, "KM_RECORD_NOTFOUND"},
+		{map[string]string{}, http.StatusBadRequest, "GENERAL_PARAMETER_MISSING"},
+		{map[string]string{"record": "ORDERS"}, http.StatusBadRequest, "GENERAL_PARAMETER_MISSING"},
+		{map[string]string{"km": "nope"}, http.StatusNotFound, "KM_MODEL_NOTFOUND"},
+		{map[string]string{"km": "shop-base", "record": "NOPE"}, http.StatusNotFound, "KM_RECORD_NOTFOUND"},
 	} {
 		_, err := f.cs.GetPrompt(context.Background(), &sdk.GetPromptParams{Name: mcp.PromptFilterLanguage, Arguments: c.args})
 		var wire *jsonrpc.Error
@@ -589,7 +592,7 @@ func TestPromptErrorsAreInvalidParams(t *testing.T) {
 			continue
 		}
 		var pr mcp.ToolError
-		if err := json.Unmarshal([]byte(wire.Message), &pr); err != nil || pr.Status != http.StatusNotFound || pr.ErrorCode != c.code {
+		if err := json.Unmarshal([]byte(wire.Message), &pr); err != nil || pr.Status != c.status || pr.ErrorCode != c.code {
 			t.Errorf("%v: message %s (%v), want the problem of %s", c.args, wire.Message, err, c.code)
 		}
 	}

@@ -203,6 +203,10 @@ func (s *Handler) addPrompts(srv *sdk.Server, p *principal.Principal) {
 		}},
 		func(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 			ctx = scope(ctx, p)
+			if req.Params.Arguments["km"] == "" {
+				// The SDK does not check required prompt arguments.
+				return nil, s.requestError(ctx, "prompts/get", invalid(problem.CodeParameterMissing, "km is required: a knowledge model id (list_knowledge_models)"))
+			}
 			m, err := s.svc.Model(ctx, req.Params.Arguments["km"])
 			if err != nil {
 				return nil, s.requestError(ctx, "prompts/get", err)
