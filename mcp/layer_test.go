@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -71,6 +72,38 @@ func TestResourceNotFoundCodePerVersion(t *testing.T) {
 				t.Errorf("%s in %q: %d %s, want %d %s", uri, c.version, w.Code, got, c.status, want)
 			}
 		}
+	}
+}
+
+// TestResourcesListCursorAndCacheScope: resources/list is one page, so any cursor is
+// invalid (-32602, as the pagination utility says and the SDK's lists answer); it was
+// ignored. And the list is the caller's (team scope): cacheScope private; it was sent
+// empty, a value the field does not take.
+func TestResourcesListCursorAndCacheScope(t *testing.T) {
+	h := mcp.NewHandler(loadStore(t))
+	ask := func(method, params string) map[string]any {
+		t.Helper()
+		r := httptest.NewRequest(http.MethodPost, mcp.BasePath, strings.NewReader(`{"jsonrpc":"2.0","id":5,"method":"`+method+`","params":`+params+`}`))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		var msg map[string]any
+		if err := json.Unmarshal(w.Body.Bytes(), &msg); w.Code != http.StatusOK || err != nil {
+			t.Fatalf("%s %s: %d %s", method, params, w.Code, w.Body)
+		}
+		return msg
+	}
+	for _, method := range []string{"resources/list", "tools/list", "prompts/list", "resources/templates/list"} {
+		msg := ask(method, `{"cursor":"garbage"}`)
+		if e, _ := msg["error"].(map[string]any); e == nil || e["code"] != float64(-32602) {
+			t.Errorf("%s with a cursor it never gave: %v, want error -32602", method, msg)
+		}
+	}
+	res, _ := ask("resources/list", `{}`)["result"].(map[string]any)
+	if res == nil || res["cacheScope"] != "private" || len(res["resources"].([]any)) == 0 {
+		t.Errorf("resources/list: %v, want the resources with cacheScope private", res)
 	}
 }
 

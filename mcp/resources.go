@@ -76,6 +76,11 @@ func (s *Handler) addResources(srv *sdk.Server, p *principal.Principal) {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 			switch method {
 			case "resources/list":
+				if lr, ok := req.(*sdk.ListResourcesRequest); ok && lr.Params != nil && lr.Params.Cursor != "" {
+					// The list is one page and hands out no cursor: the pagination
+					// utility says an invalid cursor is Invalid params.
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor: resources/list answers in one page and gives no cursor"}
+				}
 				return s.listResources(scope(ctx, p))
 			case "resources/read":
 				if rr, ok := req.(*sdk.ReadResourceRequest); ok && rr.Params != nil && strings.ContainsFunc(rr.Params.URI, unicode.IsControl) {
@@ -104,14 +109,16 @@ func (s *Handler) addResources(srv *sdk.Server, p *principal.Principal) {
 }
 
 // listResources answers resources/list: the schema and the OpenAPI document of each KM
-// the caller sees, and each of its records. All in one page.
+// the caller sees, and each of its records. All in one page. The list is the caller's
+// (team scope), so its cacheScope is private; the SDK, which fills in "public" for the
+// lists it answers, does not see this one.
 func (s *Handler) listResources(ctx context.Context) (*sdk.ListResourcesResult, error) {
 	ms, err := s.svc.Models(ctx)
 	if err != nil {
 		return nil, s.requestError(ctx, "resources/list", err)
 	}
 	slices.SortFunc(ms, func(a, b *km.KnowledgeModel) int { return strings.Compare(a.ID, b.ID) })
-	out := &sdk.ListResourcesResult{Resources: []*sdk.Resource{}}
+	out := &sdk.ListResourcesResult{Resources: []*sdk.Resource{}, Cacheable: sdk.Cacheable{CacheScope: "private"}}
 	for _, m := range ms {
 		out.Resources = append(out.Resources,
 			&sdk.Resource{URI: SchemaURI(m.ID), Name: m.ID + " schema", Title: m.Name + ": records, fields, KPIs, filters", MIMEType: "application/json",
