@@ -3,11 +3,13 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmkit/kmkit/km"
@@ -365,5 +367,24 @@ func TestCapabilitiesPromiseNoListChanges(t *testing.T) {
 	}
 	if caps.Tools.ListChanged || caps.Prompts.ListChanged || caps.Resources.ListChanged || caps.Resources.Subscribe {
 		t.Errorf("capabilities tools %+v, prompts %+v, resources %+v: want no listChanged nor subscribe", *caps.Tools, *caps.Prompts, *caps.Resources)
+	}
+}
+
+// TestCompletionOfAnUnknownPrompt: completion/complete for a prompt the server does not
+// have is Invalid params (-32602), as the completion utility's error handling says of an
+// invalid prompt name; it answered no values. A known prompt's argument without values
+// still answers an empty completion.
+func TestCompletionOfAnUnknownPrompt(t *testing.T) {
+	f := newFixture(t)
+	_, err := f.cs.Complete(context.Background(), &sdk.CompleteParams{Ref: &sdk.CompleteReference{Type: "ref/prompt", Name: "nope"},
+		Argument: sdk.CompleteParamsArgument{Name: "km", Value: "s"}})
+	var wire *jsonrpc.Error
+	if !errors.As(err, &wire) || wire.Code != jsonrpc.CodeInvalidParams || wire.Message != `unknown prompt "nope"` {
+		t.Errorf("unknown prompt: %v, want -32602 unknown prompt \"nope\"", err)
+	}
+	res, err := f.cs.Complete(context.Background(), &sdk.CompleteParams{Ref: &sdk.CompleteReference{Type: "ref/prompt", Name: mcp.PromptFilterLanguage},
+		Argument: sdk.CompleteParamsArgument{Name: "colour", Value: ""}})
+	if err != nil || len(res.Completion.Values) != 0 {
+		t.Errorf("argument without values: %v %v", res, err)
 	}
 }
