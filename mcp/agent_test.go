@@ -388,3 +388,22 @@ func TestCompletionOfAnUnknownPrompt(t *testing.T) {
 		t.Errorf("argument without values: %v %v", res, err)
 	}
 }
+
+// TestSetLevelRefusesAnUnknownLevel: logging/setLevel of a level that is no syslog
+// severity is Invalid params (-32602), as the logging utility's error handling says; the
+// SDK answered {} to any string. Each level the specification names is taken.
+func TestSetLevelRefusesAnUnknownLevel(t *testing.T) {
+	f := newFixture(t)
+	for _, level := range []sdk.LoggingLevel{"loud", "", "DEBUG", "warn"} {
+		err := f.cs.SetLoggingLevel(context.Background(), &sdk.SetLoggingLevelParams{Level: level})
+		var wire *jsonrpc.Error
+		if !errors.As(err, &wire) || wire.Code != jsonrpc.CodeInvalidParams || !strings.HasPrefix(wire.Message, "invalid log level ") {
+			t.Errorf("level %q: %v, want -32602 invalid log level", level, err)
+		}
+	}
+	for _, level := range []sdk.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"} {
+		if err := f.cs.SetLoggingLevel(context.Background(), &sdk.SetLoggingLevelParams{Level: level}); err != nil {
+			t.Errorf("level %q: %v", level, err)
+		}
+	}
+}

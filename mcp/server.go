@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -159,7 +162,24 @@ func (s *Handler) MCPServer(p *principal.Principal) *sdk.Server {
 	s.addTools(srv, p)
 	s.addResources(srv, p)
 	s.addPrompts(srv, p)
+	srv.AddReceivingMiddleware(checkLogLevel)
 	return srv
+}
+
+// logLevels are the levels of logging/setLevel, the syslog severities the MCP
+// specification enumerates (LoggingLevel), least severe first.
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// checkLogLevel refuses a logging/setLevel of a level that is none of logLevels with
+// Invalid params, as the logging utility's error handling asks; the SDK takes any string.
+func checkLogLevel(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if lp, ok := req.GetParams().(*sdk.SetLoggingLevelParams); ok && lp != nil && !slices.Contains(logLevels, string(lp.Level)) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+				Message: "invalid log level " + strconv.Quote(string(lp.Level)) + ": one of " + strings.Join(logLevels, ", ")}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // ServeHTTP speaks MCP over Streamable HTTP (stateless, JSON answers: every POST is
