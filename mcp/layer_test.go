@@ -107,6 +107,32 @@ func TestResourcesListCursorAndCacheScope(t *testing.T) {
 	}
 }
 
+// TestSetLevelRefusesAnUnknownLevel: logging/setLevel of a level that is no syslog
+// severity is Invalid params (-32602), as the logging utility's error handling says; the
+// SDK answered {} to any string. Each level the specification names is taken.
+func TestSetLevelRefusesAnUnknownLevel(t *testing.T) {
+	h := mcp.NewHandler(loadStore(t))
+	for _, c := range []struct{ level, want string }{
+		{"loud", `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"invalid log level \"loud\": one of debug, info, notice, warning, error, critical, alert, emergency"}}`},
+		{"", `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"invalid log level \"\": one of debug, info, notice, warning, error, critical, alert, emergency"}}`},
+		{"DEBUG", `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"invalid log level \"DEBUG\": one of debug, info, notice, warning, error, critical, alert, emergency"}}`},
+		{"debug", `{"jsonrpc":"2.0","id":9,"result":{}}`}, {"info", `{"jsonrpc":"2.0","id":9,"result":{}}`},
+		{"notice", `{"jsonrpc":"2.0","id":9,"result":{}}`}, {"warning", `{"jsonrpc":"2.0","id":9,"result":{}}`},
+		{"error", `{"jsonrpc":"2.0","id":9,"result":{}}`}, {"critical", `{"jsonrpc":"2.0","id":9,"result":{}}`},
+		{"alert", `{"jsonrpc":"2.0","id":9,"result":{}}`}, {"emergency", `{"jsonrpc":"2.0","id":9,"result":{}}`},
+	} {
+		r := httptest.NewRequest(http.MethodPost, mcp.BasePath, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"logging/setLevel","params":{"level":"`+c.level+`"}}`))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if got := strings.TrimSpace(w.Body.String()); w.Code != http.StatusOK || got != c.want {
+			t.Errorf("level %q: %d %s, want 200 %s", c.level, w.Code, got, c.want)
+		}
+	}
+}
+
 // logged returns a logger writing into the returned buffer, at debug level.
 func logged() (*slog.Logger, *bytes.Buffer) {
 	var buf bytes.Buffer

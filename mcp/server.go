@@ -156,6 +156,7 @@ func (s *Handler) MCPServer(p *principal.Principal) *sdk.Server {
 		// listed are the KMs of the moment, so the server never sends a list_changed
 		// notification (and over stateless HTTP has no stream to send one on): the
 		// capabilities say so, where the SDK's default, listChanged true, promises them.
+		//lint:ignore SA1019 logging is deprecated from the draft 2026-07-28 on, live in the versions served before it
 		Capabilities: &sdk.ServerCapabilities{Logging: &sdk.LoggingCapabilities{}, Tools: &sdk.ToolCapabilities{},
 			Prompts: &sdk.PromptCapabilities{}, Resources: &sdk.ResourceCapabilities{}},
 	})
@@ -174,6 +175,7 @@ var logLevels = []string{"debug", "info", "notice", "warning", "error", "critica
 // Invalid params, as the logging utility's error handling asks; the SDK takes any string.
 func checkLogLevel(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		//lint:ignore SA1019 logging is deprecated from the draft 2026-07-28 on, live in the versions served before it
 		if lp, ok := req.GetParams().(*sdk.SetLoggingLevelParams); ok && lp != nil && !slices.Contains(logLevels, string(lp.Level)) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 				Message: "invalid log level " + strconv.Quote(string(lp.Level)) + ": one of " + strings.Join(logLevels, ", ")}
