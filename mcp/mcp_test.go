@@ -340,6 +340,13 @@ func TestBadArguments(t *testing.T) {
 			t.Errorf("%v: %v, want 400 GENERAL_PARAMETER_ILLEGAL %q", c.args, p, c.detail)
 		}
 	}
+	// The schema requires term in a search: without it the call ran unsearched, every row.
+	for _, search := range []map[string]any{{}, {"fields": []string{"STATUS"}, "precision": 90}} {
+		p := f.problemOf(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "search": search})
+		if p["status"] != 400.0 || p["errorCode"] != "GENERAL_PARAMETER_MISSING" || p["detail"] != "search.term is required: the text to search for (or leave search out)" {
+			t.Errorf("search %v: %v, want 400 GENERAL_PARAMETER_MISSING", search, p)
+		}
+	}
 	for _, args := range []map[string]any{
 		{"km": "shop-base", "record": "ORDERS", "colour": "red"}, // unknown argument
 		{"km": "shop-base", "record": "ORDERS", "pageSize": "ten"},

@@ -449,7 +449,7 @@ func jsonNames[T any]() []string {
 
 // checkArgNames refuses, as the input schema does (additionalProperties false), an
 // argument of a query call, or a member of its search, whose name is not spelled exactly
-// as the schema names it: encoding/json reads names case-insensitively, so without this
+// as the schema names it, and a search without its required term: encoding/json reads names case-insensitively, so without this
 // "KM" would be read as km, and {"km":"a","KM":"b"} as km "b". args decoded into
 // QueryArgs, so it is an object or null and search an object or null.
 func checkArgNames(args json.RawMessage) error {
@@ -479,7 +479,14 @@ func checkArgNames(args json.RawMessage) error {
 			return invalid(problem.CodeParameterIllegal, "arguments: search: "+strings.TrimPrefix(err.Error(), "json: "))
 		}
 	}
-	return unknown(search, searchArgNames, "search.")
+	if err := unknown(search, searchArgNames, "search."); err != nil {
+		return err
+	}
+	if _, ok := search["term"]; search != nil && !ok {
+		// The schema requires term in a search; without one the call was run unsearched.
+		return invalid(problem.CodeParameterMissing, "search.term is required: the text to search for (or leave search out)")
+	}
+	return nil
 }
 
 // appendPage appends a result to b as the query tool answers it (QueryResult), the rows'
