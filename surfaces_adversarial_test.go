@@ -731,7 +731,8 @@ func TestSummaryAgreesAcrossSurfaces(t *testing.T) {
 		{"NUL in a filter", url.Values{"filterExpr": {"STATUS eq 'a\x00b'"}}, map[string]any{"filterExpr": []string{"STATUS eq 'a\x00b'"}}, 400, "GENERAL_PARAMETER_ILLEGAL", ""},
 		{"NUL in a field", url.Values{"fields": {"NET\x00"}}, map[string]any{"fields": []string{"NET\x00"}}, 400, "GENERAL_PARAMETER_ILLEGAL", ""},
 		{"malformed filter", url.Values{"filterExpr": {"NET gt"}}, map[string]any{"filterExpr": []string{"NET gt"}}, 400, "FILTER_SYNTAX_ERROR", ""},
-		{"huge sample", url.Values{"sampleSize": {"1000000"}}, map[string]any{"sampleSize": 1000000}, 400, "GENERAL_CONSTRAINT_VIOLATION", ""},
+		// The input schema states the Service's MaxSampleSize as sampleSize's maximum.
+		{"huge sample", url.Values{"sampleSize": {"1000000"}}, map[string]any{"sampleSize": 1000000}, 400, "GENERAL_CONSTRAINT_VIOLATION", "sampleSize"},
 		{"negative sample", url.Values{"sampleSize": {"-1"}}, map[string]any{"sampleSize": -1}, 400, "GENERAL_CONSTRAINT_VIOLATION", "sampleSize"},
 	}
 	for _, b := range shopBackends() {

@@ -3,12 +3,16 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/mcp"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/query"
@@ -102,12 +106,79 @@ func TestSchemasStateLimits(t *testing.T) {
 		if got := prop(q, "search", "precision"); got["maximum"] != float64(100) || got["minimum"] != float64(1) {
 			t.Errorf("query search.precision schema %v", got)
 		}
-		if got := prop(q, "page"); got["minimum"] != float64(0) {
+		if got := prop(q, "page"); got["minimum"] != float64(0) || got["maximum"] != float64(math.MaxInt32) {
 			t.Errorf("query page schema %v", got)
+		}
+		if got := prop(toolSchema(t, f.cs, mcp.ToolFindValues, false), "page"); got["minimum"] != float64(0) || got["maximum"] != float64(math.MaxInt32) {
+			t.Errorf("find_field_values page schema %v", got)
+		}
+		// The largest page stated is answered (with no rows), the next one refused.
+		var last mcp.QueryResult
+		f.ok(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "page": math.MaxInt32}, &last)
+		if len(last.Rows) != 0 || last.Page != math.MaxInt32 {
+			t.Errorf("page %d: %+v", math.MaxInt32, last)
+		}
+		if p := f.problemOf(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "page": math.MaxInt32 + 1}); p["errorCode"] != "GENERAL_CONSTRAINT_VIOLATION" {
+			t.Errorf("page %d: %v", math.MaxInt32+1, p)
 		}
 		if got := prop(toolSchema(t, f.cs, mcp.ToolFindValues, false), "limit"); got["maximum"] != float64(maxRows) {
 			t.Errorf("MaxRows %d: find_field_values limit schema %v", maxRows, got)
 		}
+		if got := prop(toolSchema(t, f.cs, mcp.ToolSummarize, false), "sampleSize"); got["maximum"] != float64(km.DefaultMaxSampleSize) {
+			t.Errorf("summarize_record sampleSize schema %v", got)
+		}
+	}
+}
+
+// TestSchemasStateTheServiceLimits: when the Service's page and sample caps are below
+// WithMaxRows, the input schemas and the query tool's description state the Service's,
+// and the tools keep them: the largest stated value is answered, one above refused. The
+// schemas stated WithMaxRows (and no sampleSize maximum) while the Service refused
+// pageSize, limit and sampleSize above its own caps.
+func TestSchemasStateTheServiceLimits(t *testing.T) {
+	svc := km.NewService(loadStore(t), km.WithMaxPageSize(3), km.WithMaxSampleSize(2))
+	f := &fixture{cs: connect(t, mcp.NewHandler(nil, mcp.WithService(svc), mcp.WithMaxRows(20)).MCPServer(nil))}
+	q := toolSchema(t, f.cs, mcp.ToolQuery, false)
+	if got := prop(q, "pageSize"); got["maximum"] != float64(3) || !strings.Contains(got["description"].(string), "1 to 3 ") {
+		t.Errorf("query pageSize schema %v, want the maximum 3", got)
+	}
+	if got := prop(toolSchema(t, f.cs, mcp.ToolFindValues, false), "limit"); got["maximum"] != float64(3) ||
+		!strings.Contains(got["description"].(string), "1 to 3 (default 3)") {
+		t.Errorf("find_field_values limit schema %v, want the maximum and default 3", got)
+	}
+	if got := prop(toolSchema(t, f.cs, mcp.ToolSummarize, false), "sampleSize"); got["maximum"] != float64(2) || got["minimum"] != float64(1) {
+		t.Errorf("summarize_record sampleSize schema %v, want 1 to 2", got)
+	}
+	tools, err := f.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		if tool.Name == mcp.ToolQuery && !strings.Contains(tool.Description, "At most 3 rows per call") {
+			t.Errorf("query description %q, want the maximum 3", tool.Description)
+		}
+	}
+	for _, c := range []struct {
+		tool    string
+		args    map[string]any
+		refused bool
+	}{
+		{mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 3}, false},
+		{mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": 4}, true},
+		{mcp.ToolFindValues, map[string]any{"km": "shop-base", "record": "CUSTOMERS", "field": "NAME", "term": "a", "limit": 3}, false},
+		{mcp.ToolFindValues, map[string]any{"km": "shop-base", "record": "CUSTOMERS", "field": "NAME", "term": "a", "limit": 4}, true},
+		{mcp.ToolSummarize, map[string]any{"km": "shop-base", "record": "ORDERS", "sampleSize": 2}, false},
+		{mcp.ToolSummarize, map[string]any{"km": "shop-base", "record": "ORDERS", "sampleSize": 3}, true},
+	} {
+		if res := f.call(t, c.tool, c.args); res.IsError != c.refused {
+			t.Errorf("%s %v: isError %v, want %v: %s", c.tool, c.args, res.IsError, c.refused, text(res))
+		}
+	}
+	// find_field_values without limit answers at most the stated maximum.
+	var out mcp.FindResult
+	f.ok(t, mcp.ToolFindValues, map[string]any{"km": "shop-base", "record": "CUSTOMERS", "field": "NAME", "term": "e", "precision": 1}, &out)
+	if len(out.Values) > 3 || (out.Next != nil && out.Next.Limit != 3) {
+		t.Errorf("find_field_values without limit: %+v, want at most 3 values", out)
 	}
 }
 
@@ -263,5 +334,58 @@ func TestFilterLanguagePromptForAField(t *testing.T) {
 		Arguments: map[string]string{"km": "shop-base", "record": "NOPE"}})
 	if err == nil || !strings.Contains(err.Error(), "KM_RECORD_NOTFOUND") {
 		t.Errorf("unknown record: %v", err)
+	}
+}
+
+// TestToolAnnotations: every tool says it only reads, and that it reads this server's
+// KMs, not an open world (openWorldHint defaults to true, which the tools did not
+// contradict).
+func TestToolAnnotations(t *testing.T) {
+	f := newFixture(t)
+	tools, err := f.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools.Tools) != 5 {
+		t.Fatalf("%d tools", len(tools.Tools))
+	}
+	for _, tool := range tools.Tools {
+		if a := tool.Annotations; a == nil || !a.ReadOnlyHint || a.OpenWorldHint == nil || *a.OpenWorldHint {
+			t.Errorf("%s: annotations %+v, want readOnlyHint true and openWorldHint false", tool.Name, a)
+		}
+	}
+}
+
+// TestCapabilitiesPromiseNoListChanges: the server never sends a list_changed
+// notification (its tools, prompts and templates are fixed; over stateless HTTP there is
+// no stream), so initialize does not advertise listChanged, which the SDK's default did;
+// it advertises the features it serves.
+func TestCapabilitiesPromiseNoListChanges(t *testing.T) {
+	caps := newFixture(t).cs.InitializeResult().Capabilities
+	//lint:ignore SA1019 logging is deprecated from the draft 2026-07-28 on, live in the versions served before it
+	if caps.Tools == nil || caps.Prompts == nil || caps.Resources == nil || caps.Completions == nil || caps.Logging == nil {
+		t.Fatalf("capabilities %+v: want tools, prompts, resources, completions and logging", caps)
+	}
+	if caps.Tools.ListChanged || caps.Prompts.ListChanged || caps.Resources.ListChanged || caps.Resources.Subscribe {
+		t.Errorf("capabilities tools %+v, prompts %+v, resources %+v: want no listChanged nor subscribe", *caps.Tools, *caps.Prompts, *caps.Resources)
+	}
+}
+
+// TestCompletionOfAnUnknownPrompt: completion/complete for a prompt the server does not
+// have is Invalid params (-32602), as the completion utility's error handling says of an
+// invalid prompt name; it answered no values. A known prompt's argument without values
+// still answers an empty completion.
+func TestCompletionOfAnUnknownPrompt(t *testing.T) {
+	f := newFixture(t)
+	_, err := f.cs.Complete(context.Background(), &sdk.CompleteParams{Ref: &sdk.CompleteReference{Type: "ref/prompt", Name: "nope"},
+		Argument: sdk.CompleteParamsArgument{Name: "km", Value: "s"}})
+	var wire *jsonrpc.Error
+	if !errors.As(err, &wire) || wire.Code != jsonrpc.CodeInvalidParams || wire.Message != `unknown prompt "nope"` {
+		t.Errorf("unknown prompt: %v, want -32602 unknown prompt \"nope\"", err)
+	}
+	res, err := f.cs.Complete(context.Background(), &sdk.CompleteParams{Ref: &sdk.CompleteReference{Type: "ref/prompt", Name: mcp.PromptFilterLanguage},
+		Argument: sdk.CompleteParamsArgument{Name: "colour", Value: ""}})
+	if err != nil || len(res.Completion.Values) != 0 {
+		t.Errorf("argument without values: %v %v", res, err)
 	}
 }

@@ -3,8 +3,10 @@ package mcp
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmkit/kmkit/km"
@@ -28,6 +30,7 @@ var completionRefs = map[sdk.CompleteReference][]string{
 // the km argument completes to the ids of the KMs the caller sees, record to the record ids
 // of the KM already chosen (the request's context arguments), field to the field ids of
 // the chosen record. Values start with what the client typed (case-insensitive), sorted.
+// A prompt it does not know is Invalid params; any other argument has no values.
 func (s *Handler) completer(p *principal.Principal) func(context.Context, *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
 	return func(ctx context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
 		ctx = scope(ctx, p)
@@ -36,7 +39,12 @@ func (s *Handler) completer(p *principal.Principal) func(context.Context, *sdk.C
 		if params == nil || params.Ref == nil {
 			return out, nil
 		}
-		args := completionRefs[sdk.CompleteReference{Type: params.Ref.Type, Name: params.Ref.Name, URI: params.Ref.URI}]
+		args, known := completionRefs[sdk.CompleteReference{Type: params.Ref.Type, Name: params.Ref.Name, URI: params.Ref.URI}]
+		if !known && params.Ref.Type == "ref/prompt" {
+			// The completion utility's error handling: an invalid prompt name is Invalid
+			// params.
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown prompt " + strconv.Quote(params.Ref.Name)}
+		}
 		if !slices.Contains(args, params.Argument.Name) {
 			return out, nil
 		}
@@ -49,7 +57,7 @@ func (s *Handler) completer(p *principal.Principal) func(context.Context, *sdk.C
 		case "km":
 			ms, err := s.svc.Models(ctx)
 			if err != nil {
-				return nil, s.toolError(ctx, "completion/complete", err)
+				return nil, s.requestError(ctx, "completion/complete", err)
 			}
 			for _, m := range ms {
 				candidates = append(candidates, m.ID)

@@ -85,6 +85,7 @@ func TestDirectQueryCallsAnswerAsTheSDK(t *testing.T) {
 		toolCall("13", `{"km":"shop","record":"CUSTOMERS","filterExpr":["NAME eq 'a\u0000b'"]}`),
 		toolCall("14", `{"km":"shop","record":"CUSTOMERS","pageSize":"ten"}`),
 		toolCall("15", `{}`),
+		toolCall("17", `{"km":"shop","record":"CUSTOMERS","KM":"nope"}`),
 		`{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"query"}}`,
 		"\n { \"params\" : { \"arguments\" : {\"km\":\"shop\",\"record\":\"CUSTOMERS\",\"pageSize\":1} , \"name\" : \"query\" } ,\t\"method\":\"tools/call\", \"id\":999999999999999, \"jsonrpc\":\"2.0\" } \n",
 	}

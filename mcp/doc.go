@@ -68,7 +68,8 @@
 // (kmkit://knowledge-models/{km}/records/{record}/schema.json, one record's fields and the
 // relationships it takes part in). resources/list names these resources for every KM the
 // caller sees, so hosts that only list resources show them. A KM or record the caller
-// does not see is "resource not found". The filter_language prompt (arguments km, and
+// does not see is "resource not found": code -32002 in protocol versions 2025-03-26 to
+// 2025-11-25, as they specify, and -32602 from the draft 2026-07-28 on (SEP-2164). The filter_language prompt (arguments km, and
 // optionally record and field to narrow the examples) explains the filter language of
 // filterExpr with examples built from the KM's fields and a row of each record's data,
 // each an expression the KM API accepts.
@@ -79,8 +80,10 @@
 //
 // # Descriptions for agents
 //
-// The input schemas state the limits: pageSize and find_field_values' limit from 1 to
-// WithMaxRows, precisions from 1 to 100, page from 0. filterExpr's description gives the
+// The input schemas state the limits the tools keep: pageSize and find_field_values' limit
+// from 1 to WithMaxRows (or the Service's MaxPageSize when smaller), summarize_record's
+// sampleSize from 1 to the Service's MaxSampleSize, precisions from 1 to 100, page from 0
+// to 2147483647 (query.CheckPaging's range). filterExpr's description gives the
 // operators and FilterExprExamples (a test parses each with the filter language's parser).
 // describe_knowledge_model's output schema enumerates every field type (FieldTypes).
 //

@@ -3,9 +3,11 @@ package mcp_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +24,8 @@ import (
 // issue writes it (on the shop test KMs).
 
 // TestResourcesReadControlCharacters: resources/read of a URI with U+0000, U+0001 or
-// U+007F answers a JSON-RPC error (it answered 200 with an empty body).
+// U+007F answers a JSON-RPC error (it answered 200 with an empty body): "resource not
+// found", -32002 in protocol 2025-03-26 (no MCP-Protocol-Version header).
 func TestResourcesReadControlCharacters(t *testing.T) {
 	h := mcp.NewHandler(loadStore(t))
 	for _, c := range []string{`\u0000`, `\u0001`, "\u007f"} {
@@ -32,8 +35,100 @@ func TestResourcesReadControlCharacters(t *testing.T) {
 		r.Header.Set("Accept", "application/json, text/event-stream")
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
-		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"id":7,"error":{"code":-32602,"message":"Resource not found"`) {
+		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"id":7,"error":{"code":-32002,"message":"Resource not found"`) {
 			t.Errorf("%q: %d %s, want a JSON-RPC error", c, w.Code, w.Body)
+		}
+	}
+}
+
+// TestResourceNotFoundCodePerVersion: "resource not found" is -32002 in the protocol
+// versions 2025-03-26 to 2025-11-25 (their resources page, Error Handling) and -32602
+// (Invalid params) from the draft 2026-07-28 on (SEP-2164). The SDK answered -32602 in
+// every version: for a URI of no template and for an unknown KM or record alike. (The
+// draft's Streamable HTTP answers an error with status 400, the SDK's doing.)
+func TestResourceNotFoundCodePerVersion(t *testing.T) {
+	h := mcp.NewHandler(loadStore(t))
+	for _, uri := range []string{"kmkit://nope", "kmkit://knowledge-models/nope/schema.json", "kmkit://knowledge-models/shop-base/records/NOPE/schema.json"} {
+		for _, c := range []struct {
+			version      string
+			status, code int
+		}{{"", 200, -32002}, {"2025-03-26", 200, -32002}, {"2025-06-18", 200, -32002}, {"2025-11-25", 200, -32002}, {"2026-07-28", 400, -32602}} {
+			params := `{"uri":"` + uri + `"}`
+			if c.version == "2026-07-28" {
+				params = `{"uri":"` + uri + `","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`
+			}
+			r := httptest.NewRequest(http.MethodPost, mcp.BasePath, strings.NewReader(`{"jsonrpc":"2.0","id":3,"method":"resources/read","params":`+params+`}`))
+			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("Accept", "application/json, text/event-stream")
+			if c.version != "" {
+				r.Header.Set("Mcp-Protocol-Version", c.version)
+				r.Header.Set("Mcp-Method", "resources/read")
+				r.Header.Set("Mcp-Name", uri)
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			want := `{"jsonrpc":"2.0","id":3,"error":{"code":` + strconv.Itoa(c.code) + `,"message":"Resource not found","data":{"uri":"` + uri + `"}}}`
+			if got := strings.TrimSpace(w.Body.String()); w.Code != c.status || got != want {
+				t.Errorf("%s in %q: %d %s, want %d %s", uri, c.version, w.Code, got, c.status, want)
+			}
+		}
+	}
+}
+
+// TestResourcesListCursorAndCacheScope: resources/list is one page, so any cursor is
+// invalid (-32602, as the pagination utility says and the SDK's lists answer); it was
+// ignored. And the list is the caller's (team scope): cacheScope private; it was sent
+// empty, a value the field does not take.
+func TestResourcesListCursorAndCacheScope(t *testing.T) {
+	h := mcp.NewHandler(loadStore(t))
+	ask := func(method, params string) map[string]any {
+		t.Helper()
+		r := httptest.NewRequest(http.MethodPost, mcp.BasePath, strings.NewReader(`{"jsonrpc":"2.0","id":5,"method":"`+method+`","params":`+params+`}`))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		var msg map[string]any
+		if err := json.Unmarshal(w.Body.Bytes(), &msg); w.Code != http.StatusOK || err != nil {
+			t.Fatalf("%s %s: %d %s", method, params, w.Code, w.Body)
+		}
+		return msg
+	}
+	for _, method := range []string{"resources/list", "tools/list", "prompts/list", "resources/templates/list"} {
+		msg := ask(method, `{"cursor":"garbage"}`)
+		if e, _ := msg["error"].(map[string]any); e == nil || e["code"] != float64(-32602) {
+			t.Errorf("%s with a cursor it never gave: %v, want error -32602", method, msg)
+		}
+	}
+	res, _ := ask("resources/list", `{}`)["result"].(map[string]any)
+	if res == nil || res["cacheScope"] != "private" || len(res["resources"].([]any)) == 0 {
+		t.Errorf("resources/list: %v, want the resources with cacheScope private", res)
+	}
+}
+
+// TestSetLevelRefusesAnUnknownLevel: logging/setLevel of a level that is no syslog
+// severity is Invalid params (-32602), as the logging utility's error handling says; the
+// SDK answered {} to any string. Each level the specification names is taken.
+func TestSetLevelRefusesAnUnknownLevel(t *testing.T) {
+	h := mcp.NewHandler(loadStore(t))
+	for _, c := range []struct{ level, want string }{
+		{"loud", `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"invalid log level \"loud\": one of debug, info, notice, warning, error, critical, alert, emergency"}}`},
+		{"", `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"invalid log level \"\": one of debug, info, notice, warning, error, critical, alert, emergency"}}`},
+		{"DEBUG", `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"invalid log level \"DEBUG\": one of debug, info, notice, warning, error, critical, alert, emergency"}}`},
+		{"debug", `{"jsonrpc":"2.0","id":9,"result":{}}`}, {"info", `{"jsonrpc":"2.0","id":9,"result":{}}`},
+		{"notice", `{"jsonrpc":"2.0","id":9,"result":{}}`}, {"warning", `{"jsonrpc":"2.0","id":9,"result":{}}`},
+		{"error", `{"jsonrpc":"2.0","id":9,"result":{}}`}, {"critical", `{"jsonrpc":"2.0","id":9,"result":{}}`},
+		{"alert", `{"jsonrpc":"2.0","id":9,"result":{}}`}, {"emergency", `{"jsonrpc":"2.0","id":9,"result":{}}`},
+	} {
+		r := httptest.NewRequest(http.MethodPost, mcp.BasePath, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"logging/setLevel","params":{"level":"`+c.level+`"}}`))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if got := strings.TrimSpace(w.Body.String()); w.Code != http.StatusOK || got != c.want {
+			t.Errorf("level %q: %d %s, want 200 %s", c.level, w.Code, got, c.want)
 		}
 	}
 }

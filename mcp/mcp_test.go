@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmkit/kmkit/km"
@@ -322,6 +324,29 @@ func TestHugePageRefusedByCap(t *testing.T) {
 
 func TestBadArguments(t *testing.T) {
 	f := newFixture(t)
+	// A name spelled otherwise than the input schema's is unknown (additionalProperties
+	// false); encoding/json matched it case-insensitively, so "KM" was read as km.
+	for _, c := range []struct {
+		args   map[string]any
+		detail string
+	}{
+		{map[string]any{"km": "shop-base", "record": "ORDERS", "KM": "nope"}, `arguments: unknown field "KM"`},
+		{map[string]any{"Km": "shop-base", "record": "ORDERS"}, `arguments: unknown field "Km"`},
+		{map[string]any{"km": "shop-base", "record": "ORDERS", "PageSize": 1, "Sort": []string{"ID"}}, `arguments: unknown field "PageSize"`},
+		{map[string]any{"km": "shop-base", "record": "ORDERS", "search": map[string]any{"Term": "x"}}, `arguments: unknown field "search.Term"`},
+	} {
+		p := f.problemOf(t, mcp.ToolQuery, c.args)
+		if p["status"] != 400.0 || p["errorCode"] != "GENERAL_PARAMETER_ILLEGAL" || p["detail"] != c.detail {
+			t.Errorf("%v: %v, want 400 GENERAL_PARAMETER_ILLEGAL %q", c.args, p, c.detail)
+		}
+	}
+	// The schema requires term in a search: without it the call ran unsearched, every row.
+	for _, search := range []map[string]any{{}, {"fields": []string{"STATUS"}, "precision": 90}} {
+		p := f.problemOf(t, mcp.ToolQuery, map[string]any{"km": "shop-base", "record": "ORDERS", "search": search})
+		if p["status"] != 400.0 || p["errorCode"] != "GENERAL_PARAMETER_MISSING" || p["detail"] != "search.term is required: the text to search for (or leave search out)" {
+			t.Errorf("search %v: %v, want 400 GENERAL_PARAMETER_MISSING", search, p)
+		}
+	}
 	for _, args := range []map[string]any{
 		{"km": "shop-base", "record": "ORDERS", "colour": "red"}, // unknown argument
 		{"km": "shop-base", "record": "ORDERS", "pageSize": "ten"},
@@ -548,4 +573,34 @@ func (tt teamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("X-Team", string(tt))
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestPromptErrorsAreInvalidParams: a prompts/get the caller got wrong (no km, an unknown
+// KM or record) is a JSON-RPC error of code -32602 (Invalid params), as the
+// specification's prompts error handling says of missing and invalid arguments, carrying
+// the KM API's problem; never the undefined code 0. A missing km says so (it was
+// KM_MODEL_NOTFOUND for the knowledge model "").
+func TestPromptErrorsAreInvalidParams(t *testing.T) {
+	f := newFixture(t)
+	for _, c := range []struct {
+		args   map[string]string
+		status int
+		code   string
+	}{
+		{map[string]string{}, http.StatusBadRequest, "GENERAL_PARAMETER_MISSING"},
+		{map[string]string{"record": "ORDERS"}, http.StatusBadRequest, "GENERAL_PARAMETER_MISSING"},
+		{map[string]string{"km": "nope"}, http.StatusNotFound, "KM_MODEL_NOTFOUND"},
+		{map[string]string{"km": "shop-base", "record": "NOPE"}, http.StatusNotFound, "KM_RECORD_NOTFOUND"},
+	} {
+		_, err := f.cs.GetPrompt(context.Background(), &sdk.GetPromptParams{Name: mcp.PromptFilterLanguage, Arguments: c.args})
+		var wire *jsonrpc.Error
+		if !errors.As(err, &wire) || wire.Code != jsonrpc.CodeInvalidParams {
+			t.Errorf("%v: %#v, want a JSON-RPC error of code %d", c.args, err, jsonrpc.CodeInvalidParams)
+			continue
+		}
+		var pr mcp.ToolError
+		if err := json.Unmarshal([]byte(wire.Message), &pr); err != nil || pr.Status != c.status || pr.ErrorCode != c.code {
+			t.Errorf("%v: message %s (%v), want the problem of %s", c.args, wire.Message, err, c.code)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmkit/kmkit/internal/jsonenc"
@@ -68,16 +70,24 @@ func (s *Handler) addResources(srv *sdk.Server, p *principal.Principal) {
 	// resources/list names the concrete resources of every KM the caller sees (the
 	// templates alone leave hosts that list resources with nothing to show).
 	// resources/read of a URI with a control character is "resource not found" here,
-	// before the SDK answers it with an error it cannot write (and drops the answer).
+	// before the SDK answers it with an error it cannot write (and drops the answer); and
+	// "resource not found" takes the code of the request's protocol version (versionCode).
 	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 			switch method {
 			case "resources/list":
+				if lr, ok := req.(*sdk.ListResourcesRequest); ok && lr.Params != nil && lr.Params.Cursor != "" {
+					// The list is one page and hands out no cursor: the pagination
+					// utility says an invalid cursor is Invalid params.
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor: resources/list answers in one page and gives no cursor"}
+				}
 				return s.listResources(scope(ctx, p))
 			case "resources/read":
 				if rr, ok := req.(*sdk.ReadResourceRequest); ok && rr.Params != nil && strings.ContainsFunc(rr.Params.URI, unicode.IsControl) {
-					return nil, notFound(rr.Params.URI)
+					return nil, versionCode(req, notFound(rr.Params.URI))
 				}
+				res, err := next(ctx, method, req)
+				return res, versionCode(req, err)
 			}
 			return next(ctx, method, req)
 		}
@@ -99,14 +109,16 @@ func (s *Handler) addResources(srv *sdk.Server, p *principal.Principal) {
 }
 
 // listResources answers resources/list: the schema and the OpenAPI document of each KM
-// the caller sees, and each of its records. All in one page.
+// the caller sees, and each of its records. All in one page. The list is the caller's
+// (team scope), so its cacheScope is private; the SDK, which fills in "public" for the
+// lists it answers, does not see this one.
 func (s *Handler) listResources(ctx context.Context) (*sdk.ListResourcesResult, error) {
 	ms, err := s.svc.Models(ctx)
 	if err != nil {
-		return nil, s.toolError(ctx, "resources/list", err)
+		return nil, s.requestError(ctx, "resources/list", err)
 	}
 	slices.SortFunc(ms, func(a, b *km.KnowledgeModel) int { return strings.Compare(a.ID, b.ID) })
-	out := &sdk.ListResourcesResult{Resources: []*sdk.Resource{}}
+	out := &sdk.ListResourcesResult{Resources: []*sdk.Resource{}, Cacheable: sdk.Cacheable{CacheScope: "private"}}
 	for _, m := range ms {
 		out.Resources = append(out.Resources,
 			&sdk.Resource{URI: SchemaURI(m.ID), Name: m.ID + " schema", Title: m.Name + ": records, fields, KPIs, filters", MIMEType: "application/json",
@@ -140,7 +152,7 @@ func (s *Handler) readRecord(ctx context.Context, uri string) (*sdk.ReadResource
 		return nil, notFound(uri)
 	}
 	if err != nil {
-		return nil, s.toolError(ctx, "resources/read", err)
+		return nil, s.requestError(ctx, "resources/read", err)
 	}
 	d := Describe(m)
 	for _, r := range d.Records {
@@ -179,7 +191,7 @@ func (s *Handler) readResource(ctx context.Context, uri, suffix string, render f
 		return nil, notFound(uri)
 	}
 	if err != nil {
-		return nil, s.toolError(ctx, "resources/read", err)
+		return nil, s.requestError(ctx, "resources/read", err)
 	}
 	b, err := render(m)
 	if err != nil {
@@ -198,13 +210,17 @@ func (s *Handler) addPrompts(srv *sdk.Server, p *principal.Principal) {
 		}},
 		func(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 			ctx = scope(ctx, p)
+			if req.Params.Arguments["km"] == "" {
+				// The SDK does not check required prompt arguments.
+				return nil, s.requestError(ctx, "prompts/get", invalid(problem.CodeParameterMissing, "km is required: a knowledge model id (list_knowledge_models)"))
+			}
 			m, err := s.svc.Model(ctx, req.Params.Arguments["km"])
 			if err != nil {
-				return nil, s.toolError(ctx, "prompts/get", err)
+				return nil, s.requestError(ctx, "prompts/get", err)
 			}
 			text, err := s.filterGuide(ctx, m, req.Params.Arguments["record"], req.Params.Arguments["field"])
 			if err != nil {
-				return nil, s.toolError(ctx, "prompts/get", err)
+				return nil, s.requestError(ctx, "prompts/get", err)
 			}
 			return &sdk.GetPromptResult{Description: "The filter language of knowledge model " + m.ID,
 				Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: text}}}}, nil
@@ -290,6 +306,30 @@ func plain(v query.Value) (any, error) {
 	var out any
 	err := dec.Decode(&out)
 	return out, err
+}
+
+// codeResourceNotFound is the code of "resource not found" of the protocol versions
+// 2024-11-05 to 2025-11-25 (their resources page, Error Handling); from 2026-07-28 on it
+// is Invalid params (-32602, SEP-2164), the SDK's code for every version.
+const codeResourceNotFound = -32002
+
+// versionCode returns err, or, when it is the SDK's "resource not found" and req came
+// in a protocol version before 2026-07-28, the same error with the code that version
+// specifies. A request of the sessionless draft (2026-07-28) has no initialize
+// parameters.
+func versionCode(req sdk.Request, err error) error {
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams || we.Message != "Resource not found" {
+		return err
+	}
+	ss, _ := req.GetSession().(*sdk.ServerSession)
+	if ss == nil {
+		return err
+	}
+	if ip := ss.InitializeParams(); ip == nil || ip.ProtocolVersion >= "2026-07-28" {
+		return err
+	}
+	return &jsonrpc.Error{Code: codeResourceNotFound, Message: we.Message, Data: we.Data}
 }
 
 // notFound is the "resource not found" error of uri. The SDK writes the URI into the

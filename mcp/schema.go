@@ -3,11 +3,13 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -65,11 +67,6 @@ func bounds(s *jsonschema.Schema, lo, hi int) {
 	s.Minimum, s.Maximum = &l, &h
 }
 
-func minimum(s *jsonschema.Schema, lo int) {
-	l := float64(lo)
-	s.Minimum = &l
-}
-
 // precisionNote completes the description of a search precision.
 const precisionNote = "match precision from 1 to 100 (default 80): 100 only exact (case-insensitive) occurrences, lower admits typos"
 
@@ -88,8 +85,8 @@ func queryInputSchema(maxRows int) *jsonschema.Schema {
 		p["filterExpr"].Description = filterExprDescription()
 		p["filterExpr"].Examples = []any{FilterExprExamples[:2]}
 		bounds(p["pageSize"], 1, maxRows)
-		p["pageSize"].Description = "rows per page, 1 to " + strconv.Itoa(maxRows) + " (default " + strconv.Itoa(DefaultPageSize) + ")"
-		minimum(p["page"], 0)
+		p["pageSize"].Description = "rows per page, 1 to " + strconv.Itoa(maxRows) + " (default " + strconv.Itoa(min(DefaultPageSize, maxRows)) + ")"
+		bounds(p["page"], 0, math.MaxInt32) // query.CheckPaging's range
 		bounds(p["search"].Properties["precision"], 1, 100)
 		p["search"].Properties["precision"].Description = precisionNote
 	})
@@ -99,7 +96,9 @@ func queryInputSchema(maxRows int) *jsonschema.Schema {
 func (s *Handler) summaryInputSchema() *jsonschema.Schema {
 	return schemaFor[SummaryArgs](func(p map[string]*jsonschema.Schema) {
 		p["filterExpr"].Description = filterExprDescription()
-		minimum(p["sampleSize"], 1)
+		bounds(p["sampleSize"], 1, s.svc.MaxSampleSize())
+		p["sampleSize"].Description = "sample rows returned with the statistics, 1 to " + strconv.Itoa(s.svc.MaxSampleSize()) +
+			" (default " + strconv.Itoa(km.DefaultSampleSize) + ")"
 	})
 }
 
@@ -107,10 +106,10 @@ func (s *Handler) summaryInputSchema() *jsonschema.Schema {
 func (s *Handler) findInputSchema() *jsonschema.Schema {
 	return schemaFor[FindArgs](func(p map[string]*jsonschema.Schema) {
 		bounds(p["limit"], 1, s.opts.maxRows)
-		p["limit"].Description = "most values returned, 1 to " + strconv.Itoa(s.opts.maxRows) + " (default " + strconv.Itoa(DefaultFindLimit) + ")"
+		p["limit"].Description = "most values returned, 1 to " + strconv.Itoa(s.opts.maxRows) + " (default " + strconv.Itoa(min(DefaultFindLimit, s.opts.maxRows)) + ")"
 		bounds(p["precision"], 1, 100)
 		p["precision"].Description = precisionNote
-		minimum(p["page"], 0)
+		bounds(p["page"], 0, math.MaxInt32) // query.CheckPaging's range
 	})
 }
 

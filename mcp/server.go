@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strconv"
+	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kmkit/kmkit/internal/kmspec"
@@ -51,7 +55,8 @@ type Option func(*config)
 // find_field_values): the tools' input schemas state it as the maximum, so an agent knows
 // it before calling, and a call above it is refused (query: as the KM API refuses a page
 // above its maximum; find_field_values: by the SDK, as its schema says). Default
-// DefaultMaxRows; values below 1 keep it.
+// DefaultMaxRows; values below 1 keep it. The Service's MaxPageSize (WithService) bounds it
+// in turn: the schemas state, and the tools keep, the smaller of the two.
 func WithMaxRows(n int) Option {
 	return func(c *config) {
 		if n > 0 {
@@ -124,6 +129,9 @@ func NewHandler(store km.Store, opts ...Option) *Handler {
 	if svc == nil {
 		svc = km.NewService(store)
 	}
+	// A page beyond the Service's cap is refused whatever WithMaxRows says: the schemas
+	// state, and the tools keep, the smaller of the two.
+	c.maxRows = min(c.maxRows, svc.MaxPageSize())
 	s := &Handler{svc: svc, opts: c, queryInput: mustJSON(queryInputSchema(c.maxRows)), queryOutput: mustJSON(schemaFor[QueryResult](nil)), api: &routing.API{Name: "mcp", Logger: c.logger,
 		TimeLimit: svc.QueryTimeout(), TimeLimitCause: km.ErrTimeLimit, Narrow: "narrow it (fewer filters, fields, KPIs or rows)"}}
 	srv := s.MCPServer(nil)
@@ -144,11 +152,36 @@ func (s *Handler) MCPServer(p *principal.Principal) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "kmkit", Title: "kmkit Knowledge Models", Version: "1"}, &sdk.ServerOptions{
 		Instructions:      instructions,
 		CompletionHandler: s.completer(p),
+		// The tools, prompts and resource templates are added once and the resources
+		// listed are the KMs of the moment, so the server never sends a list_changed
+		// notification (and over stateless HTTP has no stream to send one on): the
+		// capabilities say so, where the SDK's default, listChanged true, promises them.
+		//lint:ignore SA1019 logging is deprecated from the draft 2026-07-28 on, live in the versions served before it
+		Capabilities: &sdk.ServerCapabilities{Logging: &sdk.LoggingCapabilities{}, Tools: &sdk.ToolCapabilities{},
+			Prompts: &sdk.PromptCapabilities{}, Resources: &sdk.ResourceCapabilities{}},
 	})
 	s.addTools(srv, p)
 	s.addResources(srv, p)
 	s.addPrompts(srv, p)
+	srv.AddReceivingMiddleware(checkLogLevel)
 	return srv
+}
+
+// logLevels are the levels of logging/setLevel, the syslog severities the MCP
+// specification enumerates (LoggingLevel), least severe first.
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// checkLogLevel refuses a logging/setLevel of a level that is none of logLevels with
+// Invalid params, as the logging utility's error handling asks; the SDK takes any string.
+func checkLogLevel(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		//lint:ignore SA1019 logging is deprecated from the draft 2026-07-28 on, live in the versions served before it
+		if lp, ok := req.GetParams().(*sdk.SetLoggingLevelParams); ok && lp != nil && !slices.Contains(logLevels, string(lp.Level)) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+				Message: "invalid log level " + strconv.Quote(string(lp.Level)) + ": one of " + strings.Join(logLevels, ", ")}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // ServeHTTP speaks MCP over Streamable HTTP (stateless, JSON answers: every POST is
@@ -200,12 +233,27 @@ func (e *ToolError) Error() string {
 // (km.AsProblem), else the answer and log line every API gives the same failure
 // (routing.API.Failure: the time limit, a client gone and a database outage are 503,
 // anything else 500 with a logged support id).
-func (s *Handler) toolError(ctx context.Context, tool string, err error) error {
+func (s *Handler) toolError(ctx context.Context, tool string, err error) *ToolError {
 	pr, ok := km.AsProblem(err)
 	if !ok {
 		pr, _ = s.api.Failure(ctx, nil, fmt.Errorf("%s: %w", tool, err))
 	}
 	return &ToolError{Status: pr.Status, ErrorCode: pr.ErrorCode, Detail: pr.Detail, Title: pr.Title, Type: pr.Type}
+}
+
+// requestError turns err into the JSON-RPC error of a request that is no tool call
+// (prompts/get, resources/list and read, completion/complete): its message is the
+// problem body of toolError, its code Invalid params (-32602) for the caller's mistakes
+// (a 4xx problem: an unknown KM or record) and Internal error (-32603) for failures, as
+// the specification's error handling of prompts asks. An error without a JSON-RPC code
+// would reach the client with code 0, which no version of the specification defines.
+func (s *Handler) requestError(ctx context.Context, method string, err error) error {
+	te := s.toolError(ctx, method, err)
+	code := int64(jsonrpc.CodeInvalidParams)
+	if te.Status >= http.StatusInternalServerError {
+		code = jsonrpc.CodeInternalError
+	}
+	return &jsonrpc.Error{Code: code, Message: te.Error()}
 }
 
 // invalid returns the 400 problem of a tool's arguments.

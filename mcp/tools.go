@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -204,7 +205,9 @@ type FindNext struct {
 }
 
 func (s *Handler) addTools(srv *sdk.Server, p *principal.Principal) {
-	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true}
+	// Every tool reads the KMs of this server's store: read-only, and a closed world (the
+	// annotation's default, true, says a tool may reach entities beyond the server).
+	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}
 	sdk.AddTool(srv, &sdk.Tool{Name: ToolListModels, Annotations: readOnly,
 		Description: "List the knowledge models visible to you."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, ModelList, error) {
@@ -386,6 +389,9 @@ func (s *Handler) planQuery(ctx context.Context, args json.RawMessage) (*queryPl
 			}
 			return nil, invalid(code, "arguments: "+strings.TrimPrefix(err.Error(), "json: "))
 		}
+		if err := checkArgNames(args); err != nil {
+			return nil, err
+		}
 	}
 	if in.KM == "" {
 		return nil, invalid(problem.CodeParameterMissing, "km is required: a knowledge model id (list_knowledge_models)")
@@ -393,7 +399,7 @@ func (s *Handler) planQuery(ctx context.Context, args json.RawMessage) (*queryPl
 	if in.PageSize == nil {
 		// The default page, or the largest one allowed when that is smaller (as the KM
 		// API's default is the Service's cap when that is below 50).
-		size := min(DefaultPageSize, s.opts.maxRows, s.svc.MaxPageSize())
+		size := min(DefaultPageSize, s.opts.maxRows) // maxRows is within the Service's cap
 		in.PageSize = &size
 	}
 	m, err := s.svc.Model(ctx, in.KM)
@@ -425,6 +431,62 @@ func (s *Handler) planQuery(ctx context.Context, args json.RawMessage) (*queryPl
 		s.plans.Put(string(args), q)
 	}
 	return q, nil
+}
+
+// queryArgNames and searchArgNames are the names of query's arguments and of its search
+// argument's members, as the input schema spells them.
+var queryArgNames, searchArgNames = jsonNames[QueryArgs](), jsonNames[SearchArgs]()
+
+// jsonNames returns the JSON names of the fields of the struct T.
+func jsonNames[T any]() []string {
+	t := reflect.TypeFor[T]()
+	names := make([]string, t.NumField())
+	for i := range names {
+		names[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	}
+	return names
+}
+
+// checkArgNames refuses, as the input schema does (additionalProperties false), an
+// argument of a query call, or a member of its search, whose name is not spelled exactly
+// as the schema names it, and a search without its required term: encoding/json reads names case-insensitively, so without this
+// "KM" would be read as km, and {"km":"a","KM":"b"} as km "b". args decoded into
+// QueryArgs, so it is an object or null and search an object or null.
+func checkArgNames(args json.RawMessage) error {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(args, &top); err != nil {
+		return invalid(problem.CodeParameterIllegal, "arguments: "+strings.TrimPrefix(err.Error(), "json: "))
+	}
+	unknown := func(obj map[string]json.RawMessage, names []string, prefix string) error {
+		var bad []string
+		for k := range obj {
+			if !slices.Contains(names, k) {
+				bad = append(bad, k)
+			}
+		}
+		if len(bad) == 0 {
+			return nil
+		}
+		slices.Sort(bad)
+		return invalid(problem.CodeParameterIllegal, "arguments: unknown field "+strconv.Quote(prefix+bad[0]))
+	}
+	if err := unknown(top, queryArgNames, ""); err != nil {
+		return err
+	}
+	var search map[string]json.RawMessage
+	if raw := top["search"]; len(raw) > 0 {
+		if err := json.Unmarshal(raw, &search); err != nil {
+			return invalid(problem.CodeParameterIllegal, "arguments: search: "+strings.TrimPrefix(err.Error(), "json: "))
+		}
+	}
+	if err := unknown(search, searchArgNames, "search."); err != nil {
+		return err
+	}
+	if _, ok := search["term"]; search != nil && !ok {
+		// The schema requires term in a search; without one the call was run unsearched.
+		return invalid(problem.CodeParameterMissing, "search.term is required: the text to search for (or leave search out)")
+	}
+	return nil
 }
 
 // appendPage appends a result to b as the query tool answers it (QueryResult), the rows'
@@ -548,7 +610,7 @@ func (s *Handler) find(ctx context.Context, in *FindArgs) (*FindResult, error) {
 	if len(missing) > 0 {
 		return nil, invalid(problem.CodeParameterMissing, strings.Join(missing, ", ")+": required and not empty (record, field and term)")
 	}
-	limit := DefaultFindLimit
+	limit := min(DefaultFindLimit, s.opts.maxRows)
 	if in.Limit != 0 {
 		limit = in.Limit
 	}
