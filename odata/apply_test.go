@@ -339,20 +339,7 @@ func TestApplyAndSearchInBatch(t *testing.T) {
 		{"id":"1","method":"GET","url":` + strconv.Quote("ORDERS_entries?$apply="+esc("groupby((STATUS),aggregate(NET with sum as S))/topcount(1,S)")) + `},
 		{"id":"2","method":"GET","url":"ORDERS_entries?$search=PAID&$select=STATUS"},
 		{"id":"3","method":"GET","url":"ORDERS_entries?$apply=nest(identity%20as%20x)"}]}`
-	w := post(h, svc+"/$batch", "application/json", body)
-	if w.Code != 200 {
-		t.Fatalf("status %d: %s", w.Code, w.Body)
-	}
-	var got struct {
-		Responses []struct {
-			ID     string
-			Status int
-			Body   json.RawMessage
-		}
-	}
-	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
-		t.Fatalf("%v: %s", err, w.Body)
-	}
+	got := jsonBatch(t, h, body)
 	want := []struct {
 		status int
 		body   string
@@ -361,10 +348,10 @@ func TestApplyAndSearchInBatch(t *testing.T) {
 		{200, `{"@odata.context":"` + ctxURL + `ORDERS_entries(STATUS)","value":[{"ID":"O2","STATUS":"PAID"},{"ID":"O3","STATUS":"PAID"}]}`},
 		{501, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED", "$apply: nest(...) is not supported: nested results are not offered", "$apply")},
 	}
-	if len(got.Responses) != len(want) {
-		t.Fatalf("%d responses: %s", len(got.Responses), w.Body)
+	if len(got) != len(want) {
+		t.Fatalf("%d responses: %+v", len(got), got)
 	}
-	for i, rs := range got.Responses {
+	for i, rs := range got {
 		if rs.Status != want[i].status || string(rs.Body) != want[i].body {
 			t.Errorf("part %s: %d %s, want %d %s", rs.ID, rs.Status, rs.Body, want[i].status, want[i].body)
 		}

@@ -374,6 +374,25 @@ func TestBatchJSON(t *testing.T) {
 	}
 }
 
+// batchAnswer is one response of a JSON batch's answer.
+type batchAnswer struct {
+	ID     string
+	Status int
+	Body   json.RawMessage
+}
+
+// jsonBatch posts the JSON batch body to h and returns the responses of its answer,
+// failing t unless the batch is answered 200 with a JSON batch.
+func jsonBatch(t *testing.T, h http.Handler, body string) []batchAnswer {
+	t.Helper()
+	w := post(h, svc+"/$batch", "application/json", body)
+	var got struct{ Responses []batchAnswer }
+	if err := json.Unmarshal(w.Body.Bytes(), &got); w.Code != 200 || err != nil {
+		t.Fatalf("status %d, %v: %s", w.Code, err, w.Body)
+	}
+	return got.Responses
+}
+
 // TestBatchDependsOn: a request of a JSON batch that depends on a failed request (or on
 // an atomicity group, which a read-only service fails) is not run and answers 424 Failed
 // Dependency naming the failed request; one that depends on requests that succeeded runs.
@@ -387,20 +406,7 @@ func TestBatchDependsOn(t *testing.T) {
 		{"id":"5","method":"GET","url":"ORDERS_entries/$count","dependsOn":["4"]},
 		{"id":"6","method":"PATCH","url":"ORDERS_entries('O1')","atomicityGroup":"g","body":{"NET":1}},
 		{"id":"7","method":"GET","url":"ORDERS_entries/$count","dependsOn":["g"]}]}`
-	w := post(h, svc+"/$batch", "application/json", body)
-	if w.Code != 200 {
-		t.Fatalf("status %d: %s", w.Code, w.Body)
-	}
-	var got struct {
-		Responses []struct {
-			ID     string
-			Status int
-			Body   json.RawMessage
-		}
-	}
-	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
-		t.Fatalf("%v: %s", err, w.Body)
-	}
+	got := jsonBatch(t, h, body)
 	want := []struct {
 		status  int
 		message string
@@ -411,10 +417,10 @@ func TestBatchDependsOn(t *testing.T) {
 		{400, "atomicity groups (change sets) are not supported: the OData services are read-only"},
 		{424, `request "7" depends on atomicity group "g", whose request "6" failed: it was not run`},
 	}
-	if len(got.Responses) != len(want) {
-		t.Fatalf("%d responses: %s", len(got.Responses), w.Body)
+	if len(got) != len(want) {
+		t.Fatalf("%d responses: %+v", len(got), got)
 	}
-	for i, rs := range got.Responses {
+	for i, rs := range got {
 		var e struct{ Error struct{ Message string } }
 		_ = json.Unmarshal(rs.Body, &e) // a $count's body is a string
 		if rs.ID != strconv.Itoa(i+1) || rs.Status != want[i].status || e.Error.Message != want[i].message {
