@@ -338,18 +338,17 @@ func request(in *QueryArgs) (*km.Request, error) {
 // whose arguments were planned before for the same KM value is taken from the handler's
 // plan cache, as the KM API takes a repeated GET's.
 func (s *Handler) queryCall(ctx context.Context, dst []byte, args json.RawMessage) ([]byte, error) {
-	if q, ok := s.plans.Get(string(args)); ok {
-		if m, err := s.svc.Model(ctx, q.km); err == nil && m == q.m {
-			res, err := s.svc.Run(ctx, q.prep)
-			if err != nil {
-				return nil, err
-			}
-			return s.appendPage(dst, q.keys, &km.Result{Prepared: q.prep, Result: res})
-		}
+	q, ok := s.plans.Get(string(args))
+	if ok {
+		// Kept for the KM the caller sees now? (A changed KM is a new value.)
+		m, err := s.svc.Model(ctx, q.km)
+		ok = err == nil && m == q.m
 	}
-	q, err := s.planQuery(ctx, args)
-	if err != nil {
-		return nil, err
+	if !ok {
+		var err error
+		if q, err = s.planQuery(ctx, args); err != nil {
+			return nil, err
+		}
 	}
 	res, err := s.svc.Run(ctx, q.prep)
 	if err != nil {
