@@ -32,7 +32,9 @@
 // it walks the sort index evaluating the filter on each walked row only (Source.rowFilter)
 // and stops after the page's end, giving up for the bitmaps past about n/16 rows, or
 // sooner when the share of rows passing so far says the page's end lies further (see
-// plan.earlyTop). The top of a filter computes only its true rows: the false rows, which
+// plan.earlyTop). A distinct page in row order that needs no count walks the rows from
+// the first and stops once it has the page's combinations (firstsUpTo), giving up for the
+// whole grouping past 64Ki rows. The top of a filter computes only its true rows: the false rows, which
 // only NOT reads, are left out below its ANDs and ORs (compileTrue). Unfiltered pages
 // allocate nothing per row.
 //
