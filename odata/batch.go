@@ -146,30 +146,32 @@ func failedDependency(br batchRequest, failed map[string]string) (dep, by string
 // failedDependencyResponse is the answer to a request that depends on one that failed:
 // it is not run, and answers 424 Failed Dependency, as OData's JSON batch format asks.
 func failedDependencyResponse(br batchRequest, dep, by string) batchResponse {
-	rec := &recorder{header: http.Header{}}
 	detail := fmt.Sprintf("request %q depends on request %q, which failed: it was not run", short(br.id), short(by))
 	if dep != by {
 		detail = fmt.Sprintf("request %q depends on atomicity group %q, whose request %q failed: it was not run", short(br.id), short(dep), short(by))
 	}
-	writeProblem(rec, &http.Request{Header: br.header}, http.StatusFailedDependency, problem.CodeConstraint, detail)
+	return problemResponse(br, http.StatusFailedDependency, problem.CodeConstraint, detail)
+}
+
+// problemResponse is br's answer with a problem body, in the error form br's headers ask.
+func problemResponse(br batchRequest, status int, code, detail string) batchResponse {
+	rec := &recorder{header: http.Header{}}
+	writeProblem(rec, &http.Request{Header: br.header}, status, code, detail)
 	return batchResponse{id: br.id, status: rec.status, header: rec.header, body: rec.body.Bytes()}
 }
 
 // runBatchRequest runs one request of the batch against the handler, as a request of its
 // own with the batch's context (principal, deadline), host and TLS state.
 func (h *Handler) runBatchRequest(outer *http.Request, br batchRequest) batchResponse {
-	rec := &recorder{header: http.Header{}}
-	fail := func(status int, code, detail string) batchResponse {
-		writeProblem(rec, &http.Request{Header: br.header}, status, code, detail)
-		return batchResponse{id: br.id, status: rec.status, header: rec.header, body: rec.body.Bytes()}
-	}
+	fail := func(status int, code, detail string) batchResponse { return problemResponse(br, status, code, detail) }
 	switch {
 	case br.invalid != "":
 		return fail(http.StatusBadRequest, problem.CodeParameterIllegal, br.invalid)
 	case br.method != http.MethodGet:
-		rec.header.Set("Allow", "GET")
-		return fail(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
+		rs := fail(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
 			"method "+short(br.method)+" is not allowed in a batch: the OData services are read-only; allowed: GET")
+		rs.header.Set("Allow", "GET")
+		return rs
 	}
 	// Targets are relative to the service root (the batch's URL without $batch), or
 	// absolute paths or URLs; only their path and query count.
@@ -193,6 +195,7 @@ func (h *Handler) runBatchRequest(outer *http.Request, br batchRequest) batchRes
 	}
 	inner.Host, inner.TLS, inner.RemoteAddr = outer.Host, outer.TLS, outer.RemoteAddr
 	inner.Header = br.header
+	rec := &recorder{header: http.Header{}}
 	h.ServeHTTP(rec, inner)
 	if rec.status == 0 {
 		rec.status = http.StatusOK

@@ -34,9 +34,9 @@
 // sooner when the share of rows passing so far says the page's end lies further (see
 // plan.earlyTop). A distinct page in row order that needs no count walks the rows from
 // the first and stops once it has the page's combinations (firstsUpTo), giving up for the
-// whole grouping past 64Ki rows. The top of a filter computes only its true rows: the false rows, which
-// only NOT reads, are left out below its ANDs and ORs (compileTrue). Unfiltered pages
-// allocate nothing per row.
+// whole grouping past 64Ki rows. The top of a filter computes only its true rows: the
+// false rows, which only NOT reads, are left out below its ANDs and ORs (compileTrue).
+// Unfiltered pages allocate nothing per row.
 //
 // Grouping combines the dimension columns' dictionary codes (or small integer ranges) into
 // one key per row in mixed radix, column by column, gathering a parent's codes through the
@@ -485,7 +485,6 @@ func fillColumn(out []query.Value, stride int, sel []int32, c ref) {
 	}
 }
 
-// pageBounds returns the slice bounds of page (0-based) of size rows out of n.
 // pageEnd returns the end of page (rows before it and in it), false when that is beyond
 // an int.
 func pageEnd(page, size int) (int, bool) {
@@ -495,6 +494,7 @@ func pageEnd(page, size int) (int, bool) {
 	return (page + 1) * size, true
 }
 
+// pageBounds returns the slice bounds of page (0-based) of size rows out of n.
 func pageBounds(n, page, size int) (start, end int) {
 	if page > n/size {
 		return n, n
