@@ -26,9 +26,9 @@ func countDistinct(c ref, g groups, pass column.Bitmap) []int64 {
 	}
 	// Bucket the values by group (a counting sort), then sort each bucket.
 	off := make([]int32, g.n+1)
-	vals := make([]uint64, 0, len(g.sel))
-	gids := make([]int32, 0, len(g.sel))
-	for i, r := range g.sel {
+	vals := make([]uint64, 0, len(g.gid))
+	gids := make([]int32, 0, len(g.gid))
+	for i, r := range g.rows() {
 		if pass != nil && !pass.Get(int(r)) {
 			continue
 		}
@@ -78,7 +78,7 @@ func countDistinctBits(k keyPart, g groups, pass column.Bitmap, n []int64) {
 	if col, ok := k.ref.col.(*column.Strings); ok {
 		// The common case: a dictionary column, read directly or through a join index.
 		nulls, index := col.Nulls, k.ref.index
-		for i, r := range g.sel {
+		for i, r := range g.rows() {
 			if pass != nil && !pass.Get(int(r)) {
 				continue
 			}
@@ -94,7 +94,7 @@ func countDistinctBits(k keyPart, g groups, pass column.Bitmap, n []int64) {
 		}
 		return
 	}
-	for i, r := range g.sel {
+	for i, r := range g.rows() {
 		if pass != nil && !pass.Get(int(r)) {
 			continue
 		}

@@ -64,14 +64,15 @@ func (k *keyPart) part(r int32) (uint64, bool) {
 	return k.get(cr), false
 }
 
-// mix sets keys[i] = keys[i]*card + digit for each row sel[i], where the digit of a null
-// cell is card-1; card must be set. Dictionary columns read directly are the fast path.
-func (k *keyPart) mix(keys []int32, sel []int32) {
+// mix sets keys[i] = keys[i]*radix + digit for each row sel[i], where the digit of a null
+// cell is card-1; card must be set. A radix of 0 sets the keys to the digits. Dictionary
+// columns read directly are the fast path.
+func (k *keyPart) mix(keys []int32, sel []int32, radix int32) {
 	card := int32(k.card)
 	if col, ok := k.ref.col.(*column.Strings); ok && k.ref.index == nil {
 		if col.Nulls == nil {
 			for i, r := range sel {
-				keys[i] = keys[i]*card + int32(col.Codes[r])
+				keys[i] = keys[i]*radix + int32(col.Codes[r])
 			}
 			return
 		}
@@ -80,7 +81,7 @@ func (k *keyPart) mix(keys []int32, sel []int32) {
 			if col.Nulls.Get(int(r)) {
 				d = card - 1
 			}
-			keys[i] = keys[i]*card + d
+			keys[i] = keys[i]*radix + d
 		}
 		return
 	}
@@ -93,13 +94,13 @@ func (k *keyPart) mix(keys []int32, sel []int32) {
 			if cr := index[r]; cr >= 0 && (nulls == nil || !nulls.Get(int(cr))) {
 				d = int32(col.Codes[cr])
 			}
-			keys[i] = keys[i]*card + d
+			keys[i] = keys[i]*radix + d
 		}
 		return
 	}
 	if col, ok := k.ref.col.(*column.Int64s); ok && k.ref.index == nil && col.Nulls == nil {
 		for i, r := range sel {
-			keys[i] = keys[i]*card + int32(col.Vals[r]-k.offset)
+			keys[i] = keys[i]*radix + int32(col.Vals[r]-k.offset)
 		}
 		return
 	}
@@ -109,8 +110,38 @@ func (k *keyPart) mix(keys []int32, sel []int32) {
 		if null {
 			d = card - 1
 		}
-		keys[i] = keys[i]*card + d
+		keys[i] = keys[i]*radix + d
 	}
+}
+
+// mixRange is mix for the rows lo..lo+len(keys)-1 of a column read directly, dictionary
+// codes or integers without nulls, with no vector of row numbers; it reports false, and
+// does nothing, for any other column.
+func (k *keyPart) mixRange(keys []int32, lo int, radix int32) bool {
+	if k.ref.index != nil {
+		return false
+	}
+	switch col := k.ref.col.(type) {
+	case *column.Strings:
+		if col.Nulls != nil {
+			return false
+		}
+		codes := col.Codes[lo : lo+len(keys)]
+		for i, c := range codes {
+			keys[i] = keys[i]*radix + int32(c)
+		}
+		return true
+	case *column.Int64s:
+		if col.Nulls != nil {
+			return false
+		}
+		vals := col.Vals[lo : lo+len(keys)]
+		for i, v := range vals {
+			keys[i] = keys[i]*radix + int32(v-k.offset)
+		}
+		return true
+	}
+	return false
 }
 
 // denseLimit bounds the product of key cardinalities for which grouping uses an array
@@ -118,50 +149,61 @@ func (k *keyPart) mix(keys []int32, sel []int32) {
 const denseLimit = 1 << 22
 
 // groupRows gives each row of sel a group id, numbering groups in order of first
-// appearance in sel; equal keys (nulls equal to each other) share a group. It returns the
-// group id of each entry of sel and the sel position of each group's first row. st may
-// stop it between columns and within the hash-map passes. Its buffers (the group ids and
-// the first positions returned among them) are a's: a run of many groups (a distinct
-// page of 50,000 pairs) takes them from the scratch instead of growing a slice, whose
-// fresh pages cost a fault each in every run.
-func groupRows(parts []keyPart, sel []int32, st *stop, a *arena) (gid []int32, first []int32) {
-	gid = a.int32s(len(sel))
+// appearance in sel; equal keys (nulls equal to each other) share a group. A nil sel
+// stands for every row 0..n-1, in order. It returns the group id of each entry of sel and
+// the sel position of each group's first row. st may stop it between blocks of rows and
+// within the hash-map passes. Its buffers (the group ids and the first positions returned
+// among them) are a's: a run of many groups (a distinct page of 50,000 pairs) takes them
+// from the scratch instead of growing a slice, whose fresh pages cost a fault each in
+// every run.
+//
+// On the dense path (every part small) the only vector of a row each it writes is the
+// group ids: the combined keys are written there a block at a time (with a nil sel, the
+// block's row numbers are a small buffer's, or none for columns read directly), then
+// numbered in place. A first request finds none of its buffers in the processor's
+// caches, and every vector written costs it a pass to memory.
+func groupRows(parts []keyPart, sel []int32, n int, st *stop, a *arena) (gid []int32, first []int32) {
+	if sel != nil {
+		n = len(sel)
+	}
+	gid = a.int32s(n)
 	if len(parts) == 0 {
 		clear(gid)
-		if len(sel) > 0 {
+		if n > 0 {
 			first = []int32{0}
 		}
 		return gid, first
 	}
 	dense := denseKeys(parts)
-	switch {
-	case dense > 0:
-		// Every part is small: combine them in mixed radix, null as the last digit, one
-		// column at a time, then number the combined keys in order of first appearance.
-		keys := a.zeroed(len(sel))
-		if len(sel) >= parallelRows && dense <= len(sel) && runtime.GOMAXPROCS(0) > 1 {
-			return groupDenseParallel(parts, sel, keys, gid, dense, a)
+	if dense == 0 {
+		if sel == nil {
+			sel = rowRangeIn(a, 0, n)
 		}
-		first = a.int32s(min(len(sel), dense))[:0] // a group per key at most: no growth
-		for _, p := range parts {
-			p.mix(keys, sel)
-			st.check(len(sel))
+		return gid, groupHashed(parts, sel, gid, st, a)
+	}
+	// Every part is small: combine them in mixed radix, null as the last digit, and
+	// number the combined keys in order of first appearance: the keys go where the ids
+	// will, and are numbered there in place.
+	first = denseFirsts(parts, sel, n, dense, gid, st, a)
+	ids := a.int32s(dense) // read only at the keys present, each set below
+	for id, f := range first {
+		ids[gid[f]] = int32(id)
+	}
+	inSplits(n, splits(n, dense), st, func(_, b, e int) {
+		keys := gid[b:e]
+		for i, k := range keys {
+			keys[i] = ids[k]
 		}
-		ids := a.int32s(dense)
-		for i := range ids {
-			ids[i] = -1
-		}
-		for i, key := range keys {
-			id := ids[key]
-			if id < 0 {
-				id = int32(len(first))
-				ids[key] = id
-				first = append(first, int32(i))
-			}
-			gid[i] = id
-		}
-	case len(parts) <= 3:
-		first = a.int32s(len(sel))[:0] // a group per row at most: no growth
+	})
+	return gid, first
+}
+
+// groupHashed is groupRows for keys too large to index an array by: it numbers the keys
+// of the rows of sel in a hash map, writing each row's group id to gid, and returns the
+// positions of each group's first row.
+func groupHashed(parts []keyPart, sel, gid []int32, st *stop, a *arena) (first []int32) {
+	first = a.int32s(len(sel))[:0] // a group per row at most: no growth
+	if len(parts) <= 3 {
 		// The parts and a null mask in a fixed array key.
 		ids := make(map[[4]uint64]int32)
 		for i, r := range sel {
@@ -185,26 +227,62 @@ func groupRows(parts []keyPart, sel []int32, st *stop, a *arena) (gid []int32, f
 			}
 			gid[i] = id
 		}
-	default:
-		// Any number of parts: their bytes and null flags as a string key.
-		first = a.int32s(len(sel))[:0] // a group per row at most: no growth
-		ids := make(map[string]int32)
-		buf := make([]byte, 9*len(parts))
-		for i, r := range sel {
-			if i&1023 == 0 {
-				st.check(1024)
-			}
-			putKey(buf, parts, r)
-			id, ok := ids[string(buf)]
-			if !ok {
-				id = int32(len(first))
-				ids[string(buf)] = id
-				first = append(first, int32(i))
-			}
-			gid[i] = id
-		}
+		return first
 	}
-	return gid, first
+	// Any number of parts: their bytes and null flags as a string key.
+	ids := make(map[string]int32)
+	buf := make([]byte, 9*len(parts))
+	for i, r := range sel {
+		if i&1023 == 0 {
+			st.check(1024)
+		}
+		putKey(buf, parts, r)
+		id, ok := ids[string(buf)]
+		if !ok {
+			id = int32(len(first))
+			ids[string(buf)] = id
+			first = append(first, int32(i))
+		}
+		gid[i] = id
+	}
+	return first
+}
+
+// blockRows returns the rows sel[b:e], or, with a nil sel (every row), the numbers
+// b..e-1 written into buf (at least e-b long).
+func blockRows(sel []int32, b, e int, buf []int32) []int32 {
+	if sel != nil {
+		return sel[b:e]
+	}
+	rows := buf[:e-b]
+	for i := range rows {
+		rows[i] = int32(b + i)
+	}
+	return rows
+}
+
+// blockKeys writes the combined dense key of each row of the block b..e of sel (nil:
+// every row, so the block's rows are b..e-1) to keys (at least e-b long) and returns
+// them: every part's digit in mixed radix, the first part's most significant. rowBuf (at
+// least e-b long, or nil with a sel) holds the numbers b..e-1 for the parts that read
+// through them; a column read directly is read as a range.
+func blockKeys(parts []keyPart, sel []int32, b, e int, rowBuf, keys []int32) []int32 {
+	keys = keys[:e-b]
+	var rows []int32
+	for i, p := range parts {
+		radix := int32(p.card)
+		if i == 0 {
+			radix = 0 // the first part sets the keys: no clearing pass
+		}
+		if sel == nil && p.mixRange(keys, b, radix) {
+			continue
+		}
+		if rows == nil {
+			rows = blockRows(sel, b, e, rowBuf)
+		}
+		p.mix(keys, rows, radix)
+	}
+	return keys
 }
 
 // putKey writes the key of row r, each part's null flag and bytes, into buf (9 bytes a
@@ -264,8 +342,8 @@ func mergeFirsts(chunkFirst [][]int32, dense, n int, a *arena) []int32 {
 	return first
 }
 
-// firstsBlock is the rows groupFirsts combines at a time: their keys stay in the core's
-// cache.
+// firstsBlock is the rows a dense grouping pass (groupRows, groupFirsts, firstsUpTo)
+// combines at a time: their keys and row numbers stay in the core's cache.
 const firstsBlock = 1 << 13
 
 // groupFirsts returns the positions in sel of the first row of each distinct key of
@@ -278,66 +356,79 @@ const firstsBlock = 1 << 13
 func groupFirsts(parts []keyPart, sel []int32, n int, st *stop, a *arena) []int32 {
 	dense := denseKeys(parts)
 	if len(parts) == 0 || dense == 0 {
-		if sel == nil {
-			sel = rowRangeIn(a, 0, n)
-		}
-		_, first := groupRows(parts, sel, st, a)
+		_, first := groupRows(parts, sel, n, st, a)
 		return first
 	}
+	return denseFirsts(parts, sel, n, dense, nil, st, a)
+}
+
+// denseFirsts is groupFirsts for parts whose combined keys are fewer than dense (at
+// least 1). With keys (as long as the rows) it also leaves each row's combined key
+// there, else it keeps each block's in a buffer of its own.
+func denseFirsts(parts []keyPart, sel []int32, n, dense int, keys []int32, st *stop, a *arena) []int32 {
 	if sel != nil {
 		n = len(sel)
 	}
-	nc := 1
-	if n >= parallelRows && dense <= n && chunks() > 1 {
-		nc = chunks()
-	}
+	nc := splits(n, dense)
 	chunkFirst := make([][]int32, nc)
 	keyBlocks := make([][]int32, nc)
 	rowBlocks := make([][]int32, nc)
 	for c := range nc { // taken here: an arena is one goroutine's
 		chunkFirst[c] = a.int32s(dense)
-		keyBlocks[c] = a.int32s(firstsBlock)
+		for i := range chunkFirst[c] {
+			chunkFirst[c][i] = -1
+		}
+		if keys == nil {
+			keyBlocks[c] = a.int32s(firstsBlock)
+		}
 		if sel == nil {
 			rowBlocks[c] = a.int32s(firstsBlock)
 		}
 	}
-	chunk := func(c, lo, hi int) {
-		f := chunkFirst[c]
-		for i := range f {
-			f[i] = -1
+	inSplits(n, nc, st, func(c, b, e int) {
+		kb := keyBlocks[c]
+		if keys != nil {
+			kb = keys[b:e]
 		}
+		f := chunkFirst[c]
+		for i, k := range blockKeys(parts, sel, b, e, rowBlocks[c], kb) {
+			if f[k] < 0 {
+				f[k] = int32(b + i)
+			}
+		}
+	})
+	return mergeFirsts(chunkFirst, dense, n, a)
+}
+
+// splits is the number of contiguous chunks a dense pass over n rows with dense keys
+// runs in, each on a goroutine of its own: one per core (see chunks) when the rows are
+// many and the keys fewer than the rows (each chunk passes over the key range), else 1.
+func splits(n, dense int) int {
+	if n >= parallelRows && dense <= n && chunks() > 1 {
+		return chunks()
+	}
+	return 1
+}
+
+// inSplits calls f(c, b, e) for the blocks b..e of at most firstsBlock rows of the
+// range 0..n in nc contiguous chunks (c numbers the chunk), in order within a chunk,
+// the chunks on goroutines of their own when there are several. With one chunk, st may
+// stop it between blocks (a stop is one goroutine's).
+func inSplits(n, nc int, st *stop, f func(c, b, e int)) {
+	chunk := func(c, lo, hi int) {
 		for b := lo; b < hi; b += firstsBlock {
 			e := min(b+firstsBlock, hi)
-			keys := keyBlocks[c][:e-b]
-			clear(keys)
-			var rows []int32
-			if sel != nil {
-				rows = sel[b:e]
-			} else {
-				rows = rowBlocks[c][:e-b]
-				for i := range rows {
-					rows[i] = int32(b + i)
-				}
-			}
-			for _, p := range parts {
-				p.mix(keys, rows)
-			}
-			for i, k := range keys {
-				if f[k] < 0 {
-					f[k] = int32(b + i)
-				}
-			}
+			f(c, b, e)
 			if nc == 1 {
-				st.check(e - b) // a stop is one goroutine's
+				st.check(e - b)
 			}
 		}
 	}
 	if nc == 1 {
 		chunk(0, 0, n)
-	} else {
-		inChunks(n, nc, chunk)
+		return
 	}
-	return mergeFirsts(chunkFirst, dense, n, a)
+	inChunks(n, nc, chunk)
 }
 
 // firstsUpTo returns the positions in sel of the first row of each of the first want
@@ -373,21 +464,8 @@ func firstsUpTo(parts []keyPart, sel []int32, n, want int, st *stop, a *arena) (
 			return nil, false
 		}
 		e := min(b+firstsBlock, n)
-		rows := rowBlock[:e-b]
-		if sel != nil {
-			rows = sel[b:e]
-		} else {
-			for i := range rows {
-				rows[i] = int32(b + i)
-			}
-		}
 		if dense > 0 {
-			keys := keys[:e-b]
-			clear(keys)
-			for _, p := range parts {
-				p.mix(keys, rows)
-			}
-			for i, k := range keys {
+			for i, k := range blockKeys(parts, sel, b, e, rowBlock, keys) {
 				if bit := int32(1) << (k & 31); seen[k>>5]&bit == 0 {
 					seen[k>>5] |= bit
 					if first = append(first, int32(b+i)); len(first) == want {
@@ -396,7 +474,7 @@ func firstsUpTo(parts []keyPart, sel []int32, n, want int, st *stop, a *arena) (
 				}
 			}
 		} else {
-			for i, r := range rows {
+			for i, r := range blockRows(sel, b, e, rowBlock) {
 				putKey(buf, parts, r)
 				if _, ok := seenKeys[string(buf)]; !ok {
 					seenKeys[string(buf)] = struct{}{}
@@ -430,44 +508,4 @@ func inChunks(rows, n int, f func(c, lo, hi int)) {
 		wg.Go(func() { f(c, rows*c/n, rows*(c+1)/n) })
 	}
 	wg.Wait()
-}
-
-// groupDenseParallel is groupRows' dense path on GOMAXPROCS goroutines, each on a
-// contiguous chunk of sel: the combined keys and each chunk's first position of every key
-// in parallel, then the group ids numbered in order of first appearance (one pass over the
-// dense key range per chunk), then the rows' ids in parallel. dense is small next to
-// len(sel), so the passes over the key range cost little. Its tables over the key range
-// are buffers of a, taken before the goroutines start (an arena is one goroutine's).
-func groupDenseParallel(parts []keyPart, sel, keys, gid []int32, dense int, a *arena) ([]int32, []int32) {
-	n := chunks()
-	chunkFirst := make([][]int32, n) // per chunk: position of each key's first row, or -1
-	for c := range chunkFirst {
-		chunkFirst[c] = a.int32s(dense)
-	}
-	each := func(f func(c, lo, hi int)) { inChunks(len(sel), n, f) }
-	each(func(c, lo, hi int) {
-		for _, p := range parts {
-			p.mix(keys[lo:hi], sel[lo:hi])
-		}
-		f := chunkFirst[c]
-		for i := range f {
-			f[i] = -1
-		}
-		for i := lo; i < hi; i++ {
-			if k := keys[i]; f[k] < 0 {
-				f[k] = int32(i)
-			}
-		}
-	})
-	first := mergeFirsts(chunkFirst, dense, len(sel), a)
-	ids := a.int32s(dense) // read only at the keys present, each set below
-	for id, f := range first {
-		ids[keys[f]] = int32(id)
-	}
-	each(func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			gid[i] = ids[keys[i]]
-		}
-	})
-	return gid, first
 }

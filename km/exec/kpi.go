@@ -9,12 +9,23 @@ import (
 	"github.com/kmkit/kmkit/query/column"
 )
 
-// groups is the grouping of a selection: gid[i] is the group of frame row sel[i].
+// groups is the grouping of a selection: gid[i] is the group of frame row sel[i]. A nil
+// sel stands for every frame row in order (sel[i] == i, as many as gid): the aggregates
+// over every row (a KPI request without a filter) read no vector of row numbers. The hot
+// loops take that case apart; the others read the rows of rows().
 type groups struct {
 	sel   []int32
 	gid   []int32
 	n     int
 	arena *arena // buffers for the evaluation, of the goroutine evaluating (nil: allocate)
+}
+
+// rows returns sel, written out from the arena when it stands for every row.
+func (g groups) rows() []int32 {
+	if g.sel != nil {
+		return g.sel
+	}
+	return rowRangeIn(g.arena, 0, len(g.gid))
 }
 
 // compiledMetric computes a KPI for every group.
@@ -85,9 +96,15 @@ func (f *Frame) aggregateWith(a *query.Aggregate, cond pred) (compiledMetric, er
 		return compiledMetric{typ: query.TypeFloat, eval: func(g groups) []query.Value {
 			b := passing()
 			num, den := make([]int, g.n), make([]int, g.n)
+			if g.sel == nil {
+				for r, id := range g.gid {
+					den[id]++
+					num[id] += bit(b, int32(r)) // no branch: the condition's rows are scattered
+				}
+			}
 			for i, r := range g.sel {
 				den[g.gid[i]]++
-				num[g.gid[i]] += bit(b, r) // no branch: the condition's rows are scattered
+				num[g.gid[i]] += bit(b, r)
 			}
 			out := make([]query.Value, g.n)
 			for i := range out {
@@ -132,7 +149,7 @@ func (f *Frame) aggregateWith(a *query.Aggregate, cond pred) (compiledMetric, er
 			for i := range best {
 				best[i] = -1
 			}
-			for i, r := range g.sel {
+			for i, r := range g.rows() {
 				if cr := c.row(r); cr < 0 || nulls.Get(int(cr)) || !pass(b, r) {
 					continue
 				}
@@ -158,7 +175,7 @@ func (f *Frame) aggregateWith(a *query.Aggregate, cond pred) (compiledMetric, er
 	}
 	if a.Func == query.AggMedian {
 		return compiledMetric{typ: query.TypeFloat, eval: func(g groups) []query.Value {
-			vals, valid := numbers(c, g.sel, passing())
+			vals, valid := numbers(c, g.rows(), passing())
 			byGroup := make([][]float64, g.n)
 			for i, v := range vals {
 				if valid[i] {
@@ -241,7 +258,7 @@ func accumulate(c ref, g groups, pass column.Bitmap, sum []compensated, n []int)
 			return
 		}
 	}
-	vals, valid := numbers(c, g.sel, pass)
+	vals, valid := numbers(c, g.rows(), pass)
 	for i, v := range vals {
 		if valid[i] {
 			sum[g.gid[i]].add(v)
@@ -267,12 +284,17 @@ func countRows(g groups, pass column.Bitmap, c ref) []int64 {
 			}
 			return n
 		}
+		if g.sel == nil {
+			for r, id := range g.gid {
+				n[id] += int64(bit(pass, int32(r))) // no branch: the passing rows are scattered
+			}
+		}
 		for i, r := range g.sel {
-			n[g.gid[i]] += int64(bit(pass, r)) // no branch: the passing rows are scattered
+			n[g.gid[i]] += int64(bit(pass, r))
 		}
 		return n
 	}
-	for i, r := range g.sel {
+	for i, r := range g.rows() {
 		cr := c.row(r)
 		if cr >= 0 && !nulls.Get(int(cr)) && (pass == nil || pass.Get(int(r))) {
 			n[g.gid[i]]++
@@ -291,6 +313,22 @@ func bit(b column.Bitmap, r int32) int {
 }
 
 func addAll[T int64 | float64](vals []T, nulls column.Bitmap, g groups, sum []compensated, n []int) {
+	switch {
+	case g.sel == nil && nulls == nil:
+		for r, id := range g.gid {
+			sum[id].add(float64(vals[r]))
+			n[id]++
+		}
+		return
+	case g.sel == nil:
+		for r, id := range g.gid {
+			if !nulls.Get(r) {
+				sum[id].add(float64(vals[r]))
+				n[id]++
+			}
+		}
+		return
+	}
 	if nulls == nil {
 		for i, r := range g.sel {
 			sum[g.gid[i]].add(float64(vals[r]))

@@ -27,7 +27,8 @@ func forceParallel(t *testing.T) {
 }
 
 // TestGroupRowsParallel holds the chunked dense grouping to the obvious numbering: a map
-// from each row's key values (nulls equal) to the order of their first appearance.
+// from each row's key values (nulls equal) to the order of their first appearance, over a
+// selection of the rows and over every row (a nil selection).
 func TestGroupRowsParallel(t *testing.T) {
 	forceParallel(t)
 	r := rand.New(rand.NewPCG(3, 9))
@@ -55,12 +56,20 @@ func TestGroupRowsParallel(t *testing.T) {
 				sel = append(sel, int32(i))
 			}
 		}
-		gid, first := groupRows(parts, sel, nil, nil)
+		every := c%3 == 0 // a nil selection: every row, in order
+		rows := sel
+		if every {
+			sel, rows = nil, make([]int32, n)
+			for i := range rows {
+				rows[i] = int32(i)
+			}
+		}
+		gid, first := groupRows(parts, sel, n, nil, nil)
 
 		ids := map[string]int32{}
 		var wantFirst []int32
-		wantGid := make([]int32, len(sel))
-		for i, row := range sel {
+		wantGid := make([]int32, len(rows))
+		for i, row := range rows {
 			key := ""
 			for _, col := range cols {
 				key += fmt.Sprintf("%v|", col.Value(int(row)))

@@ -123,7 +123,7 @@ func (s *Source) Warm() {
 		s.scratch.warm(n, warmRuns)
 		s.scratch.warm((n+31)/32, 1) // the bitmap of a grouping's first rows (mergeFirsts)
 	}
-	s.scratch.warm(firstsBlock, 2*chunks()) // a distinct's key and row blocks (groupFirsts)
+	s.scratch.warm(firstsBlock, 2*chunks()) // the key and row blocks of a dense grouping (blockKeys)
 	for _, t := range s.tables {
 		for _, c := range t.Columns() {
 			if c, ok := c.(*column.Int64s); ok {
@@ -798,7 +798,7 @@ func (gs *groupSet) id(parts []keyPart, r int32, agg int) int32 {
 
 // pairs are the distinct (group, grain row) pairs of one aggregate.
 type pairs struct {
-	g   []int32 // grain rows
+	g   []int32 // grain rows; nil: every grain row in order, one pair each (g[i] == i)
 	gid []int32 // global group ids
 }
 
@@ -933,14 +933,24 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 	if err != nil {
 		return pairs{}, err
 	}
+	// The grain rows the tuples start from; nil for every row in order, which only a step
+	// that gathers through them (down, or up to a filtered parent) needs written out.
+	every := fs.pass[a.Grain] == nil
 	var grain []int32
-	if b := fs.pass[a.Grain]; b != nil {
-		grain = selectionIn(ar, b)
-	} else {
+	if !every {
+		grain = selectionIn(ar, fs.pass[a.Grain])
+	} else if slices.ContainsFunc(a.Expand, func(st km.Step) bool {
+		return !st.Up || st.From == a.Grain && fs.pass[st.To] != nil
+	}) {
 		grain = rowRangeIn(ar, 0, gt.Rows())
+		every = false
 	}
 	if len(p.Fields) == 0 {
-		return pairs{g: grain, gid: ar.zeroed(len(grain))}, nil
+		n := len(grain)
+		if every {
+			n = gt.Rows()
+		}
+		return pairs{g: grain, gid: ar.zeroed(n)}, nil
 	}
 	// The tuples: one row number per record, -1 for null.
 	idx := map[string][]int32{a.Grain: grain}
@@ -1023,6 +1033,9 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 	}
 	// The tuple frame: the dimension columns read through the tuples' row numbers.
 	nt := len(idx[a.Grain])
+	if every {
+		nt = gt.Rows()
+	}
 	parts := make([]keyPart, len(p.Fields))
 	for i, c := range p.Fields {
 		t, err := s.table(c.Record)
@@ -1037,18 +1050,12 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		if !ok {
 			return pairs{}, fmt.Errorf("exec: aggregate at %s does not reach %s", a.Grain, c.Record)
 		}
-		if c.Record == a.Grain && len(rows) == gt.Rows() && !down && fs.pass[a.Grain] == nil {
+		if c.Record == a.Grain && !down && fs.pass[a.Grain] == nil {
 			rows = nil // every grain row, in order: read the column directly
 		}
 		parts[i] = newKeyPart(ref{col: col, index: rows})
 	}
-	var sel []int32 // the tuples 0..nt-1
-	if !down && fs.pass[a.Grain] == nil {
-		sel = grain // every grain row in order, one tuple each: the same numbers
-	} else {
-		sel = rowRangeIn(ar, 0, nt)
-	}
-	local, first := groupRows(parts, sel, stp, ar)
+	local, first := groupRows(parts, nil, nt, stp, ar) // the tuples 0..nt-1
 	global := make([]int32, len(first))
 	for l, t := range first {
 		stp.check(1)
@@ -1089,7 +1096,10 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		}
 	} else {
 		for l, t := range first {
-			least(global[l], out.g[t])
+			if out.g != nil {
+				t = out.g[t]
+			}
+			least(global[l], t)
 		}
 	}
 	return out, nil
@@ -1110,21 +1120,21 @@ func isIdentity(ids []int32) bool {
 var parallelPairs = 1 << 16
 
 // sumKey names the values a sum or an avg adds: one field of the grain over the same
-// pairs (pairs are shared between aggregates, never copied: their first elements name
-// them) with the same condition.
+// pairs (pairs are shared between aggregates, never copied: the first of their group
+// ids names them) with the same condition.
 type sumKey struct {
-	g, gid *int32
-	field  string
-	cond   string
+	gid   *int32
+	field string
+	cond  string
 }
 
 // sumKeyOf returns the sumKey of a, a sum or an avg over pr, or false for any other
 // aggregate, no pairs, or a condition without a key (condKey).
 func sumKeyOf(a *km.Aggregate, pr pairs) (sumKey, bool) {
-	if (a.Func != query.AggSum && a.Func != query.AggAvg) || a.Field == nil || len(pr.g) == 0 {
+	if (a.Func != query.AggSum && a.Func != query.AggAvg) || a.Field == nil || len(pr.gid) == 0 {
 		return sumKey{}, false
 	}
-	k := sumKey{g: &pr.g[0], gid: &pr.gid[0], field: a.Field.Name()}
+	k := sumKey{gid: &pr.gid[0], field: a.Field.Name()}
 	if a.Cond != nil {
 		c, ok := condKey(a)
 		if !ok {
@@ -1170,7 +1180,7 @@ func (s *Source) aggregates(ctx context.Context, aggs []*km.Aggregate, all []pai
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(aggs))
-	if total := len(all[0].g) * len(aggs); workers < 2 || total < parallelPairs {
+	if total := len(all[0].gid) * len(aggs); workers < 2 || total < parallelPairs {
 		for _, i := range order {
 			if run(i); errs[i] != nil {
 				return nil, errs[i]

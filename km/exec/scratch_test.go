@@ -222,9 +222,9 @@ func TestGroupRowsFirstFromArena(t *testing.T) {
 		for i, k := range c.cols {
 			parts[i] = newKeyPart(ref{col: k})
 		}
-		wantGid, wantFirst := groupRows(parts, sel, nil, nil)
+		wantGid, wantFirst := groupRows(parts, sel, 0, nil, nil)
 		a := &arena{s: &scratch{maxBytes: 1 << 30}}
-		gid, first := groupRows(parts, sel, nil, a)
+		gid, first := groupRows(parts, sel, 0, nil, a)
 		if !slices.Equal(gid, wantGid) || !slices.Equal(first, wantFirst) || len(first) < 2 {
 			t.Fatalf("%s: %d groups from the arena, %d allocating, or their ids differ", c.name, len(first), len(wantFirst))
 		}
