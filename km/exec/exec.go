@@ -40,7 +40,11 @@
 //
 // Grouping combines the dimension columns' dictionary codes (or small integer ranges) into
 // one key per row in mixed radix, column by column, gathering a parent's codes through the
-// relationship index in the same loop; the keys index an array of group ids. countdistinct
+// relationship index in the same loop; the keys index an array of group ids. It works a
+// block of rows at a time and writes only the group ids: over every row in order (a KPI
+// request without a filter) no vector of row numbers is written or read, in the grouping
+// or in the aggregates' loops, which matters most to a first request, whose caches hold
+// none of its buffers. countdistinct
 // over such a column marks one bit per (group, code) in per-group bitmaps (up to 32 MiB of
 // them); over other columns, or past that size, it buckets the values by group, sorts each
 // bucket and counts the runs; over a column whose sort index, when built, shows a value
