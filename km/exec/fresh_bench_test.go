@@ -31,7 +31,9 @@ import (
 // a start or an idle period does. So it also reports cold-: the median of runs like the
 // warm ones, each after writing evictBytes of other memory, which leaves the caches
 // holding none of the data. first against cold is what a start costs beyond the caches'
-// state (structures built, pages faulted); cold against warm is the caches' share.
+// state (structures built, pages faulted); cold against warm is the caches' share. And
+// asleep-: the median of runs each after the process slept 200 ms with its caches
+// intact, what a request meets after a pause (a processor woken, its clock raised again).
 func BenchmarkFreshVsWarm(b *testing.B) {
 	cases := []struct {
 		name string
@@ -82,10 +84,14 @@ func BenchmarkFreshVsWarm(b *testing.B) {
 			for b.Loop() {
 				warm = append(warm, run())
 			}
-			var cold []cost
+			var cold, asleep []cost
 			for range 5 {
 				evictCaches()
 				cold = append(cold, run())
+			}
+			for range 5 {
+				time.Sleep(200 * time.Millisecond)
+				asleep = append(asleep, run())
 			}
 			debug.FreeOSMemory()
 			idle := run()
@@ -93,7 +99,7 @@ func BenchmarkFreshVsWarm(b *testing.B) {
 			for _, f := range []struct {
 				unit string
 				v    cost
-			}{{"first", first}, {"warm", w}, {"cold", medianCost(cold)}, {"idle", idle}} {
+			}{{"first", first}, {"warm", w}, {"cold", medianCost(cold)}, {"asleep", medianCost(asleep)}, {"idle", idle}} {
 				b.ReportMetric(float64(f.v.faults), f.unit+"-faults")
 				b.ReportMetric(float64(f.v.cpu)/1e6, f.unit+"-cpu-ms")
 				b.ReportMetric(float64(f.v.ns)/1e6, f.unit+"-ms")
