@@ -75,7 +75,10 @@
 // (through github.com/MicahParks/keyfunc and jwkset) are fetched when the verifier starts,
 // again every Issuer.RefreshInterval, and, at most once per Issuer.UnknownKIDInterval,
 // when a token names a kid the cache lacks; tokens naming unknown kids in between are
-// refused at once, never queued. A failed fetch leaves the cached keys in use:
+// refused at once, never queued. A JWKS is read up to 1 MiB; a key in it that cannot be
+// used is skipped (RFC 7517, section 5) and logged ("auth: JWKS key skipped"), and a
+// document too large, not a JWK Set, or holding no usable key is a failed fetch. A failed
+// fetch leaves the cached keys in use:
 // JWTVerifier.IssuerStatus reports it (the reference server exports it as kmkit_jwks_up and
 // friends) and the Logger warns "JWKS unreachable; verifying tokens with the cached keys".
 // JWTVerifier.Close stops the fetching.

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -83,6 +84,8 @@ const (
 	jwksTimeout = 10 * time.Second
 	// maxDiscoveryBytes bounds a discovery document.
 	maxDiscoveryBytes = 1 << 20
+	// maxJWKSBytes bounds a JWKS document.
+	maxJWKSBytes = 1 << 20
 )
 
 // asymmetric are the algorithms an Issuer may accept, by the key type they need.
@@ -257,7 +260,7 @@ func (s *issuerSource) start(ctx context.Context) (keyfunc.Keyfunc, error) {
 		s.statusMu.Unlock()
 	}
 	store, err := jwkset.NewStorageFromHTTP(s.jwksURL, jwkset.HTTPClientStorageOptions{
-		Client: &http.Client{Transport: observed{next: s.client.Transport, ok: s.fetched}, Timeout: jwksTimeout},
+		Client: &http.Client{Transport: jwksTransport{next: s.client.Transport, src: s}, Timeout: jwksTimeout},
 		Ctx:    s.ctx,
 		// The first fetch's error is handled here: the storage is kept, empty, and
 		// refreshed by the next unknown kid or tick.
@@ -365,22 +368,68 @@ func (s *issuerSource) Status() IssuerStatus {
 	return st
 }
 
-// observed is the transport of JWKS fetches: it records each answered 200.
-type observed struct {
+// jwksTransport is the transport of JWKS fetches. It reads a 200 answer up to maxJWKSBytes
+// and hands jwkset only the keys it can use, so that one broken key (RFC 7517, section 5:
+// ignore the keys that cannot be used) does not fail the fetch of the others; it records
+// the fetch as successful once the document is read.
+type jwksTransport struct {
 	next http.RoundTripper
-	ok   func()
+	src  *issuerSource
 }
 
-func (o observed) RoundTrip(r *http.Request) (*http.Response, error) {
-	next := o.next
+func (t jwksTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	next := t.next
 	if next == nil {
 		next = http.DefaultTransport
 	}
 	resp, err := next.RoundTrip(r)
-	if err == nil && resp.StatusCode == http.StatusOK {
-		o.ok()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return resp, err
 	}
-	return resp, err
+	defer resp.Body.Close()
+	doc, err := io.ReadAll(io.LimitReader(resp.Body, maxJWKSBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(doc) > maxJWKSBytes {
+		return nil, fmt.Errorf("JWKS larger than %d bytes", maxJWKSBytes)
+	}
+	if doc, err = t.src.usableKeys(doc); err != nil {
+		return nil, err
+	}
+	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(doc)), int64(len(doc))
+	resp.Header.Del("Content-Length")
+	t.src.fetched()
+	return resp, nil
+}
+
+// usableKeys returns the JWK Set doc with only the keys jwkset reads as it would, logging
+// the others. A document that is no JWK Set, or whose keys are all unusable, is an error:
+// the cached keys stay in use rather than being replaced by none.
+func (s *issuerSource) usableKeys(doc []byte) ([]byte, error) {
+	var set struct {
+		Keys []json.RawMessage `json:"keys"`
+	}
+	if err := json.Unmarshal(doc, &set); err != nil || set.Keys == nil {
+		return nil, fmt.Errorf("the JWKS is not a JSON JWK Set with a keys array")
+	}
+	kept := set.Keys[:0]
+	for _, raw := range set.Keys {
+		var m jwkset.JWKMarshal
+		err := json.Unmarshal(raw, &m) // a type error still fills the other members, kid too
+		if err == nil {
+			_, err = jwkset.NewJWKFromMarshal(m, jwkset.JWKMarshalOptions{Private: true}, jwkset.JWKValidateOptions{})
+		}
+		if err != nil {
+			s.log.Warn("auth: JWKS key skipped", "issuer", s.iss.URL, "kid", clip(m.KID), "error", err)
+			continue
+		}
+		kept = append(kept, raw)
+	}
+	if len(kept) == 0 && len(set.Keys) > 0 {
+		return nil, fmt.Errorf("none of the %d keys of the JWKS is usable", len(set.Keys))
+	}
+	return json.Marshal(map[string][]json.RawMessage{"keys": kept})
 }
 
 // forbiddenHeaders are JOSE header parameters that carry or point to a key, or ask for

@@ -1,0 +1,136 @@
+package auth
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/kmkit/kmkit/auth/idptest"
+)
+
+// servedJWKS serves body as the JWKS of a test.
+func servedJWKS(t *testing.T, body func() []byte) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body())
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// withKeys returns the IdP's JWKS with extra keys appended.
+func withKeys(t *testing.T, idp *idptest.IdP, extra ...any) []byte {
+	t.Helper()
+	var set struct {
+		Keys []any `json:"keys"`
+	}
+	if err := json.Unmarshal(idp.JWKS(), &set); err != nil {
+		t.Fatal(err)
+	}
+	set.Keys = append(set.Keys, extra...)
+	b, err := json.Marshal(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestIssuerJWKSSkipsBadKeys: RFC 7517 (section 5) asks a JWK Set's reader to ignore the
+// keys it cannot use. One key of the IdP's JWKS that is broken (an EC point off its curve,
+// an RSA key without its modulus, a member of the wrong JSON type) must not take the
+// others with it: tokens of the good keys are accepted, the broken kid is refused as
+// unknown, and the log names the skipped key.
+func TestIssuerJWKSSkipsBadKeys(t *testing.T) {
+	idp := idptest.New(t)
+	b64 := base64.RawURLEncoding.EncodeToString
+	offCurve := map[string]any{"kty": "EC", "crv": "P-256", "kid": "off-curve", "use": "sig",
+		"x": b64(make([]byte, 32)), "y": b64(append(make([]byte, 31), 1))}
+	noModulus := map[string]any{"kty": "RSA", "kid": "no-modulus", "e": "AQAB"}
+	wrongType := map[string]any{"kty": "RSA", "kid": "wrong-type", "n": 12345, "e": "AQAB"}
+	srv := servedJWKS(t, func() []byte { return withKeys(t, idp, offCurve, noModulus, wrongType) })
+	v, log := newIssuerVerifier(t, idp, func(iss *Issuer) { iss.JWKSURL = srv.URL })
+	waitFor(t, func() bool { return !v.IssuerStatus()[0].LastSuccess.IsZero() || v.IssuerStatus()[0].Failures > 0 })
+	for _, alg := range []string{"RS256", "ES256"} {
+		if _, err := bearer(v, idp.Token(t, alg, idp.Claims("alice", nil))); err != nil {
+			t.Errorf("%s token of a good key beside broken ones: %v", alg, err)
+		}
+	}
+	st := v.IssuerStatus()[0]
+	if st.Keys != 2 || st.Stale() || st.Failures != 0 {
+		t.Errorf("status %+v, want the 2 good keys, fresh", st)
+	}
+	for _, kid := range []string{"off-curve", "no-modulus", "wrong-type"} {
+		if !strings.Contains(log.String(), `msg="auth: JWKS key skipped" issuer=`+idp.URL()+" kid="+kid) {
+			t.Errorf("the log does not name the skipped key %s:\n%s", kid, log)
+		}
+	}
+}
+
+// TestIssuerJWKSGarbage: a JWKS answer that is too large (beyond maxJWKSBytes: an IdP
+// answering with a huge page, or a hostile one; it is not read past the bound), an HTML
+// page, a JSON document without keys, or a set of only broken keys is a failed fetch: the
+// status says why, the cached keys stay in use, and the next good answer is used again.
+func TestIssuerJWKSGarbage(t *testing.T) {
+	idp := idptest.New(t)
+	var answer atomic.Value
+	answer.Store(idp.JWKS())
+	srv := servedJWKS(t, func() []byte { return answer.Load().([]byte) })
+	v, _ := newIssuerVerifier(t, idp, func(iss *Issuer) { iss.JWKSURL = srv.URL; iss.UnknownKIDInterval = time.Millisecond })
+	if _, err := bearer(v, idp.Token(t, "RS256", idp.Claims("alice", nil))); err != nil {
+		t.Fatal(err)
+	}
+	unknownKid := jwt.NewWithClaims(jwt.SigningMethodRS256, idp.Claims("alice", nil))
+	unknownKid.Header["kid"] = "unknown"
+	unknown, err := unknownKid.SignedString(idp.PrivateKey(idp.Kid("RS256")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set map[string]any
+	json.Unmarshal(idp.JWKS(), &set)
+	set["padding"] = strings.Repeat("A", 4*maxJWKSBytes) // valid but for its size
+	huge, _ := json.Marshal(set)
+	for _, c := range []struct {
+		name   string
+		answer []byte
+		reason string
+	}{
+		{"too large", huge, "JWKS larger than 1048576 bytes"},
+		{"HTML", []byte("<html><body>Sign in</body></html>"), "the JWKS is not a JSON JWK Set with a keys array"},
+		{"no keys member", []byte(`{"kid":"x"}`), "the JWKS is not a JSON JWK Set with a keys array"},
+		{"only broken keys", []byte(`{"keys":[{"kty":"RSA","kid":"x"}]}`), "none of the 1 keys of the JWKS is usable"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			answer.Store(c.answer)
+			time.Sleep(5 * time.Millisecond) // UnknownKIDInterval
+			// An unknown kid makes the verifier fetch the answer.
+			if _, err := bearer(v, unknown); err == nil {
+				t.Error("a token of an unknown kid was accepted")
+			}
+			st := v.IssuerStatus()[0]
+			if !strings.Contains(st.LastError, c.reason) || st.Keys != 2 {
+				t.Errorf("status %+v, want the error %q and the 2 cached keys", st, c.reason)
+			}
+			if _, err := bearer(v, idp.Token(t, "ES256", idp.Claims("alice", nil))); err != nil {
+				t.Errorf("a token of a cached key after the failed fetch: %v", err)
+			}
+		})
+	}
+	// Recovery: the rotated key arrives with the next good answer.
+	idp.Rotate(t, "RS256")
+	answer.Store(idp.JWKS())
+	time.Sleep(5 * time.Millisecond)
+	if _, err := bearer(v, idp.Token(t, "RS256", idp.Claims("alice", nil))); err != nil {
+		t.Errorf("after recovery: %v", err)
+	}
+	if st := v.IssuerStatus()[0]; st.Stale() {
+		t.Errorf("status after recovery %+v", st)
+	}
+}
