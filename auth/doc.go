@@ -61,7 +61,9 @@
 //   - Bearer tokens verified with keys written in the configuration (JWTConfig.Keys) must
 //     name a kid (unless exactly one key is configured) and the alg of that key; only
 //     RS256, ES256 and HS256 exist there. exp is required; exp and nbf allow 30
-//     seconds of clock skew by default; iss and aud must match. Permissions are the words
+//     seconds of clock skew by default; iss and aud must match. On every token, a crit header
+//     (no extension is understood) or a typ other than JWT or at+jwt (another kind of
+//     token) is refused. Permissions are the words
 //     of scope and scp. A verified token is remembered by its SHA-256 digest until its
 //     expiry (bounded; default 10000 tokens), so repeated requests skip the signature check.
 //   - The tenant in x-tenant-id must be a hyphenated UUID (any case); a key belongs to at

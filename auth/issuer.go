@@ -432,10 +432,10 @@ func (s *issuerSource) usableKeys(doc []byte) ([]byte, error) {
 	return json.Marshal(map[string][]json.RawMessage{"keys": kept})
 }
 
-// forbiddenHeaders are JOSE header parameters that carry or point to a key, or ask for
-// processing this verifier does not do: a token naming one is refused, whatever its
-// signature, so that no key ever comes from the token itself.
-var forbiddenHeaders = []string{"jwk", "jku", "x5u", "x5c", "crit"}
+// forbiddenHeaders are JOSE header parameters that carry or point to a key: a token
+// naming one is refused, whatever its signature, so that no key ever comes from the token
+// itself.
+var forbiddenHeaders = []string{"jwk", "jku", "x5u", "x5c"}
 
 // key returns the verification key of a token of this issuer: the JWKS key of its kid,
 // which must be of the type the token's alg needs.
@@ -445,6 +445,9 @@ func (s *issuerSource) key(ctx context.Context) jwt.Keyfunc {
 			if _, ok := t.Header[h]; ok {
 				return nil, refusef("token header %q is not accepted: keys come only from the issuer's JWKS", h)
 			}
+		}
+		if err := checkHeader(t); err != nil {
+			return nil, err
 		}
 		kid, _ := t.Header["kid"].(string)
 		if kid == "" {

@@ -348,6 +348,9 @@ func (v *JWTVerifier) Authenticate(ctx context.Context, c Credential) (*principa
 // key selects the verification key by kid and insists that the token names the key's
 // algorithm: this is what defeats alg "none" and HS256 tokens signed with a public key.
 func (v *JWTVerifier) key(t *jwt.Token) (any, error) {
+	if err := checkHeader(t); err != nil {
+		return nil, err
+	}
 	var k JWTKey
 	switch kid, _ := t.Header["kid"].(string); {
 	case kid != "":
@@ -366,6 +369,33 @@ func (v *JWTVerifier) key(t *jwt.Token) (any, error) {
 		return nil, refusef("token alg %q does not match the %s key %q", clip(alg), k.Alg, k.ID)
 	}
 	return k.Key, nil
+}
+
+// checkHeader refuses the tokens whose header asks what no verifier here does: a crit
+// header names extensions the recipient must understand (RFC 7515, 4.1.11), and none is
+// understood; a typ other than JWT or at+jwt (RFC 9068, 2.1; case-insensitive, with or
+// without "application/") marks another kind of token, a logout or security event token,
+// that must not pass for an access token (RFC 8725, 3.11).
+func checkHeader(t *jwt.Token) error {
+	if _, ok := t.Header["crit"]; ok {
+		return refuse(`token header "crit" names extensions this verifier does not process`)
+	}
+	typ, ok := t.Header["typ"]
+	if !ok {
+		return nil
+	}
+	s, ok := typ.(string)
+	if !ok {
+		return refuse(`token header "typ" is not a string`)
+	}
+	mediaType := strings.ToLower(s)
+	if len(mediaType) > len("application/") && strings.HasPrefix(mediaType, "application/") {
+		mediaType = mediaType[len("application/"):]
+	}
+	if mediaType != "jwt" && mediaType != "at+jwt" {
+		return refusef("token type %q is not an access token: use typ JWT or at+jwt", clip(s))
+	}
+	return nil
 }
 
 // staticAlgs are the algorithms of the keys written in the configuration.
