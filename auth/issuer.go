@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/MicahParks/jwkset"
@@ -84,6 +85,9 @@ const (
 	jwksTimeout = 10 * time.Second
 	// maxDiscoveryBytes bounds a discovery document.
 	maxDiscoveryBytes = 1 << 20
+	// startWait bounds the wait of a token for the first fetch of its issuer's keys
+	// under way when it comes.
+	startWait = time.Second
 	// maxJWKSBytes bounds a JWKS document.
 	maxJWKSBytes = 1 << 20
 )
@@ -123,10 +127,11 @@ type issuerSource struct {
 	log        *slog.Logger
 	ctx        context.Context
 
-	// mu guards the making of the key storage: kf, jwksURL, lastStart.
-	mu        sync.Mutex
-	kf        keyfunc.Keyfunc // nil until the JWKS URL is known and the storage made
-	cache     jwkset.Storage  // the keys fetched, read without fetching
+	// keys is nil until the JWKS URL is known and the storage made.
+	keys atomic.Pointer[issuerKeys]
+	// starting, a semaphore of one, guards the making of the key storage: jwksURL,
+	// lastStart. A request waits for it at most startWait.
+	starting  chan struct{}
 	jwksURL   string
 	lastStart time.Time // the last attempt to discover and make the storage
 
@@ -218,7 +223,7 @@ func newIssuerSource(ctx context.Context, iss Issuer, leeway time.Duration, now 
 	if err != nil {
 		return nil, err
 	}
-	s := &issuerSource{iss: iss, client: client, log: log, ctx: ctx, jwksURL: iss.JWKSURL,
+	s := &issuerSource{iss: iss, client: client, log: log, ctx: ctx, jwksURL: iss.JWKSURL, starting: make(chan struct{}, 1),
 		unknownKID: rate.NewLimiter(rate.Every(iss.UnknownKIDInterval), 1)}
 	s.status.Issuer, s.status.JWKSURL = iss.URL, iss.JWKSURL
 	s.parser = jwt.NewParser(
@@ -235,14 +240,33 @@ func newIssuerSource(ctx context.Context, iss Issuer, leeway time.Duration, now 
 // AllPermissions are the permissions a principal can hold.
 var AllPermissions = []principal.Permission{principal.PermKM, principal.PermOData, principal.PermSCIM, principal.PermReporting, principal.PermMetrics, principal.PermMCP}
 
+// issuerKeys is the key storage of an issuer.
+type issuerKeys struct {
+	kf    keyfunc.Keyfunc // reads through the cache, fetching the JWKS for an unknown kid
+	cache jwkset.Storage  // the keys fetched, read without fetching
+}
+
 // start discovers the JWKS URL when needed and makes the key storage, which fetches the
 // keys now and every RefreshInterval. A failure is remembered in the status and retried
-// by the next token, at most once per UnknownKIDInterval.
-func (s *issuerSource) start(ctx context.Context) (keyfunc.Keyfunc, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.kf != nil {
-		return s.kf, nil
+// by the next token, at most once per UnknownKIDInterval. While another call is making
+// the storage, start waits for it at most startWait, then refuses rather than keep the
+// request waiting for a slow IdP.
+func (s *issuerSource) start(ctx context.Context) (*issuerKeys, error) {
+	if k := s.keys.Load(); k != nil {
+		return k, nil
+	}
+	wait := time.NewTimer(startWait)
+	defer wait.Stop()
+	select {
+	case s.starting <- struct{}{}:
+		defer func() { <-s.starting }()
+	case <-wait.C:
+		return nil, refusef("the signing keys of issuer %s are not available yet", s.iss.URL)
+	case <-ctx.Done():
+		return nil, refusef("the signing keys of issuer %s are not available yet", s.iss.URL)
+	}
+	if k := s.keys.Load(); k != nil {
+		return k, nil
 	}
 	if !s.lastStart.IsZero() && time.Since(s.lastStart) < s.iss.UnknownKIDInterval {
 		return nil, refusef("the signing keys of issuer %s are not available yet", s.iss.URL)
@@ -288,11 +312,12 @@ func (s *issuerSource) start(ctx context.Context) (keyfunc.Keyfunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.kf, s.cache = kf, store
+	k := &issuerKeys{kf: kf, cache: store}
 	s.statusMu.Lock()
 	s.storage = store
 	s.statusMu.Unlock()
-	return kf, nil
+	s.keys.Store(k)
+	return k, nil
 }
 
 // discover reads the issuer's OpenID Connect discovery document and returns its jwks_uri.
@@ -453,19 +478,18 @@ func (s *issuerSource) key(ctx context.Context) jwt.Keyfunc {
 		if kid == "" {
 			return nil, errTokenNoKid
 		}
-		kf, err := s.start(ctx)
+		fresh := s.keys.Load() == nil
+		keys, err := s.start(ctx)
 		if err != nil {
 			return nil, err
 		}
 		// The kid's key from the cache, or from the JWKS fetched again when the cache
-		// lacks it (the IdP rotated its key), at most once per UnknownKIDInterval.
-		s.mu.Lock()
-		cache := s.cache
-		s.mu.Unlock()
-		jwk, err := cache.KeyRead(ctx, kid)
-		if err != nil && s.unknownKID.Allow() {
+		// lacks it (the IdP rotated its key), at most once per UnknownKIDInterval; not
+		// again when this token's wait just saw the first fetch.
+		jwk, err := keys.cache.KeyRead(ctx, kid)
+		if err != nil && !fresh && s.unknownKID.Allow() {
 			fetchCtx, cancel := context.WithTimeout(ctx, jwksTimeout)
-			jwk, err = kf.Storage().KeyRead(fetchCtx, kid)
+			jwk, err = keys.kf.Storage().KeyRead(fetchCtx, kid)
 			cancel()
 		}
 		if err != nil {

@@ -134,3 +134,46 @@ func TestIssuerJWKSGarbage(t *testing.T) {
 		t.Errorf("status after recovery %+v", st)
 	}
 }
+
+// TestIssuerSlowIdPRefusesAtOnce: while the verifier's first fetch of a slow IdP's JWKS is
+// under way, the issuer's tokens are refused at once ("not available yet"), as the package
+// doc says of an issuer whose keys have not arrived; they do not queue behind the fetch
+// for up to its 10-second bound (they did, and one waited for a second fetch: 20 seconds).
+// When the IdP answers, its tokens are accepted.
+func TestIssuerSlowIdPRefusesAtOnce(t *testing.T) {
+	idp := idptest.New(t)
+	release := make(chan struct{})
+	var asked atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		select {
+		case <-release:
+			w.Write(idp.JWKS())
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	v, _ := newIssuerVerifier(t, idp, func(iss *Issuer) { iss.JWKSURL = srv.URL })
+	waitFor(t, func() bool { return asked.Load() > 0 })
+	tok := idp.Token(t, "RS256", idp.Claims("alice", nil))
+	done := make(chan time.Duration, 3)
+	for range 3 {
+		go func() {
+			start := time.Now()
+			if _, err := bearer(v, tok); err == nil || !strings.Contains(err.Error(), "are not available yet") {
+				t.Errorf("during the first fetch: %v", err)
+			}
+			done <- time.Since(start)
+		}()
+	}
+	for range 3 {
+		if d := <-done; d > startWait+time.Second {
+			t.Errorf("a request waited %v for the IdP", d)
+		}
+	}
+	close(release)
+	waitFor(t, func() bool { return v.IssuerStatus()[0].Keys == 2 })
+	if _, err := bearer(v, tok); err != nil {
+		t.Errorf("after the IdP answered: %v", err)
+	}
+}
