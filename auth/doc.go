@@ -57,7 +57,9 @@
 //     and tokens are at most 8 KiB of visible ASCII.
 //   - Keys are stored only as SHA-256 digests. A key's principal is named by the key's name
 //     or "key:" and the first eight hexadecimal digits of its digest; a token's principal
-//     "sub:" and its subject. Errors and logs never contain a key or a token.
+//     "sub:" and its subject; a key name beginning "sub:" or "key:" is refused, so that no
+//     key counts against another principal's limits. Errors and logs never contain a key
+//     or a token.
 //   - Bearer tokens verified with keys written in the configuration (JWTConfig.Keys) must
 //     name a kid (unless exactly one key is configured) and the alg of that key; only
 //     RS256, ES256 and HS256 exist there. exp is required; exp and nbf allow 30
