@@ -8,6 +8,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rsa"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -146,15 +147,32 @@ func checkIssuerURL(what, s string) error {
 	if err != nil || u.Host == "" || u.User != nil || u.Fragment != "" || u.RawQuery != "" {
 		return fmt.Errorf("%s %q is not an absolute URL", what, s)
 	}
-	if u.Scheme == "https" {
-		return nil
+	if !secureURL(u) {
+		return fmt.Errorf("%s %q must use https (http only on a loopback address)", what, s)
 	}
+	return nil
+}
+
+// secureURL reports whether u uses https, or http on a loopback address.
+func secureURL(u *url.URL) bool {
 	if u.Scheme == "http" {
-		if a, err := netip.ParseAddr(u.Hostname()); err == nil && a.IsLoopback() || u.Hostname() == "localhost" {
-			return nil
-		}
+		a, err := netip.ParseAddr(u.Hostname())
+		return err == nil && a.IsLoopback() || u.Hostname() == "localhost"
 	}
-	return fmt.Errorf("%s %q must use https (http only on a loopback address)", what, s)
+	return u.Scheme == "https"
+}
+
+// secureRedirects is the CheckRedirect of the fetches of discovery documents and JWKS: a
+// redirect may not lead where an Issuer's URLs may not (to plain http, where anyone on
+// the path could change the keys).
+func secureRedirects(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if !secureURL(req.URL) {
+		return fmt.Errorf("redirect to %q: it must use https (http only on a loopback address)", req.URL)
+	}
+	return nil
 }
 
 // CheckIssuer reports what is wrong with iss, as NewJWTVerifier would: the URLs, the
@@ -284,7 +302,7 @@ func (s *issuerSource) start(ctx context.Context) (*issuerKeys, error) {
 		s.statusMu.Unlock()
 	}
 	store, err := jwkset.NewStorageFromHTTP(s.jwksURL, jwkset.HTTPClientStorageOptions{
-		Client: &http.Client{Transport: jwksTransport{next: s.client.Transport, src: s}, Timeout: jwksTimeout},
+		Client: &http.Client{Transport: jwksTransport{next: s.client.Transport, src: s}, Timeout: jwksTimeout, CheckRedirect: secureRedirects},
 		Ctx:    s.ctx,
 		// The first fetch's error is handled here: the storage is kept, empty, and
 		// refreshed by the next unknown kid or tick.
@@ -330,7 +348,8 @@ func (s *issuerSource) discover(ctx context.Context) (string, error) {
 		return "", err
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := s.client.Do(req)
+	client := &http.Client{Transport: s.client.Transport, CheckRedirect: secureRedirects}
+	resp, err := client.Do(req)
 	if err != nil {
 		return "", err
 	}

@@ -3,6 +3,8 @@ package auth
 import (
 	"encoding/base64"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -177,3 +179,40 @@ func TestIssuerSlowIdPRefusesAtOnce(t *testing.T) {
 		t.Errorf("after the IdP answered: %v", err)
 	}
 }
+
+// TestIssuerRedirectsStayOnHTTPS: the issuer, its discovery's jwks_uri and its JWKS URL
+// must use https (http only on a loopback address) so that no one on the path can put
+// keys in the JWKS; a redirect of the discovery document or the JWKS to a plain http URL
+// would undo that, and is refused like the URL itself, without a request to it.
+func TestIssuerRedirectsStayOnHTTPS(t *testing.T) {
+	idp := idptest.New(t)
+	var plainAsked atomic.Int64
+	plain := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Host == "keys.example" {
+			plainAsked.Add(1)
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	redirect := httptest.NewServer(http.RedirectHandler("http://keys.example/jwks", http.StatusFound))
+	t.Cleanup(redirect.Close)
+	for _, iss := range []Issuer{
+		{URL: idp.URL(), Audience: []string{"kmkit"}, JWKSURL: redirect.URL}, // the JWKS
+		{URL: redirect.URL, Audience: []string{"kmkit"}},                     // the discovery document
+	} {
+		v, err := NewJWTVerifier(JWTConfig{Issuers: []Issuer{iss}, CacheSize: -1, HTTPClient: plain,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { v.Close() })
+		waitFor(t, func() bool { return v.IssuerStatus()[0].Failures > 0 })
+		want := `redirect to "http://keys.example/jwks": it must use https (http only on a loopback address)`
+		if st := v.IssuerStatus()[0]; !strings.Contains(st.LastError, want) || plainAsked.Load() != 0 {
+			t.Errorf("status %+v after %d requests to the http URL; want the error %q", st, plainAsked.Load(), want)
+		}
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -118,8 +118,10 @@ type JWTConfig struct {
 	CacheSize int
 	// Now returns the current time; default time.Now.
 	Now func() time.Time
-	// HTTPClient fetches the discovery documents and the JWKS of Issuers; default a client
-	// of http.DefaultTransport. Each request is bounded to 10 seconds.
+	// HTTPClient's Transport fetches the discovery documents and the JWKS of Issuers;
+	// default http.DefaultTransport. Each request is bounded to 10 seconds, and may be
+	// redirected only where an Issuer's URLs may point (https, or http on a loopback
+	// address).
 	HTTPClient *http.Client
 	// Logger receives the failures of fetches (never tokens); default slog.Default().
 	Logger *slog.Logger
