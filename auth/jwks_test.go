@@ -1,6 +1,8 @@
 package auth
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -48,8 +50,9 @@ func withKeys(t *testing.T, idp *idptest.IdP, extra ...any) []byte {
 // TestIssuerJWKSSkipsBadKeys: RFC 7517 (section 5) asks a JWK Set's reader to ignore the
 // keys it cannot use. One key of the IdP's JWKS that is broken (an EC point off its curve,
 // an RSA key without its modulus, a member of the wrong JSON type) must not take the
-// others with it: tokens of the good keys are accepted, the broken kid is refused as
-// unknown, and the log names the skipped key.
+// others with it: tokens of the good keys are accepted, and the log names the skipped
+// keys. A key that reads well but is too weak (RSA under 2048 bits) is kept but verifies
+// no token.
 func TestIssuerJWKSSkipsBadKeys(t *testing.T) {
 	idp := idptest.New(t)
 	b64 := base64.RawURLEncoding.EncodeToString
@@ -57,7 +60,13 @@ func TestIssuerJWKSSkipsBadKeys(t *testing.T) {
 		"x": b64(make([]byte, 32)), "y": b64(append(make([]byte, 31), 1))}
 	noModulus := map[string]any{"kty": "RSA", "kid": "no-modulus", "e": "AQAB"}
 	wrongType := map[string]any{"kty": "RSA", "kid": "wrong-type", "n": 12345, "e": "AQAB"}
-	srv := servedJWKS(t, func() []byte { return withKeys(t, idp, offCurve, noModulus, wrongType) })
+	// A key that reads well but is too weak to trust: RSA under 2048 bits (RFC 8725, 3.5).
+	weak, err := rsa.GenerateKey(rand.Reader, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	weakJWK := map[string]any{"kty": "RSA", "kid": "weak", "use": "sig", "n": b64(weak.N.Bytes()), "e": "AQAB"}
+	srv := servedJWKS(t, func() []byte { return withKeys(t, idp, offCurve, noModulus, wrongType, weakJWK) })
 	v, log := newIssuerVerifier(t, idp, func(iss *Issuer) { iss.JWKSURL = srv.URL })
 	waitFor(t, func() bool { return !v.IssuerStatus()[0].LastSuccess.IsZero() || v.IssuerStatus()[0].Failures > 0 })
 	for _, alg := range []string{"RS256", "ES256"} {
@@ -65,9 +74,18 @@ func TestIssuerJWKSSkipsBadKeys(t *testing.T) {
 			t.Errorf("%s token of a good key beside broken ones: %v", alg, err)
 		}
 	}
+	weakTok := jwt.NewWithClaims(jwt.SigningMethodRS256, idp.Claims("alice", nil))
+	weakTok.Header["kid"] = "weak"
+	signed, err := weakTok.SignedString(weak)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bearer(v, signed); !isRefusal(err, `token alg "RS256" does not fit the key "weak" of issuer `+idp.URL()) {
+		t.Errorf("a token of a 1024-bit RSA key: %v", err)
+	}
 	st := v.IssuerStatus()[0]
-	if st.Keys != 2 || st.Stale() || st.Failures != 0 {
-		t.Errorf("status %+v, want the 2 good keys, fresh", st)
+	if st.Keys != 3 || st.Stale() || st.Failures != 0 {
+		t.Errorf("status %+v, want the 2 good keys and the weak one, fresh", st)
 	}
 	for _, kid := range []string{"off-curve", "no-modulus", "wrong-type"} {
 		if !strings.Contains(log.String(), `msg="auth: JWKS key skipped" issuer=`+idp.URL()+" kid="+kid) {
