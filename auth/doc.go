@@ -79,10 +79,10 @@
 // (through github.com/MicahParks/keyfunc and jwkset) are fetched when the verifier starts,
 // again every Issuer.RefreshInterval, and, at most once per Issuer.UnknownKIDInterval,
 // when a token names a kid the cache lacks; tokens naming unknown kids in between are
-// refused at once, never queued. A token that comes while its issuer's first fetch is
-// under way waits for it at most a second, then is refused (the keys are not available
-// yet); a request never waits for more than one discovery and one JWKS fetch, each
-// bounded to 10 seconds. A JWKS is read up to 1 MiB; a key in it that cannot be
+// refused at once, never queued. A token waits for a fetch (its issuer's first, or one
+// its unknown kid causes) at most a second, and is refused if the fetch has not brought
+// its key by then; the fetch goes on in the background, bounded to 10 seconds, and its
+// keys serve the next tokens. A JWKS is read up to 1 MiB; a key in it that cannot be
 // used is skipped (RFC 7517, section 5) and logged ("auth: JWKS key skipped"), and a
 // document too large, not a JWK Set, or holding no usable key is a failed fetch. A failed
 // fetch leaves the cached keys in use:

@@ -86,9 +86,10 @@ const (
 	jwksTimeout = 10 * time.Second
 	// maxDiscoveryBytes bounds a discovery document.
 	maxDiscoveryBytes = 1 << 20
-	// startWait bounds the wait of a token for the first fetch of its issuer's keys
-	// under way when it comes.
-	startWait = time.Second
+	// fetchWait bounds the wait of a token for a fetch of its issuer's keys (the first,
+	// or one for its unknown kid); the fetch goes on in the background, up to jwksTimeout,
+	// and its keys serve the next tokens.
+	fetchWait = time.Second
 	// maxJWKSBytes bounds a JWKS document.
 	maxJWKSBytes = 1 << 20
 )
@@ -130,11 +131,11 @@ type issuerSource struct {
 
 	// keys is nil until the JWKS URL is known and the storage made.
 	keys atomic.Pointer[issuerKeys]
-	// starting, a semaphore of one, guards the making of the key storage: jwksURL,
-	// lastStart. A request waits for it at most startWait.
-	starting  chan struct{}
-	jwksURL   string
-	lastStart time.Time // the last attempt to discover and make the storage
+	// mu guards attempt and lastStart.
+	mu        sync.Mutex
+	attempt   chan struct{} // closed when the attempt under way to make the storage ends
+	lastStart time.Time     // the last attempt to discover and make the storage
+	jwksURL   string        // read and written by one attempt at a time
 
 	// statusMu guards status and storage; it is never held while mu is taken.
 	statusMu sync.Mutex
@@ -241,7 +242,7 @@ func newIssuerSource(ctx context.Context, iss Issuer, leeway time.Duration, now 
 	if err != nil {
 		return nil, err
 	}
-	s := &issuerSource{iss: iss, client: client, log: log, ctx: ctx, jwksURL: iss.JWKSURL, starting: make(chan struct{}, 1),
+	s := &issuerSource{iss: iss, client: client, log: log, ctx: ctx, jwksURL: iss.JWKSURL,
 		unknownKID: rate.NewLimiter(rate.Every(iss.UnknownKIDInterval), 1)}
 	s.status.Issuer, s.status.JWKSURL = iss.URL, iss.JWKSURL
 	s.parser = jwt.NewParser(
@@ -264,37 +265,67 @@ type issuerKeys struct {
 	cache jwkset.Storage  // the keys fetched, read without fetching
 }
 
-// start discovers the JWKS URL when needed and makes the key storage, which fetches the
-// keys now and every RefreshInterval. A failure is remembered in the status and retried
-// by the next token, at most once per UnknownKIDInterval. While another call is making
-// the storage, start waits for it at most startWait, then refuses rather than keep the
-// request waiting for a slow IdP.
-func (s *issuerSource) start(ctx context.Context) (*issuerKeys, error) {
-	if k := s.keys.Load(); k != nil {
-		return k, nil
-	}
-	wait := time.NewTimer(startWait)
-	defer wait.Stop()
-	select {
-	case s.starting <- struct{}{}:
-		defer func() { <-s.starting }()
-	case <-wait.C:
-		return nil, refusef("the signing keys of issuer %s are not available yet", s.iss.URL)
-	case <-ctx.Done():
-		return nil, refusef("the signing keys of issuer %s are not available yet", s.iss.URL)
-	}
-	if k := s.keys.Load(); k != nil {
-		return k, nil
+// begin starts making the key storage in the background, unless it is made, being made,
+// or was tried less than UnknownKIDInterval ago. It returns a channel closed when the
+// attempt under way ends, nil when there is none.
+func (s *issuerSource) begin() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.attempt != nil || s.keys.Load() != nil {
+		return s.attempt
 	}
 	if !s.lastStart.IsZero() && time.Since(s.lastStart) < s.iss.UnknownKIDInterval {
-		return nil, refusef("the signing keys of issuer %s are not available yet", s.iss.URL)
+		return nil
 	}
 	s.lastStart = time.Now()
+	done := make(chan struct{})
+	s.attempt = done
+	go func() {
+		s.start()
+		s.mu.Lock()
+		s.attempt = nil
+		s.mu.Unlock()
+		close(done)
+	}()
+	return done
+}
+
+// ready returns the key storage, waiting at most fetchWait for an attempt to make it
+// (begun now if need be); fresh reports that the attempt happened during the wait.
+func (s *issuerSource) ready(ctx context.Context) (keys *issuerKeys, fresh bool, err error) {
+	if k := s.keys.Load(); k != nil {
+		return k, false, nil
+	}
+	if done := s.begin(); done != nil {
+		await(ctx, done)
+	}
+	if k := s.keys.Load(); k != nil {
+		return k, true, nil
+	}
+	return nil, false, refusef("the signing keys of issuer %s are not available yet", s.iss.URL)
+}
+
+// await waits until done is closed, at most fetchWait, and no longer than ctx.
+func await(ctx context.Context, done <-chan struct{}) {
+	t := time.NewTimer(fetchWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// start discovers the JWKS URL when needed and makes the key storage, which fetches the
+// keys now and every RefreshInterval. A failure is remembered in the status and retried
+// by the next token, at most once per UnknownKIDInterval. Only begin calls it.
+func (s *issuerSource) start() {
+	ctx := s.ctx
 	if s.jwksURL == "" {
 		u, err := s.discover(ctx)
 		if err != nil {
 			s.failed(ctx, fmt.Errorf("discovery: %w", err))
-			return nil, refusef("the signing keys of issuer %s are not available yet", s.iss.URL)
+			return
 		}
 		s.jwksURL = u
 		s.statusMu.Lock()
@@ -313,7 +344,7 @@ func (s *issuerSource) start(ctx context.Context) (*issuerKeys, error) {
 	})
 	if err != nil {
 		s.failed(ctx, err)
-		return nil, refusef("the signing keys of issuer %s are not available yet", s.iss.URL)
+		return
 	}
 	client, err := jwkset.NewHTTPClient(jwkset.HTTPClientOptions{
 		HTTPURLs: map[string]jwkset.Storage{s.jwksURL: store},
@@ -324,18 +355,39 @@ func (s *issuerSource) start(ctx context.Context) (*issuerKeys, error) {
 	})
 	if err != nil {
 		s.failed(ctx, err)
-		return nil, refusef("the signing keys of issuer %s are not available yet", s.iss.URL)
+		return
 	}
 	kf, err := keyfunc.New(keyfunc.Options{Ctx: s.ctx, Storage: client, UseWhitelist: []jwkset.USE{jwkset.UseSig, ""}})
 	if err != nil {
-		return nil, err
+		s.failed(ctx, err)
+		return
 	}
-	k := &issuerKeys{kf: kf, cache: store}
 	s.statusMu.Lock()
 	s.storage = store
 	s.statusMu.Unlock()
-	s.keys.Store(k)
-	return k, nil
+	s.keys.Store(&issuerKeys{kf: kf, cache: store})
+}
+
+// refetch fetches the JWKS again for kid, in the background, and waits for it at most
+// fetchWait (no longer than ctx): a slow IdP makes one token wait a second, not the
+// fetch's 10 seconds, and the keys it brings serve the next tokens.
+func (s *issuerSource) refetch(ctx context.Context, keys *issuerKeys, kid string) (jwkset.JWK, error) {
+	done := make(chan struct{})
+	var jwk jwkset.JWK
+	var err error
+	go func() {
+		defer close(done)
+		fetchCtx, cancel := context.WithTimeout(s.ctx, jwksTimeout)
+		defer cancel()
+		jwk, err = keys.kf.Storage().KeyRead(fetchCtx, kid)
+	}()
+	await(ctx, done)
+	select {
+	case <-done:
+		return jwk, err
+	default:
+		return jwkset.JWK{}, errors.New("the JWKS fetch goes on in the background")
+	}
 }
 
 // discover reads the issuer's OpenID Connect discovery document and returns its jwks_uri.
@@ -497,8 +549,7 @@ func (s *issuerSource) key(ctx context.Context) jwt.Keyfunc {
 		if kid == "" {
 			return nil, errTokenNoKid
 		}
-		fresh := s.keys.Load() == nil
-		keys, err := s.start(ctx)
+		keys, fresh, err := s.ready(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -507,9 +558,7 @@ func (s *issuerSource) key(ctx context.Context) jwt.Keyfunc {
 		// again when this token's wait just saw the first fetch.
 		jwk, err := keys.cache.KeyRead(ctx, kid)
 		if err != nil && !fresh && s.unknownKID.Allow() {
-			fetchCtx, cancel := context.WithTimeout(ctx, jwksTimeout)
-			jwk, err = keys.kf.Storage().KeyRead(fetchCtx, kid)
-			cancel()
+			jwk, err = s.refetch(ctx, keys, kid)
 		}
 		if err != nil {
 			return nil, refusef("token kid %q names no key of issuer %s", clip(kid), s.iss.URL)

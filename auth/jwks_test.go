@@ -187,7 +187,7 @@ func TestIssuerSlowIdPRefusesAtOnce(t *testing.T) {
 		}()
 	}
 	for range 3 {
-		if d := <-done; d > startWait+time.Second {
+		if d := <-done; d > fetchWait+time.Second {
 			t.Errorf("a request waited %v for the IdP", d)
 		}
 	}
@@ -234,3 +234,46 @@ func TestIssuerRedirectsStayOnHTTPS(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestIssuerSlowRotation: the IdP rotates its key and then answers its JWKS slowly. The
+// first token of the new kid waits for the fetch at most fetchWait (not the fetch's 10
+// seconds) and is refused; the fetch goes on, and once it is answered the new key's
+// tokens are accepted without another fetch.
+func TestIssuerSlowRotation(t *testing.T) {
+	idp := idptest.New(t)
+	var slow atomic.Bool
+	release := make(chan struct{})
+	var asked atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		if slow.Load() {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		w.Write(idp.JWKS())
+	}))
+	t.Cleanup(srv.Close)
+	v, _ := newIssuerVerifier(t, idp, func(iss *Issuer) { iss.JWKSURL = srv.URL; iss.UnknownKIDInterval = time.Hour })
+	if _, err := bearer(v, idp.Token(t, "RS256", idp.Claims("alice", nil))); err != nil {
+		t.Fatal(err)
+	}
+	slow.Store(true)
+	idp.Rotate(t, "RS256")
+	tok := idp.Token(t, "RS256", idp.Claims("alice", nil))
+	start := time.Now()
+	if _, err := bearer(v, tok); err == nil {
+		t.Error("a token of a key not fetched yet was accepted")
+	}
+	if d := time.Since(start); d > fetchWait+time.Second {
+		t.Errorf("the token waited %v for the slow IdP", d)
+	}
+	before := asked.Load()
+	close(release)
+	waitFor(t, func() bool { _, err := bearer(v, tok); return err == nil })
+	if asked.Load() != before {
+		t.Errorf("%d more JWKS requests; the background fetch should have brought the key", asked.Load()-before)
+	}
+}

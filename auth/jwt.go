@@ -222,7 +222,7 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 	}
 	v.cancel = cancel
 	for _, src := range v.order {
-		go src.start(ctx)
+		src.begin()
 	}
 	v.parser = jwt.NewParser(
 		jwt.WithValidMethods([]string{AlgRS256, AlgES256, AlgHS256}),
