@@ -19,7 +19,8 @@
 //     "Authorization: AppKey <key>", "Authorization: Bearer <JWT>" (scheme word in any
 //     case) or the header "AppKey: <key>" (AuthorizationHeader); reporting reads x-api-key
 //     (APIKeyHeader) and its tenant from x-tenant-id (reportinghttp.RequestTenant).
-//   - Refused credentials are 401, with WWW-Authenticate naming the credential form: the
+//   - Refused credentials are 401, with WWW-Authenticate naming the credential form (and,
+//     for a refused Bearer token, error="invalid_token", RFC 6750 section 3.1): the
 //     policy's writer receives a problem with errorCode ADMIN_AUTHENTICATION_ERROR, which
 //     the KM API and OData write as {"error": "..."} (application/json), SCIM as an RFC 7644
 //     Error body (application/scim+json, status as a string), reporting as a problem body.

@@ -168,6 +168,7 @@ func (g *Guard) Wrap(p Policy, next http.Handler) http.Handler {
 func (g *Guard) authenticate(w http.ResponseWriter, r *http.Request, pol *Policy) (*principal.Principal, string, bool) {
 	cred, err := pol.Credentials.parse(r.Header)
 	var p *principal.Principal
+	token := err == nil && cred.Scheme == SchemeBearer // a token was sent, for the challenge
 	if err == nil {
 		p, err = g.auth.Authenticate(r.Context(), cred)
 	}
@@ -181,7 +182,7 @@ func (g *Guard) authenticate(w http.ResponseWriter, r *http.Request, pol *Policy
 	}
 	switch {
 	case err != nil:
-		g.refuse(w, r, pol, err)
+		g.refuse(w, r, pol, token, err)
 	case p == nil:
 		g.fail(w, pol, "authenticate", errors.New("the authenticator returned no principal"))
 	default:
@@ -199,12 +200,15 @@ func (p *Policy) writeTenantError(w http.ResponseWriter, err error) {
 	p.writeError(w, http.StatusBadRequest, problem.CodeParameterIllegal, err.Error())
 }
 
-// refuse answers a request whose credentials were not accepted.
-func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, pol *Policy, err error) {
+// refuse answers a request whose credentials were not accepted; token says they were a
+// Bearer token.
+func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, pol *Policy, token bool, err error) {
 	if ce, ok := errors.AsType[*CredentialError](err); ok {
+		metadata := ""
 		if pol.ResourceMetadata != nil {
-			w.Header().Set("WWW-Authenticate", pol.Credentials.challenge(pol.ResourceMetadata(r)))
+			metadata = pol.ResourceMetadata(r)
 		}
+		w.Header().Set("WWW-Authenticate", pol.Credentials.challenge(metadata, token))
 		pol.writeError(w, http.StatusUnauthorized, "", ce.Reason)
 		return
 	}

@@ -58,15 +58,21 @@ const (
 
 // challenge returns the WWW-Authenticate header of 401 answers (RFC 9110, 11.6.1). With a
 // resource metadata URL the Bearer challenge comes first and names it (RFC 9728, 5.1), as
-// MCP clients read only a leading Bearer challenge.
-func (c Credentials) challenge(metadata string) string {
+// MCP clients read only a leading Bearer challenge. When the request sent a Bearer token
+// that was refused, the Bearer challenge says error="invalid_token" (RFC 6750, 3.1), so
+// that an OAuth client knows to get a new token rather than sign in from scratch.
+func (c Credentials) challenge(metadata string, invalidToken bool) string {
 	if c == APIKeyHeader {
 		return `x-api-key realm="kmkit"`
 	}
-	if metadata != "" {
-		return `Bearer realm="kmkit", resource_metadata="` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(metadata) + `", AppKey realm="kmkit"`
+	bearer := `Bearer realm="kmkit"`
+	if invalidToken {
+		bearer += `, error="invalid_token"`
 	}
-	return `AppKey realm="kmkit", Bearer realm="kmkit"`
+	if metadata != "" {
+		return bearer + `, resource_metadata="` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(metadata) + `", AppKey realm="kmkit"`
+	}
+	return `AppKey realm="kmkit", ` + bearer
 }
 
 // parse reads the credentials of a request.
@@ -89,7 +95,7 @@ func (p *Policy) name() string {
 // the policy's error shape; a 401 carries the challenge of its credential form.
 func (p *Policy) writeError(w http.ResponseWriter, status int, code, detail string) {
 	if status == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
-		w.Header().Set("WWW-Authenticate", p.Credentials.challenge(""))
+		w.Header().Set("WWW-Authenticate", p.Credentials.challenge("", false))
 	}
 	if code == "" {
 		code = problemCode(status)

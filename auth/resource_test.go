@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/golang-jwt/jwt/v5"
+
 	"github.com/kmkit/kmkit/principal"
 )
 
@@ -33,6 +35,14 @@ func TestChallengeNamesResourceMetadata(t *testing.T) {
 	want := `Bearer realm="kmkit", resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/x", AppKey realm="kmkit"`
 	if w.Code != 401 || w.Header().Get("WWW-Authenticate") != want {
 		t.Errorf("%d %q, want 401 %q", w.Code, w.Header().Get("WWW-Authenticate"), want)
+	}
+	// A refused token: the Bearer challenge says so (RFC 6750, 3.1), before the metadata.
+	r.Header.Set("Authorization", "Bearer "+sign(t, jwt.SigningMethodRS256, testRSA, "rs", claims(map[string]any{"aud": "x"})))
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	want = `Bearer realm="kmkit", error="invalid_token", resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/x", AppKey realm="kmkit"`
+	if w.Code != 401 || w.Header().Get("WWW-Authenticate") != want {
+		t.Errorf("a refused token: %d %q, want 401 %q", w.Code, w.Header().Get("WWW-Authenticate"), want)
 	}
 }
 

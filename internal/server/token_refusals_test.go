@@ -55,8 +55,8 @@ func refusalDetail(t *testing.T, scim bool, status int, h http.Header, body stri
 }
 
 // TestTokenRefusalsAlikeOnEverySurface: a token refused for any reason gets the same
-// answer from every surface that takes Bearer tokens: 401, the Bearer challenge naming
-// the surface's resource metadata, no rate limit headers (no principal to count against),
+// answer from every surface that takes Bearer tokens: 401, the Bearer challenge saying
+// error="invalid_token" (RFC 6750, 3.1) and naming the surface's resource metadata, no rate limit headers (no principal to count against),
 // and the same reason in the surface's error shape. A token the IdP signed but that lacks
 // a permission is 403 alike, as a problem body.
 func TestTokenRefusalsAlikeOnEverySurface(t *testing.T) {
@@ -100,7 +100,7 @@ func TestTokenRefusalsAlikeOnEverySurface(t *testing.T) {
 			t.Run(c.name+"/"+s.name, func(t *testing.T) {
 				status, h, body := call(t, s.method, srv.URL+s.path, c.token, s.body)
 				if status != 401 || h.Get("X-RateLimit-Limit") != "" ||
-					!strings.HasPrefix(h.Get("WWW-Authenticate"), `Bearer realm="kmkit", resource_metadata="`+srv.URL+"/.well-known/oauth-protected-resource") {
+					!strings.HasPrefix(h.Get("WWW-Authenticate"), `Bearer realm="kmkit", error="invalid_token", resource_metadata="`+srv.URL+"/.well-known/oauth-protected-resource") {
 					t.Errorf("%d %q limit %q", status, h.Get("WWW-Authenticate"), h.Get("X-RateLimit-Limit"))
 				}
 				if got := refusalDetail(t, s.scim, status, h, body); got != c.reason {
