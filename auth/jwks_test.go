@@ -277,3 +277,39 @@ func TestIssuerSlowRotation(t *testing.T) {
 		t.Errorf("%d more JWKS requests; the background fetch should have brought the key", asked.Load()-before)
 	}
 }
+
+// TestIssuerKeyAlgBindsTheToken: a JWK that names its alg verifies only tokens of that
+// alg, even when the issuer accepts both and the key's type fits both (RFC 8725, 3.1): the
+// IdP's RSA key published as RS384 does not verify an RS256 or PS256 token it signed.
+func TestIssuerKeyAlgBindsTheToken(t *testing.T) {
+	idp := idptest.New(t)
+	srv := servedJWKS(t, func() []byte {
+		return []byte(strings.Replace(string(idp.JWKS()), `"alg":"RS256"`, `"alg":"RS384"`, 1))
+	})
+	v, _ := newIssuerVerifier(t, idp, func(iss *Issuer) {
+		iss.JWKSURL = srv.URL
+		iss.Algorithms = []string{"RS256", "RS384", "PS256"}
+	})
+	kid := idp.Kid("RS256")
+	for _, method := range []jwt.SigningMethod{jwt.SigningMethodRS256, jwt.SigningMethodPS256} {
+		tok := jwt.NewWithClaims(method, idp.Claims("alice", nil))
+		tok.Header["kid"] = kid
+		s, err := tok.SignedString(idp.PrivateKey(kid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `token alg "` + method.Alg() + `" does not fit the key "` + kid + `" of issuer ` + idp.URL()
+		if _, err := bearer(v, s); !isRefusal(err, want) {
+			t.Errorf("%s: %v, want %q", method.Alg(), err, want)
+		}
+	}
+	tok := jwt.NewWithClaims(jwt.SigningMethodRS384, idp.Claims("alice", nil))
+	tok.Header["kid"] = kid
+	s, err := tok.SignedString(idp.PrivateKey(kid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bearer(v, s); err != nil {
+		t.Errorf("RS384, the key's alg: %v", err)
+	}
+}
