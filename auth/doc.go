@@ -24,7 +24,8 @@
 //     policy's writer receives a problem with errorCode ADMIN_AUTHENTICATION_ERROR, which
 //     the KM API and OData write as {"error": "..."} (application/json), SCIM as an RFC 7644
 //     Error body (application/scim+json, status as a string), reporting as a problem body.
-//   - A missing permission is 403 ADMIN_ACCESS_ERROR. With Policy.Tenant, a key used with
+//   - A missing permission is 403 ADMIN_ACCESS_ERROR (to a Bearer token, with the challenge
+//     Bearer error="insufficient_scope", RFC 6750). With Policy.Tenant, a key used with
 //     another tenant's id is 403, and the reader's errors (for reporting, a missing or
 //     malformed x-tenant-id: 400 GENERAL_PARAMETER_MISSING or GENERAL_PARAMETER_ILLEGAL) are
 //     answered as it returns them.

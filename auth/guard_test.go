@@ -145,6 +145,14 @@ func forbidden(f Family, msg string) response {
 	return rated(response{403, map[string]string{"Content-Type": ctProblem}, problemBody(403, "ADMIN_ACCESS_ERROR", msg)}, 6000, 5999)
 }
 
+// forbiddenToken is the expected 403 answer of family f to a Bearer token that lacks the
+// permission: the Bearer challenge says insufficient_scope (RFC 6750, 3.1).
+func forbiddenToken(f Family, msg string) response {
+	r := forbidden(f, msg)
+	r.Headers["WWW-Authenticate"] = `Bearer realm="kmkit", error="insufficient_scope"`
+	return r
+}
+
 func ok(body string) response {
 	return rated(response{200, map[string]string{"Content-Type": ctText}, body}, 6000, 5999)
 }
@@ -275,8 +283,8 @@ func TestGuardBearer(t *testing.T) {
 		{"scope an object", FamilyKM, bearer(rs(map[string]any{"scope": map[string]any{}})), unauthorizedToken(FamilyKM, `token claim "scope" is neither a string nor an array of strings`)},
 		{"bearer on reporting", FamilyReporting, bearer(valid), unauthorized(FamilyReporting, "missing x-api-key header")},
 
-		{"missing permission", FamilySCIM, bearer(valid), forbidden(FamilySCIM, "the credentials lack the scim permission")},
-		{"no scope at all", FamilyKM, bearer(rs(map[string]any{"scope": nil})), forbidden(FamilyKM, "the credentials lack the km permission")},
+		{"missing permission", FamilySCIM, bearer(valid), forbiddenToken(FamilySCIM, "the credentials lack the scim permission")},
+		{"no scope at all", FamilyKM, bearer(rs(map[string]any{"scope": nil})), forbiddenToken(FamilyKM, "the credentials lack the km permission")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -109,13 +109,15 @@ func TestTokenRefusalsAlikeOnEverySurface(t *testing.T) {
 			})
 		}
 	}
-	// 403 is a problem (an RFC 7644 Error on SCIM) with ADMIN_ACCESS_ERROR, counted.
+	// 403 is a problem (an RFC 7644 Error on SCIM) with ADMIN_ACCESS_ERROR, counted, and
+	// its Bearer challenge says insufficient_scope.
 	noPerms := idp.Token(t, "RS256", all(map[string]any{"scp": "openid"}))
 	for _, s := range tokenSurfaces {
 		status, h, body := call(t, s.method, srv.URL+s.path, noPerms, s.body)
 		var doc struct{ Detail, ErrorCode string }
 		json.Unmarshal([]byte(body), &doc)
 		if status != 403 || h.Get("X-RateLimit-Limit") == "" || !strings.HasPrefix(doc.Detail, "the credentials lack the ") ||
+			!strings.HasPrefix(h.Get("WWW-Authenticate"), `Bearer realm="kmkit", error="insufficient_scope", resource_metadata="`+srv.URL) ||
 			!s.scim && doc.ErrorCode != "ADMIN_ACCESS_ERROR" {
 			t.Errorf("%s without permissions: %d %s", s.name, status, body)
 		}
