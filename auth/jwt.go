@@ -390,11 +390,13 @@ func checkHeader(t *jwt.Token) error {
 	if !ok {
 		return refuse(`token header "typ" is not a string`)
 	}
-	mediaType := strings.ToLower(s)
-	if len(mediaType) > len("application/") && strings.HasPrefix(mediaType, "application/") {
-		mediaType = mediaType[len("application/"):]
+	// Compared without allocating: this is on the path of every verification.
+	const app = "application/"
+	mediaType := s
+	if len(s) > len(app) && strings.EqualFold(s[:len(app)], app) {
+		mediaType = s[len(app):]
 	}
-	if mediaType != "jwt" && mediaType != "at+jwt" {
+	if !strings.EqualFold(mediaType, "jwt") && !strings.EqualFold(mediaType, "at+jwt") {
 		return refusef("token type %q is not an access token: use typ JWT or at+jwt", clip(s))
 	}
 	return nil
