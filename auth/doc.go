@@ -87,16 +87,15 @@
 // keys serve the next tokens. A JWKS is read up to 1 MiB; a key in it that cannot be
 // used is skipped (RFC 7517, section 5) and logged ("auth: JWKS key skipped"), and a
 // document too large, not a JWK Set, or holding no usable key is a failed fetch. A failed
-// fetch leaves the cached keys in use:
-// JWTVerifier.IssuerStatus reports it (the reference server exports it as kmkit_jwks_up and
-// friends) and the Logger warns "JWKS unreachable; verifying tokens with the cached keys".
-// JWTVerifier.Close stops the fetching.
+// fetch leaves the cached keys in use: JWTVerifier.IssuerStatus reports it (the reference
+// server exports it as kmkit_jwks_up and friends) and the Logger warns "JWKS unreachable;
+// verifying tokens with the cached keys". JWTVerifier.Close stops the fetching.
 //
 // A token goes to the issuer its iss names. It must carry a kid of that issuer's JWKS
-// (a key with use "sig" or none), an asymmetric alg among Issuer.Algorithms (default RS256
-// and ES256) that fits the key's type and curve (and the key's alg, if it names one), an
-// audience among Issuer.Audience and an exp; a jwk, jku, x5u, x5c or crit header is refused
-// whatever the signature. The ClaimMapping makes the principal: Team and Tenant name claims
+// (a key with use "sig" or none; of keys sharing the kid, the one that fits), an
+// asymmetric alg among Issuer.Algorithms (default RS256 and ES256) that fits the key's
+// type and curve (and the key's alg, if it names one), an audience among Issuer.Audience
+// and an exp; a jwk, jku, x5u, x5c or crit header is refused whatever the signature. The ClaimMapping makes the principal: Team and Tenant name claims
 // (dotted names reach into nested objects, "org.id"), or FixedTeam and FixedTenant set them
 // for every token of the issuer; the values of PermissionClaims (default scope and scp;
 // "roles" and "groups" are common too) grant the permissions Scopes maps them to, or, with

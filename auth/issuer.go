@@ -370,23 +370,23 @@ func (s *issuerSource) start() {
 
 // refetch fetches the JWKS again for kid, in the background, and waits for it at most
 // fetchWait (no longer than ctx): a slow IdP makes one token wait a second, not the
-// fetch's 10 seconds, and the keys it brings serve the next tokens.
-func (s *issuerSource) refetch(ctx context.Context, keys *issuerKeys, kid string) (jwkset.JWK, error) {
+// fetch's 10 seconds, and the keys it brings serve the next tokens. It returns nil when
+// the fetch ended in time with kid in the cache.
+func (s *issuerSource) refetch(ctx context.Context, keys *issuerKeys, kid string) error {
 	done := make(chan struct{})
-	var jwk jwkset.JWK
 	var err error
 	go func() {
 		defer close(done)
 		fetchCtx, cancel := context.WithTimeout(s.ctx, jwksTimeout)
 		defer cancel()
-		jwk, err = keys.kf.Storage().KeyRead(fetchCtx, kid)
+		_, err = keys.kf.Storage().KeyRead(fetchCtx, kid)
 	}()
 	await(ctx, done)
 	select {
 	case <-done:
-		return jwk, err
+		return err
 	default:
-		return jwkset.JWK{}, errors.New("the JWKS fetch goes on in the background")
+		return errors.New("the JWKS fetch goes on in the background")
 	}
 }
 
@@ -553,37 +553,64 @@ func (s *issuerSource) key(ctx context.Context) jwt.Keyfunc {
 		if err != nil {
 			return nil, err
 		}
-		// The kid's key from the cache, or from the JWKS fetched again when the cache
-		// lacks it (the IdP rotated its key), at most once per UnknownKIDInterval; not
+		// The kid's keys from the cache, or from the JWKS fetched again when the cache
+		// has none (the IdP rotated its key), at most once per UnknownKIDInterval; not
 		// again when this token's wait just saw the first fetch.
-		jwk, err := keys.cache.KeyRead(ctx, kid)
-		if err != nil && !fresh && s.unknownKID.Allow() {
-			jwk, err = s.refetch(ctx, keys, kid)
+		jwks := keysOf(ctx, keys.cache, kid)
+		if len(jwks) == 0 && !fresh && s.unknownKID.Allow() && s.refetch(ctx, keys, kid) == nil {
+			jwks = keysOf(ctx, keys.cache, kid)
 		}
-		if err != nil {
+		if len(jwks) == 0 {
 			return nil, refusef("token kid %q names no key of issuer %s", clip(kid), s.iss.URL)
 		}
+		// Keys of different types may share a kid (RFC 7517, 4.5): the one that fits.
 		alg := t.Method.Alg()
-		m := jwk.Marshal()
-		if m.USE == jwkset.UseEnc || m.ALG != "" && m.ALG.String() != alg {
-			return nil, refusef("token alg %q does not fit the key %q of issuer %s", clip(alg), clip(kid), s.iss.URL)
+		for _, jwk := range jwks {
+			if k := fitting(jwk, alg); k != nil {
+				return k, nil
+			}
 		}
-		var k any = jwk.Key()
-		if pk, ok := k.(interface{ Public() crypto.PublicKey }); ok {
-			k = pk.Public()
-		}
-		ok := false
-		switch pub := k.(type) {
-		case *rsa.PublicKey:
-			ok = asymmetric[alg] == "RSA" && pub.N.BitLen() >= 2048
-		case *ecdsa.PublicKey:
-			ok = asymmetric[alg] == pub.Curve.Params().Name && curveOK(pub.Curve)
-		}
-		if !ok {
-			return nil, refusef("token alg %q does not fit the key %q of issuer %s", clip(alg), clip(kid), s.iss.URL)
-		}
-		return k, nil
+		return nil, refusef("token alg %q does not fit the key %q of issuer %s", clip(alg), clip(kid), s.iss.URL)
 	}
+}
+
+// keysOf returns the keys of kid in store.
+func keysOf(ctx context.Context, store jwkset.Storage, kid string) []jwkset.JWK {
+	all, err := store.KeyReadAll(ctx) // a copy
+	if err != nil {
+		return nil
+	}
+	out := all[:0]
+	for _, k := range all {
+		if k.Marshal().KID == kid {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// fitting returns the public key of jwk when it verifies tokens of alg: a signing key
+// whose alg, if it names one, is alg, of the type and size alg needs; else nil.
+func fitting(jwk jwkset.JWK, alg string) any {
+	m := jwk.Marshal()
+	if m.USE == jwkset.UseEnc || m.ALG != "" && m.ALG.String() != alg {
+		return nil
+	}
+	var k any = jwk.Key()
+	if pk, ok := k.(interface{ Public() crypto.PublicKey }); ok {
+		k = pk.Public()
+	}
+	switch pub := k.(type) {
+	case *rsa.PublicKey:
+		if asymmetric[alg] == "RSA" && pub.N.BitLen() >= 2048 {
+			return pub
+		}
+	case *ecdsa.PublicKey:
+		if asymmetric[alg] == pub.Curve.Params().Name && curveOK(pub.Curve) {
+			return pub
+		}
+	}
+	return nil
 }
 
 func curveOK(c elliptic.Curve) bool {

@@ -313,3 +313,57 @@ func TestIssuerKeyAlgBindsTheToken(t *testing.T) {
 		t.Errorf("RS384, the key's alg: %v", err)
 	}
 }
+
+// TestIssuerSharedKid: RFC 7517 (4.5) lets keys of different types share a kid, and some
+// IdPs publish an encryption key beside the signing key under one kid. A token names the
+// kid and an alg; the key that fits them verifies it, whichever comes first in the set.
+func TestIssuerSharedKid(t *testing.T) {
+	idp := idptest.New(t)
+	rsaKid, ecKid := idp.Kid("RS256"), idp.Kid("ES256")
+	var set struct {
+		Keys []map[string]any `json:"keys"`
+	}
+	if err := json.Unmarshal(idp.JWKS(), &set); err != nil {
+		t.Fatal(err)
+	}
+	var shared []any
+	for _, k := range set.Keys { // the EC key first, then the RSA key, both as "shared"
+		if k["kid"] == ecKid {
+			k["kid"] = "shared"
+			shared = append([]any{k}, shared...)
+		} else {
+			k["kid"] = "shared"
+			shared = append(shared, k)
+		}
+	}
+	// An encryption key under the same kid, first of all: never a signing key.
+	enc := map[string]any{}
+	for k, v := range set.Keys[0] {
+		enc[k] = v
+	}
+	enc["use"], enc["alg"] = "enc", "RSA-OAEP"
+	doc, _ := json.Marshal(map[string]any{"keys": append([]any{enc}, shared...)})
+	srv := servedJWKS(t, func() []byte { return doc })
+	v, _ := newIssuerVerifier(t, idp, func(iss *Issuer) {
+		iss.JWKSURL = srv.URL
+		iss.Algorithms = []string{"RS256", "ES256", "PS256"}
+	})
+	for alg, kid := range map[string]string{"RS256": rsaKid, "ES256": ecKid} {
+		tok := jwt.NewWithClaims(jwt.GetSigningMethod(alg), idp.Claims("alice", nil))
+		tok.Header["kid"] = "shared"
+		s, err := tok.SignedString(idp.PrivateKey(kid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := bearer(v, s); err != nil {
+			t.Errorf("%s token under the shared kid: %v", alg, err)
+		}
+	}
+	// A token no key of the kid fits is still refused so.
+	tok := jwt.NewWithClaims(jwt.SigningMethodPS256, idp.Claims("alice", nil))
+	tok.Header["kid"] = "shared"
+	s, _ := tok.SignedString(idp.PrivateKey(rsaKid))
+	if _, err := bearer(v, s); !isRefusal(err, `token alg "PS256" does not fit the key "shared" of issuer `+idp.URL()) {
+		t.Errorf("PS256 under the shared kid: %v", err)
+	}
+}
