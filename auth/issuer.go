@@ -71,7 +71,8 @@ type ClaimMapping struct {
 	// issuer, instead of a claim.
 	FixedTeam, FixedTenant string
 	// PermissionClaims name the claims whose values grant permissions: a space-separated
-	// string or an array of strings (scope, scp, roles, groups...). Default scope and scp.
+	// string or an array of strings (scope, scp, roles, groups...; dotted names reach into
+	// nested objects, as Keycloak's "realm_access.roles"). Default scope and scp.
 	PermissionClaims []string
 	// Scopes maps a value of those claims to the permissions it grants. Nil: a value that
 	// is the name of a permission (km, odata, scim, reporting, metrics, mcp) grants it.
@@ -669,21 +670,28 @@ func (s *issuerSource) principal(claims jwt.MapClaims) (*principal.Principal, er
 	return p, nil
 }
 
-// pathClaim reads a string claim by a dotted path into nested objects; a claim that is
-// absent is "".
-func pathClaim(claims jwt.MapClaims, path string) (string, error) {
-	var v any = map[string]any(claims)
-	if _, ok := claims[path]; ok {
-		v = claims[path] // a claim whose name has dots (URIs, as Auth0 names custom claims)
-	} else {
-		for part := range strings.SplitSeq(path, ".") {
-			obj, ok := v.(map[string]any)
-			if !ok {
-				return "", nil
-			}
-			v = obj[part]
-		}
+// claimAt returns the claim named path: the claim of that name when there is one (a
+// name with dots: URIs, as Auth0 names custom claims), else the value reached through
+// nested objects by its dotted parts; nil when absent.
+func claimAt(claims jwt.MapClaims, path string) any {
+	if v, ok := claims[path]; ok {
+		return v
 	}
+	var v any = map[string]any(claims)
+	for part := range strings.SplitSeq(path, ".") {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = obj[part]
+	}
+	return v
+}
+
+// pathClaim reads a string claim by a dotted path into nested objects (claimAt); a claim
+// that is absent is "".
+func pathClaim(claims jwt.MapClaims, path string) (string, error) {
+	v := claimAt(claims, path)
 	switch v := v.(type) {
 	case nil:
 		return "", nil

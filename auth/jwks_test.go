@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/kmkit/kmkit/auth/idptest"
+	"github.com/kmkit/kmkit/principal"
 )
 
 // servedJWKS serves body as the JWKS of a test.
@@ -365,5 +367,32 @@ func TestIssuerSharedKid(t *testing.T) {
 	s, _ := tok.SignedString(idp.PrivateKey(rsaKid))
 	if _, err := bearer(v, s); !isRefusal(err, `token alg "PS256" does not fit the key "shared" of issuer `+idp.URL()) {
 		t.Errorf("PS256 under the shared kid: %v", err)
+	}
+}
+
+// TestIssuerNestedPermissionClaim: permission claims are named as the team and tenant
+// claims are, dotted names reaching into nested objects, so that Keycloak's realm roles
+// (realm_access.roles) grant permissions; a claim whose own name has dots (Auth0's
+// namespaced claims) is read as it is.
+func TestIssuerNestedPermissionClaim(t *testing.T) {
+	idp := idptest.New(t)
+	v, _ := newIssuerVerifier(t, idp, func(iss *Issuer) {
+		iss.Claims.PermissionClaims = []string{"realm_access.roles", "https://kmkit.example/perms"}
+	})
+	tok := idp.Token(t, "ES256", idp.Claims("alice", map[string]any{
+		"realm_access":                map[string]any{"roles": []any{"kmkit.read", "offline_access"}},
+		"https://kmkit.example/perms": "kmkit.admin",
+	}))
+	p, err := bearer(v, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []principal.Permission{principal.PermKM, principal.PermOData, principal.PermMCP, principal.PermSCIM, principal.PermMetrics}
+	if diff := cmp.Diff(want, p.Permissions); diff != "" {
+		t.Errorf("permissions (-want +got):\n%s", diff)
+	}
+	bad := idp.Token(t, "ES256", idp.Claims("alice", map[string]any{"realm_access": map[string]any{"roles": 7}}))
+	if _, err := bearer(v, bad); !isRefusal(err, `token claim "realm_access.roles" is neither a string nor an array of strings`) {
+		t.Errorf("roles a number: %v", err)
 	}
 }

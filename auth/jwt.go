@@ -518,8 +518,10 @@ func stringClaim(claims jwt.MapClaims, name string) (string, error) {
 	}
 }
 
+// scopeClaim reads the words of the permission claim name (dotted, as claimAt reads it):
+// a space-separated string or an array of them.
 func scopeClaim(claims jwt.MapClaims, name string) ([]string, error) {
-	switch v := claims[name].(type) {
+	switch v := claimAt(claims, name).(type) {
 	case nil:
 		return nil, nil
 	case string:

@@ -21,7 +21,7 @@
 //	      claims:                  # optional claim mapping
 //	        team: org.id           # claim of the team (dotted: nested), default team
 //	        tenant: tid            # claim of the reporting tenant (a UUID), default tenant
-//	        permissions: [scp, roles]  # claims whose values grant permissions, default [scope, scp]
+//	        permissions: [scp, roles]  # claims whose values grant permissions (dotted: nested), default [scope, scp]
 //	      scopes:                  # optional: value -> permissions; default: a value naming a permission grants it
 //	        kmkit.read: [km, odata, mcp]
 //	        kmkit.admin: [scim, metrics]
