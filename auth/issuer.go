@@ -144,10 +144,17 @@ type issuerSource struct {
 	status   IssuerStatus
 }
 
-func checkIssuerURL(what, s string) error {
+// checkURL reports what is wrong with the URL s of an issuer or of its JWKS: it must be
+// absolute, without user information or fragment, and secure (secureURL). A JWKS URL may
+// have a query (Microsoft Entra ID's keys?appid=...); an issuer may not (OpenID Connect
+// Discovery 1.0, 3), as tokens name it exactly.
+func checkURL(what, s string, query bool) error {
 	u, err := url.Parse(s)
-	if err != nil || u.Host == "" || u.User != nil || u.Fragment != "" || u.RawQuery != "" {
+	switch {
+	case err != nil || u.Host == "" || u.User != nil || u.Fragment != "":
 		return fmt.Errorf("%s %q is not an absolute URL", what, s)
+	case u.RawQuery != "" && !query:
+		return fmt.Errorf("%s %q must not have a query", what, s)
 	}
 	if !secureURL(u) {
 		return fmt.Errorf("%s %q must use https (http only on a loopback address)", what, s)
@@ -186,14 +193,14 @@ func CheckIssuer(iss Issuer) error {
 
 // normalizeIssuer checks iss and fills in its defaults.
 func normalizeIssuer(iss Issuer) (Issuer, error) {
-	if err := checkIssuerURL("issuer", iss.URL); err != nil {
+	if err := checkURL("issuer", iss.URL, false); err != nil {
 		return iss, err
 	}
 	if len(iss.Audience) == 0 || slices.Contains(iss.Audience, "") {
 		return iss, fmt.Errorf("issuer %s: an audience is required", iss.URL)
 	}
 	if iss.JWKSURL != "" {
-		if err := checkIssuerURL("jwksURL", iss.JWKSURL); err != nil {
+		if err := checkURL("jwksURL", iss.JWKSURL, true); err != nil {
 			return iss, fmt.Errorf("issuer %s: %w", iss.URL, err)
 		}
 	}
@@ -420,7 +427,7 @@ func (s *issuerSource) discover(ctx context.Context) (string, error) {
 	if doc.Issuer != s.iss.URL {
 		return "", fmt.Errorf("GET %s: the document names issuer %q, not %q", u, doc.Issuer, s.iss.URL)
 	}
-	if err := checkIssuerURL("jwks_uri", doc.JWKSURI); err != nil {
+	if err := checkURL("jwks_uri", doc.JWKSURI, true); err != nil {
 		return "", fmt.Errorf("GET %s: %w", u, err)
 	}
 	return doc.JWKSURI, nil

@@ -396,3 +396,36 @@ func TestIssuerNestedPermissionClaim(t *testing.T) {
 		t.Errorf("roles a number: %v", err)
 	}
 }
+
+// TestIssuerJWKSURLWithQuery: a JWKS URL may carry a query; Microsoft Entra ID names
+// https://login.microsoftonline.com/<tenant>/discovery/v2.0/keys?appid=<app> for an
+// application with its own signing keys. Only the issuer URL is barred from one (OpenID
+// Connect Discovery 1.0, 3): a jwks_uri or jwksURL with a query is fetched as given.
+func TestIssuerJWKSURLWithQuery(t *testing.T) {
+	idp := idptest.New(t)
+	var issuerURL string
+	discovery := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]string{"issuer": issuerURL, "jwks_uri": idp.JWKSURL() + "?appid=kmkit"})
+	}))
+	t.Cleanup(discovery.Close)
+	issuerURL = discovery.URL
+	claims := idp.Claims("alice", map[string]any{"iss": issuerURL})
+	for _, iss := range []Issuer{
+		{URL: issuerURL, Audience: []string{"kmkit"}},                                          // found by discovery
+		{URL: issuerURL, Audience: []string{"kmkit"}, JWKSURL: idp.JWKSURL() + "?appid=kmkit"}, // configured
+	} {
+		if err := CheckIssuer(iss); err != nil {
+			t.Errorf("%+v: %v", iss, err)
+			continue
+		}
+		v, err := NewJWTVerifier(JWTConfig{Issuers: []Issuer{iss}, CacheSize: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { v.Close() })
+		waitFor(t, func() bool { st := v.IssuerStatus()[0]; return st.Keys > 0 || st.Failures > 0 })
+		if _, err := bearer(v, idp.Token(t, "RS256", claims)); err != nil {
+			t.Errorf("jwksURL %q: %v (status %+v)", iss.JWKSURL, err, v.IssuerStatus()[0])
+		}
+	}
+}
