@@ -132,11 +132,12 @@ type issuerSource struct {
 
 	// keys is nil until the JWKS URL is known and the storage made.
 	keys atomic.Pointer[issuerKeys]
-	// mu guards attempt and lastStart.
-	mu        sync.Mutex
-	attempt   chan struct{} // closed when the attempt under way to make the storage ends
-	lastStart time.Time     // the last attempt to discover and make the storage
-	jwksURL   string        // read and written by one attempt at a time
+	// mu guards attempt, lastStart and refetching.
+	mu         sync.Mutex
+	attempt    chan struct{} // closed when the attempt under way to make the storage ends
+	refetching chan struct{} // closed when the fetch under way for an unknown kid ends
+	lastStart  time.Time     // the last attempt to discover and make the storage
+	jwksURL    string        // read and written by one attempt at a time
 
 	// statusMu guards status and storage; it is never held while mu is taken.
 	statusMu sync.Mutex
@@ -376,26 +377,29 @@ func (s *issuerSource) start() {
 	s.keys.Store(&issuerKeys{kf: kf, cache: store})
 }
 
-// refetch fetches the JWKS again for kid, in the background, and waits for it at most
-// fetchWait (no longer than ctx): a slow IdP makes one token wait a second, not the
-// fetch's 10 seconds, and the keys it brings serve the next tokens. It returns nil when
-// the fetch ended in time with kid in the cache.
-func (s *issuerSource) refetch(ctx context.Context, keys *issuerKeys, kid string) error {
-	done := make(chan struct{})
-	var err error
-	go func() {
-		defer close(done)
-		fetchCtx, cancel := context.WithTimeout(s.ctx, jwksTimeout)
-		defer cancel()
-		_, err = keys.kf.Storage().KeyRead(fetchCtx, kid)
-	}()
-	await(ctx, done)
-	select {
-	case <-done:
-		return err
-	default:
-		return errors.New("the JWKS fetch goes on in the background")
+// refetch fetches the JWKS again for kid in the background, unless a fetch for an unknown
+// kid is under way already (so that at most one runs, whatever UnknownKIDInterval and the
+// IdP's speed), and waits for the fetch at most fetchWait (no longer than ctx): a slow IdP
+// makes one token wait a second, not the fetch's 10 seconds, and the keys it brings serve
+// the next tokens.
+func (s *issuerSource) refetch(ctx context.Context, keys *issuerKeys, kid string) {
+	s.mu.Lock()
+	done := s.refetching
+	if done == nil {
+		done = make(chan struct{})
+		s.refetching = done
+		go func() {
+			fetchCtx, cancel := context.WithTimeout(s.ctx, jwksTimeout)
+			keys.kf.Storage().KeyRead(fetchCtx, kid) // refreshes the cache; kid may still be unknown
+			cancel()
+			s.mu.Lock()
+			s.refetching = nil
+			s.mu.Unlock()
+			close(done)
+		}()
 	}
+	s.mu.Unlock()
+	await(ctx, done)
 }
 
 // discover reads the issuer's OpenID Connect discovery document and returns its jwks_uri.
@@ -565,7 +569,8 @@ func (s *issuerSource) key(ctx context.Context) jwt.Keyfunc {
 		// has none (the IdP rotated its key), at most once per UnknownKIDInterval; not
 		// again when this token's wait just saw the first fetch.
 		jwks := keysOf(ctx, keys.cache, kid)
-		if len(jwks) == 0 && !fresh && s.unknownKID.Allow() && s.refetch(ctx, keys, kid) == nil {
+		if len(jwks) == 0 && !fresh && s.unknownKID.Allow() {
+			s.refetch(ctx, keys, kid)
 			jwks = keysOf(ctx, keys.cache, kid)
 		}
 		if len(jwks) == 0 {

@@ -5,11 +5,13 @@ import (
 	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -427,5 +429,60 @@ func TestIssuerJWKSURLWithQuery(t *testing.T) {
 		if _, err := bearer(v, idp.Token(t, "RS256", claims)); err != nil {
 			t.Errorf("jwksURL %q: %v (status %+v)", iss.JWKSURL, err, v.IssuerStatus()[0])
 		}
+	}
+}
+
+// TestIssuerUnknownKidsFetchOneAtATime: tokens naming unknown kids cannot make kmkit hammer
+// a slow IdP. Even with an UnknownKIDInterval shorter than the IdP's answers, at most one
+// fetch for unknown kids runs at a time (each token waits for it at most fetchWait).
+func TestIssuerUnknownKidsFetchOneAtATime(t *testing.T) {
+	idp := idptest.New(t)
+	var slow atomic.Bool
+	var inFlight, most, asked atomic.Int64
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		asked.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		if slow.Load() {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		w.Write(idp.JWKS())
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) }) // before srv.Close, which waits for the handlers
+	v, _ := newIssuerVerifier(t, idp, func(iss *Issuer) { iss.JWKSURL = srv.URL; iss.UnknownKIDInterval = time.Millisecond })
+	if _, err := bearer(v, idp.Token(t, "RS256", idp.Claims("alice", nil))); err != nil {
+		t.Fatal(err)
+	}
+	slow.Store(true)
+	most.Store(0)
+	key := idp.PrivateKey(idp.Kid("RS256"))
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			tok := jwt.NewWithClaims(jwt.SigningMethodRS256, idp.Claims("mallory", nil))
+			tok.Header["kid"] = fmt.Sprint("unknown-", i)
+			s, err := tok.SignedString(key)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for range 3 {
+				if _, err := bearer(v, s); err == nil {
+					t.Error("a token of an unknown kid was accepted")
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+		})
+	}
+	wg.Wait()
+	if most.Load() > 1 {
+		t.Errorf("%d JWKS fetches at once (%d in all) for unknown kids", most.Load(), asked.Load())
 	}
 }
