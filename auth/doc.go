@@ -79,9 +79,9 @@
 // they publish (Issuer): the JWKS URL is given or found by OpenID Connect discovery
 // (issuer + "/.well-known/openid-configuration", whose issuer must match), and the keys
 // (through github.com/MicahParks/keyfunc and jwkset) are fetched when the verifier starts,
-// again every Issuer.RefreshInterval, and, at most once per Issuer.UnknownKIDInterval,
-// when a token names a kid the cache lacks; tokens naming unknown kids in between are
-// refused at once, never queued. A token waits for a fetch (its issuer's first, or one
+// again every Issuer.RefreshInterval, and, at most once per Issuer.UnknownKIDInterval and
+// one at a time, when a token names a kid the cache lacks; tokens naming unknown kids in
+// between are refused at once, never queued. A token waits for a fetch (its issuer's first, or one
 // its unknown kid causes) at most a second, and is refused if the fetch has not brought
 // its key by then; the fetch goes on in the background, bounded to 10 seconds, and its
 // keys serve the next tokens. A JWKS is read up to 1 MiB; a key in it that cannot be
