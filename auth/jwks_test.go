@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/go-cmp/cmp"
 
@@ -485,4 +486,37 @@ func TestIssuerUnknownKidsFetchOneAtATime(t *testing.T) {
 	if most.Load() > 1 {
 		t.Errorf("%d JWKS fetches at once (%d in all) for unknown kids", most.Load(), asked.Load())
 	}
+}
+
+// FuzzUsableKeys: whatever an IdP answers, the JWKS filter does not panic, and what it
+// hands on is a JWK Set of keys jwkset reads, no more keys than it was given.
+func FuzzUsableKeys(f *testing.F) {
+	idp := idptest.New(f)
+	f.Add(idp.JWKS())
+	f.Add([]byte(`{"keys":[{"kty":"EC","crv":"P-256","x":"AA","y":"AQ"},{"kty":"RSA","n":5}]}`))
+	f.Add([]byte(`{"keys":null}`))
+	f.Add([]byte(`<html>`))
+	s := &issuerSource{iss: Issuer{URL: "https://idp.example"}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		out, err := s.usableKeys(doc)
+		if err != nil {
+			return
+		}
+		var in, set struct {
+			Keys []json.RawMessage `json:"keys"`
+		}
+		json.Unmarshal(doc, &in)
+		if err := json.Unmarshal(out, &set); err != nil || set.Keys == nil || len(set.Keys) > len(in.Keys) {
+			t.Fatalf("%s gave %s (%v)", doc, out, err)
+		}
+		for _, raw := range set.Keys {
+			var m jwkset.JWKMarshal
+			if err := json.Unmarshal(raw, &m); err != nil {
+				t.Fatalf("kept %s: %v", raw, err)
+			}
+			if _, err := jwkset.NewJWKFromMarshal(m, jwkset.JWKMarshalOptions{Private: true}, jwkset.JWKValidateOptions{}); err != nil {
+				t.Fatalf("kept %s: %v", raw, err)
+			}
+		}
+	})
 }
