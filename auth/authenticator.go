@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/kmkit/kmkit/principal"
 )
@@ -92,7 +93,20 @@ type storedKey struct {
 
 func prefixOf(d Digest) uint64 { return binary.BigEndian.Uint64(d[:8]) }
 
-// NewKeySet returns the set of keys. Two keys with the same digest are an error.
+// CheckKeyName reports what is wrong with the name of a key: the prefixes "sub:" and
+// "key:" name the principals of tokens and of keys without a name, and limits count per
+// principal name, so a key named with one would share another principal's limits.
+func CheckKeyName(name string) error {
+	for _, p := range []struct{ prefix, names string }{{"sub:", "the principals of tokens"}, {"key:", "the keys without a name"}} {
+		if strings.HasPrefix(name, p.prefix) {
+			return fmt.Errorf("key name %q begins with %q, which names %s", clip(name), p.prefix, p.names)
+		}
+	}
+	return nil
+}
+
+// NewKeySet returns the set of keys. Two keys with the same digest, or a name CheckKeyName
+// refuses, are an error.
 func NewKeySet(keys []Key) (*KeySet, error) {
 	s := &KeySet{byPrefix: make(map[uint64][]storedKey, len(keys)), n: len(keys)}
 	for i, k := range keys {
@@ -101,6 +115,9 @@ func NewKeySet(keys []Key) (*KeySet, error) {
 			if o.digest == k.Digest {
 				return nil, fmt.Errorf("key %d: the same key appears twice", i+1)
 			}
+		}
+		if err := CheckKeyName(k.Name); err != nil {
+			return nil, fmt.Errorf("key %d: %w", i+1, err)
 		}
 		name := k.Name
 		if name == "" {

@@ -103,6 +103,29 @@ func TestKeySet(t *testing.T) {
 	}
 }
 
+// TestKeyNamesAreNotTokenNames: limits count per principal name, and a token's principal
+// is "sub:" and its subject, a key without a name "key:" and a digest prefix. A key named
+// "sub:alice" would share alice's budget, burst and concurrency slots (she could be locked
+// out by the key's traffic, or the key by hers), and "key:<prefix>" another key's: such
+// names are refused, through NewKeySet and the keys file alike.
+func TestKeyNamesAreNotTokenNames(t *testing.T) {
+	unnamed := "key:" + DigestOf("k").String()[:8]
+	for _, c := range []struct{ name, reason string }{
+		{"sub:alice", `key name "sub:alice" begins with "sub:", which names the principals of tokens`},
+		{unnamed, `key name "` + unnamed + `" begins with "key:", which names the keys without a name`},
+	} {
+		_, err := NewKeySet([]Key{{Digest: DigestOf("k")}, {Digest: DigestOf("other"), Name: c.name}})
+		if err == nil || err.Error() != "key 2: "+c.reason {
+			t.Errorf("a key named %q: %v, want %q", c.name, err, c.reason)
+		}
+	}
+	for _, name := range []string{"alice", "Sub:alice", "subscriber", "keys:1"} {
+		if _, err := NewKeySet([]Key{{Digest: DigestOf("k"), Name: name}}); err != nil {
+			t.Errorf("a key named %q: %v", name, err)
+		}
+	}
+}
+
 func TestKeySetPrefixCollision(t *testing.T) {
 	// Two digests sharing the first eight bytes land in one bucket; each finds its own key.
 	var a, b Digest

@@ -19,11 +19,13 @@
 //     "Authorization: AppKey <key>", "Authorization: Bearer <JWT>" (scheme word in any
 //     case) or the header "AppKey: <key>" (AuthorizationHeader); reporting reads x-api-key
 //     (APIKeyHeader) and its tenant from x-tenant-id (reportinghttp.RequestTenant).
-//   - Refused credentials are 401, with WWW-Authenticate naming the credential form: the
+//   - Refused credentials are 401, with WWW-Authenticate naming the credential form (and,
+//     for a refused Bearer token, error="invalid_token", RFC 6750 section 3.1): the
 //     policy's writer receives a problem with errorCode ADMIN_AUTHENTICATION_ERROR, which
 //     the KM API and OData write as {"error": "..."} (application/json), SCIM as an RFC 7644
 //     Error body (application/scim+json, status as a string), reporting as a problem body.
-//   - A missing permission is 403 ADMIN_ACCESS_ERROR. With Policy.Tenant, a key used with
+//   - A missing permission is 403 ADMIN_ACCESS_ERROR (to a Bearer token, with the challenge
+//     Bearer error="insufficient_scope", RFC 6750). With Policy.Tenant, a key used with
 //     another tenant's id is 403, and the reader's errors (for reporting, a missing or
 //     malformed x-tenant-id: 400 GENERAL_PARAMETER_MISSING or GENERAL_PARAMETER_ILLEGAL) are
 //     answered as it returns them.
@@ -57,11 +59,15 @@
 //     and tokens are at most 8 KiB of visible ASCII.
 //   - Keys are stored only as SHA-256 digests. A key's principal is named by the key's name
 //     or "key:" and the first eight hexadecimal digits of its digest; a token's principal
-//     "sub:" and its subject. Errors and logs never contain a key or a token.
+//     "sub:" and its subject; a key name beginning "sub:" or "key:" is refused, so that no
+//     key counts against another principal's limits. Errors and logs never contain a key
+//     or a token.
 //   - Bearer tokens verified with keys written in the configuration (JWTConfig.Keys) must
 //     name a kid (unless exactly one key is configured) and the alg of that key; only
 //     RS256, ES256 and HS256 exist there. exp is required; exp and nbf allow 30
-//     seconds of clock skew by default; iss and aud must match. Permissions are the words
+//     seconds of clock skew by default; iss and aud must match. On every token, a crit header
+//     (no extension is understood) or a typ other than JWT or at+jwt (another kind of
+//     token) is refused. Permissions are the words
 //     of scope and scp. A verified token is remembered by its SHA-256 digest until its
 //     expiry (bounded; default 10000 tokens), so repeated requests skip the signature check.
 //   - The tenant in x-tenant-id must be a hyphenated UUID (any case); a key belongs to at
@@ -73,18 +79,23 @@
 // they publish (Issuer): the JWKS URL is given or found by OpenID Connect discovery
 // (issuer + "/.well-known/openid-configuration", whose issuer must match), and the keys
 // (through github.com/MicahParks/keyfunc and jwkset) are fetched when the verifier starts,
-// again every Issuer.RefreshInterval, and, at most once per Issuer.UnknownKIDInterval,
-// when a token names a kid the cache lacks; tokens naming unknown kids in between are
-// refused at once, never queued. A failed fetch leaves the cached keys in use:
-// JWTVerifier.IssuerStatus reports it (the reference server exports it as kmkit_jwks_up and
-// friends) and the Logger warns "JWKS unreachable; verifying tokens with the cached keys".
-// JWTVerifier.Close stops the fetching.
+// again every Issuer.RefreshInterval, and, at most once per Issuer.UnknownKIDInterval and
+// one at a time, when a token names a kid the cache lacks; tokens naming unknown kids in
+// between are refused at once, never queued. A token waits for a fetch (its issuer's first, or one
+// its unknown kid causes) at most a second, and is refused if the fetch has not brought
+// its key by then; the fetch goes on in the background, bounded to 10 seconds, and its
+// keys serve the next tokens. A JWKS is read up to 1 MiB; a key in it that cannot be
+// used is skipped (RFC 7517, section 5) and logged ("auth: JWKS key skipped"), and a
+// document too large, not a JWK Set, or holding no usable key is a failed fetch. A failed
+// fetch leaves the cached keys in use: JWTVerifier.IssuerStatus reports it (the reference
+// server exports it as kmkit_jwks_up and friends) and the Logger warns "JWKS unreachable;
+// verifying tokens with the cached keys". JWTVerifier.Close stops the fetching.
 //
 // A token goes to the issuer its iss names. It must carry a kid of that issuer's JWKS
-// (a key with use "sig" or none), an asymmetric alg among Issuer.Algorithms (default RS256
-// and ES256) that fits the key's type and curve (and the key's alg, if it names one), an
-// audience among Issuer.Audience and an exp; a jwk, jku, x5u, x5c or crit header is refused
-// whatever the signature. The ClaimMapping makes the principal: Team and Tenant name claims
+// (a key with use "sig" or none; of keys sharing the kid, the one that fits), an
+// asymmetric alg among Issuer.Algorithms (default RS256 and ES256) that fits the key's
+// type and curve (and the key's alg, if it names one), an audience among Issuer.Audience
+// and an exp; a jwk, jku, x5u, x5c or crit header is refused whatever the signature. The ClaimMapping makes the principal: Team and Tenant name claims
 // (dotted names reach into nested objects, "org.id"), or FixedTeam and FixedTenant set them
 // for every token of the issuer; the values of PermissionClaims (default scope and scp;
 // "roles" and "groups" are common too) grant the permissions Scopes maps them to, or, with

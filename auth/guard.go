@@ -142,7 +142,7 @@ func (g *Guard) Wrap(p Policy, next http.Handler) http.Handler {
 	}
 	pol := &p
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		caller, tenant, ok := g.authenticate(w, r, pol)
+		caller, tenant, token, ok := g.authenticate(w, r, pol)
 		if !ok {
 			return
 		}
@@ -156,6 +156,9 @@ func (g *Guard) Wrap(p Policy, next http.Handler) http.Handler {
 			return
 		}
 		if !caller.Can(pol.Permission) {
+			if token {
+				w.Header().Set("WWW-Authenticate", bearerChallenge("insufficient_scope", pol.metadata(r)))
+			}
 			pol.writeError(w, http.StatusForbidden, "", "the credentials lack the "+string(pol.Permission)+" permission")
 			return
 		}
@@ -164,30 +167,30 @@ func (g *Guard) Wrap(p Policy, next http.Handler) http.Handler {
 }
 
 // authenticate reads and checks the credentials of r, or answers the request. When the
-// policy reads a tenant, it also returns the tenant the request names.
-func (g *Guard) authenticate(w http.ResponseWriter, r *http.Request, pol *Policy) (*principal.Principal, string, bool) {
+// policy reads a tenant, it also returns the tenant the request names; token reports that
+// the credentials were a Bearer token.
+func (g *Guard) authenticate(w http.ResponseWriter, r *http.Request, pol *Policy) (p *principal.Principal, tenant string, token, ok bool) {
 	cred, err := pol.Credentials.parse(r.Header)
-	var p *principal.Principal
+	token = err == nil && cred.Scheme == SchemeBearer
 	if err == nil {
 		p, err = g.auth.Authenticate(r.Context(), cred)
 	}
-	var tenant string
 	if err == nil && p != nil && pol.Tenant != nil {
 		// The key is checked first: a wrong key is a 401 whatever the tenant.
 		if tenant, err = pol.Tenant(r); err != nil {
 			pol.writeTenantError(w, err)
-			return nil, "", false
+			return nil, "", false, false
 		}
 	}
 	switch {
 	case err != nil:
-		g.refuse(w, r, pol, err)
+		g.refuse(w, r, pol, token, err)
 	case p == nil:
 		g.fail(w, pol, "authenticate", errors.New("the authenticator returned no principal"))
 	default:
-		return p, tenant, true
+		return p, tenant, token, true
 	}
-	return nil, "", false
+	return nil, "", false, false
 }
 
 // writeTenantError answers a request whose tenant Policy.Tenant refused.
@@ -199,12 +202,11 @@ func (p *Policy) writeTenantError(w http.ResponseWriter, err error) {
 	p.writeError(w, http.StatusBadRequest, problem.CodeParameterIllegal, err.Error())
 }
 
-// refuse answers a request whose credentials were not accepted.
-func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, pol *Policy, err error) {
+// refuse answers a request whose credentials were not accepted; token says they were a
+// Bearer token.
+func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, pol *Policy, token bool, err error) {
 	if ce, ok := errors.AsType[*CredentialError](err); ok {
-		if pol.ResourceMetadata != nil {
-			w.Header().Set("WWW-Authenticate", pol.Credentials.challenge(pol.ResourceMetadata(r)))
-		}
+		w.Header().Set("WWW-Authenticate", pol.challenge(r, token))
 		pol.writeError(w, http.StatusUnauthorized, "", ce.Reason)
 		return
 	}

@@ -118,6 +118,16 @@ func unauthorized(f Family, msg string) response {
 	}
 }
 
+// tokenChallenge is the challenge of a 401 to a refused Bearer token (RFC 6750, 3.1).
+const tokenChallenge = `AppKey realm="kmkit", Bearer realm="kmkit", error="invalid_token"`
+
+// unauthorizedToken is the expected 401 answer of family f to a refused Bearer token.
+func unauthorizedToken(f Family, msg string) response {
+	r := unauthorized(f, msg)
+	r.Headers["WWW-Authenticate"] = tokenChallenge
+	return r
+}
+
 // rated adds the rate limit headers of a first request to an expected answer.
 func rated(r response, limit, remaining int) response {
 	r.Headers[HeaderRateLimit] = fmt.Sprint(limit)
@@ -133,6 +143,14 @@ func forbidden(f Family, msg string) response {
 		return rated(response{403, map[string]string{"Content-Type": ctProblem}, odataBody(403, "ADMIN_ACCESS_ERROR", msg)}, 6000, 5999)
 	}
 	return rated(response{403, map[string]string{"Content-Type": ctProblem}, problemBody(403, "ADMIN_ACCESS_ERROR", msg)}, 6000, 5999)
+}
+
+// forbiddenToken is the expected 403 answer of family f to a Bearer token that lacks the
+// permission: the Bearer challenge says insufficient_scope (RFC 6750, 3.1).
+func forbiddenToken(f Family, msg string) response {
+	r := forbidden(f, msg)
+	r.Headers["WWW-Authenticate"] = `Bearer realm="kmkit", error="insufficient_scope"`
+	return r
 }
 
 func ok(body string) response {
@@ -229,44 +247,44 @@ func TestGuardBearer(t *testing.T) {
 		{"expired within the leeway", FamilyKM, bearer(rs(map[string]any{"exp": testNow.Add(-29 * time.Second).Unix()})), okAlice("[km odata]")},
 		{"not yet valid within the leeway", FamilyKM, bearer(rs(map[string]any{"nbf": testNow.Add(29 * time.Second).Unix()})), okAlice("[km odata]")},
 		{"audience in an array", FamilyKM, bearer(rs(map[string]any{"aud": []string{"other", testAudience}})), okAlice("[km odata]")},
-		{"NUL in the subject", FamilyKM, bearer(rs(map[string]any{"sub": "al\x00ice"})), unauthorized(FamilyKM, "token subject or team claim contains a NUL character")},
-		{"NUL in the team", FamilySCIM, bearer(rs(map[string]any{"team": "ac\x00me"})), unauthorized(FamilySCIM, "token subject or team claim contains a NUL character")},
+		{"NUL in the subject", FamilyKM, bearer(rs(map[string]any{"sub": "al\x00ice"})), unauthorizedToken(FamilyKM, "token subject or team claim contains a NUL character")},
+		{"NUL in the team", FamilySCIM, bearer(rs(map[string]any{"team": "ac\x00me"})), unauthorizedToken(FamilySCIM, "token subject or team claim contains a NUL character")},
 		{"custom team claim absent", FamilyKM, bearer(rs(map[string]any{"team": nil, "tenant": nil})), ok("ok sub:alice team= tenant= perms=[km odata]")},
 
-		{"expired", FamilyKM, bearer(rs(map[string]any{"exp": testNow.Add(-31 * time.Second).Unix()})), unauthorized(FamilyKM, "token is expired")},
-		{"expired, SCIM", FamilySCIM, bearer(rs(map[string]any{"exp": testNow.Add(-time.Hour).Unix()})), unauthorized(FamilySCIM, "token is expired")},
-		{"not yet valid", FamilyKM, bearer(rs(map[string]any{"nbf": testNow.Add(31 * time.Second).Unix()})), unauthorized(FamilyKM, "token is not valid yet")},
-		{"no exp", FamilyKM, bearer(rs(map[string]any{"exp": nil})), unauthorized(FamilyKM, "token has no exp claim")},
-		{"wrong issuer", FamilyKM, bearer(rs(map[string]any{"iss": "https://evil.example"})), unauthorized(FamilyKM, "token has the wrong issuer")},
-		{"no issuer", FamilyKM, bearer(rs(map[string]any{"iss": nil})), unauthorized(FamilyKM, "token has no iss claim")},
-		{"empty issuer", FamilyKM, bearer(rs(map[string]any{"iss": ""})), unauthorized(FamilyKM, "token has no iss claim")},
-		{"no audience", FamilyKM, bearer(rs(map[string]any{"aud": nil})), unauthorized(FamilyKM, "token has no aud claim")},
-		{"expired and wrong issuer: exp is checked first", FamilyKM, bearer(rs(map[string]any{"exp": testNow.Add(-time.Hour).Unix(), "iss": "x"})), unauthorized(FamilyKM, "token is expired")},
-		{"wrong audience and issuer: aud is checked first", FamilyKM, bearer(rs(map[string]any{"aud": "x", "iss": "x"})), unauthorized(FamilyKM, "token has the wrong audience")},
-		{"wrong audience", FamilyKM, bearer(rs(map[string]any{"aud": "someone-else"})), unauthorized(FamilyKM, "token has the wrong audience")},
-		{"bad signature", FamilyKM, bearer(strings.Join(tampered, ".")), unauthorized(FamilyKM, "token signature is invalid")},
-		{"signed by another kid's key", FamilyKM, bearer(sign(t, jwt.SigningMethodRS256, testRSA, "es", claims(nil))), unauthorized(FamilyKM, `token alg "RS256" does not match the ES256 key "es"`)},
-		{"alg none", FamilyKM, bearer(noneToken), unauthorized(FamilyKM, `token alg "none" is not allowed: use RS256, ES256 or HS256`)},
-		{"alg none with kid", FamilyKM, bearer(noneKidToken), unauthorized(FamilyKM, `token alg "none" is not allowed: use RS256, ES256 or HS256`)},
+		{"expired", FamilyKM, bearer(rs(map[string]any{"exp": testNow.Add(-31 * time.Second).Unix()})), unauthorizedToken(FamilyKM, "token is expired")},
+		{"expired, SCIM", FamilySCIM, bearer(rs(map[string]any{"exp": testNow.Add(-time.Hour).Unix()})), unauthorizedToken(FamilySCIM, "token is expired")},
+		{"not yet valid", FamilyKM, bearer(rs(map[string]any{"nbf": testNow.Add(31 * time.Second).Unix()})), unauthorizedToken(FamilyKM, "token is not valid yet")},
+		{"no exp", FamilyKM, bearer(rs(map[string]any{"exp": nil})), unauthorizedToken(FamilyKM, "token has no exp claim")},
+		{"wrong issuer", FamilyKM, bearer(rs(map[string]any{"iss": "https://evil.example"})), unauthorizedToken(FamilyKM, "token has the wrong issuer")},
+		{"no issuer", FamilyKM, bearer(rs(map[string]any{"iss": nil})), unauthorizedToken(FamilyKM, "token has no iss claim")},
+		{"empty issuer", FamilyKM, bearer(rs(map[string]any{"iss": ""})), unauthorizedToken(FamilyKM, "token has no iss claim")},
+		{"no audience", FamilyKM, bearer(rs(map[string]any{"aud": nil})), unauthorizedToken(FamilyKM, "token has no aud claim")},
+		{"expired and wrong issuer: exp is checked first", FamilyKM, bearer(rs(map[string]any{"exp": testNow.Add(-time.Hour).Unix(), "iss": "x"})), unauthorizedToken(FamilyKM, "token is expired")},
+		{"wrong audience and issuer: aud is checked first", FamilyKM, bearer(rs(map[string]any{"aud": "x", "iss": "x"})), unauthorizedToken(FamilyKM, "token has the wrong audience")},
+		{"wrong audience", FamilyKM, bearer(rs(map[string]any{"aud": "someone-else"})), unauthorizedToken(FamilyKM, "token has the wrong audience")},
+		{"bad signature", FamilyKM, bearer(strings.Join(tampered, ".")), unauthorizedToken(FamilyKM, "token signature is invalid")},
+		{"signed by another kid's key", FamilyKM, bearer(sign(t, jwt.SigningMethodRS256, testRSA, "es", claims(nil))), unauthorizedToken(FamilyKM, `token alg "RS256" does not match the ES256 key "es"`)},
+		{"alg none", FamilyKM, bearer(noneToken), unauthorizedToken(FamilyKM, `token alg "none" is not allowed: use RS256, ES256 or HS256`)},
+		{"alg none with kid", FamilyKM, bearer(noneKidToken), unauthorizedToken(FamilyKM, `token alg "none" is not allowed: use RS256, ES256 or HS256`)},
 		{"HS256 signed with the RSA public key", FamilyKM, bearer(sign(t, jwt.SigningMethodHS256, []byte(rsaPubPEM), "rs", claims(nil))),
-			unauthorized(FamilyKM, `token alg "HS256" does not match the RS256 key "rs"`)},
+			unauthorizedToken(FamilyKM, `token alg "HS256" does not match the RS256 key "rs"`)},
 		{"HS256 signed with the RSA public key, no kid", FamilyKM, bearer(sign(t, jwt.SigningMethodHS256, []byte(rsaPubPEM), "", claims(nil))),
-			unauthorized(FamilyKM, "token has no kid header")},
-		{"PS256 is not allowed", FamilyKM, bearer(sign(t, jwt.SigningMethodPS256, testRSA, "rs", claims(nil))), unauthorized(FamilyKM, `token alg "PS256" is not allowed: use RS256, ES256 or HS256`)},
-		{"unknown kid", FamilyKM, bearer(sign(t, jwt.SigningMethodRS256, testRSA, "zz", claims(nil))), unauthorized(FamilyKM, `token kid "zz" names no configured key`)},
-		{"malformed token", FamilyKM, bearer("abc.def"), unauthorized(FamilyKM, "malformed bearer token")},
-		{"not base64", FamilyKM, bearer("a!.b!.c!"), unauthorized(FamilyKM, "malformed bearer token")},
-		{"no sub", FamilyKM, bearer(rs(map[string]any{"sub": nil})), unauthorized(FamilyKM, "token has no sub claim")},
-		{"sub not a string", FamilyKM, bearer(rs(map[string]any{"sub": 42})), unauthorized(FamilyKM, "token has malformed claims")},
-		{"exp not a number", FamilyKM, bearer(rs(map[string]any{"exp": "tomorrow"})), unauthorized(FamilyKM, "token has malformed claims")},
-		{"tenant not a UUID", FamilyKM, bearer(rs(map[string]any{"tenant": "acme"})), unauthorized(FamilyKM, `token claim "tenant" is not a UUID`)},
-		{"team not a string", FamilyKM, bearer(rs(map[string]any{"team": 7})), unauthorized(FamilyKM, `token claim "team" is not a string`)},
-		{"scp with a number", FamilyKM, bearer(rs(map[string]any{"scp": []any{"km", 1}})), unauthorized(FamilyKM, `token claim "scp" holds a non-string`)},
-		{"scope an object", FamilyKM, bearer(rs(map[string]any{"scope": map[string]any{}})), unauthorized(FamilyKM, `token claim "scope" is neither a string nor an array of strings`)},
+			unauthorizedToken(FamilyKM, "token has no kid header")},
+		{"PS256 is not allowed", FamilyKM, bearer(sign(t, jwt.SigningMethodPS256, testRSA, "rs", claims(nil))), unauthorizedToken(FamilyKM, `token alg "PS256" is not allowed: use RS256, ES256 or HS256`)},
+		{"unknown kid", FamilyKM, bearer(sign(t, jwt.SigningMethodRS256, testRSA, "zz", claims(nil))), unauthorizedToken(FamilyKM, `token kid "zz" names no configured key`)},
+		{"malformed token", FamilyKM, bearer("abc.def"), unauthorizedToken(FamilyKM, "malformed bearer token")},
+		{"not base64", FamilyKM, bearer("a!.b!.c!"), unauthorizedToken(FamilyKM, "malformed bearer token")},
+		{"no sub", FamilyKM, bearer(rs(map[string]any{"sub": nil})), unauthorizedToken(FamilyKM, "token has no sub claim")},
+		{"sub not a string", FamilyKM, bearer(rs(map[string]any{"sub": 42})), unauthorizedToken(FamilyKM, "token has malformed claims")},
+		{"exp not a number", FamilyKM, bearer(rs(map[string]any{"exp": "tomorrow"})), unauthorizedToken(FamilyKM, "token has malformed claims")},
+		{"tenant not a UUID", FamilyKM, bearer(rs(map[string]any{"tenant": "acme"})), unauthorizedToken(FamilyKM, `token claim "tenant" is not a UUID`)},
+		{"team not a string", FamilyKM, bearer(rs(map[string]any{"team": 7})), unauthorizedToken(FamilyKM, `token claim "team" is not a string`)},
+		{"scp with a number", FamilyKM, bearer(rs(map[string]any{"scp": []any{"km", 1}})), unauthorizedToken(FamilyKM, `token claim "scp" holds a non-string`)},
+		{"scope an object", FamilyKM, bearer(rs(map[string]any{"scope": map[string]any{}})), unauthorizedToken(FamilyKM, `token claim "scope" is neither a string nor an array of strings`)},
 		{"bearer on reporting", FamilyReporting, bearer(valid), unauthorized(FamilyReporting, "missing x-api-key header")},
 
-		{"missing permission", FamilySCIM, bearer(valid), forbidden(FamilySCIM, "the credentials lack the scim permission")},
-		{"no scope at all", FamilyKM, bearer(rs(map[string]any{"scope": nil})), forbidden(FamilyKM, "the credentials lack the km permission")},
+		{"missing permission", FamilySCIM, bearer(valid), forbiddenToken(FamilySCIM, "the credentials lack the scim permission")},
+		{"no scope at all", FamilyKM, bearer(rs(map[string]any{"scope": nil})), forbiddenToken(FamilyKM, "the credentials lack the km permission")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

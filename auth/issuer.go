@@ -1,12 +1,14 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rsa"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/MicahParks/jwkset"
@@ -68,7 +71,8 @@ type ClaimMapping struct {
 	// issuer, instead of a claim.
 	FixedTeam, FixedTenant string
 	// PermissionClaims name the claims whose values grant permissions: a space-separated
-	// string or an array of strings (scope, scp, roles, groups...). Default scope and scp.
+	// string or an array of strings (scope, scp, roles, groups...; dotted names reach into
+	// nested objects, as Keycloak's "realm_access.roles"). Default scope and scp.
 	PermissionClaims []string
 	// Scopes maps a value of those claims to the permissions it grants. Nil: a value that
 	// is the name of a permission (km, odata, scim, reporting, metrics, mcp) grants it.
@@ -83,6 +87,12 @@ const (
 	jwksTimeout = 10 * time.Second
 	// maxDiscoveryBytes bounds a discovery document.
 	maxDiscoveryBytes = 1 << 20
+	// fetchWait bounds the wait of a token for a fetch of its issuer's keys (the first,
+	// or one for its unknown kid); the fetch goes on in the background, up to jwksTimeout,
+	// and its keys serve the next tokens.
+	fetchWait = time.Second
+	// maxJWKSBytes bounds a JWKS document.
+	maxJWKSBytes = 1 << 20
 )
 
 // asymmetric are the algorithms an Issuer may accept, by the key type they need.
@@ -120,12 +130,14 @@ type issuerSource struct {
 	log        *slog.Logger
 	ctx        context.Context
 
-	// mu guards the making of the key storage: kf, jwksURL, lastStart.
-	mu        sync.Mutex
-	kf        keyfunc.Keyfunc // nil until the JWKS URL is known and the storage made
-	cache     jwkset.Storage  // the keys fetched, read without fetching
-	jwksURL   string
-	lastStart time.Time // the last attempt to discover and make the storage
+	// keys is nil until the JWKS URL is known and the storage made.
+	keys atomic.Pointer[issuerKeys]
+	// mu guards attempt, lastStart and refetching.
+	mu         sync.Mutex
+	attempt    chan struct{} // closed when the attempt under way to make the storage ends
+	refetching chan struct{} // closed when the fetch under way for an unknown kid ends
+	lastStart  time.Time     // the last attempt to discover and make the storage
+	jwksURL    string        // read and written by one attempt at a time
 
 	// statusMu guards status and storage; it is never held while mu is taken.
 	statusMu sync.Mutex
@@ -133,20 +145,44 @@ type issuerSource struct {
 	status   IssuerStatus
 }
 
-func checkIssuerURL(what, s string) error {
+// checkURL reports what is wrong with the URL s of an issuer or of its JWKS: it must be
+// absolute, without user information or fragment, and secure (secureURL). A JWKS URL may
+// have a query (Microsoft Entra ID's keys?appid=...); an issuer may not (OpenID Connect
+// Discovery 1.0, 3), as tokens name it exactly.
+func checkURL(what, s string, query bool) error {
 	u, err := url.Parse(s)
-	if err != nil || u.Host == "" || u.User != nil || u.Fragment != "" || u.RawQuery != "" {
+	switch {
+	case err != nil || u.Host == "" || u.User != nil || u.Fragment != "":
 		return fmt.Errorf("%s %q is not an absolute URL", what, s)
+	case u.RawQuery != "" && !query:
+		return fmt.Errorf("%s %q must not have a query", what, s)
 	}
-	if u.Scheme == "https" {
-		return nil
+	if !secureURL(u) {
+		return fmt.Errorf("%s %q must use https (http only on a loopback address)", what, s)
 	}
+	return nil
+}
+
+// secureURL reports whether u uses https, or http on a loopback address.
+func secureURL(u *url.URL) bool {
 	if u.Scheme == "http" {
-		if a, err := netip.ParseAddr(u.Hostname()); err == nil && a.IsLoopback() || u.Hostname() == "localhost" {
-			return nil
-		}
+		a, err := netip.ParseAddr(u.Hostname())
+		return err == nil && a.IsLoopback() || u.Hostname() == "localhost"
 	}
-	return fmt.Errorf("%s %q must use https (http only on a loopback address)", what, s)
+	return u.Scheme == "https"
+}
+
+// secureRedirects is the CheckRedirect of the fetches of discovery documents and JWKS: a
+// redirect may not lead where an Issuer's URLs may not (to plain http, where anyone on
+// the path could change the keys).
+func secureRedirects(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if !secureURL(req.URL) {
+		return fmt.Errorf("redirect to %q: it must use https (http only on a loopback address)", req.URL)
+	}
+	return nil
 }
 
 // CheckIssuer reports what is wrong with iss, as NewJWTVerifier would: the URLs, the
@@ -158,14 +194,14 @@ func CheckIssuer(iss Issuer) error {
 
 // normalizeIssuer checks iss and fills in its defaults.
 func normalizeIssuer(iss Issuer) (Issuer, error) {
-	if err := checkIssuerURL("issuer", iss.URL); err != nil {
+	if err := checkURL("issuer", iss.URL, false); err != nil {
 		return iss, err
 	}
 	if len(iss.Audience) == 0 || slices.Contains(iss.Audience, "") {
 		return iss, fmt.Errorf("issuer %s: an audience is required", iss.URL)
 	}
 	if iss.JWKSURL != "" {
-		if err := checkIssuerURL("jwksURL", iss.JWKSURL); err != nil {
+		if err := checkURL("jwksURL", iss.JWKSURL, true); err != nil {
 			return iss, fmt.Errorf("issuer %s: %w", iss.URL, err)
 		}
 	}
@@ -232,24 +268,73 @@ func newIssuerSource(ctx context.Context, iss Issuer, leeway time.Duration, now 
 // AllPermissions are the permissions a principal can hold.
 var AllPermissions = []principal.Permission{principal.PermKM, principal.PermOData, principal.PermSCIM, principal.PermReporting, principal.PermMetrics, principal.PermMCP}
 
-// start discovers the JWKS URL when needed and makes the key storage, which fetches the
-// keys now and every RefreshInterval. A failure is remembered in the status and retried
-// by the next token, at most once per UnknownKIDInterval.
-func (s *issuerSource) start(ctx context.Context) (keyfunc.Keyfunc, error) {
+// issuerKeys is the key storage of an issuer.
+type issuerKeys struct {
+	kf    keyfunc.Keyfunc // reads through the cache, fetching the JWKS for an unknown kid
+	cache jwkset.Storage  // the keys fetched, read without fetching
+}
+
+// begin starts making the key storage in the background, unless it is made, being made,
+// or was tried less than UnknownKIDInterval ago. It returns a channel closed when the
+// attempt under way ends, nil when there is none.
+func (s *issuerSource) begin() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.kf != nil {
-		return s.kf, nil
+	if s.attempt != nil || s.keys.Load() != nil {
+		return s.attempt
 	}
 	if !s.lastStart.IsZero() && time.Since(s.lastStart) < s.iss.UnknownKIDInterval {
-		return nil, refusef("the signing keys of issuer %s are not available yet", s.iss.URL)
+		return nil
 	}
 	s.lastStart = time.Now()
+	done := make(chan struct{})
+	s.attempt = done
+	go func() {
+		s.start()
+		s.mu.Lock()
+		s.attempt = nil
+		s.mu.Unlock()
+		close(done)
+	}()
+	return done
+}
+
+// ready returns the key storage, waiting at most fetchWait for an attempt to make it
+// (begun now if need be); fresh reports that the attempt happened during the wait.
+func (s *issuerSource) ready(ctx context.Context) (keys *issuerKeys, fresh bool, err error) {
+	if k := s.keys.Load(); k != nil {
+		return k, false, nil
+	}
+	if done := s.begin(); done != nil {
+		await(ctx, done)
+	}
+	if k := s.keys.Load(); k != nil {
+		return k, true, nil
+	}
+	return nil, false, refusef("the signing keys of issuer %s are not available yet", s.iss.URL)
+}
+
+// await waits until done is closed, at most fetchWait, and no longer than ctx.
+func await(ctx context.Context, done <-chan struct{}) {
+	t := time.NewTimer(fetchWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// start discovers the JWKS URL when needed and makes the key storage, which fetches the
+// keys now and every RefreshInterval. A failure is remembered in the status and retried
+// by the next token, at most once per UnknownKIDInterval. Only begin calls it.
+func (s *issuerSource) start() {
+	ctx := s.ctx
 	if s.jwksURL == "" {
 		u, err := s.discover(ctx)
 		if err != nil {
 			s.failed(ctx, fmt.Errorf("discovery: %w", err))
-			return nil, refusef("the signing keys of issuer %s are not available yet", s.iss.URL)
+			return
 		}
 		s.jwksURL = u
 		s.statusMu.Lock()
@@ -257,7 +342,7 @@ func (s *issuerSource) start(ctx context.Context) (keyfunc.Keyfunc, error) {
 		s.statusMu.Unlock()
 	}
 	store, err := jwkset.NewStorageFromHTTP(s.jwksURL, jwkset.HTTPClientStorageOptions{
-		Client: &http.Client{Transport: observed{next: s.client.Transport, ok: s.fetched}, Timeout: jwksTimeout},
+		Client: &http.Client{Transport: jwksTransport{next: s.client.Transport, src: s}, Timeout: jwksTimeout, CheckRedirect: secureRedirects},
 		Ctx:    s.ctx,
 		// The first fetch's error is handled here: the storage is kept, empty, and
 		// refreshed by the next unknown kid or tick.
@@ -268,7 +353,7 @@ func (s *issuerSource) start(ctx context.Context) (keyfunc.Keyfunc, error) {
 	})
 	if err != nil {
 		s.failed(ctx, err)
-		return nil, refusef("the signing keys of issuer %s are not available yet", s.iss.URL)
+		return
 	}
 	client, err := jwkset.NewHTTPClient(jwkset.HTTPClientOptions{
 		HTTPURLs: map[string]jwkset.Storage{s.jwksURL: store},
@@ -279,17 +364,42 @@ func (s *issuerSource) start(ctx context.Context) (keyfunc.Keyfunc, error) {
 	})
 	if err != nil {
 		s.failed(ctx, err)
-		return nil, refusef("the signing keys of issuer %s are not available yet", s.iss.URL)
+		return
 	}
 	kf, err := keyfunc.New(keyfunc.Options{Ctx: s.ctx, Storage: client, UseWhitelist: []jwkset.USE{jwkset.UseSig, ""}})
 	if err != nil {
-		return nil, err
+		s.failed(ctx, err)
+		return
 	}
-	s.kf, s.cache = kf, store
 	s.statusMu.Lock()
 	s.storage = store
 	s.statusMu.Unlock()
-	return kf, nil
+	s.keys.Store(&issuerKeys{kf: kf, cache: store})
+}
+
+// refetch fetches the JWKS again for kid in the background, unless a fetch for an unknown
+// kid is under way already (so that at most one runs, whatever UnknownKIDInterval and the
+// IdP's speed), and waits for the fetch at most fetchWait (no longer than ctx): a slow IdP
+// makes one token wait a second, not the fetch's 10 seconds, and the keys it brings serve
+// the next tokens.
+func (s *issuerSource) refetch(ctx context.Context, keys *issuerKeys, kid string) {
+	s.mu.Lock()
+	done := s.refetching
+	if done == nil {
+		done = make(chan struct{})
+		s.refetching = done
+		go func() {
+			fetchCtx, cancel := context.WithTimeout(s.ctx, jwksTimeout)
+			keys.kf.Storage().KeyRead(fetchCtx, kid) // refreshes the cache; kid may still be unknown
+			cancel()
+			s.mu.Lock()
+			s.refetching = nil
+			s.mu.Unlock()
+			close(done)
+		}()
+	}
+	s.mu.Unlock()
+	await(ctx, done)
 }
 
 // discover reads the issuer's OpenID Connect discovery document and returns its jwks_uri.
@@ -302,7 +412,8 @@ func (s *issuerSource) discover(ctx context.Context) (string, error) {
 		return "", err
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := s.client.Do(req)
+	client := &http.Client{Transport: s.client.Transport, CheckRedirect: secureRedirects}
+	resp, err := client.Do(req)
 	if err != nil {
 		return "", err
 	}
@@ -320,7 +431,7 @@ func (s *issuerSource) discover(ctx context.Context) (string, error) {
 	if doc.Issuer != s.iss.URL {
 		return "", fmt.Errorf("GET %s: the document names issuer %q, not %q", u, doc.Issuer, s.iss.URL)
 	}
-	if err := checkIssuerURL("jwks_uri", doc.JWKSURI); err != nil {
+	if err := checkURL("jwks_uri", doc.JWKSURI, true); err != nil {
 		return "", fmt.Errorf("GET %s: %w", u, err)
 	}
 	return doc.JWKSURI, nil
@@ -365,28 +476,74 @@ func (s *issuerSource) Status() IssuerStatus {
 	return st
 }
 
-// observed is the transport of JWKS fetches: it records each answered 200.
-type observed struct {
+// jwksTransport is the transport of JWKS fetches. It reads a 200 answer up to maxJWKSBytes
+// and hands jwkset only the keys it can use, so that one broken key (RFC 7517, section 5:
+// ignore the keys that cannot be used) does not fail the fetch of the others; it records
+// the fetch as successful once the document is read.
+type jwksTransport struct {
 	next http.RoundTripper
-	ok   func()
+	src  *issuerSource
 }
 
-func (o observed) RoundTrip(r *http.Request) (*http.Response, error) {
-	next := o.next
+func (t jwksTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	next := t.next
 	if next == nil {
 		next = http.DefaultTransport
 	}
 	resp, err := next.RoundTrip(r)
-	if err == nil && resp.StatusCode == http.StatusOK {
-		o.ok()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return resp, err
 	}
-	return resp, err
+	defer resp.Body.Close()
+	doc, err := io.ReadAll(io.LimitReader(resp.Body, maxJWKSBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(doc) > maxJWKSBytes {
+		return nil, fmt.Errorf("JWKS larger than %d bytes", maxJWKSBytes)
+	}
+	if doc, err = t.src.usableKeys(doc); err != nil {
+		return nil, err
+	}
+	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(doc)), int64(len(doc))
+	resp.Header.Del("Content-Length")
+	t.src.fetched()
+	return resp, nil
 }
 
-// forbiddenHeaders are JOSE header parameters that carry or point to a key, or ask for
-// processing this verifier does not do: a token naming one is refused, whatever its
-// signature, so that no key ever comes from the token itself.
-var forbiddenHeaders = []string{"jwk", "jku", "x5u", "x5c", "crit"}
+// usableKeys returns the JWK Set doc with only the keys jwkset reads as it would, logging
+// the others. A document that is no JWK Set, or whose keys are all unusable, is an error:
+// the cached keys stay in use rather than being replaced by none.
+func (s *issuerSource) usableKeys(doc []byte) ([]byte, error) {
+	var set struct {
+		Keys []json.RawMessage `json:"keys"`
+	}
+	if err := json.Unmarshal(doc, &set); err != nil || set.Keys == nil {
+		return nil, fmt.Errorf("the JWKS is not a JSON JWK Set with a keys array")
+	}
+	kept := set.Keys[:0]
+	for _, raw := range set.Keys {
+		var m jwkset.JWKMarshal
+		err := json.Unmarshal(raw, &m) // a type error still fills the other members, kid too
+		if err == nil {
+			_, err = jwkset.NewJWKFromMarshal(m, jwkset.JWKMarshalOptions{Private: true}, jwkset.JWKValidateOptions{})
+		}
+		if err != nil {
+			s.log.Warn("auth: JWKS key skipped", "issuer", s.iss.URL, "kid", clip(m.KID), "error", err)
+			continue
+		}
+		kept = append(kept, raw)
+	}
+	if len(kept) == 0 && len(set.Keys) > 0 {
+		return nil, fmt.Errorf("none of the %d keys of the JWKS is usable", len(set.Keys))
+	}
+	return json.Marshal(map[string][]json.RawMessage{"keys": kept})
+}
+
+// forbiddenHeaders are JOSE header parameters that carry or point to a key: a token
+// naming one is refused, whatever its signature, so that no key ever comes from the token
+// itself.
+var forbiddenHeaders = []string{"jwk", "jku", "x5u", "x5c"}
 
 // key returns the verification key of a token of this issuer: the JWKS key of its kid,
 // which must be of the type the token's alg needs.
@@ -397,49 +554,76 @@ func (s *issuerSource) key(ctx context.Context) jwt.Keyfunc {
 				return nil, refusef("token header %q is not accepted: keys come only from the issuer's JWKS", h)
 			}
 		}
+		if err := checkHeader(t); err != nil {
+			return nil, err
+		}
 		kid, _ := t.Header["kid"].(string)
 		if kid == "" {
 			return nil, errTokenNoKid
 		}
-		kf, err := s.start(ctx)
+		keys, fresh, err := s.ready(ctx)
 		if err != nil {
 			return nil, err
 		}
-		// The kid's key from the cache, or from the JWKS fetched again when the cache
-		// lacks it (the IdP rotated its key), at most once per UnknownKIDInterval.
-		s.mu.Lock()
-		cache := s.cache
-		s.mu.Unlock()
-		jwk, err := cache.KeyRead(ctx, kid)
-		if err != nil && s.unknownKID.Allow() {
-			fetchCtx, cancel := context.WithTimeout(ctx, jwksTimeout)
-			jwk, err = kf.Storage().KeyRead(fetchCtx, kid)
-			cancel()
+		// The kid's keys from the cache, or from the JWKS fetched again when the cache
+		// has none (the IdP rotated its key), at most once per UnknownKIDInterval; not
+		// again when this token's wait just saw the first fetch.
+		jwks := keysOf(ctx, keys.cache, kid)
+		if len(jwks) == 0 && !fresh && s.unknownKID.Allow() {
+			s.refetch(ctx, keys, kid)
+			jwks = keysOf(ctx, keys.cache, kid)
 		}
-		if err != nil {
+		if len(jwks) == 0 {
 			return nil, refusef("token kid %q names no key of issuer %s", clip(kid), s.iss.URL)
 		}
+		// Keys of different types may share a kid (RFC 7517, 4.5): the one that fits.
 		alg := t.Method.Alg()
-		m := jwk.Marshal()
-		if m.USE == jwkset.UseEnc || m.ALG != "" && m.ALG.String() != alg {
-			return nil, refusef("token alg %q does not fit the key %q of issuer %s", clip(alg), clip(kid), s.iss.URL)
+		for _, jwk := range jwks {
+			if k := fitting(jwk, alg); k != nil {
+				return k, nil
+			}
 		}
-		var k any = jwk.Key()
-		if pk, ok := k.(interface{ Public() crypto.PublicKey }); ok {
-			k = pk.Public()
-		}
-		ok := false
-		switch pub := k.(type) {
-		case *rsa.PublicKey:
-			ok = asymmetric[alg] == "RSA" && pub.N.BitLen() >= 2048
-		case *ecdsa.PublicKey:
-			ok = asymmetric[alg] == pub.Curve.Params().Name && curveOK(pub.Curve)
-		}
-		if !ok {
-			return nil, refusef("token alg %q does not fit the key %q of issuer %s", clip(alg), clip(kid), s.iss.URL)
-		}
-		return k, nil
+		return nil, refusef("token alg %q does not fit the key %q of issuer %s", clip(alg), clip(kid), s.iss.URL)
 	}
+}
+
+// keysOf returns the keys of kid in store.
+func keysOf(ctx context.Context, store jwkset.Storage, kid string) []jwkset.JWK {
+	all, err := store.KeyReadAll(ctx) // a copy
+	if err != nil {
+		return nil
+	}
+	out := all[:0]
+	for _, k := range all {
+		if k.Marshal().KID == kid {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// fitting returns the public key of jwk when it verifies tokens of alg: a signing key
+// whose alg, if it names one, is alg, of the type and size alg needs; else nil.
+func fitting(jwk jwkset.JWK, alg string) any {
+	m := jwk.Marshal()
+	if m.USE == jwkset.UseEnc || m.ALG != "" && m.ALG.String() != alg {
+		return nil
+	}
+	var k any = jwk.Key()
+	if pk, ok := k.(interface{ Public() crypto.PublicKey }); ok {
+		k = pk.Public()
+	}
+	switch pub := k.(type) {
+	case *rsa.PublicKey:
+		if asymmetric[alg] == "RSA" && pub.N.BitLen() >= 2048 {
+			return pub
+		}
+	case *ecdsa.PublicKey:
+		if asymmetric[alg] == pub.Curve.Params().Name && curveOK(pub.Curve) {
+			return pub
+		}
+	}
+	return nil
 }
 
 func curveOK(c elliptic.Curve) bool {
@@ -498,21 +682,28 @@ func (s *issuerSource) principal(claims jwt.MapClaims) (*principal.Principal, er
 	return p, nil
 }
 
-// pathClaim reads a string claim by a dotted path into nested objects; a claim that is
-// absent is "".
-func pathClaim(claims jwt.MapClaims, path string) (string, error) {
-	var v any = map[string]any(claims)
-	if _, ok := claims[path]; ok {
-		v = claims[path] // a claim whose name has dots (URIs, as Auth0 names custom claims)
-	} else {
-		for part := range strings.SplitSeq(path, ".") {
-			obj, ok := v.(map[string]any)
-			if !ok {
-				return "", nil
-			}
-			v = obj[part]
-		}
+// claimAt returns the claim named path: the claim of that name when there is one (a
+// name with dots: URIs, as Auth0 names custom claims), else the value reached through
+// nested objects by its dotted parts; nil when absent.
+func claimAt(claims jwt.MapClaims, path string) any {
+	if v, ok := claims[path]; ok {
+		return v
 	}
+	var v any = map[string]any(claims)
+	for part := range strings.SplitSeq(path, ".") {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = obj[part]
+	}
+	return v
+}
+
+// pathClaim reads a string claim by a dotted path into nested objects (claimAt); a claim
+// that is absent is "".
+func pathClaim(claims jwt.MapClaims, path string) (string, error) {
+	v := claimAt(claims, path)
 	switch v := v.(type) {
 	case nil:
 		return "", nil

@@ -355,6 +355,8 @@ func TestCheckIssuer(t *testing.T) {
 	}{
 		{Issuer{URL: "http://idp.example", Audience: []string{"a"}}, `issuer "http://idp.example" must use https (http only on a loopback address)`},
 		{Issuer{URL: "idp", Audience: []string{"a"}}, `issuer "idp" is not an absolute URL`},
+		{Issuer{URL: "https://idp.example?tenant=x", Audience: []string{"a"}}, `issuer "https://idp.example?tenant=x" must not have a query`},
+		{Issuer{URL: "https://idp.example", Audience: []string{"a"}, JWKSURL: "https://idp.example/keys?appid=x"}, ""},
 		{Issuer{URL: "https://idp.example"}, "issuer https://idp.example: an audience is required"},
 		{Issuer{URL: "https://idp.example", Audience: []string{"a"}, Algorithms: []string{"HS256"}},
 			`issuer https://idp.example: algorithm "HS256" is not accepted: use RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384 or ES512`},

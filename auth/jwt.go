@@ -118,8 +118,10 @@ type JWTConfig struct {
 	CacheSize int
 	// Now returns the current time; default time.Now.
 	Now func() time.Time
-	// HTTPClient fetches the discovery documents and the JWKS of Issuers; default a client
-	// of http.DefaultTransport. Each request is bounded to 10 seconds.
+	// HTTPClient's Transport fetches the discovery documents and the JWKS of Issuers;
+	// default http.DefaultTransport. Each request is bounded to 10 seconds, and may be
+	// redirected only where an Issuer's URLs may point (https, or http on a loopback
+	// address).
 	HTTPClient *http.Client
 	// Logger receives the failures of fetches (never tokens); default slog.Default().
 	Logger *slog.Logger
@@ -220,7 +222,7 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 	}
 	v.cancel = cancel
 	for _, src := range v.order {
-		go src.start(ctx)
+		src.begin()
 	}
 	v.parser = jwt.NewParser(
 		jwt.WithValidMethods([]string{AlgRS256, AlgES256, AlgHS256}),
@@ -348,6 +350,9 @@ func (v *JWTVerifier) Authenticate(ctx context.Context, c Credential) (*principa
 // key selects the verification key by kid and insists that the token names the key's
 // algorithm: this is what defeats alg "none" and HS256 tokens signed with a public key.
 func (v *JWTVerifier) key(t *jwt.Token) (any, error) {
+	if err := checkHeader(t); err != nil {
+		return nil, err
+	}
 	var k JWTKey
 	switch kid, _ := t.Header["kid"].(string); {
 	case kid != "":
@@ -366,6 +371,35 @@ func (v *JWTVerifier) key(t *jwt.Token) (any, error) {
 		return nil, refusef("token alg %q does not match the %s key %q", clip(alg), k.Alg, k.ID)
 	}
 	return k.Key, nil
+}
+
+// checkHeader refuses the tokens whose header asks what no verifier here does: a crit
+// header names extensions the recipient must understand (RFC 7515, 4.1.11), and none is
+// understood; a typ other than JWT or at+jwt (RFC 9068, 2.1; case-insensitive, with or
+// without "application/") marks another kind of token, a logout or security event token,
+// that must not pass for an access token (RFC 8725, 3.11).
+func checkHeader(t *jwt.Token) error {
+	if _, ok := t.Header["crit"]; ok {
+		return refuse(`token header "crit" names extensions this verifier does not process`)
+	}
+	typ, ok := t.Header["typ"]
+	if !ok {
+		return nil
+	}
+	s, ok := typ.(string)
+	if !ok {
+		return refuse(`token header "typ" is not a string`)
+	}
+	// Compared without allocating: this is on the path of every verification.
+	const app = "application/"
+	mediaType := s
+	if len(s) > len(app) && strings.EqualFold(s[:len(app)], app) {
+		mediaType = s[len(app):]
+	}
+	if !strings.EqualFold(mediaType, "jwt") && !strings.EqualFold(mediaType, "at+jwt") {
+		return refusef("token type %q is not an access token: use typ JWT or at+jwt", clip(s))
+	}
+	return nil
 }
 
 // staticAlgs are the algorithms of the keys written in the configuration.
@@ -484,8 +518,10 @@ func stringClaim(claims jwt.MapClaims, name string) (string, error) {
 	}
 }
 
+// scopeClaim reads the words of the permission claim name (dotted, as claimAt reads it):
+// a space-separated string or an array of them.
 func scopeClaim(claims jwt.MapClaims, name string) ([]string, error) {
-	switch v := claims[name].(type) {
+	switch v := claimAt(claims, name).(type) {
 	case nil:
 		return nil, nil
 	case string:

@@ -1,8 +1,11 @@
 package auth
 
 import (
+	"context"
 	"net/http"
+	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -154,5 +157,68 @@ func TestDefaultBurst(t *testing.T) {
 	}
 	if served != DefaultBurst {
 		t.Errorf("%d served in one instant with the default limits, want %d", served, DefaultBurst)
+	}
+}
+
+// TestConcurrencyReleasedOnPanicAndCancel: a request that panics (net/http recovers it,
+// http.ErrAbortHandler included) or whose client goes away gives its concurrency slot back,
+// so a principal is never locked out by requests that ended badly. Parallel requests
+// under -race never hold more slots than the cap.
+func TestConcurrencyReleasedOnPanicAndCancel(t *testing.T) {
+	g := newTestGuard(t, Config{Limits: Limits{Burst: -1, Concurrent: 2, PerWindow: -1}})
+	name := testKeysName(t, "km-key-0001")
+	key := hdr("Authorization", "AppKey km-key-0001")
+	for _, c := range []struct {
+		name    string
+		handler http.HandlerFunc
+	}{
+		{"panic", func(http.ResponseWriter, *http.Request) { panic("boom") }},
+		{"abort", func(http.ResponseWriter, *http.Request) { panic(http.ErrAbortHandler) }},
+		{"cancelled", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := g.Wrap(FamilyKM.policy(), c.handler)
+			for range 3 { // more than the cap: each must have given its slot back
+				ctx, cancel := context.WithCancel(context.Background())
+				r := httptest.NewRequest(http.MethodGet, "/x", nil).WithContext(ctx)
+				r.Header = key
+				cancel()
+				func() {
+					defer func() { recover() }()
+					h.ServeHTTP(httptest.NewRecorder(), r)
+				}()
+			}
+			if n := g.concurrency.InFlight(name); n != 0 {
+				t.Errorf("%d slots still held", n)
+			}
+		})
+	}
+	var inFlight, most atomic.Int64
+	h := g.Wrap(FamilyKM.policy(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(time.Millisecond)
+		inFlight.Add(-1)
+	}))
+	var wg sync.WaitGroup
+	var ok, refused atomic.Int64
+	for range 16 {
+		wg.Go(func() {
+			for range 20 {
+				switch serve(h, key).Status {
+				case 200:
+					ok.Add(1)
+				case 429:
+					refused.Add(1)
+				default:
+					t.Error("neither 200 nor 429")
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if most.Load() > 2 || ok.Load() == 0 || refused.Load() == 0 || g.concurrency.InFlight(name) != 0 {
+		t.Errorf("at most %d in flight (cap 2), %d served, %d refused, %d slots left held", most.Load(), ok.Load(), refused.Load(), g.concurrency.InFlight(name))
 	}
 }

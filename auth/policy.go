@@ -56,17 +56,45 @@ const (
 	APIKeyHeader
 )
 
-// challenge returns the WWW-Authenticate header of 401 answers (RFC 9110, 11.6.1). With a
-// resource metadata URL the Bearer challenge comes first and names it (RFC 9728, 5.1), as
-// MCP clients read only a leading Bearer challenge.
-func (c Credentials) challenge(metadata string) string {
-	if c == APIKeyHeader {
+// challenge returns the WWW-Authenticate header of a 401 answer to r (RFC 9110, 11.6.1),
+// in the policy's credential form. With a resource metadata URL the Bearer challenge comes
+// first and names it (RFC 9728, 5.1), as MCP clients read only a leading Bearer challenge.
+// When r sent a Bearer token that was refused (token), the Bearer challenge says
+// error="invalid_token" (RFC 6750, 3.1), so that an OAuth client knows to get a new token.
+func (p *Policy) challenge(r *http.Request, token bool) string {
+	if p.Credentials == APIKeyHeader {
 		return `x-api-key realm="kmkit"`
 	}
-	if metadata != "" {
-		return `Bearer realm="kmkit", resource_metadata="` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(metadata) + `", AppKey realm="kmkit"`
+	bearerError := ""
+	if token {
+		bearerError = "invalid_token"
 	}
-	return `AppKey realm="kmkit", Bearer realm="kmkit"`
+	if metadata := p.metadata(r); metadata != "" {
+		return bearerChallenge(bearerError, metadata) + `, AppKey realm="kmkit"`
+	}
+	return `AppKey realm="kmkit", ` + bearerChallenge(bearerError, "")
+}
+
+// metadata returns the URL of the resource metadata of r's API, "" when there is none.
+func (p *Policy) metadata(r *http.Request) string {
+	if p.ResourceMetadata == nil {
+		return ""
+	}
+	return p.ResourceMetadata(r)
+}
+
+// bearerChallenge returns the Bearer challenge with error bearerError (RFC 6750, 3.1)
+// unless it is "", and the resource metadata URL unless it is "". Alone, it is the
+// challenge of a 403 to a token that lacks the permission (insufficient_scope).
+func bearerChallenge(bearerError, metadata string) string {
+	c := `Bearer realm="kmkit"`
+	if bearerError != "" {
+		c += `, error="` + bearerError + `"`
+	}
+	if metadata != "" {
+		c += `, resource_metadata="` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(metadata) + `"`
+	}
+	return c
 }
 
 // parse reads the credentials of a request.
@@ -86,11 +114,8 @@ func (p *Policy) name() string {
 }
 
 // writeError answers with status, code ("" selects the code of the status) and detail in
-// the policy's error shape; a 401 carries the challenge of its credential form.
+// the policy's error shape.
 func (p *Policy) writeError(w http.ResponseWriter, status int, code, detail string) {
-	if status == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
-		w.Header().Set("WWW-Authenticate", p.Credentials.challenge(""))
-	}
 	if code == "" {
 		code = problemCode(status)
 	}

@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/golang-jwt/jwt/v5"
+
 	"github.com/kmkit/kmkit/principal"
 )
 
@@ -21,7 +23,8 @@ func TestResourceMetadataURL(t *testing.T) {
 }
 
 // TestChallengeNamesResourceMetadata: with Policy.ResourceMetadata a 401 leads with a
-// Bearer challenge naming the metadata; a 403 carries no challenge.
+// Bearer challenge naming the metadata; a 403 to a token that lacks the permission says
+// insufficient_scope there too (RFC 6750, 3.1), and a 403 to a key carries no challenge.
 func TestChallengeNamesResourceMetadata(t *testing.T) {
 	g := newTestGuard(t, Config{})
 	h := g.Wrap(Policy{Permission: principal.PermSCIM, ResourceMetadata: func(r *http.Request) string {
@@ -33,6 +36,27 @@ func TestChallengeNamesResourceMetadata(t *testing.T) {
 	want := `Bearer realm="kmkit", resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/x", AppKey realm="kmkit"`
 	if w.Code != 401 || w.Header().Get("WWW-Authenticate") != want {
 		t.Errorf("%d %q, want 401 %q", w.Code, w.Header().Get("WWW-Authenticate"), want)
+	}
+	// A refused token: the Bearer challenge says so (RFC 6750, 3.1), before the metadata.
+	r.Header.Set("Authorization", "Bearer "+sign(t, jwt.SigningMethodRS256, testRSA, "rs", claims(map[string]any{"aud": "x"})))
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	want = `Bearer realm="kmkit", error="invalid_token", resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/x", AppKey realm="kmkit"`
+	if w.Code != 401 || w.Header().Get("WWW-Authenticate") != want {
+		t.Errorf("a refused token: %d %q, want 401 %q", w.Code, w.Header().Get("WWW-Authenticate"), want)
+	}
+	r.Header.Set("Authorization", "Bearer "+sign(t, jwt.SigningMethodRS256, testRSA, "rs", claims(nil))) // km odata, not scim
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	want = `Bearer realm="kmkit", error="insufficient_scope", resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/x"`
+	if w.Code != 403 || w.Header().Get("WWW-Authenticate") != want {
+		t.Errorf("a token without the permission: %d %q, want 403 %q", w.Code, w.Header().Get("WWW-Authenticate"), want)
+	}
+	r.Header.Set("Authorization", "AppKey report-key-0001") // reporting, not scim
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != 403 || w.Header().Get("WWW-Authenticate") != "" {
+		t.Errorf("a key without the permission: %d %q, want 403 without a challenge", w.Code, w.Header().Get("WWW-Authenticate"))
 	}
 }
 

@@ -3,7 +3,7 @@
 //
 //	keys:
 //	  - key: "plain text key"      # or sha256: <64 hex digits of the key's SHA-256>
-//	    name: ci-pipeline          # optional; default "key:" and 8 hex digits of the digest
+//	    name: ci-pipeline          # optional; default "key:" and 8 hex digits of the digest; not "sub:…" or "key:…"
 //	    team: acme                 # SCIM and KM scope
 //	    tenant: 3f1c5a2e-...       # reporting tenant (UUID)
 //	    permissions: [km, odata, scim, reporting]   # and metrics: GET /metrics
@@ -21,7 +21,7 @@
 //	      claims:                  # optional claim mapping
 //	        team: org.id           # claim of the team (dotted: nested), default team
 //	        tenant: tid            # claim of the reporting tenant (a UUID), default tenant
-//	        permissions: [scp, roles]  # claims whose values grant permissions, default [scope, scp]
+//	        permissions: [scp, roles]  # claims whose values grant permissions (dotted: nested), default [scope, scp]
 //	      scopes:                  # optional: value -> permissions; default: a value naming a permission grants it
 //	        kmkit.read: [km, odata, mcp]
 //	        kmkit.admin: [scim, metrics]
@@ -303,8 +303,15 @@ func (p *parser) key(n *yaml.Node) (auth.Key, error) {
 	err := p.fields(n, map[string]func(*yaml.Node) error{
 		"key":    func(v *yaml.Node) error { secret = v; return nil },
 		"sha256": func(v *yaml.Node) error { digest = v; return nil },
-		"name":   func(v *yaml.Node) (err error) { k.Name, err = p.nonEmpty(v, "name"); return err },
-		"team":   func(v *yaml.Node) (err error) { k.Team, err = p.str(v, "team"); return err },
+		"name": func(v *yaml.Node) (err error) {
+			if k.Name, err = p.nonEmpty(v, "name"); err == nil {
+				if err = auth.CheckKeyName(k.Name); err != nil {
+					err = p.errorf(v, "%v", err)
+				}
+			}
+			return err
+		},
+		"team": func(v *yaml.Node) (err error) { k.Team, err = p.str(v, "team"); return err },
 		"tenant": func(v *yaml.Node) error {
 			s, err := p.str(v, "tenant")
 			if err != nil {

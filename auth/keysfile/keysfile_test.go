@@ -212,6 +212,8 @@ func TestParseErrors(t *testing.T) {
 		{"key with a space", "keys:\n  - key: two words\n    permissions: [km]\n",
 			"k.yaml:2:10: a key is at most 8192 visible ASCII characters without spaces; clients could not send this one"},
 		{"short digest", "keys:\n  - sha256: abc\n    permissions: [km]\n", "k.yaml:2:13: sha256: a SHA-256 digest has 64 hexadecimal digits, not 3"},
+		{"name of a token's principal", "keys:\n  - key: a\n    name: sub:alice\n    permissions: [km]\n",
+			`k.yaml:3:11: key name "sub:alice" begins with "sub:", which names the principals of tokens`},
 		{"same key twice", "keys:\n  - key: k\n    permissions: [km]\n  - sha256: " + digest + "\n    permissions: [scim]\n", "k.yaml:4:5: the same key as line 2"},
 		{"same name twice", "keys:\n  - {key: a, name: n, permissions: [km]}\n  - {key: b, name: n, permissions: [km]}\n", `k.yaml:3:5: the name "n" is already used on line 2`},
 		{"no permissions", "keys:\n  - key: a\n", `k.yaml:2:5: missing field "permissions"`},

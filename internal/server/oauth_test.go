@@ -21,6 +21,12 @@ import (
 // kmkit.all every permission, kmkit.read km and mcp.
 func idpApp(t *testing.T, idp *idptest.IdP) (*app, *httptest.Server) {
 	t.Helper()
+	return issuerApp(t, idp.URL())
+}
+
+// issuerApp is idpApp for the identity provider at issuer.
+func issuerApp(t *testing.T, issuer string) (*app, *httptest.Server) {
+	t.Helper()
 	keys := filepath.Join(t.TempDir(), "keys.yaml")
 	data := fmt.Sprintf(`keys:
   - {key: "app-key-00001", name: app, team: acme, permissions: [km]}
@@ -33,7 +39,7 @@ jwt:
       scopes:
         kmkit.all: [km, odata, scim, mcp, metrics]
         kmkit.read: [km, mcp]
-`, idp.URL())
+`, issuer)
 	if err := os.WriteFile(keys, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
