@@ -30,7 +30,9 @@ const (
 )
 
 // MaxCredentialLength bounds the length of a key or token; longer ones are refused unread.
-const MaxCredentialLength = 8 << 10
+// 16 KiB holds the access tokens identity providers issue with their largest group
+// claims (Entra ID puts up to 200 group ids in a token, about 12 KiB).
+const MaxCredentialLength = 16 << 10
 
 // Credential is what a request presents to prove who it is.
 type Credential struct {

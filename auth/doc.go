@@ -56,7 +56,7 @@
 //   - Config.Refused, when set, hears of every 429 with the limit that refused it
 //     (RefusedBudget, RefusedBurst, RefusedConcurrency); package metrics counts them.
 //   - Sending both Authorization and AppKey, or either twice, is refused as ambiguous. Keys
-//     and tokens are at most 8 KiB of visible ASCII.
+//     and tokens are at most 16 KiB of visible ASCII.
 //   - Keys are stored only as SHA-256 digests. A key's principal is named by the key's name
 //     or "key:" and the first eight hexadecimal digits of its digest; a token's principal
 //     "sub:" and its subject; a key name beginning "sub:" or "key:" is refused, so that no

@@ -188,7 +188,7 @@ func TestGuardAuthorizationHeaders(t *testing.T) {
 		{"unknown key, SCIM", FamilySCIM, hdr("Authorization", "AppKey nope"), unauthorized(FamilySCIM, "invalid application key")},
 		{"key with a space", FamilyKM, hdr("Authorization", "AppKey km-key 0001"), unauthorized(FamilyKM, "malformed AppKey credentials: only visible ASCII characters, without spaces")},
 		{"key with a control character", FamilyKM, hdr("AppKey", "km\x01key"), unauthorized(FamilyKM, "malformed AppKey header: only visible ASCII characters, without spaces")},
-		{"key too long", FamilyKM, hdr("AppKey", strings.Repeat("k", MaxCredentialLength+1)), unauthorized(FamilyKM, "credentials longer than 8192 bytes")},
+		{"key too long", FamilyKM, hdr("AppKey", strings.Repeat("k", MaxCredentialLength+1)), unauthorized(FamilyKM, "credentials longer than 16384 bytes")},
 		{"both headers", FamilyKM, hdr("Authorization", "AppKey km-key-0001", "AppKey", "km-key-0001"), unauthorized(FamilyKM, "send credentials in one header only, Authorization or AppKey")},
 		{"two Authorization headers", FamilyKM, hdr("Authorization", "AppKey km-key-0001", "Authorization", "AppKey km-key-0001"), unauthorized(FamilyKM, "send one Authorization header")},
 		{"x-api-key is not for KM", FamilyKM, hdr("X-Api-Key", "km-key-0001"), unauthorized(FamilyKM, "missing credentials: send the Authorization header with the AppKey or Bearer scheme, or the AppKey header")},
@@ -247,6 +247,7 @@ func TestGuardBearer(t *testing.T) {
 		{"expired within the leeway", FamilyKM, bearer(rs(map[string]any{"exp": testNow.Add(-29 * time.Second).Unix()})), okAlice("[km odata]")},
 		{"not yet valid within the leeway", FamilyKM, bearer(rs(map[string]any{"nbf": testNow.Add(29 * time.Second).Unix()})), okAlice("[km odata]")},
 		{"audience in an array", FamilyKM, bearer(rs(map[string]any{"aud": []string{"other", testAudience}})), okAlice("[km odata]")},
+		{"200 group ids, as Entra ID issues them (over 8 KiB)", FamilyKM, bearer(rs(map[string]any{"groups": groupIDs(200)})), okAlice("[km odata]")},
 		{"NUL in the subject", FamilyKM, bearer(rs(map[string]any{"sub": "al\x00ice"})), unauthorizedToken(FamilyKM, "token subject or team claim contains a NUL character")},
 		{"NUL in the team", FamilySCIM, bearer(rs(map[string]any{"team": "ac\x00me"})), unauthorizedToken(FamilySCIM, "token subject or team claim contains a NUL character")},
 		{"custom team claim absent", FamilyKM, bearer(rs(map[string]any{"team": nil, "tenant": nil})), ok("ok sub:alice team= tenant= perms=[km odata]")},
@@ -577,4 +578,14 @@ func TestGuardLimitsDisabled(t *testing.T) {
 	if diff := cmp.Diff([]int{200, 200, 429}, statuses); diff != "" {
 		t.Errorf("key with its own budget of 2 (-want +got):\n%s", diff)
 	}
+}
+
+// groupIDs returns n distinct group ids in the form Entra ID writes them in a token's
+// groups claim.
+func groupIDs(n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%08x-4c2e-4b8a-9f3d-%012x", i, i*7919)
+	}
+	return ids
 }

@@ -210,7 +210,7 @@ func TestParseErrors(t *testing.T) {
 		{"empty key", "keys:\n  - key: \"\"\n    permissions: [km]\n", "k.yaml:2:10: key is empty"},
 		{"null key", "keys:\n  - key:\n    permissions: [km]\n", "k.yaml:2:9: key must be a string, found null"},
 		{"key with a space", "keys:\n  - key: two words\n    permissions: [km]\n",
-			"k.yaml:2:10: a key is at most 8192 visible ASCII characters without spaces; clients could not send this one"},
+			"k.yaml:2:10: a key is at most 16384 visible ASCII characters without spaces; clients could not send this one"},
 		{"short digest", "keys:\n  - sha256: abc\n    permissions: [km]\n", "k.yaml:2:13: sha256: a SHA-256 digest has 64 hexadecimal digits, not 3"},
 		{"name of a token's principal", "keys:\n  - key: a\n    name: sub:alice\n    permissions: [km]\n",
 			`k.yaml:3:11: key name "sub:alice" begins with "sub:", which names the principals of tokens`},
