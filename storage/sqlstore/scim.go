@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -101,7 +100,7 @@ func (s *SCIMStore) CreateUser(ctx context.Context, team string, u scim.User) (s
 	err = s.write(ctx, team, func(tx *sql.Tx, version int64) error {
 		var dup int
 		if err := tx.QueryRowContext(ctx, s.q(`SELECT count(*) FROM scim_users WHERE team = ? AND user_name_key = ?`),
-			team, strings.ToLower(u.UserName)).Scan(&dup); err != nil {
+			team, scim.NameKey(u.UserName)).Scan(&dup); err != nil {
 			return err
 		}
 		if dup > 0 {
@@ -121,8 +120,8 @@ func (s *SCIMStore) CreateUser(ctx context.Context, team string, u scim.User) (s
 		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO scim_users (team, id, seq, user_name, user_name_key, external_id,
 			display_name, display_name_key, active, role, send_email, attributes, created_us, modified_us, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-			team, u.ID, version, u.UserName, strings.ToLower(u.UserName), u.ExternalID, u.DisplayName,
-			strings.ToLower(u.DisplayName), u.Active, string(u.Role), u.SendEmailOnInvitation, string(attrs),
+			team, u.ID, version, u.UserName, scim.NameKey(u.UserName), u.ExternalID, u.DisplayName,
+			scim.NameKey(u.DisplayName), u.Active, string(u.Role), u.SendEmailOnInvitation, string(attrs),
 			u.Created.UnixMicro(), u.LastModified.UnixMicro(), u.Version)
 		if s.db.d.uniqueViolation(err) {
 			return scim.DuplicateUserName(u.UserName)
@@ -183,7 +182,7 @@ func (s *SCIMStore) ReplaceUser(ctx context.Context, team string, u scim.User, i
 		_, err = tx.ExecContext(ctx, s.q(`UPDATE scim_users SET user_name = ?, user_name_key = ?, external_id = ?,
 			display_name = ?, display_name_key = ?, active = ?, role = ?, send_email = ?, attributes = ?,
 			modified_us = ?, version = ? WHERE team = ? AND id = ?`),
-			u.UserName, strings.ToLower(u.UserName), u.ExternalID, u.DisplayName, strings.ToLower(u.DisplayName),
+			u.UserName, scim.NameKey(u.UserName), u.ExternalID, u.DisplayName, scim.NameKey(u.DisplayName),
 			u.Active, string(u.Role), u.SendEmailOnInvitation, string(attrs), u.LastModified.UnixMicro(), u.Version,
 			team, u.ID)
 		return err
@@ -255,7 +254,7 @@ func (s *SCIMStore) members(ctx context.Context, tx *sql.Tx, team, gid string) (
 }
 
 // listClauses returns the WHERE conditions and arguments of a filter, and the ORDER BY of
-// a sort, over the columns of users or groups. Folded columns hold strings.ToLower of the
+// a sort, over the columns of users or groups. Folded columns hold scim.NameKey of the
 // value, which is how the memory store and scim.Equal compare userName and displayName.
 func (s *SCIMStore) listClauses(team string, q scim.ListQuery, users bool) (where string, args []any, order string, err error) {
 	var conds []string
@@ -283,14 +282,14 @@ func (s *SCIMStore) listClauses(team string, q scim.ListQuery, users bool) (wher
 			args = append(args, e.Value)
 		case "displayName":
 			conds = append(conds, "display_name_key = ?")
-			args = append(args, strings.ToLower(e.Value))
+			args = append(args, scim.NameKey(e.Value))
 		case "userName":
 			if !users {
 				conds = append(conds, "1 = 0") // groups have no userName: nothing matches
 				continue
 			}
 			conds = append(conds, "user_name_key = ?")
-			args = append(args, strings.ToLower(e.Value))
+			args = append(args, scim.NameKey(e.Value))
 		default:
 			conds = append(conds, "1 = 0")
 		}
@@ -405,7 +404,7 @@ func (s *SCIMStore) checkMembers(ctx context.Context, tx *sql.Tx, team, gid stri
 func (s *SCIMStore) checkGroupName(ctx context.Context, tx *sql.Tx, team, gid, name string) error {
 	var n int
 	err := tx.QueryRowContext(ctx, s.q(`SELECT count(*) FROM scim_groups WHERE team = ? AND display_name_key = ? AND id <> ?`),
-		team, strings.ToLower(name), gid).Scan(&n)
+		team, scim.NameKey(name), gid).Scan(&n)
 	if err != nil {
 		return err
 	}
@@ -517,7 +516,7 @@ func (s *SCIMStore) CreateGroup(ctx context.Context, team string, g scim.Group) 
 		now := s.now().UnixMicro()
 		_, err = tx.ExecContext(ctx, s.q(`INSERT INTO scim_groups (team, id, seq, display_name, display_name_key,
 			external_id, role, created_us, modified_us, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-			team, id, version, g.DisplayName, strings.ToLower(g.DisplayName), g.ExternalID, string(g.Role), now, now, version)
+			team, id, version, g.DisplayName, scim.NameKey(g.DisplayName), g.ExternalID, string(g.Role), now, now, version)
 		if s.db.d.uniqueViolation(err) {
 			return scim.DuplicateGroupName(g.DisplayName)
 		}
@@ -575,7 +574,7 @@ func (s *SCIMStore) ReplaceGroup(ctx context.Context, team string, g scim.Group,
 		now := s.now().UnixMicro()
 		_, err = tx.ExecContext(ctx, s.q(`UPDATE scim_groups SET display_name = ?, display_name_key = ?, external_id = ?,
 			role = ?, modified_us = ?, version = ? WHERE team = ? AND id = ?`),
-			g.DisplayName, strings.ToLower(g.DisplayName), g.ExternalID, string(g.Role), now, version, team, g.ID)
+			g.DisplayName, scim.NameKey(g.DisplayName), g.ExternalID, string(g.Role), now, version, team, g.ID)
 		if s.db.d.uniqueViolation(err) {
 			return scim.DuplicateGroupName(g.DisplayName)
 		}
