@@ -211,6 +211,12 @@ func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 	return int(v.Int64), err
 }
 
+// querier runs statements: a pool (*sql.DB) or one of its transactions (*sql.Tx).
+type querier interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}
+
 // tx runs f in a transaction, committing when f returns nil. A PostgreSQL serialization
 // failure or deadlock is retried a few times.
 func (db *DB) tx(ctx context.Context, f func(*sql.Tx) error) error {

@@ -161,8 +161,9 @@ func TestReplicaKMSuite(t *testing.T) {
 // TestReplicaBehind pauses the standby's replay: a store whose import the standby has not
 // replayed reads from the primary (its new data, never the standby's old tables), the
 // fallback observed as "behind" and logged once; a store of the generation the standby
-// holds keeps reading from it; when replay resumes, the new store's reads go to the
-// standby again.
+// still holds, which the primary no longer holds, answers 503 with Retry-After (never the
+// standby's old rows); when replay resumes, the new store's reads go to the standby
+// again.
 func TestReplicaBehind(t *testing.T) {
 	dsn := postgresDSN(t)
 	rdsn := replicaOf(t, dsn)
@@ -221,12 +222,18 @@ func TestReplicaBehind(t *testing.T) {
 	if got := strings.Count(logs.String(), "has not replayed the served imports"); got != 1 {
 		t.Errorf("%d log lines about the replica being behind, want 1:\n%s", got, logs.String())
 	}
-	// The old store's generation is the one the paused standby holds.
+	// The old store's generation is the one the paused standby holds, and no longer the
+	// primary's.
 	for _, req := range reqs {
-		checkReference(t, oldH, oldRef, req)
+		w := httptest.NewRecorder()
+		oldH.ServeHTTP(w, httptest.NewRequest(http.MethodGet, queryTarget(req), nil))
+		if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" {
+			t.Errorf("replay paused, the old store: %s: %d (Retry-After %q) %s, want 503 with Retry-After",
+				queryTarget(req), w.Code, w.Header().Get("Retry-After"), w.Body)
+		}
 	}
-	if n, f := rd.take(); n != len(reqs) || len(f) != 0 {
-		t.Errorf("replay paused, the old store: %d reads on the replica, %v on the primary; want %d and none", n, f, len(reqs))
+	if n, f := rd.take(); n != 0 || len(f) != 0 {
+		t.Errorf("replay paused, the old store: %d reads on the replica, %v on the primary; want none", n, f)
 	}
 
 	pause(t, false)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,7 +68,8 @@ type ReplicaOptions struct {
 	// logs nothing.
 	Logger *slog.Logger
 	// Observe, when set, is called once for every KM read made while the DB has
-	// replicas, with where it ran (for metrics).
+	// replicas, with where it ran (for metrics); not for a read refused because another
+	// import replaced the store's generation (ErrGenerationReplaced), which runs nowhere.
 	Observe func(ReplicaRead)
 }
 
@@ -99,9 +101,12 @@ type replicas struct {
 // The KM reads of the DB's KMStores (Query, Summarize) then go to a replica, in turn,
 // when the replica has replayed the imports the store serves: every source the plan's
 // KM reads has, in the replica's km_imports, the digest that the store's Import (or
-// ImportGenerated) found or recorded on the primary. Import records a source's digest
-// in the transaction that replaces its table, so a replica whose km_imports shows the
-// digest holds that table. Otherwise, and when the replica is unreachable or the read
+// ImportGenerated) found or recorded on the primary, and the primary still has it (read
+// before each such read: a store whose generation another import replaced answers
+// ErrGenerationReplaced rather than a replica's old rows). Import records a source's
+// digest in the transaction that replaces its table, so a replica whose km_imports shows
+// the digest holds that table; the read checks it again in the snapshot it reads.
+// Otherwise, and when the replica is unreachable or the read
 // fails on it (for example canceled by a conflict with the replay), the read runs on the
 // primary; each such fallback is reported to ReplicaOptions.Observe, and each change of
 // a replica's state is logged. Models registered with PutModel alone (a host's own tables,
@@ -236,7 +241,7 @@ func (r *replica) logState(log *slog.Logger, state string, err error) {
 }
 
 // readDigests reads the digests of km_imports on q, of the sources of only (all when nil).
-func readDigests(ctx context.Context, q *sql.DB, d dialect, only map[string]string) (map[string]string, error) {
+func readDigests(ctx context.Context, q querier, d dialect, only map[string]string) (map[string]string, error) {
 	stmt := `SELECT source, digest FROM km_imports`
 	var args []any
 	if only != nil {
@@ -299,15 +304,23 @@ func (s *KMStore) setDigests(digests map[string]string) {
 	}
 }
 
-// read runs one KM read of p: on a replica that has replayed the store's generation
-// when there is one (see AddReplicas), else, or when it fails there, on the primary. A
-// read that fails on the primary after another import replaced the tables it planned
-// against answers ErrGenerationReplaced, as an outage.
-func (s *KMStore) read(ctx context.Context, p *km.Plan, run func(q *sql.DB) error) error {
+// read runs one KM read of p, all its statements in one snapshot (see snapshot): on a
+// replica that has replayed the store's generation when there is one (see AddReplicas),
+// else, or when it fails there, on the primary. A read of a KM whose tables another
+// import replaced since the store loaded them answers ErrGenerationReplaced, as an
+// outage, without running: the store's definitions and what it knows of the tables are
+// of its own generation, and a replica that has not replayed the import would answer
+// rows the primary no longer holds.
+func (s *KMStore) read(ctx context.Context, p *km.Plan, run func(q querier) error) error {
 	want, all := s.generation(p.KM)
 	if rs := s.db.replicas; rs != nil {
 		fallback := FallbackUnrecorded
 		if all && len(want) > 0 {
+			// The generation must still be the primary's: a replica that holds it
+			// would otherwise answer what another import has replaced.
+			if err := s.current(ctx, want); err != nil {
+				return err
+			}
 			n := uint64(len(rs.list))
 			start := rs.next.Add(1)
 			for i := range n {
@@ -318,7 +331,7 @@ func (s *KMStore) read(ctx context.Context, p *km.Plan, run func(q *sql.DB) erro
 					fallback = why
 					continue
 				}
-				err := run(r.sql)
+				err := snapshot(ctx, r.sql, postgresDialect{}, want, run)
 				if err == nil {
 					r.logState(rs.opts.Logger, "serving", nil)
 					rs.observe(ReplicaRead{Replica: r.name})
@@ -327,10 +340,15 @@ func (s *KMStore) read(ctx context.Context, p *km.Plan, run func(q *sql.DB) erro
 				if ctx.Err() != nil || sameOnPrimary(err) {
 					return err
 				}
+				if errors.As(err, new(*otherGeneration)) {
+					// Replayed another import since its last check: its snapshot
+					// holds not the store's generation.
+					r.logState(rs.opts.Logger, FallbackBehind, nil)
+					fallback = FallbackBehind
+					continue
+				}
 				// Any other failure runs again on the primary: a statement canceled by
-				// a conflict with the replay, or a table the replica replaced between
-				// its check and the read (which can fail in the server too, scanning a
-				// column whose type changed). Those of the database are logged.
+				// a conflict with the replay, say. Those of the database are logged.
 				var pe *pgconn.PgError
 				if Unavailable(err) {
 					r.down(err)
@@ -344,23 +362,94 @@ func (s *KMStore) read(ctx context.Context, p *km.Plan, run func(q *sql.DB) erro
 		}
 		rs.observe(ReplicaRead{Fallback: fallback})
 	}
-	err := run(s.db.sql)
-	if err == nil || ctx.Err() != nil || len(want) == 0 || outage.Is(err) {
-		return err
-	}
-	// Did another import replace the tables since this store loaded them?
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replicaCheckTimeout)
-	defer cancel()
-	now, cerr := readDigests(cctx, s.db.sql, s.db.d, want)
-	if cerr != nil {
-		return err
-	}
-	for src, d := range want {
-		if now[src] != d {
-			return &outage.Error{Err: fmt.Errorf("%w (source %s): %v", ErrGenerationReplaced, src, err)}
-		}
+	err := snapshot(ctx, s.db.sql, s.db.d, want, run)
+	if og := (*otherGeneration)(nil); errors.As(err, &og) {
+		return og.replaced()
 	}
 	return err
+}
+
+// current returns nil when every source of want has its digest in the primary's
+// km_imports, else the outage of ErrGenerationReplaced (or the error of the read).
+func (s *KMStore) current(ctx context.Context, want map[string]string) error {
+	now, err := readDigests(ctx, s.db.sql, s.db.d, want)
+	if err != nil {
+		return err
+	}
+	if src, changed := changedSource(want, now); changed {
+		return (&otherGeneration{source: src}).replaced()
+	}
+	return nil
+}
+
+// otherGeneration is the error of a snapshot whose km_imports has another digest for a
+// source than the store's.
+type otherGeneration struct{ source string }
+
+func (e *otherGeneration) Error() string {
+	return "sqlstore: source " + e.source + " holds another import than the store's"
+}
+
+// replaced returns the outage of ErrGenerationReplaced for e.
+func (e *otherGeneration) replaced() error {
+	return &outage.Error{Err: fmt.Errorf("%w (source %s)", ErrGenerationReplaced, e.source)}
+}
+
+// changedSource returns a source whose digest in now is not its digest in want.
+func changedSource(want, now map[string]string) (string, bool) {
+	for src, d := range want {
+		if now[src] != d {
+			return src, true
+		}
+	}
+	return "", false
+}
+
+// snapshot runs run in one read-only transaction on pool, so that every statement of a
+// read sees the same tables: an import by another store (another process) between a
+// page and its count, or between the tables of a KPI's joins, would otherwise answer a
+// mix of two generations. The transaction first checks that the sources of want (the
+// store's generation) have their digests in its km_imports, and returns an
+// *otherGeneration without running otherwise. On PostgreSQL the transaction is
+// REPEATABLE READ and first takes ACCESS SHARE locks on the sources' tables: an import
+// replaces a table (DROP, CREATE, COPY FREEZE, whose frozen rows every snapshot sees)
+// under an ACCESS EXCLUSIVE lock, so the locks wait for an import under way and then
+// keep the tables until the read ends, and the snapshot, taken by the first query after
+// them, shows the digests of the tables read. SQLite's read transaction in WAL mode is
+// one snapshot of the whole file, its schema included.
+func snapshot(ctx context.Context, pool *sql.DB, d dialect, want map[string]string, run func(q querier) error) error {
+	opts := &sql.TxOptions{ReadOnly: true}
+	if d.name() == "postgres" {
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	tx, err := pool.BeginTx(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if len(want) > 0 {
+		if d.name() == "postgres" {
+			tables := make([]string, 0, len(want))
+			for src := range want {
+				tables = append(tables, quoteIdent(src))
+			}
+			slices.Sort(tables) // one order for every read
+			if _, err := tx.ExecContext(ctx, "LOCK TABLE "+strings.Join(tables, ", ")+" IN ACCESS SHARE MODE"); err != nil {
+				return err
+			}
+		}
+		now, err := readDigests(ctx, tx, d, want)
+		if err != nil {
+			return err
+		}
+		if src, changed := changedSource(want, now); changed {
+			return &otherGeneration{source: src}
+		}
+	}
+	if err := run(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // lastErr returns the replica's last failure.

@@ -429,11 +429,6 @@ func (s *SCIMStore) setMembers(ctx context.Context, tx *sql.Tx, team, gid string
 
 const groupColumns = `id, external_id, display_name, role, created_us, modified_us, version`
 
-type querier interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}
-
 // readGroups returns the groups the query selects (columns groupColumns), with their
 // members and member displays.
 func (s *SCIMStore) readGroups(ctx context.Context, q querier, team, stmt string, args ...any) ([]scim.Group, error) {
