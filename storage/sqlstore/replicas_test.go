@@ -1,6 +1,7 @@
 package sqlstore_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -200,6 +201,59 @@ func testReplicas(t *testing.T, dsn func(t *testing.T) string) {
 		in, _, err := st.ListGroups(t.Context(), "acme", scim.ListQuery{Count: 200, Filter: []scim.Equal{{Attr: scim.MemberFilter, Value: ids[0]}}})
 		if err != nil || len(in) != scim.MaxGroupsPerUser {
 			t.Errorf("the user is in %d groups (%v), want %d", len(in), err, scim.MaxGroupsPerUser)
+		}
+	})
+	t.Run("BulkIDs", func(t *testing.T) {
+		// Bulk requests of both processes create the same user (its name in other case)
+		// and a group naming it by bulkId: one wins both; the others' user fails with 409
+		// and their group, which names it, leaves no trace, whether the bulk stops at the
+		// first error or goes on (failOnErrors 10).
+		d := dsn(t)
+		hs := replicas(t, d, 0)
+		const n = 8
+		var mu sync.Mutex
+		outcomes := map[string]int{}
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				fail := ""
+				if i%4 >= 2 {
+					fail = `"failOnErrors":10,`
+				}
+				body := fmt.Sprintf(`{"schemas":["urn:ietf:params:scim:api:messages:2.0:BulkRequest"],%s"Operations":[
+					{"method":"POST","path":"/Users","bulkId":"u","data":%s},
+					{"method":"POST","path":"/Groups","bulkId":"g","data":{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],
+						"displayName":"b%d","members":[{"value":"bulkId:u"}]}}]}`, fail, userBody([]string{"bulk@example.com", "BULK@example.com"}[i%2]), i)
+				r := httptest.NewRequest("POST", "http://idm.example"+scimhttp.BasePath+"/Bulk", strings.NewReader(body))
+				r.Header.Set("Content-Type", "application/scim+json")
+				w := httptest.NewRecorder()
+				hs[i%2].ServeHTTP(w, r)
+				var resp struct{ Operations []struct{ Status string } }
+				if err := json.Unmarshal(w.Body.Bytes(), &resp); w.Code != 200 || err != nil {
+					t.Errorf("bulk: %d %s", w.Code, w.Body)
+					return
+				}
+				var st []string
+				for _, op := range resp.Operations {
+					st = append(st, op.Status)
+				}
+				mu.Lock()
+				outcomes[strings.Join(st, ",")]++
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		if outcomes["201,201"] != 1 || outcomes["201,201"]+outcomes["409"]+outcomes["409,409"] != n {
+			t.Errorf("bulk outcomes %v, want one 201,201 and the others 409 (and 409 for the group going on)", outcomes)
+		}
+		st := open(t, d).SCIM()
+		users, _, err := st.ListUsers(t.Context(), "acme", scim.ListQuery{Count: 100})
+		if err != nil || len(users) != 1 {
+			t.Fatalf("users %v (%v), want one", users, err)
+		}
+		groups, _, err := st.ListGroups(t.Context(), "acme", scim.ListQuery{Count: 100})
+		if err != nil || len(groups) != 1 || len(groups[0].Members) != 1 || groups[0].Members[0].Value != users[0].ID {
+			t.Errorf("groups %v (%v), want one with the user %s", groups, err, users[0].ID)
 		}
 	})
 	t.Run("Seats", func(t *testing.T) {
