@@ -317,10 +317,11 @@ func (s *KMStore) read(ctx context.Context, p *km.Plan, run func(q querier) erro
 		fallback := FallbackUnrecorded
 		if all && len(want) > 0 {
 			// The generation must still be the primary's: a replica that holds it
-			// would otherwise answer what another import has replaced.
-			if err := s.current(ctx, want); err != nil {
-				return err
-			}
+			// would otherwise answer what another import has replaced. The primary is
+			// asked while the replica reads (one round trip less), and a replica's
+			// answer is returned only once the primary has said so.
+			current := make(chan error, 1)
+			go func() { current <- s.current(ctx, want) }()
 			n := uint64(len(rs.list))
 			start := rs.next.Add(1)
 			for i := range n {
@@ -333,6 +334,9 @@ func (s *KMStore) read(ctx context.Context, p *km.Plan, run func(q querier) erro
 				}
 				err := snapshot(ctx, r.sql, postgresDialect{}, want, run)
 				if err == nil {
+					if err := <-current; err != nil {
+						return err
+					}
 					r.logState(rs.opts.Logger, "serving", nil)
 					rs.observe(ReplicaRead{Replica: r.name})
 					return nil
