@@ -33,6 +33,8 @@ type DB struct {
 	citus atomic.Int32
 	// replicas are the read replicas of KM reads (AddReplicas), or nil.
 	replicas *replicas
+	// tokens are the import tokens of the sources KM reads last saw (consistentRead).
+	tokens importTokens
 }
 
 // sqliteCacheKiB is the page cache of each SQLite connection, in KiB, and

@@ -53,10 +53,11 @@
 //
 // Several KMStores (several server processes) on one database share its tables, and an
 // import by one of them replaces a changed table for all. A store does not keep the
-// tables of the generation it loaded: every read runs in one read-only snapshot (on
-// PostgreSQL REPEATABLE READ, after ACCESS SHARE locks on the KM's imported tables,
-// which wait for an import under way; SQLite's read transaction is one snapshot) that
-// first checks km_imports, and when a source of its KM no longer has the store's digest
+// tables of the generation it loaded: every read checks that its statements read the
+// tables of the store's digests (SQLite: one read transaction, which checks km_imports
+// first; PostgreSQL: km_imports read again after the statements, whose row versions
+// every import changes, see consistentRead), and when a source of its KM no longer has
+// the store's digest
 // (another store imported a changed definition or CSV file) the read answers
 // ErrGenerationReplaced, an outage.Error, so that the APIs answer 503 with Retry-After
 // until the process loads the new definitions: never rows of another generation, never a

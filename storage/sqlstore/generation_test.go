@@ -1,6 +1,7 @@
 package sqlstore_test
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"reflect"
@@ -206,5 +207,64 @@ func TestGenerationSnapshot(t *testing.T) {
 				t.Errorf("%d reads answered, %d refused: want both", answered.Load(), refused.Load())
 			}
 		})
+	}
+}
+
+// TestGenerationOvertaken: on PostgreSQL another store imports the second data set just
+// before a read's statements and the first one again just after them, so that the
+// digests before and after the read are the store's but the statements read the other
+// data set: the read notices (the versions of the km_imports rows changed) and runs
+// again, answering the reference's rows of the first data set.
+func TestGenerationOvertaken(t *testing.T) {
+	dsn := postgresDSN(t)
+	first, ref := demoReference(t)
+	second, err := storetest.DemoData(45)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := open(t, dsn).KM()
+	if err := reader.Import(t.Context(), first); err != nil {
+		t.Fatal(err)
+	}
+	m, err := reader.Model(t.Context(), "o2c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := km.NewPlan(m, &km.PlanRequest{Record: "ORDERS", Fields: []string{"ORDER_ID", "NET_VALUE"}, PageSize: 3, Count: true,
+		Sort: []query.SortTerm{{Field: "NET_VALUE", Desc: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ref.Eval(storetest.RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID", "NET_VALUE"}, Sort: "-NET_VALUE"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reader.Query(t.Context(), p); err != nil { // the tokens are known
+		t.Fatal(err)
+	}
+	other := open(t, dsn)
+	once := true
+	sqlstore.SetConsistentReadHook(t, func(after bool) {
+		if !once {
+			return
+		}
+		data := second
+		if after {
+			data, once = first, false
+		}
+		if err := other.KM().Import(context.Background(), data); err != nil {
+			t.Error(err)
+		}
+	})
+	res, err := reader.Query(t.Context(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]any
+	for _, row := range res.Rows {
+		got = append(got, []any{row[0].Format(), row[1].Format()})
+	}
+	if res.Count != len(want.Rows) || !reflect.DeepEqual(got, want.Rows[:3]) {
+		t.Errorf("count %d and %v, want the first data set's: count %d and %v", res.Count, got, len(want.Rows), want.Rows[:3])
 	}
 }

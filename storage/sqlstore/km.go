@@ -155,14 +155,14 @@ func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) 
 	err := run(false)
 	if isOutOfRange(err) && len(p.Aggregates) > 0 {
 		// PostgreSQL's sum of doubles refused a total beyond a double's range (or the
-		// filter's arithmetic did): once more with the sums in numeric, in a snapshot of
-		// its own (the refusal ended the first one's transaction).
+		// filter's arithmetic did): once more with the sums in numeric, as a read of its
+		// own.
 		err = run(true)
 	}
 	return res, outOfRange(err)
 }
 
-// query is Query on db, a read snapshot of the primary or of a read replica.
+// query is Query on db: the primary or a read replica, or a read transaction of one.
 // The sums of KPIs are computed in numeric when wide is set.
 func (s *KMStore) query(ctx context.Context, db querier, p *km.Plan, wide bool) (*query.Result, error) {
 	var score *searchScore

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -84,6 +83,7 @@ type replica struct {
 	digests  map[string]string // km_imports: source -> digest, as replayed
 	err      error             // the last check's or read's failure, or nil
 	state    string            // the state last logged: "", "serving", FallbackUnreachable, FallbackBehind
+	tokens   importTokens      // of consistentRead
 }
 
 // replicas are the read replicas of a DB.
@@ -105,7 +105,8 @@ type replicas struct {
 // before each such read: a store whose generation another import replaced answers
 // ErrGenerationReplaced rather than a replica's old rows). Import records a source's
 // digest in the transaction that replaces its table, so a replica whose km_imports shows
-// the digest holds that table; the read checks it again in the snapshot it reads.
+// the digest holds that table; the read checks it again on the replica after its
+// statements (see consistentRead).
 // Otherwise, and when the replica is unreachable or the read
 // fails on it (for example canceled by a conflict with the replay), the read runs on the
 // primary; each such fallback is reported to ReplicaOptions.Observe, and each change of
@@ -304,7 +305,8 @@ func (s *KMStore) setDigests(digests map[string]string) {
 	}
 }
 
-// read runs one KM read of p, all its statements in one snapshot (see snapshot): on a
+// read runs one KM read of p, all its statements on the tables of one import (see
+// consistentRead): on a
 // replica that has replayed the store's generation when there is one (see AddReplicas),
 // else, or when it fails there, on the primary. A read of a KM whose tables another
 // import replaced since the store loaded them answers ErrGenerationReplaced, as an
@@ -332,7 +334,7 @@ func (s *KMStore) read(ctx context.Context, p *km.Plan, run func(q querier) erro
 					fallback = why
 					continue
 				}
-				err := snapshot(ctx, r.sql, postgresDialect{}, want, run)
+				err := consistentRead(ctx, r.sql, postgresDialect{}, &r.tokens, want, run)
 				if err == nil {
 					if err := <-current; err != nil {
 						return err
@@ -345,8 +347,8 @@ func (s *KMStore) read(ctx context.Context, p *km.Plan, run func(q querier) erro
 					return err
 				}
 				if errors.As(err, new(*otherGeneration)) {
-					// Replayed another import since its last check: its snapshot
-					// holds not the store's generation.
+					// Replayed another import since its last check: it holds not
+					// the store's generation.
 					r.logState(rs.opts.Logger, FallbackBehind, nil)
 					fallback = FallbackBehind
 					continue
@@ -366,7 +368,7 @@ func (s *KMStore) read(ctx context.Context, p *km.Plan, run func(q querier) erro
 		}
 		rs.observe(ReplicaRead{Fallback: fallback})
 	}
-	err := snapshot(ctx, s.db.sql, s.db.d, want, run)
+	err := consistentRead(ctx, s.db.sql, s.db.d, &s.db.tokens, want, run)
 	if og := (*otherGeneration)(nil); errors.As(err, &og) {
 		return og.replaced()
 	}
@@ -386,8 +388,8 @@ func (s *KMStore) current(ctx context.Context, want map[string]string) error {
 	return nil
 }
 
-// otherGeneration is the error of a snapshot whose km_imports has another digest for a
-// source than the store's.
+// otherGeneration is the error of a read whose tables, as km_imports shows, are of
+// another import of a source than the store's.
 type otherGeneration struct{ source string }
 
 func (e *otherGeneration) Error() string {
@@ -409,39 +411,116 @@ func changedSource(want, now map[string]string) (string, bool) {
 	return "", false
 }
 
-// snapshot runs run in one read-only transaction on pool, so that every statement of a
-// read sees the same tables: an import by another store (another process) between a
-// page and its count, or between the tables of a KPI's joins, would otherwise answer a
-// mix of two generations. The transaction first checks that the sources of want (the
-// store's generation) have their digests in its km_imports, and returns an
-// *otherGeneration without running otherwise. On PostgreSQL the transaction is
-// REPEATABLE READ and first takes ACCESS SHARE locks on the sources' tables: an import
-// replaces a table (DROP, CREATE, COPY FREEZE, whose frozen rows every snapshot sees)
-// under an ACCESS EXCLUSIVE lock, so the locks wait for an import under way and then
-// keep the tables until the read ends, and the snapshot, taken by the first query after
-// them, shows the digests of the tables read. SQLite's read transaction in WAL mode is
-// one snapshot of the whole file, its schema included.
-func snapshot(ctx context.Context, pool *sql.DB, d dialect, want map[string]string, run func(q querier) error) error {
-	opts := &sql.TxOptions{ReadOnly: true}
-	if d.name() == "postgres" {
-		opts.Isolation = sql.LevelRepeatableRead
-	}
-	tx, err := pool.BeginTx(ctx, opts)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if len(want) > 0 {
-		if d.name() == "postgres" {
-			tables := make([]string, 0, len(want))
-			for src := range want {
-				tables = append(tables, quoteIdent(src))
-			}
-			slices.Sort(tables) // one order for every read
-			if _, err := tx.ExecContext(ctx, "LOCK TABLE "+strings.Join(tables, ", ")+" IN ACCESS SHARE MODE"); err != nil {
-				return err
-			}
+// importToken is what a read knows of a source's import on one server: its digest and
+// the version of its km_imports row (PostgreSQL's xmin), which every import of the
+// source changes, whether or not the digest does.
+type importToken struct{ digest, version string }
+
+// importTokens are the import tokens of the sources one server (the primary, or a
+// replica) was last seen to hold, for consistentRead.
+type importTokens struct {
+	mu sync.Mutex
+	m  map[string]importToken
+}
+
+// get returns the tokens of the sources of want, or nil when one is unknown.
+func (t *importTokens) get(want map[string]string) map[string]importToken {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[string]importToken, len(want))
+	for src := range want {
+		tok, ok := t.m[src]
+		if !ok {
+			return nil
 		}
+		out[src] = tok
+	}
+	return out
+}
+
+// set records tokens.
+func (t *importTokens) set(tokens map[string]importToken) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = map[string]importToken{}
+	}
+	for src, tok := range tokens {
+		t.m[src] = tok
+	}
+}
+
+// readTokens reads the import tokens of the sources of want on q (PostgreSQL).
+func readTokens(ctx context.Context, q querier, want map[string]string) (map[string]importToken, error) {
+	srcs := make([]string, 0, len(want))
+	for src := range want {
+		srcs = append(srcs, src)
+	}
+	rows, err := q.QueryContext(ctx, `SELECT source, digest, xmin::text FROM km_imports WHERE source = ANY($1)`, srcs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[string]importToken, len(srcs))
+	for rows.Next() {
+		var src string
+		var tok importToken
+		if err := rows.Scan(&src, &tok.digest, &tok.version); err != nil {
+			return nil, err
+		}
+		out[src] = tok
+	}
+	return out, rows.Err()
+}
+
+// changedToken returns a source of want whose digest in now is not the store's, and
+// whether one is.
+func changedToken(want map[string]string, now map[string]importToken) (string, bool) {
+	for src, d := range want {
+		if now[src].digest != d {
+			return src, true
+		}
+	}
+	return "", false
+}
+
+// consistentReadHook, when set (by tests), is called on PostgreSQL before a read's
+// statements (false) and after them (true).
+var consistentReadHook func(after bool)
+
+// consistentReadTries bounds the reads of consistentRead that imports of the store's own
+// digests (a restart's, which claims the rows again) overtake.
+const consistentReadTries = 3
+
+// consistentRead runs run on pool so that all its statements read the tables of the
+// store's generation (the digests of want): never a page of one import and its count
+// of another, or the tables of a KPI's joins from two imports, and never the tables of
+// another import than the store's, which it answers with an *otherGeneration instead.
+//
+// On SQLite run gets one read transaction, one snapshot of the whole file (its schema
+// included) in WAL mode, which first checks the digests.
+//
+// On PostgreSQL a transaction would not do: an import replaces a table by DROP, CREATE
+// and COPY FREEZE, whose frozen rows every snapshot sees, and locking the tables first
+// costs round trips that double the time of a small page. Instead every import changes
+// the version (xmin) of the source's km_imports row, in the transaction that replaces the
+// table, and each statement of a read (READ COMMITTED) sees the tables as of its own
+// start, after its locks. The read runs its statements on the pool, then reads the
+// tokens again: when they are the tokens known before the read (those of an earlier
+// read, or read first), no import committed in between and every statement read the
+// same tables, of the store's digests; when an import did, the read runs again, and
+// when the digests are no longer the store's, the read answers *otherGeneration. A read
+// costs one statement more than its own.
+func consistentRead(ctx context.Context, pool *sql.DB, d dialect, known *importTokens, want map[string]string, run func(q querier) error) error {
+	if len(want) == 0 {
+		return run(pool)
+	}
+	if d.name() != "postgres" {
+		tx, err := pool.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
 		now, err := readDigests(ctx, tx, d, want)
 		if err != nil {
 			return err
@@ -449,11 +528,60 @@ func snapshot(ctx context.Context, pool *sql.DB, d dialect, want map[string]stri
 		if src, changed := changedSource(want, now); changed {
 			return &otherGeneration{source: src}
 		}
+		if err := run(tx); err != nil {
+			return err
+		}
+		return tx.Commit()
 	}
-	if err := run(tx); err != nil {
-		return err
+	for try := 1; ; try++ {
+		before := known.get(want)
+		if before == nil {
+			now, err := readTokens(ctx, pool, want)
+			if err != nil {
+				return err
+			}
+			known.set(now)
+			if src, changed := changedToken(want, now); changed {
+				return &otherGeneration{source: src}
+			}
+			before = now
+		}
+		if consistentReadHook != nil {
+			consistentReadHook(false)
+		}
+		err := run(pool)
+		if ctx.Err() != nil {
+			return err
+		}
+		if consistentReadHook != nil {
+			consistentReadHook(true)
+		}
+		after, aerr := readTokens(ctx, pool, want)
+		if aerr != nil {
+			if err != nil {
+				return err
+			}
+			return aerr
+		}
+		known.set(after)
+		if src, changed := changedToken(want, after); changed {
+			return &otherGeneration{source: src}
+		}
+		same := true
+		for src, tok := range before {
+			same = same && after[src] == tok
+		}
+		if same {
+			return err // the tables of the store's generation throughout: its answer or error
+		}
+		if try == consistentReadTries {
+			// Imports keep overtaking the read.
+			if err != nil {
+				return err
+			}
+			return &otherGeneration{source: "(imports under way)"}
+		}
 	}
-	return tx.Commit()
 }
 
 // lastErr returns the replica's last failure.
