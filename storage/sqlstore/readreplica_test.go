@@ -351,6 +351,56 @@ func TestReplicaStopped(t *testing.T) {
 	}
 }
 
+// TestReplicaStoppedMidRead stops the standby's proxy while clients read through it
+// (statements under way on it, connections closed under them): every answer is 200 with
+// the reference's rows, those cut short answered again from the primary.
+func TestReplicaStoppedMidRead(t *testing.T) {
+	dsn := postgresDSN(t)
+	rdsn := replicaOf(t, dsn)
+	u, err := url.Parse(rdsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := newProxy(t, u.Host)
+	u.Host = px.addr()
+	data, ref := demoReference(t)
+	rd := &reads{}
+	s := openReplicated(t, dsn, []string{u.String()}, rd, nil).KM()
+	if err := s.Import(t.Context(), data); err != nil {
+		t.Fatal(err)
+	}
+	waitReplayed(t)
+	time.Sleep(20 * time.Millisecond)
+	h := kmhttp.NewHandler(s, kmhttp.WithMaxPageSize(5000))
+	reqs := []storetest.RefRequest{
+		{Record: "ORDERS", Fields: []string{"ORDER_ID", "NET_VALUE"}},
+		{Fields: []string{"CUSTOMERS.COUNTRY"}, KPIs: []string{"TOTAL_NET"}},
+		{Fields: []string{"CUSTOMERS.COUNTRY", "ORDERS.STATUS"}, KPIs: []string{"TOTAL_NET", "ORDER_COUNT"}},
+	}
+	var (
+		served  atomic.Int64
+		stopped atomic.Bool
+		wg      sync.WaitGroup
+	)
+	for i := range 4 {
+		wg.Go(func() {
+			for n := i; n < i+60; n++ {
+				checkReference(t, h, ref, reqs[n%len(reqs)])
+				if served.Add(1) == 60 {
+					px.stop()
+					stopped.Store(true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	n, f := rd.take()
+	t.Logf("reads on the replica: %d; on the primary: %v", n, f)
+	if !stopped.Load() || n == 0 || f[sqlstore.FallbackUnreachable]+f[sqlstore.FallbackError] == 0 {
+		t.Errorf("reads on the replica %d, on the primary %v: want both, the replica stopped midway", n, f)
+	}
+}
+
 // TestAddReplicasErrors: replicas need a PostgreSQL primary and postgres:// URLs.
 func TestAddReplicasErrors(t *testing.T) {
 	if err := openSQLite(t).AddReplicas([]string{"postgres://x@127.0.0.1:1/x"}, sqlstore.ReplicaOptions{}); err == nil {
