@@ -219,6 +219,25 @@ type querier interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 }
 
+// readTx runs f in a read-only transaction on pool that sees one snapshot of the
+// database: REPEATABLE READ on PostgreSQL, and on SQLite a read transaction, one snapshot
+// of the file from its first read in WAL mode (BEGIN DEFERRED: it takes no write lock).
+func readTx(ctx context.Context, pool *sql.DB, d dialect, f func(*sql.Tx) error) error {
+	opts := &sql.TxOptions{ReadOnly: true}
+	if d.name() == "postgres" {
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	tx, err := pool.BeginTx(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := f(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
 // tx runs f in a transaction, committing when f returns nil. A PostgreSQL serialization
 // failure or deadlock is retried a few times.
 func (db *DB) tx(ctx context.Context, f func(*sql.Tx) error) error {

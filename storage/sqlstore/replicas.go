@@ -516,22 +516,16 @@ func consistentRead(ctx context.Context, pool *sql.DB, d dialect, known *importT
 		return run(pool)
 	}
 	if d.name() != "postgres" {
-		tx, err := pool.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
-		now, err := readDigests(ctx, tx, d, want)
-		if err != nil {
-			return err
-		}
-		if src, changed := changedSource(want, now); changed {
-			return &otherGeneration{source: src}
-		}
-		if err := run(tx); err != nil {
-			return err
-		}
-		return tx.Commit()
+		return readTx(ctx, pool, d, func(tx *sql.Tx) error {
+			now, err := readDigests(ctx, tx, d, want)
+			if err != nil {
+				return err
+			}
+			if src, changed := changedSource(want, now); changed {
+				return &otherGeneration{source: src}
+			}
+			return run(tx)
+		})
 	}
 	for try := 1; ; try++ {
 		before := known.get(want)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -255,6 +256,48 @@ func testReplicas(t *testing.T, dsn func(t *testing.T) string) {
 		if err != nil || len(groups) != 1 || len(groups[0].Members) != 1 || groups[0].Members[0].Value != users[0].ID {
 			t.Errorf("groups %v (%v), want one with the user %s", groups, err, users[0].ID)
 		}
+	})
+	t.Run("ListTotals", func(t *testing.T) {
+		// One process lists users and groups while the other deletes them: each list's
+		// total is the number of resources it holds (its count covers them all).
+		d := dsn(t)
+		writer, reader := open(t, d).SCIM(), open(t, d).SCIM()
+		var ids, gids []string
+		for i := range 40 {
+			u, err := writer.CreateUser(t.Context(), "acme", scim.User{UserName: fmt.Sprintf("l%d@example.com", i), Active: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := writer.CreateGroup(t.Context(), "acme", scim.Group{DisplayName: fmt.Sprintf("lg%d", i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids, gids = append(ids, u.ID), append(gids, g.ID)
+		}
+		var done atomic.Bool
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			defer done.Store(true)
+			for i := range ids {
+				if err := writer.DeleteUser(t.Context(), "acme", ids[i], 0); err != nil {
+					t.Error(err)
+				}
+				if err := writer.DeleteGroup(t.Context(), "acme", gids[i], 0); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+		for !done.Load() {
+			users, total, err := reader.ListUsers(t.Context(), "acme", scim.ListQuery{Count: 100})
+			if err != nil || len(users) != total {
+				t.Errorf("users: %d listed, total %d (%v)", len(users), total, err)
+			}
+			groups, total, err := reader.ListGroups(t.Context(), "acme", scim.ListQuery{Count: 100})
+			if err != nil || len(groups) != total {
+				t.Errorf("groups: %d listed, total %d (%v)", len(groups), total, err)
+			}
+		}
+		wg.Wait()
 	})
 	t.Run("Seats", func(t *testing.T) {
 		hs := replicas(t, dsn(t), 5)

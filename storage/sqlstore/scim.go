@@ -349,29 +349,40 @@ func (s *SCIMStore) ListUsers(ctx context.Context, team string, q scim.ListQuery
 		return nil, 0, err
 	}
 	args = append([]any{team}, args...)
-	var total int
-	if err := s.db.sql.QueryRowContext(ctx, s.q(`SELECT count(*) FROM scim_users WHERE team = ?`+where), args...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	lo, hi := q.Page(total)
-	out := make([]scim.User, 0, hi-lo)
-	if hi == lo {
-		return out, total, nil
-	}
-	rows, err := s.db.sql.QueryContext(ctx, s.q(`SELECT `+userColumns+` FROM scim_users WHERE team = ?`+where+
-		` ORDER BY `+order+` LIMIT ? OFFSET ?`), append(args, hi-lo, lo)...)
+	var (
+		out   []scim.User
+		total int
+	)
+	// The total and the page of one snapshot: a delete between them would answer a
+	// totalResults that the page contradicts.
+	err = readTx(ctx, s.db.sql, s.db.d, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, s.q(`SELECT count(*) FROM scim_users WHERE team = ?`+where), args...).Scan(&total); err != nil {
+			return err
+		}
+		lo, hi := q.Page(total)
+		out = make([]scim.User, 0, hi-lo)
+		if hi == lo {
+			return nil
+		}
+		rows, err := tx.QueryContext(ctx, s.q(`SELECT `+userColumns+` FROM scim_users WHERE team = ?`+where+
+			` ORDER BY `+order+` LIMIT ? OFFSET ?`), append(args, hi-lo, lo)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			u, err := scanUser(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, u)
+		}
+		return rows.Err()
+	})
 	if err != nil {
 		return nil, 0, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, u)
-	}
-	return out, total, rows.Err()
+	return out, total, nil
 }
 
 // checkMembers validates the members of group gid (empty for a new group) and returns them
@@ -530,9 +541,16 @@ func (s *SCIMStore) CreateGroup(ctx context.Context, team string, g scim.Group) 
 	return out, err
 }
 
-// GetGroup implements scim.Store.
+// GetGroup implements scim.Store. The group and its members are read in one snapshot,
+// so that its version is that of its members.
 func (s *SCIMStore) GetGroup(ctx context.Context, team, id string) (scim.Group, error) {
-	return s.getGroup(ctx, s.db.sql, team, id)
+	var g scim.Group
+	err := readTx(ctx, s.db.sql, s.db.d, func(tx *sql.Tx) error {
+		var err error
+		g, err = s.getGroup(ctx, tx, team, id)
+		return err
+	})
+	return g, err
 }
 
 // ReplaceGroup implements scim.Store.
@@ -625,16 +643,24 @@ func (s *SCIMStore) ListGroups(ctx context.Context, team string, q scim.ListQuer
 		return nil, 0, err
 	}
 	args = append([]any{team}, args...)
-	var total int
-	if err := s.db.sql.QueryRowContext(ctx, s.q(`SELECT count(*) FROM scim_groups WHERE team = ?`+where), args...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	lo, hi := q.Page(total)
-	if hi == lo {
-		return []scim.Group{}, total, nil
-	}
-	out, err := s.readGroups(ctx, s.db.sql, team, s.q(`SELECT `+groupColumns+` FROM scim_groups WHERE team = ?`+where+
-		` ORDER BY `+order+` LIMIT ? OFFSET ?`), append(args, hi-lo, lo)...)
+	var (
+		out   []scim.Group
+		total int
+	)
+	// The total, the page and the members of one snapshot (see ListUsers).
+	err = readTx(ctx, s.db.sql, s.db.d, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, s.q(`SELECT count(*) FROM scim_groups WHERE team = ?`+where), args...).Scan(&total); err != nil {
+			return err
+		}
+		lo, hi := q.Page(total)
+		if hi == lo {
+			return nil
+		}
+		var err error
+		out, err = s.readGroups(ctx, tx, team, s.q(`SELECT `+groupColumns+` FROM scim_groups WHERE team = ?`+where+
+			` ORDER BY `+order+` LIMIT ? OFFSET ?`), append(args, hi-lo, lo)...)
+		return err
+	})
 	if err != nil {
 		return nil, 0, err
 	}
