@@ -477,7 +477,8 @@ var _ km.RowCounter = (*KMStore)(nil)
 // next load, so a host that replaces a loaded table by other means loads it with
 // LoadTable or drops its km_imports row). An answer is reused for 30 seconds,
 // until PutModel and until the DB loads a table (LoadIndexedTable, which every import
-// calls), like RowCount's; an error reads as none, which only costs the index.
+// calls), like RowCount's, but not one of another import than the store's; an error
+// reads as none, which only costs the index.
 func (s *KMStore) sourceColumns(ctx context.Context, source string) sourceColumns {
 	loads := s.db.loads.Load()
 	if v, found := s.columns.Load(source); found {
@@ -490,32 +491,45 @@ func (s *KMStore) sourceColumns(ctx context.Context, source string) sourceColumn
 	if cols.notNull, err = s.readNotNull(ctx, source); err != nil {
 		return sourceColumns{}
 	}
-	if cols.rowOrdered, err = s.readRowOrdered(ctx, source); err != nil {
+	var digest string
+	if cols.rowOrdered, digest, err = s.readRowOrdered(ctx, source); err != nil {
 		return sourceColumns{notNull: cols.notNull}
 	}
-	s.columns.Store(source, cachedColumns{cols: cols, read: time.Now(), loads: loads})
+	// What another import than the store's holds (its reads answer ErrGenerationReplaced)
+	// is not kept: the store's import may come back (another process importing it again),
+	// and its nulls would then sort by the other import's NOT NULL.
+	s.mu.RLock()
+	mine, imported := s.digests[source]
+	s.mu.RUnlock()
+	if !imported || mine == digest {
+		s.columns.Store(source, cachedColumns{cols: cols, read: time.Now(), loads: loads})
+	}
 	return cols
 }
 
-// readRowOrdered reads the row-ordered columns of source that its import recorded.
-func (s *KMStore) readRowOrdered(ctx context.Context, source string) (map[string]bool, error) {
-	var text string
-	err := s.db.sql.QueryRowContext(ctx, s.db.d.rebind(`SELECT row_ordered FROM km_imports WHERE source = ? AND digest <> ''`), source).Scan(&text)
-	if errors.Is(err, sql.ErrNoRows) || err == nil && text == "" {
-		return nil, nil
+// readRowOrdered reads the row-ordered columns of source that its import recorded, and
+// the digest of that import ("" for none).
+func (s *KMStore) readRowOrdered(ctx context.Context, source string) (map[string]bool, string, error) {
+	var text, digest string
+	err := s.db.sql.QueryRowContext(ctx, s.db.d.rebind(`SELECT row_ordered, digest FROM km_imports WHERE source = ? AND digest <> ''`), source).Scan(&text, &digest)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, "", nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
+	}
+	if text == "" {
+		return nil, digest, nil
 	}
 	var names []string
 	if err := json.Unmarshal([]byte(text), &names); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	cols := make(map[string]bool, len(names))
 	for _, n := range names {
 		cols[n] = true
 	}
-	return cols, nil
+	return cols, digest, nil
 }
 
 // readNotNull reads the NOT NULL columns of source from the catalog.

@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -154,3 +155,81 @@ func TestNotNullSQLite(t *testing.T) {
 }
 
 func TestNotNullPostgres(t *testing.T) { testNotNull(t, postgresDSN(t)) }
+
+// TestNotNullOfAnotherGeneration: a store's read while another import holds the table
+// (answered 503) must not leave it knowing that import's columns: once the table is back
+// to the store's import, its nulls sort last again, in both directions.
+func TestNotNullOfAnotherGeneration(t *testing.T) {
+	for _, b := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{
+		{"SQLite", func(t testing.TB) string { return "sqlite:" + filepath.Join(t.TempDir(), "kmkit.db") }},
+		{"Postgres", func(t testing.TB) string { return postgresDSN(t) }},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			dir := func(csv string) string {
+				d := t.TempDir()
+				os.MkdirAll(filepath.Join(d, "models"), 0o755)
+				os.MkdirAll(filepath.Join(d, "data"), 0o755)
+				if err := os.WriteFile(filepath.Join(d, "models", "nn.yaml"), []byte(notNullModel), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(d, "data", "nn_t.csv"), []byte(csv), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return d
+			}
+			withNull, without := dir("ID,V\nA,3\nB,\nC,2\nD,1\n"), dir("ID,V\nA,3\nB,1\nC,2\nD,1\n")
+			db := open(t, dsn)
+			s := db.KM()
+			if err := s.Import(t.Context(), os.DirFS(withNull)); err != nil {
+				t.Fatal(err)
+			}
+			m, err := s.Model(t.Context(), "nn")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sorted := func(desc bool) ([]string, error) {
+				p, err := km.NewPlan(m, &km.PlanRequest{Record: "T", Fields: []string{"ID", "V"},
+					Sort: []query.SortTerm{{Field: "V", Desc: desc}}, PageSize: 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := s.Query(t.Context(), p)
+				if err != nil {
+					return nil, err
+				}
+				var ids []string
+				for _, r := range res.Rows {
+					ids = append(ids, r[0].Str)
+				}
+				return ids, nil
+			}
+			// Another store of this DB (a reload under way) imports the table without
+			// its null: the first store's reads answer an outage.
+			if err := db.KM().Import(t.Context(), os.DirFS(without)); err != nil {
+				t.Fatal(err)
+			}
+			for _, desc := range []bool{false, true} {
+				if _, err := sorted(desc); !errors.Is(err, sqlstore.ErrGenerationReplaced) {
+					t.Errorf("desc %v: %v, want ErrGenerationReplaced", desc, err)
+				}
+			}
+			// Another process imports the first store's data again.
+			if err := open(t, dsn).KM().Import(t.Context(), os.DirFS(withNull)); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []struct {
+				desc bool
+				want []string
+			}{{false, []string{"D", "C", "A", "B"}}, {true, []string{"A", "C", "D", "B"}}} {
+				got, err := sorted(c.desc)
+				if err != nil || !slices.Equal(got, c.want) {
+					t.Errorf("sorted by V (desc %v): %q, %v; want %q (nulls last)", c.desc, got, err, c.want)
+				}
+			}
+		})
+	}
+}
