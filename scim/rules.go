@@ -4,10 +4,21 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // The rules every Store enforces, and the words it reports them with, are kept here so
 // that every backend applies and words them alike.
+
+// NameKey returns the form in which userNames and group displayNames are compared
+// ignoring case (their uniqueness in a team, the eq filters, the sorts): each character
+// as the lower case of its upper case. Names that strings.EqualFold calls equal, the
+// rule of CheckUserNameChange, have one key (ſ, s and S; ς, σ and Σ; K, k and the Kelvin
+// sign), and the key of a name is the key of its strings.ToLower, which the stores kept
+// before. A few names EqualFold tells apart share a key too (ı and i).
+func NameKey(s string) string {
+	return strings.Map(func(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }, s)
+}
 
 // DuplicateUserName is the ErrUniqueness error of a userName already used in the team.
 func DuplicateUserName(name string) error {

@@ -162,14 +162,15 @@ func (e Equal) MatchesEmails(attrs map[string]any) bool {
 func (e Equal) Matches(value string) bool {
 	switch e.Attr {
 	case "userName", "displayName":
-		return sameFolded(value, e.Value)
+		return NameKey(value) == NameKey(e.Value)
 	}
 	return value == e.Value
 }
 
-// sameFolded reports whether a and b are equal in lower case (strings.ToLower), the
-// folding the stores' unique keys and SQL filters use; strings.EqualFold folds more
-// (ſ is s there), which would make one backend find what another does not.
+// sameFolded reports whether two e-mail addresses or types are equal in lower case
+// (strings.ToLower), the folding the SQL filters use (the databases' lower);
+// strings.EqualFold folds more (ſ is s there), which would make one backend find what
+// another does not.
 func sameFolded(a, b string) bool {
 	//lint:ignore SA6005 strings.EqualFold is the folding this function must not use (see above).
 	return strings.ToLower(a) == strings.ToLower(b)
@@ -307,7 +308,7 @@ func (k SortKey) Compare(a, b string) int {
 	}
 	var c int
 	if k.Attr == "userName" || k.Attr == "displayName" {
-		c = strings.Compare(strings.ToLower(a), strings.ToLower(b))
+		c = strings.Compare(NameKey(a), NameKey(b))
 	}
 	if c == 0 {
 		c = strings.Compare(a, b)

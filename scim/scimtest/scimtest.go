@@ -454,8 +454,9 @@ func testValueFilters(t *testing.T, newStore Factory) {
 		{email("a@home.example", "work"), []string{b.UserName}},
 		{append(email("a@home.example", ""), scim.Equal{Attr: "userName", Value: "B@example.com"}), []string{b.UserName}},
 		{email("nobody@example.com", ""), []string{}},
-		// Case is folded over Unicode, as strings.ToLower folds userName and displayName
-		// (so ſ, whose lower case is itself, is not s).
+		// E-mail addresses are folded over Unicode as the databases' lower folds them,
+		// strings.ToLower (so ſ, whose lower case is itself, is not s; userName and
+		// displayName fold further, see scim.NameKey).
 		{email("ärger.öl@example.COM", "büro"), []string{d.UserName}},
 		{email("ÄRGER.ÖL@EXAMPLE.COM", ""), []string{d.UserName}},
 		{email("ſ@example.com", ""), []string{}},

@@ -3,7 +3,6 @@ package memory
 import (
 	"context"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -38,11 +37,11 @@ type scimTeam struct {
 
 	users      map[string]*scim.User
 	userOrder  []string
-	userByName map[string]string // lower-case userName -> id
+	userByName map[string]string // scim.NameKey(userName) -> id
 
 	groups      map[string]*scimGroup
 	groupOrder  []string
-	groupByName map[string]string          // lower-case displayName -> id
+	groupByName map[string]string          // scim.NameKey(displayName) -> id
 	memberOf    map[string]map[string]bool // user id -> group ids
 }
 
@@ -85,7 +84,7 @@ func (s *SCIMStore) CreateUser(_ context.Context, team string, u scim.User) (sci
 	t, limit := s.team(team, true)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	key := strings.ToLower(u.UserName)
+	key := scim.NameKey(u.UserName)
 	if _, dup := t.userByName[key]; dup {
 		return scim.User{}, scim.DuplicateUserName(u.UserName)
 	}
@@ -196,7 +195,7 @@ func (s *SCIMStore) DeleteUser(_ context.Context, team, id string, ifVersion int
 	}
 	delete(t.memberOf, id)
 	delete(t.users, id)
-	delete(t.userByName, strings.ToLower(u.UserName))
+	delete(t.userByName, scim.NameKey(u.UserName))
 	t.userOrder = slices.DeleteFunc(t.userOrder, func(v string) bool { return v == id })
 	if u.Active {
 		t.active--
@@ -252,7 +251,7 @@ func (s *SCIMStore) ListUsers(_ context.Context, team string, q scim.ListQuery) 
 	for _, e := range q.Filter {
 		if e.Attr == "userName" {
 			ids = nil
-			if id, ok := t.userByName[strings.ToLower(e.Value)]; ok {
+			if id, ok := t.userByName[scim.NameKey(e.Value)]; ok {
 				ids = []string{id}
 			}
 			break
@@ -312,7 +311,7 @@ func (t *scimTeam) checkMembers(gid string, members []scim.Member) ([]scim.Membe
 }
 
 func (t *scimTeam) checkGroupName(gid, name string) error {
-	if other, ok := t.groupByName[strings.ToLower(name)]; ok && other != gid {
+	if other, ok := t.groupByName[scim.NameKey(name)]; ok && other != gid {
 		return scim.DuplicateGroupName(name)
 	}
 	return nil
@@ -371,7 +370,7 @@ func (s *SCIMStore) CreateGroup(_ context.Context, team string, g scim.Group) (s
 	sg := &scimGroup{Group: g}
 	t.groups[g.ID] = sg
 	t.groupOrder = append(t.groupOrder, g.ID)
-	t.groupByName[strings.ToLower(g.DisplayName)] = g.ID
+	t.groupByName[scim.NameKey(g.DisplayName)] = g.ID
 	t.setMemberships(g.ID, nil, members)
 	t.touchUsers(nil, members, false, g.Version, g.Created)
 	return t.readGroup(sg), nil
@@ -418,8 +417,8 @@ func (s *SCIMStore) ReplaceGroup(_ context.Context, team string, g scim.Group, i
 		return scim.Group{}, err
 	}
 	t.setMemberships(g.ID, old.Members, members)
-	delete(t.groupByName, strings.ToLower(old.DisplayName))
-	t.groupByName[strings.ToLower(g.DisplayName)] = g.ID
+	delete(t.groupByName, scim.NameKey(old.DisplayName))
+	t.groupByName[scim.NameKey(g.DisplayName)] = g.ID
 	g.Members = members
 	g.Created = old.Created
 	g.LastModified = s.now()
@@ -447,7 +446,7 @@ func (s *SCIMStore) DeleteGroup(_ context.Context, team, id string, ifVersion in
 	t.setMemberships(id, g.Members, nil)
 	t.touchUsers(g.Members, nil, false, t.nextVersion(), s.now())
 	delete(t.groups, id)
-	delete(t.groupByName, strings.ToLower(g.DisplayName))
+	delete(t.groupByName, scim.NameKey(g.DisplayName))
 	t.groupOrder = slices.DeleteFunc(t.groupOrder, func(v string) bool { return v == id })
 	return nil
 }

@@ -33,6 +33,8 @@ type DB struct {
 	citus atomic.Int32
 	// replicas are the read replicas of KM reads (AddReplicas), or nil.
 	replicas *replicas
+	// tokens are the import tokens of the sources KM reads last saw (consistentRead).
+	tokens importTokens
 }
 
 // sqliteCacheKiB is the page cache of each SQLite connection, in KiB, and
@@ -209,6 +211,31 @@ func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 	var v sql.NullInt64
 	err := db.sql.QueryRowContext(ctx, `SELECT max(version) FROM kmkit_migrations`).Scan(&v)
 	return int(v.Int64), err
+}
+
+// querier runs statements: a pool (*sql.DB) or one of its transactions (*sql.Tx).
+type querier interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}
+
+// readTx runs f in a read-only transaction on pool that sees one snapshot of the
+// database: REPEATABLE READ on PostgreSQL, and on SQLite a read transaction, one snapshot
+// of the file from its first read in WAL mode (BEGIN DEFERRED: it takes no write lock).
+func readTx(ctx context.Context, pool *sql.DB, d dialect, f func(*sql.Tx) error) error {
+	opts := &sql.TxOptions{ReadOnly: true}
+	if d.name() == "postgres" {
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	tx, err := pool.BeginTx(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := f(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // tx runs f in a transaction, committing when f returns nil. A PostgreSQL serialization

@@ -53,13 +53,19 @@
 //
 // Several KMStores (several server processes) on one database share its tables, and an
 // import by one of them replaces a changed table for all. A store does not keep the
-// tables of the generation it loaded: a read that fails on the primary is checked against
-// km_imports, and when a source of its KM no longer has the store's digest (another store
-// imported a changed definition or CSV file) the read answers ErrGenerationReplaced, an
-// outage.Error, so that the APIs answer 503 with Retry-After until the process loads the
-// new definitions; a read that still fits the new tables is answered from them. Errors of
-// a generation still current are returned as they are: an undefined column is never an
-// outage by its SQLSTATE alone.
+// tables of the generation it loaded: every read checks that its statements read the
+// tables of the store's digests (SQLite: one read transaction, which checks km_imports
+// first; PostgreSQL: km_imports read again after the statements, whose row versions
+// every import changes, see consistentRead), and when a source of its KM no longer has
+// the store's digest
+// (another store imported a changed definition or CSV file) the read answers
+// ErrGenerationReplaced, an outage.Error, so that the APIs answer 503 with Retry-After
+// until the process loads the new definitions: never rows of another generation, never a
+// page of one generation and its count of another. A read that goes to a replica first
+// checks the primary's km_imports the same way, so that a replica that has not replayed
+// another store's import never answers the old rows. Errors of a generation still
+// current are returned as they are: an undefined column is never an outage by its
+// SQLSTATE alone.
 //
 // # KM data
 //

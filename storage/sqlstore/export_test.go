@@ -10,3 +10,9 @@ func SetFirstSeen(t interface{ Cleanup(func()) }, rows, perRow, growth int64) {
 	firstSeenRows, firstSeenPerRow, firstSeenGrowth = rows, perRow, growth
 	t.Cleanup(func() { firstSeenRows, firstSeenPerRow, firstSeenGrowth = r, p, g })
 }
+
+// SetConsistentReadHook sets consistentReadHook until t ends.
+func SetConsistentReadHook(t interface{ Cleanup(func()) }, hook func(after bool)) {
+	consistentReadHook = hook
+	t.Cleanup(func() { consistentReadHook = nil })
+}

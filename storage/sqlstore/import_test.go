@@ -2,18 +2,21 @@ package sqlstore_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/storage/sqlstore"
 	"github.com/kmkit/kmkit/storage/storetest"
 )
 
 // testImport imports the suite's data from several stores at once, again unchanged, and
-// again with a changed file, and checks what each import left.
+// again with a changed file, and checks what each import left: a store whose tables
+// another store's import replaced answers an outage until it imports too.
 func testImport(t *testing.T, dsn string) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -74,6 +77,21 @@ func testImport(t *testing.T, dsn string) {
 	f.WriteString("O13,C1,2026-01-01,,,,NEW,1,1,true\n")
 	f.Close()
 	if err := stores[1].Import(ctx, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	// A store of the replaced generation answers an outage until it imports too.
+	m, err := stores[2].Model(ctx, "suite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := km.NewPlan(m, &km.PlanRequest{Record: "ORDERS", PageSize: 1, Count: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stores[2].Query(ctx, p); !errors.Is(err, sqlstore.ErrGenerationReplaced) || !outage.Is(err) {
+		t.Errorf("a store of the replaced generation: %v, want ErrGenerationReplaced as an outage", err)
+	}
+	if err := stores[2].Import(ctx, os.DirFS(dir)); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(stores[2], "ORDERS"); n != 13 {

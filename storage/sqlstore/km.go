@@ -145,16 +145,26 @@ func (s *KMStore) statement(ctx context.Context, p *km.Plan, score *searchScore,
 // with query/fuzzy (the memory backend's scorer).
 func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
 	var res *query.Result
-	err := s.read(ctx, p, func(db *sql.DB) error {
-		var err error
-		res, err = s.query(ctx, db, p)
-		return err
-	})
-	return res, err
+	run := func(wide bool) error {
+		return s.read(ctx, p, func(db querier) error {
+			var err error
+			res, err = s.query(ctx, db, p, wide)
+			return err
+		})
+	}
+	err := run(false)
+	if isOutOfRange(err) && len(p.Aggregates) > 0 {
+		// PostgreSQL's sum of doubles refused a total beyond a double's range (or the
+		// filter's arithmetic did): once more with the sums in numeric, as a read of its
+		// own.
+		err = run(true)
+	}
+	return res, outOfRange(err)
 }
 
-// query is Query on the database db (the primary or a read replica).
-func (s *KMStore) query(ctx context.Context, db *sql.DB, p *km.Plan) (*query.Result, error) {
+// query is Query on db: the primary or a read replica, or a read transaction of one.
+// The sums of KPIs are computed in numeric when wide is set.
+func (s *KMStore) query(ctx context.Context, db querier, p *km.Plan, wide bool) (*query.Result, error) {
 	var score *searchScore
 	if p.Search != nil {
 		var err error
@@ -162,28 +172,18 @@ func (s *KMStore) query(ctx context.Context, db *sql.DB, p *km.Plan) (*query.Res
 			return nil, err
 		}
 	}
-	st, err := s.statement(ctx, p, score, false)
+	st, err := s.statement(ctx, p, score, wide)
 	if err != nil {
 		return nil, err
 	}
 	res := &query.Result{Columns: st.cols, Rows: [][]query.Value{}}
 	if st.firstSeen != nil && !st.empty {
-		return res, outOfRange(s.firstSeenPage(ctx, db, p, st, res))
+		return res, s.firstSeenPage(ctx, db, p, st, res)
 	}
 	counted := false
 	if !st.empty {
-		counted, err = s.page(ctx, db, st, res)
-		if isOutOfRange(err) && len(p.Aggregates) > 0 {
-			// PostgreSQL's sum of doubles refused a total beyond a double's range (or
-			// the filter's arithmetic did): once more with the sums in numeric.
-			if st, err = s.statement(ctx, p, score, true); err != nil {
-				return nil, err
-			}
-			res.Rows = res.Rows[:0]
-			counted, err = s.page(ctx, db, st, res)
-		}
-		if err != nil {
-			return nil, outOfRange(err)
+		if counted, err = s.page(ctx, db, st, res); err != nil {
+			return nil, err
 		}
 	}
 	if p.Count && !counted {
@@ -192,7 +192,7 @@ func (s *KMStore) query(ctx context.Context, db *sql.DB, p *km.Plan) (*query.Res
 			return nil, err
 		}
 		if err := db.QueryRowContext(ctx, q, args...).Scan(&res.Count); err != nil {
-			return nil, outOfRange(fmt.Errorf("sqlstore: count: %w", err))
+			return nil, fmt.Errorf("sqlstore: count: %w", err)
 		}
 	}
 	return res, nil
@@ -211,14 +211,14 @@ var (
 // by sorting (statement.firstSeen): it counts the distinct rows, then groups the first
 // rows passing the filter, and more of them while they hold fewer distinct rows than the
 // page needs, before it groups them all. res.Count is set when p counts.
-func (s *KMStore) firstSeenPage(ctx context.Context, db *sql.DB, p *km.Plan, st *statement, res *query.Result) error {
+func (s *KMStore) firstSeenPage(ctx context.Context, db querier, p *km.Plan, st *statement, res *query.Result) error {
 	q, args, err := s.db.fit(st.count, st.countArgs)
 	if err != nil {
 		return err
 	}
 	var total int
 	if err := db.QueryRowContext(ctx, q, args...).Scan(&total); err != nil {
-		return outOfRange(fmt.Errorf("sqlstore: count: %w", err))
+		return fmt.Errorf("sqlstore: count: %w", err)
 	}
 	// translatePlan set st.empty where the page's start overflows.
 	start := int64(p.Page) * int64(p.PageSize)
@@ -252,7 +252,7 @@ func (s *KMStore) firstSeenPage(ctx context.Context, db *sql.DB, p *km.Plan, st 
 
 // page runs the page statement into res and reports whether it set res.Count (a page
 // that counts and has rows).
-func (s *KMStore) page(ctx context.Context, db *sql.DB, st *statement, res *query.Result) (bool, error) {
+func (s *KMStore) page(ctx context.Context, db querier, st *statement, res *query.Result) (bool, error) {
 	q, args, err := s.db.fit(st.page, st.pageArgs)
 	if err != nil {
 		return false, err
@@ -343,7 +343,7 @@ func toValue(v any, t query.Type) (query.Value, error) {
 // with KPIs, those of the searched field's record among its rows that pass the filter (a
 // superset of the groups' values). The page statement then reads each column as the
 // expression of searchScore.cols.
-func (s *KMStore) score(ctx context.Context, db *sql.DB, p *km.Plan) (*searchScore, error) {
+func (s *KMStore) score(ctx context.Context, db querier, p *km.Plan) (*searchScore, error) {
 	sc := &searchScore{}
 	m := fuzzy.New(p.Search.Term)
 	for _, f := range p.Search.Fields {
@@ -404,7 +404,7 @@ func (s *KMStore) score(ctx context.Context, db *sql.DB, p *km.Plan) (*searchSco
 }
 
 // strings runs a statement of one string column on db and returns its values.
-func (s *KMStore) strings(ctx context.Context, db *sql.DB, stmt string, args []any) ([]string, error) {
+func (s *KMStore) strings(ctx context.Context, db querier, stmt string, args []any) ([]string, error) {
 	stmt, args, err := s.db.fit(stmt, args)
 	if err != nil {
 		return nil, err
@@ -477,7 +477,8 @@ var _ km.RowCounter = (*KMStore)(nil)
 // next load, so a host that replaces a loaded table by other means loads it with
 // LoadTable or drops its km_imports row). An answer is reused for 30 seconds,
 // until PutModel and until the DB loads a table (LoadIndexedTable, which every import
-// calls), like RowCount's; an error reads as none, which only costs the index.
+// calls), like RowCount's, but not one of another import than the store's; an error
+// reads as none, which only costs the index.
 func (s *KMStore) sourceColumns(ctx context.Context, source string) sourceColumns {
 	loads := s.db.loads.Load()
 	if v, found := s.columns.Load(source); found {
@@ -490,32 +491,45 @@ func (s *KMStore) sourceColumns(ctx context.Context, source string) sourceColumn
 	if cols.notNull, err = s.readNotNull(ctx, source); err != nil {
 		return sourceColumns{}
 	}
-	if cols.rowOrdered, err = s.readRowOrdered(ctx, source); err != nil {
+	var digest string
+	if cols.rowOrdered, digest, err = s.readRowOrdered(ctx, source); err != nil {
 		return sourceColumns{notNull: cols.notNull}
 	}
-	s.columns.Store(source, cachedColumns{cols: cols, read: time.Now(), loads: loads})
+	// What another import than the store's holds (its reads answer ErrGenerationReplaced)
+	// is not kept: the store's import may come back (another process importing it again),
+	// and its nulls would then sort by the other import's NOT NULL.
+	s.mu.RLock()
+	mine, imported := s.digests[source]
+	s.mu.RUnlock()
+	if !imported || mine == digest {
+		s.columns.Store(source, cachedColumns{cols: cols, read: time.Now(), loads: loads})
+	}
 	return cols
 }
 
-// readRowOrdered reads the row-ordered columns of source that its import recorded.
-func (s *KMStore) readRowOrdered(ctx context.Context, source string) (map[string]bool, error) {
-	var text string
-	err := s.db.sql.QueryRowContext(ctx, s.db.d.rebind(`SELECT row_ordered FROM km_imports WHERE source = ? AND digest <> ''`), source).Scan(&text)
-	if errors.Is(err, sql.ErrNoRows) || err == nil && text == "" {
-		return nil, nil
+// readRowOrdered reads the row-ordered columns of source that its import recorded, and
+// the digest of that import ("" for none).
+func (s *KMStore) readRowOrdered(ctx context.Context, source string) (map[string]bool, string, error) {
+	var text, digest string
+	err := s.db.sql.QueryRowContext(ctx, s.db.d.rebind(`SELECT row_ordered, digest FROM km_imports WHERE source = ? AND digest <> ''`), source).Scan(&text, &digest)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, "", nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
+	}
+	if text == "" {
+		return nil, digest, nil
 	}
 	var names []string
 	if err := json.Unmarshal([]byte(text), &names); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	cols := make(map[string]bool, len(names))
 	for _, n := range names {
 		cols[n] = true
 	}
-	return cols, nil
+	return cols, digest, nil
 }
 
 // readNotNull reads the NOT NULL columns of source from the catalog.

@@ -30,19 +30,25 @@ func (l *Limiter) Allow(ctx context.Context, key string, limit int, window time.
 		return d, nil
 	}
 	// Window starts are kept in nanoseconds since the epoch; windows shorter than that
-	// resolution would not be told apart.
+	// resolution would not be told apart. The counter only moves forward: a request of a
+	// window older than the stored one (a process whose clock is a little behind, or
+	// whose request reached the database late, at a window's end) counts in the stored
+	// window, so that it never restarts the budget of a window under way.
 	startNs := start.UnixNano()
 	var count int
+	var counted int64 // the start of the window the request counts in
+	greatest := l.db.d.greatest([]string{"rate_limits.window_start_ns", "excluded.window_start_ns"})
 	err := l.db.sql.QueryRowContext(ctx, l.db.d.rebind(`INSERT INTO rate_limits (key, window_start_ns, window_ns, count)
 		VALUES (?, ?, ?, 1)
 		ON CONFLICT (key) DO UPDATE SET
-			count = CASE WHEN rate_limits.window_start_ns = excluded.window_start_ns AND rate_limits.window_ns = excluded.window_ns
+			count = CASE WHEN rate_limits.window_start_ns >= excluded.window_start_ns AND rate_limits.window_ns = excluded.window_ns
 				THEN rate_limits.count + 1 ELSE 1 END,
-			window_start_ns = excluded.window_start_ns,
+			window_start_ns = CASE WHEN rate_limits.window_ns = excluded.window_ns
+				THEN `+greatest+` ELSE excluded.window_start_ns END,
 			window_ns = excluded.window_ns
-		WHERE rate_limits.window_start_ns <> excluded.window_start_ns OR rate_limits.window_ns <> excluded.window_ns
+		WHERE rate_limits.window_start_ns < excluded.window_start_ns OR rate_limits.window_ns <> excluded.window_ns
 			OR rate_limits.count < ?
-		RETURNING count`), key, startNs, int64(window), limit).Scan(&count)
+		RETURNING count, window_start_ns`), key, startNs, int64(window), limit).Scan(&count, &counted)
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, nil
 	}
@@ -51,6 +57,7 @@ func (l *Limiter) Allow(ctx context.Context, key string, limit int, window time.
 	}
 	d.Allowed = true
 	d.Remaining = limit - count
+	d.Reset = time.Unix(0, counted).UTC().Add(window)
 	return d, nil
 }
 

@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,7 +46,7 @@ func testNotNull(t *testing.T, dsn string) {
 	}
 	db := open(t, dsn)
 	s := db.KM()
-	sorted := func() []string {
+	sorted := func(s *sqlstore.KMStore) []string {
 		t.Helper()
 		m, err := s.Model(ctx, "nn")
 		if err != nil {
@@ -87,13 +88,25 @@ func testNotNull(t *testing.T, dsn string) {
 		t.Error("the columns without nulls are not declared NOT NULL")
 	}
 	// Ties in row order: B before D.
-	if got, want := sorted(), []string{"B", "D", "C", "A"}; !slices.Equal(got, want) {
+	if got, want := sorted(s), []string{"B", "D", "C", "A"}; !slices.Equal(got, want) {
 		t.Errorf("sorted by V: %q, want %q", got, want)
 	}
 
-	// LoadTable of the host, without an Import (and so without PutModel): the store
-	// reads the table's form again.
-	err := db.LoadTable(ctx, "nn_t", []sqlstore.ColumnDef{{Name: "ID", Type: query.TypeString}, {Name: "V", Type: query.TypeInteger}},
+	// LoadTable of the host, without an Import, read by a store of the host's model
+	// (PutModel): the store reads the table's form again. (The store that imported the
+	// table answers ErrGenerationReplaced until it imports again.)
+	m, err := s.Model(ctx, "nn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := db.KM()
+	if err := host.PutModel(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sorted(host), []string{"B", "D", "C", "A"}; !slices.Equal(got, want) {
+		t.Errorf("the host's store, sorted by V: %q, want %q", got, want)
+	}
+	err = db.LoadTable(ctx, "nn_t", []sqlstore.ColumnDef{{Name: "ID", Type: query.TypeString}, {Name: "V", Type: query.TypeInteger}},
 		&sliceRows{rows: [][]any{{"A", int64(3)}, {"B", nil}, {"C", int64(1)}}}, nil, "host 1")
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +114,7 @@ func testNotNull(t *testing.T, dsn string) {
 	if notNull("V") {
 		t.Error("LoadTable declared V NOT NULL")
 	}
-	if got, want := sorted(), []string{"C", "A", "B"}; !slices.Equal(got, want) {
+	if got, want := sorted(host), []string{"C", "A", "B"}; !slices.Equal(got, want) {
 		t.Errorf("sorted by V after LoadTable with a null: %q, want %q (nulls last)", got, want)
 	}
 	err = db.LoadTable(ctx, "nn_t", []sqlstore.ColumnDef{{Name: "ID", Type: query.TypeString, NotNull: true}, {Name: "V", Type: query.TypeInteger, NotNull: true}},
@@ -112,7 +125,7 @@ func testNotNull(t *testing.T, dsn string) {
 	if !notNull("V") {
 		t.Error("LoadTable did not declare V NOT NULL")
 	}
-	if got, want := sorted(), []string{"B", "A"}; !slices.Equal(got, want) {
+	if got, want := sorted(host), []string{"B", "A"}; !slices.Equal(got, want) {
 		t.Errorf("sorted by V after LoadTable: %q, want %q", got, want)
 	}
 
@@ -123,7 +136,7 @@ func testNotNull(t *testing.T, dsn string) {
 	if notNull("V") {
 		t.Error("V holds a null and is declared NOT NULL")
 	}
-	if got, want := sorted(), []string{"D", "C", "A", "B"}; !slices.Equal(got, want) {
+	if got, want := sorted(s), []string{"D", "C", "A", "B"}; !slices.Equal(got, want) {
 		t.Errorf("sorted by V with a null: %q, want %q (nulls last)", got, want)
 	}
 }
@@ -142,3 +155,81 @@ func TestNotNullSQLite(t *testing.T) {
 }
 
 func TestNotNullPostgres(t *testing.T) { testNotNull(t, postgresDSN(t)) }
+
+// TestNotNullOfAnotherGeneration: a store's read while another import holds the table
+// (answered 503) must not leave it knowing that import's columns: once the table is back
+// to the store's import, its nulls sort last again, in both directions.
+func TestNotNullOfAnotherGeneration(t *testing.T) {
+	for _, b := range []struct {
+		name string
+		dsn  func(testing.TB) string
+	}{
+		{"SQLite", func(t testing.TB) string { return "sqlite:" + filepath.Join(t.TempDir(), "kmkit.db") }},
+		{"Postgres", func(t testing.TB) string { return postgresDSN(t) }},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			dir := func(csv string) string {
+				d := t.TempDir()
+				os.MkdirAll(filepath.Join(d, "models"), 0o755)
+				os.MkdirAll(filepath.Join(d, "data"), 0o755)
+				if err := os.WriteFile(filepath.Join(d, "models", "nn.yaml"), []byte(notNullModel), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(d, "data", "nn_t.csv"), []byte(csv), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return d
+			}
+			withNull, without := dir("ID,V\nA,3\nB,\nC,2\nD,1\n"), dir("ID,V\nA,3\nB,1\nC,2\nD,1\n")
+			db := open(t, dsn)
+			s := db.KM()
+			if err := s.Import(t.Context(), os.DirFS(withNull)); err != nil {
+				t.Fatal(err)
+			}
+			m, err := s.Model(t.Context(), "nn")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sorted := func(desc bool) ([]string, error) {
+				p, err := km.NewPlan(m, &km.PlanRequest{Record: "T", Fields: []string{"ID", "V"},
+					Sort: []query.SortTerm{{Field: "V", Desc: desc}}, PageSize: 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := s.Query(t.Context(), p)
+				if err != nil {
+					return nil, err
+				}
+				var ids []string
+				for _, r := range res.Rows {
+					ids = append(ids, r[0].Str)
+				}
+				return ids, nil
+			}
+			// Another store of this DB (a reload under way) imports the table without
+			// its null: the first store's reads answer an outage.
+			if err := db.KM().Import(t.Context(), os.DirFS(without)); err != nil {
+				t.Fatal(err)
+			}
+			for _, desc := range []bool{false, true} {
+				if _, err := sorted(desc); !errors.Is(err, sqlstore.ErrGenerationReplaced) {
+					t.Errorf("desc %v: %v, want ErrGenerationReplaced", desc, err)
+				}
+			}
+			// Another process imports the first store's data again.
+			if err := open(t, dsn).KM().Import(t.Context(), os.DirFS(withNull)); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []struct {
+				desc bool
+				want []string
+			}{{false, []string{"D", "C", "A", "B"}}, {true, []string{"A", "C", "D", "B"}}} {
+				got, err := sorted(c.desc)
+				if err != nil || !slices.Equal(got, c.want) {
+					t.Errorf("sorted by V (desc %v): %q, %v; want %q (nulls last)", c.desc, got, err, c.want)
+				}
+			}
+		})
+	}
+}

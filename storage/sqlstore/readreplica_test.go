@@ -161,8 +161,9 @@ func TestReplicaKMSuite(t *testing.T) {
 // TestReplicaBehind pauses the standby's replay: a store whose import the standby has not
 // replayed reads from the primary (its new data, never the standby's old tables), the
 // fallback observed as "behind" and logged once; a store of the generation the standby
-// holds keeps reading from it; when replay resumes, the new store's reads go to the
-// standby again.
+// still holds, which the primary no longer holds, answers 503 with Retry-After (never the
+// standby's old rows); when replay resumes, the new store's reads go to the standby
+// again.
 func TestReplicaBehind(t *testing.T) {
 	dsn := postgresDSN(t)
 	rdsn := replicaOf(t, dsn)
@@ -221,12 +222,18 @@ func TestReplicaBehind(t *testing.T) {
 	if got := strings.Count(logs.String(), "has not replayed the served imports"); got != 1 {
 		t.Errorf("%d log lines about the replica being behind, want 1:\n%s", got, logs.String())
 	}
-	// The old store's generation is the one the paused standby holds.
+	// The old store's generation is the one the paused standby holds, and no longer the
+	// primary's.
 	for _, req := range reqs {
-		checkReference(t, oldH, oldRef, req)
+		w := httptest.NewRecorder()
+		oldH.ServeHTTP(w, httptest.NewRequest(http.MethodGet, queryTarget(req), nil))
+		if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" {
+			t.Errorf("replay paused, the old store: %s: %d (Retry-After %q) %s, want 503 with Retry-After",
+				queryTarget(req), w.Code, w.Header().Get("Retry-After"), w.Body)
+		}
 	}
-	if n, f := rd.take(); n != len(reqs) || len(f) != 0 {
-		t.Errorf("replay paused, the old store: %d reads on the replica, %v on the primary; want %d and none", n, f, len(reqs))
+	if n, f := rd.take(); n != 0 || len(f) != 0 {
+		t.Errorf("replay paused, the old store: %d reads on the replica, %v on the primary; want none", n, f)
 	}
 
 	pause(t, false)
@@ -341,6 +348,56 @@ func TestReplicaStopped(t *testing.T) {
 	}
 	if n, f := rd2.take(); n != 0 || f[sqlstore.FallbackUnreachable] != len(reqs) {
 		t.Errorf("replica never up: %d reads on the replica, %v on the primary; want none and %d unreachable", n, f, len(reqs))
+	}
+}
+
+// TestReplicaStoppedMidRead stops the standby's proxy while clients read through it
+// (statements under way on it, connections closed under them): every answer is 200 with
+// the reference's rows, those cut short answered again from the primary.
+func TestReplicaStoppedMidRead(t *testing.T) {
+	dsn := postgresDSN(t)
+	rdsn := replicaOf(t, dsn)
+	u, err := url.Parse(rdsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := newProxy(t, u.Host)
+	u.Host = px.addr()
+	data, ref := demoReference(t)
+	rd := &reads{}
+	s := openReplicated(t, dsn, []string{u.String()}, rd, nil).KM()
+	if err := s.Import(t.Context(), data); err != nil {
+		t.Fatal(err)
+	}
+	waitReplayed(t)
+	time.Sleep(20 * time.Millisecond)
+	h := kmhttp.NewHandler(s, kmhttp.WithMaxPageSize(5000))
+	reqs := []storetest.RefRequest{
+		{Record: "ORDERS", Fields: []string{"ORDER_ID", "NET_VALUE"}},
+		{Fields: []string{"CUSTOMERS.COUNTRY"}, KPIs: []string{"TOTAL_NET"}},
+		{Fields: []string{"CUSTOMERS.COUNTRY", "ORDERS.STATUS"}, KPIs: []string{"TOTAL_NET", "ORDER_COUNT"}},
+	}
+	var (
+		served  atomic.Int64
+		stopped atomic.Bool
+		wg      sync.WaitGroup
+	)
+	for i := range 4 {
+		wg.Go(func() {
+			for n := i; n < i+60; n++ {
+				checkReference(t, h, ref, reqs[n%len(reqs)])
+				if served.Add(1) == 60 {
+					px.stop()
+					stopped.Store(true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	n, f := rd.take()
+	t.Logf("reads on the replica: %d; on the primary: %v", n, f)
+	if !stopped.Load() || n == 0 || f[sqlstore.FallbackUnreachable]+f[sqlstore.FallbackError] == 0 {
+		t.Errorf("reads on the replica %d, on the primary %v: want both, the replica stopped midway", n, f)
 	}
 }
 

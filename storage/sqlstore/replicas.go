@@ -67,7 +67,8 @@ type ReplicaOptions struct {
 	// logs nothing.
 	Logger *slog.Logger
 	// Observe, when set, is called once for every KM read made while the DB has
-	// replicas, with where it ran (for metrics).
+	// replicas, with where it ran (for metrics); not for a read refused because another
+	// import replaced the store's generation (ErrGenerationReplaced), which runs nowhere.
 	Observe func(ReplicaRead)
 }
 
@@ -82,6 +83,7 @@ type replica struct {
 	digests  map[string]string // km_imports: source -> digest, as replayed
 	err      error             // the last check's or read's failure, or nil
 	state    string            // the state last logged: "", "serving", FallbackUnreachable, FallbackBehind
+	tokens   importTokens      // of consistentRead
 }
 
 // replicas are the read replicas of a DB.
@@ -99,9 +101,13 @@ type replicas struct {
 // The KM reads of the DB's KMStores (Query, Summarize) then go to a replica, in turn,
 // when the replica has replayed the imports the store serves: every source the plan's
 // KM reads has, in the replica's km_imports, the digest that the store's Import (or
-// ImportGenerated) found or recorded on the primary. Import records a source's digest
-// in the transaction that replaces its table, so a replica whose km_imports shows the
-// digest holds that table. Otherwise, and when the replica is unreachable or the read
+// ImportGenerated) found or recorded on the primary, and the primary still has it (read
+// before each such read: a store whose generation another import replaced answers
+// ErrGenerationReplaced rather than a replica's old rows). Import records a source's
+// digest in the transaction that replaces its table, so a replica whose km_imports shows
+// the digest holds that table; the read checks it again on the replica after its
+// statements (see consistentRead).
+// Otherwise, and when the replica is unreachable or the read
 // fails on it (for example canceled by a conflict with the replay), the read runs on the
 // primary; each such fallback is reported to ReplicaOptions.Observe, and each change of
 // a replica's state is logged. Models registered with PutModel alone (a host's own tables,
@@ -236,7 +242,7 @@ func (r *replica) logState(log *slog.Logger, state string, err error) {
 }
 
 // readDigests reads the digests of km_imports on q, of the sources of only (all when nil).
-func readDigests(ctx context.Context, q *sql.DB, d dialect, only map[string]string) (map[string]string, error) {
+func readDigests(ctx context.Context, q querier, d dialect, only map[string]string) (map[string]string, error) {
 	stmt := `SELECT source, digest FROM km_imports`
 	var args []any
 	if only != nil {
@@ -299,15 +305,25 @@ func (s *KMStore) setDigests(digests map[string]string) {
 	}
 }
 
-// read runs one KM read of p: on a replica that has replayed the store's generation
-// when there is one (see AddReplicas), else, or when it fails there, on the primary. A
-// read that fails on the primary after another import replaced the tables it planned
-// against answers ErrGenerationReplaced, as an outage.
-func (s *KMStore) read(ctx context.Context, p *km.Plan, run func(q *sql.DB) error) error {
+// read runs one KM read of p, all its statements on the tables of one import (see
+// consistentRead): on a
+// replica that has replayed the store's generation when there is one (see AddReplicas),
+// else, or when it fails there, on the primary. A read of a KM whose tables another
+// import replaced since the store loaded them answers ErrGenerationReplaced, as an
+// outage, without running: the store's definitions and what it knows of the tables are
+// of its own generation, and a replica that has not replayed the import would answer
+// rows the primary no longer holds.
+func (s *KMStore) read(ctx context.Context, p *km.Plan, run func(q querier) error) error {
 	want, all := s.generation(p.KM)
 	if rs := s.db.replicas; rs != nil {
 		fallback := FallbackUnrecorded
 		if all && len(want) > 0 {
+			// The generation must still be the primary's: a replica that holds it
+			// would otherwise answer what another import has replaced. The primary is
+			// asked while the replica reads (one round trip less), and a replica's
+			// answer is returned only once the primary has said so.
+			current := make(chan error, 1)
+			go func() { current <- s.current(ctx, want) }()
 			n := uint64(len(rs.list))
 			start := rs.next.Add(1)
 			for i := range n {
@@ -318,8 +334,11 @@ func (s *KMStore) read(ctx context.Context, p *km.Plan, run func(q *sql.DB) erro
 					fallback = why
 					continue
 				}
-				err := run(r.sql)
+				err := consistentRead(ctx, r.sql, postgresDialect{}, &r.tokens, want, run)
 				if err == nil {
+					if err := <-current; err != nil {
+						return err
+					}
 					r.logState(rs.opts.Logger, "serving", nil)
 					rs.observe(ReplicaRead{Replica: r.name})
 					return nil
@@ -327,10 +346,15 @@ func (s *KMStore) read(ctx context.Context, p *km.Plan, run func(q *sql.DB) erro
 				if ctx.Err() != nil || sameOnPrimary(err) {
 					return err
 				}
+				if errors.As(err, new(*otherGeneration)) {
+					// Replayed another import since its last check: it holds not
+					// the store's generation.
+					r.logState(rs.opts.Logger, FallbackBehind, nil)
+					fallback = FallbackBehind
+					continue
+				}
 				// Any other failure runs again on the primary: a statement canceled by
-				// a conflict with the replay, or a table the replica replaced between
-				// its check and the read (which can fail in the server too, scanning a
-				// column whose type changed). Those of the database are logged.
+				// a conflict with the replay, say. Those of the database are logged.
 				var pe *pgconn.PgError
 				if Unavailable(err) {
 					r.down(err)
@@ -344,23 +368,214 @@ func (s *KMStore) read(ctx context.Context, p *km.Plan, run func(q *sql.DB) erro
 		}
 		rs.observe(ReplicaRead{Fallback: fallback})
 	}
-	err := run(s.db.sql)
-	if err == nil || ctx.Err() != nil || len(want) == 0 || outage.Is(err) {
-		return err
-	}
-	// Did another import replace the tables since this store loaded them?
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replicaCheckTimeout)
-	defer cancel()
-	now, cerr := readDigests(cctx, s.db.sql, s.db.d, want)
-	if cerr != nil {
-		return err
-	}
-	for src, d := range want {
-		if now[src] != d {
-			return &outage.Error{Err: fmt.Errorf("%w (source %s): %v", ErrGenerationReplaced, src, err)}
-		}
+	err := consistentRead(ctx, s.db.sql, s.db.d, &s.db.tokens, want, run)
+	if og := (*otherGeneration)(nil); errors.As(err, &og) {
+		return og.replaced()
 	}
 	return err
+}
+
+// current returns nil when every source of want has its digest in the primary's
+// km_imports, else the outage of ErrGenerationReplaced (or the error of the read).
+func (s *KMStore) current(ctx context.Context, want map[string]string) error {
+	now, err := readDigests(ctx, s.db.sql, s.db.d, want)
+	if err != nil {
+		return err
+	}
+	if src, changed := changedSource(want, now); changed {
+		return (&otherGeneration{source: src}).replaced()
+	}
+	return nil
+}
+
+// otherGeneration is the error of a read whose tables, as km_imports shows, are of
+// another import of a source than the store's.
+type otherGeneration struct{ source string }
+
+func (e *otherGeneration) Error() string {
+	return "sqlstore: source " + e.source + " holds another import than the store's"
+}
+
+// replaced returns the outage of ErrGenerationReplaced for e.
+func (e *otherGeneration) replaced() error {
+	return &outage.Error{Err: fmt.Errorf("%w (source %s)", ErrGenerationReplaced, e.source)}
+}
+
+// changedSource returns a source whose digest in now is not its digest in want.
+func changedSource(want, now map[string]string) (string, bool) {
+	for src, d := range want {
+		if now[src] != d {
+			return src, true
+		}
+	}
+	return "", false
+}
+
+// importToken is what a read knows of a source's import on one server: its digest and
+// the version of its km_imports row (PostgreSQL's xmin), which every import of the
+// source changes, whether or not the digest does.
+type importToken struct{ digest, version string }
+
+// importTokens are the import tokens of the sources one server (the primary, or a
+// replica) was last seen to hold, for consistentRead.
+type importTokens struct {
+	mu sync.Mutex
+	m  map[string]importToken
+}
+
+// get returns the tokens of the sources of want, or nil when one is unknown.
+func (t *importTokens) get(want map[string]string) map[string]importToken {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[string]importToken, len(want))
+	for src := range want {
+		tok, ok := t.m[src]
+		if !ok {
+			return nil
+		}
+		out[src] = tok
+	}
+	return out
+}
+
+// set records tokens.
+func (t *importTokens) set(tokens map[string]importToken) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = map[string]importToken{}
+	}
+	for src, tok := range tokens {
+		t.m[src] = tok
+	}
+}
+
+// readTokens reads the import tokens of the sources of want on q (PostgreSQL).
+func readTokens(ctx context.Context, q querier, want map[string]string) (map[string]importToken, error) {
+	srcs := make([]string, 0, len(want))
+	for src := range want {
+		srcs = append(srcs, src)
+	}
+	rows, err := q.QueryContext(ctx, `SELECT source, digest, xmin::text FROM km_imports WHERE source = ANY($1)`, srcs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[string]importToken, len(srcs))
+	for rows.Next() {
+		var src string
+		var tok importToken
+		if err := rows.Scan(&src, &tok.digest, &tok.version); err != nil {
+			return nil, err
+		}
+		out[src] = tok
+	}
+	return out, rows.Err()
+}
+
+// changedToken returns a source of want whose digest in now is not the store's, and
+// whether one is.
+func changedToken(want map[string]string, now map[string]importToken) (string, bool) {
+	for src, d := range want {
+		if now[src].digest != d {
+			return src, true
+		}
+	}
+	return "", false
+}
+
+// consistentReadHook, when set (by tests), is called on PostgreSQL before a read's
+// statements (false) and after them (true).
+var consistentReadHook func(after bool)
+
+// consistentReadTries bounds the reads of consistentRead that imports of the store's own
+// digests (a restart's, which claims the rows again) overtake.
+const consistentReadTries = 3
+
+// consistentRead runs run on pool so that all its statements read the tables of the
+// store's generation (the digests of want): never a page of one import and its count
+// of another, or the tables of a KPI's joins from two imports, and never the tables of
+// another import than the store's, which it answers with an *otherGeneration instead.
+//
+// On SQLite run gets one read transaction, one snapshot of the whole file (its schema
+// included) in WAL mode, which first checks the digests.
+//
+// On PostgreSQL a transaction would not do: an import replaces a table by DROP, CREATE
+// and COPY FREEZE, whose frozen rows every snapshot sees, and locking the tables first
+// costs round trips that double the time of a small page. Instead every import changes
+// the version (xmin) of the source's km_imports row, in the transaction that replaces the
+// table, and each statement of a read (READ COMMITTED) sees the tables as of its own
+// start, after its locks. The read runs its statements on the pool, then reads the
+// tokens again: when they are the tokens known before the read (those of an earlier
+// read, or read first), no import committed in between and every statement read the
+// same tables, of the store's digests; when an import did, the read runs again, and
+// when the digests are no longer the store's, the read answers *otherGeneration. A read
+// costs one statement more than its own.
+func consistentRead(ctx context.Context, pool *sql.DB, d dialect, known *importTokens, want map[string]string, run func(q querier) error) error {
+	if len(want) == 0 {
+		return run(pool)
+	}
+	if d.name() != "postgres" {
+		return readTx(ctx, pool, d, func(tx *sql.Tx) error {
+			now, err := readDigests(ctx, tx, d, want)
+			if err != nil {
+				return err
+			}
+			if src, changed := changedSource(want, now); changed {
+				return &otherGeneration{source: src}
+			}
+			return run(tx)
+		})
+	}
+	for try := 1; ; try++ {
+		before := known.get(want)
+		if before == nil {
+			now, err := readTokens(ctx, pool, want)
+			if err != nil {
+				return err
+			}
+			known.set(now)
+			if src, changed := changedToken(want, now); changed {
+				return &otherGeneration{source: src}
+			}
+			before = now
+		}
+		if consistentReadHook != nil {
+			consistentReadHook(false)
+		}
+		err := run(pool)
+		if ctx.Err() != nil {
+			return err
+		}
+		if consistentReadHook != nil {
+			consistentReadHook(true)
+		}
+		after, aerr := readTokens(ctx, pool, want)
+		if aerr != nil {
+			if err != nil {
+				return err
+			}
+			return aerr
+		}
+		known.set(after)
+		if src, changed := changedToken(want, after); changed {
+			return &otherGeneration{source: src}
+		}
+		same := true
+		for src, tok := range before {
+			same = same && after[src] == tok
+		}
+		if same {
+			return err // the tables of the store's generation throughout: its answer or error
+		}
+		if try == consistentReadTries {
+			// Imports keep overtaking the read.
+			if err != nil {
+				return err
+			}
+			return &otherGeneration{source: "(imports under way)"}
+		}
+	}
 }
 
 // lastErr returns the replica's last failure.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -101,7 +100,7 @@ func (s *SCIMStore) CreateUser(ctx context.Context, team string, u scim.User) (s
 	err = s.write(ctx, team, func(tx *sql.Tx, version int64) error {
 		var dup int
 		if err := tx.QueryRowContext(ctx, s.q(`SELECT count(*) FROM scim_users WHERE team = ? AND user_name_key = ?`),
-			team, strings.ToLower(u.UserName)).Scan(&dup); err != nil {
+			team, scim.NameKey(u.UserName)).Scan(&dup); err != nil {
 			return err
 		}
 		if dup > 0 {
@@ -121,8 +120,8 @@ func (s *SCIMStore) CreateUser(ctx context.Context, team string, u scim.User) (s
 		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO scim_users (team, id, seq, user_name, user_name_key, external_id,
 			display_name, display_name_key, active, role, send_email, attributes, created_us, modified_us, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-			team, u.ID, version, u.UserName, strings.ToLower(u.UserName), u.ExternalID, u.DisplayName,
-			strings.ToLower(u.DisplayName), u.Active, string(u.Role), u.SendEmailOnInvitation, string(attrs),
+			team, u.ID, version, u.UserName, scim.NameKey(u.UserName), u.ExternalID, u.DisplayName,
+			scim.NameKey(u.DisplayName), u.Active, string(u.Role), u.SendEmailOnInvitation, string(attrs),
 			u.Created.UnixMicro(), u.LastModified.UnixMicro(), u.Version)
 		if s.db.d.uniqueViolation(err) {
 			return scim.DuplicateUserName(u.UserName)
@@ -183,7 +182,7 @@ func (s *SCIMStore) ReplaceUser(ctx context.Context, team string, u scim.User, i
 		_, err = tx.ExecContext(ctx, s.q(`UPDATE scim_users SET user_name = ?, user_name_key = ?, external_id = ?,
 			display_name = ?, display_name_key = ?, active = ?, role = ?, send_email = ?, attributes = ?,
 			modified_us = ?, version = ? WHERE team = ? AND id = ?`),
-			u.UserName, strings.ToLower(u.UserName), u.ExternalID, u.DisplayName, strings.ToLower(u.DisplayName),
+			u.UserName, scim.NameKey(u.UserName), u.ExternalID, u.DisplayName, scim.NameKey(u.DisplayName),
 			u.Active, string(u.Role), u.SendEmailOnInvitation, string(attrs), u.LastModified.UnixMicro(), u.Version,
 			team, u.ID)
 		return err
@@ -255,7 +254,7 @@ func (s *SCIMStore) members(ctx context.Context, tx *sql.Tx, team, gid string) (
 }
 
 // listClauses returns the WHERE conditions and arguments of a filter, and the ORDER BY of
-// a sort, over the columns of users or groups. Folded columns hold strings.ToLower of the
+// a sort, over the columns of users or groups. Folded columns hold scim.NameKey of the
 // value, which is how the memory store and scim.Equal compare userName and displayName.
 func (s *SCIMStore) listClauses(team string, q scim.ListQuery, users bool) (where string, args []any, order string, err error) {
 	var conds []string
@@ -283,14 +282,14 @@ func (s *SCIMStore) listClauses(team string, q scim.ListQuery, users bool) (wher
 			args = append(args, e.Value)
 		case "displayName":
 			conds = append(conds, "display_name_key = ?")
-			args = append(args, strings.ToLower(e.Value))
+			args = append(args, scim.NameKey(e.Value))
 		case "userName":
 			if !users {
 				conds = append(conds, "1 = 0") // groups have no userName: nothing matches
 				continue
 			}
 			conds = append(conds, "user_name_key = ?")
-			args = append(args, strings.ToLower(e.Value))
+			args = append(args, scim.NameKey(e.Value))
 		default:
 			conds = append(conds, "1 = 0")
 		}
@@ -350,29 +349,40 @@ func (s *SCIMStore) ListUsers(ctx context.Context, team string, q scim.ListQuery
 		return nil, 0, err
 	}
 	args = append([]any{team}, args...)
-	var total int
-	if err := s.db.sql.QueryRowContext(ctx, s.q(`SELECT count(*) FROM scim_users WHERE team = ?`+where), args...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	lo, hi := q.Page(total)
-	out := make([]scim.User, 0, hi-lo)
-	if hi == lo {
-		return out, total, nil
-	}
-	rows, err := s.db.sql.QueryContext(ctx, s.q(`SELECT `+userColumns+` FROM scim_users WHERE team = ?`+where+
-		` ORDER BY `+order+` LIMIT ? OFFSET ?`), append(args, hi-lo, lo)...)
+	var (
+		out   []scim.User
+		total int
+	)
+	// The total and the page of one snapshot: a delete between them would answer a
+	// totalResults that the page contradicts.
+	err = readTx(ctx, s.db.sql, s.db.d, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, s.q(`SELECT count(*) FROM scim_users WHERE team = ?`+where), args...).Scan(&total); err != nil {
+			return err
+		}
+		lo, hi := q.Page(total)
+		out = make([]scim.User, 0, hi-lo)
+		if hi == lo {
+			return nil
+		}
+		rows, err := tx.QueryContext(ctx, s.q(`SELECT `+userColumns+` FROM scim_users WHERE team = ?`+where+
+			` ORDER BY `+order+` LIMIT ? OFFSET ?`), append(args, hi-lo, lo)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			u, err := scanUser(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, u)
+		}
+		return rows.Err()
+	})
 	if err != nil {
 		return nil, 0, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, u)
-	}
-	return out, total, rows.Err()
+	return out, total, nil
 }
 
 // checkMembers validates the members of group gid (empty for a new group) and returns them
@@ -405,7 +415,7 @@ func (s *SCIMStore) checkMembers(ctx context.Context, tx *sql.Tx, team, gid stri
 func (s *SCIMStore) checkGroupName(ctx context.Context, tx *sql.Tx, team, gid, name string) error {
 	var n int
 	err := tx.QueryRowContext(ctx, s.q(`SELECT count(*) FROM scim_groups WHERE team = ? AND display_name_key = ? AND id <> ?`),
-		team, strings.ToLower(name), gid).Scan(&n)
+		team, scim.NameKey(name), gid).Scan(&n)
 	if err != nil {
 		return err
 	}
@@ -429,11 +439,6 @@ func (s *SCIMStore) setMembers(ctx context.Context, tx *sql.Tx, team, gid string
 }
 
 const groupColumns = `id, external_id, display_name, role, created_us, modified_us, version`
-
-type querier interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}
 
 // readGroups returns the groups the query selects (columns groupColumns), with their
 // members and member displays.
@@ -517,7 +522,7 @@ func (s *SCIMStore) CreateGroup(ctx context.Context, team string, g scim.Group) 
 		now := s.now().UnixMicro()
 		_, err = tx.ExecContext(ctx, s.q(`INSERT INTO scim_groups (team, id, seq, display_name, display_name_key,
 			external_id, role, created_us, modified_us, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-			team, id, version, g.DisplayName, strings.ToLower(g.DisplayName), g.ExternalID, string(g.Role), now, now, version)
+			team, id, version, g.DisplayName, scim.NameKey(g.DisplayName), g.ExternalID, string(g.Role), now, now, version)
 		if s.db.d.uniqueViolation(err) {
 			return scim.DuplicateGroupName(g.DisplayName)
 		}
@@ -536,9 +541,16 @@ func (s *SCIMStore) CreateGroup(ctx context.Context, team string, g scim.Group) 
 	return out, err
 }
 
-// GetGroup implements scim.Store.
+// GetGroup implements scim.Store. The group and its members are read in one snapshot,
+// so that its version is that of its members.
 func (s *SCIMStore) GetGroup(ctx context.Context, team, id string) (scim.Group, error) {
-	return s.getGroup(ctx, s.db.sql, team, id)
+	var g scim.Group
+	err := readTx(ctx, s.db.sql, s.db.d, func(tx *sql.Tx) error {
+		var err error
+		g, err = s.getGroup(ctx, tx, team, id)
+		return err
+	})
+	return g, err
 }
 
 // ReplaceGroup implements scim.Store.
@@ -575,7 +587,7 @@ func (s *SCIMStore) ReplaceGroup(ctx context.Context, team string, g scim.Group,
 		now := s.now().UnixMicro()
 		_, err = tx.ExecContext(ctx, s.q(`UPDATE scim_groups SET display_name = ?, display_name_key = ?, external_id = ?,
 			role = ?, modified_us = ?, version = ? WHERE team = ? AND id = ?`),
-			g.DisplayName, strings.ToLower(g.DisplayName), g.ExternalID, string(g.Role), now, version, team, g.ID)
+			g.DisplayName, scim.NameKey(g.DisplayName), g.ExternalID, string(g.Role), now, version, team, g.ID)
 		if s.db.d.uniqueViolation(err) {
 			return scim.DuplicateGroupName(g.DisplayName)
 		}
@@ -631,16 +643,24 @@ func (s *SCIMStore) ListGroups(ctx context.Context, team string, q scim.ListQuer
 		return nil, 0, err
 	}
 	args = append([]any{team}, args...)
-	var total int
-	if err := s.db.sql.QueryRowContext(ctx, s.q(`SELECT count(*) FROM scim_groups WHERE team = ?`+where), args...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	lo, hi := q.Page(total)
-	if hi == lo {
-		return []scim.Group{}, total, nil
-	}
-	out, err := s.readGroups(ctx, s.db.sql, team, s.q(`SELECT `+groupColumns+` FROM scim_groups WHERE team = ?`+where+
-		` ORDER BY `+order+` LIMIT ? OFFSET ?`), append(args, hi-lo, lo)...)
+	var (
+		out   []scim.Group
+		total int
+	)
+	// The total, the page and the members of one snapshot (see ListUsers).
+	err = readTx(ctx, s.db.sql, s.db.d, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, s.q(`SELECT count(*) FROM scim_groups WHERE team = ?`+where), args...).Scan(&total); err != nil {
+			return err
+		}
+		lo, hi := q.Page(total)
+		if hi == lo {
+			return nil
+		}
+		var err error
+		out, err = s.readGroups(ctx, tx, team, s.q(`SELECT `+groupColumns+` FROM scim_groups WHERE team = ?`+where+
+			` ORDER BY `+order+` LIMIT ? OFFSET ?`), append(args, hi-lo, lo)...)
+		return err
+	})
 	if err != nil {
 		return nil, 0, err
 	}

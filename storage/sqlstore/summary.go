@@ -47,7 +47,7 @@ func (s *KMStore) Summarize(ctx context.Context, p *km.Plan) (*km.Summary, error
 		return nil, fmt.Errorf("sqlstore: summary of a KPI, search or distinct query: %w", km.ErrUnsupported)
 	}
 	var sum *km.Summary
-	err := s.read(ctx, p, func(db *sql.DB) error {
+	err := s.read(ctx, p, func(db querier) error {
 		var err error
 		sum, err = summarize(ctx, s.db.planDialect(ctx), dbQuerier{db}, p)
 		return err
@@ -71,7 +71,7 @@ type resultRows interface {
 }
 
 // dbQuerier runs a summary's statements on a database.
-type dbQuerier struct{ db *sql.DB }
+type dbQuerier struct{ db querier }
 
 func (q dbQuerier) query(ctx context.Context, stmt string, args []any) (resultRows, error) {
 	return q.db.QueryContext(ctx, stmt, args...)
