@@ -55,8 +55,9 @@
 // import by one of them replaces a changed table for all. A store does not keep the
 // tables of the generation it loaded: every read checks that its statements read the
 // tables of the store's digests (SQLite: one read transaction, which checks km_imports
-// first; PostgreSQL: km_imports read again after the statements, whose row versions
-// every import changes, see consistentRead), and when a source of its KM no longer has
+// first; PostgreSQL: the import tokens, km_imports' digests and row versions, which
+// every import changes, carried in a query's page and count statements or read again
+// after the statements, see consistentRead), and when a source of its KM no longer has
 // the store's digest
 // (another store imported a changed definition or CSV file) the read answers
 // ErrGenerationReplaced, an outage.Error, so that the APIs answer 503 with Retry-After

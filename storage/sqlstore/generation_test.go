@@ -268,3 +268,59 @@ func TestGenerationOvertaken(t *testing.T) {
 		t.Errorf("count %d and %v, want the first data set's: count %d and %v", res.Count, got, len(want.Rows), want.Rows[:3])
 	}
 }
+
+// TestGenerationCarried reads a page and its count on PostgreSQL while another process
+// imports another data set just after the read's statements: the statements carried the
+// import tokens they read (the store's, the same in both), so the read answers the first
+// data set without reading km_imports again; the read after it answers
+// ErrGenerationReplaced. (Were the tokens read again after the statements, the first
+// read would see the other import and answer ErrGenerationReplaced too.)
+func TestGenerationCarried(t *testing.T) {
+	dsn := postgresDSN(t)
+	first, ref := demoReference(t)
+	second, err := storetest.DemoData(45)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := open(t, dsn).KM()
+	if err := reader.Import(t.Context(), first); err != nil {
+		t.Fatal(err)
+	}
+	m, err := reader.Model(t.Context(), "o2c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := km.NewPlan(m, &km.PlanRequest{Record: "ORDERS", Fields: []string{"ORDER_ID", "NET_VALUE"}, PageSize: 3, Count: true,
+		Sort: []query.SortTerm{{Field: "NET_VALUE", Desc: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ref.Eval(storetest.RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID", "NET_VALUE"}, Sort: "-NET_VALUE"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := open(t, dsn)
+	once := true
+	sqlstore.SetConsistentReadHook(t, func(after bool) {
+		if after && once {
+			once = false
+			if err := other.KM().Import(context.Background(), second); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	res, err := reader.Query(t.Context(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]any
+	for _, row := range res.Rows {
+		got = append(got, []any{row[0].Format(), row[1].Format()})
+	}
+	if res.Count != len(want.Rows) || !reflect.DeepEqual(got, want.Rows[:3]) {
+		t.Errorf("count %d and %v, want the first data set's: count %d and %v", res.Count, got, len(want.Rows), want.Rows[:3])
+	}
+	if _, err := reader.Query(t.Context(), p); !errors.Is(err, sqlstore.ErrGenerationReplaced) || !outage.Is(err) {
+		t.Errorf("the read after the import: %v, want ErrGenerationReplaced as an outage", err)
+	}
+}

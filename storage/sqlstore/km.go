@@ -180,6 +180,10 @@ func (s *KMStore) query(ctx context.Context, db querier, p *km.Plan, wide bool) 
 	if st.firstSeen != nil && !st.empty {
 		return res, s.firstSeenPage(ctx, db, p, st, res)
 	}
+	gr, _ := db.(*generationReader)
+	if _, citus := s.db.planDialect(ctx).(citusDialect); gr != nil && !citus {
+		st = gr.carry(st)
+	}
 	counted := false
 	if !st.empty {
 		if counted, err = s.page(ctx, db, st, res); err != nil {
@@ -191,8 +195,16 @@ func (s *KMStore) query(ctx context.Context, db querier, p *km.Plan, wide bool) 
 		if err != nil {
 			return nil, err
 		}
-		if err := db.QueryRowContext(ctx, q, args...).Scan(&res.Count); err != nil {
+		dest := []any{&res.Count}
+		var tokens string
+		if st.generation {
+			dest = append(dest, &tokens)
+		}
+		if err := db.QueryRowContext(ctx, q, args...).Scan(dest...); err != nil {
 			return nil, fmt.Errorf("sqlstore: count: %w", err)
+		}
+		if st.generation {
+			gr.saw(tokens)
 		}
 	}
 	return res, nil
@@ -275,6 +287,10 @@ func (s *KMStore) page(ctx context.Context, db querier, st *statement, res *quer
 	if st.pageCounts {
 		ptrs = append(ptrs, &res.Count)
 	}
+	var tokens string
+	if st.generation {
+		ptrs = append(ptrs, &tokens)
+	}
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return false, err
@@ -287,7 +303,13 @@ func (s *KMStore) page(ctx context.Context, db querier, st *statement, res *quer
 		}
 		res.Rows = append(res.Rows, row)
 	}
-	return st.pageCounts && len(res.Rows) > 0, rows.Err()
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	if st.generation && len(res.Rows) > 0 {
+		db.(*generationReader).saw(tokens)
+	}
+	return st.pageCounts && len(res.Rows) > 0, nil
 }
 
 // toValue converts a scanned cell to a value of type t.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -509,8 +510,11 @@ const consistentReadTries = 3
 // tokens again: when they are the tokens known before the read (those of an earlier
 // read, or read first), no import committed in between and every statement read the
 // same tables, of the store's digests; when an import did, the read runs again, and
-// when the digests are no longer the store's, the read answers *otherGeneration. A read
-// costs one statement more than its own.
+// when the digests are no longer the store's, the read answers *otherGeneration. A
+// query's page and count statements carry the tokens they read (generationReader): when
+// every statement of the read carried the same tokens, of the store's digests, the read
+// is answered without reading them again; any other read costs one statement more than
+// its own.
 func consistentRead(ctx context.Context, pool *sql.DB, d dialect, known *importTokens, want map[string]string, run func(q querier) error) error {
 	if len(want) == 0 {
 		return run(pool)
@@ -543,12 +547,21 @@ func consistentRead(ctx context.Context, pool *sql.DB, d dialect, known *importT
 		if consistentReadHook != nil {
 			consistentReadHook(false)
 		}
-		err := run(pool)
+		gr := &generationReader{querier: pool, tokens: tokensQuery(want)}
+		err := run(gr)
 		if ctx.Err() != nil {
 			return err
 		}
 		if consistentReadHook != nil {
 			consistentReadHook(true)
+		}
+		if now, ok := gr.oneImport(); ok {
+			if _, changed := changedToken(want, now); !changed {
+				// Every statement read the store's import, and the same one: no
+				// statement more (a page and its count, say, each carried the tokens).
+				known.set(now)
+				return err
+			}
 		}
 		after, aerr := readTokens(ctx, pool, want)
 		if aerr != nil {
@@ -576,6 +589,82 @@ func consistentRead(ctx context.Context, pool *sql.DB, d dialect, known *importT
 			return &otherGeneration{source: "(imports under way)"}
 		}
 	}
+}
+
+// generationReader is the querier of one try of consistentRead on PostgreSQL. A
+// statement is consistent by itself: PostgreSQL locks its tables before it takes its
+// snapshot, so the km_imports rows it reads are those of the imports whose tables it
+// reads (an import replaces a table and updates its row in one transaction). So the page
+// and count statements of a query carry the import tokens of the read's sources in a
+// column of their own (carry), and report them (saw); when every statement of the read
+// reported, and all the same tokens, the read knows which one import it read without a
+// statement more. Any other statement (a search's scores, a summary's) leaves the check
+// to the statement after the read.
+type generationReader struct {
+	querier
+	tokens     string // the scalar subquery of the tokens (tokensQuery)
+	statements int
+	seen       []string
+}
+
+// QueryContext counts the statement and runs it.
+func (g *generationReader) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	g.statements++
+	return g.querier.QueryContext(ctx, q, args...)
+}
+
+// QueryRowContext counts the statement and runs it.
+func (g *generationReader) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	g.statements++
+	return g.querier.QueryRowContext(ctx, q, args...)
+}
+
+// carry returns st with its page and count statements selecting the tokens after their
+// own columns. The page keeps its order: PostgreSQL returns a subquery's rows as it
+// produces them when the query around it only adds a column.
+func (g *generationReader) carry(st *statement) *statement {
+	c := *st
+	c.page = "SELECT q.*, " + g.tokens + " AS kmkit_generation FROM (" + st.page + ") q"
+	c.count = "SELECT q.*, " + g.tokens + " AS kmkit_generation FROM (" + st.count + ") q"
+	c.generation = true
+	return &c
+}
+
+// saw records the tokens one statement read.
+func (g *generationReader) saw(tokens string) { g.seen = append(g.seen, tokens) }
+
+// oneImport returns the tokens the read's statements read when every statement
+// reported them and they are all the same.
+func (g *generationReader) oneImport() (map[string]importToken, bool) {
+	if g.statements == 0 || len(g.seen) != g.statements {
+		return nil, false
+	}
+	for _, t := range g.seen[1:] {
+		if t != g.seen[0] {
+			return nil, false
+		}
+	}
+	out := map[string]importToken{}
+	for _, rec := range strings.Split(g.seen[0], "\x1e") {
+		f := strings.Split(rec, "\x1f")
+		if len(f) != 3 {
+			return nil, false
+		}
+		out[f[0]] = importToken{digest: f[1], version: f[2]}
+	}
+	return out, true
+}
+
+// tokensQuery is the scalar subquery of the import tokens of the sources of want, as
+// readTokens reads them, in one text: source, digest and version of each, sorted.
+func tokensQuery(want map[string]string) string {
+	srcs := make([]string, 0, len(want))
+	for src := range want {
+		srcs = append(srcs, quoteLiteral(src))
+	}
+	slices.Sort(srcs)
+	return "(SELECT string_agg(source || chr(31) || digest || chr(31) || xmin::text, chr(30) ORDER BY source)" +
+		" FROM km_imports WHERE source IN (" + strings.Join(srcs, ", ") + "))"
 }
 
 // lastErr returns the replica's last failure.
