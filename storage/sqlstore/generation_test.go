@@ -210,12 +210,19 @@ func TestGenerationSnapshot(t *testing.T) {
 	}
 }
 
-// TestGenerationOvertaken: on PostgreSQL another store imports the second data set just
-// before a read's statements and the first one again just after them, so that the
-// digests before and after the read are the store's but the statements read the other
-// data set: the read notices (the versions of the km_imports rows changed) and runs
-// again, answering the reference's rows of the first data set.
-func TestGenerationOvertaken(t *testing.T) {
+// pageRace is a store of the first demo data set on PostgreSQL with a page of ORDERS
+// and its count planned, the reference's rows of that page, and the second data set,
+// which another process imports during a read.
+type pageRace struct {
+	dsn           string
+	first, second fs.FS
+	reader        *sqlstore.KMStore
+	plan          *km.Plan
+	want          [][]any
+}
+
+func newPageRace(t *testing.T) pageRace {
+	t.Helper()
 	dsn := postgresDSN(t)
 	first, ref := demoReference(t)
 	second, err := storetest.DemoData(45)
@@ -239,10 +246,21 @@ func TestGenerationOvertaken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pageRace{dsn: dsn, first: first, second: second, reader: reader, plan: p, want: want.Rows}
+}
+
+// TestGenerationOvertaken: on PostgreSQL another store imports the second data set just
+// before a read's statements and the first one again just after them, so that the
+// digests before and after the read are the store's but the statements read the other
+// data set: the read notices (the versions of the km_imports rows changed) and runs
+// again, answering the reference's rows of the first data set.
+func TestGenerationOvertaken(t *testing.T) {
+	f := newPageRace(t)
+	first, second, reader, p, want := f.first, f.second, f.reader, f.plan, f.want
 	if _, err := reader.Query(t.Context(), p); err != nil { // the tokens are known
 		t.Fatal(err)
 	}
-	other := open(t, dsn)
+	other := open(t, f.dsn)
 	once := true
 	sqlstore.SetConsistentReadHook(t, func(after bool) {
 		if !once {
@@ -264,42 +282,15 @@ func TestGenerationOvertaken(t *testing.T) {
 	for _, row := range res.Rows {
 		got = append(got, []any{row[0].Format(), row[1].Format()})
 	}
-	if res.Count != len(want.Rows) || !reflect.DeepEqual(got, want.Rows[:3]) {
-		t.Errorf("count %d and %v, want the first data set's: count %d and %v", res.Count, got, len(want.Rows), want.Rows[:3])
+	if res.Count != len(want) || !reflect.DeepEqual(got, want[:3]) {
+		t.Errorf("count %d and %v, want the first data set's: count %d and %v", res.Count, got, len(want), want[:3])
 	}
 }
 
-// TestGenerationCarried reads a page and its count on PostgreSQL while another process
-// imports another data set just after the read's statements: the statements carried the
-// import tokens they read (the store's, the same in both), so the read answers the first
-// data set without reading km_imports again; the read after it answers
-// ErrGenerationReplaced. (Were the tokens read again after the statements, the first
-// read would see the other import and answer ErrGenerationReplaced too.)
 func TestGenerationCarried(t *testing.T) {
-	dsn := postgresDSN(t)
-	first, ref := demoReference(t)
-	second, err := storetest.DemoData(45)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reader := open(t, dsn).KM()
-	if err := reader.Import(t.Context(), first); err != nil {
-		t.Fatal(err)
-	}
-	m, err := reader.Model(t.Context(), "o2c")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := km.NewPlan(m, &km.PlanRequest{Record: "ORDERS", Fields: []string{"ORDER_ID", "NET_VALUE"}, PageSize: 3, Count: true,
-		Sort: []query.SortTerm{{Field: "NET_VALUE", Desc: true}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := ref.Eval(storetest.RefRequest{Record: "ORDERS", Fields: []string{"ORDER_ID", "NET_VALUE"}, Sort: "-NET_VALUE"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	other := open(t, dsn)
+	f := newPageRace(t)
+	second, reader, p, want := f.second, f.reader, f.plan, f.want
+	other := open(t, f.dsn)
 	once := true
 	sqlstore.SetConsistentReadHook(t, func(after bool) {
 		if after && once {
@@ -317,8 +308,8 @@ func TestGenerationCarried(t *testing.T) {
 	for _, row := range res.Rows {
 		got = append(got, []any{row[0].Format(), row[1].Format()})
 	}
-	if res.Count != len(want.Rows) || !reflect.DeepEqual(got, want.Rows[:3]) {
-		t.Errorf("count %d and %v, want the first data set's: count %d and %v", res.Count, got, len(want.Rows), want.Rows[:3])
+	if res.Count != len(want) || !reflect.DeepEqual(got, want[:3]) {
+		t.Errorf("count %d and %v, want the first data set's: count %d and %v", res.Count, got, len(want), want[:3])
 	}
 	if _, err := reader.Query(t.Context(), p); !errors.Is(err, sqlstore.ErrGenerationReplaced) || !outage.Is(err) {
 		t.Errorf("the read after the import: %v, want ErrGenerationReplaced as an outage", err)
