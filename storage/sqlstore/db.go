@@ -92,7 +92,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		return nil, fmt.Errorf("sqlstore: open: %w", err)
 	}
 	s := &DB{sql: db, d: d}
-	if err := db.PingContext(ctx); err != nil {
+	if err := s.connect(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlstore: connect to %s: %w", redact(dsn), err)
 	}
@@ -101,6 +101,28 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// connectWait bounds how long connect waits for SQLite connections that other processes
+// hold busy, as busy_timeout bounds a statement's wait.
+const connectWait = 30 * time.Second
+
+// connect makes the pool's first connection. A SQLite connection that finds the file
+// busy while it sets its pragmas (two processes switching a new file to WAL at once,
+// where SQLite answers busy at once rather than wait) tries again until connectWait.
+func (db *DB) connect(ctx context.Context) error {
+	deadline := time.Now().Add(connectWait)
+	for {
+		err := db.sql.PingContext(ctx)
+		if err == nil || !db.d.retryable(err) || db.d.name() != "sqlite" || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // redact hides the password of a URL for error messages.
