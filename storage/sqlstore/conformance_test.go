@@ -30,6 +30,16 @@ var schemaSeq atomic.Int64
 // when the test ends.
 func openPostgres(t testing.TB) *sqlstore.DB { return open(t, postgresDSN(t)) }
 
+// databases are the two backends a test runs on, each a DSN of a new database: a SQLite
+// file in the test's directory, or the PostgreSQL of KMKIT_POSTGRES_DSN (skipped without).
+var databases = []struct {
+	name string
+	dsn  func(testing.TB) string
+}{
+	{"SQLite", func(t testing.TB) string { return "sqlite:" + filepath.Join(t.TempDir(), "kmkit.db") }},
+	{"Postgres", func(t testing.TB) string { return postgresDSN(t) }},
+}
+
 // postgresDSN creates a fresh schema on the server named by PostgresEnv, dropped when the
 // test ends, and returns the URL that uses it.
 func postgresDSN(t testing.TB) string {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -22,13 +21,8 @@ import (
 // afterwards, whole (name, version, and the seat count that the team's lock guards).
 func TestSCIMConnectionDropped(t *testing.T) {
 	dsn := postgresDSN(t)
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := newProxy(t, u.Host)
-	u.Host = px.addr()
-	st := open(t, u.String()).SCIM()
+	px, through := proxied(t, dsn)
+	st := open(t, through).SCIM()
 	h := scimhttp.NewHandler(st)
 	p := &principal.Principal{Name: "idp", Team: "acme", Permissions: []principal.Permission{principal.PermSCIM}}
 

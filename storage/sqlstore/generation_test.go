@@ -26,13 +26,7 @@ import (
 // again. An undefined column the imports did not cause (the host drops it by hand,
 // km_imports unchanged) stays the database's error, not an outage.
 func TestGenerationReplaced(t *testing.T) {
-	for _, b := range []struct {
-		name string
-		dsn  func(testing.TB) string
-	}{
-		{"SQLite", func(t testing.TB) string { return "sqlite:" + t.TempDir() + "/kmkit.db" }},
-		{"Postgres", func(t testing.TB) string { return postgresDSN(t) }},
-	} {
+	for _, b := range databases {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)
 			data, err := storetest.DemoData(40)
@@ -112,13 +106,7 @@ func TestGenerationReplaced(t *testing.T) {
 // as an outage while the tables hold the other one; never rows of the other data set,
 // never a page of one and a count of the other, never another error.
 func TestGenerationSnapshot(t *testing.T) {
-	for _, b := range []struct {
-		name string
-		dsn  func(testing.TB) string
-	}{
-		{"SQLite", func(t testing.TB) string { return "sqlite:" + t.TempDir() + "/kmkit.db" }},
-		{"Postgres", func(t testing.TB) string { return postgresDSN(t) }},
-	} {
+	for _, b := range databases {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)
 			first, ref := demoReference(t)
@@ -249,6 +237,23 @@ func newPageRace(t *testing.T) pageRace {
 	return pageRace{dsn: dsn, first: first, second: second, reader: reader, plan: p, want: want.Rows}
 }
 
+// readFirst reads the page through the store and checks that it answers the first data
+// set's rows and count, as the reference evaluator computes them.
+func (f pageRace) readFirst(t *testing.T) {
+	t.Helper()
+	res, err := f.reader.Query(t.Context(), f.plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]any
+	for _, row := range res.Rows {
+		got = append(got, []any{row[0].Format(), row[1].Format()})
+	}
+	if res.Count != len(f.want) || !reflect.DeepEqual(got, f.want[:3]) {
+		t.Errorf("count %d and %v, want the first data set's: count %d and %v", res.Count, got, len(f.want), f.want[:3])
+	}
+}
+
 // TestGenerationOvertaken: on PostgreSQL another store imports the second data set just
 // before a read's statements and the first one again just after them, so that the
 // digests before and after the read are the store's but the statements read the other
@@ -256,7 +261,7 @@ func newPageRace(t *testing.T) pageRace {
 // again, answering the reference's rows of the first data set.
 func TestGenerationOvertaken(t *testing.T) {
 	f := newPageRace(t)
-	first, second, reader, p, want := f.first, f.second, f.reader, f.plan, f.want
+	first, second, reader, p := f.first, f.second, f.reader, f.plan
 	if _, err := reader.Query(t.Context(), p); err != nil { // the tokens are known
 		t.Fatal(err)
 	}
@@ -274,22 +279,12 @@ func TestGenerationOvertaken(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	res, err := reader.Query(t.Context(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got [][]any
-	for _, row := range res.Rows {
-		got = append(got, []any{row[0].Format(), row[1].Format()})
-	}
-	if res.Count != len(want) || !reflect.DeepEqual(got, want[:3]) {
-		t.Errorf("count %d and %v, want the first data set's: count %d and %v", res.Count, got, len(want), want[:3])
-	}
+	f.readFirst(t)
 }
 
 func TestGenerationCarried(t *testing.T) {
 	f := newPageRace(t)
-	second, reader, p, want := f.second, f.reader, f.plan, f.want
+	second, reader, p := f.second, f.reader, f.plan
 	other := open(t, f.dsn)
 	once := true
 	sqlstore.SetConsistentReadHook(t, func(after bool) {
@@ -300,17 +295,7 @@ func TestGenerationCarried(t *testing.T) {
 			}
 		}
 	})
-	res, err := reader.Query(t.Context(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got [][]any
-	for _, row := range res.Rows {
-		got = append(got, []any{row[0].Format(), row[1].Format()})
-	}
-	if res.Count != len(want) || !reflect.DeepEqual(got, want[:3]) {
-		t.Errorf("count %d and %v, want the first data set's: count %d and %v", res.Count, got, len(want), want[:3])
-	}
+	f.readFirst(t)
 	if _, err := reader.Query(t.Context(), p); !errors.Is(err, sqlstore.ErrGenerationReplaced) || !outage.Is(err) {
 		t.Errorf("the read after the import: %v, want ErrGenerationReplaced as an outage", err)
 	}

@@ -2,7 +2,6 @@ package sqlstore_test
 
 import (
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
@@ -26,13 +25,7 @@ func TestNameKeyMigration(t *testing.T) {
 	if len(changed) == 0 {
 		t.Fatal("no character changes its key")
 	}
-	for _, b := range []struct {
-		name string
-		dsn  func(testing.TB) string
-	}{
-		{"SQLite", func(t testing.TB) string { return "sqlite:" + filepath.Join(t.TempDir(), "kmkit.db") }},
-		{"Postgres", func(t testing.TB) string { return postgresDSN(t) }},
-	} {
+	for _, b := range databases {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)
 			db := open(t, dsn)

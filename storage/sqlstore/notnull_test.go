@@ -160,13 +160,7 @@ func TestNotNullPostgres(t *testing.T) { testNotNull(t, postgresDSN(t)) }
 // (answered 503) must not leave it knowing that import's columns: once the table is back
 // to the store's import, its nulls sort last again, in both directions.
 func TestNotNullOfAnotherGeneration(t *testing.T) {
-	for _, b := range []struct {
-		name string
-		dsn  func(testing.TB) string
-	}{
-		{"SQLite", func(t testing.TB) string { return "sqlite:" + filepath.Join(t.TempDir(), "kmkit.db") }},
-		{"Postgres", func(t testing.TB) string { return postgresDSN(t) }},
-	} {
+	for _, b := range databases {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)
 			dir := func(csv string) string {

@@ -287,19 +287,16 @@ func pause(t testing.TB, on bool) {
 // unreachable and logged.
 func TestReplicaStopped(t *testing.T) {
 	dsn := postgresDSN(t)
-	rdsn := replicaOf(t, dsn)
-	u, err := url.Parse(rdsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := newProxy(t, u.Host)
-	u.Host = px.addr()
+	px, rdsn := proxied(t, replicaOf(t, dsn))
 	// A port on which nothing listens.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed := *u
+	closed, err := url.Parse(rdsn)
+	if err != nil {
+		t.Fatal(err)
+	}
 	closed.Host = l.Addr().String()
 	l.Close()
 
@@ -310,7 +307,7 @@ func TestReplicaStopped(t *testing.T) {
 	}
 	rd := &reads{}
 	var logs syncBuffer
-	s := openReplicated(t, dsn, []string{u.String()}, rd, &logs).KM()
+	s := openReplicated(t, dsn, []string{rdsn}, rd, &logs).KM()
 	if err := s.Import(t.Context(), data); err != nil {
 		t.Fatal(err)
 	}
@@ -356,16 +353,10 @@ func TestReplicaStopped(t *testing.T) {
 // the reference's rows, those cut short answered again from the primary.
 func TestReplicaStoppedMidRead(t *testing.T) {
 	dsn := postgresDSN(t)
-	rdsn := replicaOf(t, dsn)
-	u, err := url.Parse(rdsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := newProxy(t, u.Host)
-	u.Host = px.addr()
+	px, rdsn := proxied(t, replicaOf(t, dsn))
 	data, ref := demoReference(t)
 	rd := &reads{}
-	s := openReplicated(t, dsn, []string{u.String()}, rd, nil).KM()
+	s := openReplicated(t, dsn, []string{rdsn}, rd, nil).KM()
 	if err := s.Import(t.Context(), data); err != nil {
 		t.Fatal(err)
 	}
@@ -447,6 +438,18 @@ type proxy struct {
 	conns   []net.Conn
 	stopped atomic.Bool
 	wg      sync.WaitGroup
+}
+
+// proxied returns a proxy in front of the server of dsn and dsn through it.
+func proxied(t testing.TB, dsn string) (*proxy, string) {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := newProxy(t, u.Host)
+	u.Host = px.addr()
+	return px, u.String()
 }
 
 func newProxy(t testing.TB, target string) *proxy {
