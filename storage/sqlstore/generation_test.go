@@ -99,6 +99,25 @@ func TestGenerationReplaced(t *testing.T) {
 	}
 }
 
+// twoDataSets returns the demo data set and its reference, a second data set of other
+// rows, and a KMStore on dsn that imported the first, with its KM.
+func twoDataSets(t *testing.T, dsn string) (first, second fs.FS, ref *storetest.Reference, reader *sqlstore.KMStore, m *km.KnowledgeModel) {
+	t.Helper()
+	first, ref = demoReference(t)
+	second, err := storetest.DemoData(45)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader = open(t, dsn).KM()
+	if err := reader.Import(t.Context(), first); err != nil {
+		t.Fatal(err)
+	}
+	if m, err = reader.Model(t.Context(), "o2c"); err != nil {
+		t.Fatal(err)
+	}
+	return first, second, ref, reader, m
+}
+
 // TestGenerationSnapshot reads through one KMStore (a server process) while another
 // imports a second data set and the first one again, over and over: every read answers
 // the store's own generation, exactly (its page and its count from the same tables, as
@@ -109,19 +128,7 @@ func TestGenerationSnapshot(t *testing.T) {
 	for _, b := range databases {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)
-			first, ref := demoReference(t)
-			second, err := storetest.DemoData(45)
-			if err != nil {
-				t.Fatal(err)
-			}
-			reader := open(t, dsn).KM()
-			if err := reader.Import(t.Context(), first); err != nil {
-				t.Fatal(err)
-			}
-			m, err := reader.Model(t.Context(), "o2c")
-			if err != nil {
-				t.Fatal(err)
-			}
+			first, second, ref, reader, m := twoDataSets(t, dsn)
 			type read struct {
 				plan *km.Plan
 				want [][]any
@@ -212,19 +219,7 @@ type pageRace struct {
 func newPageRace(t *testing.T) pageRace {
 	t.Helper()
 	dsn := postgresDSN(t)
-	first, ref := demoReference(t)
-	second, err := storetest.DemoData(45)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reader := open(t, dsn).KM()
-	if err := reader.Import(t.Context(), first); err != nil {
-		t.Fatal(err)
-	}
-	m, err := reader.Model(t.Context(), "o2c")
-	if err != nil {
-		t.Fatal(err)
-	}
+	first, second, ref, reader, m := twoDataSets(t, dsn)
 	p, err := km.NewPlan(m, &km.PlanRequest{Record: "ORDERS", Fields: []string{"ORDER_ID", "NET_VALUE"}, PageSize: 3, Count: true,
 		Sort: []query.SortTerm{{Field: "NET_VALUE", Desc: true}}})
 	if err != nil {
