@@ -180,7 +180,10 @@ func TestIssuerDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	idp.SetDown(true)
-	waitFor(t, func() bool { return v.IssuerStatus()[0].Stale() })
+	// The status turns stale before the failure is logged: wait for both.
+	waitFor(t, func() bool {
+		return v.IssuerStatus()[0].Stale() && strings.Contains(log.String(), "JWKS unreachable")
+	})
 	if _, err := bearer(v, idp.Token(t, "ES256", idp.Claims("alice", nil))); err != nil {
 		t.Errorf("a token of a cached key while the IdP is down: %v", err)
 	}
