@@ -162,7 +162,10 @@ func measure(ctx context.Context, w io.Writer, dialect, kmkitDSN, peerDSN string
 			err = peer.SQL().QueryRowContext(ctx, trigramSchema).Scan(&ext)
 		}
 		if err == nil {
-			_, err = peer.SQL().ExecContext(ctx, fmt.Sprintf(trigramIndex, ext))
+			var stmt string
+			if stmt, err = onGeneration(ctx, peer, fmt.Sprintf(trigramIndex, ext)); err == nil {
+				_, err = peer.SQL().ExecContext(ctx, stmt)
+			}
 		}
 		if err != nil {
 			fmt.Fprintf(w, "no trigram index for the search's peer: %v\n", err)
@@ -170,8 +173,12 @@ func measure(ctx context.Context, w io.Writer, dialect, kmkitDSN, peerDSN string
 		indexes = append(slices.Clone(indexes), "ANALYZE")
 	}
 	for _, s := range indexes {
-		if _, err := peer.SQL().ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("%s: %w", s, err)
+		stmt, err := onGeneration(ctx, peer, s)
+		if err != nil {
+			return err
+		}
+		if _, err := peer.SQL().ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("%s: %w", stmt, err)
 		}
 	}
 	fmt.Fprintf(w, "%s: DBA indexes in %v\n", dialect, time.Since(start).Round(time.Millisecond))
@@ -294,6 +301,21 @@ func importDemo(ctx context.Context, w io.Writer, name, dsn string, rows int) (*
 // indexName is the name of the index a CREATE INDEX IF NOT EXISTS statement creates.
 func indexName(ddl string) string {
 	return strings.Fields(ddl)[5]
+}
+
+// onGeneration returns the CREATE INDEX statement ddl on the table holding the current
+// generation of the source it names (the source's name is a view of it, see
+// sqlstore.DB.CurrentTable); other statements as they are.
+func onGeneration(ctx context.Context, db *sqlstore.DB, ddl string) (string, error) {
+	f := strings.Fields(ddl)
+	if len(f) < 8 || f[0] != "CREATE" || f[6] != "ON" {
+		return ddl, nil
+	}
+	table, err := db.CurrentTable(ctx, f[7])
+	if err != nil || table == "" {
+		return "", fmt.Errorf("%s: no generation table of %s (%v)", ddl, f[7], err)
+	}
+	return strings.Replace(ddl, " ON "+f[7]+" ", ` ON "`+table+`" `, 1), nil
 }
 
 // sortedRows returns the rows in the order of their printed cells, for answers whose

@@ -219,7 +219,7 @@ func TestQueryCostRowCounts(t *testing.T) {
 			if n, ok := s.RowCount(ctx, m, "ORDERS"); !ok || n != orders {
 				t.Fatalf("RowCount(ORDERS) = %d, %v; want %d", n, ok, orders)
 			}
-			q := "UPDATE km_imports SET rows_loaded = 7 WHERE source = 'orders'"
+			q := "UPDATE km_generations SET rows_loaded = 7 WHERE source = 'orders'"
 			if _, err := db.SQL().ExecContext(ctx, q); err != nil {
 				t.Fatal(err)
 			}

@@ -205,7 +205,7 @@ func TestCitusPlacement(t *testing.T) {
 	}
 	for table, wantKey := range map[string]bool{"st_orders": false, "st_items": false, "st_customers": true} {
 		var keys int
-		if err := db.SQL().QueryRowContext(ctx, `SELECT count(*) FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'p'`, table).Scan(&keys); err != nil {
+		if err := db.SQL().QueryRowContext(ctx, `SELECT count(*) FROM pg_constraint WHERE conrelid = to_regclass($1) AND contype = 'p'`, `"`+sqlstore.GenerationOf(t, db, table)+`"`).Scan(&keys); err != nil {
 			t.Fatal(err)
 		}
 		if (keys == 1) != wantKey {
@@ -274,7 +274,7 @@ func TestPostgresIgnoresDistribution(t *testing.T) {
 	}
 	for _, table := range []string{"st_orders", "st_items", "st_customers"} {
 		var keys int
-		if err := db.SQL().QueryRowContext(ctx, `SELECT count(*) FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'p'`, table).Scan(&keys); err != nil {
+		if err := db.SQL().QueryRowContext(ctx, `SELECT count(*) FROM pg_constraint WHERE conrelid = to_regclass($1) AND contype = 'p'`, `"`+sqlstore.GenerationOf(t, db, table)+`"`).Scan(&keys); err != nil {
 			t.Fatal(err)
 		}
 		if keys != 1 {

@@ -33,8 +33,9 @@ type DB struct {
 	citus atomic.Int32
 	// replicas are the read replicas of KM reads (AddReplicas), or nil.
 	replicas *replicas
-	// tokens are the import tokens of the sources KM reads last saw (consistentRead).
-	tokens importTokens
+	// keepReplaced is how long a replaced generation table is kept, in nanoseconds
+	// (SetKeepReplaced).
+	keepReplaced atomic.Int64
 }
 
 // sqliteCacheKiB is the page cache of each SQLite connection, in KiB, and
@@ -92,6 +93,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		return nil, fmt.Errorf("sqlstore: open: %w", err)
 	}
 	s := &DB{sql: db, d: d}
+	s.keepReplaced.Store(int64(DefaultKeepReplaced))
 	if err := s.connect(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlstore: connect to %s: %w", redact(dsn), err)

@@ -37,8 +37,8 @@ func testMigrations(t *testing.T, dsn string) {
 	}
 	db := open(t, dsn)
 	v, err := db.SchemaVersion(context.Background())
-	if err != nil || v != 3 {
-		t.Errorf("SchemaVersion = %d, %v; want 3", v, err)
+	if err != nil || v != 4 {
+		t.Errorf("SchemaVersion = %d, %v; want 4", v, err)
 	}
 }
 

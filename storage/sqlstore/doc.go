@@ -35,38 +35,38 @@
 // a reference table into a distributed one, none in a join condition. Single-node
 // PostgreSQL and SQLite keep their shapes.
 //
-// # Read replicas and generations
+// # Generations and read replicas
+//
+// Each load of a table (Import, ImportGenerated, LoadTable) is a generation: a table of
+// its own, named after the source and its digest ("orders@" and twelve hex digits, see
+// migration 004), created, filled, indexed and recorded (km_imports.table_name,
+// km_generations) in one transaction, and never changed after it. The source's own name
+// becomes a view of its current generation, for a host's SQL and for KMs registered over
+// it with PutModel. A KMStore reads the generation tables its Import or ImportGenerated
+// loaded or found, so all the statements of one read (a page and its count, the tables
+// of a KPI's joins) see one import of each source, whatever other server processes
+// import meanwhile, and a reload on one server never breaks another: a server keeps
+// answering from the generation it loaded until it reloads (DESIGN.md). A load that
+// replaces a source's generation keeps the replaced table for DB.SetKeepReplaced
+// (DefaultKeepReplaced, an hour); the next load after that drops it, and a store still
+// reading it then answers ErrGenerationReplaced, an outage.Error, so that the APIs answer
+// 503 with Retry-After until the process reloads. A load of a generation still kept
+// (the data of an hour ago again) makes it current without loading it. Other errors are
+// returned as they are: an undefined column is never an outage. A database imported
+// before generations (tables under the sources' names) is loaded again, into generation
+// tables, by its next Import.
 //
 // DB.AddReplicas adds PostgreSQL streaming standbys of the database: a KMStore's reads
-// (Query, Summarize) go to one that has replayed the generation of the data the store
-// serves, else to the primary; SCIM, reporting, the limiters, imports and migrations stay
-// on the primary. The generation is the digests in km_imports: an import records a
-// source's digest in the transaction that replaces its table, and a KMStore remembers the
-// digests its Import or ImportGenerated found or recorded. A replica's km_imports is read
-// every ReplicaOptions.CheckEvery (a second by default), and a read goes there when every
-// source of the plan's KM has the store's digest in it. A replica that is behind, cannot be
-// reached, or fails a read (a statement canceled by a conflict with the replay, say) never
-// fails it: the read runs on the primary (but for a data exception of the request's own,
-// SQLSTATE class 22, which the primary would raise too), reported to ReplicaOptions.Observe and, on each
-// change of the replica's state, logged. KMs registered with PutModel alone are read
-// from the primary (kmkit records no digest of a host's own tables).
-//
-// Several KMStores (several server processes) on one database share its tables, and an
-// import by one of them replaces a changed table for all. A store does not keep the
-// tables of the generation it loaded: every read checks that its statements read the
-// tables of the store's digests (SQLite: one read transaction, which checks km_imports
-// first; PostgreSQL: the import tokens, km_imports' digests and row versions, which
-// every import changes, carried in a query's page and count statements or read again
-// after the statements, see consistentRead), and when a source of its KM no longer has
-// the store's digest
-// (another store imported a changed definition or CSV file) the read answers
-// ErrGenerationReplaced, an outage.Error, so that the APIs answer 503 with Retry-After
-// until the process loads the new definitions: never rows of another generation, never a
-// page of one generation and its count of another. A read that goes to a replica first
-// checks the primary's km_imports the same way, so that a replica that has not replayed
-// another store's import never answers the old rows. Errors of a generation still
-// current are returned as they are: an undefined column is never an outage by its
-// SQLSTATE alone.
+// (Query, Summarize) go to one that holds the generation tables the store reads (a
+// replica replays each load's transaction whole), else to the primary; SCIM, reporting,
+// the limiters, imports and migrations stay on the primary. A replica's km_generations is
+// read every ReplicaOptions.CheckEvery (a second by default). A replica that is behind,
+// cannot be reached, or fails a read (a statement canceled by a conflict with the replay,
+// say) never fails it: the read runs on the primary (but for a data exception of the
+// request's own, SQLSTATE class 22, which the primary would raise too), reported to
+// ReplicaOptions.Observe and, on each change of the replica's state, logged. KMs
+// registered with PutModel alone are read from the primary (kmkit records no generation
+// of a host's own tables).
 //
 // # KM data
 //
@@ -123,7 +123,7 @@
 //     c DESC NULLS LAST only) and SQLite, whose indexes hold nulls first, c DESC (its
 //     descending order has nulls last) or c ASC NULLS LAST, which no index serves. A
 //     column whose values the import found strictly ascending in row order (a key
-//     exported in order; ColumnDef.RowOrdered, recorded in km_imports) is sorted as
+//     exported in order; ColumnDef.RowOrdered, recorded with its load) is sorted as
 //     RowColumn in a page of rows, and ends the ORDER BY: `-ITEM_VALUE, ITEM_ID` reads
 //     an index (ITEM_VALUE DESC, RowColumn) in order instead of sorting each run of equal
 //     values by ITEM_ID. Pages are LIMIT and OFFSET written as integer literals, so that the
@@ -193,7 +193,7 @@
 // request, which travels on a connection of its own, is lost.
 //
 // RowCount (km.RowCounter, for the cost budget) counts nothing: it reads the row count
-// recorded in km_imports when the table was imported, or, for a host's own table on
+// recorded with the table's load (km_generations), or, for a host's own table on
 // PostgreSQL, pg_class.reltuples; other sources are unknown (km.AssumedRows).
 //
 // Summaries (km.Summarizer) describe the rows a plan without KPIs, search or distinct
@@ -220,8 +220,8 @@
 // be unique in its source (as KM relationships declare), otherwise rows would multiply.
 //
 // Import (and LoadTable) create the tables of a data directory's CSV files: one
-// transaction per source, skipped when the file's SHA-256 digest is the one recorded in
-// km_imports, so that restarting a server is cheap and idempotent. Every import claims
+// transaction per source, skipped when the file's SHA-256 digest names the source's
+// current generation, so that restarting a server is cheap and idempotent. Every import claims
 // its row of km_imports first (a locking upsert), KM tables and reporting elements alike
 // (ReportingStore.PutTenant, source "reporting/<tenant>"), so replicas starting at once on
 // one database import each source once and all start; migrations are claimed the same way

@@ -82,7 +82,8 @@ func rowChecksStatement(t *testing.T, db *DB) *statement {
 	if p.RowChecks == nil {
 		t.Fatal("the plan tests no parent")
 	}
-	st, err := translatePlan(db.d, p, nil, s.sourceColumns(ctx, "rc_lines"))
+	tables := s.generationTables()
+	st, err := translate(db.d, p, tables, nil, s.sourceColumns(ctx, tables.of("rc_lines")), false)
 	if err != nil {
 		t.Fatal(err)
 	}

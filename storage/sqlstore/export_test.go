@@ -1,5 +1,7 @@
 package sqlstore
 
+import "context"
+
 // RaceEnabled is raceEnabled for the package's external tests.
 const RaceEnabled = raceEnabled
 
@@ -11,8 +13,15 @@ func SetFirstSeen(t interface{ Cleanup(func()) }, rows, perRow, growth int64) {
 	t.Cleanup(func() { firstSeenRows, firstSeenPerRow, firstSeenGrowth = r, p, g })
 }
 
-// SetConsistentReadHook sets consistentReadHook until t ends.
-func SetConsistentReadHook(t interface{ Cleanup(func()) }, hook func(after bool)) {
-	consistentReadHook = hook
-	t.Cleanup(func() { consistentReadHook = nil })
+// GenerationOf returns the current generation table of source in db.
+func GenerationOf(t interface {
+	Helper()
+	Fatal(...any)
+}, db *DB, source string) string {
+	t.Helper()
+	table, err := db.CurrentTable(context.Background(), source)
+	if err != nil || table == "" {
+		t.Fatal("no generation table of ", source, ": ", err)
+	}
+	return table
 }

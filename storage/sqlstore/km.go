@@ -43,10 +43,11 @@ type KMStore struct {
 	// values) for rowCountTTL; PutModel (and so every import) clears it.
 	columns sync.Map
 
-	// digests are the km_imports digests of the sources the store imported (Import,
-	// ImportGenerated), guarded by mu: the generation of the data it serves, which a
-	// read replica must have replayed to serve its reads (see AddReplicas and read).
-	digests map[string]string
+	// tables are the generation tables of the sources the store imported (Import,
+	// ImportGenerated), which it reads them from: the generation of the data it serves,
+	// which a read replica must hold to serve its reads (see AddReplicas and read). Set
+	// under mu, and replaced rather than changed, so that a read keeps the map it got.
+	tables tableNames
 }
 
 // sourceColumns is what the translation knows of a source's columns (a nil map: none
@@ -88,7 +89,7 @@ func (s *KMStore) PutModel(ctx context.Context, m *km.KnowledgeModel) error {
 		for _, f := range r.Fields {
 			cols = append(cols, quoteIdent(f.ID))
 		}
-		rows, err := s.db.sql.QueryContext(ctx, "SELECT "+strings.Join(cols, ", ")+" FROM "+quoteIdent(r.Source)+" WHERE 1 = 0")
+		rows, err := s.db.sql.QueryContext(ctx, "SELECT "+strings.Join(cols, ", ")+" FROM "+quoteIdent(s.generationTables().of(r.Source))+" WHERE 1 = 0")
 		if err != nil {
 			return fmt.Errorf("sqlstore: KM %s: record %s: source %q: %w", m.ID, r.ID, r.Source, err)
 		}
@@ -129,14 +130,14 @@ func (s *KMStore) Model(_ context.Context, id string) (*km.KnowledgeModel, error
 // the grain's table when p sorts rows: both dialects write the sort of a column without
 // nulls so that the import's ascending indexes serve it (read backwards for a descending
 // sort), and a column that ascends in row order is sorted as the row order.
-func (s *KMStore) statement(ctx context.Context, p *km.Plan, score *searchScore, wide bool) (*statement, error) {
+func (s *KMStore) statement(ctx context.Context, p *km.Plan, tables tableNames, score *searchScore, wide bool) (*statement, error) {
 	var cols sourceColumns
 	if len(p.KPIs) == 0 && len(p.Sort) > 0 {
 		if r := p.KM.Record(p.Grain); r != nil {
-			cols = s.sourceColumns(ctx, r.Source)
+			cols = s.sourceColumns(ctx, tables.of(r.Source))
 		}
 	}
-	return translate(s.db.planDialect(ctx), p, score, cols, wide)
+	return translate(s.db.planDialect(ctx), p, tables, score, cols, wide)
 }
 
 // Query implements km.Store: the plan is translated into one statement for the page and,
@@ -146,9 +147,9 @@ func (s *KMStore) statement(ctx context.Context, p *km.Plan, score *searchScore,
 func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) {
 	var res *query.Result
 	run := func(wide bool) error {
-		return s.read(ctx, p, func(db querier) error {
+		return s.read(ctx, p, func(db querier, tables tableNames) error {
 			var err error
-			res, err = s.query(ctx, db, p, wide)
+			res, err = s.query(ctx, db, tables, p, wide)
 			return err
 		})
 	}
@@ -164,25 +165,21 @@ func (s *KMStore) Query(ctx context.Context, p *km.Plan) (*query.Result, error) 
 
 // query is Query on db: the primary or a read replica, or a read transaction of one.
 // The sums of KPIs are computed in numeric when wide is set.
-func (s *KMStore) query(ctx context.Context, db querier, p *km.Plan, wide bool) (*query.Result, error) {
+func (s *KMStore) query(ctx context.Context, db querier, tables tableNames, p *km.Plan, wide bool) (*query.Result, error) {
 	var score *searchScore
 	if p.Search != nil {
 		var err error
-		if score, err = s.score(ctx, db, p); err != nil {
+		if score, err = s.score(ctx, db, tables, p); err != nil {
 			return nil, err
 		}
 	}
-	st, err := s.statement(ctx, p, score, wide)
+	st, err := s.statement(ctx, p, tables, score, wide)
 	if err != nil {
 		return nil, err
 	}
 	res := &query.Result{Columns: st.cols, Rows: [][]query.Value{}}
 	if st.firstSeen != nil && !st.empty {
 		return res, s.firstSeenPage(ctx, db, p, st, res)
-	}
-	gr, _ := db.(*generationReader)
-	if _, citus := s.db.planDialect(ctx).(citusDialect); gr != nil && !citus {
-		st = gr.carry(st)
 	}
 	counted := false
 	if !st.empty {
@@ -195,16 +192,8 @@ func (s *KMStore) query(ctx context.Context, db querier, p *km.Plan, wide bool) 
 		if err != nil {
 			return nil, err
 		}
-		dest := []any{&res.Count}
-		var tokens string
-		if st.generation {
-			dest = append(dest, &tokens)
-		}
-		if err := db.QueryRowContext(ctx, q, args...).Scan(dest...); err != nil {
+		if err := db.QueryRowContext(ctx, q, args...).Scan(&res.Count); err != nil {
 			return nil, fmt.Errorf("sqlstore: count: %w", err)
-		}
-		if st.generation {
-			gr.saw(tokens)
 		}
 	}
 	return res, nil
@@ -232,7 +221,7 @@ func (s *KMStore) firstSeenPage(ctx context.Context, db querier, p *km.Plan, st 
 	if err := db.QueryRowContext(ctx, q, args...).Scan(&total); err != nil {
 		return fmt.Errorf("sqlstore: count: %w", err)
 	}
-	// translatePlan set st.empty where the page's start overflows.
+	// translate set st.empty where the page's start overflows.
 	start := int64(p.Page) * int64(p.PageSize)
 	need := min(start+int64(p.PageSize), int64(total))
 	if need > start {
@@ -287,10 +276,6 @@ func (s *KMStore) page(ctx context.Context, db querier, st *statement, res *quer
 	if st.pageCounts {
 		ptrs = append(ptrs, &res.Count)
 	}
-	var tokens string
-	if st.generation {
-		ptrs = append(ptrs, &tokens)
-	}
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return false, err
@@ -305,9 +290,6 @@ func (s *KMStore) page(ctx context.Context, db querier, st *statement, res *quer
 	}
 	if err := rows.Err(); err != nil {
 		return false, err
-	}
-	if st.generation && len(res.Rows) > 0 {
-		db.(*generationReader).saw(tokens)
 	}
 	return st.pageCounts && len(res.Rows) > 0, nil
 }
@@ -365,11 +347,11 @@ func toValue(v any, t query.Type) (query.Value, error) {
 // with KPIs, those of the searched field's record among its rows that pass the filter (a
 // superset of the groups' values). The page statement then reads each column as the
 // expression of searchScore.cols.
-func (s *KMStore) score(ctx context.Context, db querier, p *km.Plan) (*searchScore, error) {
+func (s *KMStore) score(ctx context.Context, db querier, tables tableNames, p *km.Plan) (*searchScore, error) {
 	sc := &searchScore{}
 	m := fuzzy.New(p.Search.Term)
 	for _, f := range p.Search.Fields {
-		t := newPlanner(s.db.planDialect(ctx), p)
+		t := newPlanner(s.db.planDialect(ctx), p, tables)
 		var values, expr string
 		if len(p.KPIs) == 0 {
 			rows, err := t.rows()
@@ -450,40 +432,58 @@ func (s *KMStore) strings(ctx context.Context, db querier, stmt string, args []a
 var _ km.Store = (*KMStore)(nil)
 
 // RowCount implements km.RowCounter, for the cost estimate of a plan, without counting
-// rows: the count recorded in km_imports when the record's table was imported (one
-// lookup by primary key); for a table or view of the host's own, PostgreSQL's estimate
-// (pg_class.reltuples, kept by ANALYZE and autovacuum) when it has one. Otherwise the
-// count is unknown (km.AssumedRows is taken). An answer is reused for 30 seconds (and
-// until PutModel), so a request's cost estimate runs no statement.
+// rows: the count recorded when the record's table was loaded (one lookup by primary
+// key); for a table or view of the host's own, PostgreSQL's estimate (pg_class.reltuples,
+// kept by ANALYZE and autovacuum) when it has one. Otherwise the count is unknown
+// (km.AssumedRows is taken). An answer is reused for 30 seconds (and until PutModel), so
+// a request's cost estimate runs no statement.
 func (s *KMStore) RowCount(ctx context.Context, m *km.KnowledgeModel, record string) (int64, bool) {
 	r := m.Record(record)
 	if r == nil {
 		return 0, false
 	}
-	if v, found := s.counts.Load(r.Source); found {
+	table := s.generationTables().of(r.Source)
+	if v, found := s.counts.Load(table); found {
 		if c := v.(rowCount); time.Since(c.read) < rowCountTTL {
 			return c.n, c.ok
 		}
 	}
-	n, ok := s.readRowCount(ctx, r.Source)
+	n, ok := s.readRowCount(ctx, table)
 	if ctx.Err() == nil {
-		s.counts.Store(r.Source, rowCount{n: n, ok: ok, read: time.Now()})
+		s.counts.Store(table, rowCount{n: n, ok: ok, read: time.Now()})
 	}
 	return n, ok
 }
 
-// readRowCount reads the row count of source for RowCount.
-func (s *KMStore) readRowCount(ctx context.Context, source string) (int64, bool) {
-	var n int64
-	err := s.db.sql.QueryRowContext(ctx, s.db.d.rebind(`SELECT rows_loaded FROM km_imports WHERE source = ? AND digest <> ''`), source).Scan(&n)
-	if err == nil {
-		return n, true
+// loadRecord is what a load recorded of a table: the generation table, its row count and
+// its row-ordered columns (a JSON array, or "").
+type loadRecord struct {
+	table   string
+	rows    int64
+	ordered string
+}
+
+// readLoad reads the loadRecord of table, a generation table (km_generations) or a name
+// a load made a view of its source's current generation (km_imports); ok is false for
+// a table no load made.
+func (s *KMStore) readLoad(ctx context.Context, table string) (rec loadRecord, ok bool, err error) {
+	err = s.db.sql.QueryRowContext(ctx, s.db.d.rebind(`SELECT table_name, rows_loaded, row_ordered FROM km_generations WHERE table_name = ?
+		UNION ALL SELECT table_name, rows_loaded, row_ordered FROM km_imports WHERE source = ? AND table_name <> ''`), table, table).Scan(&rec.table, &rec.rows, &rec.ordered)
+	if errors.Is(err, sql.ErrNoRows) {
+		return rec, false, nil
 	}
-	if s.db.d.name() != "postgres" {
+	return rec, err == nil, err
+}
+
+// readRowCount reads the row count of table for RowCount.
+func (s *KMStore) readRowCount(ctx context.Context, table string) (int64, bool) {
+	if rec, ok, err := s.readLoad(ctx, table); ok {
+		return rec.rows, true
+	} else if err != nil || s.db.d.name() != "postgres" {
 		return 0, false
 	}
 	var est float64
-	err = s.db.sql.QueryRowContext(ctx, `SELECT reltuples FROM pg_class WHERE oid = to_regclass($1) AND relkind IN ('r', 'p', 'm')`, quoteIdent(source)).Scan(&est)
+	err := s.db.sql.QueryRowContext(ctx, `SELECT reltuples FROM pg_class WHERE oid = to_regclass($1) AND relkind IN ('r', 'p', 'm')`, quoteIdent(table)).Scan(&est)
 	if err != nil || est < 0 {
 		return 0, false
 	}
@@ -492,66 +492,44 @@ func (s *KMStore) readRowCount(ctx context.Context, source string) (int64, bool)
 
 var _ km.RowCounter = (*KMStore)(nil)
 
-// sourceColumns returns the columns of source declared NOT NULL, as the catalog says
-// (Import declares every column without nulls so; a host's table may too; a view's
-// columns are all nullable), and those its import recorded as ascending in row order
-// (km_imports; none for a table no LoadTable loaded; the record holds until the table's
-// next load, so a host that replaces a loaded table by other means loads it with
-// LoadTable or drops its km_imports row). An answer is reused for 30 seconds,
-// until PutModel and until the DB loads a table (LoadIndexedTable, which every import
-// calls), like RowCount's, but not one of another import than the store's; an error
-// reads as none, which only costs the index.
-func (s *KMStore) sourceColumns(ctx context.Context, source string) sourceColumns {
+// sourceColumns returns the columns of table declared NOT NULL, as the catalog says
+// (a load declares every column without nulls so, and the view a load makes of a
+// source's name has those of its generation table; a host's table may too; another
+// view's columns are all nullable), and those its load recorded as ascending in row
+// order (none for a table no LoadTable loaded). An answer is reused for 30 seconds, until
+// PutModel and until the DB loads a table (LoadIndexedTable, which every import calls),
+// like RowCount's; an error reads as none, which only costs the index.
+func (s *KMStore) sourceColumns(ctx context.Context, table string) sourceColumns {
 	loads := s.db.loads.Load()
-	if v, found := s.columns.Load(source); found {
+	if v, found := s.columns.Load(table); found {
 		if c := v.(cachedColumns); c.loads == loads && time.Since(c.read) < rowCountTTL {
 			return c.cols
 		}
 	}
-	var cols sourceColumns
-	var err error
-	if cols.notNull, err = s.readNotNull(ctx, source); err != nil {
+	rec, loaded, err := s.readLoad(ctx, table)
+	if err != nil {
 		return sourceColumns{}
 	}
-	var digest string
-	if cols.rowOrdered, digest, err = s.readRowOrdered(ctx, source); err != nil {
-		return sourceColumns{notNull: cols.notNull}
+	var cols sourceColumns
+	physical := table
+	if loaded {
+		physical = rec.table
+		if rec.ordered != "" {
+			var names []string
+			if err := json.Unmarshal([]byte(rec.ordered), &names); err != nil {
+				return sourceColumns{}
+			}
+			cols.rowOrdered = make(map[string]bool, len(names))
+			for _, n := range names {
+				cols.rowOrdered[n] = true
+			}
+		}
 	}
-	// What another import than the store's holds (its reads answer ErrGenerationReplaced)
-	// is not kept: the store's import may come back (another process importing it again),
-	// and its nulls would then sort by the other import's NOT NULL.
-	s.mu.RLock()
-	mine, imported := s.digests[source]
-	s.mu.RUnlock()
-	if !imported || mine == digest {
-		s.columns.Store(source, cachedColumns{cols: cols, read: time.Now(), loads: loads})
+	if cols.notNull, err = s.readNotNull(ctx, physical); err != nil {
+		return sourceColumns{}
 	}
+	s.columns.Store(table, cachedColumns{cols: cols, read: time.Now(), loads: loads})
 	return cols
-}
-
-// readRowOrdered reads the row-ordered columns of source that its import recorded, and
-// the digest of that import ("" for none).
-func (s *KMStore) readRowOrdered(ctx context.Context, source string) (map[string]bool, string, error) {
-	var text, digest string
-	err := s.db.sql.QueryRowContext(ctx, s.db.d.rebind(`SELECT row_ordered, digest FROM km_imports WHERE source = ? AND digest <> ''`), source).Scan(&text, &digest)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, "", nil
-	}
-	if err != nil {
-		return nil, "", err
-	}
-	if text == "" {
-		return nil, digest, nil
-	}
-	var names []string
-	if err := json.Unmarshal([]byte(text), &names); err != nil {
-		return nil, "", err
-	}
-	cols := make(map[string]bool, len(names))
-	for _, n := range names {
-		cols[n] = true
-	}
-	return cols, digest, nil
 }
 
 // readNotNull reads the NOT NULL columns of source from the catalog.

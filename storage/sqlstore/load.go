@@ -9,6 +9,7 @@ import (
 	"database/sql/driver"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -141,9 +142,11 @@ func (idx Index) names() []string {
 	return out
 }
 
-// LoadIndexedTable replaces table with the given columns and rows, in one transaction,
-// and records digest for it (see Imported); when the table was loaded with digest already
-// (by another replica, say), it does nothing. RowColumn is added and numbered from 0 in
+// LoadIndexedTable loads a new generation of table with the given columns and rows, in
+// one transaction that records digest for it (see Imported) and makes table a view of it
+// (see "Generations and read replicas" in the package documentation); when the current
+// generation of table holds digest already (loaded by another replica, say), it does
+// nothing, and when a kept generation does, it makes that one current. RowColumn is added and numbered from 0 in
 // the rows' order; indexes lists the indexes to create after the rows are in (see Index:
 // RowColumn ends each, so that rows of one key come in row order). PostgreSQL loads with
 // COPY; SQLite with prepared multi-row inserts.
@@ -180,7 +183,8 @@ func (d Distribution) String() string {
 // unique key, and RowColumn alone identifies a row): RowColumn gets a plain index, which
 // serves the same reads in row order. Without citus, dist changes nothing.
 func (db *DB) LoadDistributedTable(ctx context.Context, table string, cols []ColumnDef, rows Rows, indexes []Index, dist Distribution, digest string) error {
-	ddl := []string{"DROP TABLE IF EXISTS " + quoteIdent(table)}
+	gen := generationTable(table, digest)
+	ddl := []string{"DROP TABLE IF EXISTS " + quoteIdent(gen)}
 	// On SQLite, INTEGER PRIMARY KEY makes RowColumn the rowid: every index then holds it,
 	// in order within equal keys, so a filtered page in row order streams from the index.
 	// PostgreSQL's primary key is added after the rows, as the other indexes are: one
@@ -198,9 +202,9 @@ func (db *DB) LoadDistributedTable(ctx context.Context, table string, cols []Col
 	if pg {
 		rowDef = quoteIdent(RowColumn) + " BIGINT NOT NULL"
 		if citus && dist.Column != "" {
-			after = append(after, "CREATE INDEX "+quoteIdent(IndexName(table, []string{RowColumn}))+" ON "+quoteIdent(table)+" ("+quoteIdent(RowColumn)+") WITH (fillfactor = 100, deduplicate_items = off)")
+			after = append(after, "CREATE INDEX "+quoteIdent(IndexName(gen, []string{RowColumn}))+" ON "+quoteIdent(gen)+" ("+quoteIdent(RowColumn)+") WITH (fillfactor = 100, deduplicate_items = off)")
 		} else {
-			after = append(after, "ALTER TABLE "+quoteIdent(table)+" ADD PRIMARY KEY ("+quoteIdent(RowColumn)+")")
+			after = append(after, "ALTER TABLE "+quoteIdent(gen)+" ADD PRIMARY KEY ("+quoteIdent(RowColumn)+")")
 		}
 	}
 	defs := []string{rowDef}
@@ -221,7 +225,7 @@ func (db *DB) LoadDistributedTable(ctx context.Context, table string, cols []Col
 		types[i] = c.Type
 		notNull[c.Name] = c.NotNull
 	}
-	ddl = append(ddl, "CREATE TABLE "+quoteIdent(table)+" ("+strings.Join(defs, ", ")+")")
+	ddl = append(ddl, "CREATE TABLE "+quoteIdent(gen)+" ("+strings.Join(defs, ", ")+")")
 	// COPY FREEZE writes the rows frozen into a table created in the same transaction;
 	// Citus's COPY into shards takes no FREEZE.
 	copyOpts := "FORMAT binary, FREEZE"
@@ -245,15 +249,15 @@ func (db *DB) LoadDistributedTable(ctx context.Context, table string, cols []Col
 		if err != nil {
 			return err
 		}
-		ddl = append(ddl, "SELECT create_distributed_table("+quoteLiteral(quoteIdent(table))+", "+quoteLiteral(dist.Column)+
+		ddl = append(ddl, "SELECT create_distributed_table("+quoteLiteral(quoteIdent(gen))+", "+quoteLiteral(dist.Column)+
 			", colocate_with => "+quoteLiteral(quoteIdent(anchor))+")")
 		copyOpts = "FORMAT binary"
 	case citus && dist.Reference:
-		ddl = append(ddl, "SELECT create_reference_table("+quoteLiteral(quoteIdent(table))+")")
+		ddl = append(ddl, "SELECT create_reference_table("+quoteLiteral(quoteIdent(gen))+")")
 		copyOpts = "FORMAT binary"
 	}
 	for _, idx := range indexes {
-		after = append(after, idx.ddl(db.d, table, notNull))
+		after = append(after, idx.ddl(db.d, gen, notNull))
 	}
 	orderedJSON := ""
 	if ordered != nil {
@@ -264,14 +268,19 @@ func (db *DB) LoadDistributedTable(ctx context.Context, table string, cols []Col
 		orderedJSON = string(b)
 	}
 	// The row-ordered columns are written with the digest, in the transaction that
-	// replaces the table, so that no reader sees a table with another's.
-	record := db.d.rebind(recordImport)
-	claim := db.d.rebind(claimImport)
+	// creates the table, so that no reader sees a table with another's.
+	l := &tableLoad{source: table, table: gen, digest: digest, ordered: orderedJSON}
 	defer db.loads.Add(1)
+	var err error
 	if pg {
-		return db.copyTable(ctx, table, names, types, ddl, after, rows, claim, record, digest, orderedJSON, copyOpts)
+		err = db.copyTable(ctx, l, names, types, ddl, after, rows, copyOpts)
+	} else {
+		err = db.insertTable(ctx, l, names, types, ddl, after, rows)
 	}
-	return db.insertTable(ctx, table, names, types, ddl, after, rows, claim, record, digest, orderedJSON)
+	if err != nil {
+		return err
+	}
+	return db.dropReplaced(ctx)
 }
 
 // insertTable is LoadTable for SQLite: one IMMEDIATE transaction on a connection of its
@@ -287,7 +296,7 @@ func (db *DB) LoadDistributedTable(ctx context.Context, table string, cols []Col
 // that size sort within the processor's caches and keep the cores busy, where runs of the
 // pool's 64 MiB made the index builds of the 1M-order demo a fifth slower (the inserts
 // only append pages, which a small cache writes out as early).
-func (db *DB) insertTable(ctx context.Context, table string, names []string, types []query.Type, ddl, after []string, rows Rows, claim, record, digest, ordered string) error {
+func (db *DB) insertTable(ctx context.Context, l *tableLoad, names []string, types []query.Type, ddl, after []string, rows Rows) error {
 	conn, err := db.sql.Conn(ctx)
 	if err != nil {
 		return err
@@ -315,7 +324,7 @@ func (db *DB) insertTable(ctx context.Context, table string, names []string, typ
 	// A busy database is retried, but only before the rows were read: they cannot be
 	// read twice.
 	for attempt := 0; ; attempt++ {
-		read, err := insertTx(ctx, conn, table, names, types, ddl, after, rows, claim, record, digest, ordered)
+		read, err := insertTx(ctx, conn, db.d, l, names, types, ddl, after, rows)
 		if err == nil || read || attempt >= 5 || !db.d.retryable(err) {
 			return err
 		}
@@ -323,17 +332,18 @@ func (db *DB) insertTable(ctx context.Context, table string, names []string, typ
 }
 
 // insertTx runs the transaction of insertTable and reports whether it began reading rows.
-func insertTx(ctx context.Context, conn *sql.Conn, table string, names []string, types []query.Type, ddl, after []string, rows Rows, claim, record, digest, ordered string) (bool, error) {
+func insertTx(ctx context.Context, conn *sql.Conn, d dialect, l *tableLoad, names []string, types []query.Type, ddl, after []string, rows Rows) (bool, error) {
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
 	}
 	defer tx.Rollback()
-	var current string
-	if err := tx.QueryRowContext(ctx, claim, table).Scan(&current); err != nil {
+	ltx := sqlLoadTx{tx}
+	load, current, err := l.claim(ctx, ltx, d)
+	if err != nil {
 		return false, err
 	}
-	if current == digest {
+	if !load {
 		return false, tx.Commit()
 	}
 	for _, s := range ddl {
@@ -341,7 +351,7 @@ func insertTx(ctx context.Context, conn *sql.Conn, table string, names []string,
 			return false, err
 		}
 	}
-	n, err := insertBatches(ctx, tx, table, names, types, rows)
+	n, err := insertBatches(ctx, tx, l.table, names, types, rows)
 	if err != nil {
 		return true, err
 	}
@@ -355,55 +365,13 @@ func insertTx(ctx context.Context, conn *sql.Conn, table string, names []string,
 	// few, and probes the index of a two-valued column for every row of an outer query.
 	// The import's connection samples each index (analysis_limit), which bounds the cost
 	// whatever the table's size.
-	if _, err = tx.ExecContext(ctx, "ANALYZE "+quoteIdent(table)); err != nil {
+	if _, err = tx.ExecContext(ctx, "ANALYZE "+quoteIdent(l.table)); err != nil {
 		return true, err
 	}
-	if _, err = tx.ExecContext(ctx, record, digest, n, ordered, table); err != nil {
+	if err := l.makeCurrent(ctx, ltx, d, n, current); err != nil {
 		return true, err
 	}
 	return true, tx.Commit()
-}
-
-// analyzeSources gives the SQLite tables of srcs that have no statistics (no row in
-// sqlite_stat1, or no sqlite_stat1 at all) theirs: a table imported, unchanged since, by a
-// kmkit that gathered none. Loads gather them (insertTx); PostgreSQL's autovacuum does.
-func (s *KMStore) analyzeSources(ctx context.Context, srcs []source) error {
-	if s.db.d.name() != "sqlite" {
-		return nil
-	}
-	for _, src := range srcs {
-		var n int
-		err := s.db.sql.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_stat1'`).Scan(&n)
-		if err == nil && n > 0 {
-			err = s.db.sql.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_stat1 WHERE tbl = ?`, src.name).Scan(&n)
-		}
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			if err := s.analyze(ctx, src.name); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// analyze runs ANALYZE on an SQLite table on a connection that samples each index, as
-// an import does (sqliteAnalysisLimit).
-func (s *KMStore) analyze(ctx context.Context, table string) error {
-	conn, err := s.db.sql.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	defer conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA analysis_limit = 0")
-	for _, q := range []string{fmt.Sprintf("PRAGMA analysis_limit = %d", sqliteAnalysisLimit), "ANALYZE " + quoteIdent(table)} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // IndexName is the name of the index LoadIndexedTable creates on the columns of table,
@@ -565,7 +533,7 @@ const recordImport = `UPDATE km_imports SET digest = ?, rows_loaded = ?, row_ord
 // WAL-logged table from the start: an import the server has acknowledged survives a crash.
 // (Loading UNLOGGED and then SET LOGGED would not save the logging: SET LOGGED rewrites and
 // logs the whole table again unless wal_level is minimal.)
-func (db *DB) copyTable(ctx context.Context, table string, names []string, types []query.Type, ddl, after []string, rows Rows, claim, record, digest, ordered, copyOpts string) error {
+func (db *DB) copyTable(ctx context.Context, l *tableLoad, names []string, types []query.Type, ddl, after []string, rows Rows, copyOpts string) error {
 	conn, err := db.sql.Conn(ctx)
 	if err != nil {
 		return err
@@ -578,11 +546,12 @@ func (db *DB) copyTable(ctx context.Context, table string, names []string, types
 			return err
 		}
 		defer tx.Rollback(ctx)
-		var current string
-		if err := tx.QueryRow(ctx, claim, table).Scan(&current); err != nil {
+		ltx := pgxLoadTx{tx}
+		load, current, err := l.claim(ctx, ltx, db.d)
+		if err != nil {
 			return err
 		}
-		if current == digest {
+		if !load {
 			return tx.Commit(ctx)
 		}
 		for _, s := range ddl {
@@ -607,7 +576,7 @@ func (db *DB) copyTable(ctx context.Context, table string, names []string, types
 		}
 		src := newCopyReader(types, rows)
 		tag, err := tx.Conn().PgConn().CopyFrom(ctx, src,
-			"COPY "+quoteIdent(table)+" ("+strings.Join(quoted, ", ")+") FROM STDIN ("+copyOpts+")")
+			"COPY "+quoteIdent(l.table)+" ("+strings.Join(quoted, ", ")+") FROM STDIN ("+copyOpts+")")
 		if err != nil {
 			return err
 		}
@@ -618,14 +587,27 @@ func (db *DB) copyTable(ctx context.Context, table string, names []string, types
 		}
 		// Statistics now, so that the first queries are planned for the rows loaded
 		// rather than for an empty table (autovacuum would gather them later).
-		if _, err := tx.Exec(ctx, "ANALYZE "+quoteIdent(table)); err != nil {
+		if _, err := tx.Exec(ctx, "ANALYZE "+quoteIdent(l.table)); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, record, digest, tag.RowsAffected(), ordered, table); err != nil {
+		if err := l.makeCurrent(ctx, ltx, db.d, tag.RowsAffected(), current); err != nil {
 			return err
 		}
 		return tx.Commit(ctx)
 	})
+}
+
+// CurrentTable returns the table holding the current generation of source (see
+// "Generations and read replicas" in the package documentation), or "" when no load made
+// one: where a DBA adds an index of the host's own (which the next load of a changed
+// source does not carry over).
+func (db *DB) CurrentTable(ctx context.Context, source string) (string, error) {
+	var table string
+	err := db.sql.QueryRowContext(ctx, db.d.rebind(`SELECT table_name FROM km_imports WHERE source = ?`), source).Scan(&table)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return table, err
 }
 
 // Imported returns the digest recorded when table was last loaded, or "".
@@ -682,9 +664,10 @@ func (r *tableRows) Values() []any {
 // Import loads a data directory, models/*.yaml (km.Load) and data/<source>.csv per record
 // source, into the database and registers its KMs. A source whose file, columns and
 // indexes are unchanged since it was last imported (same SHA-256 digest) is not loaded
-// again, so Import is idempotent and cheap on restart; a changed one is replaced in one
-// transaction. The table of a source gets RowColumn (the CSV row order) and the indexes
-// of sourceIndexes.
+// again, so Import is idempotent and cheap on restart; a changed one is loaded into a new
+// generation table in one transaction, and the store reads the generations it loaded or
+// found, whatever later imports of other stores replace. The table of a source gets
+// RowColumn (the CSV row order) and the indexes of sourceIndexes.
 func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 	models, err := km.Load(fsys)
 	if err != nil {
@@ -697,9 +680,9 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 	// The sources whose digest changed, found by hashing the files (cheap next to parsing
 	// and loading them).
 	var (
-		stale   []source
-		sizes   = map[string]int64{}
-		current = map[string]string{} // source -> digest, the generation served
+		stale []source
+		sizes = map[string]int64{}
+		gens  = tableNames{} // the generation tables served
 	)
 	for _, src := range srcs {
 		name := "data/" + src.name + ".csv"
@@ -708,10 +691,10 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 		if err != nil {
 			return fmt.Errorf("sqlstore: the data of source %s: %w", src.name, err)
 		}
-		current[src.name] = hex.EncodeToString(h.Sum(nil))
-		if old, err := s.db.Imported(ctx, src.name); err != nil {
+		gens[src.name] = generationTable(src.name, hex.EncodeToString(h.Sum(nil)))
+		if cur, err := s.db.CurrentTable(ctx, src.name); err != nil {
 			return err
-		} else if old != current[src.name] {
+		} else if cur != gens[src.name] {
 			stale = append(stale, src)
 			sizes[src.name] = size
 		}
@@ -739,10 +722,7 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 	if err != nil {
 		return err
 	}
-	if err := s.analyzeSources(ctx, srcs); err != nil {
-		return err
-	}
-	s.setDigests(current)
+	s.setTables(gens)
 	return s.putModels(ctx, models)
 }
 
@@ -866,12 +846,12 @@ func (s *KMStore) ImportGenerated(ctx context.Context, models []*km.KnowledgeMod
 		return false, err
 	}
 	var stale []source
-	current := map[string]string{} // source -> digest, the generation served
+	gens := tableNames{} // the generation tables served
 	for _, src := range srcs {
-		current[src.name] = src.digest([]byte(version))
-		if old, err := s.db.Imported(ctx, src.name); err != nil {
+		gens[src.name] = generationTable(src.name, src.digest([]byte(version)))
+		if cur, err := s.db.CurrentTable(ctx, src.name); err != nil {
 			return false, err
-		} else if old != current[src.name] {
+		} else if cur != gens[src.name] {
 			stale = append(stale, src)
 		}
 	}
@@ -902,10 +882,7 @@ func (s *KMStore) ImportGenerated(ctx context.Context, models []*km.KnowledgeMod
 			return true, err
 		}
 	}
-	if err := s.analyzeSources(ctx, srcs); err != nil {
-		return len(stale) > 0, err
-	}
-	s.setDigests(current)
+	s.setTables(gens)
 	return len(stale) > 0, s.putModels(ctx, models)
 }
 

@@ -36,12 +36,26 @@ type planner struct {
 	// wide sums and averages in numeric (wideSum): the statement PostgreSQL runs again
 	// when its sum of doubles refused a total beyond a double's range.
 	wide bool
+	// tables are the generation tables the store reads its sources from.
+	tables tableNames
 }
 
-func newPlanner(d dialect, p *km.Plan) *planner {
+// tableNames maps the sources a KMStore imported to the generation tables it reads them
+// from (see generationTable); another source is read by its own name.
+type tableNames map[string]string
+
+// of returns the table or view to read source from.
+func (t tableNames) of(source string) string {
+	if table, ok := t[source]; ok {
+		return table
+	}
+	return source
+}
+
+func newPlanner(d dialect, p *km.Plan, tables tableNames) *planner {
 	_, citus := d.(citusDialect)
 	citus = citus && slices.ContainsFunc(p.KM.Records, func(r *km.Record) bool { return r.Distribution != "" || r.Reference })
-	t := &planner{d: d, p: p, b: &builder{d: d}, citus: citus}
+	t := &planner{d: d, p: p, b: &builder{d: d}, citus: citus, tables: tables}
 	var add func(cj *km.Conjunct)
 	add = func(cj *km.Conjunct) {
 		for x, q := range cj.Quantifiers {
@@ -134,7 +148,7 @@ func (t *planner) source(rec string) (string, error) {
 	if r == nil {
 		return "", fmt.Errorf("%w: KM %s has no record %s", errInternal, t.p.KM.ID, rec)
 	}
-	return quoteIdent(r.Source), nil
+	return quoteIdent(t.tables.of(r.Source)), nil
 }
 
 // scope is a FROM clause under construction and the conditions of its WHERE clause.
@@ -525,15 +539,11 @@ func (t *planner) page(sql string) (string, bool) {
 	return sql + " LIMIT " + strconv.FormatInt(int64(p.PageSize), 10) + " OFFSET " + strconv.FormatInt(int64(p.Page)*int64(p.PageSize), 10), true
 }
 
-// translatePlan builds the statements of a plan. score is its search, already scored
-// (nil without one); cols is what is known of the columns of the grain's source.
-func translatePlan(d dialect, p *km.Plan, score *searchScore, cols sourceColumns) (*statement, error) {
-	return translate(d, p, score, cols, false)
-}
-
-// translate is translatePlan, summing and averaging in numeric when wide (see wideSum).
-func translate(d dialect, p *km.Plan, score *searchScore, cols sourceColumns, wide bool) (*statement, error) {
-	t := newPlanner(d, p)
+// translate builds the statements of a plan, reading its sources from tables. score is
+// its search, already scored (nil without one); cols is what is known of the columns of
+// the grain's source; wide sums and averages in numeric (see wideSum).
+func translate(d dialect, p *km.Plan, tables tableNames, score *searchScore, cols sourceColumns, wide bool) (*statement, error) {
+	t := newPlanner(d, p, tables)
 	t.cols, t.wide = cols, wide
 	st := &statement{}
 	for _, c := range p.Columns {

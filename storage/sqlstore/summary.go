@@ -47,9 +47,9 @@ func (s *KMStore) Summarize(ctx context.Context, p *km.Plan) (*km.Summary, error
 		return nil, fmt.Errorf("sqlstore: summary of a KPI, search or distinct query: %w", km.ErrUnsupported)
 	}
 	var sum *km.Summary
-	err := s.read(ctx, p, func(db querier) error {
+	err := s.read(ctx, p, func(db querier, tables tableNames) error {
 		var err error
-		sum, err = summarize(ctx, s.db.planDialect(ctx), dbQuerier{db}, p)
+		sum, err = summarize(ctx, s.db.planDialect(ctx), dbQuerier{db}, p, tables)
 		return err
 	})
 	return sum, err
@@ -91,8 +91,8 @@ func (f *rowSet) statement(items []string, extra string) string {
 }
 
 // summarize computes the summary of p's rows with the statements of dialect d, run by q.
-func summarize(ctx context.Context, d dialect, q summaryQuerier, p *km.Plan) (*km.Summary, error) {
-	t := newPlanner(d, p)
+func summarize(ctx context.Context, d dialect, q summaryQuerier, p *km.Plan, tables tableNames) (*km.Summary, error) {
+	t := newPlanner(d, p, tables)
 	sc, err := t.rows()
 	if err != nil {
 		return nil, err
@@ -170,7 +170,7 @@ func summarize(ctx context.Context, d dialect, q summaryQuerier, p *km.Plan) (*k
 			// subtract neighbours as integers), with nulls as float64.
 			asInts := c.typ == query.TypeInteger && n.Count == int64(sum.Rows)
 			ref := p.Fields[i]
-			if err := quartiles(ctx, q, d, f, c, p.KM.Record(ref.Record).Source, ref.Field, asInts, n); err != nil {
+			if err := quartiles(ctx, q, d, f, c, tables.of(p.KM.Record(ref.Record).Source), ref.Field, asInts, n); err != nil {
 				return nil, err
 			}
 			if n.Count > 1 {

@@ -141,7 +141,7 @@ func summaryAgainstPandas(t *testing.T, n int, cases map[string][2]string) {
 			rec := &rowCounter{db: db.sql}
 			for cname, c := range cases {
 				p := summaryPlan(t, m, c[0])
-				got, err := summarize(ctx, db.d, rec, p)
+				got, err := summarize(ctx, db.d, rec, p, nil)
 				if err != nil {
 					t.Fatalf("%s: %v", cname, err)
 				}

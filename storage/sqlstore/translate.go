@@ -412,9 +412,6 @@ type statement struct {
 	empty     bool // the page is known to be empty (beyond the end of any result)
 	// pageCounts says that the page's rows end with the total number of rows.
 	pageCounts bool
-	// generation says that the rows of the page and of the count end with the import
-	// tokens of the read's sources (see generationReader.carry).
-	generation bool
 	// pad says that the page's rows start with a constant that is not a column (a
 	// statement selects at least one value).
 	pad bool
