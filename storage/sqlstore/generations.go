@@ -23,7 +23,8 @@ const DefaultKeepReplaced = time.Hour
 // load replaced it: a server that loaded the older generation keeps answering from it
 // until it reloads or until then, and its reads answer ErrGenerationReplaced after.
 // Replaced generations are dropped by the next load of any table once that time has
-// passed; 0 drops them at the next load. The default is DefaultKeepReplaced.
+// passed; 0 drops them at the next load. The default is DefaultKeepReplaced. Each kept
+// generation is a full copy of its table, indexes included.
 func (db *DB) SetKeepReplaced(d time.Duration) { db.keepReplaced.Store(int64(max(d, 0))) }
 
 // generationTable returns the name of the table holding the load of source with digest:
