@@ -75,7 +75,11 @@
 //     pins the version it is applied to (412 when it does not match).
 //   - groups on a User lists the groups of the team it is a member of (value, display,
 //     type "direct", $ref); it is read-only. schemas names an extension only when the
-//     resource has data of it.
+//     resource has data of it, and in a response narrowed by attributes or
+//     excludedAttributes only when the attributes returned still include some of it
+//     (RFC 7643 section 3: schemas holds the URIs of the schemas that define the
+//     attributes present), so that attributes=userName answers the core schema alone;
+//     an extension object left empty by the projection is left out.
 //   - Sorting: sortBy on userName, displayName (both ignoring case), externalId, id,
 //     meta.created or meta.lastModified (groups: all but userName); other attributes are
 //     400 invalidValue. Resources without a value come last in both directions; values
