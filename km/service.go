@@ -143,6 +143,11 @@ func (s *Service) MaxPageSize() int { return s.cfg.maxPageSize }
 // MaxSampleSize returns the largest SampleSize of a summary (WithMaxSampleSize).
 func (s *Service) MaxSampleSize() int { return s.cfg.maxSampleSize }
 
+// DefaultSampleSize returns the sample size of a summary that names none: the package's
+// DefaultSampleSize, or MaxSampleSize when that is smaller (as a query without a page
+// size gets the largest page allowed).
+func (s *Service) DefaultSampleSize() int { return min(DefaultSampleSize, s.cfg.maxSampleSize) }
+
 // QueryTimeout returns the time limit of a request (WithQueryTimeout); negative: none.
 func (s *Service) QueryTimeout() time.Duration { return s.cfg.timeout }
 
@@ -562,7 +567,8 @@ type SummaryRequest struct {
 	// Filters (predefined filter ids) and FilterExprs (one expression each) are ANDed.
 	Filters, FilterExprs []string
 	// SampleSize is the number of sample rows, 1 to the Service's MaxSampleSize; 0 takes
-	// DefaultSampleSize.
+	// the Service's DefaultSampleSize (DefaultSampleSize, or MaxSampleSize when that is
+	// smaller).
 	SampleSize int
 }
 
@@ -597,7 +603,7 @@ func (s *Service) Summarize(ctx context.Context, m *KnowledgeModel, r *SummaryRe
 	size := r.SampleSize
 	switch {
 	case size == 0:
-		size = DefaultSampleSize
+		size = s.DefaultSampleSize()
 	case size < 1:
 		return nil, badRequest(problem.CodeConstraint, "sampleSize: %d is below the minimum sample size 1", size)
 	case size > s.cfg.maxSampleSize:

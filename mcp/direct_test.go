@@ -86,6 +86,8 @@ func TestDirectQueryCallsAnswerAsTheSDK(t *testing.T) {
 		toolCall("14", `{"km":"shop","record":"CUSTOMERS","pageSize":"ten"}`),
 		toolCall("15", `{}`),
 		toolCall("17", `{"km":"shop","record":"CUSTOMERS","KM":"nope"}`),
+		toolCall("18", `{"km":"shop","record":"CUSTOMERS","pageSize":2.0,"page":1e0}`), // integers (JSON Schema)
+		toolCall("19", `{"km":"shop","record":"CUSTOMERS","pageSize":2.5}`),
 		`{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"query"}}`,
 		"\n { \"params\" : { \"arguments\" : {\"km\":\"shop\",\"record\":\"CUSTOMERS\",\"pageSize\":1} , \"name\" : \"query\" } ,\t\"method\":\"tools/call\", \"id\":999999999999999, \"jsonrpc\":\"2.0\" } \n",
 	}
@@ -118,6 +120,8 @@ func TestDirectQueryCallsAnswerAsTheSDK(t *testing.T) {
 		calls[7]:  `\"status\":400`,
 		calls[9]:  `\"status\":404`,
 		calls[12]: `GENERAL_PARAMETER_ILLEGAL`,
+		calls[16]: `{\"page\":1,\"pageSize\":2,`,
+		calls[17]: `cannot unmarshal number 2.5 into Go struct field QueryArgs.pageSize of type int`,
 	} {
 		w := httptest.NewRecorder()
 		s.serveDirect(w, post(body, "2025-06-18"))

@@ -55,9 +55,17 @@
 // caller's mistakes (text with a NUL or bad UTF-8 included), and for failures the status
 // and log line every API gives them (internal/routing: 503 for the time limit, a client
 // gone or a database outage, else 500 with a logged support id). The query tool reads its
-// arguments itself: an unknown argument or a wrong type is 400 GENERAL_PARAMETER_ILLEGAL,
-// a page outside 1 to WithMaxRows the KM API's 400 GENERAL_CONSTRAINT_VIOLATION; the other
-// tools' arguments that their JSON Schema refuses are tool errors from the SDK.
+// arguments itself: an unknown argument (names are matched exactly: "KM" and "PageSize"
+// are unknown) is 400 GENERAL_PARAMETER_ILLEGAL, a wrong type (pageSize 2.5 or "ten")
+// 400 GENERAL_PARAMETER_MISSMATCH, a page outside 1 to WithMaxRows the KM API's 400
+// GENERAL_CONSTRAINT_VIOLATION, and so is a search.precision outside 1 to 100 (0
+// included, as the input schema's minimum says), in the words the KM API refuses a
+// searchPrecision with (query.CheckPrecisionParam); the other tools' arguments that their
+// JSON Schema refuses are tool errors from the SDK. An integer argument (page, pageSize,
+// precision, sampleSize, limit) may be written as any number with a zero fractional
+// part (2.0, 1e1, 20e-1), which JSON Schema counts an integer, on every tool and path.
+// summarize_record without sampleSize has the Service's DefaultSampleSize sample rows
+// (km.DefaultSampleSize, or MaxSampleSize when that is smaller).
 //
 // # Resources, prompt and completions
 //

@@ -309,7 +309,7 @@ func TestAdversarialArguments(t *testing.T) {
 		{map[string]any{"km": "shop-base", "record": "ORDERS", "pageSize": "ten"}, "pageSize=ten",
 			"arguments: cannot unmarshal string into Go struct field QueryArgs.pageSize of type int"},
 		{map[string]any{"km": "shop-base", "record": "ORDERS", "search": map[string]any{"term": "paid", "precision": -1}}, "searchTerm=paid&searchPrecision=-1",
-			"search.precision: -1 is not between 0 and 100"},
+			"search.precision: -1 is not between 1 and 100"},
 	} {
 		want := f.apiProblem(t, "/knowledge-models/shop-base/records/ORDERS/query?"+c.api)
 		p := f.problemOf(t, mcp.ToolQuery, c.args)

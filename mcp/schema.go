@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 )
 
@@ -98,7 +97,7 @@ func (s *Handler) summaryInputSchema() *jsonschema.Schema {
 		p["filterExpr"].Description = filterExprDescription()
 		bounds(p["sampleSize"], 1, s.svc.MaxSampleSize())
 		p["sampleSize"].Description = "sample rows returned with the statistics, 1 to " + strconv.Itoa(s.svc.MaxSampleSize()) +
-			" (default " + strconv.Itoa(km.DefaultSampleSize) + ")"
+			" (default " + strconv.Itoa(s.svc.DefaultSampleSize()) + ")"
 	})
 }
 

@@ -117,9 +117,11 @@ type ModelDescription struct {
 
 // SearchArgs is the fuzzy search of a query.
 type SearchArgs struct {
-	Term      string   `json:"term" jsonschema:"the text to search for"`
-	Fields    []string `json:"fields,omitempty" jsonschema:"string or time fields to search (default: the selected ones)"`
-	Precision int      `json:"precision,omitempty" jsonschema:"match precision from 1 to 100 (default 80)"`
+	Term   string   `json:"term" jsonschema:"the text to search for"`
+	Fields []string `json:"fields,omitempty" jsonschema:"string or time fields to search (default: the selected ones)"`
+	// Precision is nil when the call names none (the default); 0 is refused, as the input
+	// schema's minimum says.
+	Precision *int `json:"precision,omitempty" jsonschema:"match precision from 1 to 100 (default 80)"`
 }
 
 // QueryArgs is the input of query: the parameters of the KM API's query endpoint.
@@ -319,14 +321,14 @@ func request(in *QueryArgs) (*km.Request, error) {
 		r.Sort = keys
 	}
 	if sa := in.Search; sa != nil {
-		// 0 (or no precision) is the default; a negative one is out of range, as on the
-		// KM API (for the Service a negative precision would mean the default).
-		if sa.Precision < 0 {
-			return nil, query.CheckSearchPrecision(sa.Precision)
-		}
-		r.Search = &km.SearchRequest{Term: sa.Term, Fields: kmparams.ParseList(sa.Fields), Precision: sa.Precision}
-		if sa.Precision == 0 {
-			r.Search.Precision = -1 // the default
+		r.Search = &km.SearchRequest{Term: sa.Term, Fields: kmparams.ParseList(sa.Fields), Precision: -1} // -1: the default
+		if sa.Precision != nil {
+			// 1 to 100, as the input schema says and as the KM API's searchPrecision
+			// parameter is checked (0 would match every value).
+			if err := query.CheckPrecisionParam("search.precision", *sa.Precision, 1); err != nil {
+				return nil, err
+			}
+			r.Search.Precision = *sa.Precision
 		}
 	}
 	return r, nil
@@ -377,7 +379,8 @@ func (s *Handler) planQuery(ctx context.Context, args json.RawMessage) (*queryPl
 	}
 	var in QueryArgs
 	if len(args) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(args))
+		// An integer may be written 2.0 (JSON Schema's "integer"): read it as 2.
+		dec := json.NewDecoder(bytes.NewReader(integerArguments(args)))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&in); err != nil {
 			// A value of the wrong JSON type (pageSize 1.5 or "ten") is a mismatch, as a
@@ -616,7 +619,9 @@ func (s *Handler) find(ctx context.Context, in *FindArgs) (*FindResult, error) {
 	r := &km.Request{Record: in.Record, Fields: []string{in.Field}, Distinct: true, Page: in.Page, PageSize: limit, Count: true,
 		Search: &km.SearchRequest{Term: in.Term, Fields: []string{in.Field}, Precision: in.Precision}}
 	if in.Precision == 0 {
-		r.Search.Precision = -1 // the default
+		// No precision: the default. (An explicit 0 never gets here: the input schema's
+		// minimum is 1, and the SDK checks the arguments against it.)
+		r.Search.Precision = -1
 	}
 	res, err := s.svc.Query(ctx, in.KM, r)
 	if err != nil {

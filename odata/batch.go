@@ -167,6 +167,9 @@ func (h *Handler) runBatchRequest(outer *http.Request, br batchRequest) batchRes
 	switch {
 	case br.invalid != "":
 		return fail(http.StatusBadRequest, problem.CodeParameterIllegal, br.invalid)
+	case !sameCredentials(outer.Header, br.header):
+		return fail(http.StatusBadRequest, problem.CodeParameterIllegal, "a request in a batch runs as the batch's caller: "+
+			"its credential headers ("+strings.Join(credentialHeaders, ", ")+") must be the batch request's or absent, and this request's differ")
 	case br.method != http.MethodGet:
 		rs := fail(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
 			"method "+short(br.method)+" is not allowed in a batch: the OData services are read-only; allowed: GET")
@@ -201,6 +204,45 @@ func (h *Handler) runBatchRequest(outer *http.Request, br batchRequest) batchRes
 		rec.status = http.StatusOK
 	}
 	return batchResponse{id: br.id, status: rec.status, header: rec.header, body: rec.body.Bytes()}
+}
+
+// credentialHeaders are the headers that carry a caller's credentials to the kmkit APIs:
+// HTTP's Authorization, and the AppKey header the KM API's specification names.
+var credentialHeaders = []string{"Authorization", "AppKey"}
+
+// sameCredentials reports whether the credential headers of a request in a batch (part)
+// are absent or the same as the batch request's (batch): a request in a batch runs as
+// the batch's caller, whom the authentication in front of the handler admitted, so one
+// that names another credential would either run as somebody it does not name or, were
+// its own credential used, escape that authentication. Values compare after trimming
+// white space, the scheme word of an Authorization value ignoring case (RFC 9110
+// section 11.1).
+func sameCredentials(batch, part http.Header) bool {
+	for _, name := range credentialHeaders {
+		pv := part.Values(name)
+		if len(pv) == 0 {
+			continue
+		}
+		bv := batch.Values(name)
+		if len(pv) != len(bv) {
+			return false
+		}
+		for i := range pv {
+			if !sameCredential(bv[i], pv[i]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sameCredential reports whether the header values a and b are the same credential: equal
+// after trimming white space, but for the case of a leading scheme word.
+func sameCredential(a, b string) bool {
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	as, arest, _ := strings.Cut(a, " ")
+	bs, brest, _ := strings.Cut(b, " ")
+	return strings.EqualFold(as, bs) && strings.TrimSpace(arest) == strings.TrimSpace(brest) && (arest != "" || as == bs)
 }
 
 // recorder is the http.ResponseWriter of a request inside a batch.

@@ -290,8 +290,15 @@
 //     "body"}]} with JSON bodies inline and others as strings, or a multipart batch
 //     (multipart/mixed, application/http parts, OData 4.0) answered part for part with
 //     their Content-IDs. Request URLs are relative to the service root, or absolute
-//     paths or URLs (whose host is ignored). Requests run in order with the batch's
-//     credentials; a method other than GET is 405 and a change set (atomicity group,
+//     paths or URLs (whose host is ignored). Requests run in order as the batch's
+//     caller, whom the authentication in front of the handler admitted: OData leaves
+//     authentication to HTTP, and a request inside a batch is not authenticated on its
+//     own, so a request whose credential headers (Authorization, AppKey) are absent or
+//     the batch request's runs, and one whose differ is 400 GENERAL_PARAMETER_ILLEGAL in
+//     its place, saying that a request in a batch runs as the batch's caller (it can
+//     neither gain another caller's rights nor silently run as a caller it does not
+//     name); values compare after trimming white space, the scheme word ignoring case.
+//     A method other than GET is 405 and a change set (atomicity group,
 //     nested multipart) 400 in its place, the batch itself 200. A failed request does
 //     not stop the batch (the answer then carries Preference-Applied:
 //     continue-on-error=true) unless the client sends Prefer: odata.continue-on-error=false

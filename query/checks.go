@@ -32,11 +32,21 @@ func CheckPaging(page, size, max int) error {
 	return nil
 }
 
-// CheckSearchPrecision checks a search's precision: 0 to 100, else
-// GENERAL_CONSTRAINT_VIOLATION.
+// CheckSearchPrecision checks a search's precision as a request body names it
+// (search.precision): 0 to 100, else GENERAL_CONSTRAINT_VIOLATION.
 func CheckSearchPrecision(p int) error {
-	if p < 0 || p > 100 {
-		return paramError(problem.CodeConstraint, "search.precision", "%d is not between 0 and 100", p)
+	return CheckPrecisionParam("search.precision", p, 0)
+}
+
+// CheckPrecisionParam checks the search precision p that the parameter param names: lo
+// to 100, where lo is 0 for a surface that admits 0 ("every value matches", the KM API's
+// request body) and 1 for one whose parameter starts at 1 (the KM API's searchPrecision
+// query parameter, the MCP tools' precision). Outside it the error is
+// GENERAL_CONSTRAINT_VIOLATION naming param and the range, the one wording of a bad
+// precision on every surface.
+func CheckPrecisionParam(param string, p, lo int) error {
+	if p < lo || p > 100 {
+		return paramError(problem.CodeConstraint, param, "%d is not between %d and 100", p, lo)
 	}
 	return nil
 }

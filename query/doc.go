@@ -185,8 +185,9 @@
 // "+" a space except as the sign of a time offset) and internal/kmparams reads the KM
 // API's parameters (lists, paging, sort keys, filterExpr values of several expressions).
 // What every surface's request must meet is here: CheckPaging never clamps (a page size
-// above the maximum is an error), CheckSearchPrecision, and CheckSort (a sort key must be
-// among the selected fields and KPIs).
+// above the maximum is an error), CheckSearchPrecision and CheckPrecisionParam (0 or 1 to
+// 100, in one wording for the KM API's query string and body and the MCP tools), and
+// CheckSort (a sort key must be among the selected fields and KPIs).
 //
 // # Values in JSON
 //

@@ -15,6 +15,8 @@
 //   - the errors: a Store reports rules as ErrNotFound, ErrUniqueness, ... wrapped in a
 //     RuleError (Errorf); ErrorOf turns them into an Error, which carries the HTTP status
 //     number and scimType that RFC 7644 section 3.12 makes part of SCIM's error model;
+//     a value of the request that an error's detail repeats is formatted as an Echo, cut
+//     to MaxEcho bytes with its length, in every error of this package and scim/scimhttp;
 //   - the parsing of list filters and sort keys (ParseFilter, ParseSort) into a ListQuery;
 //   - the checks and normalisation of user, group and PatchOp objects decoded from JSON
 //     (NormalizeUser, CheckGroup, NormalizePatch, CheckUserName), with the vendor

@@ -40,7 +40,7 @@ func parseFilter(s, resourceType string) ([]Equal, error) {
 		return nil, err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("the filter %q is not valid SCIM filter syntax", s)
+		return nil, fmt.Errorf("the filter %q is not valid SCIM filter syntax", Echo(s))
 	}
 	var out []Equal
 	if err := collectEqualities(expr, resourceType, &out); err != nil {
@@ -69,7 +69,7 @@ func parseFilterText(s string, rewrite func(string) string) (filter.Expression, 
 		}
 		var text string
 		if err := json.Unmarshal([]byte(s[i:end+1]), &text); err != nil {
-			return nil, fmt.Errorf("%s is not a JSON string: %w", s[i:end+1], err)
+			return nil, fmt.Errorf("%s is not a JSON string: %w", Echo(s[i:end+1]), err)
 		}
 		if strings.IndexByte(text, 0) >= 0 {
 			// As anywhere in a request: no store holds it (PostgreSQL refuses it).
@@ -95,7 +95,7 @@ func parseFilterText(s string, rewrite func(string) string) (filter.Expression, 
 type nulError string
 
 func (e nulError) Error() string {
-	return fmt.Sprintf("the string %s of the filter contains a NUL character (U+0000): text in requests must be UTF-8 without NUL characters", string(e))
+	return fmt.Sprintf("the string %s of the filter contains a NUL character (U+0000): text in requests must be UTF-8 without NUL characters", Echo(e))
 }
 
 // stringEnd returns the index of the quote that closes the JSON string opening at s[open],
@@ -135,7 +135,7 @@ func collectEqualities(e filter.Expression, resourceType string, out *[]Equal) e
 	switch e := e.(type) {
 	case *filter.LogicalExpression:
 		if e.Operator != filter.AND {
-			return fmt.Errorf("the operator %q is not supported: filters combine terms with \"and\" only", e.Operator)
+			return fmt.Errorf("the operator %q is not supported: filters combine terms with \"and\" only", Echo(e.Operator))
 		}
 		if err := collectEqualities(e.Left, resourceType, out); err != nil {
 			return err
@@ -147,11 +147,11 @@ func collectEqualities(e filter.Expression, resourceType string, out *[]Equal) e
 			return err
 		}
 		if e.Operator != filter.EQ {
-			return fmt.Errorf("the operator %q is not supported: filters compare with \"eq\" only", e.Operator)
+			return fmt.Errorf("the operator %q is not supported: filters compare with \"eq\" only", Echo(e.Operator))
 		}
 		v, ok := e.CompareValue.(string)
 		if !ok {
-			return fmt.Errorf("the attribute %s must be compared with a quoted string", name)
+			return fmt.Errorf("the attribute %s must be compared with a quoted string", Echo(name))
 		}
 		*out = append(*out, Equal{Attr: name, Value: v})
 		return nil
@@ -172,7 +172,7 @@ func valuePathEqualities(e *filter.ValuePath, resourceType string, out *[]Equal)
 	}
 	name := e.AttributePath.AttributeName
 	unsupported := fmt.Errorf("the value filter on %s is not supported: %s filters may use %s[value eq \"...\"]%s",
-		name, resourceType, multi, map[bool]string{true: ` with "and type eq \"...\""`, false: ""}[multi == "emails"])
+		Echo(name), resourceType, multi, map[bool]string{true: ` with "and type eq \"...\""`, false: ""}[multi == "emails"])
 	if !strings.EqualFold(name, multi) || e.AttributePath.SubAttribute != nil {
 		return unsupported
 	}
@@ -228,7 +228,7 @@ func filterAttribute(p filter.AttributePath, resourceType string) (string, error
 		}
 	}
 	bad := func() error {
-		return fmt.Errorf("filtering on %s is not supported: %s filters may use %s", p.String(), resourceType,
+		return fmt.Errorf("filtering on %s is not supported: %s filters may use %s", Echo(p.String()), resourceType,
 			strings.Join(supported, ", "))
 	}
 	if p.SubAttribute != nil {
@@ -260,7 +260,7 @@ func parseSort(sortBy, sortOrder, resourceType string) (SortKey, *Error) {
 	case "descending":
 		k.Descending = true
 	default:
-		e := badValue("sortOrder must be ascending or descending, not %q.", sortOrder)
+		e := badValue("sortOrder must be ascending or descending, not %q.", Echo(sortOrder))
 		return k, &e
 	}
 	if sortBy == "" {
@@ -276,7 +276,7 @@ func parseSort(sortBy, sortOrder, resourceType string) (SortKey, *Error) {
 			return k, nil
 		}
 	}
-	e := badValue("Sorting by %s is not supported: %s lists sort by %s.", sortBy, resourceType, strings.Join(sortAttrs[resourceType], ", "))
+	e := badValue("Sorting by %s is not supported: %s lists sort by %s.", Echo(sortBy), resourceType, strings.Join(sortAttrs[resourceType], ", "))
 	return k, &e
 }
 

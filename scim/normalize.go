@@ -2,6 +2,7 @@ package scim
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/mail"
 	"strings"
 	"unicode"
@@ -197,12 +198,13 @@ func boolValue(m map[string]any, name string) *Error {
 	return nil
 }
 
+// jsonText returns v in JSON, as an error quotes a value of the request (Echo).
 func jsonText(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return "an unsupported value"
 	}
-	return string(b)
+	return fmt.Sprint(Echo(b)) // a value of the request
 }
 
 // CheckUserName enforces the rules on userName: an e-mail address of at most
@@ -215,7 +217,7 @@ func CheckUserName(s string) *Error {
 	case utf8.RuneCountInString(s) > MaxUserNameLength:
 		e = badValue("userName must be at most %d characters long; it has %d.", MaxUserNameLength, utf8.RuneCountInString(s))
 	case !emailShaped(s):
-		e = badValue("userName must be an e-mail address such as name@example.com, not %q.", s)
+		e = badValue("userName must be an e-mail address such as name@example.com, not %q.", Echo(s))
 	default:
 		return nil
 	}

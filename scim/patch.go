@@ -95,18 +95,18 @@ func (s ResourceSchema) resolve(path string) (patchTarget, *Error) {
 	}
 	p, err := parsePath(rest)
 	if err != nil || rest == "" {
-		return t, invalidPath("The path %q is not a valid SCIM attribute path.", path)
+		return t, invalidPath("The path %q is not a valid SCIM attribute path.", Echo(path))
 	}
 	if p.AttributePath.URIPrefix != nil {
-		return t, invalidPath("The path %q names an unknown schema %s.", path, p.AttributePath.URI())
+		return t, invalidPath("The path %q names an unknown schema %s.", Echo(path), Echo(p.AttributePath.URI()))
 	}
 	attr, ok := attrs.Find(p.AttributePath.AttributeName)
 	if !ok {
-		return t, invalidPath("The path %q names no attribute of the resource.", path)
+		return t, invalidPath("The path %q names no attribute of the resource.", Echo(path))
 	}
 	t.attr, t.filter = attr, p.ValueExpression
 	if t.filter != nil && !attr.MultiValued {
-		return t, invalidPath("The path %q filters %s, which is not multi-valued.", path, attr.Name)
+		return t, invalidPath("The path %q filters %s, which is not multi-valued.", Echo(path), attr.Name)
 	}
 	sub := p.AttributePath.SubAttributeName()
 	if sub == "" {
@@ -115,7 +115,7 @@ func (s ResourceSchema) resolve(path string) (patchTarget, *Error) {
 	if sub != "" {
 		sa, ok := attr.Sub.Find(sub)
 		if !ok {
-			return t, invalidPath("The path %q names no sub-attribute of %s.", path, attr.Name)
+			return t, invalidPath("The path %q names no sub-attribute of %s.", Echo(path), attr.Name)
 		}
 		if sa.Mutability == ReadOnly || sa.Computed {
 			return t, mutabilityError("%s.%s is read-only: the service maintains it.", attr.Name, sa.Name)
@@ -151,11 +151,11 @@ func parsePath(s string) (filter.Path, error) {
 		}
 	}
 	if closing < 0 {
-		return filter.Path{}, fmt.Errorf("no closing bracket in %q", s)
+		return filter.Path{}, fmt.Errorf("no closing bracket in %q", Echo(s))
 	}
 	ap, err := filter.ParseAttrPath([]byte(s[:open]))
 	if err != nil || ap.SubAttribute != nil {
-		return filter.Path{}, fmt.Errorf("invalid attribute before the filter of %q", s)
+		return filter.Path{}, fmt.Errorf("invalid attribute before the filter of %q", Echo(s))
 	}
 	vf, err := parseFilterText(s[open+1:closing], nil)
 	if err != nil {
@@ -165,7 +165,7 @@ func parsePath(s string) (filter.Path, error) {
 	if rest := s[closing+1:]; rest != "" {
 		sub, ok := strings.CutPrefix(rest, ".")
 		if !ok || !validName(sub) {
-			return filter.Path{}, fmt.Errorf("invalid sub-attribute after the filter of %q", s)
+			return filter.Path{}, fmt.Errorf("invalid sub-attribute after the filter of %q", Echo(s))
 		}
 		p.SubAttribute = &sub
 	}
@@ -203,9 +203,9 @@ func (s ResourceSchema) apply(res map[string]any, op PatchOp) *Error {
 		obj, ok := op.Value.(map[string]any)
 		switch {
 		case op.Op == "remove":
-			return noTarget("The path %q names the whole resource, which remove cannot remove.", op.Path)
+			return noTarget("The path %q names the whole resource, which remove cannot remove.", Echo(op.Path))
 		case !ok:
-			return invalidValue("%s on %q needs an object of attributes as its value.", op.Op, op.Path)
+			return invalidValue("%s on %q needs an object of attributes as its value.", op.Op, Echo(op.Path))
 		}
 		return s.applyObject(res, op.Op, "", obj)
 	}
@@ -224,7 +224,7 @@ func (s ResourceSchema) apply(res map[string]any, op PatchOp) *Error {
 		return e
 	}
 	if op.Op == "add" && (!op.HasValue || op.Value == nil) {
-		return invalidValue("add on %q needs a value.", op.Path)
+		return invalidValue("add on %q needs a value.", Echo(op.Path))
 	}
 	return s.applyTarget(res, op.Op, t, op.Value)
 }
@@ -252,7 +252,7 @@ func (s ResourceSchema) applyObject(res map[string]any, op, prefix string, obj m
 			case lk == strings.ToLower(s.Core.ID):
 				m, ok := v.(map[string]any)
 				if !ok {
-					return invalidValue("%s must be an object of its attributes.", k)
+					return invalidValue("%s must be an object of its attributes.", Echo(k))
 				}
 				if e := s.applyObject(res, op, "", m); e != nil {
 					return e
@@ -262,7 +262,7 @@ func (s ResourceSchema) applyObject(res map[string]any, op, prefix string, obj m
 				if lk == "id" && v == res["id"] {
 					continue // Okta repeats the id in its path-less replace
 				}
-				return mutabilityError("%s is read-only: the service maintains it.", k)
+				return mutabilityError("%s is read-only: the service maintains it.", Echo(k))
 			}
 		}
 		t, e := s.resolve(key)
@@ -402,7 +402,7 @@ func (s ResourceSchema) applyTarget(res map[string]any, op string, t patchTarget
 		for k, v := range in {
 			sa, ok := t.attr.Sub.Find(k)
 			if !ok {
-				return invalidPath("%s has no sub-attribute %s.", name, k)
+				return invalidPath("%s has no sub-attribute %s.", name, Echo(k))
 			}
 			if v == nil {
 				delete(m, sa.Name)
@@ -524,7 +524,7 @@ func applyValues(h map[string]any, op string, t patchTarget, value any, list []a
 		case op == "remove":
 			return nil
 		case op == "replace" && t.filter != nil:
-			return noTarget("No value of %s matches the filter of %q.", name, t.text)
+			return noTarget("No value of %s matches the filter of %q.", name, Echo(t.text))
 		}
 		// add on a filtered path with no match creates the value the filter describes;
 		// so does a replace of a sub-attribute of an attribute without values, which RFC
@@ -532,7 +532,7 @@ func applyValues(h map[string]any, op string, t patchTarget, value any, list []a
 		el := map[string]any{}
 		if t.filter != nil {
 			if !equalities(t.filter, el, subs) {
-				return noTarget("No value of %s matches the filter of %q, and the filter does not describe a value to create (it must combine eq terms with and).", name, t.text)
+				return noTarget("No value of %s matches the filter of %q, and the filter does not describe a value to create (it must combine eq terms with and).", name, Echo(t.text))
 			}
 		}
 		if e := setElement(el, t, value); e != nil {
@@ -723,7 +723,7 @@ func canonicalValue(v any, name string, subs Attributes) (any, *Error) {
 	if m, ok := v.(map[string]any); ok {
 		for k := range m {
 			if _, ok := subs.Find(k); !ok {
-				return nil, invalidPath("%s has no sub-attribute %s.", name, k)
+				return nil, invalidPath("%s has no sub-attribute %s.", name, Echo(k))
 			}
 		}
 		canonicalKeys(m, subs)
@@ -745,7 +745,7 @@ func setElement(el map[string]any, t patchTarget, value any) *Error {
 	for k, v := range m {
 		sa, ok := t.attr.Sub.Find(k)
 		if !ok {
-			return invalidPath("%s has no sub-attribute %s.", t.attr.Name, k)
+			return invalidPath("%s has no sub-attribute %s.", t.attr.Name, Echo(k))
 		}
 		el[sa.Name] = v
 	}

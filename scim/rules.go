@@ -22,13 +22,13 @@ func NameKey(s string) string {
 
 // DuplicateUserName is the ErrUniqueness error of a userName already used in the team.
 func DuplicateUserName(name string) error {
-	return Errorf(ErrUniqueness, "userName %q is already in use.", name)
+	return Errorf(ErrUniqueness, "userName %q is already in use.", Echo(name))
 }
 
 // DuplicateGroupName is the ErrUniqueness error of a group displayName already used in
 // the team.
 func DuplicateGroupName(name string) error {
-	return Errorf(ErrUniqueness, "displayName %q is already in use by another group.", name)
+	return Errorf(ErrUniqueness, "displayName %q is already in use by another group.", Echo(name))
 }
 
 // CheckUserNameChange returns the ErrMutability error when a replacement changes the
@@ -37,7 +37,7 @@ func CheckUserNameChange(stored, requested string) error {
 	if strings.EqualFold(stored, requested) {
 		return nil
 	}
-	return Errorf(ErrMutability, "userName cannot be changed: it is %q, the request has %q.", stored, requested)
+	return Errorf(ErrMutability, "userName cannot be changed: it is %q, the request has %q.", Echo(stored), Echo(requested))
 }
 
 // TouchedMembers returns the ids of the users whose groups attribute a write to a group
@@ -66,10 +66,10 @@ func TouchedMembers(before, after []Member, renamed bool) []string {
 // is in, inGroup whether the group being written is one of them.
 func CheckMember(id string, exists bool, groups int, inGroup bool) error {
 	if !exists {
-		return Errorf(ErrNoSuchMember, "Group member %s does not exist in the team.", id)
+		return Errorf(ErrNoSuchMember, "Group member %s does not exist in the team.", Echo(id))
 	}
 	if !inGroup && groups >= MaxGroupsPerUser {
-		return Errorf(ErrTooManyGroups, "User %s would belong to more than %d groups.", id, MaxGroupsPerUser)
+		return Errorf(ErrTooManyGroups, "User %s would belong to more than %d groups.", Echo(id), MaxGroupsPerUser)
 	}
 	return nil
 }

@@ -276,14 +276,14 @@ func Errorf(err error, format string, args ...any) error {
 
 // NotFound returns the ErrNotFound error of the resource of kind ("User", "Group") and id.
 func NotFound(kind, id string) error {
-	return Errorf(ErrNotFound, "%s %s not found.", kind, id)
+	return Errorf(ErrNotFound, "%s %s not found.", kind, Echo(id))
 }
 
 // CheckVersion returns the ErrVersionMismatch error of the resource when want is positive
 // and differs from its stored version, and nil otherwise.
 func CheckVersion(kind, id string, stored, want int64) error {
 	if want > 0 && stored != want {
-		return Errorf(ErrVersionMismatch, "%s %s has changed: its version is %d.", kind, id, stored)
+		return Errorf(ErrVersionMismatch, "%s %s has changed: its version is %d.", kind, Echo(id), stored)
 	}
 	return nil
 }

@@ -77,8 +77,10 @@ func ParseSearchPrecision(s string, def int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if s != "" && (p < 1 || p > 100) {
-		return 0, paramError(problem.CodeConstraint, "searchPrecision", "%d is not between 1 and 100", p)
+	if s != "" {
+		if err := query.CheckPrecisionParam("searchPrecision", p, 1); err != nil {
+			return 0, err
+		}
 	}
 	return p, nil
 }

@@ -104,7 +104,8 @@
 //     GENERAL_PARAMETER_ILLEGAL. filters apply as on the record data endpoint, and
 //     filterExpr is accepted as there. sampleSize is 1 to WithMaxSampleSize
 //     (default DefaultMaxSampleSize, 5000; the 400 beyond it names the option; default
-//     size DefaultSampleSize); the sample is the first rows in row order. Statistics are pandas'
+//     size DefaultSampleSize, or WithMaxSampleSize when that is smaller); the sample is
+//     the first rows in row order. Statistics are pandas'
 //     describe(include='all') (package stats): integer and float fields numeric, all
 //     others, booleans and times included, count/unique/top/freq with top written as the
 //     data endpoints write the value ("true", "2025-01-05", RFC 3339, "10:30:00").

@@ -108,14 +108,14 @@ func (h *Handler) bulkOperation(r *http.Request, root, team string, op bulkOp, i
 	switch method {
 	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
 	default:
-		return fail(badValue("method must be POST, PUT, PATCH or DELETE, not %q.", op.Method))
+		return fail(badValue("method must be POST, PUT, PATCH or DELETE, not %q.", scim.Echo(op.Method)))
 	}
 	if method == http.MethodPost {
 		if op.BulkID == "" {
 			return fail(badValue("bulkId is required for POST operations."))
 		}
 		if _, dup := ids[op.BulkID]; dup {
-			return fail(badValue("bulkId %q is used by an earlier operation.", op.BulkID))
+			return fail(badValue("bulkId %q is used by an earlier operation.", scim.Echo(op.BulkID)))
 		}
 	}
 	c := call{method: method, query: url.Values{}, ifMatch: op.Version}
@@ -126,18 +126,18 @@ func (h *Handler) bulkOperation(r *http.Request, root, team string, op bulkOp, i
 	case "groups":
 		c.rt = h.groups
 	default:
-		return fail(apiError(http.StatusBadRequest, scim.TypeInvalidPath, "path must start with /Users or /Groups, not %q.", op.Path))
+		return fail(apiError(http.StatusBadRequest, scim.TypeInvalidPath, "path must start with /Users or /Groups, not %q.", scim.Echo(op.Path)))
 	}
 	if (method == http.MethodPost) != (id == "") {
 		if method == http.MethodPost {
-			return fail(apiError(http.StatusBadRequest, scim.TypeInvalidPath, "POST operations take the path /%s, not %q.", endpoint, op.Path))
+			return fail(apiError(http.StatusBadRequest, scim.TypeInvalidPath, "POST operations take the path /%s, not %q.", endpoint, scim.Echo(op.Path)))
 		}
-		return fail(apiError(http.StatusBadRequest, scim.TypeInvalidPath, "%s operations need a resource id in the path %q.", method, op.Path))
+		return fail(apiError(http.StatusBadRequest, scim.TypeInvalidPath, "%s operations need a resource id in the path %q.", method, scim.Echo(op.Path)))
 	}
 	if ref, ok := strings.CutPrefix(id, "bulkId:"); ok {
 		resolved, ok := ids[ref]
 		if !ok {
-			return fail(apiError(http.StatusConflict, scim.TypeInvalidValue, "bulkId %q does not refer to a resource created by an earlier operation.", ref))
+			return fail(apiError(http.StatusConflict, scim.TypeInvalidValue, "bulkId %q does not refer to a resource created by an earlier operation.", scim.Echo(ref)))
 		}
 		id = resolved
 	}
@@ -193,7 +193,7 @@ func resolveBulkIDs(data []byte, ids map[string]string) ([]byte, *scimError) {
 			}
 			id, ok := ids[ref]
 			if !ok {
-				e := apiError(http.StatusConflict, scim.TypeInvalidValue, "bulkId %q does not refer to a resource created by an earlier operation.", ref)
+				e := apiError(http.StatusConflict, scim.TypeInvalidValue, "bulkId %q does not refer to a resource created by an earlier operation.", scim.Echo(ref))
 				return nil, &e
 			}
 			return id, nil

@@ -91,7 +91,7 @@ func (h *Handler) serveDiscovery(w http.ResponseWriter, r *http.Request, root st
 	for _, name := range append(splitList(q.Get("attributes")), splitList(q.Get("excludedAttributes"))...) {
 		if !validAttrName(strings.TrimSpace(name)) {
 			writeDiscoveryError(w, http.StatusBadRequest, "invalidAttributes",
-				fmt.Sprintf("The attribute name %q is not valid.", name), map[string]any{"attribute": name})
+				fmt.Sprintf("The attribute name %q is not valid.", scim.Echo(name)), map[string]any{"attribute": fmt.Sprint(scim.Echo(name))})
 			return
 		}
 	}
@@ -99,7 +99,7 @@ func (h *Handler) serveDiscovery(w http.ResponseWriter, r *http.Request, root st
 	if len(seg) == 2 {
 		i, ok := ids[strings.ToLower(seg[1])]
 		if !ok {
-			WriteError(w, http.StatusNotFound, "", fmt.Sprintf("Resource %s not found.", seg[1]))
+			WriteError(w, http.StatusNotFound, "", fmt.Sprintf("Resource %s not found.", scim.Echo(seg[1])))
 			return
 		}
 		p.apply(all[i])

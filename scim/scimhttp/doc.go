@@ -35,7 +35,11 @@
 //     without a body, and a store failure or a panic is 500 with a support id that is
 //     logged with the cause (never the cause itself). A duplicate userName or group displayName
 //     is 409 uniqueness; an exceeded license is 400 without scimType and a detail saying
-//     the license of the team is exceeded.
+//     the license of the team is exceeded. A detail that repeats a value of the request
+//     (a filter, a path, an id, a header) repeats at most scim.MaxEcho (200) bytes of it,
+//     cut at a UTF-8 boundary and followed by an ellipsis and the value's length in bytes
+//     (scim.Echo), so a 1 MiB value makes an error of a few hundred bytes that still says
+//     what was wrong.
 //   - Seats: active users occupy the seats of the team's license. A write fails when it
 //     would leave more active users than seats, unless it lowers their number
 //     (deactivating or deleting a user always works).
@@ -71,7 +75,11 @@
 //     pins the version it is applied to (412 when it does not match).
 //   - groups on a User lists the groups of the team it is a member of (value, display,
 //     type "direct", $ref); it is read-only. schemas names an extension only when the
-//     resource has data of it.
+//     resource has data of it, and in a response narrowed by attributes or
+//     excludedAttributes only when the attributes returned still include some of it
+//     (RFC 7643 section 3: schemas holds the URIs of the schemas that define the
+//     attributes present), so that attributes=userName answers the core schema alone;
+//     an extension object left empty by the projection is left out.
 //   - Sorting: sortBy on userName, displayName (both ignoring case), externalId, id,
 //     meta.created or meta.lastModified (groups: all but userName); other attributes are
 //     400 invalidValue. Resources without a value come last in both directions; values

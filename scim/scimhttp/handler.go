@@ -337,7 +337,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, limit int64) 
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != ContentType && mt != "application/json") {
 			e := apiError(http.StatusUnsupportedMediaType, "",
-				"Content-Type %q is not supported: send application/scim+json or application/json.", ct)
+				"Content-Type %q is not supported: send application/scim+json or application/json.", scim.Echo(ct))
 			return nil, &e
 		}
 	}
@@ -403,7 +403,7 @@ func searchQuery(body []byte) (url.Values, *scimError) {
 	}
 	for _, a := range append(sr.Attributes, sr.ExcludedAttributes...) {
 		if strings.Contains(a, ",") {
-			e := badValue("The attribute name %q is not valid.", a)
+			e := badValue("The attribute name %q is not valid.", scim.Echo(a))
 			return nil, &e
 		}
 	}

@@ -17,16 +17,17 @@ import (
 )
 
 const (
-	host     = "http://idm.example"
-	base     = host + scimhttp.BasePath
-	userURN  = "urn:ietf:params:scim:schemas:core:2.0:User"
-	groupURN = "urn:ietf:params:scim:schemas:core:2.0:Group"
-	extURN   = "urn:celonis:params:scim:schemas:extension:2.0:User"
-	entURN   = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
-	errURN   = "urn:ietf:params:scim:api:messages:2.0:Error"
-	listURN  = "urn:ietf:params:scim:api:messages:2.0:ListResponse"
-	patchURN = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
-	bulkURN  = "urn:ietf:params:scim:api:messages:2.0:BulkRequest"
+	host      = "http://idm.example"
+	base      = host + scimhttp.BasePath
+	userURN   = "urn:ietf:params:scim:schemas:core:2.0:User"
+	groupURN  = "urn:ietf:params:scim:schemas:core:2.0:Group"
+	extURN    = "urn:celonis:params:scim:schemas:extension:2.0:User"
+	entURN    = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
+	errURN    = "urn:ietf:params:scim:api:messages:2.0:Error"
+	listURN   = "urn:ietf:params:scim:api:messages:2.0:ListResponse"
+	patchURN  = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
+	bulkURN   = "urn:ietf:params:scim:api:messages:2.0:BulkRequest"
+	searchURN = "urn:ietf:params:scim:api:messages:2.0:SearchRequest"
 )
 
 // withTeamHeader stands in for the auth middleware: the X-Test-Team header becomes the

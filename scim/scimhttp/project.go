@@ -1,6 +1,7 @@
 package scimhttp
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/kmkit/kmkit/scim"
@@ -82,7 +83,7 @@ func selections(names []string) map[string]*selection {
 // extension's URN for extension attributes) and the lower-case sub-attribute, if any.
 func attrKey(name string) (key, sub string, ok bool) {
 	lower := strings.ToLower(name)
-	for _, urn := range []string{scim.ExtensionSchema, scim.EnterpriseSchema} {
+	for _, urn := range extensionSchemas {
 		ext := strings.ToLower(urn)
 		if lower == ext {
 			return ext, "", true
@@ -103,6 +104,10 @@ func attrKey(name string) (key, sub string, ok bool) {
 }
 
 func alwaysReturned(key string) bool { return key == "id" || key == "schemas" }
+
+// extensionSchemas are the URNs of the schema extensions a resource may carry, each the
+// key of an object of its attributes.
+var extensionSchemas = []string{scim.ExtensionSchema, scim.EnterpriseSchema}
 
 // apply projects res in place.
 func (p projection) apply(res map[string]any) {
@@ -140,6 +145,44 @@ func (p projection) apply(res map[string]any) {
 			delete(res, k) // no value matched: the attribute has none to return
 		}
 	}
+	if p.include != nil || p.exclude != nil {
+		narrowSchemas(res)
+	}
+}
+
+// narrowSchemas leaves in the schemas of a projected resource only the extensions whose
+// attributes it still has, and drops an extension object the projection left empty:
+// schemas holds the URIs of the schemas that define the attributes present in the JSON
+// structure (RFC 7643 section 3), so with attributes=userName a user names its core
+// schema alone.
+func narrowSchemas(res map[string]any) {
+	schemas, ok := res["schemas"].([]any)
+	if !ok {
+		return
+	}
+	kept := make([]any, 0, len(schemas))
+	for _, s := range schemas {
+		urn, _ := s.(string)
+		if slices.ContainsFunc(extensionSchemas, func(ext string) bool { return strings.EqualFold(ext, urn) }) && !hasAttributesOf(res, urn) {
+			continue
+		}
+		kept = append(kept, s)
+	}
+	res["schemas"] = kept
+}
+
+// hasAttributesOf reports whether res has attributes of the extension urn, deleting its
+// object when that is empty.
+func hasAttributesOf(res map[string]any, urn string) bool {
+	for k, v := range res {
+		if strings.EqualFold(k, urn) {
+			if m, ok := v.(map[string]any); ok && len(m) > 0 {
+				return true
+			}
+			delete(res, k)
+		}
+	}
+	return false
 }
 
 // filtersValues reports whether the projection filters the values of attribute key.

@@ -32,7 +32,7 @@ func precondition(ifMatch string) scim.Precondition {
 	}
 	return func(version int64) error {
 		if !etagMatches(ifMatch, etag(version)) {
-			return scim.Errorf(scim.ErrVersionMismatch, "If-Match %s does not match the current version %s.", ifMatch, etag(version))
+			return scim.Errorf(scim.ErrVersionMismatch, "If-Match %s does not match the current version %s.", scim.Echo(ifMatch), etag(version))
 		}
 		return nil
 	}
@@ -48,7 +48,7 @@ func deleteResource[T any](ifMatch string, version func(T) int64, get func() (T,
 		return err
 	}
 	if !etagMatches(ifMatch, etag(version(cur))) {
-		return scim.Errorf(scim.ErrVersionMismatch, "If-Match %s does not match the current version %s.", ifMatch, etag(version(cur)))
+		return scim.Errorf(scim.ErrVersionMismatch, "If-Match %s does not match the current version %s.", scim.Echo(ifMatch), etag(version(cur)))
 	}
 	return del(version(cur))
 }

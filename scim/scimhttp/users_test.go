@@ -328,26 +328,33 @@ func TestProjection(t *testing.T) {
 		}
 		return out
 	}
-	schemas := []any{userURN, extURN}
+	// schemas names the extension only when its attributes are returned (RFC 7643
+	// section 3: the schemas of the attributes present).
+	schemas, core := []any{userURN, extURN}, []any{userURN}
 	tests := []struct {
 		query string
 		want  map[string]any
 	}{
-		{"attributes=userName", map[string]any{"id": "*", "schemas": schemas, "userName": "jane@example.com"}},
-		{"attributes=USERNAME,name.givenName", map[string]any{"id": "*", "schemas": schemas, "userName": "jane@example.com",
+		{"attributes=userName", map[string]any{"id": "*", "schemas": core, "userName": "jane@example.com"}},
+		{"attributes=USERNAME,name.givenName", map[string]any{"id": "*", "schemas": core, "userName": "jane@example.com",
 			"name": map[string]any{"givenName": "Jane"}}},
 		{"attributes=" + userURN + ":displayName," + extURN + ":role", map[string]any{"id": "*", "schemas": schemas,
 			"displayName": "Jane", extURN: map[string]any{"role": "MEMBER"}}},
-		{"attributes=emails.value,meta.version", map[string]any{"id": "*", "schemas": schemas,
+		{"attributes=emails.value,meta.version", map[string]any{"id": "*", "schemas": core,
 			"emails": []any{map[string]any{"value": "jane@example.com"}}, "meta": "*"}},
-		{"attributes=id", map[string]any{"id": "*", "schemas": schemas}},
-		{"attributes=nothing", map[string]any{"id": "*", "schemas": schemas}},
-		{"excludedAttributes=name,emails,meta," + extURN + ",externalId,id,schemas", map[string]any{"id": "*", "schemas": schemas,
+		{"attributes=id", map[string]any{"id": "*", "schemas": core}},
+		{"attributes=nothing", map[string]any{"id": "*", "schemas": core}},
+		{"excludedAttributes=name,emails,meta," + extURN + ",externalId,id,schemas", map[string]any{"id": "*", "schemas": core,
 			"userName": "jane@example.com", "displayName": "Jane", "active": true}},
 		{"excludedAttributes=name.familyName,active,displayName,emails,meta,externalId," + extURN + ":sendEmailOnInvitation",
 			map[string]any{"id": "*", "schemas": schemas, "userName": "jane@example.com",
 				"name": map[string]any{"givenName": "Jane"}, extURN: map[string]any{"role": "MEMBER"}}},
-		{"attributes=userName,name&excludedAttributes=name", map[string]any{"id": "*", "schemas": schemas, "userName": "jane@example.com"}},
+		{"attributes=userName,name&excludedAttributes=name", map[string]any{"id": "*", "schemas": core, "userName": "jane@example.com"}},
+		// The extension selected, but none of its attributes has a value: no extension.
+		{"attributes=userName," + extURN + ":nothing", map[string]any{"id": "*", "schemas": core, "userName": "jane@example.com"}},
+		{"excludedAttributes=meta," + extURN + ":role," + extURN + ":sendEmailOnInvitation," + entURN, map[string]any{"id": "*", "schemas": core,
+			"userName": "jane@example.com", "displayName": "Jane", "active": true, "externalId": "e1",
+			"name": map[string]any{"givenName": "Jane", "familyName": "Doe"}, "emails": []any{map[string]any{"value": "jane@example.com", "type": "work"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
@@ -367,11 +374,11 @@ func TestProjection(t *testing.T) {
 	}
 	// Writes honour the parameters too.
 	r := s.call("acme", "PUT", "/Users/"+id+"?attributes=userName", user("jane@example.com")).must(t, http.StatusOK)
-	if diff := cmp.Diff(map[string]any{"id": "*", "schemas": schemas, "userName": "jane@example.com"}, keys(r.body)); diff != "" {
+	if diff := cmp.Diff(map[string]any{"id": "*", "schemas": core, "userName": "jane@example.com"}, keys(r.body)); diff != "" {
 		t.Errorf("PUT (-want +got):\n%s", diff)
 	}
 	r = s.call("acme", "POST", "/Users?excludedAttributes=meta,"+extURN+",active", user("bob@example.com")).must(t, http.StatusCreated)
-	if diff := cmp.Diff(map[string]any{"id": "*", "schemas": schemas, "userName": "bob@example.com"}, keys(r.body)); diff != "" {
+	if diff := cmp.Diff(map[string]any{"id": "*", "schemas": core, "userName": "bob@example.com"}, keys(r.body)); diff != "" {
 		t.Errorf("POST (-want +got):\n%s", diff)
 	}
 }
@@ -389,7 +396,7 @@ func TestSearch(t *testing.T) {
 	})).must(t, http.StatusOK)
 	want := map[string]any{
 		"schemas": []any{listURN}, "totalResults": 1.0, "startIndex": 1.0, "itemsPerPage": 1.0,
-		"Resources": []any{map[string]any{"id": b, "schemas": []any{userURN, extURN}, "userName": "b@example.com"}},
+		"Resources": []any{map[string]any{"id": b, "schemas": []any{userURN}, "userName": "b@example.com"}},
 	}
 	if diff := cmp.Diff(want, r.body); diff != "" {
 		t.Errorf("search (-want +got):\n%s", diff)
