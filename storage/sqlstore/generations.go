@@ -90,17 +90,16 @@ func (t pgxLoadTx) scan(ctx context.Context, q string, args []any, dest ...any) 
 }
 
 // claimGeneration locks the row of a source in km_imports for the transaction, as
-// claimImport does, and returns its digest and current generation table.
+// claimImport does, and returns its current generation table.
 const claimGeneration = `INSERT INTO km_imports (source, digest, rows_loaded) VALUES (?, '', 0)
-	ON CONFLICT (source) DO UPDATE SET source = excluded.source RETURNING digest, table_name`
+	ON CONFLICT (source) DO UPDATE SET source = excluded.source RETURNING table_name`
 
 // claim claims l's source and reports whether its rows are to be loaded, and the
 // source's current generation table ("" for none). Not when that is l's already (another
 // server loaded it), nor when l's generation table is kept from an earlier load that a
 // later one replaced: it becomes current again.
 func (l *tableLoad) claim(ctx context.Context, tx loadTx, d dialect) (load bool, current string, err error) {
-	var digest string
-	if err := tx.scan(ctx, d.rebind(claimGeneration), []any{l.source}, &digest, &current); err != nil {
+	if err := tx.scan(ctx, d.rebind(claimGeneration), []any{l.source}, &current); err != nil {
 		return false, "", err
 	}
 	if current == l.table {
