@@ -793,11 +793,17 @@ func (t *planner) aggregate(a *km.Aggregate, v, flag string) (string, error) {
 	case query.AggMax:
 		return t.d.minMax(true, x, a.Field.Type), nil
 	case query.AggSum:
+		if a.Field.Type == query.TypeInteger {
+			return t.d.intSum(x), nil
+		}
 		if t.wide {
 			return wideSum(t.d.toFloat(x), false), nil
 		}
 		return t.d.sum(t.d.toFloat(x)), nil
 	case query.AggAvg:
+		if a.Field.Type == query.TypeInteger {
+			return t.d.intAvg(x), nil
+		}
 		if t.wide {
 			return wideSum(t.d.toFloat(x), true), nil
 		}
