@@ -280,12 +280,9 @@ func (k compensated) value() float64 {
 // are in pass (nil: every row) to sum and counts them in n, by group. A column read
 // directly takes one fused loop; other cases gather through numbers.
 func accumulate(c ref, g groups, pass column.Bitmap, sum []compensated, n []int) {
-	if c.index == nil && pass == nil {
-		switch col := c.col.(type) {
-		case *column.Float64s:
-			addAll(col.Vals, col.Nulls, g, sum, n)
-			return
-		}
+	if col, ok := c.col.(*column.Float64s); ok && c.index == nil && pass == nil {
+		addAll(col.Vals, col.Nulls, g, sum, n)
+		return
 	}
 	vals, valid := numbers(c, g.rows(), pass)
 	for i, v := range vals {
