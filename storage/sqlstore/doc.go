@@ -151,7 +151,9 @@
 //     doubles"); sums of an integer field are exact integers, null beyond int64 (package
 //     km, "Numbers"): PostgreSQL's sum of BIGINT is an exact numeric, cast back where it
 //     fits; SQLite's sum fails on a partial sum past int64, so its high and low 32 bits are
-//     summed apart (dialect.intSum); averages of integers are the exact sum over the count;
+//     summed apart (dialect.intSum); averages of integers are the exact sum over the count
+//     on PostgreSQL, SQLite's avg (its exact sum while it fits in int64, compensated
+//     doubles beyond: within 1e-9 relative of the exact mean);
 //     PostgreSQL refuses a double beyond its range (22003) where the other backends give
 //     ±Inf: after a refusal the statement runs again with the sums of doubles and the
 //     KPIs' arithmetic in numeric (wideSum, wideArith), ±Inf beyond the range and 0 below
