@@ -154,6 +154,18 @@
 // rows in them, then by the least row number of those rows, then by their values
 // ascending, nulls last; sort keys break ties the same way.
 //
+// Numbers. Every backend computes a KPI to the same value. The sum of an integer field is
+// an integer and exact: the true sum of the values whenever it fits in a signed 64-bit
+// integer, whatever the order of the additions and however far the partial sums stray
+// (9007199254740992 + 1 is 9007199254740993; 2^63-1, 29 and -(2^63-1) give 29); a sum
+// beyond that range is null, as no 64-bit integer holds it (the KM API writes an infinite
+// float null too). The avg of an integer field is the double nearest to the exact mean
+// (within 1e-9 relative on SQLite), also where the sum does not fit. A sum or avg of a
+// float field is the double nearest to the true sum (or mean) of the values, ±Inf beyond
+// a double's range. Arithmetic between aggregates and numbers is in doubles (IEEE 754):
+// a result beyond a double's range is ±Inf (null in the KM API, INF in OData) and one too
+// small for a double is 0, never an error; a division by zero is null.
+//
 // Row key. A record-level request may ask for the record's row key (PlanRequest.RowKey;
 // the OData service does for records that declare no key, the KM API never): the field
 // RowField, an integer that is the row's 1-based position among all rows of its record

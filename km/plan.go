@@ -155,8 +155,9 @@ type PlanKPI struct {
 	ID     string
 	KPI    *KPI
 	Metric Metric
-	// Type is the type of the KPI's values: integer for a lone count or countdistinct, the
-	// field's type for a lone min or max, float for everything else (see MetricType).
+	// Type is the type of the KPI's values: integer for a lone count, countdistinct or sum
+	// of an integer field, the field's type for a lone min or max, float for everything
+	// else (see MetricType).
 	Type query.Type
 }
 
@@ -300,8 +301,9 @@ func (*Aggregate) planMetric() {}
 func (*Arith) planMetric()     {}
 func (*Number) planMetric()    {}
 
-// MetricType is the result type of a metric: integer for count and countdistinct, the
-// field's type for min and max, float for everything else (sum of integers included).
+// MetricType is the result type of a metric: integer for count, countdistinct and the
+// sum of an integer field (see IntegerSum), the field's type for min and max, float for
+// everything else (avg of integers and arithmetic included).
 func MetricType(m Metric) query.Type {
 	if a, ok := m.(*Aggregate); ok {
 		return a.Type
@@ -574,6 +576,11 @@ func (m *KnowledgeModel) metricGrains(k *KPI, mt query.Metric) (map[*query.Aggre
 				a.Type = query.TypeInteger
 			case query.AggMin, query.AggMax:
 				a.Type = a.Field.Type
+			case query.AggSum:
+				a.Type = query.TypeFloat
+				if a.Field.Type == query.TypeInteger {
+					a.Type = query.TypeInteger // exact: the package doc, "Numbers"
+				}
 			default:
 				a.Type = query.TypeFloat
 			}

@@ -308,6 +308,7 @@ func TestApplyMetadataCustomAggregates(t *testing.T) {
 		t.Fatal(err)
 	}
 	lone := regexp.MustCompile(`^count(distinct)?\([^()]*\)$`)
+	loneSum := regexp.MustCompile(`^sum\(([^(),]*)\)$`)
 	for _, m := range models {
 		x := get(h, BasePath+"/"+m.ID+".svc/$metadata").Body.String()
 		j := get(h, BasePath+"/"+m.ID+".svc/$metadata?$format=json").Body.String()
@@ -318,6 +319,11 @@ func TestApplyMetadataCustomAggregates(t *testing.T) {
 			typ := "Edm.Double"
 			if lone.MatchString(k.Expr) {
 				typ = "Edm.Int64"
+			}
+			if s := loneSum.FindStringSubmatch(k.Expr); s != nil {
+				if _, f := m.Field(s[1]); f != nil && f.Type == query.TypeInteger {
+					typ = "Edm.Int64" // the exact sum of an integer field
+				}
 			}
 			wantX := `<Annotation Term="Aggregation.CustomAggregate" Qualifier="` + k.ID + `" String="` + typ + `"/>`
 			wantJ := `"@Aggregation.CustomAggregate#` + k.ID + `":"` + typ + `"`

@@ -36,10 +36,12 @@ func benchData(b *testing.B) *Frame {
 }
 
 // benchKM returns a KM of one record ORDERS over benchdata.Orders, with the KPIs SUM and
-// AVG of NET_VALUE and N (count()), and the Source over it.
+// AVG of NET_VALUE, QTY and AVG_QTY of the integer QUANTITY, and N (count()), and the
+// Source over it.
 func benchKM(b *testing.B) *one {
 	benchData(b)
-	return kmOf(b, "ORDERS", benchTable, "SUM", "sum(ORDERS.NET_VALUE)", "AVG", "avg(ORDERS.NET_VALUE)", "N", "count()")
+	return kmOf(b, "ORDERS", benchTable, "SUM", "sum(ORDERS.NET_VALUE)", "AVG", "avg(ORDERS.NET_VALUE)", "N", "count()",
+		"QTY", "sum(ORDERS.QUANTITY)", "AVG_QTY", "avg(ORDERS.QUANTITY)")
 }
 
 // runBench compiles req once (at record level, or at KM level when req.Record is "-")
@@ -125,6 +127,10 @@ func BenchmarkGroupBy(b *testing.B) {
 		PageSize: 50, Count: true,
 	}
 	b.Run("columnar", func(b *testing.B) { runBench(b, req) })
+	// The sum and average of an integer field.
+	ints := *req
+	ints.KPIs = []string{"QTY", "AVG_QTY", "N"}
+	b.Run("columnar-int", func(b *testing.B) { runBench(b, &ints) })
 	b.Run("rows", func(b *testing.B) {
 		f := benchData(b)
 		b.ResetTimer()

@@ -65,11 +65,14 @@
 //   - Search precision is used as given: above 100 nothing matches, 0 or less everything.
 //   - KPIs: with no field selected there is exactly one group, also over zero rows (count()
 //     is then 0, sum null). Groups come in order of first appearance (after the search
-//     order), and a sort on them is stable. count and countdistinct give integers, min and
-//     max the field's type, everything else floats (sum of integers included); median of
-//     an even count is the mean of the middle two. ratio over a group of no rows is null.
-//     sum and avg add with Neumaier's compensation (see compensated): sums of decimal
-//     amounts are the double nearest to their true sum (but where huge values cancel).
+//     order), and a sort on them is stable. count, countdistinct and the sum of an
+//     integer field give integers, min and max the field's type, everything else floats;
+//     median of an even count is the mean of the middle two. ratio over a group of no
+//     rows is null. sum and avg of a float field add with Neumaier's compensation (see
+//     compensated): sums of decimal amounts are the double nearest to their true sum (but
+//     where huge values cancel). Integers add exactly (package km's doc, "Numbers"): in
+//     int64, taken again counting the wraps past ±2^63 only where an addition overflowed;
+//     a sum that does not fit in int64 is null, the avg the double nearest to the mean.
 //   - An integer field against a float literal, and a date field against a datetime, compare
 //     exactly; a datetime field against a date literal compares the day (UTC).
 //   - "in" with null in its list: rows matching no other value are unknown, as in SQL.

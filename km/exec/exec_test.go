@@ -212,10 +212,10 @@ func TestKPIs(t *testing.T) {
 	}
 	nf := query.Null(query.TypeFloat)
 	want := [][]query.Value{
-		{query.String("FR"), query.Int(1), query.Int(1), query.Int(1), query.Float(20.5), query.Float(2), query.Int(2), query.Float(20.5), query.Float(20.5), query.Float(1), query.Float(2), nf, query.Float(1.5)},
-		{query.String("IT"), query.Int(1), query.Int(1), query.Int(1), query.Float(20.5), query.Float(2), query.Int(2), query.Float(20.5), query.Float(20.5), query.Float(1), query.Float(2), nf, query.Float(1.5)},
-		{query.String("DE"), query.Int(2), query.Int(2), query.Int(2), query.Float(15), query.Float(2), query.Int(1), query.Float(10), query.Float(7.5), query.Float(0.5), query.Float(1), query.Float(7.5), query.Float(2.5)},
-		{query.Null(query.TypeString), query.Int(1), query.Int(0), query.Int(0), nf, nf, query.Null(query.TypeInteger), nf, nf, query.Float(0), nf, nf, query.Float(1.5)},
+		{query.String("FR"), query.Int(1), query.Int(1), query.Int(1), query.Float(20.5), query.Float(2), query.Int(2), query.Float(20.5), query.Float(20.5), query.Float(1), query.Int(2), nf, query.Float(1.5)},
+		{query.String("IT"), query.Int(1), query.Int(1), query.Int(1), query.Float(20.5), query.Float(2), query.Int(2), query.Float(20.5), query.Float(20.5), query.Float(1), query.Int(2), nf, query.Float(1.5)},
+		{query.String("DE"), query.Int(2), query.Int(2), query.Int(2), query.Float(15), query.Float(2), query.Int(1), query.Float(10), query.Float(7.5), query.Float(0.5), query.Int(1), query.Float(7.5), query.Float(2.5)},
+		{query.Null(query.TypeString), query.Int(1), query.Int(0), query.Int(0), nf, nf, query.Null(query.TypeInteger), nf, nf, query.Float(0), query.Null(query.TypeInteger), nf, query.Float(1.5)},
 	}
 	if d := cmp.Diff(want, res.Rows); d != "" {
 		t.Errorf("rows (-want +got):\n%s", d)
@@ -226,7 +226,7 @@ func TestKPIs(t *testing.T) {
 	wantCols := []query.ColumnHeader{{Name: "O.C", Type: query.TypeString}, {Name: "ROWS", Type: query.TypeInteger, KPI: true}, {Name: "NS", Type: query.TypeInteger, KPI: true},
 		{Name: "QD", Type: query.TypeInteger, KPI: true}, {Name: "SUM", Type: query.TypeFloat, KPI: true}, {Name: "AVG", Type: query.TypeFloat, KPI: true},
 		{Name: "MIN", Type: query.TypeInteger, KPI: true}, {Name: "MAX", Type: query.TypeFloat, KPI: true}, {Name: "MED", Type: query.TypeFloat, KPI: true},
-		{Name: "RATIO", Type: query.TypeFloat, KPI: true}, {Name: "SUMQ_N_GT_6", Type: query.TypeFloat, KPI: true}, {Name: "PER_ROW", Type: query.TypeFloat, KPI: true},
+		{Name: "RATIO", Type: query.TypeFloat, KPI: true}, {Name: "SUMQ_N_GT_6", Type: query.TypeInteger, KPI: true}, {Name: "PER_ROW", Type: query.TypeFloat, KPI: true},
 		{Name: "PLUS", Type: query.TypeFloat, KPI: true}}
 	if d := cmp.Diff(wantCols, res.Columns); d != "" {
 		t.Errorf("columns (-want +got):\n%s", d)

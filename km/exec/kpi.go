@@ -3,6 +3,7 @@ package exec
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 
 	"github.com/kmkit/kmkit/query"
@@ -44,10 +45,15 @@ type sumMetric struct {
 	finish func(groupSums) []query.Value
 }
 
-// groupSums are the compensated sum and the count of the values of each group.
+// groupSums are the sum and the count of the values of each group: the compensated sums
+// of a float field's values, or the exact sums of an integer field's values, each
+// ints[i] + carry[i]*2^64 (ints wraps around as int64 arithmetic does; carry counts the
+// wraps, nil where no partial sum left the int64 range).
 type groupSums struct {
-	sum []compensated
-	n   []int
+	sum   []compensated
+	ints  []int64
+	carry []int64
+	n     []int
 }
 
 func arith(op byte) (func(a, b float64) query.Value, error) {
@@ -189,21 +195,47 @@ func (f *Frame) aggregateWith(a *query.Aggregate, cond pred) (compiledMetric, er
 			return out
 		}}, nil
 	}
-	avg := a.Func == query.AggAvg
+	return sumOf(c, a.Func == query.AggAvg, passing), nil
+}
+
+// sumOf compiles a sum (or, when avg, an average) of the numeric frame column c over
+// the rows in passing() (nil: every row). The sum of an integer column is an exact
+// integer, null where it does not fit in 64 bits; the sums of a float column and every
+// average are floats (see the package doc).
+func sumOf(c ref, avg bool, passing func() column.Bitmap) compiledMetric {
+	ints := c.col.Type() == query.TypeInteger
+	typ := query.TypeFloat
+	if ints && !avg {
+		typ = query.TypeInteger
+	}
 	sm := &sumMetric{
 		add: func(g groups) groupSums {
-			gs := groupSums{sum: make([]compensated, g.n), n: make([]int, g.n)}
-			accumulate(c, g, passing(), gs.sum, gs.n)
+			gs := groupSums{n: make([]int, g.n)}
+			if ints {
+				gs.ints = make([]int64, g.n)
+				accumulateInts(c, g, passing(), &gs)
+			} else {
+				gs.sum = make([]compensated, g.n)
+				accumulate(c, g, passing(), gs.sum, gs.n)
+			}
 			return gs
 		},
 		finish: func(gs groupSums) []query.Value {
-			out := make([]query.Value, len(gs.sum))
-			for i := range out {
+			out := make([]query.Value, len(gs.n))
+			for i, n := range gs.n {
+				var carry int64
+				if gs.carry != nil {
+					carry = gs.carry[i]
+				}
 				switch {
-				case gs.n[i] == 0:
-					out[i] = query.Null(query.TypeFloat)
+				case n == 0 || ints && !avg && carry != 0:
+					out[i] = query.Null(typ)
+				case ints && avg:
+					out[i] = query.Float(intMean(gs.ints[i], carry, n))
+				case ints:
+					out[i] = query.Int(gs.ints[i])
 				case avg:
-					out[i] = query.Float(gs.sum[i].value() / float64(gs.n[i]))
+					out[i] = query.Float(gs.sum[i].value() / float64(n))
 				default:
 					out[i] = query.Float(gs.sum[i].value())
 				}
@@ -211,9 +243,9 @@ func (f *Frame) aggregateWith(a *query.Aggregate, cond pred) (compiledMetric, er
 			return out
 		},
 	}
-	return compiledMetric{typ: query.TypeFloat, sums: sm, eval: func(g groups) []query.Value {
+	return compiledMetric{typ: typ, sums: sm, eval: func(g groups) []query.Value {
 		return sm.finish(sm.add(g))
-	}}, nil
+	}}
 }
 
 // compensated is a sum of doubles with Neumaier's compensation (Kahan-Babuska): c holds
@@ -244,19 +276,13 @@ func (k compensated) value() float64 {
 	return k.s + k.c
 }
 
-// accumulate adds the non-null values of the numeric frame column c at the rows of g that
-// are in pass (nil: every row) to sum and counts them in n, by group. A float or integer
-// column read directly takes one fused loop; other cases gather through numbers.
+// accumulate adds the non-null values of the float frame column c at the rows of g that
+// are in pass (nil: every row) to sum and counts them in n, by group. A column read
+// directly takes one fused loop; other cases gather through numbers.
 func accumulate(c ref, g groups, pass column.Bitmap, sum []compensated, n []int) {
-	if c.index == nil && pass == nil {
-		switch col := c.col.(type) {
-		case *column.Float64s:
-			addAll(col.Vals, col.Nulls, g, sum, n)
-			return
-		case *column.Int64s:
-			addAll(col.Vals, col.Nulls, g, sum, n)
-			return
-		}
+	if col, ok := c.col.(*column.Float64s); ok && c.index == nil && pass == nil {
+		addAll(col.Vals, col.Nulls, g, sum, n)
+		return
 	}
 	vals, valid := numbers(c, g.rows(), pass)
 	for i, v := range vals {
@@ -312,18 +338,18 @@ func bit(b column.Bitmap, r int32) int {
 	return int(b[w] >> (uint(r) & 63) & 1)
 }
 
-func addAll[T int64 | float64](vals []T, nulls column.Bitmap, g groups, sum []compensated, n []int) {
+func addAll(vals []float64, nulls column.Bitmap, g groups, sum []compensated, n []int) {
 	switch {
 	case g.sel == nil && nulls == nil:
 		for r, id := range g.gid {
-			sum[id].add(float64(vals[r]))
+			sum[id].add(vals[r])
 			n[id]++
 		}
 		return
 	case g.sel == nil:
 		for r, id := range g.gid {
 			if !nulls.Get(r) {
-				sum[id].add(float64(vals[r]))
+				sum[id].add(vals[r])
 				n[id]++
 			}
 		}
@@ -331,17 +357,112 @@ func addAll[T int64 | float64](vals []T, nulls column.Bitmap, g groups, sum []co
 	}
 	if nulls == nil {
 		for i, r := range g.sel {
-			sum[g.gid[i]].add(float64(vals[r]))
+			sum[g.gid[i]].add(vals[r])
 			n[g.gid[i]]++
 		}
 		return
 	}
 	for i, r := range g.sel {
 		if !nulls.Get(int(r)) {
-			sum[g.gid[i]].add(float64(vals[r]))
+			sum[g.gid[i]].add(vals[r])
 			n[g.gid[i]]++
 		}
 	}
+}
+
+// accumulateInts adds the non-null values of the integer frame column c at the rows of g
+// that are in pass (nil: every row) to gs.ints and counts them in gs.n, by group, exactly.
+// A column read directly takes addInts's plain int64 additions; only where one of them
+// overflows (values near ±2^63) are the sums taken again by addIntsWide, which counts the
+// wraps, as are those of other cases.
+func accumulateInts(c ref, g groups, pass column.Bitmap, gs *groupSums) {
+	col := c.col.(*column.Int64s) // the integer columns of a frame
+	if c.index == nil && pass == nil {
+		if !addInts(col.Vals, col.Nulls, g, gs.ints, gs.n) {
+			return
+		}
+		clear(gs.ints)
+		clear(gs.n)
+	}
+	addIntsWide(c, col, g, pass, gs)
+}
+
+// overflowed is negative when t = s + v overflowed int64 (the sign of t differs from the
+// signs of both s and v), else not.
+func overflowed(s, v, t int64) int64 { return (s ^ t) & (v ^ t) }
+
+// addInts adds the non-null values of vals at the rows of g to sum and counts them in n,
+// by group, in int64 arithmetic, and reports whether an addition overflowed (the sums
+// are then wrong). The test costs two xors and an and per value, no branch.
+func addInts(vals []int64, nulls column.Bitmap, g groups, sum []int64, n []int) bool {
+	var ovf int64
+	switch {
+	case g.sel == nil && nulls == nil:
+		for r, id := range g.gid {
+			s, v := sum[id], vals[r]
+			sum[id] = s + v
+			ovf |= overflowed(s, v, s+v)
+			n[id]++
+		}
+	case g.sel == nil:
+		for r, id := range g.gid {
+			if !nulls.Get(r) {
+				s, v := sum[id], vals[r]
+				sum[id] = s + v
+				ovf |= overflowed(s, v, s+v)
+				n[id]++
+			}
+		}
+	case nulls == nil:
+		for i, r := range g.sel {
+			id := g.gid[i]
+			s, v := sum[id], vals[r]
+			sum[id] = s + v
+			ovf |= overflowed(s, v, s+v)
+			n[id]++
+		}
+	default:
+		for i, r := range g.sel {
+			if !nulls.Get(int(r)) {
+				id := g.gid[i]
+				s, v := sum[id], vals[r]
+				sum[id] = s + v
+				ovf |= overflowed(s, v, s+v)
+				n[id]++
+			}
+		}
+	}
+	return ovf < 0
+}
+
+// addIntsWide is accumulateInts one row at a time, counting in gs.carry the times each
+// sum wrapped around: +1 where adding a positive value passed 2^63-1, -1 where adding a
+// negative one passed -2^63.
+func addIntsWide(c ref, col *column.Int64s, g groups, pass column.Bitmap, gs *groupSums) {
+	gs.carry = make([]int64, len(gs.ints))
+	for i, r := range g.rows() {
+		cr := c.row(r)
+		if cr < 0 || col.Nulls.Get(int(cr)) || pass != nil && !pass.Get(int(r)) {
+			continue
+		}
+		id := g.gid[i]
+		s, v := gs.ints[id], col.Vals[cr]
+		gs.ints[id] = s + v
+		gs.carry[id] += overflowed(s, v, s+v) >> 63 & (1 | v>>63) // 0, or the sign of v
+		gs.n[id]++
+	}
+}
+
+// intMean is the double nearest to (sum + carry*2^64) / n, the mean of n integers whose
+// sum groupSums holds as sum and carry.
+func intMean(sum, carry int64, n int) float64 {
+	if carry == 0 && sum >= -1<<53 && sum <= 1<<53 {
+		return float64(sum) / float64(n) // one rounding: the sum and n are exact doubles
+	}
+	total := new(big.Int).Lsh(big.NewInt(carry), 64)
+	total.Add(total, big.NewInt(sum))
+	f, _ := new(big.Rat).SetFrac(total, big.NewInt(int64(n))).Float64()
+	return f
 }
 
 // numbers gathers the numeric frame column c at the rows of sel as float64; valid[i] says

@@ -348,6 +348,10 @@ func (rf *refFrame) metricType(m query.Metric) query.Type {
 			return query.TypeInteger
 		case query.AggMin, query.AggMax:
 			return rf.types[a.Field]
+		case query.AggSum:
+			if rf.types[a.Field] == query.TypeInteger {
+				return query.TypeInteger
+			}
 		}
 	}
 	return query.TypeFloat
@@ -428,6 +432,17 @@ func (rf *refFrame) metric(m query.Metric, g []int) query.Value {
 			}
 		}
 		return best
+	}
+	if a.Func == query.AggSum && rf.types[a.Field] == query.TypeInteger {
+		// Exactly; null beyond int64 (package km, "Numbers").
+		s := new(big.Int)
+		for _, v := range vals {
+			s.Add(s, big.NewInt(v.Int))
+		}
+		if len(vals) == 0 || !s.IsInt64() {
+			return query.Null(query.TypeInteger)
+		}
+		return query.Int(s.Int64())
 	}
 	if len(vals) == 0 {
 		return query.Null(query.TypeFloat)

@@ -211,7 +211,7 @@ func TestKMData(t *testing.T) {
 	lateShare := func(v string) string {
 		return `{"page":0,"pageSize":50,"total":1,"sort":[],"content":{"headers":[` + hLateSh + `],"data":[{"LATE_SHARE":` + v + `}]}}`
 	}
-	hQty := `{"id":"QTY","name":"Quantity","type":"float","format":"","unit":"","aggregation":true,"filterable":false,"sortable":true}`
+	hQty := `{"id":"QTY","name":"Quantity","type":"integer","format":"","unit":"","aggregation":true,"filterable":false,"sortable":true}`
 	hMaterial := `{"id":"ITEMS.MATERIAL","name":"Material","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}`
 	hStatusNet := `{"id":"STATUS_NET","name":"Net in status","type":"float","format":"","unit":"","aggregation":true,"filterable":false,"sortable":true}`
 	hActivity := `{"id":"EVENTS.ACTIVITY","name":"Activity","type":"string","format":"","unit":"","aggregation":false,"filterable":true,"sortable":true}`

@@ -59,7 +59,7 @@ func testPlanSemantics(t *testing.T, warm bool) {
 		t.Fatal(err)
 	}
 	str, f, i := query.String, query.Float, query.Int
-	nullS, nullF := query.Null(query.TypeString), query.Null(query.TypeFloat)
+	nullS, nullF, nullI := query.Null(query.TypeString), query.Null(query.TypeFloat), query.Null(query.TypeInteger)
 	cases := []struct {
 		name    string
 		record  string
@@ -72,15 +72,15 @@ func testPlanSemantics(t *testing.T, warm bool) {
 		{"grain down", "", []string{"C.G"}, []string{"SUM_V"}, nil,
 			[][]query.Value{{str("a"), f(10)}, {str("b"), f(30)}, {nullS, f(40)}}},
 		{"grain down with a KPI of the child", "", []string{"C.G"}, []string{"SUM_V", "SUM_Q"}, nil,
-			[][]query.Value{{str("a"), f(10), f(9)}, {str("b"), f(30), f(12)}, {nullS, f(40), nullF}}},
+			[][]query.Value{{str("a"), f(10), i(9)}, {str("b"), f(30), i(12)}, {nullS, f(40), nullI}}},
 		{"child KPI alone", "", []string{"C.G"}, []string{"SUM_Q"}, nil,
-			[][]query.Value{{str("a"), f(9)}, {str("b"), f(12)}}},
+			[][]query.Value{{str("a"), i(9)}, {str("b"), i(12)}}},
 		// Children without a parent (c5, c6) fall in the null group of P.V.
 		{"grain up", "", []string{"P.V"}, []string{"SUM_Q", "N_P"}, nil,
-			[][]query.Value{{f(10), f(6), i(1)}, {f(20), f(4), i(1)}, {nullF, f(11), i(0)}, {f(40), nullF, i(1)}}},
+			[][]query.Value{{f(10), i(6), i(1)}, {f(20), i(4), i(1)}, {nullF, i(11), i(0)}, {f(40), nullI, i(1)}}},
 		// P.V gt 15 passes p2 and p3; of the children only c4 (child of p2).
 		{"filter on the parent", "", []string{"C.G"}, []string{"SUM_V", "SUM_Q"}, []string{"P.V gt 15"},
-			[][]query.Value{{str("b"), f(20), f(4)}, {nullS, f(40), nullF}}},
+			[][]query.Value{{str("b"), f(20), i(4)}, {nullS, f(40), nullI}}},
 		// C.Q ge 3 passes c3..c6; parents with a passing child: p1 (c3), p2 (c4).
 		{"filter on the child", "", []string{"C.G"}, []string{"SUM_V", "N_P"}, []string{"C.Q ge 3"},
 			[][]query.Value{{str("a"), f(10), i(1)}, {str("b"), f(20), i(1)}}},
@@ -223,7 +223,7 @@ func TestWarmSharesScratch(t *testing.T) {
 		}
 		// Children without a parent (c5, c6) fall in the null group of P.V.
 		f, i := query.Float, query.Int
-		want := [][]query.Value{{f(10), f(6), i(1)}, {f(20), f(4), i(1)}, {query.Null(query.TypeFloat), f(11), i(0)}, {f(40), query.Null(query.TypeFloat), i(1)}}
+		want := [][]query.Value{{f(10), i(6), i(1)}, {f(20), i(4), i(1)}, {query.Null(query.TypeFloat), i(11), i(0)}, {f(40), query.Null(query.TypeInteger), i(1)}}
 		if d := cmp.Diff(want, res.Rows); d != "" {
 			t.Errorf("KM %s (-want +got):\n%s", id, d)
 		}

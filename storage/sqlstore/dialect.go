@@ -60,6 +60,11 @@ type dialect interface {
 	// out as the double nearest to their true sum (see the dialects').
 	sum(expr string) string
 	avg(expr string) string
+	// intSum is the exact sum of a BIGINT expression as a BIGINT, null where it does not
+	// fit in one (package km, "Numbers"), whatever its partial sums do; intAvg is the
+	// mean of such an expression as a double, also where the sum does not fit.
+	intSum(expr string) string
+	intAvg(expr string) string
 	// median is the median aggregate of a double expression: the middle value, or the
 	// mean of the middle two.
 	median(expr string) string
@@ -248,6 +253,23 @@ func (sqliteDialect) sum(expr string) string { return "sum(" + expr + ")" }
 
 // avg: SQLite's own, its sum compensated as sum's.
 func (sqliteDialect) avg(expr string) string { return "avg(" + expr + ")" }
+
+// intSum: SQLite's sum of integers is exact but fails the statement ("integer overflow")
+// as soon as a partial sum leaves int64. So the high 32 bits (x >> 32, an arithmetic
+// shift) and the low 32 bits (x & 0xFFFFFFFF, from 0 to 2^32-1) of the values are summed
+// apart, neither of which can overflow below 2^31 rows, and put together as
+// q*2^32 + r (q = hi + lo>>32, r = lo & 0xFFFFFFFF): the sum fits in int64 exactly when
+// q is within ±2^31. Where it does not, no branch computes it and the result is null.
+func (sqliteDialect) intSum(expr string) string {
+	hi := "sum((" + expr + ") >> 32)"
+	lo := "sum((" + expr + ") & 4294967295)"
+	q := "(" + hi + " + (" + lo + " >> 32))"
+	return "(CASE WHEN " + q + " BETWEEN -2147483648 AND 2147483647 THEN (" + q + " << 32) + (" + lo + " & 4294967295) END)"
+}
+
+// intAvg: SQLite's avg of integers adds them exactly while the sum fits in int64 and in
+// compensated doubles beyond, without failing.
+func (sqliteDialect) intAvg(expr string) string { return "avg(" + expr + ")" }
 
 func (sqliteDialect) median(expr string) string { return "kmkit_median(" + expr + ")" }
 
@@ -440,6 +462,20 @@ func (postgresDialect) sum(expr string) string {
 // avg: sum's total over the count of non-null values.
 func (d postgresDialect) avg(expr string) string {
 	return "(" + d.sum(expr) + " / count(" + expr + "))"
+}
+
+// intSum: PostgreSQL's sum of BIGINT is an exact numeric (added in 128 bits), cast back
+// where it fits.
+func (postgresDialect) intSum(expr string) string {
+	s := "sum(" + expr + ")"
+	return "(CASE WHEN " + s + " BETWEEN -9223372036854775808 AND 9223372036854775807 THEN CAST(" + s + " AS BIGINT) END)"
+}
+
+// intAvg: the exact sum over the count in numeric, with 20 decimals (avg's numeric
+// division keeps none for large quotients), so that the one rounding to a double is that
+// of the exact mean.
+func (postgresDialect) intAvg(expr string) string {
+	return "CAST(round(sum(" + expr + "), 20) / count(" + expr + ") AS DOUBLE PRECISION)"
 }
 
 // median is percentile_cont(0.5): the middle value, or the two middle values

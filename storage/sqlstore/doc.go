@@ -148,7 +148,17 @@
 //     compensates rounding, and on PostgreSQL, whose sum(float8) adds plainly in an order
 //     that changes with its parallel workers, a sum is that of the integral parts plus
 //     that of the fractional remainders (dialect.sum; BENCHMARKS.md, "PostgreSQL: sums of
-//     doubles"); median is percentile_cont(0.5) on
+//     doubles"); sums of an integer field are exact integers, null beyond int64 (package
+//     km, "Numbers"): PostgreSQL's sum of BIGINT is an exact numeric, cast back where it
+//     fits; SQLite's sum fails on a partial sum past int64, so its high and low 32 bits are
+//     summed apart (dialect.intSum); averages of integers are the exact sum over the count
+//     on PostgreSQL, SQLite's avg (its exact sum while it fits in int64, compensated
+//     doubles beyond: within 1e-9 relative of the exact mean);
+//     PostgreSQL refuses a double beyond its range (22003) where the other backends give
+//     ±Inf: after a refusal the statement runs again with the sums of doubles and the
+//     KPIs' arithmetic in numeric (wideSum, wideArith), ±Inf beyond the range and 0 below
+//     it, so that only a filter's arithmetic is refused (a 400); median is
+//     percentile_cont(0.5) on
 //     PostgreSQL and a Go aggregate on SQLite (the middle value, or the mean of the
 //     middle two); ratio is the average of 1/0;
 //   - search: the filter and the distinct values of the searched columns are computed by

@@ -42,7 +42,7 @@ func TestFloatOutOfRange(t *testing.T) {
 			if w.Code != c.status {
 				t.Fatalf("GET %s: %d %s, want %d", target, w.Code, w.Body, c.status)
 			}
-			if c.status == http.StatusBadRequest && !strings.Contains(w.Body.String(), `"detail":"the arithmetic of the filter or of a KPI gives a number beyond the range of a 64-bit float, which the database refuses"`) {
+			if c.status == http.StatusBadRequest && !strings.Contains(w.Body.String(), `"detail":"the filter's arithmetic gives a number beyond the range of a 64-bit float, which the database refuses"`) {
 				t.Errorf("GET %s: body %s", target, w.Body)
 			}
 		})

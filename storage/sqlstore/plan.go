@@ -803,11 +803,17 @@ func (t *planner) aggregate(a *km.Aggregate, v, flag string) (string, error) {
 	case query.AggMax:
 		return t.d.minMax(true, x, a.Field.Type), nil
 	case query.AggSum:
+		if a.Field.Type == query.TypeInteger {
+			return t.d.intSum(x), nil
+		}
 		if t.wide {
 			return wideSum(t.d.toFloat(x), false), nil
 		}
 		return t.d.sum(t.d.toFloat(x)), nil
 	case query.AggAvg:
+		if a.Field.Type == query.TypeInteger {
+			return t.d.intAvg(x), nil
+		}
 		if t.wide {
 			return wideSum(t.d.toFloat(x), true), nil
 		}
@@ -829,9 +835,32 @@ func wideSum(x string, avg bool) string {
 	if avg {
 		value = "avg(CAST(" + x + " AS numeric))"
 	}
-	return "CASE WHEN abs(" + total + ") > 1.7976931348623157e308 THEN sign(" + total + ") * CAST('Infinity' AS DOUBLE PRECISION)" +
+	return "CASE WHEN abs(" + total + ") > " + maxDouble + " THEN sign(" + total + ") * CAST('Infinity' AS DOUBLE PRECISION)" +
 		" ELSE CAST(" + value + " AS DOUBLE PRECISION) END"
 }
+
+// wideArith is PostgreSQL's l op r of doubles without its refusals (22003) of a finite
+// result beyond a double's range or too small for one: the operation is taken in numeric
+// first (the operands as numeric, ±Infinity and NaN included), and a result beyond the
+// range is ±Infinity, a nonzero one below half the least double ±0, as IEEE 754 rounds
+// them (the memory backend and SQLite); other results are l op r in doubles. The numeric
+// operands are the doubles to 15 digits (PostgreSQL's cast), so a result within 1e-15 of
+// either bound may fall on the other side. It serves the statement run again after a
+// refusal (KMStore.query), with wideSum.
+func wideArith(l string, op byte, r string) string {
+	n := "(CAST(" + l + " AS numeric) " + string(op) + " CAST(" + r + " AS numeric))"
+	sign := "CAST(sign(" + n + ") AS DOUBLE PRECISION)"
+	return "(CASE WHEN abs(" + n + ") > " + maxDouble + " THEN " + sign + " * CAST('Infinity' AS DOUBLE PRECISION)" +
+		" WHEN " + n + " <> 0 AND abs(" + n + ") < " + halfLeastDouble + " THEN " + sign + " * 0" +
+		" ELSE " + l + " " + string(op) + " " + r + " END)"
+}
+
+// maxDouble is the greatest finite double, halfLeastDouble half the least positive one
+// (2^-1075, to 17 digits): numeric literals that bound the results a double holds.
+const (
+	maxDouble       = "1.7976931348623157e308"
+	halfLeastDouble = "2.4703282292062327e-324"
+)
 
 // metric translates a KPI's metric over the aggregate columns x<j> of the groups.
 func (t *planner) metric(m km.Metric) (string, error) {
@@ -852,11 +881,15 @@ func (t *planner) metric(m km.Metric) (string, error) {
 		l, r = t.d.toFloat(l), t.d.toFloat(r)
 		switch m.Op {
 		case '+', '-', '*':
-			return "(" + l + " " + string(m.Op) + " " + r + ")", nil
 		case '/':
-			return "(" + l + " / NULLIF(" + r + ", 0))", nil
+			r = "NULLIF(" + r + ", 0)"
+		default:
+			return "", fmt.Errorf("%w: arithmetic operator %q", errInternal, m.Op)
 		}
-		return "", fmt.Errorf("%w: arithmetic operator %q", errInternal, m.Op)
+		if t.wide {
+			return wideArith(l, m.Op, r), nil
+		}
+		return "(" + l + " " + string(m.Op) + " " + r + ")", nil
 	}
 	return "", fmt.Errorf("%w: metric %T", errInternal, m)
 }

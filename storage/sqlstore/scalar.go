@@ -23,13 +23,13 @@ import (
 // (NULLIF), and so does an integer result beyond 64 bits.
 
 // outOfRange turns PostgreSQL's refusal of a float result beyond a double's range (a
-// filter's arithmetic such as NET mul 1e308, or a KPI's between its aggregates; a sum
-// beyond the range is computed again in numeric, see wideSum) into a 400: the request
-// asked for it.
+// filter's arithmetic such as NET mul 1e308) into a 400: the request asked for it. A
+// KPI's sums and its arithmetic between aggregates are not refused: after a refusal the
+// statement runs again with them in numeric (wideSum, wideArith), ±Inf beyond the range.
 func outOfRange(err error) error {
 	if isOutOfRange(err) {
 		return problem.New(400, query.CodeFilterNotSupported,
-			"the arithmetic of the filter or of a KPI gives a number beyond the range of a 64-bit float, which the database refuses")
+			"the filter's arithmetic gives a number beyond the range of a 64-bit float, which the database refuses")
 	}
 	return err
 }

@@ -1728,6 +1728,17 @@ func (ev *evaluation) aggregateValue(ag *aggregate, k string) query.Value {
 	}
 	switch ag.a.Func {
 	case query.AggSum, query.AggAvg:
+		if ag.a.Func == query.AggSum && ag.field.typ == query.TypeInteger {
+			// An integer sum is the exact sum, null where no int64 holds it.
+			s := new(big.Int)
+			for _, v := range vals {
+				s.Add(s, big.NewInt(v.Int))
+			}
+			if !s.IsInt64() {
+				return query.Null(query.TypeInteger)
+			}
+			return query.Int(s.Int64())
+		}
 		// Exactly, in rational arithmetic, rounded once at the end: the double nearest
 		// to the true sum (or mean) of the values.
 		s := new(big.Rat)
