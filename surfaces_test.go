@@ -41,8 +41,11 @@ type shopBackend struct {
 }
 
 // shopBackends are memory, SQLite and, with KMKIT_POSTGRES_DSN, PostgreSQL.
-func shopBackends() []shopBackend {
-	data := os.DirFS("km/testdata/shop")
+func shopBackends() []shopBackend { return backendsOf(os.DirFS("km/testdata/shop")) }
+
+// backendsOf are memory, SQLite and, with KMKIT_POSTGRES_DSN, PostgreSQL, each with data
+// imported.
+func backendsOf(data fs.FS) []shopBackend {
 	bs := []shopBackend{
 		{"memory", func(t testing.TB) km.Store {
 			s := memory.New().KM()

@@ -164,7 +164,10 @@
 // float field is the double nearest to the true sum (or mean) of the values, ±Inf beyond
 // a double's range. Arithmetic between aggregates and numbers is in doubles (IEEE 754):
 // a result beyond a double's range is ±Inf (null in the KM API, INF in OData) and one too
-// small for a double is 0, never an error; a division by zero is null.
+// small for a double is 0, never an error; a division by zero is null. A zero is shown
+// as 0 on every surface, whatever its sign: -0 equals 0 in every comparison, grouping and
+// distinct, SQLite stores -0.0 as 0, and among equal zeros a min picks whichever its
+// backend meets first, so the sign would only make backends read differently.
 //
 // Row key. A record-level request may ask for the record's row key (PlanRequest.RowKey;
 // the OData service does for records that declare no key, the KM API never): the field

@@ -227,9 +227,9 @@ func TestJSON(t *testing.T) {
 		v:    Numeric{Count: 4, Mean: 2.5, Std: 1.2909944487358056, Min: 1, P25: 1.75, P50: 2.5, P75: 3.25, Max: 4},
 		want: `{"count":4,"mean":2.5,"std":1.2909944487358056,"min":1,"25_percentile":1.75,"50_percentile":2.5,"75_percentile":3.25,"max":4}`,
 	}, {
-		name: "NaN and Inf as null, -0 as encoding/json writes it",
+		name: "NaN and Inf as null, -0 as 0 (which zero a backend keeps is not shown)",
 		v:    Numeric{Count: 1, Mean: Number(math.Inf(1)), Std: nanN, Min: 1e-7, P25: 1e21, P50: Number(math.Copysign(0, -1)), P75: 123456789, Max: Number(math.Inf(-1))},
-		want: `{"count":1,"mean":null,"std":null,"min":1e-7,"25_percentile":1e+21,"50_percentile":-0,"75_percentile":123456789,"max":null}`,
+		want: `{"count":1,"mean":null,"std":null,"min":1e-7,"25_percentile":1e+21,"50_percentile":0,"75_percentile":123456789,"max":null}`,
 	}, {
 		name: "categorical: freq as a string",
 		v:    Categorical{Count: 5, Unique: 3, Top: "x", Freq: 2},

@@ -53,7 +53,8 @@
 //     has top and freq null, as pandas has them NaN.
 //   - Between -0 and +0, which compare equal, a minimum, maximum or percentile may pick the
 //     other sign than numpy does (numpy's choice follows its SIMD reduction and partition
-//     order); the number is the same, and JSON shows it as -0 or 0.
+//     order); the number is the same, and JSON shows it as 0 either way, as pandas'
+//     to_json does, so that every backend's answer reads alike.
 //   - pandas' describe of a timestamp column also reports first and last; the API has no
 //     members for them, so they are not computed.
 //

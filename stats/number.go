@@ -26,13 +26,19 @@ func (n Number) Valid() bool {
 // or "null".
 func (n Number) String() string { return string(n.appendJSON(nil)) }
 
-// MarshalJSON encodes n as encoding/json encodes a float64, or as null when n is not Valid.
+// MarshalJSON encodes n as encoding/json encodes a float64 (but -0 as 0), or as null when
+// n is not Valid.
 func (n Number) MarshalJSON() ([]byte, error) { return n.appendJSON(nil), nil }
 
-// appendJSON appends n in JSON, formatted as encoding/json formats a float64.
+// appendJSON appends n in JSON, formatted as encoding/json formats a float64, except
+// that -0 is written 0 (see the package doc: which zero a statistic keeps is no part of
+// its value).
 func (n Number) appendJSON(b []byte) []byte {
 	if !n.Valid() {
 		return append(b, "null"...)
+	}
+	if n == 0 {
+		return append(b, '0')
 	}
 	f, format := float64(n), byte('f')
 	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {

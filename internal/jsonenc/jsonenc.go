@@ -105,13 +105,19 @@ func appendString[T string | []byte](b []byte, s T, class *[256]uint8) []byte {
 
 // AppendFloat appends f as encoding/json formats a float64: the shortest representation
 // that reads back as f, in exponent form (1e-7, 1e+21) below 1e-6 and from 1e21 on. NaN
-// and the infinities are written as null.
+// and the infinities are written as null, and -0 as 0: the sign of a zero is not part of
+// a value kmkit shows, since the backends do not keep it alike (SQLite stores -0.0 as 0;
+// among zeros of both signs a min or a group may show either), and pandas' to_json writes
+// 0 for it too.
 func AppendFloat(b []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(b, "null"...)
 	}
+	if f == 0 {
+		return append(b, '0')
+	}
 	abs := math.Abs(f)
-	if abs < maxCents && (abs >= 0.01 || f == 0 && !math.Signbit(f)) {
+	if abs < maxCents && abs >= 0.01 {
 		if b, ok := appendCents(b, f); ok {
 			return b
 		}
