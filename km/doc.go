@@ -162,7 +162,9 @@
 // float null too). The avg of an integer field is the double nearest to the exact mean
 // (within 1e-9 relative on SQLite), also where the sum does not fit. A sum or avg of a
 // float field is the double nearest to the true sum (or mean) of the values, ±Inf beyond
-// a double's range. Arithmetic between aggregates and numbers is in doubles (IEEE 754):
+// a double's range. A median is the middle value, or the double nearest to the mean of
+// the middle two, finite also where their sum in doubles overflows (pandas' median is
+// inf there). Arithmetic between aggregates and numbers is in doubles (IEEE 754):
 // a result beyond a double's range is ±Inf (null in the KM API, INF in OData) and one too
 // small for a double is 0, never an error; a division by zero is null. A zero is shown
 // as 0 on every surface, whatever its sign: -0 equals 0 in every comparison, grouping and

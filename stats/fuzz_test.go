@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/big"
 	"slices"
 	"strings"
 	"testing"
@@ -171,4 +172,27 @@ func intBytes(values ...int64) []byte {
 		b = append(b, 0)
 	}
 	return b
+}
+
+// FuzzMidpoint holds Midpoint to the exact mean of two finite doubles (math/big) rounded
+// once, and to numpy's (a+b)/2 wherever that does not overflow.
+func FuzzMidpoint(f *testing.F) {
+	for _, p := range [][2]float64{{1, 2}, {1.5e308, 1.7e308}, {-1.5e308, 1.5e308}, {-math.MaxFloat64, -math.MaxFloat64},
+		{5e-324, 1e-323}, {0.1, 0.2}, {-0.0, 0}, {1 << 62, 3}, {0.75, 1e300}, {2.2250738585072014e-308, 4.9e-324}} {
+		f.Add(p[0], p[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b float64) {
+		if math.IsNaN(a) || math.IsNaN(b) || math.IsInf(a, 0) || math.IsInf(b, 0) {
+			return
+		}
+		sum := new(big.Rat).Add(new(big.Rat).SetFloat64(a), new(big.Rat).SetFloat64(b))
+		want, _ := sum.Quo(sum, big.NewRat(2, 1)).Float64()
+		got := Midpoint(a, b)
+		if got != want {
+			t.Fatalf("Midpoint(%v, %v) = %v, the exact mean rounded is %v", a, b, got, want)
+		}
+		if numpy := (a + b) / 2; !math.IsInf(numpy, 0) && numpy != got {
+			t.Fatalf("Midpoint(%v, %v) = %v, numpy's (a+b)/2 %v", a, b, got, numpy)
+		}
+	})
 }

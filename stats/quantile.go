@@ -69,6 +69,19 @@ func LerpFloat(a, b, t float64) float64 {
 	return a + float64(d*t)
 }
 
+// Midpoint returns the double nearest to (a+b)/2, the median of two middle values: what
+// numpy's median computes as (a+b)/2 wherever that is finite, and finite also where a+b
+// overflows (two values beyond half of the largest double), since the mean of two doubles
+// never leaves their range. Halving a double of magnitude 1 or more is exact, so a/2+b/2
+// rounds once, as (a+b)/2 does when it does not overflow; below 1, a+b cannot overflow
+// and halving a tiny double might round.
+func Midpoint(a, b float64) float64 {
+	if math.Abs(a) < 1 && math.Abs(b) < 1 {
+		return (a + b) / 2
+	}
+	return a/2 + b/2
+}
+
 // LerpInt is numpy's _lerp for int64 neighbours: the difference b-a is taken in integers
 // and only then converted, as numpy subtracts the int64 arrays before multiplying by t. Where
 // that difference would overflow int64 (numpy wraps around), it is taken in float64.

@@ -67,8 +67,8 @@
 //     is then 0, sum null). Groups come in order of first appearance (after the search
 //     order), and a sort on them is stable. count, countdistinct and the sum of an
 //     integer field give integers, min and max the field's type, everything else floats;
-//     median of an even count is the mean of the middle two. ratio over a group of no
-//     rows is null. sum and avg of a float field add with Neumaier's compensation (see
+//     median of an even count is the mean of the middle two (stats.Midpoint). ratio over
+//     a group of no rows is null. sum and avg of a float field add with Neumaier's compensation (see
 //     compensated): sums of decimal amounts are the double nearest to their true sum (but
 //     where huge values cancel). Integers add exactly (package km's doc, "Numbers"): in
 //     int64, taken again counting the wraps past ±2^63 only where an addition overflowed;

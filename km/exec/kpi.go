@@ -8,6 +8,7 @@ import (
 
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/query/column"
+	"github.com/kmkit/kmkit/stats"
 )
 
 // groups is the grouping of a selection: gid[i] is the group of frame row sel[i]. A nil
@@ -530,7 +531,7 @@ func median(vs []float64) query.Value {
 	if len(vs)%2 == 1 {
 		return query.Float(vs[m])
 	}
-	return query.Float((vs[m-1] + vs[m]) / 2)
+	return query.Float(stats.Midpoint(vs[m-1], vs[m]))
 }
 
 func ints(n []int64) []query.Value {

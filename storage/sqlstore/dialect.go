@@ -478,10 +478,18 @@ func (postgresDialect) intAvg(expr string) string {
 	return "CAST(round(sum(" + expr + "), 20) / count(" + expr + ") AS DOUBLE PRECISION)"
 }
 
-// median is percentile_cont(0.5): the middle value, or the two middle values
-// interpolated half way (their mean, within rounding).
+// median is the middle value, or the mean of the middle two as stats.Midpoint computes
+// it (the other backends' median): percentile_disc(0.5) is the lower middle value (the
+// ceil(n/2)-th) and percentile_disc(0.5 + 2^-40) the upper one (the ceil(n/2 + n/2^40)-th:
+// the same for an odd n, the next for an even one, in groups of up to 2^39 rows); the
+// two share one sort. percentile_cont(0.5), lo + (hi-lo)/2, overflows where hi-lo does
+// (-1.5e308 and 1.5e308 gave Infinity, not 0) and rounds otherwise than the other
+// backends.
 func (postgresDialect) median(expr string) string {
-	return "percentile_cont(0.5) WITHIN GROUP (ORDER BY " + expr + ")"
+	lo := "percentile_disc(0.5) WITHIN GROUP (ORDER BY " + expr + ")"
+	hi := "percentile_disc(0.5000000000009094947017729282379150390625) WITHIN GROUP (ORDER BY " + expr + ")" // 0.5 + 2^-40
+	return "CASE WHEN abs(" + lo + ") < 1 AND abs(" + hi + ") < 1 THEN (" + lo + " + " + hi + ") / 2 ELSE " +
+		lo + " / 2 + " + hi + " / 2 END"
 }
 
 // minMax: PostgreSQL has no min or max of booleans; bool_and and bool_or are they.

@@ -6,16 +6,19 @@ import (
 	"slices"
 
 	"modernc.org/sqlite"
+
+	"github.com/kmkit/kmkit/stats"
 )
 
 // kmkit_median is the median aggregate for SQLite, which has none built in: the middle
-// value, or the mean of the middle two, nulls skipped; null over no value.
+// value, or the mean of the middle two (stats.Midpoint: finite also where their sum
+// overflows), nulls skipped; null over no value.
 //
 // It is the one place where the SQLite backend holds values in the server: a median needs
 // all the values of its group, so it keeps each group's non-null values (8 bytes each) until
 // the group ends and sorts them in place. SQLite aggregates one group at a time, so the
 // memory is that of the largest group: for a KPI without dimensions, every filtered row.
-// PostgreSQL computes medians itself (percentile_cont). The summary does not use it (see
+// PostgreSQL computes medians itself (dialect.median). The summary does not use it (see
 // Summarize).
 func init() {
 	sqlite.MustRegisterFunction("kmkit_median", &sqlite.FunctionImpl{
@@ -55,7 +58,7 @@ func (m *medianAgg) WindowValue(*sqlite.FunctionContext) (driver.Value, error) {
 	if n%2 == 1 {
 		return vs[n/2], nil
 	}
-	return (vs[n/2-1] + vs[n/2]) / 2, nil
+	return stats.Midpoint(vs[n/2-1], vs[n/2]), nil
 }
 
 func (m *medianAgg) Final(*sqlite.FunctionContext) {}

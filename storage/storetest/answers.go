@@ -129,6 +129,7 @@ func runAnswers(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) 
 	t.Run("ExactSums", func(t *testing.T) { runExactSums(t, svc, ref, fsys) })
 	t.Run("FilterTwoStepsAway", func(t *testing.T) { runTwoStepsAway(t, newStore) })
 	t.Run("Numbers", func(t *testing.T) { runNumbers(t, newStore) })
+	t.Run("Medians", func(t *testing.T) { runMedians(t, newStore) })
 }
 
 // runTwoStepsAway: issue 29's item 3 request, a filter on a boolean of a record two

@@ -29,6 +29,13 @@ records:
       - {id: N, name: N, type: integer}
       - {id: X, name: X, type: float}
       - {id: Y, name: Y, type: float}
+  - id: M
+    name: M
+    source: num_m
+    fields:
+      - {id: G, name: G, type: string}
+      - {id: X, name: X, type: float}
+      - {id: N, name: N, type: integer}
 kpis:
   - {id: S, name: Sum of N, expr: sum(R.N)}
   - {id: A, name: Mean of N, expr: avg(R.N)}
@@ -37,6 +44,8 @@ kpis:
   - {id: P, name: Product of sums, expr: sum(R.X) * sum(R.Y)}
   - {id: Q, name: Sum over least, expr: sum(R.X) / min(R.Y)}
   - {id: U, name: Square of least, expr: min(R.Y) * min(R.Y)}
+  - {id: MX, name: Median of X, expr: median(M.X)}
+  - {id: MN, name: Median of N, expr: median(M.N)}
 `
 
 // numbersRows are the rows of numbersKM's record, G, N, X and Y ("" is null): in "a53"
@@ -59,6 +68,23 @@ var numbersRows = [][4]string{
 	{"small", "", "0.25", "5"},
 }
 
+// mediansRows are the rows of numbersKM's record M, G, X and N ("" is null): in "big"
+// the two middle values of X add up beyond a double's range, in "spread" their difference
+// does, in "tiny" their mean lies between two subnormals; the Ns near 2^63 are the same
+// double; "odd" has a middle value; "none" only nulls.
+var mediansRows = [][3]string{
+	{"big", "1.5e308", "9223372036854775807"},
+	{"big", "1.7e308", "9223372036854775805"},
+	{"spread", "-1.5e308", "-9223372036854775808"},
+	{"spread", "1.5e308", "9223372036854775807"},
+	{"tiny", "5e-324", "1"},
+	{"tiny", "1e-323", "2"},
+	{"odd", "3", "5"},
+	{"odd", "1", ""},
+	{"odd", "2", "-4"},
+	{"none", "", ""},
+}
+
 // NumbersData returns the data directory of runNumbers's KM (numbers).
 func NumbersData() fstest.MapFS {
 	var b strings.Builder
@@ -66,10 +92,77 @@ func NumbersData() fstest.MapFS {
 	for _, r := range numbersRows {
 		b.WriteString(strings.Join(r[:], ",") + "\n")
 	}
+	var m strings.Builder
+	m.WriteString("G,X,N\n")
+	for _, r := range mediansRows {
+		m.WriteString(strings.Join(r[:], ",") + "\n")
+	}
 	return fstest.MapFS{
 		"models/numbers.yaml": {Data: []byte(numbersKM)},
 		"data/num_r.csv":      {Data: []byte(b.String())},
+		"data/num_m.csv":      {Data: []byte(m.String())},
 	}
+}
+
+// medianExpected is the median of column col (1: X, 2: N) of mediansRows in group g, from
+// the CSV text in exact arithmetic (math/big): the middle double, or the exact mean of
+// the middle two rounded once to a double; nil without values.
+func medianExpected(t *testing.T, g string, col int) any {
+	var vs []float64
+	for _, r := range mediansRows {
+		if r[0] != g || r[col] == "" {
+			continue
+		}
+		f, err := strconv.ParseFloat(r[col], 64) // an integer's median is of its doubles
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, f)
+	}
+	if len(vs) == 0 {
+		return nil
+	}
+	slices.Sort(vs)
+	if len(vs)%2 == 1 {
+		return vs[len(vs)/2]
+	}
+	sum := new(big.Rat).Add(new(big.Rat).SetFloat64(vs[len(vs)/2-1]), new(big.Rat).SetFloat64(vs[len(vs)/2]))
+	f, _ := sum.Quo(sum, big.NewRat(2, 1)).Float64()
+	return f
+}
+
+// runMedians checks the median KPIs of numbersKM on record M against exact arithmetic
+// (medianExpected) and the reference evaluator: the mean of the two middle values is the
+// double nearest to it, finite where their sum or their difference leaves a double's
+// range. Before, memory and SQLite answered +Inf for 1.5e308 and 1.7e308 (their sum
+// overflowed) and PostgreSQL +Inf for -1.5e308 and 1.5e308 (percentile_cont's
+// difference did).
+func runMedians(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
+	fsys := NumbersData()
+	ref, err := LoadReference(fsys, "numbers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := newService(newStore(t, fsys))
+	r := km.Request{Fields: []string{"M.G"}, KPIs: []string{"MX", "MN"}}
+	res, err := askRequest(svc, "numbers", r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := []string{"big", "spread", "tiny", "odd", "none"}
+	got := cells(res.Rows)
+	if len(got) != len(groups) {
+		t.Fatalf("%d groups %v, want %d", len(got), got, len(groups))
+	}
+	for i, g := range groups {
+		want := []any{g, medianExpected(t, g, 1), medianExpected(t, g, 2)}
+		for j, w := range want {
+			if got[i][j] != w { // exact: every backend rounds the exact mean once
+				t.Errorf("group %s: %s = %#v, want %#v", g, res.Columns[j].Name, got[i][j], w)
+			}
+		}
+	}
+	checkService(t, svc, ref, "numbers", RefRequest{Fields: r.Fields, KPIs: r.KPIs})
 }
 
 // numbersExpected computes the KPIs of numbersKM for the rows of group g ("": every row)

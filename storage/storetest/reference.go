@@ -1775,7 +1775,11 @@ func (ev *evaluation) aggregateValue(ag *aggregate, k string) query.Value {
 		if n%2 == 1 {
 			return query.Float(fs[n/2])
 		}
-		return query.Float((fs[n/2-1] + fs[n/2]) / 2)
+		// The mean of the middle two, exactly, then rounded once: finite where their
+		// sum in doubles overflows.
+		mid := new(big.Rat).Add(new(big.Rat).SetFloat64(fs[n/2-1]), new(big.Rat).SetFloat64(fs[n/2]))
+		f, _ := mid.Quo(mid, big.NewRat(2, 1)).Float64()
+		return query.Float(f)
 	}
 	panic(errors.New("reference: unknown aggregate"))
 }
