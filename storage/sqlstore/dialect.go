@@ -479,15 +479,16 @@ func (postgresDialect) intAvg(expr string) string {
 }
 
 // median is the middle value, or the mean of the middle two as stats.Midpoint computes
-// it (the other backends' median): percentile_disc(0.5) is the lower middle value (the
-// ceil(n/2)-th) and percentile_disc(0.5 + 2^-40) the upper one (the ceil(n/2 + n/2^40)-th:
-// the same for an odd n, the next for an even one, in groups of up to 2^39 rows); the
-// two share one sort. percentile_cont(0.5), lo + (hi-lo)/2, overflows where hi-lo does
-// (-1.5e308 and 1.5e308 gave Infinity, not 0) and rounds otherwise than the other
-// backends.
+// it (the other backends' median). One percentile_disc over the fractions 0.5 and
+// 0.5 + 2^-40 takes the ceil(n/2)-th and the ceil(n/2 + n/2^40)-th values in one sort:
+// the middle value twice for an odd n, the two middle values for an even one (in groups
+// of up to 2^39 rows); PostgreSQL computes the repeated call once. percentile_cont(0.5),
+// lo + (hi-lo)/2, overflowed where hi-lo does (-1.5e308 and 1.5e308 gave Infinity, not
+// 0) and rounded otherwise than the other backends, at the same cost
+// (bench/pgmedian/median.sql).
 func (postgresDialect) median(expr string) string {
-	lo := "percentile_disc(0.5) WITHIN GROUP (ORDER BY " + expr + ")"
-	hi := "percentile_disc(0.5000000000009094947017729282379150390625) WITHIN GROUP (ORDER BY " + expr + ")" // 0.5 + 2^-40
+	mid := "percentile_disc(ARRAY[0.5, 0.5000000000009094947017729282379150390625]) WITHIN GROUP (ORDER BY " + expr + ")" // 0.5 + 2^-40
+	lo, hi := "("+mid+")[1]", "("+mid+")[2]"
 	return "CASE WHEN abs(" + lo + ") < 1 AND abs(" + hi + ") < 1 THEN (" + lo + " + " + hi + ") / 2 ELSE " +
 		lo + " / 2 + " + hi + " / 2 END"
 }
