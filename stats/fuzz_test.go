@@ -178,7 +178,7 @@ func intBytes(values ...int64) []byte {
 // once, and to numpy's (a+b)/2 wherever that does not overflow.
 func FuzzMidpoint(f *testing.F) {
 	for _, p := range [][2]float64{{1, 2}, {1.5e308, 1.7e308}, {-1.5e308, 1.5e308}, {-math.MaxFloat64, -math.MaxFloat64},
-		{5e-324, 1e-323}, {0.1, 0.2}, {-0.0, 0}, {1 << 62, 3}, {0.75, 1e300}, {2.2250738585072014e-308, 4.9e-324}} {
+		{5e-324, 1e-323}, {0.1, 0.2}, {math.Copysign(0, -1), 0}, {1 << 62, 3}, {0.75, 1e300}, {2.2250738585072014e-308, 4.9e-324}} {
 		f.Add(p[0], p[1])
 	}
 	f.Fuzz(func(t *testing.T, a, b float64) {
