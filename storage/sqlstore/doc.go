@@ -157,7 +157,7 @@
 //     PostgreSQL refuses a double beyond its range (22003) where the other backends give
 //     ±Inf: after a refusal the statement runs again with the sums of doubles and the
 //     KPIs' arithmetic in numeric (wideSum, wideArith), ±Inf beyond the range and 0 below
-//     it, so that only a filter's arithmetic is refused (a 400); median is the middle
+//     it, so that only the arithmetic of a filter or a sort is refused (a 400); median is the middle
 //     value, or the mean of the middle two as stats.Midpoint computes it (finite where
 //     their sum overflows): from two percentile_disc on PostgreSQL (dialect.median), a Go
 //     aggregate on SQLite; ratio is the average of 1/0;

@@ -36,14 +36,17 @@ func TestFloatOutOfRange(t *testing.T) {
 				t.Fatal(err)
 			}
 			h := odata.NewHandler(s)
-			target := odata.BasePath + "/o2c.svc/ORDERS_entries?$filter=" + url.QueryEscape("NET_VALUE mul 1e308 mul 10 gt 0")
-			w := httptest.NewRecorder()
-			h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, target, nil))
-			if w.Code != c.status {
-				t.Fatalf("GET %s: %d %s, want %d", target, w.Code, w.Body, c.status)
-			}
-			if c.status == http.StatusBadRequest && !strings.Contains(w.Body.String(), `"detail":"the filter's arithmetic gives a number beyond the range of a 64-bit float, which the database refuses"`) {
-				t.Errorf("GET %s: body %s", target, w.Body)
+			// In $filter, and in $orderby, whose refusal named the filter before.
+			for _, q := range []string{"$filter=" + url.QueryEscape("NET_VALUE mul 1e308 mul 10 gt 0"), "$orderby=" + url.QueryEscape("NET_VALUE mul 1e308 mul 10 desc")} {
+				target := odata.BasePath + "/o2c.svc/ORDERS_entries?" + q
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, target, nil))
+				if w.Code != c.status {
+					t.Fatalf("GET %s: %d %s, want %d", target, w.Code, w.Body, c.status)
+				}
+				if c.status == http.StatusBadRequest && !strings.Contains(w.Body.String(), `"detail":"the arithmetic of the filter or the sort gives a number beyond the range of a 64-bit float, which the database refuses"`) {
+					t.Errorf("GET %s: body %s", target, w.Body)
+				}
 			}
 		})
 	}

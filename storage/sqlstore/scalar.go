@@ -22,14 +22,15 @@ import (
 // parts in UTC from the stored day and microsecond numbers, null for a division by zero
 // (NULLIF), and so does an integer result beyond 64 bits.
 
-// outOfRange turns PostgreSQL's refusal of a float result beyond a double's range (a
-// filter's arithmetic such as NET mul 1e308) into a 400: the request asked for it. A
+// outOfRange turns PostgreSQL's refusal of a float result beyond a double's range (the
+// arithmetic of a filter or a sort, such as NET mul 1e308) into a 400: the request asked
+// for it. A
 // KPI's sums and its arithmetic between aggregates are not refused: after a refusal the
 // statement runs again with them in numeric (wideSum, wideArith), ±Inf beyond the range.
 func outOfRange(err error) error {
 	if isOutOfRange(err) {
 		return problem.New(400, query.CodeFilterNotSupported,
-			"the filter's arithmetic gives a number beyond the range of a 64-bit float, which the database refuses")
+			"the arithmetic of the filter or the sort gives a number beyond the range of a 64-bit float, which the database refuses")
 	}
 	return err
 }
