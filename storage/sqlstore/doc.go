@@ -157,10 +157,11 @@
 //     PostgreSQL refuses a double beyond its range (22003) where the other backends give
 //     ±Inf: after a refusal the statement runs again with the sums of doubles and the
 //     KPIs' arithmetic in numeric (wideSum, wideArith), ±Inf beyond the range and 0 below
-//     it, so that only the arithmetic of a filter or a sort is refused (a 400); median is the middle
-//     value, or the mean of the middle two as stats.Midpoint computes it (finite where
-//     their sum overflows): from two percentile_disc on PostgreSQL (dialect.median), a Go
-//     aggregate on SQLite; ratio is the average of 1/0;
+//     it, so that only the arithmetic of a filter or a sort is refused (a 400); median
+//     is the middle value, or the mean of the middle two as stats.Midpoint computes it
+//     (finite where their sum overflows): the two middle values from one percentile_disc
+//     on PostgreSQL (dialect.median), a Go aggregate on SQLite; ratio is the average of
+//     1/0;
 //   - search: the filter and the distinct values of the searched columns are computed by
 //     the database; each distinct value is scored once by query/fuzzy, the memory
 //     backend's scorer, and the values are sent back as one array parameter per score, so
