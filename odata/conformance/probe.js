@@ -21,8 +21,11 @@
 //                                 query an entity set with @odata/client's EntitySet.query
 //                                 and a $filter the service refuses: {"message"} of the
 //                                 error it throws (it reads the OData error.message)
-//   probe.js odatajs-pages URL    read an entity set with Apache Olingo odatajs, following
-//                                 @odata.nextLink to the end: {"pages", "rows"}
+//   probe.js odatajs-pages URL [ACCEPT]
+//                                 read an entity set with Apache Olingo odatajs, following
+//                                 @odata.nextLink to the end, sending Accept: ACCEPT
+//                                 (default application/json): {"pages", "rows", "count"},
+//                                 count the first page's @odata.count as odatajs read it
 //   probe.js client-key ROOT SET NAME KEY...
 //                                 retrieve entities by integer key with @odata/client's
 //                                 EntitySet.retrieve, as SET(KEY) and as SET(NAME=KEY), and
@@ -151,21 +154,26 @@ async function main(argv) {
     case "odatajs-pages": {
       const odatajs = require("odatajs/index.js");
       let url = args[0];
+      const accept = args[1] || "application/json";
       const rows = [];
       let pages = 0;
+      let count;
       while (url) {
         const data = await new Promise((resolve, reject) =>
           odatajs.oData.read(
-            { requestUri: url, headers: { Accept: "application/json" } },
+            { requestUri: url, headers: { Accept: accept } },
             (d) => resolve(d),
             (e) => reject(new Error(`${e.message}: ${e.response && e.response.body}`))
           )
         );
+        if (pages === 0) {
+          count = data["@odata.count"];
+        }
         pages++;
         rows.push(...data.value);
         url = data["@odata.nextLink"];
       }
-      return { pages, rows };
+      return { pages, rows, count };
     }
     case "cds": {
       const [dir, root, key, n] = args;
