@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -83,7 +84,7 @@ func TestZeroShownAlike(t *testing.T) {
 			}
 			for _, target := range get {
 				h := s.kmAPI
-				if target[:len(odata.BasePath)] == odata.BasePath {
+				if strings.HasPrefix(target, odata.BasePath) {
 					h = s.od
 				}
 				w := httptest.NewRecorder()
