@@ -161,8 +161,10 @@
 // beyond that range is null, as no 64-bit integer holds it (the KM API writes an infinite
 // float null too). The avg of an integer field is the double nearest to the exact mean
 // (within 1e-9 relative on SQLite), also where the sum does not fit. A sum or avg of a
-// float field is the double nearest to the true sum (or mean) of the values, ±Inf beyond
-// a double's range. A median is the middle value, or the double nearest to the mean of
+// float field is the double nearest to the true sum (or mean) of the values, ±Inf where
+// the sum goes beyond a double's range; on memory and SQLite also where only a partial
+// sum does (1.5e308 + 1.5e308 - 1.5e308 is +Inf there, 1.5e308 on PostgreSQL), and the
+// avg of doubles whose sum leaves the range is ±Inf on every backend. A median is the middle value, or the double nearest to the mean of
 // the middle two, finite also where their sum in doubles overflows (pandas' median is
 // inf there). Arithmetic between aggregates and numbers is in doubles (IEEE 754):
 // a result beyond a double's range is ±Inf (null in the KM API, INF in OData) and one too
