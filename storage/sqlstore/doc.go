@@ -30,7 +30,9 @@
 // On a PostgreSQL with the citus extension (DB.HasCitus), an import places the table of a
 // record that declares a distribution (km.Record.Distribution, km.Record.Reference) as a
 // distributed table co-located with the schema's others of its key type, or as a
-// reference table (see LoadDistributedTable); the other tables stay on the coordinator.
+// reference table (see LoadDistributedTable); the other tables stay on the coordinator,
+// and so do the views of the sources' names (Citus propagates no view command after the
+// parallel COPY into the shards in a load's transaction; the coordinator plans every read).
 // KM statements are then written in the shapes Citus plans: no sub-query correlated from
 // a reference table into a distributed one, none in a join condition. Single-node
 // PostgreSQL and SQLite keep their shapes.

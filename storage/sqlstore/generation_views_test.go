@@ -24,6 +24,12 @@ func TestGenerationHostViews(t *testing.T) {
 	}
 }
 
+// TestCitusGenerationHostViews is TestGenerationHostViews on Citus with the table
+// hash-distributed: a view is replaced after the load's COPY into the shards.
+func TestCitusGenerationHostViews(t *testing.T) {
+	testGenerationHostViews(t, schemaDSN(t, CitusEnv, citusSkip), true, sqlstore.Distribution{Column: "A"})
+}
+
 func testGenerationHostViews(t *testing.T, dsn string, pg bool, dist sqlstore.Distribution) {
 	db := open(t, dsn)
 	a := []sqlstore.ColumnDef{{Name: "A", Type: query.TypeInteger, NotNull: true}}

@@ -53,6 +53,7 @@ type tableLoad struct {
 	table   string // the generation table (generationTable)
 	digest  string
 	ordered string // the row-ordered columns, a JSON array or ""
+	citus   bool   // the database has the citus extension
 }
 
 // loadTx is a load's transaction: database/sql's (SQLite) or pgx's (PostgreSQL).
@@ -187,6 +188,14 @@ func (l *tableLoad) replaceView(ctx context.Context, tx loadTx, d dialect, curre
 	if currentTable == "" {
 		if err := tx.exec(ctx, "DROP TABLE IF EXISTS "+view); err != nil {
 			return dependedOn("table", l.source, err)
+		}
+	}
+	if l.citus {
+		// The view stays on the coordinator, which plans every read: Citus refuses to
+		// propagate a view command to the workers after the load's parallel COPY into
+		// the shards of a distributed table.
+		if err := tx.exec(ctx, "SET LOCAL citus.enable_ddl_propagation = off"); err != nil {
+			return err
 		}
 	}
 	if currentTable == "" {

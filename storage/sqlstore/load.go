@@ -192,13 +192,14 @@ func (db *DB) LoadDistributedTable(ctx context.Context, table string, cols []Col
 	pg := db.d.name() == "postgres"
 	rowDef := quoteIdent(RowColumn) + " " + db.d.types("BIGINT") + " PRIMARY KEY"
 	var after []string
-	citus := false
-	if pg && dist != (Distribution{}) {
+	hasCitus := false
+	if pg {
 		var err error
-		if citus, err = db.HasCitus(ctx); err != nil {
+		if hasCitus, err = db.HasCitus(ctx); err != nil {
 			return err
 		}
 	}
+	citus := hasCitus && dist != (Distribution{}) // the table is placed
 	if pg {
 		rowDef = quoteIdent(RowColumn) + " BIGINT NOT NULL"
 		if citus && dist.Column != "" {
@@ -229,11 +230,6 @@ func (db *DB) LoadDistributedTable(ctx context.Context, table string, cols []Col
 	// COPY FREEZE writes the rows frozen into a table created in the same transaction;
 	// Citus's COPY into shards takes no FREEZE.
 	copyOpts := "FORMAT binary, FREEZE"
-	if citus {
-		// The coordinator holds a placement of every reference table: executed locally,
-		// its creation would forbid the COPY that follows in the transaction.
-		ddl = append(ddl, "SET LOCAL citus.enable_local_execution = off")
-	}
 	switch {
 	case citus && dist.Column != "":
 		typ := ""
@@ -269,7 +265,7 @@ func (db *DB) LoadDistributedTable(ctx context.Context, table string, cols []Col
 	}
 	// The row-ordered columns are written with the digest, in the transaction that
 	// creates the table, so that no reader sees a table with another's.
-	l := &tableLoad{source: table, table: gen, digest: digest, ordered: orderedJSON}
+	l := &tableLoad{source: table, table: gen, digest: digest, ordered: orderedJSON, citus: hasCitus}
 	defer db.loads.Add(1)
 	var err error
 	if pg {
@@ -546,6 +542,14 @@ func (db *DB) copyTable(ctx context.Context, l *tableLoad, names []string, types
 			return err
 		}
 		defer tx.Rollback(ctx)
+		if l.citus {
+			// The coordinator holds a placement of every reference table: executed
+			// locally, a drop (of a table loaded before generations, by the claim) or a
+			// creation would forbid the COPY that follows in the transaction.
+			if _, err := tx.Exec(ctx, "SET LOCAL citus.enable_local_execution = off"); err != nil {
+				return err
+			}
+		}
 		ltx := pgxLoadTx{tx}
 		load, current, err := l.claim(ctx, ltx, db.d)
 		if err != nil {
