@@ -123,14 +123,16 @@
 //     RowColumn (PostgreSQL's Incremental Sort, SQLite's temporary B-tree for the right
 //     part of the ORDER BY), and an index (c DESC, RowColumn) the descending one in order.
 //     A column of the listed record declared NOT NULL (as Import declares every column
-//     without nulls; the catalog is read once per 30 s and after every load) is sorted
+//     without nulls; the catalog is read once per 30 s and after every load; a view's
+//     columns, the view of a source's name included, are nullable) is sorted
 //     ORDER BY c ASC|DESC, so that either index serves either direction; otherwise
 //     PostgreSQL gets c ASC|DESC NULLS LAST (the descending one served by an index
 //     c DESC NULLS LAST only) and SQLite, whose indexes hold nulls first, c DESC (its
 //     descending order has nulls last) or c ASC NULLS LAST, which no index serves. A
 //     column whose values the import found strictly ascending in row order (a key
-//     exported in order; ColumnDef.RowOrdered, recorded with its load) is sorted as
-//     RowColumn in a page of rows, and ends the ORDER BY: `-ITEM_VALUE, ITEM_ID` reads
+//     exported in order; ColumnDef.RowOrdered, recorded with its load, known of its
+//     generation table only, never of the view another process's load may change) is
+//     sorted as RowColumn in a page of rows, and ends the ORDER BY: `-ITEM_VALUE, ITEM_ID` reads
 //     an index (ITEM_VALUE DESC, RowColumn) in order instead of sorting each run of equal
 //     values by ITEM_ID. Pages are LIMIT and OFFSET written as integer literals, so that the
 //     planner costs the page and PostgreSQL keeps the statement's plan (a generic plan:

@@ -4,7 +4,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
+	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/storage/sqlstore"
 )
@@ -153,6 +155,66 @@ func TestGenerationSourceNamedLikeGeneration(t *testing.T) {
 			}
 			if err := db.SQL().QueryRowContext(t.Context(), `SELECT "A" FROM "`+kept+`"`).Scan(&v); err != nil || v != 1 {
 				t.Errorf("the kept generation reads %d, %v; want its own 1", v, err)
+			}
+		})
+	}
+}
+
+// TestGenerationViewOfAnotherProcess: a KM registered with PutModel over a source's name
+// reads the source's view live, and sorts it right whatever another process (another
+// DB on the same database) loaded into it since: V held no null and ascended in row
+// order in the first load (declared NOT NULL, recorded row-ordered), and in the second
+// holds a null and descends; the store must not sort the second by the first's facts.
+func TestGenerationViewOfAnotherProcess(t *testing.T) {
+	for _, b := range databases {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			db := open(t, dsn)
+			load := func(db *sqlstore.DB, digest string, notNull bool, rows ...[]any) {
+				t.Helper()
+				cols := []sqlstore.ColumnDef{{Name: "ID", Type: query.TypeString, NotNull: true},
+					{Name: "V", Type: query.TypeInteger, NotNull: notNull, RowOrdered: notNull}}
+				if err := db.LoadTable(t.Context(), "nn_t", cols, &sliceRows{rows: rows}, []string{"V"}, digest); err != nil {
+					t.Fatal(err)
+				}
+			}
+			load(db, "1", true, []any{"A", int64(1)}, []any{"B", int64(2)}, []any{"C", int64(3)})
+			models, err := km.Load(fstest.MapFS{"models/nn.yaml": {Data: []byte(notNullModel)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := models[0]
+			host := db.KM()
+			if err := host.PutModel(t.Context(), m); err != nil {
+				t.Fatal(err)
+			}
+			sorted := func(desc bool) []string {
+				t.Helper()
+				p, err := km.NewPlan(m, &km.PlanRequest{Record: "T", Fields: []string{"ID", "V"},
+					Sort: []query.SortTerm{{Field: "V", Desc: desc}}, PageSize: 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := host.Query(t.Context(), p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ids []string
+				for _, r := range res.Rows {
+					ids = append(ids, r[0].Str)
+				}
+				return ids
+			}
+			for desc, want := range map[bool][]string{false: {"A", "B", "C"}, true: {"C", "B", "A"}} {
+				if got := sorted(desc); !slices.Equal(got, want) {
+					t.Errorf("sorted by V (desc %v) after the first load: %q, want %q", desc, got, want)
+				}
+			}
+			load(open(t, dsn), "2", false, []any{"D", int64(3)}, []any{"E", nil}, []any{"F", int64(2)}, []any{"G", int64(1)})
+			for desc, want := range map[bool][]string{false: {"G", "F", "D", "E"}, true: {"D", "F", "G", "E"}} {
+				if got := sorted(desc); !slices.Equal(got, want) {
+					t.Errorf("sorted by V (desc %v) after another process's load: %q, want %q (nulls last)", desc, got, want)
+				}
 			}
 		})
 	}
