@@ -726,6 +726,11 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 	if err != nil {
 		return err
 	}
+	// The store reads what was loaded: a file that changed since it was hashed (written
+	// while a reload began) was loaded, and is current, with the digest of its new data.
+	for i, src := range stale {
+		gens[src.name] = generationTable(src.name, digests[i])
+	}
 	s.setTables(gens)
 	return s.putModels(ctx, models)
 }
