@@ -47,20 +47,22 @@
 // it with PutModel; a load replaces that view in place while its columns stay the same,
 // so that views of the host over it read the new generation (PostgreSQL refuses a load
 // that changes the columns of a view other views depend on: tableLoad.replaceView). A
-// source named like a generation table of another is refused. A KMStore reads the
-// generation tables its Import or ImportGenerated loaded or found, so all the statements
-// of one read (a page and its count, the tables of a KPI's joins) see one import of each
-// source, whatever other server processes import meanwhile, and a reload on one server
-// never breaks another: a server keeps answering from the generation it loaded until it
-// reloads (DESIGN.md). A load that replaces a source's generation keeps the replaced
-// table for DB.SetKeepReplaced (DefaultKeepReplaced, an hour); the next load after that
-// drops it (on PostgreSQL, not while a view of the host reads it, nor while readers hold
-// it for seconds: a later load does), and a store still reading it then answers
-// ErrGenerationReplaced, an outage.Error, so that the APIs answer 503 with Retry-After
-// until the process reloads. A load of a generation still kept (the data of an hour ago
-// again) makes it current without loading it. Other errors are returned as they are: an
-// undefined column is never an outage. A database imported before generations (tables
-// under the sources' names) is loaded again, into generation tables, by its next Import.
+// source named like a generation table of another is refused, and on PostgreSQL one whose
+// name is longer than its 63 bytes (the view would take the cut name, which another table
+// may hold). A KMStore reads the generation tables its Import or ImportGenerated loaded
+// or found, so all the statements of one read (a page and its count, the tables of a
+// KPI's joins) see one import of each source, whatever other server processes import
+// meanwhile, and a reload on one server never breaks another: a server keeps answering
+// from the generation it loaded until it reloads (DESIGN.md). A load that replaces a
+// source's generation keeps the replaced table for DB.SetKeepReplaced
+// (DefaultKeepReplaced, an hour); the next load after that drops it (on PostgreSQL, not
+// while a view of the host reads it, nor while readers hold it for seconds: a later load
+// does), and a store still reading it then answers ErrGenerationReplaced, an
+// outage.Error, so that the APIs answer 503 with Retry-After until the process reloads. A
+// load of a generation still kept (the data of an hour ago again) makes it current
+// without loading it. Other errors are returned as they are: an undefined column is never
+// an outage. A database imported before generations (tables under the sources' names) is
+// loaded again, into generation tables, by its next Import.
 //
 // DB.AddReplicas adds PostgreSQL streaming standbys of the database: a KMStore's reads
 // (Query, Summarize) go to one that holds the generation tables the store reads (a

@@ -219,3 +219,36 @@ func TestGenerationViewOfAnotherProcess(t *testing.T) {
 		})
 	}
 }
+
+// TestGenerationLongSourceName: PostgreSQL cuts names to 63 bytes, so the view of a
+// source with a longer name would take the cut name, which the source's first load drops
+// first: there it is refused with an error that says so, and a host's table under the
+// cut name keeps its rows. SQLite, which cuts no name, loads it beside the host's table.
+func TestGenerationLongSourceName(t *testing.T) {
+	for _, b := range databases {
+		t.Run(b.name, func(t *testing.T) {
+			db := open(t, b.dsn(t))
+			host := strings.Repeat("é", 31) + "x" // 63 bytes
+			if _, err := db.SQL().ExecContext(t.Context(), `CREATE TABLE "`+host+`" (v INTEGER)`); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.SQL().ExecContext(t.Context(), `INSERT INTO "`+host+`" VALUES (7)`); err != nil {
+				t.Fatal(err)
+			}
+			a := []sqlstore.ColumnDef{{Name: "A", Type: query.TypeInteger, NotNull: true}}
+			err := db.LoadTable(t.Context(), host+"_source", a, &sliceRows{rows: [][]any{{int64(1)}}}, nil, "1")
+			if b.name == "Postgres" {
+				want := `sqlstore: source "` + host + `_source" is 70 bytes long, and PostgreSQL cuts names to 63 bytes ("` + host + `", which another table may hold)`
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("the load of a source of 70 bytes: %v, want %q", err, want)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			var v int64
+			if err := db.SQL().QueryRowContext(t.Context(), `SELECT v FROM "`+host+`"`).Scan(&v); err != nil || v != 7 {
+				t.Errorf("the host's table reads %d, %v; want its own 7", v, err)
+			}
+		})
+	}
+}

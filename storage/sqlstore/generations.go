@@ -28,6 +28,9 @@ const DefaultKeepReplaced = time.Hour
 // generation is a full copy of its table, indexes included.
 func (db *DB) SetKeepReplaced(d time.Duration) { db.keepReplaced.Store(int64(max(d, 0))) }
 
+// maxIdentifier is the length in bytes past which PostgreSQL cuts a name.
+const maxIdentifier = 63
+
 // generationTable returns the name of the table holding the load of source with digest:
 // the source's name, '@' and twelve hex digits of the SHA-256 of both (of a random value
 // for a load without digest), the source's name cut so that the whole fits PostgreSQL's
@@ -38,12 +41,19 @@ func generationTable(source, digest string) string {
 	}
 	sum := sha256.Sum256([]byte(source + "\x00" + digest))
 	suffix := "@" + hex.EncodeToString(sum[:6])
-	name := source
-	for len(name)+len(suffix) > 63 {
-		_, n := utf8.DecodeLastRuneInString(name)
-		name = name[:len(name)-n]
+	return cutTo(source, maxIdentifier-len(suffix)) + suffix
+}
+
+// cutIdentifier returns name as PostgreSQL reads it: cut to maxIdentifier bytes.
+func cutIdentifier(name string) string { return cutTo(name, maxIdentifier) }
+
+// cutTo returns the longest prefix of s of whole characters in n bytes.
+func cutTo(s string, n int) string {
+	for len(s) > n {
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
 	}
-	return name + suffix
+	return s
 }
 
 // tableLoad is one load of a table into a generation table of its own: what the load's

@@ -183,13 +183,19 @@ func (d Distribution) String() string {
 // unique key, and RowColumn alone identifies a row): RowColumn gets a plain index, which
 // serves the same reads in row order. Without citus, dist changes nothing.
 func (db *DB) LoadDistributedTable(ctx context.Context, table string, cols []ColumnDef, rows Rows, indexes []Index, dist Distribution, digest string) error {
+	pg := db.d.name() == "postgres"
+	if pg && len(table) > maxIdentifier {
+		// The view of the source's name would be PostgreSQL's cut of it, and a first load
+		// drops a table of that name: another source's, or the host's own.
+		return fmt.Errorf("sqlstore: source %q is %d bytes long, and PostgreSQL cuts names to %d bytes (%q, which another table may hold): name it in %d bytes",
+			table, len(table), maxIdentifier, cutIdentifier(table), maxIdentifier)
+	}
 	gen := generationTable(table, digest)
 	ddl := []string{"DROP TABLE IF EXISTS " + quoteIdent(gen)}
 	// On SQLite, INTEGER PRIMARY KEY makes RowColumn the rowid: every index then holds it,
 	// in order within equal keys, so a filtered page in row order streams from the index.
 	// PostgreSQL's primary key is added after the rows, as the other indexes are: one
 	// sorted build instead of an index entry, and its WAL record, inserted per row.
-	pg := db.d.name() == "postgres"
 	rowDef := quoteIdent(RowColumn) + " " + db.d.types("BIGINT") + " PRIMARY KEY"
 	var after []string
 	hasCitus := false
@@ -375,7 +381,7 @@ func insertTx(ctx context.Context, conn *sql.Conn, d dialect, l *tableLoad, name
 // when that is longer than PostgreSQL's 63 bytes.
 func IndexName(table string, cols []string) string {
 	name := table + "_" + strings.Join(cols, "_")
-	if len(name) <= 63 {
+	if len(name) <= maxIdentifier {
 		return name
 	}
 	h := sha256.Sum256([]byte(strings.Join(cols, "\x00")))
