@@ -30,7 +30,9 @@
 // On a PostgreSQL with the citus extension (DB.HasCitus), an import places the table of a
 // record that declares a distribution (km.Record.Distribution, km.Record.Reference) as a
 // distributed table co-located with the schema's others of its key type, or as a
-// reference table (see LoadDistributedTable); the other tables stay on the coordinator.
+// reference table (see LoadDistributedTable); the other tables stay on the coordinator,
+// and so do the views of the sources' names (Citus propagates no view command after the
+// parallel COPY into the shards in a load's transaction; the coordinator plans every read).
 // KM statements are then written in the shapes Citus plans: no sub-query correlated from
 // a reference table into a distributed one, none in a join condition. Single-node
 // PostgreSQL and SQLite keep their shapes.
@@ -42,19 +44,25 @@
 // migration 004), created, filled, indexed and recorded (km_imports.table_name,
 // km_generations) in one transaction, and never changed after it. The source's own name
 // becomes a view of its current generation, for a host's SQL and for KMs registered over
-// it with PutModel. A KMStore reads the generation tables its Import or ImportGenerated
-// loaded or found, so all the statements of one read (a page and its count, the tables
-// of a KPI's joins) see one import of each source, whatever other server processes
-// import meanwhile, and a reload on one server never breaks another: a server keeps
-// answering from the generation it loaded until it reloads (DESIGN.md). A load that
-// replaces a source's generation keeps the replaced table for DB.SetKeepReplaced
-// (DefaultKeepReplaced, an hour); the next load after that drops it, and a store still
-// reading it then answers ErrGenerationReplaced, an outage.Error, so that the APIs answer
-// 503 with Retry-After until the process reloads. A load of a generation still kept
-// (the data of an hour ago again) makes it current without loading it. Other errors are
-// returned as they are: an undefined column is never an outage. A database imported
-// before generations (tables under the sources' names) is loaded again, into generation
-// tables, by its next Import.
+// it with PutModel; a load replaces that view in place while its columns stay the same,
+// so that views of the host over it read the new generation (PostgreSQL refuses a load
+// that changes the columns of a view other views depend on: tableLoad.replaceView). A
+// source named like a generation table of another is refused, and on PostgreSQL one whose
+// name is longer than its 63 bytes (the view would take the cut name, which another table
+// may hold). A KMStore reads the generation tables its Import or ImportGenerated loaded
+// or found, so all the statements of one read (a page and its count, the tables of a
+// KPI's joins) see one import of each source, whatever other server processes import
+// meanwhile, and a reload on one server never breaks another: a server keeps answering
+// from the generation it loaded until it reloads (DESIGN.md). A load that replaces a
+// source's generation keeps the replaced table for DB.SetKeepReplaced
+// (DefaultKeepReplaced, an hour); the next load after that drops it (on PostgreSQL, not
+// while a view of the host reads it, nor while readers hold it for seconds: a later load
+// does), and a store still reading it then answers ErrGenerationReplaced, an
+// outage.Error, so that the APIs answer 503 with Retry-After until the process reloads. A
+// load of a generation still kept (the data of an hour ago again) makes it current
+// without loading it. Other errors are returned as they are: an undefined column is never
+// an outage. A database imported before generations (tables under the sources' names) is
+// loaded again, into generation tables, by its next Import.
 //
 // DB.AddReplicas adds PostgreSQL streaming standbys of the database: a KMStore's reads
 // (Query, Summarize) go to one that holds the generation tables the store reads (a
@@ -117,14 +125,16 @@
 //     RowColumn (PostgreSQL's Incremental Sort, SQLite's temporary B-tree for the right
 //     part of the ORDER BY), and an index (c DESC, RowColumn) the descending one in order.
 //     A column of the listed record declared NOT NULL (as Import declares every column
-//     without nulls; the catalog is read once per 30 s and after every load) is sorted
+//     without nulls; the catalog is read once per 30 s and after every load; a view's
+//     columns, the view of a source's name included, are nullable) is sorted
 //     ORDER BY c ASC|DESC, so that either index serves either direction; otherwise
 //     PostgreSQL gets c ASC|DESC NULLS LAST (the descending one served by an index
 //     c DESC NULLS LAST only) and SQLite, whose indexes hold nulls first, c DESC (its
 //     descending order has nulls last) or c ASC NULLS LAST, which no index serves. A
 //     column whose values the import found strictly ascending in row order (a key
-//     exported in order; ColumnDef.RowOrdered, recorded with its load) is sorted as
-//     RowColumn in a page of rows, and ends the ORDER BY: `-ITEM_VALUE, ITEM_ID` reads
+//     exported in order; ColumnDef.RowOrdered, recorded with its load, known of its
+//     generation table only, never of the view another process's load may change) is
+//     sorted as RowColumn in a page of rows, and ends the ORDER BY: `-ITEM_VALUE, ITEM_ID` reads
 //     an index (ITEM_VALUE DESC, RowColumn) in order instead of sorting each run of equal
 //     values by ITEM_ID. Pages are LIMIT and OFFSET written as integer literals, so that the
 //     planner costs the page and PostgreSQL keeps the statement's plan (a generic plan:

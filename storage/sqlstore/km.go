@@ -493,12 +493,14 @@ func (s *KMStore) readRowCount(ctx context.Context, table string) (int64, bool) 
 var _ km.RowCounter = (*KMStore)(nil)
 
 // sourceColumns returns the columns of table declared NOT NULL, as the catalog says
-// (a load declares every column without nulls so, and the view a load makes of a
-// source's name has those of its generation table; a host's table may too; another
-// view's columns are all nullable), and those its load recorded as ascending in row
-// order (none for a table no LoadTable loaded). An answer is reused for 30 seconds, until
-// PutModel and until the DB loads a table (LoadIndexedTable, which every import calls),
-// like RowCount's; an error reads as none, which only costs the index.
+// (a load declares every column without nulls so; a host's table may too; a view's
+// columns are all nullable), and those its load recorded as ascending in row order (none
+// for a table no LoadTable loaded). Only a generation table, which never changes, has
+// the facts of its load: the view a load makes of a source's name (a KM registered over
+// it with PutModel) reads whatever generation another process made current since, even
+// between this and the statement, so it has none. An answer is reused for 30 seconds,
+// until PutModel and until the DB loads a table (LoadIndexedTable, which every import
+// calls), like RowCount's; an error reads as none, which only costs the index.
 func (s *KMStore) sourceColumns(ctx context.Context, table string) sourceColumns {
 	loads := s.db.loads.Load()
 	if v, found := s.columns.Load(table); found {
@@ -511,9 +513,7 @@ func (s *KMStore) sourceColumns(ctx context.Context, table string) sourceColumns
 		return sourceColumns{}
 	}
 	var cols sourceColumns
-	physical := table
-	if loaded {
-		physical = rec.table
+	if loaded && rec.table == table {
 		if rec.ordered != "" {
 			var names []string
 			if err := json.Unmarshal([]byte(rec.ordered), &names); err != nil {
@@ -525,7 +525,7 @@ func (s *KMStore) sourceColumns(ctx context.Context, table string) sourceColumns
 			}
 		}
 	}
-	if cols.notNull, err = s.readNotNull(ctx, physical); err != nil {
+	if cols.notNull, err = s.readNotNull(ctx, table); err != nil {
 		return sourceColumns{}
 	}
 	s.columns.Store(table, cachedColumns{cols: cols, read: time.Now(), loads: loads})

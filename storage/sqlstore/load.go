@@ -183,22 +183,29 @@ func (d Distribution) String() string {
 // unique key, and RowColumn alone identifies a row): RowColumn gets a plain index, which
 // serves the same reads in row order. Without citus, dist changes nothing.
 func (db *DB) LoadDistributedTable(ctx context.Context, table string, cols []ColumnDef, rows Rows, indexes []Index, dist Distribution, digest string) error {
+	pg := db.d.name() == "postgres"
+	if pg && len(table) > maxIdentifier {
+		// The view of the source's name would be PostgreSQL's cut of it, and a first load
+		// drops a table of that name: another source's, or the host's own.
+		return fmt.Errorf("sqlstore: source %q is %d bytes long, and PostgreSQL cuts names to %d bytes (%q, which another table may hold): name it in %d bytes",
+			table, len(table), maxIdentifier, cutIdentifier(table), maxIdentifier)
+	}
 	gen := generationTable(table, digest)
 	ddl := []string{"DROP TABLE IF EXISTS " + quoteIdent(gen)}
 	// On SQLite, INTEGER PRIMARY KEY makes RowColumn the rowid: every index then holds it,
 	// in order within equal keys, so a filtered page in row order streams from the index.
 	// PostgreSQL's primary key is added after the rows, as the other indexes are: one
 	// sorted build instead of an index entry, and its WAL record, inserted per row.
-	pg := db.d.name() == "postgres"
 	rowDef := quoteIdent(RowColumn) + " " + db.d.types("BIGINT") + " PRIMARY KEY"
 	var after []string
-	citus := false
-	if pg && dist != (Distribution{}) {
+	hasCitus := false
+	if pg {
 		var err error
-		if citus, err = db.HasCitus(ctx); err != nil {
+		if hasCitus, err = db.HasCitus(ctx); err != nil {
 			return err
 		}
 	}
+	citus := hasCitus && dist != (Distribution{}) // the table is placed
 	if pg {
 		rowDef = quoteIdent(RowColumn) + " BIGINT NOT NULL"
 		if citus && dist.Column != "" {
@@ -229,11 +236,6 @@ func (db *DB) LoadDistributedTable(ctx context.Context, table string, cols []Col
 	// COPY FREEZE writes the rows frozen into a table created in the same transaction;
 	// Citus's COPY into shards takes no FREEZE.
 	copyOpts := "FORMAT binary, FREEZE"
-	if citus {
-		// The coordinator holds a placement of every reference table: executed locally,
-		// its creation would forbid the COPY that follows in the transaction.
-		ddl = append(ddl, "SET LOCAL citus.enable_local_execution = off")
-	}
 	switch {
 	case citus && dist.Column != "":
 		typ := ""
@@ -269,7 +271,7 @@ func (db *DB) LoadDistributedTable(ctx context.Context, table string, cols []Col
 	}
 	// The row-ordered columns are written with the digest, in the transaction that
 	// creates the table, so that no reader sees a table with another's.
-	l := &tableLoad{source: table, table: gen, digest: digest, ordered: orderedJSON}
+	l := &tableLoad{source: table, table: gen, digest: digest, ordered: orderedJSON, citus: hasCitus}
 	defer db.loads.Add(1)
 	var err error
 	if pg {
@@ -379,7 +381,7 @@ func insertTx(ctx context.Context, conn *sql.Conn, d dialect, l *tableLoad, name
 // when that is longer than PostgreSQL's 63 bytes.
 func IndexName(table string, cols []string) string {
 	name := table + "_" + strings.Join(cols, "_")
-	if len(name) <= 63 {
+	if len(name) <= maxIdentifier {
 		return name
 	}
 	h := sha256.Sum256([]byte(strings.Join(cols, "\x00")))
@@ -546,6 +548,14 @@ func (db *DB) copyTable(ctx context.Context, l *tableLoad, names []string, types
 			return err
 		}
 		defer tx.Rollback(ctx)
+		if l.citus {
+			// The coordinator holds a placement of every reference table: executed
+			// locally, a drop (of a table loaded before generations, by the claim) or a
+			// creation would forbid the COPY that follows in the transaction.
+			if _, err := tx.Exec(ctx, "SET LOCAL citus.enable_local_execution = off"); err != nil {
+				return err
+			}
+		}
 		ltx := pgxLoadTx{tx}
 		load, current, err := l.claim(ctx, ltx, db.d)
 		if err != nil {
@@ -721,6 +731,11 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 	})
 	if err != nil {
 		return err
+	}
+	// The store reads what was loaded: a file that changed since it was hashed (written
+	// while a reload began) was loaded, and is current, with the digest of its new data.
+	for i, src := range stale {
+		gens[src.name] = generationTable(src.name, digests[i])
 	}
 	s.setTables(gens)
 	return s.putModels(ctx, models)
