@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 
@@ -695,6 +696,9 @@ func (d *draft) parseRecord(n *yaml.Node) (*Record, error) {
 	}
 	if d.km.Record(rr.ID) != nil {
 		return nil, d.errAt(n.Line, "duplicate record id %q", rr.ID)
+	}
+	if strings.ContainsAny(rr.Source, "/\\") || strings.ContainsFunc(rr.Source, unicode.IsControl) {
+		return nil, d.errAt(keyLine(n, "source"), "source %q of record %s: a source names one file data/<source>.csv and one table, so it holds no '/', '\\' or control character", rr.Source, rr.ID)
 	}
 	r := &Record{
 		ID: rr.ID, Name: orDefault(rr.Name, rr.ID), Description: rr.Description,

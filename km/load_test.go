@@ -257,6 +257,8 @@ func TestLoadErrors(t *testing.T) {
 			[]string{"models/a.yaml:6: relationship joins A.F (string) with B.F (integer): types differ"}},
 		{"relationship unknown", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - {id: A, fields: [{id: F, type: string}]}\nrelationships:\n  - {from: A.F, to: C.F}\n"},
 			[]string{"models/a.yaml:5: relationship to unknown field C.F"}},
+		{"source with a slash", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    source: reporting/x\n    fields: [{id: F, type: string}]\n"},
+			[]string{`models/a.yaml:4: source "reporting/x" of record A: a source names one file data/<source>.csv and one table, so it holds no '/', '\' or control character`}},
 		{"bad key", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    key: X\n    fields: [{id: F, type: string}]\n"},
 			[]string{`models/a.yaml:4: key "X" is not a field of record A`}},
 		{"duplicate field", map[string]string{"models/a.yaml": "id: a\nrecords:\n  - id: A\n    fields:\n      - {id: F, type: string}\n      - {id: F, type: string}\n"},

@@ -45,7 +45,9 @@ type Record struct {
 	// Curated is false for auto-generated records.
 	Curated bool
 	// Source names the data behind the record: data/<Source>.csv for the memory store, a
-	// table or view for SQL. It defaults to the record id.
+	// table or view for SQL. It defaults to the record id; Load refuses one holding '/',
+	// '\' or a control character (one file, one table: sqlstore keeps its imports'
+	// bookkeeping by source, beside the reporting tenants' "reporting/<tenant>").
 	Source string
 	// Key is the id of the record's key field, or "".
 	Key    string
