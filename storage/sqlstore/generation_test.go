@@ -450,3 +450,37 @@ func TestGenerationOfFileRewritten(t *testing.T) {
 		})
 	}
 }
+
+// TestGenerationKeptDroppedByHand: a kept generation whose table a DBA dropped is loaded
+// again when its data comes back, instead of failing the load on the missing table.
+func TestGenerationKeptDroppedByHand(t *testing.T) {
+	for _, b := range databases {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			first, second, _, _, _ := twoDataSets(t, dsn)
+			db := open(t, dsn)
+			kept := sqlstore.GenerationOf(t, db, "orders")
+			if err := db.KM().Import(t.Context(), second); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.SQL().ExecContext(t.Context(), `DROP TABLE "`+kept+`"`); err != nil {
+				t.Fatal(err)
+			}
+			s := db.KM()
+			if err := s.Import(t.Context(), first); err != nil {
+				t.Fatalf("the import of the data of a kept generation dropped by hand: %v", err)
+			}
+			if got := sqlstore.GenerationOf(t, db, "orders"); got != kept {
+				t.Errorf("orders reads %s, want the generation %s loaded again", got, kept)
+			}
+			var n int
+			if err := db.SQL().QueryRowContext(t.Context(), `SELECT count(*) FROM orders`).Scan(&n); err != nil || n != 40 {
+				t.Errorf("the view orders holds %d rows, %v; want the first data set's 40", n, err)
+			}
+			var loaded int
+			if err := db.SQL().QueryRowContext(t.Context(), `SELECT rows_loaded FROM km_generations WHERE table_name = '`+kept+`'`).Scan(&loaded); err != nil || loaded != 40 {
+				t.Errorf("km_generations records %d rows for %s, %v; want 40", loaded, kept, err)
+			}
+		})
+	}
+}

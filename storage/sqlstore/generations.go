@@ -151,8 +151,25 @@ func (l *tableLoad) claim(ctx context.Context, tx loadTx, d dialect) (load bool,
 	if err != nil {
 		return false, "", err
 	}
+	if exists, err := tableExists(ctx, tx, d, l.table); err != nil {
+		return false, "", err
+	} else if !exists {
+		// Dropped by hand: its record goes, and the rows are loaded again.
+		return true, current, tx.exec(ctx, d.rebind(`DELETE FROM km_generations WHERE table_name = ?`), l.table)
+	}
 	l.ordered = ordered
 	return false, current, l.makeCurrent(ctx, tx, d, rows, current)
+}
+
+// tableExists reports whether the database holds the table name.
+func tableExists(ctx context.Context, tx loadTx, d dialect, name string) (bool, error) {
+	q, arg := `SELECT count(*) > 0 FROM sqlite_schema WHERE type = 'table' AND name = ?`, name
+	if d.name() == "postgres" {
+		q, arg = `SELECT to_regclass($1) IS NOT NULL`, quoteIdent(name)
+	}
+	var exists bool
+	err := tx.scan(ctx, q, []any{arg}, &exists)
+	return exists, err
 }
 
 // makeCurrent records l's generation table as its source's current one, with rows rows,
