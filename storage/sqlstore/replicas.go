@@ -299,10 +299,9 @@ func (s *KMStore) setTables(tables tableNames) {
 // answers ErrGenerationReplaced, as an outage.
 func (s *KMStore) read(ctx context.Context, p *km.Plan, run func(q querier, tables tableNames) error) error {
 	tables := s.generationTables()
-	want, all := tables.ofModel(p.KM)
 	if rs := s.db.replicas; rs != nil {
 		fallback := FallbackUnrecorded
-		if all && len(want) > 0 {
+		if want, all := tables.ofModel(p.KM); all && len(want) > 0 {
 			n := uint64(len(rs.list))
 			start := rs.next.Add(1)
 			for i := range n {
@@ -344,7 +343,10 @@ func (s *KMStore) read(ctx context.Context, p *km.Plan, run func(q querier, tabl
 		rs.observe(ReplicaRead{Fallback: fallback})
 	}
 	err := run(s.db.sql, tables)
-	if len(want) > 0 && undefinedTable(err) {
+	if undefinedTable(err) {
+		if want, _ := tables.ofModel(p.KM); len(want) == 0 {
+			return err // a host's own table is missing: not a generation's
+		}
 		return &outage.Error{Err: fmt.Errorf("%w: %w", ErrGenerationReplaced, err)}
 	}
 	return err
