@@ -556,10 +556,10 @@ func scoreDict(m *fuzzy.Matcher, ix *fuzzy.Index, least int, st *stop) []uint8 {
 // search keeps the rows of sel whose best score over the columns reaches the precision.
 // Each column's dictionary is scored once, or its scores are found in cache; rows look
 // their score up by code. It returns the kept rows (in sel's order) and the score of
-// every kept row, indexed by frame row. The kept rows are in a buffer of a.
+// every kept row, indexed by frame row. The kept rows and the scores are in buffers of a.
 func search(n int, sel []int32, cols []ref, s *km.Search, cache *scoreCache, st *stop, a *arena) ([]int32, []uint8) {
 	m := fuzzy.New(s.Term)
-	score := make([]uint8, n)
+	score := a.zeroedBytes(n)
 	for i, c := range cols {
 		col, ok := c.col.(*column.Strings)
 		if !ok {

@@ -122,6 +122,7 @@ func (s *Source) Warm() {
 	for _, n := range classes {
 		s.scratch.warm(n, warmRuns)
 		s.scratch.warm((n+31)/32, 1) // the bitmap of a grouping's first rows (mergeFirsts)
+		s.scratch.warm((n+3)/4, 1)   // a search's scores, a byte a row (zeroedBytes)
 	}
 	s.scratch.warm(firstsBlock, 2*chunks()) // the key and row blocks of a dense grouping (blockKeys)
 	for _, t := range s.tables {

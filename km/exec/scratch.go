@@ -3,6 +3,7 @@ package exec
 import (
 	"math/bits"
 	"sync"
+	"unsafe"
 
 	"github.com/kmkit/kmkit/query/column"
 )
@@ -96,6 +97,18 @@ func (a *arena) zeroed(n int) []int32 {
 	b := a.int32s(n)
 	clear(b)
 	return b
+}
+
+// zeroedBytes returns a buffer of n zero bytes: the bytes of an int32 buffer, so that
+// byte vectors as long as a table (a search's scores) come from the scratch too.
+func (a *arena) zeroedBytes(n int) []uint8 {
+	if n == 0 {
+		return nil
+	}
+	b := a.int32s((n + 3) / 4)
+	out := unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(b))), n)
+	clear(out)
+	return out
 }
 
 // release gives every buffer taken back to the scratch.
