@@ -38,7 +38,9 @@
 //     (debug.FreeOSMemory, memory.KMStore.Warm, debug.FreeOSMemory again), each query's first run, and one run
 //     after debug.FreeOSMemory (what the runtime does to the free heap of a long-idle
 //     server), next to the warm median: wall time, CPU time and minor page faults
-//     (getrusage) of the request.
+//     (getrusage) of the request; beside them, each DuckDB's first run of the query
+//     (the first of its kind after its load, which is also the run whose rows are
+//     compared) next to its warm median, wall time and CPU time of its process.
 //
 // The kmkit side runs the garbage collector at GOGC=400, the reference server's setting,
 // unless -gogc says otherwise (a comma-separated list repeats the load measurements for
@@ -92,6 +94,22 @@ type benchQuery struct {
 	// newTerm marks a search whose path takes a new term (%s) in each kmkit run
 	// (newSearchTerm), so that no run finds its scores in the cache; DuckDB keeps none.
 	newTerm bool
+}
+
+// agrees reports whether kmkit's answer body and DuckDB's rows answer the query alike:
+// through check where set, else cell by cell as a data page; a similar question's always.
+func (q benchQuery) agrees(body []byte, duck [][]any) error {
+	switch {
+	case q.similar:
+		return nil
+	case q.check != nil:
+		return q.check(body, duck)
+	}
+	got, err := kmkitRows(body)
+	if err != nil {
+		return err
+	}
+	return sameRows(got, duck)
 }
 
 var queries = []benchQuery{
@@ -561,7 +579,9 @@ func measureQueries(dir, peerDir string, threads []int, rounds, n int) error {
 	}
 	// The first run of each query, the first request the freshly loaded store meets of its
 	// kind, is measured as it checks the answer.
+	// So is each DuckDB's first run of it, the first query of its kind after its load.
 	first := make([]usage, len(queries))
+	peerFirst := make([][]usage, len(queries)) // query, peer
 	for qi, q := range queries {
 		u0 := now()
 		body, err := serve(h, q.request())
@@ -569,39 +589,23 @@ func measureQueries(dir, peerDir string, threads []int, rounds, n int) error {
 			return err
 		}
 		first[qi] = now().sub(u0)
-		if q.similar {
-			continue
-		}
-		if q.check != nil {
-			for i, p := range peers {
-				want, err := p.query(q.sql, 0)
-				if err != nil {
-					return fmt.Errorf("%s: %w", q.name, err)
-				}
-				if err := q.check(body, want.Rows); err != nil {
-					return fmt.Errorf("%s: kmkit and DuckDB (%d threads) disagree: %w", q.name, threads[i], err)
-				}
-			}
-			continue
-		}
-		got, err := kmkitRows(body)
-		if err != nil {
-			return fmt.Errorf("%s: %w", q.name, err)
-		}
 		for i, p := range peers {
 			want, err := p.query(q.sql, 0)
 			if err != nil {
 				return fmt.Errorf("%s: %w", q.name, err)
 			}
-			if err := sameRows(got, want.Rows); err != nil {
+			peerFirst[qi] = append(peerFirst[qi], usage{ns: want.First.NS, cpu: want.First.CPU})
+			if err := q.agrees(body, want.Rows); err != nil {
 				return fmt.Errorf("%s: kmkit and DuckDB (%d threads) disagree: %w", q.name, threads[i], err)
 			}
 		}
 	}
 	times := make([][][]int64, len(queries)) // query, engine (kmkit, then the peers), runs
 	warm := make([][]usage, len(queries))    // kmkit's runs
+	peerWarm := make([][][]usage, len(queries))
 	for qi := range times {
 		times[qi] = make([][]int64, 1+len(peers))
+		peerWarm[qi] = make([][]usage, len(peers))
 	}
 	for range rounds {
 		for qi, q := range queries {
@@ -620,6 +624,9 @@ func measureQueries(dir, peerDir string, threads []int, rounds, n int) error {
 					return err
 				}
 				times[qi][1+pi] = append(times[qi][1+pi], res.NS...)
+				for i := range res.NS {
+					peerWarm[qi][pi] = append(peerWarm[qi][pi], usage{ns: res.NS[i], cpu: res.CPU[i]})
+				}
 			}
 		}
 	}
@@ -653,14 +660,25 @@ func measureQueries(dir, peerDir string, threads []int, rounds, n int) error {
 		}
 		idle[qi] = now().sub(u0)
 	}
-	fmt.Println("| query (kmkit) | first run after the load: time, cpu, page faults | after the free heap went back to the system | warm (median) | first / warm: time, cpu | idle / warm: time, cpu |")
-	fmt.Println("|---|---|---|---|---|---|")
+	header = "| query (kmkit) | first run after the load: time, cpu, page faults | after the free heap went back to the system | warm (median) | first / warm: time, cpu | idle / warm: time, cpu"
+	sep = "|---|---|---|---|---|---"
+	for _, t := range threads {
+		header += fmt.Sprintf(" | DuckDB %d thread(s), first / warm: time, cpu", t)
+		sep += "|---"
+	}
+	fmt.Println(header + " |")
+	fmt.Println(sep + "|")
 	for qi, q := range queries {
 		w := medianUsage(warm[qi])
-		fmt.Printf("| %s | %s | %s | %s | %.2f, %.2f | %.2f, %.2f |\n", q.name, first[qi], idle[qi], w,
+		line := fmt.Sprintf("| %s | %s | %s | %s | %.2f, %.2f | %.2f, %.2f", q.name, first[qi], idle[qi], w,
 			ratio(first[qi].ns, w.ns), ratio(first[qi].cpu, w.cpu), ratio(idle[qi].ns, w.ns), ratio(idle[qi].cpu, w.cpu))
+		for pi := range peers {
+			f, pw := peerFirst[qi][pi], medianUsage(peerWarm[qi][pi])
+			line += fmt.Sprintf(" | %.2f, %.2f", ratio(f.ns, pw.ns), ratio(f.cpu, pw.cpu))
+		}
+		fmt.Println(line + " |")
 	}
-	fmt.Println("\npage faults: minor faults of the process (getrusage ru_minflt) during the request; cpu: user and system time of the process")
+	fmt.Println("\npage faults: minor faults of the process (getrusage ru_minflt) during the request; cpu: user and system time of the process (DuckDB's: its Node.js process, DuckDB's threads included)")
 	return nil
 }
 
@@ -903,8 +921,13 @@ func (p *peer) load(dir string) (loadFigures, error) {
 
 // queryResult is the answer to a query command.
 type queryResult struct {
+	First struct {
+		NS  int64 `json:"ns"`
+		CPU int64 `json:"cpu"`
+	} `json:"first"` // the warm-up run's
 	NS   []int64 `json:"ns"`
-	Rows [][]any `json:"rows"`
+	CPU  []int64 `json:"cpu"`
+	Rows [][]any `json:"rows"` // the first run's
 }
 
 func (p *peer) query(sql string, n int) (queryResult, error) {

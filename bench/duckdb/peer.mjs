@@ -6,7 +6,9 @@
 //                                                CREATE TABLE N from D/N.csv, typed as given;
 //                                                answers the time taken and the memory after
 //   {"op":"query","sql":S,"n":K}                 runs S once to warm up, then K times; answers
-//                                                the time of each run and the first run's rows
+//                                                the time and CPU time (of the whole process,
+//                                                DuckDB's threads included) of the first run
+//                                                and of each later run, and the first run's rows
 //   {"op":"memory"}                              the process's resident set and its peak
 //
 // Times are measured here, around the DuckDB calls, so the pipe to the Go program does not
@@ -67,15 +69,22 @@ async function handle(cmd) {
       return { ns, ...memory() };
     }
     case 'query': {
-      let rows = rowsOf(await conn.runAndReadAll(cmd.sql));
-      const ns = [];
-      for (let i = 0; i < cmd.n; i++) {
+      const run = async () => {
         const start = process.hrtime.bigint();
-        const reader = await conn.runAndReadAll(cmd.sql);
-        rowsOf(reader);
-        ns.push(Number(process.hrtime.bigint() - start));
+        const cpu0 = process.cpuUsage();
+        const rows = rowsOf(await conn.runAndReadAll(cmd.sql));
+        const cpu = process.cpuUsage(cpu0);
+        return { ns: Number(process.hrtime.bigint() - start), cpu: (cpu.user + cpu.system) * 1000, rows };
+      };
+      const first = await run();
+      const ns = [];
+      const cpu = [];
+      for (let i = 0; i < cmd.n; i++) {
+        const r = await run();
+        ns.push(r.ns);
+        cpu.push(r.cpu);
       }
-      return { ns, rows };
+      return { first: { ns: first.ns, cpu: first.cpu }, ns, cpu, rows: first.rows };
     }
     case 'memory':
       return memory();
