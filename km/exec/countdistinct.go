@@ -75,10 +75,17 @@ func countDistinctBits(k keyPart, g groups, pass column.Bitmap, n []int64) {
 			n[gi]++
 		}
 	}
+	// The rows are g.sel's, or with a nil sel (every row) the positions themselves: no
+	// vector of a million row numbers is written to be read once.
+	sel := g.sel
 	if col, ok := k.ref.col.(*column.Strings); ok {
 		// The common case: a dictionary column, read directly or through a join index.
 		nulls, index := col.Nulls, k.ref.index
-		for i, r := range g.rows() {
+		for i, gi := range g.gid {
+			r := int32(i)
+			if sel != nil {
+				r = sel[i]
+			}
 			if pass != nil && !pass.Get(int(r)) {
 				continue
 			}
@@ -90,11 +97,15 @@ func countDistinctBits(k keyPart, g groups, pass column.Bitmap, n []int64) {
 			if nulls != nil && nulls.Get(int(r)) {
 				continue
 			}
-			mark(g.gid[i], int(col.Codes[r]))
+			mark(gi, int(col.Codes[r]))
 		}
 		return
 	}
-	for i, r := range g.rows() {
+	for i, gi := range g.gid {
+		r := int32(i)
+		if sel != nil {
+			r = sel[i]
+		}
 		if pass != nil && !pass.Get(int(r)) {
 			continue
 		}
@@ -102,6 +113,6 @@ func countDistinctBits(k keyPart, g groups, pass column.Bitmap, n []int64) {
 		if null {
 			continue
 		}
-		mark(g.gid[i], int(int64(v)-k.offset))
+		mark(gi, int(int64(v)-k.offset))
 	}
 }
