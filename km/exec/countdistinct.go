@@ -28,7 +28,8 @@ func countDistinct(c ref, g groups, pass column.Bitmap) []int64 {
 	off := make([]int32, g.n+1)
 	vals := make([]uint64, 0, len(g.gid))
 	gids := make([]int32, 0, len(g.gid))
-	for i, r := range g.rows() {
+	for i, gi := range g.gid {
+		r := g.row(i)
 		if pass != nil && !pass.Get(int(r)) {
 			continue
 		}
@@ -37,8 +38,8 @@ func countDistinct(c ref, g groups, pass column.Bitmap) []int64 {
 			continue
 		}
 		vals = append(vals, v)
-		gids = append(gids, g.gid[i])
-		off[g.gid[i]+1]++
+		gids = append(gids, gi)
+		off[gi+1]++
 	}
 	for i := 1; i < len(off); i++ {
 		off[i] += off[i-1]
@@ -75,17 +76,11 @@ func countDistinctBits(k keyPart, g groups, pass column.Bitmap, n []int64) {
 			n[gi]++
 		}
 	}
-	// The rows are g.sel's, or with a nil sel (every row) the positions themselves: no
-	// vector of a million row numbers is written to be read once.
-	sel := g.sel
 	if col, ok := k.ref.col.(*column.Strings); ok {
 		// The common case: a dictionary column, read directly or through a join index.
 		nulls, index := col.Nulls, k.ref.index
 		for i, gi := range g.gid {
-			r := int32(i)
-			if sel != nil {
-				r = sel[i]
-			}
+			r := g.row(i)
 			if pass != nil && !pass.Get(int(r)) {
 				continue
 			}
@@ -102,10 +97,7 @@ func countDistinctBits(k keyPart, g groups, pass column.Bitmap, n []int64) {
 		return
 	}
 	for i, gi := range g.gid {
-		r := int32(i)
-		if sel != nil {
-			r = sel[i]
-		}
+		r := g.row(i)
 		if pass != nil && !pass.Get(int(r)) {
 			continue
 		}

@@ -14,7 +14,7 @@ import (
 // groups is the grouping of a selection: gid[i] is the group of frame row sel[i]. A nil
 // sel stands for every frame row in order (sel[i] == i, as many as gid): the aggregates
 // over every row (a KPI request without a filter) read no vector of row numbers. The hot
-// loops take that case apart; the others read the rows of rows().
+// loops take that case apart; the others read each entry's row through row.
 type groups struct {
 	sel   []int32
 	gid   []int32
@@ -28,6 +28,16 @@ func (g groups) rows() []int32 {
 		return g.sel
 	}
 	return rowRangeIn(g.arena, 0, len(g.gid))
+}
+
+// row returns the frame row of entry i of the grouping: sel[i], or i itself with a nil
+// sel. Loops that read each row once call it rather than rows, which would write a
+// vector of every row's number (4 MB at a million rows) only for them to read it back.
+func (g groups) row(i int) int32 {
+	if g.sel == nil {
+		return int32(i)
+	}
+	return g.sel[i]
 }
 
 // compiledMetric computes a KPI for every group.
@@ -156,12 +166,13 @@ func (f *Frame) aggregateWith(a *query.Aggregate, cond pred) (compiledMetric, er
 			for i := range best {
 				best[i] = -1
 			}
-			for i, r := range g.rows() {
+			for i, id := range g.gid {
+				r := g.row(i)
 				if cr := c.row(r); cr < 0 || nulls.Get(int(cr)) || !pass(b, r) {
 					continue
 				}
-				if cur := best[g.gid[i]]; cur < 0 || order(r, cur) < 0 {
-					best[g.gid[i]] = r
+				if cur := best[id]; cur < 0 || order(r, cur) < 0 {
+					best[id] = r
 				}
 			}
 			out := make([]query.Value, g.n)
@@ -281,15 +292,21 @@ func (k compensated) value() float64 {
 // are in pass (nil: every row) to sum and counts them in n, by group. A column read
 // directly takes one fused loop; other cases gather through numbers.
 func accumulate(c ref, g groups, pass column.Bitmap, sum []compensated, n []int) {
-	if col, ok := c.col.(*column.Float64s); ok && c.index == nil && pass == nil {
+	col := c.col.(*column.Float64s) // the float columns of a frame
+	if c.index == nil && pass == nil {
 		addAll(col.Vals, col.Nulls, g, sum, n)
 		return
 	}
-	vals, valid := numbers(c, g.rows(), pass)
-	for i, v := range vals {
-		if valid[i] {
-			sum[g.gid[i]].add(v)
-			n[g.gid[i]]++
+	// Through a join index or under a condition: each row tested in place, in the
+	// order addAll adds them, with no vector of the values or of their validity.
+	for i, id := range g.gid {
+		r := g.row(i)
+		if pass != nil && !pass.Get(int(r)) {
+			continue
+		}
+		if cr := c.row(r); cr >= 0 && !col.Nulls.Get(int(cr)) {
+			sum[id].add(col.Vals[cr])
+			n[id]++
 		}
 	}
 }
@@ -321,10 +338,10 @@ func countRows(g groups, pass column.Bitmap, c ref) []int64 {
 		}
 		return n
 	}
-	for i, r := range g.rows() {
-		cr := c.row(r)
-		if cr >= 0 && !nulls.Get(int(cr)) && (pass == nil || pass.Get(int(r))) {
-			n[g.gid[i]]++
+	for i, id := range g.gid {
+		r := g.row(i)
+		if cr := c.row(r); cr >= 0 && !nulls.Get(int(cr)) && (pass == nil || pass.Get(int(r))) {
+			n[id]++
 		}
 	}
 	return n
@@ -441,12 +458,12 @@ func addInts(vals []int64, nulls column.Bitmap, g groups, sum []int64, n []int) 
 // negative one passed -2^63.
 func addIntsWide(c ref, col *column.Int64s, g groups, pass column.Bitmap, gs *groupSums) {
 	gs.carry = make([]int64, len(gs.ints))
-	for i, r := range g.rows() {
+	for i, id := range g.gid {
+		r := g.row(i)
 		cr := c.row(r)
 		if cr < 0 || col.Nulls.Get(int(cr)) || pass != nil && !pass.Get(int(r)) {
 			continue
 		}
-		id := g.gid[i]
 		s, v := gs.ints[id], col.Vals[cr]
 		gs.ints[id] = s + v
 		gs.carry[id] += overflowed(s, v, s+v) >> 63 & (1 | v>>63) // 0, or the sign of v
