@@ -23,10 +23,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/kmkit/kmkit/head"
 	"github.com/kmkit/kmkit/internal/deadline"
 	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/web/head"
 )
 
 // ErrorWriter writes p, the error answer to r, in the shape of one API's error bodies.
