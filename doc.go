@@ -45,9 +45,17 @@
 //     permission and error shape each API's Policy names; Bearer tokens of identity
 //     providers verified against their JWKS with a claim mapping, and the OAuth 2.0
 //     protected resource metadata that points clients to them.
-//   - cors, head, publicurl, outage, metrics: cross-origin access, HEAD answered as GET,
-//     the public URL of absolute links, telling a database outage from a failure, and
-//     Prometheus metrics of handlers and stores.
+//   - outage: telling a store's unavailable database from a failure (backends classify
+//     their errors with it and compile no HTTP).
+//   - metrics: Prometheus metrics of handlers and stores.
+//
+// web/ holds the HTTP middleware and answers every kmkit API handler shares, one package
+// for each job: web/cors (cross-origin access for browser apps), web/head (HEAD answered
+// as GET), web/publicurl (the public URL absolute links start with, never taken from the
+// Host header) and web/routing (the 404 and 405 of routing, the 500 with a support id and
+// the answers to failures that are nobody's fault, such as a database outage or the time
+// limit). A host writing a handler of its own beside the APIs may use them to answer the
+// same way.
 //
 // Storage: storage/memory (everything in memory) and storage/sqlstore (SQLite or
 // PostgreSQL) open the same way, one value handing out the stores of every API (KM(),

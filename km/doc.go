@@ -32,7 +32,7 @@
 // (WithQueryTimeout; Budget lets one budget cover several requests, as a $batch) and
 // passes the caller's context to the store, so a caller that leaves stops the work. Its
 // errors are client errors (AsProblem), errors wrapping ErrTimeLimit, the caller's context
-// error, or the store's: the adapters answer the last three alike (internal/routing).
+// error, or the store's: the adapters answer the last three alike (web/routing).
 // A host builds one Service and hands it to every surface, so each applies the same limits.
 //
 // # Definitions

@@ -729,7 +729,7 @@ func summaryFields(m *KnowledgeModel, rec *Record, named, excludedNames []string
 
 // AsProblem returns the problem an API answers err with when err is a client error (a
 // *problem.Problem, or a *query.Error, which is a 400 with its code), and false for
-// anything else (a failure every API answers alike: routing).
+// anything else (a failure every API answers alike: web/routing).
 func AsProblem(err error) (*problem.Problem, bool) {
 	var p *problem.Problem
 	var qe *query.Error

@@ -53,7 +53,7 @@
 // client that leaves stops the work. A refused call is a tool error (isError) whose text
 // is the KM API's problem body, {"status", "errorCode", "detail", ...}: 4xx for the
 // caller's mistakes (text with a NUL or bad UTF-8 included), and for failures the status
-// and log line every API gives them (internal/routing: 503 for the time limit, a client
+// and log line every API gives them (web/routing: 503 for the time limit, a client
 // gone or a database outage, else 500 with a logged support id). The query tool reads its
 // arguments itself: an unknown argument (names are matched exactly: "KM" and "PageSize"
 // are unknown) is 400 GENERAL_PARAMETER_ILLEGAL, a wrong type (pageSize 2.5 or "ten")

@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/kmkit/kmkit/publicurl"
+	"github.com/kmkit/kmkit/web/publicurl"
 )
 
 // WithAllowedOrigins names the browser origins, besides the server's own, whose pages may

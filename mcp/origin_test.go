@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kmkit/kmkit/mcp"
-	"github.com/kmkit/kmkit/publicurl"
+	"github.com/kmkit/kmkit/web/publicurl"
 )
 
 // originServer returns the handler behind a publicurl.Resolver with base as its public URL.

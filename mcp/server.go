@@ -15,10 +15,10 @@ import (
 
 	"github.com/kmkit/kmkit/internal/kmspec"
 	"github.com/kmkit/kmkit/internal/plancache"
-	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/web/routing"
 )
 
 // BasePath is the path of the MCP endpoint (Streamable HTTP has one): mount the handler

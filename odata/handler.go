@@ -11,11 +11,11 @@ import (
 
 	"github.com/kmkit/kmkit/internal/inputcheck"
 	"github.com/kmkit/kmkit/internal/rawquery"
-	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/problem"
-	"github.com/kmkit/kmkit/publicurl"
 	"github.com/kmkit/kmkit/query"
+	"github.com/kmkit/kmkit/web/publicurl"
+	"github.com/kmkit/kmkit/web/routing"
 )
 
 // BasePath is the path under which the handler serves one OData service per KM:

@@ -21,17 +21,15 @@ import (
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem/problemhttp"
-	"github.com/kmkit/kmkit/publicurl"
 	"github.com/kmkit/kmkit/reporting/reportinghttp"
 	"github.com/kmkit/kmkit/scim/scimhttp"
+	"github.com/kmkit/kmkit/web/publicurl"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/kmkit/kmkit/auth"
 	"github.com/kmkit/kmkit/auth/keysfile"
-	"github.com/kmkit/kmkit/cors"
-	"github.com/kmkit/kmkit/head"
 	"github.com/kmkit/kmkit/internal/demodata"
 	"github.com/kmkit/kmkit/internal/demodata/demostore"
 	"github.com/kmkit/kmkit/mcp"
@@ -43,6 +41,8 @@ import (
 	"github.com/kmkit/kmkit/scim"
 	"github.com/kmkit/kmkit/storage/memory"
 	"github.com/kmkit/kmkit/storage/swap"
+	"github.com/kmkit/kmkit/web/cors"
+	"github.com/kmkit/kmkit/web/head"
 )
 
 // Server timeouts.

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/kmkit/kmkit/km/kmhttp"
-	"github.com/kmkit/kmkit/publicurl"
+	"github.com/kmkit/kmkit/web/publicurl"
 
 	"github.com/kmkit/kmkit/auth"
-	"github.com/kmkit/kmkit/cors"
 	"github.com/kmkit/kmkit/km"
+	"github.com/kmkit/kmkit/web/cors"
 )
 
 // config is the server's configuration from flags and KMKIT_* variables.

@@ -11,8 +11,8 @@ import (
 	"github.com/kmkit/kmkit/km/kmhttp"
 	"github.com/kmkit/kmkit/mcp"
 	"github.com/kmkit/kmkit/odata"
-	"github.com/kmkit/kmkit/publicurl"
 	"github.com/kmkit/kmkit/scim/scimhttp"
+	"github.com/kmkit/kmkit/web/publicurl"
 )
 
 // oauthResources are the paths of the resources whose Protected Resource Metadata the

@@ -9,11 +9,11 @@ import (
 
 	"github.com/kmkit/kmkit/internal/inputcheck"
 	"github.com/kmkit/kmkit/internal/kmspec"
-	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/problem"
 	"github.com/kmkit/kmkit/problem/problemhttp"
 	"github.com/kmkit/kmkit/query"
+	"github.com/kmkit/kmkit/web/routing"
 )
 
 // BasePath is the path under which the handler serves the API. Mount the handler at it, or

@@ -16,7 +16,7 @@ import (
 	"github.com/kmkit/kmkit/internal/rawquery"
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/problem"
-	"github.com/kmkit/kmkit/publicurl"
+	"github.com/kmkit/kmkit/web/publicurl"
 )
 
 // SpecVersion is the OpenAPI version of the documents the spec endpoint generates.

@@ -11,10 +11,10 @@ import (
 	"sync"
 
 	"github.com/kmkit/kmkit/internal/inputcheck"
-	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem/problemhttp"
 	"github.com/kmkit/kmkit/reporting"
+	"github.com/kmkit/kmkit/web/routing"
 
 	"github.com/google/uuid"
 

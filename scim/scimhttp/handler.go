@@ -15,12 +15,12 @@ import (
 	"strings"
 
 	"github.com/kmkit/kmkit/internal/inputcheck"
-	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/principal"
 	"github.com/kmkit/kmkit/problem"
-	"github.com/kmkit/kmkit/publicurl"
 	"github.com/kmkit/kmkit/scim"
+	"github.com/kmkit/kmkit/web/publicurl"
+	"github.com/kmkit/kmkit/web/routing"
 )
 
 // BasePath is the path under which the handler serves the API. Mount the handler at

@@ -1,5 +1,5 @@
-// Package routing holds what the kmkit API handlers (km, odata, scim, reporting) share about
-// routing and failing, so that they answer alike: a path no route matches is 404
+// Package routing is what the kmkit API handlers (km, odata, scim, reporting, mcp) share
+// about routing and failing, so that they answer alike: a path no route matches is 404
 // GENERAL_NOTFOUND_PATH, a method a route does not serve 405 GENERAL_METHOD_NOT_ALLOWED
 // with an Allow header, HEAD is served wherever GET is (package head), and an unexpected
 // error or a panic is 500 ADMIN_FATAL_ERROR with a support id that is logged with the
@@ -8,6 +8,9 @@
 // unavailable. Each API answers in its own error shape: the API's ErrorWriter writes the
 // problem, so a SCIM client gets an RFC 7644 Error body where a KM client gets a problem
 // body.
+//
+// A host that writes a handler of its own beside the kmkit APIs may build an API for it
+// (its ErrorWriter calling problemhttp.Send, say) to answer the same way.
 package routing
 
 import (
@@ -23,10 +26,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/kmkit/kmkit/head"
 	"github.com/kmkit/kmkit/internal/deadline"
 	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/web/head"
 )
 
 // ErrorWriter writes p, the error answer to r, in the shape of one API's error bodies.
@@ -39,7 +42,8 @@ type API struct {
 	Write  ErrorWriter
 	Logger *slog.Logger
 	// TimeLimit is the API's query time limit and TimeLimitCause the cause of the
-	// deadline.Context that enforces it (nil: the API has none).
+	// context deadline that enforces it (as context.WithTimeoutCause takes it; km.Service
+	// ends a query at its limit with km.ErrTimeLimit); nil: the API has none.
 	TimeLimit      time.Duration
 	TimeLimitCause error
 	// Narrow ends the answer to a query stopped at the time limit: how to make the query

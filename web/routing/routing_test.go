@@ -16,9 +16,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kmkit/kmkit/internal/deadline"
-	"github.com/kmkit/kmkit/internal/routing"
 	"github.com/kmkit/kmkit/outage"
 	"github.com/kmkit/kmkit/problem"
+	"github.com/kmkit/kmkit/web/routing"
 )
 
 // api writes problems as "status code detail" in plain text, so that the tests see what
