@@ -104,7 +104,7 @@ func (f *frequencies[K]) add(values []K, start int, nulls Nulls) {
 // dict[codes[i]]: the form the memory store keeps strings in. The dictionary must hold
 // distinct values and every code of a non-null cell must index it. Counting by code needs no
 // hashing, which makes this several times faster than DescribeStrings.
-func DescribeCodes(codes []uint32, dict []string, nulls Nulls) Categorical {
+func DescribeCodes[T ~uint8 | ~uint16 | ~uint32](codes []T, dict []string, nulls Nulls) Categorical {
 	counts := make([]int64, len(dict))
 	var c Categorical
 	for i, code := range codes {

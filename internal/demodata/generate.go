@@ -195,7 +195,7 @@ func Tables(n int) (map[string]*column.Table, error) {
 		oOrg.add(rng.IntN(len(salesOrgs)))
 	}
 	itemStart[n] = int32(len(orderItems))
-	orderIDCol := &column.Strings{Codes: identity(n), Dict: orderIDs}
+	orderIDCol := &column.Strings{Codes: column.NarrowCodes(identity(n), n), Dict: orderIDs}
 	if !hasBit(oLateNull) {
 		oLateNull = nil
 	}
@@ -241,7 +241,7 @@ func Tables(n int) (map[string]*column.Table, error) {
 			iValue[x] = money(price * float64(it.qty))
 		}
 	}
-	tables["order_items"] = mustTable(Sources[3].Columns, &column.Strings{Codes: identity(ni), Dict: itemIDs}, iOrder.column(), iMat.column(),
+	tables["order_items"] = mustTable(Sources[3].Columns, &column.Strings{Codes: column.NarrowCodes(identity(ni), ni), Dict: itemIDs}, iOrder.column(), iMat.column(),
 		&column.Int64s{T: query.TypeInteger, Vals: iQty}, &column.Float64s{Vals: iPrice}, &column.Float64s{Vals: iValue})
 
 	na := n * 3
@@ -390,5 +390,5 @@ func (e *enum) column() *column.Strings {
 			dict[i] = e.vals[v]
 		}
 	}
-	return &column.Strings{Codes: slices.Clip(e.codes), Dict: dict}
+	return &column.Strings{Codes: column.NarrowCodes(e.codes, len(dict)), Dict: dict}
 }

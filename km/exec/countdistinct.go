@@ -92,7 +92,7 @@ func countDistinctBits(k keyPart, g groups, pass column.Bitmap, n []int64) {
 			if nulls != nil && nulls.Get(int(r)) {
 				continue
 			}
-			mark(gi, int(col.Codes[r]))
+			mark(gi, int(col.Codes.At(int(r))))
 		}
 		return
 	}

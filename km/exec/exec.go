@@ -472,7 +472,7 @@ func fillColumn(out []query.Value, stride int, sel []int32, c ref) {
 				if col.Nulls.Get(int(r)) {
 					out[i*stride] = query.Null(query.TypeString)
 				} else {
-					out[i*stride] = query.String(col.Dict[col.Codes[r]])
+					out[i*stride] = query.String(col.Dict[col.Codes.At(int(r))])
 				}
 			}
 			return
@@ -542,6 +542,22 @@ func (f *Frame) searchedColumns(s *km.Search, selected []string) ([]ref, error) 
 	return out, nil
 }
 
+// scoreRows gives each row of sel the score of its code, byCode[codes[r]], or the larger
+// of that and the score it has when not first. The first column searched takes its
+// scores without a max, whose branch the scores below the precision (0, see scoreCache)
+// make unpredictable.
+func scoreRows[T column.Code](score []uint8, sel []int32, codes []T, byCode []uint8, first bool) {
+	if first {
+		for _, r := range sel {
+			score[r] = byCode[codes[r]]
+		}
+		return
+	}
+	for _, r := range sel {
+		score[r] = max(score[r], byCode[codes[r]])
+	}
+}
+
 // scoreDict scores every value of a dictionary, prepared as ix, exactly from least on
 // (fuzzy.Matcher's ScoreIndex), letting st stop the run between chunks of values: a
 // dictionary of a million values takes a good fraction of a second.
@@ -585,23 +601,21 @@ func search(n int, sel []int32, cols []ref, s *km.Search, cache *scoreCache, st 
 			continue
 		}
 		byCode := cache.scores(col, s.Term, m, s.Precision, st)
-		switch {
-		case c.index == nil && col.Nulls == nil && i == 0:
-			// The first column searched: its scores are the rows' so far. No max, whose
-			// branch the scores below the precision (0, see scoreCache) make unpredictable.
-			for _, r := range sel {
-				score[r] = byCode[col.Codes[r]]
+		if c.index == nil && col.Nulls == nil {
+			switch codes := col.Codes; {
+			case codes.U8 != nil:
+				scoreRows(score, sel, codes.U8, byCode, i == 0)
+			case codes.U16 != nil:
+				scoreRows(score, sel, codes.U16, byCode, i == 0)
+			default:
+				scoreRows(score, sel, codes.U32, byCode, i == 0)
 			}
-		case c.index == nil && col.Nulls == nil:
-			for _, r := range sel {
-				score[r] = max(score[r], byCode[col.Codes[r]])
-			}
-		default:
-			for _, r := range sel {
-				cr := c.row(r)
-				if cr >= 0 && !col.Nulls.Get(int(cr)) {
-					score[r] = max(score[r], byCode[col.Codes[cr]])
-				}
+			continue
+		}
+		for _, r := range sel {
+			cr := c.row(r)
+			if cr >= 0 && !col.Nulls.Get(int(cr)) {
+				score[r] = max(score[r], byCode[col.Codes.At(int(cr))])
 			}
 		}
 	}

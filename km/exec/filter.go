@@ -291,7 +291,7 @@ func setWhere[T any](out column.Bitmap, vals []T, keep func(T) bool) {
 }
 
 // cmpSet sets the rows whose value compares to x as op says.
-func cmpSet[T int64 | float64 | string | uint32](out column.Bitmap, vals []T, op query.CompareOp, x T) {
+func cmpSet[T int64 | float64 | string | uint8 | uint16 | uint32](out column.Bitmap, vals []T, op query.CompareOp, x T) {
 	for w := 0; w*64 < len(vals); w++ {
 		block := vals[w*64 : min(w*64+64, len(vals))]
 		var word uint64
@@ -360,13 +360,26 @@ func (f *Frame) codeSet(out column.Bitmap, col *column.Strings, match []bool) {
 		}
 		return
 	}
+	switch c := col.Codes; {
+	case c.U8 != nil:
+		matchCodes(out, c.U8, match, in, last, lastOut)
+	case c.U16 != nil:
+		matchCodes(out, c.U16, match, in, last, lastOut)
+	default:
+		matchCodes(out, c.U32, match, in, last, lastOut)
+	}
+}
+
+// matchCodes sets in out the rows whose code match holds, of which there are in: one
+// code, last, is an equality; all but one, lastOut, an inequality.
+func matchCodes[T uint8 | uint16 | uint32](out column.Bitmap, codes []T, match []bool, in, last, lastOut int) {
 	switch {
 	case in == 1:
-		cmpSet(out, col.Codes, query.Eq, uint32(last))
+		cmpSet(out, codes, query.Eq, T(last))
 	case in == len(match)-1:
-		cmpSet(out, col.Codes, query.Ne, uint32(lastOut))
+		cmpSet(out, codes, query.Ne, T(lastOut))
 	default:
-		setWhere(out, col.Codes, func(c uint32) bool { return match[c] })
+		setWhere(out, codes, func(c T) bool { return match[c] })
 	}
 }
 

@@ -200,11 +200,11 @@ func joinIndex(n int, from ref, key column.Column) ([]int32, error) {
 	case *column.Strings:
 		kc := key.(*column.Strings)
 		byValue := make(map[string]int32, len(kc.Dict))
-		for r, code := range kc.Codes {
+		for r := range kc.Codes.Len() {
 			if kc.Nulls.Get(r) {
 				continue
 			}
-			s := kc.Dict[code]
+			s := kc.Dict[kc.Codes.At(r)]
 			if _, dup := byValue[s]; dup {
 				return nil, fmt.Errorf("%w %q", ErrDuplicateKey, s)
 			}
@@ -222,7 +222,7 @@ func joinIndex(n int, from ref, key column.Column) ([]int32, error) {
 			if fc.Nulls.Get(int(r)) {
 				return -1
 			}
-			return byCode[fc.Codes[r]]
+			return byCode[fc.Codes.At(int(r))]
 		}
 	case *column.Int64s:
 		kc := key.(*column.Int64s)

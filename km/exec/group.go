@@ -28,7 +28,7 @@ func newKeyPart(c ref) keyPart {
 	k := keyPart{ref: c, nulls: nullsOf(c.col)}
 	switch col := c.col.(type) {
 	case *column.Strings:
-		k.get = func(r int32) uint64 { return uint64(col.Codes[r]) }
+		k.get = func(r int32) uint64 { return uint64(col.Codes.At(int(r))) }
 		k.card = len(col.Dict) + 1
 	case *column.Int64s:
 		k.get = func(r int32) uint64 { return uint64(col.Vals[r]) }
@@ -70,18 +70,13 @@ func (k *keyPart) part(r int32) (uint64, bool) {
 func (k *keyPart) mix(keys []int32, sel []int32, radix int32) {
 	card := int32(k.card)
 	if col, ok := k.ref.col.(*column.Strings); ok && k.ref.index == nil {
-		if col.Nulls == nil {
-			for i, r := range sel {
-				keys[i] = keys[i]*radix + int32(col.Codes[r])
-			}
-			return
-		}
-		for i, r := range sel {
-			d := int32(col.Codes[r])
-			if col.Nulls.Get(int(r)) {
-				d = card - 1
-			}
-			keys[i] = keys[i]*radix + d
+		switch c := col.Codes; {
+		case c.U8 != nil:
+			mixCodes(keys, sel, c.U8, radix, col.Nulls, card-1)
+		case c.U16 != nil:
+			mixCodes(keys, sel, c.U16, radix, col.Nulls, card-1)
+		default:
+			mixCodes(keys, sel, c.U32, radix, col.Nulls, card-1)
 		}
 		return
 	}
@@ -92,7 +87,7 @@ func (k *keyPart) mix(keys []int32, sel []int32, radix int32) {
 		for i, r := range sel {
 			d := card - 1
 			if cr := index[r]; cr >= 0 && (nulls == nil || !nulls.Get(int(cr))) {
-				d = int32(col.Codes[cr])
+				d = int32(col.Codes.At(int(cr)))
 			}
 			keys[i] = keys[i]*radix + d
 		}
@@ -114,6 +109,32 @@ func (k *keyPart) mix(keys []int32, sel []int32, radix int32) {
 	}
 }
 
+// mixCodes is mix for the dictionary codes of a column read directly: keys[i] =
+// keys[i]*radix + codes[sel[i]], or + nullDigit where nulls (nil: none) has the row.
+func mixCodes[T column.Code](keys, sel []int32, codes []T, radix int32, nulls column.Bitmap, nullDigit int32) {
+	if nulls == nil {
+		for i, r := range sel {
+			keys[i] = keys[i]*radix + int32(codes[r])
+		}
+		return
+	}
+	for i, r := range sel {
+		d := int32(codes[r])
+		if nulls.Get(int(r)) {
+			d = nullDigit
+		}
+		keys[i] = keys[i]*radix + d
+	}
+}
+
+// mixCodeRange sets keys[i] = keys[i]*radix + codes[i].
+func mixCodeRange[T column.Code](keys []int32, codes []T, radix int32) {
+	codes = codes[:len(keys)]
+	for i, c := range codes {
+		keys[i] = keys[i]*radix + int32(c)
+	}
+}
+
 // mixRange is mix for the rows lo..lo+len(keys)-1 of a column read directly, dictionary
 // codes or integers without nulls, with no vector of row numbers; it reports false, and
 // does nothing, for any other column.
@@ -126,9 +147,13 @@ func (k *keyPart) mixRange(keys []int32, lo int, radix int32) bool {
 		if col.Nulls != nil {
 			return false
 		}
-		codes := col.Codes[lo : lo+len(keys)]
-		for i, c := range codes {
-			keys[i] = keys[i]*radix + int32(c)
+		switch c, hi := col.Codes, lo+len(keys); {
+		case c.U8 != nil:
+			mixCodeRange(keys, c.U8[lo:hi], radix)
+		case c.U16 != nil:
+			mixCodeRange(keys, c.U16[lo:hi], radix)
+		default:
+			mixCodeRange(keys, c.U32[lo:hi], radix)
 		}
 		return true
 	case *column.Int64s:

@@ -140,7 +140,7 @@ func seekStrings(values []string) seeker {
 		if !ok {
 			return nil
 		}
-		return ix.equal(func(row int32) int { return strings.Compare(values[i], c.Dict[c.Codes[row]]) })
+		return ix.equal(func(row int32) int { return strings.Compare(values[i], c.Dict[c.Codes.At(int(row))]) })
 	}
 }
 
@@ -245,7 +245,7 @@ func (ix *sortIndex) build(n int, c ref, bufs *sortBufs) {
 	switch col := c.col.(type) {
 	case *column.Strings:
 		ranks := col.Ranks()
-		keyOf = func(cr int32) uint64 { return uint64(ranks[col.Codes[cr]]) }
+		keyOf = func(cr int32) uint64 { return uint64(ranks[col.Codes.At(int(cr))]) }
 	case *column.Int64s:
 		keyOf = func(cr int32) uint64 { return uint64(col.Vals[cr]) ^ 1<<63 }
 	case *column.Float64s:
@@ -403,13 +403,25 @@ func (f *Frame) codeRows(col *column.Strings) []column.Bitmap {
 	ix.once.Do(func() {
 		ix.byCode = make([]column.Bitmap, len(col.Dict))
 		for code := range ix.byCode {
-			ix.byCode[code] = column.NewBitmap(len(col.Codes))
+			ix.byCode[code] = column.NewBitmap(col.Codes.Len())
 		}
-		for r, code := range col.Codes {
-			ix.byCode[code].Set(r)
+		switch c := col.Codes; {
+		case c.U8 != nil:
+			setCodeRows(ix.byCode, c.U8)
+		case c.U16 != nil:
+			setCodeRows(ix.byCode, c.U16)
+		default:
+			setCodeRows(ix.byCode, c.U32)
 		}
 	})
 	return ix.byCode
+}
+
+// setCodeRows sets row r in byCode[codes[r]], for every row.
+func setCodeRows[T column.Code](byCode []column.Bitmap, codes []T) {
+	for r, c := range codes {
+		byCode[c].Set(r)
+	}
 }
 
 // bitmapOf returns the bitmap of the rows of sel, frame rows below n.

@@ -461,7 +461,7 @@ func TestSortIndexBuild(t *testing.T) {
 // no bounds; its runs are single rows, then the nulls' run, in a walk either way and in
 // a search for a value.
 func TestSortIndexOfDistinctValues(t *testing.T) {
-	col := &column.Strings{Dict: []string{"b", "a", "c"}, Codes: []uint32{0, 0, 1, 0, 2}, Nulls: column.NewBitmap(5)}
+	col := &column.Strings{Dict: []string{"b", "a", "c"}, Codes: column.NarrowCodes([]uint32{0, 0, 1, 0, 2}, 3), Nulls: column.NewBitmap(5)}
 	col.Nulls.Set(1)
 	col.Nulls.Set(3)
 	ix := &sortIndex{}
@@ -475,7 +475,7 @@ func TestSortIndexOfDistinctValues(t *testing.T) {
 		t.Errorf("descending walk %v, want %v", runs, want)
 	}
 	for value, want := range map[string][]int32{"a": {2}, "b": {0}, "c": {4}, "d": nil, "": nil} {
-		got := ix.equal(func(row int32) int { return strings.Compare(value, col.Dict[col.Codes[row]]) })
+		got := ix.equal(func(row int32) int { return strings.Compare(value, col.Dict[col.Codes.At(int(row))]) })
 		if !slices.Equal(got, want) {
 			t.Errorf("equal(%q) = %v, want %v", value, got, want)
 		}

@@ -176,7 +176,7 @@ func compareTest(c column.Column, op query.CompareOp, lit query.Value) (cellTest
 			return nil, false
 		}
 		x := lit.Str
-		return func(cr int32) bool { return compareOrdered(c.Dict[c.Codes[cr]], x, op) }, true
+		return func(cr int32) bool { return compareOrdered(c.Dict[c.Codes.At(int(cr))], x, op) }, true
 	case *column.Float64s:
 		var x float64
 		switch lit.Type {
@@ -249,7 +249,7 @@ func inTest(c column.Column, lits []query.Literal) (test cellTest, hasNull, ok b
 			}
 			set[v.Str] = true
 		}
-		return func(cr int32) bool { return set[c.Dict[c.Codes[cr]]] }, hasNull, true
+		return func(cr int32) bool { return set[c.Dict[c.Codes.At(int(cr))]] }, hasNull, true
 	case *column.Bools:
 		var want [2]bool
 		for _, v := range vals {
@@ -339,7 +339,7 @@ func callTest(c column.Column, e *query.Call) (cellTest, bool) {
 		return nil, false
 	}
 	arg := lit.Str
-	return func(cr int32) bool { return fn(sc.Dict[sc.Codes[cr]], arg) }, true
+	return func(cr int32) bool { return fn(sc.Dict[sc.Codes.At(int(cr))], arg) }, true
 }
 
 // compileTrue compiles a filter of which only the true rows are read (the top of a

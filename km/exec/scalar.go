@@ -20,7 +20,7 @@ import (
 // instants; flts for floats; strs for strings), null where null is set.
 //
 // Elements are dictionary codes when src is set: row r of the underlying table reads
-// element src.Codes[r], or null where src.Nulls has r. Otherwise elements are rows. Frame
+// element src.Codes.At(r), or null where src.Nulls has r. Otherwise elements are rows. Frame
 // row r reads table row index[r] (r itself when index is nil; -1 reads null). A constant
 // has konst set and no elements.
 type vec struct {
@@ -92,7 +92,7 @@ func (v *vec) elem(r int) int {
 		if v.src.Nulls.Get(r) {
 			return -1
 		}
-		return int(v.src.Codes[r])
+		return int(v.src.Codes.At(r))
 	}
 	return r
 }
@@ -131,7 +131,7 @@ func flat(v *vec) *vec {
 	if v.src == nil || v.konst != nil {
 		return v
 	}
-	n := len(v.src.Codes)
+	n := v.src.Codes.Len()
 	out := newVec(v.t, n)
 	out.index = v.index
 	for r := range n {

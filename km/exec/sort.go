@@ -40,7 +40,7 @@ func keyCmp(c ref, desc bool) rowCmp {
 	switch col := c.col.(type) {
 	case *column.Strings:
 		ranks := col.Ranks()
-		byRow = func(a, b int32) int { return cmp.Compare(ranks[col.Codes[a]], ranks[col.Codes[b]]) }
+		byRow = func(a, b int32) int { return cmp.Compare(ranks[col.Codes.At(int(a))], ranks[col.Codes.At(int(b))]) }
 	case *column.Int64s:
 		byRow = func(a, b int32) int { return cmp.Compare(col.Vals[a], col.Vals[b]) }
 	case *column.Float64s:
@@ -68,7 +68,9 @@ func directCmp(c column.Column, sign int) rowCmp {
 	switch col := c.(type) {
 	case *column.Strings:
 		ranks := col.Ranks()
-		return func(a, b int32) int { return sign * cmp.Compare(ranks[col.Codes[a]], ranks[col.Codes[b]]) }
+		return func(a, b int32) int {
+			return sign * cmp.Compare(ranks[col.Codes.At(int(a))], ranks[col.Codes.At(int(b))])
+		}
 	case *column.Int64s:
 		return func(a, b int32) int { return sign * cmp.Compare(col.Vals[a], col.Vals[b]) }
 	case *column.Float64s:

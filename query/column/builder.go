@@ -114,7 +114,8 @@ func (b *Builder) Build() Column {
 	}
 	switch b.typ {
 	case query.TypeString:
-		return &Strings{Codes: trim(b.codes), Dict: b.dict.values(), Nulls: nulls}
+		dict := b.dict.values()
+		return &Strings{Codes: NarrowCodes(b.codes, len(dict)), Dict: dict, Nulls: nulls}
 	case query.TypeFloat:
 		return &Float64s{Vals: trim(b.floats), Nulls: nulls}
 	case query.TypeBoolean:

@@ -9,11 +9,12 @@
 //   - A null cell keeps the zero value in the value slice (code 0 in a string column); only
 //     the null bitmap says it is null. A column without nulls has a nil bitmap.
 //   - String dictionaries hold each distinct value once, in order of first appearance; codes
-//     are uint32, so a string column costs 4 bytes per cell plus its dictionary.
+//     are as narrow as the dictionary allows ([Codes]: 1 byte per cell up to 256 values, 2
+//     up to 65,536, else 4), plus the dictionary.
 //   - Memory: Bytes counts the value slices, bitmaps and dictionaries (string headers
 //     included); RawBytes counts only non-null cells (8 bytes per number or temporal value, 1
-//     per boolean, the length of each string). Short, repetitive strings can cost more than
-//     their raw size (4-byte codes); a typical record stays well under 1.5 times.
+//     per boolean, the length of each string). Short strings of a large dictionary can cost
+//     more than their raw size (4-byte codes); a typical record stays well under 1.5 times.
 //   - In CSV, an empty cell is null whether quoted or not (encoding/csv does not tell them
 //     apart), so a CSV file cannot give a string column the empty string.
 //   - The CSV loader rejects NaN and infinite floats (they have no JSON form) and integers
@@ -95,9 +96,10 @@ func growBitmap(b Bitmap, n int) Bitmap {
 
 func bitmapBytes(b Bitmap) int { return cap(b) * 8 }
 
-// Strings is a dictionary-encoded string column: cell i is Dict[Codes[i]] unless Nulls has i.
+// Strings is a dictionary-encoded string column: cell i is Dict[Codes.At(i)] unless Nulls
+// has i.
 type Strings struct {
-	Codes []uint32
+	Codes Codes
 	Dict  []string
 	Nulls Bitmap
 
@@ -109,7 +111,7 @@ type Strings struct {
 func (c *Strings) Type() query.Type { return query.TypeString }
 
 // Len implements Column.
-func (c *Strings) Len() int { return len(c.Codes) }
+func (c *Strings) Len() int { return c.Codes.Len() }
 
 // IsNull implements Column.
 func (c *Strings) IsNull(row int) bool { return c.Nulls.Get(row) }
@@ -119,12 +121,12 @@ func (c *Strings) Value(row int) query.Value {
 	if c.Nulls.Get(row) {
 		return query.Null(query.TypeString)
 	}
-	return query.String(c.Dict[c.Codes[row]])
+	return query.String(c.Dict[c.Codes.At(row)])
 }
 
 // Bytes implements Column.
 func (c *Strings) Bytes() int {
-	n := cap(c.Codes)*4 + bitmapBytes(c.Nulls) + cap(c.Dict)*int(unsafe.Sizeof(""))
+	n := c.Codes.Bytes() + bitmapBytes(c.Nulls) + cap(c.Dict)*int(unsafe.Sizeof(""))
 	for _, s := range c.Dict {
 		n += len(s)
 	}
@@ -134,9 +136,9 @@ func (c *Strings) Bytes() int {
 // RawBytes implements Column.
 func (c *Strings) RawBytes() int {
 	n := 0
-	for i, code := range c.Codes {
+	for i := range c.Codes.Len() {
 		if !c.Nulls.Get(i) {
-			n += len(c.Dict[code])
+			n += len(c.Dict[c.Codes.At(i)])
 		}
 	}
 	return n

@@ -69,7 +69,7 @@ func TestStringDictionary(t *testing.T) {
 	if d := cmp.Diff([]string{"DE", "FR", "AT"}, c.Dict); d != "" {
 		t.Errorf("dict (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff([]uint32{0, 1, 0, 2, 1}, c.Codes); d != "" {
+	if d := cmp.Diff(Codes{U8: []uint8{0, 1, 0, 2, 1}}, c.Codes); d != "" {
 		t.Errorf("codes (-want +got):\n%s", d)
 	}
 	if d := cmp.Diff([]uint32{1, 2, 0}, c.Ranks()); d != "" {

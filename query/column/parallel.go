@@ -645,7 +645,8 @@ func assembleStrings(chunks []parsedChunk, codes []uint32, nulls Bitmap) *String
 			rows[r] = prevCode
 		}
 	}
-	return &Strings{Codes: codes, Dict: d.values(), Nulls: nulls}
+	dict := d.values()
+	return &Strings{Codes: NarrowCodes(codes, len(dict)), Dict: dict, Nulls: nulls}
 }
 
 // ascendingDistinct returns the number of distinct values of the string cells referenced

@@ -37,9 +37,9 @@ func sameTable(a, b *Table) error {
 			if strings.Join(sa.Dict, "\x00") != strings.Join(sb.Dict, "\x00") {
 				return fmt.Errorf("column %s: dictionaries %q and %q", a.Names()[i], sa.Dict, sb.Dict)
 			}
-			for r := range sa.Codes {
-				if !sa.IsNull(r) && sa.Codes[r] != sb.Codes[r] {
-					return fmt.Errorf("column %s row %d: codes %d and %d", a.Names()[i], r, sa.Codes[r], sb.Codes[r])
+			for r := range sa.Codes.Len() {
+				if !sa.IsNull(r) && sa.Codes.At(r) != sb.Codes.At(r) {
+					return fmt.Errorf("column %s row %d: codes %d and %d", a.Names()[i], r, sa.Codes.At(r), sb.Codes.At(r))
 				}
 			}
 		}

@@ -97,7 +97,14 @@ func describe(c column.Column, sel []int32) km.FieldSummary {
 			cat = stats.DescribeCategorical(vals, nulls, km.FormatTime)
 		}
 	case *column.Strings:
-		cat = stats.DescribeCodes(gather(c.Codes, sel), c.Dict, nulls)
+		switch codes := c.Codes; {
+		case codes.U8 != nil:
+			cat = stats.DescribeCodes(gather(codes.U8, sel), c.Dict, nulls)
+		case codes.U16 != nil:
+			cat = stats.DescribeCodes(gather(codes.U16, sel), c.Dict, nulls)
+		default:
+			cat = stats.DescribeCodes(gather(codes.U32, sel), c.Dict, nulls)
+		}
 	case *column.Bools:
 		cat = stats.DescribeBools(gather(c.Vals, sel), nulls)
 	}

@@ -1019,8 +1019,8 @@ func hasNull(c column.Column) bool {
 func ascends(c column.Column) bool {
 	switch c := c.(type) {
 	case *column.Strings:
-		for i := 1; i < len(c.Codes); i++ {
-			if c.Dict[c.Codes[i-1]] >= c.Dict[c.Codes[i]] {
+		for i := 1; i < c.Codes.Len(); i++ {
+			if c.Dict[c.Codes.At(i-1)] >= c.Dict[c.Codes.At(i)] {
 				return false
 			}
 		}
