@@ -81,15 +81,14 @@ func (k *keyPart) mix(keys []int32, sel []int32, radix int32) {
 		return
 	}
 	if col, ok := k.ref.col.(*column.Strings); ok {
-		// A dictionary column read through a join index (a parent's column): gather the
-		// codes through the index, -1 (no parent) and nulls as the null digit.
-		nulls, index := col.Nulls, k.ref.index
-		for i, r := range sel {
-			d := card - 1
-			if cr := index[r]; cr >= 0 && (nulls == nil || !nulls.Get(int(cr))) {
-				d = int32(col.Codes.At(int(cr)))
-			}
-			keys[i] = keys[i]*radix + d
+		// A dictionary column read through a join index (a parent's column).
+		switch c := col.Codes; {
+		case c.U8 != nil:
+			mixCodesThrough(keys, sel, k.ref.index, c.U8, radix, col.Nulls, card-1)
+		case c.U16 != nil:
+			mixCodesThrough(keys, sel, k.ref.index, c.U16, radix, col.Nulls, card-1)
+		default:
+			mixCodesThrough(keys, sel, k.ref.index, c.U32, radix, col.Nulls, card-1)
 		}
 		return
 	}
@@ -122,6 +121,18 @@ func mixCodes[T column.Code](keys, sel []int32, codes []T, radix int32, nulls co
 		d := int32(codes[r])
 		if nulls.Get(int(r)) {
 			d = nullDigit
+		}
+		keys[i] = keys[i]*radix + d
+	}
+}
+
+// mixCodesThrough is mixCodes for a column read through a join index: the codes are
+// gathered through index, and a row without a parent (-1) or a null cell takes nullDigit.
+func mixCodesThrough[T column.Code](keys, sel, index []int32, codes []T, radix int32, nulls column.Bitmap, nullDigit int32) {
+	for i, r := range sel {
+		d := nullDigit
+		if cr := index[r]; cr >= 0 && (nulls == nil || !nulls.Get(int(cr))) {
+			d = int32(codes[cr])
 		}
 		keys[i] = keys[i]*radix + d
 	}
