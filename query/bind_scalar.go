@@ -282,7 +282,11 @@ func (b *binder) bindScalarCompare(e *ScalarCompare) (Expr, *Error) {
 		if v.Value.Type == TypeDate && t.Temporal() {
 			return nil, typeError(v.At, "%s is %s; compare it with a date-time, or compare date(...) with a date", short(FormatScalar(l)), article(t))
 		}
-		return &ScalarCompare{At: e.At, L: l, Op: op, R: &Const{Lit: v}}, nil
+		cmp := func(op CompareOp, v Literal) Expr { return &ScalarCompare{At: e.At, L: l, Op: op, R: &Const{Lit: v}} }
+		if lo, hi, ok := finerThanMicros(v); ok {
+			return between(e.At, cmp, op, lo, hi), nil
+		}
+		return cmp(op, v), nil
 	}
 	if lt, rt := l.ResultType(), r.ResultType(); !comparable(lt, rt) {
 		return nil, typeError(e.At, "%s is %s and %s is %s: they cannot be compared", short(FormatScalar(l)), article(lt), short(FormatScalar(r)), article(rt))

@@ -67,6 +67,16 @@ func runDates(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 		{Record: "E", Fields: all, ODataFilter: "year(T) eq year(D) and month(S) eq month(D)"},
 		{Record: "E", Fields: all, ODataFilter: "year(T) ge 9999 or month(T) eq 3"},
 		{Record: "E", Fields: []string{"ID", "T"}, ODataOrderBy: "year(T) desc,month(T),day(T),ID"},
+		// Literals with digits past the microsecond (OData's fractional seconds take up
+		// to 12): a value equal to the microsecond they were read as is before them.
+		{Record: "E", Fields: []string{"ID"}, FilterExprs: []string{"T ge 2025-06-01T15:48:44.1230001Z or S lt 1969-12-31T23:59:59.9990000001Z"}},
+		{Record: "E", Fields: []string{"ID"}, FilterExprs: []string{"T eq 2025-06-01T15:48:44.1230001Z or T le 0001-01-01T00:00:00.0000009Z"}},
+		{Record: "E", Fields: []string{"ID"}, FilterExprs: []string{"T ne '2025-06-01T15:48:44.1230001Z' and T gt 2025-05-31T23:59:59.9999991Z"}},
+		{Record: "E", Fields: []string{"ID"}, FilterExprs: []string{"D ge 2025-06-01T00:00:00.0000001Z or D eq 0001-01-01T00:00:00.0000000Z"}},
+		{Record: "E", Fields: []string{"ID"}, FilterExprs: []string{"H le 23:59:59.9999990 and H ge 12:00:00.5000001"}},
+		{Record: "E", Fields: []string{"ID"}, FilterExprs: []string{"H in (12:00:00.50000001, 00:00:00.000000, 23:59:59.9999999)"}},
+		{Record: "E", Fields: []string{"ID"}, FilterExprs: []string{"T in (2025-06-01T15:48:44.1230001Z, 2025-06-01T15:48:44.1230009Z)"}},
+		{Record: "E", Fields: []string{"ID"}, ODataFilter: "T gt 2025-06-01T15:48:44.123000000001Z or time(T) ge 23:59:59.9999991"},
 	} {
 		checkService(t, svc, ref, "dates", req)
 	}
