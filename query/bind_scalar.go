@@ -268,6 +268,10 @@ func (b *binder) bindScalarCompare(e *ScalarCompare) (Expr, *Error) {
 			return &ScalarCompare{At: e.At, L: l, Op: op, R: &Const{Lit: lit}}, nil
 		}
 		if f, ok := l.(*FieldOperand); ok { // a field and now()
+			if f.Field.Type == TypeDate && rc.Lit.Kind == LitDateTime {
+				// The date stands for its midnight UTC, as against a date-time literal.
+				return dateAgainstInstant(e.At, f.Field, op, rc.Lit, rc.Lit.Value.Int), nil
+			}
 			v, err := bindLiteral(f.Field, rc.Lit)
 			if err != nil {
 				return nil, err
