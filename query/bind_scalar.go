@@ -255,6 +255,9 @@ func (b *binder) bindScalarCompare(e *ScalarCompare) (Expr, *Error) {
 	if lConst && rConst {
 		return nil, &Error{Kind: KindUnsupported, Code: CodeFilterNotSupported, Pos: e.At, Msg: "comparing two literals is not supported; compare a field or a function with a literal"}
 	}
+	if !namesField(l) && !namesField(r) {
+		return nil, &Error{Kind: KindUnsupported, Code: CodeFilterNotSupported, Pos: e.At, Msg: "a comparison that names no field is not supported; compare a field or a function of one"}
+	}
 	if lConst { // now() on the left
 		l, r, op, rc, rConst = r, l, mirrored[op], lc, true
 	}
@@ -296,6 +299,13 @@ func (b *binder) bindScalarCompare(e *ScalarCompare) (Expr, *Error) {
 		return nil, typeError(e.At, "%s is %s and %s is %s: they cannot be compared", short(FormatScalar(l)), article(lt), short(FormatScalar(r)), article(rt))
 	}
 	return &ScalarCompare{At: e.At, L: l, Op: op, R: r}, nil
+}
+
+// namesField reports whether the value expression s reads a field.
+func namesField(s Scalar) bool {
+	named := false
+	ScalarFields(s, func(FieldRef) { named = true })
+	return named
 }
 
 func (b *binder) bindScalarMatch(e *ScalarMatch) (Expr, *Error) {
