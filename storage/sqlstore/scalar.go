@@ -173,7 +173,13 @@ func (b *builder) apply(fn query.ScalarFunc, args []frameCol) (string, error) {
 			// the year 10000.
 			day = dayOf(x)
 		}
-		return "CAST(extract(" + part + " FROM DATE '1970-01-01' + CAST(" + day + " AS integer)) AS BIGINT)", nil
+		// 400 years later (146097 days, the Gregorian cycle: the same month and day):
+		// PostgreSQL has no year 0 and calls the year 0000 (1 BC) -1.
+		d := "DATE '1970-01-01' + CAST(" + day + " + 146097 AS integer)"
+		if fn == query.FnYear {
+			return "(CAST(extract(year FROM " + d + ") AS BIGINT) - 400)", nil
+		}
+		return "CAST(extract(" + part + " FROM " + d + ") AS BIGINT)", nil
 	case query.FnHour, query.FnMinute, query.FnSecond:
 		us := x
 		if args[0].typ != query.TypeTime {

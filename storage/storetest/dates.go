@@ -12,7 +12,7 @@ import (
 // dates, date-times, timestamps and times at the edges of their ranges (years 0001 and
 // 9999 with the last microsecond of the day, the day before 1970, 1900, 2038, a leap
 // day), written with offsets (-00:30, +14:00, +03:00) and seven fraction digits, equal
-// instants in two rows, and a row of nulls.
+// instants in two rows, the year 0000, and a row of nulls.
 func DatesData() fstest.MapFS {
 	return fstest.MapFS{
 		"models/dates.yaml": {Data: []byte(`id: dates
@@ -45,6 +45,7 @@ R9,a,2025-06-01,2025-06-01T15:48:44.123Z,2025-06-01T15:48:44.123Z,15:48:44
 R10,b,1900-01-01,1900-01-01T12:00:00+03:00,1900-01-01T12:00:00+03:00,12:00:00
 R11,c,2025-05-31,2025-05-31T23:59:59.999999Z,2025-05-31T23:59:59.999999Z,23:59:59.999999
 R12,a,1600-02-29,1600-02-29T23:59:59.999999Z,1600-02-29T23:59:59.999999Z,06:00:00
+R13,b,0000-02-29,0000-02-29T12:00:00Z,0000-12-31T23:59:59.999999Z,01:00:00
 `)},
 	}
 }
@@ -67,6 +68,10 @@ func runDates(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 		{Record: "E", Fields: all, ODataFilter: "year(T) eq year(D) and month(S) eq month(D)"},
 		{Record: "E", Fields: all, ODataFilter: "year(T) ge 9999 or month(T) eq 3"},
 		{Record: "E", Fields: []string{"ID", "T"}, ODataOrderBy: "year(T) desc,month(T),day(T),ID"},
+		// The year 0000 (1 BC) is the year 0, as in RFC 3339 and ISO 8601: PostgreSQL's
+		// extract(year) answered -1.
+		{Record: "E", Fields: all, ODataFilter: "year(D) ge 0 and year(T) ge 0 and year(S) lt 1 and month(S) eq 12 and day(S) eq 31"},
+		{Record: "E", Fields: []string{"ID"}, ODataFilter: "year(D) le 1 and year(T) ne -1"},
 		// Literals with digits past the microsecond (OData's fractional seconds take up
 		// to 12): a value equal to the microsecond they were read as is before them.
 		{Record: "E", Fields: []string{"ID"}, FilterExprs: []string{"T ge 2025-06-01T15:48:44.1230001Z or S lt 1969-12-31T23:59:59.9990000001Z"}},
