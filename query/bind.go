@@ -108,8 +108,8 @@ func bind(e Expr, s *binder) (Expr, *Error) {
 			return nil, err
 		}
 		cmp := func(op CompareOp, l Literal) Expr { return &Compare{At: e.At, Field: f, Op: op, Value: l} }
-		if lo, hi, ok := finerThanMicros(v); ok {
-			return between(e.At, cmp, e.Op, lo, hi), nil
+		if finerThanMicros(v) {
+			return between(e.At, cmp, e.Op, v), nil
 		}
 		return cmp(e.Op, v), nil
 	case *In:
@@ -132,7 +132,7 @@ func bind(e Expr, s *binder) (Expr, *Error) {
 			if err != nil {
 				return nil, err
 			}
-			if _, _, ok := finerThanMicros(v); ok {
+			if finerThanMicros(v) {
 				none = v // no value equals it
 				continue
 			}
@@ -408,34 +408,28 @@ func dateAgainstInstant(at Pos, f FieldRef, op CompareOp, l Literal, us int64) E
 	if midnight && !pastMicros(l.Raw) {
 		return cmp(op, dateLiteral(l, day))
 	}
-	return between(at, cmp, op, dateLiteral(l, day), dateLiteral(l, day+1))
+	return between(at, cmp, op, dateLiteral(l, day))
 }
 
 // finerThanMicros reports whether the bound date-time or time literal l has digits past
-// the microsecond (OData writes up to 12), which its value drops: the literal then lies
-// strictly between lo, its value, and hi, the next microsecond.
-func finerThanMicros(l Literal) (lo, hi Literal, ok bool) {
-	if l.Kind != LitDateTime && l.Kind != LitTime || !pastMicros(l.Raw) {
-		return l, l, false
-	}
-	hi = l
-	hi.Value.Int++
-	hi.Raw = hi.Value.Format().(string)
-	return l, hi, true
+// the microsecond (OData writes up to 12), which its value drops: the literal lies after
+// its value, and before the next microsecond.
+func finerThanMicros(l Literal) bool {
+	return (l.Kind == LitDateTime || l.Kind == LitTime) && pastMicros(l.Raw)
 }
 
-// between binds "x op v" (cmp(op, v) builds it) for a literal v that lies strictly
-// between the values lo and hi of x's type, with no value of the type between them:
-// x gt/ge v means x ge hi, x lt/le v means x le lo, eq never holds and ne always does
-// (for an x that is not null: a null stays unknown).
-func between(at Pos, cmp func(CompareOp, Literal) Expr, op CompareOp, lo, hi Literal) Expr {
+// between binds "x op v" (cmp(op, w) builds "x op w") for a literal v that lies after
+// the value lo of x's type and before the next one: x gt/ge v means x gt lo, x lt/le v
+// means x le lo, eq never holds and ne always does (for an x that is not null: a null
+// stays unknown).
+func between(at Pos, cmp func(CompareOp, Literal) Expr, op CompareOp, lo Literal) Expr {
 	switch op {
 	case Gt, Ge:
-		return cmp(Ge, hi)
+		return cmp(Gt, lo)
 	case Lt, Le:
 		return cmp(Le, lo)
 	case Ne:
-		return &Logical{At: at, Op: Or, L: cmp(Le, lo), R: cmp(Ge, hi)}
+		return &Logical{At: at, Op: Or, L: cmp(Le, lo), R: cmp(Gt, lo)}
 	}
 	return never(cmp, at, lo)
 }

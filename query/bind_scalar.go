@@ -290,8 +290,8 @@ func (b *binder) bindScalarCompare(e *ScalarCompare) (Expr, *Error) {
 			return nil, typeError(v.At, "%s is %s; compare it with a date-time, or compare date(...) with a date", short(FormatScalar(l)), article(t))
 		}
 		cmp := func(op CompareOp, v Literal) Expr { return &ScalarCompare{At: e.At, L: l, Op: op, R: &Const{Lit: v}} }
-		if lo, hi, ok := finerThanMicros(v); ok {
-			return between(e.At, cmp, op, lo, hi), nil
+		if finerThanMicros(v) {
+			return between(e.At, cmp, op, v), nil
 		}
 		return cmp(op, v), nil
 	}
