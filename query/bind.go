@@ -107,7 +107,7 @@ func bind(e Expr, s *binder) (Expr, *Error) {
 		if err != nil {
 			return nil, err
 		}
-		cmp := func(op CompareOp, l Literal) Expr { return &Compare{At: e.At, Field: f, Op: op, Value: l} }
+		cmp := comparing(e.At, f)
 		if finerThanMicros(v) {
 			return between(e.At, cmp, e.Op, v), nil
 		}
@@ -140,7 +140,7 @@ func bind(e Expr, s *binder) (Expr, *Error) {
 		}
 		if len(vals) == 0 && len(e.Values) > 0 {
 			// Instants between dates or microseconds only: no row matches.
-			return never(func(op CompareOp, l Literal) Expr { return &Compare{At: e.At, Field: f, Op: op, Value: l} }, e.At, none), nil
+			return never(comparing(e.At, f), e.At, none), nil
 		}
 		return &In{At: e.At, Field: f, Values: vals}, nil
 	case *Call:
@@ -404,11 +404,16 @@ func dateLiteral(l Literal, day int64) Literal {
 // before d+1's (see between).
 func dateAgainstInstant(at Pos, f FieldRef, op CompareOp, l Literal, us int64) Expr {
 	day, midnight := dayOf(us)
-	cmp := func(op CompareOp, l Literal) Expr { return &Compare{At: at, Field: f, Op: op, Value: l} }
+	cmp := comparing(at, f)
 	if midnight && !pastMicros(l.Raw) {
 		return cmp(op, dateLiteral(l, day))
 	}
 	return between(at, cmp, op, dateLiteral(l, day))
+}
+
+// comparing returns the builder of the comparisons "f op v" at position at.
+func comparing(at Pos, f FieldRef) func(CompareOp, Literal) Expr {
+	return func(op CompareOp, v Literal) Expr { return &Compare{At: at, Field: f, Op: op, Value: v} }
 }
 
 // finerThanMicros reports whether the bound date-time or time literal l has digits past
