@@ -2,6 +2,7 @@ package odata
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -99,6 +100,11 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 			field, err := applyField(m, et, "aggregate", ag.Path)
 			if err != nil {
 				return nil, err
+			}
+			if _, f := m.Field(field); f != nil && !f.Type.Numeric() && (ag.Method == "min" || ag.Method == "max") {
+				// Valid OData (min and max apply to every totally ordered type), which the
+				// KPIs, numbers all, do not serve: 501, where sum of a string is a 400.
+				return nil, applyUnsupported(fmt.Sprintf("%s with %s: min and max of a %s property are not supported; of a number they are", ag.Path, ag.Method, f.Type))
 			}
 			k, err := m.AdHocKPI(adHocID(), aggregateMethods[ag.Method]+"("+field+")", "")
 			if err != nil {

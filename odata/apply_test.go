@@ -229,6 +229,12 @@ func TestApply(t *testing.T) {
 			"$apply: knowledge model shop has no KPI (custom aggregate) NET; NET is a property: aggregate it with NET with sum as ALIAS (or min, max, average, countdistinct)", "$apply")}},
 		{"sum of a string", "aggregate(STATUS with sum as S)", "", response{400, problem.ContentType, problemBodyAt(400, "GENERAL_PARAMETER_ILLEGAL",
 			"$apply: STATUS with sum: sum(ORDERS.STATUS): sum of ORDERS.STATUS: the field is string, not numeric", "$apply")}},
+		// OData's min and max take every totally ordered type; those of dates and
+		// strings are valid requests the service does not serve (they were 400).
+		{"min of a date", "aggregate(DAY with min as First)", "", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
+			"$apply: DAY with min: min and max of a date property are not supported; of a number they are", "$apply")}},
+		{"max of a string", "groupby((CUST),aggregate(STATUS with max as Last))", "", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
+			"$apply: STATUS with max: min and max of a string property are not supported; of a number they are", "$apply")}},
 		{"unknown property", "groupby((STATE))", "", response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND",
 			"$apply: groupby: entity type ORDERS has no property STATE; did you mean STATUS or LATE?", "$apply")}},
 		{"no such navigation", "groupby((CLIENTS/COUNTRY))", "", response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND",

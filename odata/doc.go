@@ -213,7 +213,8 @@
 //     one km.Request at the Knowledge Model level, the request of the KM API's
 //     .../data?fields=...&kpis=...: grouping properties (a property of the set,
 //     RECORD.FIELD, or a navigation path whose segments are record ids) are its fields,
-//     custom aggregates its KPIs, "P with sum|min|max|average|countdistinct as A" and
+//     custom aggregates its KPIs, "P with sum|min|max|average|countdistinct as A" (min
+//     and max of a numeric P; of another type they are 501) and
 //     "$count as A" KPIs made for the request (km.KnowledgeModel.AdHocKPI), filter(...)
 //     steps and filterid its filters; so the plan and the grain rule are those of /data
 //     on every store. topcount and bottomcount rank the groups by an alias or grouping

@@ -107,18 +107,24 @@ func bind(e Expr, s *binder) (Expr, *Error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Compare{At: e.At, Field: f, Op: e.Op, Value: v}, nil
+		cmp := comparing(e.At, f)
+		if finerThanMicros(v) {
+			return between(e.At, cmp, e.Op, v), nil
+		}
+		return cmp(e.Op, v), nil
 	case *In:
 		f, err := bindField(e.Field, s)
 		if err != nil {
 			return nil, err
 		}
 		vals := make([]Literal, 0, len(e.Values))
+		var none Literal // a value of f's type that no value equals, when vals is empty
 		for _, l := range e.Values {
 			if us, ok := instantLiteral(f, l); ok {
 				// Only a midnight equals a date; another instant matches no row.
-				if day, midnight := dayOf(us); midnight {
-					vals = append(vals, dateLiteral(l, day))
+				day, midnight := dayOf(us)
+				if none = dateLiteral(l, day); midnight && !pastMicros(l.Raw) {
+					vals = append(vals, none)
 				}
 				continue
 			}
@@ -126,10 +132,15 @@ func bind(e Expr, s *binder) (Expr, *Error) {
 			if err != nil {
 				return nil, err
 			}
+			if finerThanMicros(v) {
+				none = v // no value equals it
+				continue
+			}
 			vals = append(vals, v)
 		}
 		if len(vals) == 0 && len(e.Values) > 0 {
-			return never(e.At, f, e.Values[0]), nil // instants only, none at a midnight
+			// Instants between dates or microseconds only: no row matches.
+			return never(comparing(e.At, f), e.At, none), nil
 		}
 		return &In{At: e.At, Field: f, Values: vals}, nil
 	case *Call:
@@ -390,34 +401,50 @@ func dateLiteral(l Literal, day int64) Literal {
 // dateAgainstInstant binds "f op instant" for a date field f: the date stands for its
 // midnight UTC (SPEC-NOTES), so the comparison becomes one between dates. An instant at
 // midnight is that day; any other instant lies inside its day d, after d's midnight and
-// before d+1's: f gt/ge it means f ge d+1, f lt/le it means f le d, eq never holds and ne
-// always does (for a date that is not null: a null date stays unknown).
+// before d+1's (see between).
 func dateAgainstInstant(at Pos, f FieldRef, op CompareOp, l Literal, us int64) Expr {
 	day, midnight := dayOf(us)
-	cmp := func(op CompareOp, day int64) Expr {
-		return &Compare{At: at, Field: f, Op: op, Value: dateLiteral(l, day)}
+	cmp := comparing(at, f)
+	if midnight && !pastMicros(l.Raw) {
+		return cmp(op, dateLiteral(l, day))
 	}
-	switch {
-	case midnight:
-		return cmp(op, day)
-	case op == Gt || op == Ge:
-		return cmp(Ge, day+1)
-	case op == Lt || op == Le:
-		return cmp(Le, day)
-	case op == Ne:
-		return &Logical{At: at, Op: Or, L: cmp(Le, day), R: cmp(Ge, day+1)}
-	}
-	return never(at, f, l)
+	return between(at, cmp, op, dateLiteral(l, day))
 }
 
-// never is a condition on the date field f that no date meets and a null date leaves
-// unknown, as a comparison with a value f cannot hold: not (f le d or f ge d). It is one
-// condition, not a conjunction: a plan splits a filter at its top-level ANDs, and across
-// records each part may pass on a different related row (f lt d on one, f gt d on
-// another), which would let a parent through that no row of f's record lets through.
-func never(at Pos, f FieldRef, l Literal) Expr {
-	_, v := classify(l.Raw)
-	day, _ := dayOf(v.Int)
-	d := dateLiteral(l, day)
-	return &Not{At: at, X: &Logical{At: at, Op: Or, L: &Compare{At: at, Field: f, Op: Le, Value: d}, R: &Compare{At: at, Field: f, Op: Ge, Value: d}}}
+// comparing returns the builder of the comparisons "f op v" at position at.
+func comparing(at Pos, f FieldRef) func(CompareOp, Literal) Expr {
+	return func(op CompareOp, v Literal) Expr { return &Compare{At: at, Field: f, Op: op, Value: v} }
+}
+
+// finerThanMicros reports whether the bound date-time or time literal l has digits past
+// the microsecond (OData writes up to 12), which its value drops: the literal lies after
+// its value, and before the next microsecond.
+func finerThanMicros(l Literal) bool {
+	return (l.Kind == LitDateTime || l.Kind == LitTime) && pastMicros(l.Raw)
+}
+
+// between binds "x op v" (cmp(op, w) builds "x op w") for a literal v that lies after
+// the value lo of x's type and before the next one: x gt/ge v means x gt lo, x lt/le v
+// means x le lo, eq never holds and ne always does (for an x that is not null: a null
+// stays unknown).
+func between(at Pos, cmp func(CompareOp, Literal) Expr, op CompareOp, lo Literal) Expr {
+	switch op {
+	case Gt, Ge:
+		return cmp(Gt, lo)
+	case Lt, Le:
+		return cmp(Le, lo)
+	case Ne:
+		return &Logical{At: at, Op: Or, L: cmp(Le, lo), R: cmp(Gt, lo)}
+	}
+	return never(cmp, at, lo)
+}
+
+// never is a condition that no value of x meets and a null x leaves unknown, as a
+// comparison with a value x cannot hold: not (x le v or x ge v), cmp(op, v) building
+// "x op v". It is one condition, not a conjunction: a plan splits a filter at its
+// top-level ANDs, and across records each part may pass on a different related row
+// (x lt v on one, x gt v on another), which would let a parent through that no row of
+// x's record lets through.
+func never(cmp func(CompareOp, Literal) Expr, at Pos, v Literal) Expr {
+	return &Not{At: at, X: &Logical{At: at, Op: Or, L: cmp(Le, v), R: cmp(Ge, v)}}
 }

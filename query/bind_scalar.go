@@ -255,6 +255,9 @@ func (b *binder) bindScalarCompare(e *ScalarCompare) (Expr, *Error) {
 	if lConst && rConst {
 		return nil, &Error{Kind: KindUnsupported, Code: CodeFilterNotSupported, Pos: e.At, Msg: "comparing two literals is not supported; compare a field or a function with a literal"}
 	}
+	if !namesField(l) && !namesField(r) {
+		return nil, &Error{Kind: KindUnsupported, Code: CodeFilterNotSupported, Pos: e.At, Msg: "a comparison that names no field is not supported; compare a field or a function of one"}
+	}
 	if lConst { // now() on the left
 		l, r, op, rc, rConst = r, l, mirrored[op], lc, true
 	}
@@ -268,6 +271,10 @@ func (b *binder) bindScalarCompare(e *ScalarCompare) (Expr, *Error) {
 			return &ScalarCompare{At: e.At, L: l, Op: op, R: &Const{Lit: lit}}, nil
 		}
 		if f, ok := l.(*FieldOperand); ok { // a field and now()
+			if f.Field.Type == TypeDate && rc.Lit.Kind == LitDateTime {
+				// The date stands for its midnight UTC, as against a date-time literal.
+				return dateAgainstInstant(e.At, f.Field, op, rc.Lit, rc.Lit.Value.Int), nil
+			}
 			v, err := bindLiteral(f.Field, rc.Lit)
 			if err != nil {
 				return nil, err
@@ -282,12 +289,23 @@ func (b *binder) bindScalarCompare(e *ScalarCompare) (Expr, *Error) {
 		if v.Value.Type == TypeDate && t.Temporal() {
 			return nil, typeError(v.At, "%s is %s; compare it with a date-time, or compare date(...) with a date", short(FormatScalar(l)), article(t))
 		}
-		return &ScalarCompare{At: e.At, L: l, Op: op, R: &Const{Lit: v}}, nil
+		cmp := func(op CompareOp, v Literal) Expr { return &ScalarCompare{At: e.At, L: l, Op: op, R: &Const{Lit: v}} }
+		if finerThanMicros(v) {
+			return between(e.At, cmp, op, v), nil
+		}
+		return cmp(op, v), nil
 	}
 	if lt, rt := l.ResultType(), r.ResultType(); !comparable(lt, rt) {
 		return nil, typeError(e.At, "%s is %s and %s is %s: they cannot be compared", short(FormatScalar(l)), article(lt), short(FormatScalar(r)), article(rt))
 	}
 	return &ScalarCompare{At: e.At, L: l, Op: op, R: r}, nil
+}
+
+// namesField reports whether the value expression s reads a field.
+func namesField(s Scalar) bool {
+	named := false
+	ScalarFields(s, func(FieldRef) { named = true })
+	return named
 }
 
 func (b *binder) bindScalarMatch(e *ScalarMatch) (Expr, *Error) {

@@ -30,13 +30,15 @@
 // beyond int64 is a decimal); decimals with optional fraction and exponent (1.5, -2e3;
 // "42." and ".5" are not numbers); dates YYYY-MM-DD (years 0000 to 9999); date-times
 // YYYY-MM-DDTHH:MM[:SS[.fraction]] with Z or ±hh:mm, normalised to UTC microseconds
-// (fractions beyond the microsecond are cut; a leap second :60 counts as the next minute's
-// first second; a date-time without a zone is no date-time but a bare word, which a
-// date-time field rejects with the reason); times HH:MM[:SS[.fraction]]. An unquoted value
-// that is none of these (DE, O2C-17, 2015-13-01) is a bare word, typed by the field at
-// binding. The "+" of an offset must arrive as "+" or %2B: a query string decoded so that
-// "+" became a space gives an error that says so (the handlers' query-string decoder,
-// internal/rawquery, keeps the "+" of an offset).
+// (the unit of the values: a literal with digits past the microsecond, up to 12 as OData
+// writes them, lies between two microseconds and is compared as such, eq never holding,
+// ne always, lt and le taking the microsecond before it, gt and ge the one after; a leap
+// second :60 counts as the next minute's first second; a date-time without a zone is no
+// date-time but a bare word, which a date-time field rejects with the reason); times
+// HH:MM[:SS[.fraction]]. An unquoted value that is none of these (DE, O2C-17, 2015-13-01)
+// is a bare word, typed by the field at binding. The "+" of an offset must arrive as "+"
+// or %2B: a query string decoded so that "+" became a space gives an error that says so
+// (the handlers' query-string decoder, internal/rawquery, keeps the "+" of an offset).
 //
 // A call of contains, startswith or endswith may be compared with true or false ("eq true",
 // "eq false", "ne true", "ne false", on either side): that is the call or its negation

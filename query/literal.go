@@ -3,6 +3,7 @@ package query
 import (
 	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -196,6 +197,21 @@ func parseClock(s string) (us int64, n int, reason string) {
 	}
 	us += (int64(h)*3600 + int64(mi)*60 + int64(sec)) * 1_000_000
 	return us, n, ""
+}
+
+// pastMicros reports whether the date-time or time text s has a digit other than 0
+// after the sixth of its fraction of a second, which parseClock drops.
+func pastMicros(s string) bool {
+	_, frac, ok := strings.Cut(s, ".")
+	if !ok {
+		return false
+	}
+	for i := 0; i < len(frac) && isDigit(frac[i]); i++ {
+		if i >= 6 && frac[i] != '0' {
+			return true
+		}
+	}
+	return false
 }
 
 // parseTime parses a time of day to microseconds since midnight, or returns why it cannot.

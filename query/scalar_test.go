@@ -1,7 +1,9 @@
 package query
 
 import (
+	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,5 +141,14 @@ func TestBindScalar(t *testing.T) {
 	c, ok := e.(*Compare)
 	if !ok || c.Value.Value != DateTime(now) {
 		t.Errorf("T lt now(): %#v, want a Compare with %v", e, now)
+	}
+	// A comparison that names no field is valid OData outside the subset, as two
+	// literals are (it was left to the planner, a 400 "the condition names no field").
+	for _, src := range []string{"year(now()) eq 2026", "length('abc') add 1 gt year(now())", "2026 eq year(now())"} {
+		_, err := ParseAndBind(src, s, ODataSyntax(), WithNow(now))
+		var qe *Error
+		if !errors.As(err, &qe) || qe.Kind != KindUnsupported || qe.Code != CodeFilterNotSupported || !strings.Contains(err.Error(), "position 1: a comparison that names no field is not supported") {
+			t.Errorf("%s: %v, want a not-supported error at position 1", src, err)
+		}
 	}
 }

@@ -98,6 +98,12 @@ func timeOfDay(us string) string {
 	return "(((" + us + ") % " + dayMicros + " + " + dayMicros + ") % " + dayMicros + ")"
 }
 
+// dayOf returns the day (days since 1970-01-01) of the instant us (microseconds since
+// the Unix epoch), rounded towards negative infinity as query.DayOfMicros rounds it.
+func dayOf(us string) string {
+	return "((" + us + " - " + timeOfDay(us) + ") / " + dayMicros + ")"
+}
+
 // timeText returns the text of the time of day x (microseconds since midnight) as
 // query.TimeText writes it, HH:MM:SS and the fraction of a second without trailing zeros
 // when there is one; null for null. PostgreSQL's time type prints it so; SQLite formats
@@ -160,10 +166,20 @@ func (b *builder) apply(fn query.ScalarFunc, args []frameCol) (string, error) {
 			return "kmkit_datepart(" + strconv.Itoa(int(fn)) + ", " + strconv.Itoa(int(args[0].typ)) + ", " + x + ")", nil
 		}
 		part := map[query.ScalarFunc]string{query.FnYear: "year", query.FnMonth: "month", query.FnDay: "day"}[fn]
-		if args[0].typ == query.TypeDate {
-			return "CAST(extract(" + part + " FROM DATE '1970-01-01' + CAST(" + x + " AS integer)) AS BIGINT)", nil
+		day := x
+		if args[0].typ != query.TypeDate {
+			// The day of the instant in integers: an instant's microseconds times an
+			// interval are a double, which rounds 9999-12-31T23:59:59.999999Z up to
+			// the year 10000.
+			day = dayOf(x)
 		}
-		return "CAST(extract(" + part + " FROM TIMESTAMP '1970-01-01 00:00:00' + (" + x + ") * INTERVAL '1 microsecond') AS BIGINT)", nil
+		// 400 years later (146097 days, the Gregorian cycle: the same month and day):
+		// PostgreSQL has no year 0 and calls the year 0000 (1 BC) -1.
+		d := "DATE '1970-01-01' + CAST(" + day + " + 146097 AS integer)"
+		if fn == query.FnYear {
+			return "(CAST(extract(year FROM " + d + ") AS BIGINT) - 400)", nil
+		}
+		return "CAST(extract(" + part + " FROM " + d + ") AS BIGINT)", nil
 	case query.FnHour, query.FnMinute, query.FnSecond:
 		us := x
 		if args[0].typ != query.TypeTime {
@@ -177,7 +193,7 @@ func (b *builder) apply(fn query.ScalarFunc, args []frameCol) (string, error) {
 		}
 		return "(" + us + " / 1000000 % 60)", nil
 	case query.FnDate:
-		return "((" + x + " - " + timeOfDay(x) + ") / " + dayMicros + ")", nil
+		return dayOf(x), nil
 	case query.FnTime:
 		return timeOfDay(x), nil
 	case query.FnTimeText:

@@ -877,8 +877,35 @@ func readQuoted(s string, t query.Type) (query.LiteralKind, query.Value, bool) {
 }
 
 // compareLiteral compares a non-null field value with a literal of a checked kind:
-// -1, 0 or 1.
+// -1, 0 or 1. A date-time or time literal with digits past the microsecond (OData writes
+// up to 12) lies after the microsecond it is read as, and after every value equal to it.
 func compareLiteral(v query.Value, l query.Literal) int {
+	c := compareRead(v, l)
+	temporal := v.Type == query.TypeDate || v.Type == query.TypeDateTime || v.Type == query.TypeTimestamp || v.Type == query.TypeTime
+	if c == 0 && temporal && pastMicros(l.Raw) {
+		return -1
+	}
+	return c
+}
+
+// pastMicros reports whether the date-time or time text s has a fraction of a second
+// with a digit other than 0 after its sixth.
+func pastMicros(s string) bool {
+	_, frac, ok := strings.Cut(s, ".")
+	if !ok {
+		return false
+	}
+	for i := 0; i < len(frac) && frac[i] >= '0' && frac[i] <= '9'; i++ {
+		if i >= 6 && frac[i] != '0' {
+			return true
+		}
+	}
+	return false
+}
+
+// compareRead compares a non-null field value with a literal of a checked kind as the
+// literal is read, to the microsecond: -1, 0 or 1.
+func compareRead(v query.Value, l query.Literal) int {
 	tl, _ := literalAs(l, v.Type)
 	switch v.Type {
 	case query.TypeString:

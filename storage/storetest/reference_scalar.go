@@ -256,6 +256,18 @@ func cmpComputed(a, b query.Value) int {
 
 // evalScalarCompare decides "L op R" for one row.
 func (ev *evaluation) evalScalarCompare(x *query.ScalarCompare, refs map[string]fieldRef, get func(fieldRef) query.Value) truth {
+	left, op, right := x.L, x.Op, x.R
+	// now() is the literal of the instant the suite binds at: on the left, the
+	// comparison is turned around.
+	if now, ok := nowLiteral(left); ok {
+		left, right = right, now
+		if m, ok := mirror[op]; ok {
+			op = m
+		}
+	} else if now, ok := nowLiteral(right); ok {
+		right = now
+	}
+	x = &query.ScalarCompare{At: x.At, L: left, Op: op, R: right}
 	l := ev.scalarValue(x.L, refs, get)
 	if c, ok := x.R.(*query.Const); ok {
 		if c.Lit.Kind == query.LitNull {
@@ -274,6 +286,17 @@ func (ev *evaluation) evalScalarCompare(x *query.ScalarCompare, refs map[string]
 		return unknown
 	}
 	return opHolds(x.Op, cmpComputed(l, r))
+}
+
+// mirror turns a comparison around: a lt b is b gt a.
+var mirror = map[query.CompareOp]query.CompareOp{query.Lt: query.Gt, query.Le: query.Ge, query.Gt: query.Lt, query.Ge: query.Le}
+
+// nowLiteral returns, when s is now(), the literal of suiteNow.
+func nowLiteral(s query.Scalar) (*query.Const, bool) {
+	if a, ok := s.(*query.Apply); !ok || a.Func != query.FnNow {
+		return nil, false
+	}
+	return &query.Const{Lit: query.Literal{Kind: query.LitDateTime, Raw: suiteNow.Format(time.RFC3339Nano), Value: query.DateTime(suiteNow)}}, true
 }
 
 // opHolds is whether comparison op holds for the result c of a three-way comparison.

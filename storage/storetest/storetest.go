@@ -61,8 +61,10 @@
 // unknown ids refused with the closest ones ("did you mean"), status, code and detail;
 // sums and averages of decimal amounts equal to the double nearest to their exact value
 // (math/big on the amounts as written); a search field named 1001 times and a search over
-// 120 fields; a filter two relationships away (against the reference). The Teams part
-// checks that a caller sees only the KMs of its team (TeamsData).
+// 120 fields; a filter two relationships away (against the reference). The Dates part
+// asks a KM of dates, date-times and times at the edges of their ranges (DatesData)
+// against the reference. The Teams part checks that a caller sees only the KMs of its
+// team (TeamsData).
 //
 // The SCIM, reporting and limiter suites are those of scim/scimtest,
 // reporting/reportingtest and auth/ratelimit/limitertest.
