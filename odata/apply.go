@@ -267,17 +267,22 @@ func checkUnsupported(name, args string) error {
 	return nil
 }
 
-// check refuses aliases that clash: with each other or with a grouping property.
+// check refuses aliases that clash: with each other or with a member of the answer
+// holding a grouping property (the property, or the object a navigation path nests it
+// in: CUSTOMERS for CUSTOMERS/COUNTRY).
 func (a *Apply) check() error {
-	seen := map[string]bool{}
+	seen := map[string]bool{}   // grouping properties and aliases: what can rank the groups
+	member := map[string]bool{} // the members of an answer entity
 	for _, g := range a.GroupBy {
 		seen[g] = true
+		first, _, _ := strings.Cut(g, "/")
+		member[first] = true
 	}
 	for _, ag := range a.Aggregates {
-		if seen[ag.Alias] {
+		if member[ag.Alias] {
 			return applySyntax("the name %s is given twice in the answer: choose another alias", ag.Alias)
 		}
-		seen[ag.Alias] = true
+		seen[ag.Alias], member[ag.Alias] = true, true
 	}
 	if a.Top != nil && !seen[a.Top.By] {
 		return applyUnsupported(fmt.Sprintf("%s by %s: only a grouping property or an aggregate's alias can rank the groups", short(a.Top.By), short(a.Top.By)))

@@ -82,8 +82,10 @@ var applyCases = []struct {
 	{"groupbyTrafo", "groupby((STATUS),aggregate($count as N),x)", 400},
 	{"groupbyTrafo", "groupby((STATUS),filter(NET gt 1)/aggregate($count as N))", 501},
 	{"groupbyTrafo", "groupby((STATUS),topcount(1,NET))", 501},
-	{"groupbyTrafo", "groupby((CUSTOMERS/ODataKnowledgeModel.CUSTOMERS/COUNTRY))", 501}, // a type cast
-	{"groupbyTrafo", "groupby((STATUS),aggregate($count as STATUS))", 400},              // the alias clashes
+	{"groupbyTrafo", "groupby((CUSTOMERS/ODataKnowledgeModel.CUSTOMERS/COUNTRY))", 501},  // a type cast
+	{"groupbyTrafo", "groupby((STATUS),aggregate($count as STATUS))", 400},               // the alias clashes
+	{"groupbyTrafo", "groupby((CUSTOMERS/COUNTRY),aggregate($count as CUSTOMERS))", 400}, // with the path's object
+	{"groupbyTrafo", "groupby((CUSTOMERS/COUNTRY,CUSTOMERS/NAME),aggregate($count as COUNTRY))", 0},
 	// rollupLevels, rollupRecursive
 	{"groupbyElement", "groupby((rollup(CUSTOMERS/COUNTRY,CUSTOMERS/NAME)))", 501},
 	{"groupbyElement", "groupby((rolluprecursive($root/ORDERS_entries,H,ID)))", 501},
@@ -245,6 +247,10 @@ func TestApply(t *testing.T) {
 			"$apply: aggregated answers are served as JSON only", "$apply")}},
 		{"a navigation property as a value", "filter(CUSTOMERS eq null)/aggregate($count as N)", "", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
 			"$apply: CUSTOMERS is a navigation property; using it as a value is not supported: compare its properties, as CUSTOMERS/PROPERTY", "$apply")}},
+		// The answer nests CUSTOMERS/COUNTRY as "CUSTOMERS":{"COUNTRY":...}: an alias
+		// CUSTOMERS would write the member CUSTOMERS twice in one object.
+		{"alias of a navigation path's object", "groupby((CUSTOMERS/COUNTRY),aggregate(NET with sum as CUSTOMERS))", "", response{400, problem.ContentType, problemBodyAt(400, "GENERAL_PARAMETER_ILLEGAL",
+			"$apply: the name CUSTOMERS is given twice in the answer: choose another alias", "$apply")}},
 		{"generated key", "groupby((ROW_NUMBER))", "", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
 			"$apply: groupby ROW_NUMBER: the generated key cannot be grouped or aggregated", "$apply")}},
 	}
