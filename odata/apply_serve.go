@@ -64,7 +64,7 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 	if o.Filter != nil {
 		// $filter acts on the answer of $apply. On grouping properties alone it keeps the
 		// groups whose rows it keeps, so it is served as a filter before the grouping.
-		if err := checkGroupFilter(a, o.Filter); err != nil {
+		if err := checkGroupFilter(a, et.rec.ID, o.Filter); err != nil {
 			return nil, err
 		}
 		filters = append(slices.Clip(filters), o.Filter)
@@ -188,8 +188,12 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 
 // checkGroupFilter refuses a $filter beside $apply that is not a condition on grouping
 // properties of a plain groupby (501): one on aggregated values, or after topcount,
-// bottomcount or the count of groups, would need the groups first.
-func checkGroupFilter(a *Apply, f query.Expr) error {
+// bottomcount or the count of groups, would need the groups first. It also refuses a
+// $filter that holds for a null grouping property of another record than the set's
+// (record): an entity without a related entity is in that property's null group, but a
+// filter before the grouping reads the related entity's property and leaves it out, so
+// the group would come back smaller than the same $apply shows it without $filter.
+func checkGroupFilter(a *Apply, record string, f query.Expr) error {
 	if !a.Grouped || a.Top != nil || a.GroupCount != "" {
 		return applyUnsupported("$filter with this $apply is not supported: filter first inside $apply, $apply=filter(...)/groupby(...)")
 	}
@@ -199,7 +203,48 @@ func checkGroupFilter(a *Apply, f query.Expr) error {
 		}
 		return r, nil
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	related := func(name string) bool {
+		rec, _, dotted := strings.Cut(name, ".")
+		return strings.Contains(name, "/") || dotted && rec != record
+	}
+	if name := nullTest(f, false, related); name != "" {
+		return applyUnsupported("$filter testing " + short(name) + " for null with $apply is not supported: its null group also holds the entities without a related entity, which a filter before the grouping leaves out; filter inside $apply, $apply=filter(...)/groupby(...)")
+	}
+	return nil
+}
+
+// nullTest returns the first field of e that pick accepts and that e tests for null in a
+// way that holds when the field is null (F eq null, not (F ne null), tolower(F) eq null),
+// or "". negated is whether e stands under an odd number of nots. Any other condition on
+// a null operand is unknown (the three-valued logic of filters), so it keeps no null group.
+func nullTest(e query.Expr, negated bool, pick func(string) bool) string {
+	switch x := e.(type) {
+	case *query.Logical:
+		if n := nullTest(x.L, negated, pick); n != "" {
+			return n
+		}
+		return nullTest(x.R, negated, pick)
+	case *query.Not:
+		return nullTest(x.X, !negated, pick)
+	case *query.IsNull:
+		if x.Negated == negated && pick(x.Field.Name) {
+			return x.Field.Name
+		}
+	case *query.ScalarCompare:
+		if c, ok := x.R.(*query.Const); ok && c.Lit.Kind == query.LitNull && (x.Op == query.Eq) != negated {
+			var name string
+			km.ExprFields(x, func(f string) {
+				if name == "" && pick(f) {
+					name = f
+				}
+			})
+			return name
+		}
+	}
+	return ""
 }
 
 // answerNames lists the properties of an aggregated answer.

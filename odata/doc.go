@@ -220,7 +220,10 @@
 //     property; groupby(...)/aggregate($count as A) is one entity with the number of
 //     groups (ag-grid-odata's count; $orderby is ignored there); $orderby, $top, $skip and
 //     $count=true act on the groups, paged like entity sets; $filter on grouping
-//     properties keeps those groups (served as a filter before the grouping).
+//     properties keeps those groups (served as a filter before the grouping), except that
+//     one holding for a null grouping property of another record (CUSTOMERS/COUNTRY eq
+//     null) is 501: that null group also holds the entities without a related entity,
+//     which a filter before the grouping leaves out.
 //     concat(T1,T2,...), last and after filter steps only (which then apply to every
 //     branch), answers the entities of each branch (one of the forms above) one branch
 //     after the other, each branch one km.Request; $skip, $top, $count and paging act on
