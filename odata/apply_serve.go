@@ -2,6 +2,7 @@ package odata
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -99,6 +100,10 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 			field, err := applyField(m, et, "aggregate", ag.Path)
 			if err != nil {
 				return nil, err
+			}
+			// min and max are defined on every ordered type; the KPI language's on numbers.
+			if _, f := m.Field(field); (ag.Method == "min" || ag.Method == "max") && !f.Type.Numeric() {
+				return nil, applyUnsupported(fmt.Sprintf("%s with %s: min and max of a %s property are not supported, only of numeric properties", short(ag.Path), ag.Method, f.Type))
 			}
 			k, err := m.AdHocKPI(adHocID(), aggregateMethods[ag.Method]+"("+field+")", "")
 			if err != nil {

@@ -231,6 +231,14 @@ func TestApply(t *testing.T) {
 			"$apply: knowledge model shop has no KPI (custom aggregate) NET; NET is a property: aggregate it with NET with sum as ALIAS (or min, max, average, countdistinct)", "$apply")}},
 		{"sum of a string", "aggregate(STATUS with sum as S)", "", response{400, problem.ContentType, problemBodyAt(400, "GENERAL_PARAMETER_ILLEGAL",
 			"$apply: STATUS with sum: sum(ORDERS.STATUS): sum of ORDERS.STATUS: the field is string, not numeric", "$apply")}},
+		// min and max apply to every ordered type (OData Data Aggregation 4.0, 3.1.3);
+		// the Knowledge Model's aggregates read numbers only.
+		{"min of a date", "aggregate(DAY with min as First)", "", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
+			"$apply: DAY with min: min and max of a date property are not supported, only of numeric properties", "$apply")}},
+		{"max of a string through a path", "groupby((STATUS),aggregate(CUSTOMERS/NAME with max as Last))", "", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
+			"$apply: CUSTOMERS/NAME with max: min and max of a string property are not supported, only of numeric properties", "$apply")}},
+		{"average of a string", "aggregate(STATUS with average as A)", "", response{400, problem.ContentType, problemBodyAt(400, "GENERAL_PARAMETER_ILLEGAL",
+			"$apply: STATUS with average: avg(ORDERS.STATUS): avg of ORDERS.STATUS: the field is string, not numeric", "$apply")}},
 		{"unknown property", "groupby((STATE))", "", response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND",
 			"$apply: groupby: entity type ORDERS has no property STATE; did you mean STATUS or LATE?", "$apply")}},
 		{"no such navigation", "groupby((CLIENTS/COUNTRY))", "", response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND",

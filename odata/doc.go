@@ -230,9 +230,9 @@
 //     the concatenation, and the context URL lists every property once; $orderby and
 //     $filter beside it, concat inside concat or before other steps are 501. Other
 //     transformations, "from", aggregated expressions (NET mul 2 with sum as A),
-//     custom aggregation methods, rollup, filters after the aggregation, $filter on
-//     aliases, and $select or $search beside $apply are 501 once the text is well formed
-//     by the aggregation ABNF; malformed text (a missing alias, "from" without "with", a
+//     custom aggregation methods, min and max of non-numeric properties, rollup, filters
+//     after the aggregation, $filter on aliases, and $select or $search beside $apply
+//     are 501 once the text is well formed by the aggregation ABNF; malformed text (a missing alias, "from" without "with", a
 //     grouping path ending in a type cast, nest without "as") is 400. The official
 //     aggregation ABNF test cases run against the parser (DEVELOPERS.md). Grouping along
 //     a to-many navigation property is answered with the KM's grain rule, as /data
