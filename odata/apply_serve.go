@@ -262,25 +262,15 @@ func answerNames(a *Apply) []string {
 }
 
 // applyField resolves a property path of $apply to the Knowledge Model field it names
-// (RECORD.FIELD): a property of the set's type, RECORD.FIELD of any record, or a
-// navigation path whose segments are record ids (CUSTOMERS/COUNTRY), which names the
-// field of the last record; the Knowledge Model joins it by its relationships, as it
-// joins the same RECORD.FIELD on /data.
+// (RECORD.FIELD): a property of the set's type, RECORD.FIELD of any record, or a path
+// along navigation properties, to-one or to-many (CUSTOMERS/COUNTRY), which names the
+// field of the record it leads to; the Knowledge Model joins it by its relationships, as
+// it joins the same RECORD.FIELD on /data, so the path must be the one it joins along
+// (501 otherwise, and for a path back to the set's own record).
 func applyField(m *km.KnowledgeModel, et *entityType, where, p string) (string, error) {
 	switch {
 	case strings.Contains(p, "/"):
-		segs := strings.Split(p, "/")
-		for _, s := range segs[:len(segs)-1] {
-			if m.Record(s) == nil {
-				return "", withTarget(badOption(query.CodeFieldNotFound, "$apply: %s %s: %s is no navigation property (a record of knowledge model %s)%s", where, p, s, m.ID, km.DidYouMean([]string{s}, m.SuggestRecord)), "$apply")
-			}
-		}
-		rec := m.Record(segs[len(segs)-2])
-		last := segs[len(segs)-1]
-		if rec.Field(last) == nil {
-			return "", withTarget(badOption(query.CodeFieldNotFound, "$apply: %s %s: record %s has no field %s%s", where, p, rec.ID, last, km.DidYouMean([]string{last}, func(s string) []string { return m.SuggestField(rec, s) })), "$apply")
-		}
-		return rec.ID + "." + last, nil
+		return followPath(m, et.rec.ID, p, "$apply: "+where+" "+p, true)
 	case strings.Contains(p, "."):
 		if _, f := m.Field(p); f == nil {
 			return "", withTarget(badOption(query.CodeFieldNotFound, "$apply: %s %s: no such field of knowledge model %s%s", where, p, m.ID, m.FieldHints(nil, []string{p})), "$apply")

@@ -212,6 +212,10 @@ func TestApply(t *testing.T) {
 			ok("CUSTOMERS.COUNTRY,Total", `"value":[{"CUSTOMERS.COUNTRY":"IE","Total":-245},{"CUSTOMERS.COUNTRY":"DE","Total":350.6},{"CUSTOMERS.COUNTRY":null,"Total":1200}]`)},
 		{"navigation path", "groupby((CUSTOMERS/COUNTRY),aggregate(NET with sum as Total))", "&$orderby=Total%20desc",
 			ok("CUSTOMERS(COUNTRY),Total", `"value":[{"CUSTOMERS":{"COUNTRY":null},"Total":1200},{"CUSTOMERS":{"COUNTRY":"DE"},"Total":350.6},{"CUSTOMERS":{"COUNTRY":"IE"},"Total":-245}]`)},
+		// Along a to-many property, as /data groups by a field of a to-many record: each
+		// order once per activity it has, and O'6 and O7, which have no event, under null.
+		{"to-many navigation path", "groupby((EVENTS/ACTIVITY),aggregate($count as N))", "",
+			ok("EVENTS(ACTIVITY),N", `"value":[{"EVENTS":{"ACTIVITY":"Create"},"N":5},{"EVENTS":{"ACTIVITY":"Ship"},"N":3},{"EVENTS":{"ACTIVITY":"Pay"},"N":1},{"EVENTS":{"ACTIVITY":null},"N":2}]`)},
 		{"topcount", "groupby((STATUS),aggregate(NET with sum as S))/topcount(2,S)", "",
 			ok("STATUS,S", `"value":[{"STATUS":"OPEN","S":1300.5},{"STATUS":"PAID","S":330}]`)},
 		{"bottomcount with count", "groupby((STATUS),aggregate(NET with sum as S))/bottomcount(2,S)", "&$count=true",
@@ -242,7 +246,20 @@ func TestApply(t *testing.T) {
 		{"unknown property", "groupby((STATE))", "", response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND",
 			"$apply: groupby: entity type ORDERS has no property STATE; did you mean STATUS or LATE?", "$apply")}},
 		{"no such navigation", "groupby((CLIENTS/COUNTRY))", "", response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND",
-			"$apply: groupby CLIENTS/COUNTRY: CLIENTS is no navigation property (a record of knowledge model shop)", "$apply")}},
+			"$apply: groupby CLIENTS/COUNTRY: ORDERS has no navigation property CLIENTS; it has CUSTOMERS, EVENTS", "$apply")}},
+		// A path follows the navigation properties of the set's type: ORDERS is a record
+		// of the KM but no navigation property of ORDERS, and CUSTOMERS/ORDERS leads to
+		// the orders of the order's customer, not to the order's own STATUS.
+		{"a record that is no navigation property", "groupby((ORDERS/STATUS))", "", response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND",
+			"$apply: groupby ORDERS/STATUS: ORDERS has no navigation property ORDERS; it has CUSTOMERS, EVENTS", "$apply")}},
+		{"no such navigation after a step", "groupby((CUSTOMERS/CUSTOMERS/COUNTRY))", "", response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND",
+			"$apply: groupby CUSTOMERS/CUSTOMERS/COUNTRY: ORDERS/CUSTOMERS has no navigation property CUSTOMERS; it has ORDERS", "$apply")}},
+		{"a path back to the set's record", "groupby((CUSTOMERS/ORDERS/STATUS))", "", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
+			"$apply: CUSTOMERS/ORDERS/STATUS leads from ORDERS back to ORDERS; the knowledge model cannot join a record with itself", "$apply")}},
+		{"an aggregated path back to the set's record", "aggregate(EVENTS/ORDERS/NET with sum as S)", "", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
+			"$apply: EVENTS/ORDERS/NET leads from ORDERS back to ORDERS; the knowledge model cannot join a record with itself", "$apply")}},
+		{"no such property at the path's end", "groupby((CUSTOMERS/COUNTRI))", "", response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND",
+			"$apply: groupby CUSTOMERS/COUNTRI: entity type CUSTOMERS has no property COUNTRI; did you mean COUNTRY?", "$apply")}},
 		{"orderby outside the answer", "groupby((STATUS))", "&$orderby=NET", response{400, problem.ContentType, problemBodyAt(400, "SORT_UNKNOWN_FIELD",
 			"$orderby: with $apply, $orderby names the grouping properties and aliases of the answer (STATUS), not NET", "$orderby")}},
 		{"$filter on a grouping property", "groupby((STATUS),aggregate(NET with sum as S))", "&$filter=STATUS%20ne%20'OPEN'%20and%20STATUS%20ne%20null",

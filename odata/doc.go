@@ -212,7 +212,9 @@
 //   - $apply (OData Extension for Data Aggregation 4.0, see ParseApply) is compiled into
 //     one km.Request at the Knowledge Model level, the request of the KM API's
 //     .../data?fields=...&kpis=...: grouping properties (a property of the set,
-//     RECORD.FIELD, or a navigation path whose segments are record ids) are its fields,
+//     RECORD.FIELD, or a path along navigation properties, to-one or to-many, that is
+//     the path the KM joins along; another path, or one back to the set's record, is
+//     501) are its fields,
 //     custom aggregates its KPIs, "P with sum|min|max|average|countdistinct as A" and
 //     "$count as A" KPIs made for the request (km.KnowledgeModel.AdHocKPI), filter(...)
 //     steps and filterid its filters; so the plan and the grain rule are those of /data
