@@ -87,6 +87,7 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 		}
 		return id
 	}
+	related, custom := false, false // an aggregate reads another record; a KPI of the KM
 	for _, ag := range a.Aggregates {
 		var id string
 		switch {
@@ -101,6 +102,7 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 			if err != nil {
 				return nil, err
 			}
+			related = related || !strings.HasPrefix(field, et.rec.ID+".")
 			// min and max are defined on every ordered type; the KPI language's on numbers.
 			if _, f := m.Field(field); (ag.Method == "min" || ag.Method == "max") && !f.Type.Numeric() {
 				return nil, applyUnsupported(fmt.Sprintf("%s with %s: min and max of a %s property are not supported, only of numeric properties", short(ag.Path), ag.Method, f.Type))
@@ -111,6 +113,7 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 			}
 			aq.q.AdHocKPIs, id = append(aq.q.AdHocKPIs, k), k.ID
 		default:
+			custom = true
 			if m.KPI(ag.Path) == nil {
 				hint := km.DidYouMean([]string{ag.Path}, m.SuggestKPI)
 				if et.prop(ag.Path) >= 0 {
@@ -170,6 +173,12 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 		}
 		aq.q.Where = append(aq.q.Where, e)
 	}
+	if related && !custom {
+		// An aggregate along a navigation property reads the entities related to the
+		// set's; a KPI of the KM answers what /data answers (SPEC-NOTES), so with one
+		// the request keeps the KM's meaning.
+		aq.q.Where = append(aq.q.Where, inputSet(et.rec))
+	}
 	// Sort: $orderby names answer properties; topcount ranks by one. The count of groups
 	// is one entity: $orderby (ag-grid-odata sends the grid's) does not change it.
 	for _, k := range o.OrderBy {
@@ -189,6 +198,17 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 		aq.limit = a.Top.N
 	}
 	return aq, nil
+}
+
+// inputSet is the condition that makes the entities of rec's set the input set of $apply:
+// "F is null or F is not null" on a field F of rec holds for every row of rec, and it
+// restricts every other record to the rows related to one of them (a filter on rec
+// propagates through the relationships, see package km). So an aggregate along a
+// navigation property (CUSTOMERS/CREDIT_LIMIT with sum on ORDERS_entries) reads the
+// customers the orders refer to, each once, and not the customers without an order.
+func inputSet(rec *km.Record) query.Expr {
+	f := query.FieldRef{At: query.NoPos, Name: rec.ID + "." + rec.Fields[0].ID, Type: rec.Fields[0].Type}
+	return &query.Logical{At: query.NoPos, Op: query.Or, L: &query.IsNull{At: query.NoPos, Field: f}, R: &query.IsNull{At: query.NoPos, Field: f, Negated: true}}
 }
 
 // checkGroupFilter refuses a $filter beside $apply that is not a condition on grouping

@@ -214,11 +214,16 @@
 //     .../data?fields=...&kpis=...: grouping properties (a property of the set,
 //     RECORD.FIELD, or a path along navigation properties, to-one or to-many, that is
 //     the path the KM joins along; another path, or one back to the set's record, is
-//     501) are its fields,
-//     custom aggregates its KPIs, "P with sum|min|max|average|countdistinct as A" and
-//     "$count as A" KPIs made for the request (km.KnowledgeModel.AdHocKPI), filter(...)
-//     steps and filterid its filters; so the plan and the grain rule are those of /data
-//     on every store. topcount and bottomcount rank the groups by an alias or grouping
+//     501) are its fields, custom aggregates its KPIs, "P with
+//     sum|min|max|average|countdistinct as A" and "$count as A" KPIs made for the
+//     request (km.KnowledgeModel.AdHocKPI), filter(...) steps and filterid its filters;
+//     so the plan and the grain rule are those of /data on every store. The input set
+//     is the entity set: where P is a property of another record (CUSTOMERS/CREDIT_LIMIT
+//     on ORDERS_entries) and no custom aggregate is asked, the request also has a
+//     condition true for every entity of the set, which restricts the other records to
+//     the rows related to the set's entities (the KM's filter propagation), so that
+//     customers without orders neither count nor make groups; a custom aggregate answers
+//     what /data answers. topcount and bottomcount rank the groups by an alias or grouping
 //     property; groupby(...)/aggregate($count as A) is one entity with the number of
 //     groups (ag-grid-odata's count; $orderby is ignored there); $orderby, $top, $skip and
 //     $count=true act on the groups, paged like entity sets; $filter on grouping
