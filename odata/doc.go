@@ -251,7 +251,9 @@
 //     default precision (km.DefaultSearchPrecision) in the string and time properties of
 //     the answer, as searchTerm without searchField searches the selected fields; without
 //     $orderby the best matches come first. AND, OR, NOT, several words and parentheses
-//     are 501, and Capabilities.SearchRestrictions on every set says Searchable with
+//     are 501 (text no searchExpr produces, such as an unclosed phrase, a double quote
+//     inside a word or parentheses that do not pair, is 400), and
+//     Capabilities.SearchRestrictions on every set says Searchable with
 //     UnsupportedExpressions AND, OR, NOT and group.
 //   - filterid may be repeated or comma-separated; an unknown one is 400
 //     KM_FILTER_NOTFOUND. filterid and $filter may use fields of other records
