@@ -643,6 +643,9 @@ func parseTopCount(name, args string) (*ApplyTop, error) {
 		if ns != "" && strings.Trim(ns, "0123456789") == "" {
 			return nil, applySyntax("%s: the count %s is too large", name, short(ns))
 		}
+		if len(ns) > 1 && ns[0] == '-' && strings.Trim(ns[1:], "0123456789") == "" && strings.Trim(ns[1:], "0") != "" {
+			return nil, applySyntax("%s: the count %s is negative: want the number of groups to keep, 0 or more", name, short(ns))
+		}
 		return nil, applyUnsupported(name + ": the count must be an integer literal, not " + short(ns))
 	}
 	if !isIdentifier(by) {

@@ -99,6 +99,8 @@ var applyCases = []struct {
 	{"topcountTrafo", "groupby((STATUS),aggregate(NET with sum as S))/topcount(2)", 400},
 	{"topcountTrafo", "groupby((STATUS),aggregate(NET with sum as S))/topcount(2,NET)", 501}, // not in the answer
 	{"topcountTrafo", "groupby((STATUS),aggregate(NET with sum as S))/topcount(1 add 1,S)", 501},
+	{"topcountTrafo", "groupby((STATUS),aggregate(NET with sum as S))/topcount(-1,S)", 400}, // a count of groups
+	{"bottomcountTrafo", "groupby((STATUS),aggregate(NET with sum as S))/bottomcount(-12,S)", 400},
 	{"topcountTrafo", "topcount(2,NET)", 501}, // before an aggregation
 	{"topcountTrafo", "groupby((STATUS),aggregate(NET with sum as S))/topcount(2,S)/topcount(1,S)", 501},
 	// aggregate($count as A) after groupby: the number of groups
