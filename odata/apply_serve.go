@@ -87,7 +87,12 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 		}
 		return id
 	}
-	related, custom := false, false // an aggregate reads another record; a KPI of the KM
+	// With a KPI of the KM (custom aggregate), which answers what /data answers
+	// (SPEC-NOTES), the request keeps the KM's meaning, and each aggregate along a
+	// navigation property carries the input set's condition itself; without one, the
+	// request does (see inputSet).
+	custom := slices.ContainsFunc(a.Aggregates, func(ag ApplyAggregate) bool { return !ag.Count && ag.Method == "" })
+	related := false // an aggregate reads another record than the set's
 	for _, ag := range a.Aggregates {
 		var id string
 		switch {
@@ -102,18 +107,25 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 			if err != nil {
 				return nil, err
 			}
-			related = related || !strings.HasPrefix(field, et.rec.ID+".")
 			// min and max are defined on every ordered type; the KPI language's on numbers.
 			if _, f := m.Field(field); (ag.Method == "min" || ag.Method == "max") && !f.Type.Numeric() {
 				return nil, applyUnsupported(fmt.Sprintf("%s with %s: min and max of a %s property are not supported, only of numeric properties", short(ag.Path), ag.Method, f.Type))
 			}
-			k, err := m.AdHocKPI(adHocID(), aggregateMethods[ag.Method]+"("+field+")", "")
+			arg := field
+			if !strings.HasPrefix(field, et.rec.ID+".") {
+				related = true
+				if custom {
+					// The aggregate counts a row of its record when some entity of the set
+					// related to it passes the condition, which every entity does.
+					arg += ", " + query.Format(inputSet(et.rec))
+				}
+			}
+			k, err := m.AdHocKPI(adHocID(), aggregateMethods[ag.Method]+"("+arg+")", "")
 			if err != nil {
 				return nil, withTarget(badOption(problem.CodeParameterIllegal, "$apply: %s with %s: %v", ag.Path, ag.Method, err), "$apply")
 			}
 			aq.q.AdHocKPIs, id = append(aq.q.AdHocKPIs, k), k.ID
 		default:
-			custom = true
 			if m.KPI(ag.Path) == nil {
 				hint := km.DidYouMean([]string{ag.Path}, m.SuggestKPI)
 				if et.prop(ag.Path) >= 0 {
@@ -174,9 +186,7 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 		aq.q.Where = append(aq.q.Where, e)
 	}
 	if related && !custom {
-		// An aggregate along a navigation property reads the entities related to the
-		// set's; a KPI of the KM answers what /data answers (SPEC-NOTES), so with one
-		// the request keeps the KM's meaning.
+		// An aggregate along a navigation property reads the entities related to the set's.
 		aq.q.Where = append(aq.q.Where, inputSet(et.rec))
 	}
 	// Sort: $orderby names answer properties; topcount ranks by one. The count of groups

@@ -219,11 +219,13 @@
 //     request (km.KnowledgeModel.AdHocKPI), filter(...) steps and filterid its filters;
 //     so the plan and the grain rule are those of /data on every store. The input set
 //     is the entity set: where P is a property of another record (CUSTOMERS/CREDIT_LIMIT
-//     on ORDERS_entries) and no custom aggregate is asked, the request also has a
-//     condition true for every entity of the set, which restricts the other records to
-//     the rows related to the set's entities (the KM's filter propagation), so that
-//     customers without orders neither count nor make groups; a custom aggregate answers
-//     what /data answers. topcount and bottomcount rank the groups by an alias or grouping
+//     on ORDERS_entries), the request also has a condition true for every entity of the
+//     set, which restricts the other records to the rows related to the set's entities
+//     (the KM's filter propagation), so that customers without orders neither count nor
+//     make groups. A custom aggregate answers what /data answers, so beside one the
+//     condition goes into the aggregate of P instead (an aggregate's own condition, see
+//     package km): P still reads the related entities only, and the groups are those
+//     /data gives. topcount and bottomcount rank the groups by an alias or grouping
 //     property; groupby(...)/aggregate($count as A) is one entity with the number of
 //     groups (ag-grid-odata's count; $orderby is ignored there); $orderby, $top, $skip and
 //     $count=true act on the groups, paged like entity sets; $filter on grouping
