@@ -267,17 +267,22 @@ func checkUnsupported(name, args string) error {
 	return nil
 }
 
-// check refuses aliases that clash: with each other or with a grouping property.
+// check refuses aliases that clash: with each other or with a member of the answer
+// holding a grouping property (the property, or the object a navigation path nests it
+// in: CUSTOMERS for CUSTOMERS/COUNTRY).
 func (a *Apply) check() error {
-	seen := map[string]bool{}
+	seen := map[string]bool{}   // grouping properties and aliases: what can rank the groups
+	member := map[string]bool{} // the members of an answer entity
 	for _, g := range a.GroupBy {
 		seen[g] = true
+		first, _, _ := strings.Cut(g, "/")
+		member[first] = true
 	}
 	for _, ag := range a.Aggregates {
-		if seen[ag.Alias] {
+		if member[ag.Alias] {
 			return applySyntax("the name %s is given twice in the answer: choose another alias", ag.Alias)
 		}
-		seen[ag.Alias] = true
+		seen[ag.Alias], member[ag.Alias] = true, true
 	}
 	if a.Top != nil && !seen[a.Top.By] {
 		return applyUnsupported(fmt.Sprintf("%s by %s: only a grouping property or an aggregate's alias can rank the groups", short(a.Top.By), short(a.Top.By)))
@@ -637,6 +642,9 @@ func parseTopCount(name, args string) (*ApplyTop, error) {
 	if err != nil {
 		if ns != "" && strings.Trim(ns, "0123456789") == "" {
 			return nil, applySyntax("%s: the count %s is too large", name, short(ns))
+		}
+		if len(ns) > 1 && ns[0] == '-' && strings.Trim(ns[1:], "0123456789") == "" && strings.Trim(ns[1:], "0") != "" {
+			return nil, applySyntax("%s: the count %s is negative: want the number of groups to keep, 0 or more", name, short(ns))
 		}
 		return nil, applyUnsupported(name + ": the count must be an integer literal, not " + short(ns))
 	}

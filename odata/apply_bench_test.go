@@ -24,6 +24,10 @@ func BenchmarkApplyGroupBy(b *testing.B) {
 		{"status/odata-apply", BasePath + "/o2c.svc/ORDERS_entries?$apply=" +
 			url.QueryEscape("groupby((STATUS),aggregate(NET_VALUE with sum as NET,AVG_NET,LATE_SHARE))"), true},
 		{"status/km-data", kmhttp.BasePath + "/knowledge-models/o2c/data?fields=ORDERS.STATUS&kpis=TOTAL_NET,AVG_NET,LATE_SHARE", false},
+		// An aggregate along a navigation property: the customers the orders of each
+		// status refer to (the input set's condition on ORDERS restricts CUSTOMERS).
+		{"credit/odata-apply", BasePath + "/o2c.svc/ORDERS_entries?$apply=" +
+			url.QueryEscape("groupby((STATUS),aggregate(CUSTOMERS/CREDIT_LIMIT with sum as CREDIT,NET_VALUE with sum as NET))"), true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			store := demoStore(b)

@@ -65,7 +65,7 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 	if o.Filter != nil {
 		// $filter acts on the answer of $apply. On grouping properties alone it keeps the
 		// groups whose rows it keeps, so it is served as a filter before the grouping.
-		if err := checkGroupFilter(a, o.Filter); err != nil {
+		if err := checkGroupFilter(a, et.rec.ID, o.Filter); err != nil {
 			return nil, err
 		}
 		filters = append(slices.Clip(filters), o.Filter)
@@ -87,6 +87,12 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 		}
 		return id
 	}
+	// With a KPI of the KM (custom aggregate), which answers what /data answers
+	// (SPEC-NOTES), the request keeps the KM's meaning, and each aggregate along a
+	// navigation property carries the input set's condition itself; without one, the
+	// request does (see inputSet).
+	custom := slices.ContainsFunc(a.Aggregates, func(ag ApplyAggregate) bool { return !ag.Count && ag.Method == "" })
+	related := false // an aggregate reads another record than the set's
 	for _, ag := range a.Aggregates {
 		var id string
 		switch {
@@ -101,12 +107,20 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 			if err != nil {
 				return nil, err
 			}
-			if _, f := m.Field(field); f != nil && !f.Type.Numeric() && (ag.Method == "min" || ag.Method == "max") {
-				// Valid OData (min and max apply to every totally ordered type), which the
-				// KPIs, numbers all, do not serve: 501, where sum of a string is a 400.
-				return nil, applyUnsupported(fmt.Sprintf("%s with %s: min and max of a %s property are not supported; of a number they are", ag.Path, ag.Method, f.Type))
+			// min and max are defined on every ordered type; the KPI language's on numbers.
+			if _, f := m.Field(field); (ag.Method == "min" || ag.Method == "max") && f != nil && !f.Type.Numeric() {
+				return nil, applyUnsupported(fmt.Sprintf("%s with %s: min and max of a %s property are not supported, only of numeric properties", short(ag.Path), ag.Method, f.Type))
 			}
-			k, err := m.AdHocKPI(adHocID(), aggregateMethods[ag.Method]+"("+field+")", "")
+			arg := field
+			if !strings.HasPrefix(field, et.rec.ID+".") {
+				related = true
+				if custom {
+					// The aggregate counts a row of its record when some entity of the set
+					// related to it passes the condition, which every entity does.
+					arg += ", " + query.Format(inputSet(et.rec))
+				}
+			}
+			k, err := m.AdHocKPI(adHocID(), aggregateMethods[ag.Method]+"("+arg+")", "")
 			if err != nil {
 				return nil, withTarget(badOption(problem.CodeParameterIllegal, "$apply: %s with %s: %v", ag.Path, ag.Method, err), "$apply")
 			}
@@ -171,6 +185,10 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 		}
 		aq.q.Where = append(aq.q.Where, e)
 	}
+	if related && !custom {
+		// An aggregate along a navigation property reads the entities related to the set's.
+		aq.q.Where = append(aq.q.Where, inputSet(et.rec))
+	}
 	// Sort: $orderby names answer properties; topcount ranks by one. The count of groups
 	// is one entity: $orderby (ag-grid-odata sends the grid's) does not change it.
 	for _, k := range o.OrderBy {
@@ -192,10 +210,25 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 	return aq, nil
 }
 
+// inputSet is the condition that makes the entities of rec's set the input set of $apply:
+// "F is null or F is not null" on a field F of rec holds for every row of rec, and it
+// restricts every other record to the rows related to one of them (a filter on rec
+// propagates through the relationships, see package km). So an aggregate along a
+// navigation property (CUSTOMERS/CREDIT_LIMIT with sum on ORDERS_entries) reads the
+// customers the orders refer to, each once, and not the customers without an order.
+func inputSet(rec *km.Record) query.Expr {
+	f := query.FieldRef{At: query.NoPos, Name: rec.ID + "." + rec.Fields[0].ID, Type: rec.Fields[0].Type}
+	return &query.Logical{At: query.NoPos, Op: query.Or, L: &query.IsNull{At: query.NoPos, Field: f}, R: &query.IsNull{At: query.NoPos, Field: f, Negated: true}}
+}
+
 // checkGroupFilter refuses a $filter beside $apply that is not a condition on grouping
 // properties of a plain groupby (501): one on aggregated values, or after topcount,
-// bottomcount or the count of groups, would need the groups first.
-func checkGroupFilter(a *Apply, f query.Expr) error {
+// bottomcount or the count of groups, would need the groups first. It also refuses a
+// $filter that holds for a null grouping property of another record than the set's
+// (record): an entity without a related entity is in that property's null group, but a
+// filter before the grouping reads the related entity's property and leaves it out, so
+// the group would come back smaller than the same $apply shows it without $filter.
+func checkGroupFilter(a *Apply, record string, f query.Expr) error {
 	if !a.Grouped || a.Top != nil || a.GroupCount != "" {
 		return applyUnsupported("$filter with this $apply is not supported: filter first inside $apply, $apply=filter(...)/groupby(...)")
 	}
@@ -205,7 +238,48 @@ func checkGroupFilter(a *Apply, f query.Expr) error {
 		}
 		return r, nil
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	related := func(name string) bool {
+		rec, _, dotted := strings.Cut(name, ".")
+		return strings.Contains(name, "/") || dotted && rec != record
+	}
+	if name := nullTest(f, false, related); name != "" {
+		return applyUnsupported("$filter testing " + short(name) + " for null with $apply is not supported: its null group also holds the entities without a related entity, which a filter before the grouping leaves out; filter inside $apply, $apply=filter(...)/groupby(...)")
+	}
+	return nil
+}
+
+// nullTest returns the first field of e that pick accepts and that e tests for null in a
+// way that holds when the field is null (F eq null, not (F ne null), tolower(F) eq null),
+// or "". negated is whether e stands under an odd number of nots. Any other condition on
+// a null operand is unknown (the three-valued logic of filters), so it keeps no null group.
+func nullTest(e query.Expr, negated bool, pick func(string) bool) string {
+	switch x := e.(type) {
+	case *query.Logical:
+		if n := nullTest(x.L, negated, pick); n != "" {
+			return n
+		}
+		return nullTest(x.R, negated, pick)
+	case *query.Not:
+		return nullTest(x.X, !negated, pick)
+	case *query.IsNull:
+		if x.Negated == negated && pick(x.Field.Name) {
+			return x.Field.Name
+		}
+	case *query.ScalarCompare:
+		if c, ok := x.R.(*query.Const); ok && c.Lit.Kind == query.LitNull && (x.Op == query.Eq) != negated {
+			var name string
+			km.ExprFields(x, func(f string) {
+				if name == "" && pick(f) {
+					name = f
+				}
+			})
+			return name
+		}
+	}
+	return ""
 }
 
 // answerNames lists the properties of an aggregated answer.
@@ -218,25 +292,15 @@ func answerNames(a *Apply) []string {
 }
 
 // applyField resolves a property path of $apply to the Knowledge Model field it names
-// (RECORD.FIELD): a property of the set's type, RECORD.FIELD of any record, or a
-// navigation path whose segments are record ids (CUSTOMERS/COUNTRY), which names the
-// field of the last record; the Knowledge Model joins it by its relationships, as it
-// joins the same RECORD.FIELD on /data.
+// (RECORD.FIELD): a property of the set's type, RECORD.FIELD of any record, or a path
+// along navigation properties, to-one or to-many (CUSTOMERS/COUNTRY), which names the
+// field of the record it leads to; the Knowledge Model joins it by its relationships, as
+// it joins the same RECORD.FIELD on /data, so the path must be the one it joins along
+// (501 otherwise, and for a path back to the set's own record).
 func applyField(m *km.KnowledgeModel, et *entityType, where, p string) (string, error) {
 	switch {
 	case strings.Contains(p, "/"):
-		segs := strings.Split(p, "/")
-		for _, s := range segs[:len(segs)-1] {
-			if m.Record(s) == nil {
-				return "", withTarget(badOption(query.CodeFieldNotFound, "$apply: %s %s: %s is no navigation property (a record of knowledge model %s)%s", where, p, s, m.ID, km.DidYouMean([]string{s}, m.SuggestRecord)), "$apply")
-			}
-		}
-		rec := m.Record(segs[len(segs)-2])
-		last := segs[len(segs)-1]
-		if rec.Field(last) == nil {
-			return "", withTarget(badOption(query.CodeFieldNotFound, "$apply: %s %s: record %s has no field %s%s", where, p, rec.ID, last, km.DidYouMean([]string{last}, func(s string) []string { return m.SuggestField(rec, s) })), "$apply")
-		}
-		return rec.ID + "." + last, nil
+		return followPath(m, et.rec.ID, p, "$apply: "+where+" "+p, true)
 	case strings.Contains(p, "."):
 		if _, f := m.Field(p); f == nil {
 			return "", withTarget(badOption(query.CodeFieldNotFound, "$apply: %s %s: no such field of knowledge model %s%s", where, p, m.ID, m.FieldHints(nil, []string{p})), "$apply")

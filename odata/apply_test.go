@@ -82,8 +82,10 @@ var applyCases = []struct {
 	{"groupbyTrafo", "groupby((STATUS),aggregate($count as N),x)", 400},
 	{"groupbyTrafo", "groupby((STATUS),filter(NET gt 1)/aggregate($count as N))", 501},
 	{"groupbyTrafo", "groupby((STATUS),topcount(1,NET))", 501},
-	{"groupbyTrafo", "groupby((CUSTOMERS/ODataKnowledgeModel.CUSTOMERS/COUNTRY))", 501}, // a type cast
-	{"groupbyTrafo", "groupby((STATUS),aggregate($count as STATUS))", 400},              // the alias clashes
+	{"groupbyTrafo", "groupby((CUSTOMERS/ODataKnowledgeModel.CUSTOMERS/COUNTRY))", 501},  // a type cast
+	{"groupbyTrafo", "groupby((STATUS),aggregate($count as STATUS))", 400},               // the alias clashes
+	{"groupbyTrafo", "groupby((CUSTOMERS/COUNTRY),aggregate($count as CUSTOMERS))", 400}, // with the path's object
+	{"groupbyTrafo", "groupby((CUSTOMERS/COUNTRY,CUSTOMERS/NAME),aggregate($count as COUNTRY))", 0},
 	// rollupLevels, rollupRecursive
 	{"groupbyElement", "groupby((rollup(CUSTOMERS/COUNTRY,CUSTOMERS/NAME)))", 501},
 	{"groupbyElement", "groupby((rolluprecursive($root/ORDERS_entries,H,ID)))", 501},
@@ -97,6 +99,8 @@ var applyCases = []struct {
 	{"topcountTrafo", "groupby((STATUS),aggregate(NET with sum as S))/topcount(2)", 400},
 	{"topcountTrafo", "groupby((STATUS),aggregate(NET with sum as S))/topcount(2,NET)", 501}, // not in the answer
 	{"topcountTrafo", "groupby((STATUS),aggregate(NET with sum as S))/topcount(1 add 1,S)", 501},
+	{"topcountTrafo", "groupby((STATUS),aggregate(NET with sum as S))/topcount(-1,S)", 400}, // a count of groups
+	{"bottomcountTrafo", "groupby((STATUS),aggregate(NET with sum as S))/bottomcount(-12,S)", 400},
 	{"topcountTrafo", "topcount(2,NET)", 501}, // before an aggregation
 	{"topcountTrafo", "groupby((STATUS),aggregate(NET with sum as S))/topcount(2,S)/topcount(1,S)", 501},
 	// aggregate($count as A) after groupby: the number of groups
@@ -210,6 +214,10 @@ func TestApply(t *testing.T) {
 			ok("CUSTOMERS.COUNTRY,Total", `"value":[{"CUSTOMERS.COUNTRY":"IE","Total":-245},{"CUSTOMERS.COUNTRY":"DE","Total":350.6},{"CUSTOMERS.COUNTRY":null,"Total":1200}]`)},
 		{"navigation path", "groupby((CUSTOMERS/COUNTRY),aggregate(NET with sum as Total))", "&$orderby=Total%20desc",
 			ok("CUSTOMERS(COUNTRY),Total", `"value":[{"CUSTOMERS":{"COUNTRY":null},"Total":1200},{"CUSTOMERS":{"COUNTRY":"DE"},"Total":350.6},{"CUSTOMERS":{"COUNTRY":"IE"},"Total":-245}]`)},
+		// Along a to-many property, as /data groups by a field of a to-many record: each
+		// order once per activity it has, and O'6 and O7, which have no event, under null.
+		{"to-many navigation path", "groupby((EVENTS/ACTIVITY),aggregate($count as N))", "",
+			ok("EVENTS(ACTIVITY),N", `"value":[{"EVENTS":{"ACTIVITY":"Create"},"N":5},{"EVENTS":{"ACTIVITY":"Ship"},"N":3},{"EVENTS":{"ACTIVITY":"Pay"},"N":1},{"EVENTS":{"ACTIVITY":null},"N":2}]`)},
 		{"topcount", "groupby((STATUS),aggregate(NET with sum as S))/topcount(2,S)", "",
 			ok("STATUS,S", `"value":[{"STATUS":"OPEN","S":1300.5},{"STATUS":"PAID","S":330}]`)},
 		{"bottomcount with count", "groupby((STATUS),aggregate(NET with sum as S))/bottomcount(2,S)", "&$count=true",
@@ -229,20 +237,53 @@ func TestApply(t *testing.T) {
 			"$apply: knowledge model shop has no KPI (custom aggregate) NET; NET is a property: aggregate it with NET with sum as ALIAS (or min, max, average, countdistinct)", "$apply")}},
 		{"sum of a string", "aggregate(STATUS with sum as S)", "", response{400, problem.ContentType, problemBodyAt(400, "GENERAL_PARAMETER_ILLEGAL",
 			"$apply: STATUS with sum: sum(ORDERS.STATUS): sum of ORDERS.STATUS: the field is string, not numeric", "$apply")}},
-		// OData's min and max take every totally ordered type; those of dates and
-		// strings are valid requests the service does not serve (they were 400).
+		// min and max apply to every ordered type (OData Data Aggregation 4.0, 3.1.3);
+		// the Knowledge Model's aggregates read numbers only.
 		{"min of a date", "aggregate(DAY with min as First)", "", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
-			"$apply: DAY with min: min and max of a date property are not supported; of a number they are", "$apply")}},
-		{"max of a string", "groupby((CUST),aggregate(STATUS with max as Last))", "", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
-			"$apply: STATUS with max: min and max of a string property are not supported; of a number they are", "$apply")}},
+			"$apply: DAY with min: min and max of a date property are not supported, only of numeric properties", "$apply")}},
+		{"max of a string through a path", "groupby((STATUS),aggregate(CUSTOMERS/NAME with max as Last))", "", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
+			"$apply: CUSTOMERS/NAME with max: min and max of a string property are not supported, only of numeric properties", "$apply")}},
+		{"average of a string", "aggregate(STATUS with average as A)", "", response{400, problem.ContentType, problemBodyAt(400, "GENERAL_PARAMETER_ILLEGAL",
+			"$apply: STATUS with average: avg(ORDERS.STATUS): avg of ORDERS.STATUS: the field is string, not numeric", "$apply")}},
 		{"unknown property", "groupby((STATE))", "", response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND",
 			"$apply: groupby: entity type ORDERS has no property STATE; did you mean STATUS or LATE?", "$apply")}},
 		{"no such navigation", "groupby((CLIENTS/COUNTRY))", "", response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND",
-			"$apply: groupby CLIENTS/COUNTRY: CLIENTS is no navigation property (a record of knowledge model shop)", "$apply")}},
+			"$apply: groupby CLIENTS/COUNTRY: ORDERS has no navigation property CLIENTS; it has CUSTOMERS, EVENTS", "$apply")}},
+		// A path follows the navigation properties of the set's type: ORDERS is a record
+		// of the KM but no navigation property of ORDERS, and CUSTOMERS/ORDERS leads to
+		// the orders of the order's customer, not to the order's own STATUS.
+		{"a record that is no navigation property", "groupby((ORDERS/STATUS))", "", response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND",
+			"$apply: groupby ORDERS/STATUS: ORDERS has no navigation property ORDERS; it has CUSTOMERS, EVENTS", "$apply")}},
+		{"no such navigation after a step", "groupby((CUSTOMERS/CUSTOMERS/COUNTRY))", "", response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND",
+			"$apply: groupby CUSTOMERS/CUSTOMERS/COUNTRY: ORDERS/CUSTOMERS has no navigation property CUSTOMERS; it has ORDERS", "$apply")}},
+		{"a path back to the set's record", "groupby((CUSTOMERS/ORDERS/STATUS))", "", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
+			"$apply: CUSTOMERS/ORDERS/STATUS leads from ORDERS back to ORDERS; the knowledge model cannot join a record with itself", "$apply")}},
+		{"an aggregated path back to the set's record", "aggregate(EVENTS/ORDERS/NET with sum as S)", "", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
+			"$apply: EVENTS/ORDERS/NET leads from ORDERS back to ORDERS; the knowledge model cannot join a record with itself", "$apply")}},
+		{"no such property at the path's end", "groupby((CUSTOMERS/COUNTRI))", "", response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND",
+			"$apply: groupby CUSTOMERS/COUNTRI: entity type CUSTOMERS has no property COUNTRI; did you mean COUNTRY?", "$apply")}},
 		{"orderby outside the answer", "groupby((STATUS))", "&$orderby=NET", response{400, problem.ContentType, problemBodyAt(400, "SORT_UNKNOWN_FIELD",
 			"$orderby: with $apply, $orderby names the grouping properties and aliases of the answer (STATUS), not NET", "$orderby")}},
 		{"$filter on a grouping property", "groupby((STATUS),aggregate(NET with sum as S))", "&$filter=STATUS%20ne%20'OPEN'%20and%20STATUS%20ne%20null",
 			ok("STATUS,S", `"value":[{"STATUS":"PAID","S":330},{"STATUS":"SHIPPED","S":0.1},{"STATUS":"CANCELLED","S":-325}]`)},
+		// O4's customer C3 has no country and O7 has no customer: both are in the group
+		// of a null country, which $filter keeps or drops as a whole.
+		{"$filter on a navigation path", "groupby((CUSTOMERS/COUNTRY),aggregate($count as N))", "&$filter=CUSTOMERS/COUNTRY%20ne%20'IE'",
+			ok("CUSTOMERS(COUNTRY),N", `"value":[{"CUSTOMERS":{"COUNTRY":"DE"},"N":3}]`)},
+		{"$filter for the null group of a navigation path", "groupby((STATUS,CUSTOMERS/COUNTRY),aggregate($count as N))", "&$filter=STATUS%20eq%20'OPEN'%20and%20not%20(CUSTOMERS/COUNTRY%20ne%20null)",
+			response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
+				"$apply: $filter testing CUSTOMERS/COUNTRY for null with $apply is not supported: its null group also holds the entities without a related entity, which a filter before the grouping leaves out; filter inside $apply, $apply=filter(...)/groupby(...)", "$apply")}},
+		{"$filter for the null group of a KM field", "groupby((CUSTOMERS.COUNTRY),aggregate($count as N))", "&$filter=CUSTOMERS.COUNTRY%20eq%20null",
+			response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
+				"$apply: $filter testing CUSTOMERS.COUNTRY for null with $apply is not supported: its null group also holds the entities without a related entity, which a filter before the grouping leaves out; filter inside $apply, $apply=filter(...)/groupby(...)", "$apply")}},
+		{"$filter for the null group of a function of a path", "groupby((CUSTOMERS/NAME),aggregate($count as N))", "&$filter=tolower(CUSTOMERS/NAME)%20eq%20null",
+			response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
+				"$apply: $filter testing CUSTOMERS/NAME for null with $apply is not supported: its null group also holds the entities without a related entity, which a filter before the grouping leaves out; filter inside $apply, $apply=filter(...)/groupby(...)", "$apply")}},
+		{"$filter for the null group of the set's own property", "groupby((ORDERS.STATUS,CUSTOMERS/COUNTRY),aggregate($count as N))", "&$filter=ORDERS.STATUS%20eq%20null%20and%20CUSTOMERS/COUNTRY%20eq%20null",
+			response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
+				"$apply: $filter testing CUSTOMERS/COUNTRY for null with $apply is not supported: its null group also holds the entities without a related entity, which a filter before the grouping leaves out; filter inside $apply, $apply=filter(...)/groupby(...)", "$apply")}},
+		{"$filter for null on the set's own property", "groupby((ORDERS.STATUS,CUSTOMERS/COUNTRY),aggregate($count as N))", "&$filter=ORDERS.STATUS%20eq%20null",
+			ok("ORDERS.STATUS,CUSTOMERS(COUNTRY),N", `"value":[{"ORDERS.STATUS":null,"CUSTOMERS":{"COUNTRY":null},"N":1}]`)},
 		{"$filter on an alias", "groupby((STATUS),aggregate(NET with sum as S))", "&$filter=S%20gt%20100", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
 			"$apply: $filter on S with $apply is not supported: $filter may name grouping properties only; filter rows first inside $apply, $apply=filter(...)/groupby(...)", "$apply")}},
 		{"$filter after topcount", "groupby((STATUS),aggregate(NET with sum as S))/topcount(2,S)", "&$filter=STATUS%20eq%20'PAID'", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
@@ -251,6 +292,10 @@ func TestApply(t *testing.T) {
 			"$apply: aggregated answers are served as JSON only", "$apply")}},
 		{"a navigation property as a value", "filter(CUSTOMERS eq null)/aggregate($count as N)", "", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
 			"$apply: CUSTOMERS is a navigation property; using it as a value is not supported: compare its properties, as CUSTOMERS/PROPERTY", "$apply")}},
+		// The answer nests CUSTOMERS/COUNTRY as "CUSTOMERS":{"COUNTRY":...}: an alias
+		// CUSTOMERS would write the member CUSTOMERS twice in one object.
+		{"alias of a navigation path's object", "groupby((CUSTOMERS/COUNTRY),aggregate(NET with sum as CUSTOMERS))", "", response{400, problem.ContentType, problemBodyAt(400, "GENERAL_PARAMETER_ILLEGAL",
+			"$apply: the name CUSTOMERS is given twice in the answer: choose another alias", "$apply")}},
 		{"generated key", "groupby((ROW_NUMBER))", "", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
 			"$apply: groupby ROW_NUMBER: the generated key cannot be grouped or aggregated", "$apply")}},
 	}

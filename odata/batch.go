@@ -153,9 +153,11 @@ func failedDependencyResponse(br batchRequest, dep, by string) batchResponse {
 	return problemResponse(br, http.StatusFailedDependency, problem.CodeConstraint, detail)
 }
 
-// problemResponse is br's answer with a problem body, in the error form br's headers ask.
+// problemResponse is br's answer with a problem body, in the error form br's headers ask,
+// with OData-Version as every answer of the handler has it.
 func problemResponse(br batchRequest, status int, code, detail string) batchResponse {
 	rec := &recorder{header: http.Header{}}
+	rec.header.Set("OData-Version", Version)
 	writeProblem(rec, &http.Request{Header: br.header}, status, code, detail)
 	return batchResponse{id: br.id, status: rec.status, header: rec.header, body: rec.body.Bytes()}
 }

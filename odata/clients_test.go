@@ -376,9 +376,10 @@ func TestBatchJSON(t *testing.T) {
 
 // batchAnswer is one response of a JSON batch's answer.
 type batchAnswer struct {
-	ID     string
-	Status int
-	Body   json.RawMessage
+	ID      string
+	Status  int
+	Headers map[string]string
+	Body    json.RawMessage
 }
 
 // jsonBatch posts the JSON batch body to h and returns the responses of its answer,
@@ -425,6 +426,11 @@ func TestBatchDependsOn(t *testing.T) {
 		_ = json.Unmarshal(rs.Body, &e) // a $count's body is a string
 		if rs.ID != strconv.Itoa(i+1) || rs.Status != want[i].status || e.Error.Message != want[i].message {
 			t.Errorf("response %d: id %s, %d %s; want %d %q", i+1, rs.ID, rs.Status, rs.Body, want[i].status, want[i].message)
+		}
+		// Every response carries OData-Version, those the batch answers in a request's
+		// place (424, 400) as those the request's own run answers.
+		if v := rs.Headers["odata-version"]; v != Version {
+			t.Errorf("response %d (%d): odata-version %q, want %q", i+1, rs.Status, v, Version)
 		}
 	}
 }

@@ -212,25 +212,37 @@
 //   - $apply (OData Extension for Data Aggregation 4.0, see ParseApply) is compiled into
 //     one km.Request at the Knowledge Model level, the request of the KM API's
 //     .../data?fields=...&kpis=...: grouping properties (a property of the set,
-//     RECORD.FIELD, or a navigation path whose segments are record ids) are its fields,
-//     custom aggregates its KPIs, "P with sum|min|max|average|countdistinct as A" (min
-//     and max of a numeric P; of another type they are 501) and
-//     "$count as A" KPIs made for the request (km.KnowledgeModel.AdHocKPI), filter(...)
-//     steps and filterid its filters; so the plan and the grain rule are those of /data
-//     on every store. topcount and bottomcount rank the groups by an alias or grouping
+//     RECORD.FIELD, or a path along navigation properties, to-one or to-many, that is
+//     the path the KM joins along; another path, or one back to the set's record, is
+//     501) are its fields, custom aggregates its KPIs, "P with
+//     sum|min|max|average|countdistinct as A" (min and max of a numeric P; of another
+//     type they are 501) and "$count as A" KPIs made for the
+//     request (km.KnowledgeModel.AdHocKPI), filter(...) steps and filterid its filters;
+//     so the plan and the grain rule are those of /data on every store. The input set
+//     is the entity set: where P is a property of another record (CUSTOMERS/CREDIT_LIMIT
+//     on ORDERS_entries), the request also has a condition true for every entity of the
+//     set, which restricts the other records to the rows related to the set's entities
+//     (the KM's filter propagation), so that customers without orders neither count nor
+//     make groups. A custom aggregate answers what /data answers, so beside one the
+//     condition goes into the aggregate of P instead (an aggregate's own condition, see
+//     package km): P still reads the related entities only, and the groups are those
+//     /data gives. topcount and bottomcount rank the groups by an alias or grouping
 //     property; groupby(...)/aggregate($count as A) is one entity with the number of
 //     groups (ag-grid-odata's count; $orderby is ignored there); $orderby, $top, $skip and
 //     $count=true act on the groups, paged like entity sets; $filter on grouping
-//     properties keeps those groups (served as a filter before the grouping).
+//     properties keeps those groups (served as a filter before the grouping), except that
+//     one holding for a null grouping property of another record (CUSTOMERS/COUNTRY eq
+//     null) is 501: that null group also holds the entities without a related entity,
+//     which a filter before the grouping leaves out.
 //     concat(T1,T2,...), last and after filter steps only (which then apply to every
 //     branch), answers the entities of each branch (one of the forms above) one branch
 //     after the other, each branch one km.Request; $skip, $top, $count and paging act on
 //     the concatenation, and the context URL lists every property once; $orderby and
 //     $filter beside it, concat inside concat or before other steps are 501. Other
 //     transformations, "from", aggregated expressions (NET mul 2 with sum as A),
-//     custom aggregation methods, rollup, filters after the aggregation, $filter on
-//     aliases, and $select or $search beside $apply are 501 once the text is well formed
-//     by the aggregation ABNF; malformed text (a missing alias, "from" without "with", a
+//     custom aggregation methods, min and max of non-numeric properties, rollup, filters
+//     after the aggregation, $filter on aliases, and $select or $search beside $apply
+//     are 501 once the text is well formed by the aggregation ABNF; malformed text (a missing alias, "from" without "with", a
 //     grouping path ending in a type cast, nest without "as") is 400. The official
 //     aggregation ABNF test cases run against the parser (DEVELOPERS.md). Grouping along
 //     a to-many navigation property is answered with the KM's grain rule, as /data
@@ -242,7 +254,9 @@
 //     default precision (km.DefaultSearchPrecision) in the string and time properties of
 //     the answer, as searchTerm without searchField searches the selected fields; without
 //     $orderby the best matches come first. AND, OR, NOT, several words and parentheses
-//     are 501, and Capabilities.SearchRestrictions on every set says Searchable with
+//     are 501 (text no searchExpr produces, such as an unclosed phrase, a double quote
+//     inside a word or parentheses that do not pair, is 400), and
+//     Capabilities.SearchRestrictions on every set says Searchable with
 //     UnsupportedExpressions AND, OR, NOT and group.
 //   - filterid may be repeated or comma-separated; an unknown one is 400
 //     KM_FILTER_NOTFOUND. filterid and $filter may use fields of other records

@@ -217,12 +217,12 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 	}
 	rep, err := negotiate(o, r.Header.Get("Accept"), FormatJSON)
 	if countOnly {
-		// The count is plain text whatever the format; a bad $format is still an error.
+		// The count is plain text: $format, like the options that shape a page, is refused.
 		rep, err = representation{}, nil
 		if o.Format == FormatDefault && o.Select == nil && o.OrderBy == nil && o.Top < 0 && o.Skip == 0 {
 			o.Count = true
 		} else {
-			err = badOption(problem.CodeParameterIllegal, "/$count takes $filter and filterid only")
+			err = badOption(problem.CodeParameterIllegal, "/$count takes $filter, $search and filterid only")
 		}
 	}
 	if err == nil && o.Apply != nil {
@@ -256,7 +256,7 @@ func (h *Handler) serveEntities(w http.ResponseWriter, r *http.Request, m *km.Kn
 	var expand []*expansion
 	if o.Expand != nil {
 		if countOnly {
-			err = badOption(problem.CodeParameterIllegal, "/$count takes $filter and filterid only")
+			err = badOption(problem.CodeParameterIllegal, "/$count takes $filter, $search and filterid only")
 		} else {
 			expand, err = h.planExpand(m, et, o, eq)
 		}

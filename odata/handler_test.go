@@ -120,7 +120,9 @@ func TestErrors(t *testing.T) {
 		{"service document takes format only", svc + "?$filter=A%20eq%201", nil,
 			response{400, problem.ContentType, problemBody(400, "GENERAL_PARAMETER_ILLEGAL", `$filter applies to entity sets only; the service document and $metadata take $format`)}},
 		{"count takes filters only", svc + "/ORDERS_entries/$count?$top=1", nil,
-			response{400, problem.ContentType, problemBody(400, "GENERAL_PARAMETER_ILLEGAL", `/$count takes $filter and filterid only`)}},
+			response{400, problem.ContentType, problemBody(400, "GENERAL_PARAMETER_ILLEGAL", `/$count takes $filter, $search and filterid only`)}},
+		{"count takes no format", svc + "/ORDERS_entries/$count?$format=json", nil,
+			response{400, problem.ContentType, problemBody(400, "GENERAL_PARAMETER_ILLEGAL", `/$count takes $filter, $search and filterid only`)}},
 		{"bad escape", svc + "/ORDERS_entries?$filter=%zz", nil,
 			response{400, problem.ContentType, problemBodyAt(400, "GENERAL_PARAMETER_ILLEGAL", `$filter: the value has a malformed percent-escape`, "$filter")}},
 	}

@@ -154,18 +154,30 @@ func notSupported(target, format string, args ...any) error {
 // along (the shortest, unambiguous one); else the error says why: a collection in the
 // path is a 400 (OData wants a lambda there), another join path a 501.
 func resolvePath(m *km.KnowledgeModel, rec, path, param string) (string, error) {
+	return followPath(m, rec, path, param, false)
+}
+
+// followPath is resolvePath, with collection-valued (to-many) navigation properties
+// allowed in the path where collections is true: a grouping property or an aggregated
+// property of $apply (target "$apply"), which the KM joins by its grain rule.
+func followPath(m *km.KnowledgeModel, rec, path, param string, collections bool) (string, error) {
+	target := param
+	if collections {
+		target = "$apply"
+	}
 	segs := strings.Split(path, "/")
 	cur := rec
 	var steps []km.Step
 	for i, s := range segs[:len(segs)-1] {
 		n, ok := navigation(m, cur, s)
 		if !ok {
-			return "", withTarget(badOption(query.CodeFieldNotFound, "%s: %s has no navigation property %s%s", param, strings.Join(append([]string{rec}, segs[:i]...), "/"), s, navHint(m, cur)), param)
+			return "", withTarget(badOption(query.CodeFieldNotFound, "%s: %s has no navigation property %s%s", param, strings.Join(append([]string{rec}, segs[:i]...), "/"), s, navHint(m, cur)), target)
 		}
-		if n.many && param == "$orderby" {
+		switch {
+		case collections:
+		case n.many && param == "$orderby":
 			return "", withTarget(badOption(problem.CodeParameterIllegal, "$orderby: %s is a collection of %s, which has no single value of %s to sort by; sort by a property of a single-valued (to-one) navigation property", strings.Join(segs[:i+1], "/"), n.target, strings.Join(segs[i+1:], "/")), param)
-		}
-		if n.many {
+		case n.many:
 			return "", withTarget(badOption(problem.CodeParameterIllegal, "%s: %s is a collection of %s; a condition over it needs any or all: %s/any(x: x/%s ...)", param, strings.Join(segs[:i+1], "/"), n.target, strings.Join(segs[:i+1], "/"), segs[len(segs)-1]), param)
 		}
 		steps = append(steps, n.step())
@@ -173,9 +185,9 @@ func resolvePath(m *km.KnowledgeModel, rec, path, param string) (string, error) 
 	}
 	field := segs[len(segs)-1]
 	if m.Record(cur).Field(field) == nil {
-		return "", withTarget(badOption(query.CodeFieldNotFound, "%s: entity type %s has no property %s", param, cur, field), param)
+		return "", withTarget(badOption(query.CodeFieldNotFound, "%s: entity type %s has no property %s%s", param, cur, field, km.DidYouMean([]string{field}, func(s string) []string { return m.SuggestField(m.Record(cur), s) })), target)
 	}
-	if err := sameJoin(m, rec, cur, steps, path, param); err != nil {
+	if err := sameJoin(m, rec, cur, steps, path, target); err != nil {
 		return "", err
 	}
 	return cur + "." + field, nil
@@ -185,7 +197,7 @@ func resolvePath(m *km.KnowledgeModel, rec, path, param string) (string, error) 
 // target, is the path the KM joins them along.
 func sameJoin(m *km.KnowledgeModel, rec, target string, steps []km.Step, path, param string) error {
 	if rec == target {
-		return notSupported(param, "%s: %s leads from %s back to %s; the knowledge model's filters cannot follow a relationship of a record to itself", param, path, rec, rec)
+		return notSupported(param, "%s: %s leads from %s back to %s; the knowledge model cannot join a record with itself", param, path, rec, rec)
 	}
 	want, err := m.PathBetween(rec, target)
 	if err != nil {

@@ -31,6 +31,9 @@ func parseSearch(v string) (string, error) {
 	if s == "" {
 		return "", badOption(problem.CodeParameterIllegal, "$search is empty: want a word or a phrase in double quotes")
 	}
+	if err := searchSyntax(s); err != nil {
+		return "", err
+	}
 	if s[0] == '"' {
 		term, rest, err := readPhrase(s)
 		if err != nil {
@@ -44,7 +47,7 @@ func parseSearch(v string) (string, error) {
 		}
 		return term, nil
 	}
-	if strings.ContainsAny(s, " \t+()\"") {
+	if strings.ContainsAny(s, searchSeparators) {
 		return "", searchNotSupported(v)
 	}
 	switch s {
@@ -52,6 +55,54 @@ func parseSearch(v string) (string, error) {
 		return "", badOption(problem.CodeParameterIllegal, "$search is the operator %s alone: want a word or a phrase in double quotes", s)
 	}
 	return s, nil
+}
+
+// searchSeparators end a word of $search.
+const searchSeparators = " \t+()\""
+
+// searchSyntax refuses (400) text that OData's searchExpr does not produce whatever its
+// operators: a double quote inside a word or right after a phrase, an unclosed phrase,
+// parentheses that do not pair. Valid expressions beyond one term are left to the 501.
+func searchSyntax(s string) error {
+	refuse := func(why string) error {
+		return withTarget(badOption(problem.CodeParameterIllegal, "$search %s: %s", short(s), why), "$search")
+	}
+	const quoted = "a double quote inside a word; a phrase is in double quotes, apart from other terms"
+	depth := 0
+	for i := 0; i < len(s); {
+		switch s[i] {
+		case ' ', '\t', '+':
+			i++
+			continue
+		case '(':
+			depth++
+			i++
+			continue
+		case ')':
+			if depth--; depth < 0 {
+				return refuse("the parentheses do not pair")
+			}
+			i++
+			continue
+		case '"':
+			_, rest, err := readPhrase(s[i:])
+			if err != nil {
+				return err
+			}
+			if i = len(s) - len(rest); i < len(s) && !strings.ContainsRune(" \t+)", rune(s[i])) {
+				return refuse(quoted)
+			}
+		default:
+			i += strings.IndexAny(s[i:]+" ", searchSeparators)
+		}
+		if i < len(s) && s[i] == '"' {
+			return refuse(quoted)
+		}
+	}
+	if depth != 0 {
+		return refuse("the parentheses do not pair")
+	}
+	return nil
 }
 
 // readPhrase reads the phrase at the start of s (s[0] is the opening quote) and returns
