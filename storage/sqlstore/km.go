@@ -48,6 +48,9 @@ type KMStore struct {
 	// which a read replica must hold to serve its reads (see AddReplicas and read). Set
 	// under mu, and replaced rather than changed, so that a read keeps the map it got.
 	tables tableNames
+
+	// dicts are the searched columns' dictionaries of generation tables (searchDicts).
+	dicts searchDicts
 }
 
 // sourceColumns is what the translation knows of a source's columns (a nil map: none
@@ -353,6 +356,7 @@ func (s *KMStore) score(ctx context.Context, db querier, tables tableNames, p *k
 	for _, f := range p.Search.Fields {
 		t := newPlanner(s.db.planDialect(ctx), p, tables)
 		var values, expr string
+		var unfiltered bool // values reads every row of f's record
 		if len(p.KPIs) == 0 {
 			rows, err := t.rows()
 			if err != nil {
@@ -364,6 +368,7 @@ func (s *KMStore) score(ctx context.Context, db querier, tables tableNames, p *k
 			}
 			values = "SELECT DISTINCT " + c + " FROM " + rows.from.String() + " WHERE " + c + " IS NOT NULL AND " + rows.cond()
 			expr = c
+			unfiltered = f.Record == p.Grain && len(p.RowJoin) == 0 && len(rows.where) == 0
 		} else {
 			i := slices.Index(p.Fields, f)
 			if i < 0 {
@@ -385,15 +390,28 @@ func (s *KMStore) score(ctx context.Context, db querier, tables tableNames, p *k
 				expr = timeText(s.db.d.name() == "postgres", expr)
 			}
 			values = "SELECT DISTINCT " + c + " FROM " + rows.from.String() + " WHERE " + c + " IS NOT NULL AND " + rows.cond()
+			unfiltered = len(rows.where) == 0
 		}
-		vals, err := s.strings(ctx, db, values, t.b.args)
-		if err != nil {
-			return nil, fmt.Errorf("sqlstore: search values: %w", err)
+		// The values of a generation table's column, read without a filter, are the same
+		// on every search: kept with their index.
+		key := searchDictKey{table: tables[p.KM.Record(f.Record).Source], field: f.Field}
+		keep := unfiltered && key.table != ""
+		d, ok := s.dicts.get(key)
+		if !keep || !ok {
+			vals, err := s.strings(ctx, db, values, t.b.args)
+			if err != nil {
+				return nil, fmt.Errorf("sqlstore: search values: %w", err)
+			}
+			if keep {
+				d = s.dicts.put(key, vals)
+			} else {
+				d = &searchDict{values: vals, index: fuzzy.NewIndex(vals)}
+			}
 		}
 		byScore := map[int][]string{}
-		for i, sv := range m.ScoreAll(vals) {
+		for i, sv := range m.ScoreIndex(d.index, 0, nil) {
 			if sv > 0 {
-				byScore[int(sv)] = append(byScore[int(sv)], vals[i])
+				byScore[int(sv)] = append(byScore[int(sv)], d.values[i])
 			}
 		}
 		var buckets []scoreBucket
