@@ -105,7 +105,10 @@ func (f *frequencies[K]) add(values []K, start int, nulls Nulls) {
 // distinct values and every code of a non-null cell must index it. Counting by code needs no
 // hashing, which makes this several times faster than DescribeStrings.
 func DescribeCodes[T ~uint8 | ~uint16 | ~uint32](codes []T, dict []string, nulls Nulls) Categorical {
-	counts := make([]int64, len(dict))
+	buf := takeWords(len(dict))
+	defer giveWords(buf)
+	counts := asInts(buf)
+	clear(counts)
 	var c Categorical
 	for i, code := range codes {
 		if nulls != nil && nulls(i) {
@@ -244,7 +247,10 @@ const denseSlack = 1 << 16
 // non-null instants are sorted instead (a radix sort of their offsets from the least) and
 // counted in runs.
 func DescribeInstants(micros []int64, nulls Nulls) Categorical {
-	keys := make([]uint64, 0, len(micros))
+	keysBuf, sortBuf := takeWords(len(micros)), takeWords(len(micros))
+	defer giveWords(keysBuf)
+	defer giveWords(sortBuf)
+	keys := keysBuf[:0]
 	lo := int64(math.MaxInt64)
 	for i, v := range micros {
 		if nulls != nil && nulls(i) {
@@ -261,7 +267,7 @@ func DescribeInstants(micros []int64, nulls Nulls) Categorical {
 		keys[i] = k - uint64(lo) // v - lo, exact in uint64 even where it overflows int64
 		span = max(span, keys[i])
 	}
-	sorted := radixSort(keys, span)
+	sorted := radixSort(keys, span, sortBuf[:len(keys)])
 	c := Categorical{Count: int64(len(sorted))}
 	var top uint64
 	tied := 0
@@ -297,10 +303,9 @@ func DescribeInstants(micros []int64, nulls Nulls) Categorical {
 }
 
 // radixSort sorts keys, all at most span, a byte at a time from the least significant
-// (skipping the bytes in which all keys agree); it reorders keys and may return a second
-// slice of the same length holding the result.
-func radixSort(keys []uint64, span uint64) []uint64 {
-	buf := make([]uint64, len(keys))
+// (skipping the bytes in which all keys agree), through buf (as long as keys); it
+// reorders keys and returns keys or buf, whichever holds the result.
+func radixSort(keys []uint64, span uint64, buf []uint64) []uint64 {
 	for shift := uint(0); shift < 64 && span>>shift != 0; shift += 8 {
 		var offsets [256]int
 		for _, k := range keys {

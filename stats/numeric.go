@@ -34,7 +34,9 @@ func DescribeFloat(values []float64, nulls Nulls) Numeric {
 // where it is read: an integer column is described without a float64 copy of it.
 func describeAsFloat[T int64 | float64](values []T, nulls Nulls) Numeric {
 	var nullRows bitmap
-	compact := make([]float64, 0, len(values))
+	buf := takeWords(len(values))
+	defer giveWords(buf)
+	compact := asFloats(buf)[:0]
 	for i, v := range values {
 		f := float64(v)
 		if math.IsNaN(f) || nulls != nil && nulls(i) {
@@ -72,7 +74,11 @@ func DescribeInt(values []int64, nulls Nulls) Numeric {
 	if len(values) > 0 {
 		d.Min, d.Max = Number(slices.Min(values)), Number(slices.Max(values))
 	}
-	q := percentiles(slices.Clone(values), LerpInt)
+	buf := takeWords(len(values))
+	defer giveWords(buf)
+	sorted := asInts(buf)
+	copy(sorted, values)
+	q := percentiles(sorted, LerpInt)
 	d.P25, d.P50, d.P75 = Number(q[0]), Number(q[1]), Number(q[2])
 	return d
 }
