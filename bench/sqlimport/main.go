@@ -296,7 +296,8 @@ func printPhases(who string, phases []phase) {
 }
 
 // indexes reads the columns of kmkit's indexes on the demo tables from the catalog,
-// without the row-order column.
+// without the row-order column, by source: kmkit loads a source into a generation table
+// of its own (sqlstore.DB.CurrentTable), which carries the indexes.
 func indexes(ctx context.Context, db *sqlstore.DB) (map[string][][]string, error) {
 	q := `SELECT m.tbl_name, m.name, ii.name FROM sqlite_master m, pragma_index_info(m.name) ii
 		WHERE m.type = 'index' AND m.sql IS NOT NULL ORDER BY m.name, ii.seqno`
@@ -330,11 +331,32 @@ func indexes(ctx context.Context, db *sqlstore.DB) (map[string][][]string, error
 		byIndex[index] = append(byIndex[index], col)
 		tableOf[index] = table
 	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	sourceOf := map[string]string{}
+	for _, s := range demodata.Sources {
+		table, err := db.CurrentTable(ctx, s.Name)
+		if err != nil {
+			return nil, err
+		}
+		if table == "" {
+			return nil, fmt.Errorf("no table of source %s after the import", s.Name)
+		}
+		sourceOf[table] = s.Name
+	}
 	out := map[string][][]string{}
 	for _, index := range order {
-		out[tableOf[index]] = append(out[tableOf[index]], byIndex[index])
+		if s, ok := sourceOf[tableOf[index]]; ok {
+			out[s] = append(out[s], byIndex[index])
+		}
 	}
-	return out, rows.Err()
+	for _, s := range demodata.Sources {
+		if len(out[s.Name]) == 0 {
+			return nil, fmt.Errorf("no index of source %s read from the catalog", s.Name)
+		}
+	}
+	return out, nil
 }
 
 // peerDDL returns the statements creating the peer tables (typed for the database) and
