@@ -56,7 +56,8 @@
 //     failure is logged and does not undo the creation.
 //   - Users also take RFC 7643's enterprise extension (department, employeeNumber,
 //     manager, ...), stored and returned as given; a manager sent as a bare id, as Entra ID
-//     does, becomes {"value": id}. Attributes of other, unknown extensions are dropped, as
+//     does, becomes {"value": id}, and a manager with an empty id, which Entra ID sends
+//     to clear it, is no manager. Attributes of other, unknown extensions are dropped, as
 //     are password (never stored nor returned) and the read-only groups.
 //   - Groups may carry a role (MEMBER, ANALYST, ADMIN); a PUT without role clears it.
 //     Members must be users of the team (type "User" or no type); duplicates are merged.
