@@ -333,6 +333,7 @@ func testSCIMRaces(t *testing.T, dsn func(t *testing.T) string) {
 		}
 		scimInvariants(t, d, 5)
 	})
+	t.Run("ManyPatchesOneGroup", func(t *testing.T) { testManyPatchesOneGroup(t, dsn(t)) })
 }
 
 // TestSCIMRacesSQLite races SCIM writes through two handlers, each with its own
@@ -345,4 +346,37 @@ func TestSCIMRacesSQLite(t *testing.T) {
 // TestSCIMRacesPostgres is TestSCIMRacesSQLite on PostgreSQL.
 func TestSCIMRacesPostgres(t *testing.T) {
 	testSCIMRaces(t, func(t *testing.T) string { return postgresDSN(t) })
+}
+
+// testManyPatchesOneGroup sends many PATCHes without If-Match adding members to one group
+// from both processes at once: every one answers 200, however often others slip in
+// between its read and its write, and the group has every member.
+func testManyPatchesOneGroup(t *testing.T, d string) {
+	hs := replicas(t, d, 0)
+	st := open(t, d).SCIM()
+	const n = 100
+	var ids []string
+	for i := range n {
+		u, err := st.CreateUser(t.Context(), "acme", scim.User{UserName: fmt.Sprintf("many%d@example.com", i), Active: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, u.ID)
+	}
+	g, err := st.CreateGroup(t.Context(), "acme", scim.Group{DisplayName: "many"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := race(t, hs, n, func(i int) (string, string, string) {
+		return "PATCH", "/Groups/" + g.ID, patchBody(fmt.Sprintf(`{"op":"add","path":"members","value":[{"value":%q}]}`, ids[i]))
+	})
+	for i, a := range got {
+		if a.code != 200 {
+			t.Errorf("PATCH %d: %d %v", i, a.code, a.body)
+		}
+	}
+	if diff := cmp.Diff(slices.Sorted(slices.Values(ids)), storedMembers(t, d, g.ID)); diff != "" {
+		t.Errorf("members (-want +got):\n%s", diff)
+	}
+	scimInvariants(t, d, 0)
 }
