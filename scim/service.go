@@ -111,7 +111,7 @@ func Update[T any](ctx context.Context, pre Precondition, version func(T) int64,
 		select {
 		case <-ctx.Done():
 			pause.Stop()
-			return zero, fmt.Errorf("scim: the resource kept changing while the request waited: %w", context.Cause(ctx))
+			return zero, fmt.Errorf("scim: the resource kept changing while the request waited: %w", ctx.Err())
 		case <-pause.C:
 		}
 	}
