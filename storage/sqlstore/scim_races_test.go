@@ -202,6 +202,24 @@ func testSCIMRaces(t *testing.T, dsn func(t *testing.T) string) {
 		}
 		scimInvariants(t, d, 0)
 	})
+	t.Run("CreateGroupsOneName", func(t *testing.T) {
+		// Groups of one displayName in different cases created at once from both
+		// processes: one is created, the others are 409 uniqueness and leave nothing.
+		d := dsn(t)
+		hs := replicas(t, d, 0)
+		const n = 10
+		got := race(t, hs, n, func(i int) (string, string, string) {
+			return "POST", "/Groups", groupBody([]string{"Ops", "OPS", "ops"}[i%3])
+		})
+		if diff := cmp.Diff(map[int]int{201: 1, 409: n - 1}, codes(got)); diff != "" {
+			t.Errorf("status codes (-want +got):\n%s", diff)
+		}
+		groups, total, err := open(t, d).SCIM().ListGroups(t.Context(), "acme", scim.ListQuery{Count: 100})
+		if err != nil || total != 1 {
+			t.Errorf("groups %v (%v), want one", groups, err)
+		}
+		scimInvariants(t, d, 0)
+	})
 	t.Run("ReplaceVersusAddMembers", func(t *testing.T) {
 		// PATCH replace of the members and PATCH add of a member on one group at once,
 		// from both processes: both answer 200 and the group ends as one of their orders
