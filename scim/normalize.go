@@ -117,8 +117,9 @@ func NormalizeUser(m map[string]any) *Error {
 }
 
 // normalizeEnterprise gathers the enterprise extension's "URN:attr" keys (as PATCH leaves
-// them) into its object, and turns a manager given as a bare id, as Entra ID sends it, into
-// {"value": id}.
+// them) into its object, turns a manager given as a bare id, as Entra ID sends it, into
+// {"value": id}, and drops a manager whose id is empty: Entra ID clears a user's manager
+// by sending one, and an empty id refers to no user.
 func normalizeEnterprise(m map[string]any) *Error {
 	ext := map[string]any{}
 	if k, ok := AttributeKey(m, EnterpriseSchema); ok {
@@ -140,6 +141,13 @@ func normalizeEnterprise(m map[string]any) *Error {
 		}
 	}
 	managerObject(ext, "manager")
+	if k, ok := AttributeKey(ext, "manager"); ok {
+		if mgr, ok := ext[k].(map[string]any); ok {
+			if vk, ok := AttributeKey(mgr, "value"); ok && mgr[vk] == "" {
+				delete(ext, k)
+			}
+		}
+	}
 	if len(ext) > 0 {
 		m[EnterpriseSchema] = ext
 	}

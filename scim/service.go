@@ -4,12 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"strings"
+	"time"
 )
 
-// MaxRetries bounds the optimistic retries of an update without a precondition that races
-// with other writes of the same resource.
-const MaxRetries = 32
+// The pause before a retry of a contended update is random, up to retryPause doubled at
+// each loss and at most maxRetryPause: the losers of one race spread out instead of
+// meeting again at once.
+const (
+	retryPause    = time.Millisecond
+	maxRetryPause = 20 * time.Millisecond
+)
 
 // Precondition checks the version of a resource before an update: it returns nil to go
 // on, or the error to answer (ErrVersionMismatch, worded by the caller, such as an HTTP
@@ -65,13 +72,16 @@ func ParsePatch(body map[string]any, user bool) (Patch, *Error) {
 	return ops, nil
 }
 
-// Update replaces a resource with change(current) through replace, retrying up to
-// MaxRetries times when another write slips in between (ErrVersionMismatch) unless pre
-// pins a version, which is then checked against the resource read. When same says that
-// change left the resource as it was, nothing is written and the current resource is
-// returned, its version and times unchanged (RFC 7644 section 3.5.2.1).
-func Update[T any](pre Precondition, version func(T) int64, same func(next, cur T) bool, get func() (T, error),
-	change func(T) (T, error), replace func(T, int64) (T, error)) (T, error) {
+// Update replaces a resource with change(current) through replace. When another write
+// slips in between (ErrVersionMismatch) it starts again from the resource as it is then,
+// after a short random pause, for as long as ctx lasts: a request that pinned no version
+// has nothing to fail on, however many writes it loses to. When pre pins a version, which
+// is then checked against the resource read, a write slipping in fails the update with
+// ErrVersionMismatch. When same says that change left the resource as it was, nothing is
+// written and the current resource is returned, its version and times unchanged (RFC 7644
+// section 3.5.2.1).
+func Update[T any](ctx context.Context, pre Precondition, version func(T) int64, same func(next, cur T) bool,
+	get func() (T, error), change func(T) (T, error), replace func(T, int64) (T, error)) (T, error) {
 	var zero T
 	for attempt := 0; ; attempt++ {
 		cur, err := get()
@@ -91,13 +101,19 @@ func Update[T any](pre Precondition, version func(T) int64, same func(next, cur 
 			return cur, nil
 		}
 		out, err := replace(next, version(cur))
-		if errors.Is(err, ErrVersionMismatch) && pre == nil && attempt < MaxRetries {
-			continue
+		if !errors.Is(err, ErrVersionMismatch) {
+			return out, err
 		}
-		if errors.Is(err, ErrVersionMismatch) {
+		if pre != nil {
 			return zero, Errorf(ErrVersionMismatch, "The resource changed while the request was processed.")
 		}
-		return out, err
+		pause := time.NewTimer(time.Duration(rand.Int64N(int64(min(maxRetryPause, retryPause<<min(attempt, 16))))) + 1)
+		select {
+		case <-ctx.Done():
+			pause.Stop()
+			return zero, fmt.Errorf("scim: the resource kept changing while the request waited: %w", ctx.Err())
+		case <-pause.C:
+		}
 	}
 }
 
@@ -105,7 +121,7 @@ func Update[T any](pre Precondition, version func(T) int64, same func(next, cur 
 // whether a no-op is written (nil: always).
 func (s *Service) UpdateUser(ctx context.Context, team, id string, pre Precondition, same func(next, cur User) bool,
 	change func(User) (User, error)) (User, error) {
-	return Update(pre, func(u User) int64 { return u.Version }, same,
+	return Update(ctx, pre, func(u User) int64 { return u.Version }, same,
 		func() (User, error) { return s.store.GetUser(ctx, team, id) },
 		change,
 		func(next User, v int64) (User, error) { return s.store.ReplaceUser(ctx, team, next, v) })
@@ -114,7 +130,7 @@ func (s *Service) UpdateUser(ctx context.Context, team, id string, pre Precondit
 // UpdateGroup replaces the group id of team with change(current) (see Update).
 func (s *Service) UpdateGroup(ctx context.Context, team, id string, pre Precondition, same func(next, cur Group) bool,
 	change func(Group) (Group, error)) (Group, error) {
-	return Update(pre, func(g Group) int64 { return g.Version }, same,
+	return Update(ctx, pre, func(g Group) int64 { return g.Version }, same,
 		func() (Group, error) { return s.store.GetGroup(ctx, team, id) },
 		change,
 		func(next Group, v int64) (Group, error) { return s.store.ReplaceGroup(ctx, team, next, v) })

@@ -123,6 +123,18 @@ func TestBulkFailOnErrors(t *testing.T) {
 			if diff := cmp.Diff(want, res[1]); diff != "" {
 				t.Errorf("failed operation (-want +got):\n%s", diff)
 			}
+			// What is stored is what was answered: a user for each 201, in its location,
+			// none for the failed operations nor for those the run did not reach.
+			var created []string
+			for _, op := range res {
+				if op["status"] == "201" {
+					created = append(created, strings.TrimPrefix(op["location"].(string), base+"/Users/"))
+				}
+			}
+			stored := s.call("acme", "GET", "/Users", nil).must(t, http.StatusOK).ids()
+			if diff := cmp.Diff(created, stored); diff != "" {
+				t.Errorf("stored users (-answered +stored):\n%s", diff)
+			}
 		})
 	}
 }

@@ -56,7 +56,8 @@
 //     failure is logged and does not undo the creation.
 //   - Users also take RFC 7643's enterprise extension (department, employeeNumber,
 //     manager, ...), stored and returned as given; a manager sent as a bare id, as Entra ID
-//     does, becomes {"value": id}. Attributes of other, unknown extensions are dropped, as
+//     does, becomes {"value": id}, and a manager with an empty id, which Entra ID sends
+//     to clear it, is no manager. Attributes of other, unknown extensions are dropped, as
 //     are password (never stored nor returned) and the read-only groups.
 //   - Groups may carry a role (MEMBER, ANALYST, ADMIN); a PUT without role clears it.
 //     Members must be users of the team (type "User" or no type); duplicates are merged.
@@ -102,8 +103,10 @@
 //     to another resource changes what this one shows (a user's groups, a group's
 //     members.display). If-Match on PUT, PATCH and DELETE
 //     is checked atomically by the store (412 when it does not match); If-None-Match on
-//     GET of one resource answers 304. PUT and PATCH without If-Match retry when another
-//     write slips in between their read and their write, so no update is lost.
+//     GET of one resource answers 304. PUT and PATCH without If-Match, or with
+//     "If-Match: *" (any version), retry when another write slips in between their read
+//     and their write, for as long as the request lasts, so no update is lost and none
+//     fails for a version it did not ask for.
 //   - Bulk: operations run in order; without failOnErrors the run stops after the first
 //     failure, with failOnErrors N once N operations have failed. POST operations need a
 //     bulkId, unique in the request. "bulkId:x" in a path or anywhere in data is replaced

@@ -212,3 +212,53 @@ func TestEntraFlow(t *testing.T) {
 	s.call("entra", "DELETE", "/Users/"+id, nil).must(t, http.StatusNoContent)
 	s.call("entra", "DELETE", "/Groups/"+gid, nil).must(t, http.StatusNoContent)
 }
+
+// TestEntraClearsManager clears the enterprise manager with an empty id, as Entra ID does
+// when a user's manager is removed, in each form a PATCH, POST or PUT may carry it: the
+// answer and the stored user have no manager (an empty id refers to no user), and the
+// other enterprise attributes stay.
+func TestEntraClearsManager(t *testing.T) {
+	s := newServer(t)
+	const enterprise = entURN
+	mgr := s.createUser("entra", "boss@contoso.com")
+	id := s.createUser("entra", "emp@contoso.com", enterprise, map[string]any{"department": "Sales"})
+	setManager := func() {
+		t.Helper()
+		r := s.call("entra", "PATCH", "/Users/"+id, patch(op("Add", enterprise+":manager", mgr))).must(t, http.StatusOK)
+		if diff := cmp.Diff(map[string]any{"department": "Sales", "manager": map[string]any{"value": mgr}}, r.body[enterprise]); diff != "" {
+			t.Fatalf("manager not set (-want +got):\n%s", diff)
+		}
+	}
+	wantCleared := func(label string, r response) {
+		t.Helper()
+		r.must(t, http.StatusOK)
+		for _, got := range []response{r, s.call("entra", "GET", "/Users/"+id, nil)} {
+			if diff := cmp.Diff(map[string]any{"department": "Sales"}, got.body[enterprise]); diff != "" {
+				t.Errorf("%s: enterprise extension (-want +got):\n%s", label, diff)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		label string
+		op    map[string]any
+	}{
+		{"replace with an empty id", op("Replace", enterprise+":manager", "")},
+		{"replace with an empty value", op("Replace", enterprise+":manager", map[string]any{"value": ""})},
+		{"replace of manager.value with an empty id", op("Replace", enterprise+":manager.value", "")},
+		{"add with an empty id", op("Add", enterprise+":manager", "")},
+		{"replace of the extension with an empty manager", op("Replace", "", map[string]any{enterprise: map[string]any{"manager": ""}})},
+		{"path-less replace with an empty manager", op("Replace", "", map[string]any{enterprise + ":manager": ""})},
+		{"remove with an empty value", op("Remove", enterprise+":manager", []any{map[string]any{"value": ""}})},
+	} {
+		setManager()
+		wantCleared(tc.label, s.call("entra", "PATCH", "/Users/"+id, patch(tc.op)))
+	}
+
+	setManager()
+	wantCleared("PUT", s.call("entra", "PUT", "/Users/"+id, user("emp@contoso.com", enterprise, map[string]any{"department": "Sales", "manager": ""})))
+	r := s.call("entra", "POST", "/Users", user("new@contoso.com", enterprise, map[string]any{"department": "Sales", "manager": map[string]any{"value": ""}})).
+		must(t, http.StatusCreated)
+	if diff := cmp.Diff(map[string]any{"department": "Sales"}, r.body[enterprise]); diff != "" {
+		t.Errorf("POST: enterprise extension (-want +got):\n%s", diff)
+	}
+}

@@ -25,9 +25,22 @@ func etagMatches(header, tag string) bool {
 	return false
 }
 
-// precondition is the scim.Precondition of an If-Match header value; nil without one.
+// anyVersion reports whether an If-Match header value is absent or lists "*": every
+// current version of the resource then satisfies it, so a write need not pin the version
+// it read and retries, as without the header, when another write slips in.
+func anyVersion(ifMatch string) bool {
+	for _, t := range strings.Split(ifMatch, ",") {
+		if strings.TrimSpace(t) == "*" {
+			return true
+		}
+	}
+	return strings.TrimSpace(ifMatch) == ""
+}
+
+// precondition is the scim.Precondition of an If-Match header value; nil when any version
+// satisfies it (anyVersion).
 func precondition(ifMatch string) scim.Precondition {
-	if ifMatch == "" {
+	if anyVersion(ifMatch) {
 		return nil
 	}
 	return func(version int64) error {
@@ -40,7 +53,7 @@ func precondition(ifMatch string) scim.Precondition {
 
 // deleteResource deletes with the If-Match precondition checked atomically by the store.
 func deleteResource[T any](ifMatch string, version func(T) int64, get func() (T, error), del func(int64) error) error {
-	if ifMatch == "" {
+	if anyVersion(ifMatch) {
 		return del(0)
 	}
 	cur, err := get()

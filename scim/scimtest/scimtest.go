@@ -43,6 +43,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"ParallelUniqueness", testParallelUniqueness},
 		{"ParallelMemberships", testParallelMemberships},
 		{"ParallelSeats", testParallelSeats},
+		{"ParallelPatches", testParallelPatches},
 		{"ValueFilters", testValueFilters},
 		{"DerivedVersions", testDerivedVersions},
 		{"Patch", testPatch},
@@ -424,6 +425,38 @@ func testParallelSeats(t *testing.T, newStore Factory) {
 	sort.Strings(names)
 	if len(names) > 1 && names[0] == names[1] {
 		t.Errorf("duplicate users: %v", names)
+	}
+}
+
+// testParallelPatches adds members to one group by PATCH through a Service from many
+// goroutines at once: each read-change-write that loses to another reads again, so every
+// PATCH succeeds and the group ends with every member.
+func testParallelPatches(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+	s := newStore(t, nil)
+	svc := scim.NewService(s)
+	const n = 24
+	var want []string
+	for i := range n {
+		want = append(want, must(s.CreateUser(ctx, "t", scim.User{UserName: fmt.Sprintf("p%d@example.com", i)})).get(t).ID)
+	}
+	g := must(s.CreateGroup(ctx, "t", scim.Group{DisplayName: "all"})).get(t)
+	got := parallel(n, func(i int) error {
+		ops := scim.Patch{{Op: "add", Path: "members", Value: []any{map[string]any{"value": want[i]}}, HasValue: true}}
+		_, err := svc.PatchGroup(ctx, "t", g.ID, ops, nil)
+		return err
+	})
+	if diff := cmp.Diff(map[string]int{"ok": n}, got); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	var members []string
+	for _, m := range must(s.GetGroup(ctx, "t", g.ID)).get(t).Members {
+		members = append(members, m.Value)
+	}
+	sort.Strings(members)
+	sort.Strings(want)
+	if diff := cmp.Diff(want, members); diff != "" {
+		t.Errorf("members (-want +got):\n%s", diff)
 	}
 }
 
