@@ -737,7 +737,7 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 	for i, src := range stale {
 		gens[src.name] = generationTable(src.name, digests[i])
 	}
-	s.setTables(gens)
+	s.setTables(gens, srcs)
 	return s.putModels(ctx, models)
 }
 
@@ -897,7 +897,7 @@ func (s *KMStore) ImportGenerated(ctx context.Context, models []*km.KnowledgeMod
 			return true, err
 		}
 	}
-	s.setTables(gens)
+	s.setTables(gens, srcs)
 	return len(stale) > 0, s.putModels(ctx, models)
 }
 
