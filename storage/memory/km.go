@@ -49,7 +49,9 @@ func newKMStore() *KMStore {
 
 // PutTable sets the table of a record source, replacing any previous one. It is the
 // memory backend's way to serve data that are no data directory (generated, or read by the
-// host): put the tables, then the models with PutModel.
+// host): put the tables, then the models with PutModel. A table replaced under a KM the
+// store holds is not checked against the KM's relationships (PutModel checks them): a
+// query joining through a target it holds twice answers km.DuplicateTargetError.
 func (s *KMStore) PutTable(source string, t *column.Table) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
