@@ -6,7 +6,8 @@ import "github.com/kmkit/kmkit/query"
 // the first row whose value an earlier row holds too. ok is false when every non-null
 // value is held once. It costs a bit per dictionary value for a string column (whose
 // dictionary holds each value once), a pass for an integer-like column whose values
-// ascend (keys of a file sorted by its key), else a hash set of its values. NaN, never
+// ascend (keys of a file sorted by its key), a bit per value of its range when that is
+// at most 64 times its rows (dense ids out of order), else a hash set of its values. NaN, never
 // equal to itself, is never repeated.
 func Repeated(c Column) (v query.Value, ok bool) {
 	switch c := c.(type) {
@@ -24,6 +25,21 @@ func Repeated(c Column) (v query.Value, ok bool) {
 		}
 	case *Int64s:
 		if strictlyAscending(c.Vals, c.Nulls) {
+			break
+		}
+		if lo, hi, ok := c.Range(); ok && uint64(hi-lo) < 64*uint64(len(c.Vals)) {
+			// Dense values (ids 1..n out of order): a bit per value of the range, at most
+			// 8 bytes a row, instead of a hash set.
+			seen := NewBitmap(int(hi-lo) + 1)
+			for r, v := range c.Vals {
+				if c.Nulls.Get(r) {
+					continue
+				}
+				if seen.Get(int(v - lo)) {
+					return c.Value(r), true
+				}
+				seen.Set(int(v - lo))
+			}
 			break
 		}
 		if r, ok := repeatedRow(c.Vals, c.Nulls); ok {

@@ -1,6 +1,7 @@
 package column
 
 import (
+	"math"
 	"testing"
 
 	"github.com/kmkit/kmkit/query"
@@ -25,6 +26,9 @@ func TestRepeated(t *testing.T) {
 		{"integers unordered, unique", query.TypeInteger, []query.Value{num(query.TypeInteger, 5), num(query.TypeInteger, 1), null, null, num(query.TypeInteger, 3)}, query.Value{}},
 		{"integers repeated, ascending", query.TypeInteger, []query.Value{num(query.TypeInteger, 1), num(query.TypeInteger, 2), num(query.TypeInteger, 2)}, num(query.TypeInteger, 2)},
 		{"integers repeated apart", query.TypeInteger, []query.Value{num(query.TypeInteger, 7), num(query.TypeInteger, 1), num(query.TypeInteger, 7)}, num(query.TypeInteger, 7)},
+		{"integers sparse, repeated", query.TypeInteger, []query.Value{num(query.TypeInteger, 1<<40), num(query.TypeInteger, -3), num(query.TypeInteger, 1<<40)}, num(query.TypeInteger, 1<<40)},
+		{"integers sparse, unique", query.TypeInteger, []query.Value{num(query.TypeInteger, 1<<62), num(query.TypeInteger, -1<<62), null}, query.Value{}},
+		{"integers extremes", query.TypeInteger, []query.Value{num(query.TypeInteger, math.MaxInt64), num(query.TypeInteger, math.MinInt64), num(query.TypeInteger, math.MaxInt64)}, num(query.TypeInteger, math.MaxInt64)},
 		{"dates repeated", query.TypeDate, []query.Value{num(query.TypeDate, 19000), num(query.TypeDate, 18000), num(query.TypeDate, 19000)}, num(query.TypeDate, 19000)},
 		{"floats repeated", query.TypeFloat, []query.Value{flt(1.5), flt(0.5), flt(1.5)}, flt(1.5)},
 		{"booleans repeated", query.TypeBoolean, []query.Value{boolean(true), null, boolean(false), boolean(true)}, boolean(true)},
