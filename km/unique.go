@@ -22,8 +22,8 @@ var ErrDuplicateTarget = errors.New("the target of a relationship must be unique
 // **problem.Problem): a store meets it at query time only with tables put after its
 // models (memory.KMStore.PutTable) or an executor built over tables no load checked.
 type DuplicateTargetError struct {
-	Relationship Relationship
-	Value        query.Value
+	Relationship Relationship // the relationship whose To field holds Value twice
+	Value        query.Value  // one value held in more than one row
 }
 
 // Error returns, for example, `relationship ACTIVITIES.ORDER_ID -> ORDERS.ORDER_ID:

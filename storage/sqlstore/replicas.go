@@ -292,9 +292,16 @@ func (s *KMStore) setTables(tables tableNames, srcs []source) {
 	}
 	maps.Copy(next, tables)
 	s.tables = next
-	unique := maps.Clone(s.unique)
-	if unique == nil {
-		unique = map[uniqueField]bool{}
+	// The targets of the tables still read, and those of srcs.
+	read := map[string]bool{}
+	for _, table := range next {
+		read[table] = true
+	}
+	unique := map[uniqueField]bool{}
+	for f := range s.unique {
+		if read[f.table] {
+			unique[f] = true
+		}
 	}
 	for _, src := range srcs {
 		for _, rel := range src.targets {
