@@ -86,7 +86,12 @@
 // the same answers; Plan's documentation restates them member by member.
 //
 // Relationships and paths. A relationship {from: C.f, to: P.k} relates child rows of C to
-// the parent row of P with an equal, non-null key. "Up" is from child to parent. One rule
+// the parent row of P with an equal, non-null key. "Up" is from child to parent. P.k must
+// hold each non-null value at most once (nulls join nothing), so that a child row joins
+// one parent and a KPI counts it once: every store refuses data breaking this when it is
+// loaded, with ErrDuplicateTarget (a *DuplicateTargetError naming the relationship and
+// one value held twice), and a query meeting such data anyway (a table a host replaced
+// under a KM) is the 409 GENERAL_CONSTRAINT_VIOLATION with the same message. One rule
 // chooses the path between two records, whatever needs it (listed rows, KPIs, filters,
 // sort, search): the shortest in the relationship graph taken as undirected wins; among
 // equally short ones, a lookup chain wins over the paths that change direction; a tie

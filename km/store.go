@@ -25,9 +25,10 @@ type Store interface {
 	Model(ctx context.Context, id string) (*KnowledgeModel, error)
 	// Query executes the plan p against p.KM: Result.Columns are p.Columns (names and
 	// types), each row holding one value per column. A plan is valid by construction
-	// (NewPlan); errors the store returns are answered with 500. Plans of the OData
-	// service over records without a key name the record's row key (RowField), which the
-	// store serves from the row's position.
+	// (NewPlan); errors the store returns are answered with 500, but a client error (a
+	// *problem.Problem, such as a *DuplicateTargetError) with its own status. Plans of
+	// the OData service over records without a key name the record's row key
+	// (RowField), which the store serves from the row's position.
 	Query(ctx context.Context, p *Plan) (*query.Result, error)
 }
 

@@ -156,6 +156,23 @@ func TestDataDirectory(t *testing.T) {
 	if want := filepath.Clean(dir) + `: models/shop.yaml:2: extends unknown KM "gone"`; err == nil || err.Error() != want {
 		t.Fatalf("error %v, want %s", err, want)
 	}
+	// An order id twice in orders.csv, the target of ITEMS.ORDER_ID and EVENTS.ORDER_ID:
+	// refused with the directory, the KM, the source, the relationship and the value.
+	good, err := os.ReadFile("../../km/testdata/shop/models/shop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "models", "shop.yaml"), string(good))
+	orders := filepath.Join(dir, "data", "orders.csv")
+	data, err := os.ReadFile(orders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, orders, string(data)+"O2,C2,2025-03-01,2025-03-01T09:00:00Z,OPEN,1,,false\n")
+	_, err = newApp(&config{dataDir: dir, maxPageSize: 10, maxBody: 10}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if want := filepath.Clean(dir) + `: memory: KM shop: the data of source orders: relationship ITEMS.ORDER_ID -> ORDERS.ID: ORDERS.ID holds "O2" in more than one row; the target of a relationship must be unique`; err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %s", err, want)
+	}
 }
 
 func TestRoutesOfTheServer(t *testing.T) {

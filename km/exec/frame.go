@@ -1,12 +1,11 @@
 package exec
 
 import (
-	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/query"
 	"github.com/kmkit/kmkit/query/column"
 )
@@ -75,14 +74,12 @@ type Join struct {
 	Key    string        // its key column: "ORDER_ID"
 }
 
-// ErrDuplicateKey is returned by NewFrame when the key of a joined table holds a value
-// twice, so that the join would not be many-to-one.
-var ErrDuplicateKey = errors.New("duplicate join key")
-
 // NewFrame returns the frame of the base table of record with the joins applied in order.
 // Columns are named "RECORD.FIELD". A join's From may name a column of the base or of an
 // earlier join, which chains joins (A -> B -> C). Key columns must have the same type, string
-// or integer-like (integer, date, datetime, timestamp, time); null keys match nothing.
+// or integer-like (integer, date, datetime, timestamp, time); null keys match nothing. A
+// key holding a value twice, so that the join would not be many-to-one, is a
+// *km.DuplicateTargetError (km.ErrDuplicateTarget).
 // Building a join index costs one hash map over the joined table's keys and one pass over
 // the frame's rows; joined tables are read through the index, never copied.
 func NewFrame(record string, base *column.Table, joins ...Join) (*Frame, error) {
@@ -101,7 +98,9 @@ func NewFrame(record string, base *column.Table, joins ...Join) (*Frame, error) 
 		if !ok {
 			return nil, fmt.Errorf("exec: join of %s: %w %q", j.Record, ErrUnknownField, j.Record+"."+j.Key)
 		}
-		index, err := joinIndex(f.rows, from, key)
+		fromRecord, fromField, _ := strings.Cut(j.From, ".")
+		rel := km.Relationship{From: km.FieldPath{Record: fromRecord, Field: fromField}, To: km.FieldPath{Record: j.Record, Field: j.Key}}
+		index, err := joinIndex(f.rows, from, key, rel)
 		if err != nil {
 			return nil, fmt.Errorf("exec: join %s to %s.%s: %w", j.From, j.Record, j.Key, err)
 		}
@@ -189,8 +188,8 @@ func (f *Frame) Value(name string, row int) (v query.Value, ok bool) {
 }
 
 // joinIndex returns, for each of the n frame rows, the row of key whose value equals the
-// frame's from column, or -1.
-func joinIndex(n int, from ref, key column.Column) ([]int32, error) {
+// frame's from column, or -1. A key holding a value twice is rel's *km.DuplicateTargetError.
+func joinIndex(n int, from ref, key column.Column, rel km.Relationship) ([]int32, error) {
 	if from.col.Type() != key.Type() {
 		return nil, fmt.Errorf("key types differ: %v and %v", from.col.Type(), key.Type())
 	}
@@ -206,7 +205,7 @@ func joinIndex(n int, from ref, key column.Column) ([]int32, error) {
 			}
 			s := kc.Dict[kc.Codes.At(r)]
 			if _, dup := byValue[s]; dup {
-				return nil, fmt.Errorf("%w %q", ErrDuplicateKey, s)
+				return nil, &km.DuplicateTargetError{Relationship: rel, Value: kc.Value(r)}
 			}
 			byValue[s] = int32(r)
 		}
@@ -232,7 +231,7 @@ func joinIndex(n int, from ref, key column.Column) ([]int32, error) {
 				continue
 			}
 			if _, dup := byValue[v]; dup {
-				return nil, fmt.Errorf("%w %s", ErrDuplicateKey, strconv.FormatInt(v, 10))
+				return nil, &km.DuplicateTargetError{Relationship: rel, Value: kc.Value(r)}
 			}
 			byValue[v] = int32(r)
 		}

@@ -127,8 +127,8 @@ func TestNewFrameErrors(t *testing.T) {
 		is   error
 		want string
 	}{
-		{"duplicate string key", Join{From: "A.K", Record: "B", Table: dup, Key: "K"}, ErrDuplicateKey, `exec: join A.K to B.K: duplicate join key "x"`},
-		{"duplicate integer key", Join{From: "A.N", Record: "B", Table: dupInt, Key: "N"}, ErrDuplicateKey, `exec: join A.N to B.N: duplicate join key 1`},
+		{"duplicate string key", Join{From: "A.K", Record: "B", Table: dup, Key: "K"}, km.ErrDuplicateTarget, `exec: join A.K to B.K: relationship A.K -> B.K: B.K holds "x" in more than one row; the target of a relationship must be unique`},
+		{"duplicate integer key", Join{From: "A.N", Record: "B", Table: dupInt, Key: "N"}, km.ErrDuplicateTarget, `exec: join A.N to B.N: relationship A.N -> B.N: B.N holds 1 in more than one row; the target of a relationship must be unique`},
 		{"types differ", Join{From: "A.N", Record: "B", Table: dup, Key: "K"}, nil, `exec: join A.N to B.K: key types differ: integer and string`},
 		{"float key", Join{From: "A.F", Record: "B", Table: fl, Key: "F"}, ErrUnknownField, `exec: join of B: unknown field "A.F"`},
 		{"unknown key", Join{From: "A.K", Record: "B", Table: dup, Key: "Z"}, ErrUnknownField, `exec: join of B: unknown field "B.Z"`},

@@ -320,7 +320,8 @@ func (s *Source) parents(child, field, parent, key string) ([]int32, error) {
 		return nil, err
 	}
 	v, err := cachedIn(s.rel, relKey{from: fc, key: kc}, func() (any, error) {
-		idx, err := joinIndex(fc.Len(), ref{col: fc}, kc)
+		rel := km.Relationship{From: km.FieldPath{Record: child, Field: field}, To: km.FieldPath{Record: parent, Field: key}}
+		idx, err := joinIndex(fc.Len(), ref{col: fc}, kc, rel)
 		if err != nil {
 			return nil, fmt.Errorf("exec: relationship %s.%s to %s.%s: %w", child, field, parent, key, err)
 		}

@@ -97,7 +97,10 @@
 //   - Successful answers carry Cache-Control: private, no-store (they hold a team's data
 //     and are fetched with credentials).
 //   - Store errors other than client errors, and panics, are 500 ADMIN_FATAL_ERROR with a
-//     support id that is logged with the error.
+//     support id that is logged with the error. A store's data whose relationship target
+//     holds a value twice (km.DuplicateTargetError: stores refuse them at load, so only
+//     a table put under a KM afterwards) is 409 GENERAL_CONSTRAINT_VIOLATION naming the
+//     relationship and the value.
 //   - Summary (records/{id}/summary): fields (default: all of the record's) less
 //     excludeFields are described, and the same fields make up the sample, so shape is
 //     [rows after filters, len(fields)]; excluding every field is 400

@@ -64,3 +64,41 @@ func BenchmarkLoadCSV(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
 	})
 }
+
+// BenchmarkRepeated is the relationship target check of an import (km.CheckTarget) on the
+// 100,000-row order table: its unique ORDER_ID strings, and 100,000 unique integers out of
+// order, dense (a bit per value of their range; ascending ones take one pass, sparse ones
+// a hash set). Its peer is LoadCSV of the same
+// file, which every import pays before the check: the ratio is the check's share.
+func BenchmarkRepeated(b *testing.B) {
+	data := benchCSV()
+	t, err := LoadCSV(bytes.NewReader(data), benchSchema)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids, _ := t.Column("ORDER_ID")
+	ints := NewBuilder(query.TypeInteger)
+	for i := range 100_000 {
+		ints.AppendInt(int64(i*7919) % 100_003) // 7919 and 100,003 are prime: unique, scattered
+	}
+	shuffled := ints.Build()
+	for _, c := range []struct {
+		name string
+		col  Column
+	}{{"strings", ids}, {"integers", shuffled}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, dup := Repeated(c.col); dup {
+					b.Fatal("a unique column reported repeated")
+				}
+			}
+		})
+	}
+	b.Run("peer=LoadCSV", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := LoadCSV(bytes.NewReader(data), benchSchema); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

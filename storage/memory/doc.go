@@ -16,7 +16,10 @@
 // loads a data directory and registers its KMs, PutModel adds or replaces one KM whose
 // sources the store holds. Data that come from no directory (generated, or read by the
 // host) enter with KMStore.PutTable, then PutModel; in sqlstore they are tables of the
-// database (sqlstore.KMStore.ImportTables, or the host's own). KMStore.Warm, once the data
+// database (sqlstore.KMStore.ImportTables, or the host's own). Import and PutModel refuse
+// data whose relationship target holds a value twice (km.ErrDuplicateTarget), and leave
+// the store as it was; PutTable, with no error to return, cannot, and a query joining
+// through such a table put under a KM answers km.DuplicateTargetError (a 409). KMStore.Warm, once the data
 // are in place, builds what the first queries would otherwise build (relationship
 // indexes, the executors' scratch memory), so that the first heavy request after a load
 // costs what later ones do.

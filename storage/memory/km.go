@@ -49,7 +49,9 @@ func newKMStore() *KMStore {
 
 // PutTable sets the table of a record source, replacing any previous one. It is the
 // memory backend's way to serve data that are no data directory (generated, or read by the
-// host): put the tables, then the models with PutModel.
+// host): put the tables, then the models with PutModel. A table replaced under a KM the
+// store holds is not checked against the KM's relationships (PutModel checks them): a
+// query joining through a target it holds twice answers km.DuplicateTargetError.
 func (s *KMStore) PutTable(source string, t *column.Table) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -74,7 +76,8 @@ func (s *KMStore) PutModel(ctx context.Context, m *km.KnowledgeModel) error {
 }
 
 // checkModel reports whether tables hold every record of m: a table per source, with a
-// column of the field's type per field.
+// column of the field's type per field, and the target of each relationship holding each
+// non-null value at most once (km.CheckTarget).
 func checkModel(m *km.KnowledgeModel, tables map[string]*column.Table) error {
 	for _, r := range m.Records {
 		t, ok := tables[r.Source]
@@ -89,6 +92,16 @@ func checkModel(m *km.KnowledgeModel, tables map[string]*column.Table) error {
 			if c.Type() != f.Type {
 				return fmt.Errorf("memory: KM %s: record %s: column %s of table %q is %s, the field is %s", m.ID, r.ID, f.ID, r.Source, c.Type(), f.Type)
 			}
+		}
+	}
+	for _, rel := range m.Relationships {
+		r := m.Record(rel.To.Record)
+		if r == nil || r.Field(rel.To.Field) == nil {
+			return fmt.Errorf("memory: KM %s: relationship %s -> %s: no field %s", m.ID, rel.From, rel.To, rel.To)
+		}
+		c, _ := tables[r.Source].Column(rel.To.Field) // checked above with the record's fields
+		if err := km.CheckTarget(rel, c); err != nil {
+			return fmt.Errorf("memory: KM %s: the data of source %s: %w", m.ID, r.Source, err)
 		}
 	}
 	return nil

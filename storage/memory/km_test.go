@@ -52,6 +52,8 @@ func TestImportErrors(t *testing.T) {
 		{"bad cell", map[string]string{"data/a.csv": "ID,B_ID\n1,x\none,y\n", "data/b.csv": "ID,NAME\nx,X\n"},
 			`data/a.csv: line 3, column 1 (ID): "one" is not an integer`},
 		{"bad model", map[string]string{"models/m.yaml": "id: m\n"}, "models/m.yaml:1: a KM needs at least one record"},
+		{"relationship target twice", map[string]string{"data/a.csv": "ID,B_ID\n1,x\n2,x\n", "data/b.csv": "ID,NAME\nx,X\ny,Y\n,Z\n,W\nx,X2\n"},
+			`memory: KM m: the data of source b: relationship A.B_ID -> B.ID: B.ID holds "x" in more than one row; the target of a relationship must be unique`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -170,8 +172,62 @@ func TestPutModelChecksTables(t *testing.T) {
 	if err := s.PutModel(context.Background(), m); err == nil || err.Error() != `memory: KM m: record B: table "b" has no column NAME` {
 		t.Errorf("missing column: %v", err)
 	}
+	two := column.NewBuilder(query.TypeString)
+	two.AppendString("x")
+	two.AppendString("x")
+	b, err = column.NewTable([]string{"ID", "NAME"}, []column.Column{two.Build(), two.Build()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.PutTable("b", b)
+	if err := s.PutModel(context.Background(), m); !errors.Is(err, km.ErrDuplicateTarget) ||
+		err.Error() != `memory: KM m: the data of source b: relationship A.B_ID -> B.ID: B.ID holds "x" in more than one row; the target of a relationship must be unique` {
+		t.Errorf("a relationship target holding x twice: %v", err)
+	}
 	if _, err := s.Model(context.Background(), "m"); !errors.Is(err, km.ErrModelNotFound) {
 		t.Errorf("a model that failed to load is found: %v", err)
+	}
+}
+
+// TestDuplicateTargetAtQueryTime puts a table whose relationship target holds a value twice
+// under a KM already in the store (PutTable cannot refuse it): a query joining through the
+// relationship fails with the 409 an API answers, naming the relationship and the value,
+// and a query of the record alone still answers.
+func TestDuplicateTargetAtQueryTime(t *testing.T) {
+	ctx := context.Background()
+	s := New().KM()
+	if err := s.Import(ctx, kmTestFS(map[string]string{"data/a.csv": "ID,B_ID\n1,x\n2,y\n", "data/b.csv": "ID,NAME\nx,X\ny,Y\n"})); err != nil {
+		t.Fatal(err)
+	}
+	ids, names := column.NewBuilder(query.TypeString), column.NewBuilder(query.TypeString)
+	for _, row := range [][2]string{{"x", "X"}, {"y", "Y"}, {"y", "Y2"}} {
+		ids.AppendString(row[0])
+		names.AppendString(row[1])
+	}
+	b, err := column.NewTable([]string{"ID", "NAME"}, []column.Column{ids.Build(), names.Build()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.PutTable("b", b)
+	m, err := s.Model(ctx, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Warm(); err != nil {
+		t.Fatalf("Warm leaves the errors of the relationships to the queries: %v", err)
+	}
+	_, err = runRequest(ctx, s, m, &km.PlanRequest{Fields: []string{"A.ID", "B.NAME"}, PageSize: 10})
+	const want = `relationship A.B_ID -> B.ID: B.ID holds "y" in more than one row; the target of a relationship must be unique`
+	if !errors.Is(err, km.ErrDuplicateTarget) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("a query joining through the duplicated target: %v, want %s", err, want)
+	}
+	p, client := km.AsProblem(err)
+	if !client || p.Status != 409 || p.ErrorCode != "GENERAL_CONSTRAINT_VIOLATION" || !strings.Contains(p.Detail, want) {
+		t.Errorf("the API answers %+v (client error %v), want 409 GENERAL_CONSTRAINT_VIOLATION saying %s", p, client, want)
+	}
+	res, err := runRequest(ctx, s, m, &km.PlanRequest{Record: "B", PageSize: 10, Count: true})
+	if err != nil || res.Count != 3 {
+		t.Errorf("record B alone: %v, %v; want its 3 rows", res, err)
 	}
 }
 

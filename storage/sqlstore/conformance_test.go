@@ -104,6 +104,7 @@ func backend(open func(testing.TB) *sqlstore.DB) storetest.Backend {
 		SCIM:      storetest.SeatedSCIM(func(t *testing.T) *sqlstore.SCIMStore { return open(t).SCIM() }),
 		Reporting: func(t *testing.T) reportingtest.Store { return open(t).Reporting() },
 		Limiter:   func(t *testing.T) ratelimit.Limiter { return open(t).Limiter() },
+		Importer:  func(t *testing.T) storetest.Importer { return open(t).KM() },
 	}
 }
 

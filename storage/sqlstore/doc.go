@@ -238,7 +238,8 @@
 // microseconds since the epoch, microseconds since midnight).
 //
 // Joins: each relationship step is a LEFT JOIN of the "one" side on its key; the key must
-// be unique in its source (as KM relationships declare), otherwise rows would multiply.
+// be unique in its source (as KM relationships declare, and Import and PutModel check:
+// see below), otherwise rows would multiply.
 //
 // Import (and LoadTable) create the tables of a data directory's CSV files: one
 // transaction per source, skipped when the file's SHA-256 digest names the source's
@@ -280,7 +281,17 @@
 // the planner knows which indexes select few rows; a table that an Import finds current
 // but without statistics (loaded by a kmkit that gathered none) gets them then. Hosts'
 // own tables get no statistics from kmkit: run ANALYZE on them (SQLite never gathers
-// statistics by itself). ImportGenerated skips
+// statistics by itself). Import, ImportTables and ImportGenerated refuse a table whose
+// relationship target (the to field of a relationship of one of the KMs) holds a
+// non-null value in more than one row, km.ErrDuplicateTarget naming the relationship and
+// the value, checked on the parsed columns before the database sees them (a pass with a
+// bit per string value, or a hash set of the integers unless they ascend): nothing of
+// that source is written, the loads under way are canceled, the sources loaded before it
+// in the same import stay loaded (each is its own transaction, and a rerun skips them)
+// and the store keeps reading the generations it read before. The targets are part of
+// the digest, so a field that becomes one is checked (its table loaded again).
+// PutModel checks, with one GROUP BY ... HAVING count(*) > 1 LIMIT 1 each, the targets
+// that no import of the store checked (a host's tables and views). ImportGenerated skips
 // even the generation of data (the -demo-rows demo) that the database holds under the same
 // version.
 //

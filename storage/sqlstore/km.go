@@ -48,10 +48,16 @@ type KMStore struct {
 	// which a read replica must hold to serve its reads (see AddReplicas and read). Set
 	// under mu, and replaced rather than changed, so that a read keeps the map it got.
 	tables tableNames
+	// unique are the relationship targets an import checked (setTables); PutModel checks
+	// the others with a statement. Set under mu, replaced rather than changed.
+	unique map[uniqueField]bool
 
 	// dicts are the searched columns' dictionaries of generation tables (searchDicts).
 	dicts searchDicts
 }
+
+// uniqueField is a field of a table that holds each non-null value at most once.
+type uniqueField struct{ table, field string }
 
 // sourceColumns is what the translation knows of a source's columns (a nil map: none
 // known).
@@ -98,12 +104,53 @@ func (s *KMStore) PutModel(ctx context.Context, m *km.KnowledgeModel) error {
 		}
 		rows.Close()
 	}
+	for _, rel := range m.Relationships {
+		if err := s.checkTarget(ctx, m, rel); err != nil {
+			return err
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.models[m.ID] = m
 	s.counts.Clear()
 	s.columns.Clear()
 	return nil
+}
+
+// checkTarget returns a *km.DuplicateTargetError when the target of rel holds a non-null
+// value in more than one row. A target an import checked costs nothing; another (a host's
+// table or view, or an imported table that no imported KM made a target) costs one
+// statement, a GROUP BY of the field that the index on a relationship field serves.
+func (s *KMStore) checkTarget(ctx context.Context, m *km.KnowledgeModel, rel km.Relationship) error {
+	r := m.Record(rel.To.Record)
+	var f *km.Field
+	if r != nil {
+		f = r.Field(rel.To.Field)
+	}
+	if f == nil {
+		return fmt.Errorf("sqlstore: KM %s: relationship %s -> %s: no field %s", m.ID, rel.From, rel.To, rel.To)
+	}
+	s.mu.RLock()
+	table := s.tables.of(r.Source)
+	checked := s.unique[uniqueField{table, f.ID}]
+	s.mu.RUnlock()
+	if checked {
+		return nil
+	}
+	col := quoteIdent(f.ID)
+	var v any
+	err := s.db.sql.QueryRowContext(ctx, "SELECT "+col+" FROM "+quoteIdent(table)+" WHERE "+col+" IS NOT NULL GROUP BY "+col+" HAVING count(*) > 1 LIMIT 1").Scan(&v)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return fmt.Errorf("sqlstore: KM %s: relationship %s -> %s: %w", m.ID, rel.From, rel.To, err)
+	}
+	dup, err := toValue(v, f.Type)
+	if err != nil {
+		return fmt.Errorf("sqlstore: KM %s: relationship %s -> %s: %w", m.ID, rel.From, rel.To, err)
+	}
+	return fmt.Errorf("sqlstore: KM %s: source %q: %w", m.ID, r.Source, &km.DuplicateTargetError{Relationship: rel, Value: dup})
 }
 
 // Models implements km.Store.

@@ -737,7 +737,7 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 	for i, src := range stale {
 		gens[src.name] = generationTable(src.name, digests[i])
 	}
-	s.setTables(gens)
+	s.setTables(gens, srcs)
 	return s.putModels(ctx, models)
 }
 
@@ -897,7 +897,7 @@ func (s *KMStore) ImportGenerated(ctx context.Context, models []*km.KnowledgeMod
 			return true, err
 		}
 	}
-	s.setTables(gens)
+	s.setTables(gens, srcs)
 	return len(stale) > 0, s.putModels(ctx, models)
 }
 
@@ -917,6 +917,9 @@ type source struct {
 	schema  column.Schema
 	indexes []Index
 	dist    Distribution
+	// targets are the relationships whose To field is one of the source's, one per field
+	// (the first by field, then From), whose data must hold each value at most once.
+	targets []km.Relationship
 }
 
 // sourceSchemas returns the sources of the models' records in name order. Two records
@@ -931,6 +934,7 @@ func sourceSchemas(models []*km.KnowledgeModel) ([]source, error) {
 	bySource := map[string]*source{}
 	declared := map[string][]km.Index{}
 	lookups := map[string][]string{} // the keys and relationship fields
+	targets := map[string][]km.Relationship{}
 	var names []string
 	for _, m := range models {
 		onRecord := map[string][]string{}
@@ -956,6 +960,11 @@ func sourceSchemas(models []*km.KnowledgeModel) ([]source, error) {
 				lookups[r.Source] = append(lookups[r.Source], r.Key)
 			}
 			lookups[r.Source] = append(lookups[r.Source], onRecord[r.ID]...)
+			for _, rel := range m.Relationships {
+				if rel.To.Record == r.ID {
+					targets[r.Source] = append(targets[r.Source], rel)
+				}
+			}
 			declared[r.Source] = append(declared[r.Source], r.Indexes...)
 			if d := (Distribution{Column: r.Distribution, Reference: r.Reference}); d != (Distribution{}) {
 				if src.dist != (Distribution{}) && src.dist != d {
@@ -970,6 +979,11 @@ func sourceSchemas(models []*km.KnowledgeModel) ([]source, error) {
 	out := make([]source, 0, len(names))
 	for _, name := range names {
 		src := bySource[name]
+		src.targets = targets[name]
+		slices.SortFunc(src.targets, func(a, b km.Relationship) int {
+			return cmp.Or(strings.Compare(a.To.Field, b.To.Field), strings.Compare(a.From.String(), b.From.String()))
+		})
+		src.targets = slices.CompactFunc(src.targets, func(a, b km.Relationship) bool { return a.To.Field == b.To.Field })
 		if len(declared[name]) == 0 {
 			for _, c := range sortedColumns(src.schema) {
 				src.indexes = append(src.indexes, Index{Columns: []km.IndexColumn{{Field: c.Name}}})
@@ -1074,10 +1088,18 @@ func (src source) hash() hash.Hash {
 		// digests.
 		fmt.Fprintf(h, "%s\n", d)
 	}
+	// The fields checked unique (relationship targets): a field that becomes a target is
+	// checked, so its table is loaded again even where its indexes stay the same (and a
+	// table imported before the check is loaded again once).
+	for _, rel := range src.targets {
+		fmt.Fprintf(h, "unique:%s\n", rel.To.Field)
+	}
 	return h
 }
 
-// loadTable loads the source's columns of t as its table, with its indexes.
+// loadTable loads the source's columns of t as its table, with its indexes. Data whose
+// relationship target holds a value twice (km.CheckTarget) is refused before the database
+// sees it.
 func (s *KMStore) loadTable(ctx context.Context, src source, t *column.Table, digest string) error {
 	cols := sortedColumns(src.schema)
 	rows := &tableRows{n: t.Rows(), cells: make([]query.Value, len(cols)), vals: make([]any, len(cols))}
@@ -1090,6 +1112,12 @@ func (s *KMStore) loadTable(ctx context.Context, src source, t *column.Table, di
 			return fmt.Errorf("column %s is %s, the field is %s", c.Name, col.Type(), c.Type)
 		}
 		rows.cols = append(rows.cols, col)
+	}
+	for _, rel := range src.targets {
+		col, _ := t.Column(rel.To.Field) // one of the columns checked above
+		if err := km.CheckTarget(rel, col); err != nil {
+			return err
+		}
 	}
 	for i, col := range rows.cols {
 		cols[i].NotNull = !hasNull(col)

@@ -279,8 +279,11 @@ func (s *KMStore) generationTables() tableNames {
 	return s.tables
 }
 
-// setTables records the generation tables of the sources the store imported.
-func (s *KMStore) setTables(tables tableNames) {
+// setTables records the generation tables of the sources the store imported, and the
+// relationship targets of srcs (each a field of its generation table) as checked unique:
+// loadTable refused a table holding a target value twice, and a table found current was
+// loaded with the same targets (they are part of its digest).
+func (s *KMStore) setTables(tables tableNames, srcs []source) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next := maps.Clone(s.tables)
@@ -289,6 +292,23 @@ func (s *KMStore) setTables(tables tableNames) {
 	}
 	maps.Copy(next, tables)
 	s.tables = next
+	// The targets of the tables still read, and those of srcs.
+	read := map[string]bool{}
+	for _, table := range next {
+		read[table] = true
+	}
+	unique := map[uniqueField]bool{}
+	for f := range s.unique {
+		if read[f.table] {
+			unique[f] = true
+		}
+	}
+	for _, src := range srcs {
+		for _, rel := range src.targets {
+			unique[uniqueField{tables.of(src.name), rel.To.Field}] = true
+		}
+	}
+	s.unique = unique
 }
 
 // read runs one KM read of p with the generation tables of the store: on a replica that

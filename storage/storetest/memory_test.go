@@ -17,5 +17,6 @@ func TestMemory(t *testing.T) {
 		SCIM:      storetest.SeatedSCIM(func(*testing.T) *memory.SCIMStore { return memory.New().SCIM() }),
 		Reporting: func(t *testing.T) reportingtest.Store { return memory.New().Reporting() },
 		Limiter:   func(t *testing.T) ratelimit.Limiter { return ratelimit.NewMemory() },
+		Importer:  func(*testing.T) storetest.Importer { return memory.New().KM() },
 	})
 }

@@ -107,6 +107,9 @@ type Backend struct {
 	Reporting func(t *testing.T) reportingtest.Store
 	// Limiter returns a limiter with no counters.
 	Limiter func(t *testing.T) ratelimit.Limiter
+	// Importer returns a new, empty KM store, for the suite of what Import refuses
+	// (RunImport).
+	Importer func(t *testing.T) Importer
 }
 
 // Importer is the KM store of a backend that loads data directories: memory.KMStore and
@@ -161,6 +164,9 @@ func Run(t *testing.T, b Backend) {
 	}
 	if b.Limiter != nil {
 		t.Run("Limiter", func(t *testing.T) { limitertest.Run(t, b.Limiter) })
+	}
+	if b.Importer != nil {
+		t.Run("Import", func(t *testing.T) { RunImport(t, b.Importer) })
 	}
 }
 
