@@ -351,12 +351,7 @@ func TestCitusFiltersAcrossShards(t *testing.T) {
 			t.Errorf("%+v: %v", req, err)
 			continue
 		}
-		got := make([][]any, len(res.Rows))
-		for i, row := range res.Rows {
-			for _, v := range row {
-				got[i] = append(got[i], v.Format())
-			}
-		}
+		got := formatted(res.Rows)
 		if len(want.Rows) == 0 {
 			t.Errorf("%+v: the reference has no rows: the request tests nothing", req)
 		}

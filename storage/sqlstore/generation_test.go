@@ -62,15 +62,7 @@ func TestGenerationKept(t *testing.T) {
 				if err != nil {
 					return nil, err
 				}
-				var out [][]any
-				for _, row := range res.Rows {
-					var r []any
-					for _, v := range row {
-						r = append(r, v.Format())
-					}
-					out = append(out, r)
-				}
-				return out, nil
+				return formatted(res.Rows), nil
 			}
 			before, err := read(b1, "CUSTOMER_ID", "SEGMENT")
 			if err != nil || len(before) != 5 {
@@ -221,12 +213,7 @@ func testGenerationSnapshot(t *testing.T, dsn string, keep bool) {
 					continue
 				}
 				answered.Add(1)
-				got := make([][]any, len(res.Rows))
-				for i, row := range res.Rows {
-					for _, v := range row {
-						got[i] = append(got[i], v.Format())
-					}
-				}
+				got := formatted(res.Rows)
 				if res.Count != r.rows || !reflect.DeepEqual(got, r.want) {
 					t.Errorf("a read answered count %d and %v, want the store's generation: count %d and %v", res.Count, got, r.rows, r.want)
 				}
@@ -438,12 +425,7 @@ func TestGenerationOfFileRewritten(t *testing.T) {
 			if err != nil {
 				t.Fatalf("a read after the import of rewritten files: %v", err)
 			}
-			got := make([][]any, len(res.Rows))
-			for i, row := range res.Rows {
-				for _, v := range row {
-					got[i] = append(got[i], v.Format())
-				}
-			}
+			got := formatted(res.Rows)
 			if res.Count != len(want.Rows) || !reflect.DeepEqual(got, want.Rows[:5]) {
 				t.Errorf("count %d and %v, want the new data's: count %d and %v", res.Count, got, len(want.Rows), want.Rows[:5])
 			}

@@ -93,12 +93,7 @@ func TestSearchAfterReload(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						got := make([][]any, len(res.Rows))
-						for i, row := range res.Rows {
-							for _, v := range row {
-								got[i] = append(got[i], v.Format())
-							}
-						}
+						got := formatted(res.Rows)
 						if !reflect.DeepEqual(got, want.Rows) {
 							t.Errorf("%d orders, %+v:\n got %v\nwant %v", n, s.ref, got, want.Rows)
 						}
@@ -107,4 +102,15 @@ func TestSearchAfterReload(t *testing.T) {
 			}
 		})
 	}
+}
+
+// formatted is a page's cells as the reference evaluator writes them (query.Value.Format).
+func formatted(rows [][]query.Value) [][]any {
+	out := make([][]any, len(rows))
+	for i, row := range rows {
+		for _, v := range row {
+			out[i] = append(out[i], v.Format())
+		}
+	}
+	return out
 }
