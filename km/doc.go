@@ -67,6 +67,15 @@
 // expression. Errors in a KPI expression, a predefined filter or a placeholder give the
 // 1-based character position in the definition's text ("KPI K: position 14: ...").
 //
+// sum, avg and median take numeric fields; count, countdistinct, min and max take fields
+// of every type. A min or max has its field's type (a date, a date-time, a time, a string,
+// a boolean), which every surface reports and formats as it does the field's values; the
+// order is the one sort and the filter language's lt use: numbers and temporal values by
+// value, strings byte by byte (case-sensitive, 'Z' before 'a' before 'é'), booleans false
+// before true, so that min of booleans is "all true" (SQL's bool_and) and max "any true"
+// (bool_or). Such an aggregate cannot take part in arithmetic (max(D) - min(D) fails the
+// load with the file, the line and the reason).
+//
 // # Limits and cost
 //
 // A request selects at most MaxFields fields and combines at most MaxFilterExpressions

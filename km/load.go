@@ -427,7 +427,9 @@ func (m *KnowledgeModel) checkMetric(metric query.Metric) error {
 			return fmt.Errorf("unknown field %s", x.Field)
 		}
 		switch x.Func {
-		case query.AggSum, query.AggAvg, query.AggMedian, query.AggMin, query.AggMax:
+		case query.AggSum, query.AggAvg, query.AggMedian:
+			// min and max take every type: the order is the one sort and the filter
+			// language's lt use (package doc, "KPIs").
 			if !f.Type.Numeric() {
 				return fmt.Errorf("%s of %s: the field is %s, not numeric", x.Func, x.Field, f.Type)
 			}

@@ -323,7 +323,8 @@ func TestCountGrainDefinitions(t *testing.T) {
 		{"count() / sum(P.V) + sum(C.V)", "", "", "count() could count the rows of P or C"},
 		{"count() / sum(P.V) + sum(C.V)", "C", "C", ""},
 		{"count()", "NOPE", "", "record NOPE"},
-		{"min(C.ID) + 1", "", "", "min of C.ID: the field is string, not numeric"},
+		{"min(C.ID) + 1", "", "", "min of C.ID is a string and cannot take part in arithmetic"},
+		{"min(C.ID)", "", "C", ""},
 		{"ratio(C.V gt 0 or P.V gt 0)", "", "C", ""},
 	}
 	for _, c := range cases {
@@ -342,6 +343,32 @@ func TestCountGrainDefinitions(t *testing.T) {
 		p := mustPlan(t, m, "", nil, []string{"K"})
 		if p.Aggregates[0].Grain != c.grain {
 			t.Errorf("%s record %q: grain %s, want %s", c.expr, c.record, p.Aggregates[0].Grain, c.grain)
+		}
+	}
+}
+
+// min and max take a field of every type and have its type; a condition as last argument
+// keeps it.
+func TestMinMaxTakeTheFieldType(t *testing.T) {
+	types := []query.Type{query.TypeString, query.TypeInteger, query.TypeFloat, query.TypeBoolean,
+		query.TypeDate, query.TypeDateTime, query.TypeTimestamp, query.TypeTime}
+	rec := &km.Record{ID: "R", Key: "ID", Fields: []*km.Field{{ID: "ID", Type: query.TypeString}}}
+	var kpis []*km.KPI
+	var ids []string
+	for _, typ := range types {
+		f := "F_" + strings.ToUpper(typ.String())
+		rec.Fields = append(rec.Fields, &km.Field{ID: f, Type: typ})
+		kpis = append(kpis, &km.KPI{ID: "MIN_" + f, Expr: "min(R." + f + ")"}, &km.KPI{ID: "MAX_" + f, Expr: "max(R." + f + ", R.ID ne 'x')"})
+		ids = append(ids, "MIN_"+f, "MAX_"+f)
+	}
+	m := &km.KnowledgeModel{ID: "k", Records: []*km.Record{rec}, KPIs: kpis}
+	if err := m.Compile(); err != nil {
+		t.Fatal(err)
+	}
+	p := mustPlan(t, m, "", nil, ids)
+	for i, k := range p.KPIs {
+		if want := types[i/2]; k.Type != want || p.Columns[i].Type != want {
+			t.Errorf("%s: type %v (column %v), want %v", k.ID, k.Type, p.Columns[i].Type, want)
 		}
 	}
 }
