@@ -410,6 +410,8 @@ func RunKM(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 
 	t.Run("Dates", func(t *testing.T) { runDates(t, newStore) })
 
+	t.Run("Extremes", func(t *testing.T) { runExtremes(t, newStore) })
+
 	t.Run("Summary", func(t *testing.T) {
 		sz, ok := s.(km.Summarizer)
 		if !ok {

@@ -1751,6 +1751,9 @@ func (ev *evaluation) aggregateValue(ag *aggregate, k string) query.Value {
 		return query.Int(int64(len(seen)))
 	}
 	if len(vals) == 0 {
+		if ag.a.Func == query.AggMin || ag.a.Func == query.AggMax {
+			return query.Null(ag.field.typ)
+		}
 		return query.Null(query.TypeFloat)
 	}
 	switch ag.a.Func {

@@ -52,6 +52,10 @@ records:
       - {id: NET, name: Net, type: float}
       - {id: LATE, name: Late, type: integer}
       - {id: STATUS, name: Status, type: string}
+      - {id: DAY, name: Day, type: date}
+      - {id: AT, name: Created, type: datetime}
+      - {id: WORD, name: Word, type: string}
+      - {id: EXP, name: Express, type: boolean}
   - id: I
     name: Items
     source: i
@@ -89,6 +93,15 @@ kpis:
   - {id: NSHIP, name: Shipments, expr: "count(A.AID, A.ACT eq 'Ship')"}
   - {id: MAXQ_DE, name: Largest German quantity, expr: "max(I.QTY, C.COUNTRY eq 'DE')"}
   - {id: SHIPSHARE, name: Share of shipments, expr: "ratio(A.ACT eq 'Ship')"}
+  - {id: FIRST_DAY, name: First day, expr: "min(O.DAY)"}
+  - {id: LAST_DAY_DE, name: Last German day, expr: "max(O.DAY, C.COUNTRY eq 'DE')"}
+  - {id: FIRST_AT, name: First created, expr: "min(O.AT)"}
+  - {id: LAST_AT, name: Last created, expr: "max(O.AT)"}
+  - {id: LEAST_WORD, name: Least word, expr: "min(O.WORD)"}
+  - {id: BIG_WORD, name: Greatest word with a big item, expr: "max(O.WORD, I.QTY gt 4)"}
+  - {id: ALL_EXP, name: All express, expr: "min(O.EXP)"}
+  - {id: ANY_EXP, name: Any express, expr: "max(O.EXP)"}
+  - {id: LAST_ACT, name: Greatest activity, expr: "max(A.ACT)"}
 `
 
 // pandasKPIs describes the KPIs above to the pandas script: function, field, condition.
@@ -105,17 +118,42 @@ var pandasKPIs = []map[string]any{
 	{"id": "NSHIP", "fn": "count", "field": []string{"A", "AID"}, "cond": []any{"A", "ACT", "eq", "Ship"}},
 	{"id": "MAXQ_DE", "fn": "max", "field": []string{"I", "QTY"}, "cond": []any{"C", "COUNTRY", "eq", "DE"}},
 	{"id": "SHIPSHARE", "fn": "ratio", "cond": []any{"A", "ACT", "eq", "Ship"}},
+	{"id": "FIRST_DAY", "fn": "min", "kind": "date", "field": []string{"O", "DAY"}},
+	{"id": "LAST_DAY_DE", "fn": "max", "kind": "date", "field": []string{"O", "DAY"}, "cond": []any{"C", "COUNTRY", "eq", "DE"}},
+	{"id": "FIRST_AT", "fn": "min", "kind": "datetime", "field": []string{"O", "AT"}},
+	{"id": "LAST_AT", "fn": "max", "kind": "datetime", "field": []string{"O", "AT"}},
+	{"id": "LEAST_WORD", "fn": "min", "kind": "string", "field": []string{"O", "WORD"}},
+	{"id": "BIG_WORD", "fn": "max", "kind": "string", "field": []string{"O", "WORD"}, "cond": []any{"I", "QTY", "gt", 4}},
+	{"id": "ALL_EXP", "fn": "min", "kind": "boolean", "field": []string{"O", "EXP"}},
+	{"id": "ANY_EXP", "fn": "max", "kind": "boolean", "field": []string{"O", "EXP"}},
+	{"id": "LAST_ACT", "fn": "max", "kind": "string", "field": []string{"A", "ACT"}},
 }
 
 // pandasScript computes, from the CSV files, the KPIs per group and the rows of every
 // record that pass each filter, by merges, drop_duplicates on (group, grain row) and
 // groupby, written from the rules without looking at the evaluator.
 const pandasScript = `
-import json, sys
+import datetime, json, sys
 import pandas as pd
 d, spec = sys.argv[1], json.loads(sys.argv[2])
+
+def utc_text(t):
+    # RFC 3339 in UTC, the fraction without trailing zeros (the KM API's form)
+    t = t.astimezone(datetime.timezone.utc)
+    frac = ("." + ("%06d" % t.microsecond).rstrip("0")) if t.microsecond else ""
+    return "%04d-%02d-%02dT%02d:%02d:%02d%sZ" % (t.year, t.month, t.day, t.hour, t.minute, t.second, frac)
+
+# min and max of other values than numbers: the value read from the CSV text (dates and
+# date-times as Python's datetime reads them, strings by code point, which is UTF-8's
+# byte order, booleans false before true), and its text as the KM API writes it
+EXTREME = {
+    "date": (datetime.date.fromisoformat, lambda v: v.isoformat()),
+    "datetime": (lambda s: datetime.datetime.fromisoformat(s).astimezone(datetime.timezone.utc), utc_text),
+    "string": (str, str),
+    "boolean": (lambda s: s == "true", bool),
+}
 REL = [("O", "CID", "C", "CID"), ("I", "OID", "O", "OID"), ("I", "MID", "M", "MID"), ("A", "OID", "O", "OID"), ("A", "CID", "C", "CID")]
-STR = {"C": ["CID", "COUNTRY", "SEG"], "M": ["MID", "GRP"], "O": ["OID", "CID", "STATUS"], "I": ["IID", "OID", "MID"], "A": ["OID", "ACT", "CID"]}
+STR = {"C": ["CID", "COUNTRY", "SEG"], "M": ["MID", "GRP"], "O": ["OID", "CID", "STATUS", "DAY", "AT", "WORD", "EXP"], "I": ["IID", "OID", "MID"], "A": ["OID", "ACT", "CID"]}
 T = {}
 for r in ["C", "M", "O", "I", "A"]:
     df = pd.read_csv(f"{d}/data/{r.lower()}.csv", dtype={c: object for c in STR[r]}, keep_default_na=False, na_values=[""], float_precision="round_trip")
@@ -224,6 +262,9 @@ def kpi_groups(k, dims, filters):
         elif fn == "sum": v = float(vals.astype(float).sum())
         elif fn == "avg": v = float(vals.astype(float).mean())
         elif fn == "median": v = float(vals.astype(float).median())
+        elif "kind" in k:
+            read, text = EXTREME[k["kind"]]
+            v = text(getattr(vals.map(read), fn)())
         elif fn == "max": v = float(vals.max())
         out[key] = v
     if not dims and "[]" not in out:
@@ -334,7 +375,7 @@ func writePandasData(t *testing.T, dir string, rng *rand.Rand) {
 	tables := map[string][][]string{
 		"c": {{"CID", "COUNTRY", "SEG"}},
 		"m": {{"MID", "GRP"}},
-		"o": {{"OID", "CID", "NET", "LATE", "STATUS"}},
+		"o": {{"OID", "CID", "NET", "LATE", "STATUS", "DAY", "AT", "WORD", "EXP"}},
 		"i": {{"IID", "OID", "MID", "QTY"}},
 		"a": {{"AID", "OID", "ACT", "CID"}},
 	}
@@ -359,7 +400,12 @@ func writePandasData(t *testing.T, dir string, rng *rand.Rand) {
 		default:
 			net = strconv.FormatFloat(float64(rng.IntN(100000))/100, 'f', -1, 64)
 		}
-		tables["o"] = append(tables["o"], []string{id, pick(0.1, ids("C", nc+1)...), net, num(0.2, -3, 6), pick(0.15, "OPEN", "PAID", "SHIPPED")})
+		tables["o"] = append(tables["o"], []string{id, pick(0.1, ids("C", nc+1)...), net, num(0.2, -3, 6), pick(0.15, "OPEN", "PAID", "SHIPPED"),
+			pick(0.15, "0001-01-01", "9999-12-31", "2024-02-29", "1969-12-31", "2025-06-01", "2025-06-02"),
+			pick(0.15, "0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999999Z", "2025-06-01T00:30:00+01:00", "2025-05-31T23:30:00Z",
+				"2025-06-01T00:00:00.5-00:30", "1969-12-31T23:59:59.999Z"),
+			pick(0.15, "apple", "Apple", "Äpfel", "zebra", "Zebra", "éclair", "日本"),
+			pick(0.2, "true", "false")})
 	}
 	for _, id := range ids("I", ni) {
 		tables["i"] = append(tables["i"], []string{id, pick(0.1, ids("O", no+1)...), pick(0.1, ids("M", nm+1)...), num(0.15, 1, 8)})
@@ -543,7 +589,7 @@ func compareWithPandas(t *testing.T, ref *storetest.Reference, req storetest.Ref
 			continue
 		}
 		for j, id := range got.Columns[ndims:] {
-			if !sameNumber(w[id], row[ndims+j]) {
+			if !sameValue(w[id], row[ndims+j]) {
 				t.Errorf("fields %v filters %v group %s KPI %s: evaluator %v, pandas %v", req.Fields, req.FilterExprs, key, id, row[ndims+j], w[id])
 			}
 		}
@@ -555,10 +601,15 @@ func compareWithPandas(t *testing.T, ref *storetest.Reference, req storetest.Ref
 	}
 }
 
-// sameNumber compares a pandas JSON number (float64) or null with an evaluator cell.
-func sameNumber(want, got any) bool {
+// sameValue compares a pandas JSON value (a number as float64, a string, a boolean) or
+// null with an evaluator cell: numbers within 1e-9 relative, the others equal.
+func sameValue(want, got any) bool {
 	if want == nil || got == nil {
 		return want == nil && got == nil
+	}
+	switch want.(type) {
+	case string, bool:
+		return want == got
 	}
 	w, ok := want.(float64)
 	if !ok {
