@@ -51,7 +51,10 @@ func aggregation(t *testing.T, tools string, out any, args ...string) {
 // pandasQuery is what pandasGroups computes: the orders (joined with their customers as
 // columns CUSTOMERS/NAME, CUSTOMERS/COUNTRY), filtered by Query (DataFrame.query), grouped
 // by By (nulls kept as a group), with each aggregate: Fn is sum, mean, min, max, nunique
-// (a column) or size (the rows).
+// (a column) or size (the rows). min and max of a date, date-time or time column order
+// its values as instants or durations and answer the CSV text (the text OData writes for
+// this data), of a string column by code point (UTF-8's byte order), of a boolean column
+// false before true.
 type pandasQuery struct {
 	Query string      `json:"query"`
 	By    []string    `json:"by"`
@@ -70,7 +73,8 @@ import pandas as pd
 spec = json.loads(sys.argv[2])
 spec["by"] = spec["by"] or []
 spec["aggs"] = spec["aggs"] or []
-orders = pd.read_csv(sys.argv[1] + "/orders.csv", dtype={"ID": str, "CUST": str, "STATUS": str})
+orders = pd.read_csv(sys.argv[1] + "/orders.csv", dtype={"ID": str, "CUST": str, "STATUS": str, "DAY": str, "CREATED": str, "SEEN": str, "SLOT": str})
+TEMPORAL = {"DAY": pd.to_datetime, "CREATED": pd.to_datetime, "SEEN": pd.to_datetime, "SLOT": pd.to_timedelta}
 customers = pd.read_csv(sys.argv[1] + "/customers.csv", dtype=str)
 customers = customers.rename(columns={c: "CUSTOMERS/" + c for c in customers.columns})
 df = orders.merge(customers, how="left", left_on="CUST", right_on="CUSTOMERS/ID")
@@ -91,8 +95,16 @@ for key, g in groups:
             v = int(g[a["col"]].nunique())
         else:
             s = g[a["col"]].dropna()
-            v = None if len(s) == 0 else getattr(s, a["fn"])()
-        row[a["as"]] = None if v is None else float(v)
+            if len(s) == 0:
+                v = None
+            elif a["col"] in TEMPORAL and a["fn"] in ("min", "max"):
+                order = TEMPORAL[a["col"]](s)
+                v = s[order.idxmin() if a["fn"] == "min" else order.idxmax()]
+            else:
+                v = getattr(s, a["fn"])()
+        if v is not None and not isinstance(v, str):
+            v = bool(v) if a["col"] == "EXPRESS" and a["fn"] in ("min", "max") else float(v)
+        row[a["as"]] = v
     out.append(row)
 print(json.dumps(out))
 `

@@ -2,7 +2,6 @@ package odata
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -93,10 +92,12 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 	// request does (see inputSet).
 	custom := slices.ContainsFunc(a.Aggregates, func(ag ApplyAggregate) bool { return !ag.Count && ag.Method == "" })
 	related := false // an aggregate reads another record than the set's
+	own := false     // an aggregate counts the set's rows (its grain is the set's record)
 	for _, ag := range a.Aggregates {
 		var id string
 		switch {
 		case ag.Count:
+			own = true
 			k, err := m.AdHocKPI(adHocID(), "count()", et.rec.ID)
 			if err != nil {
 				return nil, withTarget(badOption(problem.CodeParameterIllegal, "$apply: $count as %s: %v", ag.Alias, err), "$apply")
@@ -107,12 +108,10 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 			if err != nil {
 				return nil, err
 			}
-			// min and max are defined on every ordered type; the KPI language's on numbers.
-			if _, f := m.Field(field); (ag.Method == "min" || ag.Method == "max") && f != nil && !f.Type.Numeric() {
-				return nil, applyUnsupported(fmt.Sprintf("%s with %s: min and max of a %s property are not supported, only of numeric properties", short(ag.Path), ag.Method, f.Type))
-			}
 			arg := field
-			if !strings.HasPrefix(field, et.rec.ID+".") {
+			if strings.HasPrefix(field, et.rec.ID+".") {
+				own = true
+			} else {
 				related = true
 				if custom {
 					// The aggregate counts a row of its record when some entity of the set
@@ -139,8 +138,11 @@ func (h *Handler) planApply(m *km.KnowledgeModel, et *entityType, o *QueryOption
 		aq.out = append(aq.out, &applyOut{name: ag.Alias, col: id})
 		names[ag.Alias] = id
 	}
-	if len(a.Aggregates) == 0 {
-		// groupby alone: the groups of the set's rows, those a count of them has.
+	if !custom && !own && (len(a.Aggregates) == 0 || len(a.GroupBy) > 0) {
+		// The groups are those of the set's rows: a count of them has every one, also a
+		// group that no aggregate reads a row of (groupby alone; the null group of
+		// CUSTOMERS/COUNTRY holding the orders without a customer, beside an aggregate of
+		// CUSTOMERS/NAME, which reads customers only). Its column is not answered.
 		k, err := m.AdHocKPI(adHocID(), "count()", et.rec.ID)
 		if err != nil {
 			return nil, withTarget(badOption(problem.CodeParameterIllegal, "$apply: groupby: %v", err), "$apply")

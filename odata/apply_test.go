@@ -237,12 +237,19 @@ func TestApply(t *testing.T) {
 			"$apply: knowledge model shop has no KPI (custom aggregate) NET; NET is a property: aggregate it with NET with sum as ALIAS (or min, max, average, countdistinct)", "$apply")}},
 		{"sum of a string", "aggregate(STATUS with sum as S)", "", response{400, problem.ContentType, problemBodyAt(400, "GENERAL_PARAMETER_ILLEGAL",
 			"$apply: STATUS with sum: sum(ORDERS.STATUS): sum of ORDERS.STATUS: the field is string, not numeric", "$apply")}},
-		// min and max apply to every ordered type (OData Data Aggregation 4.0, 3.1.3);
-		// the Knowledge Model's aggregates read numbers only.
-		{"min of a date", "aggregate(DAY with min as First)", "", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
-			"$apply: DAY with min: min and max of a date property are not supported, only of numeric properties", "$apply")}},
-		{"max of a string through a path", "groupby((STATUS),aggregate(CUSTOMERS/NAME with max as Last))", "", response{501, problem.ContentType, problemBodyAt(501, "ODATA_OPTION_NOT_SUPPORTED",
-			"$apply: CUSTOMERS/NAME with max: min and max of a string property are not supported, only of numeric properties", "$apply")}},
+		// min and max apply to every ordered type (OData Data Aggregation 4.0, 3.1.3):
+		// strings byte by byte, false before true, values of the property's type.
+		{"min of a date", "aggregate(DAY with min as First)", "", ok("First", `"value":[{"First":"2025-01-05"}]`)},
+		{"min and max of booleans, times and timestamps", "aggregate(EXPRESS with min as All,EXPRESS with max as Any,SLOT with max as Slot,SEEN with max as Seen)", "",
+			ok("All,Any,Slot,Seen", `"value":[{"All":false,"Any":true,"Slot":"14:15:30.5","Seen":"2025-04-01T00:00:00Z"}]`)},
+		// O7 has no status and no customer: the null group is there, without a name.
+		{"max of a string through a path", "groupby((STATUS),aggregate(CUSTOMERS/NAME with max as Last))", "",
+			ok("STATUS,Last", `"value":[{"STATUS":"OPEN","Last":"Smith; Jones"},{"STATUS":"PAID","Last":"O'Brien \"Ltd\""},`+
+				`{"STATUS":"CANCELLED","Last":"O'Brien \"Ltd\""},{"STATUS":"SHIPPED","Last":"Berg+Co"},{"STATUS":null,"Last":null}]`)},
+		// Without O4 (customer C3, no country), the null group holds O7 alone, which has no
+		// customer: the aggregate reads no customer in it, and the group is still there.
+		{"the null group of a path that only the aggregate reads", "filter(ID ne 'O4')/groupby((CUSTOMERS/COUNTRY),aggregate(CUSTOMERS/NAME with countdistinct as N))", "",
+			ok("CUSTOMERS(COUNTRY),N", `"value":[{"CUSTOMERS":{"COUNTRY":"DE"},"N":2},{"CUSTOMERS":{"COUNTRY":"IE"},"N":1},{"CUSTOMERS":{"COUNTRY":null},"N":0}]`)},
 		{"average of a string", "aggregate(STATUS with average as A)", "", response{400, problem.ContentType, problemBodyAt(400, "GENERAL_PARAMETER_ILLEGAL",
 			"$apply: STATUS with average: avg(ORDERS.STATUS): avg of ORDERS.STATUS: the field is string, not numeric", "$apply")}},
 		{"unknown property", "groupby((STATE))", "", response{400, problem.ContentType, problemBodyAt(400, "KM_FIELD_NOTFOUND",

@@ -215,15 +215,21 @@
 //     RECORD.FIELD, or a path along navigation properties, to-one or to-many, that is
 //     the path the KM joins along; another path, or one back to the set's record, is
 //     501) are its fields, custom aggregates its KPIs, "P with
-//     sum|min|max|average|countdistinct as A" (min and max of a numeric P; of another
-//     type they are 501) and "$count as A" KPIs made for the
+//     sum|min|max|average|countdistinct as A" (min and max of a P of any type, with P's
+//     type and the order of package km: strings byte by byte, false before true) and
+//     "$count as A" KPIs made for the
 //     request (km.KnowledgeModel.AdHocKPI), filter(...) steps and filterid its filters;
 //     so the plan and the grain rule are those of /data on every store. The input set
 //     is the entity set: where P is a property of another record (CUSTOMERS/CREDIT_LIMIT
 //     on ORDERS_entries), the request also has a condition true for every entity of the
 //     set, which restricts the other records to the rows related to the set's entities
 //     (the KM's filter propagation), so that customers without orders neither count nor
-//     make groups. A custom aggregate answers what /data answers, so beside one the
+//     make groups. Without a custom aggregate the groups are those of the set's entities:
+//     where no aggregate counts them (every one reads another record), the request also
+//     counts them, unanswered, so that a group no aggregate reads a row of (the null group
+//     of CUSTOMERS/COUNTRY holding the orders without a customer, beside an aggregate of
+//     CUSTOMERS/NAME) is there, its aggregates null (0 for a count), as groupby alone and
+//     $count give it. A custom aggregate answers what /data answers, so beside one the
 //     condition goes into the aggregate of P instead (an aggregate's own condition, see
 //     package km): P still reads the related entities only, and the groups are those
 //     /data gives. topcount and bottomcount rank the groups by an alias or grouping
@@ -240,7 +246,7 @@
 //     the concatenation, and the context URL lists every property once; $orderby and
 //     $filter beside it, concat inside concat or before other steps are 501. Other
 //     transformations, "from", aggregated expressions (NET mul 2 with sum as A),
-//     custom aggregation methods, min and max of non-numeric properties, rollup, filters
+//     custom aggregation methods, rollup, filters
 //     after the aggregation, $filter on aliases, and $select or $search beside $apply
 //     are 501 once the text is well formed by the aggregation ABNF; malformed text (a missing alias, "from" without "with", a
 //     grouping path ending in a type cast, nest without "as") is 400. The official
