@@ -39,3 +39,27 @@ func TestSpecHoldsNumbersAtTheLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecHoldsExtremes validates the answers of min and max KPIs of dates, date-times,
+// timestamps, times, strings and booleans (storetest's extremes KM, years 0001 and 9999
+// and nulls among them) against the /spec document's schemas, which type each KPI as its
+// field: a date KPI must be a "date" string or null, a time KPI match the time pattern.
+func TestSpecHoldsExtremes(t *testing.T) {
+	s := memory.New().KM()
+	if err := s.Import(context.Background(), storetest.ExtremesData()); err != nil {
+		t.Fatal(err)
+	}
+	h := kmhttp.NewHandler(s)
+	_, router := specRouter(t, h, "extremes", "")
+	kpis := "FIRST_DAY,LAST_DAY,FIRST_CREATED,LAST_CREATED,FIRST_SEEN,LAST_SEEN,EARLY_SLOT,LATE_SLOT,LEAST_WORD,GREATEST_WORD,ALL_EXPRESS,ANY_EXPRESS,FIRST_JOINED,LAST_NAME"
+	for _, q := range []url.Values{
+		{"fields": {"CU.CU_ID"}, "kpis": {kpis}},
+		{"fields": {"OR.STATUS"}, "kpis": {kpis}, "sort": {"-LAST_DAY"}},
+		{"kpis": {kpis}},
+	} {
+		path := api + "/extremes/query"
+		if code := validateExchange(t, h, router, newSpecRequest(path, q)); code != 200 {
+			t.Errorf("%s?%s: status %d", path, q.Encode(), code)
+		}
+	}
+}
