@@ -38,8 +38,8 @@ var extremeTypes = []struct{ kpi, header, edm string }{
 // (dates, date-times, timestamps, times, strings, booleans; years 0001 and 9999, a null
 // group and an empty one) through the KM API's /data and /query, OData's $apply with the
 // KPIs as custom aggregates, and MCP's query tool, on memory, SQLite and PostgreSQL:
-// every surface answers the reference evaluator's values, types its headers and
-// $metadata with the field's type, and sorts by such a KPI as the reference does.
+// every surface answers the reference evaluator's values, types its headers, MCP's
+// description and $metadata with the field's type, and sorts by such a KPI as the reference does.
 func TestExtremesOnEverySurface(t *testing.T) {
 	data := storetest.ExtremesData()
 	ref, err := storetest.LoadReference(data, "extremes")
@@ -133,6 +133,24 @@ func TestExtremesOnEverySurface(t *testing.T) {
 					if d := cmp.Diff(rows, got); d != "" {
 						t.Errorf("$apply=%s (-reference +OData):\n%s", apply, d)
 					}
+				}
+			}
+			res, err := s.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: mcp.ToolDescribeModel, Arguments: map[string]any{"km": "extremes"}})
+			if err != nil || res.IsError {
+				t.Fatalf("MCP describe: %v %+v", err, res)
+			}
+			raw, _ := json.Marshal(res.StructuredContent)
+			var desc mcp.ModelDescription
+			if err := json.Unmarshal(raw, &desc); err != nil {
+				t.Fatal(err)
+			}
+			described := map[string]string{}
+			for _, k := range desc.KPIs {
+				described[k.ID] = k.Type
+			}
+			for _, e := range extremeTypes {
+				if described[e.kpi] != e.header {
+					t.Errorf("MCP describe: KPI %s has type %q, want %s", e.kpi, described[e.kpi], e.header)
 				}
 			}
 			var md map[string]any
