@@ -98,7 +98,8 @@ import (
 var ErrUnknownField = errors.New("unknown field")
 
 // ErrInvalidRequest is wrapped by errors about plans the executor cannot run: a literal
-// of the wrong type, an aggregate of a non-numeric field (km.NewPlan refuses them first).
+// of the wrong type, a sum, avg or median of a non-numeric field (km.NewPlan refuses them
+// first).
 var ErrInvalidRequest = errors.New("invalid request")
 
 // plan is the rows of a km.Plan compiled against the frame of its grain (compileRows).
