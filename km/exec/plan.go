@@ -600,6 +600,13 @@ func (s *Source) runRows(ctx context.Context, p *km.Plan, st *stop, a *arena) (*
 		// fs is this request's: its bitmap is the run's to change.
 		pl.filter = func() truth { return truth{t: b} }
 	}
+	if top, count, ok := pl.searchTop(); ok {
+		res.Rows = pl.pageOf(top)
+		if p.Count {
+			res.Count = count
+		}
+		return res, nil
+	}
 	rows, order := pl.selectRows()
 	var count int
 	res.Rows, count = pl.rowPage(rows, order)
