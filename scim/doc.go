@@ -47,7 +47,9 @@
 //     given.
 //   - A null value on replace removes the attribute (RFC 7643 section 2.5), as does
 //     remove. remove on a multi-valued attribute with values removes those values (Entra
-//     ID removes members that way).
+//     ID removes members that way); a value that is an empty list, or null, names no
+//     values and removes nothing. Only a remove without a value removes them all (RFC
+//     7644 section 3.5.2.2).
 //   - add on a multi-valued attribute adds the values that are not there. Values with a
 //     "value" sub-attribute are the same when their values are equal and, when both have
 //     one, their types are: one address may be both work and home, and a member sent
