@@ -107,12 +107,22 @@
 //     "If-Match: *" (any version), retry when another write slips in between their read
 //     and their write, for as long as the request lasts, so no update is lost and none
 //     fails for a version it did not ask for.
-//   - Bulk: operations run in order; without failOnErrors the run stops after the first
-//     failure, with failOnErrors N once N operations have failed. POST operations need a
-//     bulkId, unique in the request. "bulkId:x" in a path or anywhere in data is replaced
-//     with the id created by the earlier operation x; an unknown or failed x makes the
-//     operation fail with 409 invalidValue. An operation's version is its If-Match. More
-//     operations than maxOperations (1000) or a body above maxPayloadSize is 413.
+//   - Bulk: operations run in the order of the request, except that an operation naming
+//     "bulkId:x" (in its path or anywhere in its data) runs after the POST operation x,
+//     also when x comes later in the request (RFC 7644 section 3.7.2), and the reference
+//     is replaced with the id x created. Each time, the first operation of the request
+//     whose references are resolved runs. Without failOnErrors the run stops after the
+//     first failure, with failOnErrors N once N operations have failed, counted in the
+//     order the operations ran; the response lists the operations that ran in the order
+//     of the request. POST operations need a bulkId, unique in the request. A reference
+//     to a bulkId no POST operation has, or to an operation that failed, fails with 409
+//     invalidValue saying which. Circular references (operations that each need the id
+//     another creates) are not resolved: the operations of the cycle fail with 409
+//     invalidValue naming their bulkIds, as RFC 7644 section 3.7.2 allows, and nothing
+//     of them is stored; a client creates the resources, then PATCHes the references.
+//     Group members are users, so a cycle can only run through free values such as a
+//     user's manager. An operation's version is its If-Match. More operations than
+//     maxOperations (1000) or a body above maxPayloadSize is 413.
 //   - Request bodies must be application/scim+json or application/json (or carry no
 //     Content-Type), else 415; bodies above the one body limit (WithMaxBodyBytes, 1 MiB
 //     by default), which is also Bulk's maxPayloadSize in the ServiceProviderConfig, are
