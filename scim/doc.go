@@ -23,7 +23,8 @@
 //     extension's role and sendEmailOnInvitation accepted in any of their spellings;
 //   - the Service, which applies PATCH operations (RFC 7644 section 3.5.2) to the typed
 //     resources over a Store and runs the read-change-write loop of every update
-//     (Update), with the descriptions of the attributes PATCH resolves paths against
+//     (Update), and reads a user's groups with the user's version they belong to
+//     (UserGroups), with the descriptions of the attributes PATCH resolves paths against
 //     (UserResource, GroupResource) and the checks of the values it stores (CheckValues).
 //
 // # PATCH

@@ -136,6 +136,35 @@ func (s *Service) UpdateGroup(ctx context.Context, team, id string, pre Precondi
 		func(next Group, v int64) (Group, error) { return s.store.ReplaceGroup(ctx, team, next, v) })
 }
 
+// UserGroups returns the groups of team that have the user u (as read from the store)
+// as a member, and u as of the same state. A user's groups are part of its
+// representation and a write that changes them changes its version (see Store), so u's
+// version is read again after its groups: when it has changed, a write slipped in
+// between and the groups are read again for the user as it is then, for as long as ctx
+// lasts. The version answered is thus the version of the groups answered (RFC 7644
+// section 3.14), on every Store, without a transaction spanning both reads. A user
+// deleted meanwhile is ErrNotFound.
+func (s *Service) UserGroups(ctx context.Context, team string, u User) (User, []Group, error) {
+	for {
+		groups, _, err := s.store.ListGroups(ctx, team, ListQuery{
+			Filter: []Equal{{Attr: MemberFilter, Value: u.ID}}, StartIndex: 1, Count: MaxGroupsPerUser})
+		if err != nil {
+			return User{}, nil, err
+		}
+		again, err := s.store.GetUser(ctx, team, u.ID)
+		if err != nil {
+			return User{}, nil, err
+		}
+		if again.Version == u.Version {
+			return u, groups, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return User{}, nil, fmt.Errorf("scim: the groups of the user kept changing while the request read them: %w", err)
+		}
+		u = again
+	}
+}
+
 // PatchUser applies ops to the user id of team and stores the result. A PATCH that
 // changes nothing writes nothing. Errors are Errors (400 naming the operation and the
 // problem) or the Store's rules; a refused PATCH leaves the user as it was.

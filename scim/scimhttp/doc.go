@@ -101,7 +101,11 @@
 //   - Endpoint names match ignoring case (/users is /Users).
 //   - ETags are weak, W/"n", n the resource's version, which also changes when a write
 //     to another resource changes what this one shows (a user's groups, a group's
-//     members.display). If-Match on PUT, PATCH and DELETE
+//     members.display). A user's groups are read apart from the user and answered with
+//     the version they belong to (scim.Service.UserGroups), so a membership written
+//     meanwhile never goes out under the old ETag; a user deleted between the read of a
+//     list's page and the read of its groups is left out of the page. If-Match on PUT,
+//     PATCH and DELETE
 //     is checked atomically by the store (412 when it does not match); If-None-Match on
 //     GET of one resource answers 304. PUT and PATCH without If-Match, or with
 //     "If-Match: *" (any version), retry when another write slips in between their read

@@ -46,6 +46,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"ParallelPatches", testParallelPatches},
 		{"ValueFilters", testValueFilters},
 		{"DerivedVersions", testDerivedVersions},
+		{"UserGroups", testUserGroups},
 		{"Patch", testPatch},
 		{"PatchErrors", testPatchErrors},
 		{"PatchGroups", testPatchGroups},
@@ -623,4 +624,76 @@ func testDerivedVersions(t *testing.T, newStore Factory) {
 		t.Fatal(err)
 	}
 	check("delete the group", changed(before, other), "b@example.com")
+}
+
+// RacingStore is a Store whose next ListGroups first calls Slip, once: the write of a
+// concurrent request between the read of a user and the read of its groups, made
+// deterministic for the tests of this suite and of adapters. It is for sequential use.
+type RacingStore struct {
+	scim.Store
+	Slip func()
+}
+
+// ListGroups calls Slip, if set, and clears it, then lists the groups.
+func (s *RacingStore) ListGroups(ctx context.Context, team string, q scim.ListQuery) ([]scim.Group, int, error) {
+	if f := s.Slip; f != nil {
+		s.Slip = nil
+		f()
+	}
+	return s.Store.ListGroups(ctx, team, q)
+}
+
+// testUserGroups reads a user's groups while a write changes them: the groups answered
+// are those of the version answered (RFC 7644 section 3.14: the version is of the
+// resource as represented, groups included), never new groups under the old version nor
+// the old groups under the new one.
+func testUserGroups(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+	s := &RacingStore{Store: newStore(t, nil)}
+	svc := scim.NewService(s)
+	a := must(s.CreateUser(ctx, "t", scim.User{UserName: "a@example.com", Active: true})).get(t)
+	g := must(s.CreateGroup(ctx, "t", scim.Group{DisplayName: "G"})).get(t)
+	for _, step := range []struct {
+		name    string
+		members []scim.Member
+		want    []string
+	}{
+		{"joins", []scim.Member{{Value: a.ID}}, []string{g.ID}},
+		{"leaves", nil, []string{}},
+	} {
+		read := must(s.GetUser(ctx, "t", a.ID)).get(t)
+		s.Slip = func() {
+			must(s.Store.ReplaceGroup(ctx, "t", scim.Group{ID: g.ID, DisplayName: "G", Members: step.members}, 0)).get(t)
+		}
+		u, groups, err := svc.UserGroups(ctx, "t", read)
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		stored := must(s.GetUser(ctx, "t", a.ID)).get(t)
+		if u.Version != stored.Version || u.Version == read.Version {
+			t.Errorf("%s: version %d with the groups of version %d (read before the write: %d)", step.name, u.Version, stored.Version, read.Version)
+		}
+		got := []string{}
+		for _, g := range groups {
+			got = append(got, g.ID)
+		}
+		if diff := cmp.Diff(step.want, got); diff != "" {
+			t.Errorf("%s: groups (-want +got):\n%s", step.name, diff)
+		}
+	}
+	// Without a write in between, the user is answered as read.
+	read := must(s.GetUser(ctx, "t", a.ID)).get(t)
+	u, groups, err := svc.UserGroups(ctx, "t", read)
+	if err != nil || u.Version != read.Version || len(groups) != 0 {
+		t.Errorf("quiet read: version %d (read %d), groups %v, error %v", u.Version, read.Version, groups, err)
+	}
+	// A user deleted meanwhile is not found.
+	s.Slip = func() {
+		if err := s.Store.DeleteUser(ctx, "t", a.ID, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := svc.UserGroups(ctx, "t", read); !errors.Is(err, scim.ErrNotFound) {
+		t.Errorf("user deleted meanwhile: error %v, want ErrNotFound", err)
+	}
 }
