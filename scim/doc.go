@@ -22,8 +22,8 @@
 //     (NormalizeUser, CheckGroup, NormalizePatch, CheckUserName), with the vendor
 //     extension's role and sendEmailOnInvitation accepted in any of their spellings;
 //   - the Service, which applies PATCH operations (RFC 7644 section 3.5.2) to the typed
-//     resources over a Store and runs the read-change-write loop of every update
-//     (Update), and reads a user's groups with the user's version they belong to
+//     resources over a Store, whose UpdateUser and UpdateGroup run the read-change-write
+//     of every update in one atomic step (Change), and reads a user's groups with the user's version they belong to
 //     (UserGroups), with the descriptions of the attributes PATCH resolves paths against
 //     (UserResource, GroupResource) and the checks of the values it stores (CheckValues).
 //

@@ -2,8 +2,8 @@
 // HTTP for the teams of a host, so that identity providers such as Okta and Microsoft Entra
 // ID can provision through it. It is the HTTP adapter of package scim, which holds the
 // domain: users, groups, the scim.Store a backend implements, filters, normalisation and
-// the rules with their wording, and scim.Service, which applies PATCH and the version retry
-// loop of every update. This package holds the handler, its routing, Bulk, the discovery
+// the rules with their wording, and scim.Service, which applies PATCH and the
+// read-change-write of every update. This package holds the handler, its routing, Bulk, the discovery
 // endpoints, the JSON wire format, the /Schemas documents and the validation of POST and
 // PUT bodies (both rest on github.com/elimity-com/scim's schema package, which needs
 // net/http), and WriteProblem for the auth middleware.
@@ -107,10 +107,10 @@
 //     list's page and the read of its groups is left out of the page. If-Match on PUT,
 //     PATCH and DELETE
 //     is checked atomically by the store (412 when it does not match); If-None-Match on
-//     GET of one resource answers 304. PUT and PATCH without If-Match, or with
-//     "If-Match: *" (any version), retry when another write slips in between their read
-//     and their write, for as long as the request lasts, so no update is lost and none
-//     fails for a version it did not ask for.
+//     GET of one resource answers 304. PUT and PATCH read, change and write the resource
+//     in one atomic step of the store (scim.Store.UpdateUser), so concurrent updates
+//     apply one after the other: without If-Match, or with "If-Match: *" (any version),
+//     no update is lost and none fails for a version it did not ask for.
 //   - Bulk: operations run in the order of the request, except that an operation naming
 //     "bulkId:x" (in its path or anywhere in its data) runs after the POST operation x,
 //     also when x comes later in the request (RFC 7644 section 3.7.2), and the reference

@@ -44,6 +44,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"ParallelMemberships", testParallelMemberships},
 		{"ParallelSeats", testParallelSeats},
 		{"ParallelPatches", testParallelPatches},
+		{"Update", testUpdate},
 		{"ValueFilters", testValueFilters},
 		{"DerivedVersions", testDerivedVersions},
 		{"UserGroups", testUserGroups},
@@ -695,5 +696,96 @@ func testUserGroups(t *testing.T, newStore Factory) {
 	}
 	if _, _, err := svc.UserGroups(ctx, "t", read); !errors.Is(err, scim.ErrNotFound) {
 		t.Errorf("user deleted meanwhile: error %v, want ErrNotFound", err)
+	}
+}
+
+// testUpdate checks UpdateUser and UpdateGroup (scim.Change): concurrent changes of one
+// resource each see the writes that came before (a counter incremented by n writers
+// ends at n, with n distinct versions), a change that writes nothing or fails leaves the
+// resource and its version, and the replacement is held to the rules of ReplaceUser and
+// ReplaceGroup.
+func testUpdate(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+	s := newStore(t, nil)
+	u := must(s.CreateUser(ctx, "t", scim.User{UserName: "c@example.com", Active: true, Attributes: map[string]any{"nickName": "0"}})).get(t)
+	const n = 16
+	var mu sync.Mutex
+	versions := map[int64]bool{}
+	got := parallel(n, func(int) error {
+		out, err := s.UpdateUser(ctx, "t", u.ID, func(cur scim.User) (scim.User, bool, error) {
+			var count int
+			fmt.Sscan(cur.Attributes["nickName"].(string), &count)
+			cur.Attributes["nickName"] = fmt.Sprint(count + 1)
+			return cur, true, nil
+		})
+		mu.Lock()
+		versions[out.Version] = true
+		mu.Unlock()
+		return err
+	})
+	stored := must(s.GetUser(ctx, "t", u.ID)).get(t)
+	if got["ok"] != n || stored.Attributes["nickName"] != fmt.Sprint(n) || len(versions) != n {
+		t.Errorf("%d writers incrementing: outcomes %v, counter %v, %d distinct versions", n, got, stored.Attributes["nickName"], len(versions))
+	}
+
+	unchanged := func(step string, err error, wantErr error) {
+		t.Helper()
+		if !errors.Is(err, wantErr) {
+			t.Errorf("%s: error %v, want %v", step, err, wantErr)
+		}
+		if after := must(s.GetUser(ctx, "t", u.ID)).get(t); after.Version != stored.Version || !cmp.Equal(after, stored) {
+			t.Errorf("%s changed the user (-before +after):\n%s", step, cmp.Diff(stored, after))
+		}
+	}
+	out, err := s.UpdateUser(ctx, "t", u.ID, func(cur scim.User) (scim.User, bool, error) {
+		cur.DisplayName = "not written"
+		return cur, false, nil
+	})
+	unchanged("write false", err, nil)
+	if !cmp.Equal(out, stored) {
+		t.Errorf("write false answered (-stored +answered):\n%s", cmp.Diff(stored, out))
+	}
+	failed := errors.New("the change fails")
+	_, err = s.UpdateUser(ctx, "t", u.ID, func(cur scim.User) (scim.User, bool, error) {
+		cur.DisplayName = "not written"
+		return cur, true, failed
+	})
+	unchanged("a failing change", err, failed)
+	_, err = s.UpdateUser(ctx, "t", u.ID, func(cur scim.User) (scim.User, bool, error) {
+		cur.UserName = "other@example.com"
+		return cur, true, nil
+	})
+	unchanged("a userName change", err, scim.ErrMutability)
+	called := false
+	_, err = s.UpdateUser(ctx, "t", "missing", func(cur scim.User) (scim.User, bool, error) {
+		called = true
+		return cur, true, nil
+	})
+	if !errors.Is(err, scim.ErrNotFound) || called {
+		t.Errorf("missing user: error %v, change called %v", err, called)
+	}
+
+	g := must(s.CreateGroup(ctx, "t", scim.Group{DisplayName: "G", Members: []scim.Member{{Value: u.ID}}})).get(t)
+	var seen scim.Group
+	out2, err := s.UpdateGroup(ctx, "t", g.ID, func(cur scim.Group) (scim.Group, bool, error) {
+		seen = cur
+		cur.DisplayName = "H"
+		return cur, true, nil
+	})
+	if err != nil || out2.DisplayName != "H" || out2.Version <= g.Version || len(seen.Members) != 1 || seen.Members[0].Display != "c@example.com" {
+		t.Errorf("rename: %+v, %v; the change saw %+v", out2, err, seen)
+	}
+	_, err = s.UpdateGroup(ctx, "t", g.ID, func(cur scim.Group) (scim.Group, bool, error) {
+		cur.Members = append(cur.Members, scim.Member{Value: "nobody"})
+		return cur, true, nil
+	})
+	if !errors.Is(err, scim.ErrNoSuchMember) {
+		t.Errorf("a member that is no user: error %v, want ErrNoSuchMember", err)
+	}
+	if after := must(s.GetGroup(ctx, "t", g.ID)).get(t); !cmp.Equal(after, out2) {
+		t.Errorf("a refused change changed the group (-before +after):\n%s", cmp.Diff(out2, after))
+	}
+	if _, err := s.UpdateGroup(ctx, "t", "missing", func(cur scim.Group) (scim.Group, bool, error) { return cur, true, nil }); !errors.Is(err, scim.ErrNotFound) {
+		t.Errorf("missing group: error %v, want ErrNotFound", err)
 	}
 }

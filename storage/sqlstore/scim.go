@@ -155,7 +155,7 @@ func (s *SCIMStore) ReplaceUser(ctx context.Context, team string, u scim.User, i
 	if err != nil {
 		return scim.User{}, fmt.Errorf("sqlstore: attributes: %w", err)
 	}
-	u = u.Clone()
+	var out scim.User
 	err = s.write(ctx, team, func(tx *sql.Tx, version int64) error {
 		old, err := s.getUser(ctx, tx, team, u.ID)
 		if err != nil {
@@ -164,29 +164,74 @@ func (s *SCIMStore) ReplaceUser(ctx context.Context, team string, u scim.User, i
 		if err := scim.CheckVersion("User", u.ID, old.Version, ifVersion); err != nil {
 			return err
 		}
-		if err := scim.CheckUserNameChange(old.UserName, u.UserName); err != nil {
-			return err
-		}
-		delta := scim.SeatDelta(old.Active, u.Active)
-		if err := s.checkSeats(ctx, tx, team, delta); err != nil {
-			return err
-		}
-		u.Created = old.Created
-		u.LastModified = micros(s.now())
-		u.Version = version
-		if u.UserName != old.UserName || u.DisplayName != old.DisplayName {
-			if err := s.touchGroupsOf(ctx, tx, team, u.ID, version, u.LastModified.UnixMicro()); err != nil {
-				return err
-			}
-		}
-		_, err = tx.ExecContext(ctx, s.q(`UPDATE scim_users SET user_name = ?, user_name_key = ?, external_id = ?,
-			display_name = ?, display_name_key = ?, active = ?, role = ?, send_email = ?, attributes = ?,
-			modified_us = ?, version = ? WHERE team = ? AND id = ?`),
-			u.UserName, scim.NameKey(u.UserName), u.ExternalID, u.DisplayName, scim.NameKey(u.DisplayName),
-			u.Active, string(u.Role), u.SendEmailOnInvitation, string(attrs), u.LastModified.UnixMicro(), u.Version,
-			team, u.ID)
+		out, err = s.replaceUser(ctx, tx, team, u, attrs, old, version)
 		return err
 	})
+	if err != nil {
+		return scim.User{}, err
+	}
+	return out, nil
+}
+
+// errUnchanged rolls back the transaction of an update whose change writes nothing.
+var errUnchanged = errors.New("sqlstore: nothing to write")
+
+// UpdateUser implements scim.Store: change runs in the transaction that holds the team's
+// lock.
+func (s *SCIMStore) UpdateUser(ctx context.Context, team, id string, change scim.Change[scim.User]) (scim.User, error) {
+	var out scim.User
+	err := s.write(ctx, team, func(tx *sql.Tx, version int64) error {
+		old, err := s.getUser(ctx, tx, team, id)
+		if err != nil {
+			return err
+		}
+		next, write, err := change(old.Clone())
+		if err != nil {
+			return err
+		}
+		if !write {
+			out = old
+			return errUnchanged
+		}
+		next.ID = id
+		attrs, err := json.Marshal(next.Attributes)
+		if err != nil {
+			return fmt.Errorf("sqlstore: attributes: %w", err)
+		}
+		out, err = s.replaceUser(ctx, tx, team, next, attrs, old, version)
+		return err
+	})
+	if err != nil && !errors.Is(err, errUnchanged) {
+		return scim.User{}, err
+	}
+	return out, nil
+}
+
+// replaceUser replaces the stored user old with u (its attributes encoded as attrs) in
+// the write's transaction.
+func (s *SCIMStore) replaceUser(ctx context.Context, tx *sql.Tx, team string, u scim.User, attrs []byte, old scim.User, version int64) (scim.User, error) {
+	if err := scim.CheckUserNameChange(old.UserName, u.UserName); err != nil {
+		return scim.User{}, err
+	}
+	delta := scim.SeatDelta(old.Active, u.Active)
+	if err := s.checkSeats(ctx, tx, team, delta); err != nil {
+		return scim.User{}, err
+	}
+	u = u.Clone()
+	u.Created = old.Created
+	u.LastModified = micros(s.now())
+	u.Version = version
+	if u.UserName != old.UserName || u.DisplayName != old.DisplayName {
+		if err := s.touchGroupsOf(ctx, tx, team, u.ID, version, u.LastModified.UnixMicro()); err != nil {
+			return scim.User{}, err
+		}
+	}
+	_, err := tx.ExecContext(ctx, s.q(`UPDATE scim_users SET user_name = ?, user_name_key = ?, external_id = ?,
+		display_name = ?, display_name_key = ?, active = ?, role = ?, send_email = ?, attributes = ?,
+		modified_us = ?, version = ? WHERE team = ? AND id = ?`),
+		u.UserName, scim.NameKey(u.UserName), u.ExternalID, u.DisplayName, scim.NameKey(u.DisplayName),
+		u.Active, string(u.Role), u.SendEmailOnInvitation, string(attrs), u.LastModified.UnixMicro(), u.Version,
+		team, u.ID)
 	if err != nil {
 		return scim.User{}, err
 	}
@@ -570,41 +615,74 @@ func (s *SCIMStore) ReplaceGroup(ctx context.Context, team string, g scim.Group,
 		if err := scim.CheckVersion("Group", g.ID, stored, ifVersion); err != nil {
 			return err
 		}
-		if err := s.checkGroupName(ctx, tx, team, g.ID, g.DisplayName); err != nil {
-			return err
-		}
-		members, err := s.checkMembers(ctx, tx, team, g.ID, g.Members)
-		if err != nil {
-			return err
-		}
-		if err := s.checkSeats(ctx, tx, team, 0); err != nil {
-			return err
-		}
-		before, err := s.members(ctx, tx, team, g.ID)
-		if err != nil {
-			return err
-		}
-		now := s.now().UnixMicro()
-		_, err = tx.ExecContext(ctx, s.q(`UPDATE scim_groups SET display_name = ?, display_name_key = ?, external_id = ?,
-			role = ?, modified_us = ?, version = ? WHERE team = ? AND id = ?`),
-			g.DisplayName, scim.NameKey(g.DisplayName), g.ExternalID, string(g.Role), now, version, team, g.ID)
-		if s.db.d.uniqueViolation(err) {
-			return scim.DuplicateGroupName(g.DisplayName)
-		}
-		if err != nil {
-			return err
-		}
-		if err := s.setMembers(ctx, tx, team, g.ID, members); err != nil {
-			return err
-		}
-		touched := scim.TouchedMembers(before, members, g.DisplayName != storedName)
-		if err := s.touchUsers(ctx, tx, team, touched, version, now); err != nil {
-			return err
-		}
-		out, err = s.getGroup(ctx, tx, team, g.ID)
+		out, err = s.replaceGroup(ctx, tx, team, g, storedName, version)
 		return err
 	})
 	return out, err
+}
+
+// UpdateGroup implements scim.Store: change runs in the transaction that holds the
+// team's lock.
+func (s *SCIMStore) UpdateGroup(ctx context.Context, team, id string, change scim.Change[scim.Group]) (scim.Group, error) {
+	var out scim.Group
+	err := s.write(ctx, team, func(tx *sql.Tx, version int64) error {
+		cur, err := s.getGroup(ctx, tx, team, id)
+		if err != nil {
+			return err
+		}
+		next, write, err := change(cur.Clone())
+		if err != nil {
+			return err
+		}
+		if !write {
+			out = cur
+			return errUnchanged
+		}
+		next.ID = id
+		out, err = s.replaceGroup(ctx, tx, team, next, cur.DisplayName, version)
+		return err
+	})
+	if err != nil && !errors.Is(err, errUnchanged) {
+		return scim.Group{}, err
+	}
+	return out, nil
+}
+
+// replaceGroup replaces the stored group g.ID, named storedName, with g in the write's
+// transaction, and returns it as stored.
+func (s *SCIMStore) replaceGroup(ctx context.Context, tx *sql.Tx, team string, g scim.Group, storedName string, version int64) (scim.Group, error) {
+	if err := s.checkGroupName(ctx, tx, team, g.ID, g.DisplayName); err != nil {
+		return scim.Group{}, err
+	}
+	members, err := s.checkMembers(ctx, tx, team, g.ID, g.Members)
+	if err != nil {
+		return scim.Group{}, err
+	}
+	if err := s.checkSeats(ctx, tx, team, 0); err != nil {
+		return scim.Group{}, err
+	}
+	before, err := s.members(ctx, tx, team, g.ID)
+	if err != nil {
+		return scim.Group{}, err
+	}
+	now := s.now().UnixMicro()
+	_, err = tx.ExecContext(ctx, s.q(`UPDATE scim_groups SET display_name = ?, display_name_key = ?, external_id = ?,
+		role = ?, modified_us = ?, version = ? WHERE team = ? AND id = ?`),
+		g.DisplayName, scim.NameKey(g.DisplayName), g.ExternalID, string(g.Role), now, version, team, g.ID)
+	if s.db.d.uniqueViolation(err) {
+		return scim.Group{}, scim.DuplicateGroupName(g.DisplayName)
+	}
+	if err != nil {
+		return scim.Group{}, err
+	}
+	if err := s.setMembers(ctx, tx, team, g.ID, members); err != nil {
+		return scim.Group{}, err
+	}
+	touched := scim.TouchedMembers(before, members, g.DisplayName != storedName)
+	if err := s.touchUsers(ctx, tx, team, touched, version, now); err != nil {
+		return scim.Group{}, err
+	}
+	return s.getGroup(ctx, tx, team, g.ID)
 }
 
 // DeleteGroup implements scim.Store: the members stay in the team.
