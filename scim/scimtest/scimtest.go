@@ -788,4 +788,30 @@ func testUpdate(t *testing.T, newStore Factory) {
 	if _, err := s.UpdateGroup(ctx, "t", "missing", func(cur scim.Group) (scim.Group, bool, error) { return cur, true, nil }); !errors.Is(err, scim.ErrNotFound) {
 		t.Errorf("missing group: error %v, want ErrNotFound", err)
 	}
+
+	// Members keep the order they are given in, whether members are appended, removed or
+	// reordered.
+	v := must(s.CreateUser(ctx, "t", scim.User{UserName: "v@example.com"})).get(t).ID
+	w := must(s.CreateUser(ctx, "t", scim.User{UserName: "w@example.com"})).get(t).ID
+	for _, order := range [][]string{{u.ID, v, w}, {w, u.ID}, {w, u.ID, v}, {v, w, u.ID}, {v, u.ID}, {u.ID, v, w}, {}} {
+		out, err := s.UpdateGroup(ctx, "t", g.ID, func(cur scim.Group) (scim.Group, bool, error) {
+			cur.Members = nil
+			for _, id := range order {
+				cur.Members = append(cur.Members, scim.Member{Value: id})
+			}
+			return cur, true, nil
+		})
+		if err != nil {
+			t.Fatalf("members %v: %v", order, err)
+		}
+		for _, got := range []scim.Group{out, must(s.GetGroup(ctx, "t", g.ID)).get(t)} {
+			ids := []string{}
+			for _, m := range got.Members {
+				ids = append(ids, m.Value)
+			}
+			if diff := cmp.Diff(order, ids); diff != "" {
+				t.Errorf("members (-want +got):\n%s", diff)
+			}
+		}
+	}
 }

@@ -280,22 +280,24 @@ func (s *SCIMStore) touchUsers(ctx context.Context, tx *sql.Tx, team string, ids
 	return err
 }
 
-// members returns the members of the group gid as stored, without displays.
-func (s *SCIMStore) members(ctx context.Context, tx *sql.Tx, team, gid string) ([]scim.Member, error) {
-	rows, err := tx.QueryContext(ctx, s.q(`SELECT user_id FROM scim_members WHERE team = ? AND group_id = ?`), team, gid)
+// members returns the members of the group gid as stored, in their order, without
+// displays, and the position of the last one (-1 when there is none).
+func (s *SCIMStore) members(ctx context.Context, tx *sql.Tx, team, gid string) ([]scim.Member, int64, error) {
+	rows, err := tx.QueryContext(ctx, s.q(`SELECT user_id, pos FROM scim_members WHERE team = ? AND group_id = ? ORDER BY pos`), team, gid)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer rows.Close()
 	var out []scim.Member
+	last := int64(-1)
 	for rows.Next() {
 		var m scim.Member
-		if err := rows.Scan(&m.Value); err != nil {
-			return nil, err
+		if err := rows.Scan(&m.Value, &last); err != nil {
+			return nil, 0, err
 		}
 		out = append(out, m)
 	}
-	return out, rows.Err()
+	return out, last, rows.Err()
 }
 
 // listClauses returns the WHERE conditions and arguments of a filter, and the ORDER BY of
@@ -430,9 +432,15 @@ func (s *SCIMStore) ListUsers(ctx context.Context, team string, q scim.ListQuery
 	return out, total, nil
 }
 
-// checkMembers validates the members of group gid (empty for a new group) and returns them
-// without duplicates, in their first order.
-func (s *SCIMStore) checkMembers(ctx context.Context, tx *sql.Tx, team, gid string, members []scim.Member) ([]scim.Member, error) {
+// checkMembers validates the members of group gid (empty for a new group), whose stored
+// members are before, and returns them without duplicates, in their first order. A
+// stored member needs no check: it is a user of the team (deleting a user removes its
+// memberships) and already counted in this group.
+func (s *SCIMStore) checkMembers(ctx context.Context, tx *sql.Tx, team, gid string, members, before []scim.Member) ([]scim.Member, error) {
+	stored := make(map[string]bool, len(before))
+	for _, m := range before {
+		stored[m.Value] = true
+	}
 	seen := make(map[string]bool, len(members))
 	out := make([]scim.Member, 0, len(members))
 	for _, m := range members {
@@ -440,6 +448,10 @@ func (s *SCIMStore) checkMembers(ctx context.Context, tx *sql.Tx, team, gid stri
 			continue
 		}
 		seen[m.Value] = true
+		if stored[m.Value] {
+			out = append(out, scim.Member{Value: m.Value})
+			continue
+		}
 		var exists, groups, inThis int
 		err := tx.QueryRowContext(ctx, s.q(`SELECT
 			(SELECT count(*) FROM scim_users WHERE team = ? AND id = ?),
@@ -470,13 +482,49 @@ func (s *SCIMStore) checkGroupName(ctx context.Context, tx *sql.Tx, team, gid, n
 	return nil
 }
 
-func (s *SCIMStore) setMembers(ctx context.Context, tx *sql.Tx, team, gid string, members []scim.Member) error {
+// setMembers stores members as the members of group gid, whose stored members are before
+// (in order, the last at position last). When the members that stay keep their order and
+// the new ones follow them, as with PATCH add and remove, only the members that left are
+// deleted and those that joined appended; otherwise the list is written anew.
+func (s *SCIMStore) setMembers(ctx context.Context, tx *sql.Tx, team, gid string, before []scim.Member, last int64, members []scim.Member) error {
+	in := make(map[string]bool, len(members))
+	for _, m := range members {
+		in[m.Value] = true
+	}
+	var left []string
+	kept := 0
+	for _, m := range before {
+		if !in[m.Value] {
+			left = append(left, m.Value)
+			continue
+		}
+		if kept == len(members) || members[kept].Value != m.Value {
+			return s.rewriteMembers(ctx, tx, team, gid, members)
+		}
+		kept++
+	}
+	if len(left) > 0 {
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM scim_members WHERE team = ? AND group_id = ? AND `+
+			s.db.d.inArray("user_id", "?", left)), team, gid, s.db.d.arrayArg(left)); err != nil {
+			return err
+		}
+	}
+	return s.insertMembers(ctx, tx, team, gid, members[kept:], last+1)
+}
+
+// rewriteMembers replaces the stored members of group gid with members.
+func (s *SCIMStore) rewriteMembers(ctx context.Context, tx *sql.Tx, team, gid string, members []scim.Member) error {
 	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM scim_members WHERE team = ? AND group_id = ?`), team, gid); err != nil {
 		return err
 	}
+	return s.insertMembers(ctx, tx, team, gid, members, 0)
+}
+
+// insertMembers adds members to group gid at the positions from pos on.
+func (s *SCIMStore) insertMembers(ctx context.Context, tx *sql.Tx, team, gid string, members []scim.Member, pos int64) error {
 	for i, m := range members {
 		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO scim_members (team, group_id, user_id, pos) VALUES (?, ?, ?, ?)`),
-			team, gid, m.Value, i); err != nil {
+			team, gid, m.Value, pos+int64(i)); err != nil {
 			return err
 		}
 	}
@@ -556,7 +604,7 @@ func (s *SCIMStore) CreateGroup(ctx context.Context, team string, g scim.Group) 
 		if err := s.checkGroupName(ctx, tx, team, "", g.DisplayName); err != nil {
 			return err
 		}
-		members, err := s.checkMembers(ctx, tx, team, "", g.Members)
+		members, err := s.checkMembers(ctx, tx, team, "", g.Members, nil)
 		if err != nil {
 			return err
 		}
@@ -574,7 +622,7 @@ func (s *SCIMStore) CreateGroup(ctx context.Context, team string, g scim.Group) 
 		if err != nil {
 			return err
 		}
-		if err := s.setMembers(ctx, tx, team, id, members); err != nil {
+		if err := s.insertMembers(ctx, tx, team, id, members, 0); err != nil {
 			return err
 		}
 		if err := s.touchUsers(ctx, tx, team, scim.TouchedMembers(nil, members, false), version, now); err != nil {
@@ -654,15 +702,15 @@ func (s *SCIMStore) replaceGroup(ctx context.Context, tx *sql.Tx, team string, g
 	if err := s.checkGroupName(ctx, tx, team, g.ID, g.DisplayName); err != nil {
 		return scim.Group{}, err
 	}
-	members, err := s.checkMembers(ctx, tx, team, g.ID, g.Members)
+	before, last, err := s.members(ctx, tx, team, g.ID)
+	if err != nil {
+		return scim.Group{}, err
+	}
+	members, err := s.checkMembers(ctx, tx, team, g.ID, g.Members, before)
 	if err != nil {
 		return scim.Group{}, err
 	}
 	if err := s.checkSeats(ctx, tx, team, 0); err != nil {
-		return scim.Group{}, err
-	}
-	before, err := s.members(ctx, tx, team, g.ID)
-	if err != nil {
 		return scim.Group{}, err
 	}
 	now := s.now().UnixMicro()
@@ -675,7 +723,7 @@ func (s *SCIMStore) replaceGroup(ctx context.Context, tx *sql.Tx, team string, g
 	if err != nil {
 		return scim.Group{}, err
 	}
-	if err := s.setMembers(ctx, tx, team, g.ID, members); err != nil {
+	if err := s.setMembers(ctx, tx, team, g.ID, before, last, members); err != nil {
 		return scim.Group{}, err
 	}
 	touched := scim.TouchedMembers(before, members, g.DisplayName != storedName)
@@ -699,7 +747,7 @@ func (s *SCIMStore) DeleteGroup(ctx context.Context, team, id string, ifVersion 
 		if err := scim.CheckVersion("Group", id, stored, ifVersion); err != nil {
 			return err
 		}
-		before, err := s.members(ctx, tx, team, id)
+		before, _, err := s.members(ctx, tx, team, id)
 		if err != nil {
 			return err
 		}
