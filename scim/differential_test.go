@@ -630,9 +630,9 @@ func differsOnlyIn(k, r outcome, keys ...string) bool {
 	return reflect.DeepEqual(a, b)
 }
 
-// TestPatchRemoveValuesDifferential sends the removes that once emptied a group (a value list that
-// names no values, or names some, and no value at all) to kmkit and to the two reference
-// implementations. Both references keep every value for an empty list and remove every
+// TestPatchRemoveValuesDifferential sends the removes that once emptied a group (a value
+// list that names no values, or names some, and no value at all) to kmkit and to the two
+// reference implementations. Both references keep every value for an empty list and remove every
 // value without one, as kmkit does. For "value": null they disagree (scim-patch removes
 // every value, scimmy none); kmkit removes none, as scimmy, since a client that serializes
 // an empty list as null means no value (a Go nil slice encodes so), and losing a group's
