@@ -146,6 +146,13 @@ func (s scimStore) ReplaceUser(ctx context.Context, team string, u scim.User, if
 	return u, err
 }
 
+func (s scimStore) UpdateUser(ctx context.Context, team, id string, change scim.Change[scim.User]) (scim.User, error) {
+	start := time.Now()
+	u, err := s.Store.UpdateUser(ctx, team, id, change)
+	s.t.observe("update_user", start, err)
+	return u, err
+}
+
 func (s scimStore) DeleteUser(ctx context.Context, team, id string, ifVersion int64) error {
 	start := time.Now()
 	err := s.Store.DeleteUser(ctx, team, id, ifVersion)
@@ -178,6 +185,13 @@ func (s scimStore) ReplaceGroup(ctx context.Context, team string, g scim.Group, 
 	start := time.Now()
 	g, err := s.Store.ReplaceGroup(ctx, team, g, ifVersion)
 	s.t.observe("replace_group", start, err)
+	return g, err
+}
+
+func (s scimStore) UpdateGroup(ctx context.Context, team, id string, change scim.Change[scim.Group]) (scim.Group, error) {
+	start := time.Now()
+	g, err := s.Store.UpdateGroup(ctx, team, id, change)
+	s.t.observe("update_group", start, err)
 	return g, err
 }
 

@@ -629,3 +629,74 @@ func differsOnlyIn(k, r outcome, keys ...string) bool {
 	}
 	return reflect.DeepEqual(a, b)
 }
+
+// TestPatchRemoveValuesDifferential sends the removes that once emptied a group (a value
+// list that names no values, or names some, and no value at all) to kmkit and to the two
+// reference implementations. Both references keep every value for an empty list and remove every
+// value without one, as kmkit does. For "value": null they disagree (scim-patch removes
+// every value, scimmy none); kmkit removes none, as scimmy, since a client that serializes
+// an empty list as null means no value (a Go nil slice encodes so), and losing a group's
+// members to it is the failure this guards against.
+func TestPatchRemoveValuesDifferential(t *testing.T) {
+	dir := nodetools.Dir(t, "KMKIT_SCIM_PATCH_TOOLS", "conformance", []string{"scim-patch", "scimmy"})
+	store := memory.New().SCIM()
+	svc := scim.NewService(store)
+	const groupURN, userURN = "urn:ietf:params:scim:schemas:core:2.0:Group", "urn:ietf:params:scim:schemas:core:2.0:User"
+	remove := func(path string, value ...any) []map[string]any {
+		op := map[string]any{"op": "remove", "path": path}
+		if len(value) > 0 {
+			op["value"] = value[0]
+		}
+		return []map[string]any{op}
+	}
+	user := func() map[string]any {
+		return map[string]any{"schemas": []any{userURN}, "userName": "r@example.com", "active": true,
+			"emails":       []any{map[string]any{"value": "r@example.com", "type": "work"}, map[string]any{"value": "r@example.org", "type": "home"}},
+			"phoneNumbers": []any{map[string]any{"value": "+1 555 0100", "type": "mobile"}}}
+	}
+	type fixed struct {
+		c    patchCase
+		refs []string // the references kmkit must agree with
+	}
+	var cases []fixed
+	both, scimmy := []string{"scim-patch", "scimmy"}, []string{"scimmy"}
+	for i := range 6 {
+		team := "t" + strconv.Itoa(i)
+		var members []any
+		for j := range 2 {
+			u, err := store.CreateUser(t.Context(), team, scim.User{UserName: fmt.Sprintf("m%d@example.com", j), Active: true, Role: scim.RoleMember})
+			if err != nil {
+				t.Fatal(err)
+			}
+			members = append(members, map[string]any{"value": u.ID})
+		}
+		group := map[string]any{"schemas": []any{groupURN}, "displayName": "G", "members": members}
+		cases = append(cases, []fixed{
+			{patchCase{Kind: "Group", Resource: group, Ops: remove("members", []any{})}, both},
+			{patchCase{Kind: "Group", Resource: group, Ops: remove("members", nil)}, scimmy},
+			{patchCase{Kind: "Group", Resource: group, Ops: remove("members", []any{members[0]})}, both},
+			{patchCase{Kind: "Group", Resource: group, Ops: remove("members")}, both},
+			{patchCase{Kind: "User", Resource: user(), Ops: remove("emails", []any{})}, both},
+			{patchCase{Kind: "User", Resource: user(), Ops: remove("phoneNumbers", []any{})}, both},
+		}[i])
+	}
+	list := make([]patchCase, len(cases))
+	for i, f := range cases {
+		list[i] = f.c
+	}
+	ids := make([]string, len(cases))
+	for i := range cases {
+		ids[i] = create(t, svc, "t"+strconv.Itoa(i), cases[i].c)
+		cases[i].c.Resource["id"] = ids[i]
+	}
+	refs := runReferences(t, dir, list)
+	for i, f := range cases {
+		k := applyKmkit(t, svc, "t"+strconv.Itoa(i), ids[i], f.c)
+		for _, name := range f.refs {
+			if r := refs[i][name]; !agree(k, r) {
+				body, _ := json.Marshal(f.c.Ops)
+				t.Errorf("%s %s: kmkit %s\n%s %s", f.c.Kind, body, describe(k), name, describe(r))
+			}
+		}
+	}
+}

@@ -22,8 +22,9 @@
 //     (NormalizeUser, CheckGroup, NormalizePatch, CheckUserName), with the vendor
 //     extension's role and sendEmailOnInvitation accepted in any of their spellings;
 //   - the Service, which applies PATCH operations (RFC 7644 section 3.5.2) to the typed
-//     resources over a Store and runs the read-change-write loop of every update
-//     (Update), with the descriptions of the attributes PATCH resolves paths against
+//     resources over a Store, whose UpdateUser and UpdateGroup run the read-change-write
+//     of every update in one atomic step (Change), and reads a user's groups with the user's version they belong to
+//     (UserGroups), with the descriptions of the attributes PATCH resolves paths against
 //     (UserResource, GroupResource) and the checks of the values it stores (CheckValues).
 //
 // # PATCH
@@ -47,7 +48,9 @@
 //     given.
 //   - A null value on replace removes the attribute (RFC 7643 section 2.5), as does
 //     remove. remove on a multi-valued attribute with values removes those values (Entra
-//     ID removes members that way).
+//     ID removes members that way); a value that is an empty list, or null, names no
+//     values and removes nothing. Only a remove without a value removes them all (RFC
+//     7644 section 3.5.2.2).
 //   - add on a multi-valued attribute adds the values that are not there. Values with a
 //     "value" sub-attribute are the same when their values are equal and, when both have
 //     one, their types are: one address may be both work and home, and a member sent

@@ -226,7 +226,13 @@ func (s ResourceSchema) apply(res map[string]any, op PatchOp) *Error {
 	if op.Op == "add" && (!op.HasValue || op.Value == nil) {
 		return invalidValue("add on %q needs a value.", Echo(op.Path))
 	}
-	return s.applyTarget(res, op.Op, t, op.Value)
+	value := op.Value
+	if op.Op == "remove" && op.HasValue && value == nil {
+		// A remove that gives a value lists the values to remove; null lists none. Only a
+		// remove without a value removes every value (RFC 7644 section 3.5.2.2).
+		value = []any{}
+	}
+	return s.applyTarget(res, op.Op, t, value)
 }
 
 // applyObject applies the attributes of a path-less value (or of an extension object)
@@ -488,18 +494,23 @@ func applyValues(h map[string]any, op string, t patchTarget, value any, list []a
 		}
 		switch op {
 		case "remove":
-			if len(values) == 0 {
+			if value == nil {
+				// No value: the attribute and all its values are removed (RFC 7644
+				// section 3.5.2.2).
 				delete(h, name)
 				return nil
 			}
-			// A remove with values takes those values out, as Entra ID removes members.
+			// A remove with values takes those values out, as Entra ID removes members;
+			// an empty list names none and removes nothing.
 			out := list[:0:0]
 			for _, el := range list {
 				if !slices.ContainsFunc(values, func(v any) bool { return sameValue(v, el, subs) }) {
 					out = append(out, el)
 				}
 			}
-			set(out)
+			if len(out) < len(list) {
+				set(out)
+			}
 			return nil
 		case "replace":
 			set(values)

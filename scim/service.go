@@ -3,19 +3,8 @@ package scim
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
-	"time"
-)
-
-// The pause before a retry of a contended update is random, up to retryPause doubled at
-// each loss and at most maxRetryPause: the losers of one race spread out instead of
-// meeting again at once.
-const (
-	retryPause    = time.Millisecond
-	maxRetryPause = 20 * time.Millisecond
 )
 
 // Precondition checks the version of a resource before an update: it returns nil to go
@@ -24,9 +13,10 @@ const (
 type Precondition func(version int64) error
 
 // Service applies the operations of SCIM whose rules are the domain's over a Store: PATCH
-// (RFC 7644 section 3.5.2) on the typed resources, and the read-change-write loop of every
-// update, which retries when another write slips in between unless the caller pinned a
-// version. An HTTP adapter decodes a request, calls it and encodes the answer.
+// (RFC 7644 section 3.5.2) on the typed resources, and the read-change-write of every
+// update, which the Store runs in one atomic step (Store.UpdateUser) so that concurrent
+// updates apply one after the other. An HTTP adapter decodes a request, calls it and
+// encodes the answer.
 type Service struct {
 	store  Store
 	users  ResourceSchema
@@ -72,68 +62,70 @@ func ParsePatch(body map[string]any, user bool) (Patch, *Error) {
 	return ops, nil
 }
 
-// Update replaces a resource with change(current) through replace. When another write
-// slips in between (ErrVersionMismatch) it starts again from the resource as it is then,
-// after a short random pause, for as long as ctx lasts: a request that pinned no version
-// has nothing to fail on, however many writes it loses to. When pre pins a version, which
-// is then checked against the resource read, a write slipping in fails the update with
-// ErrVersionMismatch. When same says that change left the resource as it was, nothing is
-// written and the current resource is returned, its version and times unchanged (RFC 7644
-// section 3.5.2.1).
-func Update[T any](ctx context.Context, pre Precondition, version func(T) int64, same func(next, cur T) bool,
-	get func() (T, error), change func(T) (T, error), replace func(T, int64) (T, error)) (T, error) {
-	var zero T
-	for attempt := 0; ; attempt++ {
-		cur, err := get()
-		if err != nil {
-			return zero, err
-		}
+// guarded is the Change of an update: pre checks the version of the resource as stored
+// (nil: any version), change makes the replacement, and same says whether it leaves the
+// resource as it was (nil: never), in which case nothing is written and the version and
+// times stay (RFC 7644 section 3.5.2.1).
+func guarded[T any](pre Precondition, version func(T) int64, same func(next, cur T) bool, change func(T) (T, error)) Change[T] {
+	return func(cur T) (T, bool, error) {
 		if pre != nil {
 			if err := pre(version(cur)); err != nil {
-				return zero, err
+				return cur, false, err
 			}
 		}
 		next, err := change(cur)
 		if err != nil {
-			return zero, err
+			return cur, false, err
 		}
 		if same != nil && same(next, cur) {
-			return cur, nil
+			return cur, false, nil
 		}
-		out, err := replace(next, version(cur))
-		if !errors.Is(err, ErrVersionMismatch) {
-			return out, err
-		}
-		if pre != nil {
-			return zero, Errorf(ErrVersionMismatch, "The resource changed while the request was processed.")
-		}
-		pause := time.NewTimer(time.Duration(rand.Int64N(int64(min(maxRetryPause, retryPause<<min(attempt, 16))))) + 1)
-		select {
-		case <-ctx.Done():
-			pause.Stop()
-			return zero, fmt.Errorf("scim: the resource kept changing while the request waited: %w", ctx.Err())
-		case <-pause.C:
-		}
+		return next, true, nil
 	}
 }
 
-// UpdateUser replaces the user id of team with change(current) (see Update); same says
-// whether a no-op is written (nil: always).
+// UpdateUser replaces the user id of team with change(current), read and written in one
+// atomic step of the Store: pre checks the version then stored, and same says whether a
+// no-op is written (nil: always). Another write to the user comes before or after, never
+// in between, so an update that pinned no version never fails for one it did not ask for.
 func (s *Service) UpdateUser(ctx context.Context, team, id string, pre Precondition, same func(next, cur User) bool,
 	change func(User) (User, error)) (User, error) {
-	return Update(ctx, pre, func(u User) int64 { return u.Version }, same,
-		func() (User, error) { return s.store.GetUser(ctx, team, id) },
-		change,
-		func(next User, v int64) (User, error) { return s.store.ReplaceUser(ctx, team, next, v) })
+	return s.store.UpdateUser(ctx, team, id, guarded(pre, func(u User) int64 { return u.Version }, same, change))
 }
 
-// UpdateGroup replaces the group id of team with change(current) (see Update).
+// UpdateGroup replaces the group id of team with change(current), as UpdateUser.
 func (s *Service) UpdateGroup(ctx context.Context, team, id string, pre Precondition, same func(next, cur Group) bool,
 	change func(Group) (Group, error)) (Group, error) {
-	return Update(ctx, pre, func(g Group) int64 { return g.Version }, same,
-		func() (Group, error) { return s.store.GetGroup(ctx, team, id) },
-		change,
-		func(next Group, v int64) (Group, error) { return s.store.ReplaceGroup(ctx, team, next, v) })
+	return s.store.UpdateGroup(ctx, team, id, guarded(pre, func(g Group) int64 { return g.Version }, same, change))
+}
+
+// UserGroups returns the groups of team that have the user u (as read from the store)
+// as a member, and u as of the same state. A user's groups are part of its
+// representation and a write that changes them changes its version (see Store), so u's
+// version is read again after its groups: when it has changed, a write slipped in
+// between and the groups are read again for the user as it is then, for as long as ctx
+// lasts. The version answered is thus the version of the groups answered (RFC 7644
+// section 3.14), on every Store, without a transaction spanning both reads. A user
+// deleted meanwhile is ErrNotFound.
+func (s *Service) UserGroups(ctx context.Context, team string, u User) (User, []Group, error) {
+	for {
+		groups, _, err := s.store.ListGroups(ctx, team, ListQuery{
+			Filter: []Equal{{Attr: MemberFilter, Value: u.ID}}, StartIndex: 1, Count: MaxGroupsPerUser})
+		if err != nil {
+			return User{}, nil, err
+		}
+		again, err := s.store.GetUser(ctx, team, u.ID)
+		if err != nil {
+			return User{}, nil, err
+		}
+		if again.Version == u.Version {
+			return u, groups, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return User{}, nil, fmt.Errorf("scim: the groups of the user kept changing while the request read them: %w", err)
+		}
+		u = again
+	}
 }
 
 // PatchUser applies ops to the user id of team and stores the result. A PATCH that

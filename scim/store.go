@@ -226,6 +226,9 @@ type Store interface {
 	GetUser(ctx context.Context, team, id string) (User, error)
 	// ReplaceUser replaces the user u.ID with u, keeping its Created time.
 	ReplaceUser(ctx context.Context, team string, u User, ifVersion int64) (User, error)
+	// UpdateUser replaces the user id with what change makes of it, read and written in
+	// one atomic step of the team's writes (see Change).
+	UpdateUser(ctx context.Context, team, id string, change Change[User]) (User, error)
 	// DeleteUser removes the user id from the team and its groups.
 	DeleteUser(ctx context.Context, team, id string, ifVersion int64) error
 	// ListUsers returns one page of the users matching q and the number of all matches.
@@ -238,11 +241,27 @@ type Store interface {
 	GetGroup(ctx context.Context, team, id string) (Group, error)
 	// ReplaceGroup replaces the group g.ID with g, keeping its Created time.
 	ReplaceGroup(ctx context.Context, team string, g Group, ifVersion int64) (Group, error)
+	// UpdateGroup replaces the group id with what change makes of it, read and written
+	// in one atomic step of the team's writes (see Change); change is given the group
+	// with its member displays, as GetGroup returns it.
+	UpdateGroup(ctx context.Context, team, id string, change Change[Group]) (Group, error)
 	// DeleteGroup removes the group id; its members stay in the team.
 	DeleteGroup(ctx context.Context, team, id string, ifVersion int64) error
 	// ListGroups returns one page of the groups matching q and the number of all matches.
 	ListGroups(ctx context.Context, team string, q ListQuery) (page []Group, total int, err error)
 }
+
+// Change computes the replacement of a resource from the resource as stored, for
+// Store.UpdateUser and Store.UpdateGroup: it returns the replacement and true, or false
+// to write nothing (the resource is then returned as stored, its version and times
+// unchanged), or an error to fail the update, which then writes nothing and returns it.
+// The Store calls it while it holds the team's writes, with a copy of the resource and
+// after any write that came first, so concurrent updates of one resource apply one
+// after the other instead of failing on each other's versions; the replacement is then
+// written under the Store's rules, as by ReplaceUser or ReplaceGroup, with the same ID.
+// A Store may call it more than once (a transaction retried), so it must not have
+// effects, and it must not call the Store.
+type Change[T any] func(cur T) (next T, write bool, err error)
 
 // Errors a Store reports. Wrap them with Errorf to add a detail for the client.
 var (

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -60,8 +61,10 @@ func parseBulk(body []byte, maxOps int) (bulkRequest, *scimError) {
 	return req, nil
 }
 
-// serveBulk answers POST /Bulk: the operations run in order; without failOnErrors the run
-// stops after the first failure, with failOnErrors N once N operations have failed.
+// serveBulk answers POST /Bulk. Each operation runs once the operations whose bulkIds
+// it names have run (bulkPlan); without failOnErrors the run stops after the first
+// failure, with failOnErrors N once N operations have failed. The response lists the
+// operations that ran, in the order of the request.
 func (h *Handler) serveBulk(w http.ResponseWriter, r *http.Request, root, team string) {
 	body, e := h.readBody(w, r, h.maxBody)
 	if e != nil {
@@ -80,31 +83,172 @@ func (h *Handler) serveBulk(w http.ResponseWriter, r *http.Request, root, team s
 	if req.FailOnErrors != nil {
 		stopAfter = *req.FailOnErrors
 	}
-	ids := map[string]string{} // bulkId -> id of the resource its operation created
-	results := make([]bulkResult, 0, len(req.Operations))
+	plan := newBulkPlan(req.Operations)
+	ran := make([]*bulkResult, len(req.Operations))
 	failures := 0
-	for _, op := range req.Operations {
-		res := h.bulkOperation(r, root, team, op, ids)
-		results = append(results, res)
+	for failures < stopAfter {
+		i, cycle := plan.next()
+		if i < 0 {
+			break
+		}
+		var res bulkResult
+		if cycle != nil {
+			res = bulkFailure(req.Operations[i], circular(cycle))
+		} else {
+			res = h.bulkOperation(r, root, team, req.Operations[i], i, plan)
+		}
+		ran[i] = &res
 		if code, _ := strconv.Atoi(res.Status); code >= 400 {
 			failures++
-			if failures >= stopAfter {
-				break
-			}
+		}
+	}
+	results := make([]bulkResult, 0, len(req.Operations))
+	for _, res := range ran {
+		if res != nil {
+			results = append(results, *res)
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"schemas": []string{scim.BulkResponseSchema}, "Operations": results})
 }
 
-// bulkOperation runs one operation and records the id it created under its bulkId.
-func (h *Handler) bulkOperation(r *http.Request, root, team string, op bulkOp, ids map[string]string) bulkResult {
+// bulkPlan orders the operations of a Bulk request so that an operation naming a bulkId
+// ("bulkId:x" in its path or data) runs after the POST operation with that bulkId,
+// which may come later in the request (RFC 7644 section 3.7.2); otherwise operations run
+// in the order of the request. Operations whose references form a cycle are not
+// resolved: they fail with 409, as the RFC allows.
+type bulkPlan struct {
+	owner   map[string]int    // bulkId -> the first POST operation with it
+	created map[string]string // bulkId -> the id its operation created
+	bulkIDs []string          // the bulkId of each operation
+	deps    [][]int           // the operations each operation names
+	done    []bool
+	lo      int      // every operation before lo has run
+	cycle   []string // the bulkIds of the cycle being failed
+	pending []int    // its operations that are still to fail
+}
+
+// newBulkPlan reads the bulkIds the operations define and name.
+func newBulkPlan(ops []bulkOp) *bulkPlan {
+	n := len(ops)
+	p := &bulkPlan{owner: map[string]int{}, created: map[string]string{}, bulkIDs: make([]string, n),
+		deps: make([][]int, n), done: make([]bool, n)}
+	for i, op := range ops {
+		p.bulkIDs[i] = op.BulkID
+		if _, dup := p.owner[op.BulkID]; !dup && op.BulkID != "" && strings.EqualFold(op.Method, http.MethodPost) {
+			p.owner[op.BulkID] = i
+		}
+	}
+	for i, op := range ops {
+		for _, ref := range bulkRefs(op) {
+			if j, ok := p.owner[ref]; ok && !slices.Contains(p.deps[i], j) {
+				p.deps[i] = append(p.deps[i], j)
+			}
+		}
+	}
+	return p
+}
+
+// next returns the operation to run next and marks it run: the first in the request's
+// order whose named operations have run. When the operations left all wait on one
+// another, it returns, one by one, the operations of a cycle among them with the
+// cycle's bulkIds, for each to fail. It returns -1 when every operation has run.
+func (p *bulkPlan) next() (int, []string) {
+	if len(p.pending) > 0 {
+		i := p.pending[0]
+		p.pending = p.pending[1:]
+		p.done[i] = true
+		return i, p.cycle
+	}
+	for p.lo < len(p.done) && p.done[p.lo] {
+		p.lo++
+	}
+	if p.lo == len(p.done) {
+		return -1, nil
+	}
+	for i := p.lo; i < len(p.done); i++ {
+		if !p.done[i] && !slices.ContainsFunc(p.deps[i], func(j int) bool { return !p.done[j] }) {
+			p.done[i] = true
+			return i, nil
+		}
+	}
+	// Every operation left waits on another one left: what the first waits on, followed,
+	// leads into a cycle.
+	path := []int{p.lo}
+	for {
+		last := path[len(path)-1]
+		j := p.deps[last][slices.IndexFunc(p.deps[last], func(j int) bool { return !p.done[j] })]
+		if k := slices.Index(path, j); k >= 0 {
+			p.pending = slices.Sorted(slices.Values(path[k:]))
+			p.cycle = make([]string, len(p.pending))
+			for c, i := range p.pending {
+				p.cycle[c] = p.bulkIDs[i]
+			}
+			return p.next()
+		}
+		path = append(path, j)
+	}
+}
+
+// resolve returns the id created for the bulkId ref, or the 409 saying why there is none.
+func (p *bulkPlan) resolve(ref string) (string, *scimError) {
+	if id, ok := p.created[ref]; ok {
+		return id, nil
+	}
+	var e scimError
+	if i, ok := p.owner[ref]; ok {
+		e = apiError(http.StatusConflict, scim.TypeInvalidValue, "bulkId %q refers to Operations[%d], which failed.", scim.Echo(ref), i)
+	} else {
+		e = apiError(http.StatusConflict, scim.TypeInvalidValue, "bulkId %q is not the bulkId of a POST operation of the request.", scim.Echo(ref))
+	}
+	return "", &e
+}
+
+// circular is the error of the operations of a cycle of references, given their bulkIds.
+func circular(bulkIDs []string) scimError {
+	quoted := make([]string, len(bulkIDs))
+	for i, id := range bulkIDs {
+		quoted[i] = fmt.Sprintf("%q", scim.Echo(id))
+	}
+	return apiError(http.StatusConflict, scim.TypeInvalidValue, "The bulkId references of the operations with bulkIds %s form a cycle: "+
+		"each needs the id another creates. This service does not resolve circular references (RFC 7644 section 3.7.2 allows 409): "+
+		"create the resources, then PATCH the references.", strings.Join(quoted, ", "))
+}
+
+// bulkRefs returns the bulkIds an operation names, in its path and its data.
+func bulkRefs(op bulkOp) []string {
+	var refs []string
+	_, id, _ := strings.Cut(strings.TrimPrefix(op.Path, "/"), "/")
+	if ref, ok := strings.CutPrefix(id, "bulkId:"); ok {
+		refs = append(refs, ref)
+	}
+	if !bytes.Contains(op.Data, []byte("bulkId:")) {
+		return refs
+	}
+	var data any
+	if json.Unmarshal(op.Data, &data) != nil {
+		return refs // the operation fails on its data when it runs
+	}
+	_, _ = walkStrings(data, func(s string) (string, *scimError) {
+		if ref, ok := strings.CutPrefix(s, "bulkId:"); ok {
+			refs = append(refs, ref)
+		}
+		return s, nil
+	})
+	return refs
+}
+
+// bulkFailure is the result of an operation that failed with e.
+func bulkFailure(op bulkOp, e scimError) bulkResult {
+	return bulkResult{Method: strings.ToUpper(op.Method), BulkID: op.BulkID, Status: strconv.Itoa(e.Status),
+		Response: errorBody(e.Status, string(e.ScimType), e.Detail)}
+}
+
+// bulkOperation runs the operation i of the plan and records the id it created under
+// its bulkId.
+func (h *Handler) bulkOperation(r *http.Request, root, team string, op bulkOp, i int, plan *bulkPlan) bulkResult {
 	method := strings.ToUpper(op.Method)
 	out := bulkResult{Method: method, BulkID: op.BulkID}
-	fail := func(e scimError) bulkResult {
-		out.Status = strconv.Itoa(e.Status)
-		out.Response = errorBody(e.Status, string(e.ScimType), e.Detail)
-		return out
-	}
+	fail := func(e scimError) bulkResult { return bulkFailure(op, e) }
 	switch method {
 	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
 	default:
@@ -114,7 +258,7 @@ func (h *Handler) bulkOperation(r *http.Request, root, team string, op bulkOp, i
 		if op.BulkID == "" {
 			return fail(badValue("bulkId is required for POST operations."))
 		}
-		if _, dup := ids[op.BulkID]; dup {
+		if plan.owner[op.BulkID] != i {
 			return fail(badValue("bulkId %q is used by an earlier operation.", scim.Echo(op.BulkID)))
 		}
 	}
@@ -135,9 +279,9 @@ func (h *Handler) bulkOperation(r *http.Request, root, team string, op bulkOp, i
 		return fail(apiError(http.StatusBadRequest, scim.TypeInvalidPath, "%s operations need a resource id in the path %q.", method, scim.Echo(op.Path)))
 	}
 	if ref, ok := strings.CutPrefix(id, "bulkId:"); ok {
-		resolved, ok := ids[ref]
-		if !ok {
-			return fail(apiError(http.StatusConflict, scim.TypeInvalidValue, "bulkId %q does not refer to a resource created by an earlier operation.", scim.Echo(ref)))
+		resolved, e := plan.resolve(ref)
+		if e != nil {
+			return fail(*e)
 		}
 		id = resolved
 	}
@@ -148,7 +292,7 @@ func (h *Handler) bulkOperation(r *http.Request, root, team string, op bulkOp, i
 		}
 		c.body = op.Data
 		if bytes.Contains(op.Data, []byte("bulkId:")) {
-			data, e := resolveBulkIDs(op.Data, ids)
+			data, e := resolveBulkIDs(op.Data, plan)
 			if e != nil {
 				return fail(*e)
 			}
@@ -168,7 +312,7 @@ func (h *Handler) bulkOperation(r *http.Request, root, team string, op bulkOp, i
 		if i := strings.LastIndexByte(out.Location, '/'); i >= 0 {
 			created, err := url.PathUnescape(out.Location[i+1:])
 			if err == nil {
-				ids[op.BulkID] = created
+				plan.created[op.BulkID] = created
 			}
 		}
 	case method != http.MethodDelete:
@@ -178,51 +322,50 @@ func (h *Handler) bulkOperation(r *http.Request, root, team string, op bulkOp, i
 }
 
 // resolveBulkIDs replaces every string "bulkId:x" in data with the id created for x.
-func resolveBulkIDs(data []byte, ids map[string]string) ([]byte, *scimError) {
+func resolveBulkIDs(data []byte, plan *bulkPlan) ([]byte, *scimError) {
 	v, e := decodeObject(data, "operation data")
 	if e != nil {
 		return nil, e
 	}
-	var walk func(any) (any, *scimError)
-	walk = func(v any) (any, *scimError) {
-		switch v := v.(type) {
-		case string:
-			ref, ok := strings.CutPrefix(v, "bulkId:")
-			if !ok {
-				return v, nil
-			}
-			id, ok := ids[ref]
-			if !ok {
-				e := apiError(http.StatusConflict, scim.TypeInvalidValue, "bulkId %q does not refer to a resource created by an earlier operation.", scim.Echo(ref))
-				return nil, &e
-			}
-			return id, nil
-		case map[string]any:
-			for k, x := range v {
-				nx, e := walk(x)
-				if e != nil {
-					return nil, e
-				}
-				v[k] = nx
-			}
-		case []any:
-			for i, x := range v {
-				nx, e := walk(x)
-				if e != nil {
-					return nil, e
-				}
-				v[i] = nx
-			}
+	resolved, e := walkStrings(v, func(s string) (string, *scimError) {
+		if ref, ok := strings.CutPrefix(s, "bulkId:"); ok {
+			return plan.resolve(ref)
 		}
-		return v, nil
-	}
-	if _, e := walk(v); e != nil {
+		return s, nil
+	})
+	if e != nil {
 		return nil, e
 	}
-	out, err := json.Marshal(v)
+	out, err := json.Marshal(resolved)
 	if err != nil {
 		e := badValue("The operation data cannot be encoded again: %v.", err)
 		return nil, &e
 	}
 	return out, nil
+}
+
+// walkStrings replaces every string of a decoded JSON value v, in place, with f of it,
+// and returns the value; the first error of f stops it.
+func walkStrings(v any, f func(string) (string, *scimError)) (any, *scimError) {
+	switch v := v.(type) {
+	case string:
+		return f(v)
+	case map[string]any:
+		for k, x := range v {
+			nx, e := walkStrings(x, f)
+			if e != nil {
+				return nil, e
+			}
+			v[k] = nx
+		}
+	case []any:
+		for i, x := range v {
+			nx, e := walkStrings(x, f)
+			if e != nil {
+				return nil, e
+			}
+			v[i] = nx
+		}
+	}
+	return v, nil
 }

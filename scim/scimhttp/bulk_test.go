@@ -148,9 +148,9 @@ func TestBulkOperationErrors(t *testing.T) {
 		detail   string
 	}{
 		{"unknown reference in data", bop("POST", "/Groups", "g", group("G", "bulkId:zz")), "409", "invalidValue",
-			`bulkId "zz" does not refer to a resource created by an earlier operation.`},
+			`bulkId "zz" is not the bulkId of a POST operation of the request.`},
 		{"unknown reference in path", bop("DELETE", "/Users/bulkId:zz", "", nil), "409", "invalidValue",
-			`bulkId "zz" does not refer to a resource created by an earlier operation.`},
+			`bulkId "zz" is not the bulkId of a POST operation of the request.`},
 		{"no bulkId", bop("POST", "/Users", "", user("x@example.com")), "400", "invalidValue", "bulkId is required for POST operations."},
 		{"reused bulkId", bop("POST", "/Users", "u", user("y@example.com")), "400", "invalidValue", `bulkId "u" is used by an earlier operation.`},
 		{"GET", bop("GET", "/Users", "", nil), "400", "invalidValue", `method must be POST, PUT, PATCH or DELETE, not "GET".`},
@@ -219,5 +219,125 @@ func TestBulkThousand(t *testing.T) {
 	l := s.call("acme", "GET", "/Users?count=1", nil).must(t, http.StatusOK)
 	if l.body["totalResults"] != 1000.0 {
 		t.Errorf("totalResults %v", l.body["totalResults"])
+	}
+}
+
+// location returns the id at the end of a result's location.
+func location(t *testing.T, res map[string]any) string {
+	t.Helper()
+	loc, _ := res["location"].(string)
+	i := strings.LastIndexByte(loc, '/')
+	if i < 0 {
+		t.Fatalf("no location in %v", res)
+	}
+	return loc[i+1:]
+}
+
+// TestBulkForwardReferences sends operations that name, by bulkId, resources created
+// by later operations of the request. RFC 7644 section 3.7.2 asks the service provider
+// to resolve them: each operation runs once the operations it names have run, and the
+// results are listed in the order of the request (as the RFC's examples list them).
+func TestBulkForwardReferences(t *testing.T) {
+	s := newServer(t)
+	r := s.call("acme", "POST", "/Bulk", bulk(0,
+		bop("POST", "/Groups", "crew", group("Crew", "bulkId:ann", "bulkId:bob")),
+		bop("PATCH", "/Users/bulkId:bob", "", patch(op("replace", "displayName", "Bob B."))),
+		bop("POST", "/Users", "ann", user("ann@example.com")),
+		bop("POST", "/Users", "bob", user("bob@example.com")),
+		bop("DELETE", "/Users/bulkId:cid", "", nil),
+		bop("POST", "/Users", "cid", user("cid@example.com")),
+	)).must(t, http.StatusOK)
+	res := r.results(t)
+	if diff := cmp.Diff([]string{"201", "200", "201", "201", "204", "201"}, statuses(res)); diff != "" {
+		t.Fatalf("statuses (-want +got):\n%s\n%s", diff, r.raw)
+	}
+	crew, ann, bob, cid := location(t, res[0]), location(t, res[2]), location(t, res[3]), location(t, res[5])
+	// Versions show the order the operations ran in: ann, bob, then the first operation
+	// of the request whose references are resolved each time (crew, the PATCH, cid, and
+	// the DELETE, which answers no version).
+	want := []map[string]any{
+		{"method": "POST", "bulkId": "crew", "status": "201", "location": base + "/Groups/" + crew, "version": `W/"3"`},
+		{"method": "PATCH", "status": "200", "location": base + "/Users/" + bob, "version": `W/"4"`},
+		{"method": "POST", "bulkId": "ann", "status": "201", "location": base + "/Users/" + ann, "version": `W/"1"`},
+		{"method": "POST", "bulkId": "bob", "status": "201", "location": base + "/Users/" + bob, "version": `W/"2"`},
+		{"method": "DELETE", "status": "204"},
+		{"method": "POST", "bulkId": "cid", "status": "201", "location": base + "/Users/" + cid, "version": `W/"5"`},
+	}
+	if diff := cmp.Diff(want, res); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+	g := s.call("acme", "GET", "/Groups/"+crew, nil).must(t, http.StatusOK)
+	if diff := cmp.Diff([]string{ann, bob}, g.members()); diff != "" {
+		t.Errorf("members (-want +got):\n%s", diff)
+	}
+	if got := s.call("acme", "GET", "/Users/"+bob, nil).must(t, http.StatusOK).str("displayName"); got != "Bob B." {
+		t.Errorf("displayName of bob %q, want the PATCH's", got)
+	}
+	s.call("acme", "GET", "/Users/"+cid, nil).must(t, http.StatusNotFound)
+}
+
+// TestBulkReferenceFailures: a reference to an operation that failed, to a bulkId no
+// operation has, and references that form a cycle are answered 409 invalidValue, each
+// saying which; failures count toward failOnErrors in the order the operations ran, and
+// a failed operation stores nothing.
+func TestBulkReferenceFailures(t *testing.T) {
+	manager := func(ref string) any {
+		return map[string]any{"manager": map[string]any{"value": ref}}
+	}
+	const ent = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
+	s := newServer(t)
+	s.createUser("acme", "taken@example.com")
+	r := s.call("acme", "POST", "/Bulk", bulk(10,
+		bop("POST", "/Groups", "g", group("G", "bulkId:dup")),
+		bop("POST", "/Users", "dup", user("taken@example.com")),
+		bop("POST", "/Users", "boss", user("boss@example.com", "schemas", []any{userURN, ent}, ent, manager("bulkId:aide"))),
+		bop("POST", "/Users", "aide", user("aide@example.com", "schemas", []any{userURN, ent}, ent, manager("bulkId:boss"))),
+		bop("POST", "/Groups", "self", group("Self", "bulkId:self")),
+		bop("PATCH", "/Users/bulkId:nobody", "", patch(op("replace", "active", false))),
+		bop("POST", "/Groups", "h", group("H", "bulkId:boss")),
+	)).must(t, http.StatusOK)
+	cycle := "The bulkId references of the operations with bulkIds %s form a cycle: each needs the id another creates. " +
+		"This service does not resolve circular references (RFC 7644 section 3.7.2 allows 409): create the resources, then PATCH the references."
+	want := []map[string]any{
+		{"method": "POST", "bulkId": "g", "status": "409", "response": scimErr("409", "invalidValue",
+			`bulkId "dup" refers to Operations[1], which failed.`)},
+		{"method": "POST", "bulkId": "dup", "status": "409", "response": scimErr("409", "uniqueness",
+			`userName "taken@example.com" is already in use.`)},
+		{"method": "POST", "bulkId": "boss", "status": "409", "response": scimErr("409", "invalidValue", fmt.Sprintf(cycle, `"boss", "aide"`))},
+		{"method": "POST", "bulkId": "aide", "status": "409", "response": scimErr("409", "invalidValue", fmt.Sprintf(cycle, `"boss", "aide"`))},
+		{"method": "POST", "bulkId": "self", "status": "409", "response": scimErr("409", "invalidValue", fmt.Sprintf(cycle, `"self"`))},
+		{"method": "PATCH", "status": "409", "response": scimErr("409", "invalidValue",
+			`bulkId "nobody" is not the bulkId of a POST operation of the request.`)},
+		{"method": "POST", "bulkId": "h", "status": "409", "response": scimErr("409", "invalidValue",
+			`bulkId "boss" refers to Operations[2], which failed.`)},
+	}
+	if diff := cmp.Diff(want, r.results(t)); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+	if ids := s.call("acme", "GET", "/Users", nil).must(t, http.StatusOK).ids(); len(ids) != 1 {
+		t.Errorf("users %v, want only the one created before", ids)
+	}
+	if ids := s.call("acme", "GET", "/Groups", nil).must(t, http.StatusOK).ids(); len(ids) != 0 {
+		t.Errorf("groups %v, want none", ids)
+	}
+
+	// failOnErrors counts the failures in the order the operations run: the PATCH waits
+	// for the user it names and fails, which stops the run before the last operation; the
+	// response lists, in the request's order, the operations that ran.
+	s = newServer(t)
+	r = s.call("acme", "POST", "/Bulk", bulk(1,
+		bop("PATCH", "/Users/bulkId:u", "", patch(op("replace", "userName", "other@example.com"))),
+		bop("POST", "/Users", "u", user("u@example.com")),
+		bop("POST", "/Users", "v", user("v@example.com")),
+	)).must(t, http.StatusOK)
+	res := r.results(t)
+	if diff := cmp.Diff([]string{"400", "201"}, statuses(res)); diff != "" {
+		t.Fatalf("statuses (-want +got):\n%s\n%s", diff, r.raw)
+	}
+	if res[0]["method"] != "PATCH" || res[1]["bulkId"] != "u" {
+		t.Errorf("results not in the request's order: %s", r.raw)
+	}
+	if diff := cmp.Diff([]string{location(t, res[1])}, s.call("acme", "GET", "/Users", nil).must(t, http.StatusOK).ids()); diff != "" {
+		t.Errorf("stored users (-want +got):\n%s", diff)
 	}
 }

@@ -2,8 +2,8 @@
 // HTTP for the teams of a host, so that identity providers such as Okta and Microsoft Entra
 // ID can provision through it. It is the HTTP adapter of package scim, which holds the
 // domain: users, groups, the scim.Store a backend implements, filters, normalisation and
-// the rules with their wording, and scim.Service, which applies PATCH and the version retry
-// loop of every update. This package holds the handler, its routing, Bulk, the discovery
+// the rules with their wording, and scim.Service, which applies PATCH and the
+// read-change-write of every update. This package holds the handler, its routing, Bulk, the discovery
 // endpoints, the JSON wire format, the /Schemas documents and the validation of POST and
 // PUT bodies (both rest on github.com/elimity-com/scim's schema package, which needs
 // net/http), and WriteProblem for the auth middleware.
@@ -101,18 +101,32 @@
 //   - Endpoint names match ignoring case (/users is /Users).
 //   - ETags are weak, W/"n", n the resource's version, which also changes when a write
 //     to another resource changes what this one shows (a user's groups, a group's
-//     members.display). If-Match on PUT, PATCH and DELETE
+//     members.display). A user's groups are read apart from the user and answered with
+//     the version they belong to (scim.Service.UserGroups), so a membership written
+//     meanwhile never goes out under the old ETag; a user deleted between the read of a
+//     list's page and the read of its groups is left out of the page. If-Match on PUT,
+//     PATCH and DELETE
 //     is checked atomically by the store (412 when it does not match); If-None-Match on
-//     GET of one resource answers 304. PUT and PATCH without If-Match, or with
-//     "If-Match: *" (any version), retry when another write slips in between their read
-//     and their write, for as long as the request lasts, so no update is lost and none
-//     fails for a version it did not ask for.
-//   - Bulk: operations run in order; without failOnErrors the run stops after the first
-//     failure, with failOnErrors N once N operations have failed. POST operations need a
-//     bulkId, unique in the request. "bulkId:x" in a path or anywhere in data is replaced
-//     with the id created by the earlier operation x; an unknown or failed x makes the
-//     operation fail with 409 invalidValue. An operation's version is its If-Match. More
-//     operations than maxOperations (1000) or a body above maxPayloadSize is 413.
+//     GET of one resource answers 304. PUT and PATCH read, change and write the resource
+//     in one atomic step of the store (scim.Store.UpdateUser), so concurrent updates
+//     apply one after the other: without If-Match, or with "If-Match: *" (any version),
+//     no update is lost and none fails for a version it did not ask for.
+//   - Bulk: operations run in the order of the request, except that an operation naming
+//     "bulkId:x" (in its path or anywhere in its data) runs after the POST operation x,
+//     also when x comes later in the request (RFC 7644 section 3.7.2), and the reference
+//     is replaced with the id x created. Each time, the first operation of the request
+//     whose references are resolved runs. Without failOnErrors the run stops after the
+//     first failure, with failOnErrors N once N operations have failed, counted in the
+//     order the operations ran; the response lists the operations that ran in the order
+//     of the request. POST operations need a bulkId, unique in the request. A reference
+//     to a bulkId no POST operation has, or to an operation that failed, fails with 409
+//     invalidValue saying which. Circular references (operations that each need the id
+//     another creates) are not resolved: the operations of the cycle fail with 409
+//     invalidValue naming their bulkIds, as RFC 7644 section 3.7.2 allows, and nothing
+//     of them is stored; a client creates the resources, then PATCHes the references.
+//     Group members are users, so a cycle can only run through free values such as a
+//     user's manager. An operation's version is its If-Match. More operations than
+//     maxOperations (1000) or a body above maxPayloadSize is 413.
 //   - Request bodies must be application/scim+json or application/json (or carry no
 //     Content-Type), else 415; bodies above the one body limit (WithMaxBodyBytes, 1 MiB
 //     by default), which is also Bulk's maxPayloadSize in the ServiceProviderConfig, are

@@ -3,6 +3,7 @@ package scimhttp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -162,17 +163,13 @@ func respond(status int, r rendered, c call) (*result, *scimError) {
 	return &result{status: status, header: hdr, body: body}, nil
 }
 
-func (h *Handler) userGroups(ctx context.Context, team, id string, c call) ([]scim.Group, *scimError) {
+// userGroups returns u with its groups, both of one state (scim.Service.UserGroups), when
+// the user responses of the request carry groups, and u as it is otherwise.
+func (h *Handler) userGroups(ctx context.Context, team string, u scim.User, c call) (scim.User, []scim.Group, error) {
 	if !groupsWanted(projectionOf(c.query)) {
-		return nil, nil
+		return u, nil, nil
 	}
-	groups, _, err := h.store.ListGroups(ctx, team, scim.ListQuery{
-		Filter: []scim.Equal{{Attr: scim.MemberFilter, Value: id}}, StartIndex: 1, Count: scim.MaxGroupsPerUser})
-	if err != nil {
-		e := h.storeError(ctx, err)
-		return nil, &e
-	}
-	return groups, nil
+	return h.svc.UserGroups(ctx, team, u)
 }
 
 func (h *Handler) getUser(ctx context.Context, root, team string, c call) (*result, *scimError) {
@@ -181,9 +178,10 @@ func (h *Handler) getUser(ctx context.Context, root, team string, c call) (*resu
 		e := h.storeError(ctx, err)
 		return nil, &e
 	}
-	groups, e := h.userGroups(ctx, team, u.ID, c)
-	if e != nil {
-		return nil, e
+	u, groups, err := h.userGroups(ctx, team, u, c)
+	if err != nil {
+		e := h.storeError(ctx, err)
+		return nil, &e
 	}
 	return respond(http.StatusOK, h.renderUser(u, root, groups), c)
 }
@@ -265,9 +263,13 @@ func (h *Handler) list(ctx context.Context, root, team string, c call) (*result,
 		var users []scim.User
 		users, total, err = h.store.ListUsers(ctx, team, q)
 		for _, u := range users {
-			groups, e := h.userGroups(ctx, team, u.ID, c)
-			if e != nil {
-				return nil, e
+			u, groups, err := h.userGroups(ctx, team, u, c)
+			if errors.Is(err, scim.ErrNotFound) {
+				continue // deleted since the page was read
+			}
+			if err != nil {
+				e := h.storeError(ctx, err)
+				return nil, &e
 			}
 			items = append(items, h.renderUser(u, root, groups))
 		}
@@ -365,9 +367,10 @@ func (h *Handler) writeUser(ctx context.Context, root, team string, c call, body
 			return nil, &e
 		}
 	}
-	groups, e := h.userGroups(ctx, team, out.ID, c)
-	if e != nil {
-		return nil, e
+	out, groups, err := h.userGroups(ctx, team, out, c)
+	if err != nil {
+		e := h.storeError(ctx, err)
+		return nil, &e
 	}
 	return respond(http.StatusOK, h.renderUser(out, root, groups), c)
 }

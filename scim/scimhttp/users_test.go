@@ -2,6 +2,7 @@ package scimhttp_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/kmkit/kmkit/scim"
 	"github.com/kmkit/kmkit/scim/scimhttp"
+	"github.com/kmkit/kmkit/scim/scimtest"
 	"github.com/kmkit/kmkit/storage/memory"
 )
 
@@ -559,5 +561,78 @@ func TestMountOptions(t *testing.T) {
 	mux.ServeHTTP(w, r)
 	if w.Code != http.StatusCreated || !strings.HasPrefix(w.Header().Get("Location"), "https://idm.example.com/scim/v2/Users/") {
 		t.Errorf("status %d, Location %q", w.Code, w.Header().Get("Location"))
+	}
+}
+
+// TestETagsOfGroupsReadApart: a user's groups are read apart from the user, and a write
+// to a group can come in between (scimtest.RacingStore makes it come). The ETag, which
+// is meta.version, must still be the version of the groups the body shows (RFC 7644
+// section 3.14, RFC 9110 section 8.8.3), in GET, in the response to a PATCH and in lists.
+func TestETagsOfGroupsReadApart(t *testing.T) {
+	st := memory.New().SCIM()
+	racing := &scimtest.RacingStore{Store: st}
+	s := &server{t: t, store: st, h: withTeamHeader(scimhttp.NewHandler(racing))}
+	id := s.createUser("acme", "jane@example.com")
+	gid := s.createGroup("acme", "G")
+	setMembers := func(ids ...string) func() {
+		return func() {
+			members := []scim.Member{}
+			for _, id := range ids {
+				members = append(members, scim.Member{Value: id})
+			}
+			if _, err := st.ReplaceGroup(t.Context(), "acme", scim.Group{ID: gid, DisplayName: "G", Members: members}, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	stored := func() string {
+		u, err := st.GetUser(t.Context(), "acme", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf(`W/"%d"`, u.Version)
+	}
+	groupsOf := func(m map[string]any) []string {
+		out := []string{}
+		list, _ := m["groups"].([]any)
+		for _, g := range list {
+			out = append(out, g.(map[string]any)["value"].(string))
+		}
+		return out
+	}
+	check := func(step string, r response, m map[string]any, wantGroups ...string) {
+		t.Helper()
+		meta, _ := m["meta"].(map[string]any)
+		if tag := r.header.Get("ETag"); r.code != http.StatusOK || (tag != "" && tag != meta["version"]) || meta["version"] != stored() {
+			t.Errorf("%s: status %d, ETag %q, meta.version %v, stored version %s", step, r.code, tag, meta["version"], stored())
+		}
+		if diff := cmp.Diff(append([]string{}, wantGroups...), groupsOf(m)); diff != "" {
+			t.Errorf("%s: groups (-want +got):\n%s", step, diff)
+		}
+	}
+
+	before := s.call("acme", "GET", "/Users/"+id, nil).must(t, http.StatusOK).header.Get("ETag")
+	racing.Slip = setMembers(id)
+	r := s.call("acme", "GET", "/Users/"+id, nil, "If-None-Match", before)
+	check("GET while the user joins", r, r.body, gid)
+	s.call("acme", "GET", "/Users/"+id, nil, "If-None-Match", r.header.Get("ETag")).must(t, http.StatusNotModified)
+
+	racing.Slip = setMembers()
+	r = s.call("acme", "PATCH", "/Users/"+id, patch(op("replace", "title", "Boss")))
+	check("PATCH while the user leaves", r, r.body)
+
+	racing.Slip = setMembers(id)
+	r = s.call("acme", "GET", "/Users", nil).must(t, http.StatusOK)
+	check("list while the user joins", r, r.body["Resources"].([]any)[0].(map[string]any), gid)
+
+	// A user deleted between the read of the page and the read of its groups is left out
+	// of the page, and the list still answers.
+	racing.Slip = func() {
+		if err := st.DeleteUser(t.Context(), "acme", id, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ids := s.call("acme", "GET", "/Users", nil).must(t, http.StatusOK).ids(); len(ids) != 0 {
+		t.Errorf("list while the user is deleted: %v", ids)
 	}
 }

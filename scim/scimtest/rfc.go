@@ -121,6 +121,7 @@ func testPatchRFC(t *testing.T, newStore Factory) {
 		})
 	}
 	t.Run("6 no-op adds keep the version", func(t *testing.T) { testNoOpAdd(t, newStore) })
+	t.Run("removes naming no values change nothing", func(t *testing.T) { testRemoveNothing(t, newStore) })
 	t.Run("values stored before the rule", func(t *testing.T) { testPatchStoredDuplicates(t, newStore) })
 	t.Run("7 duplicate values name the attribute and the value", func(t *testing.T) {
 		// The rule of POST, PUT and PATCH alike (scim.CheckValues), with POST's body.
@@ -189,29 +190,67 @@ func testNoOpAdd(t *testing.T, newStore Factory) {
 	c := newClient(t, newStore(t, nil))
 	uid := c.create(emailsN1)
 	gid := c.createGroup(`{"schemas":["` + groupURN + `"],"displayName":"G","members":[{"value":"` + uid + `"}]}`)
-	for _, tt := range []struct{ path, ops string }{
-		{"/Groups/" + gid, `[{"op":"add","path":"members","value":[{"value":"` + uid + `"}]}]`},
-		{"/Users/" + uid, `[{"op":"add","path":"emails","value":[{"value":"n1@x.example.com","type":"work","primary":true}]}]`},
-		{"/Users/" + uid, `[{"op":"add","path":"emails","value":[{"value":"n1@x.example.com","type":"work"}]}]`},
+	checkNoChange(t, c, "/Groups/"+gid, `[{"op":"add","path":"members","value":[{"value":"`+uid+`"}]}]`)
+	checkNoChange(t, c, "/Users/"+uid, `[{"op":"add","path":"emails","value":[{"value":"n1@x.example.com","type":"work","primary":true}]}]`)
+	checkNoChange(t, c, "/Users/"+uid, `[{"op":"add","path":"emails","value":[{"value":"n1@x.example.com","type":"work"}]}]`)
+}
+
+// testRemoveNothing sends removes whose value lists no values. A remove with a value
+// list removes the values listed (Entra ID removes members so); an empty list, or null,
+// names none, so nothing is removed: only a remove without a value removes every value
+// (RFC 7644 section 3.5.2.2). Once, the empty list emptied the group.
+func testRemoveNothing(t *testing.T, newStore Factory) {
+	c := newClient(t, newStore(t, nil))
+	uid := c.create(`{"schemas":["` + userURN + `"],"userName":"r@x.example.com",
+		"emails":[{"value":"r@x.example.com","type":"work","primary":true},{"value":"r@y.test","type":"home"}],
+		"phoneNumbers":[{"value":"+1 555 0100","type":"mobile"}],"ims":[{"value":"r","type":"xmpp"}]}`)
+	other := c.create(`{"schemas":["` + userURN + `"],"userName":"s@x.example.com"}`)
+	gid := c.createGroup(`{"schemas":["` + groupURN + `"],"displayName":"G","members":[{"value":"` + uid + `"},{"value":"` + other + `"}]}`)
+	for _, ops := range []string{
+		`[{"op":"remove","path":"members","value":[]}]`,
+		`[{"op":"Remove","path":"members","value":null}]`,
+		`[{"op":"remove","path":"members","value":[]},{"op":"remove","path":"members","value":[{"value":"absent-id"}]}]`,
 	} {
-		before, held := c.resource(tt.path)
-		pre := func(v int64) error {
-			if v != held.Version {
-				return scim.Errorf(scim.ErrVersionMismatch, "version %d, held %d", v, held.Version)
-			}
-			return nil
+		checkNoChange(t, c, "/Groups/"+gid, ops)
+	}
+	for _, ops := range []string{
+		`[{"op":"remove","path":"emails","value":[]}]`,
+		`[{"op":"remove","path":"emails","value":null}]`,
+		`[{"op":"remove","path":"phoneNumbers","value":[]}]`,
+		`[{"op":"remove","path":"ims","value":[]}]`,
+		`[{"op":"remove","path":"addresses","value":[]}]`,
+	} {
+		checkNoChange(t, c, "/Users/"+uid, ops)
+	}
+	// Without a value, remove still removes every value.
+	if m, _, e := c.patch("/Groups/"+gid, patchOp+`[{"op":"remove","path":"members"}]}`, nil); e != nil || len(m["members"].([]any)) != 0 {
+		t.Errorf("remove members without a value: members %v, error %v", m["members"], e)
+	}
+}
+
+// checkNoChange applies ops to path twice with the version held as the precondition: each
+// time the PATCH succeeds, answers the resource as it was with its version and modify
+// time, and the store holds it unchanged (RFC 7644 section 3.5.2: a PATCH that changes
+// nothing writes nothing).
+func checkNoChange(t *testing.T, c client, path, ops string) {
+	t.Helper()
+	before, held := c.resource(path)
+	pre := func(v int64) error {
+		if v != held.Version {
+			return scim.Errorf(scim.ErrVersionMismatch, "version %d, held %d", v, held.Version)
 		}
-		for range 2 {
-			m, v, e := c.patch(tt.path, patchOp+tt.ops+"}", pre)
-			if e != nil {
-				t.Fatalf("PATCH %s %s with the version held: %v", tt.path, tt.ops, *e)
-			}
-			if v != held || !cmp.Equal(before, m) {
-				t.Errorf("PATCH %s %s: version %+v, held %+v; resource (-before +after):\n%s", tt.path, tt.ops, v, held, cmp.Diff(before, m))
-			}
+		return nil
+	}
+	for range 2 {
+		m, v, e := c.patch(path, patchOp+ops+"}", pre)
+		if e != nil {
+			t.Fatalf("PATCH %s %s with the version held: %v", path, ops, *e)
 		}
-		if after, v := c.resource(tt.path); v != held || !cmp.Equal(before, after) {
-			t.Errorf("stored %s after %s: version %+v, held %+v; (-before +after):\n%s", tt.path, tt.ops, v, held, cmp.Diff(before, after))
+		if v != held || !cmp.Equal(before, m) {
+			t.Errorf("PATCH %s %s: version %+v, held %+v; resource (-before +after):\n%s", path, ops, v, held, cmp.Diff(before, m))
 		}
+	}
+	if after, v := c.resource(path); v != held || !cmp.Equal(before, after) {
+		t.Errorf("stored %s after %s: version %+v, held %+v; (-before +after):\n%s", path, ops, v, held, cmp.Diff(before, after))
 	}
 }

@@ -44,8 +44,10 @@ func Run(t *testing.T, newStore Factory) {
 		{"ParallelMemberships", testParallelMemberships},
 		{"ParallelSeats", testParallelSeats},
 		{"ParallelPatches", testParallelPatches},
+		{"Update", testUpdate},
 		{"ValueFilters", testValueFilters},
 		{"DerivedVersions", testDerivedVersions},
+		{"UserGroups", testUserGroups},
 		{"Patch", testPatch},
 		{"PatchErrors", testPatchErrors},
 		{"PatchGroups", testPatchGroups},
@@ -623,4 +625,193 @@ func testDerivedVersions(t *testing.T, newStore Factory) {
 		t.Fatal(err)
 	}
 	check("delete the group", changed(before, other), "b@example.com")
+}
+
+// RacingStore is a Store whose next ListGroups first calls Slip, once: the write of a
+// concurrent request between the read of a user and the read of its groups, made
+// deterministic for the tests of this suite and of adapters. It is for sequential use.
+type RacingStore struct {
+	scim.Store
+	Slip func()
+}
+
+// ListGroups calls Slip, if set, and clears it, then lists the groups.
+func (s *RacingStore) ListGroups(ctx context.Context, team string, q scim.ListQuery) ([]scim.Group, int, error) {
+	if f := s.Slip; f != nil {
+		s.Slip = nil
+		f()
+	}
+	return s.Store.ListGroups(ctx, team, q)
+}
+
+// testUserGroups reads a user's groups while a write changes them: the groups answered
+// are those of the version answered (RFC 7644 section 3.14: the version is of the
+// resource as represented, groups included), never new groups under the old version nor
+// the old groups under the new one.
+func testUserGroups(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+	s := &RacingStore{Store: newStore(t, nil)}
+	svc := scim.NewService(s)
+	a := must(s.CreateUser(ctx, "t", scim.User{UserName: "a@example.com", Active: true})).get(t)
+	g := must(s.CreateGroup(ctx, "t", scim.Group{DisplayName: "G"})).get(t)
+	for _, step := range []struct {
+		name    string
+		members []scim.Member
+		want    []string
+	}{
+		{"joins", []scim.Member{{Value: a.ID}}, []string{g.ID}},
+		{"leaves", nil, []string{}},
+	} {
+		read := must(s.GetUser(ctx, "t", a.ID)).get(t)
+		s.Slip = func() {
+			must(s.Store.ReplaceGroup(ctx, "t", scim.Group{ID: g.ID, DisplayName: "G", Members: step.members}, 0)).get(t)
+		}
+		u, groups, err := svc.UserGroups(ctx, "t", read)
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		stored := must(s.GetUser(ctx, "t", a.ID)).get(t)
+		if u.Version != stored.Version || u.Version == read.Version {
+			t.Errorf("%s: version %d with the groups of version %d (read before the write: %d)", step.name, u.Version, stored.Version, read.Version)
+		}
+		got := []string{}
+		for _, g := range groups {
+			got = append(got, g.ID)
+		}
+		if diff := cmp.Diff(step.want, got); diff != "" {
+			t.Errorf("%s: groups (-want +got):\n%s", step.name, diff)
+		}
+	}
+	// Without a write in between, the user is answered as read.
+	read := must(s.GetUser(ctx, "t", a.ID)).get(t)
+	u, groups, err := svc.UserGroups(ctx, "t", read)
+	if err != nil || u.Version != read.Version || len(groups) != 0 {
+		t.Errorf("quiet read: version %d (read %d), groups %v, error %v", u.Version, read.Version, groups, err)
+	}
+	// A user deleted meanwhile is not found.
+	s.Slip = func() {
+		if err := s.Store.DeleteUser(ctx, "t", a.ID, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := svc.UserGroups(ctx, "t", read); !errors.Is(err, scim.ErrNotFound) {
+		t.Errorf("user deleted meanwhile: error %v, want ErrNotFound", err)
+	}
+}
+
+// testUpdate checks UpdateUser and UpdateGroup (scim.Change): concurrent changes of one
+// resource each see the writes that came before (a counter incremented by n writers
+// ends at n, with n distinct versions), a change that writes nothing or fails leaves the
+// resource and its version, and the replacement is held to the rules of ReplaceUser and
+// ReplaceGroup.
+func testUpdate(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+	s := newStore(t, nil)
+	u := must(s.CreateUser(ctx, "t", scim.User{UserName: "c@example.com", Active: true, Attributes: map[string]any{"nickName": "0"}})).get(t)
+	const n = 16
+	var mu sync.Mutex
+	versions := map[int64]bool{}
+	got := parallel(n, func(int) error {
+		out, err := s.UpdateUser(ctx, "t", u.ID, func(cur scim.User) (scim.User, bool, error) {
+			var count int
+			fmt.Sscan(cur.Attributes["nickName"].(string), &count)
+			cur.Attributes["nickName"] = fmt.Sprint(count + 1)
+			return cur, true, nil
+		})
+		mu.Lock()
+		versions[out.Version] = true
+		mu.Unlock()
+		return err
+	})
+	stored := must(s.GetUser(ctx, "t", u.ID)).get(t)
+	if got["ok"] != n || stored.Attributes["nickName"] != fmt.Sprint(n) || len(versions) != n {
+		t.Errorf("%d writers incrementing: outcomes %v, counter %v, %d distinct versions", n, got, stored.Attributes["nickName"], len(versions))
+	}
+
+	unchanged := func(step string, err error, wantErr error) {
+		t.Helper()
+		if !errors.Is(err, wantErr) {
+			t.Errorf("%s: error %v, want %v", step, err, wantErr)
+		}
+		if after := must(s.GetUser(ctx, "t", u.ID)).get(t); after.Version != stored.Version || !cmp.Equal(after, stored) {
+			t.Errorf("%s changed the user (-before +after):\n%s", step, cmp.Diff(stored, after))
+		}
+	}
+	out, err := s.UpdateUser(ctx, "t", u.ID, func(cur scim.User) (scim.User, bool, error) {
+		cur.DisplayName = "not written"
+		return cur, false, nil
+	})
+	unchanged("write false", err, nil)
+	if !cmp.Equal(out, stored) {
+		t.Errorf("write false answered (-stored +answered):\n%s", cmp.Diff(stored, out))
+	}
+	failed := errors.New("the change fails")
+	_, err = s.UpdateUser(ctx, "t", u.ID, func(cur scim.User) (scim.User, bool, error) {
+		cur.DisplayName = "not written"
+		return cur, true, failed
+	})
+	unchanged("a failing change", err, failed)
+	_, err = s.UpdateUser(ctx, "t", u.ID, func(cur scim.User) (scim.User, bool, error) {
+		cur.UserName = "other@example.com"
+		return cur, true, nil
+	})
+	unchanged("a userName change", err, scim.ErrMutability)
+	called := false
+	_, err = s.UpdateUser(ctx, "t", "missing", func(cur scim.User) (scim.User, bool, error) {
+		called = true
+		return cur, true, nil
+	})
+	if !errors.Is(err, scim.ErrNotFound) || called {
+		t.Errorf("missing user: error %v, change called %v", err, called)
+	}
+
+	g := must(s.CreateGroup(ctx, "t", scim.Group{DisplayName: "G", Members: []scim.Member{{Value: u.ID}}})).get(t)
+	var seen scim.Group
+	out2, err := s.UpdateGroup(ctx, "t", g.ID, func(cur scim.Group) (scim.Group, bool, error) {
+		seen = cur
+		cur.DisplayName = "H"
+		return cur, true, nil
+	})
+	if err != nil || out2.DisplayName != "H" || out2.Version <= g.Version || len(seen.Members) != 1 || seen.Members[0].Display != "c@example.com" {
+		t.Errorf("rename: %+v, %v; the change saw %+v", out2, err, seen)
+	}
+	_, err = s.UpdateGroup(ctx, "t", g.ID, func(cur scim.Group) (scim.Group, bool, error) {
+		cur.Members = append(cur.Members, scim.Member{Value: "nobody"})
+		return cur, true, nil
+	})
+	if !errors.Is(err, scim.ErrNoSuchMember) {
+		t.Errorf("a member that is no user: error %v, want ErrNoSuchMember", err)
+	}
+	if after := must(s.GetGroup(ctx, "t", g.ID)).get(t); !cmp.Equal(after, out2) {
+		t.Errorf("a refused change changed the group (-before +after):\n%s", cmp.Diff(out2, after))
+	}
+	if _, err := s.UpdateGroup(ctx, "t", "missing", func(cur scim.Group) (scim.Group, bool, error) { return cur, true, nil }); !errors.Is(err, scim.ErrNotFound) {
+		t.Errorf("missing group: error %v, want ErrNotFound", err)
+	}
+
+	// Members keep the order they are given in, whether members are appended, removed or
+	// reordered.
+	v := must(s.CreateUser(ctx, "t", scim.User{UserName: "v@example.com"})).get(t).ID
+	w := must(s.CreateUser(ctx, "t", scim.User{UserName: "w@example.com"})).get(t).ID
+	for _, order := range [][]string{{u.ID, v, w}, {w, u.ID}, {w, u.ID, v}, {v, w, u.ID}, {v, u.ID}, {u.ID, v, w}, {}} {
+		out, err := s.UpdateGroup(ctx, "t", g.ID, func(cur scim.Group) (scim.Group, bool, error) {
+			cur.Members = nil
+			for _, id := range order {
+				cur.Members = append(cur.Members, scim.Member{Value: id})
+			}
+			return cur, true, nil
+		})
+		if err != nil {
+			t.Fatalf("members %v: %v", order, err)
+		}
+		for _, got := range []scim.Group{out, must(s.GetGroup(ctx, "t", g.ID)).get(t)} {
+			ids := []string{}
+			for _, m := range got.Members {
+				ids = append(ids, m.Value)
+			}
+			if diff := cmp.Diff(order, ids); diff != "" {
+				t.Errorf("members (-want +got):\n%s", diff)
+			}
+		}
+	}
 }

@@ -139,6 +139,34 @@ func (s *SCIMStore) ReplaceUser(_ context.Context, team string, u scim.User, ifV
 	if err := scim.CheckVersion("User", u.ID, old.Version, ifVersion); err != nil {
 		return scim.User{}, err
 	}
+	return s.replaceUser(t, limit, u, old)
+}
+
+// UpdateUser implements scim.Store: change runs under the team's lock.
+func (s *SCIMStore) UpdateUser(_ context.Context, team, id string, change scim.Change[scim.User]) (scim.User, error) {
+	t, limit := s.team(team, false)
+	if t == nil {
+		return scim.User{}, scim.NotFound("User", id)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old, ok := t.users[id]
+	if !ok {
+		return scim.User{}, scim.NotFound("User", id)
+	}
+	next, write, err := change(old.Clone())
+	if err != nil {
+		return scim.User{}, err
+	}
+	if !write {
+		return old.Clone(), nil
+	}
+	next.ID = id
+	return s.replaceUser(t, limit, next, old)
+}
+
+// replaceUser replaces the stored user old with u, under the team's lock.
+func (s *SCIMStore) replaceUser(t *scimTeam, limit int, u scim.User, old *scim.User) (scim.User, error) {
 	if err := scim.CheckUserNameChange(old.UserName, u.UserName); err != nil {
 		return scim.User{}, err
 	}
@@ -406,6 +434,35 @@ func (s *SCIMStore) ReplaceGroup(_ context.Context, team string, g scim.Group, i
 	if err := scim.CheckVersion("Group", g.ID, old.Version, ifVersion); err != nil {
 		return scim.Group{}, err
 	}
+	return s.replaceGroup(t, limit, g, old)
+}
+
+// UpdateGroup implements scim.Store: change runs under the team's lock.
+func (s *SCIMStore) UpdateGroup(_ context.Context, team, id string, change scim.Change[scim.Group]) (scim.Group, error) {
+	t, limit := s.team(team, false)
+	if t == nil {
+		return scim.Group{}, scim.NotFound("Group", id)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old, ok := t.groups[id]
+	if !ok {
+		return scim.Group{}, scim.NotFound("Group", id)
+	}
+	cur := t.readGroup(old)
+	next, write, err := change(cur.Clone())
+	if err != nil {
+		return scim.Group{}, err
+	}
+	if !write {
+		return cur, nil
+	}
+	next.ID = id
+	return s.replaceGroup(t, limit, next, old)
+}
+
+// replaceGroup replaces the stored group old with g, under the team's lock.
+func (s *SCIMStore) replaceGroup(t *scimTeam, limit int, g scim.Group, old *scimGroup) (scim.Group, error) {
 	if err := t.checkGroupName(g.ID, g.DisplayName); err != nil {
 		return scim.Group{}, err
 	}

@@ -155,7 +155,7 @@ func (s *SCIMStore) ReplaceUser(ctx context.Context, team string, u scim.User, i
 	if err != nil {
 		return scim.User{}, fmt.Errorf("sqlstore: attributes: %w", err)
 	}
-	u = u.Clone()
+	var out scim.User
 	err = s.write(ctx, team, func(tx *sql.Tx, version int64) error {
 		old, err := s.getUser(ctx, tx, team, u.ID)
 		if err != nil {
@@ -164,29 +164,74 @@ func (s *SCIMStore) ReplaceUser(ctx context.Context, team string, u scim.User, i
 		if err := scim.CheckVersion("User", u.ID, old.Version, ifVersion); err != nil {
 			return err
 		}
-		if err := scim.CheckUserNameChange(old.UserName, u.UserName); err != nil {
-			return err
-		}
-		delta := scim.SeatDelta(old.Active, u.Active)
-		if err := s.checkSeats(ctx, tx, team, delta); err != nil {
-			return err
-		}
-		u.Created = old.Created
-		u.LastModified = micros(s.now())
-		u.Version = version
-		if u.UserName != old.UserName || u.DisplayName != old.DisplayName {
-			if err := s.touchGroupsOf(ctx, tx, team, u.ID, version, u.LastModified.UnixMicro()); err != nil {
-				return err
-			}
-		}
-		_, err = tx.ExecContext(ctx, s.q(`UPDATE scim_users SET user_name = ?, user_name_key = ?, external_id = ?,
-			display_name = ?, display_name_key = ?, active = ?, role = ?, send_email = ?, attributes = ?,
-			modified_us = ?, version = ? WHERE team = ? AND id = ?`),
-			u.UserName, scim.NameKey(u.UserName), u.ExternalID, u.DisplayName, scim.NameKey(u.DisplayName),
-			u.Active, string(u.Role), u.SendEmailOnInvitation, string(attrs), u.LastModified.UnixMicro(), u.Version,
-			team, u.ID)
+		out, err = s.replaceUser(ctx, tx, team, u, attrs, old, version)
 		return err
 	})
+	if err != nil {
+		return scim.User{}, err
+	}
+	return out, nil
+}
+
+// errUnchanged rolls back the transaction of an update whose change writes nothing.
+var errUnchanged = errors.New("sqlstore: nothing to write")
+
+// UpdateUser implements scim.Store: change runs in the transaction that holds the team's
+// lock.
+func (s *SCIMStore) UpdateUser(ctx context.Context, team, id string, change scim.Change[scim.User]) (scim.User, error) {
+	var out scim.User
+	err := s.write(ctx, team, func(tx *sql.Tx, version int64) error {
+		old, err := s.getUser(ctx, tx, team, id)
+		if err != nil {
+			return err
+		}
+		next, write, err := change(old.Clone())
+		if err != nil {
+			return err
+		}
+		if !write {
+			out = old
+			return errUnchanged
+		}
+		next.ID = id
+		attrs, err := json.Marshal(next.Attributes)
+		if err != nil {
+			return fmt.Errorf("sqlstore: attributes: %w", err)
+		}
+		out, err = s.replaceUser(ctx, tx, team, next, attrs, old, version)
+		return err
+	})
+	if err != nil && !errors.Is(err, errUnchanged) {
+		return scim.User{}, err
+	}
+	return out, nil
+}
+
+// replaceUser replaces the stored user old with u (its attributes encoded as attrs) in
+// the write's transaction.
+func (s *SCIMStore) replaceUser(ctx context.Context, tx *sql.Tx, team string, u scim.User, attrs []byte, old scim.User, version int64) (scim.User, error) {
+	if err := scim.CheckUserNameChange(old.UserName, u.UserName); err != nil {
+		return scim.User{}, err
+	}
+	delta := scim.SeatDelta(old.Active, u.Active)
+	if err := s.checkSeats(ctx, tx, team, delta); err != nil {
+		return scim.User{}, err
+	}
+	u = u.Clone()
+	u.Created = old.Created
+	u.LastModified = micros(s.now())
+	u.Version = version
+	if u.UserName != old.UserName || u.DisplayName != old.DisplayName {
+		if err := s.touchGroupsOf(ctx, tx, team, u.ID, version, u.LastModified.UnixMicro()); err != nil {
+			return scim.User{}, err
+		}
+	}
+	_, err := tx.ExecContext(ctx, s.q(`UPDATE scim_users SET user_name = ?, user_name_key = ?, external_id = ?,
+		display_name = ?, display_name_key = ?, active = ?, role = ?, send_email = ?, attributes = ?,
+		modified_us = ?, version = ? WHERE team = ? AND id = ?`),
+		u.UserName, scim.NameKey(u.UserName), u.ExternalID, u.DisplayName, scim.NameKey(u.DisplayName),
+		u.Active, string(u.Role), u.SendEmailOnInvitation, string(attrs), u.LastModified.UnixMicro(), u.Version,
+		team, u.ID)
 	if err != nil {
 		return scim.User{}, err
 	}
@@ -235,22 +280,24 @@ func (s *SCIMStore) touchUsers(ctx context.Context, tx *sql.Tx, team string, ids
 	return err
 }
 
-// members returns the members of the group gid as stored, without displays.
-func (s *SCIMStore) members(ctx context.Context, tx *sql.Tx, team, gid string) ([]scim.Member, error) {
-	rows, err := tx.QueryContext(ctx, s.q(`SELECT user_id FROM scim_members WHERE team = ? AND group_id = ?`), team, gid)
+// members returns the members of the group gid as stored, in their order, without
+// displays, and the position of the last one (-1 when there is none).
+func (s *SCIMStore) members(ctx context.Context, tx *sql.Tx, team, gid string) ([]scim.Member, int64, error) {
+	rows, err := tx.QueryContext(ctx, s.q(`SELECT user_id, pos FROM scim_members WHERE team = ? AND group_id = ? ORDER BY pos`), team, gid)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer rows.Close()
 	var out []scim.Member
+	last := int64(-1)
 	for rows.Next() {
 		var m scim.Member
-		if err := rows.Scan(&m.Value); err != nil {
-			return nil, err
+		if err := rows.Scan(&m.Value, &last); err != nil {
+			return nil, 0, err
 		}
 		out = append(out, m)
 	}
-	return out, rows.Err()
+	return out, last, rows.Err()
 }
 
 // listClauses returns the WHERE conditions and arguments of a filter, and the ORDER BY of
@@ -385,9 +432,15 @@ func (s *SCIMStore) ListUsers(ctx context.Context, team string, q scim.ListQuery
 	return out, total, nil
 }
 
-// checkMembers validates the members of group gid (empty for a new group) and returns them
-// without duplicates, in their first order.
-func (s *SCIMStore) checkMembers(ctx context.Context, tx *sql.Tx, team, gid string, members []scim.Member) ([]scim.Member, error) {
+// checkMembers validates the members of group gid (empty for a new group), whose stored
+// members are before, and returns them without duplicates, in their first order. A
+// stored member needs no check: it is a user of the team (deleting a user removes its
+// memberships) and already counted in this group.
+func (s *SCIMStore) checkMembers(ctx context.Context, tx *sql.Tx, team, gid string, members, before []scim.Member) ([]scim.Member, error) {
+	stored := make(map[string]bool, len(before))
+	for _, m := range before {
+		stored[m.Value] = true
+	}
 	seen := make(map[string]bool, len(members))
 	out := make([]scim.Member, 0, len(members))
 	for _, m := range members {
@@ -395,6 +448,10 @@ func (s *SCIMStore) checkMembers(ctx context.Context, tx *sql.Tx, team, gid stri
 			continue
 		}
 		seen[m.Value] = true
+		if stored[m.Value] {
+			out = append(out, scim.Member{Value: m.Value})
+			continue
+		}
 		var exists, groups, inThis int
 		err := tx.QueryRowContext(ctx, s.q(`SELECT
 			(SELECT count(*) FROM scim_users WHERE team = ? AND id = ?),
@@ -425,13 +482,49 @@ func (s *SCIMStore) checkGroupName(ctx context.Context, tx *sql.Tx, team, gid, n
 	return nil
 }
 
-func (s *SCIMStore) setMembers(ctx context.Context, tx *sql.Tx, team, gid string, members []scim.Member) error {
+// setMembers stores members as the members of group gid, whose stored members are before
+// (in order, the last at position last). When the members that stay keep their order and
+// the new ones follow them, as with PATCH add and remove, only the members that left are
+// deleted and those that joined appended; otherwise the list is written anew.
+func (s *SCIMStore) setMembers(ctx context.Context, tx *sql.Tx, team, gid string, before []scim.Member, last int64, members []scim.Member) error {
+	in := make(map[string]bool, len(members))
+	for _, m := range members {
+		in[m.Value] = true
+	}
+	var left []string
+	kept := 0
+	for _, m := range before {
+		if !in[m.Value] {
+			left = append(left, m.Value)
+			continue
+		}
+		if kept == len(members) || members[kept].Value != m.Value {
+			return s.rewriteMembers(ctx, tx, team, gid, members)
+		}
+		kept++
+	}
+	if len(left) > 0 {
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM scim_members WHERE team = ? AND group_id = ? AND `+
+			s.db.d.inArray("user_id", "?", left)), team, gid, s.db.d.arrayArg(left)); err != nil {
+			return err
+		}
+	}
+	return s.insertMembers(ctx, tx, team, gid, members[kept:], last+1)
+}
+
+// rewriteMembers replaces the stored members of group gid with members.
+func (s *SCIMStore) rewriteMembers(ctx context.Context, tx *sql.Tx, team, gid string, members []scim.Member) error {
 	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM scim_members WHERE team = ? AND group_id = ?`), team, gid); err != nil {
 		return err
 	}
+	return s.insertMembers(ctx, tx, team, gid, members, 0)
+}
+
+// insertMembers adds members to group gid at the positions from pos on.
+func (s *SCIMStore) insertMembers(ctx context.Context, tx *sql.Tx, team, gid string, members []scim.Member, pos int64) error {
 	for i, m := range members {
 		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO scim_members (team, group_id, user_id, pos) VALUES (?, ?, ?, ?)`),
-			team, gid, m.Value, i); err != nil {
+			team, gid, m.Value, pos+int64(i)); err != nil {
 			return err
 		}
 	}
@@ -511,7 +604,7 @@ func (s *SCIMStore) CreateGroup(ctx context.Context, team string, g scim.Group) 
 		if err := s.checkGroupName(ctx, tx, team, "", g.DisplayName); err != nil {
 			return err
 		}
-		members, err := s.checkMembers(ctx, tx, team, "", g.Members)
+		members, err := s.checkMembers(ctx, tx, team, "", g.Members, nil)
 		if err != nil {
 			return err
 		}
@@ -529,7 +622,7 @@ func (s *SCIMStore) CreateGroup(ctx context.Context, team string, g scim.Group) 
 		if err != nil {
 			return err
 		}
-		if err := s.setMembers(ctx, tx, team, id, members); err != nil {
+		if err := s.insertMembers(ctx, tx, team, id, members, 0); err != nil {
 			return err
 		}
 		if err := s.touchUsers(ctx, tx, team, scim.TouchedMembers(nil, members, false), version, now); err != nil {
@@ -570,41 +663,74 @@ func (s *SCIMStore) ReplaceGroup(ctx context.Context, team string, g scim.Group,
 		if err := scim.CheckVersion("Group", g.ID, stored, ifVersion); err != nil {
 			return err
 		}
-		if err := s.checkGroupName(ctx, tx, team, g.ID, g.DisplayName); err != nil {
-			return err
-		}
-		members, err := s.checkMembers(ctx, tx, team, g.ID, g.Members)
-		if err != nil {
-			return err
-		}
-		if err := s.checkSeats(ctx, tx, team, 0); err != nil {
-			return err
-		}
-		before, err := s.members(ctx, tx, team, g.ID)
-		if err != nil {
-			return err
-		}
-		now := s.now().UnixMicro()
-		_, err = tx.ExecContext(ctx, s.q(`UPDATE scim_groups SET display_name = ?, display_name_key = ?, external_id = ?,
-			role = ?, modified_us = ?, version = ? WHERE team = ? AND id = ?`),
-			g.DisplayName, scim.NameKey(g.DisplayName), g.ExternalID, string(g.Role), now, version, team, g.ID)
-		if s.db.d.uniqueViolation(err) {
-			return scim.DuplicateGroupName(g.DisplayName)
-		}
-		if err != nil {
-			return err
-		}
-		if err := s.setMembers(ctx, tx, team, g.ID, members); err != nil {
-			return err
-		}
-		touched := scim.TouchedMembers(before, members, g.DisplayName != storedName)
-		if err := s.touchUsers(ctx, tx, team, touched, version, now); err != nil {
-			return err
-		}
-		out, err = s.getGroup(ctx, tx, team, g.ID)
+		out, err = s.replaceGroup(ctx, tx, team, g, storedName, version)
 		return err
 	})
 	return out, err
+}
+
+// UpdateGroup implements scim.Store: change runs in the transaction that holds the
+// team's lock.
+func (s *SCIMStore) UpdateGroup(ctx context.Context, team, id string, change scim.Change[scim.Group]) (scim.Group, error) {
+	var out scim.Group
+	err := s.write(ctx, team, func(tx *sql.Tx, version int64) error {
+		cur, err := s.getGroup(ctx, tx, team, id)
+		if err != nil {
+			return err
+		}
+		next, write, err := change(cur.Clone())
+		if err != nil {
+			return err
+		}
+		if !write {
+			out = cur
+			return errUnchanged
+		}
+		next.ID = id
+		out, err = s.replaceGroup(ctx, tx, team, next, cur.DisplayName, version)
+		return err
+	})
+	if err != nil && !errors.Is(err, errUnchanged) {
+		return scim.Group{}, err
+	}
+	return out, nil
+}
+
+// replaceGroup replaces the stored group g.ID, named storedName, with g in the write's
+// transaction, and returns it as stored.
+func (s *SCIMStore) replaceGroup(ctx context.Context, tx *sql.Tx, team string, g scim.Group, storedName string, version int64) (scim.Group, error) {
+	if err := s.checkGroupName(ctx, tx, team, g.ID, g.DisplayName); err != nil {
+		return scim.Group{}, err
+	}
+	before, last, err := s.members(ctx, tx, team, g.ID)
+	if err != nil {
+		return scim.Group{}, err
+	}
+	members, err := s.checkMembers(ctx, tx, team, g.ID, g.Members, before)
+	if err != nil {
+		return scim.Group{}, err
+	}
+	if err := s.checkSeats(ctx, tx, team, 0); err != nil {
+		return scim.Group{}, err
+	}
+	now := s.now().UnixMicro()
+	_, err = tx.ExecContext(ctx, s.q(`UPDATE scim_groups SET display_name = ?, display_name_key = ?, external_id = ?,
+		role = ?, modified_us = ?, version = ? WHERE team = ? AND id = ?`),
+		g.DisplayName, scim.NameKey(g.DisplayName), g.ExternalID, string(g.Role), now, version, team, g.ID)
+	if s.db.d.uniqueViolation(err) {
+		return scim.Group{}, scim.DuplicateGroupName(g.DisplayName)
+	}
+	if err != nil {
+		return scim.Group{}, err
+	}
+	if err := s.setMembers(ctx, tx, team, g.ID, before, last, members); err != nil {
+		return scim.Group{}, err
+	}
+	touched := scim.TouchedMembers(before, members, g.DisplayName != storedName)
+	if err := s.touchUsers(ctx, tx, team, touched, version, now); err != nil {
+		return scim.Group{}, err
+	}
+	return s.getGroup(ctx, tx, team, g.ID)
 }
 
 // DeleteGroup implements scim.Store: the members stay in the team.
@@ -621,7 +747,7 @@ func (s *SCIMStore) DeleteGroup(ctx context.Context, team, id string, ifVersion 
 		if err := scim.CheckVersion("Group", id, stored, ifVersion); err != nil {
 			return err
 		}
-		before, err := s.members(ctx, tx, team, id)
+		before, _, err := s.members(ctx, tx, team, id)
 		if err != nil {
 			return err
 		}
