@@ -939,11 +939,14 @@ func (s *KMStore) importWhole(ctx context.Context, srcs []source, gens tableName
 	for _, src := range srcs {
 		byName[src.name] = src
 	}
+	if len(stale) == 0 {
+		// Every source was current at its check: the import changes nothing (an import
+		// that committed since is current whole, as the last to commit).
+		return nil
+	}
 	for attempt := 0; ; attempt++ {
-		if len(stale) > 0 {
-			if err := load(ctx, stale); err != nil {
-				return err
-			}
+		if err := load(ctx, stale); err != nil {
+			return err
 		}
 		all := make([]generation, 0, len(srcs))
 		for _, src := range srcs {
