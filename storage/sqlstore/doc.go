@@ -304,8 +304,8 @@
 // the value, checked on the parsed columns before the database sees them (a pass with a
 // bit per string value, or a hash set of the integers unless they ascend): nothing of
 // that source is written, the loads under way are canceled, the sources loaded before it
-// in the same import stay loaded (each is its own transaction, and a rerun skips them)
-// and the store keeps reading the generations it read before. The targets are part of
+// in the same import stay staged, not current (a rerun finds them), and the store and
+// every other process keep reading the generations they read before. The targets are part of
 // the digest, so a field that becomes one is checked (its table loaded again).
 // PutModel checks, with one GROUP BY ... HAVING count(*) > 1 LIMIT 1 each, the targets
 // that no import of the store checked (a host's tables and views). ImportGenerated skips
