@@ -19,6 +19,23 @@
 //     apart), so a CSV file cannot give a string column the empty string.
 //   - The CSV loader rejects NaN and infinite floats (they have no JSON form) and integers
 //     outside int64; it accepts "true"/"false" only, in that spelling, for booleans.
+//   - Fractions of a second, in times and date-times alike, take one digit or more (RFC
+//     3339's time-secfrac; .NET and SQL Server's datetime2 write 7, Java 9) and are kept to
+//     the microsecond, the unit of the values, by dropping the digits after the sixth
+//     (truncation, not rounding): the value keeps every part its text shows, so
+//     23:59:59.9999999 stays in its second, its day and its year (rounding would carry it
+//     into the next day, and a time of day out of the day), and a date-time's parts
+//     (year(T), time(T)) are the text's. Every backend stores the loader's microseconds
+//     (PostgreSQL, which rounds a timestamp text it reads itself, receives integers). A
+//     filter literal with digits past the microsecond lies between two microseconds (see
+//     package query): a row loaded from ...:00.1234567Z holds ...:00.123456Z, which
+//     "eq ...:00.123456Z" finds, and "le" or "lt" of the 7-digit text too, but not its
+//     "eq": no stored value equals a text between two microseconds. Where the digits after
+//     the sixth are zeros (.1234560) the text is the value, and "eq" of it finds the row.
+//   - Date-times take their offset as Z or ±hh:mm (Z, +00:00 and -00:00 are one instant;
+//     -02:30 is two and a half hours behind UTC) and are stored in UTC. A leap second's
+//     text (23:59:60) is refused, with the file's line and column: no value holds it, and
+//     reading it as the next minute would store a row's instant as a text it never had.
 //   - LoadCSV reads the file whole, cuts it into chunks of about 1 MiB at record ends and
 //     parses the chunks on GOMAXPROCS goroutines straight into the table's slices (numbers
 //     and dates from the file's bytes, no string per cell): the newlines of the chunks bound

@@ -2,6 +2,7 @@ package column
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -165,9 +166,13 @@ func TestLoadCSVErrors(t *testing.T) {
 		{"timestamp", header + "1,a,1,true,2020-01-01,2020-01-01T00:00:00Z,yesterday,10:00:00\n",
 			`line 2, column 7 (TS): "yesterday" is not an RFC 3339 date-time`},
 		{"time", header + "1,a,1,true,2020-01-01,2020-01-01T00:00:00Z,2020-01-01T00:00:00Z,24:00:00\n",
-			`line 2, column 8 (T): "24:00:00" is not a time (HH:MM:SS[.ffffff])`},
-		{"time fraction", header + "1,a,1,true,2020-01-01,2020-01-01T00:00:00Z,2020-01-01T00:00:00Z,10:00:00.1234567\n",
-			`line 2, column 8 (T): "10:00:00.1234567" is not a time (HH:MM:SS[.ffffff])`},
+			`line 2, column 8 (T): "24:00:00" is not a time (HH:MM:SS[.fraction])`},
+		{"time fraction without digits", header + "1,a,1,true,2020-01-01,2020-01-01T00:00:00Z,2020-01-01T00:00:00Z,10:00:00.\n",
+			`line 2, column 8 (T): "10:00:00." is not a time (HH:MM:SS[.fraction])`},
+		{"leap second time", header + good + "1,a,1,true,2020-01-01,2020-01-01T00:00:00Z,2020-01-01T00:00:00Z,23:59:60.5\n",
+			`line 3, column 8 (T): "23:59:60.5" is not a time (HH:MM:SS[.fraction]), with seconds 00 to 59 (a leap second, :60, is not a value kmkit stores: write the second before it, or the next minute's first)`},
+		{"leap second date-time", header + "1,a,1,true,2020-01-01,2016-12-31T23:59:60Z,2020-01-01T00:00:00Z,10:00:00\n",
+			`line 2, column 6 (AT): "2016-12-31T23:59:60Z" is not an RFC 3339 date-time, with seconds 00 to 59 (a leap second, :60, is not a value kmkit stores: write the second before it, or the next minute's first)`},
 		{"multi-line quoted cell", header + "1,\"a\nb\",x,true,2020-01-01,2020-01-01T00:00:00Z,2020-01-01T00:00:00Z,10:00:00\n",
 			`line 2, column 3 (NET): "x" is not a finite number`},
 		{"header", "ID,NAME,NAME,X,NET,Y,OK,DAY,T\n",
@@ -190,6 +195,67 @@ func TestLoadCSVErrors(t *testing.T) {
 	}
 }
 
+// TestLoadCSVFractions: fractions of a second of any length, in times and date-times
+// alike, are kept to the microsecond by dropping the digits after the sixth, as Go's
+// time.Parse reads them (the oracle: time.Time.UnixMicro, and for a time of day its
+// nanoseconds since midnight divided down); offsets Z, +00:00 and -00:00 are one
+// instant, and -hh:mm is behind UTC. On both loaders, the parallel one and the sequential
+// one (which reads the files the parallel one gives up on).
+func TestLoadCSVFractions(t *testing.T) {
+	cells := []struct{ at, t string }{
+		{"2025-06-01T00:00:00.1234567Z", "00:00:00.1234567"},
+		{"2025-06-01T23:59:59.9999999+00:00", "23:59:59.9999999"},
+		{"2025-06-01T23:59:59.9999999-00:00", "23:59:59.999999999999"},
+		{"2025-12-31T23:59:59.99999995-02:30", "12:00:00.1234560"},
+		{"1969-12-31T23:59:59.9999999Z", "12:00:00.0000001"},
+		{"2025-06-01T10:00:00.123456789012Z", "12:00:00.5"},
+		{"2025-06-01T10:00:00.5+05:45", "12:00:00"},
+	}
+	var in strings.Builder
+	in.WriteString("ID,AT,TS,T\n")
+	for i, c := range cells {
+		fmt.Fprintf(&in, "%d,%s,%s,%s\n", i, c.at, c.at, c.t)
+	}
+	schema := Schema{"ID": query.TypeInteger, "AT": query.TypeDateTime, "TS": query.TypeTimestamp, "T": query.TypeTime}
+	for _, sequential := range []bool{false, true} {
+		load := LoadCSV
+		if sequential {
+			load = loadSequential
+		}
+		tab, err := load(strings.NewReader(in.String()), schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at, _ := tab.Column("AT")
+		ts, _ := tab.Column("TS")
+		tm, _ := tab.Column("T")
+		for i, c := range cells {
+			instant, err := time.Parse(time.RFC3339Nano, c.at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clock, err := time.Parse("15:04:05.999999999", c.t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantT := clock.Sub(time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)).Nanoseconds() / 1000
+			if got := at.Value(i).Int; got != instant.UnixMicro() {
+				t.Errorf("sequential=%v: AT %s loaded as %d µs, want %d (%s)", sequential, c.at, got, instant.UnixMicro(), instant.UTC().Format(time.RFC3339Nano))
+			}
+			if got := ts.Value(i).Int; got != instant.UnixMicro() {
+				t.Errorf("sequential=%v: TS %s loaded as %d µs, want %d", sequential, c.at, got, instant.UnixMicro())
+			}
+			if got := tm.Value(i).Int; got != wantT {
+				t.Errorf("sequential=%v: T %s loaded as %d µs, want %d", sequential, c.t, got, wantT)
+			}
+		}
+		// Z, +00:00 and -00:00 are one instant.
+		if a, b := at.Value(1).Int, at.Value(2).Int; a != b || a != time.Date(2025, 6, 1, 23, 59, 59, 999_999_000, time.UTC).UnixMicro() {
+			t.Errorf("sequential=%v: +00:00 and -00:00 loaded as %d and %d", sequential, a, b)
+		}
+	}
+}
+
 func TestParseTime(t *testing.T) {
 	tests := []struct {
 		in   string
@@ -205,6 +271,13 @@ func TestParseTime(t *testing.T) {
 		{"12:00:00,5", 0, false},
 		{"1a:00:00", 0, false},
 		{"12:00:00.5x", 0, false},
+		// Digits after the sixth are dropped, however many (.NET writes 7).
+		{"10:00:00.1234567", 36_000_123_456, true},
+		{"23:59:59.9999999", 86_399_999_999, true},
+		{"00:00:00.0000009", 0, true},
+		{"12:00:00.123456789012345", 43_200_123_456, true},
+		{"12:00:00.1234567x", 0, false},
+		{"23:59:60", 0, false},
 	}
 	for _, tt := range tests {
 		got, ok := ParseTime(tt.in)

@@ -36,7 +36,7 @@ func (e *CellError) Error() string {
 // LoadCSV reads a CSV file whose header row names the fields of schema, once each and in
 // any order, and returns the table of its rows with the columns in header order. An empty
 // cell is null. Cells hold dates as YYYY-MM-DD, datetimes and timestamps in RFC 3339 (the
-// offset is applied; the value is stored in UTC), times as HH:MM:SS[.ffffff], booleans as
+// offset is applied; the value is stored in UTC), times as HH:MM:SS[.fraction], booleans as
 // true or false, integers in base 10, floats as strconv.ParseFloat reads them (finite only).
 // A cell that is not of its type gives a *CellError; a header that is not the schema's set
 // of fields gives an error naming the unknown, duplicate or missing fields.
@@ -207,7 +207,7 @@ var wants = [...]errWant{
 	query.TypeDate:      "a date (YYYY-MM-DD)",
 	query.TypeDateTime:  "an RFC 3339 date-time",
 	query.TypeTimestamp: "an RFC 3339 date-time",
-	query.TypeTime:      "a time (HH:MM:SS[.ffffff])",
+	query.TypeTime:      "a time (HH:MM:SS[.fraction])",
 }
 
 // appendCell parses cell as b's type and appends it; the error says what was expected.
@@ -249,23 +249,38 @@ func appendCell(b *Builder, cell string) error {
 		}
 		b.AppendInt(query.DaysFromTime(d))
 	case query.TypeDateTime, query.TypeTimestamp:
-		d, err := time.Parse(time.RFC3339Nano, cell)
-		if err != nil {
-			return wants[t]
+		us, ok := ParseDateTime(cell)
+		if !ok {
+			return wantOf(t, cell)
 		}
-		b.AppendInt(d.UnixMicro())
+		b.AppendInt(us)
 	case query.TypeTime:
 		us, ok := ParseTime(cell)
 		if !ok {
-			return wants[t]
+			return wantOf(t, cell)
 		}
 		b.AppendInt(us)
 	}
 	return nil
 }
 
-// ParseTime parses a time of day HH:MM:SS with an optional fraction of 1 to 6 digits and
-// returns it in microseconds since midnight. Hours run 00-23, minutes and seconds 00-59.
+// wantOf is what a cell of type t must hold, for the time or date-time cell that is
+// none: a leap second's text (23:59:60) is said to be refused as such.
+func wantOf(t query.Type, cell string) errWant {
+	clock := cell
+	if t != query.TypeTime {
+		_, clock, _ = strings.Cut(cell, "T")
+	}
+	if len(clock) >= 8 && clock[2] == ':' && clock[5] == ':' && clock[6:8] == "60" {
+		return wants[t] + ", with seconds 00 to 59 (a leap second, :60, is not a value kmkit stores: write the second before it, or the next minute's first)"
+	}
+	return wants[t]
+}
+
+// ParseTime parses a time of day HH:MM:SS with an optional fraction of a second (a point
+// and one digit or more) and returns it in microseconds since midnight, the digits after
+// the sixth dropped (see the package documentation). Hours run 00-23, minutes and seconds
+// 00-59.
 func ParseTime(s string) (int64, bool) {
 	if len(s) < 8 || s[2] != ':' || s[5] != ':' {
 		return 0, false
@@ -278,19 +293,9 @@ func ParseTime(s string) (int64, bool) {
 	}
 	us := (int64(h)*3600 + int64(m)*60 + int64(sec)) * 1_000_000
 	if frac := s[8:]; frac != "" {
-		if frac[0] != '.' || len(frac) < 2 || len(frac) > 7 {
+		f, n := fraction(frac)
+		if n != len(frac) {
 			return 0, false
-		}
-		f := int64(0)
-		for i := 1; i < 7; i++ {
-			f *= 10
-			if i < len(frac) {
-				c := frac[i]
-				if c < '0' || c > '9' {
-					return 0, false
-				}
-				f += int64(c - '0')
-			}
 		}
 		us += f
 	}

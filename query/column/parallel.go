@@ -484,8 +484,8 @@ func ParseDate(s string) (int64, bool) {
 }
 
 // ParseDateTime parses an RFC 3339 date-time, as time.Parse(time.RFC3339Nano, s) accepts
-// it, and returns the instant in microseconds since the Unix epoch (digits of the
-// fraction past the microsecond are dropped, as time.Time.UnixMicro drops them).
+// it, and returns the instant in microseconds since the Unix epoch, the digits of the
+// fraction of a second after the sixth dropped (see the package documentation).
 func ParseDateTime(s string) (int64, bool) {
 	// YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM) directly; every other form, and
 	// anything out of range, through time.Parse.
@@ -514,16 +514,11 @@ func parseDateTimeFast(s string) (int64, bool) {
 	us := day*query.MicrosPerDay + (int64(h)*3600+int64(m)*60+int64(sec))*1_000_000
 	zone := s[19:]
 	if zone[0] == '.' {
-		n := 1
-		for n < len(zone) && zone[n] >= '0' && zone[n] <= '9' {
-			if n <= 6 {
-				us += int64(zone[n]-'0') * pow10Int[6-n]
-			}
-			n++
-		}
-		if n == 1 || n > 10 {
+		f, n := fraction(zone)
+		if n == 0 {
 			return 0, false
 		}
+		us += f
 		zone = zone[n:]
 	}
 	switch {
@@ -542,6 +537,21 @@ func parseDateTimeFast(s string) (int64, bool) {
 		return us + off, true
 	}
 	return 0, false
+}
+
+// fraction reads the fraction of a second at the start of s, a point and one digit or
+// more, and returns it in microseconds, the digits after the sixth dropped (see the
+// package documentation), and the bytes it read: 0 when s holds no fraction.
+func fraction(s string) (us int64, n int) {
+	if len(s) < 2 || s[0] != '.' || s[1] < '0' || s[1] > '9' {
+		return 0, 0
+	}
+	for n = 1; n < len(s) && s[n] >= '0' && s[n] <= '9'; n++ {
+		if n <= 6 {
+			us += int64(s[n]-'0') * pow10Int[6-n]
+		}
+	}
+	return us, n
 }
 
 // pow10Int holds the powers of ten of a fraction's microsecond digits.

@@ -62,7 +62,24 @@
 // load of a generation still kept (the data of an hour ago again) makes it current
 // without loading it. Other errors are returned as they are: an undefined column is never
 // an outage. A database imported before generations (tables under the sources' names) is
-// loaded again, into generation tables, by its next Import.
+// loaded again, into generation tables, by its next Import, which drops each old table
+// as it loads the source (an old table's index names may be the new one's), so that
+// import alone is not all or nothing.
+//
+// An import (Import, ImportGenerated) is all or nothing. Each changed source is loaded
+// into its generation table and recorded as not current (staged: replaced when it was
+// loaded, so kept and collected as replaced generations are); after the last load one
+// transaction makes the generation of every source of the import current and replaces
+// the views (DB.switchGenerations). An import that fails (a file refused, a relationship
+// target holding a value twice, its context ended, the process gone) changes nothing
+// another process or a host's SQL sees, and its staged tables are found by its next run,
+// which does not load them again. Of two imports at once, the one that commits last is
+// current for all its sources, the unchanged ones included: never the sources of one
+// with those of the other. A reader's statement over several views sees all of them
+// before or all after an import. That transaction waits for the views' locks at most
+// 100 ms at a time and tries again, the views in another order, so that a reader holding
+// one view while it waits for another never deadlocks with it. LoadTable and its
+// variants load one table each, current at once.
 //
 // DB.AddReplicas adds PostgreSQL streaming standbys of the database: a KMStore's reads
 // (Query, Summarize) go to one that holds the generation tables the store reads (a
@@ -287,8 +304,8 @@
 // the value, checked on the parsed columns before the database sees them (a pass with a
 // bit per string value, or a hash set of the integers unless they ascend): nothing of
 // that source is written, the loads under way are canceled, the sources loaded before it
-// in the same import stay loaded (each is its own transaction, and a rerun skips them)
-// and the store keeps reading the generations it read before. The targets are part of
+// in the same import stay staged, not current (a rerun finds them), and the store and
+// every other process keep reading the generations they read before. The targets are part of
 // the digest, so a field that becomes one is checked (its table loaded again).
 // PutModel checks, with one GROUP BY ... HAVING count(*) > 1 LIMIT 1 each, the targets
 // that no import of the store checked (a host's tables and views). ImportGenerated skips

@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -64,6 +66,10 @@ type tableLoad struct {
 	digest  string
 	ordered string // the row-ordered columns, a JSON array or ""
 	citus   bool   // the database has the citus extension
+	// staged: the load leaves the source's current generation as it is and records the
+	// table as not current (stage), for an import that makes all its sources current at
+	// once afterwards (DB.switchGenerations).
+	staged bool
 }
 
 // loadTx is a load's transaction: database/sql's (SQLite) or pgx's (PostgreSQL).
@@ -108,8 +114,9 @@ const claimGeneration = `INSERT INTO km_imports (source, digest, rows_loaded) VA
 
 // claim claims l's source and reports whether its rows are to be loaded, and the
 // source's current generation table ("" for none). Not when that is l's already (another
-// server loaded it), nor when l's generation table is kept from an earlier load that a
-// later one replaced: it becomes current again.
+// server loaded it), nor when l's generation table is kept from an earlier load (one that
+// a later load replaced, or one that an import staged and did not make current): unless
+// l is staged, it becomes current again.
 func (l *tableLoad) claim(ctx context.Context, tx loadTx, d dialect) (load bool, current string, err error) {
 	if err := tx.scan(ctx, d.rebind(claimGeneration), []any{l.source}, &current); err != nil {
 		return false, "", err
@@ -158,7 +165,160 @@ func (l *tableLoad) claim(ctx context.Context, tx loadTx, d dialect) (load bool,
 		return true, current, tx.exec(ctx, d.rebind(`DELETE FROM km_generations WHERE table_name = ?`), l.table)
 	}
 	l.ordered = ordered
+	if l.staged {
+		return false, current, nil
+	}
 	return false, current, l.makeCurrent(ctx, tx, d, rows, current)
+}
+
+// finish ends the load of l's rows rows in its transaction: a staged load records the
+// table as a generation that is not current (stage), any other makes it current in
+// place of currentTable (makeCurrent).
+func (l *tableLoad) finish(ctx context.Context, tx loadTx, d dialect, rows int64, currentTable string) error {
+	if l.staged {
+		return l.stage(ctx, tx, d, rows)
+	}
+	return l.makeCurrent(ctx, tx, d, rows, currentTable)
+}
+
+// stage records l's generation table, of rows rows, as one that is not current: replaced
+// now, as if a later load had replaced it at once. So it is kept as replaced generations
+// are (DB.SetKeepReplaced), for the import that loaded it to make it current
+// (switchGenerations) or for a later load of the same data to find it; and an import that
+// failed or ended after loading it leaves no table that dropReplaced does not collect.
+func (l *tableLoad) stage(ctx context.Context, tx loadTx, d dialect, rows int64) error {
+	return tx.exec(ctx, d.rebind(`INSERT INTO km_generations (table_name, source, digest, rows_loaded, row_ordered, replaced_at) VALUES (?, ?, ?, ?, ?, ?)`),
+		l.table, l.source, l.digest, rows, l.ordered, time.Now().Unix())
+}
+
+// generation is a source and the generation table an import makes current for it.
+type generation struct{ source, table string }
+
+// switchAttempts bounds the tries of switchGenerations's transaction that waited too long
+// for a lock (switchLockTimeout) or met a conflict (dialect.retryable).
+const switchAttempts = 20
+
+// switchLockTimeout bounds each wait of switchGenerations's transaction for the lock of a
+// view that readers hold, below PostgreSQL's deadlock_timeout (a second by default): a
+// reader's statement that holds one of the views and waits for another that the switch
+// replaced already is a deadlock, which the switch then ends by giving up its locks
+// (and trying again) before the server would end either.
+const switchLockTimeout = "100ms"
+
+// switchGenerations makes each generation's table the current one of its source, all in
+// one transaction, so that another server process (its imports, a host's SQL through
+// the sources' views) sees the sources of an import all before it or all after it,
+// never some of each; of two imports at once, the one that commits last is current
+// whole. Each table must be a generation recorded in km_generations: one staged by the
+// import, or one current or kept already. It returns the generations whose tables are
+// no longer there (collected by another process's dropReplaced since they were staged,
+// or dropped by hand), having changed nothing: the import loads them again and switches
+// again. It does nothing for a source whose current generation is the table already.
+func (db *DB) switchGenerations(ctx context.Context, gens []generation) (missing []generation, err error) {
+	// The sources in one order, so that two imports at once lock their rows of
+	// km_imports without a deadlock.
+	gens = slices.SortedFunc(slices.Values(gens), func(a, b generation) int { return strings.Compare(a.source, b.source) })
+	pg := db.d.name() == "postgres"
+	citus := false
+	if pg {
+		if citus, err = db.HasCitus(ctx); err != nil {
+			return nil, err
+		}
+	}
+	lock := ""
+	if pg {
+		lock = " FOR UPDATE"
+	}
+	for attempt := 0; ; attempt++ {
+		err = db.tx(ctx, func(tx *sql.Tx) error {
+			missing = nil
+			ltx := sqlLoadTx{tx}
+			current := make([]string, len(gens))
+			for i, g := range gens {
+				if err := ltx.scan(ctx, db.d.rebind(claimGeneration), []any{g.source}, &current[i]); err != nil {
+					return err
+				}
+			}
+			var changes []viewChange
+			for i, g := range gens {
+				if current[i] == g.table {
+					continue
+				}
+				l := &tableLoad{source: g.source, table: g.table, citus: citus}
+				var rows int64
+				err := ltx.scan(ctx, db.d.rebind(`SELECT digest, rows_loaded, row_ordered FROM km_generations WHERE table_name = ?`+lock), []any{g.table}, &l.digest, &rows, &l.ordered)
+				if err == nil {
+					var exists bool
+					if exists, err = tableExists(ctx, ltx, db.d, g.table); err == nil && !exists {
+						err = sql.ErrNoRows
+					}
+				}
+				if errors.Is(err, sql.ErrNoRows) {
+					missing = append(missing, g)
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				if err := l.record(ctx, ltx, db.d, rows); err != nil {
+					return err
+				}
+				change, err := l.viewChange(ctx, ltx, db.d, current[i])
+				if err != nil {
+					return err
+				}
+				changes = append(changes, change)
+			}
+			if missing != nil {
+				return errMissingGenerations
+			}
+			if pg {
+				// The rows of km_imports are held, which only imports wait for; the
+				// views' locks, which readers hold, are waited for briefly.
+				if _, err := tx.ExecContext(ctx, "SET LOCAL lock_timeout = '"+switchLockTimeout+"'"); err != nil {
+					return err
+				}
+			}
+			if attempt > 0 {
+				// A reader that holds one view and waits for another that the switch
+				// holds makes it give up (switchLockTimeout): the views in another
+				// order this time, so that readers of several views in one order of
+				// their own stop only the tries that take them in the other.
+				mrand.Shuffle(len(changes), func(i, j int) { changes[i], changes[j] = changes[j], changes[i] })
+			}
+			for _, c := range changes {
+				if err := c.run(ctx, ltx); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if errors.Is(err, errMissingGenerations) {
+			return missing, nil
+		}
+		if err == nil || attempt+1 >= switchAttempts || !lockTimedOut(err) {
+			if err == nil {
+				db.loads.Add(1)
+			}
+			return nil, err
+		}
+		// Readers held a view: let them finish, a little longer each time.
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(attempt+1) * 10 * time.Millisecond):
+		}
+	}
+}
+
+// errMissingGenerations rolls back switchGenerations's transaction when a table is
+// missing.
+var errMissingGenerations = errors.New("sqlstore: generation tables missing")
+
+// lockTimedOut reports whether err is PostgreSQL's lock_not_available (lock_timeout).
+func lockTimedOut(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "55P03"
 }
 
 // tableExists reports whether the database holds the table name.
@@ -175,8 +335,20 @@ func tableExists(ctx context.Context, tx loadTx, d dialect, name string) (bool, 
 // makeCurrent records l's generation table as its source's current one, with rows rows,
 // marks the one it replaces (currentTable, "" for none or a table loaded before
 // generations, which is dropped) replaced now, and makes the source's name a view of it
-// (replaceView).
+// (viewChange).
 func (l *tableLoad) makeCurrent(ctx context.Context, tx loadTx, d dialect, rows int64, currentTable string) error {
+	if err := l.record(ctx, tx, d, rows); err != nil {
+		return err
+	}
+	change, err := l.viewChange(ctx, tx, d, currentTable)
+	if err != nil {
+		return err
+	}
+	return change.run(ctx, tx)
+}
+
+// record is makeCurrent's part in km_generations and km_imports.
+func (l *tableLoad) record(ctx context.Context, tx loadTx, d dialect, rows int64) error {
 	now := time.Now().Unix()
 	for _, s := range []struct {
 		q    string
@@ -191,7 +363,7 @@ func (l *tableLoad) makeCurrent(ctx context.Context, tx loadTx, d dialect, rows 
 			return err
 		}
 	}
-	return l.replaceView(ctx, tx, d, currentTable)
+	return nil
 }
 
 // sameColumns reports, on PostgreSQL, whether its two relations (quoted names) have the
@@ -201,46 +373,62 @@ const sameColumns = `SELECT (SELECT string_agg(format('%I %s %s', attname, attty
 	(SELECT string_agg(format('%I %s %s', attname, atttypid, attcollation), ',' ORDER BY attnum)
 	FROM pg_attribute WHERE attrelid = to_regclass($2) AND attnum > 0 AND NOT attisdropped)`
 
-// replaceView makes the source's name a view of l's generation table in place of the view
-// of currentTable ("" for a table loaded before generations, which is dropped). On
-// PostgreSQL a view whose columns stay the same is replaced in place (CREATE OR REPLACE
-// VIEW), so that the views a host defined over the source's name keep reading it, the new
-// generation now; one whose columns the load changes is dropped and created again, which
-// PostgreSQL refuses while other views depend on it (dependedOn says so). SQLite binds a
-// view's names when a statement reads it: dependent views read the new view whatever its
-// columns.
-func (l *tableLoad) replaceView(ctx context.Context, tx loadTx, d dialect, currentTable string) error {
-	view, table := quoteIdent(l.source), quoteIdent(l.table)
-	create := "CREATE VIEW " + view + " AS SELECT * FROM " + table
-	if currentTable == "" {
-		if err := tx.exec(ctx, "DROP TABLE IF EXISTS "+view); err != nil {
-			return dependedOn("table", l.source, err)
+// viewStatement is a statement of a viewChange: a DROP of the table or view (kind) name
+// explains its failure with dependedOn.
+type viewStatement struct{ q, kind, name string }
+
+// viewChange is the statements that replace a source's view, which take its lock.
+// They are worked out first (viewChange reads the catalog) and run after, so that the
+// changes of the views of an import follow each other closely: see switchGenerations.
+type viewChange []viewStatement
+
+// run runs the statements in tx.
+func (c viewChange) run(ctx context.Context, tx loadTx) error {
+	for _, s := range c {
+		if err := tx.exec(ctx, s.q); err != nil {
+			if s.kind != "" {
+				return dependedOn(s.kind, s.name, err)
+			}
+			return err
 		}
+	}
+	return nil
+}
+
+// viewChange returns the statements that make the source's name a view of l's generation
+// table in place of the view of currentTable ("" for a table loaded before generations,
+// which is dropped). On PostgreSQL a view whose columns stay the same is replaced in
+// place (CREATE OR REPLACE VIEW), so that the views a host defined over the source's name
+// keep reading it, the new generation now; one whose columns the load changes is dropped
+// and created again, which PostgreSQL refuses while other views depend on it (dependedOn
+// says so). SQLite binds a view's names when a statement reads it: dependent views read
+// the new view whatever its columns.
+func (l *tableLoad) viewChange(ctx context.Context, tx loadTx, d dialect, currentTable string) (viewChange, error) {
+	view, table := quoteIdent(l.source), quoteIdent(l.table)
+	create := viewStatement{q: "CREATE VIEW " + view + " AS SELECT * FROM " + table}
+	var c viewChange
+	if currentTable == "" {
+		c = append(c, viewStatement{"DROP TABLE IF EXISTS " + view, "table", l.source})
 	}
 	if l.citus {
 		// The view stays on the coordinator, which plans every read: Citus refuses to
 		// propagate a view command to the workers after the load's parallel COPY into
 		// the shards of a distributed table.
-		if err := tx.exec(ctx, "SET LOCAL citus.enable_ddl_propagation = off"); err != nil {
-			return err
-		}
+		c = append(c, viewStatement{q: "SET LOCAL citus.enable_ddl_propagation = off"})
 	}
 	if currentTable == "" {
-		return tx.exec(ctx, create)
+		return append(c, create), nil
 	}
 	if d.name() == "postgres" {
 		var same bool
 		if err := tx.scan(ctx, sameColumns, []any{view, table}, &same); err != nil {
-			return err
+			return nil, err
 		}
 		if same {
-			return tx.exec(ctx, "CREATE OR REPLACE VIEW "+view+" AS SELECT * FROM "+table)
+			return append(c, viewStatement{q: "CREATE OR REPLACE VIEW " + view + " AS SELECT * FROM " + table}), nil
 		}
 	}
-	if err := tx.exec(ctx, "DROP VIEW IF EXISTS "+view); err != nil {
-		return dependedOn("view", l.source, err)
-	}
-	return tx.exec(ctx, create)
+	return append(c, viewStatement{"DROP VIEW IF EXISTS " + view, "view", l.source}, create), nil
 }
 
 // dependedOn explains the error of a load's DROP of the table or view (kind) name that

@@ -183,6 +183,15 @@ func (d Distribution) String() string {
 // unique key, and RowColumn alone identifies a row): RowColumn gets a plain index, which
 // serves the same reads in row order. Without citus, dist changes nothing.
 func (db *DB) LoadDistributedTable(ctx context.Context, table string, cols []ColumnDef, rows Rows, indexes []Index, dist Distribution, digest string) error {
+	if err := db.loadGeneration(ctx, table, cols, rows, indexes, dist, digest, false); err != nil {
+		return err
+	}
+	return db.dropReplaced(ctx)
+}
+
+// loadGeneration is LoadDistributedTable without dropReplaced; staged, it leaves the
+// source's current generation as it is (see tableLoad.staged) for switchGenerations.
+func (db *DB) loadGeneration(ctx context.Context, table string, cols []ColumnDef, rows Rows, indexes []Index, dist Distribution, digest string, staged bool) error {
 	pg := db.d.name() == "postgres"
 	if pg && len(table) > maxIdentifier {
 		// The view of the source's name would be PostgreSQL's cut of it, and a first load
@@ -271,18 +280,12 @@ func (db *DB) LoadDistributedTable(ctx context.Context, table string, cols []Col
 	}
 	// The row-ordered columns are written with the digest, in the transaction that
 	// creates the table, so that no reader sees a table with another's.
-	l := &tableLoad{source: table, table: gen, digest: digest, ordered: orderedJSON, citus: hasCitus}
+	l := &tableLoad{source: table, table: gen, digest: digest, ordered: orderedJSON, citus: hasCitus, staged: staged}
 	defer db.loads.Add(1)
-	var err error
 	if pg {
-		err = db.copyTable(ctx, l, names, types, ddl, after, rows, copyOpts)
-	} else {
-		err = db.insertTable(ctx, l, names, types, ddl, after, rows)
+		return db.copyTable(ctx, l, names, types, ddl, after, rows, copyOpts)
 	}
-	if err != nil {
-		return err
-	}
-	return db.dropReplaced(ctx)
+	return db.insertTable(ctx, l, names, types, ddl, after, rows)
 }
 
 // insertTable is LoadTable for SQLite: one IMMEDIATE transaction on a connection of its
@@ -370,7 +373,7 @@ func insertTx(ctx context.Context, conn *sql.Conn, d dialect, l *tableLoad, name
 	if _, err = tx.ExecContext(ctx, "ANALYZE "+quoteIdent(l.table)); err != nil {
 		return true, err
 	}
-	if err := l.makeCurrent(ctx, ltx, d, n, current); err != nil {
+	if err := l.finish(ctx, ltx, d, n, current); err != nil {
 		return true, err
 	}
 	return true, tx.Commit()
@@ -600,7 +603,7 @@ func (db *DB) copyTable(ctx context.Context, l *tableLoad, names []string, types
 		if _, err := tx.Exec(ctx, "ANALYZE "+quoteIdent(l.table)); err != nil {
 			return err
 		}
-		if err := l.makeCurrent(ctx, ltx, db.d, tag.RowsAffected(), current); err != nil {
+		if err := l.finish(ctx, ltx, db.d, tag.RowsAffected(), current); err != nil {
 			return err
 		}
 		return tx.Commit(ctx)
@@ -676,8 +679,11 @@ func (r *tableRows) Values() []any {
 // indexes are unchanged since it was last imported (same SHA-256 digest) is not loaded
 // again, so Import is idempotent and cheap on restart; a changed one is loaded into a new
 // generation table in one transaction, and the store reads the generations it loaded or
-// found, whatever later imports of other stores replace. The table of a source gets
-// RowColumn (the CSV row order) and the indexes of sourceIndexes.
+// found, whatever later imports of other stores replace. The import is all or nothing:
+// the generations of all its sources become current at once, in one transaction after
+// the last load, so that an import that fails (a file refused, its context ended) changes
+// nothing that other server processes or a host's SQL see (see importWhole). The table of
+// a source gets RowColumn (the CSV row order) and the indexes of sourceIndexes.
 func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 	models, err := km.Load(fsys)
 	if err != nil {
@@ -709,33 +715,38 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 			sizes[src.name] = size
 		}
 	}
-	largestFirst(stale, func(src source) int64 { return sizes[src.name] })
-	digests := make([]string, len(stale))
-	err = s.loadSources(ctx, len(stale), func(i int) (*column.Table, error) {
-		name := "data/" + stale[i].name + ".csv"
-		data, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			return nil, fmt.Errorf("sqlstore: the data of source %s: %w", stale[i].name, err)
+	err = s.importWhole(ctx, srcs, gens, stale, func(ctx context.Context, stale []source) error {
+		largestFirst(stale, func(src source) int64 { return sizes[src.name] })
+		digests := make([]string, len(stale))
+		err := s.loadSources(ctx, len(stale), func(i int) (*column.Table, error) {
+			name := "data/" + stale[i].name + ".csv"
+			data, err := fs.ReadFile(fsys, name)
+			if err != nil {
+				return nil, fmt.Errorf("sqlstore: the data of source %s: %w", stale[i].name, err)
+			}
+			digests[i] = stale[i].digest(data)
+			t, err := column.LoadCSV(bytes.NewReader(data), stale[i].schema)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			return t, nil
+		}, func(ctx context.Context, i int, t *column.Table) error {
+			if err := s.loadTable(ctx, stale[i], t, digests[i]); err != nil {
+				return fmt.Errorf("sqlstore: import data/%s.csv: %w", stale[i].name, err)
+			}
+			return nil
+		})
+		// A file that changed since it was hashed (written while a reload began) was
+		// loaded with the digest of its new data, which becomes current.
+		for i, src := range stale {
+			if digests[i] != "" {
+				gens[src.name] = generationTable(src.name, digests[i])
+			}
 		}
-		digests[i] = stale[i].digest(data)
-		t, err := column.LoadCSV(bytes.NewReader(data), stale[i].schema)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		return t, nil
-	}, func(ctx context.Context, i int, t *column.Table) error {
-		if err := s.loadTable(ctx, stale[i], t, digests[i]); err != nil {
-			return fmt.Errorf("sqlstore: import data/%s.csv: %w", stale[i].name, err)
-		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return err
-	}
-	// The store reads what was loaded: a file that changed since it was hashed (written
-	// while a reload began) was loaded, and is current, with the digest of its new data.
-	for i, src := range stale {
-		gens[src.name] = generationTable(src.name, digests[i])
 	}
 	s.setTables(gens, srcs)
 	return s.putModels(ctx, models)
@@ -769,8 +780,8 @@ func largestFirst(srcs []source, size func(source) int64) {
 // transaction on its own connection, so that the server copies and indexes several tables
 // on several cores. The first error stops the rest: a source that fails to prepare (a
 // broken CSV file) lets the loads under way finish, a failed load cancels them; the
-// sources already loaded stay loaded (each is its own transaction, and a rerun skips them
-// by their digest).
+// sources already loaded stay staged (each is its own transaction, not current: see
+// importWhole), and a rerun finds them by their digest.
 func (s *KMStore) loadSources(ctx context.Context, n int, prepare func(i int) (*column.Table, error), load func(ctx context.Context, i int, t *column.Table) error) error {
 	workers := 1
 	if s.db.d.name() == "postgres" {
@@ -870,10 +881,22 @@ func (s *KMStore) ImportGenerated(ctx context.Context, models []*km.KnowledgeMod
 			stale = append(stale, src)
 		}
 	}
-	if len(stale) > 0 {
-		tables, err := generate()
-		if err != nil {
+	generated := len(stale) > 0
+	var tables map[string]*column.Table
+	if generated {
+		if tables, err = generate(); err != nil {
 			return true, err
+		}
+	}
+	err = s.importWhole(ctx, srcs, gens, stale, func(ctx context.Context, stale []source) error {
+		if tables == nil {
+			// A generation that was current when the import began was collected
+			// since: the data are generated after all.
+			var err error
+			if tables, err = generate(); err != nil {
+				return err
+			}
+			generated = true
 		}
 		largestFirst(stale, func(src source) int64 {
 			if t, ok := tables[src.name]; ok {
@@ -881,7 +904,7 @@ func (s *KMStore) ImportGenerated(ctx context.Context, models []*km.KnowledgeMod
 			}
 			return 0
 		})
-		err = s.loadSources(ctx, len(stale), func(i int) (*column.Table, error) {
+		return s.loadSources(ctx, len(stale), func(i int) (*column.Table, error) {
 			t, ok := tables[stale[i].name]
 			if !ok {
 				return nil, fmt.Errorf("sqlstore: no table for source %s", stale[i].name)
@@ -893,12 +916,60 @@ func (s *KMStore) ImportGenerated(ctx context.Context, models []*km.KnowledgeMod
 			}
 			return nil
 		})
-		if err != nil {
-			return true, err
-		}
+	})
+	if err != nil {
+		return generated, err
 	}
 	s.setTables(gens, srcs)
-	return len(stale) > 0, s.putModels(ctx, models)
+	return generated, s.putModels(ctx, models)
+}
+
+// importWhole makes an import's generations (gens, one per source of srcs) current all at
+// once: load loads the stale sources into generation tables that are not current yet
+// (staged; it may correct gens for data that changed since they were hashed), and then
+// one transaction makes every source of the import current (DB.switchGenerations), the
+// unchanged ones too, so that another import that committed meanwhile leaves no mix of
+// its sources and this one's. An import that fails or ends before that changes nothing
+// any reader sees; the tables it loaded are kept as replaced generations are (see
+// stage): the import run again finds them and does not load them again. A source whose
+// generation table another process collected meanwhile (its KeepReplaced shorter than
+// this import) is loaded again, a few times at most.
+func (s *KMStore) importWhole(ctx context.Context, srcs []source, gens tableNames, stale []source, load func(ctx context.Context, stale []source) error) error {
+	byName := make(map[string]source, len(srcs))
+	for _, src := range srcs {
+		byName[src.name] = src
+	}
+	if len(stale) == 0 {
+		// Every source was current at its check: the import changes nothing (an import
+		// that committed since is current whole, as the last to commit).
+		return nil
+	}
+	for attempt := 0; ; attempt++ {
+		if err := load(ctx, stale); err != nil {
+			return err
+		}
+		all := make([]generation, 0, len(srcs))
+		for _, src := range srcs {
+			all = append(all, generation{source: src.name, table: gens[src.name]})
+		}
+		missing, err := s.db.switchGenerations(ctx, all)
+		if err != nil {
+			return err
+		}
+		if len(missing) == 0 {
+			return s.db.dropReplaced(ctx)
+		}
+		stale = stale[:0:0]
+		var tables []string
+		for _, g := range missing {
+			stale = append(stale, byName[g.source])
+			tables = append(tables, g.table)
+		}
+		if attempt >= 2 {
+			return fmt.Errorf("sqlstore: the generation tables %s were dropped by other server processes while this import loaded them, %d times: their KeepReplaced (SetKeepReplaced) is shorter than this import takes",
+				strings.Join(tables, ", "), attempt+1)
+		}
+	}
 }
 
 func (s *KMStore) putModels(ctx context.Context, models []*km.KnowledgeModel) error {
@@ -1130,5 +1201,5 @@ func (s *KMStore) loadTable(ctx context.Context, src source, t *column.Table, di
 			}
 		}
 	}
-	return s.db.LoadDistributedTable(ctx, src.name, cols, rows, src.indexes, src.dist, digest)
+	return s.db.loadGeneration(ctx, src.name, cols, rows, src.indexes, src.dist, digest, true)
 }

@@ -162,9 +162,11 @@ func TestLoadRestoresSQLiteSettings(t *testing.T) {
 	}
 }
 
-// testBrokenSecond: a CSV error in one source leaves the sources before it (in the import's
-// order: the most work first) imported, the one loading while the broken file was parsed
-// included, and names the file.
+// testBrokenSecond: a CSV error in one source fails the import with an error naming the
+// file and changes nothing that readers see (the import is all or nothing); the sources
+// before it (in the import's order: the most work first), the one loading while the
+// broken file was parsed included, are loaded and staged, not current, for the import's
+// next run to find.
 func testBrokenSecond(t *testing.T, dsn string) {
 	ctx := context.Background()
 	dir := writeLoadData(t, 600)
@@ -197,8 +199,12 @@ func testBrokenSecond(t *testing.T, dsn string) {
 	if err := db.SQL().QueryRow("SELECT count(*) FROM ld_orders").Scan(&orders); err != nil {
 		t.Fatal(err)
 	}
-	if customers != 7 || orders != 601 {
-		t.Errorf("after the failed import: %d customers (want the old 7), %d orders (want the new 601)", customers, orders)
+	if customers != 7 || orders != 600 {
+		t.Errorf("after the failed import: %d customers (want the old 7), %d orders (want the old 600)", customers, orders)
+	}
+	var staged int
+	if err := db.SQL().QueryRow(`SELECT rows_loaded FROM km_generations WHERE source = 'ld_orders' AND replaced_at IS NOT NULL`).Scan(&staged); err != nil || staged != 601 {
+		t.Errorf("the staged generation of ld_orders holds %d rows, %v; want the new 601", staged, err)
 	}
 }
 

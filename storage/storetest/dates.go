@@ -1,7 +1,10 @@
 package storetest
 
 import (
+	"fmt"
 	"io/fs"
+	"slices"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -11,8 +14,9 @@ import (
 // DatesData returns the data directory of the dates suite's KM (dates): one record E of
 // dates, date-times, timestamps and times at the edges of their ranges (years 0001 and
 // 9999 with the last microsecond of the day, the day before 1970, 1900, 2038, a leap
-// day), written with offsets (-00:30, +14:00, +03:00) and seven fraction digits, equal
-// instants in two rows, the year 0000, and a row of nulls.
+// day), written with offsets (-00:30, -02:30, +14:00, +03:00, +00:00) and seven fraction
+// digits (in date-times and times, .NET's form, kept to the microsecond by dropping the
+// seventh), equal instants in two rows, the year 0000, and a row of nulls.
 func DatesData() fstest.MapFS {
 	return fstest.MapFS{
 		"models/dates.yaml": {Data: []byte(`id: dates
@@ -46,6 +50,8 @@ R10,b,1900-01-01,1900-01-01T12:00:00+03:00,1900-01-01T12:00:00+03:00,12:00:00
 R11,c,2025-05-31,2025-05-31T23:59:59.999999Z,2025-05-31T23:59:59.999999Z,23:59:59.999999
 R12,a,1600-02-29,1600-02-29T23:59:59.999999Z,1600-02-29T23:59:59.999999Z,06:00:00
 R13,b,0000-02-29,0000-02-29T12:00:00Z,0000-12-31T23:59:59.999999Z,01:00:00
+R14,a,2025-06-01,2025-06-01T15:48:44.1234567Z,2025-06-01T15:48:44.1234560Z,10:00:00.1234567
+R15,b,2025-06-01,2025-06-01T13:18:44.1234569-02:30,2025-06-01T15:48:44.1234560+00:00,23:59:59.9999999
 `)},
 	}
 }
@@ -91,6 +97,42 @@ func runDates(t *testing.T, newStore func(t *testing.T, data fs.FS) km.Store) {
 		// UTC, as a date-time literal does (it was a 400 "cannot be compared").
 		{Record: "E", Fields: []string{"ID", "D"}, ODataFilter: "D lt now() and D ge 2025-06-01 or now() lt D and D lt 2100-01-01 or D eq now()"},
 	} {
+		checkService(t, svc, ref, "dates", req)
+	}
+
+	// Fractions of a second past the microsecond in the data: R14 and R15 hold
+	// 15:48:44.1234567Z and .1234569 (at -02:30), loaded as 15:48:44.123456Z by every
+	// backend, which "eq" of the 6-digit text finds, and "le" of the 7-digit text, but
+	// not its "eq" (a literal between two microseconds equals no value); S holds
+	// .1234560, which is its microsecond, so "eq" of that text finds it. The rows the
+	// reference finds are checked too, so that the stores' agreement with it is no
+	// agreement on nothing.
+	for _, c := range []struct {
+		filter string
+		want   []any
+	}{
+		{"T eq 2025-06-01T15:48:44.123456Z", []any{"R14", "R15"}},
+		{"T eq 2025-06-01T15:48:44.1234567Z or T eq 2025-06-01T13:18:44.1234569-02:30", nil},
+		{"T le 2025-06-01T15:48:44.1234567Z and T gt 2025-06-01T15:48:44.123Z", []any{"R14", "R15"}},
+		{"T ge 2025-06-01T15:48:44.1234567Z and T lt 2025-06-02", nil},
+		{"S eq 2025-06-01T15:48:44.1234560Z and S eq '2025-06-01T15:48:44.123456+00:00'", []any{"R14", "R15"}},
+		{"H eq 10:00:00.123456 or H eq 23:59:59.999999", []any{"R11", "R14", "R15", "R2"}},
+		{"H eq 10:00:00.1234567 or H gt 23:59:59.9999991", nil},
+		{"H lt 10:00:00.1234567 and H ge 10:00:00.123456", []any{"R14"}},
+	} {
+		req := RefRequest{Record: "E", Fields: all, FilterExprs: []string{c.filter}, Sort: "ID"}
+		want, err := ref.Eval(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []any
+		for _, row := range want.Rows {
+			ids = append(ids, row[0])
+		}
+		slices.SortFunc(ids, func(a, b any) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+		if !slices.Equal(ids, c.want) {
+			t.Errorf("the reference finds %v for %s, want %v", ids, c.filter, c.want)
+		}
 		checkService(t, svc, ref, "dates", req)
 	}
 }

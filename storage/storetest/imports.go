@@ -48,7 +48,8 @@ func uniqueData(orders, items string) fs.FS {
 
 // RunImport checks what a store's Import refuses: data whose relationship target holds a
 // value in more than one row (km.ErrDuplicateTarget), with an error naming the
-// relationship, the field and the value, leaving the data loaded before in place; while
+// relationship, the field and the value, and a cell that is no value of its field, naming
+// the file, the line and the column, each leaving the data loaded before in place; while
 // values repeated in a field that is no target, and nulls in a target, load. newStore
 // returns a new, empty store.
 func RunImport(t *testing.T, newStore func(t *testing.T) Importer) {
@@ -98,6 +99,16 @@ func RunImport(t *testing.T, newStore func(t *testing.T) Importer) {
 		t.Errorf("the problem of %v is %+v, want 409 %s saying %q", err, p, problem.CodeConstraint, want)
 	}
 	// The refused import changed nothing: the first data answer.
+	answers(t, s, first)
+
+	// Changed orders with items of which one cell is no integer: the import is refused
+	// with the file, the line and the column, and changes nothing either, whichever file
+	// the backend reads first.
+	badCell := uniqueData("ID,CUST\nA-1,c7\nA-2,c8\n", "ID,ORDER_ID,QTY\nI1,A-1,10\nI2,A-1,5\nI3,A-2,7\nI4,A-2,many\n")
+	const wantCell = `data/ut_items.csv: line 5, column 3 (QTY): "many" is not an integer`
+	if err := s.Import(ctx, badCell); err == nil || !strings.Contains(err.Error(), wantCell) {
+		t.Fatalf("Import of an integer cell holding many: %v, want an error saying %q", err, wantCell)
+	}
 	answers(t, s, first)
 
 	// Loaded again without the duplicate, the data replace the first.
