@@ -102,3 +102,7 @@ func (db *DB) colocationAnchor(ctx context.Context, typ string) (string, error) 
 	}
 	return name, tx.Commit()
 }
+
+// citusPlacementLock is the key of the transaction-level advisory lock that the loads
+// placing a table on Citus take in turn (loadGeneration): the bytes of "kmkitCPL".
+const citusPlacementLock = 0x6b6d6b697443504c

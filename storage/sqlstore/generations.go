@@ -467,8 +467,18 @@ func (db *DB) dropReplaced(ctx context.Context) error {
 		return err
 	}
 	pg := db.d.name() == "postgres"
+	citus, err := db.HasCitus(ctx)
+	if err != nil {
+		return err
+	}
 	for _, table := range tables {
 		err := db.tx(ctx, func(tx *sql.Tx) error {
+			if citus {
+				// A drop takes its turn with the loads (see copyTable).
+				if _, err := tx.ExecContext(ctx, fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", citusPlacementLock)); err != nil {
+					return err
+				}
+			}
 			res, err := tx.ExecContext(ctx, db.d.rebind(`DELETE FROM km_generations WHERE table_name = ? AND replaced_at <= ?`), table, cutoff)
 			if err != nil {
 				return err

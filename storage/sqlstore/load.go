@@ -558,6 +558,14 @@ func (db *DB) copyTable(ctx context.Context, l *tableLoad, names []string, types
 			if _, err := tx.Exec(ctx, "SET LOCAL citus.enable_local_execution = off"); err != nil {
 				return err
 			}
+			// Citus places, and drops, a table with locks on the tables of its
+			// colocation group (every reference table is in one): two loads that place
+			// or drop tables at once deadlock. The loads take turns, across processes,
+			// each for its whole transaction, from before the claim (which may drop a
+			// table loaded before generations).
+			if _, err := tx.Exec(ctx, fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", citusPlacementLock)); err != nil {
+				return err
+			}
 		}
 		ltx := pgxLoadTx{tx}
 		load, current, err := l.claim(ctx, ltx, db.d)
