@@ -26,21 +26,23 @@ func countDistinct(c ref, g groups, pass column.Bitmap) []int64 {
 	}
 	// Bucket the values by group (a counting sort), then sort each bucket.
 	off := make([]int32, g.n+1)
-	vals := make([]uint64, 0, len(g.gid))
-	gids := make([]int32, 0, len(g.gid))
-	for i, gi := range g.gid {
-		r := g.row(i)
-		if pass != nil && !pass.Get(int(r)) {
-			continue
+	vals := make([]uint64, 0, g.ids.len())
+	gids := make([]int32, 0, g.ids.len())
+	g.each(func(lo int, ids []int32) {
+		for j, gi := range ids {
+			r := g.row(lo + j)
+			if pass != nil && !pass.Get(int(r)) {
+				continue
+			}
+			v, null := k.part(r)
+			if null {
+				continue
+			}
+			vals = append(vals, v)
+			gids = append(gids, gi)
+			off[gi+1]++
 		}
-		v, null := k.part(r)
-		if null {
-			continue
-		}
-		vals = append(vals, v)
-		gids = append(gids, gi)
-		off[gi+1]++
-	}
+	})
 	for i := 1; i < len(off); i++ {
 		off[i] += off[i-1]
 	}
@@ -79,32 +81,36 @@ func countDistinctBits(k keyPart, g groups, pass column.Bitmap, n []int64) {
 	if col, ok := k.ref.col.(*column.Strings); ok {
 		// The common case: a dictionary column, read directly or through a join index.
 		nulls, index := col.Nulls, k.ref.index
-		for i, gi := range g.gid {
-			r := g.row(i)
+		g.each(func(lo int, ids []int32) {
+			for j, gi := range ids {
+				r := g.row(lo + j)
+				if pass != nil && !pass.Get(int(r)) {
+					continue
+				}
+				if index != nil {
+					if r = index[r]; r < 0 {
+						continue
+					}
+				}
+				if nulls != nil && nulls.Get(int(r)) {
+					continue
+				}
+				mark(gi, int(col.Codes.At(int(r))))
+			}
+		})
+		return
+	}
+	g.each(func(lo int, ids []int32) {
+		for j, gi := range ids {
+			r := g.row(lo + j)
 			if pass != nil && !pass.Get(int(r)) {
 				continue
 			}
-			if index != nil {
-				if r = index[r]; r < 0 {
-					continue
-				}
-			}
-			if nulls != nil && nulls.Get(int(r)) {
+			v, null := k.part(r)
+			if null {
 				continue
 			}
-			mark(gi, int(col.Codes.At(int(r))))
+			mark(gi, int(int64(v)-k.offset))
 		}
-		return
-	}
-	for i, gi := range g.gid {
-		r := g.row(i)
-		if pass != nil && !pass.Get(int(r)) {
-			continue
-		}
-		v, null := k.part(r)
-		if null {
-			continue
-		}
-		mark(gi, int(int64(v)-k.offset))
-	}
+	})
 }

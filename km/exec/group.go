@@ -545,3 +545,85 @@ func inChunks(rows, n int, f func(c, lo, hi int)) {
 	}
 	wg.Wait()
 }
+
+// groupIDs are the group of each entry of a grouping (groups, pairs): written out as a
+// vector of an entry each, or computed a block of entries at a time from the entries'
+// combined dense keys (keyed). A KPI grouping of every row of a million writes no vector
+// of a million ids then: each aggregate combines the keys of a block in a small buffer
+// and reads each key's group from a table of the keys present. On caches that hold none
+// of the data (a first request) the vector's passes (written, renumbered, read by each
+// aggregate: 4 MB each at a million rows) cost more than combining the keys again, which
+// reads the key columns (a byte a row for most dictionaries).
+type groupIDs struct {
+	vec   []int32   // written out: vec[i] is the group of entry i (keyed false)
+	keyed bool      // computed: the group of entry i is byKey[the combined key of tuple row i]
+	count int       // keyed: the entries
+	parts []keyPart // keyed: the key's parts (none: every entry is in group 0)
+	byKey []int32   // keyed: the group of each combined key present
+}
+
+// writtenIDs returns the groupIDs of the vector ids.
+func writtenIDs(ids []int32) *groupIDs { return &groupIDs{vec: ids} }
+
+// len is the number of entries.
+func (g *groupIDs) len() int {
+	if g.keyed {
+		return g.count
+	}
+	return len(g.vec)
+}
+
+// blocks calls f with the group ids of the entries lo..lo+len(ids)-1, for consecutive
+// blocks that cover every entry, in order: the written vector in one block, computed ids
+// a block of firstsBlock entries at a time in a buffer of a's (f must not keep it).
+func (g *groupIDs) blocks(a *arena, f func(lo int, ids []int32)) {
+	if !g.keyed {
+		f(0, g.vec)
+		return
+	}
+	buf := a.int32s(firstsBlock)
+	if len(g.parts) == 0 {
+		clear(buf)
+		for b := 0; b < g.count; b += firstsBlock {
+			f(b, buf[:min(firstsBlock, g.count-b)])
+		}
+		return
+	}
+	if col, ok := g.parts[0].ref.col.(*column.Strings); ok && len(g.parts) == 1 && g.parts[0].ref.index == nil && col.Nulls == nil {
+		// One dictionary column read directly: a code is its key.
+		switch c := col.Codes; {
+		case c.U8 != nil:
+			codeBlocks(c.U8[:g.count], g.byKey, buf, f)
+		case c.U16 != nil:
+			codeBlocks(c.U16[:g.count], g.byKey, buf, f)
+		default:
+			codeBlocks(c.U32[:g.count], g.byKey, buf, f)
+		}
+		return
+	}
+	rowBuf := a.int32s(firstsBlock)
+	for b := 0; b < g.count; b += firstsBlock {
+		keys := blockKeys(g.parts, nil, b, min(b+firstsBlock, g.count), rowBuf, buf)
+		for i, k := range keys {
+			keys[i] = g.byKey[k]
+		}
+		f(b, keys)
+	}
+}
+
+// codeBlocks is groupIDs.blocks for a key of one dictionary column read directly
+// without nulls, codes: the group of entry i is byKey[codes[i]].
+func codeBlocks[T column.Code](codes []T, byKey, buf []int32, f func(lo int, ids []int32)) {
+	for b := 0; b < len(codes); b += firstsBlock {
+		cs := codes[b:min(b+firstsBlock, len(codes))]
+		ids := buf[:len(cs)]
+		for i, c := range cs {
+			ids[i] = byKey[c]
+		}
+		f(b, ids)
+	}
+}
+
+// keyedLimit bounds the combined keys of a grouping whose ids are computed (groupIDs
+// keyed): its table of a group per key (256 KB) stays in a core's cache.
+const keyedLimit = 1 << 16

@@ -54,14 +54,15 @@ func TestIntegerSums(t *testing.T) {
 				}
 			}
 		}
-		g := groups{n: 1 + r.IntN(4)}
+		g, gid := groups{n: 1 + r.IntN(4)}, []int32(nil)
 		all := r.IntN(3) == 0 // sel nil: every frame row
 		for i := range rows {
 			if all || r.IntN(4) > 0 {
 				g.sel = append(g.sel, int32(i))
-				g.gid = append(g.gid, int32(r.IntN(g.n)))
+				gid = append(gid, int32(r.IntN(g.n)))
 			}
 		}
+		g.ids = writtenIDs(gid)
 		sums := make([]*big.Int, g.n)
 		counts := make([]int64, g.n)
 		for i := range sums {
@@ -72,8 +73,8 @@ func TestIntegerSums(t *testing.T) {
 			if cr < 0 || col.IsNull(int(cr)) || pass != nil && !pass.Get(int(row)) {
 				continue
 			}
-			sums[g.gid[i]].Add(sums[g.gid[i]], big.NewInt(col.Value(int(cr)).Int))
-			counts[g.gid[i]]++
+			sums[gid[i]].Add(sums[gid[i]], big.NewInt(col.Value(int(cr)).Int))
+			counts[gid[i]]++
 		}
 		if all {
 			g.sel = nil
@@ -127,7 +128,7 @@ func TestIntegerSumCases(t *testing.T) {
 		for _, v := range c.vals {
 			b.AppendInt(v)
 		}
-		g := groups{gid: make([]int32, len(c.vals)), n: 1}
+		g := groups{ids: writtenIDs(make([]int32, len(c.vals))), n: 1}
 		c0 := ref{col: b.Build()}
 		none := func() column.Bitmap { return nil }
 		if got := sumOf(c0, false, none).eval(g)[0]; got != c.sum {

@@ -11,13 +11,14 @@ import (
 	"github.com/kmkit/kmkit/stats"
 )
 
-// groups is the grouping of a selection: gid[i] is the group of frame row sel[i]. A nil
-// sel stands for every frame row in order (sel[i] == i, as many as gid): the aggregates
-// over every row (a KPI request without a filter) read no vector of row numbers. The hot
-// loops take that case apart; the others read each entry's row through row.
+// groups is the grouping of a selection: entry i is frame row sel[i], in the group ids
+// give it, one of n. A nil sel stands for every frame row in order (sel[i] == i, as many
+// as the ids): the aggregates over every row (a KPI request without a filter) read no
+// vector of row numbers. The hot loops take that case apart; the others read each
+// entry's row through row. The loops read the ids a block at a time (each), as they come.
 type groups struct {
 	sel   []int32
-	gid   []int32
+	ids   *groupIDs
 	n     int
 	arena *arena // buffers for the evaluation, of the goroutine evaluating (nil: allocate)
 }
@@ -27,8 +28,12 @@ func (g groups) rows() []int32 {
 	if g.sel != nil {
 		return g.sel
 	}
-	return rowRangeIn(g.arena, 0, len(g.gid))
+	return rowRangeIn(g.arena, 0, g.ids.len())
 }
+
+// each calls f with the group ids of the entries lo..lo+len(ids)-1, for consecutive
+// blocks that cover every entry, in order (see groupIDs.blocks).
+func (g groups) each(f func(lo int, ids []int32)) { g.ids.blocks(g.arena, f) }
 
 // row returns the frame row of entry i of the grouping: sel[i], or i itself with a nil
 // sel. Loops that read each row once call it rather than rows, which would write a
@@ -113,16 +118,19 @@ func (f *Frame) aggregateWith(a *query.Aggregate, cond pred) (compiledMetric, er
 		return compiledMetric{typ: query.TypeFloat, eval: func(g groups) []query.Value {
 			b := passing()
 			num, den := make([]int, g.n), make([]int, g.n)
-			if g.sel == nil {
-				for r, id := range g.gid {
-					den[id]++
-					num[id] += bit(b, int32(r)) // no branch: the condition's rows are scattered
+			g.each(func(lo int, ids []int32) {
+				if g.sel == nil {
+					for j, id := range ids {
+						den[id]++
+						num[id] += bit(b, int32(lo+j)) // no branch: the condition's rows are scattered
+					}
+					return
 				}
-			}
-			for i, r := range g.sel {
-				den[g.gid[i]]++
-				num[g.gid[i]] += bit(b, r)
-			}
+				for j, r := range g.sel[lo : lo+len(ids)] {
+					den[ids[j]]++
+					num[ids[j]] += bit(b, r)
+				}
+			})
 			out := make([]query.Value, g.n)
 			for i := range out {
 				if den[i] == 0 {
@@ -166,15 +174,17 @@ func (f *Frame) aggregateWith(a *query.Aggregate, cond pred) (compiledMetric, er
 			for i := range best {
 				best[i] = -1
 			}
-			for i, id := range g.gid {
-				r := g.row(i)
-				if cr := c.row(r); cr < 0 || nulls.Get(int(cr)) || !pass(b, r) {
-					continue
+			g.each(func(lo int, ids []int32) {
+				for j, id := range ids {
+					r := g.row(lo + j)
+					if cr := c.row(r); cr < 0 || nulls.Get(int(cr)) || !pass(b, r) {
+						continue
+					}
+					if cur := best[id]; cur < 0 || order(r, cur) < 0 {
+						best[id] = r
+					}
 				}
-				if cur := best[id]; cur < 0 || order(r, cur) < 0 {
-					best[id] = r
-				}
-			}
+			})
 			out := make([]query.Value, g.n)
 			for i, r := range best {
 				if r < 0 {
@@ -195,11 +205,13 @@ func (f *Frame) aggregateWith(a *query.Aggregate, cond pred) (compiledMetric, er
 		return compiledMetric{typ: query.TypeFloat, eval: func(g groups) []query.Value {
 			vals, valid := numbers(c, g.rows(), passing())
 			byGroup := make([][]float64, g.n)
-			for i, v := range vals {
-				if valid[i] {
-					byGroup[g.gid[i]] = append(byGroup[g.gid[i]], v)
+			g.each(func(lo int, ids []int32) {
+				for j, id := range ids {
+					if valid[lo+j] {
+						byGroup[id] = append(byGroup[id], vals[lo+j])
+					}
 				}
-			}
+			})
 			out := make([]query.Value, g.n)
 			for i, vs := range byGroup {
 				out[i] = median(vs)
@@ -299,16 +311,18 @@ func accumulate(c ref, g groups, pass column.Bitmap, sum []compensated, n []int)
 	}
 	// Through a join index or under a condition: each row tested in place, in the
 	// order addAll adds them, with no vector of the values or of their validity.
-	for i, id := range g.gid {
-		r := g.row(i)
-		if pass != nil && !pass.Get(int(r)) {
-			continue
+	g.each(func(lo int, ids []int32) {
+		for j, id := range ids {
+			r := g.row(lo + j)
+			if pass != nil && !pass.Get(int(r)) {
+				continue
+			}
+			if cr := c.row(r); cr >= 0 && !col.Nulls.Get(int(cr)) {
+				sum[id].add(col.Vals[cr])
+				n[id]++
+			}
 		}
-		if cr := c.row(r); cr >= 0 && !col.Nulls.Get(int(cr)) {
-			sum[id].add(col.Vals[cr])
-			n[id]++
-		}
-	}
+	})
 }
 
 // countRows counts by group the rows of g that are in pass (nil: every row) and whose cell
@@ -322,28 +336,32 @@ func countRows(g groups, pass column.Bitmap, c ref) []int64 {
 		nulls = nullsOf(c.col)
 	}
 	if c.index == nil && nulls == nil {
-		if pass == nil {
-			for _, id := range g.gid {
-				n[id]++
+		g.each(func(lo int, ids []int32) {
+			switch {
+			case pass == nil:
+				for _, id := range ids {
+					n[id]++
+				}
+			case g.sel == nil:
+				for j, id := range ids {
+					n[id] += int64(bit(pass, int32(lo+j))) // no branch: the passing rows are scattered
+				}
+			default:
+				for j, r := range g.sel[lo : lo+len(ids)] {
+					n[ids[j]] += int64(bit(pass, r))
+				}
 			}
-			return n
-		}
-		if g.sel == nil {
-			for r, id := range g.gid {
-				n[id] += int64(bit(pass, int32(r))) // no branch: the passing rows are scattered
-			}
-		}
-		for i, r := range g.sel {
-			n[g.gid[i]] += int64(bit(pass, r))
-		}
+		})
 		return n
 	}
-	for i, id := range g.gid {
-		r := g.row(i)
-		if cr := c.row(r); cr >= 0 && !nulls.Get(int(cr)) && (pass == nil || pass.Get(int(r))) {
-			n[id]++
+	g.each(func(lo int, ids []int32) {
+		for j, id := range ids {
+			r := g.row(lo + j)
+			if cr := c.row(r); cr >= 0 && !nulls.Get(int(cr)) && (pass == nil || pass.Get(int(r))) {
+				n[id]++
+			}
 		}
-	}
+	})
 	return n
 }
 
@@ -356,36 +374,38 @@ func bit(b column.Bitmap, r int32) int {
 	return int(b[w] >> (uint(r) & 63) & 1)
 }
 
+// addAll adds the non-null values of vals at the rows of g to sum and counts them in n,
+// by group.
 func addAll(vals []float64, nulls column.Bitmap, g groups, sum []compensated, n []int) {
-	switch {
-	case g.sel == nil && nulls == nil:
-		for r, id := range g.gid {
-			sum[id].add(vals[r])
-			n[id]++
-		}
-		return
-	case g.sel == nil:
-		for r, id := range g.gid {
-			if !nulls.Get(r) {
-				sum[id].add(vals[r])
+	g.each(func(lo int, ids []int32) {
+		switch {
+		case g.sel == nil && nulls == nil:
+			vs := vals[lo : lo+len(ids)]
+			for j, id := range ids {
+				sum[id].add(vs[j])
 				n[id]++
 			}
+		case g.sel == nil:
+			for j, id := range ids {
+				if r := lo + j; !nulls.Get(r) {
+					sum[id].add(vals[r])
+					n[id]++
+				}
+			}
+		case nulls == nil:
+			for j, r := range g.sel[lo : lo+len(ids)] {
+				sum[ids[j]].add(vals[r])
+				n[ids[j]]++
+			}
+		default:
+			for j, r := range g.sel[lo : lo+len(ids)] {
+				if !nulls.Get(int(r)) {
+					sum[ids[j]].add(vals[r])
+					n[ids[j]]++
+				}
+			}
 		}
-		return
-	}
-	if nulls == nil {
-		for i, r := range g.sel {
-			sum[g.gid[i]].add(vals[r])
-			n[g.gid[i]]++
-		}
-		return
-	}
-	for i, r := range g.sel {
-		if !nulls.Get(int(r)) {
-			sum[g.gid[i]].add(vals[r])
-			n[g.gid[i]]++
-		}
-	}
+	})
 }
 
 // accumulateInts adds the non-null values of the integer frame column c at the rows of g
@@ -414,42 +434,45 @@ func overflowed(s, v, t int64) int64 { return (s ^ t) & (v ^ t) }
 // are then wrong). The test costs two xors and an and per value, no branch.
 func addInts(vals []int64, nulls column.Bitmap, g groups, sum []int64, n []int) bool {
 	var ovf int64
-	switch {
-	case g.sel == nil && nulls == nil:
-		for r, id := range g.gid {
-			s, v := sum[id], vals[r]
-			sum[id] = s + v
-			ovf |= overflowed(s, v, s+v)
-			n[id]++
-		}
-	case g.sel == nil:
-		for r, id := range g.gid {
-			if !nulls.Get(r) {
+	g.each(func(lo int, ids []int32) {
+		switch {
+		case g.sel == nil && nulls == nil:
+			vs := vals[lo : lo+len(ids)]
+			for j, id := range ids {
+				s, v := sum[id], vs[j]
+				sum[id] = s + v
+				ovf |= overflowed(s, v, s+v)
+				n[id]++
+			}
+		case g.sel == nil:
+			for j, id := range ids {
+				if r := lo + j; !nulls.Get(r) {
+					s, v := sum[id], vals[r]
+					sum[id] = s + v
+					ovf |= overflowed(s, v, s+v)
+					n[id]++
+				}
+			}
+		case nulls == nil:
+			for j, r := range g.sel[lo : lo+len(ids)] {
+				id := ids[j]
 				s, v := sum[id], vals[r]
 				sum[id] = s + v
 				ovf |= overflowed(s, v, s+v)
 				n[id]++
 			}
-		}
-	case nulls == nil:
-		for i, r := range g.sel {
-			id := g.gid[i]
-			s, v := sum[id], vals[r]
-			sum[id] = s + v
-			ovf |= overflowed(s, v, s+v)
-			n[id]++
-		}
-	default:
-		for i, r := range g.sel {
-			if !nulls.Get(int(r)) {
-				id := g.gid[i]
-				s, v := sum[id], vals[r]
-				sum[id] = s + v
-				ovf |= overflowed(s, v, s+v)
-				n[id]++
+		default:
+			for j, r := range g.sel[lo : lo+len(ids)] {
+				if !nulls.Get(int(r)) {
+					id := ids[j]
+					s, v := sum[id], vals[r]
+					sum[id] = s + v
+					ovf |= overflowed(s, v, s+v)
+					n[id]++
+				}
 			}
 		}
-	}
+	})
 	return ovf < 0
 }
 
@@ -458,17 +481,19 @@ func addInts(vals []int64, nulls column.Bitmap, g groups, sum []int64, n []int) 
 // negative one passed -2^63.
 func addIntsWide(c ref, col *column.Int64s, g groups, pass column.Bitmap, gs *groupSums) {
 	gs.carry = make([]int64, len(gs.ints))
-	for i, id := range g.gid {
-		r := g.row(i)
-		cr := c.row(r)
-		if cr < 0 || col.Nulls.Get(int(cr)) || pass != nil && !pass.Get(int(r)) {
-			continue
+	g.each(func(lo int, ids []int32) {
+		for j, id := range ids {
+			r := g.row(lo + j)
+			cr := c.row(r)
+			if cr < 0 || col.Nulls.Get(int(cr)) || pass != nil && !pass.Get(int(r)) {
+				continue
+			}
+			s, v := gs.ints[id], col.Vals[cr]
+			gs.ints[id] = s + v
+			gs.carry[id] += overflowed(s, v, s+v) >> 63 & (1 | v>>63) // 0, or the sign of v
+			gs.n[id]++
 		}
-		s, v := gs.ints[id], col.Vals[cr]
-		gs.ints[id] = s + v
-		gs.carry[id] += overflowed(s, v, s+v) >> 63 & (1 | v>>63) // 0, or the sign of v
-		gs.n[id]++
-	}
+	})
 }
 
 // intMean is the double nearest to (sum + carry*2^64) / n, the mean of n integers whose

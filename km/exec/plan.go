@@ -807,8 +807,8 @@ func (gs *groupSet) id(parts []keyPart, r int32, agg int) int32 {
 
 // pairs are the distinct (group, grain row) pairs of one aggregate.
 type pairs struct {
-	g   []int32 // grain rows; nil: every grain row in order, one pair each (g[i] == i)
-	gid []int32 // global group ids
+	g   []int32   // grain rows; nil: every grain row in order, one pair each (g[i] == i)
+	ids *groupIDs // global group ids
 }
 
 // runKPIs computes the KPIs per group of the dimensions.
@@ -959,7 +959,7 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		if every {
 			n = gt.Rows()
 		}
-		return pairs{g: grain, gid: ar.zeroed(n)}, nil
+		return pairs{g: grain, ids: &groupIDs{keyed: true, count: n}}, nil // one group
 	}
 	// The tuples: one row number per record, -1 for null.
 	idx := map[string][]int32{a.Grain: grain}
@@ -1064,54 +1064,69 @@ func (s *Source) expand(p *km.Plan, fs *filterState, a *km.Aggregate, gs *groupS
 		}
 		parts[i] = newKeyPart(ref{col: col, index: rows})
 	}
+	g := idx[a.Grain]
+	// least notes the least grain row of each group this aggregate found first.
+	least := func(gi, g int32) {
+		if gs.first[gi] == a.Index && (gs.minG[gi] < 0 || g < gs.minG[gi]) {
+			gs.minG[gi] = g
+		}
+	}
+	direct := !slices.ContainsFunc(parts, func(k keyPart) bool { return k.ref.index != nil })
+	if dense := denseKeys(parts); direct && dense > 0 && dense <= keyedLimit {
+		// Every grain row, a pair each, its key read from the grain's own columns, and
+		// few keys: the aggregates compute each row's group from its key (groupIDs
+		// keyed), so only the keys' first rows are found here. (Keys read through a join
+		// index cost more to combine again for each aggregate than the written ids cost
+		// to read.) The grain rows ascend, so a group's least is its first row.
+		first := denseFirsts(parts, nil, nt, dense, nil, stp, ar)
+		keys := blockKeys(parts, first, 0, len(first), nil, ar.int32s(len(first)))
+		byKey := ar.int32s(dense) // read only at the keys present, each set below
+		for l, t := range first {
+			stp.check(1)
+			gi := gs.id(parts, t, a.Index)
+			byKey[keys[l]] = gi
+			if g != nil {
+				t = g[t]
+			}
+			least(gi, t)
+		}
+		return pairs{g: g, ids: &groupIDs{keyed: true, count: nt, parts: parts, byKey: byKey}}, nil
+	}
 	local, first := groupRows(parts, nil, nt, stp, ar) // the tuples 0..nt-1
 	global := make([]int32, len(first))
 	for l, t := range first {
 		stp.check(1)
 		global[l] = gs.id(parts, t, a.Index)
 	}
-	g := idx[a.Grain]
-	out := pairs{g: g, gid: local}
 	if !isIdentity(global) {
 		for t, l := range local {
 			local[t] = global[l]
 		}
 	}
-	if down {
-		// Distinct (group, grain row) pairs. The tuples of a grain row are contiguous (the
-		// expansion keeps the grain's order), so a group seen with the current grain row
-		// is remembered by stamping it with that row.
-		stamp := make([]int32, len(gs.vals))
-		kept := pairs{g: ar.int32s(nt)[:0], gid: ar.int32s(nt)[:0]} // at most nt pairs: no growth
-		for t, gi := range out.gid {
-			if g := out.g[t]; stamp[gi] != g+1 {
-				stamp[gi] = g + 1
-				kept.g = append(kept.g, g)
-				kept.gid = append(kept.gid, gi)
-			}
-		}
-		out = kept
-	}
-	// The least grain row of each group this aggregate found first. Without a step down
-	// the grain rows ascend, so it is the row of the group's first tuple.
-	least := func(gi, g int32) {
-		if gs.first[gi] == a.Index && (gs.minG[gi] < 0 || g < gs.minG[gi]) {
-			gs.minG[gi] = g
-		}
-	}
-	if down {
-		for i, gi := range out.gid {
-			least(gi, out.g[i])
-		}
-	} else {
+	if !down {
+		// The grain rows ascend: a group's least is the row of its first tuple.
 		for l, t := range first {
-			if out.g != nil {
-				t = out.g[t]
+			if g != nil {
+				t = g[t]
 			}
 			least(global[l], t)
 		}
+		return pairs{g: g, ids: writtenIDs(local)}, nil
 	}
-	return out, nil
+	// Distinct (group, grain row) pairs. The tuples of a grain row are contiguous (the
+	// expansion keeps the grain's order), so a group seen with the current grain row is
+	// remembered by stamping it with that row.
+	stamp := make([]int32, len(gs.vals))
+	kept, keptIDs := ar.int32s(nt)[:0], ar.int32s(nt)[:0] // at most nt pairs: no growth
+	for t, gi := range local {
+		if r := g[t]; stamp[gi] != r+1 {
+			stamp[gi] = r + 1
+			kept = append(kept, r)
+			keptIDs = append(keptIDs, gi)
+			least(gi, r)
+		}
+	}
+	return pairs{g: kept, ids: writtenIDs(keptIDs)}, nil
 }
 
 // isIdentity reports whether ids[i] == i for every i.
@@ -1129,10 +1144,10 @@ func isIdentity(ids []int32) bool {
 var parallelPairs = 1 << 16
 
 // sumKey names the values a sum or an avg adds: one field of the grain over the same
-// pairs (pairs are shared between aggregates, never copied: the first of their group
-// ids names them) with the same condition.
+// pairs (pairs are shared between aggregates, never copied: their group ids name them)
+// with the same condition.
 type sumKey struct {
-	gid   *int32
+	ids   *groupIDs
 	field string
 	cond  string
 }
@@ -1140,10 +1155,10 @@ type sumKey struct {
 // sumKeyOf returns the sumKey of a, a sum or an avg over pr, or false for any other
 // aggregate, no pairs, or a condition without a key (condKey).
 func sumKeyOf(a *km.Aggregate, pr pairs) (sumKey, bool) {
-	if (a.Func != query.AggSum && a.Func != query.AggAvg) || a.Field == nil || len(pr.gid) == 0 {
+	if (a.Func != query.AggSum && a.Func != query.AggAvg) || a.Field == nil || pr.ids.len() == 0 {
 		return sumKey{}, false
 	}
-	k := sumKey{gid: &pr.gid[0], field: a.Field.Name()}
+	k := sumKey{ids: pr.ids, field: a.Field.Name()}
 	if a.Cond != nil {
 		c, ok := condKey(a)
 		if !ok {
@@ -1189,7 +1204,7 @@ func (s *Source) aggregates(ctx context.Context, aggs []*km.Aggregate, all []pai
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(aggs))
-	if total := len(all[0].gid) * len(aggs); workers < 2 || total < parallelPairs {
+	if total := all[0].ids.len() * len(aggs); workers < 2 || total < parallelPairs {
 		for _, i := range order {
 			if run(i); errs[i] != nil {
 				return nil, errs[i]
@@ -1249,7 +1264,7 @@ func (s *Source) aggregate(ctx context.Context, a *km.Aggregate, pr pairs, n int
 	// arena is one goroutine's. The values computed never point into its buffers.
 	ar := &arena{s: s.scratch}
 	defer ar.release()
-	g := groups{sel: pr.g, gid: pr.gid, n: n, arena: ar}
+	g := groups{sel: pr.g, ids: pr.ids, n: n, arena: ar}
 	if key != nil && cm.sums != nil {
 		v, _ := cachedIn(sums, *key, func() (any, error) { return cm.sums.add(g), nil })
 		return cm.sums.finish(v.(groupSums)), nil
