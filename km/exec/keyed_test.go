@@ -158,7 +158,9 @@ kpis:
 					want = append(want, append(slices.Clone(keys[k]), kpiValues(os)...))
 				}
 				got := slices.Clone(res.Rows)
-				byKey := func(a, b []query.Value) int { return cmp.Compare(fmt.Sprint(a[:len(fields)]), fmt.Sprint(b[:len(fields)])) }
+				byKey := func(a, b []query.Value) int {
+					return cmp.Compare(fmt.Sprint(a[:len(fields)]), fmt.Sprint(b[:len(fields)]))
+				}
 				slices.SortFunc(want, byKey)
 				slices.SortFunc(got, byKey)
 				if d := gocmp.Diff(want, got, cmpopts.EquateApprox(1e-12, 1e-9), cmpopts.EquateEmpty()); d != "" {
