@@ -28,20 +28,10 @@ func countDistinct(c ref, g groups, pass column.Bitmap) []int64 {
 	off := make([]int32, g.n+1)
 	vals := make([]uint64, 0, g.ids.len())
 	gids := make([]int32, 0, g.ids.len())
-	g.each(func(lo int, ids []int32) {
-		for j, gi := range ids {
-			r := g.row(lo + j)
-			if pass != nil && !pass.Get(int(r)) {
-				continue
-			}
-			v, null := k.part(r)
-			if null {
-				continue
-			}
-			vals = append(vals, v)
-			gids = append(gids, gi)
-			off[gi+1]++
-		}
+	eachPart(k, g, pass, func(gi int32, v uint64) {
+		vals = append(vals, v)
+		gids = append(gids, gi)
+		off[gi+1]++
 	})
 	for i := 1; i < len(off); i++ {
 		off[i] += off[i-1]
@@ -100,17 +90,21 @@ func countDistinctBits(k keyPart, g groups, pass column.Bitmap, n []int64) {
 		})
 		return
 	}
+	eachPart(k, g, pass, func(gi int32, v uint64) { mark(gi, int(int64(v)-k.offset)) })
+}
+
+// eachPart calls f with the group and the key part of each row of g that is in pass
+// (nil: every row) and whose cell of k is not null.
+func eachPart(k keyPart, g groups, pass column.Bitmap, f func(gi int32, v uint64)) {
 	g.each(func(lo int, ids []int32) {
 		for j, gi := range ids {
 			r := g.row(lo + j)
 			if pass != nil && !pass.Get(int(r)) {
 				continue
 			}
-			v, null := k.part(r)
-			if null {
-				continue
+			if v, null := k.part(r); !null {
+				f(gi, v)
 			}
-			mark(gi, int(int64(v)-k.offset))
 		}
 	})
 }
