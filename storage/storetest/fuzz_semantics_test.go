@@ -348,7 +348,7 @@ func fuzzRequest(f *fuzzKM, in []byte) RefRequest {
 		var cond string
 		other := fmt.Sprintf("R%d", next()%nrec)
 		op := []string{"eq", "ne", "lt", "le", "gt", "ge"}[next()%6]
-		switch next() % 22 {
+		switch next() % 25 {
 		case 0:
 			cond = fmt.Sprintf("%s.S eq '%s'", rec, []string{"a", "b", "c"}[next()%3])
 		case 1:
@@ -393,6 +393,17 @@ func fuzzRequest(f *fuzzKM, in []byte) RefRequest {
 			cond = fmt.Sprintf("%s.T %s 2025-01-0%d", rec, op, 1+next()%3)
 		case 20: // strings ordered byte by byte
 			cond = fmt.Sprintf("%s.S %s '%s'", rec, op, []string{"a", "b", "", "B", "bb"}[next()%5])
+		case 21: // in-lists of temporal literals of the other kind
+			cond = fmt.Sprintf([]string{
+				"%s.DAY in (2025-01-01, 2025-01-02T00:00:00Z, 2025-01-03T00:00:00.0000001Z)",
+				"%s.T in (2025-01-02, 2025-01-01T00:00:00Z)",
+				"%s.H in (12:00:00, '12:00:00.5', 23:59:59.999999)",
+				"%s.B in (false)",
+			}[next()%4], rec)
+		case 22: // quoted date-times of 7 and more fraction digits, and against a date
+			cond = fmt.Sprintf("%s.%s %s '2025-01-02T00:00:00.%sZ'", rec, []string{"T", "DAY"}[next()%2], op, []string{"0000001", "000000000", "9999999999"}[next()%3])
+		case 23: // the negation of a comparison that holds between two microseconds
+			cond = fmt.Sprintf("not (%s.%s %s 2025-01-02T00:00:00.0000001Z)", rec, []string{"T", "DAY"}[next()%2], op)
 		default:
 			cond = fmt.Sprintf("%s.F gt %s.F", rec, rec) // not a comparison of two fields: a 400
 		}
