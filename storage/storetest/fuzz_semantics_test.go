@@ -442,9 +442,14 @@ func fuzzRequest(f *fuzzKM, in []byte) RefRequest {
 	return req
 }
 
-// FuzzSemantics generates requests over random KMs of 3 and 4 records (random
-// relationships, a diamond among them, nulls, dangling keys, KPIs with conditions, filters on any record) and compares the answers of
-// the memory store and SQLite, through the request layer (km.Service), with the reference evaluator.
+// FuzzSemantics generates requests over random KMs of 3 to 5 records (random
+// relationships, a diamond among them, nulls, dangling keys; fields of every type; KPIs
+// of every aggregate, min and max of dates, date-times, times, strings and booleans,
+// with conditions on their own or a related record; filters on any record, date-time
+// literals against dates and the reverse, fractions past the microsecond) and compares
+// the answers of the memory store, SQLite and, with KMKIT_POSTGRES_DSN, PostgreSQL
+// (a schema per variant), through the request layer (km.Service), with the reference
+// evaluator.
 func FuzzSemantics(f *testing.F) {
 	f.Add(uint8(0), []byte{1, 2, 9, 13, 2, 3, 7, 1, 1, 2, 1, 0})
 	fm := &fuzzModels{dir: f.TempDir(), cache: map[uint8]*fuzzKM{}}
@@ -464,6 +469,12 @@ func FuzzSemantics(f *testing.F) {
 	f.Add(uint8(3), []byte{1, 2, 20, 0, 0, 1, 1, 0, 0, 2, 0, 0, 1, 1, 1})
 	f.Add(uint8(14), []byte{1, 2, 12, 0, 0, 1, 2, 0, 0, 2, 0, 0, 1, 1, 1})
 	f.Add(uint8(10), []byte{1, 1, 1, 1, 44, 0, 1, 1, 1})
+	// The extremes of every type: max of a time and a boolean, min of a string, grouped
+	// by R0 under a date-time of seven fraction digits against a child's date, sorted by
+	// two of them; min of a date-time, a distinct count of booleans and a ratio, grouped
+	// by a grandchild's fields under a date-time of ten fraction digits on R0.
+	f.Add(uint8(0), []byte{1, 1, 0, 3, 39, 40, 43, 1, 1, 0, 2, 18, 4, 0, 0, 1, 0, 0, 3, 1, 1, 1})
+	f.Add(uint8(3), []byte{1, 2, 24, 18, 3, 36, 58, 72, 1, 0, 0, 4, 17, 12, 3, 0, 1, 3, 1, 0, 0, 1, 0, 1})
 	f.Fuzz(func(t *testing.T, variant uint8, in []byte) {
 		fk := fm.get(t, variant%24)
 		req := fuzzRequest(fk, in)
