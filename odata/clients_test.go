@@ -222,7 +222,8 @@ func TestEntityLinksResolve(t *testing.T) {
 }
 
 // FuzzKeyPredicate: any key predicate on a keyed and a keyless entity set is answered
-// 200, 400 or 404 with a body, never a 500 or a panic.
+// 200, 400 or 404 with a body, never a 500 or a panic; 501 only where the key closes and
+// a resource path follows the entity (valid OData the service does not serve).
 func FuzzKeyPredicate(f *testing.F) {
 	for _, s := range []string{"'O1'", "ID='O1'", "'O''6'", "5", "ROW_NUMBER=2", "2L", "'a' or ID eq 'b'", "", "ID=", "=",
 		"null", "ID eq 'O1'", "'", "ID='O1',X=1", "-1", "99999999999999999999", "9223372036854775807", "ROW_NUMBER=9L", "2025-01-05", "true", "'\xff'"} {
@@ -235,8 +236,9 @@ func FuzzKeyPredicate(f *testing.F) {
 			r.URL.Path = svc + "/" + set + "(" + key + ")"
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)
-			switch w.Code {
-			case 200, 400, 404:
+			switch {
+			case w.Code == 200, w.Code == 400, w.Code == 404:
+			case w.Code == 501 && strings.Contains(key, ")/") && strings.Contains(w.Body.String(), `"errorCode":"ODATA_OPTION_NOT_SUPPORTED"`):
 			default:
 				t.Fatalf("%s(%q): status %d: %s", set, key, w.Code, w.Body)
 			}

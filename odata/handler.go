@@ -214,13 +214,44 @@ func route(path string) (address, error) {
 			return address{res: resEntity, kmID: kmID, set: set, key: key}, nil
 		case ok && isIdentifier(nav):
 			return address{res: resNavigation, kmID: kmID, set: set, key: key, nav: nav}, nil
-		case ok && nav != "":
+		case ok && isResourcePath(nav):
 			return address{}, notSupported(nav, "%s(%s)/%s: an entity's navigation properties are addressable one step (%s(key)/NAVIGATION), its properties with $select; ask %s(key)/NAVIGATION with $filter, $select or $expand instead",
 				set, short(key), short(nav), set, set)
 		}
 		return address{}, notFoundPath(path, "an entity is addressed as "+set+"(key), its navigation properties as "+set+"(key)/NAVIGATION")
 	}
 	return address{}, notFoundPath(path, "a service has $metadata, $batch and entity sets named {record_id}"+EntitySetSuffix)
+}
+
+// isResourcePath reports whether s is a resource path OData could address after an
+// entity: segments separated by "/", each an identifier with an optional parenthesised
+// key, or $value, $count or $ref. Text that is none of these ("ORDERS_entries('O1')/)")
+// is no OData path at all, which the route answers 404, not 501.
+func isResourcePath(s string) bool {
+	for {
+		n := strings.IndexAny(s, "/(")
+		if n < 0 {
+			n = len(s)
+		}
+		if seg := s[:n]; seg != "$value" && seg != "$count" && seg != "$ref" && !isIdentifier(seg) {
+			return false
+		}
+		s = s[n:]
+		if strings.HasPrefix(s, "(") {
+			j, err := closing(s, 0)
+			if err != nil {
+				return false
+			}
+			s = s[j+1:]
+		}
+		if s == "" {
+			return true
+		}
+		var slash bool
+		if s, slash = strings.CutPrefix(s, "/"); !slash {
+			return false
+		}
+	}
 }
 
 func notFoundPath(path, why string) error { return routing.NotFoundProblem(path, why) }

@@ -2,8 +2,11 @@ package storetest
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -44,12 +47,13 @@ var ambiguousShapes = []int{8, 10}
 
 // fuzzKM is one random KM with its data, loaded in the stores under test.
 type fuzzKM struct {
-	ref    *Reference
-	memory *km.Service
-	sqlite *km.Service
-	fields []string // every RECORD.FIELD
-	kpis   []string
-	close  func() error
+	ref      *Reference
+	memory   *km.Service
+	sqlite   *km.Service
+	postgres *km.Service // nil without KMKIT_POSTGRES_DSN
+	fields   []string    // every RECORD.FIELD
+	kpis     []string
+	close    []func() error
 }
 
 // fuzzModels caches the variants a fuzz run has loaded; dir holds their databases.
@@ -82,6 +86,7 @@ func fuzzData(v uint8) fstest.MapFS {
 		y.WriteString("      - {id: ID, name: Id, type: string}\n      - {id: S, name: S, type: string}\n")
 		y.WriteString("      - {id: N, name: N, type: integer}\n      - {id: F, name: F, type: float}\n")
 		y.WriteString("      - {id: T, name: T, type: datetime}\n      - {id: DAY, name: Day, type: date}\n")
+		y.WriteString("      - {id: H, name: H, type: time}\n      - {id: B, name: B, type: boolean}\n")
 		for n, rel := range shape {
 			if rel[0] == i {
 				fmt.Fprintf(&y, "      - {id: P%d_%d, name: P%d_%d, type: string}\n", rel[1], n, rel[1], n)
@@ -116,6 +121,34 @@ func fuzzData(v uint8) fstest.MapFS {
 		fmt.Fprintf(&y, "  - {id: B%d, name: B%d, expr: \"count()\", record: R%d}\n", i, i, i)
 		fmt.Fprintf(&y, "  - {id: E%d, name: E%d, expr: \"sum(R%d.F) / count()\"}\n", i, i, i)
 	}
+	// Min and max of every type, typed as their field, with and without a condition (on
+	// a related record where one is connected); distinct counts of a date and a boolean;
+	// a ratio of a boolean. Their related records come from their own generator, so that
+	// the KPIs above stay what they were.
+	krng := rand.New(rand.NewPCG(uint64(v), 5))
+	for i := range nrec {
+		j := (i + 1 + krng.IntN(nrec-1)) % nrec
+		if !connected(i, j) || slices.Contains(ambiguousShapes, int(v)%len(fuzzShapes)) {
+			j = i
+		}
+		for _, k := range []struct{ id, expr string }{
+			{"FD", fmt.Sprintf("min(R%d.DAY)", i)},
+			{"LD", fmt.Sprintf("max(R%d.DAY, R%d.B eq true)", i, j)},
+			{"FT", fmt.Sprintf("min(R%d.T, R%d.N ge 0)", i, j)},
+			{"LT", fmt.Sprintf("max(R%d.T)", i)},
+			{"FH", fmt.Sprintf("min(R%d.H)", i)},
+			{"LH", fmt.Sprintf("max(R%d.H, R%d.T lt 2025-01-02T12:00:00.0000001Z)", i, j)},
+			{"FS", fmt.Sprintf("min(R%d.S, R%d.DAY ge 2025-01-02T00:00:00Z)", i, j)},
+			{"LS", fmt.Sprintf("max(R%d.S)", i)},
+			{"FB", fmt.Sprintf("min(R%d.B)", i)},
+			{"LB", fmt.Sprintf("max(R%d.B, R%d.S ne 'a')", i, j)},
+			{"DD", fmt.Sprintf("countdistinct(R%d.DAY)", i)},
+			{"DB", fmt.Sprintf("countdistinct(R%d.B, R%d.H ge 12:00:00)", i, j)},
+			{"RB", fmt.Sprintf("ratio(R%d.B eq true)", i)},
+		} {
+			fmt.Fprintf(&y, "  - {id: %s%d, name: %s%d, expr: %q}\n", k.id, i, k.id, i, k.expr)
+		}
+	}
 	fsys := fstest.MapFS{"models/f.yaml": {Data: []byte(y.String())}}
 	sizes := make([]int, nrec)
 	for i := range sizes {
@@ -124,9 +157,12 @@ func fuzzData(v uint8) fstest.MapFS {
 			sizes[i] = 4 + rng.IntN(6)
 		}
 	}
+	// The times (ties, a fraction, the last microsecond of the day) and booleans come from
+	// their own generator, so that the other columns stay what they were.
+	hrng := rand.New(rand.NewPCG(uint64(v), 4))
 	for i := range nrec {
 		var b strings.Builder
-		b.WriteString("ID,S,N,F,T,DAY")
+		b.WriteString("ID,S,N,F,T,DAY,H,B")
 		var parents []int
 		for n, rel := range shape {
 			if rel[0] == i {
@@ -158,6 +194,8 @@ func fuzzData(v uint8) fstest.MapFS {
 			} else {
 				fmt.Fprintf(&b, ",2025-01-%02d", 1+rng.IntN(3))
 			}
+			b.WriteString("," + []string{"", "00:00:00", "08:30:00", "12:00:00", "12:00:00.5", "23:59:59.999999"}[hrng.IntN(6)])
+			b.WriteString("," + []string{"", "true", "false"}[hrng.IntN(3)])
 			for _, p := range parents {
 				// A key of the parent, a dangling one, or null.
 				switch k := rng.IntN(sizes[p] + 2); {
@@ -206,7 +244,20 @@ func (fm *fuzzModels) get(t *testing.T, v uint8) *fuzzKM {
 		ref:    ref,
 		memory: newService(mem),
 		sqlite: newService(lite),
-		close:  db.Close,
+		close:  []func() error{db.Close},
+	}
+	if dsn := os.Getenv("KMKIT_POSTGRES_DSN"); dsn != "" {
+		// A schema of this process and variant, dropped when the fuzz target ends.
+		pg, drop, err := fuzzPostgres(dsn, fmt.Sprintf("kmkit_fuzz_%d_%d", os.Getpid(), v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.close = append(f.close, drop)
+		st := pg.KM()
+		if err := st.Import(context.Background(), fsys); err != nil {
+			t.Fatal(err)
+		}
+		f.postgres = newService(st)
 	}
 	for _, r := range ref.KM.Records {
 		for _, fl := range r.Fields {
@@ -218,6 +269,40 @@ func (fm *fuzzModels) get(t *testing.T, v uint8) *fuzzKM {
 	}
 	fm.cache[v] = f
 	return f
+}
+
+// fuzzPostgres opens the PostgreSQL of dsn in a new schema, which drop closes and drops.
+func fuzzPostgres(dsn, schema string) (db *sqlstore.DB, drop func() error, err error) {
+	ctx := context.Background()
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer admin.Close()
+	if _, err := admin.ExecContext(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE; CREATE SCHEMA "+schema); err != nil {
+		return nil, nil, err
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	db, err = sqlstore.Open(ctx, u.String())
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, func() error {
+		db.Close()
+		admin, err := sql.Open("pgx", dsn)
+		if err != nil {
+			return err
+		}
+		defer admin.Close()
+		_, err = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		return err
+	}, nil
 }
 
 // fuzzRequest reads a request over f from the bytes of a fuzz input.
@@ -262,7 +347,8 @@ func fuzzRequest(f *fuzzKM, in []byte) RefRequest {
 		rec := fmt.Sprintf("R%d", next()%nrec)
 		var cond string
 		other := fmt.Sprintf("R%d", next()%nrec)
-		switch next() % 16 {
+		op := []string{"eq", "ne", "lt", "le", "gt", "ge"}[next()%6]
+		switch next() % 25 {
 		case 0:
 			cond = fmt.Sprintf("%s.S eq '%s'", rec, []string{"a", "b", "c"}[next()%3])
 		case 1:
@@ -293,6 +379,31 @@ func fuzzRequest(f *fuzzKM, in []byte) RefRequest {
 			cond = fmt.Sprintf("%s.DAY %s 2025-01-02T12:00:00Z", rec, []string{"eq", "lt", "gt"}[next()%3])
 		case 14:
 			cond = fmt.Sprintf("%s.T ge '2025-01-0%d'", rec, 1+next()%3)
+		case 15: // times: ties, a fraction, a quoted time, digits past the microsecond
+			cond = fmt.Sprintf("%s.H %s %s", rec, op, []string{"12:00:00", "12:00", "'08:30:00'", "12:00:00.5", "23:59:59.9999995", "12:00:00.0000001"}[next()%6])
+		case 16:
+			cond = fmt.Sprintf([]string{"%s.B eq true", "%s.B ne false", "%s.B eq 'true'", "%s.B eq null", "not %s.B eq false", "%s.B in (true, null)"}[next()%6], rec)
+		case 17: // a date-time of 7 to 12 fraction digits against a datetime field
+			cond = fmt.Sprintf("%s.T %s 2025-01-02T%02d:%s", rec, op, next()%24,
+				[]string{"00:00.0000001Z", "29:59.9999999Z", "30:00.000000000000Z", "00:00.0000000001+01:00", "30:00.1234567-00:30"}[next()%5])
+		case 18: // a date-time against a date field: its midnight, fractions and offsets too
+			cond = fmt.Sprintf("%s.DAY %s 2025-01-02T%s", rec, op,
+				[]string{"00:00:00Z", "00:00:00.0000001Z", "00:00:00.000000000Z", "01:00:00+01:00", "23:59:59.9999999-01:00", "00:00Z"}[next()%6])
+		case 19: // a date against a datetime field with every operator: that day
+			cond = fmt.Sprintf("%s.T %s 2025-01-0%d", rec, op, 1+next()%3)
+		case 20: // strings ordered byte by byte
+			cond = fmt.Sprintf("%s.S %s '%s'", rec, op, []string{"a", "b", "", "B", "bb"}[next()%5])
+		case 21: // in-lists of temporal literals of the other kind
+			cond = fmt.Sprintf([]string{
+				"%s.DAY in (2025-01-01, 2025-01-02T00:00:00Z, 2025-01-03T00:00:00.0000001Z)",
+				"%s.T in (2025-01-02, 2025-01-01T00:00:00Z)",
+				"%s.H in (12:00:00, '12:00:00.5', 23:59:59.999999)",
+				"%s.B in (false)",
+			}[next()%4], rec)
+		case 22: // quoted date-times of 7 and more fraction digits, and against a date
+			cond = fmt.Sprintf("%s.%s %s '2025-01-02T00:00:00.%sZ'", rec, []string{"T", "DAY"}[next()%2], op, []string{"0000001", "000000000", "9999999999"}[next()%3])
+		case 23: // the negation of a comparison that holds between two microseconds
+			cond = fmt.Sprintf("not (%s.%s %s 2025-01-02T00:00:00.0000001Z)", rec, []string{"T", "DAY"}[next()%2], op)
 		default:
 			cond = fmt.Sprintf("%s.F gt %s.F", rec, rec) // not a comparison of two fields: a 400
 		}
@@ -305,6 +416,9 @@ func fuzzRequest(f *fuzzKM, in []byte) RefRequest {
 			sign = "-"
 		}
 		req.Sort = sign + cols[next()%len(cols)]
+		if len(cols) > 1 && next()%2 == 0 { // a second key, whose ties the first leaves
+			req.Sort += "," + []string{"+", "-"}[next()%2] + cols[next()%len(cols)]
+		}
 	}
 	req.Distinct = next()%4 == 0
 	if next()%4 == 0 {
@@ -315,7 +429,7 @@ func fuzzRequest(f *fuzzKM, in []byte) RefRequest {
 		// A fuzzy search of the values of S (a, b, c) and ID (k0, k1, ...): over the selected
 		// string fields, or naming a field (of any type: a 400 where it is not a string
 		// field, or, with KPIs, not selected).
-		s := &RefSearch{Term: []string{"a", "b", "k1", "K", "ak", "k1x", "1k", ""}[next()%8], Precision: next() % 101}
+		s := &RefSearch{Term: []string{"a", "b", "k1", "K", "ak", "k1x", "1k", "", "12:00"}[next()%9], Precision: next() % 101}
 		if next()%2 == 0 {
 			name := f.fields[next()%len(f.fields)]
 			if recordLevel {
@@ -328,15 +442,22 @@ func fuzzRequest(f *fuzzKM, in []byte) RefRequest {
 	return req
 }
 
-// FuzzSemantics generates requests over random KMs of 3 and 4 records (random
-// relationships, a diamond among them, nulls, dangling keys, KPIs with conditions, filters on any record) and compares the answers of
-// the memory store and SQLite, through the request layer (km.Service), with the reference evaluator.
+// FuzzSemantics generates requests over random KMs of 3 to 5 records (random
+// relationships, a diamond among them, nulls, dangling keys; fields of every type; KPIs
+// of every aggregate, min and max of dates, date-times, times, strings and booleans,
+// with conditions on their own or a related record; filters on any record, date-time
+// literals against dates and the reverse, fractions past the microsecond) and compares
+// the answers of the memory store, SQLite and, with KMKIT_POSTGRES_DSN, PostgreSQL
+// (a schema per variant), through the request layer (km.Service), with the reference
+// evaluator.
 func FuzzSemantics(f *testing.F) {
 	f.Add(uint8(0), []byte{1, 2, 9, 13, 2, 3, 7, 1, 1, 2, 1, 0})
 	fm := &fuzzModels{dir: f.TempDir(), cache: map[uint8]*fuzzKM{}}
 	f.Cleanup(func() {
 		for _, fk := range fm.cache {
-			fk.close()
+			for _, c := range fk.close {
+				c()
+			}
 		}
 	})
 	// Issue 29: listed rows whose parent fails a filter that reaches it by a shorter path
@@ -348,11 +469,20 @@ func FuzzSemantics(f *testing.F) {
 	f.Add(uint8(3), []byte{1, 2, 20, 0, 0, 1, 1, 0, 0, 2, 0, 0, 1, 1, 1})
 	f.Add(uint8(14), []byte{1, 2, 12, 0, 0, 1, 2, 0, 0, 2, 0, 0, 1, 1, 1})
 	f.Add(uint8(10), []byte{1, 1, 1, 1, 44, 0, 1, 1, 1})
+	// The extremes of every type: max of a time and a boolean, min of a string, grouped
+	// by R0 under a date-time of seven fraction digits against a child's date, sorted by
+	// two of them; min of a date-time, a distinct count of booleans and a ratio, grouped
+	// by a grandchild's fields under a date-time of ten fraction digits on R0.
+	f.Add(uint8(0), []byte{1, 1, 0, 3, 39, 40, 43, 1, 1, 0, 2, 18, 4, 0, 0, 1, 0, 0, 3, 1, 1, 1})
+	f.Add(uint8(3), []byte{1, 2, 24, 18, 3, 36, 58, 72, 1, 0, 0, 4, 17, 12, 3, 0, 1, 3, 1, 0, 0, 1, 0, 1})
 	f.Fuzz(func(t *testing.T, variant uint8, in []byte) {
 		fk := fm.get(t, variant%24)
 		req := fuzzRequest(fk, in)
 		t.Run("memory", func(t *testing.T) { checkService(t, fk.memory, fk.ref, "f", req) })
 		t.Run("sqlite", func(t *testing.T) { checkService(t, fk.sqlite, fk.ref, "f", req) })
+		if fk.postgres != nil {
+			t.Run("postgres", func(t *testing.T) { checkService(t, fk.postgres, fk.ref, "f", req) })
+		}
 		t.Run("rows as groups", func(t *testing.T) { checkRowsAsGroups(t, fk, req) })
 	})
 }
@@ -396,7 +526,10 @@ func checkRowsAsGroups(t *testing.T, fk *fuzzKM, req RefRequest) {
 	for _, st := range []struct {
 		name string
 		svc  *km.Service
-	}{{"memory", fk.memory}, {"sqlite", fk.sqlite}} {
+	}{{"memory", fk.memory}, {"sqlite", fk.sqlite}, {"postgres", fk.postgres}} {
+		if st.svc == nil {
+			continue
+		}
 		var got [2][]string
 		for i, r := range []RefRequest{rows, groups} {
 			res, err := ask(context.Background(), st.svc, "f", r)
