@@ -124,7 +124,10 @@ func (s *Source) Warm() {
 		s.scratch.warm((n+31)/32, 1) // the bitmap of a grouping's first rows (mergeFirsts)
 		s.scratch.warm((n+3)/4, 1)   // a search's scores, a byte a row (zeroedBytes)
 	}
-	s.scratch.warm(firstsBlock, 2*chunks()) // the key and row blocks of a dense grouping (blockKeys)
+	// The key and row blocks of a dense grouping (blockKeys), and those of the aggregates
+	// that compute group ids from keys (groupIDs.blocks), held at once: two a goroutine
+	// each.
+	s.scratch.warm(firstsBlock, 4*chunks())
 	for _, t := range s.tables {
 		for _, c := range t.Columns() {
 			if c, ok := c.(*column.Int64s); ok {
