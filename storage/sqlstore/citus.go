@@ -103,6 +103,7 @@ func (db *DB) colocationAnchor(ctx context.Context, typ string) (string, error) 
 	return name, tx.Commit()
 }
 
-// citusPlacementLock is the key of the transaction-level advisory lock that the loads
-// placing a table on Citus take in turn (loadGeneration): the bytes of "kmkitCPL".
-const citusPlacementLock = 0x6b6d6b697443504c
+// takePlacementTurn takes the transaction-level advisory lock with which the loads and
+// drops of tables on Citus take turns (copyTable, dropReplaced); its key is the bytes
+// of "kmkitCPL".
+const takePlacementTurn = "SELECT pg_advisory_xact_lock(7740961435186057292)"

@@ -475,7 +475,7 @@ func (db *DB) dropReplaced(ctx context.Context) error {
 		err := db.tx(ctx, func(tx *sql.Tx) error {
 			if citus {
 				// A drop takes its turn with the loads (see copyTable).
-				if _, err := tx.ExecContext(ctx, fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", citusPlacementLock)); err != nil {
+				if _, err := tx.ExecContext(ctx, takePlacementTurn); err != nil {
 					return err
 				}
 			}

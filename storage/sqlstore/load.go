@@ -563,7 +563,7 @@ func (db *DB) copyTable(ctx context.Context, l *tableLoad, names []string, types
 			// or drop tables at once deadlock. The loads take turns, across processes,
 			// each for its whole transaction, from before the claim (which may drop a
 			// table loaded before generations).
-			if _, err := tx.Exec(ctx, fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", citusPlacementLock)); err != nil {
+			if _, err := tx.Exec(ctx, takePlacementTurn); err != nil {
 				return err
 			}
 		}
