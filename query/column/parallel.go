@@ -483,24 +483,13 @@ func ParseDate(s string) (int64, bool) {
 	return query.DaysFromTime(t), true
 }
 
-// ParseDateTime parses an RFC 3339 date-time, as time.Parse(time.RFC3339Nano, s) accepts
-// it, and returns the instant in microseconds since the Unix epoch, the digits of the
-// fraction of a second after the sixth dropped (see the package documentation).
+// ParseDateTime parses an RFC 3339 date-time, YYYY-MM-DDTHH:MM:SS[.fraction] followed by Z
+// or an offset ±hh:mm (hh up to 23, mm up to 59), and returns the instant in microseconds
+// since the Unix epoch, the digits of the fraction of a second after the sixth dropped
+// (see the package documentation). It takes what time.Parse(time.RFC3339Nano, s) takes
+// except what RFC 3339 refuses and time.Parse lets through: a comma before the fraction
+// and an offset of 24 hours or more, or of 60 minutes or more.
 func ParseDateTime(s string) (int64, bool) {
-	// YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM) directly; every other form, and
-	// anything out of range, through time.Parse.
-	if us, ok := parseDateTimeFast(s); ok {
-		return us, true
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return 0, false
-	}
-	return t.UnixMicro(), true
-}
-
-// parseDateTimeFast is ParseDateTime for the common forms; ok is false for any other.
-func parseDateTimeFast(s string) (int64, bool) {
 	if len(s) < 20 || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
 		return 0, false
 	}

@@ -2,8 +2,10 @@ package column
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -235,7 +237,8 @@ func TestParseDateAndDateTime(t *testing.T) {
 		"2020-01-01T00:00:00.1234567890Z", "2020-01-01T00:00:00.Z", "2020-01-01T00:00:00,5Z", "2020-01-01T00:00:00+24:00",
 		"2020-01-01T00:00:00+01:60", "2020-01-01T00:00:00-00:00", "2020-01-01T00:00:00+0100", "2020-01-01T00:00:00.5z",
 		"0000-01-01T00:00:00+01:00", "9999-12-31T23:59:59-23:59", "2020-01-01T00:00:00.5+01:00x",
-		"2020-01-01T00:00:00.12345678901234Z", "1969-12-31T23:59:59.99999999999-00:30", "2016-12-31T23:59:60Z"} {
+		"2020-01-01T00:00:00.12345678901234Z", "1969-12-31T23:59:59.99999999999-00:30", "2016-12-31T23:59:60Z",
+		"0000-10-01T0:00:00Z", "2020-01-01T00:00:00.5+1:00", "2020-01-01T00:00:00+99:00", "2020-01-01T00:00:00,123+01:00"} {
 		checkDate(t, s)
 	}
 }
@@ -249,10 +252,23 @@ func checkDate(t *testing.T, s string) {
 	}
 	us, ok := ParseDateTime(s)
 	tm, err = time.Parse(time.RFC3339Nano, s)
+	if err == nil && !rfc3339Strict(s) {
+		err = errors.New("RFC 3339 refuses it")
+	}
 	if ok != (err == nil) || (ok && us != tm.UnixMicro()) {
 		t.Errorf("ParseDateTime(%q) = %d, %v; time.Parse: %v, %v", s, us, ok, tm, err)
 	}
 }
+
+// rfc3339Strict reports whether s, a date-time time.Parse takes, is one RFC 3339's
+// grammar takes too: two digits for each part of the time, a point before the fraction,
+// and an offset whose hours are 00 to 23 and minutes 00 to 59.
+func rfc3339Strict(s string) bool {
+	return rfc3339DateTime.MatchString(s)
+}
+
+// rfc3339DateTime is RFC 3339's date-time (section 5.6), upper-case T and Z.
+var rfc3339DateTime = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`)
 
 // FuzzParseDate compares the fast date and date-time parsers with time.Parse.
 func FuzzParseDate(f *testing.F) {
