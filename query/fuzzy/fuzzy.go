@@ -171,11 +171,11 @@ func (m *Matcher) ScoreIndex(ix *Index, least int, progress func(values int)) []
 		if !exact && !accent && (!fuzzyTerm || lacking > dmax) {
 			continue
 		}
-		if exact && strings.Contains(form(ix.folded, ix.foldEnd, int(i)), m.folded) {
+		if exact && strings.Contains(form(ix.folded, ix.foldEnd, j), m.folded) {
 			scores[i] = ExactScore
 			continue
 		}
-		p := form(ix.plain, ix.plainEnd, int(i))
+		p := form(ix.plain, ix.plainEnd, j)
 		if accent && strings.Contains(p, m.plain) {
 			scores[i] = AccentScore
 			continue

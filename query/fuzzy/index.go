@@ -22,10 +22,10 @@ import (
 // 16 more: 21 to 37 bytes per value besides one or two copies of its text. An Index is
 // immutable and safe for concurrent use.
 type Index struct {
-	folded   string    // the values' folded forms, end to end
-	plain    string    // their accent-free forms, end to end (folded itself where they agree)
-	foldEnd  []int     // where each value's folded form ends in folded
-	plainEnd []int     // where each value's accent-free form ends in plain (foldEnd where they agree)
+	folded   string    // the values' folded forms, end to end in order's order
+	plain    string    // their accent-free forms, end to end in order's order (folded itself where they agree)
+	foldEnd  []int     // where the folded form of value order[j] ends in folded, at j
+	plainEnd []int     // where its accent-free form ends in plain (foldEnd where they agree)
 	accents  bool      // plain differs from folded
 	order    []int32   // the values by accent-free form, in byte order
 	sig      []runeSig // the runeSig of each accent-free form, in order's order
@@ -53,18 +53,19 @@ func newIndex(values []string, sorted bool) *Index {
 		plains[i] = fo.stripMarks(f)
 		accents = accents || plains[i] != f
 	}
-	ix.folded, ix.foldEnd = endToEnd(folded)
-	ix.plain, ix.plainEnd = ix.folded, ix.foldEnd
-	if accents {
-		ix.plain, ix.plainEnd = endToEnd(plains)
-		ix.accents = true
-	}
 	ix.order = make([]int32, len(values))
 	for i := range ix.order {
 		ix.order[i] = int32(i)
 	}
 	if sorted {
 		slices.SortFunc(ix.order, func(a, b int32) int { return strings.Compare(plains[a], plains[b]) })
+	}
+	// The forms in order's order, so that a search reads them front to back.
+	ix.folded, ix.foldEnd = endToEnd(ix.order, folded)
+	ix.plain, ix.plainEnd = ix.folded, ix.foldEnd
+	if accents {
+		ix.plain, ix.plainEnd = endToEnd(ix.order, plains)
+		ix.accents = true
 	}
 	ix.shared = make([]uint8, len(values))
 	ix.sig = make([]runeSig, len(values))
@@ -103,8 +104,9 @@ func sharedRunes(a, b string) int {
 	return n
 }
 
-// endToEnd returns the strings laid end to end and where each ends.
-func endToEnd(forms []string) (string, []int) {
+// endToEnd returns forms[order[0]], forms[order[1]], ... laid end to end and where each
+// ends.
+func endToEnd(order []int32, forms []string) (string, []int) {
 	size := 0
 	for _, f := range forms {
 		size += len(f)
@@ -112,9 +114,9 @@ func endToEnd(forms []string) (string, []int) {
 	var b strings.Builder
 	b.Grow(size)
 	ends := make([]int, len(forms))
-	for i, f := range forms {
-		b.WriteString(f)
-		ends[i] = b.Len()
+	for j, i := range order {
+		b.WriteString(forms[i])
+		ends[j] = b.Len()
 	}
 	return b.String(), ends
 }
@@ -122,13 +124,13 @@ func endToEnd(forms []string) (string, []int) {
 // Len returns the number of values.
 func (ix *Index) Len() int { return len(ix.order) }
 
-// form returns value i's form in text, whose values end at ends.
-func form(text string, ends []int, i int) string {
+// form returns the j-th form in text, whose forms end at ends.
+func form(text string, ends []int, j int) string {
 	start := 0
-	if i > 0 {
-		start = ends[i-1]
+	if j > 0 {
+		start = ends[j-1]
 	}
-	return text[start:ends[i]]
+	return text[start:ends[j]]
 }
 
 // runeSig summarises the runes of a value: for each of 32 buckets of fold keys (see
