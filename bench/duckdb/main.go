@@ -194,7 +194,8 @@ func main() {
 	threadList := flag.String("threads", "2,1", "DuckDB thread counts")
 	gogcList := flag.String("gogc", "400", "kmkit's GOGC (a comma-separated list repeats the load measurements)")
 	only := flag.String("q", "abcdefghi", "the queries to run, by letter")
-	child := flag.String("child", "", "internal: measure one kmkit load (data or demo) in this process")
+	fresh := flag.Int("fresh", 3, "freshly started kmkit processes whose first run of each query is measured next to its warm runs (0: none)")
+	child := flag.String("child", "", "internal: measure one kmkit load (data or demo), or a fresh process's runs (fresh), in this process")
 	cpuprofile := flag.String("cpuprofile", "", "with -child: write a CPU profile of the load to this file")
 	flag.Parse()
 	log.SetFlags(0)
@@ -210,7 +211,11 @@ func main() {
 			}
 			defer pprof.StopCPUProfile()
 		}
-		if err := runChild(*child, *dir, *orders); err != nil {
+		run := func() error { return runChild(*child, *dir, *orders) }
+		if *child == "fresh" {
+			run = func() error { return runFresh(*dir, *n) }
+		}
+		if err := run(); err != nil {
 			log.Fatal(err)
 		}
 		return
@@ -250,6 +255,11 @@ func main() {
 	}
 	if len(queries) > 0 && *rounds > 0 {
 		if err := measureQueries(*dir, peerDir, threads, *rounds, *n); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if len(queries) > 0 && *fresh > 0 {
+		if err := measureFresh(*dir, *orders, gogcs[0], *fresh, *n); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -408,6 +418,105 @@ func procStatus(key string) int64 {
 
 func rss() int64     { return procStatus("VmRSS") }
 func peakRSS() int64 { return procStatus("VmHWM") }
+
+// freshFigures is what a fresh process reports of each query: its first run and the
+// median of the n runs that follow it.
+type freshFigures struct {
+	First []usage `json:"first"`
+	Warm  []usage `json:"warm"`
+}
+
+// MarshalJSON and UnmarshalJSON carry a usage between processes.
+func (u usage) MarshalJSON() ([]byte, error) { return json.Marshal([3]int64{u.ns, u.cpu, u.faults}) }
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (u *usage) UnmarshalJSON(b []byte) error {
+	var v [3]int64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	u.ns, u.cpu, u.faults = v[0], v[1], v[2]
+	return nil
+}
+
+// runFresh is a freshly started server: it loads the CSV files of dir and readies the
+// store as the reference server does (debug.FreeOSMemory, Warm, debug.FreeOSMemory), then
+// runs each query once, its first run, and n times more at once, and prints the figures
+// as JSON. Nothing else runs between the load and the first runs.
+func runFresh(dir string, n int) error {
+	store := memory.New().KM()
+	if err := store.Import(context.Background(), os.DirFS(dir)); err != nil {
+		return err
+	}
+	debug.FreeOSMemory()
+	if err := store.Warm(); err != nil {
+		return err
+	}
+	debug.FreeOSMemory()
+	h := kmhttp.NewHandler(store)
+	var f freshFigures
+	for _, q := range queries {
+		var runs []usage
+		for range 1 + n {
+			u0 := now()
+			if _, err := serve(h, q.request()); err != nil {
+				return err
+			}
+			runs = append(runs, now().sub(u0))
+		}
+		f.First = append(f.First, runs[0])
+		f.Warm = append(f.Warm, medianUsage(runs[1:]))
+	}
+	return json.NewEncoder(os.Stdout).Encode(f)
+}
+
+// measureFresh starts k fresh kmkit processes one after the other (runFresh) and prints,
+// per query, the median over the processes of the first run, of the warm median, and of
+// their ratio, with the ratios' range.
+func measureFresh(dir string, orders, gogc, k, n int) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	letters := ""
+	for _, q := range queries {
+		letters += q.name[1:2]
+	}
+	var runs []freshFigures
+	for range k {
+		cmd := exec.Command(self, "-child", "fresh", "-dir", dir, "-orders", strconv.Itoa(orders), "-q", letters, "-n", strconv.Itoa(n))
+		cmd.Env = append(os.Environ(), "GOGC="+strconv.Itoa(gogc))
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("kmkit fresh process: %w", err)
+		}
+		var f freshFigures
+		if err := json.Unmarshal(out, &f); err != nil {
+			return err
+		}
+		runs = append(runs, f)
+	}
+	fmt.Printf("| query (kmkit, %d fresh processes) | first run: time, cpu, page faults | warm (median of %d after it) | first / warm: time | first / warm: cpu | cpu ratios, each process |\n", k, n)
+	fmt.Println("|---|---|---|---|---|---|")
+	for qi, q := range queries {
+		first := medianUsage(mapSlice(runs, func(f freshFigures) usage { return f.First[qi] }))
+		warm := medianUsage(mapSlice(runs, func(f freshFigures) usage { return f.Warm[qi] }))
+		each := mapSlice(runs, func(f freshFigures) string { return fmt.Sprintf("%.2f", ratio(f.First[qi].cpu, f.Warm[qi].cpu)) })
+		fmt.Printf("| %s | %s | %s | %.2f | %.2f | %s |\n", q.name, first, warm,
+			medianRatio(runs, func(u usage) int64 { return u.ns }, qi), medianRatio(runs, func(u usage) int64 { return u.cpu }, qi),
+			strings.Join(each, ", "))
+	}
+	fmt.Println("\nfirst / warm: the median over the processes of each process's ratio; a fresh process loads the CSV files and warms the store as the reference server does, then runs each query once and -n times more")
+	return nil
+}
+
+// medianRatio is the median over runs of query qi's first / warm of the figure pick reads.
+func medianRatio(runs []freshFigures, pick func(usage) int64, qi int) float64 {
+	r := mapSlice(runs, func(f freshFigures) float64 { return ratio(pick(f.First[qi]), pick(f.Warm[qi])) })
+	slices.Sort(r)
+	return r[len(r)/2]
+}
 
 // kmkitLoad runs a child process measuring one kmkit load.
 func kmkitLoad(what, dir string, orders, gogc int) (loadFigures, error) {
