@@ -40,7 +40,14 @@
 //     server), next to the warm median: wall time, CPU time and minor page faults
 //     (getrusage) of the request; beside them, each DuckDB's first run of the query
 //     (the first of its kind after its load, which is also the run whose rows are
-//     compared) next to its warm median, wall time and CPU time of its process.
+//     compared) next to its warm median, wall time and CPU time of its process. These
+//     first runs come after DuckDB's load, in another process, of the same data;
+//   - fresh processes (-fresh K): K kmkit processes started one after the other, each
+//     loading the CSV files and warming the store as the reference server does, then
+//     running each query once and -n times more with nothing else between: per query the
+//     median of the first runs, of the warm medians and of each process's first / warm.
+//     (The new-term search (i) asks another term on each run, whose scoring costs differ:
+//     its ratio compares terms as well as runs.)
 //
 // The kmkit side runs the garbage collector at GOGC=400, the reference server's setting,
 // unless -gogc says otherwise (a comma-separated list repeats the load measurements for
