@@ -2,7 +2,6 @@ package kmkit_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -14,9 +13,10 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kmkit/kmkit/internal/pgschema"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,36 +79,11 @@ func openSQL(t testing.TB, dsn string, data fs.FS) km.Store {
 	return s
 }
 
-var schemaSeq atomic.Int64
-
 // postgresSchema creates a fresh schema on KMKIT_POSTGRES_DSN's server, dropped when the
 // test ends, and returns the URL that uses it.
 func postgresSchema(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv("KMKIT_POSTGRES_DSN")
-	admin, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	schema := fmt.Sprintf("kmkit_surfaces_%d_%d", os.Getpid(), schemaSeq.Add(1))
-	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if admin, err := sql.Open("pgx", dsn); err == nil {
-			admin.Exec("DROP SCHEMA " + schema + " CASCADE")
-			admin.Close()
-		}
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return pgschema.ForTest(t, os.Getenv("KMKIT_POSTGRES_DSN"), "kmkit_surfaces")
 }
 
 // surfaces serves one Service through the KM API, OData and MCP: through the SDK's

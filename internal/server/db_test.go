@@ -1,24 +1,18 @@
 package server
 
 import (
-	"context"
-	"database/sql"
 	"encoding/json"
-	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
+
+	"github.com/kmkit/kmkit/internal/pgschema"
 
 	"github.com/google/go-cmp/cmp"
 )
-
-// schemaSeq numbers the schemas of one test process.
-var schemaSeq atomic.Int64
 
 // postgresSchemaDSN returns a URL for a fresh schema on the PostgreSQL server of
 // KMKIT_POSTGRES_DSN (dropped at the end of the test), or "" when the variable is unset.
@@ -27,24 +21,7 @@ func postgresSchemaDSN(t *testing.T) string {
 	if dsn == "" {
 		return ""
 	}
-	admin, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close() })
-	schema := fmt.Sprintf("kmkit_server_test_%d_%d", os.Getpid(), schemaSeq.Add(1))
-	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
-		t.Fatalf("KMKIT_POSTGRES_DSN: %v", err)
-	}
-	t.Cleanup(func() { admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return pgschema.ForTest(t, dsn, "kmkit_server_test")
 }
 
 // TestDatabasesServeTheSame serves the demo from memory, SQLite and (with

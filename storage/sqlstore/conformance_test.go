@@ -2,15 +2,13 @@ package sqlstore_test
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kmkit/kmkit/internal/pgschema"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
@@ -23,8 +21,6 @@ import (
 // PostgresEnv names the variable holding a PostgreSQL URL for the PostgreSQL suites. Without
 // it they skip; with it, an unreachable server fails them.
 const PostgresEnv = "KMKIT_POSTGRES_DSN"
-
-var schemaSeq atomic.Int64
 
 // openPostgres returns a DB in a fresh schema of the server named by PostgresEnv, dropped
 // when the test ends.
@@ -55,32 +51,7 @@ func schemaDSN(t testing.TB, env, skip string) string {
 	if dsn == "" {
 		t.Skip(skip)
 	}
-	ctx := context.Background()
-	admin, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	schema := fmt.Sprintf("kmkit_test_%d_%d", os.Getpid(), schemaSeq.Add(1))
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("%s: %v", env, err)
-	}
-	t.Cleanup(func() {
-		admin, err := sql.Open("pgx", dsn)
-		if err != nil {
-			return
-		}
-		defer admin.Close()
-		admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return pgschema.ForTest(t, dsn, "kmkit_test")
 }
 
 func openSQLite(t testing.TB) *sqlstore.DB {

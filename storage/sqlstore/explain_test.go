@@ -4,12 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kmkit/kmkit/internal/pgschema"
 
 	"github.com/kmkit/kmkit/internal/kmparams"
 	"github.com/kmkit/kmkit/km"
@@ -327,29 +328,8 @@ func explain(t *testing.T, conn *sql.Conn, stmt string, args []any) string {
 func openSchema(t testing.TB, dsn string) *DB {
 	t.Helper()
 	ctx := context.Background()
-	admin, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	schema := fmt.Sprintf("kmkit_explain_%d", os.Getpid())
-	if _, err := admin.ExecContext(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE; CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if admin, err := sql.Open("pgx", dsn); err == nil {
-			admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-			admin.Close()
-		}
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := u.Query()
-	v.Set("search_path", schema)
-	u.RawQuery = v.Encode()
-	db, err := Open(ctx, u.String())
+	u := pgschema.ForTest(t, dsn, "kmkit_explain")
+	db, err := Open(ctx, u)
 	if err != nil {
 		t.Fatal(err)
 	}

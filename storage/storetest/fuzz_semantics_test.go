@@ -2,10 +2,8 @@ package storetest
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math/rand/v2"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"testing/fstest"
+
+	"github.com/kmkit/kmkit/internal/pgschema"
 
 	"github.com/kmkit/kmkit/km"
 	"github.com/kmkit/kmkit/storage/memory"
@@ -247,8 +247,8 @@ func (fm *fuzzModels) get(t *testing.T, v uint8) *fuzzKM {
 		close:  []func() error{db.Close},
 	}
 	if dsn := os.Getenv("KMKIT_POSTGRES_DSN"); dsn != "" {
-		// A schema of this process and variant, dropped when the fuzz target ends.
-		pg, drop, err := fuzzPostgres(dsn, fmt.Sprintf("kmkit_fuzz_%d_%d", os.Getpid(), v))
+		// A schema of this process, dropped when the fuzz target ends.
+		pg, drop, err := fuzzPostgres(dsn)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -272,36 +272,19 @@ func (fm *fuzzModels) get(t *testing.T, v uint8) *fuzzKM {
 }
 
 // fuzzPostgres opens the PostgreSQL of dsn in a new schema, which drop closes and drops.
-func fuzzPostgres(dsn, schema string) (db *sqlstore.DB, drop func() error, err error) {
+func fuzzPostgres(dsn string) (db *sqlstore.DB, drop func() error, err error) {
 	ctx := context.Background()
-	admin, err := sql.Open("pgx", dsn)
+	u, dropSchema, err := pgschema.Create(ctx, dsn, "kmkit_fuzz")
 	if err != nil {
 		return nil, nil, err
 	}
-	defer admin.Close()
-	if _, err := admin.ExecContext(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE; CREATE SCHEMA "+schema); err != nil {
-		return nil, nil, err
-	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return nil, nil, err
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	db, err = sqlstore.Open(ctx, u.String())
-	if err != nil {
+	if db, err = sqlstore.Open(ctx, u); err != nil {
+		dropSchema()
 		return nil, nil, err
 	}
 	return db, func() error {
 		db.Close()
-		admin, err := sql.Open("pgx", dsn)
-		if err != nil {
-			return err
-		}
-		defer admin.Close()
-		_, err = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-		return err
+		return dropSchema()
 	}, nil
 }
 
