@@ -451,16 +451,10 @@ func (u *usage) UnmarshalJSON(b []byte) error {
 // runs each query once, its first run, and n times more at once, and prints the figures
 // as JSON. Nothing else runs between the load and the first runs.
 func runFresh(dir string, n int) error {
-	store := memory.New().KM()
-	if err := store.Import(context.Background(), os.DirFS(dir)); err != nil {
+	h, err := readyHandler(dir)
+	if err != nil {
 		return err
 	}
-	debug.FreeOSMemory()
-	if err := store.Warm(); err != nil {
-		return err
-	}
-	debug.FreeOSMemory()
-	h := kmhttp.NewHandler(store)
 	var f freshFigures
 	for _, q := range queries {
 		var runs []usage
@@ -666,21 +660,29 @@ func mapSlice[T, U any](s []T, f func(T) U) []U {
 
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 
+// readyHandler loads the CSV files of dir into a memory store and readies it as the
+// reference server does after loading (internal/server's loadData: debug.FreeOSMemory,
+// Warm, debug.FreeOSMemory), and returns the KM API's handler over it.
+func readyHandler(dir string) (http.Handler, error) {
+	store := memory.New().KM()
+	if err := store.Import(context.Background(), os.DirFS(dir)); err != nil {
+		return nil, err
+	}
+	debug.FreeOSMemory()
+	if err := store.Warm(); err != nil {
+		return nil, err
+	}
+	debug.FreeOSMemory()
+	return kmhttp.NewHandler(store), nil
+}
+
 // measureQueries loads the CSV files into kmkit in this process and into one DuckDB peer
 // per thread count, checks every query's answers agree, and times them interleaved.
 func measureQueries(dir, peerDir string, threads []int, rounds, n int) error {
-	store := memory.New().KM()
-	err := store.Import(context.Background(), os.DirFS(dir))
+	h, err := readyHandler(dir)
 	if err != nil {
 		return err
 	}
-	// As the reference server does after loading (internal/server's loadData).
-	debug.FreeOSMemory()
-	if err := store.Warm(); err != nil {
-		return err
-	}
-	debug.FreeOSMemory()
-	h := kmhttp.NewHandler(store)
 	peers := make([]*peer, len(threads))
 	for i, t := range threads {
 		p, err := startPeer(peerDir, t)
