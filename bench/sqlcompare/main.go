@@ -305,7 +305,10 @@ func indexName(ddl string) string {
 
 // onGeneration returns the CREATE INDEX statement ddl on the table holding the current
 // generation of the source it names (the source's name is a view of it, see
-// sqlstore.DB.CurrentTable); other statements as they are.
+// sqlstore.DB.CurrentTable), the index named after the generation too: an index name is
+// the schema's, and IF NOT EXISTS would otherwise find the index of a replaced generation
+// that the database still keeps and create none on the current one. Other statements as
+// they are.
 func onGeneration(ctx context.Context, db *sqlstore.DB, ddl string) (string, error) {
 	f := strings.Fields(ddl)
 	if len(f) < 8 || f[0] != "CREATE" || f[6] != "ON" {
@@ -315,7 +318,9 @@ func onGeneration(ctx context.Context, db *sqlstore.DB, ddl string) (string, err
 	if err != nil || table == "" {
 		return "", fmt.Errorf("%s: no generation table of %s (%v)", ddl, f[7], err)
 	}
-	return strings.Replace(ddl, " ON "+f[7]+" ", ` ON "`+table+`" `, 1), nil
+	_, generation, _ := strings.Cut(table, "@")
+	ddl = strings.Replace(ddl, " "+f[5]+" ON "+f[7]+" ", " "+f[5]+"_"+generation+` ON "`+table+`" `, 1)
+	return ddl, nil
 }
 
 // sortedRows returns the rows in the order of their printed cells, for answers whose

@@ -127,7 +127,9 @@ var queries = []benchQuery{
 			GROUP BY c."COUNTRY" ORDER BY c."COUNTRY" NULLS LAST`),
 	},
 	{
-		id: "6", name: "CUSTOMERS fuzzy search 'schmidt logistik' in CUSTOMER_NAME, page of 50 (peer: ILIKE substring)", target: 2,
+		// No target: the peer answers another question (a substring, no typo tolerance,
+		// no ranking), which a trigram index serves; the figure is reported.
+		id: "6", name: "CUSTOMERS fuzzy search 'schmidt logistik' in CUSTOMER_NAME, page of 50 (peer: ILIKE substring)",
 		path: "/records/CUSTOMERS/data?fields=CUSTOMER_ID,CUSTOMER_NAME&searchTerm=schmidt%20logistik&searchField=CUSTOMER_NAME&pageSize=50",
 		sql: map[string]string{
 			// What a DBA writes for a search box: a case-insensitive substring match.
