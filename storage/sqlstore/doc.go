@@ -73,7 +73,10 @@
 // the views (DB.switchGenerations). An import that fails (a file refused, a relationship
 // target holding a value twice, its context ended, the process gone) changes nothing
 // another process or a host's SQL sees, and its staged tables are found by its next run,
-// which does not load them again. Of two imports at once, the one that commits last is
+// which does not load them again. The import's KMs are checked against its tables before
+// that transaction (PutModel's checks) and served once it commits: after the commit
+// nothing fails the import (the collection of replaced generations that follows leaves
+// what it cannot drop to a later load). Of two imports at once, the one that commits last is
 // current for all its sources, the unchanged ones included: never the sources of one
 // with those of the other. A reader's statement over several views sees all of them
 // before or all after an import. That transaction waits for the views' locks at most

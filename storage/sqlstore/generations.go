@@ -214,7 +214,9 @@ const switchLockTimeout = "100ms"
 // no longer there (collected by another process's dropReplaced since they were staged,
 // or dropped by hand), having changed nothing: the import loads them again and switches
 // again. It does nothing for a source whose current generation is the table already.
-func (db *DB) switchGenerations(ctx context.Context, gens []generation) (missing []generation, err error) {
+// check, unless nil, runs in the transaction once every table is found, before any view
+// changes: its error rolls the switch back and is returned.
+func (db *DB) switchGenerations(ctx context.Context, gens []generation, check func(context.Context, querier) error) (missing []generation, err error) {
 	// The sources in one order, so that two imports at once lock their rows of
 	// km_imports without a deadlock.
 	gens = slices.SortedFunc(slices.Values(gens), func(a, b generation) int { return strings.Compare(a.source, b.source) })
@@ -271,6 +273,11 @@ func (db *DB) switchGenerations(ctx context.Context, gens []generation) (missing
 			}
 			if missing != nil {
 				return errMissingGenerations
+			}
+			if check != nil {
+				if err := check(ctx, tx); err != nil {
+					return err
+				}
 			}
 			if pg {
 				// The rows of km_imports are held, which only imports wait for; the
@@ -443,33 +450,34 @@ func dependedOn(kind, name string, err error) error {
 }
 
 // dropReplaced drops the generation tables replaced longer ago than the DB keeps them,
-// each with its km_generations row in a transaction of its own. A table that readers hold
-// longer than a few seconds on PostgreSQL, or that a view of the host reads, is left to a
-// later load: the load that called it has committed, and a table that cannot be dropped
-// yet must fail neither it nor the loads after it.
-func (db *DB) dropReplaced(ctx context.Context) error {
+// each with its km_generations row in a transaction of its own. It fails nothing: the load
+// that called it has committed, and what it cannot drop (a table that readers hold longer
+// than a few seconds on PostgreSQL or that a view of the host reads, skipped; or anything
+// after an error of the database or the end of ctx, where it stops) is left to a later
+// load.
+func (db *DB) dropReplaced(ctx context.Context) {
 	cutoff := time.Now().Add(-time.Duration(db.keepReplaced.Load())).Unix()
 	rows, err := db.sql.QueryContext(ctx, db.d.rebind(`SELECT table_name FROM km_generations WHERE replaced_at <= ?`), cutoff)
 	if err != nil {
-		return err
+		return
 	}
 	var tables []string
 	for rows.Next() {
 		var t string
 		if err := rows.Scan(&t); err != nil {
 			rows.Close()
-			return err
+			return
 		}
 		tables = append(tables, t)
 	}
 	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
+	if rows.Err() != nil {
+		return
 	}
 	pg := db.d.name() == "postgres"
 	citus, err := db.HasCitus(ctx)
 	if err != nil {
-		return err
+		return
 	}
 	for _, table := range tables {
 		err := db.tx(ctx, func(tx *sql.Tx) error {
@@ -501,10 +509,9 @@ func (db *DB) dropReplaced(ctx context.Context) error {
 			continue
 		}
 		if err != nil {
-			return err
+			return
 		}
 	}
-	return nil
 }
 
 // undefinedTable reports whether err is the error of a statement that named a table the

@@ -93,35 +93,54 @@ func (db *DB) KM() *KMStore { return &KMStore{db: db, models: map[string]*km.Kno
 // PutModel adds or replaces a KM. Every record's source must be a table or view holding
 // RowColumn and a column per field.
 func (s *KMStore) PutModel(ctx context.Context, m *km.KnowledgeModel) error {
+	if err := s.checkModel(ctx, s.db.sql, m, s.generationTables(), nil); err != nil {
+		return err
+	}
+	s.registerModels([]*km.KnowledgeModel{m})
+	return nil
+}
+
+// checkModel checks on q that the store can serve m from tables: every record's table
+// holds RowColumn and a column per field, and every relationship's target holds each
+// non-null value once (checkTarget; known lists targets found unique beyond the store's
+// own).
+func (s *KMStore) checkModel(ctx context.Context, q querier, m *km.KnowledgeModel, tables tableNames, known map[uniqueField]bool) error {
 	for _, r := range m.Records {
 		cols := []string{quoteIdent(RowColumn)}
 		for _, f := range r.Fields {
 			cols = append(cols, quoteIdent(f.ID))
 		}
-		rows, err := s.db.sql.QueryContext(ctx, "SELECT "+strings.Join(cols, ", ")+" FROM "+quoteIdent(s.generationTables().of(r.Source))+" WHERE 1 = 0")
+		rows, err := q.QueryContext(ctx, "SELECT "+strings.Join(cols, ", ")+" FROM "+quoteIdent(tables.of(r.Source))+" WHERE 1 = 0")
 		if err != nil {
 			return fmt.Errorf("sqlstore: KM %s: record %s: source %q: %w", m.ID, r.ID, r.Source, err)
 		}
 		rows.Close()
 	}
 	for _, rel := range m.Relationships {
-		if err := s.checkTarget(ctx, m, rel); err != nil {
+		if err := s.checkTarget(ctx, q, m, rel, tables, known); err != nil {
 			return err
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.models[m.ID] = m
-	s.counts.Clear()
-	s.columns.Clear()
 	return nil
 }
 
-// checkTarget returns a *km.DuplicateTargetError when the target of rel holds a non-null
-// value in more than one row. A target an import checked costs nothing; another (a host's
-// table or view, or an imported table that no imported KM made a target) costs one
-// statement, a GROUP BY of the field that the index on a relationship field serves.
-func (s *KMStore) checkTarget(ctx context.Context, m *km.KnowledgeModel, rel km.Relationship) error {
+// registerModels adds or replaces the KMs models, checked (checkModel).
+func (s *KMStore) registerModels(models []*km.KnowledgeModel) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range models {
+		s.models[m.ID] = m
+	}
+	s.counts.Clear()
+	s.columns.Clear()
+}
+
+// checkTarget returns a *km.DuplicateTargetError when the target of rel in tables holds
+// a non-null value in more than one row (read on q). A target an import checked (the store's, or
+// known) costs nothing; another (a host's table or view, or an imported table that no
+// imported KM made a target) costs one statement, a GROUP BY of the field that the index
+// on a relationship field serves.
+func (s *KMStore) checkTarget(ctx context.Context, q querier, m *km.KnowledgeModel, rel km.Relationship, tables tableNames, known map[uniqueField]bool) error {
 	r := m.Record(rel.To.Record)
 	var f *km.Field
 	if r != nil {
@@ -130,16 +149,16 @@ func (s *KMStore) checkTarget(ctx context.Context, m *km.KnowledgeModel, rel km.
 	if f == nil {
 		return fmt.Errorf("sqlstore: KM %s: relationship %s -> %s: no field %s", m.ID, rel.From, rel.To, rel.To)
 	}
+	table := tables.of(r.Source)
 	s.mu.RLock()
-	table := s.tables.of(r.Source)
-	checked := s.unique[uniqueField{table, f.ID}]
+	checked := s.unique[uniqueField{table, f.ID}] || known[uniqueField{table, f.ID}]
 	s.mu.RUnlock()
 	if checked {
 		return nil
 	}
 	col := quoteIdent(f.ID)
 	var v any
-	err := s.db.sql.QueryRowContext(ctx, "SELECT "+col+" FROM "+quoteIdent(table)+" WHERE "+col+" IS NOT NULL GROUP BY "+col+" HAVING count(*) > 1 LIMIT 1").Scan(&v)
+	err := q.QueryRowContext(ctx, "SELECT "+col+" FROM "+quoteIdent(table)+" WHERE "+col+" IS NOT NULL GROUP BY "+col+" HAVING count(*) > 1 LIMIT 1").Scan(&v)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil

@@ -186,7 +186,8 @@ func (db *DB) LoadDistributedTable(ctx context.Context, table string, cols []Col
 	if err := db.loadGeneration(ctx, table, cols, rows, indexes, dist, digest, false); err != nil {
 		return err
 	}
-	return db.dropReplaced(ctx)
+	db.dropReplaced(ctx)
+	return nil
 }
 
 // loadGeneration is LoadDistributedTable without dropReplaced; staged, it leaves the
@@ -723,7 +724,7 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 			sizes[src.name] = size
 		}
 	}
-	err = s.importWhole(ctx, srcs, gens, stale, func(ctx context.Context, stale []source) error {
+	return s.importWhole(ctx, models, srcs, gens, stale, func(ctx context.Context, stale []source) error {
 		largestFirst(stale, func(src source) int64 { return sizes[src.name] })
 		digests := make([]string, len(stale))
 		err := s.loadSources(ctx, len(stale), func(i int) (*column.Table, error) {
@@ -753,11 +754,6 @@ func (s *KMStore) Import(ctx context.Context, fsys fs.FS) error {
 		}
 		return err
 	})
-	if err != nil {
-		return err
-	}
-	s.setTables(gens, srcs)
-	return s.putModels(ctx, models)
 }
 
 // hashFile writes the file name of fsys into h and returns its size.
@@ -896,7 +892,7 @@ func (s *KMStore) ImportGenerated(ctx context.Context, models []*km.KnowledgeMod
 			return true, err
 		}
 	}
-	err = s.importWhole(ctx, srcs, gens, stale, func(ctx context.Context, stale []source) error {
+	err = s.importWhole(ctx, models, srcs, gens, stale, func(ctx context.Context, stale []source) error {
 		if tables == nil {
 			// A generation that was current when the import began was collected
 			// since: the data are generated after all.
@@ -925,31 +921,54 @@ func (s *KMStore) ImportGenerated(ctx context.Context, models []*km.KnowledgeMod
 			return nil
 		})
 	})
-	if err != nil {
-		return generated, err
-	}
-	s.setTables(gens, srcs)
-	return generated, s.putModels(ctx, models)
+	return generated, err
 }
 
 // importWhole makes an import's generations (gens, one per source of srcs) current all at
-// once: load loads the stale sources into generation tables that are not current yet
-// (staged; it may correct gens for data that changed since they were hashed), and then
-// one transaction makes every source of the import current (DB.switchGenerations), the
+// once, with the import's models: load loads the stale sources into generation tables
+// that are not current yet (staged; it may correct gens for data that changed since they
+// were hashed), and then one transaction checks the models against those tables
+// (checkModel) and makes every source of the import current (DB.switchGenerations), the
 // unchanged ones too, so that another import that committed meanwhile leaves no mix of
 // its sources and this one's. An import that fails or ends before that changes nothing
 // any reader sees; the tables it loaded are kept as replaced generations are (see
-// stage): the import run again finds them and does not load them again. A source whose
-// generation table another process collected meanwhile (its KeepReplaced shorter than
-// this import) is loaded again, a few times at most.
-func (s *KMStore) importWhole(ctx context.Context, srcs []source, gens tableNames, stale []source, load func(ctx context.Context, stale []source) error) error {
+// stage): the import run again finds them and does not load them again. Once the switch
+// has committed, the import has taken effect and nothing fails it: the store reads the
+// new tables and serves the models, and the replaced generations are collected as far as
+// they can be (dropReplaced). A source whose generation table another process collected
+// meanwhile (its KeepReplaced shorter than this import) is loaded again, a few times at
+// most.
+func (s *KMStore) importWhole(ctx context.Context, models []*km.KnowledgeModel, srcs []source, gens tableNames, stale []source, load func(ctx context.Context, stale []source) error) error {
 	byName := make(map[string]source, len(srcs))
 	for _, src := range srcs {
 		byName[src.name] = src
 	}
+	check := func(ctx context.Context, q querier) error {
+		// The targets the loads checked, as setTables records them.
+		known := map[uniqueField]bool{}
+		for _, src := range srcs {
+			for _, rel := range src.targets {
+				known[uniqueField{gens.of(src.name), rel.To.Field}] = true
+			}
+		}
+		for _, m := range models {
+			if err := s.checkModel(ctx, q, m, gens, known); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	done := func() {
+		s.setTables(gens, srcs)
+		s.registerModels(models)
+	}
 	if len(stale) == 0 {
-		// Every source was current at its check: the import changes nothing (an import
+		// Every source was current at its check: the import changes no table (an import
 		// that committed since is current whole, as the last to commit).
+		if err := check(ctx, s.db.sql); err != nil {
+			return err
+		}
+		done()
 		return nil
 	}
 	for attempt := 0; ; attempt++ {
@@ -960,12 +979,14 @@ func (s *KMStore) importWhole(ctx context.Context, srcs []source, gens tableName
 		for _, src := range srcs {
 			all = append(all, generation{source: src.name, table: gens[src.name]})
 		}
-		missing, err := s.db.switchGenerations(ctx, all)
+		missing, err := s.db.switchGenerations(ctx, all, check)
 		if err != nil {
 			return err
 		}
 		if len(missing) == 0 {
-			return s.db.dropReplaced(ctx)
+			done()
+			s.db.dropReplaced(ctx)
+			return nil
 		}
 		stale = stale[:0:0]
 		var tables []string
@@ -978,15 +999,6 @@ func (s *KMStore) importWhole(ctx context.Context, srcs []source, gens tableName
 				strings.Join(tables, ", "), attempt+1)
 		}
 	}
-}
-
-func (s *KMStore) putModels(ctx context.Context, models []*km.KnowledgeModel) error {
-	for _, m := range models {
-		if err := s.PutModel(ctx, m); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // source is one table to import: the fields it must hold (the union over the records
