@@ -473,7 +473,7 @@ func runFresh(dir string, n int) error {
 
 // measureFresh starts k fresh kmkit processes one after the other (runFresh) and prints,
 // per query, the median over the processes of the first run, of the warm median, and of
-// their ratio, with the ratios' range.
+// their ratio, and each process's ratio.
 func measureFresh(dir string, orders, gogc, k, n int) error {
 	self, err := os.Executable()
 	if err != nil {

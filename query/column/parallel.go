@@ -487,8 +487,8 @@ func ParseDate(s string) (int64, bool) {
 // or an offset ±hh:mm (hh up to 23, mm up to 59), and returns the instant in microseconds
 // since the Unix epoch, the digits of the fraction of a second after the sixth dropped
 // (see the package documentation). It takes what time.Parse(time.RFC3339Nano, s) takes
-// except what RFC 3339 refuses and time.Parse lets through: a comma before the fraction
-// and an offset of 24 hours or more, or of 60 minutes or more.
+// except what RFC 3339 refuses and time.Parse lets through: a comma before the fraction,
+// a one-digit hour, and an offset of 24 hours or more, or of 60 minutes or more.
 func ParseDateTime(s string) (int64, bool) {
 	if len(s) < 20 || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
 		return 0, false

@@ -124,7 +124,7 @@ func (s *KMStore) checkModel(ctx context.Context, q querier, m *km.KnowledgeMode
 	return nil
 }
 
-// registerModels adds or replaces the KMs models, checked (checkModel).
+// registerModels adds or replaces the KMs of models, each checked (checkModel).
 func (s *KMStore) registerModels(models []*km.KnowledgeModel) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -136,10 +136,10 @@ func (s *KMStore) registerModels(models []*km.KnowledgeModel) {
 }
 
 // checkTarget returns a *km.DuplicateTargetError when the target of rel in tables holds
-// a non-null value in more than one row (read on q). A target an import checked (the store's, or
-// known) costs nothing; another (a host's table or view, or an imported table that no
-// imported KM made a target) costs one statement, a GROUP BY of the field that the index
-// on a relationship field serves.
+// a non-null value in more than one row (read on q). A target an import checked (the
+// store's, or known) costs nothing; another (a host's table or view, or an imported table
+// that no imported KM made a target) costs one statement, a GROUP BY of the field that
+// the index on a relationship field serves.
 func (s *KMStore) checkTarget(ctx context.Context, q querier, m *km.KnowledgeModel, rel km.Relationship, tables tableNames, known map[uniqueField]bool) error {
 	r := m.Record(rel.To.Record)
 	var f *km.Field
