@@ -474,9 +474,11 @@ func (s *KMStore) score(ctx context.Context, db querier, tables tableNames, p *k
 				d = &searchDict{values: vals, index: fuzzy.NewIndex(vals)}
 			}
 		}
+		// Only the values that reach the precision: the statements keep the rows whose
+		// score does (a score below it, exact or not, reads as 0 there).
 		byScore := map[int][]string{}
-		for i, sv := range m.ScoreIndex(d.index, 0, nil) {
-			if sv > 0 {
+		for i, sv := range m.ScoreIndex(d.index, p.Search.Precision, nil) {
+			if sv > 0 && int(sv) >= p.Search.Precision {
 				byScore[int(sv)] = append(byScore[int(sv)], d.values[i])
 			}
 		}
