@@ -25,3 +25,15 @@ func GenerationOf(t interface {
 	}
 	return table
 }
+
+// SliceRows is Rows over rows held in memory, for the package's tests.
+type SliceRows struct {
+	Rows [][]any
+	i    int
+}
+
+// Next implements Rows.
+func (r *SliceRows) Next() bool { r.i++; return r.i <= len(r.Rows) }
+
+// Values implements Rows.
+func (r *SliceRows) Values() []any { return r.Rows[r.i-1] }

@@ -36,7 +36,7 @@ func testGenerationHostViews(t *testing.T, dsn string, pg bool, dist sqlstore.Di
 	db := open(t, dsn)
 	a := []sqlstore.ColumnDef{{Name: "A", Type: query.TypeInteger, NotNull: true}}
 	load := func(source string, cols []sqlstore.ColumnDef, digest string, rows ...[]any) error {
-		return db.LoadDistributedTable(t.Context(), source, cols, &sliceRows{rows: rows}, nil, dist, digest)
+		return db.LoadDistributedTable(t.Context(), source, cols, &sqlstore.SliceRows{Rows: rows}, nil, dist, digest)
 	}
 	values := func(q string) []int64 {
 		t.Helper()
@@ -135,7 +135,7 @@ func TestGenerationSourceNamedLikeGeneration(t *testing.T) {
 			db := open(t, b.dsn(t))
 			a := []sqlstore.ColumnDef{{Name: "A", Type: query.TypeInteger, NotNull: true}}
 			for i, digest := range []string{"1", "2"} {
-				if err := db.LoadTable(t.Context(), "things", a, &sliceRows{rows: [][]any{{int64(i + 1)}}}, nil, digest); err != nil {
+				if err := db.LoadTable(t.Context(), "things", a, &sqlstore.SliceRows{Rows: [][]any{{int64(i + 1)}}}, nil, digest); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -144,7 +144,7 @@ func TestGenerationSourceNamedLikeGeneration(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, name := range []string{sqlstore.GenerationOf(t, db, "things"), kept} {
-				err := db.LoadTable(t.Context(), name, a, &sliceRows{rows: [][]any{{int64(9)}}}, nil, "x")
+				err := db.LoadTable(t.Context(), name, a, &sqlstore.SliceRows{Rows: [][]any{{int64(9)}}}, nil, "x")
 				if want := "sqlstore: source " + name + " is named like a generation table of source things"; err == nil || !strings.Contains(err.Error(), want) {
 					t.Errorf("a load of source %s: %v, want %q", name, err, want)
 				}
@@ -174,7 +174,7 @@ func TestGenerationViewOfAnotherProcess(t *testing.T) {
 				t.Helper()
 				cols := []sqlstore.ColumnDef{{Name: "ID", Type: query.TypeString, NotNull: true},
 					{Name: "V", Type: query.TypeInteger, NotNull: notNull, RowOrdered: notNull}}
-				if err := db.LoadTable(t.Context(), "nn_t", cols, &sliceRows{rows: rows}, []string{"V"}, digest); err != nil {
+				if err := db.LoadTable(t.Context(), "nn_t", cols, &sqlstore.SliceRows{Rows: rows}, []string{"V"}, digest); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -236,7 +236,7 @@ func TestGenerationLongSourceName(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := []sqlstore.ColumnDef{{Name: "A", Type: query.TypeInteger, NotNull: true}}
-			err := db.LoadTable(t.Context(), host+"_source", a, &sliceRows{rows: [][]any{{int64(1)}}}, nil, "1")
+			err := db.LoadTable(t.Context(), host+"_source", a, &sqlstore.SliceRows{Rows: [][]any{{int64(1)}}}, nil, "1")
 			if b.name == "Postgres" {
 				want := `sqlstore: source "` + host + `_source" is 70 bytes long, and PostgreSQL cuts names to 63 bytes ("` + host + `", which another table may hold)`
 				if err == nil || !strings.Contains(err.Error(), want) {

@@ -15,15 +15,6 @@ import (
 	"github.com/kmkit/kmkit/storage/sqlstore"
 )
 
-// anyRows yields fixed rows of Rows.Values.
-type anyRows struct {
-	rows [][]any
-	i    int
-}
-
-func (r *anyRows) Next() bool    { r.i++; return r.i <= len(r.rows) }
-func (r *anyRows) Values() []any { return r.rows[r.i-1] }
-
 var typedCols = []sqlstore.ColumnDef{
 	{Name: "S", Type: query.TypeString},
 	{Name: "F", Type: query.TypeFloat},
@@ -104,7 +95,7 @@ func testLoadTypes(t *testing.T, dsn string) {
 	ctx := context.Background()
 	db := open(t, dsn)
 	in := typedRows()
-	if err := db.LoadTable(ctx, "typed", typedCols, &anyRows{rows: in}, []string{"S"}, "v1"); err != nil {
+	if err := db.LoadTable(ctx, "typed", typedCols, &sqlstore.SliceRows{Rows: in}, []string{"S"}, "v1"); err != nil {
 		t.Fatal(err)
 	}
 	want := make([][]any, len(in))
@@ -123,7 +114,7 @@ func testLoadTypes(t *testing.T, dsn string) {
 
 	// A value of the wrong type fails the load and leaves the table as it was.
 	bad := [][]any{{"a", 1.5, int64(1), true, int64(1), int64(1)}, {"b", "not a float", int64(1), true, int64(1), int64(1)}}
-	err := db.LoadTable(ctx, "typed", typedCols, &anyRows{rows: bad}, nil, "v2")
+	err := db.LoadTable(ctx, "typed", typedCols, &sqlstore.SliceRows{Rows: bad}, nil, "v2")
 	if err == nil {
 		t.Fatal("a string for a float column loaded")
 	}
@@ -148,7 +139,7 @@ func TestLoadRestoresSQLiteSettings(t *testing.T) {
 	ctx := context.Background()
 	db := open(t, "sqlite:"+t.TempDir()+"/kmkit.db")
 	db.SQL().SetMaxOpenConns(1) // the one connection the import used
-	if err := db.LoadTable(ctx, "typed", typedCols, &anyRows{rows: typedRows()[:10]}, []string{"S", "F"}, "v1"); err != nil {
+	if err := db.LoadTable(ctx, "typed", typedCols, &sqlstore.SliceRows{Rows: typedRows()[:10]}, []string{"S", "F"}, "v1"); err != nil {
 		t.Fatal(err)
 	}
 	var store, threads, cache int

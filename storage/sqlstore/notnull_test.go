@@ -109,7 +109,7 @@ func testNotNull(t *testing.T, dsn string) {
 		t.Errorf("the host's store, sorted by V: %q, want %q", got, want)
 	}
 	err = db.LoadTable(ctx, "nn_t", []sqlstore.ColumnDef{{Name: "ID", Type: query.TypeString}, {Name: "V", Type: query.TypeInteger}},
-		&sliceRows{rows: [][]any{{"A", int64(3)}, {"B", nil}, {"C", int64(1)}}}, nil, "host 1")
+		&sqlstore.SliceRows{Rows: [][]any{{"A", int64(3)}, {"B", nil}, {"C", int64(1)}}}, nil, "host 1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func testNotNull(t *testing.T, dsn string) {
 		t.Errorf("sorted by V after LoadTable with a null: %q, want %q (nulls last)", got, want)
 	}
 	err = db.LoadTable(ctx, "nn_t", []sqlstore.ColumnDef{{Name: "ID", Type: query.TypeString, NotNull: true}, {Name: "V", Type: query.TypeInteger, NotNull: true}},
-		&sliceRows{rows: [][]any{{"A", int64(3)}, {"B", int64(1)}}}, nil, "host 2")
+		&sqlstore.SliceRows{Rows: [][]any{{"A", int64(3)}, {"B", int64(1)}}}, nil, "host 2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,15 +142,6 @@ func testNotNull(t *testing.T, dsn string) {
 		t.Errorf("sorted by V with a null: %q, want %q (nulls last)", got, want)
 	}
 }
-
-// sliceRows is sqlstore.Rows over literal rows.
-type sliceRows struct {
-	rows [][]any
-	i    int
-}
-
-func (r *sliceRows) Next() bool    { r.i++; return r.i <= len(r.rows) }
-func (r *sliceRows) Values() []any { return r.rows[r.i-1] }
 
 func TestNotNullSQLite(t *testing.T) {
 	testNotNull(t, "sqlite:"+filepath.Join(t.TempDir(), "kmkit.db"))

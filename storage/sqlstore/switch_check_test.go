@@ -11,15 +11,6 @@ import (
 	"github.com/kmkit/kmkit/query"
 )
 
-// rowsOf is Rows over rows held in memory.
-type rowsOf struct {
-	rows [][]any
-	i    int
-}
-
-func (r *rowsOf) Next() bool    { r.i++; return r.i <= len(r.rows) }
-func (r *rowsOf) Values() []any { return r.rows[r.i-1] }
-
 // TestSwitchCheckRollsBack switches a source to a staged generation whose check fails,
 // then to one whose check passes: the failed switch leaves the current generation and
 // the source's view as they were and returns the check's error; the check reads the
@@ -38,14 +29,14 @@ func TestSwitchCheckRollsBack(t *testing.T) {
 			}
 			defer db.Close()
 			cols := []ColumnDef{{Name: "N", Type: query.TypeInteger}}
-			if err := db.LoadTable(ctx, "things", cols, &rowsOf{rows: [][]any{{int64(1)}}}, nil, "one"); err != nil {
+			if err := db.LoadTable(ctx, "things", cols, &SliceRows{Rows: [][]any{{int64(1)}}}, nil, "one"); err != nil {
 				t.Fatal(err)
 			}
 			before, err := db.CurrentTable(ctx, "things")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := db.loadGeneration(ctx, "things", cols, &rowsOf{rows: [][]any{{int64(2)}}}, nil, Distribution{}, "two", true); err != nil {
+			if err := db.loadGeneration(ctx, "things", cols, &SliceRows{Rows: [][]any{{int64(2)}}}, nil, Distribution{}, "two", true); err != nil {
 				t.Fatal(err)
 			}
 			staged := generationTable("things", "two")

@@ -38,7 +38,7 @@ func TestPutModelChecksTargets(t *testing.T) {
 			db := open(t, b.dsn(t))
 			load := func(table, digest string, cols []sqlstore.ColumnDef, rows ...[]any) {
 				t.Helper()
-				if err := db.LoadTable(t.Context(), table, cols, &sliceRows{rows: rows}, nil, digest); err != nil {
+				if err := db.LoadTable(t.Context(), table, cols, &sqlstore.SliceRows{Rows: rows}, nil, digest); err != nil {
 					t.Fatal(err)
 				}
 			}
