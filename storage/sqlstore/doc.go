@@ -73,12 +73,13 @@
 // the views (DB.switchGenerations). An import that fails (a file refused, a relationship
 // target holding a value twice, its context ended, the process gone) changes nothing
 // another process or a host's SQL sees, and its staged tables are found by its next run,
-// which does not load them again. The import's KMs are checked against its tables before
-// that transaction (PutModel's checks) and served once it commits: after the commit
-// nothing fails the import (the collection of replaced generations that follows leaves
-// what it cannot drop to a later load). Of two imports at once, the one that commits last is
-// current for all its sources, the unchanged ones included: never the sources of one
-// with those of the other. A reader's statement over several views sees all of them
+// which does not load them again. The import's KMs are checked against its tables in
+// that transaction (PutModel's checks; one that fails rolls it back) and served once it
+// commits: after the commit nothing fails the import (the collection of replaced
+// generations that follows leaves what it cannot drop to a later load, and logs its
+// errors). Of two imports at once, the one that commits last is current for all its
+// sources, the unchanged ones included: never the sources of one with those of the
+// other. A reader's statement over several views sees all of them
 // before or all after an import. That transaction waits for the views' locks at most
 // 100 ms at a time and tries again, the views in another order, so that a reader holding
 // one view while it waits for another never deadlocks with it. LoadTable and its

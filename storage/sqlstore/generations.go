@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	mrand "math/rand/v2"
 	"slices"
 	"strings"
@@ -449,35 +450,43 @@ func dependedOn(kind, name string, err error) error {
 	return err
 }
 
-// dropReplaced drops the generation tables replaced longer ago than the DB keeps them,
-// each with its km_generations row in a transaction of its own. It fails nothing: the load
-// that called it has committed, and what it cannot drop (a table that readers hold longer
-// than a few seconds on PostgreSQL or that a view of the host reads, skipped; or anything
-// after an error of the database or the end of ctx, where it stops) is left to a later
-// load.
+// dropReplaced collects the generation tables replaced longer ago than the DB keeps them
+// (collectReplaced). It fails nothing: the load that called it has committed, and what it
+// cannot drop is left to a later load; an error other than the end of ctx is logged
+// (slog.Default), so that tables piling up do not go unseen.
 func (db *DB) dropReplaced(ctx context.Context) {
+	if err := db.collectReplaced(ctx); err != nil && ctx.Err() == nil {
+		slog.Warn("sqlstore: replaced generation tables not dropped; a later load tries again", "error", err)
+	}
+}
+
+// collectReplaced drops the generation tables replaced longer ago than the DB keeps them,
+// each with its km_generations row in a transaction of its own. A table that readers hold
+// longer than a few seconds on PostgreSQL, or that a view of the host reads, is left to a
+// later load; another error ends it.
+func (db *DB) collectReplaced(ctx context.Context) error {
 	cutoff := time.Now().Add(-time.Duration(db.keepReplaced.Load())).Unix()
 	rows, err := db.sql.QueryContext(ctx, db.d.rebind(`SELECT table_name FROM km_generations WHERE replaced_at <= ?`), cutoff)
 	if err != nil {
-		return
+		return err
 	}
 	var tables []string
 	for rows.Next() {
 		var t string
 		if err := rows.Scan(&t); err != nil {
 			rows.Close()
-			return
+			return err
 		}
 		tables = append(tables, t)
 	}
 	rows.Close()
-	if rows.Err() != nil {
-		return
+	if err := rows.Err(); err != nil {
+		return err
 	}
 	pg := db.d.name() == "postgres"
 	citus, err := db.HasCitus(ctx)
 	if err != nil {
-		return
+		return err
 	}
 	for _, table := range tables {
 		err := db.tx(ctx, func(tx *sql.Tx) error {
@@ -509,9 +518,10 @@ func (db *DB) dropReplaced(ctx context.Context) {
 			continue
 		}
 		if err != nil {
-			return
+			return err
 		}
 	}
+	return nil
 }
 
 // undefinedTable reports whether err is the error of a statement that named a table the
