@@ -46,8 +46,10 @@
 //     loading the CSV files and warming the store as the reference server does, then
 //     running each query once and -n times more with nothing else between: per query the
 //     median of the first runs, of the warm medians and of each process's first / warm.
-//     (The new-term search (i) asks another term on each run, whose scoring costs differ:
-//     its ratio compares terms as well as runs.)
+//     Each is followed by a fresh DuckDB process that loads the same files and does the
+//     same: its first / warm, and kmkit's first run next to DuckDB's. (The new-term search
+//     (i) asks another term on each kmkit run, whose scoring costs differ: its ratio
+//     compares terms as well as runs.)
 //
 // The kmkit side runs the garbage collector at GOGC=400, the reference server's setting,
 // unless -gogc says otherwise (a comma-separated list repeats the load measurements for
@@ -266,7 +268,7 @@ func main() {
 		}
 	}
 	if len(queries) > 0 && *fresh > 0 {
-		if err := measureFresh(*dir, *orders, gogcs[0], *fresh, *n); err != nil {
+		if err := measureFresh(*dir, peerDir, *orders, gogcs[0], threads[0], *fresh, *n); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -471,10 +473,11 @@ func runFresh(dir string, n int) error {
 	return json.NewEncoder(os.Stdout).Encode(f)
 }
 
-// measureFresh starts k fresh kmkit processes one after the other (runFresh) and prints,
-// per query, the median over the processes of the first run, of the warm median, and of
-// their ratio, and each process's ratio.
-func measureFresh(dir string, orders, gogc, k, n int) error {
+// measureFresh starts k fresh kmkit processes one after the other (runFresh), each
+// followed by a fresh DuckDB peer on threads threads (duckFresh), and prints, per query,
+// the median over the processes of kmkit's first run, of its warm median and of their
+// ratio, each process's ratio, DuckDB's first / warm, and kmkit's first run / DuckDB's.
+func measureFresh(dir, peerDir string, orders, gogc, threads, k, n int) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -483,7 +486,7 @@ func measureFresh(dir string, orders, gogc, k, n int) error {
 	for _, q := range queries {
 		letters += q.name[1:2]
 	}
-	var runs []freshFigures
+	var runs, duck []freshFigures
 	for range k {
 		cmd := exec.Command(self, "-child", "fresh", "-dir", dir, "-orders", strconv.Itoa(orders), "-q", letters, "-n", strconv.Itoa(n))
 		cmd.Env = append(os.Environ(), "GOGC="+strconv.Itoa(gogc))
@@ -497,19 +500,57 @@ func measureFresh(dir string, orders, gogc, k, n int) error {
 			return err
 		}
 		runs = append(runs, f)
+		d, err := duckFresh(peerDir, dir, threads, n)
+		if err != nil {
+			return err
+		}
+		duck = append(duck, d)
 	}
-	fmt.Printf("| query (kmkit, %d fresh processes) | first run: time, cpu, page faults | warm (median of %d after it) | first / warm: time | first / warm: cpu | cpu ratios, each process |\n", k, n)
-	fmt.Println("|---|---|---|---|---|---|")
+	fmt.Printf("| query (kmkit, %d fresh processes) | first run: time, cpu, page faults | warm (median of %d after it) | first / warm: time | first / warm: cpu | cpu ratios, each process | DuckDB %d thread(s) first / warm: cpu | kmkit first / DuckDB first: time |\n", k, n, threads)
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	cpu := func(u usage) int64 { return u.cpu }
 	for qi, q := range queries {
 		first := medianUsage(mapSlice(runs, func(f freshFigures) usage { return f.First[qi] }))
 		warm := medianUsage(mapSlice(runs, func(f freshFigures) usage { return f.Warm[qi] }))
 		each := mapSlice(runs, func(f freshFigures) string { return fmt.Sprintf("%.2f", ratio(f.First[qi].cpu, f.Warm[qi].cpu)) })
-		fmt.Printf("| %s | %s | %s | %.2f | %.2f | %s |\n", q.name, first, warm,
-			medianRatio(runs, func(u usage) int64 { return u.ns }, qi), medianRatio(runs, func(u usage) int64 { return u.cpu }, qi),
-			strings.Join(each, ", "))
+		vsDuck := make([]float64, k)
+		for i := range k {
+			vsDuck[i] = ratio(runs[i].First[qi].ns, duck[i].First[qi].ns)
+		}
+		slices.Sort(vsDuck)
+		fmt.Printf("| %s | %s | %s | %.2f | %.2f | %s | %.2f | %.2f |\n", q.name, first, warm,
+			medianRatio(runs, func(u usage) int64 { return u.ns }, qi), medianRatio(runs, cpu, qi),
+			strings.Join(each, ", "), medianRatio(duck, cpu, qi), vsDuck[k/2])
 	}
-	fmt.Println("\nfirst / warm: the median over the processes of each process's ratio; a fresh process loads the CSV files and warms the store as the reference server does, then runs each query once and -n times more")
+	fmt.Println("\nfirst / warm: the median over the processes of each process's ratio; a fresh process loads the CSV files and warms the store as the reference server does (DuckDB: loads them), then runs each query once and -n times more; cpu of DuckDB: its Node.js process, its threads included")
 	return nil
+}
+
+// duckFresh starts a DuckDB peer on threads threads, loads the CSV files of dir, and runs
+// each query once and n times more, as runFresh does on kmkit.
+func duckFresh(peerDir, dir string, threads, n int) (freshFigures, error) {
+	var f freshFigures
+	p, err := startPeer(peerDir, threads)
+	if err != nil {
+		return f, err
+	}
+	defer p.close()
+	if _, err := p.load(dir); err != nil {
+		return f, err
+	}
+	for _, q := range queries {
+		r, err := p.query(q.sql, n)
+		if err != nil {
+			return f, fmt.Errorf("%s: %w", q.name, err)
+		}
+		warm := make([]usage, len(r.NS))
+		for i := range r.NS {
+			warm[i] = usage{ns: r.NS[i], cpu: r.CPU[i]}
+		}
+		f.First = append(f.First, usage{ns: r.First.NS, cpu: r.First.CPU})
+		f.Warm = append(f.Warm, medianUsage(warm))
+	}
+	return f, nil
 }
 
 // medianRatio is the median over runs of query qi's first / warm of the figure pick reads.
